@@ -1,0 +1,376 @@
+/**
+ * Microsoft Graph directory reads under `/graph` (reference §5): users, groups and group members with `$select`,
+ * `$top` (default 100, max 999), absolute `@odata.nextLink` paging with an opaque `$skiptoken`, and Graph's error
+ * envelope `{"error":{"code","message","innerError":{"date","request-id","client-request-id"}}}`.
+ *
+ * Sources: https://learn.microsoft.com/graph/api/user-list, /graph/api/group-list, /graph/api/group-list-members,
+ * /graph/paging, /graph/errors.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { RESOURCES } from './constants.ts';
+import {
+  bearerToken,
+  buildQuery,
+  decodeCursor,
+  encodeCursor,
+  graphDate,
+  newId,
+  parseSelect,
+  project,
+  queryParam,
+  resumeIndex,
+  type EmulatorContext,
+} from './common.ts';
+import { indexes, resolveMember, type DirectoryGroup, type DirectoryUser, type ResolvedMember, type Tenant } from './tenant.ts';
+import type { AccessTokenClaims } from './tokens.ts';
+
+/** Graph's default property set of `user` in v1.0 list responses (user-list.md). */
+export const USER_DEFAULT_PROPERTIES = [
+  'businessPhones', 'displayName', 'givenName', 'jobTitle', 'mail', 'mobilePhone', 'officeLocation', 'preferredLanguage', 'surname', 'userPrincipalName', 'id',
+] as const;
+
+/** Properties `$select` may name on users (stored ones; a few more exist in Graph and answer null here). */
+export const USER_SELECTABLE = new Set<string>([
+  ...USER_DEFAULT_PROPERTIES, 'accountEnabled', 'userType', 'createdDateTime', 'department', 'companyName', 'employeeId', 'usageLocation',
+  'onPremisesSyncEnabled', 'externalUserState', 'creationType', 'otherMails', 'proxyAddresses', 'mailNickname', 'country', 'city',
+]);
+
+/** Properties of a group as served (all are in the default set, as in Graph v1.0). */
+export const GROUP_PROPERTIES = [
+  'id', 'deletedDateTime', 'classification', 'createdDateTime', 'description', 'displayName', 'expirationDateTime', 'groupTypes',
+  'isAssignableToRole', 'mail', 'mailEnabled', 'mailNickname', 'membershipRule', 'membershipRuleProcessingState',
+  'onPremisesSyncEnabled', 'preferredDataLocation', 'proxyAddresses', 'renewedDateTime', 'securityEnabled', 'securityIdentifier',
+  'visibility',
+] as const;
+
+const GROUP_SELECTABLE = new Set<string>(GROUP_PROPERTIES);
+
+/** Roles that allow `GET /users`. */
+export const USERS_ROLES = ['User.Read.All', 'User.ReadWrite.All', 'Directory.Read.All', 'Directory.ReadWrite.All'];
+/** Roles that allow `GET /groups`. */
+export const GROUPS_ROLES = ['Group.Read.All', 'GroupMember.Read.All', 'Group.ReadWrite.All', 'Directory.Read.All', 'Directory.ReadWrite.All'];
+/** Roles that allow `GET /groups/{id}/members`. */
+export const MEMBERS_ROLES = ['GroupMember.Read.All', 'Group.Read.All', 'Group.ReadWrite.All', 'Directory.Read.All', 'Directory.ReadWrite.All'];
+
+const GRAPH_CONTENT_TYPE = 'application/json;odata.metadata=minimal;odata.streaming=true;IEEE754Compatible=false;charset=utf-8';
+const GRAPH_APP_ID = '00000003-0000-0000-c000-000000000000';
+
+function sendError(req: FastifyRequest, reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
+  const requestId = (reply.getHeader('request-id') as string | undefined) ?? newId();
+  const clientRequestId = (reply.getHeader('client-request-id') as string | undefined) ?? requestId;
+  return reply
+    .code(status)
+    .type('application/json')
+    .send({ error: { code, message, innerError: { date: graphDate(), 'request-id': requestId, 'client-request-id': clientRequestId } } });
+}
+
+/** Full Graph representation of a user (all stored fields; extra selectable ones are null). */
+export function userResource(u: DirectoryUser): Record<string, unknown> {
+  return {
+    businessPhones: u.businessPhones,
+    displayName: u.displayName,
+    givenName: u.givenName,
+    jobTitle: u.jobTitle,
+    mail: u.mail,
+    mobilePhone: u.mobilePhone,
+    officeLocation: u.officeLocation,
+    preferredLanguage: u.preferredLanguage,
+    surname: u.surname,
+    userPrincipalName: u.userPrincipalName,
+    id: u.id,
+    accountEnabled: u.accountEnabled,
+    userType: u.userType,
+    createdDateTime: u.createdDateTime,
+    department: u.department,
+    companyName: null,
+    employeeId: null,
+    usageLocation: u.userType === 'Member' ? 'US' : null,
+    onPremisesSyncEnabled: null,
+    externalUserState: u.userType === 'Guest' ? 'Accepted' : null,
+    creationType: u.userType === 'Guest' ? 'Invitation' : null,
+    otherMails: [],
+    proxyAddresses: u.mail ? [`SMTP:${u.mail}`] : [],
+    mailNickname: u.userPrincipalName.split('@')[0] ?? null,
+    country: null,
+    city: null,
+  };
+}
+
+/** Graph representation of a user restricted to `$select` (default set when absent). */
+export function renderUser(u: DirectoryUser, select: readonly string[] | undefined): Record<string, unknown> {
+  return project(userResource(u), select ?? USER_DEFAULT_PROPERTIES);
+}
+
+/** Full Graph representation of a group. */
+export function groupResource(g: DirectoryGroup): Record<string, unknown> {
+  return {
+    id: g.id,
+    deletedDateTime: null,
+    classification: null,
+    createdDateTime: g.createdDateTime,
+    description: g.description,
+    displayName: g.displayName,
+    expirationDateTime: null,
+    groupTypes: g.groupTypes,
+    isAssignableToRole: null,
+    mail: g.mail,
+    mailEnabled: g.mailEnabled,
+    mailNickname: g.mailNickname,
+    membershipRule: null,
+    membershipRuleProcessingState: null,
+    onPremisesSyncEnabled: null,
+    preferredDataLocation: null,
+    proxyAddresses: g.mail ? [`SMTP:${g.mail}`] : [],
+    renewedDateTime: g.createdDateTime,
+    securityEnabled: g.securityEnabled,
+    securityIdentifier: `S-1-12-1-${parseInt(g.id.slice(0, 8), 16)}-${parseInt(g.id.slice(9, 13) + g.id.slice(14, 18), 16)}`,
+    visibility: g.visibility,
+  };
+}
+
+/** A group member with `@odata.type` first, restricted to `$select` when given (absent properties are skipped). */
+export function renderMember(m: ResolvedMember, select: readonly string[] | undefined): Record<string, unknown> {
+  const type = { '@odata.type': `#microsoft.graph.${m.kind}` };
+  switch (m.kind) {
+    case 'user':
+      return { ...type, ...(select ? project(userResource(m.object), select) : renderUser(m.object, undefined)) };
+    case 'group':
+      return { ...type, ...project(groupResource(m.object), select) };
+    case 'servicePrincipal': {
+      const sp = m.object;
+      const full = { id: sp.id, deletedDateTime: null, accountEnabled: true, appDisplayName: sp.displayName, appId: sp.appId, displayName: sp.displayName, servicePrincipalType: sp.servicePrincipalType };
+      return { ...type, ...project(full, select) };
+    }
+    case 'device': {
+      const d = m.object;
+      const full = { id: d.id, deletedDateTime: null, accountEnabled: d.accountEnabled, deviceId: d.deviceId, displayName: d.displayName, operatingSystem: d.operatingSystem, operatingSystemVersion: d.operatingSystemVersion };
+      return { ...type, ...project(full, select) };
+    }
+  }
+}
+
+interface Authed {
+  tenant: Tenant;
+  claims: AccessTokenClaims;
+}
+
+/**
+ * Validates the bearer token for Graph: signature, lifetime, audience `https://graph.microsoft.com` (or Graph's app id)
+ * and a served tenant. Sends 401 `InvalidAuthenticationToken` and returns null when invalid.
+ */
+async function authenticate(ctx: EmulatorContext, req: FastifyRequest, reply: FastifyReply): Promise<Authed | null> {
+  const result = await ctx.tokens.verify(bearerToken(req));
+  const fail = (message: string): null => {
+    reply.header('www-authenticate', `Bearer realm="", authorization_uri="${ctx.baseUrl()}/common/oauth2/authorize", client_id="${GRAPH_APP_ID}"`);
+    sendError(req, reply, 401, 'InvalidAuthenticationToken', message);
+    return null;
+  };
+  if (!result.ok) {
+    switch (result.reason) {
+      case 'missing':
+        return fail('Access token is empty.');
+      case 'expired':
+        return fail('Lifetime validation failed, the token is expired.');
+      case 'not-yet-valid':
+        return fail('Lifetime validation failed, the token is not yet valid.');
+      case 'signature':
+        return fail('Access token validation failure. Invalid signature.');
+      default:
+        return fail('IDX14100: JWT is not well formed, there are no dots (.).');
+    }
+  }
+  const aud = result.claims.aud.replace(/\/+$/, '');
+  if (aud !== RESOURCES.graph && aud !== GRAPH_APP_ID) return fail('Access token validation failure. Invalid audience.');
+  const tenant = ctx.store.get(result.claims.tid);
+  if (!tenant) return fail('Access token validation failure. Invalid issuer.');
+  return { tenant, claims: result.claims };
+}
+
+function hasRole(claims: AccessTokenClaims, allowed: readonly string[]): boolean {
+  if (claims.idtyp === 'user') return true; // delegated tokens: the emulator treats the signed-in user as an admin
+  return (claims.roles ?? []).some((r) => allowed.includes(r));
+}
+
+function denied(req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendError(req, reply, 403, 'Authorization_RequestDenied', 'Insufficient privileges to complete the operation.');
+}
+
+interface ListQuery {
+  select: string[] | undefined;
+  top: number;
+  topRaw: string | undefined;
+  skiptoken: string | undefined;
+}
+
+/** Parses `$select`, `$top`, `$skiptoken`; sends 400 and returns null on invalid input or unsupported options. */
+function parseList(req: FastifyRequest, reply: FastifyReply, selectable: Set<string> | null, typeName: string): ListQuery | null {
+  for (const opt of ['$filter', '$orderby', '$search', '$expand', '$count', '$skip']) {
+    if (queryParam(req, opt) !== undefined) {
+      sendError(req, reply, 400, 'Request_UnsupportedQuery', `The emulator does not implement the query option '${opt}' on this resource.`);
+      return null;
+    }
+  }
+  const select = parseSelect(queryParam(req, '$select'));
+  if (select && selectable) {
+    const bad = select.find((p) => !selectable.has(p));
+    if (bad) {
+      sendError(req, reply, 400, 'Request_BadRequest', `Could not find a property named '${bad}' on type 'microsoft.graph.${typeName}'.`);
+      return null;
+    }
+  }
+  const topRaw = queryParam(req, '$top');
+  let top = 100;
+  if (topRaw !== undefined) {
+    const n = /^\d+$/.test(topRaw) ? Number(topRaw) : NaN;
+    if (!Number.isInteger(n) || n < 1 || n > 999) {
+      sendError(req, reply, 400, 'Request_UnsupportedQuery', `Invalid page size specified: '${topRaw}'. Must be between 1 and 999 inclusive.`);
+      return null;
+    }
+    top = n;
+  }
+  return { select, top, topRaw, skiptoken: queryParam(req, '$skiptoken') };
+}
+
+/**
+ * One page of a collection: resumes from the cursor (keyset on the element key), returns the slice and the cursor of
+ * the next page (null at the end). Sends 400 `Directory_ExpiredPageToken` and returns null for a bad `$skiptoken`.
+ */
+function page<T>(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  collection: string,
+  items: readonly T[],
+  key: (item: T) => string,
+  find: (id: string) => number,
+  q: ListQuery,
+): { slice: T[]; next: string | null } | null {
+  let start = 0;
+  if (q.skiptoken !== undefined) {
+    const cursor = decodeCursor(q.skiptoken);
+    if (!cursor || cursor.c !== collection) {
+      sendError(req, reply, 400, 'Directory_ExpiredPageToken', 'The specified page token value has expired and can no longer be included in your request.');
+      return null;
+    }
+    start = resumeIndex(items, key, cursor.index, cursor.last, find);
+  }
+  const slice = items.slice(start, start + q.top);
+  const end = start + slice.length;
+  const last = slice[slice.length - 1];
+  const next = end < items.length && last !== undefined ? encodeCursor({ c: collection, index: end, last: key(last) }) : null;
+  return { slice, next };
+}
+
+function nextLink(base: string, path: string, q: ListQuery, token: string): string {
+  return `${base}${path}${buildQuery([['$top', q.topRaw], ['$select', q.select?.join(',')], ['$skiptoken', token]])}`;
+}
+
+function context(base: string, version: string, entity: string, select: readonly string[] | undefined): string {
+  return `${base}/graph/${version}/$metadata#${entity}${select ? `(${select.join(',')})` : ''}`;
+}
+
+/**
+ * Registers Graph routes under the `/graph` prefix for versions `v1.0` and `beta`:
+ * `GET /{v}/users`, `/{v}/users/{id}`, `/{v}/groups`, `/{v}/groups/{id}`, `/{v}/groups/{id}/members`.
+ * Errors: 401 `InvalidAuthenticationToken`; 403 `Authorization_RequestDenied` without a required role (users:
+ * User.Read.All or Directory.Read.All; groups: Group.Read.All, GroupMember.Read.All or Directory.Read.All; members:
+ * GroupMember.Read.All, Group.Read.All or Directory.Read.All); 404 `Request_ResourceNotFound`; 400
+ * `Request_UnsupportedQuery` for `$top` outside 1..999 or unimplemented options; 400 `Request_BadRequest` for unknown
+ * `$select` properties; 400 `Directory_ExpiredPageToken` for a bad `$skiptoken`.
+ */
+export function registerGraph(app: FastifyInstance, ctx: EmulatorContext): void {
+  app.addHook('onRequest', async (req, reply) => {
+    const requestId = newId();
+    const clientRequestId = req.headers['client-request-id'];
+    reply
+      .header('request-id', requestId)
+      .header('client-request-id', typeof clientRequestId === 'string' ? clientRequestId : requestId)
+      .header('x-ms-ags-diagnostic', JSON.stringify({ ServerInfo: { DataCenter: 'Emulator', Slice: 'E', Ring: '0', ScaleUnit: '000', RoleInstance: 'EMU' } }));
+  });
+
+  const notFound = (req: FastifyRequest, reply: FastifyReply, id: string): FastifyReply =>
+    sendError(req, reply, 404, 'Request_ResourceNotFound', `Resource '${id}' does not exist or one of its queried reference-property objects are not present.`);
+
+  for (const version of ['v1.0', 'beta']) {
+    app.get(`/${version}/users`, async (req, reply) => {
+      const auth = await authenticate(ctx, req, reply);
+      if (!auth) return reply;
+      if (!hasRole(auth.claims, USERS_ROLES)) return denied(req, reply);
+      const q = parseList(req, reply, USER_SELECTABLE, 'user');
+      if (!q) return reply;
+      const users = auth.tenant.users;
+      const p = page(req, reply, 'users', users, (u) => u.id, (id) => indexes.users.indexOf(users, id), q);
+      if (!p) return reply;
+      const body: Record<string, unknown> = { '@odata.context': context(ctx.baseUrl(), version, 'users', q.select) };
+      if (p.next) body['@odata.nextLink'] = nextLink(ctx.baseUrl(), `/graph/${version}/users`, q, p.next);
+      body.value = p.slice.map((u) => renderUser(u, q.select));
+      return reply.type(GRAPH_CONTENT_TYPE).send(body);
+    });
+
+    app.get<{ Params: { id: string } }>(`/${version}/users/:id`, async (req, reply) => {
+      const auth = await authenticate(ctx, req, reply);
+      if (!auth) return reply;
+      if (!hasRole(auth.claims, USERS_ROLES)) return denied(req, reply);
+      const q = parseList(req, reply, USER_SELECTABLE, 'user');
+      if (!q) return reply;
+      const key = req.params.id;
+      const user = indexes.users.get(auth.tenant.users, key) ?? auth.tenant.users.find((u) => u.userPrincipalName.toLowerCase() === key.toLowerCase());
+      if (!user) return notFound(req, reply, key);
+      return reply.type(GRAPH_CONTENT_TYPE).send({ '@odata.context': `${context(ctx.baseUrl(), version, 'users', q.select)}/$entity`, ...renderUser(user, q.select) });
+    });
+
+    app.get(`/${version}/groups`, async (req, reply) => {
+      const auth = await authenticate(ctx, req, reply);
+      if (!auth) return reply;
+      if (!hasRole(auth.claims, GROUPS_ROLES)) return denied(req, reply);
+      const q = parseList(req, reply, GROUP_SELECTABLE, 'group');
+      if (!q) return reply;
+      const groups = auth.tenant.groups;
+      const p = page(req, reply, 'groups', groups, (g) => g.id, (id) => indexes.groups.indexOf(groups, id), q);
+      if (!p) return reply;
+      const body: Record<string, unknown> = { '@odata.context': context(ctx.baseUrl(), version, 'groups', q.select) };
+      if (p.next) body['@odata.nextLink'] = nextLink(ctx.baseUrl(), `/graph/${version}/groups`, q, p.next);
+      body.value = p.slice.map((g) => project(groupResource(g), q.select));
+      return reply.type(GRAPH_CONTENT_TYPE).send(body);
+    });
+
+    app.get<{ Params: { id: string } }>(`/${version}/groups/:id`, async (req, reply) => {
+      const auth = await authenticate(ctx, req, reply);
+      if (!auth) return reply;
+      if (!hasRole(auth.claims, GROUPS_ROLES)) return denied(req, reply);
+      const q = parseList(req, reply, GROUP_SELECTABLE, 'group');
+      if (!q) return reply;
+      const group = indexes.groups.get(auth.tenant.groups, req.params.id);
+      if (!group) return notFound(req, reply, req.params.id);
+      return reply.type(GRAPH_CONTENT_TYPE).send({ '@odata.context': `${context(ctx.baseUrl(), version, 'groups', q.select)}/$entity`, ...project(groupResource(group), q.select) });
+    });
+
+    app.get<{ Params: { id: string } }>(`/${version}/groups/:id/members`, async (req, reply) => {
+      const auth = await authenticate(ctx, req, reply);
+      if (!auth) return reply;
+      if (!hasRole(auth.claims, MEMBERS_ROLES)) return denied(req, reply);
+      const q = parseList(req, reply, null, 'directoryObject');
+      if (!q) return reply;
+      const group = indexes.groups.get(auth.tenant.groups, req.params.id);
+      if (!group) return notFound(req, reply, req.params.id);
+      const ids = auth.tenant.memberships[group.id] ?? [];
+      const p = page(req, reply, `members:${group.id}`, ids, (id) => id, (id) => ids.indexOf(id), q);
+      if (!p) return reply;
+      const body: Record<string, unknown> = { '@odata.context': context(ctx.baseUrl(), version, 'directoryObjects', q.select) };
+      if (p.next) body['@odata.nextLink'] = nextLink(ctx.baseUrl(), `/graph/${version}/groups/${group.id}/members`, q, p.next);
+      const value: Record<string, unknown>[] = [];
+      for (const id of p.slice) {
+        const m = resolveMember(auth.tenant, id);
+        if (m) value.push(renderMember(m, q.select));
+      }
+      body.value = value;
+      return reply.type(GRAPH_CONTENT_TYPE).send(body);
+    });
+  }
+}
+
+/** Graph-shaped 404 for an unknown path under `/graph` (`BadRequest`, "Resource not found for the segment …"). */
+export function graphNotFound(req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const path = req.url.split('?')[0] ?? '';
+  const seg = path.split('/').filter(Boolean).slice(2).join('/') || path;
+  return sendError(req, reply, 400, 'BadRequest', `Resource not found for the segment '${seg}'.`);
+}

@@ -1,0 +1,87 @@
+import type { Kysely } from 'kysely';
+import { nowIso } from '../store/db.ts';
+import { applyEvaluation, type ResultInput } from '../store/repositories/findings.ts';
+import { listAgents, listDataverseUsers, listEnvironments, listUsersByIds } from '../store/repositories/inventory.ts';
+import { latestFinishedRun, listCheckpoints } from '../store/repositories/runs.ts';
+import type { Database } from '../store/schema.ts';
+import { loadChecks } from './loader.ts';
+import type { CheckContext, Coverage, CoverageGap, LoadedCheck } from './types.ts';
+
+/**
+ * Evaluates every check for one integration against the store and moves findings along their lifecycle.
+ */
+
+/** Plain-language reasons for upstream codes that make a slice unreadable. */
+const GAP_REASONS: Record<string, string> = {
+  '0x80072560': "Vigil's application has no application user in this environment. Add it with the System Administrator role (Power Platform admin center > Environments > Settings > Users + permissions > Application users).",
+  '0x80040220': "Vigil's application user lacks read privileges in this environment. Give it the System Administrator security role.",
+  Forbidden: 'The application is not registered as a Power Platform admin management application (run `vigil integrations verify` for the steps).',
+  Authorization_RequestDenied: 'Microsoft Graph refused the read: an application permission is missing.',
+  DATAVERSE_URL_NOT_ALLOWED: 'The Dataverse URL is outside the configured cloud; no token was sent.',
+};
+
+/** Builds the coverage view of a run from its checkpoints. */
+export function coverageFromCheckpoints(runId: string | null, checkpoints: { stream: string; slice_key: string; status: string; error_code: string | null; error_message: string | null }[]): Coverage {
+  const gaps = new Map<string, CoverageGap>();
+  for (const c of checkpoints) {
+    if (c.status === 'error') {
+      const code = c.error_code ?? 'ERROR';
+      gaps.set(`${c.stream}\u0000${c.slice_key}`, { code, message: GAP_REASONS[code] ? `${GAP_REASONS[code]} (${c.error_message ?? code})` : (c.error_message ?? code) });
+    } else if (c.status !== 'done') {
+      gaps.set(`${c.stream}\u0000${c.slice_key}`, { code: 'INCOMPLETE', message: 'The collection of this part did not finish.' });
+    }
+  }
+  const never: CoverageGap = { code: 'NOT_COLLECTED', message: 'The integration has not been collected yet.' };
+  return {
+    runId,
+    streamGap: (stream) => (runId === null ? never : (gaps.get(`${stream}\u0000*`) ?? null)),
+    sliceGap: (stream, key) => (runId === null ? never : (gaps.get(`${stream}\u0000*`) ?? gaps.get(`${stream}\u0000${key}`) ?? null)),
+  };
+}
+
+/** Loads the check context of an integration from the store. */
+export async function buildContext(db: Kysely<Database>, integration: { id: string; tenant_id: string }, now = new Date()): Promise<CheckContext> {
+  const run = await latestFinishedRun(db, integration.id);
+  const coverage = coverageFromCheckpoints(run?.id ?? null, run ? await listCheckpoints(db, run.id) : []);
+  const [environments, agents, dvUsers] = await Promise.all([listEnvironments(db, integration.id), listAgents(db, integration.id), listDataverseUsers(db, integration.id)]);
+  const ownerObjectIds = new Set<string>();
+  const dataverseUsers = new Map(dvUsers.map((u) => [`${u.environment_id}/${u.id}`, u]));
+  for (const a of agents) {
+    const owner = a.owner_id ? dataverseUsers.get(`${a.environment_id}/${a.owner_id}`) : undefined;
+    if (owner?.aad_object_id) ownerObjectIds.add(owner.aad_object_id);
+  }
+  const directoryUsers = new Map((await listUsersByIds(db, integration.id, [...ownerObjectIds])).map((u) => [u.id, u]));
+  return { integrationId: integration.id, tenantId: integration.tenant_id, now, coverage, inventory: { environments, agents, dataverseUsers, directoryUsers } };
+}
+
+/** Result of {@link evaluateIntegration}. */
+export interface EvaluationSummary {
+  results: number;
+  byStatus: Record<'pass' | 'fail' | 'not_evaluated', number>;
+  findingsOpened: number;
+  findingsOpen: number;
+  findingsResolved: number;
+}
+
+/**
+ * Runs every check (or the given ones) for an integration, stores the results and updates findings.
+ * A check that throws yields one `not_evaluated` result naming the error instead of aborting the others.
+ */
+export async function evaluateIntegration(db: Kysely<Database>, integration: { id: string; tenant_id: string }, options: { checks?: LoadedCheck[]; now?: Date } = {}): Promise<EvaluationSummary> {
+  const checks = options.checks ?? (await loadChecks());
+  const ctx = await buildContext(db, integration, options.now);
+  const inputs: ResultInput[] = [];
+  for (const c of checks) {
+    let results;
+    try {
+      results = c.run(ctx);
+    } catch (e) {
+      results = [{ resourceType: 'tenant' as const, resourceId: integration.tenant_id, resourceName: null, status: 'not_evaluated' as const, reason: `Check failed: ${(e as Error).message}` }];
+    }
+    for (const r of results) inputs.push({ checkId: c.metadata.id, severity: c.metadata.severity, ...r });
+  }
+  const byStatus = { pass: 0, fail: 0, not_evaluated: 0 };
+  for (const r of inputs) byStatus[r.status]++;
+  const f = await db.transaction().execute((trx) => applyEvaluation(trx, integration.id, ctx.coverage.runId, inputs, nowIso()));
+  return { results: inputs.length, byStatus, findingsOpened: f.opened, findingsOpen: f.open, findingsResolved: f.resolved };
+}

@@ -1,0 +1,63 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { z } from 'zod';
+import { VigilError } from '../core/errors.ts';
+import { SEVERITIES } from '../core/types.ts';
+import type { CheckFunction, LoadedCheck } from './types.ts';
+
+/**
+ * Loads checks from `checks/<area>/<check_id>/{metadata.json,check.ts}`. Metadata is data, validated here; the id
+ * must equal the folder name and the area its parent folder, or loading fails. Model: prowler `lib/check/models.py`.
+ */
+
+const metadataSchema = z
+  .object({
+    id: z.string().regex(/^[a-z0-9_]+$/, 'lower-case letters, digits and underscores'),
+    title: z.string().min(5),
+    area: z.string().min(1),
+    severity: z.enum(SEVERITIES),
+    resourceType: z.enum(['agent', 'environment', 'tenant']),
+    risk: z.string().min(20),
+    remediation: z.string().min(20),
+    references: z.array(z.string().url()).min(1),
+    frameworks: z.record(z.string(), z.array(z.string())).default({}),
+  })
+  .strict();
+
+/** Folder of the built-in checks. */
+export const CHECKS_DIR = import.meta.dirname;
+
+/**
+ * Loads and validates every check under `dir`.
+ * @throws VigilError `internal` / `CHECK_INVALID` naming the folder and the field.
+ */
+export async function loadChecks(dir: string = CHECKS_DIR): Promise<LoadedCheck[]> {
+  const checks: LoadedCheck[] = [];
+  for (const area of readdirSync(dir).sort()) {
+    const areaDir = join(dir, area);
+    if (!statSync(areaDir).isDirectory()) continue;
+    for (const id of readdirSync(areaDir).sort()) {
+      const folder = join(areaDir, id);
+      if (!statSync(folder).isDirectory()) continue;
+      const fail = (why: string) => new VigilError('internal', 'CHECK_INVALID', `Check ${area}/${id}: ${why}`);
+      let raw: unknown;
+      try {
+        raw = JSON.parse(readFileSync(join(folder, 'metadata.json'), 'utf8'));
+      } catch (e) {
+        throw fail(`metadata.json unreadable: ${(e as Error).message}`);
+      }
+      const parsed = metadataSchema.safeParse(raw);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        throw fail(`metadata field '${issue.path.join('.')}' ${issue.message}`);
+      }
+      if (parsed.data.id !== id) throw fail(`metadata id '${parsed.data.id}' does not match the folder name '${id}'`);
+      if (parsed.data.area !== area) throw fail(`metadata area '${parsed.data.area}' does not match the folder '${area}'`);
+      const mod = (await import(pathToFileURL(join(folder, 'check.ts')).href)) as { check?: CheckFunction };
+      if (typeof mod.check !== 'function') throw fail('check.ts does not export a function named `check`');
+      checks.push({ metadata: parsed.data, run: mod.check });
+    }
+  }
+  return checks;
+}

@@ -1,0 +1,76 @@
+import type { CheckStatus, Severity } from '../core/types.ts';
+import type { AgentsTable, DataverseUsersTable, DirectoryUsersTable, EnvironmentsTable } from '../store/schema.ts';
+
+/**
+ * What a check is handed: the integration's inventory and the coverage of the latest collection run. A check never
+ * calls an upstream API and never imports a global client: its data arrives as an argument (STYLE.md §4).
+ */
+
+/** Why a stream or slice was not collected. */
+export interface CoverageGap {
+  code: string;
+  message: string;
+}
+
+/** What the latest collection run could and could not read. */
+export interface Coverage {
+  /** The run the inventory comes from, or null when the integration was never collected. */
+  runId: string | null;
+  /** The gap of a whole stream (missing permission, parent failed, no run), or null when it ran. */
+  streamGap(stream: string): CoverageGap | null;
+  /** The gap of one slice (an environment, a group), or the stream's gap, or null when it was read. */
+  sliceGap(stream: string, sliceKey: string): CoverageGap | null;
+}
+
+/** The inventory a check reads. Rows are the store's (snake_case columns). */
+export interface CheckInventory {
+  environments: EnvironmentsTable[];
+  agents: AgentsTable[];
+  /** Dataverse users keyed `${environmentId}/${systemuserid}`. */
+  dataverseUsers: Map<string, DataverseUsersTable>;
+  /** Directory users referenced by the other inventory (agent owners), keyed by object id. */
+  directoryUsers: Map<string, Pick<DirectoryUsersTable, 'id' | 'display_name' | 'user_principal_name' | 'account_enabled' | 'user_type'>>;
+}
+
+/** Input of a check. */
+export interface CheckContext {
+  integrationId: string;
+  tenantId: string;
+  /** Evaluation time. */
+  now: Date;
+  inventory: CheckInventory;
+  coverage: Coverage;
+}
+
+/** One result of a check, for one resource. */
+export interface CheckResult {
+  resourceType: 'agent' | 'environment' | 'tenant';
+  resourceId: string;
+  resourceName: string | null;
+  status: CheckStatus;
+  /** Why it failed or could not be evaluated; for a pass, optional. */
+  reason: string | null;
+  detail?: Record<string, unknown>;
+}
+
+/** A check's code: pure function of its context. */
+export type CheckFunction = (ctx: CheckContext) => CheckResult[];
+
+/** Validated metadata of a check (the `metadata.json` beside `check.ts`). */
+export interface CheckMetadata {
+  id: string;
+  title: string;
+  area: string;
+  severity: Severity;
+  resourceType: CheckResult['resourceType'];
+  risk: string;
+  remediation: string;
+  references: string[];
+  frameworks: Record<string, string[]>;
+}
+
+/** A loaded check. */
+export interface LoadedCheck {
+  metadata: CheckMetadata;
+  run: CheckFunction;
+}

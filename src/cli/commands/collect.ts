@@ -1,0 +1,57 @@
+import type { Command } from 'commander';
+import { evaluateIntegration } from '../../checks/evaluate.ts';
+import { getIntegration } from '../../onboarding/integrations.ts';
+import { listRuns } from '../../store/repositories/runs.ts';
+import { collectIntegration } from '../../sync/run.ts';
+import type { CommandHost } from '../host.ts';
+import { EXIT, print, printJson, table } from '../output.ts';
+import { createProgress } from '../progress.ts';
+
+/** `vigil collect <integration>` and `vigil runs <integration>`. */
+export function registerCollect(program: Command, host: CommandHost): void {
+  program
+    .command('collect <integration>')
+    .description('Collect an integration (resuming an interrupted run), then evaluate the checks')
+    .option('--no-checks', 'collect only')
+    .option('--json', 'print JSON')
+    .action(
+      host.action(async (rt, integration: string, opts: { checks: boolean; json?: boolean }) => {
+        const progress = opts.json ? { update: () => undefined, done: () => undefined } : createProgress();
+        const result = await collectIntegration(rt, integration, { onProgress: (p) => progress.update(p) }).finally(() => progress.done());
+        const row = await getIntegration(rt.db, integration);
+        const evaluation = opts.checks ? await evaluateIntegration(rt.db, row) : null;
+        if (opts.json) return printJson({ run: result, evaluation });
+        print(
+          `Run ${result.runId}: ${result.status}${result.resumed ? ' (resumed)' : ''} in ${(result.durationMs / 1000).toFixed(1)} s`,
+          table([['STREAM', 'RECORDS', 'SLICES', 'ERRORED'], ...Object.entries(result.streams).map(([s, o]) => [s, String(o.records), String(o.slices), String(o.erroredSlices)])]),
+        );
+        for (const e of result.errors.slice(0, 10)) print(`  ${e.stream}/${e.slice}: ${e.code} ${e.message}`);
+        if (result.errors.length > 10) print(`  … ${result.errors.length - 10} more errors (vigil runs ${integration} --json)`);
+        if (evaluation) print(`Checks: ${evaluation.byStatus.fail} failed, ${evaluation.byStatus.pass} passed, ${evaluation.byStatus.not_evaluated} not evaluated; ${evaluation.findingsOpen} open findings.`);
+        if (result.status === 'failed') process.exitCode = EXIT.upstream;
+      }),
+    );
+
+  program
+    .command('runs <integration>')
+    .description('List the collection runs of an integration, newest first')
+    .option('--json', 'print JSON')
+    .action(
+      host.action(async (rt, integration: string, opts: { json?: boolean }) => {
+        const row = await getIntegration(rt.db, integration);
+        const runs = (await listRuns(rt.db, row.id)).map((r) => ({
+          id: r.id,
+          status: r.status,
+          startedAt: r.started_at,
+          finishedAt: r.finished_at,
+          durationMs: r.duration_ms,
+          attempts: r.attempts,
+          streams: r.counts ? JSON.parse(r.counts) : null,
+          errors: r.errors ? JSON.parse(r.errors) : [],
+          http: r.http_stats ? JSON.parse(r.http_stats) : null,
+        }));
+        if (opts.json) return printJson(runs);
+        print(table([['RUN', 'STATUS', 'STARTED', 'SECONDS', 'ERRORS'], ...runs.map((r) => [r.id, r.status, r.startedAt, r.durationMs === null ? '-' : (r.durationMs / 1000).toFixed(1), String(r.errors.length)])]));
+      }),
+    );
+}

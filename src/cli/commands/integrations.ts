@@ -1,0 +1,127 @@
+import { type Command, Option } from 'commander';
+import { invalidInput } from '../../core/errors.ts';
+import { addCustomerAppIntegration, getIntegration, listIntegrationViews, removeIntegration, toView, verifyStoredIntegration, type IntegrationView } from '../../onboarding/integrations.ts';
+import type { VerificationReport } from '../../onboarding/verify.ts';
+import { print, printJson, table } from '../output.ts';
+import type { CommandHost } from '../host.ts';
+
+/** Reads all of stdin (for `--client-secret-stdin`), trimming one trailing newline. */
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+/** Renders a verification report for people. */
+export function renderReport(r: VerificationReport): string {
+  const lines = [`Verification of application ${r.clientId} in tenant ${r.tenantId}`, `  credentials        ok (service principal Object ID ${r.servicePrincipalObjectId ?? 'unknown'})`];
+  lines.push(`  permission list    ${r.permissionList === 'partial' ? 'incomplete' : `matches the ${r.permissionList} list`}`);
+  for (const c of r.capabilities) {
+    lines.push(`  ${c.status === 'granted' ? 'ok     ' : 'MISSING'}  ${c.title}${c.status === 'granted' ? ` (${c.grantedBy})` : ` — add ${c.api} application permission ${c.add}, then grant admin consent`}`);
+  }
+  lines.push(`  ${r.managementApp.registered ? 'ok     ' : 'MISSING'}  Power Platform admin management application${r.managementApp.registered ? '' : ` — ${r.managementApp.detail}`}`);
+  for (const e of r.environments) {
+    const state = !e.dataverse ? 'no Dataverse' : e.agentsReadable ? 'agents readable' : `NOT READABLE — ${e.reason}`;
+    lines.push(`    environment ${e.name ?? e.id}: ${state}`);
+  }
+  for (const w of r.warnings) lines.push(`  note: ${w}`);
+  return lines.join('\n');
+}
+
+function renderView(v: IntegrationView): string {
+  const expiry = v.secretExpiresAt ? `${v.secretExpiresAt.slice(0, 10)} (${v.secretDaysLeft} days left)` : 'unknown';
+  return [
+    `${v.name} (${v.id})`,
+    `  mode               ${v.mode}`,
+    `  tenant id          ${v.tenantId}`,
+    `  client id          ${v.clientId}`,
+    `  SP Object ID       ${v.servicePrincipalObjectId ?? '-'}`,
+    `  secret expires     ${expiry}`,
+    `  last verified      ${v.verifiedAt ?? 'never'}`,
+  ].join('\n');
+}
+
+/** `vigil integrations …` */
+export function registerIntegrations(program: Command, host: CommandHost): void {
+  const cmd = program.command('integrations').description('Add, verify, list, show and remove tenant integrations');
+
+  cmd
+    .command('add')
+    .description('Add an integration after verifying its credentials and setup against the tenant')
+    .addOption(new Option('--mode <mode>', 'setup mode').choices(['customer-app', 'managed-app']).makeOptionMandatory())
+    .option('--tenant-id <guid>', 'Directory (tenant) ID')
+    .option('--client-id <guid>', 'Application (client) ID of the customer-created app')
+    .option('--client-secret-env <var>', 'name of the environment variable holding the client secret value')
+    .option('--client-secret-stdin', 'read the client secret value from standard input')
+    .option('--secret-expires <date>', 'client secret expiry, YYYY-MM-DD (default: 24 months from today)')
+    .option('--name <name>', 'display name of the integration (default: tenant-<first 8 of tenant id>)')
+    .option('--json', 'print JSON')
+    .addHelpText('after', '\nThe secret is never taken as an argument (it would show in the process list and shell history).\nExample:\n  VIGIL_CLIENT_SECRET=... vigil integrations add --mode customer-app --tenant-id <guid> --client-id <guid> --client-secret-env VIGIL_CLIENT_SECRET')
+    .action(
+      host.action(async (rt, opts: { mode: string; tenantId?: string; clientId?: string; clientSecretEnv?: string; clientSecretStdin?: boolean; secretExpires?: string; name?: string; json?: boolean }) => {
+        if (opts.mode === 'managed-app') {
+          throw invalidInput('--mode', 'Mode managed-app (admin consent to the operator-managed app) is not available in this release.', 'Use --mode customer-app with your own app registration (docs/setup-customer-app.md).');
+        }
+        if (opts.clientSecretEnv && opts.clientSecretStdin) throw invalidInput('--client-secret-env', 'Give the secret one way only.', 'Use either --client-secret-env VAR or --client-secret-stdin.');
+        let secret: string | undefined;
+        if (opts.clientSecretStdin) secret = await readStdin();
+        else if (opts.clientSecretEnv) {
+          secret = process.env[opts.clientSecretEnv];
+          if (secret === undefined) throw invalidInput('--client-secret-env', `Environment variable ${opts.clientSecretEnv} is not set.`, `Export it first: export ${opts.clientSecretEnv}='<secret value>'`);
+        } else throw invalidInput('--client-secret-env', 'No client secret given.', 'Use --client-secret-env VAR or --client-secret-stdin.');
+        const { integration, report } = await addCustomerAppIntegration(rt, { name: opts.name, tenantId: opts.tenantId, clientId: opts.clientId, clientSecret: secret, secretExpires: opts.secretExpires });
+        if (opts.json) printJson({ integration: { ...integration, verification: undefined }, verification: report });
+        else print(`Added integration ${integration.name} (${integration.id}).`, renderReport(report), `Next: vigil collect ${integration.id}`);
+      }),
+    );
+
+  cmd
+    .command('list')
+    .description('List integrations')
+    .option('--json', 'print JSON')
+    .action(
+      host.action(async (rt, opts: { json?: boolean }) => {
+        const views = await listIntegrationViews(rt.db);
+        if (opts.json) return printJson(views.map((v) => ({ ...v, verification: undefined })));
+        if (views.length === 0) return print('No integrations. Add one with `vigil integrations add`.');
+        print(table([['ID', 'NAME', 'MODE', 'TENANT', 'SECRET EXPIRES'], ...views.map((v) => [v.id, v.name, v.mode, v.tenantId, v.secretExpiresAt?.slice(0, 10) ?? '-'])]));
+      }),
+    );
+
+  cmd
+    .command('show <integration>')
+    .description('Show an integration and its last verification (id or name)')
+    .option('--json', 'print JSON')
+    .action(
+      host.action(async (rt, integration: string, opts: { json?: boolean }) => {
+        const v = toView(await getIntegration(rt.db, integration));
+        if (opts.json) return printJson(v);
+        print(renderView(v));
+        if (v.verification) print(renderReport(v.verification));
+      }),
+    );
+
+  cmd
+    .command('verify <integration>')
+    .description('Verify credentials, permissions, management-app registration and environment access again')
+    .option('--json', 'print JSON')
+    .action(
+      host.action(async (rt, integration: string, opts: { json?: boolean }) => {
+        const { report } = await verifyStoredIntegration(rt, integration);
+        if (opts.json) printJson(report);
+        else print(renderReport(report));
+      }),
+    );
+
+  cmd
+    .command('remove <integration>')
+    .description('Remove an integration and everything collected for it')
+    .option('--json', 'print JSON')
+    .action(
+      host.action(async (rt, integration: string, opts: { json?: boolean }) => {
+        const v = await removeIntegration(rt.db, integration);
+        if (opts.json) printJson({ removed: v.id });
+        else print(`Removed integration ${v.name} (${v.id}) and its collected data.`);
+      }),
+    );
+}

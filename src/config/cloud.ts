@@ -1,0 +1,139 @@
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { z } from 'zod';
+import { VigilError } from '../core/errors.ts';
+
+/**
+ * Cloud profiles: the one table of upstream base URLs and token resources. Nothing else in Vigil hard-codes a
+ * Microsoft host (DESIGN.md). `public` is built in; sovereign clouds come later; `custom` is read from a JSON file
+ * named by `VIGIL_ENDPOINTS_FILE` (the emulator writes one).
+ *
+ * Sources: Microsoft identity platform national clouds (entra-docs `authentication-national-cloud.md`), Graph
+ * deployments (`concepts/deployments.md`), Power Platform hosts and the BAP audience `https://service.powerapps.com`
+ * (microsoft/terraform-provider-power-platform `internal/constants/constants.go`), Office 365 Management Activity API
+ * reference, Power BI REST swagger, Azure Resource Manager. See shared/reference/microsoft-apis.md §1, §3–§8.
+ */
+
+/** One upstream API: where to call it and which resource to ask a token for (scope = `{resource}/.default`). */
+export interface ApiEndpoint {
+  /** Base URL without a trailing slash, e.g. `https://graph.microsoft.com`. */
+  baseUrl: string;
+  /** Token resource (application ID URI), e.g. `https://graph.microsoft.com`. */
+  resource: string;
+}
+
+/** A complete set of upstream endpoints. */
+export interface CloudProfile {
+  /** `public`, or `custom` when read from a file. */
+  name: string;
+  /** Microsoft Entra authority host, e.g. `https://login.microsoftonline.com` (no trailing slash). */
+  authorityHost: string;
+  graph: ApiEndpoint;
+  /** Power Platform admin API (BAP). */
+  bap: ApiEndpoint;
+  managementActivity: ApiEndpoint;
+  powerBi: ApiEndpoint;
+  arm: ApiEndpoint;
+  /**
+   * Dataverse instance URLs come from BAP's `linkedEnvironmentMetadata.instanceUrl`; a token is only ever sent to an
+   * instance whose URL starts with one of these prefixes (host suffixes are matched for the public cloud).
+   */
+  dataverseUrlPrefixes: string[];
+  /** Host suffixes accepted for Dataverse instance URLs (`.dynamics.com` in the public cloud). */
+  dataverseHostSuffixes: string[];
+  /** PEM of an extra certificate authority to trust for these endpoints only (the emulator's), or null. */
+  caPem: string | null;
+}
+
+/** The Microsoft public (global) cloud. */
+export const PUBLIC_CLOUD: CloudProfile = Object.freeze({
+  name: 'public',
+  authorityHost: 'https://login.microsoftonline.com',
+  graph: { baseUrl: 'https://graph.microsoft.com', resource: 'https://graph.microsoft.com' },
+  bap: { baseUrl: 'https://api.bap.microsoft.com', resource: 'https://service.powerapps.com' },
+  managementActivity: { baseUrl: 'https://manage.office.com', resource: 'https://manage.office.com' },
+  powerBi: { baseUrl: 'https://api.powerbi.com', resource: 'https://analysis.windows.net/powerbi/api' },
+  arm: { baseUrl: 'https://management.azure.com', resource: 'https://management.azure.com' },
+  dataverseUrlPrefixes: [],
+  dataverseHostSuffixes: ['.dynamics.com'],
+  caPem: null,
+}) as CloudProfile;
+
+const httpsUrl = z
+  .string()
+  .url()
+  .refine((u) => u.startsWith('https://'), { message: 'must be an https:// URL' })
+  .transform((u) => u.replace(/\/+$/, ''));
+const endpointSchema = z.object({ baseUrl: httpsUrl, resource: z.string().min(1) });
+const customFileSchema = z.object({
+  name: z.string().default('custom'),
+  authorityHost: httpsUrl,
+  graph: endpointSchema,
+  bap: endpointSchema,
+  managementActivity: endpointSchema,
+  powerBi: endpointSchema,
+  arm: endpointSchema,
+  dataverseUrlPrefixes: z.array(z.string().url()).default([]),
+  dataverseHostSuffixes: z.array(z.string()).default([]),
+  caFile: z.string().nullable().optional(),
+});
+
+/**
+ * Reads a custom endpoint set from a JSON file (format: see docs/configuration.md and the emulator's
+ * `writeEndpointsFile`). A relative `caFile` is resolved against the file's folder.
+ *
+ * @throws VigilError `configuration` / `ENDPOINTS_FILE_INVALID` naming the file and the offending field.
+ */
+export function loadCustomProfile(path: string): CloudProfile {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new VigilError('configuration', 'ENDPOINTS_FILE_INVALID', `Cannot read the endpoints file ${path}: ${(e as Error).message}`, {
+      field: 'VIGIL_ENDPOINTS_FILE',
+      remediation: 'Point VIGIL_ENDPOINTS_FILE at a readable JSON file (see docs/configuration.md).',
+    });
+  }
+  const parsed = customFileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new VigilError('configuration', 'ENDPOINTS_FILE_INVALID', `Endpoints file ${path}: field '${issue.path.join('.')}' ${issue.message}`, {
+      field: `VIGIL_ENDPOINTS_FILE:${issue.path.join('.')}`,
+      remediation: 'Fix the field in the endpoints file (see docs/configuration.md).',
+    });
+  }
+  const { caFile, ...rest } = parsed.data;
+  const caPem = caFile ? readFileSync(isAbsolute(caFile) ? caFile : resolve(dirname(path), caFile), 'utf8') : null;
+  return Object.freeze({ ...rest, caPem });
+}
+
+/**
+ * The profile to use: `custom` from `VIGIL_ENDPOINTS_FILE` when set, else the named built-in one.
+ *
+ * @throws VigilError `configuration` for an unknown cloud name or a bad endpoints file.
+ */
+export function resolveCloudProfile(cloud: string, endpointsFile: string | undefined): CloudProfile {
+  if (endpointsFile) return loadCustomProfile(endpointsFile);
+  if (cloud === 'public') return PUBLIC_CLOUD;
+  throw new VigilError('configuration', 'UNKNOWN_CLOUD', `Unknown cloud '${cloud}'.`, {
+    field: 'VIGIL_CLOUD',
+    remediation: "Use 'public', or set VIGIL_ENDPOINTS_FILE to a custom endpoints file. Sovereign clouds come in a later release.",
+  });
+}
+
+/**
+ * True when Vigil may send a token to this Dataverse instance URL under the profile: its host ends with one of
+ * `dataverseHostSuffixes`, or the URL starts with one of `dataverseUrlPrefixes`. Guards against an environment
+ * record pointing tokens at a foreign host.
+ */
+export function isAllowedDataverseUrl(profile: CloudProfile, instanceUrl: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(instanceUrl);
+  } catch {
+    return false;
+  }
+  if (url.protocol !== 'https:') return false;
+  if (profile.dataverseHostSuffixes.some((s) => url.hostname.endsWith(s))) return true;
+  return profile.dataverseUrlPrefixes.some((p) => instanceUrl.startsWith(p));
+}

@@ -1,0 +1,58 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { VigilError } from '../core/errors.ts';
+import { resolveCloudProfile, type CloudProfile } from './cloud.ts';
+
+/**
+ * Vigil's configuration: one zod schema over the environment, validated once and frozen. No default secrets: the
+ * master key is either given (`VIGIL_MASTER_KEY`) or generated into the data directory on first use.
+ * Every variable is listed in docs/configuration.md.
+ */
+const envSchema = z.object({
+  VIGIL_DATA_DIR: z.string().min(1).optional(),
+  VIGIL_MASTER_KEY: z.string().min(1).optional(),
+  VIGIL_CLOUD: z.string().default('public'),
+  VIGIL_ENDPOINTS_FILE: z.string().min(1).optional(),
+  VIGIL_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Maximum attempts per upstream request (first try included). */
+  VIGIL_HTTP_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(6),
+  /** Longest single wait for a `Retry-After` or backoff, in seconds. */
+  VIGIL_HTTP_MAX_WAIT_SECONDS: z.coerce.number().positive().max(600).default(120),
+});
+
+/** Validated, frozen configuration. */
+export interface VigilConfig {
+  /** Absolute path of the data directory (SQLite file, key file, logs). */
+  dataDir: string;
+  /** Base64 or hex 32-byte key-encryption key from `VIGIL_MASTER_KEY`, when given. Never logged. */
+  masterKey: string | undefined;
+  cloud: CloudProfile;
+  logLevel: z.infer<typeof envSchema>['VIGIL_LOG_LEVEL'];
+  http: { maxAttempts: number; maxWaitSeconds: number };
+}
+
+/**
+ * Builds the configuration from the environment and CLI overrides. Data directory: `--data-dir`, else
+ * `VIGIL_DATA_DIR`, else `./.vigil/`.
+ *
+ * @throws VigilError `configuration` naming the variable at fault.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv, overrides: { dataDir?: string | undefined } = {}): VigilConfig {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const name = String(issue.path[0]);
+    throw new VigilError('configuration', 'CONFIG_INVALID', `Environment variable ${name}: ${issue.message}`, {
+      field: name,
+      remediation: `Fix or unset ${name} (see docs/configuration.md).`,
+    });
+  }
+  const e = parsed.data;
+  return Object.freeze({
+    dataDir: resolve(overrides.dataDir ?? e.VIGIL_DATA_DIR ?? '.vigil'),
+    masterKey: e.VIGIL_MASTER_KEY,
+    cloud: resolveCloudProfile(e.VIGIL_CLOUD, e.VIGIL_ENDPOINTS_FILE),
+    logLevel: e.VIGIL_LOG_LEVEL,
+    http: { maxAttempts: e.VIGIL_HTTP_MAX_ATTEMPTS, maxWaitSeconds: e.VIGIL_HTTP_MAX_WAIT_SECONDS },
+  });
+}

@@ -1,0 +1,79 @@
+import type { StreamName } from './inventory.ts';
+
+/**
+ * What Vigil can do for a tenant, and which grant each capability needs. Both permission lists of the seed are
+ * understood: the quick list (Graph GroupMember.Read.All, User.Read.All, ExternalConnection.Read.All,
+ * TeamsAppInstallation.ReadForUser.All, AiEnterpriseInteraction.Read.All) and the step-by-step list of Mode A (Graph
+ * User.Read.All, Group.Read.All); both add ActivityFeed.Read (Office 365 Management APIs) and Tenant.Read.All
+ * (Power BI Service). A broader permission that Microsoft documents as sufficient (Directory.Read.All) also counts.
+ *
+ * Sources: the seed's permission table; Microsoft Graph permissions reference
+ * (https://learn.microsoft.com/graph/permissions-reference) and the per-API pages (user-list, group-list-members,
+ * externalconnectors-external-list-connections, userteamwork-list-installedapps,
+ * aiinteractionhistory-getallenterpriseinteractions); Office 365 Management Activity API reference; Power BI REST.
+ */
+
+/** API families for which Vigil asks tokens, as named in the Entra admin center's "Request API permissions". */
+export type PermissionApi = 'graph' | 'managementActivity' | 'powerBi';
+
+/** Display names of the APIs as shown in the Microsoft Entra admin center. */
+export const API_DISPLAY_NAMES: Record<PermissionApi, string> = {
+  graph: 'Microsoft Graph',
+  managementActivity: 'Office 365 Management APIs',
+  powerBi: 'Power BI Service',
+};
+
+/** A capability whose grant is an application permission (visible in the token's `roles`). */
+export interface PermissionCapability {
+  id: string;
+  title: string;
+  api: PermissionApi;
+  /** Any one of these application permissions grants the capability. */
+  anyOf: string[];
+  /** The permission to add when none is granted (the seed's quick-list choice). */
+  recommended: string;
+  /** Streams that cannot run without it. */
+  streams: StreamName[];
+}
+
+/** The seed's permission lists, per API. */
+export const PERMISSION_LISTS: Record<'quick' | 'step-by-step', Record<PermissionApi, string[]>> = {
+  quick: {
+    graph: ['GroupMember.Read.All', 'User.Read.All', 'ExternalConnection.Read.All', 'TeamsAppInstallation.ReadForUser.All', 'AiEnterpriseInteraction.Read.All'],
+    managementActivity: ['ActivityFeed.Read'],
+    powerBi: ['Tenant.Read.All'],
+  },
+  'step-by-step': {
+    graph: ['User.Read.All', 'Group.Read.All'],
+    managementActivity: ['ActivityFeed.Read'],
+    powerBi: ['Tenant.Read.All'],
+  },
+};
+
+/** Capabilities granted by application permissions. */
+export const PERMISSION_CAPABILITIES: readonly PermissionCapability[] = [
+  { id: 'directory.users', title: 'Users and guests (agent owners)', api: 'graph', anyOf: ['User.Read.All', 'Directory.Read.All'], recommended: 'User.Read.All', streams: ['users'] },
+  {
+    id: 'directory.groups',
+    title: 'Groups and group memberships',
+    api: 'graph',
+    anyOf: ['GroupMember.Read.All', 'Group.Read.All', 'Directory.Read.All'],
+    recommended: 'GroupMember.Read.All',
+    streams: ['groups', 'memberships'],
+  },
+  { id: 'graph.externalConnections', title: 'Microsoft Search external connections', api: 'graph', anyOf: ['ExternalConnection.Read.All'], recommended: 'ExternalConnection.Read.All', streams: [] },
+  { id: 'teams.installedApps', title: 'Teams apps installed per user', api: 'graph', anyOf: ['TeamsAppInstallation.ReadForUser.All'], recommended: 'TeamsAppInstallation.ReadForUser.All', streams: [] },
+  { id: 'copilot.interactions', title: 'Microsoft 365 Copilot interaction history', api: 'graph', anyOf: ['AiEnterpriseInteraction.Read.All'], recommended: 'AiEnterpriseInteraction.Read.All', streams: [] },
+  { id: 'audit.activityFeed', title: 'Audit log (Office 365 Management Activity API)', api: 'managementActivity', anyOf: ['ActivityFeed.Read'], recommended: 'ActivityFeed.Read', streams: [] },
+  { id: 'powerBi.tenant', title: 'Power BI tenant inventory and activity', api: 'powerBi', anyOf: ['Tenant.Read.All', 'Tenant.ReadWrite.All'], recommended: 'Tenant.Read.All', streams: [] },
+];
+
+/** The permission capability that gates a stream, if any. */
+export function capabilityForStream(stream: StreamName): PermissionCapability | undefined {
+  return PERMISSION_CAPABILITIES.find((c) => c.streams.includes(stream));
+}
+
+/** True when `roles` (a token's `roles` claim) grants the capability. */
+export function isGranted(capability: PermissionCapability, roles: readonly string[]): boolean {
+  return capability.anyOf.some((p) => roles.includes(p));
+}

@@ -1,0 +1,20 @@
+/** Shared vocabulary of Vigil's use cases. Imports nothing. */
+
+/** Integration setup modes of the seed: Mode A (customer-created app) and Mode B (managed-app consent). */
+export type IntegrationMode = 'customer-app' | 'managed-app';
+
+/** Severity of a check or finding, most severe first. */
+export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+/**
+ * The outcome of one check for one resource: `pass`, `fail`, or `not_evaluated` when Vigil could not see enough to
+ * decide (a missing permission, an environment it could not read, an errored collection) — never a silent pass.
+ */
+export type CheckStatus = 'pass' | 'fail' | 'not_evaluated';
+
+/** Status of one (stream, slice) in a collection run; `error` is recorded apart from an empty slice. */
+export type SliceStatus = 'pending' | 'in_progress' | 'done' | 'error';
+
+/** Status of a collection run. `partial` = finished with some slices in error. */
+export type RunStatus = 'running' | 'succeeded' | 'partial' | 'failed';

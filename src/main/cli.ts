@@ -1,0 +1,33 @@
+#!/usr/bin/env node
+import { Command } from 'commander';
+import { registerCollect } from '../cli/commands/collect.ts';
+import { registerDemo } from '../cli/commands/demo.ts';
+import { registerEmulator } from '../cli/commands/emulator.ts';
+import { registerFindings } from '../cli/commands/findings.ts';
+import { registerIntegrations } from '../cli/commands/integrations.ts';
+import { createHost } from '../cli/host.ts';
+import { EXIT_CODES_HELP } from '../cli/output.ts';
+import { runDemo } from './demo.ts';
+import { runEmulator } from './emulator.ts';
+import { createRuntime } from './runtime.ts';
+
+/**
+ * The `vigil` command line: composition root wiring commands to the runtime.
+ */
+const program = new Command()
+  .name('vigil')
+  .description('Security monitor for the Power Platform, Copilot Studio and Microsoft 365 Copilot estate of a Microsoft Entra ID tenant')
+  .version('0.1.0')
+  .option('--data-dir <dir>', 'data directory (default: $VIGIL_DATA_DIR, else ./.vigil)')
+  .option('--verbose', 'log to stderr too')
+  .addHelpText('after', EXIT_CODES_HELP)
+  .showHelpAfterError();
+
+const host = createHost(program, createRuntime);
+registerIntegrations(program, host);
+registerCollect(program, host);
+registerFindings(program, host);
+registerDemo(program, runDemo);
+registerEmulator(program, runEmulator);
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,122 @@
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { generateTenant, type TenantSizes } from '../../emulator/generate.ts';
+import { startEmulator } from '../../emulator/index.ts';
+import { evaluateIntegration } from '../checks/evaluate.ts';
+import { loadCustomProfile } from '../config/cloud.ts';
+import { VigilError } from '../core/errors.ts';
+import { SEVERITIES } from '../core/types.ts';
+import { addCustomerAppIntegration, getIntegration } from '../onboarding/integrations.ts';
+import type { MissingPermission } from '../onboarding/verify.ts';
+import { listFindings } from '../store/repositories/findings.ts';
+import { countLive } from '../store/repositories/inventory.ts';
+import { SQLITE_FILE } from '../store/db.ts';
+import type { Progress } from '../sync/engine.ts';
+import { collectIntegration } from '../sync/run.ts';
+import { createRuntime } from './runtime.ts';
+
+/**
+ * The main job: start the emulator with a generated tenant, onboard it as a customer-created app (Mode A),
+ * verify, collect, evaluate, and summarise. Composition root: the only product code that imports the emulator.
+ */
+
+/** Options of {@link runDemo}. */
+export interface DemoOptions {
+  /** Data directory of the demo (wiped at start when it holds a previous demo). @default ./.vigil/demo */
+  dataDir?: string;
+  seed?: number | string;
+  sizes?: Partial<TenantSizes>;
+  verbose?: boolean;
+  onStep?: (step: string) => void;
+  onProgress?: (p: Progress) => void;
+}
+
+/** The demo's summary; `vigil demo --json` prints it. */
+export interface DemoSummary {
+  integration: { id: string; verified: boolean; servicePrincipalObjectId: string | null; missingPermissions: MissingPermission[]; managementApp: boolean | null; environmentsNotReadable: string[] };
+  collected: { users: number; groups: number; memberships: number; environments: number; agents: number };
+  run: { id: string; status: string; durationMs: number; errors: number };
+  findings: {
+    total: number;
+    bySeverity: Record<string, number>;
+    byCheck: Record<string, number>;
+    top: { severity: string; checkId: string; resource: string; reason: string | null }[];
+  };
+  notEvaluated: number;
+  database: string;
+}
+
+const DEMO_MARKER = '.vigil-demo';
+
+/**
+ * Runs the demo end to end against the in-process emulator over real HTTPS.
+ * @throws VigilError `conflict` when the data directory holds something other than a previous demo.
+ */
+export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
+  const dataDir = resolve(options.dataDir ?? join('.vigil', 'demo'));
+  if (existsSync(dataDir)) {
+    if (!existsSync(join(dataDir, DEMO_MARKER))) {
+      throw new VigilError('conflict', 'DEMO_DIR_IN_USE', `${dataDir} exists and is not a demo directory; the demo will not overwrite it.`, {
+        field: '--data-dir',
+        remediation: 'Give another --data-dir for the demo, or remove that directory.',
+      });
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  writeFileSync(join(dataDir, DEMO_MARKER), 'This directory is recreated by `vigil demo`.\n');
+
+  const step = options.onStep ?? (() => undefined);
+  const tenant = generateTenant({ seed: options.seed ?? 42, sizes: options.sizes });
+  step(`Starting the emulated Microsoft cloud with tenant ${tenant.displayName} (${tenant.id})`);
+  const emulator = await startEmulator({ tenants: [tenant] });
+  try {
+    const endpointsFile = emulator.writeEndpointsFile(join(dataDir, 'emulator'));
+    const rt = await createRuntime({ dataDir, cloud: loadCustomProfile(endpointsFile), verbose: options.verbose });
+    try {
+      const app = tenant.apps.find((a) => a.appId === tenant.connectorAppId)!;
+      step(`Onboarding application ${app.appId} as a customer-created app (Mode A) and verifying it`);
+      const { integration, report } = await addCustomerAppIntegration(rt, {
+        name: tenant.displayName,
+        tenantId: tenant.id,
+        clientId: app.appId,
+        clientSecret: app.secrets[0]!.value,
+        secretExpires: app.secrets[0]!.endDateTime,
+      });
+      step('Collecting users, groups, memberships, environments and Copilot Studio agents');
+      const run = await collectIntegration(rt, integration.id, { onProgress: options.onProgress });
+      step('Evaluating checks');
+      const row = await getIntegration(rt.db, integration.id);
+      const evaluation = await evaluateIntegration(rt.db, row);
+      const counts = await countLive(rt.db, integration.id);
+      const open = await listFindings(rt.db, { integrationId: integration.id, status: 'open' });
+      const bySeverity = Object.fromEntries(SEVERITIES.map((s) => [s, open.filter((f) => f.severity === s).length]));
+      const byCheck: Record<string, number> = {};
+      for (const f of open) byCheck[f.check_id] = (byCheck[f.check_id] ?? 0) + 1;
+      return {
+        integration: {
+          id: integration.id,
+          verified: report.verified,
+          servicePrincipalObjectId: report.servicePrincipalObjectId,
+          missingPermissions: report.missingPermissions,
+          managementApp: report.managementApp.registered,
+          environmentsNotReadable: report.environments.filter((e) => e.agentsReadable === false).map((e) => e.name ?? e.id),
+        },
+        collected: { users: counts.users, groups: counts.groups, memberships: counts.memberships, environments: counts.environments, agents: counts.agents },
+        run: { id: run.runId, status: run.status, durationMs: run.durationMs, errors: run.errors.length },
+        findings: {
+          total: open.length,
+          bySeverity,
+          byCheck,
+          top: open.slice(0, 5).map((f) => ({ severity: f.severity, checkId: f.check_id, resource: f.resource_name ?? f.resource_id, reason: f.detail ? ((JSON.parse(f.detail) as { reason?: string }).reason ?? null) : null })),
+        },
+        notEvaluated: evaluation.byStatus.not_evaluated,
+        database: join(dataDir, SQLITE_FILE),
+      };
+    } finally {
+      await rt.close();
+    }
+  } finally {
+    await emulator.close();
+  }
+}

@@ -1,0 +1,59 @@
+import type { Kysely } from 'kysely';
+import type { CloudProfile } from '../config/cloud.ts';
+import { loadConfig, type VigilConfig } from '../config/index.ts';
+import { loadKeyEncryptionKey, type KeyEncryptionKey } from '../platform/crypto/envelope.ts';
+import { HttpClient } from '../platform/http/client.ts';
+import { createLogger, type Logger } from '../platform/log/index.ts';
+import { openStore } from '../store/db.ts';
+import type { Database } from '../store/schema.ts';
+
+/**
+ * Composition root: the one place that wires concrete parts (configuration, logger, store, HTTP pipeline, master
+ * key) together for the CLI and the demo.
+ */
+export interface Runtime {
+  config: VigilConfig;
+  /** The cloud profile in use (= `config.cloud`). */
+  cloud: CloudProfile;
+  logger: Logger;
+  db: Kysely<Database>;
+  http: HttpClient;
+  kek: KeyEncryptionKey;
+  close(): Promise<void>;
+}
+
+/** Options of {@link createRuntime}. */
+export interface RuntimeOptions {
+  dataDir?: string | undefined;
+  env?: NodeJS.ProcessEnv;
+  /** Replaces the cloud profile from the environment (the demo passes the emulator's). */
+  cloud?: CloudProfile;
+  /** Also log to stderr. */
+  verbose?: boolean;
+}
+
+/**
+ * Builds the runtime.
+ * @throws VigilError `configuration` for bad variables, an unsafe key file or a failed migration.
+ */
+export async function createRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
+  const base = loadConfig(options.env ?? process.env, { dataDir: options.dataDir });
+  const config: VigilConfig = options.cloud ? Object.freeze({ ...base, cloud: options.cloud }) : base;
+  const logger = createLogger({ level: options.verbose ? 'debug' : config.logLevel, dataDir: config.dataDir, stderr: options.verbose ?? false });
+  const kek = loadKeyEncryptionKey(config.dataDir, config.masterKey);
+  const db = await openStore(config.dataDir);
+  const http = new HttpClient({ caPem: config.cloud.caPem, maxAttempts: config.http.maxAttempts, maxWaitSeconds: config.http.maxWaitSeconds, logger });
+  return {
+    config,
+    cloud: config.cloud,
+    logger,
+    db,
+    http,
+    kek,
+    async close() {
+      await http.close();
+      await db.destroy();
+      logger.flush();
+    },
+  };
+}

@@ -1,0 +1,176 @@
+import { API_DISPLAY_NAMES, PERMISSION_CAPABILITIES, PERMISSION_LISTS, isGranted, type PermissionApi } from '../core/capabilities.ts';
+import { isVigilError, VigilError } from '../core/errors.ts';
+import type { CloudProfile } from '../config/cloud.ts';
+import { UpstreamHttpError } from '../platform/http/client.ts';
+import { discoverTenant, type ClientCredentialProvider } from '../platform/identity/index.ts';
+import { isNotManagementAppError, listAllEnvironments } from '../sources/bap/client.ts';
+import { probeAgentsAccess } from '../sources/dataverse/streams.ts';
+import type { StreamContext } from '../sources/stream.ts';
+
+/**
+ * Verification of an integration, step by step as the seed orders setup: credentials (a client-credentials token
+ * per resource), application permissions (the `roles` claim, per capability, both seed lists understood),
+ * registration as a Power Platform admin management application (BAP 403 until registered), and System
+ * Administrator in each environment (a Dataverse read). Every gap names the exact permission or step to add.
+ */
+
+/** Status of one capability. */
+export interface CapabilityStatus {
+  id: string;
+  title: string;
+  api: string;
+  status: 'granted' | 'missing';
+  /** The granted permission that provides it. */
+  grantedBy?: string;
+  /** The permission to add when missing. */
+  add?: string;
+}
+
+/** A permission to add, for scripts. */
+export interface MissingPermission {
+  api: string;
+  permission: string;
+  capability: string;
+}
+
+/** Access to one environment. */
+export interface EnvironmentAccess {
+  id: string;
+  name: string | null;
+  dataverse: boolean;
+  /** True when agents could be read; null when the environment has no Dataverse. */
+  agentsReadable: boolean | null;
+  reason?: string;
+}
+
+/** The verification report (stored with the integration and printed by the CLI). */
+export interface VerificationReport {
+  tenantId: string;
+  clientId: string;
+  /** Object ID of the service principal, from the Graph token's `oid`. */
+  servicePrincipalObjectId: string | null;
+  /** The credentials work: a token was issued. */
+  verified: boolean;
+  /** Which seed permission list the Graph grant matches: `quick`, `step-by-step`, or `partial`. */
+  permissionList: 'quick' | 'step-by-step' | 'partial';
+  grantedRoles: Record<string, string[]>;
+  capabilities: CapabilityStatus[];
+  missingPermissions: MissingPermission[];
+  managementApp: { registered: boolean | null; detail: string };
+  environments: EnvironmentAccess[];
+  /** Problems that are not a missing permission (a resource that issued no token, an upstream error). */
+  warnings: string[];
+  checkedAt: string;
+}
+
+/** What verification needs. */
+export interface VerifyDeps {
+  cloud: CloudProfile;
+  tokens: ClientCredentialProvider;
+  ctx: StreamContext;
+}
+
+const RESOURCES: Record<PermissionApi, (c: CloudProfile) => string> = {
+  graph: (c) => c.graph.resource,
+  managementActivity: (c) => c.managementActivity.resource,
+  powerBi: (c) => c.powerBi.resource,
+};
+
+/**
+ * Verifies an integration's credentials and setup.
+ *
+ * @throws VigilError `AADSTS…` when the tenant, application or secret is rejected (nothing should be saved then).
+ */
+export async function verifyIntegration(deps: VerifyDeps, ids: { tenantId: string; clientId: string }): Promise<VerificationReport> {
+  const { cloud, tokens, ctx } = deps;
+  const warnings: string[] = [];
+  const discovered = await discoverTenant(ctx.http, cloud, ids.tenantId);
+  if (discovered.tenantId !== ids.tenantId.toLowerCase()) {
+    throw new VigilError('invalid-input', 'TENANT_MISMATCH', `Tenant '${ids.tenantId}' resolves to ${discovered.tenantId}.`, { field: '--tenant-id', remediation: 'Give the tenant id (GUID) shown in the Microsoft Entra admin center > Overview.' });
+  }
+
+  // Credentials: the Graph token comes first; its failure (wrong secret, unknown app) ends verification.
+  const graphToken = await tokens.token(cloud.graph.resource);
+  const grantedRoles: Record<string, string[]> = { graph: graphToken.claims.roles };
+  for (const api of ['managementActivity', 'powerBi'] as const) {
+    try {
+      grantedRoles[api] = (await tokens.token(RESOURCES[api](cloud))).claims.roles;
+    } catch (e) {
+      if (isVigilError(e, 'authentication')) throw e;
+      grantedRoles[api] = [];
+      warnings.push(`${API_DISPLAY_NAMES[api]}: no token (${(e as Error).message})`);
+    }
+  }
+
+  const capabilities: CapabilityStatus[] = [];
+  const missingPermissions: MissingPermission[] = [];
+  for (const cap of PERMISSION_CAPABILITIES) {
+    const roles = grantedRoles[cap.api] ?? [];
+    const grantedBy = cap.anyOf.find((p) => roles.includes(p));
+    if (isGranted(cap, roles)) {
+      capabilities.push({ id: cap.id, title: cap.title, api: API_DISPLAY_NAMES[cap.api], status: 'granted', grantedBy });
+    } else {
+      capabilities.push({ id: cap.id, title: cap.title, api: API_DISPLAY_NAMES[cap.api], status: 'missing', add: cap.recommended });
+      missingPermissions.push({ api: API_DISPLAY_NAMES[cap.api], permission: cap.recommended, capability: cap.id });
+    }
+  }
+  const graphRoles = grantedRoles.graph ?? [];
+  const covers = (list: 'quick' | 'step-by-step') =>
+    (Object.keys(PERMISSION_LISTS[list]) as PermissionApi[]).every((api) => PERMISSION_LISTS[list][api].every((p) => (grantedRoles[api] ?? []).includes(p)));
+  const permissionList = covers('quick') ? 'quick' : covers('step-by-step') && !graphRoles.includes('GroupMember.Read.All') ? 'step-by-step' : 'partial';
+  if (permissionList === 'step-by-step') {
+    // The step-by-step list is complete by the seed; the capabilities it leaves out are reported, not failed.
+    warnings.push('The grant matches the seed\'s step-by-step list: external connections, Teams apps and Copilot interactions need the quick list\'s extra Graph permissions.');
+  }
+
+  // Registration as a management app, observed through BAP.
+  let managementApp: VerificationReport['managementApp'];
+  const environments: EnvironmentAccess[] = [];
+  try {
+    const envs = await listAllEnvironments(ctx);
+    managementApp = { registered: true, detail: `BAP lists ${envs.length} environment(s).` };
+    for (const env of envs) {
+      if (!env.dataverseUrl) {
+        environments.push({ id: env.id, name: env.displayName, dataverse: false, agentsReadable: null });
+        continue;
+      }
+      try {
+        await probeAgentsAccess(ctx, env.id, env.dataverseUrl);
+        environments.push({ id: env.id, name: env.displayName, dataverse: true, agentsReadable: true });
+      } catch (e) {
+        if (isVigilError(e, 'authentication')) throw e;
+        const code = e instanceof UpstreamHttpError ? e.upstreamCode : undefined;
+        const reason =
+          code === '0x80072560'
+            ? 'No application user for Vigil in this environment: add one with the System Administrator role (Power Platform admin center > Environments > Settings > Users + permissions > Application users).'
+            : code === '0x80040220'
+              ? 'The application user lacks privileges: give it the System Administrator security role.'
+              : (e as Error).message;
+        environments.push({ id: env.id, name: env.displayName, dataverse: true, agentsReadable: false, reason });
+      }
+    }
+  } catch (e) {
+    if (isVigilError(e, 'authentication')) throw e;
+    managementApp = isNotManagementAppError(e)
+      ? {
+          registered: false,
+          detail: `Not registered as a Power Platform admin management application (BAP: "does not have permission to access the path"). A Power Platform administrator must register application ${ids.clientId}, in PowerShell with New-PowerAppManagementApp -ApplicationId ${ids.clientId}, or with PUT {bap}/providers/Microsoft.BusinessAppPlatform/adminApplications/${ids.clientId}?api-version=2020-10-01 (docs/setup-customer-app.md, step 2).`,
+        }
+      : { registered: null, detail: `Could not check: ${(e as Error).message}` };
+  }
+
+  return {
+    tenantId: ids.tenantId,
+    clientId: ids.clientId,
+    servicePrincipalObjectId: graphToken.claims.oid || null,
+    verified: true,
+    permissionList,
+    grantedRoles,
+    capabilities,
+    missingPermissions,
+    managementApp,
+    environments,
+    warnings,
+    checkedAt: new Date().toISOString(),
+  };
+}

@@ -1,0 +1,241 @@
+import { rootCertificates } from 'node:tls';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Agent, request, type Dispatcher } from 'undici';
+import { VigilError } from '../../core/errors.ts';
+import type { Logger } from '../log/index.ts';
+
+/**
+ * One HTTP pipeline for every upstream call: TLS with an explicitly trusted extra CA (never verification turned
+ * off), retries with `Retry-After` (fractional seconds allowed) or exponential backoff with full jitter, and a
+ * reduced error that carries status and upstream error code but never headers, tokens or bodies we sent.
+ *
+ * Sources: Microsoft Graph throttling guidance (`concepts/throttling.md`, `throttling-limits.md`: honour
+ * `Retry-After`, may be fractional, some 429s carry none); Dataverse service protection limits (`api-limits.md`:
+ * 429 + `Retry-After`); AWS Architecture Blog "Exponential Backoff And Jitter" (full jitter); modelled on the Graph
+ * SDK's RetryHandler (429/503/504).
+ */
+
+/** Statuses retried for every method we send (all our calls are reads or idempotent PUTs). */
+const RETRY_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
+
+/** Upstream API families, used for logs, metrics and throttling budgets. */
+export type ApiName = 'identity' | 'graph' | 'bap' | 'dataverse' | 'managementActivity' | 'powerBi' | 'arm';
+
+/** A request through the pipeline. */
+export interface HttpRequest {
+  api: ApiName;
+  method?: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+  url: string;
+  headers?: Record<string, string>;
+  /** JSON body (serialised here) or a pre-encoded string. */
+  body?: unknown;
+  /** Returns a bearer token; called per attempt so a refreshed token is used after a 401. */
+  token?: (forceRefresh: boolean) => Promise<string>;
+}
+
+/** A response with its JSON body parsed (or `null` when empty). */
+export interface HttpResponse<T = unknown> {
+  status: number;
+  headers: Record<string, string>;
+  body: T;
+}
+
+/**
+ * An upstream answered with an error status after retries. `code` is the upstream's own error code when the body
+ * had one (`Authorization_RequestDenied`, `0x80072560`, `Forbidden`, …); `upstreamMessage` its message.
+ */
+export class UpstreamHttpError extends VigilError {
+  readonly status: number;
+  readonly api: ApiName;
+  readonly upstreamCode: string | undefined;
+  readonly upstreamMessage: string | undefined;
+  /** The upstream's error body as received (Microsoft error bodies hold no secrets of ours); not serialised. */
+  declare readonly body: unknown;
+  constructor(api: ApiName, method: string, url: string, status: number, upstreamCode: string | undefined, upstreamMessage: string | undefined, body?: unknown) {
+    const kind = status === 401 ? 'authentication' : status === 403 ? 'authorization' : status === 404 ? 'not-found' : 'upstream';
+    super(kind, upstreamCode ?? `HTTP_${status}`, `${api} ${method} ${redactUrl(url)} answered ${status}${upstreamCode ? ` ${upstreamCode}` : ''}${upstreamMessage ? `: ${upstreamMessage}` : ''}`, {
+      detail: { status, api, ...(upstreamCode ? { upstreamCode } : {}) },
+    });
+    this.status = status;
+    this.api = api;
+    this.upstreamCode = upstreamCode;
+    this.upstreamMessage = upstreamMessage;
+    Object.defineProperty(this, 'body', { value: body, enumerable: false });
+  }
+}
+
+/** Strips the query string (may hold skip tokens or, in identity flows, codes) for logs and errors. */
+export function redactUrl(url: string): string {
+  const i = url.indexOf('?');
+  return i < 0 ? url : url.slice(0, i);
+}
+
+/** Counters the pipeline keeps per API; a collection run records them. */
+export interface HttpStats {
+  requests: number;
+  retries: number;
+  throttled: number;
+  /** Total seconds spent waiting before retries. */
+  waitedSeconds: number;
+}
+
+/** Options of {@link HttpClient}. */
+export interface HttpClientOptions {
+  /** Extra CA certificate (PEM) to trust in addition to the system roots, e.g. the emulator's. */
+  caPem?: string | null;
+  /** Attempts per request, first included. @default 6 */
+  maxAttempts?: number;
+  /** Longest single wait in seconds. @default 120 */
+  maxWaitSeconds?: number;
+  /** Base delay for backoff without `Retry-After`, in seconds. @default 1 */
+  baseDelaySeconds?: number;
+  logger: Logger;
+  /** Injected for tests of timing logic; defaults to real timers. */
+  sleepMs?: (ms: number) => Promise<void>;
+}
+
+/** Parses `Retry-After` as seconds (integer or fractional) or an HTTP date; undefined when absent or invalid. */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const n = Number(value);
+  if (Number.isFinite(n) && n >= 0) return n;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, (date - now) / 1000);
+}
+
+function headerRecord(headers: Dispatcher.ResponseData['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  return out;
+}
+
+function upstreamError(body: unknown): { code?: string; message?: string } {
+  if (body && typeof body === 'object' && 'error' in body) {
+    const err = (body as { error: unknown }).error;
+    if (err && typeof err === 'object') {
+      const e = err as { code?: unknown; message?: unknown };
+      return { code: typeof e.code === 'string' ? e.code : undefined, message: typeof e.message === 'string' ? e.message : undefined };
+    }
+    if (typeof err === 'string') {
+      const d = (body as { error_description?: unknown }).error_description;
+      return { code: err, message: typeof d === 'string' ? d : undefined };
+    }
+  }
+  return {};
+}
+
+/** The HTTP pipeline. One instance per process (it pools connections). */
+export class HttpClient {
+  readonly stats = new Map<ApiName, HttpStats>();
+  private readonly dispatcher: Agent;
+  private readonly maxAttempts: number;
+  private readonly maxWaitSeconds: number;
+  private readonly baseDelaySeconds: number;
+  private readonly logger: Logger;
+  private readonly sleepMs: (ms: number) => Promise<void>;
+
+  constructor(options: HttpClientOptions) {
+    this.dispatcher = new Agent({
+      connect: options.caPem ? { ca: [...rootCertificates, options.caPem] } : {},
+      headersTimeout: 60_000,
+      bodyTimeout: 120_000,
+      keepAliveTimeout: 10_000,
+    });
+    this.maxAttempts = options.maxAttempts ?? 6;
+    this.maxWaitSeconds = options.maxWaitSeconds ?? 120;
+    this.baseDelaySeconds = options.baseDelaySeconds ?? 1;
+    this.logger = options.logger;
+    this.sleepMs = options.sleepMs ?? ((ms) => sleep(ms).then(() => undefined));
+  }
+
+  /** Counters for one API (created on first use). */
+  statsFor(api: ApiName): HttpStats {
+    let s = this.stats.get(api);
+    if (!s) this.stats.set(api, (s = { requests: 0, retries: 0, throttled: 0, waitedSeconds: 0 }));
+    return s;
+  }
+
+  /**
+   * Sends a request, retrying 408/429/5xx and network failures (reset connections, truncated bodies) up to
+   * `maxAttempts`, and a 401 once with a refreshed token.
+   *
+   * @returns the response with its JSON body when the status is below 400.
+   * @throws UpstreamHttpError for an error status after retries; VigilError `upstream` / `NETWORK_ERROR` when the
+   *   network failed on every attempt.
+   */
+  async send<T = unknown>(req: HttpRequest): Promise<HttpResponse<T>> {
+    const method = req.method ?? 'GET';
+    const stats = this.statsFor(req.api);
+    let refreshed = false;
+    for (let attempt = 1; ; attempt++) {
+      stats.requests++;
+      const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
+      if (req.token) headers.authorization = `Bearer ${await req.token(refreshed)}`;
+      let payload: string | undefined;
+      if (req.body !== undefined) {
+        payload = typeof req.body === 'string' ? req.body : JSON.stringify(req.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      let status: number;
+      let resHeaders: Record<string, string>;
+      let text: string;
+      try {
+        const res = await request(req.url, { method, headers, body: payload, dispatcher: this.dispatcher });
+        status = res.statusCode;
+        resHeaders = headerRecord(res.headers);
+        text = await res.body.text();
+      } catch (e) {
+        const reason = (e as { code?: string }).code ?? (e as Error).message;
+        if (attempt >= this.maxAttempts) {
+          throw new VigilError('upstream', 'NETWORK_ERROR', `${req.api} ${method} ${redactUrl(req.url)} failed after ${attempt} attempts: ${reason}`, {
+            remediation: 'Check network access to the upstream host; Vigil retried with backoff.',
+            cause: e,
+          });
+        }
+        await this.wait(req, attempt, undefined, `network error ${reason}`);
+        continue;
+      }
+      let body: unknown = null;
+      if (text.length > 0) {
+        try {
+          body = JSON.parse(text);
+        } catch (e) {
+          // A 2xx body that does not parse was cut short on the way; retry like a network failure.
+          if (status < 400 && attempt < this.maxAttempts) {
+            await this.wait(req, attempt, undefined, 'unparsable body');
+            continue;
+          }
+          if (status < 400) throw new VigilError('upstream', 'INVALID_BODY', `${req.api} ${method} ${redactUrl(req.url)} returned a body that is not JSON.`, { cause: e });
+          body = text;
+        }
+      }
+      if (status < 400) return { status, headers: resHeaders, body: body as T };
+      if (status === 401 && req.token && !refreshed) {
+        refreshed = true;
+        continue;
+      }
+      if (RETRY_STATUSES.has(status) && attempt < this.maxAttempts) {
+        if (status === 429) stats.throttled++;
+        await this.wait(req, attempt, parseRetryAfter(resHeaders['retry-after']), `status ${status}`);
+        continue;
+      }
+      const { code, message } = upstreamError(body);
+      throw new UpstreamHttpError(req.api, method, req.url, status, code, message, body);
+    }
+  }
+
+  private async wait(req: HttpRequest, attempt: number, retryAfter: number | undefined, why: string): Promise<void> {
+    const stats = this.statsFor(req.api);
+    stats.retries++;
+    // Retry-After is the server's word; without it, full jitter over an exponentially growing ceiling.
+    const seconds = Math.min(this.maxWaitSeconds, retryAfter ?? Math.random() * this.baseDelaySeconds * 2 ** (attempt - 1));
+    stats.waitedSeconds += seconds;
+    this.logger.debug({ api: req.api, path: redactUrl(req.url), attempt, waitSeconds: seconds, why }, 'retrying upstream request');
+    await this.sleepMs(seconds * 1000);
+  }
+
+  /** Closes pooled connections. */
+  async close(): Promise<void> {
+    await this.dispatcher.close();
+  }
+}

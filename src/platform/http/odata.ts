@@ -1,0 +1,61 @@
+import { VigilError } from '../../core/errors.ts';
+import type { ApiName, HttpClient, HttpResponse } from './client.ts';
+
+interface ODataBody<T> {
+  value?: T[];
+  '@odata.nextLink'?: string;
+  '@odata.deltaLink'?: string;
+}
+
+/**
+ * OData paging: follow the absolute `@odata.nextLink` until absent, never rebuilding skip tokens by hand.
+ * Request headers (`ConsistencyLevel`, `Prefer: odata.maxpagesize`) are resent on every page because they are not
+ * implied by the link.
+ *
+ * Sources: Microsoft Graph "Paging Microsoft Graph data" (`concepts/paging.md`); Dataverse "Page results"
+ * (`webapi/query/page-results.md`: `Prefer: odata.maxpagesize`, `@odata.nextLink` with an opaque `$skiptoken`).
+ */
+
+/** One page of an OData collection. */
+export interface ODataPage<T> {
+  items: T[];
+  /** Absolute URL of the next page, when there is one. */
+  nextLink: string | undefined;
+  /** Absolute delta link (delta queries), on the last page only. */
+  deltaLink: string | undefined;
+}
+
+/** Parameters of {@link odataPages}. */
+export interface ODataPagingRequest {
+  api: ApiName;
+  /** First page URL, or a `nextLink` saved in a checkpoint to resume from. */
+  url: string;
+  headers?: Record<string, string>;
+  token: (forceRefresh: boolean) => Promise<string>;
+}
+
+/**
+ * Yields the pages of an OData collection one at a time (memory stays flat whatever the collection size).
+ *
+ * @throws VigilError `upstream` / `UNSAFE_NEXT_LINK` when a link points at another origin (a token is never sent
+ *   elsewhere); UpstreamHttpError from the pipeline.
+ */
+export async function* odataPages<T>(http: HttpClient, req: ODataPagingRequest): AsyncGenerator<ODataPage<T>> {
+  const origin = new URL(req.url).origin;
+  let url: string | undefined = req.url;
+  while (url) {
+    const res: HttpResponse<ODataBody<T> | null> = await http.send<ODataBody<T> | null>({
+      api: req.api,
+      url,
+      headers: req.headers,
+      token: req.token,
+    });
+    const body: ODataBody<T> = res.body ?? {};
+    const next: string | undefined = body['@odata.nextLink'];
+    if (next !== undefined && new URL(next).origin !== origin) {
+      throw new VigilError('upstream', 'UNSAFE_NEXT_LINK', `${req.api} returned a next link to another host (${new URL(next).origin}); refusing to send the token there.`);
+    }
+    yield { items: body.value ?? [], nextLink: next, deltaLink: body['@odata.deltaLink'] };
+    url = next;
+  }
+}

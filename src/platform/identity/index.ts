@@ -1,0 +1,242 @@
+import { ConfidentialClientApplication, LogLevel, type INetworkModule, type NetworkRequestOptions, type NetworkResponse } from '@azure/msal-node';
+import { decodeJwt } from 'jose';
+import { VigilError } from '../../core/errors.ts';
+import type { CloudProfile } from '../../config/cloud.ts';
+import { type HttpClient, UpstreamHttpError } from '../http/client.ts';
+
+/**
+ * Tokens for the service principal: the OAuth 2.0 client-credentials grant through MSAL (`@azure/msal-node`),
+ * with MSAL's network calls sent through Vigil's HTTP pipeline (so the profile's CA is trusted explicitly and
+ * retries are shared), plus OpenID discovery to resolve and check a tenant.
+ *
+ * Sources: Microsoft identity platform "OAuth 2.0 client credentials flow" (`v2-oauth2-client-creds-grant-flow.md`:
+ * `scope={resource}/.default`, no refresh token), "Access token claims reference" (`roles`, `oid`, `tid`, `appid`,
+ * `azp`), "AADSTS error codes" (`reference-error-codes.md`), OpenID Connect discovery (`v2-protocols-oidc.md`).
+ */
+
+/** The claims Vigil reads from an app-only access token. */
+export interface AccessTokenClaims {
+  /** Audience: the resource the token is for. */
+  aud: string;
+  /** Tenant id. */
+  tid: string;
+  /** Object ID of the service principal in the tenant. */
+  oid: string;
+  /** Application (client) ID (`appid` in v1 tokens, `azp` in v2). */
+  appId: string;
+  /** Application permissions granted for this resource (empty when none). */
+  roles: string[];
+  /** Expiry, seconds since the Unix epoch. */
+  exp: number;
+}
+
+/** A token and what it says. The token itself must never be logged or stored. */
+export interface AcquiredToken {
+  accessToken: string;
+  claims: AccessTokenClaims;
+}
+
+/** Decodes (does not verify: the token is our own, fresh from the token endpoint) the claims Vigil relies on. */
+export function readClaims(accessToken: string): AccessTokenClaims {
+  const c = decodeJwt(accessToken) as Record<string, unknown>;
+  const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+  return {
+    aud: str(c.aud),
+    tid: str(c.tid),
+    oid: str(c.oid),
+    appId: str(c.appid) || str(c.azp),
+    roles: Array.isArray(c.roles) ? c.roles.filter((r): r is string => typeof r === 'string') : [],
+    exp: typeof c.exp === 'number' ? c.exp : 0,
+  };
+}
+
+/** Remediation text per AADSTS code the client-credentials grant meets (reference-error-codes.md). */
+const AADSTS_HELP: Record<string, { field?: string; kind: 'authentication' | 'authorization' | 'invalid-input'; message: string; remediation: string }> = {
+  '7000215': {
+    field: '--client-secret',
+    kind: 'authentication',
+    message: 'The client secret was rejected (AADSTS7000215). Vigil needs the secret VALUE, not the secret ID.',
+    remediation: 'In the Microsoft Entra admin center open App registrations > your app > Certificates & secrets, create a new client secret and copy its Value column (shown once), not the Secret ID.',
+  },
+  '7000222': {
+    field: '--client-secret',
+    kind: 'authentication',
+    message: 'The client secret has expired (AADSTS7000222).',
+    remediation: 'Create a new client secret under App registrations > your app > Certificates & secrets, then give Vigil the new value.',
+  },
+  '7000218': {
+    field: '--client-secret',
+    kind: 'invalid-input',
+    message: 'No client secret was sent (AADSTS7000218).',
+    remediation: 'Give the client secret with --client-secret-env VAR or --client-secret-stdin.',
+  },
+  '700016': {
+    field: '--client-id',
+    kind: 'authentication',
+    message: 'The application (client) ID was not found in this tenant (AADSTS700016).',
+    remediation: "Copy the Application (client) ID from App registrations > your app > Overview, and check that --tenant-id is that app's Directory (tenant) ID.",
+  },
+  '90002': {
+    field: '--tenant-id',
+    kind: 'authentication',
+    message: 'The tenant was not found (AADSTS90002).',
+    remediation: 'Copy the Tenant ID from Microsoft Entra admin center > Overview, and check that the cloud (VIGIL_CLOUD) is the one the tenant lives in.',
+  },
+  '70011': {
+    kind: 'invalid-input',
+    message: 'The token scope was refused (AADSTS70011).',
+    remediation: 'The scope must be `{resource}/.default`; check the endpoints profile (VIGIL_ENDPOINTS_FILE) for a wrong resource.',
+  },
+  '500011': {
+    kind: 'authorization',
+    message: 'The resource is not available in this tenant (AADSTS500011).',
+    remediation: 'The service behind this API is not enabled for the tenant, or the endpoints profile names a wrong resource.',
+  },
+};
+
+/**
+ * Turns an AADSTS error (from MSAL or a raw token response) into a {@link VigilError} whose code is `AADSTS<n>`
+ * and whose remediation names the field and portal page. Unknown codes keep Microsoft's first description line.
+ */
+export function aadstsError(code: string, description: string, cause?: unknown): VigilError {
+  const help = AADSTS_HELP[code];
+  const firstLine = description.split(/\r?\n/)[0] ?? description;
+  if (help) {
+    return new VigilError(help.kind, `AADSTS${code}`, help.message, { field: help.field, remediation: help.remediation, detail: { upstream: firstLine }, cause });
+  }
+  return new VigilError('authentication', `AADSTS${code}`, `Microsoft Entra ID refused the request: ${firstLine}`, {
+    remediation: `Look up AADSTS${code} at https://login.microsoftonline.com/error?code=${code}.`,
+    cause,
+  });
+}
+
+function fromMsalError(e: unknown): VigilError {
+  if (e instanceof VigilError) return e;
+  const err = e as { errorCode?: string; errorMessage?: string; message?: string };
+  const text = `${err.errorMessage ?? ''} ${err.message ?? ''}`;
+  const m = /AADSTS(\d+)/.exec(text);
+  if (m) return aadstsError(m[1]!, text.slice(text.indexOf(`AADSTS${m[1]}`)), e);
+  return new VigilError('upstream', 'TOKEN_REQUEST_FAILED', `Token request failed: ${err.errorCode ?? ''} ${(err.errorMessage ?? err.message ?? '').split(/\r?\n/)[0]}`.trim(), { cause: e });
+}
+
+/**
+ * MSAL's network module routed through {@link HttpClient}: MSAL reads error bodies itself, so error statuses are
+ * returned, not thrown.
+ */
+class PipelineNetworkModule implements INetworkModule {
+  constructor(private readonly http: HttpClient) {}
+  async sendGetRequestAsync<T>(url: string, options?: NetworkRequestOptions): Promise<NetworkResponse<T>> {
+    return this.forward<T>('GET', url, options);
+  }
+  async sendPostRequestAsync<T>(url: string, options?: NetworkRequestOptions): Promise<NetworkResponse<T>> {
+    return this.forward<T>('POST', url, options);
+  }
+  private async forward<T>(method: 'GET' | 'POST', url: string, options?: NetworkRequestOptions): Promise<NetworkResponse<T>> {
+    try {
+      const res = await this.http.send<T>({ api: 'identity', method, url, headers: options?.headers, body: options?.body });
+      return { status: res.status, headers: res.headers, body: res.body };
+    } catch (e) {
+      if (e instanceof UpstreamHttpError) {
+        // Give MSAL the error body so it can raise its ServerError with the AADSTS description.
+        const body = (e.body ?? { error: e.upstreamCode, error_description: e.upstreamMessage ?? '' }) as T;
+        return { status: e.status, headers: {}, body };
+      }
+      throw e;
+    }
+  }
+}
+
+/** Parameters of {@link ClientCredentialProvider}. */
+export interface ClientCredentialOptions {
+  cloud: CloudProfile;
+  tenantId: string;
+  clientId: string;
+  clientSecret: string;
+  http: HttpClient;
+}
+
+/**
+ * Client-credentials tokens for one service principal, one MSAL confidential client per integration (MSAL caches
+ * tokens per resource until shortly before expiry).
+ */
+export class ClientCredentialProvider {
+  private readonly app: ConfidentialClientApplication;
+
+  constructor(private readonly options: ClientCredentialOptions) {
+    const authorityUrl = new URL(options.cloud.authorityHost);
+    this.app = new ConfidentialClientApplication({
+      auth: {
+        clientId: options.clientId,
+        clientSecret: options.clientSecret,
+        authority: `${options.cloud.authorityHost}/${options.tenantId}`,
+        // Outside the public cloud (emulator, custom endpoint sets) the authority host is trusted as configured
+        // instead of being checked against Microsoft's instance-discovery list.
+        ...(options.cloud.name === 'public' ? {} : { knownAuthorities: [authorityUrl.host] }),
+      },
+      system: {
+        networkClient: new PipelineNetworkModule(options.http),
+        loggerOptions: { logLevel: LogLevel.Error, piiLoggingEnabled: false, loggerCallback: () => undefined },
+      },
+    });
+  }
+
+  /**
+   * A token for `resource` (scope `{resource}/.default`; a resource ending in `/` gets the documented double slash).
+   *
+   * @throws VigilError `AADSTS<n>` with the remediation for the code (wrong secret, expired secret, unknown app…).
+   */
+  async token(resource: string, forceRefresh = false): Promise<AcquiredToken> {
+    const scope = `${resource}/.default`;
+    let result;
+    try {
+      result = await this.app.acquireTokenByClientCredential({ scopes: [scope], skipCache: forceRefresh });
+    } catch (e) {
+      throw fromMsalError(e);
+    }
+    if (!result?.accessToken) throw new VigilError('upstream', 'TOKEN_EMPTY', `No access token was returned for ${resource}.`);
+    return { accessToken: result.accessToken, claims: readClaims(result.accessToken) };
+  }
+
+  /** The application permissions granted for `resource` (the token's `roles` claim). */
+  async roles(resource: string): Promise<string[]> {
+    return (await this.token(resource)).claims.roles;
+  }
+
+  /** A token function for the HTTP pipeline: `(forceRefresh) => bearer token` for one resource. */
+  bearer(resource: string): (forceRefresh: boolean) => Promise<string> {
+    return async (forceRefresh) => (await this.token(resource, forceRefresh)).accessToken;
+  }
+}
+
+/** Result of {@link discoverTenant}. */
+export interface TenantDiscovery {
+  /** The tenant id (GUID) taken from the discovery document's issuer. */
+  tenantId: string;
+  issuer: string;
+  tokenEndpoint: string;
+}
+
+/**
+ * Resolves a tenant id or primary domain through OpenID Connect discovery
+ * (`{authority}/{tenant}/v2.0/.well-known/openid-configuration`), and so checks that the tenant exists.
+ *
+ * @throws VigilError `AADSTS90002` when the tenant does not exist; `upstream` errors from the pipeline.
+ */
+export async function discoverTenant(http: HttpClient, cloud: CloudProfile, tenant: string): Promise<TenantDiscovery> {
+  try {
+    const res = await http.send<{ issuer?: string; token_endpoint?: string }>({
+      api: 'identity',
+      url: `${cloud.authorityHost}/${encodeURIComponent(tenant)}/v2.0/.well-known/openid-configuration`,
+    });
+    const issuer = res.body?.issuer ?? '';
+    const m = /\/([0-9a-f-]{36})\/v2\.0\/?$/i.exec(issuer);
+    if (!m) throw new VigilError('upstream', 'DISCOVERY_INVALID', `OpenID discovery for '${tenant}' returned no tenant id in its issuer.`);
+    return { tenantId: m[1]!.toLowerCase(), issuer, tokenEndpoint: res.body?.token_endpoint ?? '' };
+  } catch (e) {
+    if (e instanceof UpstreamHttpError && e.status === 400) {
+      const m = /AADSTS(\d+)/.exec(e.upstreamMessage ?? '');
+      throw aadstsError(m?.[1] ?? '90002', e.upstreamMessage ?? `Tenant '${tenant}' not found.`, e);
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,47 @@
+import type { PowerPlatformEnvironment } from '../../core/inventory.ts';
+import { odataPages } from '../../platform/http/odata.ts';
+import type { Stream } from '../stream.ts';
+
+/**
+ * Power Platform environments from the admin API (BAP), visible once the application is registered as a Power
+ * Platform admin management application (BAP answers 403 "does not have permission to access the path" before).
+ *
+ * Sources: Power Platform "List environments" (`admin/api/2020-10-01/environments/list-environments.md`);
+ * "Create a service principal application" (`admin/powerplatform-api-create-service-principal.md`).
+ */
+
+/** The environments list API version used. */
+export const BAP_API_VERSION = '2020-10-01';
+
+type Json = Record<string, unknown>;
+const obj = (v: unknown): Json => (v && typeof v === 'object' ? (v as Json) : {});
+const s = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/** Maps a BAP environment object to a {@link PowerPlatformEnvironment}. */
+export function toEnvironment(j: Json): PowerPlatformEnvironment {
+  const p = obj(j.properties);
+  const linked = obj(p.linkedEnvironmentMetadata);
+  return {
+    id: String(j.name),
+    displayName: s(p.displayName),
+    sku: s(p.environmentSku),
+    isDefault: p.isDefault === true,
+    region: s(p.azureRegion) ?? s(j.location),
+    dataverseUrl: s(linked.instanceUrl),
+    state: s(obj(obj(p.states).runtime).id),
+    raw: j,
+  };
+}
+
+/** Every environment of the tenant. */
+export const environmentsStream: Stream<'environments'> = {
+  name: 'environments',
+  primaryKey: ['id'],
+  resource: (ctx) => ctx.cloud.bap.resource,
+  async *read(ctx, _slice, cursor) {
+    const url = cursor ?? `${ctx.cloud.bap.baseUrl}/providers/Microsoft.BusinessAppPlatform/scopes/admin/environments?api-version=${BAP_API_VERSION}`;
+    for await (const page of odataPages<Json>(ctx.http, { api: 'bap', url, token: ctx.tokens.bearer(ctx.cloud.bap.resource) })) {
+      yield { records: page.items.map(toEnvironment), nextCursor: page.nextLink ?? null };
+    }
+  },
+};

@@ -1,0 +1,110 @@
+import { isAllowedDataverseUrl } from '../../config/cloud.ts';
+import { VigilError } from '../../core/errors.ts';
+import type { Agent, DataverseUser } from '../../core/inventory.ts';
+import { odataPages } from '../../platform/http/odata.ts';
+import type { Slice, Stream, StreamContext, StreamPage } from '../stream.ts';
+
+/**
+ * Dataverse Web API streams per environment: Copilot Studio agents (`bots`) and `systemusers` (to resolve agent
+ * owners). Paged with `Prefer: odata.maxpagesize` and `@odata.nextLink`. The token resource is the environment's
+ * instance URL. Reading needs the application user to hold a security role such as System Administrator in that
+ * environment; Dataverse answers 403 (`0x80072560` "The user is not a member of the organization.") otherwise.
+ *
+ * Sources: Dataverse `bot` and `systemuser` entity references; "Page results" (`webapi/query/page-results.md`);
+ * "Service protection API limits" (`api-limits.md`); terraform-provider-power-platform application user fixtures.
+ */
+
+/** Dataverse Web API version used. */
+export const DATAVERSE_API = 'api/data/v9.2';
+
+type Json = Record<string, unknown>;
+const s = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const n = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+
+/** The resource (token audience) of a Dataverse instance: its URL without a trailing slash. */
+export function dataverseResource(instanceUrl: string): string {
+  return instanceUrl.replace(/\/+$/, '');
+}
+
+/** Slice for an environment that has Dataverse; null otherwise. */
+function environmentSlice(row: { id: string; dataverse_url?: string | null }): Slice | null {
+  return row.dataverse_url ? { key: row.id, params: { environmentId: row.id, instanceUrl: row.dataverse_url } } : null;
+}
+
+/**
+ * Pages of one Dataverse entity set in one environment.
+ * @throws VigilError `authorization` / `DATAVERSE_URL_NOT_ALLOWED` when the instance URL is outside the cloud profile.
+ */
+async function* entityPages<R>(ctx: StreamContext, slice: Slice, entitySet: string, select: string, cursor: string | null, map: (j: Json) => R): AsyncGenerator<StreamPage<R>> {
+  const instanceUrl = slice.params.instanceUrl!;
+  if (!isAllowedDataverseUrl(ctx.cloud, instanceUrl)) {
+    throw new VigilError('authorization', 'DATAVERSE_URL_NOT_ALLOWED', `Environment ${slice.key} reports a Dataverse URL outside the configured cloud (${new URL(instanceUrl).origin}); no token was sent.`, {
+      remediation: 'Check the cloud profile (VIGIL_CLOUD / VIGIL_ENDPOINTS_FILE) matches the tenant.',
+    });
+  }
+  const resource = dataverseResource(instanceUrl);
+  const pageSize = Math.min(5000, Math.max(1, ctx.dataversePageSize ?? 5000));
+  const url = cursor ?? `${resource}/${DATAVERSE_API}/${entitySet}?$select=${select}`;
+  const headers = { 'OData-MaxVersion': '4.0', 'OData-Version': '4.0', Prefer: `odata.maxpagesize=${pageSize}` };
+  for await (const page of odataPages<Json>(ctx.http, { api: 'dataverse', url, headers, token: ctx.tokens.bearer(resource) })) {
+    yield { records: page.items.map(map), nextCursor: page.nextLink ?? null };
+  }
+}
+
+/** Fields of `bot` read by Vigil (reference §4.3). */
+export const BOT_FIELDS = 'botid,name,schemaname,authenticationmode,authenticationtrigger,accesscontrolpolicy,authorizedsecuritygroupids,publishedon,_publishedby_value,_ownerid_value,statecode,statuscode,language,runtimeprovider,template,createdon,modifiedon,configuration';
+
+/** Copilot Studio agents of every environment with Dataverse. */
+export const agentsStream: Stream<'agents'> = {
+  name: 'agents',
+  primaryKey: ['environmentId', 'id'],
+  parent: 'environments',
+  slice: environmentSlice,
+  resource: (_ctx, slice) => dataverseResource(slice.params.instanceUrl!),
+  read: (ctx, slice, cursor) =>
+    entityPages<Agent>(ctx, slice, 'bots', BOT_FIELDS, cursor, (j) => ({
+      environmentId: slice.key,
+      id: String(j.botid),
+      name: s(j.name),
+      schemaName: s(j.schemaname),
+      authenticationMode: n(j.authenticationmode),
+      authenticationTrigger: n(j.authenticationtrigger),
+      accessControlPolicy: n(j.accesscontrolpolicy),
+      ownerId: s(j._ownerid_value),
+      publishedOn: s(j.publishedon),
+      modifiedOn: s(j.modifiedon),
+      createdOn: s(j.createdon),
+      stateCode: n(j.statecode),
+      statusCode: n(j.statuscode),
+      raw: j,
+    })),
+};
+
+/** Dataverse users (people and application users) of every environment with Dataverse. */
+export const dataverseUsersStream: Stream<'dataverseUsers'> = {
+  name: 'dataverseUsers',
+  primaryKey: ['environmentId', 'id'],
+  parent: 'environments',
+  slice: environmentSlice,
+  resource: (_ctx, slice) => dataverseResource(slice.params.instanceUrl!),
+  read: (ctx, slice, cursor) =>
+    entityPages<DataverseUser>(ctx, slice, 'systemusers', 'systemuserid,fullname,domainname,azureactivedirectoryobjectid,applicationid,isdisabled,accessmode', cursor, (j) => ({
+      environmentId: slice.key,
+      id: String(j.systemuserid),
+      fullName: s(j.fullname),
+      aadObjectId: s(j.azureactivedirectoryobjectid),
+      applicationId: s(j.applicationid),
+      isDisabled: typeof j.isdisabled === 'boolean' ? j.isdisabled : null,
+      raw: j,
+    })),
+};
+
+/**
+ * Reads one bot to learn whether the service principal can read agents in an environment (used by verification).
+ * @throws UpstreamHttpError 403 when it cannot.
+ */
+export async function probeAgentsAccess(ctx: StreamContext, environmentId: string, instanceUrl: string): Promise<void> {
+  const pages = entityPages(ctx, { key: environmentId, params: { environmentId, instanceUrl } }, 'bots', 'botid', null, (j) => j);
+  await pages.next();
+  await pages.return(undefined);
+}

@@ -1,0 +1,91 @@
+import type { DirectoryGroup, DirectoryUser, GroupMembership } from '../../core/inventory.ts';
+import { odataPages } from '../../platform/http/odata.ts';
+import { UpstreamHttpError } from '../../platform/http/client.ts';
+import type { Stream, StreamContext, StreamPage } from '../stream.ts';
+
+/**
+ * Microsoft Graph v1.0 directory streams: users, groups and direct group members, read with `$select` and
+ * `$top` (max 999) and paged by `@odata.nextLink`.
+ *
+ * Sources: Graph "List users" (`api/user-list.md`), "List groups", "List group members" (`api/group-list-members.md`:
+ * members of mixed `@odata.type`), paging (`concepts/paging.md`), throttling cost of `$select` (`throttling-limits.md`).
+ */
+
+type Json = Record<string, unknown>;
+const s = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const b = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
+
+function firstUrl(ctx: StreamContext, path: string, select: string): string {
+  const top = Math.min(999, Math.max(1, ctx.graphPageSize ?? 999));
+  return `${ctx.cloud.graph.baseUrl}/v1.0/${path}?$select=${select}&$top=${top}`;
+}
+
+async function* pages<R>(ctx: StreamContext, url: string, map: (j: Json) => R): AsyncGenerator<StreamPage<R>> {
+  for await (const page of odataPages<Json>(ctx.http, { api: 'graph', url, token: ctx.tokens.bearer(ctx.cloud.graph.resource) })) {
+    yield { records: page.items.map(map), nextCursor: page.nextLink ?? null };
+  }
+}
+
+/** Maps a Graph `user` to a {@link DirectoryUser}. */
+export function toDirectoryUser(j: Json): DirectoryUser {
+  return {
+    id: String(j.id),
+    displayName: s(j.displayName),
+    userPrincipalName: s(j.userPrincipalName),
+    mail: s(j.mail),
+    accountEnabled: b(j.accountEnabled),
+    userType: s(j.userType),
+    createdDateTime: s(j.createdDateTime),
+    raw: j,
+  };
+}
+
+/** All users and guests of the tenant. Needs User.Read.All (or Directory.Read.All). */
+export const usersStream: Stream<'users'> = {
+  name: 'users',
+  primaryKey: ['id'],
+  resource: (ctx) => ctx.cloud.graph.resource,
+  read: (ctx, _slice, cursor) =>
+    pages(ctx, cursor ?? firstUrl(ctx, 'users', 'id,displayName,userPrincipalName,mail,accountEnabled,userType,createdDateTime'), toDirectoryUser),
+};
+
+/** All groups of the tenant. Needs GroupMember.Read.All, Group.Read.All or Directory.Read.All. */
+export const groupsStream: Stream<'groups'> = {
+  name: 'groups',
+  primaryKey: ['id'],
+  resource: (ctx) => ctx.cloud.graph.resource,
+  read: (ctx, _slice, cursor) =>
+    pages<DirectoryGroup>(ctx, cursor ?? firstUrl(ctx, 'groups', 'id,displayName,mail,securityEnabled,mailEnabled,groupTypes'), (j) => ({
+      id: String(j.id),
+      displayName: s(j.displayName),
+      mail: s(j.mail),
+      securityEnabled: b(j.securityEnabled),
+      mailEnabled: b(j.mailEnabled),
+      groupTypes: Array.isArray(j.groupTypes) ? j.groupTypes.map(String) : [],
+      raw: j,
+    })),
+};
+
+/** Direct members of each group (one slice per group). A group deleted since it was listed reads as empty. */
+export const membershipsStream: Stream<'memberships'> = {
+  name: 'memberships',
+  primaryKey: ['groupId', 'memberId'],
+  parent: 'groups',
+  slice: (row) => ({ key: row.id, params: { groupId: row.id } }),
+  resource: (ctx) => ctx.cloud.graph.resource,
+  async *read(ctx, slice, cursor) {
+    const groupId = slice.params.groupId!;
+    const url = cursor ?? firstUrl(ctx, `groups/${encodeURIComponent(groupId)}/members`, 'id');
+    try {
+      yield* pages<GroupMembership>(ctx, url, (j) => ({
+        groupId,
+        memberId: String(j.id),
+        memberType: (s(j['@odata.type']) ?? '#microsoft.graph.directoryObject').replace('#microsoft.graph.', ''),
+        raw: j,
+      }));
+    } catch (e) {
+      if (e instanceof UpstreamHttpError && e.status === 404) return;
+      throw e;
+    }
+  },
+};

@@ -1,0 +1,68 @@
+import type { CloudProfile } from '../config/cloud.ts';
+import type { StreamName, StreamRecords } from '../core/inventory.ts';
+import type { HttpClient } from '../platform/http/client.ts';
+import type { Logger } from '../platform/log/index.ts';
+
+/**
+ * The unit of collection: a stream is an async generator of pages of records, with a primary key, a resumable
+ * cursor (the next page's URL) and slices (one per group, one per environment). Sources never touch the
+ * database: the sync engine stores each page and checkpoints the cursor after it.
+ * Model: faros-ai airbyte-cdk `stream-base.ts`.
+ */
+
+/** One slice of a stream: `key` is stable across runs (a group id, an environment name, or `*`). */
+export interface Slice {
+  key: string;
+  params: Record<string, string>;
+}
+
+/** One page read from upstream, with the cursor from which the next page is read (null on the last page). */
+export interface StreamPage<R> {
+  records: R[];
+  nextCursor: string | null;
+}
+
+/** Tokens for the integration's service principal, per resource. */
+export interface TokenSource {
+  /** `(forceRefresh) => bearer token` for a resource (scope `{resource}/.default`). */
+  bearer(resource: string): (forceRefresh: boolean) => Promise<string>;
+  /** The `roles` claim of a token for the resource. */
+  roles(resource: string): Promise<string[]>;
+}
+
+/** What a stream needs to read. */
+export interface StreamContext {
+  http: HttpClient;
+  cloud: CloudProfile;
+  tokens: TokenSource;
+  logger: Logger;
+  /** Page size asked of Dataverse (`Prefer: odata.maxpagesize`), 1–5000. @default 5000 */
+  dataversePageSize?: number;
+  /** Page size asked of Graph (`$top`), 1–999. @default 999 */
+  graphPageSize?: number;
+}
+
+/** A row of the parent stream handed to {@link Stream.slice}. */
+export interface ParentRow {
+  id: string;
+  dataverse_url?: string | null;
+  display_name?: string | null;
+}
+
+/** A stream definition. */
+export interface Stream<S extends StreamName> {
+  name: S;
+  /** Primary key fields of the records. */
+  primaryKey: string[];
+  /** For child streams: the stream whose stored rows give the slices. */
+  parent?: 'groups' | 'environments';
+  /** Builds the slice for one parent row, or null when the row has nothing to read (environment without Dataverse). */
+  slice?(row: ParentRow): Slice | null;
+  /** The token resource this stream reads (for the permission pre-check). */
+  resource(ctx: StreamContext, slice: Slice): string;
+  /** Reads the slice from the cursor (null = from the start). */
+  read(ctx: StreamContext, slice: Slice, cursor: string | null): AsyncGenerator<StreamPage<StreamRecords[S]>>;
+}
+
+/** The single slice of a stream that has no parent. */
+export const ROOT_SLICE: Slice = Object.freeze({ key: '*', params: {} }) as Slice;

@@ -1,0 +1,39 @@
+import type { Executor } from '../db.ts';
+import type { IntegrationsTable } from '../schema.ts';
+
+/** Integration rows. The secret column holds an encrypted envelope only (see platform/crypto). */
+export type IntegrationRow = IntegrationsTable;
+
+/** Inserts a new integration. */
+export async function insertIntegration(db: Executor, row: IntegrationRow): Promise<void> {
+  await db.insertInto('integrations').values(row).execute();
+}
+
+/** An integration by its id, or by its name when no id matches; undefined when neither exists. */
+export async function findIntegration(db: Executor, idOrName: string): Promise<IntegrationRow | undefined> {
+  return (
+    (await db.selectFrom('integrations').selectAll().where('id', '=', idOrName).executeTakeFirst()) ??
+    (await db.selectFrom('integrations').selectAll().where('name', '=', idOrName).executeTakeFirst())
+  );
+}
+
+/** An integration by tenant id and client id (the natural key). */
+export async function findIntegrationByApp(db: Executor, tenantId: string, clientId: string): Promise<IntegrationRow | undefined> {
+  return db.selectFrom('integrations').selectAll().where('tenant_id', '=', tenantId).where('client_id', '=', clientId).executeTakeFirst();
+}
+
+/** All integrations, oldest first. */
+export async function listIntegrations(db: Executor): Promise<IntegrationRow[]> {
+  return db.selectFrom('integrations').selectAll().orderBy('created_at').execute();
+}
+
+/** Stores the latest verification report (JSON) of an integration. */
+export async function updateVerification(db: Executor, id: string, verification: unknown, at: string): Promise<void> {
+  await db.updateTable('integrations').set({ verification: JSON.stringify(verification), verified_at: at, updated_at: at }).where('id', '=', id).execute();
+}
+
+/** Deletes an integration and, by cascade, everything collected for it. Returns true when a row was deleted. */
+export async function deleteIntegration(db: Executor, id: string): Promise<boolean> {
+  const r = await db.deleteFrom('integrations').where('id', '=', id).executeTakeFirst();
+  return Number(r.numDeletedRows) > 0;
+}

@@ -1,0 +1,224 @@
+import { sql } from 'kysely';
+import type { Agent, DataverseUser, DirectoryGroup, DirectoryUser, GroupMembership, PowerPlatformEnvironment, StreamName, StreamRecords } from '../../core/inventory.ts';
+import type { Executor } from '../db.ts';
+import type { InventoryTable } from '../schema.ts';
+
+/**
+ * Inventory repositories: idempotent bulk upserts stamped with the run that saw each object, marking of objects a
+ * complete run did not see (kept as history with `deleted_at`), and the reads checks use.
+ * Model: cloudquery plugin-sdk `delete-stale` (stamp a run id, then mark what was not seen).
+ */
+
+const bool = (v: boolean | null): number | null => (v === null ? null : v ? 1 : 0);
+
+interface TableMapping<R> {
+  table: InventoryTable;
+  /** Key columns besides integration_id. */
+  key: string[];
+  /** Column holding the slice key for child streams (deletions are scoped per slice). */
+  sliceColumn?: string;
+  /** Parent table and its live-row condition for orphan marking. */
+  parentTable?: InventoryTable;
+  toRow(r: R): Record<string, unknown>;
+}
+
+/** How each stream's records map to a table. */
+export const TABLES: { [S in StreamName]: TableMapping<StreamRecords[S]> } = {
+  users: {
+    table: 'directory_users',
+    key: ['id'],
+    toRow: (u: DirectoryUser) => ({
+      id: u.id,
+      display_name: u.displayName,
+      user_principal_name: u.userPrincipalName,
+      mail: u.mail,
+      account_enabled: bool(u.accountEnabled),
+      user_type: u.userType,
+      created_date_time: u.createdDateTime,
+    }),
+  },
+  groups: {
+    table: 'directory_groups',
+    key: ['id'],
+    toRow: (g: DirectoryGroup) => ({
+      id: g.id,
+      display_name: g.displayName,
+      mail: g.mail,
+      security_enabled: bool(g.securityEnabled),
+      mail_enabled: bool(g.mailEnabled),
+      group_types: JSON.stringify(g.groupTypes),
+    }),
+  },
+  memberships: {
+    table: 'group_memberships',
+    key: ['group_id', 'member_id'],
+    sliceColumn: 'group_id',
+    parentTable: 'directory_groups',
+    toRow: (m: GroupMembership) => ({ group_id: m.groupId, member_id: m.memberId, member_type: m.memberType }),
+  },
+  environments: {
+    table: 'environments',
+    key: ['id'],
+    toRow: (e: PowerPlatformEnvironment) => ({
+      id: e.id,
+      display_name: e.displayName,
+      sku: e.sku,
+      is_default: e.isDefault ? 1 : 0,
+      region: e.region,
+      dataverse_url: e.dataverseUrl,
+      state: e.state,
+    }),
+  },
+  dataverseUsers: {
+    table: 'dataverse_users',
+    key: ['environment_id', 'id'],
+    sliceColumn: 'environment_id',
+    parentTable: 'environments',
+    toRow: (u: DataverseUser) => ({
+      environment_id: u.environmentId,
+      id: u.id,
+      full_name: u.fullName,
+      aad_object_id: u.aadObjectId,
+      application_id: u.applicationId,
+      is_disabled: bool(u.isDisabled),
+    }),
+  },
+  agents: {
+    table: 'agents',
+    key: ['environment_id', 'id'],
+    sliceColumn: 'environment_id',
+    parentTable: 'environments',
+    toRow: (a: Agent) => ({
+      environment_id: a.environmentId,
+      id: a.id,
+      name: a.name,
+      schema_name: a.schemaName,
+      authentication_mode: a.authenticationMode,
+      authentication_trigger: a.authenticationTrigger,
+      access_control_policy: a.accessControlPolicy,
+      owner_id: a.ownerId,
+      published_on: a.publishedOn,
+      modified_on: a.modifiedOn,
+      created_on: a.createdOn,
+      state_code: a.stateCode,
+      status_code: a.statusCode,
+    }),
+  },
+};
+
+/** Rows per INSERT statement: keeps bound parameters far below SQLite's 32,766 and PostgreSQL's 65,535. */
+const CHUNK = 200;
+
+/**
+ * Upserts records of one stream, stamping `last_seen_run` and clearing `deleted_at`; `first_seen_at` is kept.
+ * Records repeated inside one batch (an upstream page overlap) keep the last copy.
+ */
+export async function upsertRecords<S extends StreamName>(
+  db: Executor,
+  stream: S,
+  integrationId: string,
+  runId: string,
+  records: StreamRecords[S][],
+  now: string,
+): Promise<void> {
+  if (records.length === 0) return;
+  const mapping = TABLES[stream] as TableMapping<StreamRecords[S]>;
+  const byKey = new Map<string, Record<string, unknown>>();
+  for (const r of records) {
+    const row = { integration_id: integrationId, ...mapping.toRow(r), raw: JSON.stringify(r.raw), first_seen_at: now, last_seen_at: now, last_seen_run: runId, deleted_at: null };
+    byKey.set(mapping.key.map((k) => String(row[k as keyof typeof row])).join('\u0000'), row);
+  }
+  const rows = [...byKey.values()];
+  const updateColumns = Object.keys(rows[0]!).filter((c) => c !== 'integration_id' && c !== 'first_seen_at' && !mapping.key.includes(c));
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    await db
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      .insertInto(mapping.table as any)
+      .values(rows.slice(i, i + CHUNK))
+      .onConflict((oc) =>
+        oc.columns(['integration_id', ...mapping.key] as never).doUpdateSet(Object.fromEntries(updateColumns.map((c) => [c, sql.ref(`excluded.${c}`)])) as never),
+      )
+      .execute();
+  }
+}
+
+/**
+ * Marks as deleted the live rows of a stream that run `runId` did not see. For child streams, only within the
+ * given completed slices, plus rows whose parent is itself gone. Returns the number of rows marked.
+ */
+export async function markUnseen(db: Executor, stream: StreamName, integrationId: string, runId: string, completedSlices: string[] | 'all', now: string): Promise<number> {
+  const mapping = TABLES[stream];
+  let marked = 0;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const base = () => (db as any).updateTable(mapping.table).set({ deleted_at: now }).where('integration_id', '=', integrationId).where('deleted_at', 'is', null);
+  if (completedSlices === 'all' || !mapping.sliceColumn) {
+    const r = await base().where('last_seen_run', '!=', runId).executeTakeFirst();
+    return Number(r.numUpdatedRows ?? 0);
+  }
+  for (let i = 0; i < completedSlices.length; i += 500) {
+    const r = await base().where('last_seen_run', '!=', runId).where(mapping.sliceColumn, 'in', completedSlices.slice(i, i + 500)).executeTakeFirst();
+    marked += Number(r.numUpdatedRows ?? 0);
+  }
+  if (mapping.parentTable) {
+    const parentTable = mapping.parentTable;
+    const r = await base()
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      .where(mapping.sliceColumn, 'not in', (qb: any) => qb.selectFrom(parentTable).select('id').where('integration_id', '=', integrationId).where('deleted_at', 'is', null))
+      .executeTakeFirst();
+    marked += Number(r.numUpdatedRows ?? 0);
+  }
+  return marked;
+}
+
+/** Number of live (not deleted) rows per inventory stream. */
+export async function countLive(db: Executor, integrationId: string): Promise<Record<StreamName, number>> {
+  const out = {} as Record<StreamName, number>;
+  for (const [stream, mapping] of Object.entries(TABLES) as [StreamName, TableMapping<unknown>][]) {
+    const row = await db
+      .selectFrom(mapping.table)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('integration_id', '=', integrationId)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst();
+    out[stream] = Number(row?.n ?? 0);
+  }
+  return out;
+}
+
+/** Live environments of an integration. */
+export async function listEnvironments(db: Executor, integrationId: string) {
+  return db.selectFrom('environments').selectAll().where('integration_id', '=', integrationId).where('deleted_at', 'is', null).orderBy('id').execute();
+}
+
+/** Live groups' ids of an integration (slices of the memberships stream). */
+export async function listGroupIds(db: Executor, integrationId: string): Promise<string[]> {
+  const rows = await db.selectFrom('directory_groups').select('id').where('integration_id', '=', integrationId).where('deleted_at', 'is', null).orderBy('id').execute();
+  return rows.map((r) => r.id);
+}
+
+/** Live agents of an integration. */
+export async function listAgents(db: Executor, integrationId: string) {
+  return db.selectFrom('agents').selectAll().where('integration_id', '=', integrationId).where('deleted_at', 'is', null).orderBy('environment_id').orderBy('id').execute();
+}
+
+/** Live Dataverse users of an integration. */
+export async function listDataverseUsers(db: Executor, integrationId: string) {
+  return db.selectFrom('dataverse_users').selectAll().where('integration_id', '=', integrationId).where('deleted_at', 'is', null).execute();
+}
+
+/** Live directory users with the given ids (chunked). */
+export async function listUsersByIds(db: Executor, integrationId: string, ids: string[]) {
+  const out = [];
+  for (let i = 0; i < ids.length; i += 500) {
+    out.push(
+      ...(await db
+        .selectFrom('directory_users')
+        .select(['id', 'display_name', 'user_principal_name', 'account_enabled', 'user_type'])
+        .where('integration_id', '=', integrationId)
+        .where('deleted_at', 'is', null)
+        .where('id', 'in', ids.slice(i, i + 500))
+        .execute()),
+    );
+  }
+  return out;
+}

@@ -1,0 +1,105 @@
+import type { RunStatus, SliceStatus } from '../../core/types.ts';
+import type { Executor } from '../db.ts';
+import type { CheckpointsTable, CollectionRunsTable } from '../schema.ts';
+
+/** Collection runs and their checkpoints per (stream, slice). */
+export type RunRow = CollectionRunsTable;
+export type CheckpointRow = CheckpointsTable;
+
+/** Inserts a run in status `running`. */
+export async function insertRun(db: Executor, row: Pick<RunRow, 'id' | 'integration_id' | 'started_at' | 'owner_host' | 'owner_pid'>): Promise<void> {
+  await db
+    .insertInto('collection_runs')
+    .values({ ...row, status: 'running', heartbeat_at: row.started_at, attempts: 1, finished_at: null, duration_ms: null, counts: null, errors: null, http_stats: null })
+    .execute();
+}
+
+/** The run of an integration still marked `running`, if any. */
+export async function findRunningRun(db: Executor, integrationId: string): Promise<RunRow | undefined> {
+  return db.selectFrom('collection_runs').selectAll().where('integration_id', '=', integrationId).where('status', '=', 'running').orderBy('started_at', 'desc').executeTakeFirst();
+}
+
+/** Takes over a run left `running` by a dead process: new owner, attempt count + 1. */
+export async function claimRun(db: Executor, runId: string, ownerHost: string, ownerPid: number, at: string): Promise<void> {
+  await db
+    .updateTable('collection_runs')
+    .set((eb) => ({ owner_host: ownerHost, owner_pid: ownerPid, heartbeat_at: at, attempts: eb('attempts', '+', 1) }))
+    .where('id', '=', runId)
+    .execute();
+}
+
+/** Records that the run's owner is alive. */
+export async function heartbeat(db: Executor, runId: string, at: string): Promise<void> {
+  await db.updateTable('collection_runs').set({ heartbeat_at: at }).where('id', '=', runId).execute();
+}
+
+/** Closes a run with its outcome. */
+export async function finishRun(
+  db: Executor,
+  runId: string,
+  outcome: { status: RunStatus; finishedAt: string; durationMs: number; counts: unknown; errors: unknown; httpStats: unknown },
+): Promise<void> {
+  await db
+    .updateTable('collection_runs')
+    .set({
+      status: outcome.status,
+      finished_at: outcome.finishedAt,
+      duration_ms: outcome.durationMs,
+      counts: JSON.stringify(outcome.counts),
+      errors: JSON.stringify(outcome.errors),
+      http_stats: JSON.stringify(outcome.httpStats),
+    })
+    .where('id', '=', runId)
+    .execute();
+}
+
+/** A run by id. */
+export async function getRun(db: Executor, runId: string): Promise<RunRow | undefined> {
+  return db.selectFrom('collection_runs').selectAll().where('id', '=', runId).executeTakeFirst();
+}
+
+/** The latest finished run (any status but `running`) of an integration. */
+export async function latestFinishedRun(db: Executor, integrationId: string): Promise<RunRow | undefined> {
+  return db.selectFrom('collection_runs').selectAll().where('integration_id', '=', integrationId).where('status', '!=', 'running').orderBy('started_at', 'desc').executeTakeFirst();
+}
+
+/** Runs of an integration, newest first. */
+export async function listRuns(db: Executor, integrationId: string, limit = 20): Promise<RunRow[]> {
+  return db.selectFrom('collection_runs').selectAll().where('integration_id', '=', integrationId).orderBy('started_at', 'desc').limit(limit).execute();
+}
+
+/** All checkpoints of a run. */
+export async function listCheckpoints(db: Executor, runId: string): Promise<CheckpointRow[]> {
+  return db.selectFrom('checkpoints').selectAll().where('run_id', '=', runId).execute();
+}
+
+/** Writes a checkpoint (insert or replace). `addRecords` is added to the stored count. */
+export async function saveCheckpoint(
+  db: Executor,
+  cp: { runId: string; stream: string; sliceKey: string; status: SliceStatus; cursor: string | null; addRecords: number; errorCode?: string | null; errorMessage?: string | null; at: string },
+): Promise<void> {
+  await db
+    .insertInto('checkpoints')
+    .values({
+      run_id: cp.runId,
+      stream: cp.stream,
+      slice_key: cp.sliceKey,
+      status: cp.status,
+      cursor: cp.cursor,
+      records: cp.addRecords,
+      error_code: cp.errorCode ?? null,
+      error_message: cp.errorMessage ?? null,
+      updated_at: cp.at,
+    })
+    .onConflict((oc) =>
+      oc.columns(['run_id', 'stream', 'slice_key']).doUpdateSet((eb) => ({
+        status: cp.status,
+        cursor: cp.cursor,
+        records: eb('checkpoints.records', '+', cp.addRecords),
+        error_code: cp.errorCode ?? null,
+        error_message: cp.errorMessage ?? null,
+        updated_at: cp.at,
+      })),
+    )
+    .execute();
+}

@@ -1,0 +1,162 @@
+/**
+ * Table types for Kysely. Timestamps are ISO 8601 UTC text; booleans are 0/1 integers; JSON is text.
+ * The migrations in `migrations/` are the source of truth; these types mirror them.
+ */
+
+interface InventoryColumns {
+  integration_id: string;
+  raw: string;
+  first_seen_at: string;
+  last_seen_at: string;
+  last_seen_run: string;
+  deleted_at: string | null;
+}
+
+export interface IntegrationsTable {
+  id: string;
+  name: string;
+  mode: string;
+  tenant_id: string;
+  client_id: string;
+  sp_object_id: string | null;
+  /** JSON of an AES-256-GCM envelope; never the plain secret. */
+  secret_envelope: string | null;
+  secret_expires_at: string | null;
+  verification: string | null;
+  verified_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface CollectionRunsTable {
+  id: string;
+  integration_id: string;
+  status: string;
+  started_at: string;
+  finished_at: string | null;
+  duration_ms: number | null;
+  attempts: number;
+  owner_host: string | null;
+  owner_pid: number | null;
+  heartbeat_at: string | null;
+  counts: string | null;
+  errors: string | null;
+  http_stats: string | null;
+}
+
+export interface CheckpointsTable {
+  run_id: string;
+  stream: string;
+  slice_key: string;
+  status: string;
+  cursor: string | null;
+  records: number;
+  error_code: string | null;
+  error_message: string | null;
+  updated_at: string;
+}
+
+export interface DirectoryUsersTable extends InventoryColumns {
+  id: string;
+  display_name: string | null;
+  user_principal_name: string | null;
+  mail: string | null;
+  account_enabled: number | null;
+  user_type: string | null;
+  created_date_time: string | null;
+}
+
+export interface DirectoryGroupsTable extends InventoryColumns {
+  id: string;
+  display_name: string | null;
+  mail: string | null;
+  security_enabled: number | null;
+  mail_enabled: number | null;
+  group_types: string | null;
+}
+
+export interface GroupMembershipsTable extends InventoryColumns {
+  group_id: string;
+  member_id: string;
+  member_type: string;
+}
+
+export interface EnvironmentsTable extends InventoryColumns {
+  id: string;
+  display_name: string | null;
+  sku: string | null;
+  is_default: number;
+  region: string | null;
+  dataverse_url: string | null;
+  state: string | null;
+}
+
+export interface DataverseUsersTable extends InventoryColumns {
+  environment_id: string;
+  id: string;
+  full_name: string | null;
+  aad_object_id: string | null;
+  application_id: string | null;
+  is_disabled: number | null;
+}
+
+export interface AgentsTable extends InventoryColumns {
+  environment_id: string;
+  id: string;
+  name: string | null;
+  schema_name: string | null;
+  authentication_mode: number | null;
+  authentication_trigger: number | null;
+  access_control_policy: number | null;
+  owner_id: string | null;
+  published_on: string | null;
+  modified_on: string | null;
+  created_on: string | null;
+  state_code: number | null;
+  status_code: number | null;
+}
+
+export interface CheckResultsTable {
+  integration_id: string;
+  check_id: string;
+  resource_type: string;
+  resource_id: string;
+  resource_name: string | null;
+  status: string;
+  reason: string | null;
+  run_id: string | null;
+  evaluated_at: string;
+}
+
+export interface FindingsTable {
+  id: string;
+  integration_id: string;
+  check_id: string;
+  severity: string;
+  resource_type: string;
+  resource_id: string;
+  resource_name: string | null;
+  status: string;
+  detail: string | null;
+  first_seen_at: string;
+  last_seen_at: string;
+  resolved_at: string | null;
+}
+
+/** The database. */
+export interface Database {
+  integrations: IntegrationsTable;
+  collection_runs: CollectionRunsTable;
+  checkpoints: CheckpointsTable;
+  directory_users: DirectoryUsersTable;
+  directory_groups: DirectoryGroupsTable;
+  group_memberships: GroupMembershipsTable;
+  environments: EnvironmentsTable;
+  dataverse_users: DataverseUsersTable;
+  agents: AgentsTable;
+  check_results: CheckResultsTable;
+  findings: FindingsTable;
+}
+
+/** Names of the inventory tables. */
+export type InventoryTable = 'directory_users' | 'directory_groups' | 'group_memberships' | 'environments' | 'dataverse_users' | 'agents';

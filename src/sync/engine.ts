@@ -1,0 +1,236 @@
+import { hostname } from 'node:os';
+import type { Kysely } from 'kysely';
+import { capabilityForStream, isGranted, API_DISPLAY_NAMES } from '../core/capabilities.ts';
+import { isVigilError, VigilError } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import { STREAM_NAMES, type StreamName } from '../core/inventory.ts';
+import type { RunStatus } from '../core/types.ts';
+import { ROOT_SLICE, type ParentRow, type Slice, type Stream, type StreamContext } from '../sources/stream.ts';
+import { STREAMS } from '../sources/index.ts';
+import { nowIso } from '../store/db.ts';
+import { listEnvironments, listGroupIds, markUnseen, upsertRecords } from '../store/repositories/inventory.ts';
+import * as runs from '../store/repositories/runs.ts';
+import type { Database } from '../store/schema.ts';
+
+/**
+ * The sync engine: runs the streams of one integration, stores each page and its checkpoint in one transaction
+ * (so a killed run resumes from the next page, with nothing lost or counted twice), records errored slices apart
+ * from empty ones (checks then say "not evaluated"), and marks objects a complete stream did not see as deleted.
+ * Model: faros-ai airbyte-cdk `source-base.ts` (errors per slice, state still emitted); cloudquery `delete-stale`.
+ */
+
+/** Progress of a run, reported after every page and slice. */
+export interface Progress {
+  stream: StreamName;
+  slicesDone: number;
+  slicesTotal: number;
+  /** Records stored so far by this stream in this run. */
+  records: number;
+}
+
+/** An errored slice of a run. */
+export interface SliceError {
+  stream: StreamName;
+  slice: string;
+  code: string;
+  message: string;
+}
+
+/** Per-stream outcome of a run. */
+export interface StreamOutcome {
+  /** Records stored by this run (all attempts of a resumed run included, each once). */
+  records: number;
+  slices: number;
+  erroredSlices: number;
+}
+
+/** Outcome of {@link collect}. */
+export interface CollectResult {
+  runId: string;
+  status: RunStatus;
+  /** True when the run continued one left unfinished by a process that died. */
+  resumed: boolean;
+  streams: Record<StreamName, StreamOutcome>;
+  errors: SliceError[];
+  /** Objects marked deleted because a complete stream no longer saw them. */
+  markedDeleted: number;
+  durationMs: number;
+}
+
+/** Options of {@link collect}. */
+export interface CollectOptions {
+  db: Kysely<Database>;
+  integrationId: string;
+  ctx: StreamContext;
+  /** Slices read at once within one stream. @default 4 */
+  concurrency?: number;
+  onProgress?: (p: Progress) => void;
+  /** Test hook: called after each stored page (a test kills the process here). */
+  afterPage?: (stream: StreamName, slice: string) => void | Promise<void>;
+}
+
+/** A run whose owner stopped sending heartbeats this long ago is taken over, whatever host it was on. */
+const STALE_HEARTBEAT_MS = 5 * 60_000;
+
+function ownerAlive(run: runs.RunRow): boolean {
+  if (run.owner_host === hostname() && run.owner_pid) {
+    if (run.owner_pid === process.pid) return false;
+    try {
+      process.kill(run.owner_pid, 0);
+      return true;
+    } catch (e) {
+      return (e as NodeJS.ErrnoException).code === 'EPERM';
+    }
+  }
+  return Date.now() - Date.parse(run.heartbeat_at ?? run.started_at) < STALE_HEARTBEAT_MS;
+}
+
+async function runPool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+function errorCode(e: unknown): { code: string; message: string } {
+  if (isVigilError(e)) return { code: e.code, message: e.message };
+  return { code: 'INTERNAL', message: (e as Error).message ?? String(e) };
+}
+
+/**
+ * Collects every stream for one integration: starts a run, or resumes the integration's unfinished run when its
+ * owner process is gone.
+ *
+ * @throws VigilError `conflict` / `COLLECTION_RUNNING` when a live process is collecting this integration;
+ *   `authentication` errors (secret expired, app removed) after recording the run as failed.
+ */
+export async function collect(options: CollectOptions): Promise<CollectResult> {
+  const { db, integrationId, ctx } = options;
+  const started = Date.now();
+  const host = hostname();
+  let runId: string;
+  let resumed = false;
+  const running = await runs.findRunningRun(db, integrationId);
+  if (running) {
+    if (ownerAlive(running)) {
+      throw new VigilError('conflict', 'COLLECTION_RUNNING', `Collection ${running.id} is already running for this integration (process ${running.owner_pid} on ${running.owner_host}).`, {
+        remediation: 'Wait for it to finish; `vigil runs <integration>` shows its progress.',
+      });
+    }
+    runId = running.id;
+    resumed = true;
+    await runs.claimRun(db, runId, host, process.pid, nowIso());
+    ctx.logger.info({ integrationId, runId }, 'resuming interrupted collection run');
+  } else {
+    runId = newId('run');
+    await runs.insertRun(db, { id: runId, integration_id: integrationId, started_at: nowIso(), owner_host: host, owner_pid: process.pid });
+    ctx.logger.info({ integrationId, runId }, 'collection run started');
+  }
+
+  const checkpoints = new Map((await runs.listCheckpoints(db, runId)).map((c) => [`${c.stream}\u0000${c.slice_key}`, c]));
+  const outcome = Object.fromEntries(STREAM_NAMES.map((s) => [s, { records: 0, slices: 0, erroredSlices: 0 }])) as Record<StreamName, StreamOutcome>;
+  const errors: SliceError[] = [];
+  const failedStreams = new Set<StreamName>();
+  let markedDeleted = 0;
+
+  const recordError = async (stream: StreamName, slice: string, code: string, message: string, cursor: string | null) => {
+    errors.push({ stream, slice, code, message });
+    outcome[stream].erroredSlices++;
+    await runs.saveCheckpoint(db, { runId, stream, sliceKey: slice, status: 'error', cursor, addRecords: 0, errorCode: code, errorMessage: message, at: nowIso() });
+  };
+
+  try {
+    for (const name of STREAM_NAMES) {
+      const stream = STREAMS[name] as Stream<StreamName>;
+      // Children of a stream that failed in this run would read stale parents: record why they were skipped.
+      if (stream.parent && failedStreams.has(stream.parent)) {
+        failedStreams.add(name);
+        outcome[name].slices = 1;
+        await recordError(name, '*', 'PARENT_STREAM_FAILED', `Not collected: the ${stream.parent} stream failed in this run.`, null);
+        continue;
+      }
+      const capability = capabilityForStream(name);
+      if (capability) {
+        const roles = await ctx.tokens.roles(stream.resource(ctx, ROOT_SLICE));
+        if (!isGranted(capability, roles)) {
+          failedStreams.add(name);
+          outcome[name].slices = 1;
+          await recordError(
+            name,
+            '*',
+            'MISSING_PERMISSION',
+            `Not collected: the ${API_DISPLAY_NAMES[capability.api]} application permission ${capability.recommended} (or ${capability.anyOf.filter((p) => p !== capability.recommended).join(', ')}) is not granted.`,
+            null,
+          );
+          continue;
+        }
+      }
+
+      let slices: Slice[];
+      if (!stream.parent) slices = [ROOT_SLICE];
+      else {
+        const parents: ParentRow[] =
+          stream.parent === 'groups' ? (await listGroupIds(db, integrationId)).map((id) => ({ id })) : await listEnvironments(db, integrationId);
+        slices = parents.map((p) => stream.slice!(p)).filter((s): s is Slice => s !== null);
+      }
+      outcome[name].slices = slices.length;
+      let slicesDone = 0;
+      const completed: string[] = [];
+
+      await runPool(slices, stream.parent ? (options.concurrency ?? 4) : 1, async (slice) => {
+        const cp = checkpoints.get(`${name}\u0000${slice.key}`);
+        outcome[name].records += cp?.records ?? 0;
+        if (cp?.status === 'done') {
+          completed.push(slice.key);
+          options.onProgress?.({ stream: name, slicesDone: ++slicesDone, slicesTotal: slices.length, records: outcome[name].records });
+          return;
+        }
+        let cursor = cp?.cursor ?? null;
+        let done = false;
+        try {
+          for await (const page of stream.read(ctx, slice, cursor)) {
+            const at = nowIso();
+            done = page.nextCursor === null;
+            await db.transaction().execute(async (trx) => {
+              await upsertRecords(trx, name, integrationId, runId, page.records, at);
+              await runs.saveCheckpoint(trx, { runId, stream: name, sliceKey: slice.key, status: done ? 'done' : 'in_progress', cursor: page.nextCursor, addRecords: page.records.length, at });
+              await runs.heartbeat(trx, runId, at);
+            });
+            cursor = page.nextCursor;
+            outcome[name].records += page.records.length;
+            options.onProgress?.({ stream: name, slicesDone, slicesTotal: slices.length, records: outcome[name].records });
+            await options.afterPage?.(name, slice.key);
+          }
+          if (!done) await runs.saveCheckpoint(db, { runId, stream: name, sliceKey: slice.key, status: 'done', cursor: null, addRecords: 0, at: nowIso() });
+          completed.push(slice.key);
+        } catch (e) {
+          if (isVigilError(e, 'authentication')) throw e;
+          const { code, message } = errorCode(e);
+          ctx.logger.warn({ integrationId, runId, stream: name, slice: slice.key, code }, 'slice failed');
+          await recordError(name, slice.key, code, message, cursor);
+        }
+        options.onProgress?.({ stream: name, slicesDone: ++slicesDone, slicesTotal: slices.length, records: outcome[name].records });
+      });
+
+      if (outcome[name].erroredSlices > 0 && !stream.parent) failedStreams.add(name);
+      if (!stream.parent) {
+        if (completed.length === 1) markedDeleted += await markUnseen(db, name, integrationId, runId, 'all', nowIso());
+      } else {
+        markedDeleted += await markUnseen(db, name, integrationId, runId, completed, nowIso());
+      }
+    }
+  } catch (e) {
+    const { code, message } = errorCode(e);
+    errors.push({ stream: 'users', slice: '*', code, message });
+    await runs.finishRun(db, runId, { status: 'failed', finishedAt: nowIso(), durationMs: Date.now() - started, counts: outcome, errors, httpStats: Object.fromEntries(ctx.http.stats) });
+    ctx.logger.error({ integrationId, runId, code }, 'collection run failed');
+    throw e;
+  }
+
+  const status: RunStatus = errors.length === 0 ? 'succeeded' : 'partial';
+  const durationMs = Date.now() - started;
+  await runs.finishRun(db, runId, { status, finishedAt: nowIso(), durationMs, counts: outcome, errors, httpStats: Object.fromEntries(ctx.http.stats) });
+  ctx.logger.info({ integrationId, runId, status, durationMs }, 'collection run finished');
+  return { runId, status, resumed, streams: outcome, errors, markedDeleted, durationMs };
+}

@@ -1,0 +1,16 @@
+import { credentialsFor, getIntegration, streamContext, type OnboardingDeps } from '../onboarding/integrations.ts';
+import { collect, type CollectOptions, type CollectResult } from './engine.ts';
+
+/**
+ * Collects one stored integration: decrypts its credentials in memory, runs (or resumes) a collection.
+ * @throws VigilError `not-found`, `conflict` (already running), `authentication` (secret rejected).
+ */
+export async function collectIntegration(
+  deps: OnboardingDeps,
+  idOrName: string,
+  options: Pick<CollectOptions, 'onProgress' | 'afterPage' | 'concurrency'> & { dataversePageSize?: number; graphPageSize?: number } = {},
+): Promise<CollectResult> {
+  const row = await getIntegration(deps.db, idOrName);
+  const ctx = { ...streamContext(deps, credentialsFor(deps, row)), dataversePageSize: options.dataversePageSize, graphPageSize: options.graphPageSize };
+  return collect({ db: deps.db, integrationId: row.id, ctx, onProgress: options.onProgress, afterPage: options.afterPage, concurrency: options.concurrency });
+}
