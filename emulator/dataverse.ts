@@ -39,7 +39,7 @@ export function privilegeId(name: string): string {
 }
 
 function dvError(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
-  return reply.code(status).type(CONTENT_TYPE).send({ error: { code, message } });
+  return reply.code(status).header('content-type', CONTENT_TYPE).send({ error: { code, message } });
 }
 
 /** The served row of a bot, `@odata.etag` first. */
@@ -102,7 +102,7 @@ function matches(row: Record<string, unknown>, filter: Filter): boolean {
 /** The paging cookie `$skiptoken` Dataverse uses: `<cookie pagenumber="N" pagingcookie="…" istracking="False" />`. */
 export function pagingCookie(entity: string, pageNumber: number, firstId: string, lastId: string): string {
   const inner = `<cookie page="${pageNumber}"><${entity}id last="{${lastId.toUpperCase()}}" first="{${firstId.toUpperCase()}}" /></cookie>`;
-  return `<cookie pagenumber="${pageNumber + 1}" pagingcookie="${encodeURIComponent(encodeURIComponent(inner))}" istracking="False" />`;
+  return `<cookie pagenumber="${pageNumber + 1}" pagingcookie="${encodeURIComponent(inner)}" istracking="False" />`;
 }
 
 /** Reads a `pagingCookie` back: next page number and the last id of the previous page; null when malformed. */
@@ -111,7 +111,7 @@ export function readPagingCookie(token: string): { pageNumber: number; lastId: s
   if (!outer) return null;
   let inner: string;
   try {
-    inner = decodeURIComponent(decodeURIComponent(outer[2] as string));
+    inner = decodeURIComponent(outer[2] as string);
   } catch {
     return null;
   }
@@ -251,9 +251,12 @@ export function registerDataverse(app: FastifyInstance, ctx: EmulatorContext): v
     const last = slice[slice.length - 1];
     if (top === undefined && start + slice.length < rows.length && first !== undefined && last !== undefined) {
       const token = pagingCookie(coll.entity, pageNumber, coll.key(first), coll.key(last));
-      body['@odata.nextLink'] = `${base}/api/data/v9.2/${path}${buildQuery([['$select', selectRaw], ['$filter', filterRaw], ['$skiptoken', token]])}`;
+      // Like Dataverse, '=' and '/' stay raw inside the encoded cookie.
+      const skip = encodeURIComponent(token).replace(/%3D/g, '=').replace(/%2F/g, '/');
+      const query = buildQuery([['$select', selectRaw], ['$filter', filterRaw]]);
+      body['@odata.nextLink'] = `${base}/api/data/v9.2/${path}${query ? `${query}&` : '?'}$skiptoken=${skip}`;
     }
-    return reply.type(CONTENT_TYPE).send(body);
+    return reply.header('content-type', CONTENT_TYPE).send(body);
   };
 
   const guard = (found: Resolved, reply: FastifyReply, privilege: string): boolean => {
@@ -298,7 +301,7 @@ export function registerDataverse(app: FastifyInstance, ctx: EmulatorContext): v
   app.get<{ Params: { org: string } }>('/:org/api/data/v9.2/WhoAmI', async (req, reply) => {
     const found = await resolve(req, reply);
     if (!found) return reply;
-    return reply.type(CONTENT_TYPE).send({
+    return reply.header('content-type', CONTENT_TYPE).send({
       '@odata.context': `${ctx.baseUrl()}/dataverse/${found.org.uniqueName}/api/data/v9.2/$metadata#Microsoft.Dynamics.CRM.WhoAmIResponse`,
       BusinessUnitId: found.org.businessUnitId,
       UserId: found.systemuserid,

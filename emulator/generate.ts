@@ -333,7 +333,7 @@ export function generateTenant(options: GenerateOptions): Tenant {
     if (i === 0) {
       for (let u = 0; u < memberCount; u++) ids.push((users[u] as DirectoryUser).id);
     } else if (users.length > 0) {
-      const maxK = Math.max(2, Math.min(users.length, Math.max(30, Math.floor(users.length / 10))));
+      const maxK = Math.max(2, Math.min(users.length, Math.max(30, Math.min(1000, Math.floor(users.length / 10)))));
       const k = Math.min(users.length, rng.int(2, maxK));
       for (const u of sampleIndices(rng, users.length, k)) ids.push((users[u] as DirectoryUser).id);
     }

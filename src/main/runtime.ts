@@ -19,6 +19,7 @@ export interface Runtime {
   db: Kysely<Database>;
   http: HttpClient;
   kek: KeyEncryptionKey;
+  pageSize: { graph: number; dataverse: number };
   close(): Promise<void>;
 }
 
@@ -50,6 +51,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     db,
     http,
     kek,
+    pageSize: config.pageSize,
     async close() {
       await http.close();
       await db.destroy();

@@ -25,6 +25,8 @@ export interface OnboardingDeps {
   cloud: CloudProfile;
   kek: KeyEncryptionKey;
   logger: Logger;
+  /** Page sizes asked of Graph and Dataverse. */
+  pageSize?: { graph: number; dataverse: number };
 }
 
 /** An integration as shown to people and scripts: never the secret. */
@@ -63,8 +65,8 @@ export function toView(row: repo.IntegrationRow, now = Date.now()): IntegrationV
 const aad = (row: { id: string; tenant_id: string }) => `${row.id}|${row.tenant_id}`;
 
 /** A stream context for one integration's credentials. */
-export function streamContext(deps: Pick<OnboardingDeps, 'http' | 'cloud' | 'logger'>, tokens: ClientCredentialProvider): StreamContext {
-  return { http: deps.http, cloud: deps.cloud, tokens, logger: deps.logger };
+export function streamContext(deps: Pick<OnboardingDeps, 'http' | 'cloud' | 'logger' | 'pageSize'>, tokens: ClientCredentialProvider): StreamContext {
+  return { http: deps.http, cloud: deps.cloud, tokens, logger: deps.logger, graphPageSize: deps.pageSize?.graph, dataversePageSize: deps.pageSize?.dataverse };
 }
 
 /** Raw input of {@link addCustomerAppIntegration} (validated inside). */

@@ -133,6 +133,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
   const errors: SliceError[] = [];
   const failedStreams = new Set<StreamName>();
   let markedDeleted = 0;
+  let current: StreamName = STREAM_NAMES[0];
 
   const recordError = async (stream: StreamName, slice: string, code: string, message: string, cursor: string | null) => {
     errors.push({ stream, slice, code, message });
@@ -142,6 +143,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
 
   try {
     for (const name of STREAM_NAMES) {
+      current = name;
       const stream = STREAMS[name] as Stream<StreamName>;
       // Children of a stream that failed in this run would read stale parents: record why they were skipped.
       if (stream.parent && failedStreams.has(stream.parent)) {
@@ -222,7 +224,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
     }
   } catch (e) {
     const { code, message } = errorCode(e);
-    errors.push({ stream: 'users', slice: '*', code, message });
+    errors.push({ stream: current, slice: '*', code, message });
     await runs.finishRun(db, runId, { status: 'failed', finishedAt: nowIso(), durationMs: Date.now() - started, counts: outcome, errors, httpStats: Object.fromEntries(ctx.http.stats) });
     ctx.logger.error({ integrationId, runId, code }, 'collection run failed');
     throw e;

@@ -1,0 +1,673 @@
+/**
+ * Control interface of the running emulator, in process (`EmulatorControl`) and over HTTP under `/_emulator/` (JSON),
+ * for tests and benchmarks: change tenants while they are served, inject faults, read the request log, change the
+ * token lifetime, mint tokens (e.g. a user token for BAP's adminApplications PUT).
+ *
+ * Errors are `ControlError` in process and `{"error":{"code","message"}}` with the same status over HTTP.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { SYSTEM_ADMINISTRATOR } from './constants.ts';
+import type { ServiceName } from './common.ts';
+import type { FaultConfig, FaultCounters, FaultInjector } from './faults.ts';
+import { generateTenant, groundTruth, type GenerateOptions, type GroundTruth } from './generate.ts';
+import type { RequestLog, RequestLogEntry } from './log.ts';
+import {
+  indexes,
+  resolveMember,
+  TenantConflictError,
+  type AppRegistration,
+  type AppUser,
+  type Bot,
+  type DataverseOrg,
+  type Device,
+  type DirectoryGroup,
+  type DirectoryUser,
+  type Environment,
+  type ServicePrincipal,
+  type SystemUser,
+  type Tenant,
+  type TenantStore,
+} from './tenant.ts';
+import type { TokenService } from './tokens.ts';
+
+/**
+ * Model kinds the control interface edits. Ids per kind: users/groups/servicePrincipals/devices → object id;
+ * apps → appId; environments → BAP name (GUID); bots → botid; systemusers → systemuserid;
+ * memberships → `{groupId}/{memberId}`; appUsers → `{environment}/{appId}`.
+ * Env-scoped kinds (bots, systemusers, appUsers) take `environment` in the added object: the environment's BAP name,
+ * Dataverse uniqueName or display name.
+ */
+export type ModelKind = 'users' | 'groups' | 'memberships' | 'environments' | 'bots' | 'systemusers' | 'apps' | 'appUsers' | 'servicePrincipals' | 'devices';
+
+/** Every `ModelKind`. */
+export const MODEL_KINDS: readonly ModelKind[] = ['users', 'groups', 'memberships', 'environments', 'bots', 'systemusers', 'apps', 'appUsers', 'servicePrincipals', 'devices'];
+
+/** A control-interface failure with the HTTP status it maps to (400 bad input, 404 unknown, 409 conflict). */
+export class ControlError extends Error {
+  readonly status: number;
+  readonly code: string;
+
+  /** @param status HTTP status; @param code stable machine code; @param message what is wrong. */
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.name = 'ControlError';
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** Options of `EmulatorControl.mintToken`. */
+export interface MintTokenRequest {
+  tenantId: string;
+  /** Audience, e.g. `https://service.powerapps.com`. */
+  resource: string;
+  /** `user` (default) or `app`. */
+  kind?: 'user' | 'app';
+  /** For user tokens: the directory user (default: the first member user). */
+  userId?: string;
+  /** For app tokens: the app (default: `tenant.connectorAppId`, else the first app). */
+  appId?: string;
+  /** Override the `roles` claim. */
+  roles?: string[];
+  /** Seconds until expiry; negative gives an already expired token. Default: the current token lifetime. */
+  expiresInSeconds?: number;
+}
+
+type Obj = Record<string, unknown>;
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function str(o: Obj, k: string): string | undefined {
+  return typeof o[k] === 'string' ? (o[k] as string) : undefined;
+}
+
+function nowIso(): string {
+  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** Dependencies of `EmulatorControl`. */
+export interface ControlDeps {
+  store: TenantStore;
+  tokens: TokenService;
+  faults: FaultInjector;
+  log: RequestLog;
+}
+
+/** In-process control of a running emulator. Every method is synchronous except `mintToken`. */
+export class EmulatorControl {
+  readonly #d: ControlDeps;
+
+  /** @param deps the running emulator's parts. */
+  constructor(deps: ControlDeps) {
+    this.#d = deps;
+  }
+
+  /** The served tenants (live objects: mutating them changes what is served). */
+  tenants(): Tenant[] {
+    return this.#d.store.list();
+  }
+
+  /** The live tenant object by id or domain. Throws ControlError 404. */
+  tenant(tenantIdOrDomain: string): Tenant {
+    const t = this.#d.store.resolve(tenantIdOrDomain);
+    if (!t) throw new ControlError(404, 'TenantNotFound', `no served tenant '${tenantIdOrDomain}'`);
+    return t;
+  }
+
+  /** Starts serving another tenant. Throws ControlError 409 when its id or a domain is already served. */
+  addTenant(tenant: Tenant): Tenant {
+    try {
+      this.#d.store.add(tenant);
+    } catch (e) {
+      if (e instanceof TenantConflictError) throw new ControlError(409, 'TenantConflict', e.message);
+      throw e;
+    }
+    return tenant;
+  }
+
+  /** Generates a tenant (see `generateTenant`) and serves it. */
+  generateTenant(options: GenerateOptions): Tenant {
+    let t: Tenant;
+    try {
+      t = generateTenant(options);
+    } catch (e) {
+      throw new ControlError(400, 'InvalidGenerateOptions', (e as Error).message);
+    }
+    return this.addTenant(t);
+  }
+
+  /** Stops serving a tenant. Throws ControlError 404. */
+  removeTenant(tenantId: string): void {
+    const t = this.tenant(tenantId);
+    this.#d.store.remove(t.id);
+  }
+
+  /** Ground truth of a served tenant (see `groundTruth`). */
+  groundTruth(tenantId: string, options: { appId?: string; now?: string } = {}): GroundTruth {
+    return groundTruth(this.tenant(tenantId), options);
+  }
+
+  /** Drops cached indexes of a tenant after direct mutation that replaced ids in place. */
+  invalidate(tenantId: string): void {
+    this.#d.store.invalidate(this.tenant(tenantId));
+  }
+
+  /**
+   * Adds an object of a kind; missing fields get defaults (ids are random GUIDs). Returns the stored object.
+   * Memberships take `{groupId, memberId}`; env-scoped kinds take `environment`.
+   * Throws ControlError 400 (bad object), 404 (unknown tenant, group, member or environment), 409 (duplicate id).
+   */
+  add(tenantId: string, kind: ModelKind, object: unknown): unknown {
+    const t = this.tenant(tenantId);
+    if (!isObj(object)) throw new ControlError(400, 'InvalidObject', `${kind}: the object must be a JSON object`);
+    const o = { ...object };
+    const result = this.#add(t, kind, o);
+    this.#d.store.invalidate(t);
+    return result;
+  }
+
+  /**
+   * Shallow-merges `patch` into the object (`environments`: a `dataverse` object is merged into the org, `null`
+   * removes it). Returns the updated object. Throws ControlError 404 for an unknown id, 400 for memberships.
+   */
+  update(tenantId: string, kind: ModelKind, id: string, patch: unknown): unknown {
+    const t = this.tenant(tenantId);
+    if (!isObj(patch)) throw new ControlError(400, 'InvalidObject', `${kind}: the patch must be a JSON object`);
+    const target = this.#find(t, kind, id);
+    if (kind === 'memberships') throw new ControlError(400, 'NotUpdatable', 'memberships cannot be updated; remove and add instead');
+    const obj = target.object as Obj;
+    if (kind === 'environments' && 'dataverse' in patch) {
+      const { dataverse, ...rest } = patch;
+      Object.assign(obj, rest);
+      const env = obj as unknown as Environment;
+      if (dataverse === null) env.dataverse = null;
+      else if (isObj(dataverse)) env.dataverse = env.dataverse ? Object.assign(env.dataverse, dataverse) : this.#org(t, dataverse);
+    } else {
+      Object.assign(obj, patch);
+    }
+    this.#d.store.invalidate(t);
+    return obj;
+  }
+
+  /**
+   * Removes an object. Removing a user, group, service principal or device also removes it from every group's
+   * members (as Entra does); removing a group drops its member list. Throws ControlError 404 for an unknown id.
+   */
+  remove(tenantId: string, kind: ModelKind, id: string | { groupId: string; memberId: string }): void {
+    const t = this.tenant(tenantId);
+    const key = typeof id === 'string' ? id : `${id.groupId}/${id.memberId}`;
+    const target = this.#find(t, kind, key);
+    target.detach();
+    if (['users', 'groups', 'servicePrincipals', 'devices', 'apps'].includes(kind)) {
+      const objectId = kind === 'apps' ? (target.object as AppRegistration).servicePrincipalObjectId : key;
+      if (kind === 'groups') delete t.memberships[key];
+      for (const [g, ids] of Object.entries(t.memberships)) {
+        if (ids.includes(objectId)) t.memberships[g] = ids.filter((m) => m !== objectId);
+      }
+    }
+    this.#d.store.invalidate(t);
+  }
+
+  /** Turns fault injection on with this configuration (see `FaultConfig`). Throws ControlError 400 on bad input. */
+  setFaults(config: FaultConfig): void {
+    try {
+      this.#d.faults.set(config);
+    } catch (e) {
+      throw new ControlError(400, 'InvalidFaultConfig', (e as Error).message);
+    }
+  }
+
+  /** Turns fault injection off. */
+  clearFaults(): void {
+    this.#d.faults.clear();
+  }
+
+  /** Active fault configuration (null when off) and counters of injected faults. */
+  faults(): { config: FaultConfig | null; counters: FaultCounters } {
+    return { config: this.#d.faults.config, counters: this.#d.faults.counters() };
+  }
+
+  /** Zeroes the fault counters. */
+  resetFaultCounters(): void {
+    this.#d.faults.resetCounters();
+  }
+
+  /** The request log (oldest first), optionally one service only. Control API calls are not logged. */
+  requests(filter: { service?: ServiceName } = {}): RequestLogEntry[] {
+    return this.#d.log.list(filter);
+  }
+
+  /** Empties the request log. */
+  resetLog(): void {
+    this.#d.log.reset();
+  }
+
+  /** Lifetime of tokens issued from now on, seconds (integer ≥ 1; default 3599). Throws ControlError 400. */
+  setTokenLifetime(seconds: number): void {
+    try {
+      this.#d.tokens.setLifetime(seconds);
+    } catch (e) {
+      throw new ControlError(400, 'InvalidTokenLifetime', (e as Error).message);
+    }
+  }
+
+  /**
+   * Mints an access token without the token endpoint: a user token (an administrator's, as from an interactive
+   * sign-in) or an app token with chosen roles or lifetime. Throws ControlError 404 for an unknown tenant/user/app.
+   */
+  async mintToken(request: MintTokenRequest): Promise<{ access_token: string; expires_in: number }> {
+    const t = this.tenant(request.tenantId);
+    const resource = request.resource.replace(/\/+$/, '');
+    const opts = { resource, ...(request.roles ? { roles: request.roles } : {}), ...(request.expiresInSeconds !== undefined ? { expiresInSeconds: request.expiresInSeconds } : {}) };
+    if ((request.kind ?? 'user') === 'app') {
+      const appId = request.appId ?? t.connectorAppId ?? t.apps[0]?.appId;
+      const app = appId ? indexes.apps.get(t.apps, appId) : undefined;
+      if (!app) throw new ControlError(404, 'AppNotFound', `no app '${String(appId)}' in tenant ${t.id}`);
+      const r = await this.#d.tokens.issueAppToken(t, app, opts);
+      return { access_token: r.token, expires_in: r.expiresIn };
+    }
+    const user = request.userId ? indexes.users.get(t.users, request.userId) : t.users.find((u) => u.userType === 'Member');
+    if (!user) throw new ControlError(404, 'UserNotFound', `no user '${String(request.userId ?? '(first member)')}' in tenant ${t.id}`);
+    const r = await this.#d.tokens.issueUserToken(t, user, opts);
+    return { access_token: r.token, expires_in: r.expiresIn };
+  }
+
+  // ----------------------------------------------------------------------------------------------------------------
+
+  #env(t: Tenant, ref: unknown): Environment {
+    if (typeof ref !== 'string' || ref === '') throw new ControlError(400, 'InvalidObject', "the object must name its 'environment'");
+    const key = ref.toLowerCase();
+    const env = t.environments.find((e) => e.name.toLowerCase() === key || e.dataverse?.uniqueName.toLowerCase() === key || e.displayName.toLowerCase() === key);
+    if (!env) throw new ControlError(404, 'EnvironmentNotFound', `no environment '${ref}' in tenant ${t.id}`);
+    return env;
+  }
+
+  #dv(t: Tenant, ref: unknown): DataverseOrg {
+    const env = this.#env(t, ref);
+    if (!env.dataverse) throw new ControlError(400, 'NoDataverse', `environment '${env.displayName}' has no Dataverse`);
+    return env.dataverse;
+  }
+
+  #org(t: Tenant, o: Obj): DataverseOrg {
+    const uniqueName = str(o, 'uniqueName') ?? `unq${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+    for (const other of this.#d.store.list()) {
+      if (other.environments.some((e) => e.dataverse?.uniqueName.toLowerCase() === uniqueName.toLowerCase())) {
+        throw new ControlError(409, 'Conflict', `Dataverse uniqueName '${uniqueName}' is already served`);
+      }
+    }
+    return {
+      uniqueName,
+      domainName: str(o, 'domainName') ?? uniqueName,
+      version: str(o, 'version') ?? '9.2.25011.00150',
+      instanceState: o.instanceState === 'NotReady' ? 'NotReady' : 'Ready',
+      businessUnitId: str(o, 'businessUnitId') ?? randomUUID(),
+      appUsers: Array.isArray(o.appUsers) ? (o.appUsers as AppUser[]) : [],
+      systemusers: Array.isArray(o.systemusers) ? (o.systemusers as SystemUser[]) : [],
+      bots: Array.isArray(o.bots) ? (o.bots as Bot[]) : [],
+    };
+  }
+
+  #add(t: Tenant, kind: ModelKind, o: Obj): unknown {
+    const conflict = (what: string): never => {
+      throw new ControlError(409, 'Conflict', `${kind}: ${what} already exists in tenant ${t.id}`);
+    };
+    switch (kind) {
+      case 'users': {
+        const id = str(o, 'id') ?? randomUUID();
+        if (indexes.users.get(t.users, id)) conflict(id);
+        const upn = str(o, 'userPrincipalName');
+        if (!upn) throw new ControlError(400, 'InvalidObject', 'users: userPrincipalName is required');
+        const user: DirectoryUser = {
+          id,
+          displayName: str(o, 'displayName') ?? upn.split('@')[0] ?? upn,
+          givenName: null,
+          surname: null,
+          userPrincipalName: upn,
+          mail: null,
+          jobTitle: null,
+          department: null,
+          accountEnabled: true,
+          userType: upn.includes('#EXT#') ? 'Guest' : 'Member',
+          createdDateTime: nowIso(),
+          businessPhones: [],
+          mobilePhone: null,
+          officeLocation: null,
+          preferredLanguage: null,
+          ...(o as Partial<DirectoryUser>),
+        };
+        user.id = id;
+        t.users.push(user);
+        return user;
+      }
+      case 'groups': {
+        const id = str(o, 'id') ?? randomUUID();
+        if (indexes.groups.get(t.groups, id)) conflict(id);
+        const displayName = str(o, 'displayName');
+        if (!displayName) throw new ControlError(400, 'InvalidObject', 'groups: displayName is required');
+        const group: DirectoryGroup = {
+          id,
+          displayName,
+          description: null,
+          mail: null,
+          mailNickname: displayName.toLowerCase().replace(/[^a-z0-9]/g, '') || 'group',
+          mailEnabled: false,
+          securityEnabled: true,
+          groupTypes: [],
+          visibility: null,
+          createdDateTime: nowIso(),
+          ...(o as Partial<DirectoryGroup>),
+        };
+        group.id = id;
+        t.groups.push(group);
+        t.memberships[id] ??= [];
+        return group;
+      }
+      case 'memberships': {
+        const groupId = str(o, 'groupId');
+        const memberId = str(o, 'memberId');
+        if (!groupId || !memberId) throw new ControlError(400, 'InvalidObject', 'memberships: groupId and memberId are required');
+        if (!indexes.groups.get(t.groups, groupId)) throw new ControlError(404, 'GroupNotFound', `no group '${groupId}'`);
+        if (!resolveMember(t, memberId)) throw new ControlError(404, 'MemberNotFound', `no user, group, service principal or device '${memberId}'`);
+        const ids = (t.memberships[groupId] ??= []);
+        if (ids.includes(memberId)) conflict(`${groupId}/${memberId}`);
+        ids.push(memberId);
+        return { groupId, memberId };
+      }
+      case 'servicePrincipals': {
+        const id = str(o, 'id') ?? randomUUID();
+        if (resolveMember(t, id)) conflict(id);
+        const sp: ServicePrincipal = { id, appId: randomUUID(), displayName: 'Enterprise app', servicePrincipalType: 'Application', ...(o as Partial<ServicePrincipal>) };
+        sp.id = id;
+        t.servicePrincipals.push(sp);
+        return sp;
+      }
+      case 'devices': {
+        const id = str(o, 'id') ?? randomUUID();
+        if (resolveMember(t, id)) conflict(id);
+        const device: Device = { id, deviceId: randomUUID(), displayName: 'DESKTOP-EMULATOR', operatingSystem: 'Windows', operatingSystemVersion: '10.0.22631.4460', accountEnabled: true, ...(o as Partial<Device>) };
+        device.id = id;
+        t.devices.push(device);
+        return device;
+      }
+      case 'apps': {
+        const appId = str(o, 'appId') ?? randomUUID();
+        if (indexes.apps.get(t.apps, appId)) conflict(appId);
+        let spId = str(o, 'servicePrincipalObjectId') ?? randomUUID();
+        while (spId === appId) spId = randomUUID();
+        const app: AppRegistration = {
+          appId,
+          displayName: 'Application',
+          servicePrincipalObjectId: spId,
+          secrets: [],
+          grantedRoles: {},
+          isManagementApp: false,
+          ...(o as Partial<AppRegistration>),
+        };
+        app.appId = appId;
+        app.servicePrincipalObjectId = spId;
+        t.apps.push(app);
+        return app;
+      }
+      case 'environments': {
+        const name = str(o, 'name') ?? randomUUID();
+        if (t.environments.some((e) => e.name.toLowerCase() === name.toLowerCase())) conflict(name);
+        const displayName = str(o, 'displayName') ?? 'New environment';
+        const { dataverse, ...rest } = o;
+        const env: Environment = {
+          name,
+          displayName,
+          location: 'unitedstates',
+          azureRegion: 'westus',
+          environmentSku: 'Sandbox',
+          isDefault: false,
+          createdTime: nowIso(),
+          createdBy: { id: 'SYSTEM', displayName: 'SYSTEM', type: 'NotSpecified' },
+          provisioningState: 'Succeeded',
+          states: { management: { id: 'NotSpecified' }, runtime: { id: 'Enabled' } },
+          ...(rest as Partial<Environment>),
+          dataverse: null,
+        };
+        env.name = name;
+        if (isObj(dataverse)) env.dataverse = this.#org(t, dataverse);
+        t.environments.push(env);
+        return env;
+      }
+      case 'bots': {
+        const org = this.#dv(t, o.environment);
+        const botid = str(o, 'botid') ?? randomUUID();
+        if (org.bots.some((b) => b.botid === botid)) conflict(botid);
+        const name = str(o, 'name') ?? 'New agent';
+        const owner = str(o, '_ownerid_value') ?? org.systemusers.find((s) => s.fullname === 'SYSTEM')?.systemuserid ?? org.systemusers[0]?.systemuserid;
+        if (!owner) throw new ControlError(400, 'InvalidObject', 'bots: _ownerid_value is required when the environment has no systemusers');
+        const now = nowIso();
+        const { environment: _env, ...rest } = o;
+        void _env;
+        const bot: Bot = {
+          botid,
+          name,
+          schemaname: `cr000_${name.replace(/[^A-Za-z0-9]/g, '') || 'agent'}`,
+          authenticationmode: 2,
+          authenticationtrigger: 0,
+          accesscontrolpolicy: 1,
+          authorizedsecuritygroupids: null,
+          publishedon: now,
+          _publishedby_value: owner,
+          _ownerid_value: owner,
+          owneridtype: 'systemuser',
+          statecode: 0,
+          statuscode: 1,
+          language: 1033,
+          runtimeprovider: 0,
+          template: 'default-2.1.0',
+          createdon: now,
+          modifiedon: now,
+          configuration: null,
+          ...(rest as Partial<Bot>),
+        };
+        bot.botid = botid;
+        org.bots.push(bot);
+        return bot;
+      }
+      case 'systemusers': {
+        const org = this.#dv(t, o.environment);
+        const systemuserid = str(o, 'systemuserid') ?? randomUUID();
+        if (org.systemusers.some((s) => s.systemuserid === systemuserid)) conflict(systemuserid);
+        const { environment: _env, ...rest } = o;
+        void _env;
+        const su: SystemUser = {
+          systemuserid,
+          fullname: 'New user',
+          domainname: '',
+          internalemailaddress: null,
+          azureactivedirectoryobjectid: null,
+          applicationid: null,
+          isdisabled: false,
+          accessmode: 0,
+          ...(rest as Partial<SystemUser>),
+        };
+        su.systemuserid = systemuserid;
+        org.systemusers.push(su);
+        return su;
+      }
+      case 'appUsers': {
+        const org = this.#dv(t, o.environment);
+        const appId = str(o, 'appId');
+        if (!appId) throw new ControlError(400, 'InvalidObject', 'appUsers: appId is required');
+        if (org.appUsers.some((a) => a.appId === appId)) conflict(appId);
+        const app = indexes.apps.get(t.apps, appId);
+        let systemuserid = str(o, 'systemuserid');
+        if (!systemuserid) {
+          const existing = org.systemusers.find((s) => s.applicationid === appId);
+          if (existing) systemuserid = existing.systemuserid;
+          else {
+            systemuserid = randomUUID();
+            org.systemusers.push({
+              systemuserid,
+              fullname: `# ${app?.displayName ?? appId}`,
+              domainname: `${appId}@${t.domains[0] ?? 'emulator.local'}`,
+              internalemailaddress: `${appId}@${t.domains[0] ?? 'emulator.local'}`,
+              azureactivedirectoryobjectid: app?.servicePrincipalObjectId ?? null,
+              applicationid: appId,
+              isdisabled: false,
+              accessmode: 4,
+            });
+          }
+        }
+        const roles = Array.isArray(o.roles) ? (o.roles as unknown[]).filter((r): r is string => typeof r === 'string') : [SYSTEM_ADMINISTRATOR];
+        const appUser: AppUser = { appId, systemuserid, roles };
+        org.appUsers.push(appUser);
+        return appUser;
+      }
+    }
+  }
+
+  #find(t: Tenant, kind: ModelKind, id: string): { object: unknown; detach: () => void } {
+    const notFound = (): never => {
+      throw new ControlError(404, 'NotFound', `${kind}: no '${id}' in tenant ${t.id}`);
+    };
+    const inArray = <T>(arr: T[], match: (x: T) => boolean): { object: unknown; detach: () => void } => {
+      const i = arr.findIndex(match);
+      if (i < 0) return notFound();
+      return { object: arr[i], detach: () => void arr.splice(arr.indexOf(arr[i] as T), 1) };
+    };
+    const lower = id.toLowerCase();
+    switch (kind) {
+      case 'users':
+        return inArray(t.users, (u) => u.id.toLowerCase() === lower);
+      case 'groups':
+        return inArray(t.groups, (g) => g.id.toLowerCase() === lower);
+      case 'servicePrincipals':
+        return inArray(t.servicePrincipals, (s) => s.id.toLowerCase() === lower);
+      case 'devices':
+        return inArray(t.devices, (d) => d.id.toLowerCase() === lower);
+      case 'apps':
+        return inArray(t.apps, (a) => a.appId.toLowerCase() === lower);
+      case 'environments':
+        return inArray(t.environments, (e) => e.name.toLowerCase() === lower);
+      case 'memberships': {
+        const [groupId, memberId] = id.split('/');
+        const ids = groupId ? t.memberships[groupId] : undefined;
+        if (!ids || !memberId || !ids.includes(memberId)) return notFound();
+        return { object: { groupId, memberId }, detach: () => void ids.splice(ids.indexOf(memberId), 1) };
+      }
+      case 'bots':
+      case 'systemusers': {
+        for (const env of t.environments) {
+          const org = env.dataverse;
+          if (!org) continue;
+          if (kind === 'bots') {
+            const i = org.bots.findIndex((b) => b.botid.toLowerCase() === lower);
+            if (i >= 0) return { object: org.bots[i], detach: () => void org.bots.splice(i, 1) };
+          } else {
+            const i = org.systemusers.findIndex((s) => s.systemuserid.toLowerCase() === lower);
+            if (i >= 0) return { object: org.systemusers[i], detach: () => void org.systemusers.splice(i, 1) };
+          }
+        }
+        return notFound();
+      }
+      case 'appUsers': {
+        const slash = id.lastIndexOf('/');
+        if (slash < 0) throw new ControlError(400, 'InvalidId', "appUsers ids are '{environment}/{appId}'");
+        const org = this.#dv(t, id.slice(0, slash));
+        const appId = id.slice(slash + 1).toLowerCase();
+        const i = org.appUsers.findIndex((a) => a.appId.toLowerCase() === appId);
+        if (i < 0) return notFound();
+        return { object: org.appUsers[i], detach: () => void org.appUsers.splice(i, 1) };
+      }
+    }
+  }
+}
+
+function sendControlError(reply: FastifyReply, e: unknown): FastifyReply {
+  if (e instanceof ControlError) return reply.code(e.status).send({ error: { code: e.code, message: e.message } });
+  return reply.code(500).send({ error: { code: 'InternalError', message: (e as Error).message } });
+}
+
+/**
+ * Registers the control API under the `/_emulator` prefix (JSON in and out):
+ * - `GET /tenants` → `[{id, displayName, domains}]`; `POST /tenants` body a Tenant or `{"generate": GenerateOptions}` → 201;
+ * - `GET /tenants/{tid}` → the Tenant; `DELETE /tenants/{tid}`; `GET /tenants/{tid}/ground-truth[?appId=&now=]`;
+ * - `POST /tenants/{tid}/{kind}` body object → 201 stored object; `PATCH /tenants/{tid}/{kind}/{id}` body patch;
+ *   `DELETE /tenants/{tid}/{kind}/{id}` → 204 (ids may contain `/`: memberships, appUsers);
+ * - `GET|PUT|DELETE /faults` (PUT body FaultConfig); `GET /requests[?service=]`, `DELETE /requests`;
+ * - `PUT /token-lifetime` body `{"seconds": n}`; `POST /tokens` body MintTokenRequest → `{access_token, expires_in}`;
+ * - `GET /endpoints` → the endpoints profile; `GET /ca.pem`.
+ */
+export function registerControl(app: FastifyInstance, control: EmulatorControl, extras: { endpoints: () => unknown; caPem: () => string }): void {
+  const wrap =
+    <R>(fn: (req: R) => unknown | Promise<unknown>, status = 200) =>
+    async (req: R, reply: FastifyReply): Promise<FastifyReply> => {
+      try {
+        const out = await fn(req);
+        if (out === undefined) return reply.code(204).send();
+        return reply.code(status).send(out);
+      } catch (e) {
+        return sendControlError(reply, e);
+      }
+    };
+  const kindOf = (k: string): ModelKind => {
+    if (!MODEL_KINDS.includes(k as ModelKind)) throw new ControlError(400, 'UnknownKind', `unknown kind '${k}'; one of ${MODEL_KINDS.join(', ')}`);
+    return k as ModelKind;
+  };
+
+  app.get('/tenants', wrap(() => control.tenants().map((t) => ({ id: t.id, displayName: t.displayName, domains: t.domains }))));
+  app.post<{ Body: unknown }>(
+    '/tenants',
+    { bodyLimit: 512 * 1024 * 1024 },
+    wrap((req: { body: unknown }) => {
+      const body = req.body;
+      if (!isObj(body)) throw new ControlError(400, 'InvalidObject', 'body must be a Tenant or {"generate": options}');
+      const t = isObj(body.generate) ? control.generateTenant(body.generate as unknown as GenerateOptions) : control.addTenant(body as unknown as Tenant);
+      return { id: t.id, displayName: t.displayName, domains: t.domains, connectorAppId: t.connectorAppId ?? null };
+    }, 201),
+  );
+  app.get<{ Params: { tid: string } }>('/tenants/:tid', wrap((req: { params: { tid: string } }) => control.tenant(req.params.tid)));
+  app.delete<{ Params: { tid: string } }>('/tenants/:tid', wrap((req: { params: { tid: string } }) => void control.removeTenant(req.params.tid)));
+  app.get<{ Params: { tid: string }; Querystring: { appId?: string; now?: string } }>(
+    '/tenants/:tid/ground-truth',
+    wrap((req: { params: { tid: string }; query: { appId?: string; now?: string } }) =>
+      control.groundTruth(req.params.tid, { ...(req.query.appId ? { appId: req.query.appId } : {}), ...(req.query.now ? { now: req.query.now } : {}) }),
+    ),
+  );
+  app.post<{ Params: { tid: string; kind: string }; Body: unknown }>(
+    '/tenants/:tid/:kind',
+    wrap((req: { params: { tid: string; kind: string }; body: unknown }) => control.add(req.params.tid, kindOf(req.params.kind), req.body), 201),
+  );
+  app.patch<{ Params: { tid: string; kind: string; '*': string }; Body: unknown }>(
+    '/tenants/:tid/:kind/*',
+    wrap((req: { params: { tid: string; kind: string; '*': string }; body: unknown }) => control.update(req.params.tid, kindOf(req.params.kind), decodeURIComponent(req.params['*']), req.body)),
+  );
+  app.delete<{ Params: { tid: string; kind: string; '*': string } }>(
+    '/tenants/:tid/:kind/*',
+    wrap((req: { params: { tid: string; kind: string; '*': string } }) => void control.remove(req.params.tid, kindOf(req.params.kind), decodeURIComponent(req.params['*']))),
+  );
+
+  app.get('/faults', wrap(() => control.faults()));
+  app.put<{ Body: unknown }>('/faults', wrap((req: { body: unknown }) => {
+    if (!isObj(req.body)) throw new ControlError(400, 'InvalidObject', 'body must be a FaultConfig');
+    control.setFaults(req.body as unknown as FaultConfig);
+    return control.faults();
+  }));
+  app.delete('/faults', wrap(() => void control.clearFaults()));
+
+  app.get<{ Querystring: { service?: string } }>('/requests', wrap((req: { query: { service?: string } }) => control.requests(req.query.service ? { service: req.query.service as ServiceName } : {})));
+  app.delete('/requests', wrap(() => void control.resetLog()));
+
+  app.put<{ Body: unknown }>('/token-lifetime', wrap((req: { body: unknown }) => {
+    const seconds = isObj(req.body) ? req.body.seconds : undefined;
+    control.setTokenLifetime(typeof seconds === 'number' ? seconds : NaN);
+    return { seconds };
+  }));
+  app.post<{ Body: unknown }>('/tokens', wrap(async (req: { body: unknown }) => {
+    if (!isObj(req.body) || typeof req.body.tenantId !== 'string' || typeof req.body.resource !== 'string') {
+      throw new ControlError(400, 'InvalidObject', 'body must have tenantId and resource');
+    }
+    return control.mintToken(req.body as unknown as MintTokenRequest);
+  }));
+
+  app.get('/endpoints', wrap(() => extras.endpoints()));
+  app.get('/ca.pem', async (_req, reply) => reply.type('application/x-pem-file').send(extras.caPem()));
+}

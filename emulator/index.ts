@@ -1,0 +1,306 @@
+/**
+ * Vigil's local Microsoft cloud: Entra ID token endpoint, Microsoft Graph, the Power Platform admin API (BAP) and
+ * Dataverse, served over real HTTPS on 127.0.0.1 by one Fastify server on one port, from a plain-data tenant model.
+ *
+ * It is an independent witness of Microsoft's wire format (shared/reference/microsoft-apis.md): it imports nothing
+ * from `src/`. Layout on `https://127.0.0.1:PORT`:
+ * - `/{tenant}/…` identity (MSAL authority `https://127.0.0.1:PORT/{tenant}`);
+ * - `/graph/v1.0/…`, `/bap/providers/Microsoft.BusinessAppPlatform/…`, `/dataverse/{uniqueName}/api/data/v9.2/…`;
+ * - `/manage`, `/powerbi`, `/arm` reserved (not served yet);
+ * - `/_emulator/…` control API.
+ */
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Readable } from 'node:stream';
+import { bapNotFound, registerBap } from './bap.ts';
+import { newId, serviceOf, type EmulatorContext, type RouteService, type ServiceName } from './common.ts';
+import { RESOURCES } from './constants.ts';
+import { EmulatorControl, registerControl } from './control.ts';
+import { dataverseNotFound, registerDataverse } from './dataverse.ts';
+import { FaultInjector, faultBody, type FaultConfig, type FaultKind } from './faults.ts';
+import { graphNotFound, registerGraph } from './graph.ts';
+import { aadError, registerIdentity } from './identity.ts';
+import { generateSigningMaterial, generateTlsMaterial } from './keys.ts';
+import { redactPath, RequestLog } from './log.ts';
+import { TenantStore, type Tenant } from './tenant.ts';
+import { DEFAULT_TOKEN_LIFETIME_SECONDS, TokenService } from './tokens.ts';
+
+export { AGENT_RISK_RATES, DEFAULT_SIZES, generateTenant, groundTruth, agentRiskFlags, permissionsToGrantedRoles } from './generate.ts';
+export type { AgentRiskCounts, AgentRiskFlags, GenerateOptions, GroundTruth, TenantSizes } from './generate.ts';
+export type * from './tenant.ts';
+export { TenantStore } from './tenant.ts';
+export { ControlError, EmulatorControl, MODEL_KINDS } from './control.ts';
+export type { MintTokenRequest, ModelKind } from './control.ts';
+export { FAULT_KINDS } from './faults.ts';
+export type { FaultConfig, FaultCounters, FaultKind } from './faults.ts';
+export type { RequestLogEntry } from './log.ts';
+export type { ServiceName } from './common.ts';
+export type { AccessTokenClaims } from './tokens.ts';
+export { PERMISSION_SETS, RESOURCES, SYSTEM_ADMINISTRATOR, DORMANT_DAYS } from './constants.ts';
+export { emulatorClient } from './client.ts';
+export type { EmulatorClient, EmulatorRequestOptions, EmulatorResponse } from './client.ts';
+
+/**
+ * The custom cloud profile a client reads from `VIGIL_ENDPOINTS_FILE`: every base URL points at the emulator; each
+ * `resource` is the real token audience (scope = `{resource}/.default`). `caFile` is the absolute path of the
+ * emulator CA in a written file, null in memory.
+ */
+export interface EndpointsProfile {
+  name: 'custom';
+  authorityHost: string;
+  graph: { baseUrl: string; resource: string };
+  bap: { baseUrl: string; resource: string };
+  managementActivity: { baseUrl: string; resource: string };
+  powerBi: { baseUrl: string; resource: string };
+  arm: { baseUrl: string; resource: string };
+  dataverseUrlPrefixes: string[];
+  caFile: string | null;
+}
+
+/** Options of `startEmulator`. */
+export interface StartEmulatorOptions {
+  /** TCP port; 0 or absent picks a free one. */
+  port?: number;
+  /** Listen address. Only 127.0.0.1 is supported (the certificate's SAN). @default '127.0.0.1' */
+  host?: '127.0.0.1';
+  /** Tenants served from the start (more can be added through `control`). Ids and domains must be unique. */
+  tenants: Tenant[];
+  /** Fault injection from the start (see `FaultConfig`). */
+  faults?: FaultConfig;
+  /** Initial token lifetime, seconds. @default 3599 */
+  tokenLifetimeSeconds?: number;
+  /** Request-log capacity (entries). @default 10000 */
+  logLimit?: number;
+}
+
+/** A running emulator. */
+export interface RunningEmulator {
+  /** `https://127.0.0.1:PORT` (no trailing slash). */
+  url: string;
+  port: number;
+  /** PEM of the self-signed server certificate: the only CA a client needs to trust. */
+  caPem: string;
+  /** The custom cloud profile (with `caFile: null`). */
+  endpoints: EndpointsProfile;
+  /** In-process control (the same operations are served under `/_emulator/`). */
+  control: EmulatorControl;
+  /**
+   * Writes `ca.pem` and `endpoints.json` (with `caFile` = absolute path of ca.pem) into `dir` (created if needed);
+   * returns the absolute path of endpoints.json.
+   */
+  writeEndpointsFile(dir: string): string;
+  /** Stops listening and closes open connections. */
+  close(): Promise<void>;
+}
+
+/** Builds the endpoints profile for an emulator base URL. */
+export function endpointsFor(url: string): EndpointsProfile {
+  return {
+    name: 'custom',
+    authorityHost: url,
+    graph: { baseUrl: `${url}/graph`, resource: RESOURCES.graph },
+    bap: { baseUrl: `${url}/bap`, resource: RESOURCES.bap },
+    managementActivity: { baseUrl: `${url}/manage`, resource: RESOURCES.managementActivity },
+    powerBi: { baseUrl: `${url}/powerbi`, resource: RESOURCES.powerBi },
+    arm: { baseUrl: `${url}/arm`, resource: RESOURCES.arm },
+    dataverseUrlPrefixes: [`${url}/dataverse/`],
+    caFile: null,
+  };
+}
+
+/**
+ * Writes `ca.pem` and `endpoints.json` for a running emulator into `dir` (created, mode 0700); returns the absolute
+ * path of endpoints.json. The JSON is `emulator.endpoints` with `caFile` set to the absolute ca.pem path.
+ */
+export function writeEndpointsFile(emulator: Pick<RunningEmulator, 'caPem' | 'endpoints'>, dir: string): string {
+  const abs = resolve(dir);
+  mkdirSync(abs, { recursive: true, mode: 0o700 });
+  const caFile = join(abs, 'ca.pem');
+  writeFileSync(caFile, emulator.caPem);
+  const file = join(abs, 'endpoints.json');
+  writeFileSync(file, `${JSON.stringify({ ...emulator.endpoints, caFile }, null, 2)}\n`);
+  return file;
+}
+
+interface RequestState {
+  service: RouteService;
+  start: number;
+  fault?: FaultKind;
+  logged?: boolean;
+}
+
+const STATE = Symbol('emulatorRequestState');
+type WithState = FastifyRequest & { [STATE]?: RequestState };
+
+function stateOf(req: FastifyRequest): RequestState {
+  const r = req as WithState;
+  let s = r[STATE];
+  if (!s) {
+    s = { service: serviceOf(req.url), start: performance.now() };
+    r[STATE] = s;
+  }
+  return s;
+}
+
+/**
+ * Starts the emulator: generates the TLS certificate and the token-signing key, listens on 127.0.0.1, and serves
+ * the given tenants. Rejects when the port is taken or when two tenants share an id or a domain.
+ */
+export async function startEmulator(options: StartEmulatorOptions): Promise<RunningEmulator> {
+  const host = options.host ?? '127.0.0.1';
+  if (host !== '127.0.0.1') throw new RangeError(`host must be 127.0.0.1, got ${String(host)}`);
+  const [tls, signing] = await Promise.all([generateTlsMaterial(), generateSigningMaterial()]);
+  const store = new TenantStore(options.tenants);
+  const tokens = new TokenService(signing, options.tokenLifetimeSeconds ?? DEFAULT_TOKEN_LIFETIME_SECONDS);
+  const faults = new FaultInjector(options.faults);
+  const log = new RequestLog(options.logLimit);
+  const control = new EmulatorControl({ store, tokens, faults, log });
+
+  let baseUrl = '';
+  const ctx: EmulatorContext = { store, tokens, baseUrl: () => baseUrl };
+
+  const app: FastifyInstance = Fastify({
+    https: { key: tls.key, cert: tls.cert },
+    logger: false,
+    forceCloseConnections: true,
+    keepAliveTimeout: 5_000,
+    bodyLimit: 16 * 1024 * 1024,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
+  });
+
+  // Form bodies for the token endpoint; JSON bodies may be empty (TF sends PUT adminApplications with no body).
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = (body as string).trim();
+    if (text === '') return done(null, {});
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      const err = new Error('The request body is not valid JSON.') as Error & { statusCode: number };
+      err.statusCode = 400;
+      done(err, undefined);
+    }
+  });
+
+  app.addHook('onRequest', async (req) => {
+    stateOf(req);
+  });
+
+  app.addHook('preHandler', async (req, reply) => {
+    const state = stateOf(req);
+    if (state.service === 'control') return;
+    const decision = faults.decide(state.service, req.url.split('?')[0] ?? req.url);
+    if (!decision) return;
+    state.fault = decision.kind;
+    if (decision.kind === 'reset') {
+      state.logged = true;
+      log.add({ time: new Date().toISOString(), method: req.method, service: state.service, path: redactPath(req.url), status: 0, fault: 'reset', durationMs: performance.now() - state.start });
+      reply.hijack();
+      req.raw.socket.destroy();
+      return;
+    }
+    if (decision.kind === 'truncate') return; // the real response is produced, then cut in onSend
+    const status = decision.kind === '503' ? 503 : 429;
+    const requestId = newId();
+    if (decision.retryAfter !== undefined) reply.header('retry-after', decision.retryAfter);
+    if (state.service === 'graph') reply.header('request-id', requestId);
+    await reply.code(status).type('application/json').send(faultBody(state.service, status, requestId));
+    return reply;
+  });
+
+  app.addHook('onSend', async (req, reply, payload) => {
+    const state = stateOf(req);
+    if (state.fault !== 'truncate') return payload;
+    let buf: Buffer;
+    if (typeof payload === 'string') buf = Buffer.from(payload);
+    else if (Buffer.isBuffer(payload)) buf = payload;
+    else return payload; // streams are not truncated
+    reply.header('content-length', String(buf.length));
+    // The response never finishes, so onResponse may not run: log here.
+    state.logged = true;
+    log.add({ time: new Date().toISOString(), method: req.method, service: state.service as ServiceName, path: redactPath(req.url), status: reply.statusCode, fault: 'truncate', durationMs: performance.now() - state.start });
+    const half = buf.subarray(0, Math.floor(buf.length / 2));
+    let pushed = false;
+    return new Readable({
+      read() {
+        if (pushed) return;
+        pushed = true;
+        this.push(half);
+        setTimeout(() => this.destroy(new Error('emulator truncate fault')), 20);
+      },
+    });
+  });
+
+  app.addHook('onResponse', async (req, reply) => {
+    const state = stateOf(req);
+    if (state.service === 'control' || state.logged) return;
+    state.logged = true;
+    log.add({
+      time: new Date().toISOString(),
+      method: req.method,
+      service: state.service,
+      path: redactPath(req.url),
+      status: reply.statusCode,
+      ...(state.fault ? { fault: state.fault } : {}),
+      durationMs: performance.now() - state.start,
+    });
+  });
+
+  app.setErrorHandler(async (err: Error & { statusCode?: number }, req, reply) => {
+    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
+    if (serviceOf(req.url) === 'identity') return reply.code(status).send(aadError(ctx, req, 900144, 'invalid_request', err.message));
+    return reply.code(status).send({ error: { code: status === 500 ? 'InternalServerError' : 'BadRequest', message: err.message } });
+  });
+
+  app.setNotFoundHandler(async (req: FastifyRequest, reply: FastifyReply) => {
+    switch (serviceOf(req.url)) {
+      case 'graph':
+        return graphNotFound(req, reply);
+      case 'bap':
+        return bapNotFound(req, reply);
+      case 'dataverse':
+        return dataverseNotFound(req, reply);
+      case 'identity':
+        return reply.code(404).send({ error: 'not_found', error_description: `The emulator does not serve ${req.method} ${req.url.split('?')[0] ?? ''}.` });
+      case 'control':
+        return reply.code(404).send({ error: { code: 'NotFound', message: `no control route ${req.method} ${req.url.split('?')[0] ?? ''}` } });
+      default:
+        return reply.code(404).send({ error: { code: 'NotImplemented', message: `The emulator does not serve ${serviceOf(req.url)} yet.` } });
+    }
+  });
+
+  registerIdentity(app, ctx);
+  await app.register(async (scope) => registerGraph(scope, ctx), { prefix: '/graph' });
+  await app.register(async (scope) => registerBap(scope, ctx), { prefix: '/bap' });
+  await app.register(async (scope) => registerDataverse(scope, ctx), { prefix: '/dataverse' });
+  let endpoints = endpointsFor('https://127.0.0.1:0');
+  await app.register(async (scope) => registerControl(scope, control, { endpoints: () => endpoints, caPem: () => tls.cert }), { prefix: '/_emulator' });
+
+  await app.listen({ port: options.port ?? 0, host });
+  const address = app.server.address();
+  if (!address || typeof address === 'string') throw new Error('emulator: no TCP address after listen');
+  const port = address.port;
+  baseUrl = `https://127.0.0.1:${port}`;
+  endpoints = endpointsFor(baseUrl);
+
+  const running: RunningEmulator = {
+    url: baseUrl,
+    port,
+    caPem: tls.cert,
+    endpoints,
+    control,
+    writeEndpointsFile: (dir: string) => writeEndpointsFile(running, dir),
+    close: async () => {
+      await app.close();
+    },
+  };
+  return running;
+}
+
+/** Services that may be named in `FaultConfig.services`. */
+export const SERVICES: readonly ServiceName[] = ['identity', 'graph', 'bap', 'dataverse', 'managementActivity', 'powerBi', 'arm'];
+
