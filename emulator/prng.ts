@@ -24,10 +24,12 @@ export interface Rng {
 }
 
 /**
- * Turns a number or string seed into a 32-bit unsigned integer (FNV-1a over the string form; integers are used as is).
+ * Turns a number or string seed into a 32-bit unsigned integer: integers (and strings of decimal digits, so that a CLI's
+ * `--seed 42` equals `seed: 42`) are used as is, modulo 2^32; other strings are hashed with FNV-1a.
  */
 export function seedToUint32(seed: number | string): number {
   if (typeof seed === 'number' && Number.isInteger(seed)) return seed >>> 0;
+  if (typeof seed === 'string' && /^\d{1,15}$/.test(seed)) return Number(seed) >>> 0;
   const text = String(seed);
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {

@@ -148,3 +148,10 @@ describe('generateTenant', () => {
     expect(truth.risksAll.dormant).toBe(60);
   });
 });
+
+describe('seeds', () => {
+  it('treats a decimal string seed like the number (CLI --seed 42 equals seed: 42)', () => {
+    expect(generateTenant({ seed: '42', now: NOW }).id).toBe(generateTenant({ seed: 42, now: NOW }).id);
+    expect(generateTenant({ seed: 'forty-two', now: NOW }).id).not.toBe(generateTenant({ seed: 42, now: NOW }).id);
+  });
+});
