@@ -1,0 +1,151 @@
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { evaluateIntegration } from '../../src/checks/evaluate.ts';
+import { addCustomerAppIntegration, getIntegration, verifyStoredIntegration } from '../../src/onboarding/integrations.ts';
+import { listCheckResults } from '../../src/store/repositories/findings.ts';
+import { countLive } from '../../src/store/repositories/inventory.ts';
+import { findRunningRun, listCheckpoints } from '../../src/store/repositories/runs.ts';
+import { collectIntegration } from '../../src/sync/run.ts';
+import type { Runtime } from '../../src/main/runtime.ts';
+import { dumpDatabase, TEST_ENV, world, type World } from './harness.ts';
+
+/** Adds the integration, collects, evaluates; returns the runtime. */
+async function collected(w: World, dataDir?: string, env?: Record<string, string>): Promise<{ rt: Runtime; integrationId: string }> {
+  const rt = await w.runtime(dataDir, env);
+  const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
+  const run = await collectIntegration(rt, integration.id);
+  expect(run.status).toBe('partial'); // one environment without an application user, by construction
+  await evaluateIntegration(rt.db, await getIntegration(rt.db, integration.id), { now: new Date(w.tenant.referenceTime!) });
+  return { rt, integrationId: integration.id };
+}
+
+function failures(results: { check_id: string; status: string; resource_type: string }[], checkId: string, status = 'fail', type = 'agent'): number {
+  return results.filter((r) => r.check_id === checkId && r.status === status && r.resource_type === type).length;
+}
+
+describe.each([
+  ['small', { users: 40, guests: 6, groups: 10, environments: 4, agents: 30 }, {}],
+  ['paged', { users: 2300, guests: 150, groups: 60, environments: 5, agents: 180 }, { VIGIL_DATAVERSE_PAGE_SIZE: '25' }],
+])('collection of a %s tenant', (_name, sizes, env) => {
+  let w: World;
+  beforeAll(async () => {
+    w = await world({ seed: `collect-${_name}`, sizes });
+  });
+  afterAll(async () => w.close());
+
+  it('stores exactly the generated ground truth and finds exactly its risky agents', async () => {
+    const { rt, integrationId } = await collected(w, undefined, env);
+    const counts = await countLive(rt.db, integrationId);
+    expect(counts).toEqual({
+      users: w.truth.users,
+      groups: w.truth.groups,
+      memberships: w.truth.memberships,
+      environments: w.truth.environments,
+      dataverseUsers: w.truth.systemusers,
+      agents: w.truth.agents,
+    });
+    const results = await listCheckResults(rt.db, integrationId);
+    expect(failures(results, 'agent_no_authentication')).toBe(w.truth.risks.noAuthentication);
+    expect(failures(results, 'agent_public_without_authentication')).toBe(w.truth.risks.noAuthenticationAndAccessAny);
+    expect(failures(results, 'agent_owner_disabled_or_missing')).toBe(w.truth.risks.ownerDisabled + w.truth.risks.ownerGone);
+    expect(failures(results, 'agent_dormant')).toBe(w.truth.risks.dormant);
+    expect(failures(results, 'environment_agents_not_readable', 'not_evaluated', 'environment')).toBe(w.truth.unreadableEnvironments);
+    expect(failures(results, 'agent_no_authentication', 'not_evaluated', 'environment')).toBe(w.truth.unreadableEnvironments);
+    const membershipKinds = await rt.db.selectFrom('group_memberships').select('member_type').where('deleted_at', 'is', null).execute();
+    expect(new Set(membershipKinds.map((m) => m.member_type))).toEqual(new Set(Object.entries(w.truth.membershipsByKind).filter(([, n]) => n > 0).map(([k]) => k)));
+  });
+});
+
+describe('collection reliability', () => {
+  let w: World;
+  let reference: Record<string, unknown[]>;
+  const sizes = { users: 900, guests: 60, groups: 40, environments: 4, agents: 60 };
+  const env = { VIGIL_GRAPH_PAGE_SIZE: '25', VIGIL_DATAVERSE_PAGE_SIZE: '10' };
+
+  beforeAll(async () => {
+    w = await world({ seed: 'reliability', sizes });
+    const { rt } = await collected(w, undefined, env);
+    reference = await dumpDatabase(rt.db);
+  });
+  afterAll(async () => w.close());
+
+  it('a run with 10% injected faults (429 with and without Retry-After, fractional, 503, resets, truncated bodies) stores the same database', async () => {
+    w.emulator.control.setFaults({ rate: 0.1, kinds: ['429', '429-fractional', '429-no-retry-after', '503', 'reset', 'truncate'], seed: 7, services: ['graph', 'bap', 'dataverse'] });
+    try {
+      // Smaller Graph pages: more requests for the faults to land on; page size does not change what is stored.
+      const { rt } = await collected(w, undefined, { ...env, VIGIL_GRAPH_PAGE_SIZE: '8' });
+      const injected = w.emulator.control.faults().counters;
+      expect(injected.total).toBeGreaterThan(25);
+      expect(Object.values(injected.byKind).every((n) => n > 0)).toBe(true);
+      expect(await dumpDatabase(rt.db)).toEqual(reference);
+    } finally {
+      w.emulator.control.clearFaults();
+    }
+  });
+
+  it('a run killed mid-way (SIGKILL) and resumed stores the same database as an uninterrupted one', async () => {
+    const rt = await w.runtime(undefined, env);
+    const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
+    // Slow the upstream a little so the kill lands mid-run: every Graph response waits on a fractional Retry-After.
+    w.emulator.control.setFaults({ rate: 0.3, kinds: ['429-fractional'], seed: 3, services: ['graph'], maxRetryAfterSeconds: 0.05 });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', '--data-dir', rt.config.dataDir, 'collect', integration.id, '--no-checks', '--json'], {
+      env: { ...process.env, ...TEST_ENV, ...env, VIGIL_ENDPOINTS_FILE: w.endpointsFile },
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+    // Kill once the run has stored some membership pages but has not finished them.
+    for (;;) {
+      const run = await findRunningRun(rt.db, integration.id);
+      const cps = run ? await listCheckpoints(rt.db, run.id) : [];
+      if (cps.filter((c) => c.stream === 'memberships').length >= 5) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    child.kill('SIGKILL');
+    await exited;
+    w.emulator.control.clearFaults();
+    const interrupted = await findRunningRun(rt.db, integration.id);
+    expect(interrupted, 'the run must still be unfinished when killed').toBeDefined();
+    const stored = await countLive(rt.db, integration.id);
+    expect(stored.users).toBe(w.truth.users);
+    expect(stored.agents).toBe(0);
+
+    const resumed = await collectIntegration(rt, integration.id);
+    expect(resumed.resumed).toBe(true);
+    expect(resumed.runId).toBe(interrupted!.id);
+    expect(resumed.streams.users.records).toBe(w.truth.users); // counted once across both processes
+    await evaluateIntegration(rt.db, await getIntegration(rt.db, integration.id), { now: new Date(w.tenant.referenceTime!) });
+    expect(await dumpDatabase(rt.db)).toEqual(reference);
+  });
+
+  it('a second run marks deleted objects, keeps history, and resolves findings whose agent was fixed', async () => {
+    const { rt, integrationId } = await collected(w, undefined, env);
+    const ctl = w.emulator.control;
+    const user = w.tenant.users.find((u) => u.userType === 'Member')!;
+    const env2 = w.tenant.environments.find((e) => e.dataverse?.bots.some((b) => b.authenticationmode === 1) && e.dataverse.appUsers.some((a) => a.appId === w.app.appId))!;
+    const bot = env2.dataverse!.bots.find((b) => b.authenticationmode === 1)!;
+    ctl.remove(w.tenant.id, 'users', user.id);
+    ctl.update(w.tenant.id, 'bots', bot.botid, { authenticationmode: 2 });
+    const run = await collectIntegration(rt, integrationId);
+    expect(run.markedDeleted).toBeGreaterThanOrEqual(1);
+    await evaluateIntegration(rt.db, await getIntegration(rt.db, integrationId), { now: new Date(w.tenant.referenceTime!) });
+    const row = await rt.db.selectFrom('directory_users').select(['deleted_at']).where('id', '=', user.id).executeTakeFirstOrThrow();
+    expect(row.deleted_at).not.toBeNull();
+    const finding = await rt.db.selectFrom('findings').selectAll().where('check_id', '=', 'agent_no_authentication').where('resource_id', '=', bot.botid).executeTakeFirstOrThrow();
+    expect(finding.status).toBe('resolved');
+  });
+
+  it('never stores or logs the client secret in plain text', async () => {
+    const { rt, integrationId } = await collected(w, undefined, env);
+    await verifyStoredIntegration(rt, integrationId);
+    await rt.close();
+    const dir = rt.config.dataDir;
+    const files = [...readdirSync(dir).map((f) => join(dir, f)), ...readdirSync(join(dir, 'logs')).map((f) => join(dir, 'logs', f))].filter((f) => !f.endsWith('logs'));
+    expect(files.some((f) => f.endsWith('vigil.db'))).toBe(true);
+    expect(files.some((f) => f.endsWith('vigil.log'))).toBe(true);
+    const logs = readFileSync(join(dir, 'logs', 'vigil.log'), 'utf8');
+    expect(logs).toContain('collection run finished'); // the log is really written
+    for (const f of files) expect(readFileSync(f).includes(Buffer.from(w.secret)), f).toBe(false);
+  });
+});
