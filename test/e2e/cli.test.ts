@@ -1,0 +1,90 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_ENV, world, type World } from './harness.ts';
+
+/** Runs the real CLI in a child process; returns exit code and output. */
+function vigil(args: string[], env: Record<string, string>, stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', ...args], { env: { ...process.env, ...TEST_ENV, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.stdin.end(stdin ?? '');
+    child.once('exit', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+describe('vigil CLI', () => {
+  let w: World;
+  let env: Record<string, string>;
+  let dataDir: string;
+  beforeAll(async () => {
+    w = await world({ seed: 'cli', sizes: { users: 15, guests: 2, groups: 3, environments: 3, agents: 10 } });
+    dataDir = mkdtempSync(join(tmpdir(), 'vigil-cli-'));
+    env = { VIGIL_ENDPOINTS_FILE: w.endpointsFile, VIGIL_DATA_DIR: dataDir };
+  });
+  afterAll(async () => w.close());
+
+  it('rejects bad input with exit code 2, naming the field and the fix, in text and JSON', async () => {
+    const text = await vigil(['integrations', 'add', '--mode', 'customer-app', '--tenant-id', 'contoso', '--client-id', w.app.appId, '--client-secret-stdin'], env, w.secret);
+    expect(text.code).toBe(2);
+    expect(text.stderr).toMatch(/--tenant-id 'contoso' is not a GUID/);
+    expect(text.stderr).toMatch(/fix: Copy it from Microsoft Entra admin center/);
+    const json = await vigil(['integrations', 'add', '--mode', 'customer-app', '--tenant-id', w.tenant.id, '--client-id', w.app.appId, '--client-secret-env', 'UNSET_VAR_X', '--json'], env);
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout).error).toMatchObject({ code: 'INVALID_INPUT', field: '--client-secret-env' });
+  });
+
+  it('exits 3 when Entra ID refuses the secret, and saves nothing', async () => {
+    const r = await vigil(['integrations', 'add', '--mode', 'customer-app', '--tenant-id', w.tenant.id, '--client-id', w.app.appId, '--client-secret-stdin', '--json'], env, 'wrong~secret~value~0000000000000000000000');
+    expect(r.code).toBe(3);
+    expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'AADSTS7000215' });
+    const list = await vigil(['integrations', 'list', '--json'], env);
+    expect(JSON.parse(list.stdout)).toEqual([]);
+  });
+
+  it('adds with the secret from stdin, collects, and lists findings as JSON', async () => {
+    const add = await vigil(['integrations', 'add', '--mode', 'customer-app', '--tenant-id', w.tenant.id, '--client-id', w.app.appId, '--client-secret-stdin', '--name', 'Contoso', '--json'], env, `${w.secret}\n`);
+    expect(add.code, add.stderr).toBe(0);
+    const added = JSON.parse(add.stdout);
+    expect(added.verification.verified).toBe(true);
+    expect(JSON.stringify(added)).not.toContain(w.secret);
+    const collect = await vigil(['collect', 'Contoso', '--json'], env);
+    expect(collect.code, collect.stderr).toBe(0);
+    const { run, evaluation } = JSON.parse(collect.stdout);
+    expect(run.streams.users.records).toBe(w.truth.users);
+    const findings = JSON.parse((await vigil(['findings', '--json'], env)).stdout) as { checkId: string; severity: string }[];
+    expect(findings.length).toBe(evaluation.findingsOpen);
+    expect(findings.filter((f) => f.checkId === 'agent_no_authentication')).toHaveLength(w.truth.risks.noAuthentication);
+    const show = await vigil(['integrations', 'show', 'Contoso'], env);
+    expect(show.stdout).toMatch(/secret expires\s+\d{4}-\d{2}-\d{2} \(\d+ days left\)/);
+    expect((await vigil(['integrations', 'show', 'nope'], env)).code).toBe(4);
+  });
+
+  it('documents exit codes in --help', async () => {
+    const r = await vigil(['--help'], env);
+    expect(r.stdout).toMatch(/Exit codes:/);
+    expect(r.stdout).toMatch(/3 +credentials or permissions refused/);
+  });
+});
+
+describe('vigil demo --json', () => {
+  it('prints the documented summary object', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'vigil-demo-')), 'demo');
+    const r = await vigil(['--data-dir', dir, 'demo', '--json', '--seed', '7'], {});
+    expect(r.code, r.stderr).toBe(0);
+    const s = JSON.parse(r.stdout);
+    expect(s.integration).toMatchObject({ verified: true, missingPermissions: [] });
+    expect(Object.keys(s.collected).sort()).toEqual(['agents', 'environments', 'groups', 'memberships', 'users']);
+    expect(s.collected.users).toBeGreaterThan(0);
+    expect(s.findings.total).toBe(Object.values(s.findings.bySeverity as Record<string, number>).reduce((a, b) => a + b, 0));
+    expect(s.findings.total).toBe(Object.values(s.findings.byCheck as Record<string, number>).reduce((a, b) => a + b, 0));
+    expect(s.database).toBe(join(dir, 'vigil.db'));
+    // A second demo run in the same directory starts afresh instead of failing on the existing integration.
+    expect((await vigil(['--data-dir', dir, 'demo', '--json', '--seed', '7'], {})).code).toBe(0);
+  });
+});
