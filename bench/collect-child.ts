@@ -1,0 +1,17 @@
+/**
+ * Child of bench/collect.ts: onboards and collects one tenant in its own process so its peak memory is the
+ * collector's alone (the emulator lives in the parent). Prints one JSON line.
+ */
+import { addCustomerAppIntegration } from '../src/onboarding/integrations.ts';
+import { createRuntime } from '../src/main/runtime.ts';
+import { collectIntegration } from '../src/sync/run.ts';
+
+const [dataDir, tenantId, clientId] = process.argv.slice(2) as [string, string, string];
+const rt = await createRuntime({ dataDir, env: process.env });
+const { integration } = await addCustomerAppIntegration(rt, { tenantId, clientId, clientSecret: process.env.BENCH_SECRET! });
+const started = process.hrtime.bigint();
+const run = await collectIntegration(rt, integration.id);
+const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+const records = Object.values(run.streams).reduce((n, s) => n + s.records, 0);
+await rt.close();
+process.stdout.write(JSON.stringify({ status: run.status, records, seconds, maxRssMiB: process.resourceUsage().maxRSS / 1024 }) + '\n');
