@@ -1,0 +1,17 @@
+import type { CheckFunction } from '../../types.ts';
+
+/**
+ * One result per environment: pass when its agents were read, `not_evaluated` with the reason when they were not,
+ * and for the whole tenant when environments could not be listed. Environments without Dataverse have no agents
+ * and pass.
+ */
+export const check: CheckFunction = (ctx) => {
+  const envGap = ctx.coverage.streamGap('environments');
+  if (envGap) return [{ resourceType: 'tenant', resourceId: ctx.tenantId, resourceName: null, status: 'not_evaluated', reason: envGap.message, detail: { code: envGap.code } }];
+  return ctx.inventory.environments.map((env) => {
+    const gap = env.dataverse_url ? ctx.coverage.sliceGap('agents', env.id) : null;
+    return gap
+      ? { resourceType: 'environment' as const, resourceId: env.id, resourceName: env.display_name, status: 'not_evaluated' as const, reason: gap.message, detail: { code: gap.code } }
+      : { resourceType: 'environment' as const, resourceId: env.id, resourceName: env.display_name, status: 'pass' as const, reason: env.dataverse_url ? null : 'No Dataverse: no agents.' };
+  });
+};
