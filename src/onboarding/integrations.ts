@@ -62,6 +62,19 @@ export function toView(row: repo.IntegrationRow, now = Date.now()): IntegrationV
   };
 }
 
+/** Days before expiry from which Vigil warns about the client secret. */
+export const SECRET_WARNING_DAYS = 30;
+
+/**
+ * A warning when the integration's client secret has expired or expires within {@link SECRET_WARNING_DAYS} days,
+ * naming the portal page where a new one is created; null otherwise.
+ */
+export function secretExpiryWarning(view: Pick<IntegrationView, 'name' | 'secretDaysLeft' | 'secretExpiresAt'>): string | null {
+  if (view.secretDaysLeft === null || view.secretDaysLeft > SECRET_WARNING_DAYS) return null;
+  const when = view.secretDaysLeft < 0 ? `expired on ${view.secretExpiresAt!.slice(0, 10)}` : `expires in ${view.secretDaysLeft} days (${view.secretExpiresAt!.slice(0, 10)})`;
+  return `The client secret of ${view.name} ${when}. Create a new one under App registrations > your app > Certificates & secrets and give it to Vigil.`;
+}
+
 const aad = (row: { id: string; tenant_id: string }) => `${row.id}|${row.tenant_id}`;
 
 /** A stream context for one integration's credentials. */

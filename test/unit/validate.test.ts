@@ -47,3 +47,12 @@ describe('Mode A input validation', () => {
     expect(parseSecretExpiry('2027-05-01T12:30:00Z', now)).toBe('2027-05-01T12:30:00.000Z');
   });
 });
+
+describe('client secret expiry warning', async () => {
+  const { secretExpiryWarning } = await import('../../src/onboarding/integrations.ts');
+  it('warns within 30 days and after expiry, naming the portal page', () => {
+    expect(secretExpiryWarning({ name: 'C', secretDaysLeft: 31, secretExpiresAt: '2027-01-01T00:00:00Z' })).toBeNull();
+    expect(secretExpiryWarning({ name: 'C', secretDaysLeft: 12, secretExpiresAt: '2027-01-01T00:00:00Z' })).toMatch(/expires in 12 days .*Certificates & secrets/);
+    expect(secretExpiryWarning({ name: 'C', secretDaysLeft: -2, secretExpiresAt: '2027-01-01T00:00:00Z' })).toMatch(/expired on 2027-01-01/);
+  });
+});

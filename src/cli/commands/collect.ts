@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { evaluateIntegration } from '../../checks/evaluate.ts';
-import { getIntegration } from '../../onboarding/integrations.ts';
+import { getIntegration, secretExpiryWarning, toView } from '../../onboarding/integrations.ts';
 import { listRuns } from '../../store/repositories/runs.ts';
 import { collectIntegration } from '../../sync/run.ts';
 import type { CommandHost } from '../host.ts';
@@ -28,6 +28,8 @@ export function registerCollect(program: Command, host: CommandHost): void {
         for (const e of result.errors.slice(0, 10)) print(`  ${e.stream}/${e.slice}: ${e.code} ${e.message}`);
         if (result.errors.length > 10) print(`  … ${result.errors.length - 10} more errors (vigil runs ${integration} --json)`);
         if (evaluation) print(`Checks: ${evaluation.byStatus.fail} failed, ${evaluation.byStatus.pass} passed, ${evaluation.byStatus.not_evaluated} not evaluated; ${evaluation.findingsOpen} open findings.`);
+        const warning = secretExpiryWarning(toView(row));
+        if (warning) print(`warning: ${warning}`);
         if (result.status === 'failed') process.exitCode = EXIT.upstream;
       }),
     );

@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import { invalidInput } from '../../core/errors.ts';
-import { addCustomerAppIntegration, getIntegration, listIntegrationViews, removeIntegration, toView, verifyStoredIntegration, type IntegrationView } from '../../onboarding/integrations.ts';
+import { addCustomerAppIntegration, getIntegration, listIntegrationViews, removeIntegration, secretExpiryWarning, toView, verifyStoredIntegration, type IntegrationView } from '../../onboarding/integrations.ts';
 import type { VerificationReport } from '../../onboarding/verify.ts';
 import { print, printJson, table } from '../output.ts';
 import type { CommandHost } from '../host.ts';
@@ -85,6 +85,10 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
         if (opts.json) return printJson(views.map((v) => ({ ...v, verification: undefined })));
         if (views.length === 0) return print('No integrations. Add one with `vigil integrations add`.');
         print(table([['ID', 'NAME', 'MODE', 'TENANT', 'SECRET EXPIRES'], ...views.map((v) => [v.id, v.name, v.mode, v.tenantId, v.secretExpiresAt?.slice(0, 10) ?? '-'])]));
+        for (const v of views) {
+          const warning = secretExpiryWarning(v);
+          if (warning) process.stderr.write(`warning: ${warning}\n`);
+        }
       }),
     );
 
@@ -97,6 +101,8 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
         const v = toView(await getIntegration(rt.db, integration));
         if (opts.json) return printJson(v);
         print(renderView(v));
+        const warning = secretExpiryWarning(v);
+        if (warning) print(`  warning: ${warning}`);
         if (v.verification) print(renderReport(v.verification));
       }),
     );
