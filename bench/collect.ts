@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { generateTenant, groundTruth, startEmulator } from '../emulator/index.ts';
 
 const sizes = (process.argv[2] ?? '2000,20000,60000').split(',').map(Number);
+console.log('collector heap capped at 64 MiB (--max-old-space-size=64)');
 console.log('users    groups  memberships  agents   records  seconds  records/s  peak RSS (MiB)');
 for (const users of sizes) {
   const tenant = generateTenant({ seed: `bench-${users}`, sizes: { users, guests: Math.round(users / 20), groups: Math.round(users / 50), environments: 6, agents: Math.round(users / 20) } });
@@ -25,7 +26,8 @@ for (const users of sizes) {
       // The emulator runs in this process, so the child is spawned asynchronously to let it serve.
       execFile(
         process.execPath,
-        ['--import', 'tsx', 'bench/collect-child.ts', mkdtempSync(join(tmpdir(), 'bench-data-')), tenant.id, app.appId],
+        // The old-generation cap proves the collector does not hold the tenant in memory: a leak would crash it.
+        ['--max-old-space-size=64', '--import', 'tsx', 'bench/collect-child.ts', mkdtempSync(join(tmpdir(), 'bench-data-')), tenant.id, app.appId],
         { env: { ...process.env, VIGIL_ENDPOINTS_FILE: endpoints, BENCH_SECRET: app.secrets[0]!.value, VIGIL_LOG_LEVEL: 'warn' }, maxBuffer: 1 << 20 },
         (err, stdout) => (err ? reject(err) : resolve(stdout)),
       );
