@@ -1,0 +1,62 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HttpClient, parseRetryAfter, UpstreamHttpError } from '../../src/platform/http/client.ts';
+import { odataPages } from '../../src/platform/http/odata.ts';
+import { silentLogger } from '../../src/platform/log/index.ts';
+
+describe('Retry-After parsing', () => {
+  it('reads integer and fractional seconds and HTTP dates', () => {
+    expect(parseRetryAfter('2')).toBe(2);
+    expect(parseRetryAfter('2.128')).toBe(2.128);
+    expect(parseRetryAfter(new Date(Date.now() + 3000).toUTCString())).toBeGreaterThan(1);
+    expect(parseRetryAfter(undefined)).toBeUndefined();
+    expect(parseRetryAfter('soon')).toBeUndefined();
+  });
+});
+
+describe('HTTP pipeline', () => {
+  let server: Server;
+  let base: string;
+  const seen: string[] = [];
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      seen.push(`${req.url} ${req.headers.authorization}`);
+      if (req.url === '/foreign') return res.end(JSON.stringify({ value: [1], '@odata.nextLink': 'http://evil.example/next' }));
+      if (req.url === '/expired') {
+        if (req.headers.authorization === 'Bearer fresh') return res.end(JSON.stringify({ ok: true }));
+        res.statusCode = 401;
+        return res.end(JSON.stringify({ error: { code: 'InvalidAuthenticationToken', message: 'Lifetime validation failed' } }));
+      }
+      if (req.url?.startsWith('/denied')) {
+        res.statusCode = 403;
+        return res.end(JSON.stringify({ error: { code: 'Authorization_RequestDenied', message: 'Insufficient privileges to complete the operation.' } }));
+      }
+      res.statusCode = 404;
+      res.end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  const http = () => new HttpClient({ logger: silentLogger(), sleepMs: async () => undefined });
+
+  it('never follows a next link to another host with the token', async () => {
+    const pages = odataPages(http(), { api: 'graph', url: `${base}/foreign`, token: async () => 'tkn' });
+    await expect(pages.next()).rejects.toThrow(/refusing to send the token/);
+  });
+
+  it('retries a 401 once with a refreshed token', async () => {
+    const res = await http().send({ api: 'graph', url: `${base}/expired`, token: async (force) => (force ? 'fresh' : 'stale') });
+    expect(res.body).toEqual({ ok: true });
+  });
+
+  it('reports a 403 with the upstream code and message, without the token', async () => {
+    const err = await http().send({ api: 'graph', url: `${base}/denied?$select=id`, token: async () => 'secret-token' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UpstreamHttpError);
+    expect(err).toMatchObject({ status: 403, upstreamCode: 'Authorization_RequestDenied', kind: 'authorization' });
+    expect(JSON.stringify((err as UpstreamHttpError).toJSON()) + (err as Error).message).not.toContain('secret-token');
+    expect((err as Error).message).not.toContain('$select');
+  });
+});
