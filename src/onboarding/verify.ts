@@ -114,10 +114,9 @@ export async function verifyIntegration(deps: VerifyDeps, ids: { tenantId: strin
       missingPermissions.push({ api: API_DISPLAY_NAMES[cap.api], permission: cap.recommended, capability: cap.id });
     }
   }
-  const graphRoles = grantedRoles.graph ?? [];
   const covers = (list: 'quick' | 'step-by-step') =>
     (Object.keys(PERMISSION_LISTS[list]) as PermissionApi[]).every((api) => PERMISSION_LISTS[list][api].every((p) => (grantedRoles[api] ?? []).includes(p)));
-  const permissionList = covers('quick') ? 'quick' : covers('step-by-step') && !graphRoles.includes('GroupMember.Read.All') ? 'step-by-step' : 'partial';
+  const permissionList = covers('quick') ? 'quick' : covers('step-by-step') ? 'step-by-step' : 'partial';
   if (permissionList === 'step-by-step') {
     // The step-by-step list is complete by the seed; the capabilities it leaves out are reported, not failed.
     warnings.push('The grant matches the seed\'s step-by-step list: external connections, Teams apps and Copilot interactions need the quick list\'s extra Graph permissions.');
