@@ -9,6 +9,10 @@ import { resolveCloudProfile, type CloudProfile } from './cloud.ts';
  * Every variable is listed in docs/configuration.md.
  */
 const envSchema = z.object({
+  /** PostgreSQL connection string; SQLite in the data directory when unset. */
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://').optional(),
+  /** PostgreSQL schema for Vigil's tables. */
+  VIGIL_DATABASE_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a plain lower-case identifier').default('public'),
   VIGIL_DATA_DIR: z.string().min(1).optional(),
   VIGIL_MASTER_KEY: z.string().min(1).optional(),
   VIGIL_CLOUD: z.string().default('public'),
@@ -35,6 +39,8 @@ export interface VigilConfig {
   http: { maxAttempts: number; maxWaitSeconds: number };
   /** Page sizes asked of upstream APIs. */
   pageSize: { graph: number; dataverse: number };
+  /** PostgreSQL connection string and schema, or undefined for SQLite. Never logged (it may hold a password). */
+  database: { url: string; schema: string } | undefined;
 }
 
 /**
@@ -61,5 +67,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: { dataDir?: string
     logLevel: e.VIGIL_LOG_LEVEL,
     http: { maxAttempts: e.VIGIL_HTTP_MAX_ATTEMPTS, maxWaitSeconds: e.VIGIL_HTTP_MAX_WAIT_SECONDS },
     pageSize: { graph: e.VIGIL_GRAPH_PAGE_SIZE, dataverse: e.VIGIL_DATAVERSE_PAGE_SIZE },
+    database: e.DATABASE_URL ? { url: e.DATABASE_URL, schema: e.VIGIL_DATABASE_SCHEMA } : undefined,
   });
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { registerCollect } from '../cli/commands/collect.ts';
+import { registerDb } from '../cli/commands/db.ts';
 import { registerDemo } from '../cli/commands/demo.ts';
 import { registerEmulator } from '../cli/commands/emulator.ts';
 import { registerFindings } from '../cli/commands/findings.ts';
@@ -27,6 +28,7 @@ const host = createHost(program, createRuntime);
 registerIntegrations(program, host);
 registerCollect(program, host);
 registerFindings(program, host);
+registerDb(program, host);
 registerDemo(program, runDemo);
 registerEmulator(program, runEmulator);
 

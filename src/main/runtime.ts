@@ -31,6 +31,8 @@ export interface RuntimeOptions {
   cloud?: CloudProfile;
   /** Also log to stderr. */
   verbose?: boolean;
+  /** Apply pending migrations on open. @default true */
+  migrate?: boolean;
 }
 
 /**
@@ -42,7 +44,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const config: VigilConfig = options.cloud ? Object.freeze({ ...base, cloud: options.cloud }) : base;
   const logger = createLogger({ level: options.verbose ? 'debug' : config.logLevel, dataDir: config.dataDir, stderr: options.verbose ?? false });
   const kek = loadKeyEncryptionKey(config.dataDir, config.masterKey);
-  const db = await openStore(config.dataDir);
+  const db = await openStore({ dataDir: config.dataDir, databaseUrl: config.database?.url, schema: config.database?.schema, migrate: options.migrate });
   const http = new HttpClient({ caPem: config.cloud.caPem, maxAttempts: config.http.maxAttempts, maxWaitSeconds: config.http.maxWaitSeconds, logger });
   return {
     config,

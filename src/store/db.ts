@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect, type Migration, type MigrationProvider, type Transaction } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationInfo, type MigrationProvider, type Transaction } from 'kysely';
+import pg from 'pg';
 import { VigilError } from '../core/errors.ts';
 import * as m0001 from './migrations/0001_initial.ts';
 import type { Database } from './schema.ts';
@@ -17,35 +18,96 @@ const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 /** File name of the SQLite database inside the data directory. */
 export const SQLITE_FILE = 'vigil.db';
 
+/** Where the store lives: a SQLite file in the data directory, or PostgreSQL when a URL is given. */
+export interface StoreOptions {
+  dataDir: string;
+  /** PostgreSQL connection string (`DATABASE_URL`); SQLite when absent. */
+  databaseUrl?: string | undefined;
+  /** PostgreSQL schema for Vigil's tables (created if missing). @default 'public' */
+  schema?: string | undefined;
+  /** Pool size on PostgreSQL. @default 10 */
+  poolSize?: number;
+  /** Apply pending migrations on open. @default true */
+  migrate?: boolean;
+}
+
+/** The dialect of an open store, for the few places that differ (capability flags, not scattered ifs). */
+export type Dialect = 'sqlite' | 'postgres';
+
+const dialects = new WeakMap<Kysely<Database>, Dialect>();
+
+/** The dialect of a store opened by {@link openStore}. */
+export function dialectOf(db: Kysely<Database>): Dialect {
+  return dialects.get(db) ?? 'sqlite';
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
 /**
- * Opens the SQLite store at `<dataDir>/vigil.db` (WAL mode, foreign keys on, 5 s busy timeout so a CLI command and
- * a running collection can share it) and applies pending migrations.
+ * Opens the store and applies pending migrations.
+ * - SQLite: `<dataDir>/vigil.db`, WAL mode, foreign keys on, 5 s busy timeout so a CLI command and a running
+ *   collection can share it.
+ * - PostgreSQL (`databaseUrl`): a `pg` pool whose `search_path` is the given schema.
  *
- * Source: SQLite WAL (https://sqlite.org/wal.html); Kysely migrations (kysely.dev/docs/migrations).
- * @throws VigilError `configuration` / `MIGRATION_FAILED` when a migration fails.
+ * Sources: SQLite WAL (https://sqlite.org/wal.html); Kysely dialects and migrations (kysely.dev/docs/migrations);
+ * node-postgres pooling (node-postgres.com/apis/pool).
+ * @throws VigilError `configuration` for a bad schema name, an unreachable database or a failed migration.
  */
-export async function openStore(dataDir: string): Promise<Kysely<Database>> {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const sqlite = new SQLite(join(dataDir, SQLITE_FILE));
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
-  sqlite.pragma('synchronous = NORMAL');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-  await migrate(db);
+export async function openStore(options: StoreOptions | string): Promise<Kysely<Database>> {
+  const o: StoreOptions = typeof options === 'string' ? { dataDir: options } : options;
+  let db: Kysely<Database>;
+  if (o.databaseUrl) {
+    const schema = o.schema ?? 'public';
+    if (!SCHEMA_NAME.test(schema)) {
+      throw new VigilError('configuration', 'SCHEMA_INVALID', `Schema name '${schema}' is not a plain PostgreSQL identifier.`, { field: 'VIGIL_DATABASE_SCHEMA', remediation: 'Use lower-case letters, digits and underscores.' });
+    }
+    const pool = new pg.Pool({ connectionString: o.databaseUrl, max: o.poolSize ?? 10, options: `-c search_path=${schema}` });
+    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    dialects.set(db, 'postgres');
+    try {
+      await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+    } catch (e) {
+      await db.destroy();
+      throw new VigilError('configuration', 'DATABASE_UNREACHABLE', `Cannot use the PostgreSQL database: ${(e as Error).message}`, {
+        field: 'DATABASE_URL',
+        remediation: 'Check DATABASE_URL (postgres://user:password@host:5432/database) and that the server accepts connections.',
+        cause: e,
+      });
+    }
+  } else {
+    mkdirSync(o.dataDir, { recursive: true, mode: 0o700 });
+    const sqlite = new SQLite(join(o.dataDir, SQLITE_FILE));
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('foreign_keys = ON');
+    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma('synchronous = NORMAL');
+    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    dialects.set(db, 'sqlite');
+  }
+  if (o.migrate !== false) await migrate(db);
   return db;
 }
 
+function migrator(db: Kysely<Database>): Migrator {
+  return new Migrator({ db, provider });
+}
+
 /**
- * Applies every pending migration.
+ * Applies every pending migration; returns the names applied.
  * @throws VigilError `configuration` / `MIGRATION_FAILED` naming the migration.
  */
-export async function migrate(db: Kysely<Database>): Promise<void> {
-  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+export async function migrate(db: Kysely<Database>): Promise<string[]> {
+  const { error, results } = await migrator(db).migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new VigilError('configuration', 'MIGRATION_FAILED', `Database migration ${failed} failed: ${(error as Error).message}`, { cause: error });
   }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Every known migration and when it was applied (undefined when pending). */
+export async function migrationStatus(db: Kysely<Database>): Promise<readonly MigrationInfo[]> {
+  return migrator(db).getMigrations();
 }
 
 /** Current time as ISO 8601 UTC with milliseconds. */

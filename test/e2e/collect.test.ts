@@ -9,6 +9,7 @@ import { countLive } from '../../src/store/repositories/inventory.ts';
 import { findRunningRun, listCheckpoints } from '../../src/store/repositories/runs.ts';
 import { collectIntegration } from '../../src/sync/run.ts';
 import type { Runtime } from '../../src/main/runtime.ts';
+import { DIALECTS, freshStore, type TestStore } from '../store/dialects.ts';
 import { dumpDatabase, TEST_ENV, world, type World } from './harness.ts';
 
 /** Adds the integration, collects, evaluates; returns the runtime. */
@@ -30,13 +31,19 @@ describe.each([
   ['paged', { users: 2300, guests: 150, groups: 60, environments: 5, agents: 180 }, { VIGIL_DATAVERSE_PAGE_SIZE: '25' }],
 ])('collection of a %s tenant', (_name, sizes, env) => {
   let w: World;
+  const stores: TestStore[] = [];
   beforeAll(async () => {
     w = await world({ seed: `collect-${_name}`, sizes });
   });
-  afterAll(async () => w.close());
+  afterAll(async () => {
+    await w.close();
+    for (const s of stores) await s.drop();
+  });
 
-  it('stores exactly the generated ground truth and finds exactly its risky agents', async () => {
-    const { rt, integrationId } = await collected(w, undefined, env);
+  it.each(DIALECTS)('stores exactly the generated ground truth and finds exactly its risky agents (%s)', async (dialect) => {
+    const store = await freshStore(dialect);
+    stores.push(store);
+    const { rt, integrationId } = await collected(w, store.dataDir, { ...env, ...store.env });
     const counts = await countLive(rt.db, integrationId);
     expect(counts).toEqual({
       users: w.truth.users,

@@ -1,0 +1,69 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { GroupMembership } from '../../src/core/inventory.ts';
+import { migrate, migrationStatus } from '../../src/store/db.ts';
+import { countLive, markUnseen, upsertRecords } from '../../src/store/repositories/inventory.ts';
+import { findRunningRun, insertRun, listCheckpoints, saveCheckpoint } from '../../src/store/repositories/runs.ts';
+import { DIALECTS, freshStore, type TestStore } from './dialects.ts';
+import { insertTestIntegration } from './fixtures.ts';
+
+const user = (id: string, name = id) => ({ id, displayName: name, userPrincipalName: `${id}@x`, mail: null, accountEnabled: true, userType: 'Member', createdDateTime: null, raw: { id, displayName: name } });
+const member = (groupId: string, memberId: string): GroupMembership => ({ groupId, memberId, memberType: 'user', raw: { id: memberId } });
+
+describe.each(DIALECTS)('store on %s', (dialect) => {
+  let store: TestStore;
+  afterEach(async () => store?.drop());
+
+  it('migrations are applied once and reported', async () => {
+    store = await freshStore(dialect);
+    expect(await migrate(store.db)).toEqual([]);
+    expect((await migrationStatus(store.db)).map((m) => [m.name, m.executedAt instanceof Date])).toEqual([['0001_initial', true]]);
+  });
+
+  it('upserts idempotently, keeps first seen, dedupes within a batch, and marks unseen rows deleted', async () => {
+    store = await freshStore(dialect);
+    const db = store.db;
+    await insertTestIntegration(db, 'int_1');
+    await upsertRecords(db, 'users', 'int_1', 'run1', [user('a'), user('b'), user('b', 'B twice')], '2026-01-01T00:00:00.000Z');
+    await upsertRecords(db, 'users', 'int_1', 'run2', [user('a', 'A renamed')], '2026-01-02T00:00:00.000Z');
+    expect(await markUnseen(db, 'users', 'int_1', 'run2', 'all', '2026-01-02T00:00:00.000Z')).toBe(1);
+    const rows = await db.selectFrom('directory_users').selectAll().orderBy('id').execute();
+    expect(rows.map((r) => [r.id, r.display_name, r.first_seen_at, r.deleted_at])).toEqual([
+      ['a', 'A renamed', '2026-01-01T00:00:00.000Z', null],
+      ['b', 'B twice', '2026-01-01T00:00:00.000Z', '2026-01-02T00:00:00.000Z'],
+    ]);
+    expect((await countLive(db, 'int_1')).users).toBe(1);
+    // Seen again: alive again.
+    await upsertRecords(db, 'users', 'int_1', 'run3', [user('b')], '2026-01-03T00:00:00.000Z');
+    expect((await countLive(db, 'int_1')).users).toBe(2);
+  });
+
+  it('marks child rows deleted only in completed slices, and orphans of deleted parents', async () => {
+    store = await freshStore(dialect);
+    const db = store.db;
+    await insertTestIntegration(db, 'int_1');
+    const groups = ['g1', 'g2', 'g3'].map((id) => ({ id, displayName: id, mail: null, securityEnabled: true, mailEnabled: false, groupTypes: [], raw: {} }));
+    await upsertRecords(db, 'groups', 'int_1', 'run1', groups, 't1');
+    await upsertRecords(db, 'memberships', 'int_1', 'run1', [member('g1', 'u1'), member('g1', 'u2'), member('g2', 'u1'), member('g3', 'u1')], 't1');
+    // Run 2: g3 is gone; g1 completed without u2; g2 errored (not completed).
+    await upsertRecords(db, 'groups', 'int_1', 'run2', groups.slice(0, 2), 't2');
+    await markUnseen(db, 'groups', 'int_1', 'run2', 'all', 't2');
+    await upsertRecords(db, 'memberships', 'int_1', 'run2', [member('g1', 'u1')], 't2');
+    expect(await markUnseen(db, 'memberships', 'int_1', 'run2', ['g1'], 't2')).toBe(2);
+    const live = await db.selectFrom('group_memberships').select(['group_id', 'member_id']).where('deleted_at', 'is', null).orderBy('group_id').orderBy('member_id').execute();
+    expect(live).toEqual([
+      { group_id: 'g1', member_id: 'u1' },
+      { group_id: 'g2', member_id: 'u1' },
+    ]);
+  });
+
+  it('accumulates checkpoint record counts and finds the running run', async () => {
+    store = await freshStore(dialect);
+    const db = store.db;
+    await insertTestIntegration(db, 'int_1');
+    await insertRun(db, { id: 'run1', integration_id: 'int_1', started_at: 't', owner_host: 'h', owner_pid: 1 });
+    await saveCheckpoint(db, { runId: 'run1', stream: 'users', sliceKey: '*', status: 'in_progress', cursor: 'next1', addRecords: 999, at: 't1' });
+    await saveCheckpoint(db, { runId: 'run1', stream: 'users', sliceKey: '*', status: 'done', cursor: null, addRecords: 5, at: 't2' });
+    expect(await listCheckpoints(db, 'run1')).toEqual([expect.objectContaining({ status: 'done', cursor: null, records: 1004 })]);
+    expect((await findRunningRun(db, 'int_1'))?.id).toBe('run1');
+  });
+});
