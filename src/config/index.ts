@@ -22,6 +22,17 @@ const envSchema = z.object({
   VIGIL_HTTP_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(6),
   /** Longest single wait for a `Retry-After` or backoff, in seconds. */
   VIGIL_HTTP_MAX_WAIT_SECONDS: z.coerce.number().positive().max(600).default(120),
+  VIGIL_HOST: z.string().default('127.0.0.1'),
+  VIGIL_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  VIGIL_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  VIGIL_COLLECT_CRON: z.string().default('0 * * * *'),
+  VIGIL_COLLECT_JITTER_SECONDS: z.coerce.number().int().min(0).max(86_400).default(900),
+  VIGIL_SCHEDULER_TICK_SECONDS: z.coerce.number().positive().max(3600).default(30),
+  VIGIL_JOB_RETRY_LIMIT: z.coerce.number().int().min(0).max(100).default(4),
+  VIGIL_JOB_RETRY_DELAY_SECONDS: z.coerce.number().int().min(1).max(86_400).default(30),
+  VIGIL_JOB_EXPIRE_SECONDS: z.coerce.number().int().min(10).max(86_400).default(3600),
+  VIGIL_JOB_MAINTENANCE_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  VIGIL_SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().positive().max(3600).default(30),
   /** Graph page size (`$top`), 1–999. */
   VIGIL_GRAPH_PAGE_SIZE: z.coerce.number().int().min(1).max(999).default(999),
   /** Dataverse page size (`Prefer: odata.maxpagesize`), 1–5000. */
@@ -41,6 +52,20 @@ export interface VigilConfig {
   pageSize: { graph: number; dataverse: number };
   /** PostgreSQL connection string and schema, or undefined for SQLite. Never logged (it may hold a password). */
   database: { url: string; schema: string } | undefined;
+  /** `vigil serve` listen address. */
+  server: { host: string; port: number };
+  /** Collection jobs and their schedule. */
+  jobs: {
+    workerConcurrency: number;
+    cron: string;
+    jitterSeconds: number;
+    tickSeconds: number;
+    retryLimit: number;
+    retryDelaySeconds: number;
+    expireInSeconds: number;
+    maintenanceSeconds: number;
+    shutdownTimeoutSeconds: number;
+  };
 }
 
 /**
@@ -68,5 +93,17 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: { dataDir?: string
     http: { maxAttempts: e.VIGIL_HTTP_MAX_ATTEMPTS, maxWaitSeconds: e.VIGIL_HTTP_MAX_WAIT_SECONDS },
     pageSize: { graph: e.VIGIL_GRAPH_PAGE_SIZE, dataverse: e.VIGIL_DATAVERSE_PAGE_SIZE },
     database: e.DATABASE_URL ? { url: e.DATABASE_URL, schema: e.VIGIL_DATABASE_SCHEMA } : undefined,
+    server: { host: e.VIGIL_HOST, port: e.VIGIL_PORT },
+    jobs: {
+      workerConcurrency: e.VIGIL_WORKER_CONCURRENCY,
+      cron: e.VIGIL_COLLECT_CRON,
+      jitterSeconds: e.VIGIL_COLLECT_JITTER_SECONDS,
+      tickSeconds: e.VIGIL_SCHEDULER_TICK_SECONDS,
+      retryLimit: e.VIGIL_JOB_RETRY_LIMIT,
+      retryDelaySeconds: e.VIGIL_JOB_RETRY_DELAY_SECONDS,
+      expireInSeconds: e.VIGIL_JOB_EXPIRE_SECONDS,
+      maintenanceSeconds: e.VIGIL_JOB_MAINTENANCE_SECONDS,
+      shutdownTimeoutSeconds: e.VIGIL_SHUTDOWN_TIMEOUT_SECONDS,
+    },
   });
 }

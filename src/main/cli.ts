@@ -6,11 +6,13 @@ import { registerDemo } from '../cli/commands/demo.ts';
 import { registerEmulator } from '../cli/commands/emulator.ts';
 import { registerFindings } from '../cli/commands/findings.ts';
 import { registerIntegrations } from '../cli/commands/integrations.ts';
+import { registerService } from '../cli/commands/service.ts';
 import { createHost } from '../cli/host.ts';
 import { EXIT_CODES_HELP } from '../cli/output.ts';
 import { runDemo } from './demo.ts';
 import { runEmulator } from './emulator.ts';
 import { createRuntime } from './runtime.ts';
+import { runServe, runWorker } from './service.ts';
 
 /**
  * The `vigil` command line: composition root wiring commands to the runtime.
@@ -29,6 +31,7 @@ registerIntegrations(program, host);
 registerCollect(program, host);
 registerFindings(program, host);
 registerDb(program, host);
+registerService(program, host, { serve: runServe, worker: runWorker });
 registerDemo(program, runDemo);
 registerEmulator(program, runEmulator);
 

@@ -5,13 +5,14 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, 
 import pg from 'pg';
 import { VigilError } from '../core/errors.ts';
 import * as m0001 from './migrations/0001_initial.ts';
+import * as m0002 from './migrations/0002_schedules_budgets.ts';
 import type { Database } from './schema.ts';
 
 /** A database handle or an open transaction: repositories accept either. */
 export type Executor = Kysely<Database> | Transaction<Database>;
 
 /** Migrations in order; frozen once released. */
-const MIGRATIONS: Record<string, Migration> = { '0001_initial': m0001 };
+const MIGRATIONS: Record<string, Migration> = { '0001_initial': m0001, '0002_schedules_budgets': m0002 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 

@@ -143,6 +143,25 @@ export interface FindingsTable {
   resolved_at: string | null;
 }
 
+export interface CollectionSchedulesTable {
+  integration_id: string;
+  /** Random offset added to every cron slot of this integration, seconds. */
+  jitter_seconds: number;
+  next_due_at: string;
+  last_enqueued_at: string | null;
+}
+
+export interface UpstreamBudgetsTable {
+  tenant_id: string;
+  api: string;
+  /** Tokens left in the bucket (resource units or requests). */
+  tokens: number;
+  /** When `tokens` was computed, milliseconds since the Unix epoch. */
+  updated_ms: number | string;
+  /** No request before this instant (after a 429 seen by any worker), milliseconds since the Unix epoch. */
+  blocked_until_ms: number | string;
+}
+
 /** The database. */
 export interface Database {
   integrations: IntegrationsTable;
@@ -156,6 +175,8 @@ export interface Database {
   agents: AgentsTable;
   check_results: CheckResultsTable;
   findings: FindingsTable;
+  collection_schedules: CollectionSchedulesTable;
+  upstream_budgets: UpstreamBudgetsTable;
 }
 
 /** Names of the inventory tables. */

@@ -67,6 +67,11 @@ export interface CollectOptions {
   onProgress?: (p: Progress) => void;
   /** Test hook: called after each stored page (a test kills the process here). */
   afterPage?: (stream: StreamName, slice: string) => void | Promise<void>;
+  /**
+   * Aborts the run after the page being stored: the run stays resumable and is released at once, so another
+   * worker can take it over without waiting for a stale heartbeat.
+   */
+  signal?: AbortSignal;
 }
 
 /** A run whose owner stopped sending heartbeats this long ago is taken over, whatever host it was on. */
@@ -92,6 +97,13 @@ async function runPool<T>(items: T[], limit: number, fn: (item: T) => Promise<vo
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
+
+/** Thrown when the run was stopped through its signal; the run is left resumable. */
+export function abortedError(signal: AbortSignal): VigilError {
+  return new VigilError('conflict', 'COLLECTION_ABORTED', `Collection stopped: ${(signal.reason as Error)?.message ?? 'aborted'}. It resumes from its last checkpoint.`);
+}
+
+const isAbort = (e: unknown) => isVigilError(e) && e.code === 'COLLECTION_ABORTED';
 
 function errorCode(e: unknown): { code: string; message: string } {
   if (isVigilError(e)) return { code: e.code, message: e.message };
@@ -144,6 +156,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
   try {
     for (const name of STREAM_NAMES) {
       current = name;
+      if (options.signal?.aborted) throw abortedError(options.signal);
       const stream = STREAMS[name] as Stream<StreamName>;
       // Children of a stream that failed in this run would read stale parents: record why they were skipped.
       if (stream.parent && failedStreams.has(stream.parent)) {
@@ -203,11 +216,12 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
             outcome[name].records += page.records.length;
             options.onProgress?.({ stream: name, slicesDone, slicesTotal: slices.length, records: outcome[name].records });
             await options.afterPage?.(name, slice.key);
+            if (options.signal?.aborted) throw abortedError(options.signal);
           }
           if (!done) await runs.saveCheckpoint(db, { runId, stream: name, sliceKey: slice.key, status: 'done', cursor: null, addRecords: 0, at: nowIso() });
           completed.push(slice.key);
         } catch (e) {
-          if (isVigilError(e, 'authentication')) throw e;
+          if (isVigilError(e, 'authentication') || isAbort(e)) throw e;
           const { code, message } = errorCode(e);
           ctx.logger.warn({ integrationId, runId, stream: name, slice: slice.key, code }, 'slice failed');
           await recordError(name, slice.key, code, message, cursor);
@@ -223,6 +237,11 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
       }
     }
   } catch (e) {
+    if (isAbort(e)) {
+      await runs.releaseRun(db, runId);
+      ctx.logger.warn({ integrationId, runId }, 'collection run stopped; it resumes from its checkpoints');
+      throw e;
+    }
     const { code, message } = errorCode(e);
     errors.push({ stream: current, slice: '*', code, message });
     await runs.finishRun(db, runId, { status: 'failed', finishedAt: nowIso(), durationMs: Date.now() - started, counts: outcome, errors, httpStats: Object.fromEntries(ctx.http.stats) });

@@ -8,9 +8,9 @@ import { collect, type CollectOptions, type CollectResult } from './engine.ts';
 export async function collectIntegration(
   deps: OnboardingDeps,
   idOrName: string,
-  options: Pick<CollectOptions, 'onProgress' | 'afterPage' | 'concurrency'> = {},
+  options: Pick<CollectOptions, 'onProgress' | 'afterPage' | 'concurrency' | 'signal'> = {},
 ): Promise<CollectResult> {
   const row = await getIntegration(deps.db, idOrName);
   const ctx = streamContext(deps, credentialsFor(deps, row));
-  return collect({ db: deps.db, integrationId: row.id, ctx, onProgress: options.onProgress, afterPage: options.afterPage, concurrency: options.concurrency });
+  return collect({ db: deps.db, integrationId: row.id, ctx, ...options });
 }

@@ -16,7 +16,10 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
   it('migrations are applied once and reported', async () => {
     store = await freshStore(dialect);
     expect(await migrate(store.db)).toEqual([]);
-    expect((await migrationStatus(store.db)).map((m) => [m.name, m.executedAt instanceof Date])).toEqual([['0001_initial', true]]);
+    expect((await migrationStatus(store.db)).map((m) => [m.name, m.executedAt instanceof Date])).toEqual([
+      ['0001_initial', true],
+      ['0002_schedules_budgets', true],
+    ]);
   });
 
   it('upserts idempotently, keeps first seen, dedupes within a batch, and marks unseen rows deleted', async () => {

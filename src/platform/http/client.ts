@@ -167,6 +167,9 @@ export class HttpClient {
     const method = req.method ?? 'GET';
     const stats = this.statsFor(req.api);
     let refreshed = false;
+    // Throttling answers that say when to come back are the server pacing us, not failing: they get a larger
+    // allowance than errors, so a long throttled collection slows down instead of dropping data.
+    let throttledWaits = 0;
     for (let attempt = 1; ; attempt++) {
       stats.requests++;
       const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
@@ -214,9 +217,17 @@ export class HttpClient {
         refreshed = true;
         continue;
       }
+      const retryAfter = parseRetryAfter(resHeaders['retry-after']);
+      if ((status === 429 || status === 503) && retryAfter !== undefined && throttledWaits < this.maxAttempts * 4) {
+        throttledWaits++;
+        attempt--;
+        if (status === 429) stats.throttled++;
+        await this.wait(req, 1, retryAfter, `status ${status}`);
+        continue;
+      }
       if (RETRY_STATUSES.has(status) && attempt < this.maxAttempts) {
         if (status === 429) stats.throttled++;
-        await this.wait(req, attempt, parseRetryAfter(resHeaders['retry-after']), `status ${status}`);
+        await this.wait(req, attempt, retryAfter, `status ${status}`);
         continue;
       }
       const { code, message } = upstreamError(body);

@@ -28,6 +28,11 @@ export async function claimRun(db: Executor, runId: string, ownerHost: string, o
     .execute();
 }
 
+/** Gives up ownership of a running run so that any process may resume it at once. */
+export async function releaseRun(db: Executor, runId: string): Promise<void> {
+  await db.updateTable('collection_runs').set({ owner_host: null, owner_pid: null, heartbeat_at: new Date(0).toISOString() }).where('id', '=', runId).execute();
+}
+
 /** Records that the run's owner is alive. */
 export async function heartbeat(db: Executor, runId: string, at: string): Promise<void> {
   await db.updateTable('collection_runs').set({ heartbeat_at: at }).where('id', '=', runId).execute();

@@ -1,0 +1,71 @@
+import { Cron } from 'croner';
+import type { Kysely } from 'kysely';
+import { VigilError } from '../core/errors.ts';
+import type { Logger } from '../platform/log/index.ts';
+import { advanceSchedule, createSchedule, listSchedules } from '../store/repositories/schedules.ts';
+import type { Database } from '../store/schema.ts';
+import type { JobQueue } from './queue.ts';
+
+/**
+ * The scheduler: on every tick, enqueues the collection of each integration whose slot has come. Slots follow one
+ * cron expression (UTC) shifted by a random jitter per integration, so that hundreds of tenants do not all start
+ * at the same second (limits-and-practices.md, practice 5). A new integration is due at once. A tick only enqueues;
+ * workers collect.
+ */
+
+/** Options of {@link tick}. */
+export interface SchedulerOptions {
+  /** Cron expression of collection slots, UTC. @default '0 * * * *' (hourly) */
+  cron: string;
+  /** Largest jitter, seconds. @default 900 */
+  jitterSeconds: number;
+  logger: Logger;
+  now?: Date;
+  random?: () => number;
+}
+
+/**
+ * Validates a cron expression.
+ * @throws VigilError `configuration` naming VIGIL_COLLECT_CRON.
+ */
+export function parseCron(expression: string): Cron {
+  try {
+    return new Cron(expression, { timezone: 'UTC', paused: true });
+  } catch (e) {
+    throw new VigilError('configuration', 'CRON_INVALID', `VIGIL_COLLECT_CRON '${expression}' is not a cron expression: ${(e as Error).message}`, {
+      field: 'VIGIL_COLLECT_CRON',
+      remediation: "Use five fields, minute hour day month weekday, e.g. '0 * * * *' for hourly.",
+    });
+  }
+}
+
+/** The next due time after `from`: the next cron slot plus the integration's jitter, ISO 8601 UTC. */
+export function nextDue(cron: Cron, from: Date, jitterSeconds: number): string {
+  const slot = cron.nextRun(from) ?? new Date(from.getTime() + 86_400_000);
+  return new Date(slot.getTime() + jitterSeconds * 1000).toISOString();
+}
+
+/**
+ * One scheduler tick. Returns the integrations enqueued.
+ */
+export async function tick(db: Kysely<Database>, queue: JobQueue, options: SchedulerOptions): Promise<string[]> {
+  const now = options.now ?? new Date();
+  const random = options.random ?? Math.random;
+  const cron = parseCron(options.cron);
+  const enqueued: string[] = [];
+  for (const { integrationId, schedule } of await listSchedules(db)) {
+    let row = schedule;
+    if (!row) {
+      row = { integration_id: integrationId, jitter_seconds: Math.floor(random() * options.jitterSeconds), next_due_at: now.toISOString(), last_enqueued_at: null };
+      if (!(await createSchedule(db, row))) continue; // another scheduler created it; it will enqueue
+    }
+    if (Date.parse(row.next_due_at) > now.getTime()) continue;
+    // Slot boundaries come from the cron; subtracting the jitter keeps the integration on its own offset.
+    const next = nextDue(cron, new Date(now.getTime() - row.jitter_seconds * 1000), row.jitter_seconds);
+    if (!(await advanceSchedule(db, integrationId, row.next_due_at, next, now.toISOString()))) continue;
+    const jobId = await queue.enqueueCollection(integrationId);
+    options.logger.info({ integrationId, jobId, nextDue: next }, jobId ? 'collection enqueued' : 'collection already queued');
+    if (jobId) enqueued.push(integrationId);
+  }
+  return enqueued;
+}

@@ -1,0 +1,31 @@
+import { evaluateIntegration } from '../checks/evaluate.ts';
+import { isVigilError, VigilError } from '../core/errors.ts';
+import { getIntegration, type OnboardingDeps } from '../onboarding/integrations.ts';
+import { collectIntegration } from '../sync/run.ts';
+import type { CollectionJob } from './queue.ts';
+
+/**
+ * The collection job handler shared by `vigil worker` and the in-process workers of `vigil serve`: collect (or
+ * resume) one integration, then evaluate its checks. A failed collection throws, so the queue retries it with
+ * backoff; an integration removed meanwhile completes the job without retry.
+ */
+export function collectionJobHandler(deps: OnboardingDeps): (job: CollectionJob) => Promise<void> {
+  return async (job) => {
+    let row;
+    try {
+      row = await getIntegration(deps.db, job.integrationId);
+    } catch (e) {
+      if (isVigilError(e, 'not-found')) {
+        deps.logger.warn({ jobId: job.id, integrationId: job.integrationId }, 'integration removed; job dropped');
+        return;
+      }
+      throw e;
+    }
+    deps.logger.info({ jobId: job.id, integrationId: row.id }, 'collection job started');
+    const result = await collectIntegration(deps, row.id, { signal: job.signal });
+    await evaluateIntegration(deps.db, row);
+    if (result.status === 'failed') {
+      throw new VigilError('upstream', 'COLLECTION_FAILED', `Collection ${result.runId} failed: ${result.errors[0]?.message ?? 'unknown error'}`);
+    }
+  };
+}

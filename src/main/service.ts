@@ -1,0 +1,87 @@
+import { sql } from 'kysely';
+import { buildServer } from '../api/server.ts';
+import { VigilError } from '../core/errors.ts';
+import { InProcessQueue } from '../jobs/memory.ts';
+import { PgBossQueue } from '../jobs/pgboss.ts';
+import type { JobQueue } from '../jobs/queue.ts';
+import { parseCron, tick } from '../jobs/scheduler.ts';
+import { collectionJobHandler } from '../jobs/worker.ts';
+import type { Runtime } from './runtime.ts';
+
+/**
+ * Composition of the long-running processes: `vigil serve` (HTTP, scheduler, and on SQLite the workers) and
+ * `vigil worker` (PostgreSQL only). Both stop gracefully on SIGTERM/SIGINT: stop taking jobs, let running
+ * collections checkpoint, close.
+ */
+
+/** The job queue for the runtime's store: pg-boss on PostgreSQL, in-process on SQLite. */
+export function createQueue(rt: Runtime): JobQueue {
+  const policy = { retryLimit: rt.config.jobs.retryLimit, retryDelaySeconds: rt.config.jobs.retryDelaySeconds, expireInSeconds: rt.config.jobs.expireInSeconds };
+  if (rt.config.database) {
+    const schema = rt.config.database.schema === 'public' ? 'pgboss' : `${rt.config.database.schema}_pgboss`;
+    return new PgBossQueue({ connectionString: rt.config.database.url, schema, policy, maintenanceIntervalSeconds: rt.config.jobs.maintenanceSeconds, pollingIntervalSeconds: 1, logger: rt.logger });
+  }
+  return new InProcessQueue(rt.logger, policy);
+}
+
+function onSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+}
+
+/**
+ * `vigil worker`: runs collection jobs from the shared queue until SIGTERM.
+ * @throws VigilError `configuration` on SQLite (the workers then live inside `vigil serve`).
+ */
+export async function runWorker(rt: Runtime, print: (line: string) => void): Promise<void> {
+  if (!rt.config.database) {
+    throw new VigilError('configuration', 'WORKER_NEEDS_POSTGRES', '`vigil worker` needs the shared PostgreSQL queue, and DATABASE_URL is not set.', {
+      field: 'DATABASE_URL',
+      remediation: 'Set DATABASE_URL to the PostgreSQL database shared with `vigil serve`; on a single machine with SQLite, `vigil serve` runs the collections itself.',
+    });
+  }
+  const queue = createQueue(rt);
+  await queue.start();
+  await queue.work(collectionJobHandler(rt), { concurrency: rt.config.jobs.workerConcurrency });
+  print(`worker ${process.pid} ready: ${rt.config.jobs.workerConcurrency} collection(s) at a time`);
+  rt.logger.info({ concurrency: rt.config.jobs.workerConcurrency }, 'worker started');
+  const signal = await onSignal();
+  rt.logger.info({ signal }, 'worker stopping');
+  await queue.stop({ timeoutSeconds: rt.config.jobs.shutdownTimeoutSeconds });
+  print(`worker ${process.pid} stopped`);
+}
+
+/**
+ * `vigil serve`: health endpoints, the scheduler, and on SQLite the collection workers, until SIGTERM.
+ */
+export async function runServe(rt: Runtime, print: (line: string) => void): Promise<void> {
+  parseCron(rt.config.jobs.cron);
+  const queue = createQueue(rt);
+  await queue.start();
+  if (!rt.config.database) await queue.work(collectionJobHandler(rt), { concurrency: rt.config.jobs.workerConcurrency });
+  const app = buildServer({
+    async ready() {
+      await sql`select 1`.execute(rt.db);
+      return { ok: true, detail: { queued: await queue.pending() } };
+    },
+  });
+  const address = await app.listen({ host: rt.config.server.host, port: rt.config.server.port });
+  const schedulerTick = async () => {
+    try {
+      await tick(rt.db, queue, { cron: rt.config.jobs.cron, jitterSeconds: rt.config.jobs.jitterSeconds, logger: rt.logger });
+    } catch (e) {
+      rt.logger.error({ err: { message: (e as Error).message } }, 'scheduler tick failed');
+    }
+  };
+  await schedulerTick();
+  const timer = setInterval(schedulerTick, rt.config.jobs.tickSeconds * 1000);
+  print(`vigil serve listening on ${address} (${rt.config.database ? 'PostgreSQL, workers: vigil worker' : 'SQLite, in-process workers'})`);
+  const signal = await onSignal();
+  rt.logger.info({ signal }, 'serve stopping');
+  clearInterval(timer);
+  await queue.stop({ timeoutSeconds: rt.config.jobs.shutdownTimeoutSeconds });
+  await app.close();
+  print('vigil serve stopped');
+}
