@@ -33,6 +33,10 @@ const envSchema = z.object({
   VIGIL_JOB_EXPIRE_SECONDS: z.coerce.number().int().min(10).max(86_400).default(3600),
   VIGIL_JOB_MAINTENANCE_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   VIGIL_SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().positive().max(3600).default(30),
+  /** Shared per-tenant budgets: Graph resource units per 10 s, Management Activity requests per minute, Dataverse requests per 5 minutes. */
+  VIGIL_GRAPH_RU_PER_10S: z.coerce.number().int().min(1).default(3500),
+  VIGIL_MANAGEMENT_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).default(2000),
+  VIGIL_DATAVERSE_REQUESTS_PER_5MIN: z.coerce.number().int().min(1).default(6000),
   /** Graph page size (`$top`), 1–999. */
   VIGIL_GRAPH_PAGE_SIZE: z.coerce.number().int().min(1).max(999).default(999),
   /** Dataverse page size (`Prefer: odata.maxpagesize`), 1–5000. */
@@ -52,6 +56,8 @@ export interface VigilConfig {
   pageSize: { graph: number; dataverse: number };
   /** PostgreSQL connection string and schema, or undefined for SQLite. Never logged (it may hold a password). */
   database: { url: string; schema: string } | undefined;
+  /** Shared throttling budgets per tenant and API. */
+  budgets: { graphRuPer10s: number; managementPerMinute: number; dataversePer5min: number };
   /** `vigil serve` listen address. */
   server: { host: string; port: number };
   /** Collection jobs and their schedule. */
@@ -94,6 +100,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: { dataDir?: string
     pageSize: { graph: e.VIGIL_GRAPH_PAGE_SIZE, dataverse: e.VIGIL_DATAVERSE_PAGE_SIZE },
     database: e.DATABASE_URL ? { url: e.DATABASE_URL, schema: e.VIGIL_DATABASE_SCHEMA } : undefined,
     server: { host: e.VIGIL_HOST, port: e.VIGIL_PORT },
+    budgets: { graphRuPer10s: e.VIGIL_GRAPH_RU_PER_10S, managementPerMinute: e.VIGIL_MANAGEMENT_REQUESTS_PER_MINUTE, dataversePer5min: e.VIGIL_DATAVERSE_REQUESTS_PER_5MIN },
     jobs: {
       workerConcurrency: e.VIGIL_WORKER_CONCURRENCY,
       cron: e.VIGIL_COLLECT_CRON,

@@ -5,6 +5,7 @@ import { loadKeyEncryptionKey, type KeyEncryptionKey } from '../platform/crypto/
 import { HttpClient } from '../platform/http/client.ts';
 import { createLogger, type Logger } from '../platform/log/index.ts';
 import { openStore } from '../store/db.ts';
+import { SharedBudget } from '../store/repositories/budgets.ts';
 import type { Database } from '../store/schema.ts';
 
 /**
@@ -45,7 +46,12 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const logger = createLogger({ level: options.verbose ? 'debug' : config.logLevel, dataDir: config.dataDir, stderr: options.verbose ?? false });
   const kek = loadKeyEncryptionKey(config.dataDir, config.masterKey);
   const db = await openStore({ dataDir: config.dataDir, databaseUrl: config.database?.url, schema: config.database?.schema, migrate: options.migrate });
-  const http = new HttpClient({ caPem: config.cloud.caPem, maxAttempts: config.http.maxAttempts, maxWaitSeconds: config.http.maxWaitSeconds, logger });
+  const budget = new SharedBudget(db, {
+    graph: { capacity: config.budgets.graphRuPer10s, windowSeconds: 10 },
+    managementActivity: { capacity: config.budgets.managementPerMinute, windowSeconds: 60 },
+    dataverse: { capacity: config.budgets.dataversePer5min, windowSeconds: 300 },
+  });
+  const http = new HttpClient({ caPem: config.cloud.caPem, maxAttempts: config.http.maxAttempts, maxWaitSeconds: config.http.maxWaitSeconds, logger, budget });
   return {
     config,
     cloud: config.cloud,

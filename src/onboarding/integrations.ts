@@ -79,7 +79,7 @@ const aad = (row: { id: string; tenant_id: string }) => `${row.id}|${row.tenant_
 
 /** A stream context for one integration's credentials. */
 export function streamContext(deps: Pick<OnboardingDeps, 'http' | 'cloud' | 'logger' | 'pageSize'>, tokens: ClientCredentialProvider): StreamContext {
-  return { http: deps.http, cloud: deps.cloud, tokens, logger: deps.logger, graphPageSize: deps.pageSize?.graph, dataversePageSize: deps.pageSize?.dataverse };
+  return { tenantId: tokens.tenantId, http: deps.http, cloud: deps.cloud, tokens, logger: deps.logger, graphPageSize: deps.pageSize?.graph, dataversePageSize: deps.pageSize?.dataverse };
 }
 
 /** Raw input of {@link addCustomerAppIntegration} (validated inside). */

@@ -32,6 +32,8 @@ export interface TokenSource {
 
 /** What a stream needs to read. */
 export interface StreamContext {
+  /** The tenant read, for its shared throttling budgets. */
+  tenantId: string;
   http: HttpClient;
   cloud: CloudProfile;
   tokens: TokenSource;

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import { VigilError } from '../../core/errors.ts';
 import type { Logger } from '../log/index.ts';
+import type { ThrottleBudget } from './budget.ts';
 
 /**
  * One HTTP pipeline for every upstream call: TLS with an explicitly trusted extra CA (never verification turned
@@ -31,6 +32,10 @@ export interface HttpRequest {
   body?: unknown;
   /** Returns a bearer token; called per attempt so a refreshed token is used after a 401. */
   token?: (forceRefresh: boolean) => Promise<string>;
+  /** Tenant whose throttling budget this request draws on (none: no budget). */
+  tenantId?: string;
+  /** Units taken from the budget per attempt (Graph resource units, or 1 request). @default 1 */
+  cost?: number;
 }
 
 /** A response with its JSON body parsed (or `null` when empty). */
@@ -90,6 +95,8 @@ export interface HttpClientOptions {
   /** Base delay for backoff without `Retry-After`, in seconds. @default 1 */
   baseDelaySeconds?: number;
   logger: Logger;
+  /** Shared throttling budgets per (tenant, API); none by default. */
+  budget?: ThrottleBudget;
   /** Injected for tests of timing logic; defaults to real timers. */
   sleepMs?: (ms: number) => Promise<void>;
 }
@@ -133,8 +140,10 @@ export class HttpClient {
   private readonly baseDelaySeconds: number;
   private readonly logger: Logger;
   private readonly sleepMs: (ms: number) => Promise<void>;
+  private readonly budget: ThrottleBudget | undefined;
 
   constructor(options: HttpClientOptions) {
+    this.budget = options.budget;
     this.dispatcher = new Agent({
       connect: options.caPem ? { ca: [...rootCertificates, options.caPem] } : {},
       headersTimeout: 60_000,
@@ -171,6 +180,7 @@ export class HttpClient {
     // allowance than errors, so a long throttled collection slows down instead of dropping data.
     let throttledWaits = 0;
     for (let attempt = 1; ; attempt++) {
+      if (this.budget && req.tenantId) await this.budget.acquire(req.tenantId, req.api, req.cost ?? 1);
       stats.requests++;
       const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
       if (req.token) headers.authorization = `Bearer ${await req.token(refreshed)}`;
@@ -222,12 +232,12 @@ export class HttpClient {
         throttledWaits++;
         attempt--;
         if (status === 429) stats.throttled++;
-        await this.wait(req, 1, retryAfter, `status ${status}`);
+        await this.wait(req, 1, retryAfter, `status ${status}`, status === 429);
         continue;
       }
       if (RETRY_STATUSES.has(status) && attempt < this.maxAttempts) {
         if (status === 429) stats.throttled++;
-        await this.wait(req, attempt, retryAfter, `status ${status}`);
+        await this.wait(req, attempt, retryAfter, `status ${status}`, status === 429);
         continue;
       }
       const { code, message } = upstreamError(body);
@@ -235,13 +245,18 @@ export class HttpClient {
     }
   }
 
-  private async wait(req: HttpRequest, attempt: number, retryAfter: number | undefined, why: string): Promise<void> {
+  private async wait(req: HttpRequest, attempt: number, retryAfter: number | undefined, why: string, throttled = false): Promise<void> {
     const stats = this.statsFor(req.api);
     stats.retries++;
     // Retry-After is the server's word; without it, full jitter over an exponentially growing ceiling.
     const seconds = Math.min(this.maxWaitSeconds, retryAfter ?? Math.random() * this.baseDelaySeconds * 2 ** (attempt - 1));
     stats.waitedSeconds += seconds;
     this.logger.debug({ api: req.api, path: redactUrl(req.url), attempt, waitSeconds: seconds, why }, 'retrying upstream request');
+    if (throttled && this.budget && req.tenantId) {
+      // Block the shared budget: this worker's next acquire waits it out, and so does every other worker.
+      await this.budget.penalize(req.tenantId, req.api, seconds);
+      return;
+    }
     await this.sleepMs(seconds * 1000);
   }
 

@@ -32,6 +32,10 @@ export interface ODataPagingRequest {
   url: string;
   headers?: Record<string, string>;
   token: (forceRefresh: boolean) => Promise<string>;
+  /** Tenant whose throttling budget the requests draw on. */
+  tenantId?: string;
+  /** Budget units per page request. @default 1 */
+  cost?: number;
 }
 
 /**
@@ -49,6 +53,8 @@ export async function* odataPages<T>(http: HttpClient, req: ODataPagingRequest):
       url,
       headers: req.headers,
       token: req.token,
+      tenantId: req.tenantId,
+      cost: req.cost,
     });
     const body: ODataBody<T> = res.body ?? {};
     const next: string | undefined = body['@odata.nextLink'];

@@ -161,8 +161,11 @@ export interface ClientCredentialOptions {
  */
 export class ClientCredentialProvider {
   private readonly app: ConfidentialClientApplication;
+  /** The tenant the tokens are for. */
+  readonly tenantId: string;
 
   constructor(private readonly options: ClientCredentialOptions) {
+    this.tenantId = options.tenantId;
     const authorityUrl = new URL(options.cloud.authorityHost);
     this.app = new ConfidentialClientApplication({
       auth: {

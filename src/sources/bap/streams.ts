@@ -40,7 +40,7 @@ export const environmentsStream: Stream<'environments'> = {
   resource: (ctx) => ctx.cloud.bap.resource,
   async *read(ctx, _slice, cursor) {
     const url = cursor ?? `${ctx.cloud.bap.baseUrl}/providers/Microsoft.BusinessAppPlatform/scopes/admin/environments?api-version=${BAP_API_VERSION}`;
-    for await (const page of odataPages<Json>(ctx.http, { api: 'bap', url, token: ctx.tokens.bearer(ctx.cloud.bap.resource) })) {
+    for await (const page of odataPages<Json>(ctx.http, { api: 'bap', url, token: ctx.tokens.bearer(ctx.cloud.bap.resource), tenantId: ctx.tenantId })) {
       yield { records: page.items.map(toEnvironment), nextCursor: page.nextLink ?? null };
     }
   },

@@ -46,7 +46,7 @@ async function* entityPages<R>(ctx: StreamContext, slice: Slice, entitySet: stri
   const pageSize = Math.min(5000, Math.max(1, ctx.dataversePageSize ?? 5000));
   const url = cursor ?? `${resource}/${DATAVERSE_API}/${entitySet}?$select=${select}`;
   const headers = { 'OData-MaxVersion': '4.0', 'OData-Version': '4.0', Prefer: `odata.maxpagesize=${pageSize}` };
-  for await (const page of odataPages<Json>(ctx.http, { api: 'dataverse', url, headers, token: ctx.tokens.bearer(resource) })) {
+  for await (const page of odataPages<Json>(ctx.http, { api: 'dataverse', url, headers, token: ctx.tokens.bearer(resource), tenantId: ctx.tenantId })) {
     yield { records: page.items.map(map), nextCursor: page.nextLink ?? null };
   }
 }

@@ -20,8 +20,19 @@ function firstUrl(ctx: StreamContext, path: string, select: string): string {
   return `${ctx.cloud.graph.baseUrl}/v1.0/${path}?$select=${select}&$top=${top}`;
 }
 
+/**
+ * Resource units a request costs against the tenant's Graph identity budget (`throttling-limits.md`): GET users 2,
+ * groups/{id}/members 3, other 1; `$select` −1; never below 1.
+ */
+export function graphResourceUnits(url: string): number {
+  const path = new URL(url).pathname;
+  const base = /\/groups\/[^/]+\/members$/.test(path) ? 3 : /\/users$/.test(path) ? 2 : 1;
+  return Math.max(1, base - (url.includes('$select=') ? 1 : 0));
+}
+
 async function* pages<R>(ctx: StreamContext, url: string, map: (j: Json) => R): AsyncGenerator<StreamPage<R>> {
-  for await (const page of odataPages<Json>(ctx.http, { api: 'graph', url, token: ctx.tokens.bearer(ctx.cloud.graph.resource) })) {
+  const request = { api: 'graph' as const, url, token: ctx.tokens.bearer(ctx.cloud.graph.resource), tenantId: ctx.tenantId, cost: graphResourceUnits(url) };
+  for await (const page of odataPages<Json>(ctx.http, request)) {
     yield { records: page.items.map(map), nextCursor: page.nextLink ?? null };
   }
 }
