@@ -43,6 +43,7 @@ export async function freshStore(dialect: TestDialect): Promise<TestStore> {
     async drop() {
       await db.destroy();
       await dropSchema(schema);
+      await dropSchema(`${schema}_pgboss`); // the job queue's tables, when a test started one
     },
   };
 }
