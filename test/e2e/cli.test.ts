@@ -88,3 +88,33 @@ describe('vigil demo --json', () => {
     expect((await vigil(['--data-dir', dir, 'demo', '--json', '--seed', '7'], {})).code).toBe(0);
   });
 });
+
+describe('vigil serve on SQLite', () => {
+  it('collects a new integration at once with its in-process workers, answers /readyz, and stops on SIGTERM', async () => {
+    const w = await world({ seed: 'serve', sizes: { users: 12, guests: 1, groups: 3, environments: 3, agents: 6 } });
+    try {
+      const dataDir = mkdtempSync(join(tmpdir(), 'vigil-serve-'));
+      const env = { VIGIL_ENDPOINTS_FILE: w.endpointsFile, VIGIL_DATA_DIR: dataDir, VIGIL_PORT: '0', VIGIL_SCHEDULER_TICK_SECONDS: '1' };
+      expect((await vigil(['integrations', 'add', '--mode', 'customer-app', '--tenant-id', w.tenant.id, '--client-id', w.app.appId, '--client-secret-stdin', '--name', 'S'], env, w.secret)).code).toBe(0);
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', 'serve'], { env: { ...process.env, ...TEST_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      const exited = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+      for (let i = 0; i < 300 && !/listening on (\S+)/.test(out); i++) await new Promise((r) => setTimeout(r, 100));
+      const base = /listening on (\S+)/.exec(out)![1]!;
+      expect((await fetch(`${base}/readyz`)).status).toBe(200);
+      let runs: { status: string }[] = [];
+      for (let i = 0; i < 300; i++) {
+        runs = JSON.parse((await vigil(['runs', 'S', '--json'], env)).stdout);
+        if (runs.length && runs[0]!.status !== 'running') break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(runs[0]!.status).toBe('partial');
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(out).toMatch(/vigil serve stopped/);
+    } finally {
+      await w.close();
+    }
+  });
+});
