@@ -15,12 +15,15 @@ export interface JobPolicy {
   retryLimit: number;
   /** First retry delay in seconds; doubled each retry, with jitter. @default 30 */
   retryDelaySeconds: number;
-  /** A job running longer than this is considered lost (its worker died) and retried. @default 3600 */
+  /**
+   * A job running longer than this is considered lost (its worker died) and retried; a collection cut by it resumes
+   * from its checkpoints. @default 21600 (6 hours)
+   */
   expireInSeconds: number;
 }
 
 /** Default job policy. */
-export const DEFAULT_JOB_POLICY: JobPolicy = { retryLimit: 4, retryDelaySeconds: 30, expireInSeconds: 3600 };
+export const DEFAULT_JOB_POLICY: JobPolicy = { retryLimit: 4, retryDelaySeconds: 30, expireInSeconds: 21_600 };
 
 /** A collection job as handed to a handler. */
 export interface CollectionJob {

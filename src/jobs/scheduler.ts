@@ -2,6 +2,7 @@ import { Cron } from 'croner';
 import type { Kysely } from 'kysely';
 import { VigilError } from '../core/errors.ts';
 import type { Logger } from '../platform/log/index.ts';
+import { integrationsWithRunningRuns } from '../store/repositories/runs.ts';
 import { advanceSchedule, createSchedule, listSchedules } from '../store/repositories/schedules.ts';
 import type { Database } from '../store/schema.ts';
 import type { JobQueue } from './queue.ts';
@@ -22,6 +23,12 @@ export interface SchedulerOptions {
   logger: Logger;
   now?: Date;
   random?: () => number;
+  /**
+   * Also enqueue integrations with an unfinished run (the first tick after a restart): a collection stopped by a
+   * shutdown resumes at once instead of at its next slot. A run still owned by a live process makes the job wait
+   * and retry.
+   */
+  resumeInterrupted?: boolean;
 }
 
 /**
@@ -53,6 +60,13 @@ export async function tick(db: Kysely<Database>, queue: JobQueue, options: Sched
   const random = options.random ?? Math.random;
   const cron = parseCron(options.cron);
   const enqueued: string[] = [];
+  if (options.resumeInterrupted) {
+    for (const integrationId of await integrationsWithRunningRuns(db)) {
+      const jobId = await queue.enqueueCollection(integrationId);
+      options.logger.info({ integrationId, jobId }, 'interrupted collection enqueued to resume');
+      if (jobId) enqueued.push(integrationId);
+    }
+  }
   for (const { integrationId, schedule } of await listSchedules(db)) {
     let row = schedule;
     if (!row) {

@@ -6,13 +6,15 @@ import { registerDemo } from '../cli/commands/demo.ts';
 import { registerEmulator } from '../cli/commands/emulator.ts';
 import { registerFindings } from '../cli/commands/findings.ts';
 import { registerIntegrations } from '../cli/commands/integrations.ts';
+import { registerJobs } from '../cli/commands/jobs.ts';
 import { registerService } from '../cli/commands/service.ts';
 import { createHost } from '../cli/host.ts';
 import { EXIT_CODES_HELP } from '../cli/output.ts';
+import { invalidInput } from '../core/errors.ts';
 import { runDemo } from './demo.ts';
 import { runEmulator } from './emulator.ts';
 import { createRuntime } from './runtime.ts';
-import { runServe, runWorker } from './service.ts';
+import { createQueue, runServe, runWorker } from './service.ts';
 
 /**
  * The `vigil` command line: composition root wiring commands to the runtime.
@@ -32,6 +34,10 @@ registerCollect(program, host);
 registerFindings(program, host);
 registerDb(program, host);
 registerService(program, host, { serve: runServe, worker: runWorker });
+registerJobs(program, host, (rt) => {
+  if (!rt.config.database) throw invalidInput('DATABASE_URL', 'The shared job queue needs PostgreSQL.', 'Set DATABASE_URL, or on SQLite use `vigil collect <integration>` and `vigil serve`.');
+  return createQueue(rt);
+});
 registerDemo(program, runDemo);
 registerEmulator(program, runEmulator);
 

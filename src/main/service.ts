@@ -68,9 +68,11 @@ export async function runServe(rt: Runtime, print: (line: string) => void): Prom
     },
   });
   const address = await app.listen({ host: rt.config.server.host, port: rt.config.server.port });
+  let first = true;
   const schedulerTick = async () => {
     try {
-      await tick(rt.db, queue, { cron: rt.config.jobs.cron, jitterSeconds: rt.config.jobs.jitterSeconds, logger: rt.logger });
+      await tick(rt.db, queue, { cron: rt.config.jobs.cron, jitterSeconds: rt.config.jobs.jitterSeconds, logger: rt.logger, resumeInterrupted: first });
+      first = false;
     } catch (e) {
       rt.logger.error({ err: { message: (e as Error).message } }, 'scheduler tick failed');
     }

@@ -4,6 +4,7 @@ import type { JobQueue } from '../../src/jobs/queue.ts';
 import { silentLogger } from '../../src/platform/log/index.ts';
 import { DIALECTS, freshStore, type TestStore } from '../store/dialects.ts';
 import { insertTestIntegration } from '../store/fixtures.ts';
+import { insertRun } from '../../src/store/repositories/runs.ts';
 
 function fakeQueue(): JobQueue & { sent: string[] } {
   const sent: string[] = [];
@@ -43,6 +44,18 @@ describe.each(DIALECTS)('collection scheduler on %s', (dialect) => {
     const opts = { cron: '*/5 * * * *', jitterSeconds: 0, logger: silentLogger(), now: new Date('2026-11-21T10:00:00Z') };
     await Promise.all([tick(store.db, queue, opts), tick(store.db, queue, opts)]);
     expect(queue.sent.sort()).toEqual(['int_a', 'int_b', 'int_c']);
+  });
+
+  it('after a restart, enqueues integrations whose collection was interrupted, even before their slot', async () => {
+    store = await freshStore(dialect);
+    for (const id of ['int_a', 'int_b']) await insertTestIntegration(store.db, id);
+    const queue = fakeQueue();
+    const opts = { cron: '0 * * * *', jitterSeconds: 0, logger: silentLogger(), now: new Date('2026-11-21T10:00:00Z') };
+    await tick(store.db, queue, opts);
+    await insertRun(store.db, { id: 'run_a', integration_id: 'int_a', started_at: '2026-11-21T10:00:01Z', owner_host: null, owner_pid: null });
+    const later = { ...opts, now: new Date('2026-11-21T10:30:00Z') };
+    expect(await tick(store.db, queue, later)).toEqual([]);
+    expect(await tick(store.db, queue, { ...later, resumeInterrupted: true })).toEqual(['int_a']);
   });
 
   it('names VIGIL_COLLECT_CRON when the expression is invalid', () => {

@@ -63,6 +63,12 @@ export async function getRun(db: Executor, runId: string): Promise<RunRow | unde
   return db.selectFrom('collection_runs').selectAll().where('id', '=', runId).executeTakeFirst();
 }
 
+/** Integrations that have a run still marked `running` (interrupted, or in progress elsewhere). */
+export async function integrationsWithRunningRuns(db: Executor): Promise<string[]> {
+  const rows = await db.selectFrom('collection_runs').select('integration_id').distinct().where('status', '=', 'running').execute();
+  return rows.map((r) => r.integration_id);
+}
+
 /** The latest finished run (any status but `running`) of an integration. */
 export async function latestFinishedRun(db: Executor, integrationId: string): Promise<RunRow | undefined> {
   return db.selectFrom('collection_runs').selectAll().where('integration_id', '=', integrationId).where('status', '!=', 'running').orderBy('started_at', 'desc').executeTakeFirst();
