@@ -98,7 +98,13 @@ function migrator(db: Kysely<Database>): Migrator {
  * @throws VigilError `configuration` / `MIGRATION_FAILED` naming the migration.
  */
 export async function migrate(db: Kysely<Database>): Promise<string[]> {
-  const { error, results } = await migrator(db).migrateToLatest();
+  let { error, results } = await migrator(db).migrateToLatest();
+  // Kysely's migrator introspects every schema of a PostgreSQL database; a schema or table dropped by someone else
+  // at that moment (3F000, 42P01) fails the introspection, not our migration: try again.
+  for (let attempt = 1; error && attempt < 4 && ['3F000', '42P01'].includes((error as { code?: string }).code ?? ''); attempt++) {
+    await new Promise((r) => setTimeout(r, 100 * attempt));
+    ({ error, results } = await migrator(db).migrateToLatest());
+  }
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new VigilError('configuration', 'MIGRATION_FAILED', `Database migration ${failed} failed: ${(error as Error).message}`, { cause: error });
@@ -108,7 +114,14 @@ export async function migrate(db: Kysely<Database>): Promise<string[]> {
 
 /** Every known migration and when it was applied (undefined when pending). */
 export async function migrationStatus(db: Kysely<Database>): Promise<readonly MigrationInfo[]> {
-  return migrator(db).getMigrations();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await migrator(db).getMigrations();
+    } catch (e) {
+      if (attempt >= 4 || !['3F000', '42P01'].includes((e as { code?: string }).code ?? '')) throw e;
+      await new Promise((r) => setTimeout(r, 100 * attempt));
+    }
+  }
 }
 
 /** Current time as ISO 8601 UTC with milliseconds. */
