@@ -51,3 +51,43 @@ export const SYSTEM_ADMINISTRATOR = 'System Administrator';
 
 /** Days without modification or publication after which an agent counts as dormant (Maester MT.1117). */
 export const DORMANT_DAYS = 180;
+
+/**
+ * Entra directory role template ids (https://learn.microsoft.com/entra/identity/role-based-access-control/permissions-reference);
+ * user tokens carry the signed-in user's role template ids in `wids`.
+ */
+export const DIRECTORY_ROLES = {
+  globalAdministrator: '62e90394-69f5-4237-9190-012177145e10',
+  powerPlatformAdministrator: '11648597-926c-4cf3-9c36-bcebb0ba8dcc',
+} as const;
+
+/** Directory roles that may manage Power Platform (BAP adminApplications, addAppUser) and act as Dataverse admins. */
+export const POWER_PLATFORM_ADMIN_ROLES: readonly string[] = [DIRECTORY_ROLES.globalAdministrator, DIRECTORY_ROLES.powerPlatformAdministrator];
+
+/**
+ * First-party public clients accepted for the password and device-code grants without a secret (reference §3.1):
+ * Azure CLI, Azure PowerShell, and the Microsoft.PowerApps.Administration.PowerShell module (MSAL, public cloud).
+ */
+export const PUBLIC_CLIENT_IDS = {
+  azureCli: '04b07795-8ddb-461a-bbee-02f9e1bf7b46',
+  azurePowerShell: '1950a258-227b-4e31-a9cf-717495945fc2',
+  powerAppsModule: '689e5960-2e49-4505-98d8-369236220fc6',
+} as const;
+
+/**
+ * Application ids of the resource service principals, as AADSTS50076/50079 texts name them ("… to access '{id}'").
+ * Graph, Power BI, Dynamics CRM and ARM are Microsoft's well-known first-party ids; the Office 365 Management APIs and
+ * PowerApps Service ids are from memory (UNCONFIRMED). Unknown resources are named by their URI.
+ */
+export const RESOURCE_APP_IDS: Readonly<Record<string, string>> = {
+  [RESOURCES.graph]: '00000003-0000-0000-c000-000000000000',
+  [RESOURCES.managementActivity]: 'c5393580-f805-4401-95e8-94b7a6ef2fc2',
+  [RESOURCES.powerBi]: '00000009-0000-0000-c000-000000000000',
+  [RESOURCES.bap]: '475226c6-020e-4fb2-8a90-7a972cbfc1d4',
+  [RESOURCES.bapAlternate]: '475226c6-020e-4fb2-8a90-7a972cbfc1d4',
+  [RESOURCES.powerPlatform]: '8578e004-a5c6-46e7-913e-12f58912df43',
+  [RESOURCES.arm]: '797f4846-ba00-4fd7-ba43-dac1f8f63013',
+};
+
+/** Dataverse security roles every emulated org has (root business unit). */
+export const DATAVERSE_ROLE_NAMES: readonly string[] = [SYSTEM_ADMINISTRATOR, 'System Customizer', 'Basic User', 'Environment Maker'];

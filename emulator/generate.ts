@@ -6,6 +6,7 @@
  */
 import { createRng, type Rng } from './prng.ts';
 import {
+  DIRECTORY_ROLES,
   DORMANT_DAYS,
   MANAGEMENT_ACTIVITY_PERMISSIONS,
   PERMISSION_SETS,
@@ -196,6 +197,8 @@ interface PersonName {
  * connector); agents spread round-robin over the Dataverse environments with the exact risk rates of
  * `AGENT_RISK_RATES`. Each Dataverse environment has systemusers: makers (directory users), SYSTEM, agent owners that
  * left the directory, and the connector's application user (System Administrator) where it has access.
+ * Sign-in accounts (passwords; see `tenantAccounts`): the IT administrator is Global Administrator, and the next three
+ * enabled members are a Power Platform Administrator, an MFA-required user and an ordinary user.
  *
  * Throws RangeError when sizes are negative, when agents > 0 but no environment has Dataverse, or when agents need
  * owners but there are not enough member users.
@@ -607,6 +610,8 @@ export function generateTenant(options: GenerateOptions): Tenant {
     env.dataverse.appUsers.push({ appId: connector.appId, systemuserid: su.systemuserid, roles: [SYSTEM_ADMINISTRATOR] });
   }
 
+  assignAccounts(users.slice(0, memberCount), options.seed);
+
   return {
     id: tenantId,
     displayName: company,
@@ -620,6 +625,71 @@ export function generateTenant(options: GenerateOptions): Tenant {
     environments,
     referenceTime: iso(nowMs),
     connectorAppId: connector.appId,
+  };
+}
+
+/**
+ * Gives a generated tenant its sign-in accounts, from a generator separate from the tenant's (so adding them changed no
+ * other generated value): the first member (the IT administrator) becomes Global Administrator; the next three
+ * enabled members become a Power Platform Administrator, a user with `mfaRequired`, and an ordinary user without
+ * roles. Each gets a password. With fewer members, the later accounts are skipped.
+ */
+function assignAccounts(members: DirectoryUser[], seed: number | string): void {
+  const rng = createRng(`${String(seed)}:accounts`);
+  const password = (): string => `${rng.chars(4, 'ABCDEFGHJKLMNPQRSTUVWXYZ')}${rng.chars(10, ALNUM)}!${rng.int(10, 99)}`;
+  const [first, ...rest] = members;
+  if (!first) return;
+  first.password = password();
+  first.directoryRoles = [DIRECTORY_ROLES.globalAdministrator];
+  const [ppa, mfa, ordinary] = rest.filter((u) => u.accountEnabled);
+  if (ppa) {
+    ppa.password = password();
+    ppa.directoryRoles = [DIRECTORY_ROLES.powerPlatformAdministrator];
+  }
+  if (mfa) {
+    mfa.password = password();
+    mfa.mfaRequired = true;
+  }
+  if (ordinary) ordinary.password = password();
+}
+
+/** A user who can sign in with a password: what a test types into the password grant. */
+export interface SignInAccount {
+  /** Directory object id (the token's `oid`). */
+  id: string;
+  userPrincipalName: string;
+  password: string;
+}
+
+/** The sign-in accounts of a tenant (see `tenantAccounts`); a field is undefined when the tenant has no such user. */
+export interface TenantAccounts {
+  /** Holds the Global Administrator role. */
+  globalAdmin: SignInAccount | undefined;
+  /** Holds the Power Platform Administrator role (and not Global Administrator). */
+  powerPlatformAdmin: SignInAccount | undefined;
+  /** `mfaRequired`: the password grant answers AADSTS50076. */
+  mfaUser: SignInAccount | undefined;
+  /** An enabled member with a password, no directory roles and no sign-in restriction. */
+  ordinaryUser: SignInAccount | undefined;
+}
+
+/**
+ * Finds the sign-in accounts of a tenant from its data: the first user with a password matching each description.
+ * For a generated tenant with 4+ members, every field is set (see `generateTenant`).
+ */
+export function tenantAccounts(tenant: Tenant): TenantAccounts {
+  const withPassword = tenant.users.filter((u): u is DirectoryUser & { password: string } => typeof u.password === 'string' && u.accountEnabled);
+  const account = (u: (DirectoryUser & { password: string }) | undefined): SignInAccount | undefined =>
+    u ? { id: u.id, userPrincipalName: u.userPrincipalName, password: u.password } : undefined;
+  const roles = (u: DirectoryUser): string[] => u.directoryRoles ?? [];
+  const restricted = (u: DirectoryUser): boolean => Boolean(u.mfaRequired || u.mfaRegistrationRequired || u.conditionalAccessBlocked);
+  return {
+    globalAdmin: account(withPassword.find((u) => roles(u).includes(DIRECTORY_ROLES.globalAdministrator) && !restricted(u))),
+    powerPlatformAdmin: account(
+      withPassword.find((u) => roles(u).includes(DIRECTORY_ROLES.powerPlatformAdministrator) && !roles(u).includes(DIRECTORY_ROLES.globalAdministrator) && !restricted(u)),
+    ),
+    mfaUser: account(withPassword.find((u) => u.mfaRequired === true)),
+    ordinaryUser: account(withPassword.find((u) => u.userType === 'Member' && roles(u).length === 0 && !restricted(u))),
   };
 }
 

@@ -28,6 +28,22 @@ export interface DirectoryUser {
   mobilePhone: string | null;
   officeLocation: string | null;
   preferredLanguage: string | null;
+  /**
+   * Sign-in password for the password (ROPC) grant; absent = the user cannot sign in with a password (AADSTS50126).
+   * Never served by Graph; the request log never sees it (form bodies are not logged).
+   */
+  password?: string;
+  /** The password grant answers AADSTS50076 (`invalid_grant`, `suberror: basic_action`): MFA is required. */
+  mfaRequired?: boolean;
+  /** The password grant answers AADSTS50079 (`interaction_required`): the user must register for MFA. */
+  mfaRegistrationRequired?: boolean;
+  /** Conditional Access blocks token issuance for this user: AADSTS53003 (password and device-code grants). */
+  conditionalAccessBlocked?: boolean;
+  /**
+   * Entra directory role template ids the user holds (`DIRECTORY_ROLES`), issued as the `wids` claim of user tokens.
+   * Global Administrator or Power Platform Administrator make the user a Power Platform / Dataverse admin.
+   */
+  directoryRoles?: string[];
 }
 
 /**
@@ -98,6 +114,23 @@ export interface AppRegistration {
   secrets: ClientSecret[];
   grantedRoles: Record<string, string[]>;
   isManagementApp: boolean;
+  /**
+   * Tenant that holds the application object (its secrets, redirect URIs, requested permissions). Absent or equal to
+   * this tenant's id: the entry is the application itself. Another tenant: the entry is only a service principal created
+   * by admin consent; `secrets` is empty and client secrets are checked against the home tenant's entry.
+   */
+  homeTenantId?: string;
+  /** `AzureADMultipleOrgs` lets other tenants consent to the app (Mode B); absent = `AzureADMyOrg`. */
+  signInAudience?: 'AzureADMyOrg' | 'AzureADMultipleOrgs';
+  /**
+   * Application permissions the app requests, resource (no trailing slash) → permission names (a simplified
+   * `requiredResourceAccess`): what admin consent grants as `grantedRoles` in the consenting tenant.
+   */
+  requiredResourceAccess?: Record<string, string[]>;
+  /** Registered redirect URIs (web platform); admin consent requires an exact match (else AADSTS50011). */
+  redirectUris?: string[];
+  /** "Allow public client flows": the password and device-code grants accept the app without a client secret. */
+  isFallbackPublicClient?: boolean;
 }
 
 /**
@@ -124,6 +157,12 @@ export interface AppUser {
   appId: string;
   systemuserid: string;
   roles: string[];
+}
+
+/** A Dataverse security role of the root business unit (`role` table: `roleid`, `name`). */
+export interface SecurityRole {
+  roleid: string;
+  name: string;
 }
 
 /**
@@ -167,6 +206,16 @@ export interface DataverseOrg {
   appUsers: AppUser[];
   systemusers: SystemUser[];
   bots: Bot[];
+  /**
+   * Security roles of the root business unit. Absent: the defaults of `DATAVERSE_ROLE_NAMES` with ids derived from
+   * `uniqueName` (stable), see `securityRoles`.
+   */
+  roles?: SecurityRole[];
+  /**
+   * Role names of systemusers that are NOT application users (people), by systemuserid. Application users keep
+   * theirs in `appUsers[].roles`. A person holding System Administrator is privileged in the org.
+   */
+  userRoles?: Record<string, string[]>;
 }
 
 /**
@@ -185,6 +234,10 @@ export interface Environment {
   provisioningState: string;
   states: { management: { id: string }; runtime: { id: string } };
   dataverse: DataverseOrg | null;
+  /** Emulator switch: BAP `addAppUser` fails for this environment (see bap.ts). */
+  refuseAddAppUser?: boolean;
+  /** Emulator switch: the Dataverse `systemuserroles_association/$ref` POST fails in this environment (see dataverse.ts). */
+  refuseRoleAssignment?: boolean;
 }
 
 /**
@@ -310,6 +363,17 @@ export function findApp(tenant: Tenant, appId: string): AppRegistration | undefi
   return indexes.apps.get(tenant.apps, appId);
 }
 
+/** The member or guest whose userPrincipalName equals `upn` (case-insensitive), or undefined. */
+export function findUserByUpn(tenant: Tenant, upn: string): DirectoryUser | undefined {
+  const key = upn.toLowerCase();
+  return tenant.users.find((u) => u.userPrincipalName.toLowerCase() === key);
+}
+
+/** Whether the app entry is the application object itself (not only a consented service principal). */
+export function isHomeEntry(tenant: Tenant, app: AppRegistration): boolean {
+  return app.homeTenantId === undefined || app.homeTenantId.toLowerCase() === tenant.id.toLowerCase();
+}
+
 /** The environment whose BAP `name` (GUID) equals `name`, or undefined. */
 export function findEnvironment(tenant: Tenant, name: string): Environment | undefined {
   return indexes.environments.get(tenant.environments, name);
@@ -367,6 +431,29 @@ export class TenantStore {
       if (t.domains.some((d) => d.toLowerCase() === key)) return t;
     }
     return undefined;
+  }
+
+  /**
+   * The application object of an app id: the served tenant whose `apps` entry for it is the home entry (see
+   * `AppRegistration.homeTenantId`), or undefined. When several tenants hold a home entry, the first served wins.
+   */
+  findHomeApp(appId: string): { tenant: Tenant; app: AppRegistration } | undefined {
+    for (const tenant of this.#byId.values()) {
+      const app = findApp(tenant, appId);
+      if (app && isHomeEntry(tenant, app)) return { tenant, app };
+    }
+    return undefined;
+  }
+
+  /**
+   * The application object behind a tenant's app entry: the entry itself when it is the home entry, else the home
+   * tenant's entry (undefined when the home tenant is not served).
+   */
+  applicationOf(tenant: Tenant, app: AppRegistration): AppRegistration | undefined {
+    if (isHomeEntry(tenant, app)) return app;
+    const home = this.get(app.homeTenantId as string);
+    const entry = home ? findApp(home, app.appId) : undefined;
+    return entry && home && isHomeEntry(home, entry) ? entry : undefined;
   }
 
   /** All served tenants, in insertion order. */

@@ -3,13 +3,16 @@ import { nowIso } from '../store/db.ts';
 import { applyEvaluation, type ResultInput } from '../store/repositories/findings.ts';
 import { listAgents, listDataverseUsers, listEnvironments, listUsersByIds } from '../store/repositories/inventory.ts';
 import { latestFinishedRun, listCheckpoints } from '../store/repositories/runs.ts';
-import type { Database } from '../store/schema.ts';
+import type { Database, IntegrationsTable } from '../store/schema.ts';
 import { loadChecks } from './loader.ts';
 import type { CheckContext, Coverage, CoverageGap, LoadedCheck } from './types.ts';
 
 /**
  * Evaluates every check for one integration against the store and moves findings along their lifecycle.
  */
+
+/** The integration fields evaluation needs. */
+export type IntegrationRef = Pick<IntegrationsTable, 'id' | 'tenant_id' | 'mode' | 'secret_expires_at' | 'credential_state' | 'credential_error'>;
 
 /** Plain-language reasons for upstream codes that make a slice unreadable. */
 const GAP_REASONS: Record<string, string> = {
@@ -40,7 +43,7 @@ export function coverageFromCheckpoints(runId: string | null, checkpoints: { str
 }
 
 /** Loads the check context of an integration from the store. */
-export async function buildContext(db: Kysely<Database>, integration: { id: string; tenant_id: string }, now = new Date()): Promise<CheckContext> {
+export async function buildContext(db: Kysely<Database>, integration: IntegrationRef, now = new Date()): Promise<CheckContext> {
   const run = await latestFinishedRun(db, integration.id);
   const coverage = coverageFromCheckpoints(run?.id ?? null, run ? await listCheckpoints(db, run.id) : []);
   const [environments, agents, dvUsers] = await Promise.all([listEnvironments(db, integration.id), listAgents(db, integration.id), listDataverseUsers(db, integration.id)]);
@@ -51,7 +54,14 @@ export async function buildContext(db: Kysely<Database>, integration: { id: stri
     if (owner?.aad_object_id) ownerObjectIds.add(owner.aad_object_id);
   }
   const directoryUsers = new Map((await listUsersByIds(db, integration.id, [...ownerObjectIds])).map((u) => [u.id, u]));
-  return { integrationId: integration.id, tenantId: integration.tenant_id, now, coverage, inventory: { environments, agents, dataverseUsers, directoryUsers } };
+  return {
+    integrationId: integration.id,
+    tenantId: integration.tenant_id,
+    integration: { mode: integration.mode, secretExpiresAt: integration.secret_expires_at, credentialState: integration.credential_state, credentialError: integration.credential_error },
+    now,
+    coverage,
+    inventory: { environments, agents, dataverseUsers, directoryUsers },
+  };
 }
 
 /** Result of {@link evaluateIntegration}. */
@@ -67,7 +77,7 @@ export interface EvaluationSummary {
  * Runs every check (or the given ones) for an integration, stores the results and updates findings.
  * A check that throws yields one `not_evaluated` result naming the error instead of aborting the others.
  */
-export async function evaluateIntegration(db: Kysely<Database>, integration: { id: string; tenant_id: string }, options: { checks?: LoadedCheck[]; now?: Date } = {}): Promise<EvaluationSummary> {
+export async function evaluateIntegration(db: Kysely<Database>, integration: IntegrationRef, options: { checks?: LoadedCheck[]; now?: Date } = {}): Promise<EvaluationSummary> {
   const checks = options.checks ?? (await loadChecks());
   const ctx = await buildContext(db, integration, options.now);
   const inputs: ResultInput[] = [];

@@ -32,10 +32,21 @@ export interface CheckInventory {
   directoryUsers: Map<string, Pick<DirectoryUsersTable, 'id' | 'display_name' | 'user_principal_name' | 'account_enabled' | 'user_type'>>;
 }
 
+/** The integration's own health facts (setup mode, secret expiry, credential state). */
+export interface IntegrationFacts {
+  mode: string;
+  /** ISO 8601 UTC, or null when unknown or not applicable (managed app). */
+  secretExpiresAt: string | null;
+  /** `ok`, `expired` or `rejected`. */
+  credentialState: string;
+  credentialError: string | null;
+}
+
 /** Input of a check. */
 export interface CheckContext {
   integrationId: string;
   tenantId: string;
+  integration: IntegrationFacts;
   /** Evaluation time. */
   now: Date;
   inventory: CheckInventory;

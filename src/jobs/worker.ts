@@ -7,7 +7,8 @@ import type { CollectionJob } from './queue.ts';
 /**
  * The collection job handler shared by `vigil worker` and the in-process workers of `vigil serve`: collect (or
  * resume) one integration, then evaluate its checks. A failed collection throws, so the queue retries it with
- * backoff; an integration removed meanwhile completes the job without retry.
+ * backoff; an integration removed meanwhile, or whose credentials were refused (recorded on it, fixed by a
+ * rotation), completes the job without retry.
  */
 export function collectionJobHandler(deps: OnboardingDeps): (job: CollectionJob) => Promise<void> {
   return async (job) => {
@@ -22,7 +23,17 @@ export function collectionJobHandler(deps: OnboardingDeps): (job: CollectionJob)
       throw e;
     }
     deps.logger.info({ jobId: job.id, integrationId: row.id }, 'collection job started');
-    const result = await collectIntegration(deps, row.id, { signal: job.signal });
+    let result;
+    try {
+      result = await collectIntegration(deps, row.id, { signal: job.signal });
+    } catch (e) {
+      // Refused credentials are recorded on the integration; retrying cannot help until they are rotated.
+      if (isVigilError(e, 'authentication')) {
+        deps.logger.error({ jobId: job.id, integrationId: row.id, code: e.code }, 'collection stopped: credentials refused');
+        return;
+      }
+      throw e;
+    }
     await evaluateIntegration(deps.db, row);
     if (result.status === 'failed') {
       throw new VigilError('upstream', 'COLLECTION_FAILED', `Collection ${result.runId} failed: ${result.errors[0]?.message ?? 'unknown error'}`);

@@ -10,7 +10,7 @@ import type { StreamContext } from '../sources/stream.ts';
 import { nowIso, type Executor } from '../store/db.ts';
 import * as repo from '../store/repositories/integrations.ts';
 import type { Database } from '../store/schema.ts';
-import { validateCustomerAppInput } from './validate.ts';
+import { parseSecretExpiry, requireSecretValue, validateCustomerAppInput } from './validate.ts';
 import { verifyIntegration, type VerificationReport } from './verify.ts';
 
 /**
@@ -42,6 +42,9 @@ export interface IntegrationView {
   secretDaysLeft: number | null;
   createdAt: string;
   verifiedAt: string | null;
+  /** `ok`, `expired` or `rejected`; collection stops until `ok`. */
+  credentialState: string;
+  credentialError: string | null;
   verification: VerificationReport | null;
 }
 
@@ -58,21 +61,25 @@ export function toView(row: repo.IntegrationRow, now = Date.now()): IntegrationV
     secretDaysLeft: row.secret_expires_at ? Math.floor((Date.parse(row.secret_expires_at) - now) / 86_400_000) : null,
     createdAt: row.created_at,
     verifiedAt: row.verified_at,
+    credentialState: row.credential_state,
+    credentialError: row.credential_error,
     verification: row.verification ? (JSON.parse(row.verification) as VerificationReport) : null,
   };
 }
 
-/** Days before expiry from which Vigil warns about the client secret. */
-export const SECRET_WARNING_DAYS = 30;
+/** Days before expiry at which Vigil warns about a client secret, furthest first (90, 30 and 7 days). */
+export const SECRET_WARNING_DAYS = [90, 30, 7] as const;
 
 /**
- * A warning when the integration's client secret has expired or expires within {@link SECRET_WARNING_DAYS} days,
- * naming the portal page where a new one is created; null otherwise.
+ * A warning when the integration's client secret has expired or expires within 90 days, naming the portal page
+ * where a new one is created and the command that swaps it in; null otherwise. The warning tightens at 30 and 7 days.
  */
-export function secretExpiryWarning(view: Pick<IntegrationView, 'name' | 'secretDaysLeft' | 'secretExpiresAt'>): string | null {
-  if (view.secretDaysLeft === null || view.secretDaysLeft > SECRET_WARNING_DAYS) return null;
-  const when = view.secretDaysLeft < 0 ? `expired on ${view.secretExpiresAt!.slice(0, 10)}` : `expires in ${view.secretDaysLeft} days (${view.secretExpiresAt!.slice(0, 10)})`;
-  return `The client secret of ${view.name} ${when}. Create a new one under App registrations > your app > Certificates & secrets and give it to Vigil.`;
+export function secretExpiryWarning(view: Pick<IntegrationView, 'name' | 'secretDaysLeft' | 'secretExpiresAt'> & { id?: string }): string | null {
+  if (view.secretDaysLeft === null || view.secretDaysLeft > SECRET_WARNING_DAYS[0]) return null;
+  const date = view.secretExpiresAt!.slice(0, 10);
+  const when = view.secretDaysLeft < 0 ? `expired on ${date}` : `expires in ${view.secretDaysLeft} days (${date})`;
+  const urgency = view.secretDaysLeft <= SECRET_WARNING_DAYS[2] ? 'URGENT: ' : '';
+  return `${urgency}The client secret of ${view.name} ${when}. Create a new one under App registrations > your app > Certificates & secrets, then run \`vigil integrations rotate-secret ${view.id ?? '<integration>'}\`.`;
 }
 
 const aad = (row: { id: string; tenant_id: string }) => `${row.id}|${row.tenant_id}`;
@@ -123,6 +130,9 @@ export async function addCustomerAppIntegration(deps: OnboardingDeps, request: A
     verified_at: report.checkedAt,
     created_at: now,
     updated_at: now,
+    credential_state: 'ok',
+    credential_error: null,
+    secret_rotated_at: null,
   };
   await repo.insertIntegration(deps.db, row);
   deps.logger.info({ integrationId: id, tenantId: input.tenantId, clientId: input.clientId }, 'integration added');
@@ -158,9 +168,62 @@ export function credentialsFor(deps: Pick<OnboardingDeps, 'http' | 'cloud' | 'ke
 export async function verifyStoredIntegration(deps: OnboardingDeps, idOrName: string): Promise<{ integration: IntegrationView; report: VerificationReport }> {
   const row = await getIntegration(deps.db, idOrName);
   const tokens = credentialsFor(deps, row);
-  const report = await verifyIntegration({ cloud: deps.cloud, tokens, ctx: streamContext(deps, tokens) }, { tenantId: row.tenant_id, clientId: row.client_id });
+  let report: VerificationReport;
+  try {
+    report = await verifyIntegration({ cloud: deps.cloud, tokens, ctx: streamContext(deps, tokens) }, { tenantId: row.tenant_id, clientId: row.client_id });
+  } catch (e) {
+    await recordCredentialRefusal(deps, row.id, e);
+    throw e;
+  }
   await repo.updateVerification(deps.db, row.id, report, report.checkedAt);
+  if (row.credential_state !== 'ok') await repo.setCredentialState(deps.db, row.id, 'ok', null, report.checkedAt);
   return { integration: toView({ ...row, verification: JSON.stringify(report), verified_at: report.checkedAt }), report };
+}
+
+/** AADSTS codes that mean the stored credentials no longer work, and the credential state they set. */
+const CREDENTIAL_REFUSALS: Record<string, 'expired' | 'rejected'> = {
+  AADSTS7000222: 'expired',
+  AADSTS7000215: 'rejected',
+  AADSTS700016: 'rejected',
+  AADSTS7000229: 'rejected',
+};
+
+/**
+ * When `e` says Entra ID refused the integration's credentials, records the state (`expired` / `rejected`) with the
+ * fix on the integration and logs it. Other errors are ignored. Never records the secret.
+ */
+export async function recordCredentialRefusal(deps: Pick<OnboardingDeps, 'db' | 'logger'>, integrationId: string, e: unknown): Promise<void> {
+  if (!(e instanceof VigilError)) return;
+  const state = CREDENTIAL_REFUSALS[e.code];
+  if (!state) return;
+  await repo.setCredentialState(deps.db, integrationId, state, `${e.message} ${e.remediation ?? ''}`.trim(), nowIso());
+  deps.logger.error({ integrationId, code: e.code, state }, 'integration credentials refused; collection stopped until they are rotated');
+}
+
+/**
+ * Mode A secret rotation: the new secret is checked against the tenant (a token is issued with it) before it
+ * replaces the stored one, so a bad new secret leaves the old one in place and working. Clears a credentials
+ * expired state; an interrupted collection then resumes from its checkpoints.
+ *
+ * @throws VigilError `invalid-input` (empty secret, Secret ID pasted, bad expiry, managed-app integration);
+ *   `AADSTS…` when Entra ID refuses the new secret (nothing changes).
+ */
+export async function rotateSecret(deps: OnboardingDeps, idOrName: string, request: { clientSecret?: string; secretExpires?: string }): Promise<IntegrationView> {
+  const row = await getIntegration(deps.db, idOrName);
+  if (row.mode !== 'customer-app') {
+    throw new VigilError('invalid-input', 'NOT_CUSTOMER_APP', `Integration ${row.name} uses the operator-managed application: it has no client secret of its own.`, {
+      field: 'integration',
+      remediation: 'The service operator rotates the managed application\'s credentials (VIGIL_MANAGED_APP_CLIENT_SECRET).',
+    });
+  }
+  const secret = requireSecretValue(request.clientSecret);
+  const expiresAt = parseSecretExpiry(request.secretExpires);
+  const candidate = new ClientCredentialProvider({ cloud: deps.cloud, tenantId: row.tenant_id, clientId: row.client_id, clientSecret: secret, http: deps.http });
+  await candidate.token(deps.cloud.graph.resource, true);
+  const at = nowIso();
+  await repo.replaceSecret(deps.db, row.id, JSON.stringify(encryptSecret(deps.kek, secret, aad(row))), expiresAt, at);
+  deps.logger.info({ integrationId: row.id, secretExpiresAt: expiresAt }, 'client secret rotated');
+  return toView((await repo.findIntegration(deps.db, row.id))!);
 }
 
 /** All integrations. */

@@ -54,24 +54,33 @@ export function parseSecretExpiry(value: string | undefined, now = new Date()): 
 }
 
 /**
- * Validates Mode A input.
- * @throws VigilError `invalid-input` for the first bad field.
+ * Checks a client secret value: present, and not a GUID (the Secret ID pasted instead of the value).
+ * @throws VigilError `invalid-input` on `--client-secret-env`.
  */
-export function validateCustomerAppInput(raw: { name?: string | undefined; tenantId?: string | undefined; clientId?: string | undefined; clientSecret?: string | undefined; secretExpires?: string | undefined }, now = new Date()): CustomerAppInput {
-  const tenantId = requireGuid('--tenant-id', raw.tenantId, 'Microsoft Entra admin center > Overview > Tenant ID (or your app registration > Overview > Directory (tenant) ID)');
-  const clientId = requireGuid('--client-id', raw.clientId, 'Microsoft Entra admin center > App registrations > your app > Overview > Application (client) ID');
-  const secret = raw.clientSecret ?? '';
-  if (!secret.trim()) {
+export function requireSecretValue(raw: string | undefined): string {
+  const secret = (raw ?? '').trim();
+  if (!secret) {
     throw invalidInput('--client-secret-env', 'The client secret is empty.', 'Pass the secret Value with --client-secret-env VAR (the variable must be set and non-empty) or pipe it to --client-secret-stdin.');
   }
-  if (isGuid(secret.trim())) {
+  if (isGuid(secret)) {
     throw invalidInput(
       '--client-secret-env',
       'The client secret looks like a GUID: that is the Secret ID, not the secret value.',
       'Under App registrations > your app > Certificates & secrets, copy the Value column (shown only when the secret is created); if it is hidden now, create a new client secret.',
     );
   }
+  return secret;
+}
+
+/**
+ * Validates Mode A input.
+ * @throws VigilError `invalid-input` for the first bad field.
+ */
+export function validateCustomerAppInput(raw: { name?: string | undefined; tenantId?: string | undefined; clientId?: string | undefined; clientSecret?: string | undefined; secretExpires?: string | undefined }, now = new Date()): CustomerAppInput {
+  const tenantId = requireGuid('--tenant-id', raw.tenantId, 'Microsoft Entra admin center > Overview > Tenant ID (or your app registration > Overview > Directory (tenant) ID)');
+  const clientId = requireGuid('--client-id', raw.clientId, 'Microsoft Entra admin center > App registrations > your app > Overview > Application (client) ID');
+  const secret = requireSecretValue(raw.clientSecret);
   const name = (raw.name ?? '').trim() || `tenant-${tenantId.slice(0, 8)}`;
   if (name.length > 200) throw invalidInput('--name', '--name is longer than 200 characters.', 'Use a shorter display name.');
-  return { name, tenantId, clientId, clientSecret: secret.trim(), secretExpiresAt: parseSecretExpiry(raw.secretExpires, now) };
+  return { name, tenantId, clientId, clientSecret: secret, secretExpiresAt: parseSecretExpiry(raw.secretExpires, now) };
 }

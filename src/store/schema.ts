@@ -26,6 +26,11 @@ export interface IntegrationsTable {
   verified_at: string | null;
   created_at: string;
   updated_at: string;
+  /** `ok`, `expired` (AADSTS7000222) or `rejected` (another credential refusal). */
+  credential_state: string;
+  /** Why the credentials were refused, with the fix (no secret). */
+  credential_error: string | null;
+  secret_rotated_at: string | null;
 }
 
 export interface CollectionRunsTable {

@@ -237,9 +237,11 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
       }
     }
   } catch (e) {
-    if (isAbort(e)) {
+    // Stopped, or the credentials were refused (expired secret): the run keeps its checkpoints and is released,
+    // so it resumes where it stopped once the worker restarts or the secret is rotated.
+    if (isAbort(e) || isVigilError(e, 'authentication')) {
       await runs.releaseRun(db, runId);
-      ctx.logger.warn({ integrationId, runId }, 'collection run stopped; it resumes from its checkpoints');
+      ctx.logger.warn({ integrationId, runId, code: (e as VigilError).code }, 'collection run stopped; it resumes from its checkpoints');
       throw e;
     }
     const { code, message } = errorCode(e);

@@ -1,9 +1,12 @@
-import { credentialsFor, getIntegration, streamContext, type OnboardingDeps } from '../onboarding/integrations.ts';
+import { VigilError } from '../core/errors.ts';
+import { credentialsFor, getIntegration, recordCredentialRefusal, secretExpiryWarning, streamContext, toView, type OnboardingDeps } from '../onboarding/integrations.ts';
 import { collect, type CollectOptions, type CollectResult } from './engine.ts';
 
 /**
  * Collects one stored integration: decrypts its credentials in memory, runs (or resumes) a collection.
- * @throws VigilError `not-found`, `conflict` (already running), `authentication` (secret rejected).
+ * An integration whose credentials were refused (expired secret) is not collected until they are rotated.
+ * @throws VigilError `not-found`, `conflict` (already running), `authentication` (secret rejected or expired:
+ *   recorded on the integration as its credential state).
  */
 export async function collectIntegration(
   deps: OnboardingDeps,
@@ -11,6 +14,18 @@ export async function collectIntegration(
   options: Pick<CollectOptions, 'onProgress' | 'afterPage' | 'concurrency' | 'signal'> = {},
 ): Promise<CollectResult> {
   const row = await getIntegration(deps.db, idOrName);
+  if (row.credential_state !== 'ok') {
+    throw new VigilError('authentication', 'CREDENTIALS_EXPIRED', `Integration ${row.name} is not collected: ${row.credential_error ?? 'its credentials were refused'}`, {
+      remediation: `Create a new client secret (App registrations > your app > Certificates & secrets) and run \`vigil integrations rotate-secret ${row.id}\`. The interrupted collection resumes from its checkpoints.`,
+    });
+  }
+  const warning = secretExpiryWarning({ ...toView(row) });
+  if (warning) deps.logger.warn({ integrationId: row.id, secretExpiresAt: row.secret_expires_at }, warning);
   const ctx = streamContext(deps, credentialsFor(deps, row));
-  return collect({ db: deps.db, integrationId: row.id, ctx, ...options });
+  try {
+    return await collect({ db: deps.db, integrationId: row.id, ctx, ...options });
+  } catch (e) {
+    await recordCredentialRefusal(deps, row.id, e);
+    throw e;
+  }
 }

@@ -19,6 +19,7 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
     expect((await migrationStatus(store.db)).map((m) => [m.name, m.executedAt instanceof Date])).toEqual([
       ['0001_initial', true],
       ['0002_schedules_budgets', true],
+      ['0003_credential_state', true],
     ]);
   });
 

@@ -17,7 +17,7 @@ function agent(over: Partial<AgentsTable>): AgentsTable {
 
 function context(agents: AgentsTable[], checkpoints: Parameters<typeof coverageFromCheckpoints>[1] = []): CheckContext {
   return {
-    integrationId: 'int_1', tenantId: 't', now: new Date('2026-11-21T00:00:00Z'), coverage: coverageFromCheckpoints('run', checkpoints),
+    integrationId: 'int_1', tenantId: 't', integration: { mode: 'customer-app', secretExpiresAt: '2028-01-01T00:00:00Z', credentialState: 'ok', credentialError: null }, now: new Date('2026-11-21T00:00:00Z'), coverage: coverageFromCheckpoints('run', checkpoints),
     inventory: {
       environments: [
         { integration_id: 'int_1', id: 'env1', display_name: 'Prod', sku: 'Production', is_default: 0, region: null, dataverse_url: 'https://x/', state: null, raw: '{}', first_seen_at: '', last_seen_at: '', last_seen_run: 'run', deleted_at: null },
@@ -34,8 +34,23 @@ describe('check library', async () => {
   const checks = await loadChecks();
   const byId = Object.fromEntries(checks.map((c) => [c.metadata.id, c]));
 
-  it('loads the five first checks with validated metadata', () => {
-    expect(Object.keys(byId).sort()).toEqual(['agent_dormant', 'agent_no_authentication', 'agent_owner_disabled_or_missing', 'agent_public_without_authentication', 'environment_agents_not_readable']);
+  it('loads the checks with validated metadata', () => {
+    expect(Object.keys(byId).sort()).toEqual([
+      'agent_dormant',
+      'agent_no_authentication',
+      'agent_owner_disabled_or_missing',
+      'agent_public_without_authentication',
+      'environment_agents_not_readable',
+      'integration_secret_expiry',
+    ]);
+  });
+
+  it('fails the integration-health check 90 days before the secret expires, after expiry, and when credentials were refused', () => {
+    const at = (secretExpiresAt: string, credentialState = 'ok') => byId.integration_secret_expiry!.run({ ...context([]), integration: { mode: 'customer-app', secretExpiresAt, credentialState, credentialError: 'AADSTS7000222' } })[0]!;
+    expect(at('2027-03-01T00:00:00Z').status).toBe('pass');
+    expect(at('2027-02-15T00:00:00Z')).toMatchObject({ status: 'fail', reason: expect.stringMatching(/expires in 86 days/) });
+    expect(at('2026-11-01T00:00:00Z')).toMatchObject({ status: 'fail', reason: expect.stringMatching(/expired on 2026-11-01/) });
+    expect(at('2028-01-01T00:00:00Z', 'expired')).toMatchObject({ status: 'fail', reason: expect.stringMatching(/Credentials expired/) });
   });
 
   it('refuses a check whose id differs from its folder', async () => {

@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import { invalidInput } from '../../core/errors.ts';
-import { addCustomerAppIntegration, getIntegration, listIntegrationViews, removeIntegration, secretExpiryWarning, toView, verifyStoredIntegration, type IntegrationView } from '../../onboarding/integrations.ts';
+import { addCustomerAppIntegration, getIntegration, listIntegrationViews, removeIntegration, rotateSecret, secretExpiryWarning, toView, verifyStoredIntegration, type IntegrationView } from '../../onboarding/integrations.ts';
 import type { VerificationReport } from '../../onboarding/verify.ts';
 import { print, printJson, table } from '../output.ts';
 import type { CommandHost } from '../host.ts';
@@ -10,6 +10,22 @@ async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
   return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+/**
+ * Reads the client secret from the environment variable named by `--client-secret-env` or from stdin
+ * (`--client-secret-stdin`): never from an argument, which would show in the process list and shell history.
+ * @throws VigilError `invalid-input` naming the flag.
+ */
+async function readSecret(opts: { clientSecretEnv?: string; clientSecretStdin?: boolean }): Promise<string> {
+  if (opts.clientSecretEnv && opts.clientSecretStdin) throw invalidInput('--client-secret-env', 'Give the secret one way only.', 'Use either --client-secret-env VAR or --client-secret-stdin.');
+  if (opts.clientSecretStdin) return readStdin();
+  if (opts.clientSecretEnv) {
+    const secret = process.env[opts.clientSecretEnv];
+    if (secret === undefined) throw invalidInput('--client-secret-env', `Environment variable ${opts.clientSecretEnv} is not set.`, `Export it first: export ${opts.clientSecretEnv}='<secret value>'`);
+    return secret;
+  }
+  throw invalidInput('--client-secret-env', 'No client secret given.', 'Use --client-secret-env VAR or --client-secret-stdin.');
 }
 
 /** Renders a verification report for people. */
@@ -38,6 +54,7 @@ function renderView(v: IntegrationView): string {
     `  SP Object ID       ${v.servicePrincipalObjectId ?? '-'}`,
     `  secret expires     ${expiry}`,
     `  last verified      ${v.verifiedAt ?? 'never'}`,
+    `  credentials        ${v.credentialState === 'ok' ? 'ok' : `${v.credentialState.toUpperCase()} — ${v.credentialError ?? ''}`}`,
   ].join('\n');
 }
 
@@ -62,13 +79,7 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
         if (opts.mode === 'managed-app') {
           throw invalidInput('--mode', 'Mode managed-app (admin consent to the operator-managed app) is not available in this release.', 'Use --mode customer-app with your own app registration (docs/setup-customer-app.md).');
         }
-        if (opts.clientSecretEnv && opts.clientSecretStdin) throw invalidInput('--client-secret-env', 'Give the secret one way only.', 'Use either --client-secret-env VAR or --client-secret-stdin.');
-        let secret: string | undefined;
-        if (opts.clientSecretStdin) secret = await readStdin();
-        else if (opts.clientSecretEnv) {
-          secret = process.env[opts.clientSecretEnv];
-          if (secret === undefined) throw invalidInput('--client-secret-env', `Environment variable ${opts.clientSecretEnv} is not set.`, `Export it first: export ${opts.clientSecretEnv}='<secret value>'`);
-        } else throw invalidInput('--client-secret-env', 'No client secret given.', 'Use --client-secret-env VAR or --client-secret-stdin.');
+        const secret = await readSecret(opts);
         const { integration, report } = await addCustomerAppIntegration(rt, { name: opts.name, tenantId: opts.tenantId, clientId: opts.clientId, clientSecret: secret, secretExpires: opts.secretExpires });
         if (opts.json) printJson({ integration: { ...integration, verification: undefined }, verification: report });
         else print(`Added integration ${integration.name} (${integration.id}).`, renderReport(report), `Next: vigil collect ${integration.id}`);
@@ -116,6 +127,21 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
         const { report } = await verifyStoredIntegration(rt, integration);
         if (opts.json) printJson(report);
         else print(renderReport(report));
+      }),
+    );
+
+  cmd
+    .command('rotate-secret <integration>')
+    .description('Replace the client secret of a customer-created app: the new secret is verified against the tenant first, and the old one stays until it works')
+    .option('--client-secret-env <var>', 'name of the environment variable holding the NEW client secret value')
+    .option('--client-secret-stdin', 'read the new client secret value from standard input')
+    .option('--secret-expires <date>', 'expiry of the new secret, YYYY-MM-DD (default: 24 months from today)')
+    .option('--json', 'print JSON')
+    .action(
+      host.action(async (rt, integration: string, opts: { clientSecretEnv?: string; clientSecretStdin?: boolean; secretExpires?: string; json?: boolean }) => {
+        const v = await rotateSecret(rt, integration, { clientSecret: await readSecret(opts), secretExpires: opts.secretExpires });
+        if (opts.json) return printJson({ ...v, verification: undefined });
+        print(`The new client secret of ${v.name} works and replaced the old one; it expires ${v.secretExpiresAt?.slice(0, 10)} (${v.secretDaysLeft} days).`, 'You can now delete the old secret under App registrations > your app > Certificates & secrets.');
       }),
     );
 

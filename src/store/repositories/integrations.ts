@@ -4,9 +4,23 @@ import type { IntegrationsTable } from '../schema.ts';
 /** Integration rows. The secret column holds an encrypted envelope only (see platform/crypto). */
 export type IntegrationRow = IntegrationsTable;
 
-/** Inserts a new integration. */
-export async function insertIntegration(db: Executor, row: IntegrationRow): Promise<void> {
-  await db.insertInto('integrations').values(row).execute();
+/** Inserts a new integration (credential state `ok` unless given). */
+export async function insertIntegration(db: Executor, row: Omit<IntegrationRow, 'credential_state' | 'credential_error' | 'secret_rotated_at'> & Partial<IntegrationRow>): Promise<void> {
+  await db.insertInto('integrations').values({ credential_state: 'ok', credential_error: null, secret_rotated_at: null, ...row }).execute();
+}
+
+/** Records that Entra ID refused the integration's credentials (`expired` or `rejected`), with the fix. */
+export async function setCredentialState(db: Executor, id: string, state: 'ok' | 'expired' | 'rejected', error: string | null, at: string): Promise<void> {
+  await db.updateTable('integrations').set({ credential_state: state, credential_error: error, updated_at: at }).where('id', '=', id).execute();
+}
+
+/** Swaps in a new secret envelope and expiry and clears the credential state. */
+export async function replaceSecret(db: Executor, id: string, envelope: string, expiresAt: string, at: string): Promise<void> {
+  await db
+    .updateTable('integrations')
+    .set({ secret_envelope: envelope, secret_expires_at: expiresAt, secret_rotated_at: at, credential_state: 'ok', credential_error: null, updated_at: at })
+    .where('id', '=', id)
+    .execute();
 }
 
 /** An integration by its id, or by its name when no id matches; undefined when neither exists. */
