@@ -22,6 +22,11 @@ const envSchema = z.object({
   VIGIL_HTTP_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(6),
   /** Longest single wait for a `Retry-After` or backoff, in seconds. */
   VIGIL_HTTP_MAX_WAIT_SECONDS: z.coerce.number().positive().max(600).default(120),
+  /** Region of this deployment (`default` or `us`): its egress addresses are what customers safelist. */
+  VIGIL_REGION: z.enum(['default', 'us']).default('default'),
+  /** This deployment's service API and portal URLs, shown to customers. */
+  VIGIL_API_URL: z.string().url().optional(),
+  VIGIL_PORTAL_URL: z.string().url().optional(),
   VIGIL_HOST: z.string().default('127.0.0.1'),
   VIGIL_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   VIGIL_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
@@ -58,6 +63,8 @@ export interface VigilConfig {
   database: { url: string; schema: string } | undefined;
   /** Shared throttling budgets per tenant and API. */
   budgets: { graphRuPer10s: number; managementPerMinute: number; dataversePer5min: number };
+  /** The deployment's region, service API URL and portal URL. */
+  region: { id: 'default' | 'us'; apiUrl: string | undefined; portalUrl: string | undefined };
   /** `vigil serve` listen address. */
   server: { host: string; port: number };
   /** Collection jobs and their schedule. */
@@ -100,6 +107,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: { dataDir?: string
     pageSize: { graph: e.VIGIL_GRAPH_PAGE_SIZE, dataverse: e.VIGIL_DATAVERSE_PAGE_SIZE },
     database: e.DATABASE_URL ? { url: e.DATABASE_URL, schema: e.VIGIL_DATABASE_SCHEMA } : undefined,
     server: { host: e.VIGIL_HOST, port: e.VIGIL_PORT },
+    region: { id: e.VIGIL_REGION, apiUrl: e.VIGIL_API_URL, portalUrl: e.VIGIL_PORTAL_URL },
     budgets: { graphRuPer10s: e.VIGIL_GRAPH_RU_PER_10S, managementPerMinute: e.VIGIL_MANAGEMENT_REQUESTS_PER_MINUTE, dataversePer5min: e.VIGIL_DATAVERSE_REQUESTS_PER_5MIN },
     jobs: {
       workerConcurrency: e.VIGIL_WORKER_CONCURRENCY,

@@ -7,6 +7,7 @@ import { registerEmulator } from '../cli/commands/emulator.ts';
 import { registerFindings } from '../cli/commands/findings.ts';
 import { registerIntegrations } from '../cli/commands/integrations.ts';
 import { registerJobs } from '../cli/commands/jobs.ts';
+import { registerSafelist } from '../cli/commands/safelist.ts';
 import { registerService } from '../cli/commands/service.ts';
 import { createHost } from '../cli/host.ts';
 import { EXIT_CODES_HELP } from '../cli/output.ts';
@@ -38,6 +39,7 @@ registerJobs(program, host, (rt) => {
   if (!rt.config.database) throw invalidInput('DATABASE_URL', 'The shared job queue needs PostgreSQL.', 'Set DATABASE_URL, or on SQLite use `vigil collect <integration>` and `vigil serve`.');
   return createQueue(rt);
 });
+registerSafelist(program);
 registerDemo(program, runDemo);
 registerEmulator(program, runEmulator);
 
