@@ -22,6 +22,14 @@ const envSchema = z.object({
   VIGIL_HTTP_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(6),
   /** Longest single wait for a `Retry-After` or backoff, in seconds. */
   VIGIL_HTTP_MAX_WAIT_SECONDS: z.coerce.number().positive().max(600).default(120),
+  /** The operator-managed application (Mode B): its client id, and its secret or certificate (PEM with key). */
+  VIGIL_MANAGED_APP_CLIENT_ID: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a GUID').optional(),
+  VIGIL_MANAGED_APP_CLIENT_SECRET: z.string().min(1).optional(),
+  VIGIL_MANAGED_APP_CERTIFICATE_FILE: z.string().min(1).optional(),
+  /** Where Entra ID sends the administrator after admin consent (must be a redirect URI of the managed app). */
+  VIGIL_CONSENT_REDIRECT_URI: z.string().url().optional(),
+  /** Lifetime of a consent link's signed state, seconds. */
+  VIGIL_CONSENT_STATE_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 86_400).default(86_400),
   /** Region of this deployment (`default` or `us`): its egress addresses are what customers safelist. */
   VIGIL_REGION: z.enum(['default', 'us']).default('default'),
   /** This deployment's service API and portal URLs, shown to customers. */
@@ -63,6 +71,10 @@ export interface VigilConfig {
   database: { url: string; schema: string } | undefined;
   /** Shared throttling budgets per tenant and API. */
   budgets: { graphRuPer10s: number; managementPerMinute: number; dataversePer5min: number };
+  /** The operator-managed application, when configured. Never logged. */
+  managedApp: { clientId: string; clientSecret: string | undefined; certificateFile: string | undefined } | undefined;
+  /** Admin consent callback and the lifetime of its signed state (seconds). */
+  consent: { redirectUri: string; stateTtlSeconds: number };
   /** The deployment's region, service API URL and portal URL. */
   region: { id: 'default' | 'us'; apiUrl: string | undefined; portalUrl: string | undefined };
   /** `vigil serve` listen address. */
@@ -98,6 +110,12 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: { dataDir?: string
     });
   }
   const e = parsed.data;
+  if (e.VIGIL_MANAGED_APP_CLIENT_ID && !e.VIGIL_MANAGED_APP_CLIENT_SECRET && !e.VIGIL_MANAGED_APP_CERTIFICATE_FILE) {
+    throw new VigilError('configuration', 'CONFIG_INVALID', 'VIGIL_MANAGED_APP_CLIENT_ID is set without a credential.', {
+      field: 'VIGIL_MANAGED_APP_CLIENT_SECRET',
+      remediation: 'Set VIGIL_MANAGED_APP_CLIENT_SECRET, or VIGIL_MANAGED_APP_CERTIFICATE_FILE (PEM holding the certificate and its private key).',
+    });
+  }
   return Object.freeze({
     dataDir: resolve(overrides.dataDir ?? e.VIGIL_DATA_DIR ?? '.vigil'),
     masterKey: e.VIGIL_MASTER_KEY,
@@ -108,6 +126,13 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: { dataDir?: string
     database: e.DATABASE_URL ? { url: e.DATABASE_URL, schema: e.VIGIL_DATABASE_SCHEMA } : undefined,
     server: { host: e.VIGIL_HOST, port: e.VIGIL_PORT },
     region: { id: e.VIGIL_REGION, apiUrl: e.VIGIL_API_URL, portalUrl: e.VIGIL_PORTAL_URL },
+    managedApp: e.VIGIL_MANAGED_APP_CLIENT_ID
+      ? { clientId: e.VIGIL_MANAGED_APP_CLIENT_ID.toLowerCase(), clientSecret: e.VIGIL_MANAGED_APP_CLIENT_SECRET, certificateFile: e.VIGIL_MANAGED_APP_CERTIFICATE_FILE }
+      : undefined,
+    consent: {
+      redirectUri: e.VIGIL_CONSENT_REDIRECT_URI ?? `${(e.VIGIL_API_URL ?? `http://${e.VIGIL_HOST}:${e.VIGIL_PORT}`).replace(/\/+$/, '')}/consent/callback`,
+      stateTtlSeconds: e.VIGIL_CONSENT_STATE_TTL_SECONDS,
+    },
     budgets: { graphRuPer10s: e.VIGIL_GRAPH_RU_PER_10S, managementPerMinute: e.VIGIL_MANAGEMENT_REQUESTS_PER_MINUTE, dataversePer5min: e.VIGIL_DATAVERSE_REQUESTS_PER_5MIN },
     jobs: {
       workerConcurrency: e.VIGIL_WORKER_CONCURRENCY,

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { registerCollect } from '../cli/commands/collect.ts';
+import { registerConsent } from '../cli/commands/consent.ts';
 import { registerDb } from '../cli/commands/db.ts';
 import { registerDemo } from '../cli/commands/demo.ts';
 import { registerEmulator } from '../cli/commands/emulator.ts';
@@ -31,6 +32,7 @@ const program = new Command()
 
 const host = createHost(program, createRuntime);
 registerIntegrations(program, host);
+registerConsent(program, host);
 registerCollect(program, host);
 registerFindings(program, host);
 registerDb(program, host);

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { buildServer } from '../api/server.ts';
+import { handleConsentCallback } from '../onboarding/consent.ts';
 import { VigilError } from '../core/errors.ts';
 import { InProcessQueue } from '../jobs/memory.ts';
 import { PgBossQueue } from '../jobs/pgboss.ts';
@@ -62,6 +63,7 @@ export async function runServe(rt: Runtime, print: (line: string) => void): Prom
   await queue.start();
   if (!rt.config.database) await queue.work(collectionJobHandler(rt), { concurrency: rt.config.jobs.workerConcurrency });
   const app = buildServer({
+    consentCallback: (query) => handleConsentCallback(rt, query),
     async ready() {
       await sql`select 1`.execute(rt.db);
       return { ok: true, detail: { queued: await queue.pending() } };

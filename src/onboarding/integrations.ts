@@ -2,6 +2,8 @@ import type { Kysely } from 'kysely';
 import { VigilError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import type { CloudProfile } from '../config/cloud.ts';
+import type { VigilConfig } from '../config/index.ts';
+import { managedAppClientId, managedAppCredentials, resolveTenant } from './consent.ts';
 import { decryptSecret, encryptSecret, type Envelope, type KeyEncryptionKey } from '../platform/crypto/envelope.ts';
 import type { HttpClient } from '../platform/http/client.ts';
 import { ClientCredentialProvider } from '../platform/identity/index.ts';
@@ -10,7 +12,7 @@ import type { StreamContext } from '../sources/stream.ts';
 import { nowIso, type Executor } from '../store/db.ts';
 import * as repo from '../store/repositories/integrations.ts';
 import type { Database } from '../store/schema.ts';
-import { parseSecretExpiry, requireSecretValue, validateCustomerAppInput } from './validate.ts';
+import { parseSecretExpiry, requireGuid, requireSecretValue, validateCustomerAppInput } from './validate.ts';
 import { verifyIntegration, type VerificationReport } from './verify.ts';
 
 /**
@@ -27,6 +29,8 @@ export interface OnboardingDeps {
   logger: Logger;
   /** Page sizes asked of Graph and Dataverse. */
   pageSize?: { graph: number; dataverse: number };
+  /** The operator-managed application (Mode B) and the consent settings. */
+  config: Pick<VigilConfig, 'managedApp' | 'consent'>;
 }
 
 /** An integration as shown to people and scripts: never the secret. */
@@ -139,6 +143,84 @@ export async function addCustomerAppIntegration(deps: OnboardingDeps, request: A
   return { integration: toView(row), report };
 }
 
+/** Raw input of {@link addManagedAppIntegration} (validated inside). */
+export interface AddManagedAppRequest {
+  name?: string;
+  tenantId?: string;
+  spObjectId?: string;
+  /** The tenant's primary domain, checked against the tenant id when given. */
+  primaryDomain?: string;
+}
+
+/**
+ * Mode B, step 3: creates the integration for a tenant that consented to the operator-managed application. Verifies
+ * the consent by taking a token in the customer tenant and comparing its `oid` with the Object ID given; names the
+ * usual mistake (the Application ID pasted instead of the Object ID) and where the Object ID is shown.
+ *
+ * @throws VigilError `invalid-input` (bad GUIDs, wrong Object ID, domain of another tenant), `CONSENT_MISSING` when
+ *   the tenant has no service principal for the application, `configuration` when no managed app is configured.
+ */
+export async function addManagedAppIntegration(deps: OnboardingDeps, request: AddManagedAppRequest): Promise<{ integration: IntegrationView; report: VerificationReport }> {
+  const clientId = managedAppClientId(deps.config);
+  const tenantId = requireGuid('--tenant-id', request.tenantId, 'Microsoft Entra admin center > Overview > Tenant ID');
+  const spObjectId = requireGuid('--sp-object-id', request.spObjectId, 'Microsoft Entra admin center > Enterprise applications > search for "Vigil" > Overview > Object ID');
+  if (request.primaryDomain) await resolveTenant(deps, request.primaryDomain, tenantId);
+  const existing = await repo.findIntegrationByApp(deps.db, tenantId, clientId);
+  if (existing) {
+    throw new VigilError('conflict', 'INTEGRATION_EXISTS', `Tenant ${tenantId} is already integrated as ${existing.id} (${existing.name}).`, { remediation: `Use \`vigil integrations verify ${existing.id}\`.` });
+  }
+  const where = 'Microsoft Entra admin center > Enterprise applications > search for "Vigil" (or the service\'s name) > Overview > Object ID';
+  if (spObjectId === clientId) {
+    throw new VigilError('invalid-input', 'APPLICATION_ID_GIVEN', `${spObjectId} is the Application ID of Vigil's managed application, not the Object ID of its service principal in your tenant.`, {
+      field: '--sp-object-id',
+      remediation: `Copy the Object ID from ${where}. The Object ID is different in every tenant.`,
+    });
+  }
+  const tokens = managedAppCredentials(deps, tenantId);
+  let oid: string;
+  try {
+    oid = (await tokens.token(deps.cloud.graph.resource)).claims.oid;
+  } catch (e) {
+    if (e instanceof VigilError && ['AADSTS700016', 'AADSTS7000229'].includes(e.code)) {
+      throw new VigilError('authorization', 'CONSENT_MISSING', `Vigil's application ${clientId} has no service principal in tenant ${tenantId}: admin consent has not been granted there.`, {
+        field: '--tenant-id',
+        remediation: `Grant admin consent first: vigil consent-url --tenant ${tenantId}, open the link in a private browser window as a Global Administrator, and accept.`,
+        cause: e,
+      });
+    }
+    throw e;
+  }
+  if (oid.toLowerCase() !== spObjectId) {
+    throw new VigilError('invalid-input', 'OBJECT_ID_MISMATCH', `${spObjectId} is not the Object ID of Vigil's service principal in tenant ${tenantId}.`, {
+      field: '--sp-object-id',
+      remediation: `Copy the Object ID from ${where} (not the Application ID, and not the Object ID of an app registration).`,
+    });
+  }
+  const report = await verifyIntegration({ cloud: deps.cloud, tokens, ctx: streamContext(deps, tokens) }, { tenantId, clientId });
+  const id = newId('int');
+  const now = nowIso();
+  const row: repo.IntegrationRow = {
+    id,
+    name: (request.name ?? '').trim() || `tenant-${tenantId.slice(0, 8)}`,
+    mode: 'managed-app',
+    tenant_id: tenantId,
+    client_id: clientId,
+    sp_object_id: spObjectId,
+    secret_envelope: null,
+    secret_expires_at: null,
+    verification: JSON.stringify(report),
+    verified_at: report.checkedAt,
+    created_at: now,
+    updated_at: now,
+    credential_state: 'ok',
+    credential_error: null,
+    secret_rotated_at: null,
+  };
+  await repo.insertIntegration(deps.db, row);
+  deps.logger.info({ integrationId: id, tenantId, mode: 'managed-app' }, 'integration added');
+  return { integration: toView(row), report };
+}
+
 /**
  * Loads an integration by id or name.
  * @throws VigilError `not-found` / `INTEGRATION_NOT_FOUND`.
@@ -155,7 +237,8 @@ export async function getIntegration(db: Executor, idOrName: string): Promise<re
  * The token provider of a stored integration (decrypts its secret in memory only).
  * @throws VigilError `configuration` when the master key does not open the secret.
  */
-export function credentialsFor(deps: Pick<OnboardingDeps, 'http' | 'cloud' | 'kek'>, row: repo.IntegrationRow): ClientCredentialProvider {
+export function credentialsFor(deps: Pick<OnboardingDeps, 'http' | 'cloud' | 'kek' | 'config'>, row: repo.IntegrationRow): ClientCredentialProvider {
+  if (row.mode === 'managed-app') return managedAppCredentials(deps, row.tenant_id);
   if (!row.secret_envelope) throw new VigilError('configuration', 'NO_SECRET', `Integration ${row.id} has no stored secret.`, { remediation: 'Remove and add the integration again.' });
   const secret = decryptSecret(deps.kek, JSON.parse(row.secret_envelope) as Envelope, aad(row));
   return new ClientCredentialProvider({ cloud: deps.cloud, tenantId: row.tenant_id, clientId: row.client_id, clientSecret: secret, http: deps.http });

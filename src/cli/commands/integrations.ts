@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import { invalidInput } from '../../core/errors.ts';
-import { addCustomerAppIntegration, getIntegration, listIntegrationViews, removeIntegration, rotateSecret, secretExpiryWarning, toView, verifyStoredIntegration, type IntegrationView } from '../../onboarding/integrations.ts';
+import { addCustomerAppIntegration, addManagedAppIntegration, getIntegration, listIntegrationViews, removeIntegration, rotateSecret, secretExpiryWarning, toView, verifyStoredIntegration, type IntegrationView } from '../../onboarding/integrations.ts';
 import type { VerificationReport } from '../../onboarding/verify.ts';
 import { print, printJson, table } from '../output.ts';
 import type { CommandHost } from '../host.ts';
@@ -71,13 +71,24 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
     .option('--client-secret-env <var>', 'name of the environment variable holding the client secret value')
     .option('--client-secret-stdin', 'read the client secret value from standard input')
     .option('--secret-expires <date>', 'client secret expiry, YYYY-MM-DD (default: 24 months from today)')
+    .option('--sp-object-id <guid>', 'managed-app: Object ID of Vigil\'s service principal in your tenant (Enterprise applications)')
+    .option('--primary-domain <domain>', 'managed-app: the tenant\'s primary domain, checked against --tenant-id')
     .option('--name <name>', 'display name of the integration (default: tenant-<first 8 of tenant id>)')
     .option('--json', 'print JSON')
-    .addHelpText('after', '\nThe secret is never taken as an argument (it would show in the process list and shell history).\nExample:\n  VIGIL_CLIENT_SECRET=... vigil integrations add --mode customer-app --tenant-id <guid> --client-id <guid> --client-secret-env VIGIL_CLIENT_SECRET')
+    .addHelpText(
+      'after',
+      '\nThe secret is never taken as an argument (it would show in the process list and shell history).\nExamples:\n  VIGIL_CLIENT_SECRET=... vigil integrations add --mode customer-app --tenant-id <guid> --client-id <guid> --client-secret-env VIGIL_CLIENT_SECRET\n  vigil integrations add --mode managed-app --tenant-id <guid> --sp-object-id <Object ID>   (after `vigil consent-url`)',
+    )
     .action(
-      host.action(async (rt, opts: { mode: string; tenantId?: string; clientId?: string; clientSecretEnv?: string; clientSecretStdin?: boolean; secretExpires?: string; name?: string; json?: boolean }) => {
+      host.action(async (rt, opts: { mode: string; tenantId?: string; clientId?: string; clientSecretEnv?: string; clientSecretStdin?: boolean; secretExpires?: string; name?: string; spObjectId?: string; primaryDomain?: string; json?: boolean }) => {
         if (opts.mode === 'managed-app') {
-          throw invalidInput('--mode', 'Mode managed-app (admin consent to the operator-managed app) is not available in this release.', 'Use --mode customer-app with your own app registration (docs/setup-customer-app.md).');
+          if (opts.clientSecretEnv || opts.clientSecretStdin || opts.clientId) {
+            throw invalidInput('--client-id', 'Mode managed-app uses the operator-managed application: it takes no client id or secret.', 'Give --tenant-id and --sp-object-id (the Object ID of Vigil\'s service principal in your tenant).');
+          }
+          const { integration, report } = await addManagedAppIntegration(rt, { name: opts.name, tenantId: opts.tenantId, spObjectId: opts.spObjectId, primaryDomain: opts.primaryDomain });
+          if (opts.json) printJson({ integration: { ...integration, verification: undefined }, verification: report });
+          else print(`Added integration ${integration.name} (${integration.id}).`, renderReport(report), `Next: vigil collect ${integration.id}`);
+          return;
         }
         const secret = await readSecret(opts);
         const { integration, report } = await addCustomerAppIntegration(rt, { name: opts.name, tenantId: opts.tenantId, clientId: opts.clientId, clientSecret: secret, secretExpires: opts.secretExpires });

@@ -1,4 +1,5 @@
 import { ConfidentialClientApplication, LogLevel, type INetworkModule, type NetworkRequestOptions, type NetworkResponse } from '@azure/msal-node';
+import { X509Certificate } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { VigilError } from '../../core/errors.ts';
 import type { CloudProfile } from '../../config/cloud.ts';
@@ -146,12 +147,38 @@ class PipelineNetworkModule implements INetworkModule {
   }
 }
 
-/** Parameters of {@link ClientCredentialProvider}. */
+/** A certificate credential: the PEM private key and the certificate's SHA-256 thumbprint (hex). */
+export interface CertificateCredential {
+  privateKey: string;
+  thumbprintSha256: string;
+  /** The certificate (PEM), sent as `x5c` so Entra ID can check the chain (subject name / issuer auth). */
+  certificatePem: string;
+}
+
+/**
+ * Reads a PEM file holding a certificate and its private key (the managed application's certificate credential).
+ * @throws VigilError `configuration` naming VIGIL_MANAGED_APP_CERTIFICATE_FILE when either part is missing.
+ */
+export function loadCertificateCredential(path: string, pem: string): CertificateCredential {
+  const cert = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(pem)?.[0];
+  const key = /-----BEGIN (?:RSA |EC )?PRIVATE KEY-----[\s\S]+?-----END (?:RSA |EC )?PRIVATE KEY-----/.exec(pem)?.[0];
+  if (!cert || !key) {
+    throw new VigilError('configuration', 'CERTIFICATE_INVALID', `${path} must hold a PEM certificate and its PEM private key.`, {
+      field: 'VIGIL_MANAGED_APP_CERTIFICATE_FILE',
+      remediation: 'Concatenate the certificate and its unencrypted private key into one PEM file (mode 0600).',
+    });
+  }
+  const thumbprintSha256 = new X509Certificate(cert).fingerprint256.replaceAll(':', '').toLowerCase();
+  return { privateKey: key, thumbprintSha256, certificatePem: cert };
+}
+
+/** Parameters of {@link ClientCredentialProvider}: a client secret or a certificate. */
 export interface ClientCredentialOptions {
   cloud: CloudProfile;
   tenantId: string;
   clientId: string;
-  clientSecret: string;
+  clientSecret?: string;
+  certificate?: CertificateCredential;
   http: HttpClient;
 }
 
@@ -170,7 +197,9 @@ export class ClientCredentialProvider {
     this.app = new ConfidentialClientApplication({
       auth: {
         clientId: options.clientId,
-        clientSecret: options.clientSecret,
+        ...(options.certificate
+          ? { clientCertificate: { privateKey: options.certificate.privateKey, thumbprintSha256: options.certificate.thumbprintSha256, x5c: options.certificate.certificatePem } }
+          : { clientSecret: options.clientSecret }),
         authority: `${options.cloud.authorityHost}/${options.tenantId}`,
         // Outside the public cloud (emulator, custom endpoint sets) the authority host is trusted as configured
         // instead of being checked against Microsoft's instance-discovery list.
