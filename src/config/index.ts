@@ -30,6 +30,9 @@ const envSchema = z.object({
   VIGIL_CONSENT_REDIRECT_URI: z.string().url().optional(),
   /** Lifetime of a consent link's signed state, seconds. */
   VIGIL_CONSENT_STATE_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 86_400).default(86_400),
+  /** Public client and scope used to sign a platform administrator in (registration of the management app). */
+  VIGIL_ADMIN_CLIENT_ID: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a GUID').optional(),
+  VIGIL_ADMIN_SCOPE: z.string().min(1).optional(),
   /** Region of this deployment (`default` or `us`): its egress addresses are what customers safelist. */
   VIGIL_REGION: z.enum(['default', 'us']).default('default'),
   /** This deployment's service API and portal URLs, shown to customers. */
@@ -73,6 +76,8 @@ export interface VigilConfig {
   budgets: { graphRuPer10s: number; managementPerMinute: number; dataversePer5min: number };
   /** The operator-managed application, when configured. Never logged. */
   managedApp: { clientId: string; clientSecret: string | undefined; certificateFile: string | undefined } | undefined;
+  /** Overrides of the administrator sign-in's public client id and scope (defaults in platform/identity/admin.ts). */
+  adminSignIn: { clientId: string | undefined; scope: string | undefined };
   /** Admin consent callback and the lifetime of its signed state (seconds). */
   consent: { redirectUri: string; stateTtlSeconds: number };
   /** The deployment's region, service API URL and portal URL. */
@@ -129,6 +134,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: { dataDir?: string
     managedApp: e.VIGIL_MANAGED_APP_CLIENT_ID
       ? { clientId: e.VIGIL_MANAGED_APP_CLIENT_ID.toLowerCase(), clientSecret: e.VIGIL_MANAGED_APP_CLIENT_SECRET, certificateFile: e.VIGIL_MANAGED_APP_CERTIFICATE_FILE }
       : undefined,
+    adminSignIn: { clientId: e.VIGIL_ADMIN_CLIENT_ID, scope: e.VIGIL_ADMIN_SCOPE },
     consent: {
       redirectUri: e.VIGIL_CONSENT_REDIRECT_URI ?? `${(e.VIGIL_API_URL ?? `http://${e.VIGIL_HOST}:${e.VIGIL_PORT}`).replace(/\/+$/, '')}/consent/callback`,
       stateTtlSeconds: e.VIGIL_CONSENT_STATE_TTL_SECONDS,

@@ -51,6 +51,23 @@ export function readClaims(accessToken: string): AccessTokenClaims {
   };
 }
 
+/** The claims Vigil reads from a delegated (user) token. */
+export interface UserTokenClaims {
+  tid: string;
+  /** Object ID of the signed-in user. */
+  oid: string;
+  upn: string;
+  /** Directory role template ids of the user (`wids`). */
+  wids: string[];
+}
+
+/** Decodes a user token's claims (not verified: the token comes straight from the token endpoint). */
+export function readUserClaims(accessToken: string): UserTokenClaims {
+  const c = decodeJwt(accessToken) as Record<string, unknown>;
+  const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+  return { tid: str(c.tid), oid: str(c.oid), upn: str(c.upn) || str(c.preferred_username) || str(c.unique_name), wids: Array.isArray(c.wids) ? c.wids.filter((w): w is string => typeof w === 'string') : [] };
+}
+
 /** Remediation text per AADSTS code the client-credentials grant meets (reference-error-codes.md). */
 const AADSTS_HELP: Record<string, { field?: string; kind: 'authentication' | 'authorization' | 'invalid-input'; message: string; remediation: string }> = {
   '7000215': {
@@ -124,7 +141,7 @@ function fromMsalError(e: unknown): VigilError {
  * MSAL's network module routed through {@link HttpClient}: MSAL reads error bodies itself, so error statuses are
  * returned, not thrown.
  */
-class PipelineNetworkModule implements INetworkModule {
+export class PipelineNetworkModule implements INetworkModule {
   constructor(private readonly http: HttpClient) {}
   async sendGetRequestAsync<T>(url: string, options?: NetworkRequestOptions): Promise<NetworkResponse<T>> {
     return this.forward<T>('GET', url, options);

@@ -1,7 +1,9 @@
 import type { PowerPlatformEnvironment } from '../../core/inventory.ts';
 import { UpstreamHttpError } from '../../platform/http/client.ts';
 import type { StreamContext } from '../stream.ts';
-import { environmentsStream } from './streams.ts';
+import { BAP_API_VERSION, environmentsStream } from './streams.ts';
+import type { HttpClient } from '../../platform/http/client.ts';
+import type { CloudProfile } from '../../config/cloud.ts';
 import { ROOT_SLICE } from '../stream.ts';
 
 /**
@@ -27,4 +29,58 @@ export async function listAllEnvironments(ctx: StreamContext): Promise<PowerPlat
   const out: PowerPlatformEnvironment[] = [];
   for await (const page of environmentsStream.read(ctx, ROOT_SLICE, null)) out.push(...page.records);
   return out;
+}
+
+/** What the adminApplications calls need: a delegated administrator token (an application cannot register itself). */
+export interface AdminApiContext {
+  http: HttpClient;
+  cloud: CloudProfile;
+  /** Bearer token of a Power Platform or Global Administrator user. */
+  token: string;
+}
+
+const adminApplicationUrl = (cloud: CloudProfile, appId: string) =>
+  `${cloud.bap.baseUrl}/providers/Microsoft.BusinessAppPlatform/adminApplications/${encodeURIComponent(appId)}?api-version=${BAP_API_VERSION}`;
+
+/**
+ * Registers an application as a Power Platform admin management application: `PUT …/adminApplications/{appId}`.
+ * Source: Power Platform "Create a service principal application" (powerplatform-api-create-service-principal.md);
+ * terraform-provider-power-platform `admin_management_application` (200 `{"applicationId": …}`).
+ * @throws UpstreamHttpError (403 when the user is not an administrator).
+ */
+export async function putManagementApp(ctx: AdminApiContext, appId: string): Promise<{ applicationId: string }> {
+  const res = await ctx.http.send<{ applicationId?: string } | null>({ api: 'bap', method: 'PUT', url: adminApplicationUrl(ctx.cloud, appId), body: {}, token: async () => ctx.token });
+  return { applicationId: res.body?.applicationId ?? appId };
+}
+
+/**
+ * Reads a registration: `GET …/adminApplications/{appId}`; null when the application is not registered (404).
+ * @throws UpstreamHttpError for other errors.
+ */
+export async function getManagementApp(ctx: AdminApiContext, appId: string): Promise<{ applicationId: string } | null> {
+  try {
+    const res = await ctx.http.send<{ applicationId?: string } | null>({ api: 'bap', url: adminApplicationUrl(ctx.cloud, appId), token: async () => ctx.token });
+    return { applicationId: res.body?.applicationId ?? appId };
+  } catch (e) {
+    if (e instanceof UpstreamHttpError && e.status === 404) return null;
+    throw e;
+  }
+}
+
+/**
+ * Makes an application an application user with the System Administrator role in an environment's Dataverse:
+ * `POST …/scopes/admin/environments/{envId}/addAppUser` with `{"servicePrincipalAppId": …}`. The caller is the
+ * registered management application itself, or an administrator.
+ * Source: terraform-provider-power-platform `internal/services/application/api_application.go`.
+ * @throws UpstreamHttpError when refused.
+ */
+export async function addAppUser(ctx: StreamContext, environmentId: string, appId: string, token?: () => Promise<string>): Promise<void> {
+  await ctx.http.send({
+    api: 'bap',
+    method: 'POST',
+    url: `${ctx.cloud.bap.baseUrl}/providers/Microsoft.BusinessAppPlatform/scopes/admin/environments/${encodeURIComponent(environmentId)}/addAppUser?api-version=${BAP_API_VERSION}`,
+    body: { servicePrincipalAppId: appId },
+    token: token ?? ctx.tokens.bearer(ctx.cloud.bap.resource),
+    tenantId: ctx.tenantId,
+  });
 }

@@ -1,0 +1,88 @@
+import { isVigilError } from '../core/errors.ts';
+import { UpstreamHttpError } from '../platform/http/client.ts';
+import { addAppUser, listAllEnvironments } from '../sources/bap/client.ts';
+import { assignSystemAdministrator } from '../sources/dataverse/admin.ts';
+import { probeAgentsAccess } from '../sources/dataverse/streams.ts';
+import { credentialsFor, getIntegration, streamContext, type OnboardingDeps } from './integrations.ts';
+
+/**
+ * Seed step "System Administrator in each environment": for every environment with Dataverse, make the service
+ * principal an application user holding System Administrator — through BAP `addAppUser`, and where that is refused,
+ * the Dataverse Web API sequence with an administrator's token. Reports per environment: granted, already granted,
+ * failed (reason and fix) or no Dataverse.
+ */
+
+/** Outcome for one environment. */
+export interface EnvironmentGrant {
+  environmentId: string;
+  name: string | null;
+  result: 'granted' | 'already-granted' | 'failed' | 'no-dataverse';
+  /** How it was granted. */
+  via?: 'addAppUser' | 'dataverse';
+  reason?: string;
+  fix?: string;
+}
+
+const FIX = 'In the Power Platform admin center open Manage > Environments > the environment > Settings > Users + permissions > Application users, choose + New app user, pick the application and give it the System Administrator security role.';
+
+function reasonOf(e: unknown): string {
+  return e instanceof UpstreamHttpError ? `${e.upstreamCode ?? `HTTP ${e.status}`}: ${e.upstreamMessage ?? e.message}` : (e as Error).message;
+}
+
+/**
+ * Grants access in every environment (or the listed ones).
+ * @param options.adminToken a platform administrator's Dataverse-capable token source for the fallback sequence
+ *   (`(resource) => token`); without it the fallback runs with the application's own token, which only works where
+ *   it is already privileged.
+ * @throws VigilError when environments cannot be listed (not registered as a management app) or credentials fail.
+ */
+export async function grantEnvironmentAccess(
+  deps: OnboardingDeps,
+  idOrName: string,
+  options: { environmentIds?: string[]; adminToken?: (resource: string) => Promise<string> } = {},
+): Promise<EnvironmentGrant[]> {
+  const row = await getIntegration(deps.db, idOrName);
+  const tokens = credentialsFor(deps, row);
+  const ctx = streamContext(deps, tokens);
+  const envs = (await listAllEnvironments(ctx)).filter((e) => !options.environmentIds || options.environmentIds.includes(e.id));
+  const out: EnvironmentGrant[] = [];
+  for (const env of envs) {
+    const base = { environmentId: env.id, name: env.displayName };
+    if (!env.dataverseUrl) {
+      out.push({ ...base, result: 'no-dataverse' });
+      continue;
+    }
+    const readable = async () => probeAgentsAccess(ctx, env.id, env.dataverseUrl!).then(() => true, (e: unknown) => (isVigilError(e, 'authentication') ? Promise.reject(e) : false));
+    if (await readable()) {
+      out.push({ ...base, result: 'already-granted' });
+      continue;
+    }
+    let firstError: unknown;
+    try {
+      await addAppUser(ctx, env.id, row.client_id);
+      if (await readable()) {
+        out.push({ ...base, result: 'granted', via: 'addAppUser' });
+        continue;
+      }
+    } catch (e) {
+      if (isVigilError(e, 'authentication')) throw e;
+      firstError = e;
+    }
+    try {
+      const resource = env.dataverseUrl.replace(/\/+$/, '');
+      const adminToken = options.adminToken;
+      const token = adminToken ? () => adminToken(resource) : tokens.bearer(resource);
+      await assignSystemAdministrator(ctx, env.dataverseUrl, row.client_id, token);
+      if (await readable()) {
+        out.push({ ...base, result: 'granted', via: 'dataverse' });
+        continue;
+      }
+      out.push({ ...base, result: 'failed', reason: 'The role was assigned but agents are still not readable.', fix: FIX });
+    } catch (e) {
+      if (isVigilError(e, 'authentication')) throw e;
+      out.push({ ...base, result: 'failed', reason: `addAppUser: ${firstError ? reasonOf(firstError) : 'no effect'}; Dataverse: ${reasonOf(e)}`, fix: FIX });
+    }
+  }
+  deps.logger.info({ integrationId: row.id, granted: out.filter((o) => o.result === 'granted').length, failed: out.filter((o) => o.result === 'failed').length }, 'environment access granted');
+  return out;
+}

@@ -1,0 +1,93 @@
+import { PublicClientApplication, LogLevel } from '@azure/msal-node';
+import type { CloudProfile } from '../../config/cloud.ts';
+import { VigilError } from '../../core/errors.ts';
+import type { HttpClient } from '../http/client.ts';
+import { aadstsError, PipelineNetworkModule, readUserClaims, type UserTokenClaims } from './index.ts';
+
+/**
+ * Delegated tokens of a platform administrator, for the one call only an administrator user may make: registering
+ * the application as a Power Platform admin management application. The device-code flow is the default (it works
+ * with MFA and Conditional Access); the resource-owner password grant of the seed's call 2 is offered for accounts
+ * without MFA. The username and password are used once and never stored or logged.
+ *
+ * Sources: Microsoft identity platform "device authorization grant" (`v2-oauth2-device-code.md`) and "resource owner
+ * password credentials" (`v2-oauth-ropc.md`: no MFA, no personal accounts); Power Platform "Create a service principal
+ * application" (`powerplatform-api-create-service-principal.md`: the registration needs a user token);
+ * terraform-provider-power-platform `docs/guides/app_registration.md` (Azure CLI first-party client id).
+ */
+
+/** Default public client: the Azure CLI first-party application (terraform-provider-power-platform app_registration.md). */
+export const DEFAULT_ADMIN_CLIENT_ID = '04b07795-8ddb-461a-bbee-02f9e1bf7b46';
+
+/**
+ * Default scope for the admin API: BAP's audience `https://service.powerapps.com/` with `.default` — a resource ID that
+ * ends in a slash takes the documented double slash (`scopes-oidc.md`; Power Platform docs use
+ * `https://service.powerapps.com//.default`).
+ */
+export function defaultAdminScope(cloud: CloudProfile): string {
+  return `${cloud.bap.resource.replace(/\/+$/, '')}//.default`;
+}
+
+/** How the administrator signs in. */
+export type AdminSignIn =
+  | { kind: 'device-code'; /** Shows Microsoft's message ("To sign in, use a web browser to open … and enter the code …"). */ prompt: (message: string) => void }
+  | { kind: 'password'; username: string; password: string };
+
+/** Options of {@link acquireAdminToken}. */
+export interface AdminTokenOptions {
+  cloud: CloudProfile;
+  http: HttpClient;
+  tenantId: string;
+  signIn: AdminSignIn;
+  /** @default {@link DEFAULT_ADMIN_CLIENT_ID} */
+  clientId?: string;
+  /** @default {@link defaultAdminScope} */
+  scope?: string;
+}
+
+const MFA_BLOCKS = new Set(['50076', '50079', '53003', '50158']);
+
+/**
+ * Signs a platform administrator in and returns a delegated token for the admin API.
+ * @throws VigilError `AADSTS50076`/`50079`/`53003` saying MFA or Conditional Access blocks the password grant and to
+ *   use the device code; `AADSTS50126` for a wrong username or password; `DEVICE_CODE_DECLINED` / `…_EXPIRED`.
+ */
+export async function acquireAdminToken(options: AdminTokenOptions): Promise<{ accessToken: string; claims: UserTokenClaims }> {
+  const { cloud, signIn } = options;
+  const app = new PublicClientApplication({
+    auth: {
+      clientId: options.clientId ?? DEFAULT_ADMIN_CLIENT_ID,
+      authority: `${cloud.authorityHost}/${options.tenantId}`,
+      ...(cloud.name === 'public' ? {} : { knownAuthorities: [new URL(cloud.authorityHost).host] }),
+    },
+    system: { networkClient: new PipelineNetworkModule(options.http), loggerOptions: { logLevel: LogLevel.Error, piiLoggingEnabled: false, loggerCallback: () => undefined } },
+  });
+  const scopes = [options.scope ?? defaultAdminScope(cloud)];
+  let result;
+  try {
+    result =
+      signIn.kind === 'device-code'
+        ? await app.acquireTokenByDeviceCode({ scopes, deviceCodeCallback: (r) => signIn.prompt(r.message) })
+        : await app.acquireTokenByUsernamePassword({ scopes, username: signIn.username, password: signIn.password });
+  } catch (e) {
+    const err = e as { errorCode?: string; errorMessage?: string; message?: string };
+    const text = `${err.errorMessage ?? ''} ${err.message ?? ''}`;
+    const code = /AADSTS(\d+)/.exec(text)?.[1];
+    if (code && MFA_BLOCKS.has(code)) {
+      throw new VigilError('authentication', `AADSTS${code}`, `Multi-factor authentication or Conditional Access blocks the password sign-in of ${signIn.kind === 'password' ? signIn.username : 'this account'} (AADSTS${code}).`, {
+        field: '--password-stdin',
+        remediation: 'Run the command again without --username/--password-stdin: the device-code sign-in (the default) works with MFA and Conditional Access.',
+        cause: e,
+      });
+    }
+    if (code === '50126') {
+      throw new VigilError('authentication', 'AADSTS50126', 'The username or password is wrong (AADSTS50126).', { field: '--username', remediation: 'Check the administrator\'s user principal name and password, or use the device-code sign-in.', cause: e });
+    }
+    if (err.errorCode === 'authorization_declined') throw new VigilError('authentication', 'DEVICE_CODE_DECLINED', 'The sign-in was declined in the browser.', { remediation: 'Run the command again and approve the sign-in.', cause: e });
+    if (err.errorCode === 'expired_token' || code === '70019') throw new VigilError('authentication', 'DEVICE_CODE_EXPIRED', 'The device code expired before the sign-in finished (15 minutes).', { remediation: 'Run the command again and finish the sign-in within 15 minutes.', cause: e });
+    if (code) throw aadstsError(code, text.slice(text.indexOf(`AADSTS${code}`)), e);
+    throw new VigilError('authentication', 'ADMIN_SIGN_IN_FAILED', `The administrator sign-in failed: ${(err.errorMessage ?? err.message ?? '').split(/\r?\n/)[0]}`, { cause: e });
+  }
+  if (!result?.accessToken) throw new VigilError('authentication', 'ADMIN_SIGN_IN_FAILED', 'The administrator sign-in returned no token.');
+  return { accessToken: result.accessToken, claims: readUserClaims(result.accessToken) };
+}
