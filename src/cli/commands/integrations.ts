@@ -3,6 +3,8 @@ import { invalidInput } from '../../core/errors.ts';
 import { addCustomerAppIntegration, addManagedAppIntegration, getIntegration, listIntegrationViews, removeIntegration, rotateSecret, secretExpiryWarning, toView, verifyStoredIntegration, type IntegrationView } from '../../onboarding/integrations.ts';
 import type { VerificationReport } from '../../onboarding/verify.ts';
 import { print, printJson, table } from '../output.ts';
+import { regionById } from '../../config/regions.ts';
+import { renderSteps, setupSteps } from '../../onboarding/doctor.ts';
 import type { CommandHost } from '../host.ts';
 
 /** Reads all of stdin (for `--client-secret-stdin`), trimming one trailing newline. */
@@ -131,13 +133,15 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
 
   cmd
     .command('verify <integration>')
-    .description('Verify credentials, permissions, management-app registration and environment access again')
+    .description('Setup doctor: check every setup step of the integration\'s mode in order, with the fix for each one not done')
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, integration: string, opts: { json?: boolean }) => {
-        const { report } = await verifyStoredIntegration(rt, integration);
-        if (opts.json) printJson(report);
-        else print(renderReport(report));
+        const { integration: view, report } = await verifyStoredIntegration(rt, integration);
+        const steps = setupSteps(view, report, regionById(rt.config.region.id, 'VIGIL_REGION'));
+        if (opts.json) return printJson({ integrationId: view.id, mode: view.mode, steps, report });
+        print(`Setup of ${view.name} (${view.mode}), in the seed's order:`, renderSteps(steps));
+        if (steps.some((s) => s.state === 'missing' || s.state === 'incomplete')) print('', 'Capabilities whose step is not done are reported as "not evaluated", never as passing.');
       }),
     );
 

@@ -1,0 +1,86 @@
+import { REGIONS, type Region } from '../config/regions.ts';
+import type { IntegrationView } from './integrations.ts';
+import { secretExpiryWarning } from './integrations.ts';
+import type { VerificationReport } from './verify.ts';
+
+/**
+ * The setup doctor: the seed's ordered setup sequence for the integration's mode, one step per line with what Vigil
+ * observed and, for each step that is not done, the exact fix. Source: the seed's "States and transitions" table
+ * (Mode A: create app + secret + permissions + consent → register as management app → give Vigil the credentials;
+ * Mode B: admin consent → register the managed app → create the integration), plus the System Administrator role in
+ * every environment and the secret's expiry.
+ */
+
+/** One step. */
+export interface SetupStep {
+  order: number;
+  title: string;
+  state: 'done' | 'incomplete' | 'missing' | 'info';
+  observed: string;
+  fix?: string;
+}
+
+/** Builds the ordered steps from an integration and its latest verification. */
+export function setupSteps(integration: IntegrationView, report: VerificationReport, region: Region = REGIONS.default): SetupStep[] {
+  const managed = integration.mode === 'managed-app';
+  const missing = report.missingPermissions;
+  const steps: SetupStep[] = [];
+  const permissionsObserved = `${report.permissionList === 'partial' ? 'incomplete grant' : `grant matches the ${report.permissionList} list`}; roles: ${Object.entries(report.grantedRoles).map(([api, r]) => `${api} ${r.length ? r.join(', ') : '(none)'}`).join('; ')}`;
+  const permissionsFix = missing.length ? `Add these application permissions and grant admin consent: ${missing.map((m) => `${m.api} ${m.permission}`).join(', ')}.` : undefined;
+  if (managed) {
+    steps.push({
+      order: 1,
+      title: 'A tenant administrator grants admin consent to the managed application',
+      state: missing.length ? 'incomplete' : 'done',
+      observed: `service principal ${report.servicePrincipalObjectId} issues tokens; ${permissionsObserved}`,
+      fix: missing.length ? `Permissions were revoked after consent. Consent again (vigil consent-url --tenant ${integration.tenantId}) or re-add: ${missing.map((m) => `${m.api} ${m.permission}`).join(', ')}. Until then these capabilities are not evaluated.` : undefined,
+    });
+  } else {
+    steps.push({
+      order: 1,
+      title: 'Create the application, a client secret, the permissions, and grant admin consent',
+      state: missing.length ? 'incomplete' : 'done',
+      observed: `the secret works (service principal ${report.servicePrincipalObjectId}); ${permissionsObserved}`,
+      fix: permissionsFix ? `${permissionsFix} (App registrations > your app > API permissions > Add a permission > Application permissions, then Grant admin consent.)` : undefined,
+    });
+  }
+  steps.push({
+    order: 2,
+    title: `Register the ${managed ? 'managed ' : ''}application as a Power Platform admin management application`,
+    state: report.managementApp.registered ? 'done' : 'missing',
+    observed: report.managementApp.detail,
+    fix: report.managementApp.registered ? undefined : `A Power Platform administrator runs: vigil register-management-app --integration ${integration.id} (or --powershell for the PowerShell steps).`,
+  });
+  const secret = secretExpiryWarning(integration);
+  steps.push({
+    order: 3,
+    title: managed ? 'Create the integration (tenant id and service principal Object ID)' : 'Give the client id, secret and tenant to Vigil',
+    state: integration.credentialState !== 'ok' ? 'missing' : secret ? 'incomplete' : 'done',
+    observed: `integration ${integration.id}${managed ? ` with Object ID ${integration.servicePrincipalObjectId}` : `; secret expires ${integration.secretExpiresAt?.slice(0, 10) ?? 'unknown'}`}${integration.credentialState !== 'ok' ? `; credentials ${integration.credentialState}` : ''}`,
+    fix: integration.credentialState !== 'ok' ? (integration.credentialError ?? undefined) : (secret ?? undefined),
+  });
+  const withDataverse = report.environments.filter((e) => e.dataverse);
+  const unreadable = withDataverse.filter((e) => !e.agentsReadable);
+  steps.push({
+    order: 4,
+    title: 'Give the application System Administrator in every environment',
+    state: !report.managementApp.registered ? 'missing' : unreadable.length ? 'incomplete' : 'done',
+    observed: report.managementApp.registered
+      ? `${withDataverse.length - unreadable.length} of ${withDataverse.length} Dataverse environments readable${unreadable.length ? `; not readable: ${unreadable.map((e) => e.name ?? e.id).join(', ')}` : ''}`
+      : 'environments cannot be listed until step 2 is done',
+    fix: unreadable.length || !report.managementApp.registered ? `vigil environments grant-access --integration ${integration.id} (or Power Platform admin center > Environments > Settings > Users + permissions > Application users > + New app user > System Administrator).` : undefined,
+  });
+  steps.push({
+    order: 5,
+    title: 'Network (only if your policy requires safelisting)',
+    state: 'info',
+    observed: `${region.name} region source addresses: ${region.egressIps.join(', ')}`,
+  });
+  return steps;
+}
+
+/** Renders the steps for people. */
+export function renderSteps(steps: SetupStep[]): string {
+  const mark = { done: 'ok     ', incomplete: 'PARTIAL', missing: 'MISSING', info: 'info   ' } as const;
+  return steps.map((s) => `${s.order}. ${mark[s.state]} ${s.title}\n     ${s.observed}${s.fix ? `\n     fix: ${s.fix}` : ''}`).join('\n');
+}
