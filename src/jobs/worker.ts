@@ -1,5 +1,6 @@
 import { evaluateIntegration } from '../checks/evaluate.ts';
 import { isVigilError, VigilError } from '../core/errors.ts';
+import { grantNewEnvironments } from '../onboarding/environments.ts';
 import { getIntegration, type OnboardingDeps } from '../onboarding/integrations.ts';
 import { collectIntegration } from '../sync/run.ts';
 import type { CollectionJob } from './queue.ts';
@@ -10,7 +11,7 @@ import type { CollectionJob } from './queue.ts';
  * backoff; an integration removed meanwhile, or whose credentials were refused (recorded on it, fixed by a
  * rotation), completes the job without retry.
  */
-export function collectionJobHandler(deps: OnboardingDeps): (job: CollectionJob) => Promise<void> {
+export function collectionJobHandler(deps: OnboardingDeps & { autoGrantAccess?: boolean }): (job: CollectionJob) => Promise<void> {
   return async (job) => {
     let row;
     try {
@@ -34,6 +35,7 @@ export function collectionJobHandler(deps: OnboardingDeps): (job: CollectionJob)
       }
       throw e;
     }
+    await grantNewEnvironments(deps, row.id, result.errors, deps.autoGrantAccess ?? false);
     await evaluateIntegration(deps.db, row);
     if (result.status === 'failed') {
       throw new VigilError('upstream', 'COLLECTION_FAILED', `Collection ${result.runId} failed: ${result.errors[0]?.message ?? 'unknown error'}`);

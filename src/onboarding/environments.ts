@@ -86,3 +86,19 @@ export async function grantEnvironmentAccess(
   deps.logger.info({ integrationId: row.id, granted: out.filter((o) => o.result === 'granted').length, failed: out.filter((o) => o.result === 'failed').length }, 'environment access granted');
   return out;
 }
+
+/**
+ * After a collection: environments whose agents could not be read because Vigil has no application user there
+ * (`0x80072560`, typically environments created since the last grant) are granted access when `autoGrant` is on,
+ * so the next collection reads them; otherwise they stay reported as "not evaluated". Returns the grants made.
+ */
+export async function grantNewEnvironments(deps: OnboardingDeps, integrationId: string, errors: { stream: string; slice: string; code: string }[], autoGrant: boolean): Promise<EnvironmentGrant[]> {
+  const envIds = [...new Set(errors.filter((e) => e.stream === 'agents' && e.code === '0x80072560').map((e) => e.slice))];
+  if (!autoGrant || envIds.length === 0) return [];
+  try {
+    return await grantEnvironmentAccess(deps, integrationId, { environmentIds: envIds });
+  } catch (e) {
+    deps.logger.warn({ integrationId, error: (e as Error).message }, 'automatic environment access grant failed');
+    return [];
+  }
+}

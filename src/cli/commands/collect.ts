@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { evaluateIntegration } from '../../checks/evaluate.ts';
+import { grantNewEnvironments } from '../../onboarding/environments.ts';
 import { getIntegration, secretExpiryWarning, toView } from '../../onboarding/integrations.ts';
 import { listRuns } from '../../store/repositories/runs.ts';
 import { collectIntegration } from '../../sync/run.ts';
@@ -19,8 +20,9 @@ export function registerCollect(program: Command, host: CommandHost): void {
         const progress = opts.json ? { update: () => undefined, done: () => undefined } : createProgress();
         const result = await collectIntegration(rt, integration, { onProgress: (p) => progress.update(p) }).finally(() => progress.done());
         const row = await getIntegration(rt.db, integration);
+        const grants = await grantNewEnvironments(rt, row.id, result.errors, rt.config.autoGrantAccess);
         const evaluation = opts.checks ? await evaluateIntegration(rt.db, row) : null;
-        if (opts.json) return printJson({ run: result, evaluation });
+        if (opts.json) return printJson({ run: result, evaluation, grants });
         print(
           `Run ${result.runId}: ${result.status}${result.resumed ? ' (resumed)' : ''} in ${(result.durationMs / 1000).toFixed(1)} s`,
           table([['STREAM', 'RECORDS', 'SLICES', 'ERRORED'], ...Object.entries(result.streams).map(([s, o]) => [s, String(o.records), String(o.slices), String(o.erroredSlices)])]),
@@ -28,6 +30,7 @@ export function registerCollect(program: Command, host: CommandHost): void {
         for (const e of result.errors.slice(0, 10)) print(`  ${e.stream}/${e.slice}: ${e.code} ${e.message}`);
         if (result.errors.length > 10) print(`  … ${result.errors.length - 10} more errors (vigil runs ${integration} --json)`);
         if (evaluation) print(`Checks: ${evaluation.byStatus.fail} failed, ${evaluation.byStatus.pass} passed, ${evaluation.byStatus.not_evaluated} not evaluated; ${evaluation.findingsOpen} open findings.`);
+        for (const g of grants) print(`  access ${g.result} in environment ${g.name ?? g.environmentId}${g.reason ? `: ${g.reason}` : ' (collected from the next run)'}`);
         const warning = secretExpiryWarning(toView(row));
         if (warning) print(`warning: ${warning}`);
         if (result.status === 'failed') process.exitCode = EXIT.upstream;
