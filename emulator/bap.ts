@@ -7,7 +7,7 @@
  * terraform-provider-power-platform (`validateNoManagementApplicationPermissionsForBapiRequest`).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { RESOURCES, SYSTEM_ADMINISTRATOR } from './constants.ts';
+import { POWER_PLATFORM_ADMIN_ROLES, RESOURCES, SYSTEM_ADMINISTRATOR } from './constants.ts';
 import { bearerToken, newId, queryParam, type EmulatorContext } from './common.ts';
 import { findApp, findEnvironment, indexes, type Environment, type Tenant } from './tenant.ts';
 import type { AccessTokenClaims } from './tokens.ts';
@@ -71,6 +71,8 @@ interface BapAuth {
   tenant: Tenant;
   claims: AccessTokenClaims;
   isUser: boolean;
+  /** A user token whose `wids` hold Global Administrator or Power Platform Administrator. */
+  isAdmin: boolean;
   isManagementApp: boolean;
 }
 
@@ -102,8 +104,35 @@ async function authenticate(ctx: EmulatorContext, req: FastifyRequest, reply: Fa
     return null;
   }
   const isUser = result.claims.idtyp !== 'app';
+  const isAdmin = isUser && (result.claims.wids ?? []).some((w) => POWER_PLATFORM_ADMIN_ROLES.includes(w));
   const app = isUser ? undefined : findApp(tenant, result.claims.appid);
-  return { tenant, claims: result.claims, isUser, isManagementApp: app?.isManagementApp ?? false };
+  return { tenant, claims: result.claims, isUser, isAdmin, isManagementApp: app?.isManagementApp ?? false };
+}
+
+/**
+ * The 403 a signed-in user without an admin role receives. The wording is the emulator's (UNCONFIRMED: no captured
+ * BAP body for this case); the envelope and code follow BAP's `{"error":{"code":"Forbidden",…}}`.
+ */
+function userForbidden(reply: FastifyReply, auth: BapAuth, action: string): FastifyReply {
+  return bapError(
+    reply,
+    403,
+    'Forbidden',
+    `The user '${auth.claims.upn ?? auth.claims.oid}' does not have permission to ${action} in tenant ${auth.tenant.id}. The caller must be a Global Administrator or a Power Platform Administrator.`,
+  );
+}
+
+/** Admits admin user tokens only: an app token gets `pathForbidden`, a user without an admin role `userForbidden`. */
+function requireAdminUser(reply: FastifyReply, auth: BapAuth, path: string, action: string): boolean {
+  if (!auth.isUser) {
+    pathForbidden(reply, auth, path);
+    return false;
+  }
+  if (!auth.isAdmin) {
+    userForbidden(reply, auth, action);
+    return false;
+  }
+  return true;
 }
 
 /** The 403 an unregistered service principal receives (exact wording the Terraform provider matches on). */
@@ -121,10 +150,17 @@ function pathForbidden(reply: FastifyReply, auth: BapAuth, path: string): Fastif
  * `MissingApiVersionParameter`) and a token for `https://service.powerapps.com` or `https://api.bap.microsoft.com`.
  * - `GET {PROVIDER}/scopes/admin/environments[/{envId}]`: users and registered management apps; other apps get 403
  *   "… does not have permission to access the path …". Unknown env → 404 `EnvironmentNotFound`.
- * - `PUT|GET|DELETE {PROVIDER}/adminApplications/{appId}`, `GET {PROVIDER}/adminApplications`: PUT/DELETE need a user
- *   token (an app token gets 403, reference §3.2); PUT answers 200 `{"applicationId"}`; GET of an unregistered app 404.
- * - `POST {PROVIDER}/scopes/admin/environments/{envId}/addAppUser` body `{"servicePrincipalAppId"}`: caller is a user or a
- *   registered management app; makes the app a System Administrator application user of the environment's Dataverse.
+ * - `PUT|GET|DELETE {PROVIDER}/adminApplications/{appId}`, `GET {PROVIDER}/adminApplications`: a user token whose
+ *   `wids` hold Global Administrator or Power Platform Administrator (reference §3.2). An app token → 403 "… does not
+ *   have permission to access the path …"; a user without those roles → 403 `Forbidden` (wording UNCONFIRMED).
+ *   PUT registers an app that has a service principal in the tenant (its own app, or a managed app after consent) and
+ *   answers 200 `{"applicationId"}`; no service principal → 400 `ServicePrincipalNotFound` (emulator's choice).
+ *   GET of an unregistered app → 404 `AdminApplicationNotFound`. DELETE → 204.
+ * - `POST {PROVIDER}/scopes/admin/environments/{envId}/addAppUser` body `{"servicePrincipalAppId"}`: caller is a
+ *   registered management app or an admin user (other users → 403 `Forbidden`); makes the app a System Administrator
+ *   application user of the environment's Dataverse (idempotent). Unknown env → 404 `EnvironmentNotFound`; no Dataverse
+ *   → 400 `EnvironmentHasNoDataverse`; no service principal → 400 `ServicePrincipalNotFound`; environment flag
+ *   `refuseAddAppUser` → 403 `AppUserCreationFailed` (emulator's choice, UNCONFIRMED).
  */
 export function registerBap(app: FastifyInstance, ctx: EmulatorContext): void {
   const envsPath = `${PROVIDER}/scopes/admin/environments`;
@@ -150,6 +186,7 @@ export function registerBap(app: FastifyInstance, ctx: EmulatorContext): void {
     if (!auth) return reply;
     const path = `${envsPath}/${req.params.envId}/addAppUser`;
     if (!auth.isUser && !auth.isManagementApp) return pathForbidden(reply, auth, path);
+    if (auth.isUser && !auth.isAdmin) return userForbidden(reply, auth, 'add application users');
     const env = findEnvironment(auth.tenant, req.params.envId);
     if (!env) return bapError(reply, 404, 'EnvironmentNotFound', `The environment '${req.params.envId}' could not be found in the tenant '${auth.tenant.id}'.`);
     const body = (req.body ?? {}) as Record<string, unknown>;
@@ -159,6 +196,9 @@ export function registerBap(app: FastifyInstance, ctx: EmulatorContext): void {
     if (!target) return bapError(reply, 400, 'ServicePrincipalNotFound', `No service principal for application '${appId}' exists in tenant ${auth.tenant.id}.`);
     const org = env.dataverse;
     if (!org) return bapError(reply, 400, 'EnvironmentHasNoDataverse', `The environment '${env.name}' has no Dataverse database.`);
+    if (env.refuseAddAppUser) {
+      return bapError(reply, 403, 'AppUserCreationFailed', `Failed to add the application user for application '${target.appId}' to environment '${env.name}': the environment's Dataverse organization refused the request.`);
+    }
     let appUser = org.appUsers.find((a) => a.appId === target.appId);
     if (!appUser) {
       let su = org.systemusers.find((s) => s.applicationid === target.appId);
@@ -188,14 +228,14 @@ export function registerBap(app: FastifyInstance, ctx: EmulatorContext): void {
   app.get(adminAppsPath, async (req, reply) => {
     const auth = await authenticate(ctx, req, reply);
     if (!auth) return reply;
-    if (!auth.isUser && !auth.isManagementApp) return pathForbidden(reply, auth, adminAppsPath);
+    if (!requireAdminUser(reply, auth, adminAppsPath, 'list admin applications')) return reply;
     return reply.type('application/json; charset=utf-8').send({ value: auth.tenant.apps.filter((a) => a.isManagementApp).map((a) => ({ applicationId: a.appId })) });
   });
 
   app.get<{ Params: { appId: string } }>(`${adminAppsPath}/:appId`, async (req, reply) => {
     const auth = await authenticate(ctx, req, reply);
     if (!auth) return reply;
-    if (!auth.isUser && !auth.isManagementApp) return pathForbidden(reply, auth, `${adminAppsPath}/${req.params.appId}`);
+    if (!requireAdminUser(reply, auth, `${adminAppsPath}/${req.params.appId}`, 'read admin applications')) return reply;
     const target = findApp(auth.tenant, req.params.appId);
     if (!target || !target.isManagementApp) return bapError(reply, 404, 'AdminApplicationNotFound', `The admin application '${req.params.appId}' is not registered in tenant ${auth.tenant.id}.`);
     return reply.type('application/json; charset=utf-8').send({ applicationId: target.appId });
@@ -204,7 +244,7 @@ export function registerBap(app: FastifyInstance, ctx: EmulatorContext): void {
   app.put<{ Params: { appId: string } }>(`${adminAppsPath}/:appId`, async (req, reply) => {
     const auth = await authenticate(ctx, req, reply);
     if (!auth) return reply;
-    if (!auth.isUser) return pathForbidden(reply, auth, `${adminAppsPath}/${req.params.appId}`);
+    if (!requireAdminUser(reply, auth, `${adminAppsPath}/${req.params.appId}`, 'register admin applications')) return reply;
     const target = findApp(auth.tenant, req.params.appId);
     if (!target) return bapError(reply, 400, 'ServicePrincipalNotFound', `No service principal for application '${req.params.appId}' exists in tenant ${auth.tenant.id}.`);
     target.isManagementApp = true;
@@ -214,7 +254,7 @@ export function registerBap(app: FastifyInstance, ctx: EmulatorContext): void {
   app.delete<{ Params: { appId: string } }>(`${adminAppsPath}/:appId`, async (req, reply) => {
     const auth = await authenticate(ctx, req, reply);
     if (!auth) return reply;
-    if (!auth.isUser) return pathForbidden(reply, auth, `${adminAppsPath}/${req.params.appId}`);
+    if (!requireAdminUser(reply, auth, `${adminAppsPath}/${req.params.appId}`, 'unregister admin applications')) return reply;
     const target = findApp(auth.tenant, req.params.appId);
     if (target) target.isManagementApp = false;
     return reply.code(204).send();

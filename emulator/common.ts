@@ -3,6 +3,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
+import type { SignInState } from './signin.ts';
 import type { TenantStore } from './tenant.ts';
 import type { TokenService } from './tokens.ts';
 
@@ -38,6 +39,8 @@ export function serviceOf(url: string): RouteService {
 export interface EmulatorContext {
   store: TenantStore;
   tokens: TokenService;
+  /** Consent behaviours, device codes, refresh tokens (interactive sign-in state). */
+  signIn: SignInState;
   /** `https://127.0.0.1:PORT` — known once listening. */
   baseUrl(): string;
 }

@@ -7,12 +7,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { SYSTEM_ADMINISTRATOR } from './constants.ts';
+import { POWER_PLATFORM_ADMIN_ROLES, SYSTEM_ADMINISTRATOR } from './constants.ts';
 import type { ServiceName } from './common.ts';
 import type { FaultConfig, FaultCounters, FaultInjector } from './faults.ts';
 import { generateTenant, groundTruth, type GenerateOptions, type GroundTruth } from './generate.ts';
 import type { RequestLog, RequestLogEntry } from './log.ts';
+import { ConsentError, consentServicePrincipal, revokeServicePrincipalRoles } from './managed.ts';
+import { approveDeviceCode, CONSENT_BEHAVIORS, type ConsentBehavior, type DeviceCodeEntry, type DeviceCodeSettings, type SignInState } from './signin.ts';
 import {
+  findApp,
+  findUserByUpn,
   indexes,
   resolveMember,
   TenantConflictError,
@@ -72,6 +76,26 @@ export interface MintTokenRequest {
   roles?: string[];
   /** Seconds until expiry; negative gives an already expired token. Default: the current token lifetime. */
   expiresInSeconds?: number;
+  /** For user tokens: `appid` (the client signed in with). Default Azure PowerShell. */
+  clientId?: string;
+}
+
+/** Emulator switches of an environment (see `EmulatorControl.setEnvironmentFlags`). */
+export interface EnvironmentFlags {
+  /** BAP `addAppUser` fails for this environment. */
+  refuseAddAppUser?: boolean;
+  /** Dataverse role association (`systemuserroles_association/$ref` POST) fails in this environment. */
+  refuseRoleAssignment?: boolean;
+}
+
+/** A request-log entry whose path contains a credential (see `EmulatorControl.requestLogLeaks`). */
+export interface LogLeak {
+  /** `seq` of the log entry. */
+  seq: number;
+  method: string;
+  path: string;
+  /** What leaked, without the value: `password of {upn}`, `client secret {keyId} of app {appId}`, `values[{i}]`. */
+  what: string;
 }
 
 type Obj = Record<string, unknown>;
@@ -94,6 +118,7 @@ export interface ControlDeps {
   tokens: TokenService;
   faults: FaultInjector;
   log: RequestLog;
+  signIn: SignInState;
 }
 
 /** In-process control of a running emulator. Every method is synchronous except `mintToken`. */
@@ -269,10 +294,194 @@ export class EmulatorControl {
       const r = await this.#d.tokens.issueAppToken(t, app, opts);
       return { access_token: r.token, expires_in: r.expiresIn };
     }
-    const user = request.userId ? indexes.users.get(t.users, request.userId) : t.users.find((u) => u.userType === 'Member');
+    const isAdmin = (u: DirectoryUser): boolean => (u.directoryRoles ?? []).some((r) => POWER_PLATFORM_ADMIN_ROLES.includes(r));
+    const user = request.userId
+      ? indexes.users.get(t.users, request.userId)
+      : (t.users.find((u) => u.userType === 'Member' && isAdmin(u)) ?? t.users.find((u) => u.userType === 'Member'));
     if (!user) throw new ControlError(404, 'UserNotFound', `no user '${String(request.userId ?? '(first member)')}' in tenant ${t.id}`);
-    const r = await this.#d.tokens.issueUserToken(t, user, opts);
+    const r = await this.#d.tokens.issueUserToken(t, user, { ...opts, ...(request.clientId ? { clientId: request.clientId } : {}) });
     return { access_token: r.token, expires_in: r.expiresIn };
+  }
+
+  // --- admin consent and managed applications ----------------------------------------------------------------------
+
+  /**
+   * What the administrator of a tenant does at `/adminconsent`: `approve` (default), `deny` (cancel) or
+   * `consent_required` (the service refuses, AADSTS65004). Throws ControlError 404 (tenant) or 400 (behaviour).
+   */
+  setConsentBehavior(tenantIdOrDomain: string, behavior: ConsentBehavior): void {
+    const t = this.tenant(tenantIdOrDomain);
+    if (!CONSENT_BEHAVIORS.includes(behavior)) throw new ControlError(400, 'InvalidConsentBehavior', `behavior must be one of ${CONSENT_BEHAVIORS.join(', ')}`);
+    this.#d.signIn.setConsentBehavior(t.id, behavior);
+  }
+
+  /** The consent behaviour of a tenant. Throws ControlError 404. */
+  consentBehavior(tenantIdOrDomain: string): ConsentBehavior {
+    return this.#d.signIn.consentBehavior(this.tenant(tenantIdOrDomain).id);
+  }
+
+  /**
+   * The tenant of the administrator signed in at `/common/adminconsent` and `/organizations/adminconsent` (and the
+   * first tenant tried for device-code auto-approval on those aliases); null signs out. Throws ControlError 404.
+   */
+  setSignedInAdminTenant(tenantIdOrDomain: string | null): void {
+    this.#d.signIn.setSignedInAdminTenant(tenantIdOrDomain === null ? null : this.tenant(tenantIdOrDomain).id);
+  }
+
+  /**
+   * Admin consent without the HTTP round trip (see `consentServicePrincipal`): creates or refreshes the app's service
+   * principal in the tenant and returns it. Throws ControlError 404 (tenant or app) or 400 (single-tenant app).
+   */
+  grantAdminConsent(tenantIdOrDomain: string, appId: string): AppRegistration {
+    const t = this.tenant(tenantIdOrDomain);
+    try {
+      return consentServicePrincipal(this.#d.store, t, appId).app;
+    } catch (e) {
+      if (e instanceof ConsentError) throw new ControlError(e.code === 'AppNotFound' ? 404 : 400, e.code, e.message);
+      throw e;
+    }
+  }
+
+  /** The app entry (application or consented service principal) of `appId` in a tenant. Throws ControlError 404. */
+  servicePrincipal(tenantIdOrDomain: string, appId: string): AppRegistration {
+    const t = this.tenant(tenantIdOrDomain);
+    const app = findApp(t, appId);
+    if (!app) throw new ControlError(404, 'NotConsented', `application '${appId}' has no service principal in tenant ${t.id}`);
+    return app;
+  }
+
+  /**
+   * Revokes granted application permissions of an app's service principal in one tenant (see
+   * `revokeServicePrincipalRoles`); returns the remaining `grantedRoles`. Throws ControlError 404.
+   */
+  revokeServicePrincipalRoles(tenantIdOrDomain: string, appId: string, options: { resource?: string; roles?: string[] } = {}): Record<string, string[]> {
+    const t = this.tenant(tenantIdOrDomain);
+    try {
+      return revokeServicePrincipalRoles(t, appId, options);
+    } catch (e) {
+      if (e instanceof ConsentError) throw new ControlError(404, e.code, e.message);
+      throw e;
+    }
+  }
+
+  // --- device-code flow ---------------------------------------------------------------------------------------------
+
+  /** Device codes issued and not yet pruned (copies), newest last. */
+  deviceCodes(): DeviceCodeEntry[] {
+    return this.#d.signIn.deviceCodes();
+  }
+
+  #deviceCode(userCode: string): DeviceCodeEntry {
+    const entry = this.#d.signIn.byUserCode(userCode);
+    if (!entry) throw new ControlError(404, 'DeviceCodeNotFound', `no device code with user code '${userCode}'`);
+    return entry;
+  }
+
+  /**
+   * Signs `upn` in for a pending user code (the next poll gets tokens). Throws ControlError 404 (code or user), 409
+   * (not pending, expired, user disabled).
+   */
+  approveDeviceCode(userCode: string, upn: string): DeviceCodeEntry {
+    const result = approveDeviceCode(this.#d.store, this.#deviceCode(userCode), upn);
+    if (!result.ok) throw new ControlError(result.status, result.code, result.message);
+    return { ...result.entry };
+  }
+
+  /** Declines a pending user code (the next poll gets `authorization_declined`). Throws ControlError 404 / 409. */
+  declineDeviceCode(userCode: string): DeviceCodeEntry {
+    const entry = this.#deviceCode(userCode);
+    if (entry.status !== 'pending') throw new ControlError(409, 'DeviceCodeNotPending', `device code ${entry.userCode} is ${entry.status}`);
+    entry.status = 'declined';
+    return { ...entry };
+  }
+
+  /** Makes a device code expire now (the next poll gets `expired_token`). Throws ControlError 404. */
+  expireDeviceCode(userCode: string): DeviceCodeEntry {
+    const entry = this.#deviceCode(userCode);
+    entry.expiresAt = Date.now() - 1;
+    return { ...entry };
+  }
+
+  /**
+   * Approves every device code issued for the tenant from now on as `upn` (null turns it off). For codes requested on
+   * `common`/`organizations`, the signed-in admin tenant's setting applies first, then any tenant's.
+   * Throws ControlError 404 (tenant, or no such user in it).
+   */
+  setDeviceCodeAutoApprove(tenantIdOrDomain: string, upn: string | null): void {
+    const t = this.tenant(tenantIdOrDomain);
+    if (upn !== null && !findUserByUpn(t, upn)) throw new ControlError(404, 'UserNotFound', `no user '${upn}' in tenant ${t.id}`);
+    this.#d.signIn.setAutoApprove(t.id, upn);
+  }
+
+  /**
+   * Polling interval and lifetime answered by `/devicecode` for codes issued from now on (integers ≥ 1; defaults
+   * 5 and 900). Returns the settings in force. Throws ControlError 400.
+   */
+  setDeviceCodeSettings(settings: Partial<DeviceCodeSettings>): DeviceCodeSettings {
+    try {
+      return this.#d.signIn.setDeviceCodeSettings(settings);
+    } catch (e) {
+      throw new ControlError(400, 'InvalidDeviceCodeSettings', (e as Error).message);
+    }
+  }
+
+  /** Forgets device codes and refresh tokens, and resets consent behaviours, auto-approvals and device-code settings. */
+  resetSignInState(): void {
+    this.#d.signIn.reset();
+  }
+
+  // --- environment switches -----------------------------------------------------------------------------------------
+
+  /**
+   * Sets emulator switches of an environment (by BAP name, Dataverse uniqueName or display name): `refuseAddAppUser`,
+   * `refuseRoleAssignment` (`false` clears). Returns the environment. Throws ControlError 404.
+   */
+  setEnvironmentFlags(tenantIdOrDomain: string, environment: string, flags: EnvironmentFlags): Environment {
+    const t = this.tenant(tenantIdOrDomain);
+    const env = this.#env(t, environment);
+    for (const key of ['refuseAddAppUser', 'refuseRoleAssignment'] as const) {
+      const v = flags[key];
+      if (v === undefined) continue;
+      if (typeof v !== 'boolean') throw new ControlError(400, 'InvalidObject', `${key} must be a boolean`);
+      if (v) env[key] = true;
+      else delete env[key];
+    }
+    return env;
+  }
+
+  // --- request-log hygiene ------------------------------------------------------------------------------------------
+
+  /**
+   * Request-log entries whose path (with query) contains a credential: every user password and client secret value of
+   * the served tenants, every device code and refresh token issued, plus `values` (raw, percent-encoded or
+   * form-encoded). The result names what leaked, never the
+   * value. Empty = clean.
+   */
+  requestLogLeaks(values: string[] = []): LogLeak[] {
+    const needles: { value: string; what: string }[] = [];
+    for (const t of this.#d.store.list()) {
+      for (const u of t.users) if (u.password) needles.push({ value: u.password, what: `password of ${u.userPrincipalName}` });
+      for (const a of t.apps) for (const sec of a.secrets) if (sec.value) needles.push({ value: sec.value, what: `client secret ${sec.keyId} of app ${a.appId}` });
+    }
+    needles.push(...this.#d.signIn.credentials());
+    values.forEach((v, i) => {
+      if (typeof v === 'string' && v.length > 0) needles.push({ value: v, what: `values[${i}]` });
+    });
+    const forms = (v: string): string[] => [...new Set([v, encodeURIComponent(v), new URLSearchParams({ v }).toString().slice(2)])];
+    const leaks: LogLeak[] = [];
+    for (const entry of this.#d.log.list()) {
+      for (const n of needles) {
+        const hits = forms(n.value).filter((f) => entry.path.includes(f));
+        if (hits.length > 0) leaks.push({ seq: entry.seq, method: entry.method, path: hits.reduce((p, f) => p.split(f).join('***'), entry.path), what: n.what });
+      }
+    }
+    return leaks;
+  }
+
+  /** Throws ControlError 409 `SecretInRequestLog` when `requestLogLeaks(values)` is not empty. */
+  assertNoSecretsInRequestLog(values: string[] = []): void {
+    const leaks = this.requestLogLeaks(values);
+    if (leaks.length > 0) throw new ControlError(409, 'SecretInRequestLog', `credentials in the request log: ${leaks.map((l) => `#${l.seq} ${l.method} (${l.what})`).join('; ')}`);
   }
 
   // ----------------------------------------------------------------------------------------------------------------
@@ -594,7 +803,15 @@ function sendControlError(reply: FastifyReply, e: unknown): FastifyReply {
  *   `DELETE /tenants/{tid}/{kind}/{id}` → 204 (ids may contain `/`: memberships, appUsers);
  * - `GET|PUT|DELETE /faults` (PUT body FaultConfig); `GET /requests[?service=]`, `DELETE /requests`;
  * - `PUT /token-lifetime` body `{"seconds": n}`; `POST /tokens` body MintTokenRequest → `{access_token, expires_in}`;
- * - `GET /endpoints` → the endpoints profile; `GET /ca.pem`.
+ * - `GET /endpoints` → the endpoints profile; `GET /ca.pem`;
+ * - `PUT /consent-behavior` body `{tenant, behavior}`; `GET /consent-behavior/{tenant}` → `{behavior}`;
+ *   `PUT /signed-in-admin` body `{tenant}` (null signs out); `POST /consent` body `{tenant, appId}` → the service
+ *   principal; `POST /revoke-roles` body `{tenant, appId, resource?, roles?}` → `{grantedRoles}`;
+ * - `GET /device-codes`; `POST /device-codes/{userCode}/approve` body `{upn}`; `POST /device-codes/{userCode}/decline`;
+ *   `POST /device-codes/{userCode}/expire`; `PUT /device-codes/auto-approve` body `{tenant, upn}` (null turns it off);
+ *   `PUT /device-codes/settings` body `{intervalSeconds?, expiresInSeconds?}`; `DELETE /sign-in-state`;
+ * - `PUT /environment-flags` body `{tenant, environment, refuseAddAppUser?, refuseRoleAssignment?}` → the environment;
+ * - `POST /requests/leaks` body `{values?: string[]}` → `LogLeak[]` (empty = no credential in logged paths).
  */
 export function registerControl(app: FastifyInstance, control: EmulatorControl, extras: { endpoints: () => unknown; caPem: () => string }): void {
   const wrap =
@@ -666,6 +883,74 @@ export function registerControl(app: FastifyInstance, control: EmulatorControl, 
       throw new ControlError(400, 'InvalidObject', 'body must have tenantId and resource');
     }
     return control.mintToken(req.body as unknown as MintTokenRequest);
+  }));
+
+  const body = (req: { body: unknown }): Obj => {
+    if (!isObj(req.body)) throw new ControlError(400, 'InvalidObject', 'body must be a JSON object');
+    return req.body;
+  };
+  const need = (o: Obj, k: string): string => {
+    const v = str(o, k);
+    if (!v) throw new ControlError(400, 'InvalidObject', `body must have a string '${k}'`);
+    return v;
+  };
+  const strings = (v: unknown, k: string): string[] | undefined => {
+    if (v === undefined) return undefined;
+    if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw new ControlError(400, 'InvalidObject', `'${k}' must be an array of strings`);
+    return v as string[];
+  };
+
+  app.put<{ Body: unknown }>('/consent-behavior', wrap((req: { body: unknown }) => {
+    const o = body(req);
+    control.setConsentBehavior(need(o, 'tenant'), need(o, 'behavior') as ConsentBehavior);
+    return { behavior: control.consentBehavior(need(o, 'tenant')) };
+  }));
+  app.get<{ Params: { tid: string } }>('/consent-behavior/:tid', wrap((req: { params: { tid: string } }) => ({ behavior: control.consentBehavior(req.params.tid) })));
+  app.put<{ Body: unknown }>('/signed-in-admin', wrap((req: { body: unknown }) => {
+    const o = body(req);
+    control.setSignedInAdminTenant(o.tenant === null ? null : need(o, 'tenant'));
+    return { tenant: o.tenant === null ? null : control.tenant(need(o, 'tenant')).id };
+  }));
+  app.post<{ Body: unknown }>('/consent', wrap((req: { body: unknown }) => {
+    const o = body(req);
+    return control.grantAdminConsent(need(o, 'tenant'), need(o, 'appId'));
+  }));
+  app.post<{ Body: unknown }>('/revoke-roles', wrap((req: { body: unknown }) => {
+    const o = body(req);
+    const roles = strings(o.roles, 'roles');
+    const resource = str(o, 'resource');
+    return { grantedRoles: control.revokeServicePrincipalRoles(need(o, 'tenant'), need(o, 'appId'), { ...(resource ? { resource } : {}), ...(roles ? { roles } : {}) }) };
+  }));
+
+  app.get('/device-codes', wrap(() => control.deviceCodes()));
+  app.put<{ Body: unknown }>('/device-codes/settings', wrap((req: { body: unknown }) => {
+    const o = body(req);
+    const pick = (k: string): number | undefined => (o[k] === undefined ? undefined : typeof o[k] === 'number' ? (o[k] as number) : NaN);
+    const intervalSeconds = pick('intervalSeconds');
+    const expiresInSeconds = pick('expiresInSeconds');
+    return control.setDeviceCodeSettings({ ...(intervalSeconds !== undefined ? { intervalSeconds } : {}), ...(expiresInSeconds !== undefined ? { expiresInSeconds } : {}) });
+  }));
+  app.put<{ Body: unknown }>('/device-codes/auto-approve', wrap((req: { body: unknown }) => {
+    const o = body(req);
+    control.setDeviceCodeAutoApprove(need(o, 'tenant'), o.upn === null ? null : need(o, 'upn'));
+    return { tenant: control.tenant(need(o, 'tenant')).id, upn: o.upn ?? null };
+  }));
+  app.post<{ Params: { code: string }; Body: unknown }>('/device-codes/:code/approve', wrap((req: { params: { code: string }; body: unknown }) => control.approveDeviceCode(req.params.code, need(body(req), 'upn'))));
+  app.post<{ Params: { code: string } }>('/device-codes/:code/decline', wrap((req: { params: { code: string } }) => control.declineDeviceCode(req.params.code)));
+  app.post<{ Params: { code: string } }>('/device-codes/:code/expire', wrap((req: { params: { code: string } }) => control.expireDeviceCode(req.params.code)));
+  app.delete('/sign-in-state', wrap(() => void control.resetSignInState()));
+
+  app.put<{ Body: unknown }>('/environment-flags', wrap((req: { body: unknown }) => {
+    const o = body(req);
+    const flags: EnvironmentFlags = {};
+    if (o.refuseAddAppUser !== undefined) flags.refuseAddAppUser = o.refuseAddAppUser as boolean;
+    if (o.refuseRoleAssignment !== undefined) flags.refuseRoleAssignment = o.refuseRoleAssignment as boolean;
+    return control.setEnvironmentFlags(need(o, 'tenant'), need(o, 'environment'), flags);
+  }));
+
+  app.post<{ Body: unknown }>('/requests/leaks', wrap((req: { body: unknown }) => {
+    const o = isObj(req.body) ? req.body : {};
+    return control.requestLogLeaks(strings(o.values, 'values') ?? []);
   }));
 
   app.get('/endpoints', wrap(() => extras.endpoints()));

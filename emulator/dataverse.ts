@@ -1,6 +1,7 @@
 /**
  * Dataverse Web API per environment under `/dataverse/{uniqueName}/api/data/v9.2/` (reference §4): `bots`,
- * `systemusers` and `WhoAmI`, with `$select`, a small `$filter` (`field eq value [and …]`), `$top`,
+ * `systemusers`, `businessunits`, `roles`, `WhoAmI` and the application-user creation and role association of §4.1,
+ * with `$select`, a small `$filter` (`field eq value [and …]`), `$top`,
  * `Prefer: odata.maxpagesize=N` (default and max 5000, answered with `Preference-Applied`) and absolute
  * `@odata.nextLink` paging with a paging-cookie `$skiptoken`.
  *
@@ -10,9 +11,9 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createHash } from 'node:crypto';
-import { SYSTEM_ADMINISTRATOR } from './constants.ts';
+import { DATAVERSE_ROLE_NAMES, POWER_PLATFORM_ADMIN_ROLES, SYSTEM_ADMINISTRATOR } from './constants.ts';
 import { bearerToken, buildQuery, newId, parseSelect, project, queryParam, resumeIndex, type EmulatorContext } from './common.ts';
-import { indexes, type Bot, type DataverseOrg, type Environment, type SystemUser, type Tenant } from './tenant.ts';
+import { findApp, indexes, type Bot, type DataverseOrg, type Environment, type SecurityRole, type SystemUser, type Tenant } from './tenant.ts';
 
 /** Largest and default page size of the Dataverse Web API (D-page). */
 export const DATAVERSE_MAX_PAGE_SIZE = 5000;
@@ -27,10 +28,44 @@ export const BOT_COLUMNS = [
 /** Columns served for `systemusers`. */
 export const SYSTEMUSER_COLUMNS = [
   'systemuserid', 'fullname', 'domainname', 'internalemailaddress', 'azureactivedirectoryobjectid', 'applicationid', 'isdisabled',
-  'accessmode', '_businessunitid_value',
+  'accessmode', '_businessunitid_value', 'deletedstate',
 ] as const;
 
+/** Columns served for `businessunits` (`parentbusinessunitid` is accepted in `$filter` for `_parentbusinessunitid_value`). */
+export const BUSINESSUNIT_COLUMNS = ['businessunitid', 'name', '_parentbusinessunitid_value'] as const;
+
+/** Columns served for `roles` (and for the `systemuserroles_association` expansion). */
+export const ROLE_COLUMNS = ['roleid', 'name', '_businessunitid_value'] as const;
+
+/** GUID form of a SHA-1 over `text` (stable ids derived from model data). */
+function hashGuid(text: string): string {
+  const h = createHash('sha1').update(text).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/**
+ * The security roles of an org's root business unit: `org.roles` when set, else `DATAVERSE_ROLE_NAMES` with ids
+ * derived from the org's uniqueName (stable across calls and restarts).
+ */
+export function securityRoles(org: DataverseOrg): SecurityRole[] {
+  return org.roles ?? DATAVERSE_ROLE_NAMES.map((name) => ({ roleid: hashGuid(`dataverse-role:${org.uniqueName.toLowerCase()}:${name}`), name }));
+}
+
+/**
+ * Role names a systemuser holds: an application user's `appUsers[].roles`, a person's `org.userRoles[systemuserid]`.
+ * @param create make the backing list exist (for writes).
+ */
+export function rolesOf(org: DataverseOrg, systemuserid: string, create = false): string[] {
+  const key = systemuserid.toLowerCase();
+  const appUser = org.appUsers.find((a) => a.systemuserid.toLowerCase() === key);
+  if (appUser) return appUser.roles;
+  if (!create) return org.userRoles?.[key] ?? org.userRoles?.[systemuserid] ?? [];
+  org.userRoles ??= {};
+  return (org.userRoles[key] ??= []);
+}
+
 const CONTENT_TYPE = 'application/json; odata.metadata=minimal';
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Deterministic privilege id (GUID form) for a privilege name such as `prvReadbot`. */
 export function privilegeId(name: string): string {
@@ -47,9 +82,19 @@ export function botRow(bot: Bot): Record<string, unknown> {
   return { '@odata.etag': etag(bot.botid, bot.modifiedon), ...bot };
 }
 
-/** The served row of a systemuser, `@odata.etag` first. */
+/** The served row of a systemuser, `@odata.etag` first (`deletedstate` 0: not deleted). */
 export function systemUserRow(su: SystemUser, org: DataverseOrg): Record<string, unknown> {
-  return { '@odata.etag': etag(su.systemuserid, ''), ...su, _businessunitid_value: org.businessUnitId };
+  return { '@odata.etag': etag(su.systemuserid, ''), ...su, _businessunitid_value: org.businessUnitId, deletedstate: 0 };
+}
+
+/** The served row of a security role. */
+function roleRow(role: SecurityRole, org: DataverseOrg): Record<string, unknown> {
+  return { '@odata.etag': etag(role.roleid, ''), roleid: role.roleid, name: role.name, _businessunitid_value: org.businessUnitId };
+}
+
+/** The served row of the root business unit. */
+function businessUnitRow(org: DataverseOrg): Record<string, unknown> {
+  return { '@odata.etag': etag(org.businessUnitId, ''), businessunitid: org.businessUnitId, name: org.domainName, _parentbusinessunitid_value: null };
 }
 
 function etag(id: string, salt: string): string {
@@ -121,15 +166,22 @@ export function readPagingCookie(token: string): { pageNumber: number; lastId: s
 }
 
 interface Collection<T> {
-  entity: 'bot' | 'systemuser';
+  entity: 'bot' | 'systemuser' | 'businessunit' | 'role';
   rows: readonly T[];
   key: (row: T) => string;
   find: (id: string) => number;
   render: (row: T) => Record<string, unknown>;
   columns: readonly string[];
+  /** `$filter` names accepted for a served column (`parentbusinessunitid` → `_parentbusinessunitid_value`). */
+  filterAliases?: Record<string, string>;
+  /** `$expand`-able navigation properties: name → related rows of a row (already rendered), with their columns. */
+  expand?: Record<string, { columns: readonly string[]; related: (row: T) => Record<string, unknown>[] }>;
 }
 
-/** A caller admitted to an org: the systemuser it maps to and whether it holds System Administrator. */
+/**
+ * A caller admitted to an org: the systemuser it maps to and whether it is privileged (an admin user — Global or
+ * Power Platform Administrator in `wids` — or a systemuser holding System Administrator).
+ */
 interface Resolved {
   tenant: Tenant;
   env: Environment;
@@ -140,12 +192,23 @@ interface Resolved {
 }
 
 /**
- * Registers Dataverse routes under the `/dataverse` prefix: `GET /{uniqueName}/api/data/v9.2/bots`,
- * `…/systemusers`, `…/WhoAmI`. Access: the token audience must be `{base}/dataverse/{uniqueName}` (else 401 with
- * `WWW-Authenticate`, empty body), the token's tenant must own the org, and an app token's app must be an
- * application user: none → 403 `0x80072560` "The user is not a member of the organization."; without the System
- * Administrator role → 403 `0x80040220` "Principal user (Id={systemuserid}, type=8) is missing prvRead{entity}
- * privilege (Id=…)". Unknown column in `$select`/`$filter` → 400 `0x80060888`.
+ * Registers Dataverse routes under the `/dataverse` prefix (`{o}` = `/{uniqueName}/api/data/v9.2`):
+ * - reads: `GET {o}/bots`, `{o}/systemusers` (`$expand=systemuserroles_association($select=…)`), `{o}/businessunits`
+ *   (the root unit; `$filter=parentbusinessunitid eq null`), `{o}/roles`, `{o}/WhoAmI`;
+ * - the application-user sequence of reference §4.1: `POST {o}/systemusers` (application users only; 204 +
+ *   `OData-EntityId`, or 201 with `Prefer: return=representation`; same applicationid twice → 412 `0x80040237`;
+ *   unknown business unit → 404 `0x80040217`; app without service principal → 400 `0x80040203`),
+ *   `POST {o}/systemusers({id})/systemuserroles_association/$ref` body `{"@odata.id":"…/roles({roleid})"}` → 204
+ *   (idempotent; unknown role → 400 `0x80060888`; environment flag `refuseRoleAssignment` → 403 `0x80040220`
+ *   "… missing prvAssignRole privilege …", the emulator's choice), `DELETE {o}/systemusers({id})/systemuserroles_association/$ref?$id=…/roles({roleid})`
+ *   (or `…/systemuserroles_association({roleid})/$ref`) → 204.
+ * Access: the token audience must be `{base}/dataverse/{uniqueName}` (else 401 with `WWW-Authenticate`, empty body) and
+ * the token's tenant must own the org. Privileged callers: user tokens whose `wids` hold Global or Power Platform
+ * Administrator, and systemusers (application users or people) holding System Administrator. An app that is not an
+ * application user, or a non-admin user without a systemuser → 403 `0x80072560` "The user is not a member of the
+ * organization."; a member without System Administrator → 403 `0x80040220` "Principal user (Id={systemuserid},
+ * type=8) is missing {privilege} privilege (Id=…)" (`WhoAmI` only needs membership). Unknown column in
+ * `$select`/`$filter`/`$expand` → 400 `0x80060888`.
  */
 export function registerDataverse(app: FastifyInstance, ctx: EmulatorContext): void {
   app.addHook('onRequest', async (_req, reply) => {
@@ -176,11 +239,15 @@ export function registerDataverse(app: FastifyInstance, ctx: EmulatorContext): v
     if (result.claims.tid !== found.tenant.id) return unauthorized();
     if (result.claims.idtyp === 'user') {
       const su = found.org.systemusers.find((s) => s.azureactivedirectoryobjectid === result.claims.oid);
+      // Global and Power Platform Administrators are System Administrators of every org (Dataverse adds them on first
+      // access; the emulator does not add a row).
+      const admin = (result.claims.wids ?? []).some((w) => POWER_PLATFORM_ADMIN_ROLES.includes(w));
+      if (admin) return { ...found, systemuserid: su?.systemuserid ?? hashGuid(`dataverse-admin:${found.org.uniqueName}:${result.claims.oid}`), isUser: true, sysAdmin: true };
       if (!su) {
         dvError(reply, 403, '0x80072560', 'The user is not a member of the organization.');
         return null;
       }
-      return { ...found, systemuserid: su.systemuserid, isUser: true, sysAdmin: true };
+      return { ...found, systemuserid: su.systemuserid, isUser: true, sysAdmin: rolesOf(found.org, su.systemuserid).includes(SYSTEM_ADMINISTRATOR) };
     }
     const appUser = found.org.appUsers.find((a) => a.appId === result.claims.appid);
     if (!appUser) {
@@ -198,14 +265,32 @@ export function registerDataverse(app: FastifyInstance, ctx: EmulatorContext): v
       const bad = select.find((c) => !coll.columns.includes(c));
       if (bad) return dvError(reply, 400, '0x80060888', `Could not find a property named '${bad}' on type '${typeName}'.`);
     }
-    for (const opt of ['$orderby', '$expand', '$apply', '$skip']) {
+    for (const opt of ['$orderby', '$apply', '$skip']) {
       if (queryParam(req, opt) !== undefined) return dvError(reply, 400, '0x80060888', `The emulator does not implement the query option '${opt}'.`);
+    }
+    const expandRaw = queryParam(req, '$expand');
+    let expand: { name: string; select: string[] | undefined; columns: readonly string[]; related: (row: T) => Record<string, unknown>[] } | undefined;
+    if (expandRaw !== undefined) {
+      const m = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*$/.exec(expandRaw);
+      const nav = m ? coll.expand?.[m[1] as string] : undefined;
+      if (!m || !nav) return dvError(reply, 400, '0x80060888', `Could not find a property named '${m?.[1] ?? expandRaw}' on type '${typeName}'.`);
+      const inner = (m[2] ?? '').trim();
+      let innerSelect: string[] | undefined;
+      if (inner !== '') {
+        const sel = /^\$select=([^;]*)$/.exec(inner);
+        if (!sel) return dvError(reply, 400, '0x80060888', `The emulator only supports $select inside $expand, got '${inner}'.`);
+        innerSelect = parseSelect(sel[1]);
+        const badInner = innerSelect?.find((c) => !nav.columns.includes(c));
+        if (badInner) return dvError(reply, 400, '0x80060888', `Could not find a property named '${badInner}' on type 'Microsoft.Dynamics.CRM.role'.`);
+      }
+      expand = { name: m[1] as string, select: innerSelect, columns: nav.columns, related: nav.related };
     }
     const filterRaw = queryParam(req, '$filter');
     let filter: Filter | null = null;
     if (filterRaw !== undefined) {
       filter = parseFilter(filterRaw);
       if (!filter) return dvError(reply, 400, '0x80060888', `The query parameter $filter is not supported by the emulator: '${filterRaw}'. Use field eq value [and …].`);
+      filter = filter.map((f) => ({ ...f, field: coll.filterAliases?.[f.field] ?? f.field }));
       const bad = filter.find((f) => !coll.columns.includes(f.field));
       if (bad) return dvError(reply, 400, '0x80060888', `Could not find a property named '${bad.field}' on type '${typeName}'.`);
     }
@@ -245,7 +330,11 @@ export function registerDataverse(app: FastifyInstance, ctx: EmulatorContext): v
     const slice = rows.slice(start, start + size);
     const body: Record<string, unknown> = {
       '@odata.context': `${base}/api/data/v9.2/$metadata#${path}${select ? `(${select.join(',')})` : ''}`,
-      value: slice.map((r) => project(coll.render(r), select, ['@odata.etag'])),
+      value: slice.map((r) => {
+        const row = project(coll.render(r), select, ['@odata.etag']);
+        if (expand) row[expand.name] = expand.related(r).map((x) => project(x, expand.select, ['@odata.etag']));
+        return row;
+      }),
     };
     const first = slice[0];
     const last = slice[slice.length - 1];
@@ -253,7 +342,7 @@ export function registerDataverse(app: FastifyInstance, ctx: EmulatorContext): v
       const token = pagingCookie(coll.entity, pageNumber, coll.key(first), coll.key(last));
       // Like Dataverse, '=' and '/' stay raw inside the encoded cookie.
       const skip = encodeURIComponent(token).replace(/%3D/g, '=').replace(/%2F/g, '/');
-      const query = buildQuery([['$select', selectRaw], ['$filter', filterRaw]]);
+      const query = buildQuery([['$select', selectRaw], ['$expand', expandRaw], ['$filter', filterRaw]]);
       body['@odata.nextLink'] = `${base}/api/data/v9.2/${path}${query ? `${query}&` : '?'}$skiptoken=${skip}`;
     }
     return reply.header('content-type', CONTENT_TYPE).send(body);
@@ -295,7 +384,150 @@ export function registerDataverse(app: FastifyInstance, ctx: EmulatorContext): v
       find: (id) => indexes.systemusers.indexOf(rows, id),
       render: (s) => systemUserRow(s, org),
       columns: SYSTEMUSER_COLUMNS,
+      expand: {
+        systemuserroles_association: {
+          columns: ROLE_COLUMNS,
+          related: (s) => {
+            const names = rolesOf(org, s.systemuserid);
+            return securityRoles(org).filter((r) => names.includes(r.name)).map((r) => roleRow(r, org));
+          },
+        },
+      },
     });
+  });
+
+  app.get<{ Params: { org: string } }>('/:org/api/data/v9.2/businessunits', async (req, reply) => {
+    const found = await resolve(req, reply);
+    if (!found) return reply;
+    if (!guard(found, reply, 'prvReadBusinessUnit')) return reply;
+    const org = found.org;
+    const rows = [org];
+    return list(req, reply, `${ctx.baseUrl()}/dataverse/${org.uniqueName}`, 'businessunits', {
+      entity: 'businessunit',
+      rows,
+      key: (o) => o.businessUnitId,
+      find: (id) => rows.findIndex((o) => o.businessUnitId === id),
+      render: businessUnitRow,
+      columns: BUSINESSUNIT_COLUMNS,
+      filterAliases: { parentbusinessunitid: '_parentbusinessunitid_value' },
+    });
+  });
+
+  app.get<{ Params: { org: string } }>('/:org/api/data/v9.2/roles', async (req, reply) => {
+    const found = await resolve(req, reply);
+    if (!found) return reply;
+    if (!guard(found, reply, 'prvReadRole')) return reply;
+    const org = found.org;
+    const rows = securityRoles(org);
+    return list(req, reply, `${ctx.baseUrl()}/dataverse/${org.uniqueName}`, 'roles', {
+      entity: 'role',
+      rows,
+      key: (r) => r.roleid,
+      find: (id) => rows.findIndex((r) => r.roleid === id),
+      render: (r) => roleRow(r, org),
+      columns: ROLE_COLUMNS,
+    });
+  });
+
+  app.post<{ Params: { org: string } }>('/:org/api/data/v9.2/systemusers', async (req, reply) => {
+    const found = await resolve(req, reply);
+    if (!found) return reply;
+    if (!guard(found, reply, 'prvCreateUser')) return reply;
+    const { org, tenant } = found;
+    const body = (req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? req.body : {}) as Record<string, unknown>;
+    const appId = typeof body.applicationid === 'string' ? body.applicationid.toLowerCase() : undefined;
+    if (!appId || !GUID.test(appId)) {
+      return dvError(reply, 400, '0x80040203', 'Invalid argument: the emulator creates application users only; applicationid (GUID) is required.');
+    }
+    const bind = body['businessunitid@odata.bind'];
+    if (bind !== undefined) {
+      const m = typeof bind === 'string' ? /businessunits\(([0-9a-fA-F-]{36})\)\s*$/.exec(bind) : null;
+      if (!m) return dvError(reply, 400, '0x80060888', `Invalid businessunitid@odata.bind value '${String(bind)}'.`);
+      if ((m[1] as string).toLowerCase() !== org.businessUnitId.toLowerCase()) {
+        return dvError(reply, 404, '0x80040217', `businessunit With Id = ${(m[1] as string).toLowerCase()} Does Not Exist`);
+      }
+    }
+    const app = findApp(tenant, appId);
+    if (!app) return dvError(reply, 400, '0x80040203', `Invalid argument: no service principal for application '${appId}' exists in tenant ${tenant.id}.`);
+    if (org.systemusers.some((u) => u.applicationid?.toLowerCase() === appId)) {
+      return dvError(reply, 412, '0x80040237', 'A record with matching key values already exists.');
+    }
+    const su: SystemUser = {
+      systemuserid: newId(),
+      fullname: `# ${app.displayName}`,
+      domainname: `${app.appId}@${tenant.domains[0] ?? 'emulator.local'}`,
+      internalemailaddress: `${app.appId}@${tenant.domains[0] ?? 'emulator.local'}`,
+      azureactivedirectoryobjectid: app.servicePrincipalObjectId,
+      applicationid: app.appId,
+      isdisabled: body.isdisabled === true,
+      accessmode: typeof body.accessmode === 'number' ? body.accessmode : 4,
+    };
+    org.systemusers.push(su);
+    indexes.systemusers.invalidate(org.systemusers);
+    if (!org.appUsers.some((a) => a.appId.toLowerCase() === appId)) org.appUsers.push({ appId: app.appId, systemuserid: su.systemuserid, roles: [] });
+    const base = `${ctx.baseUrl()}/dataverse/${org.uniqueName}/api/data/v9.2`;
+    reply.header('odata-entityid', `${base}/systemusers(${su.systemuserid})`);
+    if (/return=representation/i.test(String(req.headers.prefer ?? ''))) {
+      return reply.code(201).header('content-type', CONTENT_TYPE).send({ '@odata.context': `${base}/$metadata#systemusers/$entity`, ...systemUserRow(su, org) });
+    }
+    return reply.code(204).send();
+  });
+
+  const association = (raw: string): { userId: string; roleId: string | undefined } | null => {
+    let path: string;
+    try {
+      path = decodeURIComponent(raw);
+    } catch {
+      return null;
+    }
+    const m = /^systemusers\(([0-9a-fA-F-]{36})\)\/systemuserroles_association(?:\(([0-9a-fA-F-]{36})\))?\/\$ref$/.exec(path);
+    return m ? { userId: (m[1] as string).toLowerCase(), roleId: m[2]?.toLowerCase() } : null;
+  };
+  const roleIdOf = (ref: unknown): string | undefined => {
+    if (typeof ref !== 'string') return undefined;
+    const m = /roles\(([0-9a-fA-F-]{36})\)\s*$/.exec(ref);
+    return m ? (m[1] as string).toLowerCase() : undefined;
+  };
+
+  app.post<{ Params: { org: string; '*': string } }>('/:org/api/data/v9.2/*', async (req, reply) => {
+    const target = association(req.params['*']);
+    if (!target || target.roleId !== undefined) return dataverseNotFound(req, reply);
+    const found = await resolve(req, reply);
+    if (!found) return reply;
+    if (!guard(found, reply, 'prvAssignRole')) return reply;
+    const { org, env } = found;
+    const su = indexes.systemusers.get(org.systemusers, target.userId) ?? org.systemusers.find((u) => u.systemuserid.toLowerCase() === target.userId);
+    if (!su) return dvError(reply, 404, '0x80040217', `systemuser With Id = ${target.userId} Does Not Exist`);
+    const body = (req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? req.body : {}) as Record<string, unknown>;
+    const roleId = roleIdOf(body['@odata.id']);
+    if (!roleId) return dvError(reply, 400, '0x80060888', "The request body must contain '@odata.id' naming a role: {base}/roles({roleid}).");
+    const role = securityRoles(org).find((r) => r.roleid.toLowerCase() === roleId);
+    if (!role) return dvError(reply, 400, '0x80060888', `Resource not found for the segment 'roles(${roleId})'.`);
+    if (env.refuseRoleAssignment) {
+      return dvError(reply, 403, '0x80040220', `Principal user (Id=${found.systemuserid}, type=8) is missing prvAssignRole privilege (Id=${privilegeId('prvAssignRole')}) on OTC=1036 for entity 'role'.`);
+    }
+    const roles = rolesOf(org, su.systemuserid, true);
+    if (!roles.includes(role.name)) roles.push(role.name);
+    return reply.code(204).send();
+  });
+
+  app.delete<{ Params: { org: string; '*': string } }>('/:org/api/data/v9.2/*', async (req, reply) => {
+    const target = association(req.params['*']);
+    if (!target) return dataverseNotFound(req, reply);
+    const found = await resolve(req, reply);
+    if (!found) return reply;
+    if (!guard(found, reply, 'prvAssignRole')) return reply;
+    const { org } = found;
+    const su = org.systemusers.find((u) => u.systemuserid.toLowerCase() === target.userId);
+    if (!su) return dvError(reply, 404, '0x80040217', `systemuser With Id = ${target.userId} Does Not Exist`);
+    const roleId = target.roleId ?? roleIdOf(queryParam(req, '$id'));
+    if (!roleId) return dvError(reply, 400, '0x80060888', "Disassociation needs '$id={base}/roles({roleid})' or 'systemuserroles_association({roleid})/$ref'.");
+    const role = securityRoles(org).find((r) => r.roleid.toLowerCase() === roleId);
+    if (!role) return dvError(reply, 400, '0x80060888', `Resource not found for the segment 'roles(${roleId})'.`);
+    const roles = rolesOf(org, su.systemuserid, true);
+    const i = roles.indexOf(role.name);
+    if (i >= 0) roles.splice(i, 1);
+    return reply.code(204).send();
   });
 
   app.get<{ Params: { org: string } }>('/:org/api/data/v9.2/WhoAmI', async (req, reply) => {

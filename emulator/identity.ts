@@ -7,52 +7,19 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RESOURCES } from './constants.ts';
-import { aadTimestamp, newId, queryParam, type EmulatorContext } from './common.ts';
+import { sendAad, tenantNotFound, TENANT_ALIASES } from './aad.ts';
+import { newId, queryParam, type EmulatorContext } from './common.ts';
+import { registerAdminConsent } from './consent.ts';
+import { secretsOf } from './managed.ts';
 import { findApp, type Tenant } from './tenant.ts';
+import { handleUserGrant, registerDeviceCode, USER_GRANT_TYPES } from './usertokens.ts';
 
-/** Tenant path aliases that are not a tenant (https://learn.microsoft.com/entra/identity-platform/v2-protocols-oidc). */
-const ALIASES = new Set(['common', 'organizations', 'consumers']);
+export { aadError } from './aad.ts';
+
+const ALIASES = TENANT_ALIASES;
 
 /** OIDC scopes MSAL may add; they are ignored when validating a client-credentials scope. */
 const OIDC_SCOPES = new Set(['openid', 'profile', 'offline_access', 'email']);
-
-/**
- * An Entra token-endpoint error body (reference §1.6): `error`, `error_description` = `AADSTS{code}: {text}` +
- * `\r\nTrace ID: …\r\nCorrelation ID: …\r\nTimestamp: YYYY-MM-DD HH:MM:SSZ`, `error_codes`, `timestamp`, `trace_id`,
- * `correlation_id`, `error_uri`. The correlation id echoes the request's `client-request-id` header when present.
- */
-export function aadError(ctx: EmulatorContext, req: FastifyRequest, code: number, error: string, text: string): Record<string, unknown> {
-  const trace = newId();
-  // Entra echoes the caller's client-request-id (MSAL sends it as a header or a query parameter) as correlation id.
-  const header = req.headers['client-request-id'];
-  const fromQuery = queryParam(req, 'client-request-id');
-  const correlation = typeof header === 'string' && header.length > 0 ? header : fromQuery && fromQuery.length > 0 ? fromQuery : newId();
-  const ts = aadTimestamp();
-  return {
-    error,
-    error_description: `AADSTS${code}: ${text}\r\nTrace ID: ${trace}\r\nCorrelation ID: ${correlation}\r\nTimestamp: ${ts}`,
-    error_codes: [code],
-    timestamp: ts,
-    trace_id: trace,
-    correlation_id: correlation,
-    error_uri: `${ctx.baseUrl()}/error?code=${code}`,
-  };
-}
-
-function sendAad(ctx: EmulatorContext, req: FastifyRequest, reply: FastifyReply, status: number, code: number, error: string, text: string): FastifyReply {
-  return reply
-    .code(status)
-    .header('cache-control', 'no-store, no-cache')
-    .header('pragma', 'no-cache')
-    .header('x-ms-request-id', newId())
-    .type('application/json; charset=utf-8')
-    .send(aadError(ctx, req, code, error, text));
-}
-
-/** AADSTS90002 wording (Entra error reference, InvalidTenantName). */
-function tenantNotFound(name: string): string {
-  return `Tenant '${name}' not found. Check to make sure you have the correct tenant ID and are signing into the correct cloud. Check with your subscription administrator, this may happen if there are no active subscriptions for the tenant.`;
-}
 
 /**
  * The OIDC discovery document for a tenant (or for `common`/`organizations`/`consumers`, whose issuer keeps the
@@ -135,10 +102,17 @@ function parseBasic(header: string | undefined): { id: string; secret: string } 
  * - `GET /{tenant}/v2.0/.well-known/openid-configuration` (unknown tenant → 400 `invalid_tenant` AADSTS90002);
  * - `GET /{tenant}/discovery/v2.0/keys` and `/{tenant}/discovery/keys` (JWKS);
  * - `GET /common/discovery/instance?api-version=1.1&authorization_endpoint=…` (instance discovery);
- * - `POST /{tenant}/oauth2/v2.0/token` (client credentials with `client_secret` in the form or HTTP Basic).
+ * - `POST /{tenant}/oauth2/v2.0/token`: client credentials with `client_secret` in the form or HTTP Basic (a
+ *   multi-tenant app without a service principal in the tenant → 401 `invalid_client` AADSTS7000229; a consented
+ *   service principal authenticates with the home application's secrets); the password, device-code and
+ *   refresh-token grants (see `handleUserGrant`);
+ * - `POST /{tenant}/oauth2/v2.0/devicecode` and `GET /devicelogin` (see `registerDeviceCode`);
+ * - `GET /{tenant}/adminconsent`, `GET /{tenant}/v2.0/adminconsent` (see `registerAdminConsent`).
  */
 export function registerIdentity(app: FastifyInstance, ctx: EmulatorContext): void {
   const hostPort = (): string => new URL(ctx.baseUrl()).host;
+  registerDeviceCode(app, ctx);
+  registerAdminConsent(app, ctx);
 
   app.get<{ Params: { tenant: string } }>('/:tenant/v2.0/.well-known/openid-configuration', async (req, reply) => {
     const name = req.params.tenant;
@@ -181,23 +155,25 @@ export function registerIdentity(app: FastifyInstance, ctx: EmulatorContext): vo
 
   app.post<{ Params: { tenant: string } }>('/:tenant/oauth2/v2.0/token', async (req, reply) => {
     const name = req.params.tenant;
+    const form = (req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? req.body : {}) as Record<string, unknown>;
+    const field = (k: string): string | undefined => (typeof form[k] === 'string' ? (form[k] as string) : undefined);
+    const basic = parseBasic(req.headers.authorization);
+    const grant = field('grant_type');
+    if (grant !== undefined && USER_GRANT_TYPES.has(grant)) return handleUserGrant(ctx, req, reply, name, grant, field, basic);
+
     if (ALIASES.has(name.toLowerCase())) {
       return sendAad(ctx, req, reply, 400, 9001023, 'invalid_request', 'The grant type is not supported over the /common or /consumers endpoints. Please use the /organizations or tenant-specific endpoint.');
     }
     const tenant = ctx.store.resolve(name);
     if (!tenant) return sendAad(ctx, req, reply, 400, 90002, 'invalid_tenant', tenantNotFound(name));
 
-    const form = (req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? req.body : {}) as Record<string, unknown>;
-    const field = (k: string): string | undefined => (typeof form[k] === 'string' ? (form[k] as string) : undefined);
     const missing = (param: string): FastifyReply =>
       sendAad(ctx, req, reply, 400, 900144, 'invalid_request', `The request body must contain the following parameter: '${param}'.`);
 
-    const grant = field('grant_type');
     if (!grant) return missing('grant_type');
     if (grant !== 'client_credentials') {
       return sendAad(ctx, req, reply, 400, 70003, 'unsupported_grant_type', `The app requested an unsupported grant type '${grant}'.`);
     }
-    const basic = parseBasic(req.headers.authorization);
     const clientId = field('client_id') ?? basic?.id;
     if (!clientId) return missing('client_id');
     const scope = field('scope');
@@ -209,6 +185,11 @@ export function registerIdentity(app: FastifyInstance, ctx: EmulatorContext): vo
 
     const app = findApp(tenant, clientId);
     if (!app) {
+      const home = ctx.store.findHomeApp(clientId);
+      if (home && home.app.signInAudience === 'AzureADMultipleOrgs') {
+        // Wording: Entra bodies quoted in learn.microsoft.com (Teams SDK troubleshooting) and public issues.
+        return sendAad(ctx, req, reply, 401, 7000229, 'invalid_client', `The client application ${clientId} is missing service principal in the tenant ${tenant.id}. See instructions here: https://go.microsoft.com/fwlink/?linkid=2225119`);
+      }
       return sendAad(ctx, req, reply, 400, 700016, 'unauthorized_client', `Application with identifier '${clientId}' was not found in the directory '${name}'. This can happen if the application has not been installed by the administrator of the tenant or consented to by any user in the tenant. You may have sent your authentication request to the wrong tenant.`);
     }
     if (field('client_assertion') !== undefined && field('client_secret') === undefined && !basic) {
@@ -218,7 +199,7 @@ export function registerIdentity(app: FastifyInstance, ctx: EmulatorContext): vo
     if (secret === undefined || secret === '') {
       return sendAad(ctx, req, reply, 401, 7000218, 'invalid_client', "The request body must contain the following parameter: 'client_assertion' or 'client_secret'.");
     }
-    const matched = app.secrets.find((s) => s.value === secret);
+    const matched = secretsOf(ctx.store, tenant, app).find((s) => s.value === secret);
     if (!matched) {
       return sendAad(ctx, req, reply, 401, 7000215, 'invalid_client', `Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app '${app.appId}'.`);
     }

@@ -4,7 +4,8 @@
  *
  * It is an independent witness of Microsoft's wire format (shared/reference/microsoft-apis.md): it imports nothing
  * from `src/`. Layout on `https://127.0.0.1:PORT`:
- * - `/{tenant}/…` identity (MSAL authority `https://127.0.0.1:PORT/{tenant}`);
+ * - `/{tenant}/…` identity (MSAL authority `https://127.0.0.1:PORT/{tenant}`): client credentials, password,
+ *   device-code and refresh-token grants, `/devicecode`, `/adminconsent` (v1 and v2), `/devicelogin`;
  * - `/graph/v1.0/…`, `/bap/providers/Microsoft.BusinessAppPlatform/…`, `/dataverse/{uniqueName}/api/data/v9.2/…`;
  * - `/manage`, `/powerbi`, `/arm` reserved (not served yet);
  * - `/_emulator/…` control API.
@@ -23,21 +24,27 @@ import { graphNotFound, registerGraph } from './graph.ts';
 import { aadError, registerIdentity } from './identity.ts';
 import { generateSigningMaterial, generateTlsMaterial } from './keys.ts';
 import { redactPath, RequestLog } from './log.ts';
+import type { ManagedApp } from './managed.ts';
+import { SignInState } from './signin.ts';
 import { TenantStore, type Tenant } from './tenant.ts';
 import { DEFAULT_TOKEN_LIFETIME_SECONDS, TokenService } from './tokens.ts';
 
-export { AGENT_RISK_RATES, DEFAULT_SIZES, generateTenant, groundTruth, agentRiskFlags, permissionsToGrantedRoles } from './generate.ts';
-export type { AgentRiskCounts, AgentRiskFlags, GenerateOptions, GroundTruth, TenantSizes } from './generate.ts';
+export { AGENT_RISK_RATES, DEFAULT_SIZES, generateTenant, groundTruth, agentRiskFlags, permissionsToGrantedRoles, tenantAccounts } from './generate.ts';
+export type { AgentRiskCounts, AgentRiskFlags, GenerateOptions, GroundTruth, SignInAccount, TenantAccounts, TenantSizes } from './generate.ts';
+export { ConsentError, consentServicePrincipal, generateManagedApp, revokeServicePrincipalRoles } from './managed.ts';
+export type { ManagedApp, ManagedAppOptions } from './managed.ts';
+export { CONSENT_BEHAVIORS } from './signin.ts';
+export type { ConsentBehavior, DeviceCodeEntry, DeviceCodeSettings } from './signin.ts';
 export type * from './tenant.ts';
 export { TenantStore } from './tenant.ts';
 export { ControlError, EmulatorControl, MODEL_KINDS } from './control.ts';
-export type { MintTokenRequest, ModelKind } from './control.ts';
+export type { EnvironmentFlags, LogLeak, MintTokenRequest, ModelKind } from './control.ts';
 export { FAULT_KINDS } from './faults.ts';
 export type { FaultConfig, FaultCounters, FaultKind } from './faults.ts';
 export type { RequestLogEntry } from './log.ts';
 export type { ServiceName } from './common.ts';
 export type { AccessTokenClaims } from './tokens.ts';
-export { PERMISSION_SETS, RESOURCES, SYSTEM_ADMINISTRATOR, DORMANT_DAYS } from './constants.ts';
+export { PERMISSION_SETS, RESOURCES, SYSTEM_ADMINISTRATOR, DORMANT_DAYS, DIRECTORY_ROLES, PUBLIC_CLIENT_IDS, DATAVERSE_ROLE_NAMES } from './constants.ts';
 export { emulatorClient } from './client.ts';
 export type { EmulatorClient, EmulatorRequestOptions, EmulatorResponse } from './client.ts';
 
@@ -66,6 +73,11 @@ export interface StartEmulatorOptions {
   host?: '127.0.0.1';
   /** Tenants served from the start (more can be added through `control`). Ids and domains must be unique. */
   tenants: Tenant[];
+  /**
+   * Multi-tenant managed applications (`generateManagedApp`): their operator tenants are served too (an operator
+   * tenant already in `tenants`, as the same object, is not added twice).
+   */
+  managedApps?: ManagedApp[];
   /** Fault injection from the start (see `FaultConfig`). */
   faults?: FaultConfig;
   /** Initial token lifetime, seconds. @default 3599 */
@@ -152,13 +164,20 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
   if (host !== '127.0.0.1') throw new RangeError(`host must be 127.0.0.1, got ${String(host)}`);
   const [tls, signing] = await Promise.all([generateTlsMaterial(), generateSigningMaterial()]);
   const store = new TenantStore(options.tenants);
+  const served = new Set<Tenant>(options.tenants);
+  for (const m of options.managedApps ?? []) {
+    if (served.has(m.tenant)) continue;
+    served.add(m.tenant);
+    store.add(m.tenant);
+  }
   const tokens = new TokenService(signing, options.tokenLifetimeSeconds ?? DEFAULT_TOKEN_LIFETIME_SECONDS);
   const faults = new FaultInjector(options.faults);
   const log = new RequestLog(options.logLimit);
-  const control = new EmulatorControl({ store, tokens, faults, log });
+  const signIn = new SignInState();
+  const control = new EmulatorControl({ store, tokens, faults, log, signIn });
 
   let baseUrl = '';
-  const ctx: EmulatorContext = { store, tokens, baseUrl: () => baseUrl };
+  const ctx: EmulatorContext = { store, tokens, signIn, baseUrl: () => baseUrl };
 
   const app: FastifyInstance = Fastify({
     https: { key: tls.key, cert: tls.cert },

@@ -39,6 +39,10 @@ export interface AccessTokenClaims {
   upn?: string;
   unique_name?: string;
   name?: string;
+  /** User tokens: the signed-in user's directory role template ids (absent when none). */
+  wids?: string[];
+  /** User tokens from the password (`pwd`) and device-code (`pwd`, `mfa`) grants: authentication methods. */
+  amr?: string[];
   uti: string;
 }
 
@@ -56,6 +60,12 @@ export interface MintOptions {
   expiresInSeconds?: number;
   /** Override the `roles` claim of an app token (default: the app's grantedRoles for the resource). */
   roles?: string[];
+  /** User tokens: the client the user signed in with (`appid`). Default `USER_TOKEN_CLIENT_ID` (Azure PowerShell). */
+  clientId?: string;
+  /** User tokens: the `scp` claim. Default `user_impersonation`. */
+  scp?: string;
+  /** User tokens: `amr` (authentication methods), e.g. `['pwd']`. Omitted by default. */
+  amr?: string[];
 }
 
 /** Signs and verifies access tokens. The lifetime is mutable at run time (`setLifetime`). */
@@ -116,28 +126,51 @@ export class TokenService {
 
   /**
    * Issues a delegated (user) token for `user` in `tenant`, as an administrator signed in with Azure PowerShell would
-   * get: `idtyp: "user"`, `scp: "user_impersonation"`, `upn`, `name`, `oid` = the user's object id.
+   * get: `idtyp: "user"`, `scp` (default `user_impersonation`), `upn`, `name`, `oid` = the user's object id, `appid` =
+   * `options.clientId` (default Azure PowerShell), `wids` = the user's `directoryRoles` (omitted when none).
    */
   async issueUserToken(tenant: Tenant, user: DirectoryUser, options: MintOptions): Promise<{ token: string; expiresIn: number }> {
     const claims: Record<string, unknown> = {
       aud: options.resource,
       iss: `https://sts.windows.net/${tenant.id}/`,
       idp: `https://sts.windows.net/${tenant.id}/`,
-      appid: USER_TOKEN_CLIENT_ID,
+      appid: options.clientId ?? USER_TOKEN_CLIENT_ID,
       appidacr: '0',
       idtyp: 'user',
       oid: user.id,
       sub: randomBytes(32).toString('base64url').slice(0, 43),
       tid: tenant.id,
       ver: '1.0',
-      scp: 'user_impersonation',
+      scp: options.scp ?? 'user_impersonation',
       upn: user.userPrincipalName,
       unique_name: user.userPrincipalName,
       name: user.displayName,
       uti: randomBytes(16).toString('base64url').slice(0, 22),
     };
+    if (options.amr && options.amr.length > 0) claims.amr = [...options.amr];
+    if (user.directoryRoles && user.directoryRoles.length > 0) claims.wids = [...user.directoryRoles];
     if (options.roles && options.roles.length > 0) claims.roles = [...options.roles];
     return this.#sign(claims, options.expiresInSeconds);
+  }
+
+  /**
+   * Issues a v2.0 ID token for a signed-in user (returned next to user access tokens when `openid` is requested):
+   * `iss` = `issuer` (`{authority host}/{tid}/v2.0`), `aud` = the client id, `oid`, `sub`, `tid`, `name`,
+   * `preferred_username`, `ver: "2.0"`.
+   */
+  async issueIdToken(issuer: string, tenant: Tenant, user: DirectoryUser, clientId: string): Promise<string> {
+    const claims: Record<string, unknown> = {
+      aud: clientId,
+      iss: issuer,
+      name: user.displayName,
+      oid: user.id,
+      preferred_username: user.userPrincipalName,
+      sub: user.id.replace(/-/g, '').slice(0, 22),
+      tid: tenant.id,
+      ver: '2.0',
+      uti: randomBytes(16).toString('base64url').slice(0, 22),
+    };
+    return (await this.#sign(claims, undefined)).token;
   }
 
   /**

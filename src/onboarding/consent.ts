@@ -61,7 +61,15 @@ export async function resolveTenant(deps: Pick<ConsentDeps, 'http' | 'cloud'>, t
   if (!isGuid(input) && !/^[a-z0-9.-]+\.[a-z]{2,}$/i.test(input)) {
     throw invalidInput('--tenant', `--tenant '${input}' is neither a tenant id (GUID) nor a domain name.`, 'Give the Tenant ID or the primary domain shown in Microsoft Entra admin center > Overview.');
   }
-  const { tenantId } = await discoverTenant(deps.http, deps.cloud, input);
+  let tenantId: string;
+  try {
+    ({ tenantId } = await discoverTenant(deps.http, deps.cloud, input));
+  } catch (e) {
+    if (e instanceof VigilError && e.code === 'AADSTS90002') {
+      throw new VigilError('invalid-input', 'AADSTS90002', `No tenant '${input}' exists (AADSTS90002).`, { field: '--tenant', remediation: 'Give the Tenant ID or the primary domain shown in Microsoft Entra admin center > Overview of the customer tenant.', cause: e });
+    }
+    throw e;
+  }
   if (expectedTenantId && tenantId !== expectedTenantId.toLowerCase()) {
     throw new VigilError('invalid-input', 'DOMAIN_OF_ANOTHER_TENANT', `The domain ${input} belongs to tenant ${tenantId}, not to tenant ${expectedTenantId}.`, {
       field: '--tenant-id',

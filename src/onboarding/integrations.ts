@@ -184,7 +184,7 @@ export async function addManagedAppIntegration(deps: OnboardingDeps, request: Ad
     if (e instanceof VigilError && ['AADSTS700016', 'AADSTS7000229'].includes(e.code)) {
       throw new VigilError('authorization', 'CONSENT_MISSING', `Vigil's application ${clientId} has no service principal in tenant ${tenantId}: admin consent has not been granted there.`, {
         field: '--tenant-id',
-        remediation: `Grant admin consent first: vigil consent-url --tenant ${tenantId}, open the link in a private browser window as a Global Administrator, and accept.`,
+        remediation: `Grant admin consent first: vigil consent-url --tenant ${tenantId}, open the link in a private browser window as a Global Administrator or Privileged Role Administrator, and accept.`,
         cause: e,
       });
     }
@@ -249,14 +249,26 @@ export function credentialsFor(deps: Pick<OnboardingDeps, 'http' | 'cloud' | 'ke
  * @throws VigilError as {@link verifyIntegration}.
  */
 export async function verifyStoredIntegration(deps: OnboardingDeps, idOrName: string): Promise<{ integration: IntegrationView; report: VerificationReport }> {
-  const row = await getIntegration(deps.db, idOrName);
+  let row = await getIntegration(deps.db, idOrName);
   const tokens = credentialsFor(deps, row);
   let report: VerificationReport;
   try {
     report = await verifyIntegration({ cloud: deps.cloud, tokens, ctx: streamContext(deps, tokens) }, { tenantId: row.tenant_id, clientId: row.client_id });
   } catch (e) {
+    if (row.mode === 'managed-app' && e instanceof VigilError && ['AADSTS700016', 'AADSTS7000229'].includes(e.code)) {
+      throw new VigilError('authorization', 'CONSENT_MISSING', `Vigil's application ${row.client_id} no longer has a service principal in tenant ${row.tenant_id}: the enterprise application was deleted or consent was withdrawn.`, {
+        remediation: `A Global Administrator or Privileged Role Administrator grants consent again (vigil consent-url --tenant ${row.tenant_id}); Vigil then records the new service principal's Object ID at the next verify.`,
+        cause: e,
+      });
+    }
     await recordCredentialRefusal(deps, row.id, e);
     throw e;
+  }
+  // Consent granted again creates a new service principal with a new Object ID: keep the stored one current.
+  if (row.mode === 'managed-app' && report.servicePrincipalObjectId && report.servicePrincipalObjectId !== row.sp_object_id) {
+    report.warnings.push(`The service principal's Object ID changed from ${row.sp_object_id} to ${report.servicePrincipalObjectId} (consent was granted again); Vigil recorded the new one.`);
+    await repo.updateServicePrincipalObjectId(deps.db, row.id, report.servicePrincipalObjectId, report.checkedAt);
+    row = { ...row, sp_object_id: report.servicePrincipalObjectId };
   }
   await repo.updateVerification(deps.db, row.id, report, report.checkedAt);
   if (row.credential_state !== 'ok') await repo.setCredentialState(deps.db, row.id, 'ok', null, report.checkedAt);

@@ -153,7 +153,7 @@ export async function verifyIntegration(deps: VerifyDeps, ids: { tenantId: strin
     managementApp = isNotManagementAppError(e)
       ? {
           registered: false,
-          detail: `Not registered as a Power Platform admin management application (BAP: "does not have permission to access the path"). A Power Platform administrator must register application ${ids.clientId}, in PowerShell with New-PowerAppManagementApp -ApplicationId ${ids.clientId}, or with PUT {bap}/providers/Microsoft.BusinessAppPlatform/adminApplications/${ids.clientId}?api-version=2020-10-01 (docs/setup-customer-app.md, step 2).`,
+          detail: `Not registered as a Power Platform admin management application (BAP: "does not have permission to access the path"). A Power Platform administrator must register application ${ids.clientId}: vigil register-management-app (device code sign-in), or in PowerShell New-PowerAppManagementApp -ApplicationId ${ids.clientId} (docs/register-management-app.md).`,
         }
       : { registered: null, detail: `Could not check: ${(e as Error).message}` };
   }

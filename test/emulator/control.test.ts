@@ -146,3 +146,37 @@ describe('HTTP control', () => {
     expect(text).toContain('client_secret=REDACTED');
   });
 });
+
+describe('sign-in control', () => {
+  it('mints user tokens for an administrator by default, with wids', async () => {
+    const minted = await emu.control.mintToken({ tenantId: tenant.id, resource: 'https://service.powerapps.com' });
+    const claims = JSON.parse(Buffer.from(minted.access_token.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
+    expect(claims.wids).toEqual(['62e90394-69f5-4237-9190-012177145e10']);
+    expect(claims.oid).toBe(tenant.users[0]!.id);
+  });
+
+  it('serves consent, device-code and sign-in settings over HTTP', async () => {
+    expect((await http.get(`/_emulator/consent-behavior/${tenant.domains[0]}`)).json).toEqual({ behavior: 'approve' });
+    expect((await http.request('PUT', '/_emulator/consent-behavior', { body: { tenant: tenant.id, behavior: 'deny' } })).json).toEqual({ behavior: 'deny' });
+    expect(emu.control.consentBehavior(tenant.id)).toBe('deny');
+    const settings = await http.request('PUT', '/_emulator/device-codes/settings', { body: { intervalSeconds: 1, expiresInSeconds: 60 } });
+    expect(settings.json).toEqual({ intervalSeconds: 1, expiresInSeconds: 60 });
+    expect((await http.request('PUT', '/_emulator/device-codes/settings', { body: { intervalSeconds: 0 } })).status).toBe(400);
+    const start = await http.request('POST', `/${tenant.id}/oauth2/v2.0/devicecode`, {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ client_id: '04b07795-8ddb-461a-bbee-02f9e1bf7b46', scope: 'https://graph.microsoft.com/.default' }).toString(),
+    });
+    expect(start.json).toMatchObject({ interval: 1, expires_in: 60 });
+    const codes = await http.get('/_emulator/device-codes');
+    expect(codes.json.map((c: { userCode: string }) => c.userCode)).toContain(start.json.user_code);
+    expect((await http.request('POST', `/_emulator/device-codes/${start.json.user_code}/decline`)).json.status).toBe('declined');
+    expect((await http.request('POST', `/_emulator/device-codes/${start.json.user_code}/decline`)).status).toBe(409);
+    expect((await http.request('POST', `/_emulator/device-codes/${start.json.user_code}/expire`)).status).toBe(200);
+    expect((await http.request('PUT', '/_emulator/device-codes/auto-approve', { body: { tenant: tenant.id, upn: 'ghost@nowhere' } })).status).toBe(404);
+    expect((await http.request('PUT', '/_emulator/signed-in-admin', { body: { tenant: null } })).json).toEqual({ tenant: null });
+    expect((await http.request('DELETE', '/_emulator/sign-in-state')).status).toBe(204);
+    expect(emu.control.consentBehavior(tenant.id)).toBe('approve');
+    expect(emu.control.deviceCodes()).toEqual([]);
+    expect((await http.request('PUT', '/_emulator/environment-flags', { body: { tenant: tenant.id, environment: 'no-such-env', refuseAddAppUser: true } })).status).toBe(404);
+  });
+});

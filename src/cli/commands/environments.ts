@@ -20,8 +20,14 @@ export function registerEnvironments(program: Command, host: CommandHost): void 
         let adminToken: ((resource: string) => Promise<string>) | undefined;
         if (opts.asAdmin) {
           const row = await getIntegration(rt.db, opts.integration);
-          adminToken = async (resource) =>
+          // One sign-in per environment (each Dataverse is its own resource), reused for every call to it.
+          const cache = new Map<string, Promise<string>>();
+          const signIn = async (resource: string) =>
             (await acquireAdminToken({ cloud: rt.cloud, http: rt.http, tenantId: row.tenant_id, clientId: rt.config.adminSignIn.clientId, scope: `${resource}/.default`, signIn: { kind: 'device-code', prompt: (m) => process.stderr.write(`${m}\n`) } })).accessToken;
+          adminToken = (resource) => {
+            if (!cache.has(resource)) cache.set(resource, signIn(resource));
+            return cache.get(resource)!;
+          };
         }
         const results = await grantEnvironmentAccess(rt, opts.integration, { environmentIds: opts.environment, adminToken });
         if (opts.json) return printJson(results);

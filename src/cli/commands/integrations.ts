@@ -31,11 +31,12 @@ async function readSecret(opts: { clientSecretEnv?: string; clientSecretStdin?: 
 }
 
 /** Renders a verification report for people. */
-export function renderReport(r: VerificationReport): string {
+export function renderReport(r: VerificationReport, mode = 'customer-app'): string {
   const lines = [`Verification of application ${r.clientId} in tenant ${r.tenantId}`, `  credentials        ok (service principal Object ID ${r.servicePrincipalObjectId ?? 'unknown'})`];
   lines.push(`  permission list    ${r.permissionList === 'partial' ? 'incomplete' : `matches the ${r.permissionList} list`}`);
   for (const c of r.capabilities) {
-    lines.push(`  ${c.status === 'granted' ? 'ok     ' : 'MISSING'}  ${c.title}${c.status === 'granted' ? ` (${c.grantedBy})` : ` — add ${c.api} application permission ${c.add}, then grant admin consent`}`);
+    const fix = mode === 'managed-app' ? `${c.api} ${c.add} is not granted (revoked after consent?): this capability is not evaluated` : `add ${c.api} application permission ${c.add}, then grant admin consent`;
+    lines.push(`  ${c.status === 'granted' ? 'ok     ' : 'MISSING'}  ${c.title}${c.status === 'granted' ? ` (${c.grantedBy})` : ` — ${fix}`}`);
   }
   lines.push(`  ${r.managementApp.registered ? 'ok     ' : 'MISSING'}  Power Platform admin management application${r.managementApp.registered ? '' : ` — ${r.managementApp.detail}`}`);
   for (const e of r.environments) {
@@ -89,7 +90,7 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
           }
           const { integration, report } = await addManagedAppIntegration(rt, { name: opts.name, tenantId: opts.tenantId, spObjectId: opts.spObjectId, primaryDomain: opts.primaryDomain });
           if (opts.json) printJson({ integration: { ...integration, verification: undefined }, verification: report });
-          else print(`Added integration ${integration.name} (${integration.id}).`, renderReport(report), `Next: vigil collect ${integration.id}`);
+          else print(`Added integration ${integration.name} (${integration.id}).`, renderReport(report, 'managed-app'), `Next: vigil integrations verify ${integration.id}, then vigil collect ${integration.id}`);
           return;
         }
         const secret = await readSecret(opts);
@@ -127,7 +128,7 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
         print(renderView(v));
         const warning = secretExpiryWarning(v);
         if (warning) print(`  warning: ${warning}`);
-        if (v.verification) print(renderReport(v.verification));
+        if (v.verification) print(renderReport(v.verification, v.mode));
       }),
     );
 
@@ -140,7 +141,7 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
         const { integration: view, report } = await verifyStoredIntegration(rt, integration);
         const steps = setupSteps(view, report, regionById(rt.config.region.id, 'VIGIL_REGION'));
         if (opts.json) return printJson({ integrationId: view.id, mode: view.mode, steps, report });
-        print(`Setup of ${view.name} (${view.mode}), in the seed's order:`, renderSteps(steps));
+        print(`Setup of ${view.name} (${view.mode}), step by step:`, renderSteps(steps));
         if (steps.some((s) => s.state === 'missing' || s.state === 'incomplete')) print('', 'Capabilities whose step is not done are reported as "not evaluated", never as passing.');
       }),
     );

@@ -29,6 +29,11 @@ export function registerRegister(program: Command, host: CommandHost): void {
       host.action(async (rt, opts: { integration?: string; tenantId?: string; applicationId?: string; username?: string; passwordStdin?: boolean; powershell?: boolean; json?: boolean }) => {
         let tenantId: string;
         let applicationId: string;
+        if (opts.powershell && !opts.integration) {
+          applicationId = requireGuid('--application-id', opts.applicationId ?? rt.config.managedApp?.clientId, 'your app registration > Overview > Application (client) ID');
+          const lines = powershellInstructions(applicationId);
+          return opts.json ? printJson({ applicationId, powershell: lines }) : print(...lines);
+        }
         if (opts.integration) {
           const row = await getIntegration(rt.db, opts.integration);
           tenantId = row.tenant_id;
@@ -48,7 +53,12 @@ export function registerRegister(program: Command, host: CommandHost): void {
           : { kind: 'device-code' as const, prompt: (message: string) => process.stderr.write(`${message}\n`) };
         const result = await registerManagementApp(rt, { tenantId, applicationId, signIn, clientId: rt.config.adminSignIn.clientId, scope: rt.config.adminSignIn.scope });
         if (opts.json) return printJson(result);
-        print(`Application ${result.applicationId} is registered as a Power Platform admin management application in tenant ${tenantId} (by ${result.registeredBy}; confirmed by reading it back).`, 'Next: give it System Administrator in every environment: vigil environments grant-access --integration <id>');
+        print(
+          `Application ${result.applicationId} is registered as a Power Platform admin management application in tenant ${tenantId} (by ${result.registeredBy}; confirmed by reading it back).`,
+          opts.integration
+            ? `Next: give it System Administrator in every environment: vigil environments grant-access --integration ${opts.integration}`
+            : `Next: create the integration (vigil integrations add --mode managed-app --tenant-id ${tenantId} --sp-object-id <Object ID>), then vigil environments grant-access --integration <id>.`,
+        );
       }),
     );
 }

@@ -73,6 +73,12 @@ export async function acquireAdminToken(options: AdminTokenOptions): Promise<{ a
     const err = e as { errorCode?: string; errorMessage?: string; message?: string };
     const text = `${err.errorMessage ?? ''} ${err.message ?? ''}`;
     const code = /AADSTS(\d+)/.exec(text)?.[1];
+    if (code && MFA_BLOCKS.has(code) && signIn.kind === 'device-code') {
+      throw new VigilError('authentication', `AADSTS${code}`, `A Conditional Access or MFA policy blocks this sign-in (AADSTS${code}).`, {
+        remediation: 'Sign in from a device your policies allow, or have the administrator run the PowerShell steps on such a device (`vigil register-management-app --powershell`).',
+        cause: e,
+      });
+    }
     if (code && MFA_BLOCKS.has(code)) {
       throw new VigilError('authentication', `AADSTS${code}`, `Multi-factor authentication or Conditional Access blocks the password sign-in of ${signIn.kind === 'password' ? signIn.username : 'this account'} (AADSTS${code}).`, {
         field: '--password-stdin',

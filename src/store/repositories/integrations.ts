@@ -51,3 +51,8 @@ export async function deleteIntegration(db: Executor, id: string): Promise<boole
   const r = await db.deleteFrom('integrations').where('id', '=', id).executeTakeFirst();
   return Number(r.numDeletedRows) > 0;
 }
+
+/** Records a new service principal Object ID (Mode B: consent granted again). */
+export async function updateServicePrincipalObjectId(db: Executor, id: string, objectId: string, at: string): Promise<void> {
+  await db.updateTable('integrations').set({ sp_object_id: objectId, updated_at: at }).where('id', '=', id).execute();
+}
