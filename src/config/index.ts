@@ -35,6 +35,8 @@ const envSchema = z.object({
   VIGIL_ADMIN_SCOPE: z.string().min(1).optional(),
   /** After each collection, grant System Administrator in environments Vigil cannot read yet (else only report them). */
   VIGIL_AUTO_GRANT_ACCESS: z.enum(['true', 'false']).default('false'),
+  /** PublisherIdentifier sent on every Management Activity call: the operator's tenant GUID (default: each integration's tenant). */
+  VIGIL_PUBLISHER_ID: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a GUID').optional(),
   /** Region of this deployment (`default` or `us`): its egress addresses are what customers safelist. */
   VIGIL_REGION: z.enum(['default', 'us']).default('default'),
   /** This deployment's service API and portal URLs, shown to customers. */
@@ -78,6 +80,8 @@ export interface VigilConfig {
   budgets: { graphRuPer10s: number; managementPerMinute: number; dataversePer5min: number };
   /** The operator-managed application, when configured. Never logged. */
   managedApp: { clientId: string; clientSecret: string | undefined; certificateFile: string | undefined } | undefined;
+  /** PublisherIdentifier for the Management Activity API, or undefined (each integration's tenant id). */
+  publisherId: string | undefined;
   /** Grant access to newly found environments after each collection. */
   autoGrantAccess: boolean;
   /** Overrides of the administrator sign-in's public client id and scope (defaults in platform/identity/admin.ts). */
@@ -139,6 +143,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: { dataDir?: string
       ? { clientId: e.VIGIL_MANAGED_APP_CLIENT_ID.toLowerCase(), clientSecret: e.VIGIL_MANAGED_APP_CLIENT_SECRET, certificateFile: e.VIGIL_MANAGED_APP_CERTIFICATE_FILE }
       : undefined,
     autoGrantAccess: e.VIGIL_AUTO_GRANT_ACCESS === 'true',
+    publisherId: e.VIGIL_PUBLISHER_ID?.toLowerCase(),
     adminSignIn: { clientId: e.VIGIL_ADMIN_CLIENT_ID, scope: e.VIGIL_ADMIN_SCOPE },
     consent: {
       redirectUri: e.VIGIL_CONSENT_REDIRECT_URI ?? `${(e.VIGIL_API_URL ?? `http://${e.VIGIL_HOST}:${e.VIGIL_PORT}`).replace(/\/+$/, '')}/consent/callback`,

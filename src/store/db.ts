@@ -7,13 +7,14 @@ import { VigilError } from '../core/errors.ts';
 import * as m0001 from './migrations/0001_initial.ts';
 import * as m0002 from './migrations/0002_schedules_budgets.ts';
 import * as m0003 from './migrations/0003_credential_state.ts';
+import * as m0004 from './migrations/0004_audit.ts';
 import type { Database } from './schema.ts';
 
 /** A database handle or an open transaction: repositories accept either. */
 export type Executor = Kysely<Database> | Transaction<Database>;
 
 /** Migrations in order; frozen once released. */
-const MIGRATIONS: Record<string, Migration> = { '0001_initial': m0001, '0002_schedules_budgets': m0002, '0003_credential_state': m0003 };
+const MIGRATIONS: Record<string, Migration> = { '0001_initial': m0001, '0002_schedules_budgets': m0002, '0003_credential_state': m0003, '0004_audit': m0004 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 

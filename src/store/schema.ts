@@ -167,6 +167,58 @@ export interface UpstreamBudgetsTable {
   blocked_until_ms: number | string;
 }
 
+export interface AuditEventsTable {
+  integration_id: string;
+  /** The record's `Id` (GUID): the identity that drops duplicates. */
+  id: string;
+  content_type: string;
+  record_type: number | null;
+  /** `CreationTime` as ISO 8601 UTC. */
+  creation_time: string;
+  operation: string | null;
+  workload: string | null;
+  user_id: string | null;
+  user_type: number | null;
+  client_ip: string | null;
+  object_id: string | null;
+  organization_id: string | null;
+  raw: string;
+  ingested_at: string;
+}
+
+export interface AuditCursorsTable {
+  integration_id: string;
+  content_type: string;
+  /** Content created before this instant has been stored (ISO 8601 UTC). Never moves backwards. */
+  cursor_time: string;
+  /** `enabled`, or why the content type is unavailable. */
+  subscription: string | null;
+  last_error: string | null;
+  updated_at: string;
+}
+
+export interface AlertsTable {
+  id: string;
+  integration_id: string;
+  rule_id: string;
+  severity: string;
+  /** `new`, `acknowledged` or `closed`. */
+  status: string;
+  title: string;
+  /** Identifies the same alert across runs (e.g. content type + window). */
+  dedupe_key: string;
+  detail: string | null;
+  window_start: string | null;
+  window_end: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface AlertEventsTable {
+  alert_id: string;
+  event_id: string;
+}
+
 /** The database. */
 export interface Database {
   integrations: IntegrationsTable;
@@ -182,6 +234,10 @@ export interface Database {
   findings: FindingsTable;
   collection_schedules: CollectionSchedulesTable;
   upstream_budgets: UpstreamBudgetsTable;
+  audit_events: AuditEventsTable;
+  audit_cursors: AuditCursorsTable;
+  alerts: AlertsTable;
+  alert_events: AlertEventsTable;
 }
 
 /** Names of the inventory tables. */

@@ -20,6 +20,7 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
       ['0001_initial', true],
       ['0002_schedules_budgets', true],
       ['0003_credential_state', true],
+      ['0004_audit', true],
     ]);
   });
 

@@ -36,6 +36,11 @@ export interface HttpRequest {
   tenantId?: string;
   /** Units taken from the budget per attempt (Graph resource units, or 1 request). @default 1 */
   cost?: number;
+  /**
+   * Recognises throttling answered with another status (the Management Activity API answers `AF429` with HTTP 403):
+   * such answers are retried like a 429.
+   */
+  throttledWhen?: (status: number, body: unknown) => boolean;
 }
 
 /** A response with its JSON body parsed (or `null` when empty). */
@@ -223,6 +228,7 @@ export class HttpClient {
         }
       }
       if (status < 400) return { status, headers: resHeaders, body: body as T };
+      if (req.throttledWhen?.(status, body)) status = 429;
       if (status === 401 && req.token && !refreshed) {
         refreshed = true;
         continue;

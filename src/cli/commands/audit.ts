@@ -1,0 +1,85 @@
+import { type Command, Option } from 'commander';
+import { VigilError } from '../../core/errors.ts';
+import { getIntegration } from '../../onboarding/integrations.ts';
+import { ALERT_STATUSES, listAlerts, listEvents, setAlertStatus } from '../../store/repositories/audit.ts';
+import { nowIso } from '../../store/db.ts';
+import { ingestAudit } from '../../sync/audit.ts';
+import type { CommandHost } from '../host.ts';
+import { print, printJson, table } from '../output.ts';
+
+/** `vigil audit`, `vigil events`, `vigil alerts`. */
+export function registerAudit(program: Command, host: CommandHost): void {
+  program
+    .command('audit <integration>')
+    .description('Ingest the Office 365 Management Activity feed of an integration up to now (resumes from its cursors)')
+    .option('--json', 'print JSON')
+    .action(
+      host.action(async (rt, integration: string, opts: { json?: boolean }) => {
+        const r = await ingestAudit(rt, integration, { publisherId: rt.config.publisherId });
+        if (opts.json) return printJson(r);
+        print(table([['CONTENT TYPE', 'STATUS', 'STORED', 'DUPLICATES', 'BLOBS', 'EXPIRED', 'CURSOR'], ...Object.entries(r.contentTypes).map(([ct, o]) => [ct, o.status, String(o.stored), String(o.duplicates), String(o.blobs), String(o.expiredBlobs), o.cursor ?? '-'])]));
+        for (const [ct, o] of Object.entries(r.contentTypes)) if (o.reason) print(`  ${ct}: ${o.reason}`);
+        if (r.dataLossAlerts.length) print(`${r.dataLossAlerts.length} data-loss alert(s) raised: vigil alerts --rule audit_data_loss`);
+      }),
+    );
+
+  program
+    .command('events')
+    .description('List ingested audit events, newest first')
+    .option('--integration <integration>', 'only this integration')
+    .option('--since <iso>', 'only events at or after this instant (ISO 8601)')
+    .option('--operation <name>', 'only this Operation')
+    .option('--user <upn>', 'only this UserId')
+    .option('--limit <n>', 'at most this many', (v) => Number(v), 100)
+    .option('--json', 'print JSON')
+    .action(
+      host.action(async (rt, opts: { integration?: string; since?: string; operation?: string; user?: string; limit: number; json?: boolean }) => {
+        if (opts.since && Number.isNaN(Date.parse(opts.since))) throw new VigilError('invalid-input', 'INVALID_INPUT', `--since '${opts.since}' is not a date.`, { field: '--since', remediation: 'Give an ISO 8601 date, e.g. 2026-11-20 or 2026-11-20T08:00:00Z.' });
+        const integrationId = opts.integration ? (await getIntegration(rt.db, opts.integration)).id : undefined;
+        const rows = await listEvents(rt.db, { integrationId, since: opts.since ? new Date(opts.since).toISOString() : undefined, operation: opts.operation, userId: opts.user, limit: opts.limit });
+        const events = rows.map((e) => ({ id: e.id, integrationId: e.integration_id, contentType: e.content_type, recordType: e.record_type, creationTime: e.creation_time, operation: e.operation, workload: e.workload, userId: e.user_id, clientIp: e.client_ip, objectId: e.object_id }));
+        if (opts.json) return printJson(events);
+        print(table([['TIME', 'OPERATION', 'WORKLOAD', 'USER', 'CLIENT IP'], ...events.map((e) => [e.creationTime, e.operation ?? '', e.workload ?? '', e.userId ?? '', e.clientIp ?? ''])]));
+      }),
+    );
+
+  const alerts = program.command('alerts').description('Alerts (data loss and detections): list, acknowledge, close');
+  alerts
+    .command('list', { isDefault: true })
+    .description('List alerts, newest first')
+    .option('--integration <integration>', 'only this integration')
+    .addOption(new Option('--status <status>', 'only this status').choices([...ALERT_STATUSES]))
+    .option('--rule <id>', 'only this rule')
+    .option('--json', 'print JSON')
+    .action(
+      host.action(async (rt, opts: { integration?: string; status?: string; rule?: string; json?: boolean }) => {
+        const integrationId = opts.integration ? (await getIntegration(rt.db, opts.integration)).id : undefined;
+        const rows = (await listAlerts(rt.db, { integrationId, status: opts.status, ruleId: opts.rule })).map((a) => ({
+          id: a.id,
+          integrationId: a.integration_id,
+          ruleId: a.rule_id,
+          severity: a.severity,
+          status: a.status,
+          title: a.title,
+          windowStart: a.window_start,
+          windowEnd: a.window_end,
+          createdAt: a.created_at,
+          detail: a.detail ? JSON.parse(a.detail) : null,
+        }));
+        if (opts.json) return printJson(rows);
+        if (rows.length === 0) return print('No alerts.');
+        print(table([['ALERT', 'SEVERITY', 'STATUS', 'RULE', 'TITLE'], ...rows.map((a) => [a.id, a.severity, a.status, a.ruleId, a.title])]));
+      }),
+    );
+  for (const [verb, status] of [['ack', 'acknowledged'], ['close', 'closed'], ['reopen', 'new']] as const) {
+    alerts
+      .command(`${verb} <alert>`)
+      .description(`Mark an alert ${status}`)
+      .action(
+        host.action(async (rt, id: string) => {
+          if (!(await setAlertStatus(rt.db, id, status, nowIso()))) throw new VigilError('not-found', 'ALERT_NOT_FOUND', `No alert '${id}'.`, { field: 'alert', remediation: 'Run `vigil alerts` for the ids.' });
+          print(`Alert ${id} is ${status}.`);
+        }),
+      );
+  }
+}

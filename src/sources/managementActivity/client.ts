@@ -1,0 +1,97 @@
+import { VigilError } from '../../core/errors.ts';
+import { UpstreamHttpError, type HttpRequest } from '../../platform/http/client.ts';
+import type { StreamContext } from '../stream.ts';
+
+/**
+ * Office 365 Management Activity API client: subscriptions, content listing (paged by the `NextPageUri` response
+ * header) and content blobs. Every call carries `PublisherIdentifier`, blob GETs included, so requests count against
+ * the tenant's own 60K/min pool; `AF429` (answered as HTTP 403) is retried like a 429.
+ *
+ * Source: MicrosoftDocs/office-365-management-api `office-365-management-activity-api-reference.md` and
+ * `troubleshooting-the-office-365-management-activity-api.md` (reference §6).
+ */
+
+/** The content types Vigil subscribes to. */
+export const CONTENT_TYPES = ['Audit.AzureActiveDirectory', 'Audit.Exchange', 'Audit.SharePoint', 'Audit.General', 'DLP.All'] as const;
+export type ContentType = (typeof CONTENT_TYPES)[number];
+
+/** One available content blob. */
+export interface ContentItem {
+  contentType: string;
+  contentId: string;
+  contentUri: string;
+  /** ISO 8601 UTC. */
+  contentCreated: string;
+  contentExpiration: string;
+}
+
+/** Management Activity calls for one tenant. */
+export interface FeedContext extends StreamContext {
+  /** GUID sent as `PublisherIdentifier` on every call. */
+  publisherId: string;
+}
+
+const isAf429 = (status: number, body: unknown) => status === 403 && (body as { error?: { code?: string } } | null)?.error?.code === 'AF429';
+
+function withPublisher(url: string, publisherId: string): string {
+  const u = new URL(url);
+  if (!u.searchParams.has('PublisherIdentifier')) u.searchParams.set('PublisherIdentifier', publisherId);
+  return u.toString();
+}
+
+function request(ctx: FeedContext, url: string, method: HttpRequest['method'] = 'GET'): HttpRequest {
+  const root = ctx.cloud.managementActivity.baseUrl;
+  // Tokens and the publisher id only go to the profile's Management Activity host (content URIs come from upstream).
+  if (new URL(url).origin !== new URL(root).origin) {
+    throw new VigilError('upstream', 'UNSAFE_CONTENT_URI', `The Management Activity API returned a URI on another host (${new URL(url).origin}); refusing to send the token there.`);
+  }
+  return { api: 'managementActivity', method, url: withPublisher(url, ctx.publisherId), token: ctx.tokens.bearer(ctx.cloud.managementActivity.resource), tenantId: ctx.tenantId, throttledWhen: isAf429 };
+}
+
+const feedRoot = (ctx: FeedContext) => `${ctx.cloud.managementActivity.baseUrl}/api/v1.0/${ctx.tenantId}/activity/feed`;
+
+/** The upstream AF error code of a failure, if any. */
+export function afCode(e: unknown): string | undefined {
+  return e instanceof UpstreamHttpError ? e.upstreamCode : undefined;
+}
+
+/**
+ * Starts the subscription of a content type. `already` when it was enabled (AF20024 is success).
+ * @throws UpstreamHttpError for other refusals (the content type is not available to the tenant, missing role…).
+ */
+export async function startSubscription(ctx: FeedContext, contentType: string): Promise<'started' | 'already'> {
+  try {
+    await ctx.http.send(request(ctx, `${feedRoot(ctx)}/subscriptions/start?contentType=${encodeURIComponent(contentType)}`, 'POST'));
+    return 'started';
+  } catch (e) {
+    if (afCode(e) === 'AF20024') return 'already';
+    throw e;
+  }
+}
+
+/** Formats an instant as the API's `YYYY-MM-DDTHH:MM:SS` (UTC, 24-hour clock). */
+export function feedTime(d: Date): string {
+  return d.toISOString().slice(0, 19);
+}
+
+/**
+ * Lists the content of one window (start inclusive, end exclusive on `contentCreated`; ≤ 24 h; start ≤ 7 days back),
+ * page by page, following `NextPageUri` until absent.
+ */
+export async function* listContent(ctx: FeedContext, contentType: string, start: Date, end: Date): AsyncGenerator<ContentItem[]> {
+  let url: string | undefined = `${feedRoot(ctx)}/subscriptions/content?contentType=${encodeURIComponent(contentType)}&startTime=${feedTime(start)}&endTime=${feedTime(end)}`;
+  while (url) {
+    const res: { body: ContentItem[] | null; headers: Record<string, string> } = await ctx.http.send<ContentItem[] | null>(request(ctx, url));
+    yield Array.isArray(res.body) ? res.body : [];
+    url = res.headers['nextpageuri'] || undefined;
+  }
+}
+
+/**
+ * Fetches one content blob: an array of audit records.
+ * @throws UpstreamHttpError with `upstreamCode` AF20051 when the content has expired (older than 7 days).
+ */
+export async function fetchContent(ctx: FeedContext, contentUri: string): Promise<Record<string, unknown>[]> {
+  const res = await ctx.http.send<Record<string, unknown>[] | null>(request(ctx, contentUri));
+  return Array.isArray(res.body) ? res.body : [];
+}
