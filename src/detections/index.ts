@@ -1,0 +1,33 @@
+import { VigilError } from '../core/errors.ts';
+import { detection as adminConsent } from './rules/admin_consent_granted.ts';
+import { detection as agentAuthNone } from './rules/agent_authentication_none.ts';
+import { detection as copilotGuest } from './rules/copilot_guest_sensitive_access.ts';
+import { detection as copilotNewIp } from './rules/copilot_new_ip.ts';
+import { detection as customConnector } from './rules/custom_connector_created.ts';
+import { detection as dlpWeakened } from './rules/dlp_policy_weakened.ts';
+import { detection as flowHttp } from './rules/flow_external_http.ts';
+import { detection as massCreation } from './rules/mass_agent_or_flow_creation.ts';
+import { detection as publishToWeb } from './rules/powerbi_publish_to_web.ts';
+import { detection as spCredentials } from './rules/service_principal_credentials_added.ts';
+import { detectionMetadataSchema, type Detection } from './types.ts';
+
+/**
+ * The detection library. Each rule's metadata is validated when the library loads; a duplicate id or a metadata
+ * error stops it (a broken rule must not be skipped silently).
+ */
+const ALL: Detection[] = [copilotGuest, agentAuthNone, dlpWeakened, customConnector, adminConsent, spCredentials, massCreation, flowHttp, publishToWeb, copilotNewIp];
+
+/**
+ * The validated detections.
+ * @throws VigilError `internal` / `DETECTION_INVALID` naming the rule and field.
+ */
+export function loadDetections(): Detection[] {
+  const ids = new Set<string>();
+  for (const d of ALL) {
+    const parsed = detectionMetadataSchema.safeParse(d.metadata);
+    if (!parsed.success) throw new VigilError('internal', 'DETECTION_INVALID', `Detection ${d.metadata.id}: field '${parsed.error.issues[0]!.path.join('.')}' ${parsed.error.issues[0]!.message}`);
+    if (ids.has(d.metadata.id)) throw new VigilError('internal', 'DETECTION_INVALID', `Detection id ${d.metadata.id} is used twice.`);
+    ids.add(d.metadata.id);
+  }
+  return ALL;
+}

@@ -1,0 +1,40 @@
+import type { Detection } from '../types.ts';
+
+/** Creations by one user within one hour from which an alert is raised. */
+export const MASS_CREATION_THRESHOLD = 10;
+const WINDOW_MS = 3_600_000;
+
+/** One user created many agents or flows in a short window. */
+export const detection: Detection = {
+  metadata: {
+    id: 'mass_agent_or_flow_creation',
+    title: 'One user created many agents or flows within an hour',
+    severity: 'medium',
+    description: `A single account created ${MASS_CREATION_THRESHOLD} or more Copilot Studio agents or Power Automate flows within one hour: scripted creation, a compromised maker account, or shadow automation.`,
+    response: 'Review what was created (owners, connections, HTTP targets) and whether the account is compromised; disable what is not needed.',
+    references: ['https://learn.microsoft.com/power-platform/admin/logging-power-automate', 'https://learn.microsoft.com/microsoft-copilot-studio/admin-logging-copilot-studio'],
+    frameworks: { 'owasp-llm-2025': ['LLM06: Excessive Agency'], 'mitre-attack': ['T1059: Command and Scripting Interpreter'] },
+  },
+  run: (ctx) => {
+    const byUser = new Map<string, { t: number; id: string }[]>();
+    for (const e of ctx.events) {
+      if (!e.userId || !/^(BotCreate|CreateBot|CreateFlow|PutFlow|FlowCreated|Created flow)/i.test(e.operation ?? '')) continue;
+      const list = byUser.get(e.userId.toLowerCase()) ?? [];
+      list.push({ t: Date.parse(e.creationTime), id: e.id });
+      byUser.set(e.userId.toLowerCase(), list);
+    }
+    const hits = [];
+    for (const [user, list] of byUser) {
+      list.sort((a, b) => a.t - b.t);
+      for (let i = 0, j = 0; j < list.length; j++) {
+        while (list[j]!.t - list[i]!.t > WINDOW_MS) i++;
+        if (j - i + 1 >= MASS_CREATION_THRESHOLD) {
+          const burst = list.slice(i, j + 1);
+          hits.push({ dedupeKey: `${user}|${new Date(burst[0]!.t).toISOString().slice(0, 13)}`, title: `${user} created ${burst.length} agents or flows within an hour`, eventIds: burst.map((b) => b.id), detail: { user, count: burst.length, from: new Date(burst[0]!.t).toISOString() } });
+          break;
+        }
+      }
+    }
+    return hits;
+  },
+};

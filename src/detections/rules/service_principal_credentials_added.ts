@@ -1,0 +1,20 @@
+import type { Detection } from '../types.ts';
+
+/** Credentials (a secret or certificate) were added to a service principal or application. */
+export const detection: Detection = {
+  metadata: {
+    id: 'service_principal_credentials_added',
+    title: 'Credentials added to a service principal',
+    severity: 'high',
+    description: 'A password or certificate credential was added to a service principal or application: whoever holds it can act as that application with all its permissions.',
+    response: 'Confirm the owner added it; remove unknown credentials under App registrations > Certificates & secrets (or the service principal via Graph) and review the sign-ins of the application.',
+    references: ['https://learn.microsoft.com/entra/identity/monitoring-health/reference-audit-activities', 'https://attack.mitre.org/techniques/T1098/001/'],
+    frameworks: { 'mitre-attack': ['T1098.001: Additional Cloud Credentials'] },
+  },
+  run: (ctx) =>
+    ctx.events.flatMap((e) =>
+      /^add service principal credentials|^update application.*certificates and secrets/i.test(e.operation ?? '')
+        ? [{ dedupeKey: e.id, title: `Credentials added to ${e.objectId ?? 'a service principal'} by ${e.userId}`, eventIds: [e.id], detail: { user: e.userId, target: e.objectId, operation: e.operation } }]
+        : [],
+    ),
+};
