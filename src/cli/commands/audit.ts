@@ -4,6 +4,7 @@ import { getIntegration } from '../../onboarding/integrations.ts';
 import { ALERT_STATUSES, listAlerts, listEvents, setAlertStatus } from '../../store/repositories/audit.ts';
 import { nowIso } from '../../store/db.ts';
 import { ingestAudit } from '../../sync/audit.ts';
+import { runDetections } from '../../detections/run.ts';
 import type { CommandHost } from '../host.ts';
 import { print, printJson, table } from '../output.ts';
 
@@ -15,11 +16,14 @@ export function registerAudit(program: Command, host: CommandHost): void {
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, integration: string, opts: { json?: boolean }) => {
+        const since = nowIso();
         const r = await ingestAudit(rt, integration, { publisherId: rt.config.publisherId });
-        if (opts.json) return printJson(r);
+        const detections = await runDetections(rt.db, (await getIntegration(rt.db, integration)).id, since);
+        if (opts.json) return printJson({ ...r, detections });
         print(table([['CONTENT TYPE', 'STATUS', 'STORED', 'DUPLICATES', 'BLOBS', 'EXPIRED', 'CURSOR'], ...Object.entries(r.contentTypes).map(([ct, o]) => [ct, o.status, String(o.stored), String(o.duplicates), String(o.blobs), String(o.expiredBlobs), o.cursor ?? '-'])]));
         for (const [ct, o] of Object.entries(r.contentTypes)) if (o.reason) print(`  ${ct}: ${o.reason}`);
         if (r.dataLossAlerts.length) print(`${r.dataLossAlerts.length} data-loss alert(s) raised: vigil alerts --rule audit_data_loss`);
+        print(`Detections: ${detections.events} new event(s) evaluated, ${detections.alertsRaised} alert(s) raised${detections.alertsRaised ? ' (vigil alerts)' : ''}.`);
       }),
     );
 
