@@ -1,0 +1,35 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { normalizeRecord } from '../../src/core/audit.ts';
+import { runDetections } from '../../src/detections/run.ts';
+import { insertEvents, listAlerts, setAlertStatus } from '../../src/store/repositories/audit.ts';
+import { DIALECTS, freshStore, type TestStore } from './dialects.ts';
+import { insertTestIntegration } from './fixtures.ts';
+
+const record = (id: string, time: string, over: Record<string, unknown>) => normalizeRecord({ Id: id, CreationTime: time, UserId: 'ann@contoso.com', ClientIP: '203.0.113.10', RecordType: 261, Operation: 'CopilotInteraction', ...over }, 'Audit.General')!;
+
+describe.each(DIALECTS)('detections over the store on %s', (dialect) => {
+  let store: TestStore;
+  afterEach(async () => store?.drop());
+
+  it('drops duplicate records by Id, raises each alert once with its events linked, and keeps the lifecycle', async () => {
+    store = await freshStore(dialect);
+    const db = store.db;
+    await insertTestIntegration(db, 'int_1');
+    // History: Ann always worked from 203.0.113.10.
+    expect(await insertEvents(db, 'int_1', [record('a1', '2026-11-01T08:00:00', {}), record('a2', '2026-11-02T08:00:00', {})], '2026-11-02T09:00:00.000Z')).toBe(2);
+    const since = '2026-11-20T00:00:00.000Z';
+    const fresh = [record('b1', '2026-11-20T08:00:00', { ClientIP: '198.51.100.7' }), record('b2', '2026-11-20T08:05:00', { Operation: 'PublishToWebReport', RecordType: 20 })];
+    // The same records arrive twice (duplicates by design upstream): stored once.
+    expect(await insertEvents(db, 'int_1', [...fresh, ...fresh], since)).toBe(2);
+    const first = await runDetections(db, 'int_1', since);
+    expect(first).toMatchObject({ events: 2, alertsRaised: 2, byRule: { copilot_new_ip: 1, powerbi_publish_to_web: 1 } });
+    expect((await runDetections(db, 'int_1', since)).alertsRaised).toBe(0);
+    const alerts = await listAlerts(db, { integrationId: 'int_1' });
+    expect(alerts.map((a) => a.status)).toEqual(['new', 'new']);
+    const linked = await db.selectFrom('alert_events').select(['event_id']).where('alert_id', '=', alerts.find((a) => a.rule_id === 'copilot_new_ip')!.id).execute();
+    expect(linked).toEqual([{ event_id: 'b1' }]);
+    expect(await setAlertStatus(db, alerts[0]!.id, 'acknowledged', 'now')).toBe(true);
+    expect(await setAlertStatus(db, 'alr_missing', 'closed', 'now')).toBe(false);
+    expect((await listAlerts(db, { status: 'acknowledged' })).map((a) => a.id)).toEqual([alerts[0]!.id]);
+  });
+});
