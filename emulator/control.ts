@@ -7,8 +7,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { CONTENT_TYPES, isContentType, type ContentType } from './auditrecords.ts';
+import type { ClockState } from './clock.ts';
 import { POWER_PLATFORM_ADMIN_ROLES, SYSTEM_ADMINISTRATOR } from './constants.ts';
 import type { ServiceName } from './common.ts';
+import type { AddedContent, AuditGroundTruth, AuditGroundTruthOptions, FeedSettings, FeedSettingsPatch, FeedStore, FeedSubscription, PowerBiSettings, PublisherStats, TenantFeed } from './feed.ts';
 import type { FaultConfig, FaultCounters, FaultInjector } from './faults.ts';
 import { generateTenant, groundTruth, type GenerateOptions, type GroundTruth } from './generate.ts';
 import type { RequestLog, RequestLogEntry } from './log.ts';
@@ -119,6 +122,19 @@ export interface ControlDeps {
   faults: FaultInjector;
   log: RequestLog;
   signIn: SignInState;
+  /** The audit feeds and the emulated clock (absent: the feed methods throw ControlError 501). */
+  feeds?: FeedStore;
+}
+
+/** Power BI activity events of a window, as `EmulatorControl.powerBiGroundTruth` counts them. */
+export interface PowerBiGroundTruth {
+  from: string;
+  to: string;
+  /** Events with CreationTime in [from, to) that have happened on the emulated clock. */
+  count: number;
+  ids: string[];
+  /** Events per `Activity`. */
+  byActivity: Record<string, number>;
 }
 
 /** In-process control of a running emulator. Every method is synchronous except `mintToken`. */
@@ -447,6 +463,174 @@ export class EmulatorControl {
       else delete env[key];
     }
     return env;
+  }
+
+  // --- audit feed and emulated clock ---------------------------------------------------------------------------------
+
+  #feedStore(): FeedStore {
+    if (!this.#d.feeds) throw new ControlError(501, 'FeedNotAvailable', 'this control has no audit feed (construct it with deps.feeds)');
+    return this.#d.feeds;
+  }
+
+  #feed(tenantIdOrDomain: string): TenantFeed {
+    const t = this.tenant(tenantIdOrDomain);
+    return this.#feedStore().feed(t.id) as TenantFeed;
+  }
+
+  #contentType(value: unknown): ContentType {
+    if (typeof value !== 'string' || !isContentType(value)) throw new ControlError(400, 'InvalidContentType', `contentType must be one of ${CONTENT_TYPES.join(', ')}`);
+    return value;
+  }
+
+  /** The emulated clock of the audit feed (Management Activity and Power BI only; tokens use real time). */
+  clock(): ClockState {
+    return this.#feedStore().clock.state();
+  }
+
+  /**
+   * Freezes the feed clock at an ISO instant, or returns to real time with null. Throws ControlError 400 for an
+   * unparsable instant.
+   */
+  setClock(iso: string | null): ClockState {
+    try {
+      this.#feedStore().clock.set(iso);
+    } catch (e) {
+      throw new ControlError(400, 'InvalidClock', (e as Error).message);
+    }
+    return this.clock();
+  }
+
+  /** Moves the feed clock by `seconds` (a frozen clock jumps; a real-time one gains an offset). ControlError 400 on NaN. */
+  advanceClock(seconds: number): ClockState {
+    try {
+      this.#feedStore().clock.advance(seconds);
+    } catch (e) {
+      throw new ControlError(400, 'InvalidClock', (e as Error).message);
+    }
+    return this.clock();
+  }
+
+  /** The audit-feed settings of a tenant (see `FeedSettings`). Throws ControlError 404. */
+  feedSettings(tenantIdOrDomain: string): FeedSettings {
+    return this.#feed(tenantIdOrDomain).settings();
+  }
+
+  /**
+   * Changes a tenant's audit-feed settings (rate, mix, delays, blob size, duplicate share, page size, unavailable
+   * content types, …) and re-snapshots its users; returns the settings in force. Throws ControlError 400 / 404.
+   */
+  configureFeed(tenantIdOrDomain: string, patch: FeedSettingsPatch): FeedSettings {
+    const feed = this.#feed(tenantIdOrDomain);
+    try {
+      return feed.configure(patch);
+    } catch (e) {
+      throw new ControlError(400, 'InvalidFeedSettings', (e as Error).message);
+    }
+  }
+
+  /** The tenant's Management Activity subscriptions (ever started). Throws ControlError 404. */
+  subscriptions(tenantIdOrDomain: string): FeedSubscription[] {
+    return this.#feed(tenantIdOrDomain).subscriptions();
+  }
+
+  /**
+   * Enables a subscription without HTTP (idempotent). Throws ControlError 400 for an unknown content type, 409 when the
+   * content type is unavailable to the tenant, 404 for an unknown tenant.
+   */
+  startSubscription(tenantIdOrDomain: string, contentType: string): FeedSubscription {
+    const feed = this.#feed(tenantIdOrDomain);
+    const ct = this.#contentType(contentType);
+    const r = feed.start(ct);
+    if (r.outcome === 'unavailable') throw new ControlError(409, 'ContentTypeUnavailable', `${ct} is unavailable to the tenant (unavailableContentTypes)`);
+    return feed.subscription(ct) as FeedSubscription;
+  }
+
+  /** Stops (disables) a subscription without HTTP. Throws ControlError 400 / 404 (404 also when never started). */
+  stopSubscription(tenantIdOrDomain: string, contentType: string): void {
+    const feed = this.#feed(tenantIdOrDomain);
+    if (!feed.stop(this.#contentType(contentType))) throw new ControlError(404, 'SubscriptionNotFound', `no subscription for ${contentType}`);
+  }
+
+  /**
+   * Plants audit records in new content blobs of a content type (for detection tests: a positive case and a near
+   * miss). `contentCreated` (ISO) defaults to the emulated now; missing `Id`, `OrganizationId` and `CreationTime` are
+   * filled in. Returns the blobs created. Throws ControlError 400 / 404.
+   */
+  addAuditRecords(tenantIdOrDomain: string, contentType: string, records: Record<string, unknown>[], options: { contentCreated?: string } = {}): AddedContent[] {
+    const feed = this.#feed(tenantIdOrDomain);
+    const ct = this.#contentType(contentType);
+    try {
+      return feed.addRecords(ct, records, options);
+    } catch (e) {
+      throw new ControlError(400, 'InvalidRecords', (e as Error).message);
+    }
+  }
+
+  /**
+   * Ground truth of a tenant's feed over a window on the emulated clock (see `TenantFeed.groundTruth`): unique record
+   * Ids per content type whose content is available, lost (expired) and pending counts, duplicates, and counts per
+   * RecordType / Operation / scenario. Throws ControlError 400 / 404.
+   */
+  auditGroundTruth(tenantIdOrDomain: string, options: AuditGroundTruthOptions): AuditGroundTruth {
+    const feed = this.#feed(tenantIdOrDomain);
+    try {
+      return feed.groundTruth(options);
+    } catch (e) {
+      throw new ControlError(400, 'InvalidWindow', (e as Error).message);
+    }
+  }
+
+  /**
+   * The Power BI activity events of a window (CreationTime in [from, to), happened on the emulated clock): count, Ids
+   * and counts per Activity — what a complete `activityevents` collection returns. Throws ControlError 400 / 404.
+   */
+  powerBiGroundTruth(tenantIdOrDomain: string, options: { from: string; to: string }): PowerBiGroundTruth {
+    const feed = this.#feed(tenantIdOrDomain);
+    const from = Date.parse(options.from);
+    const to = Date.parse(options.to);
+    if (Number.isNaN(from) || Number.isNaN(to) || to < from) throw new ControlError(400, 'InvalidWindow', 'from and to must be ISO instants with from ≤ to');
+    const events = feed.powerBiEvents(from, to);
+    const byActivity: Record<string, number> = {};
+    for (const e of events) {
+      const a = String(e.Activity ?? e.Operation);
+      byActivity[a] = (byActivity[a] ?? 0) + 1;
+    }
+    return { from: new Date(from).toISOString(), to: new Date(to).toISOString(), count: events.length, ids: events.map((e) => String(e.Id)), byActivity };
+  }
+
+  /** The Power BI tenant settings of a tenant (see `PowerBiSettings`). Throws ControlError 404. */
+  powerBiSettings(tenantIdOrDomain: string): PowerBiSettings {
+    return this.#feedStore().powerBi(this.tenant(tenantIdOrDomain).id);
+  }
+
+  /** Changes Power BI tenant settings (e.g. the read-only admin API switch for service principals). ControlError 400 / 404. */
+  setPowerBiSettings(tenantIdOrDomain: string, patch: Partial<PowerBiSettings>): PowerBiSettings {
+    const t = this.tenant(tenantIdOrDomain);
+    try {
+      return this.#feedStore().setPowerBi(t.id, patch);
+    } catch (e) {
+      throw new ControlError(400, 'InvalidPowerBiSettings', (e as Error).message);
+    }
+  }
+
+  /** Shorthand: the tenant setting "Service principals can access read-only admin APIs" on or off. */
+  setPowerBiAdminApiAccess(tenantIdOrDomain: string, enabled: boolean): PowerBiSettings {
+    return this.setPowerBiSettings(tenantIdOrDomain, { servicePrincipalsCanUseReadOnlyAdminApis: enabled });
+  }
+
+  /** How many Management Activity requests arrived without `PublisherIdentifier` (since start or the last reset). */
+  feedRequestsWithoutPublisherIdentifier(): number {
+    return this.#feedStore().publisherStats().withoutPublisherIdentifier;
+  }
+
+  /** Counts of Management Activity requests: total, without `PublisherIdentifier`, per value. */
+  publisherStats(): PublisherStats {
+    return this.#feedStore().publisherStats();
+  }
+
+  /** Zeroes the `PublisherIdentifier` counters. */
+  resetPublisherStats(): void {
+    this.#feedStore().resetPublisherStats();
   }
 
   // --- request-log hygiene ------------------------------------------------------------------------------------------
@@ -811,7 +995,14 @@ function sendControlError(reply: FastifyReply, e: unknown): FastifyReply {
  *   `POST /device-codes/{userCode}/expire`; `PUT /device-codes/auto-approve` body `{tenant, upn}` (null turns it off);
  *   `PUT /device-codes/settings` body `{intervalSeconds?, expiresInSeconds?}`; `DELETE /sign-in-state`;
  * - `PUT /environment-flags` body `{tenant, environment, refuseAddAppUser?, refuseRoleAssignment?}` → the environment;
- * - `POST /requests/leaks` body `{values?: string[]}` → `LogLeak[]` (empty = no credential in logged paths).
+ * - `POST /requests/leaks` body `{values?: string[]}` → `LogLeak[]` (empty = no credential in logged paths);
+ * - audit feed: `GET /clock`, `PUT /clock` body `{now: ISO | null}`, `POST /clock/advance` body `{seconds}`;
+ *   `GET|PUT /feeds/{tid}/settings` (PUT body FeedSettingsPatch); `GET /feeds/{tid}/subscriptions`,
+ *   `PUT /feeds/{tid}/subscriptions/{contentType}` body `{enabled?: boolean}`; `POST /feeds/{tid}/records` body
+ *   `{contentType, records, contentCreated?}` → 201 AddedContent[]; `GET /feeds/{tid}/ground-truth?from=&to=[&basis=
+ *   &includeIds=false]`; `GET /feeds/{tid}/powerbi-ground-truth?from=&to=`; `GET /powerbi-settings/{tid}`,
+ *   `PUT /powerbi-settings` body `{tenant, servicePrincipalsCanUseReadOnlyAdminApis?, …}`; `GET /feed-requests` →
+ *   PublisherStats, `DELETE /feed-requests`.
  */
 export function registerControl(app: FastifyInstance, control: EmulatorControl, extras: { endpoints: () => unknown; caPem: () => string }): void {
   const wrap =
@@ -952,6 +1143,49 @@ export function registerControl(app: FastifyInstance, control: EmulatorControl, 
     const o = isObj(req.body) ? req.body : {};
     return control.requestLogLeaks(strings(o.values, 'values') ?? []);
   }));
+
+  app.get('/clock', wrap(() => control.clock()));
+  app.put<{ Body: unknown }>('/clock', wrap((req: { body: unknown }) => {
+    const o = body(req);
+    if (o.now !== null && typeof o.now !== 'string') throw new ControlError(400, 'InvalidObject', "body must be {\"now\": ISO string | null}");
+    return control.setClock(o.now as string | null);
+  }));
+  app.post<{ Body: unknown }>('/clock/advance', wrap((req: { body: unknown }) => {
+    const o = body(req);
+    return control.advanceClock(typeof o.seconds === 'number' ? o.seconds : NaN);
+  }));
+  app.get<{ Params: { tid: string } }>('/feeds/:tid/settings', wrap((req: { params: { tid: string } }) => control.feedSettings(req.params.tid)));
+  app.put<{ Params: { tid: string }; Body: unknown }>('/feeds/:tid/settings', wrap((req: { params: { tid: string }; body: unknown }) => control.configureFeed(req.params.tid, body(req) as FeedSettingsPatch)));
+  app.get<{ Params: { tid: string } }>('/feeds/:tid/subscriptions', wrap((req: { params: { tid: string } }) => control.subscriptions(req.params.tid)));
+  app.put<{ Params: { tid: string; ct: string }; Body: unknown }>('/feeds/:tid/subscriptions/:ct', wrap((req: { params: { tid: string; ct: string }; body: unknown }) => {
+    const o = isObj(req.body) ? req.body : {};
+    if (o.enabled === false) return void control.stopSubscription(req.params.tid, req.params.ct);
+    return control.startSubscription(req.params.tid, req.params.ct);
+  }));
+  app.post<{ Params: { tid: string }; Body: unknown }>('/feeds/:tid/records', wrap((req: { params: { tid: string }; body: unknown }) => {
+    const o = body(req);
+    if (!Array.isArray(o.records)) throw new ControlError(400, 'InvalidObject', 'body must have records: object[]');
+    const contentCreated = str(o, 'contentCreated');
+    return control.addAuditRecords(req.params.tid, need(o, 'contentType'), o.records as Record<string, unknown>[], contentCreated ? { contentCreated } : {});
+  }, 201));
+  app.get<{ Params: { tid: string }; Querystring: Record<string, string | undefined> }>('/feeds/:tid/ground-truth', wrap((req: { params: { tid: string }; query: Record<string, string | undefined> }) => {
+    const { from, to, basis, includeIds } = req.query;
+    if (!from || !to) throw new ControlError(400, 'InvalidWindow', 'from and to are required');
+    if (basis !== undefined && basis !== 'contentCreated' && basis !== 'creationTime') throw new ControlError(400, 'InvalidWindow', "basis must be 'contentCreated' or 'creationTime'");
+    return control.auditGroundTruth(req.params.tid, { from, to, ...(basis ? { basis } : {}), includeIds: includeIds !== 'false' });
+  }));
+  app.get<{ Params: { tid: string }; Querystring: Record<string, string | undefined> }>('/feeds/:tid/powerbi-ground-truth', wrap((req: { params: { tid: string }; query: Record<string, string | undefined> }) => {
+    if (!req.query.from || !req.query.to) throw new ControlError(400, 'InvalidWindow', 'from and to are required');
+    return control.powerBiGroundTruth(req.params.tid, { from: req.query.from, to: req.query.to });
+  }));
+  app.get<{ Params: { tid: string } }>('/powerbi-settings/:tid', wrap((req: { params: { tid: string } }) => control.powerBiSettings(req.params.tid)));
+  app.put<{ Body: unknown }>('/powerbi-settings', wrap((req: { body: unknown }) => {
+    const { tenant, ...patch } = body(req);
+    if (typeof tenant !== 'string') throw new ControlError(400, 'InvalidObject', "body must have a string 'tenant'");
+    return control.setPowerBiSettings(tenant, patch as Partial<PowerBiSettings>);
+  }));
+  app.get('/feed-requests', wrap(() => control.publisherStats()));
+  app.delete('/feed-requests', wrap(() => void control.resetPublisherStats()));
 
   app.get('/endpoints', wrap(() => extras.endpoints()));
   app.get('/ca.pem', async (_req, reply) => reply.type('application/x-pem-file').send(extras.caPem()));

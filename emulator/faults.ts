@@ -13,12 +13,15 @@ import type { ServiceName } from './common.ts';
  * - `429-no-retry-after`: HTTP 429 without `Retry-After` (some Graph identity-protection resources);
  * - `503`: HTTP 503 with an integer `Retry-After`;
  * - `reset`: the socket is destroyed without any response;
- * - `truncate`: the real response's headers (full `Content-Length`) and half its body, then the socket is destroyed.
+ * - `truncate`: the real response's headers (full `Content-Length`) and half its body, then the socket is destroyed;
+ * - `af429`: the Management Activity API's throttling as observed: HTTP 403 with
+ *   `{"error":{"code":"AF429","message":"Too many requests. Method={m}, PublisherId={p}"}}` and no `Retry-After`
+ *   (troubleshooting guide). On other services it behaves as `429-no-retry-after`.
  */
-export type FaultKind = '429' | '429-fractional' | '429-no-retry-after' | '503' | 'reset' | 'truncate';
+export type FaultKind = '429' | '429-fractional' | '429-no-retry-after' | '503' | 'reset' | 'truncate' | 'af429';
 
 /** Every fault kind. */
-export const FAULT_KINDS: readonly FaultKind[] = ['429', '429-fractional', '429-no-retry-after', '503', 'reset', 'truncate'];
+export const FAULT_KINDS: readonly FaultKind[] = ['429', '429-fractional', '429-no-retry-after', '503', 'reset', 'truncate', 'af429'];
 
 /** Fault injection settings. */
 export interface FaultConfig {
@@ -28,7 +31,7 @@ export interface FaultConfig {
   kinds?: FaultKind[];
   /** PRNG seed; the same seed and request sequence give the same faults. @default 1 */
   seed?: number | string;
-  /** Services whose responses may fail. @default ['graph', 'bap', 'dataverse'] */
+  /** Services whose responses may fail (`managementActivity` and `powerBi` included). @default ['graph', 'bap', 'dataverse'] */
   services?: ServiceName[];
   /** Only paths containing this substring are eligible (e.g. `/members`). @default all paths */
   match?: string;
@@ -39,7 +42,11 @@ export interface FaultConfig {
 /** Counters of injected faults. */
 export interface FaultCounters {
   total: number;
-  byKind: Record<FaultKind, number>;
+  /**
+   * Faults per kind. The six original kinds are always present (0 when none); `af429` appears once one was injected,
+   * so `Object.values(byKind)` of a run without it is unchanged.
+   */
+  byKind: Record<Exclude<FaultKind, 'af429'>, number> & { af429?: number };
   byService: Partial<Record<ServiceName, number>>;
 }
 
@@ -127,7 +134,7 @@ export class FaultInjector {
       retryAfter = (hundredths / 100).toFixed(2);
     }
     this.#counters.total++;
-    this.#counters.byKind[kind]++;
+    this.#counters.byKind[kind] = (this.#counters.byKind[kind] ?? 0) + 1;
     this.#counters.byService[service] = (this.#counters.byService[service] ?? 0) + 1;
     return retryAfter === undefined ? { kind } : { kind, retryAfter };
   }

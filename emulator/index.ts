@@ -7,7 +7,9 @@
  * - `/{tenant}/…` identity (MSAL authority `https://127.0.0.1:PORT/{tenant}`): client credentials, password,
  *   device-code and refresh-token grants, `/devicecode`, `/adminconsent` (v1 and v2), `/devicelogin`;
  * - `/graph/v1.0/…`, `/bap/providers/Microsoft.BusinessAppPlatform/…`, `/dataverse/{uniqueName}/api/data/v9.2/…`;
- * - `/manage`, `/powerbi`, `/arm` reserved (not served yet);
+ * - `/manage/api/v1.0/{tenantId}/activity/feed/…` (Office 365 Management Activity API over a deterministic audit feed
+ *   on an emulated clock) and `/powerbi/v1.0/myorg/admin/activityevents` (Power BI activity events);
+ * - `/arm` reserved (not served yet);
  * - `/_emulator/…` control API.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -15,16 +17,20 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { bapNotFound, registerBap } from './bap.ts';
+import { EmulatedClock } from './clock.ts';
 import { newId, serviceOf, type EmulatorContext, type RouteService, type ServiceName } from './common.ts';
 import { RESOURCES } from './constants.ts';
 import { EmulatorControl, registerControl } from './control.ts';
 import { dataverseNotFound, registerDataverse } from './dataverse.ts';
 import { FaultInjector, faultBody, type FaultConfig, type FaultKind } from './faults.ts';
+import { FeedStore } from './feed.ts';
 import { graphNotFound, registerGraph } from './graph.ts';
 import { aadError, registerIdentity } from './identity.ts';
 import { generateSigningMaterial, generateTlsMaterial } from './keys.ts';
 import { redactPath, RequestLog } from './log.ts';
+import { af429Body, manageNotFound, publisherIdentifierOf, registerManage } from './manage.ts';
 import type { ManagedApp } from './managed.ts';
+import { powerBiNotFound, registerPowerBi } from './powerbi.ts';
 import { SignInState } from './signin.ts';
 import { TenantStore, type Tenant } from './tenant.ts';
 import { DEFAULT_TOKEN_LIFETIME_SECONDS, TokenService } from './tokens.ts';
@@ -38,7 +44,7 @@ export type { ConsentBehavior, DeviceCodeEntry, DeviceCodeSettings } from './sig
 export type * from './tenant.ts';
 export { TenantStore } from './tenant.ts';
 export { ControlError, EmulatorControl, MODEL_KINDS } from './control.ts';
-export type { EnvironmentFlags, LogLeak, MintTokenRequest, ModelKind } from './control.ts';
+export type { EnvironmentFlags, LogLeak, MintTokenRequest, ModelKind, PowerBiGroundTruth } from './control.ts';
 export { FAULT_KINDS } from './faults.ts';
 export type { FaultConfig, FaultCounters, FaultKind } from './faults.ts';
 export type { RequestLogEntry } from './log.ts';
@@ -46,6 +52,26 @@ export type { ServiceName } from './common.ts';
 export type { AccessTokenClaims } from './tokens.ts';
 export { PERMISSION_SETS, RESOURCES, SYSTEM_ADMINISTRATOR, DORMANT_DAYS, DIRECTORY_ROLES, PUBLIC_CLIENT_IDS, DATAVERSE_ROLE_NAMES } from './constants.ts';
 export { emulatorClient } from './client.ts';
+export { EmulatedClock, parseUtc } from './clock.ts';
+export type { ClockState } from './clock.ts';
+export { CONTENT_TYPES, RECORD_KINDS, isContentType } from './auditrecords.ts';
+export type { AuditCatalog, ContentType, FeedUser, KindSpec, RecordKind, RecordVariant } from './auditrecords.ts';
+export { CONTENT_RETENTION_MS, DEFAULT_FEED_SETTINGS, DEFAULT_POWER_BI_SETTINGS, FeedStore, TenantFeed, parseFeedTime } from './feed.ts';
+export type {
+  AddedContent,
+  AuditGroundTruth,
+  AuditGroundTruthOptions,
+  ContentTypeTruth,
+  FeedBlob,
+  FeedSettings,
+  FeedSettingsPatch,
+  FeedSubscription,
+  FeedWebhook,
+  PowerBiSettings,
+  PublisherStats,
+} from './feed.ts';
+export { ACTIVITY_FEED_READ, DLP_SENSITIVE_TYPES, af429Body, feedMethodName, publisherIdentifierOf } from './manage.ts';
+export { FABRIC_ADMINISTRATOR_ROLE, powerBiNotAuthorized } from './powerbi.ts';
 export type { EmulatorClient, EmulatorRequestOptions, EmulatorResponse } from './client.ts';
 
 /**
@@ -174,10 +200,15 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
   const faults = new FaultInjector(options.faults);
   const log = new RequestLog(options.logLimit);
   const signIn = new SignInState();
-  const control = new EmulatorControl({ store, tokens, faults, log, signIn });
+  const clock = new EmulatedClock();
+  const feeds = new FeedStore(store, clock);
+  const control = new EmulatorControl({ store, tokens, faults, log, signIn, feeds });
 
   let baseUrl = '';
   const ctx: EmulatorContext = { store, tokens, signIn, baseUrl: () => baseUrl };
+  const feedCtx = { ...ctx, feeds };
+  const publisherOf = (service: RouteService, url: string): { publisherIdentifier?: string | null } =>
+    service === 'managementActivity' ? { publisherIdentifier: publisherIdentifierOf(url) ?? null } : {};
 
   const app: FastifyInstance = Fastify({
     https: { key: tls.key, cert: tls.cert },
@@ -217,12 +248,16 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
     state.fault = decision.kind;
     if (decision.kind === 'reset') {
       state.logged = true;
-      log.add({ time: new Date().toISOString(), method: req.method, service: state.service, path: redactPath(req.url), status: 0, fault: 'reset', durationMs: performance.now() - state.start });
+      log.add({ time: new Date().toISOString(), method: req.method, service: state.service, path: redactPath(req.url), status: 0, fault: 'reset', durationMs: performance.now() - state.start, ...publisherOf(state.service, req.url) });
       reply.hijack();
       req.raw.socket.destroy();
       return;
     }
     if (decision.kind === 'truncate') return; // the real response is produced, then cut in onSend
+    if (decision.kind === 'af429' && state.service === 'managementActivity') {
+      await reply.code(403).type('application/json; charset=utf-8').send(af429Body(req.url));
+      return reply;
+    }
     const status = decision.kind === '503' ? 503 : 429;
     const requestId = newId();
     if (decision.retryAfter !== undefined) reply.header('retry-after', decision.retryAfter);
@@ -241,7 +276,7 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
     reply.header('content-length', String(buf.length));
     // The response never finishes, so onResponse may not run: log here.
     state.logged = true;
-    log.add({ time: new Date().toISOString(), method: req.method, service: state.service as ServiceName, path: redactPath(req.url), status: reply.statusCode, fault: 'truncate', durationMs: performance.now() - state.start });
+    log.add({ time: new Date().toISOString(), method: req.method, service: state.service as ServiceName, path: redactPath(req.url), status: reply.statusCode, fault: 'truncate', durationMs: performance.now() - state.start, ...publisherOf(state.service, req.url) });
     const half = buf.subarray(0, Math.floor(buf.length / 2));
     let pushed = false;
     return new Readable({
@@ -266,6 +301,7 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
       status: reply.statusCode,
       ...(state.fault ? { fault: state.fault } : {}),
       durationMs: performance.now() - state.start,
+      ...publisherOf(state.service, req.url),
     });
   });
 
@@ -283,6 +319,10 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
         return bapNotFound(req, reply);
       case 'dataverse':
         return dataverseNotFound(req, reply);
+      case 'managementActivity':
+        return manageNotFound(req, reply);
+      case 'powerBi':
+        return powerBiNotFound(req, reply);
       case 'identity':
         return reply.code(404).send({ error: 'not_found', error_description: `The emulator does not serve ${req.method} ${req.url.split('?')[0] ?? ''}.` });
       case 'control':
@@ -296,6 +336,8 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
   await app.register(async (scope) => registerGraph(scope, ctx), { prefix: '/graph' });
   await app.register(async (scope) => registerBap(scope, ctx), { prefix: '/bap' });
   await app.register(async (scope) => registerDataverse(scope, ctx), { prefix: '/dataverse' });
+  await app.register(async (scope) => registerManage(scope, feedCtx), { prefix: '/manage' });
+  await app.register(async (scope) => registerPowerBi(scope, feedCtx), { prefix: '/powerbi' });
   let endpoints = endpointsFor('https://127.0.0.1:0');
   await app.register(async (scope) => registerControl(scope, control, { endpoints: () => endpoints, caPem: () => tls.cert }), { prefix: '/_emulator' });
 

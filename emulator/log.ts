@@ -20,6 +20,11 @@ export interface RequestLogEntry {
   fault?: FaultKind;
   /** Wall time from arrival to the response being handed to the socket, milliseconds. */
   durationMs: number;
+  /**
+   * Management Activity requests only: the `PublisherIdentifier` query value the client sent (any case of the name),
+   * null when absent. Other services never carry the field.
+   */
+  publisherIdentifier?: string | null;
 }
 
 const SECRET_PARAMS = /^(client_secret|client_assertion|password|access_token|refresh_token|code|assertion|sig|signature)$/i;

@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addCustomerAppIntegration } from '../../src/onboarding/integrations.ts';
+import { listAlerts } from '../../src/store/repositories/audit.ts';
+import { ingestAudit } from '../../src/sync/audit.ts';
+import { world, type World } from './harness.ts';
+
+const T = Date.parse('2026-11-20T12:00:00Z');
+const HOUR = 3_600_000;
+
+describe('audit ingestion through the emulated Management Activity API', () => {
+  let w: World;
+  beforeAll(async () => {
+    w = await world({ seed: 'audit', sizes: { users: 25, guests: 3, groups: 3, environments: 3, agents: 5 } });
+    w.emulator.control.setClock(new Date(T).toISOString());
+    w.emulator.control.configureFeed(w.tenant.id, { recordsPerHour: 400, pageSize: 7, blobSize: 25, duplicateShare: 0.1, unavailableContentTypes: ['DLP.All'], since: new Date(T - 10 * 24 * HOUR).toISOString() });
+  });
+  afterAll(async () => w.close());
+
+  async function storedIds(rt: Awaited<ReturnType<World['runtime']>>): Promise<string[]> {
+    return (await rt.db.selectFrom('audit_events').select('id').orderBy('id').execute()).map((r) => r.id);
+  }
+
+  function truthIds(from: number, to: number): string[] {
+    const truth = w.emulator.control.auditGroundTruth(w.tenant.id, { from: new Date(from).toISOString(), to: new Date(to).toISOString() });
+    // DLP.All is not provisioned for this tenant: nothing of it can be collected.
+    return Object.entries(truth.contentTypes)
+      .filter(([ct]) => ct !== 'DLP.All')
+      .flatMap(([, c]) => c.ids ?? [])
+      .sort();
+  }
+
+  it('stores every available record exactly once across duplicates, paging, and runs stopped at random points', async () => {
+    const rt = await w.runtime();
+    const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
+    const now = new Date(T);
+    // Stop the run after a few blobs, several times, as a crash would; each rerun resumes from the cursors.
+    for (const stopAfter of [3, 11, 29]) {
+      let blobs = 0;
+      const r = await ingestAudit(rt, integration.id, {
+        now,
+        initialLookbackHours: 48,
+        afterBlob: () => {
+          if (++blobs === stopAfter) throw new Error('killed');
+        },
+      });
+      expect(Object.values(r.contentTypes).some((o) => o.status === 'error')).toBe(true);
+    }
+    const final = await ingestAudit(rt, integration.id, { now, initialLookbackHours: 48 });
+    expect(final.contentTypes['DLP.All']).toMatchObject({ status: 'unavailable', reason: expect.stringMatching(/AF20012/) });
+    for (const [ct, o] of Object.entries(final.contentTypes)) if (ct !== 'DLP.All') expect(o.status, ct).toBe('ok');
+    const expected = truthIds(T - 48 * HOUR, T);
+    expect(expected.length).toBeGreaterThan(500);
+    expect(await storedIds(rt)).toEqual(expected);
+    const again = await ingestAudit(rt, integration.id, { now, initialLookbackHours: 48 });
+    expect(Object.values(again.contentTypes).reduce((n, o) => n + o.stored, 0)).toBe(0);
+    expect(await storedIds(rt)).toEqual(expected);
+  });
+
+  it('an 8-day outage raises a data-loss alert naming the content type and the lost window', async () => {
+    const rt = await w.runtime();
+    const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
+    const before = T - 8 * 24 * HOUR;
+    w.emulator.control.setClock(new Date(before).toISOString());
+    await ingestAudit(rt, integration.id, { now: new Date(before), initialLookbackHours: 1, contentTypes: ['Audit.General'] });
+    w.emulator.control.setClock(new Date(T).toISOString());
+    const r = await ingestAudit(rt, integration.id, { now: new Date(T), contentTypes: ['Audit.General'] });
+    expect(r.dataLossAlerts).toHaveLength(1);
+    const [alert] = await listAlerts(rt.db, { integrationId: integration.id, ruleId: 'audit_data_loss' });
+    expect(alert!.title).toMatch(/Audit\.General/);
+    expect(Date.parse(alert!.window_start!)).toBeLessThanOrEqual(before);
+    expect(Date.parse(alert!.window_end!)).toBeGreaterThan(T - 7 * 24 * HOUR);
+    expect(r.contentTypes['Audit.General']!.status).toBe('ok');
+  });
+
+  it('without ActivityFeed.Read every content type is "not evaluated" with the permission named, not a failure', async () => {
+    w.app.grantedRoles['https://manage.office.com'] = [];
+    try {
+      const rt = await w.runtime();
+      const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
+      const r = await ingestAudit(rt, integration.id, { now: new Date(T) });
+      for (const o of Object.values(r.contentTypes)) expect(o).toMatchObject({ status: 'unavailable', reason: expect.stringMatching(/ActivityFeed\.Read/) });
+    } finally {
+      w.app.grantedRoles['https://manage.office.com'] = ['ActivityFeed.Read'];
+    }
+  });
+});

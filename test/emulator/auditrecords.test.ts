@@ -1,0 +1,252 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { creationTime } from '../../emulator/auditrecords.ts';
+import { EmulatedClock, parseUtc } from '../../emulator/clock.ts';
+import { FeedStore, parseFeedTime, type TenantFeed } from '../../emulator/feed.ts';
+import { generateTenant } from '../../emulator/generate.ts';
+import { CONTENT_TYPES, TenantStore, type Tenant } from '../../emulator/index.ts';
+
+type Rec = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- records are asserted field by field
+
+const NOW = '2025-06-10T12:00:00Z';
+const WINDOW = { from: '2025-06-10T04:00:00Z', to: '2025-06-10T10:00:00Z' };
+
+let tenant: Tenant;
+let feed: TenantFeed;
+let clock: EmulatedClock;
+const records = new Map<string, Rec[]>();
+
+function collect(f: TenantFeed, ct: (typeof CONTENT_TYPES)[number], from: string, to: string): Rec[] {
+  const out: Rec[] = [];
+  for (const b of f.listContent(ct, Date.parse(from), Date.parse(to))) {
+    const r = f.blob(b.contentId);
+    if (r.status !== 'ok') throw new Error(`blob ${b.contentId}: ${r.status}`);
+    out.push(...(JSON.parse(r.json) as Rec[]));
+  }
+  return out;
+}
+
+beforeAll(() => {
+  tenant = generateTenant({ seed: 'records', sizes: { users: 60, guests: 8, environments: 3, agents: 20 } });
+  clock = new EmulatedClock();
+  clock.set(NOW);
+  feed = new FeedStore(new TenantStore([tenant]), clock).feed(tenant.id) as TenantFeed;
+  // Plenty of the rare kinds: a busy Audit.General and Azure AD / DLP share.
+  feed.configure({ recordsPerHour: 4000, mix: { 'Audit.General': 0.5, 'Audit.AzureActiveDirectory': 0.2, 'DLP.All': 0.1, 'Audit.Exchange': 0.1, 'Audit.SharePoint': 0.1 }, kindMix: { powerPlatformAdmin: 25, powerPlatformDlp: 10 } });
+  for (const ct of CONTENT_TYPES) records.set(ct, collect(feed, ct, WINDOW.from, WINDOW.to));
+});
+
+const general = (): Rec[] => records.get('Audit.General')!;
+const upns = (): Set<string> => new Set(tenant.users.map((u) => u.userPrincipalName));
+
+describe('common schema', () => {
+  it('every record has the common fields with Microsoft formats', () => {
+    const problems: string[] = [];
+    const check = (ok: boolean, what: string, r: Rec) => {
+      if (!ok && problems.length < 10) problems.push(`${what}: ${JSON.stringify(r).slice(0, 200)}`);
+    };
+    for (const ct of CONTENT_TYPES) {
+      const list = records.get(ct)!;
+      expect(list.length, ct).toBeGreaterThan(50);
+      for (const r of list) {
+        check(Object.keys(r).slice(0, 5).join() === 'CreationTime,Id,Operation,OrganizationId,RecordType', 'key order', r);
+        check(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/.test(r.CreationTime), 'CreationTime', r);
+        check(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(r.Id), 'Id', r);
+        check(r.OrganizationId === tenant.id, 'OrganizationId', r);
+        check(Number.isInteger(r.RecordType), 'RecordType', r);
+        check(typeof r.UserType === 'number' && typeof r.UserKey === 'string' && typeof r.UserId === 'string', 'user fields', r);
+        check('ClientIP' in r && typeof r.Workload === 'string', 'ClientIP/Workload', r);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('users come from the directory (guests included); each has a small set of usual IPs', () => {
+    const known = upns();
+    const copilot = general().filter((r) => r.RecordType === 261);
+    for (const r of copilot) expect(known.has(r.UserId)).toBe(true);
+    expect(copilot.some((r) => r.UserId.includes('#EXT#') && r.UserType === 10)).toBe(true);
+    const ips = new Map<string, Map<string, number>>();
+    for (const r of [...general(), ...records.get('Audit.SharePoint')!]) {
+      if (typeof r.ClientIP !== 'string') continue;
+      const m = ips.get(r.UserId) ?? new Map<string, number>();
+      m.set(r.ClientIP, (m.get(r.ClientIP) ?? 0) + 1);
+      ips.set(r.UserId, m);
+    }
+    let rare = 0;
+    let total = 0;
+    for (const m of ips.values()) {
+      const usual = [...m.values()].filter((n) => n > 1).length;
+      expect(usual).toBeLessThanOrEqual(3);
+      rare += [...m.values()].filter((n) => n === 1).length;
+      total += [...m.values()].reduce((a, b) => a + b, 0);
+    }
+    expect(rare).toBeGreaterThan(0);
+    expect(rare / total).toBeLessThan(0.05);
+  });
+
+  it('record time is in the blob window and before its contentCreated by the configured lag', () => {
+    const settings = feed.settings();
+    for (const b of feed.listContent('Audit.Exchange', Date.parse(WINDOW.from), Date.parse(WINDOW.to))) {
+      const r = feed.blob(b.contentId);
+      if (r.status !== 'ok') continue;
+      for (const rec of JSON.parse(r.json) as Rec[]) {
+        const lag = b.contentCreated - Date.parse(`${rec.CreationTime}Z`);
+        expect(lag).toBeGreaterThanOrEqual(settings.minDelayMinutes * 60_000);
+        // A duplicate rides one window later.
+        expect(lag).toBeLessThanOrEqual((settings.maxDelayMinutes + 2 * settings.batchMinutes) * 60_000);
+      }
+    }
+  });
+});
+
+describe('Audit.General kinds', () => {
+  it('CopilotInteraction (261) carries CopilotEventData; guests touch labelled resources', () => {
+    const copilot = general().filter((r) => r.Operation === 'CopilotInteraction');
+    expect(copilot.length).toBeGreaterThan(100);
+    for (const r of copilot) {
+      expect(r).toMatchObject({ RecordType: 261, Workload: 'Copilot', Version: 1 });
+      expect(Object.keys(r.CopilotEventData)).toEqual(['AppHost', 'Contexts', 'ThreadId', 'MessageIds', 'Messages', 'AccessedResources', 'ModelTransparencyDetails', 'AISystemPlugin']);
+      expect(r.CopilotEventData.ThreadId).toMatch(/^19:[A-Za-z0-9]+@thread\.v2$/);
+      expect(r.CopilotEventData.Messages.filter((m: Rec) => m.isPrompt)).not.toHaveLength(0);
+      for (const a of r.CopilotEventData.AccessedResources) expect(Object.keys(a).slice(0, 5)).toEqual(['Id', 'SiteUrl', 'Name', 'Type', 'Action']);
+      expect(r.CopilotEventData.ModelTransparencyDetails[0]).toHaveProperty('ModelName');
+    }
+    const labelled = copilot.filter((r) => r.UserType === 10 && r.CopilotEventData.AccessedResources.some((a: Rec) => a.SensitivityLabelId));
+    expect(labelled.length).toBeGreaterThan(0);
+    const agents = copilot.filter((r) => typeof r.AppIdentity === 'string');
+    const botIds = new Set(tenant.environments.flatMap((e) => e.dataverse?.bots.map((b) => b.botid) ?? []));
+    expect(agents.length).toBeGreaterThan(0);
+    for (const r of agents) {
+      expect(r.AppIdentity).toBe(`Copilot.Studio.${r.AgentId}`);
+      expect(botIds.has(r.AgentId)).toBe(true);
+    }
+  });
+
+  it('Power Apps (45), Power Automate (30) with external HTTP, Power BI (20) with PublishToWebReport', () => {
+    const apps = general().filter((r) => r.RecordType === 45);
+    expect(apps.some((r) => r.Operation === 'LaunchPowerApp')).toBe(true);
+    for (const r of apps) expect(JSON.parse(r.AdditionalInfo)).toHaveProperty('environmentName');
+    const flows = general().filter((r) => r.RecordType === 30);
+    expect(flows.every((r) => r.Workload === 'MicrosoftFlow' && r.FlowDetailsUrl.startsWith('https://make.powerautomate.com/environments/'))).toBe(true);
+    const http = flows.filter((r) => r.FlowHttpActions);
+    expect(http.some((r) => !/microsoft\.com|sharepoint\.com|azure\.com/.test(new URL(r.FlowHttpActions[0].Uri).hostname))).toBe(true);
+    expect(http.some((r) => /microsoft\.com|sharepoint\.com|azure\.com/.test(new URL(r.FlowHttpActions[0].Uri).hostname))).toBe(true);
+    for (const r of http) expect(r.FlowConnectorNames).toContain('HTTP');
+    const pbi = general().filter((r) => r.RecordType === 20);
+    expect(pbi.every((r) => r.Workload === 'PowerBI' && r.Activity === r.Operation)).toBe(true);
+    expect(pbi.some((r) => r.Operation === 'ViewReport')).toBe(true);
+    const toWeb = pbi.filter((r) => r.Operation === 'PublishToWebReport');
+    expect(toWeb.length).toBeGreaterThan(0);
+    expect(toWeb[0]).toMatchObject({ Activity: 'PublishToWebReport', ArtifactKind: 'Report' });
+    expect(typeof toWeb[0]!.ReportName).toBe('string');
+  });
+
+  it('Power Platform admin activity (256): agents set to no authentication, custom connectors; DLP policies (187)', () => {
+    const admin = general().filter((r) => r.RecordType === 256);
+    const prop = (r: Rec, name: string) => r.PropertyCollection.find((p: Rec) => p.Name === name)?.Value;
+    for (const r of admin) {
+      expect(r.Workload).toBe('PowerPlatform');
+      expect(prop(r, 'type')).toBe('PowerPlatformAdministratorActivityRecord');
+      expect(prop(r, 'powerplatform.analytics.activity.name')).toBe(r.Operation);
+    }
+    const authNone = admin.filter((r) => r.Operation === 'BotUpdateOperation-BotAuthUpdate' && JSON.parse(prop(r, 'powerplatform.analytics.resource.bot.update_details.change')).some((c: Rec) => c.PropertyName === 'AuthenticationMode' && c.NewValue === 'None'));
+    expect(authNone.length).toBeGreaterThan(0);
+    const noAuthBots = new Set(tenant.environments.flatMap((e) => e.dataverse?.bots.filter((b) => b.authenticationmode === 1).map((b) => b.botid) ?? []));
+    for (const r of authNone) expect(noAuthBots.has(r.ObjectId)).toBe(true);
+    const connectors = admin.filter((r) => r.Operation === 'CreateCustomConnector');
+    expect(connectors.length).toBeGreaterThan(0);
+    expect(prop(connectors[0]!, 'powerplatform.analytics.resource.type')).toBe('CustomConnector');
+    const published = admin.filter((r) => r.Operation === 'BotUpdateOperation-BotPublish' && prop(r, 'powerplatform.analytics.resource.bot.authentication_mode') === 'None');
+    expect(published.length).toBeGreaterThan(0);
+    const dlp = general().filter((r) => r.RecordType === 187);
+    expect(new Set(dlp.map((r) => r.Operation))).toEqual(new Set(['CreateDlpPolicy', 'UpdateDlpPolicy', 'DeleteDlpPolicy']));
+    for (const r of dlp) expect(JSON.parse(r.AdditionalInfo).policyId).toBe(r.ObjectId);
+    expect(dlp.some((r) => JSON.parse(r.AdditionalInfo).changeSet?.connectorChanges?.some((c: Rec) => c.previousValue.classification === 'Blocked'))).toBe(true);
+  });
+
+  it('ground-truth scenario counts match the records', () => {
+    const truth = feed.groundTruth({ ...WINDOW, includeIds: false });
+    const all = [...records.values()].flat();
+    const unique = new Map(all.map((r) => [r.Id, r]));
+    expect(unique.size).toBe(truth.total.unique);
+    const guestLabelled = [...unique.values()].filter((r) => r.RecordType === 261 && r.UserType === 10 && r.CopilotEventData.AccessedResources.some((a: Rec) => a.SensitivityLabelId)).length;
+    expect(truth.scenarios['copilot.guestLabelled']).toBe(guestLabelled);
+    const publishToWeb = [...unique.values()].filter((r) => r.Operation === 'PublishToWebReport').length;
+    expect(truth.byOperation.PublishToWebReport ?? 0).toBe(publishToWeb);
+    const byType: Record<string, number> = {};
+    for (const r of unique.values()) byType[r.RecordType] = (byType[r.RecordType] ?? 0) + 1;
+    expect(truth.byRecordType).toEqual(byType);
+  });
+});
+
+describe('other content types', () => {
+  it('Azure AD (8): consent, credentials and app-role assignment with ModifiedProperties / Target / ExtendedProperties', () => {
+    const aad = records.get('Audit.AzureActiveDirectory')!;
+    for (const r of aad) {
+      expect(r).toMatchObject({ RecordType: 8, Workload: 'AzureActiveDirectory', AzureActiveDirectoryEventType: 1, ClientIP: null, ActorContextId: tenant.id });
+      expect(r.Actor[0]).toEqual({ ID: r.UserId, Type: 5 });
+      expect(Array.isArray(r.Target)).toBe(true);
+      expect(r.ExtendedProperties.map((p: Rec) => p.Name)).toEqual(['additionalDetails', 'extendedAuditEventCategory']);
+    }
+    const mp = (r: Rec, name: string) => r.ModifiedProperties.find((p: Rec) => p.Name === name)?.NewValue;
+    const consents = aad.filter((r) => r.Operation === 'Consent to application.');
+    expect(consents.some((r) => mp(r, 'ConsentContext.IsAdminConsent') === 'True')).toBe(true);
+    expect(consents.some((r) => mp(r, 'ConsentContext.IsAdminConsent') === 'False')).toBe(true);
+    const creds = aad.filter((r) => r.Operation === 'Add service principal credentials.');
+    expect(creds.length).toBeGreaterThan(0);
+    expect(mp(creds[0]!, 'KeyDescription')).toMatch(/KeyIdentifier=[0-9a-f-]{36},KeyType=(Password|AsymmetricX509Cert),KeyUsage=Verify/);
+    const roles = aad.filter((r) => r.Operation === 'Add app role assignment to service principal.');
+    expect(roles.length).toBeGreaterThan(0);
+    expect(mp(roles[0]!, 'AppRole.Value')).toMatch(/\./);
+    expect(roles[0]!.Target).toContainEqual({ ID: 'Microsoft Graph', Type: 1 });
+  });
+
+  it('Exchange MailItemsAccessed (50) / Send (2), SharePoint file operations (6), DLP rule matches (11 / 13)', () => {
+    const ex = records.get('Audit.Exchange')!;
+    const mia = ex.filter((r) => r.Operation === 'MailItemsAccessed');
+    expect(mia.every((r) => r.RecordType === 50 && r.Folders[0].FolderItems.length === r.OperationCount && r.MailboxOwnerUPN === r.UserId)).toBe(true);
+    expect(ex.some((r) => r.Operation === 'Send' && r.RecordType === 2 && r.Item.ParentFolder.Path === '\\Sent Items')).toBe(true);
+    const sp = records.get('Audit.SharePoint')!;
+    expect(sp.every((r) => r.RecordType === 6 && ['SharePoint', 'OneDrive'].includes(r.Workload))).toBe(true);
+    expect(sp.some((r) => r.Operation === 'FileAccessed')).toBe(true);
+    const dlp = records.get('DLP.All')!;
+    expect(dlp.every((r) => r.Operation === 'DlpRuleMatch' && r.UserKey === 'DlpAgent' && r.PolicyDetails[0].Rules[0].ConditionsMatched.SensitiveInformation.length > 0)).toBe(true);
+    expect(dlp.some((r) => r.RecordType === 11 && r.SharePointMetaData.FilePathUrl === r.ObjectId)).toBe(true);
+    expect(dlp.some((r) => r.RecordType === 13 && r.ExchangeMetaData.MessageID === r.ObjectId)).toBe(true);
+  });
+});
+
+describe('helpers', () => {
+  it('formats CreationTime without allocation mistakes across dates', () => {
+    for (const iso of ['1970-01-01T00:00:00', '2000-02-29T23:59:59', '2024-12-31T12:34:56', '2025-03-01T00:00:00', '2100-03-01T01:02:03']) {
+      expect(creationTime(Date.parse(`${iso}Z`))).toBe(iso);
+    }
+    for (let ms = Date.UTC(2023, 0, 1); ms < Date.UTC(2027, 0, 1); ms += 86_400_000 * 3 + 3_661_000) {
+      expect(creationTime(ms)).toBe(new Date(Math.floor(ms / 1000) * 1000).toISOString().slice(0, 19));
+    }
+  });
+
+  it('parses feed times and ISO instants as UTC', () => {
+    expect(parseFeedTime('2025-06-10')).toBe(Date.parse('2025-06-10T00:00:00Z'));
+    expect(parseFeedTime('2025-06-10T08:30')).toBe(Date.parse('2025-06-10T08:30:00Z'));
+    expect(parseFeedTime('2025-06-10T08:30:15')).toBe(Date.parse('2025-06-10T08:30:15Z'));
+    expect(parseFeedTime('2025-02-30')).toBeNull();
+    expect(parseFeedTime('10 June 2025')).toBeNull();
+    expect(parseUtc('2025-06-10T08:30:15')).toBe(Date.parse('2025-06-10T08:30:15Z'));
+    expect(parseUtc('2025-06-10')).toBe(Date.parse('2025-06-10T00:00:00Z'));
+  });
+
+  it('the clock freezes, advances and returns to real time', () => {
+    const c = new EmulatedClock();
+    expect(Math.abs(c.now() - Date.now())).toBeLessThan(1000);
+    c.set('2025-01-01T00:00:00Z');
+    expect(c.state()).toEqual({ now: '2025-01-01T00:00:00.000Z', frozen: true, offsetMs: 0 });
+    c.advance(90);
+    expect(c.state().now).toBe('2025-01-01T00:01:30.000Z');
+    c.set(null);
+    c.advance(3600);
+    expect(c.now() - Date.now()).toBeGreaterThan(3_590_000);
+    expect(c.state().frozen).toBe(false);
+    expect(() => c.set('not a date')).toThrow(RangeError);
+  });
+});
