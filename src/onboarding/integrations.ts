@@ -120,16 +120,31 @@ export async function addCustomerAppIntegration(deps: OnboardingDeps, request: A
   const tokens = new ClientCredentialProvider({ cloud: deps.cloud, tenantId: input.tenantId, clientId: input.clientId, clientSecret: input.clientSecret, http: deps.http });
   const report = await verifyIntegration({ cloud: deps.cloud, tokens, ctx: streamContext(deps, tokens) }, input);
   const id = newId('int');
+  return saveVerifiedIntegration(
+    deps,
+    {
+      id,
+      name: input.name,
+      mode: 'customer-app',
+      tenant_id: input.tenantId,
+      client_id: input.clientId,
+      sp_object_id: report.servicePrincipalObjectId,
+      secret_envelope: JSON.stringify(encryptSecret(deps.kek, input.clientSecret, aad({ id, tenant_id: input.tenantId }))),
+      secret_expires_at: input.secretExpiresAt,
+    },
+    report,
+  );
+}
+
+/** Stores a verified integration (either mode) and returns it with its verification report. */
+async function saveVerifiedIntegration(
+  deps: OnboardingDeps,
+  fields: Pick<repo.IntegrationRow, 'id' | 'name' | 'mode' | 'tenant_id' | 'client_id' | 'sp_object_id' | 'secret_envelope' | 'secret_expires_at'>,
+  report: VerificationReport,
+): Promise<{ integration: IntegrationView; report: VerificationReport }> {
   const now = nowIso();
   const row: repo.IntegrationRow = {
-    id,
-    name: input.name,
-    mode: 'customer-app',
-    tenant_id: input.tenantId,
-    client_id: input.clientId,
-    sp_object_id: report.servicePrincipalObjectId,
-    secret_envelope: JSON.stringify(encryptSecret(deps.kek, input.clientSecret, aad({ id, tenant_id: input.tenantId }))),
-    secret_expires_at: input.secretExpiresAt,
+    ...fields,
     verification: JSON.stringify(report),
     verified_at: report.checkedAt,
     created_at: now,
@@ -139,7 +154,7 @@ export async function addCustomerAppIntegration(deps: OnboardingDeps, request: A
     secret_rotated_at: null,
   };
   await repo.insertIntegration(deps.db, row);
-  deps.logger.info({ integrationId: id, tenantId: input.tenantId, clientId: input.clientId }, 'integration added');
+  deps.logger.info({ integrationId: row.id, tenantId: row.tenant_id, clientId: row.client_id, mode: row.mode }, 'integration added');
   return { integration: toView(row), report };
 }
 
@@ -197,28 +212,20 @@ export async function addManagedAppIntegration(deps: OnboardingDeps, request: Ad
     });
   }
   const report = await verifyIntegration({ cloud: deps.cloud, tokens, ctx: streamContext(deps, tokens) }, { tenantId, clientId });
-  const id = newId('int');
-  const now = nowIso();
-  const row: repo.IntegrationRow = {
-    id,
-    name: (request.name ?? '').trim() || `tenant-${tenantId.slice(0, 8)}`,
-    mode: 'managed-app',
-    tenant_id: tenantId,
-    client_id: clientId,
-    sp_object_id: spObjectId,
-    secret_envelope: null,
-    secret_expires_at: null,
-    verification: JSON.stringify(report),
-    verified_at: report.checkedAt,
-    created_at: now,
-    updated_at: now,
-    credential_state: 'ok',
-    credential_error: null,
-    secret_rotated_at: null,
-  };
-  await repo.insertIntegration(deps.db, row);
-  deps.logger.info({ integrationId: id, tenantId, mode: 'managed-app' }, 'integration added');
-  return { integration: toView(row), report };
+  return saveVerifiedIntegration(
+    deps,
+    {
+      id: newId('int'),
+      name: (request.name ?? '').trim() || `tenant-${tenantId.slice(0, 8)}`,
+      mode: 'managed-app',
+      tenant_id: tenantId,
+      client_id: clientId,
+      sp_object_id: spObjectId,
+      secret_envelope: null,
+      secret_expires_at: null,
+    },
+    report,
+  );
 }
 
 /**
