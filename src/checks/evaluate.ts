@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { DATAVERSE_ACCESS_REASONS } from '../core/remediation.ts';
 import { nowIso } from '../store/db.ts';
 import { applyEvaluation, type ResultInput } from '../store/repositories/findings.ts';
 import { listAgents, listDataverseUsers, listEnvironments, listUsersByIds } from '../store/repositories/inventory.ts';
@@ -16,8 +17,7 @@ export type IntegrationRef = Pick<IntegrationsTable, 'id' | 'tenant_id' | 'mode'
 
 /** Plain-language reasons for upstream codes that make a slice unreadable. */
 const GAP_REASONS: Record<string, string> = {
-  '0x80072560': "Vigil's application has no application user in this environment. Add it with the System Administrator role (Power Platform admin center > Environments > Settings > Users + permissions > Application users).",
-  '0x80040220': "Vigil's application user lacks read privileges in this environment. Give it the System Administrator security role.",
+  ...DATAVERSE_ACCESS_REASONS,
   Forbidden: 'The application is not registered as a Power Platform admin management application (run `vigil integrations verify` for the steps).',
   Authorization_RequestDenied: 'Microsoft Graph refused the read: an application permission is missing.',
   DATAVERSE_URL_NOT_ALLOWED: 'The Dataverse URL is outside the configured cloud; no token was sent.',

@@ -53,7 +53,11 @@ const envSchema = z.object({
   VIGIL_JOB_EXPIRE_SECONDS: z.coerce.number().int().min(10).max(604_800).default(21_600),
   VIGIL_JOB_MAINTENANCE_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   VIGIL_SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().positive().max(3600).default(30),
-  /** Shared per-tenant budgets: Graph resource units per 10 s, Management Activity requests per minute, Dataverse requests per 5 minutes. */
+  /**
+   * Shared per-tenant budgets, below each service's published ceiling (limits-and-practices.md): Graph resource units
+   * per 10 s (3,500 / 5,000 / 8,000 for tenants of < 50 / 50–500 / > 500 users, `throttling-limits.md`), Management
+   * Activity requests per minute (2,000 baseline, API reference), Dataverse requests per 5 minutes (6,000, `api-limits.md`).
+   */
   VIGIL_GRAPH_RU_PER_10S: z.coerce.number().int().min(1).default(3500),
   VIGIL_MANAGEMENT_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).default(2000),
   VIGIL_DATAVERSE_REQUESTS_PER_5MIN: z.coerce.number().int().min(1).default(6000),

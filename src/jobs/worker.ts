@@ -1,8 +1,6 @@
-import { evaluateIntegration } from '../checks/evaluate.ts';
 import { isVigilError, VigilError } from '../core/errors.ts';
-import { grantNewEnvironments } from '../onboarding/environments.ts';
 import { getIntegration, type OnboardingDeps } from '../onboarding/integrations.ts';
-import { collectIntegration } from '../sync/run.ts';
+import { collectAndEvaluate } from '../sync/run.ts';
 import type { CollectionJob } from './queue.ts';
 
 /**
@@ -24,9 +22,9 @@ export function collectionJobHandler(deps: OnboardingDeps & { autoGrantAccess?: 
       throw e;
     }
     deps.logger.info({ jobId: job.id, integrationId: row.id }, 'collection job started');
-    let result;
+    let run;
     try {
-      result = await collectIntegration(deps, row.id, { signal: job.signal });
+      ({ run } = await collectAndEvaluate(deps, row.id, { signal: job.signal, autoGrantAccess: deps.autoGrantAccess }));
     } catch (e) {
       // Refused credentials are recorded on the integration; retrying cannot help until they are rotated.
       if (isVigilError(e, 'authentication')) {
@@ -35,10 +33,8 @@ export function collectionJobHandler(deps: OnboardingDeps & { autoGrantAccess?: 
       }
       throw e;
     }
-    await grantNewEnvironments(deps, row.id, result.errors, deps.autoGrantAccess ?? false);
-    await evaluateIntegration(deps.db, row);
-    if (result.status === 'failed') {
-      throw new VigilError('upstream', 'COLLECTION_FAILED', `Collection ${result.runId} failed: ${result.errors[0]?.message ?? 'unknown error'}`);
+    if (run.status === 'failed') {
+      throw new VigilError('upstream', 'COLLECTION_FAILED', `Collection ${run.runId} failed: ${run.errors[0]?.message ?? 'unknown error'}`);
     }
   };
 }

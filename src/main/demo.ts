@@ -2,17 +2,16 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { generateTenant, type TenantSizes } from '../../emulator/generate.ts';
 import { startEmulator } from '../../emulator/index.ts';
-import { evaluateIntegration } from '../checks/evaluate.ts';
 import { loadCustomProfile } from '../config/cloud.ts';
 import { VigilError } from '../core/errors.ts';
 import { SEVERITIES } from '../core/types.ts';
-import { addCustomerAppIntegration, getIntegration } from '../onboarding/integrations.ts';
+import { addCustomerAppIntegration } from '../onboarding/integrations.ts';
 import type { MissingPermission } from '../onboarding/verify.ts';
 import { listFindings } from '../store/repositories/findings.ts';
 import { countLive } from '../store/repositories/inventory.ts';
 import { SQLITE_FILE } from '../store/db.ts';
 import type { Progress } from '../sync/engine.ts';
-import { collectIntegration } from '../sync/run.ts';
+import { collectAndEvaluate } from '../sync/run.ts';
 import { createRuntime } from './runtime.ts';
 
 /**
@@ -83,11 +82,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
         clientSecret: app.secrets[0]!.value,
         secretExpires: app.secrets[0]!.endDateTime,
       });
-      step('Collecting users, groups, memberships, environments and Copilot Studio agents');
-      const run = await collectIntegration(rt, integration.id, { onProgress: options.onProgress });
-      step('Evaluating checks');
-      const row = await getIntegration(rt.db, integration.id);
-      const evaluation = await evaluateIntegration(rt.db, row);
+      step('Collecting users, groups, memberships, environments and Copilot Studio agents, then evaluating the checks');
+      const { run, evaluation } = await collectAndEvaluate(rt, integration.id, { onProgress: options.onProgress });
       const counts = await countLive(rt.db, integration.id);
       const open = await listFindings(rt.db, { integrationId: integration.id, status: 'open' });
       const bySeverity = Object.fromEntries(SEVERITIES.map((s) => [s, open.filter((f) => f.severity === s).length]));
@@ -110,7 +106,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
           byCheck,
           top: open.slice(0, 5).map((f) => ({ severity: f.severity, checkId: f.check_id, resource: f.resource_name ?? f.resource_id, reason: f.detail ? ((JSON.parse(f.detail) as { reason?: string }).reason ?? null) : null })),
         },
-        notEvaluated: evaluation.byStatus.not_evaluated,
+        notEvaluated: evaluation?.byStatus.not_evaluated ?? 0,
         database: join(dataDir, SQLITE_FILE),
       };
     } finally {

@@ -1,5 +1,7 @@
 import { isVigilError } from '../core/errors.ts';
+import { APPLICATION_USER_FIX } from '../core/remediation.ts';
 import { UpstreamHttpError } from '../platform/http/client.ts';
+import { acquireAdminToken } from '../platform/identity/admin.ts';
 import { addAppUser, listAllEnvironments } from '../sources/bap/client.ts';
 import { assignSystemAdministrator } from '../sources/dataverse/admin.ts';
 import { probeAgentsAccess } from '../sources/dataverse/streams.ts';
@@ -23,26 +25,42 @@ export interface EnvironmentGrant {
   fix?: string;
 }
 
-const FIX = 'In the Power Platform admin center open Manage > Environments > the environment > Settings > Users + permissions > Application users, choose + New app user, pick the application and give it the System Administrator security role.';
 
 function reasonOf(e: unknown): string {
   return e instanceof UpstreamHttpError ? `${e.upstreamCode ?? `HTTP ${e.status}`}: ${e.upstreamMessage ?? e.message}` : (e as Error).message;
 }
 
 /**
+ * Delegated tokens of a platform administrator per Dataverse resource, signed in by device code once per resource
+ * (each environment's Dataverse is its own resource) and reused for every call to it.
+ */
+function adminTokens(deps: OnboardingDeps, tenantId: string, prompt: (message: string) => void): (resource: string) => Promise<string> {
+  const cache = new Map<string, Promise<string>>();
+  return (resource) => {
+    let token = cache.get(resource);
+    if (!token) {
+      token = acquireAdminToken({ cloud: deps.cloud, http: deps.http, tenantId, clientId: deps.config.adminSignIn.clientId, scope: `${resource}/.default`, signIn: { kind: 'device-code', prompt } }).then((t) => t.accessToken);
+      cache.set(resource, token);
+    }
+    return token;
+  };
+}
+
+/**
  * Grants access in every environment (or the listed ones).
- * @param options.adminToken a platform administrator's Dataverse-capable token source for the fallback sequence
- *   (`(resource) => token`); without it the fallback runs with the application's own token, which only works where
- *   it is already privileged.
+ * @param options.adminSignIn when given, the Dataverse fallback runs as a platform administrator signed in by device
+ *   code (`prompt` shows Microsoft's sign-in message); without it the fallback runs with the application's own token,
+ *   which only works where it is already privileged.
  * @throws VigilError when environments cannot be listed (not registered as a management app) or credentials fail.
  */
 export async function grantEnvironmentAccess(
   deps: OnboardingDeps,
   idOrName: string,
-  options: { environmentIds?: string[]; adminToken?: (resource: string) => Promise<string> } = {},
+  options: { environmentIds?: string[]; adminSignIn?: { prompt: (message: string) => void } } = {},
 ): Promise<EnvironmentGrant[]> {
   const row = await getIntegration(deps.db, idOrName);
   const tokens = credentialsFor(deps, row);
+  const adminToken = options.adminSignIn ? adminTokens(deps, row.tenant_id, options.adminSignIn.prompt) : undefined;
   const ctx = streamContext(deps, tokens);
   const envs = (await listAllEnvironments(ctx)).filter((e) => !options.environmentIds || options.environmentIds.includes(e.id));
   const out: EnvironmentGrant[] = [];
@@ -52,7 +70,15 @@ export async function grantEnvironmentAccess(
       out.push({ ...base, result: 'no-dataverse' });
       continue;
     }
-    const readable = async () => probeAgentsAccess(ctx, env.id, env.dataverseUrl!).then(() => true, (e: unknown) => (isVigilError(e, 'authentication') ? Promise.reject(e) : false));
+    const readable = async (): Promise<boolean> => {
+      try {
+        await probeAgentsAccess(ctx, env.id, env.dataverseUrl!);
+        return true;
+      } catch (e) {
+        if (isVigilError(e, 'authentication')) throw e;
+        return false;
+      }
+    };
     if (await readable()) {
       out.push({ ...base, result: 'already-granted' });
       continue;
@@ -70,17 +96,16 @@ export async function grantEnvironmentAccess(
     }
     try {
       const resource = env.dataverseUrl.replace(/\/+$/, '');
-      const adminToken = options.adminToken;
       const token = adminToken ? () => adminToken(resource) : tokens.bearer(resource);
       await assignSystemAdministrator(ctx, env.dataverseUrl, row.client_id, token);
       if (await readable()) {
         out.push({ ...base, result: 'granted', via: 'dataverse' });
         continue;
       }
-      out.push({ ...base, result: 'failed', reason: 'The role was assigned but agents are still not readable.', fix: FIX });
+      out.push({ ...base, result: 'failed', reason: 'The role was assigned but agents are still not readable.', fix: APPLICATION_USER_FIX });
     } catch (e) {
       if (isVigilError(e, 'authentication')) throw e;
-      out.push({ ...base, result: 'failed', reason: `addAppUser: ${firstError ? reasonOf(firstError) : 'no effect'}; Dataverse: ${reasonOf(e)}`, fix: FIX });
+      out.push({ ...base, result: 'failed', reason: `addAppUser: ${firstError ? reasonOf(firstError) : 'no effect'}; Dataverse: ${reasonOf(e)}`, fix: APPLICATION_USER_FIX });
     }
   }
   deps.logger.info({ integrationId: row.id, granted: out.filter((o) => o.result === 'granted').length, failed: out.filter((o) => o.result === 'failed').length }, 'environment access granted');

@@ -29,8 +29,8 @@ export interface OnboardingDeps {
   logger: Logger;
   /** Page sizes asked of Graph and Dataverse. */
   pageSize?: { graph: number; dataverse: number };
-  /** The operator-managed application (Mode B) and the consent settings. */
-  config: Pick<VigilConfig, 'managedApp' | 'consent'>;
+  /** The operator-managed application (Mode B), the consent settings and the administrator sign-in client. */
+  config: Pick<VigilConfig, 'managedApp' | 'consent' | 'adminSignIn'>;
 }
 
 /** An integration as shown to people and scripts: never the secret. */

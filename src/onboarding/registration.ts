@@ -4,6 +4,10 @@ import { UpstreamHttpError, type HttpClient } from '../platform/http/client.ts';
 import { acquireAdminToken, type AdminSignIn } from '../platform/identity/admin.ts';
 import type { Logger } from '../platform/log/index.ts';
 import { getManagementApp, putManagementApp } from '../sources/bap/client.ts';
+import type { VigilConfig } from '../config/index.ts';
+import type { Executor } from '../store/db.ts';
+import { getIntegration } from './integrations.ts';
+import { requireGuid } from './validate.ts';
 
 /**
  * Seed step 2, both modes: register the application as a Power Platform admin management application. Only a
@@ -17,6 +21,25 @@ export const ADMIN_ROLE_TEMPLATES: Record<string, string> = {
   '62e90394-69f5-4237-9190-012177145e10': 'Global Administrator',
   '11648597-926c-4cf3-9c36-bcebb0ba8dcc': 'Power Platform Administrator',
 };
+
+/**
+ * The tenant and application to register: those of a stored integration, or given directly (Mode B registers before
+ * the integration exists; the application then defaults to the configured managed application). `tenantId` is
+ * undefined only when not required (the PowerShell instructions need none).
+ * @throws VigilError `not-found` for an unknown integration, `invalid-input` naming `--tenant-id` / `--application-id`.
+ */
+export async function registrationTarget(
+  deps: { db: Executor; config: Pick<VigilConfig, 'managedApp'> },
+  input: { integration?: string; tenantId?: string; applicationId?: string; tenantRequired: boolean },
+): Promise<{ tenantId: string | undefined; applicationId: string }> {
+  if (input.integration) {
+    const row = await getIntegration(deps.db, input.integration);
+    return { tenantId: row.tenant_id, applicationId: row.client_id };
+  }
+  const applicationId = requireGuid('--application-id', input.applicationId ?? deps.config.managedApp?.clientId, 'your app registration > Overview > Application (client) ID');
+  const tenantId = input.tenantRequired || input.tenantId ? requireGuid('--tenant-id', input.tenantId, 'Microsoft Entra admin center > Overview > Tenant ID (or give --integration)') : undefined;
+  return { tenantId, applicationId };
+}
 
 /** Result of {@link registerManagementApp}. */
 export interface RegistrationResult {

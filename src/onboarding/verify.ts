@@ -1,5 +1,6 @@
 import { API_DISPLAY_NAMES, PERMISSION_CAPABILITIES, PERMISSION_LISTS, isGranted, type PermissionApi } from '../core/capabilities.ts';
 import { isVigilError, VigilError } from '../core/errors.ts';
+import { DATAVERSE_ACCESS_REASONS } from '../core/remediation.ts';
 import type { CloudProfile } from '../config/cloud.ts';
 import { UpstreamHttpError } from '../platform/http/client.ts';
 import { discoverTenant, type ClientCredentialProvider } from '../platform/identity/index.ts';
@@ -139,12 +140,7 @@ export async function verifyIntegration(deps: VerifyDeps, ids: { tenantId: strin
       } catch (e) {
         if (isVigilError(e, 'authentication')) throw e;
         const code = e instanceof UpstreamHttpError ? e.upstreamCode : undefined;
-        const reason =
-          code === '0x80072560'
-            ? 'No application user for Vigil in this environment: add one with the System Administrator role (Power Platform admin center > Environments > Settings > Users + permissions > Application users).'
-            : code === '0x80040220'
-              ? 'The application user lacks privileges: give it the System Administrator security role.'
-              : (e as Error).message;
+        const reason = (code && DATAVERSE_ACCESS_REASONS[code]) || (e as Error).message;
         environments.push({ id: env.id, name: env.displayName, dataverse: true, agentsReadable: false, reason });
       }
     }

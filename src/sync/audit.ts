@@ -1,6 +1,7 @@
 import { isGranted, PERMISSION_CAPABILITIES } from '../core/capabilities.ts';
 import { normalizeRecord, type AuditEvent } from '../core/audit.ts';
 import { isVigilError } from '../core/errors.ts';
+import { forEachLimited } from '../core/pool.ts';
 import { credentialsFor, getIntegration, recordCredentialRefusal, streamContext, type OnboardingDeps } from '../onboarding/integrations.ts';
 import { UpstreamHttpError } from '../platform/http/client.ts';
 import { afCode, CONTENT_TYPES, fetchContent, listContent, startSubscription, type ContentItem, type FeedContext } from '../sources/managementActivity/client.ts';
@@ -65,13 +66,6 @@ export interface AuditIngestResult {
   /** Data-loss alerts raised by this run. */
   dataLossAlerts: string[];
   durationMs: number;
-}
-
-async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
 }
 
 /**
@@ -142,7 +136,7 @@ export async function ingestAudit(deps: OnboardingDeps, idOrName: string, option
       while (cursor < now) {
         const end = new Date(Math.min(cursor.getTime() + WINDOW_MS, now.getTime()));
         for await (const page of listContent(ctx, contentType, cursor, end)) {
-          await pool(page, options.concurrency ?? 8, async (item) => {
+          await forEachLimited(page, options.concurrency ?? 8, async (item) => {
             let records: Record<string, unknown>[];
             try {
               records = await fetchContent(ctx, item.contentUri);

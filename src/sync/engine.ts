@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { capabilityForStream, isGranted, API_DISPLAY_NAMES } from '../core/capabilities.ts';
 import { isVigilError, VigilError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
+import { forEachLimited } from '../core/pool.ts';
 import { STREAM_NAMES, type StreamName } from '../core/inventory.ts';
 import type { RunStatus } from '../core/types.ts';
 import { ROOT_SLICE, type ParentRow, type Slice, type Stream, type StreamContext } from '../sources/stream.ts';
@@ -88,14 +89,6 @@ function ownerAlive(run: runs.RunRow): boolean {
     }
   }
   return Date.now() - Date.parse(run.heartbeat_at ?? run.started_at) < STALE_HEARTBEAT_MS;
-}
-
-async function runPool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 /** Thrown when the run was stopped through its signal; the run is left resumable. */
@@ -193,7 +186,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
       let slicesDone = 0;
       const completed: string[] = [];
 
-      await runPool(slices, stream.parent ? (options.concurrency ?? 4) : 1, async (slice) => {
+      await forEachLimited(slices, stream.parent ? (options.concurrency ?? 4) : 1, async (slice) => {
         const cp = checkpoints.get(`${name}\u0000${slice.key}`);
         outcome[name].records += cp?.records ?? 0;
         if (cp?.status === 'done') {

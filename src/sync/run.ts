@@ -1,4 +1,6 @@
+import { evaluateIntegration, type EvaluationSummary } from '../checks/evaluate.ts';
 import { VigilError } from '../core/errors.ts';
+import { grantNewEnvironments, type EnvironmentGrant } from '../onboarding/environments.ts';
 import { credentialsFor, getIntegration, recordCredentialRefusal, secretExpiryWarning, streamContext, toView, type OnboardingDeps } from '../onboarding/integrations.ts';
 import { collect, type CollectOptions, type CollectResult } from './engine.ts';
 
@@ -28,4 +30,29 @@ export async function collectIntegration(
     await recordCredentialRefusal(deps, row.id, e);
     throw e;
   }
+}
+
+/** Options of {@link collectAndEvaluate}. */
+export interface CollectAndEvaluateOptions extends Pick<CollectOptions, 'onProgress' | 'signal'> {
+  /** Give access to environments found unreadable (VIGIL_AUTO_GRANT_ACCESS). @default false */
+  autoGrantAccess?: boolean;
+  /** Evaluate the checks after collecting. @default true */
+  evaluate?: boolean;
+}
+
+/**
+ * The collection pipeline shared by `vigil collect`, the queue's job handler and the demo: collect (or resume) the
+ * integration, grant or report environments found unreadable, then evaluate the checks.
+ * @throws as {@link collectIntegration}.
+ */
+export async function collectAndEvaluate(
+  deps: OnboardingDeps,
+  idOrName: string,
+  options: CollectAndEvaluateOptions = {},
+): Promise<{ run: CollectResult; grants: EnvironmentGrant[]; evaluation: EvaluationSummary | null }> {
+  const run = await collectIntegration(deps, idOrName, { onProgress: options.onProgress, signal: options.signal });
+  const row = await getIntegration(deps.db, idOrName);
+  const grants = await grantNewEnvironments(deps, row.id, run.errors, options.autoGrantAccess ?? false);
+  const evaluation = options.evaluate === false ? null : await evaluateIntegration(deps.db, row);
+  return { run, grants, evaluation };
 }

@@ -1,9 +1,7 @@
 import type { Command } from 'commander';
-import { evaluateIntegration } from '../../checks/evaluate.ts';
-import { grantNewEnvironments } from '../../onboarding/environments.ts';
 import { getIntegration, secretExpiryWarning, toView } from '../../onboarding/integrations.ts';
 import { listRuns } from '../../store/repositories/runs.ts';
-import { collectIntegration } from '../../sync/run.ts';
+import { collectAndEvaluate } from '../../sync/run.ts';
 import type { CommandHost } from '../host.ts';
 import { EXIT, print, printJson, table } from '../output.ts';
 import { createProgress } from '../progress.ts';
@@ -18,10 +16,12 @@ export function registerCollect(program: Command, host: CommandHost): void {
     .action(
       host.action(async (rt, integration: string, opts: { checks: boolean; json?: boolean }) => {
         const progress = opts.json ? { update: () => undefined, done: () => undefined } : createProgress();
-        const result = await collectIntegration(rt, integration, { onProgress: (p) => progress.update(p) }).finally(() => progress.done());
+        const { run: result, grants, evaluation } = await collectAndEvaluate(rt, integration, {
+          onProgress: (p) => progress.update(p),
+          autoGrantAccess: rt.config.autoGrantAccess,
+          evaluate: opts.checks,
+        }).finally(() => progress.done());
         const row = await getIntegration(rt.db, integration);
-        const grants = await grantNewEnvironments(rt, row.id, result.errors, rt.config.autoGrantAccess);
-        const evaluation = opts.checks ? await evaluateIntegration(rt.db, row) : null;
         if (opts.json) return printJson({ run: result, evaluation, grants });
         print(
           `Run ${result.runId}: ${result.status}${result.resumed ? ' (resumed)' : ''} in ${(result.durationMs / 1000).toFixed(1)} s`,

@@ -1,7 +1,5 @@
 import type { Command } from 'commander';
 import { grantEnvironmentAccess } from '../../onboarding/environments.ts';
-import { getIntegration } from '../../onboarding/integrations.ts';
-import { acquireAdminToken } from '../../platform/identity/admin.ts';
 import type { CommandHost } from '../host.ts';
 import { print, printJson, table } from '../output.ts';
 
@@ -17,19 +15,10 @@ export function registerEnvironments(program: Command, host: CommandHost): void 
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, opts: { integration: string; environment?: string[]; asAdmin?: boolean; json?: boolean }) => {
-        let adminToken: ((resource: string) => Promise<string>) | undefined;
-        if (opts.asAdmin) {
-          const row = await getIntegration(rt.db, opts.integration);
-          // One sign-in per environment (each Dataverse is its own resource), reused for every call to it.
-          const cache = new Map<string, Promise<string>>();
-          const signIn = async (resource: string) =>
-            (await acquireAdminToken({ cloud: rt.cloud, http: rt.http, tenantId: row.tenant_id, clientId: rt.config.adminSignIn.clientId, scope: `${resource}/.default`, signIn: { kind: 'device-code', prompt: (m) => process.stderr.write(`${m}\n`) } })).accessToken;
-          adminToken = (resource) => {
-            if (!cache.has(resource)) cache.set(resource, signIn(resource));
-            return cache.get(resource)!;
-          };
-        }
-        const results = await grantEnvironmentAccess(rt, opts.integration, { environmentIds: opts.environment, adminToken });
+        const results = await grantEnvironmentAccess(rt, opts.integration, {
+          environmentIds: opts.environment,
+          adminSignIn: opts.asAdmin ? { prompt: (m) => process.stderr.write(`${m}\n`) } : undefined,
+        });
         if (opts.json) return printJson(results);
         print(table([['ENVIRONMENT', 'RESULT', 'DETAIL'], ...results.map((r) => [r.name ?? r.environmentId, r.result + (r.via ? ` (${r.via})` : ''), r.reason ? `${r.reason} — fix: ${r.fix}` : ''])]));
       }),

@@ -6,13 +6,8 @@ import { print, printJson, table } from '../output.ts';
 import { regionById } from '../../config/regions.ts';
 import { renderSteps, setupSteps } from '../../onboarding/doctor.ts';
 import type { CommandHost } from '../host.ts';
+import { readStdin } from '../input.ts';
 
-/** Reads all of stdin (for `--client-secret-stdin`), trimming one trailing newline. */
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
-}
 
 /**
  * Reads the client secret from the environment variable named by `--client-secret-env` or from stdin

@@ -1,16 +1,9 @@
 import type { Command } from 'commander';
 import { invalidInput } from '../../core/errors.ts';
-import { getIntegration } from '../../onboarding/integrations.ts';
-import { powershellInstructions, registerManagementApp } from '../../onboarding/registration.ts';
-import { requireGuid } from '../../onboarding/validate.ts';
+import { powershellInstructions, registerManagementApp, registrationTarget } from '../../onboarding/registration.ts';
 import type { CommandHost } from '../host.ts';
+import { readStdin } from '../input.ts';
 import { print, printJson } from '../output.ts';
-
-async function readStdinOnce(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
-}
 
 /** `vigil register-management-app` (seed step 2, both modes). */
 export function registerRegister(program: Command, host: CommandHost): void {
@@ -27,21 +20,7 @@ export function registerRegister(program: Command, host: CommandHost): void {
     .addHelpText('after', '\nThe default sign-in is the device code: open the link shown, enter the code, and sign in (MFA works).\nThe password grant fails for accounts that need MFA or Conditional Access (AADSTS50076, 50079, 53003).')
     .action(
       host.action(async (rt, opts: { integration?: string; tenantId?: string; applicationId?: string; username?: string; passwordStdin?: boolean; powershell?: boolean; json?: boolean }) => {
-        let tenantId: string;
-        let applicationId: string;
-        if (opts.powershell && !opts.integration) {
-          applicationId = requireGuid('--application-id', opts.applicationId ?? rt.config.managedApp?.clientId, 'your app registration > Overview > Application (client) ID');
-          const lines = powershellInstructions(applicationId);
-          return opts.json ? printJson({ applicationId, powershell: lines }) : print(...lines);
-        }
-        if (opts.integration) {
-          const row = await getIntegration(rt.db, opts.integration);
-          tenantId = row.tenant_id;
-          applicationId = row.client_id;
-        } else {
-          tenantId = requireGuid('--tenant-id', opts.tenantId, 'Microsoft Entra admin center > Overview > Tenant ID (or give --integration)');
-          applicationId = requireGuid('--application-id', opts.applicationId ?? rt.config.managedApp?.clientId, 'your app registration > Overview > Application (client) ID');
-        }
+        const { tenantId, applicationId } = await registrationTarget(rt, { ...opts, tenantRequired: !opts.powershell });
         if (opts.powershell) {
           const lines = powershellInstructions(applicationId);
           return opts.json ? printJson({ tenantId, applicationId, powershell: lines }) : print(...lines);
@@ -49,9 +28,9 @@ export function registerRegister(program: Command, host: CommandHost): void {
         if (opts.passwordStdin && !opts.username) throw invalidInput('--username', '--password-stdin needs --username.', 'Give the administrator\'s user principal name with --username, or drop both to use the device code.');
         if (opts.username && !opts.passwordStdin) throw invalidInput('--password-stdin', '--username needs the password on standard input.', 'Pipe the password: printf %s "$PW" | vigil register-management-app … --username admin@contoso.com --password-stdin');
         const signIn = opts.username
-          ? { kind: 'password' as const, username: opts.username, password: await readStdinOnce() }
+          ? { kind: 'password' as const, username: opts.username, password: await readStdin() }
           : { kind: 'device-code' as const, prompt: (message: string) => process.stderr.write(`${message}\n`) };
-        const result = await registerManagementApp(rt, { tenantId, applicationId, signIn, clientId: rt.config.adminSignIn.clientId, scope: rt.config.adminSignIn.scope });
+        const result = await registerManagementApp(rt, { tenantId: tenantId!, applicationId, signIn, clientId: rt.config.adminSignIn.clientId, scope: rt.config.adminSignIn.scope });
         if (opts.json) return printJson(result);
         print(
           `Application ${result.applicationId} is registered as a Power Platform admin management application in tenant ${tenantId} (by ${result.registeredBy}; confirmed by reading it back).`,

@@ -17,16 +17,3 @@ export interface BudgetLimit {
   capacity: number;
   windowSeconds: number;
 }
-
-/**
- * Default per-tenant budgets of the APIs Vigil reads, below each service's published ceiling.
- * Sources (limits-and-practices.md): Graph identity and access 3,500 resource units per 10 s for the smallest
- * tenants (5,000 / 8,000 for larger ones) per app and tenant (`concepts/throttling-limits.md`); Office 365
- * Management Activity API 2,000 requests per minute per tenant (reference); Dataverse 6,000 requests per 5 minutes
- * per user (`api-limits.md`).
- */
-export const DEFAULT_BUDGETS: Partial<Record<ApiName, BudgetLimit>> = {
-  graph: { capacity: 3500, windowSeconds: 10 },
-  managementActivity: { capacity: 2000, windowSeconds: 60 },
-  dataverse: { capacity: 6000, windowSeconds: 300 },
-};
