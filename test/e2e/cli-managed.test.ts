@@ -8,18 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { generateManagedApp, generateTenant, startEmulator, type RunningEmulator } from '../../emulator/index.ts';
 import { tenantAccounts } from '../../emulator/generate.ts';
 import { TEST_ENV } from './harness.ts';
+import { vigil } from '../support/process.ts';
 
-function vigil(args: string[], env: Record<string, string>, stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', ...args], { env: { ...process.env, ...TEST_ENV, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.stdin.end(stdin);
-    child.once('exit', (code) => done({ code, stdout, stderr }));
-  });
-}
 
 const freePort = () =>
   new Promise<number>((resolve) => {

@@ -4,19 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_ENV, world, type World } from './harness.ts';
+import { vigil } from '../support/process.ts';
 
 /** Runs the real CLI in a child process; returns exit code and output. */
-function vigil(args: string[], env: Record<string, string>, stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', ...args], { env: { ...process.env, ...TEST_ENV, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.stdin.end(stdin ?? '');
-    child.once('exit', (code) => done({ code, stdout, stderr }));
-  });
-}
 
 describe('vigil CLI', () => {
   let w: World;

@@ -10,6 +10,7 @@ import { TEST_ENV } from './harness.ts';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { until } from '../support/process.ts';
 
 /** Starts a `vigil` process; resolves its exit code on exit. */
 function start(args: string[], env: Record<string, string>): { child: ChildProcess; exited: Promise<number | null>; output: () => string } {
@@ -20,15 +21,6 @@ function start(args: string[], env: Record<string, string>): { child: ChildProce
   return { child, exited: new Promise((r) => child.once('exit', (code) => r(code))), output: () => out };
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 90_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('serve + two workers on PostgreSQL', () => {
   let emulator: RunningEmulator;
@@ -80,13 +72,15 @@ describe('serve + two workers on PostgreSQL', () => {
     procs.push(serve);
 
     // Kill worker A once it owns a running collection with some pages stored.
-    const victim = await until('a run owned by worker A', async () =>
-      rt.db.selectFrom('collection_runs').selectAll().where('status', '=', 'running').where('owner_pid', '=', workerA.child.pid!).executeTakeFirst(),
+    const victim = await until(
+      'a run owned by worker A',
+      async () => rt.db.selectFrom('collection_runs').selectAll().where('status', '=', 'running').where('owner_pid', '=', workerA.child.pid!).executeTakeFirst(),
+      90_000,
     );
     await until('pages stored by worker A', async () => {
       const n = await rt.db.selectFrom('checkpoints').select((eb) => eb.fn.countAll<number>().as('n')).where('run_id', '=', victim.id).executeTakeFirst();
       return Number(n?.n ?? 0) >= 2;
-    });
+    }, 90_000);
     workerA.child.kill('SIGKILL');
     await workerA.exited;
 

@@ -5,16 +5,10 @@ import { PgBossQueue } from '../../src/jobs/pgboss.ts';
 import type { CollectionJob, JobQueue } from '../../src/jobs/queue.ts';
 import { silentLogger } from '../../src/platform/log/index.ts';
 import { dropSchema, TEST_DATABASE_URL } from '../store/dialects.ts';
+import { until } from '../support/process.ts';
 
 const policy = { retryLimit: 2, retryDelaySeconds: 1, expireInSeconds: 30 };
 
-async function until(what: string, fn: () => Promise<boolean> | boolean, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await fn())) {
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const queues: [string, () => Promise<{ queue: JobQueue; cleanup: () => Promise<void> }>][] = [
   ['in-process', async () => ({ queue: new InProcessQueue(silentLogger(), { ...policy, retryDelaySeconds: 0.05 }), cleanup: async () => undefined })],
