@@ -171,7 +171,9 @@ export class HttpClient {
 
   /**
    * Sends a request, retrying 408/429/5xx and network failures (reset connections, truncated bodies) up to
-   * `maxAttempts`, and a 401 once with a refreshed token.
+   * `maxAttempts`, and a 401 once with a refreshed token. A 429 or 503 with `Retry-After` (or an answer that
+   * `throttledWhen` recognises) is the server pacing us: it is waited out up to `4 × maxAttempts` more times without
+   * using up the attempts, and with a shared budget it blocks the tenant's budget for every worker instead.
    *
    * @returns the response with its JSON body when the status is below 400.
    * @throws UpstreamHttpError for an error status after retries; VigilError `upstream` / `NETWORK_ERROR` when the
