@@ -4,6 +4,7 @@
  * requests and its peak resident memory.
  *
  * Run: npm run bench:audit [-- records]   (default 1,000,000)
+ * Profile the collector: BENCH_CHILD_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' npm run bench:audit
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -25,9 +26,9 @@ try {
   const out = await new Promise<string>((resolve, reject) =>
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'bench/audit-child.ts', mkdtempSync(join(tmpdir(), 'bench-audit-')), tenant.id, app.appId, now, String(hours)],
+      [...(process.env.BENCH_CHILD_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'bench/audit-child.ts', mkdtempSync(join(tmpdir(), 'bench-audit-')), tenant.id, app.appId, now, String(hours)],
       { env: { ...process.env, VIGIL_ENDPOINTS_FILE: endpoints, BENCH_SECRET: app.secrets[0]!.value, VIGIL_LOG_LEVEL: 'warn' }, maxBuffer: 1 << 20 },
-      (err, stdout) => (err ? reject(err) : resolve(stdout)),
+      (err, stdout, stderr) => (err ? reject(err) : (process.stderr.write(stderr), resolve(stdout))),
     ),
   );
   const r = JSON.parse(out.trim().split('\n').pop()!) as { stored: number; duplicates: number; seconds: number; requests: number; maxRssMiB: number };

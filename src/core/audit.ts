@@ -25,6 +25,7 @@ export interface AuditEvent {
 
 /** Record types Vigil reads (schema reference). */
 export const RECORD_TYPES = {
+  AzureActiveDirectory: 8,
   PowerBIAudit: 20,
   MicrosoftFlow: 30,
   PowerAppsApp: 45,
@@ -36,33 +37,39 @@ export const RECORD_TYPES = {
 const str = (v: unknown): string | null => (typeof v === 'string' && v.length > 0 ? v : null);
 const int = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) ? v : typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : null);
 
+const PLAIN_UTC = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d$/;
+
 /** Parses `CreationTime` (UTC, with or without offset or fraction) to ISO 8601 UTC; null when unparseable. */
 export function auditTime(value: unknown): string | null {
   if (typeof value !== 'string') return null;
+  // The API's own form (`2026-11-20T08:00:00`, UTC) needs no date arithmetic.
+  if (value.length === 19 && PLAIN_UTC.test(value)) return `${value}.000Z`;
   const withZone = /[zZ]|[+-]\d{2}:?\d{2}$/.test(value) ? value : `${value}Z`;
   const t = Date.parse(withZone);
   return Number.isNaN(t) ? null : new Date(t).toISOString();
 }
 
-/** Normalises one record; null when it has no `Id` or no parseable `CreationTime` (counted as malformed). */
-export function normalizeRecord(raw: Record<string, unknown>, contentType: string): AuditEvent | null {
+/**
+ * The stored columns of one record, in `EVENT_COLUMNS` order, without building an event object (the ingestion hot
+ * path: one array per record, serialised straight into the insert). Null when the record has no `Id` or no
+ * parseable `CreationTime`.
+ */
+export function recordColumns(raw: Record<string, unknown>, contentType: string): EventColumns | null {
   const id = str(raw.Id);
   const creationTime = auditTime(raw.CreationTime);
   if (!id || !creationTime) return null;
-  return {
-    id,
-    contentType,
-    recordType: int(raw.RecordType),
-    creationTime,
-    operation: str(raw.Operation),
-    workload: str(raw.Workload),
-    userId: str(raw.UserId),
-    userType: int(raw.UserType),
-    clientIp: str(raw.ClientIP) ?? str(raw.ActorIpAddress),
-    objectId: str(raw.ObjectId),
-    organizationId: str(raw.OrganizationId),
-    raw,
-  };
+  return [id, contentType, int(raw.RecordType), creationTime, str(raw.Operation), str(raw.Workload), str(raw.UserId), int(raw.UserType), str(raw.ClientIP) ?? str(raw.ActorIpAddress), str(raw.ObjectId), str(raw.OrganizationId)];
+}
+
+/** Column values of one event: id, contentType, recordType, creationTime, operation, workload, userId, userType, clientIp, objectId, organizationId. */
+export type EventColumns = [string, string, number | null, string, string | null, string | null, string | null, number | null, string | null, string | null, string | null];
+
+/** Normalises one record; null when it has no `Id` or no parseable `CreationTime` (counted as malformed). */
+export function normalizeRecord(raw: Record<string, unknown>, contentType: string): AuditEvent | null {
+  const c = recordColumns(raw, contentType);
+  if (!c) return null;
+  const [id, , recordType, creationTime, operation, workload, userId, userType, clientIp, objectId, organizationId] = c;
+  return { id, contentType, recordType, creationTime, operation, workload, userId, userType, clientIp, objectId, organizationId, raw };
 }
 
 /** A Copilot interaction (RecordType 261), typed from the raw record. */
@@ -88,5 +95,200 @@ export function copilotInteraction(e: Pick<AuditEvent, 'recordType' | 'raw'>): C
     accessedResources: arr(d.AccessedResources).map((r) => ({ id: str(r.Id), name: str(r.Name), type: str(r.Type), siteUrl: str(r.SiteUrl), sensitivityLabelId: str(r.SensitivityLabelId), action: str(r.Action) })),
     models: arr(d.ModelTransparencyDetails).map((m) => ({ provider: str(m.ModelProviderName), name: str(m.ModelName) })),
     plugins: arr(d.AISystemPlugin).map((p) => ({ name: str(p.Name), id: str(p.Id) })),
+  };
+}
+
+const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+
+/** Parses a JSON string field of a record (Power Platform records nest JSON in strings); `{}`/`[]`-less values → null. */
+function jsonField(v: unknown): unknown {
+  if (typeof v !== 'string' || !/^\s*[[{]/.test(v)) return null;
+  try {
+    return JSON.parse(v) as unknown;
+  } catch {
+    return null;
+  }
+}
+
+/** `Name`/`Value` (or `NewValue`) pairs of a record list as a map (names as sent). */
+function nameValues(list: unknown): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const p of arr(list)) {
+    const name = str(p.Name);
+    const value = typeof p.Value === 'string' ? p.Value : typeof p.NewValue === 'string' ? p.NewValue : null;
+    if (name && value !== null) out.set(name, value);
+  }
+  return out;
+}
+
+/** One property change: before and after. */
+export interface PropertyChange {
+  property: string;
+  oldValue: string | null;
+  newValue: string | null;
+}
+
+/**
+ * A Power Platform administrator activity (RecordType 256, Copilot Studio agents and custom connectors), typed from
+ * its `PropertyCollection` (OpenTelemetry-style names `powerplatform.analytics.*`).
+ * Source: learn.microsoft.com/microsoft-copilot-studio/admin-logging-copilot-studio (operations BotCreate,
+ * BotUpdateOperation-*, properties), and the schema's PowerPlatformAdministratorActivity record type.
+ */
+export interface PowerPlatformAdminActivity {
+  /** `Bot`, `CustomConnector`, … */
+  resourceType: string | null;
+  environmentId: string | null;
+  environmentName: string | null;
+  botId: string | null;
+  botName: string | null;
+  /** The agent's authentication mode when the record states it (publication records). */
+  authenticationMode: string | null;
+  /** Changes listed in `bot.update_details.change` (a JSON string of PropertyName/OldValue/NewValue). */
+  changes: PropertyChange[];
+  customConnector: { id: string | null; name: string | null; host: string | null } | null;
+}
+
+/** The Power Platform admin view of a record, or null when it is not RecordType 256. */
+export function powerPlatformAdminActivity(e: Pick<AuditEvent, 'recordType' | 'raw'>): PowerPlatformAdminActivity | null {
+  if (e.recordType !== RECORD_TYPES.PowerPlatformAdministratorActivity) return null;
+  const p = nameValues(e.raw.PropertyCollection);
+  const g = (k: string) => str(p.get(`powerplatform.analytics.resource.${k}`));
+  const changes = arr(jsonField(p.get('powerplatform.analytics.resource.bot.update_details.change'))).map((c) => ({
+    property: str(c.PropertyName) ?? '',
+    oldValue: typeof c.OldValue === 'string' ? c.OldValue : null,
+    newValue: typeof c.NewValue === 'string' ? c.NewValue : null,
+  }));
+  const resourceType = g('type');
+  return {
+    resourceType,
+    environmentId: g('environment.id'),
+    environmentName: g('environment.name'),
+    botId: g('bot.id'),
+    botName: g('bot.display_name'),
+    authenticationMode: g('bot.authentication_mode'),
+    changes,
+    customConnector: resourceType === 'CustomConnector' ? { id: g('custom_connector.id'), name: g('custom_connector.display_name'), host: g('custom_connector.host') } : null,
+  };
+}
+
+/** A connector's classification change in a DLP policy. */
+export interface DlpConnectorChange {
+  name: string | null;
+  id: string | null;
+  /** `Blocked`, `Confidential` (business), `General` (non-business), or null when absent. */
+  previous: string | null;
+  current: string | null;
+}
+
+/**
+ * A Power Platform DLP policy activity (RecordType 187), typed from `AdditionalInfo` (a JSON string).
+ * Source: learn.microsoft.com/power-platform/admin/dlp-activity-logging (CreateDlpPolicy, UpdateDlpPolicy,
+ * DeleteDlpPolicy; `changeSet` with connector changes).
+ */
+export interface DlpPolicyActivity {
+  policyId: string | null;
+  policyType: string | null;
+  connectorChanges: DlpConnectorChange[];
+  changedProperties: PropertyChange[];
+}
+
+/** The DLP policy view of a record, or null when it is not RecordType 187. */
+export function dlpPolicyActivity(e: Pick<AuditEvent, 'recordType' | 'raw'>): DlpPolicyActivity | null {
+  if (e.recordType !== RECORD_TYPES.PowerPlatformAdminDlp) return null;
+  const info = obj(jsonField(e.raw.AdditionalInfo));
+  const changeSet = obj(info.changeSet);
+  const classification = (v: unknown) => str(obj(v).classification);
+  return {
+    policyId: str(info.policyId) ?? str(e.raw.ObjectId),
+    policyType: str(info.policyType),
+    connectorChanges: arr(changeSet.connectorChanges).map((c) => ({ name: str(c.name), id: str(c.id), previous: classification(c.previousValue), current: classification(c.currentValue) })),
+    changedProperties: arr(changeSet.changedProperties).map((c) => ({ property: str(c.name) ?? '', oldValue: str(c.previousValue), newValue: str(c.currentValue) })),
+  };
+}
+
+/**
+ * A Power Automate flow activity (RecordType 30).
+ * Source: learn.microsoft.com/power-platform/admin/logging-power-automate (CreateFlow, EditFlow, DeleteFlow,
+ * PutPermissions; `FlowConnectorNames`, `FlowDetailsUrl`). `FlowHttpActions` is the emulator's stand-in for the HTTP
+ * action detail (see emulator/README.md); rules also look for URLs elsewhere in the record.
+ */
+export interface FlowActivity {
+  flowId: string | null;
+  environmentId: string | null;
+  connectors: string[];
+  httpActions: { name: string | null; method: string | null; uri: string }[];
+  recipient: string | null;
+}
+
+/** The flow view of a record, or null when it is not RecordType 30. */
+export function flowActivity(e: Pick<AuditEvent, 'recordType' | 'raw' | 'objectId'>): FlowActivity | null {
+  if (e.recordType !== RECORD_TYPES.MicrosoftFlow) return null;
+  const url = str(e.raw.FlowDetailsUrl);
+  return {
+    flowId: e.objectId,
+    environmentId: url ? (/\/environments\/([^/]+)/.exec(url)?.[1] ?? null) : null,
+    connectors: (str(e.raw.FlowConnectorNames) ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    httpActions: arr(e.raw.FlowHttpActions).flatMap((a) => (str(a.Uri) ? [{ name: str(a.ActionName), method: str(a.Method), uri: str(a.Uri)! }] : [])),
+    recipient: str(e.raw.RecipientUPN),
+  };
+}
+
+/**
+ * A Power Apps activity (RecordType 45), typed from `AdditionalInfo` (a JSON string).
+ * Source: learn.microsoft.com/power-platform/admin/logging-powerapps.
+ */
+export interface PowerAppsActivity {
+  appId: string | null;
+  appName: string | null;
+  environmentId: string | null;
+  permissionType: string | null;
+  targetPrincipal: string | null;
+}
+
+/** The Power Apps view of a record, or null when it is not RecordType 45. */
+export function powerAppsActivity(e: Pick<AuditEvent, 'recordType' | 'raw'>): PowerAppsActivity | null {
+  if (e.recordType !== RECORD_TYPES.PowerAppsApp) return null;
+  const info = obj(jsonField(e.raw.AdditionalInfo));
+  return { appId: str(info.appName) ?? str(e.raw.AppName), appName: str(info.appDisplayName), environmentId: str(info.environmentName), permissionType: str(info.permissionType), targetPrincipal: str(info.targetPrincipal) };
+}
+
+/**
+ * An Entra ID directory change (RecordType 8, Audit.AzureActiveDirectory): consent and service principal credential
+ * events among others, typed from `ModifiedProperties` and `Target`.
+ * Source: the schema's Azure Active Directory base schema; learn.microsoft.com/entra/identity/monitoring-health
+ * reference-audit-activities ("Consent to application.", "Add service principal credentials.").
+ */
+export interface DirectoryChange {
+  /** `ModifiedProperties` name → new value. */
+  modified: Map<string, string>;
+  /** Application (client) ID of the target service principal, when the record names one. */
+  targetAppId: string | null;
+  targetName: string | null;
+  /** Consent: admin consent (for all users) or a user's own consent; null when not a consent record. */
+  adminConsent: boolean | null;
+  /** Consent: the delegated scopes granted, as listed in `ConsentAction.Permissions`. */
+  scopes: string[];
+  /** Credentials: `Password` or `AsymmetricX509Cert` keys added. */
+  keyTypes: string[];
+}
+
+/** The directory-change view of a record, or null when it is not RecordType 8. */
+export function directoryChange(e: Pick<AuditEvent, 'recordType' | 'raw' | 'operation'>): DirectoryChange | null {
+  if (e.recordType !== RECORD_TYPES.AzureActiveDirectory) return null;
+  const modified = new Map<string, string>();
+  for (const p of arr(e.raw.ModifiedProperties)) {
+    const name = str(p.Name);
+    if (name) modified.set(name, typeof p.NewValue === 'string' ? p.NewValue : '');
+  }
+  const targets = arr(e.raw.Target);
+  const isConsent = /^consent to application/i.test(e.operation ?? '');
+  const permissions = modified.get('ConsentAction.Permissions') ?? '';
+  return {
+    modified,
+    targetAppId: str(modified.get('TargetId.ServicePrincipalNames')?.split(';')[0]) ?? null,
+    targetName: str(targets.find((t) => t.Type === 1)?.ID),
+    adminConsent: isConsent ? /^true$/i.test(modified.get('ConsentContext.IsAdminConsent') ?? '') : null,
+    scopes: isConsent ? [...permissions.matchAll(/Scope:\s*([^,\]]*)/g)].flatMap((m) => m[1]!.trim().split(/\s+/)).filter(Boolean) : [],
+    keyTypes: [...(modified.get('KeyDescription') ?? '').matchAll(/KeyType=([A-Za-z0-9]+)/g)].map((m) => m[1]!),
   };
 }

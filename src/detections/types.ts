@@ -17,19 +17,29 @@ export const detectionMetadataSchema = z
     response: z.string().min(20),
     references: z.array(z.string().url()).min(1),
     frameworks: z.record(z.string(), z.array(z.string())).default({}),
+    /** Record types the rule reads (schema RecordType numbers): only those events are loaded for it. */
+    recordTypes: z.array(z.number().int().nonnegative()).min(1),
   })
   .strict();
 
 /** Validated metadata of a detection. */
 export type DetectionMetadata = z.infer<typeof detectionMetadataSchema>;
 
-/** What a detection sees: the new events and the history it may need. */
+/** A stored event without its raw record (what history look-ups return). */
+export type StoredEvent = Omit<AuditEvent, 'raw'>;
+
+/** What a detection sees: a page of new events of its record types, and the history it may need. */
 export interface DetectionContext {
   integrationId: string;
-  /** Events new since the last evaluation, oldest first. */
+  /** New events of the rule's `recordTypes`, oldest first, with raw records (one page of at most a few thousand). */
   events: AuditEvent[];
-  /** Client IPs a user was seen with before these events (lower-cased user id → set of IPs); absent user = no history. */
-  priorIps(userId: string): Set<string> | undefined;
+  /**
+   * Client IPs the user's audited activity (any record type, stored or new) came from strictly before `time`
+   * (ISO 8601 UTC); an empty set when the user has no such history.
+   */
+  ipsSeenBefore(userId: string, time: string): Set<string>;
+  /** Stored events of these operations created in [from, to] (ISO 8601 UTC), oldest first, at most 10,000. */
+  find(filter: { operations: string[]; from: string; to: string }): Promise<StoredEvent[]>;
 }
 
 /** One alert a detection raises. */
@@ -44,5 +54,5 @@ export interface DetectionHit {
 /** A detection. */
 export interface Detection {
   metadata: DetectionMetadata;
-  run(ctx: DetectionContext): DetectionHit[];
+  run(ctx: DetectionContext): DetectionHit[] | Promise<DetectionHit[]>;
 }

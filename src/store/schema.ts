@@ -182,8 +182,44 @@ export interface AuditEventsTable {
   client_ip: string | null;
   object_id: string | null;
   organization_id: string | null;
-  raw: string;
+  /** The segment holding the raw record, and the record's position in it (see `audit_raw_segments`). */
+  raw_segment_id: string;
+  raw_index: number;
   ingested_at: string;
+}
+
+/** Raw audit records: one content blob's text as received (a JSON array), compressed (src/store/segments.ts). */
+export interface AuditRawSegmentsTable {
+  integration_id: string;
+  id: string;
+  content_type: string;
+  /** The Management Activity `contentId` the records came in (null for rows migrated from 0004). */
+  content_id: string | null;
+  /** `br` (Brotli). */
+  codec: string;
+  /** Records in the segment, duplicates and malformed ones included. */
+  records: number;
+  data: Buffer;
+  stored_at: string;
+}
+
+/** The client IPs a user's audited activity came from (detections: "an IP never seen for the user"). */
+export interface AuditUserIpsTable {
+  integration_id: string;
+  /** Lower-cased `UserId`. */
+  user_key: string;
+  client_ip: string;
+  /** ISO 8601 UTC `CreationTime` of the first and last events seen from this IP. */
+  first_seen: string;
+  last_seen: string;
+}
+
+/** How far the detections have evaluated an integration's events. */
+export interface DetectionWatermarksTable {
+  integration_id: string;
+  /** Events with `ingested_at` at or before this instant (ISO 8601 UTC) have been evaluated. */
+  evaluated_through: string;
+  updated_at: string;
 }
 
 export interface AuditCursorsTable {
@@ -235,6 +271,9 @@ export interface Database {
   collection_schedules: CollectionSchedulesTable;
   upstream_budgets: UpstreamBudgetsTable;
   audit_events: AuditEventsTable;
+  audit_raw_segments: AuditRawSegmentsTable;
+  audit_user_ips: AuditUserIpsTable;
+  detection_watermarks: DetectionWatermarksTable;
   audit_cursors: AuditCursorsTable;
   alerts: AlertsTable;
   alert_events: AlertEventsTable;

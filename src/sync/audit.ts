@@ -1,12 +1,12 @@
 import { isGranted, PERMISSION_CAPABILITIES } from '../core/capabilities.ts';
-import { normalizeRecord, type AuditEvent } from '../core/audit.ts';
+import { recordColumns } from '../core/audit.ts';
 import { isVigilError } from '../core/errors.ts';
 import { forEachLimited } from '../core/pool.ts';
 import { credentialsFor, getIntegration, recordCredentialRefusal, streamContext, type OnboardingDeps } from '../onboarding/integrations.ts';
 import { UpstreamHttpError } from '../platform/http/client.ts';
 import { afCode, CONTENT_TYPES, fetchContent, listContent, startSubscription, type ContentItem, type FeedContext } from '../sources/managementActivity/client.ts';
 import { nowIso } from '../store/db.ts';
-import { getCursor, insertEvents, raiseAlert, saveCursor } from '../store/repositories/audit.ts';
+import { getCursor, raiseAlert, saveCursor, storeBlob, type BlobToStore } from '../store/repositories/audit.ts';
 
 /**
  * Audit ingestion from the Office 365 Management Activity API that loses nothing silently:
@@ -137,9 +137,9 @@ export async function ingestAudit(deps: OnboardingDeps, idOrName: string, option
         const end = new Date(Math.min(cursor.getTime() + WINDOW_MS, now.getTime()));
         for await (const page of listContent(ctx, contentType, cursor, end)) {
           await forEachLimited(page, options.concurrency ?? 8, async (item) => {
-            let records: Record<string, unknown>[];
+            let content: { records: Record<string, unknown>[]; text: string } | undefined;
             try {
-              records = await fetchContent(ctx, item.contentUri);
+              content = await fetchContent(ctx, item.contentUri);
             } catch (e) {
               if (afCode(e) === 'AF20051') {
                 expired.push(item);
@@ -148,13 +148,17 @@ export async function ingestAudit(deps: OnboardingDeps, idOrName: string, option
               }
               throw e;
             }
-            const events: AuditEvent[] = [];
-            for (const r of records) {
-              const ev = normalizeRecord(r, contentType);
-              if (ev) events.push(ev);
+            const events: BlobToStore['events'] = [];
+            const records = content.records;
+            for (let rawIndex = 0; rawIndex < records.length; rawIndex++) {
+              const columns = recordColumns(records[rawIndex]!, contentType);
+              if (columns) events.push({ columns, rawIndex });
               else outcome.malformed++;
             }
-            const inserted = await deps.db.transaction().execute((trx) => insertEvents(trx, row.id, events, nowIso()));
+            const blob = { contentType, contentId: item.contentId, text: content.text, records: content.records.length, events };
+            // The parsed records are not needed any more: let them go before the write (memory is per blob in flight).
+            content = undefined;
+            const inserted = await storeBlob(deps.db, row.id, blob, nowIso());
             outcome.stored += inserted;
             outcome.duplicates += events.length - inserted;
             outcome.blobs++;

@@ -27,15 +27,15 @@ export interface TestStore {
   drop(): Promise<void>;
 }
 
-/** Opens a fresh store. */
-export async function freshStore(dialect: TestDialect): Promise<TestStore> {
+/** Opens a fresh store (migrated unless `migrate` is false). */
+export async function freshStore(dialect: TestDialect, options: { migrate?: boolean } = {}): Promise<TestStore> {
   const dataDir = mkdtempSync(join(tmpdir(), 'vigil-store-'));
   if (dialect === 'sqlite') {
-    const db = await openStore({ dataDir });
+    const db = await openStore({ dataDir, migrate: options.migrate });
     return { db, env: {}, dataDir, drop: () => db.destroy() };
   }
   const schema = `vigil_test_${randomBytes(6).toString('hex')}`;
-  const db = await openStore({ dataDir, databaseUrl: TEST_DATABASE_URL, schema, poolSize: 4 });
+  const db = await openStore({ dataDir, databaseUrl: TEST_DATABASE_URL, schema, poolSize: 4, migrate: options.migrate });
   return {
     db,
     env: { DATABASE_URL: TEST_DATABASE_URL, VIGIL_DATABASE_SCHEMA: schema },

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { GroupMembership } from '../../src/core/inventory.ts';
-import { migrate, migrationStatus } from '../../src/store/db.ts';
+import type { Kysely } from 'kysely';
+import { migrate, migrateTo, migrationStatus } from '../../src/store/db.ts';
+import { withRaw } from '../../src/store/repositories/audit.ts';
 import { countLive, markUnseen, upsertRecords } from '../../src/store/repositories/inventory.ts';
 import { findRunningRun, insertRun, listCheckpoints, saveCheckpoint } from '../../src/store/repositories/runs.ts';
 import { DIALECTS, freshStore, type TestStore } from './dialects.ts';
@@ -21,7 +23,30 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
       ['0002_schedules_budgets', true],
       ['0003_credential_state', true],
       ['0004_audit', true],
+      ['0005_audit_segments', true],
     ]);
+  });
+
+  it('upgrading from 0004 keeps every audit event with its raw record, and the IP history', async () => {
+    store = await freshStore(dialect, { migrate: false });
+    const db = store.db;
+    await migrateTo(db, '0004_audit');
+    await insertTestIntegration(db, 'int_1');
+    const raws = Array.from({ length: 1203 }, (_, i) => ({ Id: `id-${String(i).padStart(5, '0')}`, CreationTime: '2026-11-01T08:00:00', Operation: 'CopilotInteraction', UserId: i % 2 ? 'Ann@contoso.com' : 'bob@contoso.com', ClientIP: `203.0.113.${i % 3}`, Note: `é ${i}` }));
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const old = db as unknown as Kysely<any>;
+    for (let i = 0; i < raws.length; i += 400) {
+      await old
+        .insertInto('audit_events')
+        .values(raws.slice(i, i + 400).map((r) => ({ integration_id: 'int_1', id: r.Id, content_type: 'Audit.General', record_type: 261, creation_time: '2026-11-01T08:00:00.000Z', operation: r.Operation, workload: null, user_id: r.UserId, user_type: 0, client_ip: r.ClientIP, object_id: null, organization_id: null, raw: JSON.stringify(r), ingested_at: '2026-11-01T09:00:00.000Z' })))
+        .execute();
+    }
+    expect(await migrate(db)).toEqual(['0005_audit_segments']);
+    const events = await withRaw(db, await db.selectFrom('audit_events').selectAll().orderBy('id').execute());
+    expect(events.map((e) => e.raw)).toEqual(raws);
+    expect(await db.selectFrom('audit_user_ips').select(['user_key', 'client_ip']).orderBy('user_key').orderBy('client_ip').execute()).toEqual(
+      ['ann@contoso.com', 'bob@contoso.com'].flatMap((u) => ['203.0.113.0', '203.0.113.1', '203.0.113.2'].map((ip) => ({ user_key: u, client_ip: ip }))),
+    );
   });
 
   it('upserts idempotently, keeps first seen, dedupes within a batch, and marks unseen rows deleted', async () => {

@@ -1,94 +1,111 @@
 import { describe, expect, it } from 'vitest';
-import type { AuditEvent } from '../../src/core/audit.ts';
+import { normalizeRecord, type AuditEvent } from '../../src/core/audit.ts';
 import { loadDetections } from '../../src/detections/index.ts';
 import type { DetectionContext } from '../../src/detections/types.ts';
 
+// Records in the shapes the Management Activity API documents (and the emulator renders): the detections read the
+// typed views, so these are raw records normalised the way ingestion does.
 let n = 0;
-function ev(over: Partial<AuditEvent> & { raw?: Record<string, unknown> }): AuditEvent {
+function rec(recordType: number, operation: string, raw: Record<string, unknown> = {}, over: Record<string, unknown> = {}): AuditEvent {
   n++;
-  return {
-    id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
-    contentType: 'Audit.General',
-    recordType: null,
-    creationTime: new Date(Date.UTC(2026, 10, 20, 8, 0, n)).toISOString(),
-    operation: null,
-    workload: null,
-    userId: 'ann@contoso.com',
-    userType: 0,
-    clientIp: '203.0.113.10',
-    objectId: null,
-    organizationId: 'tid',
-    raw: {},
-    ...over,
-  };
+  const r = { Id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`, CreationTime: new Date(Date.UTC(2026, 10, 20, 8, 0, n)).toISOString().slice(0, 19), RecordType: recordType, Operation: operation, UserId: 'ann@contoso.com', UserType: 0, ClientIP: '203.0.113.10', OrganizationId: 'tid', ...raw, ...over };
+  return normalizeRecord(r, 'Audit.General')!;
 }
 
 const detections = Object.fromEntries(loadDetections().map((d) => [d.metadata.id, d]));
-const run = (id: string, events: AuditEvent[], prior: Record<string, string[]> = {}) =>
-  detections[id]!.run({ integrationId: 'int_1', events, priorIps: (u) => (prior[u] ? new Set(prior[u]) : undefined) } satisfies DetectionContext);
+/** Runs one rule over events; `history` is user → IPs seen before everything; `find` searches the same events. */
+const run = async (id: string, events: AuditEvent[], history: Record<string, string[]> = {}) =>
+  detections[id]!.run({
+    integrationId: 'int_1',
+    events: events.filter((e) => detections[id]!.metadata.recordTypes.includes(e.recordType!)),
+    ipsSeenBefore: (u, t) => new Set([...(history[u.toLowerCase()] ?? []), ...events.filter((e) => e.userId?.toLowerCase() === u.toLowerCase() && e.creationTime < t && e.clientIp).map((e) => e.clientIp!)]),
+    find: async ({ operations, from, to }) => events.filter((e) => operations.includes(e.operation ?? '') && e.creationTime >= from && e.creationTime <= to),
+  } satisfies DetectionContext);
 
-const copilot = (over: Partial<AuditEvent>, resources: Record<string, unknown>[]) =>
-  ev({ recordType: 261, workload: 'Copilot', operation: 'CopilotInteraction', raw: { CopilotEventData: { AppHost: 'Word', AccessedResources: resources } }, ...over });
+const copilot = (resources: Record<string, unknown>[], over: Record<string, unknown> = {}) => rec(261, 'CopilotInteraction', { Workload: 'Copilot', CopilotEventData: { AppHost: 'Word', Contexts: [], AccessedResources: resources } }, over);
+const props = (pairs: [string, string][]) => pairs.map(([Name, Value]) => ({ Name, Value }));
+const bot = (operation: string, extra: [string, string][]) =>
+  rec(256, operation, { Workload: 'PowerPlatform', ObjectId: 'bot-1', PropertyCollection: props([['powerplatform.analytics.resource.type', 'Bot'], ['powerplatform.analytics.resource.bot.id', 'bot-1'], ['powerplatform.analytics.resource.bot.display_name', 'HR helper'], ...extra]) });
+const authChange = (from: string, to: string) => ['powerplatform.analytics.resource.bot.update_details.change', JSON.stringify([{ PropertyName: 'AuthenticationMode', OldValue: from, NewValue: to }])] as [string, string];
+const dlp = (operation: string, changeSet?: unknown) => rec(187, operation, { ObjectId: 'policy-1', AdditionalInfo: JSON.stringify({ policyId: 'policy-1', policyType: 'Environment', ...(changeSet ? { changeSet } : {}) }) });
+const aad = (operation: string, modified: [string, string][]) => rec(8, operation, { Workload: 'AzureActiveDirectory', ClientIP: null, ObjectId: 'sp-1', ModifiedProperties: modified.map(([Name, NewValue]) => ({ Name, NewValue, OldValue: '' })), Target: [{ ID: 'Contoso Sync', Type: 1 }] });
+const flow = (operation: string, uri?: string) => rec(30, operation, { Workload: 'MicrosoftFlow', ObjectId: 'flow-1', FlowDetailsUrl: 'https://make.powerautomate.com/environments/env-1/flows/flow-1/details', FlowConnectorNames: 'Office 365 Outlook, HTTP', ...(uri ? { FlowHttpActions: [{ ActionName: 'HTTP', Method: 'POST', Uri: uri }] } : {}) });
 
 describe('detections: each fires on its positive case and stays quiet on a near-miss', () => {
-  it('has at least ten rules, each mapped and validated', () => {
+  it('has at least ten rules, each mapped, validated and declaring the record types it reads', () => {
     expect(Object.keys(detections).length).toBeGreaterThanOrEqual(10);
-    for (const d of Object.values(detections)) expect(Object.keys(d.metadata.frameworks).length).toBeGreaterThan(0);
+    for (const d of Object.values(detections)) {
+      expect(Object.keys(d.metadata.frameworks).length).toBeGreaterThan(0);
+      expect(d.metadata.recordTypes.length).toBeGreaterThan(0);
+    }
   });
 
-  it('copilot_guest_sensitive_access', () => {
-    const guest = { userId: 'eve_fabrikam.com#EXT#@contoso.onmicrosoft.com', userType: 10 };
-    expect(run('copilot_guest_sensitive_access', [copilot(guest, [{ Name: 'Salaries.xlsx', SensitivityLabelId: 'lbl-1' }])])).toHaveLength(1);
-    expect(run('copilot_guest_sensitive_access', [copilot(guest, [{ Name: 'Menu.docx' }]), copilot({}, [{ Name: 'Salaries.xlsx', SensitivityLabelId: 'lbl-1' }])])).toEqual([]);
+  it('copilot_guest_sensitive_access: a guest on labelled content; not a guest on unlabelled content, not a member on labelled content', async () => {
+    const guest = { UserId: 'eve_fabrikam.com#EXT#@contoso.onmicrosoft.com', UserType: 10 };
+    expect(await run('copilot_guest_sensitive_access', [copilot([{ Name: 'Salaries.xlsx', SensitivityLabelId: 'lbl-1' }], guest)])).toHaveLength(1);
+    expect(await run('copilot_guest_sensitive_access', [copilot([{ Name: 'Menu.docx' }], guest), copilot([{ Name: 'Salaries.xlsx', SensitivityLabelId: 'lbl-1' }])])).toEqual([]);
   });
 
-  it('agent_authentication_none', () => {
-    expect(run('agent_authentication_none', [ev({ operation: 'BotUpdateOperation-BotAuthUpdate', objectId: 'bot-1', raw: { PropertyCollection: { authenticationmode: 'None' } } })])).toHaveLength(1);
-    expect(run('agent_authentication_none', [ev({ operation: 'BotUpdateOperation-BotAuthUpdate', objectId: 'bot-1', raw: { PropertyCollection: { authenticationmode: 'Integrated' } } })])).toEqual([]);
+  it('agent_authentication_none: changed to None, or published with None; not a change away from None', async () => {
+    expect(await run('agent_authentication_none', [bot('BotUpdateOperation-BotAuthUpdate', [authChange('Integrated', 'None')])])).toHaveLength(1);
+    expect(await run('agent_authentication_none', [bot('BotUpdateOperation-BotPublish', [['powerplatform.analytics.resource.bot.authentication_mode', 'None']])])).toHaveLength(1);
+    expect(await run('agent_authentication_none', [bot('BotUpdateOperation-BotAuthUpdate', [authChange('None', 'Custom Azure AD')]), bot('BotUpdateOperation-BotPublish', [['powerplatform.analytics.resource.bot.authentication_mode', 'Integrated']])])).toEqual([]);
   });
 
-  it('dlp_policy_weakened', () => {
-    expect(run('dlp_policy_weakened', [ev({ recordType: 187, operation: 'DeleteDlpPolicy', objectId: 'policy-1' })])).toHaveLength(1);
-    expect(run('dlp_policy_weakened', [ev({ recordType: 187, operation: 'CreateDlpPolicy', objectId: 'policy-1' })])).toEqual([]);
+  it('dlp_policy_weakened: deleted, or a connector moved out of Blocked; not created, not renamed, not tightened', async () => {
+    expect(await run('dlp_policy_weakened', [dlp('DeleteDlpPolicy')])).toHaveLength(1);
+    const loosened = await run('dlp_policy_weakened', [dlp('UpdateDlpPolicy', { changedProperties: [], connectorChanges: [{ name: 'HTTP', previousValue: { classification: 'Blocked' }, currentValue: { classification: 'General' } }] })]);
+    expect(loosened).toHaveLength(1);
+    expect(loosened[0]!.title).toContain('HTTP: Blocked → General');
+    expect(
+      await run('dlp_policy_weakened', [
+        dlp('CreateDlpPolicy'),
+        dlp('UpdateDlpPolicy', { changedProperties: [{ name: 'ApiPolicyName', previousValue: 'Old', currentValue: 'New' }], connectorChanges: [] }),
+        dlp('UpdateDlpPolicy', { changedProperties: [], connectorChanges: [{ name: 'HTTP', previousValue: { classification: 'General' }, currentValue: { classification: 'Blocked' } }] }),
+      ]),
+    ).toEqual([]);
   });
 
-  it('custom_connector_created', () => {
-    expect(run('custom_connector_created', [ev({ operation: 'CreateCustomConnector', objectId: 'shared_acme' })])).toHaveLength(1);
-    expect(run('custom_connector_created', [ev({ operation: 'CreateConnection', objectId: 'shared_office365' })])).toEqual([]);
+  it('custom_connector_created: created; not updated', async () => {
+    const connector = (op: string) => rec(256, op, { ObjectId: 'shared_acme', PropertyCollection: props([['powerplatform.analytics.resource.type', 'CustomConnector'], ['powerplatform.analytics.resource.custom_connector.display_name', 'Acme'], ['powerplatform.analytics.resource.custom_connector.host', 'api.acme.example']]) });
+    const hits = await run('custom_connector_created', [connector('CreateCustomConnector')]);
+    expect(hits.map((h) => h.detail.host)).toEqual(['api.acme.example']);
+    expect(await run('custom_connector_created', [connector('UpdateCustomConnector')])).toEqual([]);
   });
 
-  it('admin_consent_granted', () => {
-    const consent = (admin: string) => ev({ contentType: 'Audit.AzureActiveDirectory', operation: 'Consent to application.', objectId: 'app-1', raw: { ModifiedProperties: [{ Name: 'ConsentContext.IsAdminConsent', NewValue: admin }] } });
-    expect(run('admin_consent_granted', [consent('True')])).toHaveLength(1);
-    expect(run('admin_consent_granted', [consent('False')])).toEqual([]);
+  it('admin_consent_granted: admin consent; not a user consenting for themselves', async () => {
+    const consent = (admin: string) => aad('Consent to application.', [['ConsentContext.IsAdminConsent', admin], ['ConsentAction.Permissions', '[] => [[Id: x, ClientId: sp-1, ConsentType: AllPrincipals, Scope:  Mail.Read Files.Read.All, CreatedDateTime: ]]; '], ['TargetId.ServicePrincipalNames', 'app-guid']]);
+    const hits = await run('admin_consent_granted', [consent('True')]);
+    expect(hits.map((h) => h.detail.scopes)).toEqual([['Mail.Read', 'Files.Read.All']]);
+    expect(await run('admin_consent_granted', [consent('False')])).toEqual([]);
   });
 
-  it('service_principal_credentials_added', () => {
-    expect(run('service_principal_credentials_added', [ev({ operation: 'Add service principal credentials.', objectId: 'sp-1' })])).toHaveLength(1);
-    expect(run('service_principal_credentials_added', [ev({ operation: 'Add service principal.', objectId: 'sp-1' })])).toEqual([]);
+  it('service_principal_credentials_added: credentials added; not an app role assignment', async () => {
+    expect(await run('service_principal_credentials_added', [aad('Add service principal credentials.', [['KeyDescription', '["[KeyIdentifier=k,KeyType=Password,KeyUsage=Verify,DisplayName=x]"]']])])).toHaveLength(1);
+    expect(await run('service_principal_credentials_added', [aad('Add app role assignment to service principal.', [['AppRole.Value', 'Mail.Read']])])).toEqual([]);
   });
 
-  it('mass_agent_or_flow_creation: ten creations within an hour, not nine, not spread over hours', () => {
-    const burst = (count: number, stepMinutes: number) => Array.from({ length: count }, (_, i) => ev({ operation: i % 2 ? 'BotCreate' : 'CreateFlow', creationTime: new Date(Date.UTC(2026, 10, 20, 9, i * stepMinutes)).toISOString() }));
-    expect(run('mass_agent_or_flow_creation', burst(10, 5))).toHaveLength(1);
-    expect(run('mass_agent_or_flow_creation', burst(9, 5))).toEqual([]);
-    expect(run('mass_agent_or_flow_creation', burst(12, 20))).toEqual([]);
+  it('mass_agent_or_flow_creation: ten creations within an hour, not nine, not spread over hours', async () => {
+    const burst = (count: number, stepMinutes: number) => Array.from({ length: count }, (_, i) => (i % 2 ? bot('BotCreate', []) : flow('CreateFlow'))).map((e, i) => ({ ...e, creationTime: new Date(Date.UTC(2026, 10, 20, 9, i * stepMinutes)).toISOString() }));
+    expect(await run('mass_agent_or_flow_creation', burst(10, 5))).toHaveLength(1);
+    expect(await run('mass_agent_or_flow_creation', burst(9, 5))).toEqual([]);
+    expect(await run('mass_agent_or_flow_creation', burst(12, 20))).toEqual([]);
   });
 
-  it('flow_external_http', () => {
-    expect(run('flow_external_http', [ev({ recordType: 30, workload: 'MicrosoftFlow', operation: 'PutFlow', objectId: 'flow-1', raw: { Actions: [{ type: 'Http', uri: 'https://exfil.example.net/upload' }] } })])).toHaveLength(1);
-    expect(run('flow_external_http', [ev({ recordType: 30, workload: 'MicrosoftFlow', operation: 'PutFlow', objectId: 'flow-1', raw: { Actions: [{ uri: 'https://contoso.sharepoint.com/sites/hr' }] } })])).toEqual([]);
+  it('flow_external_http: an HTTP action to an outside host; not one to Microsoft Graph, not a flow without HTTP', async () => {
+    expect((await run('flow_external_http', [flow('EditFlow', 'https://webhook.site/abc')])).map((h) => h.detail.hosts)).toEqual([['webhook.site']]);
+    expect(await run('flow_external_http', [flow('EditFlow', 'https://graph.microsoft.com/v1.0/users'), flow('CreateFlow')])).toEqual([]);
   });
 
-  it('powerbi_publish_to_web', () => {
-    expect(run('powerbi_publish_to_web', [ev({ recordType: 20, operation: 'PublishToWebReport', raw: { ReportName: 'Sales' } })])).toHaveLength(1);
-    expect(run('powerbi_publish_to_web', [ev({ recordType: 20, operation: 'ViewReport' })])).toEqual([]);
+  it('powerbi_publish_to_web: published to the web; not shared', async () => {
+    expect(await run('powerbi_publish_to_web', [rec(20, 'PublishToWebReport', { ReportName: 'Sales' })])).toHaveLength(1);
+    expect(await run('powerbi_publish_to_web', [rec(20, 'ShareReport', { ReportName: 'Sales' })])).toEqual([]);
   });
 
-  it('copilot_new_ip: a new IP after history alerts; a first-ever event or a known IP does not', () => {
+  it('copilot_new_ip: a new IP after history alerts; a first-ever event or a known IP does not', async () => {
     const user = 'ann@contoso.com';
-    expect(run('copilot_new_ip', [copilot({ clientIp: '198.51.100.7' }, [])], { [user]: ['203.0.113.10'] })).toHaveLength(1);
-    expect(run('copilot_new_ip', [copilot({ clientIp: '203.0.113.10' }, [])], { [user]: ['203.0.113.10'] })).toEqual([]);
-    expect(run('copilot_new_ip', [copilot({ clientIp: '198.51.100.7' }, [])])).toEqual([]);
+    expect(await run('copilot_new_ip', [copilot([], { ClientIP: '198.51.100.7' })], { [user]: ['203.0.113.10'] })).toHaveLength(1);
+    expect(await run('copilot_new_ip', [copilot([], { ClientIP: '203.0.113.10' })], { [user]: ['203.0.113.10'] })).toEqual([]);
+    expect(await run('copilot_new_ip', [copilot([], { ClientIP: '198.51.100.7' })])).toEqual([]);
   });
 });

@@ -16,9 +16,8 @@ export function registerAudit(program: Command, host: CommandHost): void {
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, integration: string, opts: { json?: boolean }) => {
-        const since = nowIso();
         const r = await ingestAudit(rt, integration, { publisherId: rt.config.publisherId });
-        const detections = await runDetections(rt.db, (await getIntegration(rt.db, integration)).id, since);
+        const detections = await runDetections(rt.db, (await getIntegration(rt.db, integration)).id);
         if (opts.json) return printJson({ ...r, detections });
         print(table([['CONTENT TYPE', 'STATUS', 'STORED', 'DUPLICATES', 'BLOBS', 'EXPIRED', 'CURSOR'], ...Object.entries(r.contentTypes).map(([ct, o]) => [ct, o.status, String(o.stored), String(o.duplicates), String(o.blobs), String(o.expiredBlobs), o.cursor ?? '-'])]));
         for (const [ct, o] of Object.entries(r.contentTypes)) if (o.reason) print(`  ${ct}: ${o.reason}`);

@@ -1,4 +1,4 @@
-import { properties } from '../helpers.ts';
+import { directoryChange, RECORD_TYPES } from '../../core/audit.ts';
 import type { Detection } from '../types.ts';
 
 /** Admin consent was granted to an application (tenant-wide permissions). */
@@ -11,12 +11,13 @@ export const detection: Detection = {
     response: 'Check the application and its publisher under Enterprise applications > Permissions; revoke the grant if it was not expected (illicit consent grant).',
     references: ['https://learn.microsoft.com/defender-office-365/detect-and-remediate-illicit-consent-grants', 'https://learn.microsoft.com/entra/identity/monitoring-health/reference-audit-activities'],
     frameworks: { 'mitre-attack': ['T1098.003: Additional Cloud Roles', 'T1528: Steal Application Access Token'] },
+    recordTypes: [RECORD_TYPES.AzureActiveDirectory],
   },
   run: (ctx) =>
     ctx.events.flatMap((e) => {
-      if (!/^consent to application/i.test(e.operation ?? '')) return [];
-      const admin = properties(e).get('consentcontext.isadminconsent');
-      if (!admin || !/true/i.test(admin)) return [];
-      return [{ dedupeKey: e.id, title: `Admin consent granted to ${e.objectId ?? 'an application'} by ${e.userId}`, eventIds: [e.id], detail: { user: e.userId, application: e.objectId } }];
+      const d = directoryChange(e);
+      if (!d?.adminConsent) return [];
+      const app = d.targetName ?? d.targetAppId ?? e.objectId ?? 'an application';
+      return [{ dedupeKey: e.id, title: `Admin consent granted to ${app} by ${e.userId}`, eventIds: [e.id], detail: { user: e.userId, application: d.targetName, appId: d.targetAppId, servicePrincipal: e.objectId, scopes: d.scopes } }];
     }),
 };

@@ -1,4 +1,4 @@
-import { copilotInteraction } from '../../core/audit.ts';
+import { copilotInteraction, RECORD_TYPES } from '../../core/audit.ts';
 import { isGuest } from '../helpers.ts';
 import type { Detection } from '../types.ts';
 
@@ -12,6 +12,7 @@ export const detection: Detection = {
     response: 'Review what the guest asked and which labelled files were accessed; check the guest still needs access to those sites; tighten sharing or label protection (encryption, EXTRACT rights).',
     references: ['https://learn.microsoft.com/office/office-365-management-api/copilot-schema', 'https://learn.microsoft.com/purview/sensitivity-labels'],
     frameworks: { 'owasp-llm-2025': ['LLM02: Sensitive Information Disclosure'], 'mitre-atlas': ['AML.T0057: LLM Data Leakage'] },
+    recordTypes: [RECORD_TYPES.CopilotInteraction],
   },
   run: (ctx) =>
     ctx.events.flatMap((e) => {

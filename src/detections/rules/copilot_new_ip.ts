@@ -11,20 +11,16 @@ export const detection: Detection = {
     response: 'Check the user\'s sign-in logs for the IP (location, device, Conditional Access result); revoke sessions if the sign-in is not the user\'s.',
     references: ['https://learn.microsoft.com/office/office-365-management-api/copilot-schema', 'https://attack.mitre.org/techniques/T1550/004/'],
     frameworks: { 'owasp-llm-2025': ['LLM02: Sensitive Information Disclosure'], 'mitre-attack': ['T1550.004: Web Session Cookie'] },
+    recordTypes: [RECORD_TYPES.CopilotInteraction],
   },
   run: (ctx) => {
-    // IPs known per user: prior history, then every event of this batch in time order.
-    const known = new Map<string, Set<string>>();
     const hits = [];
     for (const e of ctx.events) {
       if (!e.userId || !e.clientIp) continue;
-      const user = e.userId.toLowerCase();
-      const ips = known.get(user) ?? new Set(ctx.priorIps(user) ?? []);
-      known.set(user, ips);
-      if (e.recordType === RECORD_TYPES.CopilotInteraction && ips.size > 0 && !ips.has(e.clientIp)) {
-        hits.push({ dedupeKey: `${user}|${e.clientIp}`, title: `${e.userId} used Copilot from new IP ${e.clientIp}`, eventIds: [e.id], detail: { user: e.userId, ip: e.clientIp, knownIps: [...ips].slice(0, 20) } });
+      const seen = ctx.ipsSeenBefore(e.userId, e.creationTime);
+      if (seen.size > 0 && !seen.has(e.clientIp)) {
+        hits.push({ dedupeKey: `${e.userId.toLowerCase()}|${e.clientIp}`, title: `${e.userId} used Copilot from new IP ${e.clientIp}`, eventIds: [e.id], detail: { user: e.userId, ip: e.clientIp, knownIps: [...seen].slice(0, 20) } });
       }
-      ips.add(e.clientIp);
     }
     return hits;
   },

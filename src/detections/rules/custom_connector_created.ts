@@ -1,3 +1,4 @@
+import { powerPlatformAdminActivity, RECORD_TYPES } from '../../core/audit.ts';
 import type { Detection } from '../types.ts';
 
 /** A custom connector was created or imported. */
@@ -10,11 +11,13 @@ export const detection: Detection = {
     response: 'Review the connector\'s host and authentication; add its URL pattern to the DLP policy\'s custom connector rules (allow or block) for the environment.',
     references: ['https://learn.microsoft.com/power-platform/admin/logging-powerapps', 'https://learn.microsoft.com/power-platform/admin/dlp-custom-connector-parity'],
     frameworks: { 'owasp-llm-2025': ['LLM06: Excessive Agency'], 'mitre-attack': ['T1567: Exfiltration Over Web Service'] },
+    recordTypes: [RECORD_TYPES.PowerPlatformAdministratorActivity],
   },
   run: (ctx) =>
-    ctx.events.flatMap((e) =>
-      /(create|put|import)[a-z ]*custom ?connector|customconnector(create|put)/i.test(e.operation ?? '')
-        ? [{ dedupeKey: e.id, title: `Custom connector ${e.objectId ?? ''} created by ${e.userId}`.replace('  ', ' '), eventIds: [e.id], detail: { user: e.userId, connector: e.objectId, operation: e.operation } }]
-        : [],
-    ),
+    ctx.events.flatMap((e) => {
+      if (!/^CreateCustomConnector$/i.test(e.operation ?? '')) return [];
+      const c = powerPlatformAdminActivity(e)?.customConnector;
+      const name = c?.name ?? e.objectId ?? '';
+      return [{ dedupeKey: e.id, title: `Custom connector ${name}${c?.host ? ` (${c.host})` : ''} created by ${e.userId}`, eventIds: [e.id], detail: { user: e.userId, connectorId: c?.id ?? e.objectId, connector: c?.name ?? null, host: c?.host ?? null } }];
+    }),
 };

@@ -1,3 +1,4 @@
+import { directoryChange, RECORD_TYPES } from '../../core/audit.ts';
 import type { Detection } from '../types.ts';
 
 /** Credentials (a secret or certificate) were added to a service principal or application. */
@@ -10,11 +11,13 @@ export const detection: Detection = {
     response: 'Confirm the owner added it; remove unknown credentials under App registrations > Certificates & secrets (or the service principal via Graph) and review the sign-ins of the application.',
     references: ['https://learn.microsoft.com/entra/identity/monitoring-health/reference-audit-activities', 'https://attack.mitre.org/techniques/T1098/001/'],
     frameworks: { 'mitre-attack': ['T1098.001: Additional Cloud Credentials'] },
+    recordTypes: [RECORD_TYPES.AzureActiveDirectory],
   },
   run: (ctx) =>
-    ctx.events.flatMap((e) =>
-      /^add service principal credentials|^update application.*certificates and secrets/i.test(e.operation ?? '')
-        ? [{ dedupeKey: e.id, title: `Credentials added to ${e.objectId ?? 'a service principal'} by ${e.userId}`, eventIds: [e.id], detail: { user: e.userId, target: e.objectId, operation: e.operation } }]
-        : [],
-    ),
+    ctx.events.flatMap((e) => {
+      if (!/^(add service principal credentials|update application . certificates and secrets management)/i.test(e.operation ?? '')) return [];
+      const d = directoryChange(e);
+      const target = d?.targetName ?? d?.targetAppId ?? e.objectId ?? 'a service principal';
+      return [{ dedupeKey: e.id, title: `${d?.keyTypes.includes('AsymmetricX509Cert') ? 'Certificate' : 'Credential'} added to ${target} by ${e.userId}`, eventIds: [e.id], detail: { user: e.userId, target: d?.targetName ?? null, appId: d?.targetAppId ?? null, servicePrincipal: e.objectId, keyTypes: d?.keyTypes ?? [] } }];
+    }),
 };

@@ -48,6 +48,8 @@ export interface HttpResponse<T = unknown> {
   status: number;
   headers: Record<string, string>;
   body: T;
+  /** The body text as received (empty when there was none): for callers that keep the upstream bytes verbatim. */
+  text: string;
 }
 
 /**
@@ -229,7 +231,7 @@ export class HttpClient {
           body = text;
         }
       }
-      if (status < 400) return { status, headers: resHeaders, body: body as T };
+      if (status < 400) return { status, headers: resHeaders, body: body as T, text };
       if (req.throttledWhen?.(status, body)) status = 429;
       if (status === 401 && req.token && !refreshed) {
         refreshed = true;

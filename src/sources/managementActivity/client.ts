@@ -88,10 +88,11 @@ export async function* listContent(ctx: FeedContext, contentType: string, start:
 }
 
 /**
- * Fetches one content blob: an array of audit records.
+ * Fetches one content blob: its audit records, and the body text as received (a JSON array) that Vigil keeps as the
+ * raw records.
  * @throws UpstreamHttpError with `upstreamCode` AF20051 when the content has expired (older than 7 days).
  */
-export async function fetchContent(ctx: FeedContext, contentUri: string): Promise<Record<string, unknown>[]> {
+export async function fetchContent(ctx: FeedContext, contentUri: string): Promise<{ records: Record<string, unknown>[]; text: string }> {
   const res = await ctx.http.send<Record<string, unknown>[] | null>(request(ctx, contentUri));
-  return Array.isArray(res.body) ? res.body : [];
+  return Array.isArray(res.body) ? { records: res.body, text: res.text } : { records: [], text: '[]' };
 }

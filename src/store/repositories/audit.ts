@@ -1,39 +1,116 @@
-import type { AuditEvent } from '../../core/audit.ts';
+import { sql, type Kysely } from 'kysely';
+import { recordColumns, type AuditEvent, type EventColumns } from '../../core/audit.ts';
 import { newId } from '../../core/ids.ts';
-import type { Executor } from '../db.ts';
-import type { AlertsTable, AuditCursorsTable, AuditEventsTable } from '../schema.ts';
+import { dialectOf, type Executor } from '../db.ts';
+import type { AlertsTable, AuditCursorsTable, AuditEventsTable, Database } from '../schema.ts';
+import { decodeSegment, encodeSegment, RAW_CODEC } from '../segments.ts';
 
 /** Audit events, cursors and alerts. */
 
-const CHUNK = 250;
+const CHUNK = 2000;
+
+/** One content blob to store: its text exactly as received (a JSON array) and the events normalised from it. */
+export interface BlobToStore {
+  contentType: string;
+  /** The Management Activity `contentId` (null for records from elsewhere, e.g. tests). */
+  contentId: string | null;
+  text: string;
+  /** Records in the text, malformed and duplicate ones included. */
+  records: number;
+  /** Each new event's columns and the position of its raw record in `text`. */
+  events: { columns: EventColumns; rawIndex: number }[];
+}
 
 /**
- * Inserts events, dropping those whose `Id` is already stored (duplicates are by design upstream).
- * @returns how many were new.
+ * Inserts event rows given as one JSON parameter (an array of `[...EventColumns, rawIndex]`): the statement is the
+ * same small text for every chunk, so a chunk of 2,000 rows costs one bound value instead of 30,000, and rows already
+ * stored are skipped. SQLite reads the array with `json_each` and `->>`, PostgreSQL with `json_array_elements`.
+ * Sources: sqlite.org/json1.html (json_each, ->>), postgresql.org/docs/current/functions-json.html.
+ * @returns how many rows were new.
  */
-export async function insertEvents(db: Executor, integrationId: string, events: AuditEvent[], at: string): Promise<number> {
-  let inserted = 0;
-  for (let i = 0; i < events.length; i += CHUNK) {
-    const rows: AuditEventsTable[] = events.slice(i, i + CHUNK).map((e) => ({
-      integration_id: integrationId,
-      id: e.id,
-      content_type: e.contentType,
-      record_type: e.recordType,
-      creation_time: e.creationTime,
-      operation: e.operation,
-      workload: e.workload,
-      user_id: e.userId,
-      user_type: e.userType,
-      client_ip: e.clientIp,
-      object_id: e.objectId,
-      organization_id: e.organizationId,
-      raw: JSON.stringify(e.raw),
-      ingested_at: at,
-    }));
-    const r = await db.insertInto('audit_events').values(rows).onConflict((oc) => oc.columns(['integration_id', 'id']).doNothing()).executeTakeFirst();
-    inserted += Number(r.numInsertedOrUpdatedRows ?? 0);
+async function insertEventRows(db: Executor, dialect: 'sqlite' | 'postgres', integrationId: string, segmentId: string, rowsJson: string, at: string): Promise<number> {
+  const r =
+    dialect === 'postgres'
+      ? await sql`insert into audit_events (integration_id, id, content_type, record_type, creation_time, operation, workload, user_id, user_type, client_ip, object_id, organization_id, raw_segment_id, raw_index, ingested_at)
+          select ${integrationId}, v ->> 0, v ->> 1, (v ->> 2)::integer, v ->> 3, v ->> 4, v ->> 5, v ->> 6, (v ->> 7)::integer, v ->> 8, v ->> 9, v ->> 10, ${segmentId}, (v ->> 11)::integer, ${at}
+          from json_array_elements(${rowsJson}::json) as e(v)
+          on conflict do nothing`.execute(db)
+      : await sql`insert into audit_events (integration_id, id, content_type, record_type, creation_time, operation, workload, user_id, user_type, client_ip, object_id, organization_id, raw_segment_id, raw_index, ingested_at)
+          select ${integrationId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, ${segmentId}, value ->> 11, ${at}
+          from json_each(${rowsJson}) where true
+          on conflict do nothing`.execute(db);
+  return Number(r.numAffectedRows ?? 0);
+}
+
+/**
+ * Stores a content blob: its raw text as one compressed segment, and its events, dropping those already stored
+ * (duplicates are by design upstream; the key is (integration, `CreationTime`, `Id`)). One transaction: the events
+ * and their raw records are stored together or not at all; a blob with no new event leaves no segment behind.
+ * @returns how many events were new.
+ */
+export async function storeBlob(db: Kysely<Database>, integrationId: string, blob: BlobToStore, at: string): Promise<number> {
+  if (blob.events.length === 0) return 0;
+  const dialect = dialectOf(db);
+  const data = await encodeSegment(blob.text);
+  const segmentId = newId('seg');
+  const chunks: string[] = [];
+  for (let i = 0; i < blob.events.length; i += CHUNK) chunks.push(JSON.stringify(blob.events.slice(i, i + CHUNK).map((e) => [...e.columns, e.rawIndex])));
+  return db.transaction().execute(async (trx) => {
+    await trx.insertInto('audit_raw_segments').values({ integration_id: integrationId, id: segmentId, content_type: blob.contentType, content_id: blob.contentId, codec: RAW_CODEC, records: blob.records, data, stored_at: at }).execute();
+    let inserted = 0;
+    for (const rowsJson of chunks) inserted += await insertEventRows(trx, dialect, integrationId, segmentId, rowsJson, at);
+    if (inserted === 0) await trx.deleteFrom('audit_raw_segments').where('integration_id', '=', integrationId).where('id', '=', segmentId).execute();
+    return inserted;
+  });
+}
+
+/**
+ * Stores records that did not come as a content blob (tests, imports): normalised, then stored as one blob.
+ * @returns how many were new; records without `Id` or a parseable `CreationTime` are skipped.
+ */
+export async function storeRecords(db: Kysely<Database>, integrationId: string, contentType: string, records: Record<string, unknown>[], at: string): Promise<number> {
+  const events = records.flatMap((r, rawIndex) => {
+    const columns = recordColumns(r, contentType);
+    return columns ? [{ columns, rawIndex }] : [];
+  });
+  return storeBlob(db, integrationId, { contentType, contentId: null, text: JSON.stringify(records), records: records.length, events }, at);
+}
+
+/**
+ * Turns stored event rows back into events with their raw records, decompressing each segment once.
+ * @throws Error when a segment is missing or damaged (the database was altered outside Vigil).
+ */
+export async function withRaw(db: Executor, rows: AuditEventsTable[]): Promise<AuditEvent[]> {
+  const segments = new Map<string, Record<string, unknown>[]>();
+  const keys = [...new Set(rows.map((r) => `${r.integration_id}\u0000${r.raw_segment_id}`))];
+  for (let i = 0; i < keys.length; i += 200) {
+    const part = keys.slice(i, i + 200).map((k) => k.split('\u0000') as [string, string]);
+    const found = await db
+      .selectFrom('audit_raw_segments')
+      .select(['integration_id', 'id', 'codec', 'data'])
+      .where((eb) => eb.or(part.map(([integrationId, id]) => eb.and([eb('integration_id', '=', integrationId), eb('id', '=', id)]))))
+      .execute();
+    for (const s of found) segments.set(`${s.integration_id}\u0000${s.id}`, decodeSegment(s.codec, s.data));
   }
-  return inserted;
+  return rows.map((r) => {
+    const records = segments.get(`${r.integration_id}\u0000${r.raw_segment_id}`);
+    const raw = records?.[r.raw_index];
+    if (!raw) throw new Error(`The raw record of audit event ${r.id} is missing (segment ${r.raw_segment_id}, position ${r.raw_index}).`);
+    return {
+      id: r.id,
+      contentType: r.content_type,
+      recordType: r.record_type,
+      creationTime: r.creation_time,
+      operation: r.operation,
+      workload: r.workload,
+      userId: r.user_id,
+      userType: r.user_type,
+      clientIp: r.client_ip,
+      objectId: r.object_id,
+      organizationId: r.organization_id,
+      raw,
+    };
+  });
 }
 
 /** The cursor of a content type, if any. */
