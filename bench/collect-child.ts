@@ -5,6 +5,7 @@
 import { addCustomerAppIntegration } from '../src/onboarding/integrations.ts';
 import { createRuntime } from '../src/main/runtime.ts';
 import { collectIntegration } from '../src/sync/run.ts';
+import { peakRssMiB } from './peak.ts';
 
 const [dataDir, tenantId, clientId] = process.argv.slice(2) as [string, string, string];
 const rt = await createRuntime({ dataDir, env: process.env });
@@ -14,4 +15,4 @@ const run = await collectIntegration(rt, integration.id);
 const seconds = Number(process.hrtime.bigint() - started) / 1e9;
 const records = Object.values(run.streams).reduce((n, s) => n + s.records, 0);
 await rt.close();
-process.stdout.write(JSON.stringify({ status: run.status, records, seconds, maxRssMiB: process.resourceUsage().maxRSS / 1024 }) + '\n');
+process.stdout.write(JSON.stringify({ status: run.status, records, seconds, maxRssMiB: peakRssMiB() }) + '\n');

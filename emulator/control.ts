@@ -571,6 +571,14 @@ export class EmulatorControl {
    * Ids per content type whose content is available, lost (expired) and pending counts, duplicates, and counts per
    * RecordType / Operation / scenario. Throws ControlError 400 / 404.
    */
+  /**
+   * Pre-renders the tenant's available content blobs created in [from, to) (ISO 8601; default: the 7 days of
+   * retention) so serving them costs no rendering (see `TenantFeed.prerender`). Throws ControlError 404.
+   */
+  prerenderFeed(tenantIdOrDomain: string, window: { from?: string; to?: string } = {}): { blobs: number; bytes: number } {
+    return this.#feed(tenantIdOrDomain).prerender(window.from ? Date.parse(window.from) : undefined, window.to ? Date.parse(window.to) : undefined);
+  }
+
   auditGroundTruth(tenantIdOrDomain: string, options: AuditGroundTruthOptions): AuditGroundTruth {
     const feed = this.#feed(tenantIdOrDomain);
     try {

@@ -324,7 +324,7 @@ export function registerManage(app: FastifyInstance, ctx: ManageContext): void {
         return afError(reply, 400, 'AF20051', `Content requested with the key ${contentId} has already expired. Content older than 7 days cannot be retrieved.`);
       case 'ok':
         // ASCII-only blobs go out as a Latin-1 copy (a plain byte copy) instead of a UTF-8 encode: same bytes, cheaper.
-        return reply.code(200).type('application/json; charset=utf-8').send(found.ascii ? Buffer.from(found.json, 'latin1') : found.json);
+        return reply.code(200).type('application/json; charset=utf-8').send(found.bytes ?? (found.ascii ? Buffer.from(found.json, 'latin1') : found.json));
     }
   });
 }

@@ -1,15 +1,23 @@
 import { isVigilError, VigilError } from '../core/errors.ts';
 import { getIntegration, type OnboardingDeps } from '../onboarding/integrations.ts';
+import { ingestAndDetect } from '../sync/audit.ts';
 import { collectAndEvaluate } from '../sync/run.ts';
 import type { CollectionJob } from './queue.ts';
 
+/** Settings of the audit cycle a job runs after the collection (`VIGIL_PUBLISHER_ID`, `VIGIL_AUDIT_CONCURRENCY`). */
+export interface JobAuditSettings {
+  publisherId?: string;
+  concurrency?: number;
+}
+
 /**
  * The collection job handler shared by `vigil worker` and the in-process workers of `vigil serve`: collect (or
- * resume) one integration, then evaluate its checks. A failed collection throws, so the queue retries it with
- * backoff; an integration removed meanwhile, or whose credentials were refused (recorded on it, fixed by a
- * rotation), completes the job without retry.
+ * resume) one integration, evaluate its checks, then ingest its audit feed and run the detections. A failed
+ * collection throws, so the queue retries it with backoff; an integration removed meanwhile, or whose credentials
+ * were refused (recorded on it, fixed by a rotation), completes the job without retry. An audit cycle that fails
+ * is logged and left to the next job: its cursors did not move, so nothing is skipped.
  */
-export function collectionJobHandler(deps: OnboardingDeps & { autoGrantAccess?: boolean }): (job: CollectionJob) => Promise<void> {
+export function collectionJobHandler(deps: OnboardingDeps & { autoGrantAccess?: boolean; audit?: JobAuditSettings }): (job: CollectionJob) => Promise<void> {
   return async (job) => {
     let row;
     try {
@@ -35,6 +43,14 @@ export function collectionJobHandler(deps: OnboardingDeps & { autoGrantAccess?: 
     }
     if (run.status === 'failed') {
       throw new VigilError('upstream', 'COLLECTION_FAILED', `Collection ${run.runId} failed: ${run.errors[0]?.message ?? 'unknown error'}`);
+    }
+    if (job.signal?.aborted) return;
+    try {
+      const { ingest, detections } = await ingestAndDetect(deps, row.id, { publisherId: deps.audit?.publisherId, concurrency: deps.audit?.concurrency });
+      const stored = Object.values(ingest.contentTypes).reduce((n, o) => n + o.stored, 0);
+      deps.logger.info({ jobId: job.id, integrationId: row.id, stored, dataLossAlerts: ingest.dataLossAlerts.length, alertsRaised: detections.alertsRaised }, 'audit cycle finished');
+    } catch (e) {
+      deps.logger.error({ jobId: job.id, integrationId: row.id, error: (e as Error).message }, 'audit cycle failed; the next job resumes from the stored cursors');
     }
   };
 }

@@ -11,6 +11,8 @@ import { listFindings } from '../store/repositories/findings.ts';
 import { countLive } from '../store/repositories/inventory.ts';
 import { SQLITE_FILE } from '../store/db.ts';
 import type { Progress } from '../sync/engine.ts';
+import { listAlerts } from '../store/repositories/audit.ts';
+import { ingestAndDetect } from '../sync/audit.ts';
 import { collectAndEvaluate } from '../sync/run.ts';
 import { createRuntime } from './runtime.ts';
 
@@ -42,6 +44,15 @@ export interface DemoSummary {
     top: { severity: string; checkId: string; resource: string; reason: string | null }[];
   };
   notEvaluated: number;
+  /** The audit cycle: events stored from the Management Activity feed and the alerts the detections raised. */
+  audit: {
+    eventsIngested: number;
+    duplicatesDropped: number;
+    contentTypesUnavailable: string[];
+    alertsRaised: number;
+    byRule: Record<string, number>;
+    top: { severity: string; ruleId: string; title: string }[];
+  };
   database: string;
 }
 
@@ -69,6 +80,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
   const tenant = generateTenant({ seed: options.seed ?? 42, sizes: options.sizes });
   step(`Starting the emulated Microsoft cloud with tenant ${tenant.displayName} (${tenant.id})`);
   const emulator = await startEmulator({ tenants: [tenant] });
+  // A busier audit feed than the emulator's default, so a day of it holds every scenario the detections look for.
+  emulator.control.configureFeed(tenant.id, { recordsPerHour: 400 });
   try {
     const endpointsFile = emulator.writeEndpointsFile(join(dataDir, 'emulator'));
     const rt = await createRuntime({ dataDir, cloud: loadCustomProfile(endpointsFile), verbose: options.verbose });
@@ -84,6 +97,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
       });
       step('Collecting users, groups, memberships, environments and Copilot Studio agents, then evaluating the checks');
       const { run, evaluation } = await collectAndEvaluate(rt, integration.id, { onProgress: options.onProgress });
+      step('Ingesting the last 24 hours of the Office 365 Management Activity feed, then running the detections');
+      const audit = await ingestAndDetect(rt, integration.id);
+      const alerts = await listAlerts(rt.db, { integrationId: integration.id });
       const counts = await countLive(rt.db, integration.id);
       const open = await listFindings(rt.db, { integrationId: integration.id, status: 'open' });
       const bySeverity = Object.fromEntries(SEVERITIES.map((s) => [s, open.filter((f) => f.severity === s).length]));
@@ -107,6 +123,17 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
           top: open.slice(0, 5).map((f) => ({ severity: f.severity, checkId: f.check_id, resource: f.resource_name ?? f.resource_id, reason: f.detail ? ((JSON.parse(f.detail) as { reason?: string }).reason ?? null) : null })),
         },
         notEvaluated: evaluation?.byStatus.not_evaluated ?? 0,
+        audit: {
+          eventsIngested: Object.values(audit.ingest.contentTypes).reduce((n, o) => n + o.stored, 0),
+          duplicatesDropped: Object.values(audit.ingest.contentTypes).reduce((n, o) => n + o.duplicates, 0),
+          contentTypesUnavailable: Object.entries(audit.ingest.contentTypes).filter(([, o]) => o.status !== 'ok').map(([ct]) => ct),
+          alertsRaised: alerts.length,
+          byRule: Object.fromEntries([...new Set(alerts.map((a) => a.rule_id))].map((r) => [r, alerts.filter((a) => a.rule_id === r).length])),
+          top: [...alerts]
+            .sort((a, b) => SEVERITIES.indexOf(a.severity as (typeof SEVERITIES)[number]) - SEVERITIES.indexOf(b.severity as (typeof SEVERITIES)[number]))
+            .slice(0, 5)
+            .map((a) => ({ severity: a.severity, ruleId: a.rule_id, title: a.title })),
+        },
         database: join(dataDir, SQLITE_FILE),
       };
     } finally {

@@ -1,6 +1,7 @@
 import { isGranted, PERMISSION_CAPABILITIES } from '../core/capabilities.ts';
 import { recordColumns } from '../core/audit.ts';
 import { isVigilError } from '../core/errors.ts';
+import { runDetections, type DetectionRunResult } from '../detections/run.ts';
 import { forEachLimited } from '../core/pool.ts';
 import { credentialsFor, getIntegration, recordCredentialRefusal, streamContext, type OnboardingDeps } from '../onboarding/integrations.ts';
 import { UpstreamHttpError } from '../platform/http/client.ts';
@@ -36,7 +37,7 @@ export interface AuditIngestOptions {
   initialLookbackHours?: number;
   /** The cursor stays this far behind "now", minutes, so content listed late is not skipped. @default 15 */
   settleMinutes?: number;
-  /** Blobs fetched at once. @default 8 */
+  /** Blobs fetched at once (VIGIL_AUDIT_CONCURRENCY). @default 4 */
   concurrency?: number;
   /** GUID sent as PublisherIdentifier (the operator's tenant). @default the integration's tenant id */
   publisherId?: string;
@@ -136,7 +137,7 @@ export async function ingestAudit(deps: OnboardingDeps, idOrName: string, option
       while (cursor < now) {
         const end = new Date(Math.min(cursor.getTime() + WINDOW_MS, now.getTime()));
         for await (const page of listContent(ctx, contentType, cursor, end)) {
-          await forEachLimited(page, options.concurrency ?? 8, async (item) => {
+          await forEachLimited(page, options.concurrency ?? 4, async (item) => {
             let content: { records: Record<string, unknown>[]; text: string } | undefined;
             try {
               content = await fetchContent(ctx, item.contentUri);
@@ -204,4 +205,22 @@ export async function ingestAudit(deps: OnboardingDeps, idOrName: string, option
   result.durationMs = Date.now() - started;
   deps.logger.info({ integrationId: row.id, stored: Object.values(result.contentTypes).reduce((n, o) => n + o.stored, 0), dataLossAlerts: result.dataLossAlerts.length }, 'audit ingestion finished');
   return result;
+}
+
+/** Outcome of {@link ingestAndDetect}. */
+export interface AuditCycleResult {
+  ingest: AuditIngestResult;
+  detections: DetectionRunResult;
+}
+
+/**
+ * One audit cycle as the CLI, the job handler and the demo run it: ingest the feed up to now, then run the
+ * detections over every event not evaluated yet (including events stored by an earlier cycle that stopped).
+ * @throws VigilError `authentication` when the credentials are refused (recorded on the integration).
+ */
+export async function ingestAndDetect(deps: OnboardingDeps, idOrName: string, options: AuditIngestOptions = {}): Promise<AuditCycleResult> {
+  const ingest = await ingestAudit(deps, idOrName, options);
+  const detections = await runDetections(deps.db, (await getIntegration(deps.db, idOrName)).id);
+  deps.logger.info({ integration: idOrName, evaluated: detections.events, alertsRaised: detections.alertsRaised }, 'detections finished');
+  return { ingest, detections };
 }

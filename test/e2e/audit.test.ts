@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCustomerAppIntegration } from '../../src/onboarding/integrations.ts';
 import { listAlerts } from '../../src/store/repositories/audit.ts';
-import { ingestAudit } from '../../src/sync/audit.ts';
+import { ingestAndDetect, ingestAudit } from '../../src/sync/audit.ts';
 import { world, type World } from './harness.ts';
 
 const T = Date.parse('2026-11-20T12:00:00Z');
@@ -82,5 +82,49 @@ describe('audit ingestion through the emulated Management Activity API', () => {
     } finally {
       w.app.grantedRoles['https://manage.office.com'] = ['ActivityFeed.Read'];
     }
+  });
+});
+
+describe('detections over the emulated feed match its ground truth', () => {
+  let w: World;
+  beforeAll(async () => {
+    w = await world({ seed: 'detect', sizes: { users: 40, guests: 5, groups: 3, environments: 3, agents: 8 } });
+    w.emulator.control.setClock(new Date(T).toISOString());
+    w.emulator.control.configureFeed(w.tenant.id, { recordsPerHour: 1500, duplicateShare: 0.05, since: new Date(T - 3 * 24 * HOUR).toISOString() });
+  });
+  afterAll(async () => w.close());
+
+  it('each rule alerts on exactly its scenario records and on none of the near-misses', async () => {
+    const rt = await w.runtime();
+    const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
+    const { ingest, detections } = await ingestAndDetect(rt, integration.id, { now: new Date(T), initialLookbackHours: 48 });
+    for (const [ct, o] of Object.entries(ingest.contentTypes)) expect(o.status, ct).toBe('ok');
+    const s = w.emulator.control.auditGroundTruth(w.tenant.id, { from: new Date(T - 48 * HOUR).toISOString(), to: new Date(T).toISOString(), includeIds: false }).scenarios;
+    const n = (...names: string[]) => names.reduce((sum, k) => sum + (s[k] ?? 0), 0);
+    // Per-record rules: one alert per scenario record. Their near-misses (member on labelled content, authentication
+    // changed to something other than None, DLP policy created or renamed, connector updated, user consent, app role
+    // assignment, report shared) are in the same feed and must not alert.
+    const expected: Record<string, number> = {
+      copilot_guest_sensitive_access: n('copilot.guestLabelled'),
+      agent_authentication_none: n('agent.authNone', 'agent.publishedAuthNone'),
+      dlp_policy_weakened: n('dlp.policyWeakened', 'dlp.policyDeleted'),
+      custom_connector_created: n('customConnector.created'),
+      admin_consent_granted: n('entra.adminConsent'),
+      service_principal_credentials_added: n('entra.spCredentials'),
+      powerbi_publish_to_web: n('powerbi.publishToWeb'),
+    };
+    for (const [rule, count] of Object.entries(expected)) {
+      expect(count, rule).toBeGreaterThan(0);
+      expect(detections.byRule[rule] ?? 0, rule).toBe(count);
+    }
+    // Flows: one alert per (flow, outside host); never for the flows that call Microsoft Graph, SharePoint or ARM.
+    const flows = await listAlerts(rt.db, { integrationId: integration.id, ruleId: 'flow_external_http' });
+    expect(flows.length).toBeGreaterThan(0);
+    expect(flows.length).toBeLessThanOrEqual(n('flow.externalHttp'));
+    for (const a of flows) for (const host of (JSON.parse(a.detail!) as { hosts: string[] }).hosts) expect(host).not.toMatch(/microsoft\.com|sharepoint\.com|azure\.com/);
+    // Every alert links the events that raised it; a second cycle raises nothing new.
+    const linked = await rt.db.selectFrom('alert_events').select('alert_id').distinct().execute();
+    expect(linked.length).toBe((await listAlerts(rt.db, { integrationId: integration.id })).length);
+    expect((await ingestAndDetect(rt, integration.id, { now: new Date(T), initialLookbackHours: 48 })).detections.alertsRaised).toBe(0);
   });
 });

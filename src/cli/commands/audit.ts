@@ -3,8 +3,7 @@ import { VigilError } from '../../core/errors.ts';
 import { getIntegration } from '../../onboarding/integrations.ts';
 import { ALERT_STATUSES, listAlerts, listEvents, setAlertStatus } from '../../store/repositories/audit.ts';
 import { nowIso } from '../../store/db.ts';
-import { ingestAudit } from '../../sync/audit.ts';
-import { runDetections } from '../../detections/run.ts';
+import { ingestAndDetect } from '../../sync/audit.ts';
 import type { CommandHost } from '../host.ts';
 import { print, printJson, table } from '../output.ts';
 
@@ -16,8 +15,7 @@ export function registerAudit(program: Command, host: CommandHost): void {
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, integration: string, opts: { json?: boolean }) => {
-        const r = await ingestAudit(rt, integration, { publisherId: rt.config.publisherId });
-        const detections = await runDetections(rt.db, (await getIntegration(rt.db, integration)).id);
+        const { ingest: r, detections } = await ingestAndDetect(rt, integration, { publisherId: rt.config.publisherId, concurrency: rt.config.auditConcurrency });
         if (opts.json) return printJson({ ...r, detections });
         print(table([['CONTENT TYPE', 'STATUS', 'STORED', 'DUPLICATES', 'BLOBS', 'EXPIRED', 'CURSOR'], ...Object.entries(r.contentTypes).map(([ct, o]) => [ct, o.status, String(o.stored), String(o.duplicates), String(o.blobs), String(o.expiredBlobs), o.cursor ?? '-'])]));
         for (const [ct, o] of Object.entries(r.contentTypes)) if (o.reason) print(`  ${ct}: ${o.reason}`);

@@ -28,8 +28,12 @@ export function renderDemo(s: DemoSummary): string {
     `Findings: ${s.findings.total} open (${Object.entries(s.findings.bySeverity).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`).join(', ') || 'none'}); ${s.notEvaluated} results not evaluated`,
     table([['  SEVERITY', 'CHECK', 'RESOURCE', 'REASON'], ...s.findings.top.map((f) => [`  ${f.severity}`, f.checkId, f.resource, f.reason ?? ''])]),
     '',
+    `Audit: ${s.audit.eventsIngested} events ingested (${s.audit.duplicatesDropped} duplicates dropped)${s.audit.contentTypesUnavailable.length ? `; not available: ${s.audit.contentTypesUnavailable.join(', ')}` : ''}`,
+    `Alerts: ${s.audit.alertsRaised} raised (${Object.entries(s.audit.byRule).map(([r, n]) => `${n} ${r}`).join(', ') || 'none'})`,
+    table([['  SEVERITY', 'RULE', 'TITLE'], ...s.audit.top.map((a) => [`  ${a.severity}`, a.ruleId, a.title])]),
+    '',
     `Database: ${s.database}`,
-    'Next: npx vigil --data-dir ' + s.database.replace(/\/vigil\.db$/, '') + ' findings',
+    'Next: npx vigil --data-dir ' + s.database.replace(/\/vigil\.db$/, '') + ' findings   (and: alerts, events)',
   ];
   return lines.join('\n');
 }
@@ -38,7 +42,7 @@ export function renderDemo(s: DemoSummary): string {
 export function registerDemo(program: Command, run: (o: DemoOptions) => Promise<DemoSummary>): void {
   program
     .command('demo')
-    .description('Run the main job against the built-in emulator: onboard a generated tenant, collect, check, summarise')
+    .description('Run the main job against the built-in emulator: onboard a generated tenant, collect, check, ingest the audit feed, detect, summarise')
     .option('--json', 'print one JSON object')
     .option('--seed <seed>', 'seed of the generated tenant', '42')
     .option('--users <n>', 'member users', positiveInt('--users'))

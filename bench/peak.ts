@@ -1,0 +1,16 @@
+import { readFileSync } from 'node:fs';
+
+/**
+ * This process's peak resident memory, MiB: `VmHWM` from /proc/self/status (Linux). Not `resourceUsage().maxRSS`:
+ * getrusage keeps the forking parent's peak across exec, so a benchmark child started by a large emulator process
+ * would report the parent's size. Falls back to maxRSS where /proc is absent.
+ */
+export function peakRssMiB(): number {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+    if (m) return Number(m[1]) / 1024;
+  } catch {
+    // not Linux
+  }
+  return process.resourceUsage().maxRSS / 1024;
+}
