@@ -6,6 +6,7 @@ import { forEachLimited } from '../core/pool.ts';
 import { credentialsFor, getIntegration, recordCredentialRefusal, streamContext, type OnboardingDeps } from '../onboarding/integrations.ts';
 import { UpstreamHttpError } from '../platform/http/client.ts';
 import { afCode, CONTENT_TYPES, fetchContent, listContent, startSubscription, type ContentItem, type FeedContext } from '../sources/managementActivity/client.ts';
+import { activityEvents, isPowerBiNotAuthorized, POWER_BI_HISTORY_MS } from '../sources/powerBi/client.ts';
 import { nowIso } from '../store/db.ts';
 import { getCursor, raiseAlert, saveCursor, storeBlob, type BlobToStore } from '../store/repositories/audit.ts';
 
@@ -42,6 +43,8 @@ export interface AuditIngestOptions {
   /** GUID sent as PublisherIdentifier (the operator's tenant). @default the integration's tenant id */
   publisherId?: string;
   contentTypes?: readonly string[];
+  /** Also read Power BI activity events (`admin/activityevents`). @default true */
+  powerBi?: boolean;
   /** Called after each stored blob (tests kill the process here). */
   afterBlob?: (contentType: string, contentId: string) => void | Promise<void>;
 }
@@ -202,6 +205,7 @@ export async function ingestAudit(deps: OnboardingDeps, idOrName: string, option
       if (alert.created) result.dataLossAlerts.push(alert.id);
     }
   }
+  if (options.powerBi !== false) result.contentTypes[POWER_BI_SOURCE] = await ingestPowerBi(deps, row.id, ctx, now, settleMs, options, result);
   result.durationMs = Date.now() - started;
   deps.logger.info({ integrationId: row.id, stored: Object.values(result.contentTypes).reduce((n, o) => n + o.stored, 0), dataLossAlerts: result.dataLossAlerts.length }, 'audit ingestion finished');
   return result;
@@ -223,4 +227,79 @@ export async function ingestAndDetect(deps: OnboardingDeps, idOrName: string, op
   const detections = await runDetections(deps.db, (await getIntegration(deps.db, idOrName)).id);
   deps.logger.info({ integration: idOrName, evaluated: detections.events, alertsRaised: detections.alertsRaised }, 'detections finished');
   return { ingest, detections };
+}
+
+/** The cursor key and outcome key of Power BI activity events (next to the Management Activity content types). */
+export const POWER_BI_SOURCE = 'PowerBI.ActivityEvents';
+
+/**
+ * Reads Power BI activity events one UTC day per call from the cursor up to now, storing each page like a content
+ * blob (the same records as RecordType 20 in Audit.General: the shared key drops whichever copy comes second). The
+ * cursor moves after each day is stored, never past now − settle. A refusal is "not evaluated" with the reason and
+ * the fix; a gap beyond the 30 days Power BI keeps raises a data-loss alert.
+ */
+async function ingestPowerBi(deps: OnboardingDeps, integrationId: string, ctx: FeedContext, now: Date, settleMs: number, options: AuditIngestOptions, result: AuditIngestResult): Promise<ContentTypeOutcome> {
+  const outcome: ContentTypeOutcome = { status: 'ok', stored: 0, duplicates: 0, malformed: 0, blobs: 0, expiredBlobs: 0, cursor: null };
+  const stored = await getCursor(deps.db, integrationId, POWER_BI_SOURCE);
+  let cursor = new Date(stored?.cursor_time ?? now.getTime() - Math.min(167, options.initialLookbackHours ?? 24) * 3_600_000);
+  const earliest = new Date(now.getTime() - POWER_BI_HISTORY_MS + 5 * 60_000);
+  if (cursor < earliest) {
+    const alert = await raiseAlert(
+      deps.db,
+      {
+        integrationId,
+        ruleId: 'audit_data_loss',
+        severity: 'high',
+        title: `Audit data lost for ${POWER_BI_SOURCE}: ${cursor.toISOString()} to ${earliest.toISOString()} is beyond the 30 days Power BI keeps`,
+        dedupeKey: `${POWER_BI_SOURCE}|gap|${cursor.toISOString()}`,
+        detail: { contentType: POWER_BI_SOURCE, reason: 'collection gap longer than the retention', lostFrom: cursor.toISOString(), lostTo: earliest.toISOString() },
+        windowStart: cursor.toISOString(),
+        windowEnd: earliest.toISOString(),
+      },
+      nowIso(),
+    );
+    if (alert.created) result.dataLossAlerts.push(alert.id);
+    cursor = earliest;
+  }
+  try {
+    while (cursor < now) {
+      const dayEnd = new Date(Date.UTC(cursor.getUTCFullYear(), cursor.getUTCMonth(), cursor.getUTCDate() + 1));
+      const end = new Date(Math.min(dayEnd.getTime(), now.getTime()));
+      // The API's end is inclusive: stop 1 ms before the next window starts.
+      for await (const page of activityEvents(ctx, cursor, new Date(end.getTime() - 1))) {
+        const events: BlobToStore['events'] = [];
+        page.events.forEach((r, rawIndex) => {
+          const columns = recordColumns(r, POWER_BI_SOURCE);
+          if (columns) events.push({ columns, rawIndex });
+          else outcome.malformed++;
+        });
+        const inserted = await storeBlob(deps.db, integrationId, { contentType: POWER_BI_SOURCE, contentId: null, text: page.text, records: page.events.length, events }, nowIso());
+        outcome.stored += inserted;
+        outcome.duplicates += events.length - inserted;
+        outcome.blobs++;
+      }
+      const next = new Date(Math.min(end.getTime(), now.getTime() - settleMs));
+      if (next > cursor) await saveCursor(deps.db, { integration_id: integrationId, content_type: POWER_BI_SOURCE, cursor_time: next.toISOString(), subscription: 'enabled', last_error: null }, nowIso());
+      outcome.cursor = (next > cursor ? next : cursor).toISOString();
+      if (end >= now) break;
+      cursor = end;
+    }
+  } catch (e) {
+    // Power BI answers its refusal with 401 too: it is about the tenant setting, not the credentials.
+    if (isVigilError(e, 'authentication') && !isPowerBiNotAuthorized(e)) {
+      await recordCredentialRefusal(deps, integrationId, e);
+      throw e;
+    }
+    if (isPowerBiNotAuthorized(e)) {
+      outcome.status = 'unavailable';
+      outcome.reason =
+        'Not evaluated: Power BI refused its admin API to this service principal (PowerBINotAuthorizedException). In the Fabric admin portal > Tenant settings > Admin API settings, turn on "Service principals can access read-only admin APIs" for a security group that contains the app. If it is on, check whether the app holds admin-consented Power BI Service permissions: Microsoft documents that read-only admin APIs may refuse such service principals.';
+      await saveCursor(deps.db, { integration_id: integrationId, content_type: POWER_BI_SOURCE, cursor_time: stored?.cursor_time ?? cursor.toISOString(), subscription: 'unavailable', last_error: outcome.reason }, nowIso());
+    } else {
+      outcome.status = 'error';
+      outcome.reason = (e as Error).message;
+      deps.logger.warn({ integrationId, source: POWER_BI_SOURCE, error: outcome.reason }, 'Power BI activity events failed; the cursor stays at the last stored day');
+    }
+  }
+  return outcome;
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCustomerAppIntegration } from '../../src/onboarding/integrations.ts';
 import { listAlerts } from '../../src/store/repositories/audit.ts';
-import { ingestAndDetect, ingestAudit } from '../../src/sync/audit.ts';
+import { ingestAndDetect, ingestAudit, POWER_BI_SOURCE } from '../../src/sync/audit.ts';
 import { world, type World } from './harness.ts';
 
 const T = Date.parse('2026-11-20T12:00:00Z');
@@ -39,19 +39,20 @@ describe('audit ingestion through the emulated Management Activity API', () => {
       const r = await ingestAudit(rt, integration.id, {
         now,
         initialLookbackHours: 48,
+        powerBi: false,
         afterBlob: () => {
           if (++blobs === stopAfter) throw new Error('killed');
         },
       });
       expect(Object.values(r.contentTypes).some((o) => o.status === 'error')).toBe(true);
     }
-    const final = await ingestAudit(rt, integration.id, { now, initialLookbackHours: 48 });
+    const final = await ingestAudit(rt, integration.id, { now, initialLookbackHours: 48, powerBi: false });
     expect(final.contentTypes['DLP.All']).toMatchObject({ status: 'unavailable', reason: expect.stringMatching(/AF20012/) });
     for (const [ct, o] of Object.entries(final.contentTypes)) if (ct !== 'DLP.All') expect(o.status, ct).toBe('ok');
     const expected = truthIds(T - 48 * HOUR, T);
     expect(expected.length).toBeGreaterThan(500);
     expect(await storedIds(rt)).toEqual(expected);
-    const again = await ingestAudit(rt, integration.id, { now, initialLookbackHours: 48 });
+    const again = await ingestAudit(rt, integration.id, { now, initialLookbackHours: 48, powerBi: false });
     expect(Object.values(again.contentTypes).reduce((n, o) => n + o.stored, 0)).toBe(0);
     expect(await storedIds(rt)).toEqual(expected);
   });
@@ -78,7 +79,7 @@ describe('audit ingestion through the emulated Management Activity API', () => {
       const rt = await w.runtime();
       const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
       const r = await ingestAudit(rt, integration.id, { now: new Date(T) });
-      for (const o of Object.values(r.contentTypes)) expect(o).toMatchObject({ status: 'unavailable', reason: expect.stringMatching(/ActivityFeed\.Read/) });
+      for (const [ct, o] of Object.entries(r.contentTypes)) if (ct !== POWER_BI_SOURCE) expect(o).toMatchObject({ status: 'unavailable', reason: expect.stringMatching(/ActivityFeed\.Read/) });
     } finally {
       w.app.grantedRoles['https://manage.office.com'] = ['ActivityFeed.Read'];
     }
@@ -97,7 +98,8 @@ describe('detections over the emulated feed match its ground truth', () => {
   it('each rule alerts on exactly its scenario records and on none of the near-misses', async () => {
     const rt = await w.runtime();
     const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
-    const { ingest, detections } = await ingestAndDetect(rt, integration.id, { now: new Date(T), initialLookbackHours: 48 });
+    // Power BI activity events are left out: they also serve records whose feed blobs are not created yet.
+    const { ingest, detections } = await ingestAndDetect(rt, integration.id, { now: new Date(T), initialLookbackHours: 48, powerBi: false });
     for (const [ct, o] of Object.entries(ingest.contentTypes)) expect(o.status, ct).toBe('ok');
     const s = w.emulator.control.auditGroundTruth(w.tenant.id, { from: new Date(T - 48 * HOUR).toISOString(), to: new Date(T).toISOString(), includeIds: false }).scenarios;
     const n = (...names: string[]) => names.reduce((sum, k) => sum + (s[k] ?? 0), 0);
@@ -125,6 +127,38 @@ describe('detections over the emulated feed match its ground truth', () => {
     // Every alert links the events that raised it; a second cycle raises nothing new.
     const linked = await rt.db.selectFrom('alert_events').select('alert_id').distinct().execute();
     expect(linked.length).toBe((await listAlerts(rt.db, { integrationId: integration.id })).length);
-    expect((await ingestAndDetect(rt, integration.id, { now: new Date(T), initialLookbackHours: 48 })).detections.alertsRaised).toBe(0);
+    expect((await ingestAndDetect(rt, integration.id, { now: new Date(T), initialLookbackHours: 48, powerBi: false })).detections.alertsRaised).toBe(0);
+  });
+
+  it('reads Power BI activity events one UTC day per call, storing every event once next to its Audit.General copy', async () => {
+    const rt = await w.runtime();
+    const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
+    const r = await ingestAudit(rt, integration.id, { now: new Date(T), initialLookbackHours: 40, contentTypes: [] });
+    const pbi = r.contentTypes[POWER_BI_SOURCE]!;
+    expect(pbi.status).toBe('ok');
+    // 40 hours back from noon spans three UTC days: at least three calls, each within one day.
+    const calls = w.emulator.control.requests().filter((q) => q.path.includes('/admin/activityevents') && q.path.includes('startDateTime'));
+    expect(calls.length).toBeGreaterThanOrEqual(3);
+    const truth = w.emulator.control.powerBiGroundTruth(w.tenant.id, { from: new Date(T - 40 * HOUR).toISOString(), to: new Date(T).toISOString() });
+    expect(truth.count).toBeGreaterThan(50);
+    const stored = new Set((await rt.db.selectFrom('audit_events').select('id').where('integration_id', '=', integration.id).execute()).map((e) => e.id));
+    expect(truth.ids.filter((id) => !stored.has(id))).toEqual([]);
+    expect(pbi.stored).toBe(truth.count);
+    // The Management Activity copy of the same records is dropped as duplicates.
+    const feed = await ingestAudit(rt, integration.id, { now: new Date(T), initialLookbackHours: 40, contentTypes: ['Audit.General'], powerBi: false });
+    expect(feed.contentTypes['Audit.General']!.duplicates).toBeGreaterThan(0);
+  });
+
+  it('Power BI refused to the service principal is "not evaluated" with the tenant setting to change, and nothing else fails', async () => {
+    w.emulator.control.setPowerBiAdminApiAccess(w.tenant.id, false);
+    try {
+      const rt = await w.runtime();
+      const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
+      const r = await ingestAudit(rt, integration.id, { now: new Date(T), initialLookbackHours: 2 });
+      expect(r.contentTypes[POWER_BI_SOURCE]).toMatchObject({ status: 'unavailable', stored: 0, reason: expect.stringMatching(/Service principals can access read-only admin APIs/) });
+      expect(r.contentTypes['Audit.General']!.status).toBe('ok');
+    } finally {
+      w.emulator.control.setPowerBiAdminApiAccess(w.tenant.id, true);
+    }
   });
 });
