@@ -42,6 +42,8 @@ const envSchema = z.object({
    * 4 keeps `bench:audit` above 50,000 records/s on 2 cores (bench/README.md).
    */
   VIGIL_AUDIT_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(4),
+  /** Scheduled jobs ingest the audit feed and run the detections after each collection. */
+  VIGIL_AUDIT_IN_JOBS: z.enum(['true', 'false']).default('true'),
   /** Region of this deployment (`default` or `us`): its egress addresses are what customers safelist. */
   VIGIL_REGION: z.enum(['default', 'us']).default('default'),
   /** This deployment's service API and portal URLs, shown to customers. */
@@ -95,6 +97,8 @@ export interface VigilConfig {
   publisherId: string | undefined;
   /** Content blobs fetched at once per content type. */
   auditConcurrency: number;
+  /** Jobs run the audit cycle after the collection. */
+  auditInJobs: boolean;
   /** Grant access to newly found environments after each collection. */
   autoGrantAccess: boolean;
   /** Overrides of the administrator sign-in's public client id and scope (defaults in platform/identity/admin.ts). */
@@ -158,6 +162,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: { dataDir?: string
     autoGrantAccess: e.VIGIL_AUTO_GRANT_ACCESS === 'true',
     publisherId: e.VIGIL_PUBLISHER_ID?.toLowerCase(),
     auditConcurrency: e.VIGIL_AUDIT_CONCURRENCY,
+    auditInJobs: e.VIGIL_AUDIT_IN_JOBS === 'true',
     adminSignIn: { clientId: e.VIGIL_ADMIN_CLIENT_ID, scope: e.VIGIL_ADMIN_SCOPE },
     consent: {
       redirectUri: e.VIGIL_CONSENT_REDIRECT_URI ?? `${(e.VIGIL_API_URL ?? `http://${e.VIGIL_HOST}:${e.VIGIL_PORT}`).replace(/\/+$/, '')}/consent/callback`,

@@ -6,6 +6,8 @@ import type { CollectionJob } from './queue.ts';
 
 /** Settings of the audit cycle a job runs after the collection (`VIGIL_PUBLISHER_ID`, `VIGIL_AUDIT_CONCURRENCY`). */
 export interface JobAuditSettings {
+  /** false: the job stops after the collection. @default true */
+  enabled?: boolean;
   publisherId?: string;
   concurrency?: number;
 }
@@ -44,7 +46,7 @@ export function collectionJobHandler(deps: OnboardingDeps & { autoGrantAccess?: 
     if (run.status === 'failed') {
       throw new VigilError('upstream', 'COLLECTION_FAILED', `Collection ${run.runId} failed: ${run.errors[0]?.message ?? 'unknown error'}`);
     }
-    if (job.signal?.aborted) return;
+    if (job.signal?.aborted || deps.audit?.enabled === false) return;
     try {
       const { ingest, detections } = await ingestAndDetect(deps, row.id, { publisherId: deps.audit?.publisherId, concurrency: deps.audit?.concurrency });
       const stored = Object.values(ingest.contentTypes).reduce((n, o) => n + o.stored, 0);

@@ -45,7 +45,7 @@ export async function runWorker(rt: Runtime, print: (line: string) => void): Pro
   }
   const queue = createQueue(rt);
   await queue.start();
-  await queue.work(collectionJobHandler({ ...rt, autoGrantAccess: rt.config.autoGrantAccess, audit: { publisherId: rt.config.publisherId, concurrency: rt.config.auditConcurrency } }), { concurrency: rt.config.jobs.workerConcurrency });
+  await queue.work(collectionJobHandler({ ...rt, autoGrantAccess: rt.config.autoGrantAccess, audit: { enabled: rt.config.auditInJobs, publisherId: rt.config.publisherId, concurrency: rt.config.auditConcurrency } }), { concurrency: rt.config.jobs.workerConcurrency });
   print(`worker ${process.pid} ready: ${rt.config.jobs.workerConcurrency} collection(s) at a time`);
   rt.logger.info({ concurrency: rt.config.jobs.workerConcurrency }, 'worker started');
   const signal = await onSignal();
@@ -61,7 +61,7 @@ export async function runServe(rt: Runtime, print: (line: string) => void): Prom
   parseCron(rt.config.jobs.cron);
   const queue = createQueue(rt);
   await queue.start();
-  if (!rt.config.database) await queue.work(collectionJobHandler({ ...rt, autoGrantAccess: rt.config.autoGrantAccess, audit: { publisherId: rt.config.publisherId, concurrency: rt.config.auditConcurrency } }), { concurrency: rt.config.jobs.workerConcurrency });
+  if (!rt.config.database) await queue.work(collectionJobHandler({ ...rt, autoGrantAccess: rt.config.autoGrantAccess, audit: { enabled: rt.config.auditInJobs, publisherId: rt.config.publisherId, concurrency: rt.config.auditConcurrency } }), { concurrency: rt.config.jobs.workerConcurrency });
   const app = buildServer({
     consentCallback: (query) => handleConsentCallback(rt, query),
     async ready() {

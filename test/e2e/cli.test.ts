@@ -100,6 +100,13 @@ describe('vigil serve on SQLite', () => {
         await new Promise((r) => setTimeout(r, 200));
       }
       expect(runs[0]!.status).toBe('partial');
+      // The same job then ingests the audit feed and runs the detections.
+      let events: { id: string; operation: string }[] = [];
+      for (let i = 0; i < 150 && events.length === 0; i++) {
+        events = JSON.parse((await vigil(['events', '--json', '--limit', '5'], env)).stdout);
+        if (events.length === 0) await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(events.length).toBe(5);
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
       expect(out).toMatch(/vigil serve stopped/);

@@ -51,6 +51,8 @@ describe('serve + two workers on PostgreSQL', () => {
       VIGIL_JOB_MAINTENANCE_SECONDS: '1',
       VIGIL_JOB_RETRY_DELAY_SECONDS: '1',
       VIGIL_SCHEDULER_TICK_SECONDS: '1',
+      // Jobs expire after 10 s here (so the killed worker's job moves fast): collection only, no audit cycle.
+      VIGIL_AUDIT_IN_JOBS: 'false',
     };
     rt = await createRuntime({ dataDir: store.dataDir, cloud: loadCustomProfile(endpointsFile), env });
     const ids = new Map<string, (typeof tenants)[number]>();
