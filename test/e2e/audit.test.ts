@@ -1,8 +1,10 @@
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCustomerAppIntegration } from '../../src/onboarding/integrations.ts';
 import { listAlerts } from '../../src/store/repositories/audit.ts';
 import { ingestAndDetect, ingestAudit, POWER_BI_SOURCE } from '../../src/sync/audit.ts';
-import { world, type World } from './harness.ts';
+import { until } from '../support/process.ts';
+import { TEST_ENV, world, type World } from './harness.ts';
 
 const T = Date.parse('2026-11-20T12:00:00Z');
 const HOUR = 3_600_000;
@@ -160,5 +162,50 @@ describe('detections over the emulated feed match its ground truth', () => {
     } finally {
       w.emulator.control.setPowerBiAdminApiAccess(w.tenant.id, true);
     }
+  });
+});
+
+describe('vigil audit killed with SIGKILL at random points', () => {
+  let w: World;
+  beforeAll(async () => {
+    w = await world({ seed: 'audit-kill', sizes: { users: 30, guests: 3, groups: 3, environments: 3, agents: 5 } });
+    // Real time (the CLI reads the clock): a day of 1,500 records an hour in blobs of 40.
+    w.emulator.control.configureFeed(w.tenant.id, { recordsPerHour: 1500, blobSize: 40, pageSize: 50, duplicateShare: 0.05, since: new Date(Date.now() - 3 * 24 * HOUR).toISOString() });
+  });
+  afterAll(async () => w.close());
+
+  it('resumes from its cursors: every available record stored exactly once, none from outside the window', async () => {
+    const rt = await w.runtime();
+    const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
+    const count = async () => Number((await rt.db.selectFrom('audit_events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst())?.n ?? 0);
+    const run = () => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', '--data-dir', rt.config.dataDir, 'audit', integration.id, '--json'], {
+        env: { ...process.env, ...TEST_ENV, VIGIL_ENDPOINTS_FILE: w.endpointsFile },
+        stdio: 'ignore',
+      });
+      const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+      return { child, exited };
+    };
+    const firstStart = Date.now();
+    // Kill after a random number of stored events, three times; each rerun resumes from the cursors.
+    for (const [low, high] of [[500, 3000], [6000, 12000], [15000, 22000]] as const) {
+      const target = low + Math.floor(Math.random() * (high - low));
+      const p = run();
+      await until(`${target} events stored`, async () => (await count()) >= target, 60_000);
+      p.child.kill('SIGKILL');
+      expect(await p.exited).toBeNull(); // killed, not finished
+    }
+    const finalStart = Date.now();
+    const last = run();
+    expect(await last.exited).toBe(0);
+    const finalEnd = Date.now();
+    const stored = new Set((await rt.db.selectFrom('audit_events').select('id').where('content_type', '!=', POWER_BI_SOURCE).execute()).map((r) => r.id));
+    const ids = (from: number, to: number) => Object.values(w.emulator.control.auditGroundTruth(w.tenant.id, { from: new Date(from).toISOString(), to: new Date(to).toISOString() }).contentTypes).flatMap((c) => c.ids ?? []);
+    // The first run's window starts 24 h before its own clock (a few seconds after firstStart).
+    const mustHave = ids(firstStart - 24 * HOUR + 30_000, finalStart);
+    const mayHave = new Set(ids(firstStart - 24 * HOUR, finalEnd));
+    expect(mustHave.length).toBeGreaterThan(30_000);
+    expect(mustHave.filter((id) => !stored.has(id))).toEqual([]);
+    expect([...stored].filter((id) => !mayHave.has(id))).toEqual([]);
   });
 });
