@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCustomerAppIntegration } from '../../src/onboarding/integrations.ts';
 import { listAlerts } from '../../src/store/repositories/audit.ts';
 import { ingestAndDetect, ingestAudit, POWER_BI_SOURCE } from '../../src/sync/audit.ts';
-import { until } from '../support/process.ts';
+import { until, vigil } from '../support/process.ts';
 import { TEST_ENV, world, type World } from './harness.ts';
 
 const T = Date.parse('2026-11-20T12:00:00Z');
@@ -207,5 +207,20 @@ describe('vigil audit killed with SIGKILL at random points', () => {
     expect(mustHave.length).toBeGreaterThan(30_000);
     expect(mustHave.filter((id) => !stored.has(id))).toEqual([]);
     expect([...stored].filter((id) => !mayHave.has(id))).toEqual([]);
+
+    // The CLI over what was stored: alerts with their events, the lifecycle, events with their raw records.
+    const env = { VIGIL_DATA_DIR: rt.config.dataDir, VIGIL_ENDPOINTS_FILE: w.endpointsFile };
+    const alerts = JSON.parse((await vigil(['alerts', '--json'], env)).stdout) as { id: string; status: string; ruleId: string; eventIds: string[] }[];
+    expect(alerts.length).toBeGreaterThan(0);
+    const all = new Set((await rt.db.selectFrom('audit_events').select('id').execute()).map((r) => r.id));
+    for (const a of alerts) expect(a.eventIds.length > 0 && a.eventIds.every((id) => all.has(id)), a.ruleId).toBe(true);
+    expect((await vigil(['alerts', 'ack', alerts[0]!.id], env)).code).toBe(0);
+    expect((JSON.parse((await vigil(['alerts', '--status', 'acknowledged', '--json'], env)).stdout) as { id: string }[]).map((a) => a.id)).toEqual([alerts[0]!.id]);
+    expect((await vigil(['alerts', 'close', 'alr_nope'], env)).code).not.toBe(0);
+    const events = JSON.parse((await vigil(['events', '--operation', 'CopilotInteraction', '--limit', '3', '--json', '--raw'], env)).stdout) as { id: string; operation: string; raw: { Id: string; CopilotEventData?: unknown } }[];
+    expect(events).toHaveLength(3);
+    for (const e of events) expect([e.operation, e.raw.Id, typeof e.raw.CopilotEventData]).toEqual(['CopilotInteraction', e.id, 'object']);
+    const bad = await vigil(['events', '--since', 'yesterday-ish', '--json'], env);
+    expect([bad.code, bad.stdout + bad.stderr]).toEqual([2, expect.stringMatching(/--since/)]);
   });
 });

@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
 import { VigilError } from '../../core/errors.ts';
 import { getIntegration } from '../../onboarding/integrations.ts';
-import { ALERT_STATUSES, listAlerts, listEvents, setAlertStatus } from '../../store/repositories/audit.ts';
+import { alertEventIds, ALERT_STATUSES, listAlerts, listEvents, setAlertStatus, withRaw } from '../../store/repositories/audit.ts';
 import { nowIso } from '../../store/db.ts';
 import { ingestAndDetect } from '../../sync/audit.ts';
 import type { CommandHost } from '../host.ts';
@@ -32,13 +32,19 @@ export function registerAudit(program: Command, host: CommandHost): void {
     .option('--operation <name>', 'only this Operation')
     .option('--user <upn>', 'only this UserId')
     .option('--limit <n>', 'at most this many', (v) => Number(v), 100)
+    .option('--raw', 'with --json: include each event\'s raw record as the API sent it')
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, opts: { integration?: string; since?: string; operation?: string; user?: string; limit: number; json?: boolean }) => {
+      host.action(async (rt, opts: { integration?: string; since?: string; operation?: string; user?: string; limit: number; raw?: boolean; json?: boolean }) => {
+        if (!Number.isInteger(opts.limit) || opts.limit < 1) throw new VigilError('invalid-input', 'INVALID_INPUT', `--limit '${opts.limit}' is not a positive whole number.`, { field: '--limit', remediation: 'Give a number such as 100.' });
         if (opts.since && Number.isNaN(Date.parse(opts.since))) throw new VigilError('invalid-input', 'INVALID_INPUT', `--since '${opts.since}' is not a date.`, { field: '--since', remediation: 'Give an ISO 8601 date, e.g. 2026-11-20 or 2026-11-20T08:00:00Z.' });
         const integrationId = opts.integration ? (await getIntegration(rt.db, opts.integration)).id : undefined;
         const rows = await listEvents(rt.db, { integrationId, since: opts.since ? new Date(opts.since).toISOString() : undefined, operation: opts.operation, userId: opts.user, limit: opts.limit });
         const events = rows.map((e) => ({ id: e.id, integrationId: e.integration_id, contentType: e.content_type, recordType: e.record_type, creationTime: e.creation_time, operation: e.operation, workload: e.workload, userId: e.user_id, clientIp: e.client_ip, objectId: e.object_id }));
+        if (opts.json && opts.raw) {
+          const raws = await withRaw(rt.db, rows);
+          return printJson(events.map((e, i) => ({ ...e, raw: raws[i]!.raw })));
+        }
         if (opts.json) return printJson(events);
         print(table([['TIME', 'OPERATION', 'WORKLOAD', 'USER', 'CLIENT IP'], ...events.map((e) => [e.creationTime, e.operation ?? '', e.workload ?? '', e.userId ?? '', e.clientIp ?? ''])]));
       }),
@@ -55,7 +61,9 @@ export function registerAudit(program: Command, host: CommandHost): void {
     .action(
       host.action(async (rt, opts: { integration?: string; status?: string; rule?: string; json?: boolean }) => {
         const integrationId = opts.integration ? (await getIntegration(rt.db, opts.integration)).id : undefined;
-        const rows = (await listAlerts(rt.db, { integrationId, status: opts.status, ruleId: opts.rule })).map((a) => ({
+        const alertRows = await listAlerts(rt.db, { integrationId, status: opts.status, ruleId: opts.rule });
+        const linked = opts.json ? await alertEventIds(rt.db, alertRows.map((a) => a.id)) : new Map<string, string[]>();
+        const rows = alertRows.map((a) => ({
           id: a.id,
           integrationId: a.integration_id,
           ruleId: a.rule_id,
@@ -66,6 +74,7 @@ export function registerAudit(program: Command, host: CommandHost): void {
           windowEnd: a.window_end,
           createdAt: a.created_at,
           detail: a.detail ? JSON.parse(a.detail) : null,
+          eventIds: linked.get(a.id) ?? [],
         }));
         if (opts.json) return printJson(rows);
         if (rows.length === 0) return print('No alerts.');

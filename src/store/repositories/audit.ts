@@ -187,6 +187,16 @@ export async function listAlerts(db: Executor, filter: { integrationId?: string;
   return q.orderBy('created_at', 'desc').execute();
 }
 
+/** The events linked to each alert (alert id → record `Id`s). */
+export async function alertEventIds(db: Executor, alertIds: string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  for (let i = 0; i < alertIds.length; i += 500) {
+    const rows = await db.selectFrom('alert_events').select(['alert_id', 'event_id']).where('alert_id', 'in', alertIds.slice(i, i + 500)).orderBy('event_id').execute();
+    for (const r of rows) out.set(r.alert_id, [...(out.get(r.alert_id) ?? []), r.event_id]);
+  }
+  return out;
+}
+
 /** Events of an integration, newest first, with optional filters. */
 export async function listEvents(db: Executor, filter: { integrationId?: string; since?: string; operation?: string; userId?: string; limit?: number } = {}): Promise<AuditEventsTable[]> {
   let q = db.selectFrom('audit_events').selectAll();
