@@ -75,6 +75,53 @@ describe('audit ingestion through the emulated Management Activity API', () => {
     expect(r.contentTypes['Audit.General']!.status).toBe('ok');
   });
 
+  it('AF429 (answered as HTTP 403) and 429 are waited out: a throttled ingestion still stores every record', async () => {
+    const rt = await w.runtime();
+    const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
+    w.emulator.control.setFaults({ rate: 0.15, kinds: ['af429', '429'], services: ['managementActivity'], seed: 5 });
+    try {
+      const r = await ingestAudit(rt, integration.id, { now: new Date(T), initialLookbackHours: 2, contentTypes: ['Audit.General'], powerBi: false });
+      expect(r.contentTypes['Audit.General']!.status).toBe('ok');
+      expect(w.emulator.control.faults().counters.byKind.af429).toBeGreaterThan(0);
+    } finally {
+      w.emulator.control.clearFaults();
+    }
+    const truth = w.emulator.control.auditGroundTruth(w.tenant.id, { from: new Date(T - 2 * HOUR).toISOString(), to: new Date(T).toISOString() }).contentTypes['Audit.General'].ids!;
+    expect(await storedIds(rt)).toEqual([...truth].sort());
+  });
+
+  it('content that expires (AF20051) between listing and fetching is a data-loss alert naming the content', async () => {
+    const rt = await w.runtime();
+    const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
+    // Two planted blobs at the far end of what can be listed: they expire 61 and 62 minutes after "now". One listing
+    // page holds both, so only the fetch of the second sees the upstream's later clock.
+    w.emulator.control.configureFeed(w.tenant.id, { pageSize: 1000 });
+    const oldest = T - 167 * HOUR;
+    const [first] = w.emulator.control.addAuditRecords(w.tenant.id, 'Audit.General', [{ Operation: 'FileAccessed', RecordType: 6, UserId: 'ann@x' }], { contentCreated: new Date(oldest + 60_000).toISOString() });
+    const [second] = w.emulator.control.addAuditRecords(w.tenant.id, 'Audit.General', [{ Operation: 'FileAccessed', RecordType: 6, UserId: 'bob@x' }], { contentCreated: new Date(oldest + 120_000).toISOString() });
+    try {
+      const r = await ingestAudit(rt, integration.id, {
+        now: new Date(T),
+        initialLookbackHours: 167,
+        contentTypes: ['Audit.General'],
+        powerBi: false,
+        concurrency: 1,
+        // Time passes on the upstream while Vigil works: 62.5 minutes once the first planted blob is stored.
+        afterBlob: (_ct, contentId) => void (contentId === first!.contentId && w.emulator.control.advanceClock(62.5 * 60)),
+      });
+      expect(r.contentTypes['Audit.General']!.expiredBlobs, JSON.stringify(r).slice(0, 700)).toBeGreaterThan(0);
+      expect(r.dataLossAlerts).toHaveLength(1);
+      const [alert] = await listAlerts(rt.db, { integrationId: integration.id, ruleId: 'audit_data_loss' });
+      expect(alert!.title).toMatch(/Audit\.General: \d+ content blob\(s\) expired before they were fetched/);
+      expect((JSON.parse(alert!.detail!) as { contentIds: string[]; reason: string }).contentIds).toContain(second!.contentId);
+      expect(await storedIds(rt)).toContain(first!.ids[0]);
+      expect(await storedIds(rt)).not.toContain(second!.ids[0]);
+    } finally {
+      w.emulator.control.setClock(new Date(T).toISOString());
+      w.emulator.control.configureFeed(w.tenant.id, { pageSize: 7 });
+    }
+  });
+
   it('without ActivityFeed.Read every content type is "not evaluated" with the permission named, not a failure', async () => {
     w.app.grantedRoles['https://manage.office.com'] = [];
     try {
