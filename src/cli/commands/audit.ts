@@ -11,7 +11,7 @@ import { print, printJson, table } from '../output.ts';
 export function registerAudit(program: Command, host: CommandHost): void {
   program
     .command('audit <integration>')
-    .description('Ingest the Office 365 Management Activity feed of an integration up to now (resumes from its cursors)')
+    .description('Ingest the Office 365 Management Activity feed and Power BI activity events of an integration up to now (resumes from its cursors), then run the detections')
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, integration: string, opts: { json?: boolean }) => {
