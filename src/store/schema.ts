@@ -148,6 +148,28 @@ export interface FindingsTable {
   resolved_at: string | null;
 }
 
+/** A finding hidden from the open list until it expires (or is lifted), with who decided it and why. */
+export interface FindingSuppressionsTable {
+  finding_id: string;
+  reason: string;
+  author: string;
+  /** ISO 8601 UTC; null = until lifted. */
+  expires_at: string | null;
+  created_at: string;
+}
+
+/** One step of a finding's lifecycle. */
+export interface FindingHistoryTable {
+  id: string;
+  finding_id: string;
+  /** ISO 8601 UTC. */
+  at: string;
+  /** `opened`, `resolved`, `reopened`, `suppressed`, `unsuppressed`, `suppression_expired`. */
+  event: string;
+  /** JSON: the reason, author, expiry or check reason of the step. */
+  detail: string | null;
+}
+
 export interface CollectionSchedulesTable {
   integration_id: string;
   /** Random offset added to every cron slot of this integration, seconds. */
@@ -268,6 +290,8 @@ export interface Database {
   agents: AgentsTable;
   check_results: CheckResultsTable;
   findings: FindingsTable;
+  finding_suppressions: FindingSuppressionsTable;
+  finding_history: FindingHistoryTable;
   collection_schedules: CollectionSchedulesTable;
   upstream_budgets: UpstreamBudgetsTable;
   audit_events: AuditEventsTable;

@@ -50,6 +50,18 @@ describe('vigil CLI', () => {
     const findings = JSON.parse((await vigil(['findings', '--json'], env)).stdout) as { checkId: string; severity: string }[];
     expect(findings.length).toBe(evaluation.findingsOpen);
     expect(findings.filter((f) => f.checkId === 'agent_no_authentication')).toHaveLength(w.truth.risks.noAuthentication);
+    // Suppression: a past date is refused naming the field; a suppressed finding leaves the open list, keeps its history.
+    const target = (findings[0] as unknown as { id: string }).id;
+    const past = await vigil(['findings', 'suppress', target, '--reason', 'accepted', '--until', '2020-01-01'], env);
+    expect([past.code, past.stdout + past.stderr]).toEqual([2, expect.stringMatching(/--until/)]);
+    expect((await vigil(['findings', 'suppress', target, '--reason', 'pilot agent, no data', '--until', '2099-01-01', '--by', 'ann'], env)).code).toBe(0);
+    const open = JSON.parse((await vigil(['findings', '--json'], env)).stdout) as { id: string }[];
+    expect(open.map((f) => f.id)).not.toContain(target);
+    expect(open).toHaveLength(findings.length - 1);
+    const shown = JSON.parse((await vigil(['findings', 'show', target, '--json'], env)).stdout) as { suppression: { author: string }; history: { event: string }[] };
+    expect([shown.suppression.author, shown.history.map((h) => h.event)]).toEqual(['ann', ['opened', 'suppressed']]);
+    expect((await vigil(['findings', 'unsuppress', target], env)).code).toBe(0);
+    expect((await vigil(['findings', 'show', 'fnd_nope'], env)).code).toBe(4);
     const show = await vigil(['integrations', 'show', 'Contoso'], env);
     expect(show.stdout).toMatch(/secret expires\s+\d{4}-\d{2}-\d{2} \(\d+ days left\)/);
     expect((await vigil(['integrations', 'show', 'nope'], env)).code).toBe(4);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { applyEvaluation, listFindings, type ResultInput } from '../../src/store/repositories/findings.ts';
+import { applyEvaluation, findingHistory, getFinding, listFindings, suppressFinding, unsuppressFinding, type ResultInput } from '../../src/store/repositories/findings.ts';
 import { DIALECTS, freshStore, type TestStore } from './dialects.ts';
 import { insertTestIntegration } from './fixtures.ts';
 
@@ -25,5 +25,39 @@ describe.each(DIALECTS)('findings lifecycle on %s', (dialect) => {
     expect(await applyEvaluation(db, 'int_1', null, [r('a', 'fail')], '2026-01-04T00:00:00Z')).toMatchObject({ opened: 1, open: 1 });
     const reopened = (await listFindings(db, { status: 'open' }))[0]!;
     expect(reopened).toMatchObject({ resource_id: 'a', first_seen_at: '2026-01-01T00:00:00Z', resolved_at: null });
+  });
+
+  it('records the history, hides a suppressed finding until its expiry, and shows it again as it stands', async () => {
+    store = await freshStore(dialect);
+    const db = store.db;
+    await insertTestIntegration(db, 'int_1');
+    await applyEvaluation(db, 'int_1', null, [r('a', 'fail'), r('b', 'fail')], '2026-01-01T00:00:00.000Z');
+    const a = (await listFindings(db, { status: 'open', at: '2026-01-01T00:00:00.000Z' })).find((f) => f.resource_id === 'a')!;
+    expect(await suppressFinding(db, a.id, { reason: 'sandbox, no data', author: 'ann', expiresAt: '2026-02-01T00:00:00.000Z' }, '2026-01-05T00:00:00.000Z')).toBe(true);
+    expect(await suppressFinding(db, 'fnd_missing', { reason: 'x', author: 'ann', expiresAt: null }, '2026-01-05T00:00:00.000Z')).toBe(false);
+    // Suppressed: out of the open list, in the suppressed list, with who and why; the lifecycle goes on underneath.
+    const jan = '2026-01-10T00:00:00.000Z';
+    expect((await listFindings(db, { status: 'open', at: jan })).map((f) => f.resource_id)).toEqual(['b']);
+    expect((await listFindings(db, { status: 'suppressed', at: jan })).map((f) => [f.resource_id, f.suppression?.author, f.suppression?.reason])).toEqual([['a', 'ann', 'sandbox, no data']]);
+    await applyEvaluation(db, 'int_1', null, [r('a', 'pass'), r('b', 'fail')], '2026-01-10T00:00:00.000Z');
+    await applyEvaluation(db, 'int_1', null, [r('a', 'fail'), r('b', 'fail')], '2026-01-20T00:00:00.000Z');
+    expect((await listFindings(db, { status: 'open', at: '2026-01-20T00:00:00.000Z' })).map((f) => f.resource_id)).toEqual(['b']);
+    // After the expiry it is open again (it fails), and the next evaluation records that the suppression expired.
+    expect((await listFindings(db, { status: 'open', at: '2026-02-02T00:00:00.000Z' })).map((f) => f.resource_id).sort()).toEqual(['a', 'b']);
+    await applyEvaluation(db, 'int_1', null, [r('a', 'fail'), r('b', 'fail')], '2026-02-02T00:00:00.000Z');
+    expect((await findingHistory(db, a.id)).map((h) => [h.event, h.at])).toEqual([
+      ['opened', '2026-01-01T00:00:00.000Z'],
+      ['suppressed', '2026-01-05T00:00:00.000Z'],
+      ['resolved', '2026-01-10T00:00:00.000Z'],
+      ['reopened', '2026-01-20T00:00:00.000Z'],
+      ['suppression_expired', '2026-02-01T00:00:00.000Z'],
+    ]);
+    // Suppressed until lifted, then lifted.
+    const b = (await listFindings(db, { status: 'open' })).find((f) => f.resource_id === 'b')!;
+    await suppressFinding(db, b.id, { reason: 'accepted risk', author: 'bob', expiresAt: null }, '2026-02-03T00:00:00.000Z');
+    expect((await getFinding(db, b.id, '2030-01-01T00:00:00.000Z'))!.suppression).toMatchObject({ author: 'bob', expires_at: null });
+    expect(await unsuppressFinding(db, b.id, 'carol', '2026-02-04T00:00:00.000Z')).toBe(true);
+    expect(await unsuppressFinding(db, b.id, 'carol', '2026-02-04T00:00:00.000Z')).toBe(false);
+    expect((await findingHistory(db, b.id)).map((h) => h.event)).toEqual(['opened', 'suppressed', 'unsuppressed']);
   });
 });

@@ -1,41 +1,106 @@
+import { userInfo } from 'node:os';
 import { type Command, Option } from 'commander';
+import { VigilError } from '../../core/errors.ts';
 import { SEVERITIES, type Severity } from '../../core/types.ts';
 import { getIntegration } from '../../onboarding/integrations.ts';
-import { listFindings } from '../../store/repositories/findings.ts';
+import { nowIso } from '../../store/db.ts';
+import { findingHistory, getFinding, listFindings, suppressFinding, unsuppressFinding, type FindingWithSuppression } from '../../store/repositories/findings.ts';
 import type { CommandHost } from '../host.ts';
 import { print, printJson, table } from '../output.ts';
 
-/** `vigil findings` */
+function view(f: FindingWithSuppression) {
+  return {
+    id: f.id,
+    integrationId: f.integration_id,
+    checkId: f.check_id,
+    severity: f.severity,
+    status: f.status,
+    resourceType: f.resource_type,
+    resourceId: f.resource_id,
+    resourceName: f.resource_name,
+    reason: f.detail ? ((JSON.parse(f.detail) as { reason?: string }).reason ?? null) : null,
+    firstSeenAt: f.first_seen_at,
+    lastSeenAt: f.last_seen_at,
+    resolvedAt: f.resolved_at,
+    suppression: f.suppression ? { reason: f.suppression.reason, author: f.suppression.author, expiresAt: f.suppression.expires_at, createdAt: f.suppression.created_at } : null,
+  };
+}
+
+function notFound(id: string): VigilError {
+  return new VigilError('not-found', 'FINDING_NOT_FOUND', `No finding '${id}'.`, { field: 'finding', remediation: 'Run `vigil findings --status all` for the ids.' });
+}
+
+/** `vigil findings` (list, show, suppress, unsuppress). */
 export function registerFindings(program: Command, host: CommandHost): void {
-  program
-    .command('findings')
-    .description('List findings (failed checks), most severe first')
+  const findings = program.command('findings').description('Findings (failed checks): list, show with history, suppress, unsuppress');
+  findings
+    .command('list', { isDefault: true })
+    .description('List findings, most severe first (open = not suppressed)')
     .option('--integration <integration>', 'only this integration (id or name)')
-    .addOption(new Option('--status <status>', 'finding status').choices(['open', 'resolved', 'all']).default('open'))
+    .addOption(new Option('--status <status>', 'finding status').choices(['open', 'resolved', 'suppressed', 'all']).default('open'))
     .addOption(new Option('--severity <severity>', 'only this severity').choices([...SEVERITIES]))
     .option('--check <id>', 'only this check id')
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, opts: { integration?: string; status: string; severity?: Severity; check?: string; json?: boolean }) => {
         const integrationId = opts.integration ? (await getIntegration(rt.db, opts.integration)).id : undefined;
-        const rows = await listFindings(rt.db, { integrationId, status: opts.status === 'all' ? undefined : (opts.status as 'open' | 'resolved'), severity: opts.severity, checkId: opts.check });
-        const findings = rows.map((f) => ({
-          id: f.id,
-          integrationId: f.integration_id,
-          checkId: f.check_id,
-          severity: f.severity,
-          status: f.status,
-          resourceType: f.resource_type,
-          resourceId: f.resource_id,
-          resourceName: f.resource_name,
-          reason: f.detail ? (JSON.parse(f.detail) as { reason?: string }).reason ?? null : null,
-          firstSeenAt: f.first_seen_at,
-          lastSeenAt: f.last_seen_at,
-          resolvedAt: f.resolved_at,
-        }));
-        if (opts.json) return printJson(findings);
-        if (findings.length === 0) return print('No findings.');
-        print(table([['SEVERITY', 'CHECK', 'RESOURCE', 'REASON'], ...findings.map((f) => [f.severity, f.checkId, `${f.resourceName ?? f.resourceId}`, f.reason ?? ''])]));
+        const rows = await listFindings(rt.db, { integrationId, status: opts.status === 'all' ? undefined : (opts.status as 'open' | 'resolved' | 'suppressed'), severity: opts.severity, checkId: opts.check });
+        const list = rows.map(view);
+        if (opts.json) return printJson(list);
+        if (list.length === 0) return print('No findings.');
+        print(table([['FINDING', 'SEVERITY', 'CHECK', 'RESOURCE', 'REASON'], ...list.map((f) => [f.id, f.severity, f.checkId, `${f.resourceName ?? f.resourceId}`, f.suppression ? `(suppressed: ${f.suppression.reason})` : (f.reason ?? '')])]));
+      }),
+    );
+
+  findings
+    .command('show <finding>')
+    .description('One finding with its suppression and its history (opened, resolved, reopened, suppressed…)')
+    .option('--json', 'print JSON')
+    .action(
+      host.action(async (rt, id: string, opts: { json?: boolean }) => {
+        const f = await getFinding(rt.db, id);
+        if (!f) throw notFound(id);
+        const history = (await findingHistory(rt.db, id)).map((h) => ({ at: h.at, event: h.event, detail: h.detail ? (JSON.parse(h.detail) as Record<string, unknown>) : null }));
+        if (opts.json) return printJson({ ...view(f), history });
+        const v = view(f);
+        print(`${v.id}  ${v.severity}  ${v.checkId}  ${v.resourceName ?? v.resourceId}  (${v.status}${v.suppression ? ', suppressed' : ''})`);
+        if (v.reason) print(`  ${v.reason}`);
+        if (v.suppression) print(`  suppressed by ${v.suppression.author}${v.suppression.expiresAt ? ` until ${v.suppression.expiresAt}` : ''}: ${v.suppression.reason}`);
+        print(table([['  AT', 'EVENT', 'DETAIL'], ...history.map((h) => [`  ${h.at}`, h.event, h.detail ? Object.entries(h.detail).filter(([, x]) => x !== null).map(([k, x]) => `${k}: ${String(x)}`).join('; ') : ''])]));
+      }),
+    );
+
+  findings
+    .command('suppress <finding>')
+    .description('Hide a finding from the open list, with a reason, until a date (or until lifted); its lifecycle goes on')
+    .requiredOption('--reason <text>', 'why (recorded in the history)')
+    .option('--until <date>', 'ISO 8601 date or date-time when the suppression ends (default: until lifted)')
+    .option('--by <name>', 'who decides (default: the operating-system user)')
+    .action(
+      host.action(async (rt, id: string, opts: { reason: string; until?: string; by?: string }) => {
+        if (!opts.reason.trim()) throw new VigilError('invalid-input', 'INVALID_INPUT', '--reason is empty.', { field: '--reason', remediation: 'Say why the finding is accepted, e.g. --reason "test environment, no data".' });
+        let expiresAt: string | null = null;
+        if (opts.until !== undefined) {
+          const t = Date.parse(opts.until);
+          if (Number.isNaN(t)) throw new VigilError('invalid-input', 'INVALID_INPUT', `--until '${opts.until}' is not a date.`, { field: '--until', remediation: 'Give an ISO 8601 date, e.g. 2027-03-31 or 2027-03-31T17:00:00Z.' });
+          if (t <= Date.now()) throw new VigilError('invalid-input', 'INVALID_INPUT', `--until ${new Date(t).toISOString()} is not in the future.`, { field: '--until', remediation: 'Give a later date, or leave --until out to suppress until lifted.' });
+          expiresAt = new Date(t).toISOString();
+        }
+        const author = opts.by?.trim() || userInfo().username;
+        if (!(await suppressFinding(rt.db, id, { reason: opts.reason.trim(), author, expiresAt }, nowIso()))) throw notFound(id);
+        print(`Finding ${id} suppressed by ${author}${expiresAt ? ` until ${expiresAt}` : ' until lifted'}.`);
+      }),
+    );
+
+  findings
+    .command('unsuppress <finding>')
+    .description('Lift a suppression: the finding shows again as it stands')
+    .option('--by <name>', 'who decides (default: the operating-system user)')
+    .action(
+      host.action(async (rt, id: string, opts: { by?: string }) => {
+        if (!(await getFinding(rt.db, id))) throw notFound(id);
+        if (!(await unsuppressFinding(rt.db, id, opts.by?.trim() || userInfo().username, nowIso()))) throw new VigilError('conflict', 'NOT_SUPPRESSED', `Finding ${id} is not suppressed.`, { field: 'finding' });
+        print(`Finding ${id} is no longer suppressed.`);
       }),
     );
 }

@@ -1,7 +1,7 @@
 import { newId } from '../../core/ids.ts';
 import type { CheckStatus, Severity } from '../../core/types.ts';
 import type { Executor } from '../db.ts';
-import type { CheckResultsTable, FindingsTable } from '../schema.ts';
+import type { CheckResultsTable, FindingHistoryTable, FindingsTable, FindingSuppressionsTable } from '../schema.ts';
 
 /** Check results (the latest evaluation per resource) and findings (failures with a lifecycle). */
 export type CheckResultRow = CheckResultsTable;
@@ -28,6 +28,7 @@ export interface ResultInput {
  * @returns how many findings were opened, refreshed and resolved.
  */
 export async function applyEvaluation(db: Executor, integrationId: string, runId: string | null, results: ResultInput[], at: string): Promise<{ opened: number; open: number; resolved: number }> {
+  await expireSuppressions(db, integrationId, at);
   await db.deleteFrom('check_results').where('integration_id', '=', integrationId).execute();
   const rows: CheckResultRow[] = results.map((r) => ({
     integration_id: integrationId,
@@ -56,10 +57,11 @@ export async function applyEvaluation(db: Executor, integrationId: string, runId
       open++;
       if (!f) {
         opened++;
+        const id = newId('fnd');
         await db
           .insertInto('findings')
           .values({
-            id: newId('fnd'),
+            id,
             integration_id: integrationId,
             check_id: r.checkId,
             severity: r.severity,
@@ -73,8 +75,12 @@ export async function applyEvaluation(db: Executor, integrationId: string, runId
             resolved_at: null,
           })
           .execute();
+        await recordHistory(db, id, 'opened', at, { reason: r.reason });
       } else {
-        if (f.status !== 'open') opened++;
+        if (f.status !== 'open') {
+          opened++;
+          await recordHistory(db, f.id, 'reopened', at, { reason: r.reason });
+        }
         await db
           .updateTable('findings')
           .set({ status: 'open', last_seen_at: at, resolved_at: null, severity: r.severity, resource_name: r.resourceName, detail: JSON.stringify({ reason: r.reason, ...r.detail }) })
@@ -84,6 +90,7 @@ export async function applyEvaluation(db: Executor, integrationId: string, runId
     } else if (r.status === 'pass' && f && f.status === 'open') {
       resolved++;
       await db.updateTable('findings').set({ status: 'resolved', resolved_at: at }).where('id', '=', f.id).execute();
+      await recordHistory(db, f.id, 'resolved', at, { reason: r.reason ?? 'the resource passes the check' });
     }
   }
   // The resource is gone (deleted upstream) or no longer in the check's scope.
@@ -91,6 +98,7 @@ export async function applyEvaluation(db: Executor, integrationId: string, runId
     if (f.status === 'open' && !seen.has(`${f.check_id}\u0000${f.resource_id}`)) {
       resolved++;
       await db.updateTable('findings').set({ status: 'resolved', resolved_at: at }).where('id', '=', f.id).execute();
+      await recordHistory(db, f.id, 'resolved', at, { reason: 'the resource no longer exists or is out of the check\'s scope' });
     }
   }
   return { opened, open, resolved };
@@ -99,21 +107,107 @@ export async function applyEvaluation(db: Executor, integrationId: string, runId
 /** Filters of {@link listFindings}. */
 export interface FindingFilter {
   integrationId?: string;
-  status?: 'open' | 'resolved';
+  /**
+   * `open`: open and not under an active suppression; `suppressed`: under an active suppression (open or resolved);
+   * `resolved`; absent: all.
+   */
+  status?: 'open' | 'resolved' | 'suppressed';
   severity?: Severity;
   checkId?: string;
+  /** The instant suppressions are judged at (ISO 8601 UTC). @default now */
+  at?: string;
 }
 
-/** Findings, most severe and newest first. */
-export async function listFindings(db: Executor, filter: FindingFilter = {}): Promise<FindingRow[]> {
+/** A finding with its active suppression, if any. */
+export type FindingWithSuppression = FindingRow & { suppression: Omit<FindingSuppressionsTable, 'finding_id'> | null };
+
+/** Findings, most severe and newest first, each with its active suppression. */
+export async function listFindings(db: Executor, filter: FindingFilter = {}): Promise<FindingWithSuppression[]> {
+  const at = filter.at ?? new Date().toISOString();
   let q = db.selectFrom('findings').selectAll();
   if (filter.integrationId) q = q.where('integration_id', '=', filter.integrationId);
-  if (filter.status) q = q.where('status', '=', filter.status);
+  if (filter.status === 'open' || filter.status === 'resolved') q = q.where('status', '=', filter.status);
   if (filter.severity) q = q.where('severity', '=', filter.severity);
   if (filter.checkId) q = q.where('check_id', '=', filter.checkId);
   const rows = await q.orderBy('last_seen_at', 'desc').execute();
+  const suppressions = new Map<string, FindingSuppressionsTable>();
+  const ids = rows.map((r) => r.id);
+  for (let i = 0; i < ids.length; i += 500) {
+    for (const s of await db.selectFrom('finding_suppressions').selectAll().where('finding_id', 'in', ids.slice(i, i + 500)).execute()) {
+      if (s.expires_at === null || s.expires_at > at) suppressions.set(s.finding_id, s);
+    }
+  }
   const order = ['critical', 'high', 'medium', 'low', 'info'];
-  return rows.sort((a, b) => order.indexOf(a.severity) - order.indexOf(b.severity));
+  return rows
+    .map((r) => {
+      const s = suppressions.get(r.id);
+      return { ...r, suppression: s ? { reason: s.reason, author: s.author, expires_at: s.expires_at, created_at: s.created_at } : null };
+    })
+    .filter((r) => (filter.status === 'open' ? r.suppression === null : filter.status === 'suppressed' ? r.suppression !== null : true))
+    .sort((a, b) => order.indexOf(a.severity) - order.indexOf(b.severity));
+}
+
+/** Lifecycle steps a finding's history records. */
+export type FindingEvent = 'opened' | 'resolved' | 'reopened' | 'suppressed' | 'unsuppressed' | 'suppression_expired';
+
+/** Appends one step to a finding's history. */
+export async function recordHistory(db: Executor, findingId: string, event: FindingEvent, at: string, detail: Record<string, unknown> | null = null): Promise<void> {
+  await db.insertInto('finding_history').values({ id: newId('fhe'), finding_id: findingId, at, event, detail: detail ? JSON.stringify(detail) : null }).execute();
+}
+
+/** A finding's history, oldest first. */
+export async function findingHistory(db: Executor, findingId: string): Promise<FindingHistoryTable[]> {
+  return db.selectFrom('finding_history').selectAll().where('finding_id', '=', findingId).orderBy('at').orderBy('id').execute();
+}
+
+/** One finding by id, with its active suppression. */
+export async function getFinding(db: Executor, findingId: string, at = new Date().toISOString()): Promise<FindingWithSuppression | undefined> {
+  const row = await db.selectFrom('findings').selectAll().where('id', '=', findingId).executeTakeFirst();
+  if (!row) return undefined;
+  const s = await db.selectFrom('finding_suppressions').selectAll().where('finding_id', '=', findingId).executeTakeFirst();
+  const active = s && (s.expires_at === null || s.expires_at > at) ? s : null;
+  return { ...row, suppression: active ? { reason: active.reason, author: active.author, expires_at: active.expires_at, created_at: active.created_at } : null };
+}
+
+/**
+ * Suppresses a finding (replacing an earlier suppression): it leaves the open list until `expiresAt` (or until lifted)
+ * while its lifecycle goes on underneath; when the suppression expires the finding shows again as it stands.
+ * @returns false when no such finding exists.
+ */
+export async function suppressFinding(db: Executor, findingId: string, s: { reason: string; author: string; expiresAt: string | null }, at: string): Promise<boolean> {
+  const row = await db.selectFrom('findings').select('id').where('id', '=', findingId).executeTakeFirst();
+  if (!row) return false;
+  await db.deleteFrom('finding_suppressions').where('finding_id', '=', findingId).execute();
+  await db.insertInto('finding_suppressions').values({ finding_id: findingId, reason: s.reason, author: s.author, expires_at: s.expiresAt, created_at: at }).execute();
+  await recordHistory(db, findingId, 'suppressed', at, { reason: s.reason, author: s.author, expiresAt: s.expiresAt });
+  return true;
+}
+
+/**
+ * Lifts a finding's suppression.
+ * @returns false when the finding had none.
+ */
+export async function unsuppressFinding(db: Executor, findingId: string, author: string, at: string): Promise<boolean> {
+  const r = await db.deleteFrom('finding_suppressions').where('finding_id', '=', findingId).executeTakeFirst();
+  if (Number(r.numDeletedRows) === 0) return false;
+  await recordHistory(db, findingId, 'unsuppressed', at, { author });
+  return true;
+}
+
+/** Removes the integration's suppressions that expired at or before `at`, recording it in each finding's history. */
+async function expireSuppressions(db: Executor, integrationId: string, at: string): Promise<void> {
+  const expired = await db
+    .selectFrom('finding_suppressions')
+    .innerJoin('findings', 'findings.id', 'finding_suppressions.finding_id')
+    .select(['finding_suppressions.finding_id', 'finding_suppressions.expires_at', 'finding_suppressions.reason'])
+    .where('findings.integration_id', '=', integrationId)
+    .where('finding_suppressions.expires_at', 'is not', null)
+    .where('finding_suppressions.expires_at', '<=', at)
+    .execute();
+  for (const e of expired) {
+    await db.deleteFrom('finding_suppressions').where('finding_id', '=', e.finding_id).execute();
+    await recordHistory(db, e.finding_id, 'suppression_expired', e.expires_at!, { reason: e.reason });
+  }
 }
 
 /** The latest check results of an integration. */
