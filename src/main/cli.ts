@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
+import { registerAgents } from '../cli/commands/agents.ts';
 import { registerAudit } from '../cli/commands/audit.ts';
 import { registerCollect } from '../cli/commands/collect.ts';
 import { registerConsent } from '../cli/commands/consent.ts';
@@ -40,6 +41,7 @@ registerRegister(program, host);
 registerEnvironments(program, host);
 registerCollect(program, host);
 registerFindings(program, host);
+registerAgents(program, host);
 registerAudit(program, host);
 registerDb(program, host);
 registerService(program, host, { serve: runServe, worker: runWorker });

@@ -61,6 +61,11 @@ describe('vigil CLI', () => {
     const shown = JSON.parse((await vigil(['findings', 'show', target, '--json'], env)).stdout) as { suppression: { author: string }; history: { event: string }[] };
     expect([shown.suppression.author, shown.history.map((h) => h.event)]).toEqual(['ann', ['opened', 'suppressed']]);
     expect((await vigil(['findings', 'unsuppress', target], env)).code).toBe(0);
+    // Agents ranked by risk: every collected agent, highest first; agents without authentication reach anyone.
+    const agents = JSON.parse((await vigil(['agents', '--json', '--limit', '1000'], env)).stdout) as { score: number; reach: string; openFindings: number }[];
+    expect(agents).toHaveLength(w.truth.agents);
+    expect(agents.map((a) => a.score)).toEqual([...agents.map((a) => a.score)].sort((x, y) => y - x));
+    expect(agents.filter((a) => a.reach === 'anyone').length).toBeGreaterThanOrEqual(w.truth.risks.noAuthentication);
     expect((await vigil(['findings', 'show', 'fnd_nope'], env)).code).toBe(4);
     const show = await vigil(['integrations', 'show', 'Contoso'], env);
     expect(show.stdout).toMatch(/secret expires\s+\d{4}-\d{2}-\d{2} \(\d+ days left\)/);

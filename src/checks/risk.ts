@@ -1,0 +1,84 @@
+import type { Severity } from '../core/types.ts';
+import type { AgentsTable, FindingsTable } from '../store/schema.ts';
+import { ACCESS_CONTROL_POLICY, AUTHENTICATION_MODE } from './helpers.ts';
+
+/**
+ * A risk score per Copilot Studio agent, 0–100, combining what is wrong with it (its open, unsuppressed findings,
+ * weighted by severity) with how far it reaches (who can use it). Each point is explained by a reason, so the score
+ * can be argued with.
+ *
+ * - Findings: critical 40, high 25, medium 10, low 4, info 1 per open finding, at most 70.
+ * - Reach (× 30): no authentication = anyone who finds a channel (1.0); authenticated and open to everyone in the
+ *   organization (`accesscontrolpolicy` Any) 0.7; Copilot readers or a security group 0.4; unknown 0.5. Unpublished
+ *   agents reach makers only (× 0.3), switched-off agents nobody (× 0.1).
+ * - What an agent can touch (its tools, knowledge sources and connections) is not collected yet: `touch` says so.
+ *
+ * Sources: Dataverse `bot` columns (`authenticationmode`, `accesscontrolpolicy`, `publishedon`, `statecode`),
+ * learn.microsoft.com/microsoft-copilot-studio/configuration-end-user-authentication and
+ * configure-bot-authentication (who can chat with an agent).
+ */
+
+const WEIGHT: Record<Severity, number> = { critical: 40, high: 25, medium: 10, low: 4, info: 1 };
+
+/** One agent's score and why. */
+export interface AgentRisk {
+  environmentId: string;
+  agentId: string;
+  name: string | null;
+  /** 0–100. */
+  score: number;
+  /** `anyone`, `organization`, `restricted`, `makers only`, `off`, or `unknown`. */
+  reach: string;
+  openFindings: number;
+  reasons: string[];
+  /** What the agent can touch: not evaluated in this release. */
+  touch: { status: 'not_evaluated'; reason: string };
+}
+
+/**
+ * Scores agents from their rows and the open findings on them (`resource_type` agent, `resource_id` = the bot id).
+ * Suppressed findings must be left out by the caller (they are accepted risk).
+ * @returns the agents, highest score first.
+ */
+export function scoreAgents(agents: Pick<AgentsTable, 'environment_id' | 'id' | 'name' | 'authentication_mode' | 'access_control_policy' | 'published_on' | 'state_code'>[], openFindings: Pick<FindingsTable, 'resource_type' | 'resource_id' | 'severity' | 'check_id'>[]): AgentRisk[] {
+  const byAgent = new Map<string, Pick<FindingsTable, 'severity' | 'check_id'>[]>();
+  for (const f of openFindings) {
+    if (f.resource_type !== 'agent') continue;
+    byAgent.set(f.resource_id, [...(byAgent.get(f.resource_id) ?? []), f]);
+  }
+  return agents
+    .map((a) => {
+      const found = byAgent.get(a.id) ?? [];
+      const reasons: string[] = [];
+      let findingPoints = 0;
+      for (const f of found) findingPoints += WEIGHT[f.severity as Severity] ?? 0;
+      findingPoints = Math.min(70, findingPoints);
+      if (found.length) reasons.push(`${found.length} open finding(s): ${[...new Set(found.map((f) => f.check_id))].join(', ')} (+${findingPoints})`);
+      let reach: string;
+      let factor: number;
+      if (a.authentication_mode === AUTHENTICATION_MODE.None) [reach, factor] = ['anyone', 1];
+      else if (a.access_control_policy === ACCESS_CONTROL_POLICY.Any) [reach, factor] = ['organization', 0.7];
+      else if (a.access_control_policy === ACCESS_CONTROL_POLICY.CopilotReaders || a.access_control_policy === ACCESS_CONTROL_POLICY.GroupMembership) [reach, factor] = ['restricted', 0.4];
+      else [reach, factor] = ['unknown', 0.5];
+      if (a.state_code !== null && a.state_code !== 0) {
+        reach = 'off';
+        factor *= 0.1;
+      } else if (!a.published_on) {
+        reach = 'makers only';
+        factor *= 0.3;
+      }
+      const reachPoints = Math.round(30 * factor);
+      reasons.push(`reach: ${reach} (+${reachPoints})`);
+      return {
+        environmentId: a.environment_id,
+        agentId: a.id,
+        name: a.name,
+        score: Math.min(100, findingPoints + reachPoints),
+        reach,
+        openFindings: found.length,
+        reasons,
+        touch: { status: 'not_evaluated' as const, reason: 'Tools, knowledge sources and connections of agents are not collected in this release.' },
+      };
+    })
+    .sort((x, y) => y.score - x.score || (x.name ?? '').localeCompare(y.name ?? ''));
+}

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { scoreAgents } from '../../src/checks/risk.ts';
+
+const agent = (id: string, over: Partial<{ authentication_mode: number | null; access_control_policy: number | null; published_on: string | null; state_code: number | null }> = {}) => ({
+  environment_id: 'env1',
+  id,
+  name: id,
+  authentication_mode: 2,
+  access_control_policy: 0,
+  published_on: '2026-10-01T00:00:00Z',
+  state_code: 0,
+  ...over,
+});
+const finding = (resourceId: string, severity: string, checkId = 'c') => ({ resource_type: 'agent', resource_id: resourceId, severity, check_id: checkId });
+
+describe('agent risk score: findings weighted by severity plus reach', () => {
+  it('ranks a public agent without authentication and with findings first, and explains every point', () => {
+    const [top, second, third] = scoreAgents([agent('quiet', { access_control_policy: 2 }), agent('open', { authentication_mode: 1 }), agent('org')], [finding('open', 'critical', 'agent_public_without_authentication'), finding('open', 'high', 'agent_no_authentication'), finding('org', 'low')]);
+    expect(top).toMatchObject({ agentId: 'open', score: 95, reach: 'anyone', openFindings: 2 });
+    expect(top!.reasons).toEqual(['2 open finding(s): agent_public_without_authentication, agent_no_authentication (+65)', 'reach: anyone (+30)']);
+    expect([second!.agentId, second!.score, second!.reach]).toEqual(['org', 25, 'organization']);
+    expect([third!.agentId, third!.score, third!.reach]).toEqual(['quiet', 12, 'restricted']);
+    expect(top!.touch.status).toBe('not_evaluated');
+  });
+
+  it('caps findings at 70 and the score at 100; unpublished and switched-off agents reach less', () => {
+    const many = Array.from({ length: 5 }, () => finding('a', 'critical'));
+    expect(scoreAgents([agent('a', { authentication_mode: 1 })], many)[0]!.score).toBe(100);
+    expect(scoreAgents([agent('draft', { published_on: null })], [])[0]).toMatchObject({ reach: 'makers only', score: 6 });
+    expect(scoreAgents([agent('off', { state_code: 1, authentication_mode: 1 })], [])[0]).toMatchObject({ reach: 'off', score: 3 });
+    // Findings on other resources (environments, the tenant) do not count for an agent.
+    expect(scoreAgents([agent('a')], [{ resource_type: 'environment', resource_id: 'a', severity: 'high', check_id: 'x' }])[0]!.openFindings).toBe(0);
+  });
+});
