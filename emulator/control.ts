@@ -11,6 +11,7 @@ import { CONTENT_TYPES, isContentType, type ContentType } from './auditrecords.t
 import type { ClockState } from './clock.ts';
 import { POWER_PLATFORM_ADMIN_ROLES, SYSTEM_ADMINISTRATOR } from './constants.ts';
 import type { ServiceName } from './common.ts';
+import type { DirectoryChanges } from './delta.ts';
 import type { AddedContent, AuditGroundTruth, AuditGroundTruthOptions, FeedSettings, FeedSettingsPatch, FeedStore, FeedSubscription, PowerBiSettings, PublisherStats, TenantFeed } from './feed.ts';
 import type { FaultConfig, FaultCounters, FaultInjector } from './faults.ts';
 import { generateTenant, groundTruth, type GenerateOptions, type GroundTruth } from './generate.ts';
@@ -124,6 +125,8 @@ export interface ControlDeps {
   signIn: SignInState;
   /** The audit feeds and the emulated clock (absent: the feed methods throw ControlError 501). */
   feeds?: FeedStore;
+  /** Change log of users and groups behind Graph delta query (add/update/remove record into it). */
+  changes: DirectoryChanges;
 }
 
 /** Power BI activity events of a window, as `EmulatorControl.powerBiGroundTruth` counts them. */
@@ -207,6 +210,7 @@ export class EmulatorControl {
     const o = { ...object };
     const result = this.#add(t, kind, o);
     this.#d.store.invalidate(t);
+    if (kind === 'users' || kind === 'groups') this.#d.changes.record(t, kind, (result as { id: string }).id);
     return result;
   }
 
@@ -220,6 +224,7 @@ export class EmulatorControl {
     const target = this.#find(t, kind, id);
     if (kind === 'memberships') throw new ControlError(400, 'NotUpdatable', 'memberships cannot be updated; remove and add instead');
     const obj = target.object as Obj;
+    const idBefore = obj.id;
     if (kind === 'environments' && 'dataverse' in patch) {
       const { dataverse, ...rest } = patch;
       Object.assign(obj, rest);
@@ -230,6 +235,11 @@ export class EmulatorControl {
       Object.assign(obj, patch);
     }
     this.#d.store.invalidate(t);
+    if (kind === 'users' || kind === 'groups') {
+      // A patched id reads, for delta query, as the old object removed and a new one added.
+      if (typeof idBefore === 'string' && idBefore !== obj.id) this.#d.changes.record(t, kind, idBefore, true);
+      this.#d.changes.record(t, kind, String(obj.id));
+    }
     return obj;
   }
 
@@ -250,6 +260,7 @@ export class EmulatorControl {
       }
     }
     this.#d.store.invalidate(t);
+    if (kind === 'users' || kind === 'groups') this.#d.changes.record(t, kind, (target.object as { id: string }).id, true);
   }
 
   /** Turns fault injection on with this configuration (see `FaultConfig`). Throws ControlError 400 on bad input. */
@@ -444,6 +455,17 @@ export class EmulatorControl {
   /** Forgets device codes and refresh tokens, and resets consent behaviours, auto-approvals and device-code settings. */
   resetSignInState(): void {
     this.#d.signIn.reset();
+  }
+
+  // --- Graph delta query ------------------------------------------------------------------------------------------
+
+  /**
+   * Makes Graph forget the delta sync state of a tenant: every `users/delta` and `groups/delta` token (deltaLink or
+   * nextLink) issued before this call answers 410 `syncStateNotFound`; tokens issued afterwards work. The change log
+   * itself is kept. Throws ControlError 404.
+   */
+  expireDeltaTokens(tenantIdOrDomain: string): void {
+    this.#d.changes.expire(this.tenant(tenantIdOrDomain));
   }
 
   // --- environment switches -----------------------------------------------------------------------------------------
@@ -1003,6 +1025,7 @@ function sendControlError(reply: FastifyReply, e: unknown): FastifyReply {
  *   `POST /device-codes/{userCode}/expire`; `PUT /device-codes/auto-approve` body `{tenant, upn}` (null turns it off);
  *   `PUT /device-codes/settings` body `{intervalSeconds?, expiresInSeconds?}`; `DELETE /sign-in-state`;
  * - `PUT /environment-flags` body `{tenant, environment, refuseAddAppUser?, refuseRoleAssignment?}` → the environment;
+ * - `POST /delta-tokens/expire` body `{tenant}` → 204 (Graph delta tokens issued so far answer 410);
  * - `POST /requests/leaks` body `{values?: string[]}` → `LogLeak[]` (empty = no credential in logged paths);
  * - audit feed: `GET /clock`, `PUT /clock` body `{now: ISO | null}`, `POST /clock/advance` body `{seconds}`;
  *   `GET|PUT /feeds/{tid}/settings` (PUT body FeedSettingsPatch); `GET /feeds/{tid}/subscriptions`,
@@ -1146,6 +1169,8 @@ export function registerControl(app: FastifyInstance, control: EmulatorControl, 
     if (o.refuseRoleAssignment !== undefined) flags.refuseRoleAssignment = o.refuseRoleAssignment as boolean;
     return control.setEnvironmentFlags(need(o, 'tenant'), need(o, 'environment'), flags);
   }));
+
+  app.post<{ Body: unknown }>('/delta-tokens/expire', wrap((req: { body: unknown }) => void control.expireDeltaTokens(need(body(req), 'tenant'))));
 
   app.post<{ Body: unknown }>('/requests/leaks', wrap((req: { body: unknown }) => {
     const o = isObj(req.body) ? req.body : {};

@@ -1,10 +1,11 @@
 /**
  * Microsoft Graph directory reads under `/graph` (reference §5): users, groups and group members with `$select`,
- * `$top` (default 100, max 999), absolute `@odata.nextLink` paging with an opaque `$skiptoken`, and Graph's error
- * envelope `{"error":{"code","message","innerError":{"date","request-id","client-request-id"}}}`.
+ * `$top` (default 100, max 999), absolute `@odata.nextLink` paging with an opaque `$skiptoken`, delta query on users
+ * and groups (`@odata.deltaLink`, `@removed`; change tracking in delta.ts), and Graph's error envelope
+ * `{"error":{"code","message","innerError":{"date","request-id","client-request-id"}}}`.
  *
  * Sources: https://learn.microsoft.com/graph/api/user-list, /graph/api/group-list, /graph/api/group-list-members,
- * /graph/paging, /graph/errors.
+ * /graph/paging, /graph/errors, /graph/api/user-delta, /graph/api/group-delta, /graph/delta-query-overview.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RESOURCES } from './constants.ts';
@@ -21,7 +22,8 @@ import {
   resumeIndex,
   type EmulatorContext,
 } from './common.ts';
-import { indexes, resolveMember, type DirectoryGroup, type DirectoryUser, type ResolvedMember, type Tenant } from './tenant.ts';
+import { decodeDeltaToken, encodeDeltaToken, type DeltaCollection, type DeltaToken, type DirectoryChanges } from './delta.ts';
+import { indexes, resolveMember, type ArrayIndex, type DirectoryGroup, type DirectoryUser, type ResolvedMember, type Tenant } from './tenant.ts';
 import type { AccessTokenClaims } from './tokens.ts';
 
 /** Graph's default property set of `user` in v1.0 list responses (user-list.md). */
@@ -268,16 +270,145 @@ function context(base: string, version: string, entity: string, select: readonly
   return `${base}/graph/${version}/$metadata#${entity}${select ? `(${select.join(',')})` : ''}`;
 }
 
+/** What the Graph routes need beyond the common context: the change log behind delta query. */
+export interface GraphContext extends EmulatorContext {
+  changes: DirectoryChanges;
+}
+
+/** 400 `BadRequest` message for a `$deltatoken`/`$skiptoken` that is not a token of this collection (UNCONFIRMED). */
+export const INVALID_DELTA_TOKEN_MESSAGE = 'Invalid delta token.';
+/**
+ * 410 `syncStateNotFound` message for a token issued before `expireDeltaTokens` (the code is the delta overview's;
+ * the wording is UNCONFIRMED).
+ */
+export const SYNC_STATE_NOT_FOUND_MESSAGE = 'The sync state is not found or has expired. Please do a full sync.';
+
+/** A collection served with delta query. */
+interface DeltaSpec<T extends { id: string }> {
+  collection: DeltaCollection;
+  roles: readonly string[];
+  selectable: Set<string>;
+  typeName: string;
+  items: (t: Tenant) => T[];
+  index: ArrayIndex<T>;
+  /** The resource restricted to `$select` (default property set when absent); `id` is always included. */
+  render: (item: T, select: readonly string[] | undefined) => Record<string, unknown>;
+}
+
+const DELTA_SPECS: { users: DeltaSpec<DirectoryUser>; groups: DeltaSpec<DirectoryGroup> } = {
+  users: {
+    collection: 'users',
+    roles: USERS_ROLES,
+    selectable: USER_SELECTABLE,
+    typeName: 'user',
+    items: (t) => t.users,
+    index: indexes.users,
+    render: (u, select) => project(userResource(u), select ?? USER_DEFAULT_PROPERTIES, ['id']),
+  },
+  groups: {
+    collection: 'groups',
+    roles: GROUPS_ROLES,
+    selectable: GROUP_SELECTABLE,
+    typeName: 'group',
+    items: (t) => t.groups,
+    index: indexes.groups,
+    render: (g, select) => project(groupResource(g), select, ['id']),
+  },
+};
+
+/** `Prefer: odata.maxpagesize=N` clamped to 1..999 and echoed in `Preference-Applied`; undefined when absent. */
+function preferredPageSize(req: FastifyRequest, reply: FastifyReply): number | undefined {
+  const m = /odata\.maxpagesize\s*=\s*(\d+)/i.exec(String(req.headers.prefer ?? ''));
+  if (!m) return undefined;
+  const size = Math.min(999, Math.max(1, Number(m[1])));
+  reply.header('preference-applied', `odata.maxpagesize=${size}`);
+  return size;
+}
+
+/**
+ * One page of a delta round (`GET /{v}/users/delta`, `/{v}/groups/delta`). Without a token: the initial round, every
+ * live object paged like the list route. With `$deltatoken`: the objects whose last change is newer than the token
+ * (removed ones as `{"id","@removed":{"reason":"deleted"}}`), up to the sequence current when the round started.
+ * Non-final pages carry `@odata.nextLink` (`$skiptoken`), the final page `@odata.deltaLink` (`$deltatoken`); both
+ * carry `$select` and `$top` of the initial request inside the token. Page size: `$top`, else `Prefer:
+ * odata.maxpagesize`, else the initial request's `$top`, else 100.
+ */
+async function deltaPage<T extends { id: string }>(ctx: GraphContext, req: FastifyRequest, reply: FastifyReply, version: string, spec: DeltaSpec<T>): Promise<FastifyReply> {
+  const auth = await authenticate(ctx, req, reply);
+  if (!auth) return reply;
+  if (!hasRole(auth.claims, spec.roles)) return denied(req, reply);
+  const q = parseList(req, reply, spec.selectable, spec.typeName);
+  if (!q) return reply;
+  const tenant = auth.tenant;
+  const invalid = (): FastifyReply => sendError(req, reply, 400, 'BadRequest', INVALID_DELTA_TOKEN_MESSAGE);
+
+  const deltatoken = queryParam(req, '$deltatoken');
+  if (deltatoken !== undefined && q.skiptoken !== undefined) return invalid();
+  let state: DeltaToken | null = null;
+  const raw = q.skiptoken ?? deltatoken;
+  if (raw !== undefined) {
+    state = decodeDeltaToken(raw);
+    if (!state || state.collection !== spec.collection || state.tenantId !== tenant.id.toLowerCase()) return invalid();
+    if ((state.kind === 'delta') !== (deltatoken !== undefined)) return invalid();
+    if (state.select && state.select.some((p) => !spec.selectable.has(p))) return invalid();
+    if (state.epoch !== ctx.changes.epoch(tenant)) return sendError(req, reply, 410, 'syncStateNotFound', SYNC_STATE_NOT_FOUND_MESSAGE);
+  }
+
+  // The initial request's $select holds for the whole chain; a later $select is ignored.
+  const select = state ? (state.select ?? undefined) : q.select;
+  const preferred = q.topRaw === undefined ? preferredPageSize(req, reply) : undefined;
+  const size = q.topRaw !== undefined ? q.top : (preferred ?? state?.pageSize ?? 100);
+  const common = { collection: spec.collection, tenantId: tenant.id.toLowerCase(), epoch: ctx.changes.epoch(tenant), select: select ?? null, pageSize: q.topRaw !== undefined ? q.top : (state?.pageSize ?? null) };
+
+  const value: Record<string, unknown>[] = [];
+  let next: DeltaToken;
+  let more: boolean;
+  if (!state || state.kind === 'full') {
+    const upTo = state ? state.upTo : ctx.changes.sequence(tenant);
+    const items = spec.items(tenant);
+    const start = state ? resumeIndex(items, (x) => x.id, state.index, state.last, (id) => spec.index.indexOf(items, id)) : 0;
+    const slice = items.slice(start, start + size);
+    for (const item of slice) value.push(spec.render(item, select));
+    const end = start + slice.length;
+    const last = slice[slice.length - 1];
+    more = end < items.length && last !== undefined;
+    next = more && last ? { ...common, kind: 'full', upTo, index: end, last: last.id } : { ...common, kind: 'delta', seq: upTo };
+  } else {
+    const after = state.kind === 'delta' ? state.seq : state.after;
+    const upTo = state.kind === 'delta' ? ctx.changes.sequence(tenant) : state.upTo;
+    const pending = ctx.changes.changes(tenant, spec.collection, after, upTo, size + 1);
+    const slice = pending.slice(0, size);
+    for (const c of slice) {
+      // Liveness decides (a tombstone whose object is back, or a change whose object is gone, by direct mutation).
+      const live = spec.index.get(spec.items(tenant), c.id);
+      value.push(live ? spec.render(live, select) : { id: c.id, '@removed': { reason: 'deleted' } });
+    }
+    more = pending.length > size;
+    const last = slice[slice.length - 1];
+    next = more && last ? { ...common, kind: 'changes', after: last.seq, upTo } : { ...common, kind: 'delta', seq: upTo };
+  }
+
+  const body: Record<string, unknown> = { '@odata.context': context(ctx.baseUrl(), version, spec.collection, select) };
+  const link = `${ctx.baseUrl()}/graph/${version}/${spec.collection}/delta`;
+  if (next.kind === 'delta') body['@odata.deltaLink'] = `${link}${buildQuery([['$deltatoken', encodeDeltaToken(next)]])}`;
+  else body['@odata.nextLink'] = `${link}${buildQuery([['$skiptoken', encodeDeltaToken(next)]])}`;
+  body.value = value;
+  return reply.type(GRAPH_CONTENT_TYPE).send(body);
+}
+
 /**
  * Registers Graph routes under the `/graph` prefix for versions `v1.0` and `beta`:
- * `GET /{v}/users`, `/{v}/users/{id}`, `/{v}/groups`, `/{v}/groups/{id}`, `/{v}/groups/{id}/members`.
+ * `GET /{v}/users`, `/{v}/users/{id}`, `/{v}/users/delta`, `/{v}/groups`, `/{v}/groups/{id}`, `/{v}/groups/delta`,
+ * `/{v}/groups/{id}/members`.
  * Errors: 401 `InvalidAuthenticationToken`; 403 `Authorization_RequestDenied` without a required role (users:
  * User.Read.All or Directory.Read.All; groups: Group.Read.All, GroupMember.Read.All or Directory.Read.All; members:
  * GroupMember.Read.All, Group.Read.All or Directory.Read.All); 404 `Request_ResourceNotFound`; 400
  * `Request_UnsupportedQuery` for `$top` outside 1..999 or unimplemented options; 400 `Request_BadRequest` for unknown
- * `$select` properties; 400 `Directory_ExpiredPageToken` for a bad `$skiptoken`.
+ * `$select` properties; 400 `Directory_ExpiredPageToken` for a bad `$skiptoken`; on delta routes 400 `BadRequest`
+ * "Invalid delta token." for a malformed token and 410 `syncStateNotFound` for one issued before
+ * `expireDeltaTokens` (both wordings UNCONFIRMED).
  */
-export function registerGraph(app: FastifyInstance, ctx: EmulatorContext): void {
+export function registerGraph(app: FastifyInstance, ctx: GraphContext): void {
   app.addHook('onRequest', async (req, reply) => {
     const requestId = newId();
     const clientRequestId = req.headers['client-request-id'];
@@ -291,6 +422,10 @@ export function registerGraph(app: FastifyInstance, ctx: EmulatorContext): void 
     sendError(req, reply, 404, 'Request_ResourceNotFound', `Resource '${id}' does not exist or one of its queried reference-property objects are not present.`);
 
   for (const version of ['v1.0', 'beta']) {
+    // Static segments win over `/:id` in Fastify's router, so `users/delta` is never read as a user id.
+    app.get(`/${version}/users/delta`, async (req, reply) => deltaPage(ctx, req, reply, version, DELTA_SPECS.users));
+    app.get(`/${version}/groups/delta`, async (req, reply) => deltaPage(ctx, req, reply, version, DELTA_SPECS.groups));
+
     app.get(`/${version}/users`, async (req, reply) => {
       const auth = await authenticate(ctx, req, reply);
       if (!auth) return reply;

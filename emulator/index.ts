@@ -22,6 +22,7 @@ import { newId, serviceOf, type EmulatorContext, type RouteService, type Service
 import { RESOURCES } from './constants.ts';
 import { EmulatorControl, registerControl } from './control.ts';
 import { dataverseNotFound, registerDataverse } from './dataverse.ts';
+import { DirectoryChanges } from './delta.ts';
 import { FaultInjector, faultBody, type FaultConfig, type FaultKind } from './faults.ts';
 import { FeedStore } from './feed.ts';
 import { graphNotFound, registerGraph } from './graph.ts';
@@ -45,6 +46,8 @@ export type * from './tenant.ts';
 export { TenantStore } from './tenant.ts';
 export { ControlError, EmulatorControl, MODEL_KINDS } from './control.ts';
 export type { EnvironmentFlags, LogLeak, MintTokenRequest, ModelKind, PowerBiGroundTruth } from './control.ts';
+export { DELTA_COLLECTIONS, DirectoryChanges } from './delta.ts';
+export type { DeltaCollection, DirectoryChange } from './delta.ts';
 export { FAULT_KINDS } from './faults.ts';
 export type { FaultConfig, FaultCounters, FaultKind } from './faults.ts';
 export type { RequestLogEntry } from './log.ts';
@@ -202,7 +205,8 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
   const signIn = new SignInState();
   const clock = new EmulatedClock();
   const feeds = new FeedStore(store, clock);
-  const control = new EmulatorControl({ store, tokens, faults, log, signIn, feeds });
+  const changes = new DirectoryChanges();
+  const control = new EmulatorControl({ store, tokens, faults, log, signIn, feeds, changes });
 
   let baseUrl = '';
   const ctx: EmulatorContext = { store, tokens, signIn, baseUrl: () => baseUrl };
@@ -333,7 +337,7 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
   });
 
   registerIdentity(app, ctx);
-  await app.register(async (scope) => registerGraph(scope, ctx), { prefix: '/graph' });
+  await app.register(async (scope) => registerGraph(scope, { ...ctx, changes }), { prefix: '/graph' });
   await app.register(async (scope) => registerBap(scope, ctx), { prefix: '/bap' });
   await app.register(async (scope) => registerDataverse(scope, ctx), { prefix: '/dataverse' });
   await app.register(async (scope) => registerManage(scope, feedCtx), { prefix: '/manage' });

@@ -20,6 +20,10 @@ export interface Slice {
 export interface StreamPage<R> {
   records: R[];
   nextCursor: string | null;
+  /** Delta rounds: ids of objects removed upstream since the previous round. */
+  removed?: string[];
+  /** Delta-capable streams: the link the next round starts from, on the last page of a complete round. */
+  deltaLink?: string;
 }
 
 /** Tokens for the integration's service principal, per resource. */
@@ -62,6 +66,11 @@ export interface Stream<S extends StreamName> {
   slice?(row: ParentRow): Slice | null;
   /** The token resource this stream reads (for the permission pre-check). */
   resource(ctx: StreamContext, slice: Slice): string;
+  /**
+   * The stream reads Graph delta rounds: `read` also accepts a saved delta link as its cursor, and its last page
+   * carries the next delta link.
+   */
+  delta?: boolean;
   /** Reads the slice from the cursor (null = from the start). */
   read(ctx: StreamContext, slice: Slice, cursor: string | null): AsyncGenerator<StreamPage<StreamRecords[S]>>;
 }

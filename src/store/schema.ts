@@ -170,6 +170,18 @@ export interface FindingHistoryTable {
   detail: string | null;
 }
 
+/** The delta link a delta-capable stream slice resumes from in its next round. */
+export interface StreamStatesTable {
+  integration_id: string;
+  stream: string;
+  slice_key: string;
+  /** Absolute `@odata.deltaLink` (holds a state token, no credential). */
+  delta_link: string;
+  /** The run whose complete round issued it. */
+  run_id: string | null;
+  updated_at: string;
+}
+
 export interface CollectionSchedulesTable {
   integration_id: string;
   /** Random offset added to every cron slot of this integration, seconds. */
@@ -290,6 +302,7 @@ export interface Database {
   agents: AgentsTable;
   check_results: CheckResultsTable;
   findings: FindingsTable;
+  stream_states: StreamStatesTable;
   finding_suppressions: FindingSuppressionsTable;
   finding_history: FindingHistoryTable;
   collection_schedules: CollectionSchedulesTable;

@@ -9,7 +9,8 @@ import type { RunStatus } from '../core/types.ts';
 import { ROOT_SLICE, type ParentRow, type Slice, type Stream, type StreamContext } from '../sources/stream.ts';
 import { STREAMS } from '../sources/index.ts';
 import { nowIso } from '../store/db.ts';
-import { listEnvironments, listGroupIds, markUnseen, upsertRecords } from '../store/repositories/inventory.ts';
+import { UpstreamHttpError } from '../platform/http/client.ts';
+import { listEnvironments, listGroupIds, markDeleted, markUnseen, upsertRecords } from '../store/repositories/inventory.ts';
 import * as runs from '../store/repositories/runs.ts';
 import type { Database } from '../store/schema.ts';
 
@@ -43,6 +44,8 @@ export interface StreamOutcome {
   records: number;
   slices: number;
   erroredSlices: number;
+  /** Slices read as a delta round (only the changes since the previous complete round). */
+  incrementalSlices?: number;
 }
 
 /** Outcome of {@link collect}. */
@@ -97,6 +100,14 @@ export function abortedError(signal: AbortSignal): VigilError {
 }
 
 const isAbort = (e: unknown) => isVigilError(e) && e.code === 'COLLECTION_ABORTED';
+
+/**
+ * True when a delta request failed because the upstream no longer has the sync state: Graph answers HTTP 410 with
+ * `syncStateNotFound` or `resyncRequired` (Graph delta overview; errors reference).
+ */
+function isDeltaStateLost(e: unknown): boolean {
+  return e instanceof UpstreamHttpError && (e.status === 410 || ['syncStateNotFound', 'resyncRequired', 'SyncStateNotFound'].includes(e.upstreamCode ?? ''));
+}
 
 function errorCode(e: unknown): { code: string; message: string } {
   if (isVigilError(e)) return { code: e.code, message: e.message };
@@ -185,6 +196,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
       outcome[name].slices = slices.length;
       let slicesDone = 0;
       const completed: string[] = [];
+      const incrementalSlices = new Set<string>();
 
       await forEachLimited(slices, stream.parent ? (options.concurrency ?? 4) : 1, async (slice) => {
         const cp = checkpoints.get(`${name}\u0000${slice.key}`);
@@ -196,22 +208,51 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
         }
         let cursor = cp?.cursor ?? null;
         let done = false;
+        // Delta-capable streams start from the delta link of their previous complete round (a resumed round keeps
+        // its own cursor): only the changes come back, removals as ids.
+        let incremental = false;
+        if (stream.delta) {
+          const link = await runs.getDeltaLink(db, integrationId, name, slice.key);
+          if (link) {
+            incremental = true;
+            cursor ??= link;
+          }
+        }
         try {
-          for await (const page of stream.read(ctx, slice, cursor)) {
-            const at = nowIso();
-            done = page.nextCursor === null;
-            await db.transaction().execute(async (trx) => {
-              await upsertRecords(trx, name, integrationId, runId, page.records, at);
-              await runs.saveCheckpoint(trx, { runId, stream: name, sliceKey: slice.key, status: done ? 'done' : 'in_progress', cursor: page.nextCursor, addRecords: page.records.length, at });
-              await runs.heartbeat(trx, runId, at);
-            });
-            cursor = page.nextCursor;
-            outcome[name].records += page.records.length;
-            options.onProgress?.({ stream: name, slicesDone, slicesTotal: slices.length, records: outcome[name].records });
-            await options.afterPage?.(name, slice.key);
-            if (options.signal?.aborted) throw abortedError(options.signal);
+          for (;;) {
+            try {
+              for await (const page of stream.read(ctx, slice, cursor)) {
+                const at = nowIso();
+                done = page.nextCursor === null;
+                await db.transaction().execute(async (trx) => {
+                  await upsertRecords(trx, name, integrationId, runId, page.records, at);
+                  if (page.removed?.length) markedDeleted += await markDeleted(trx, name, integrationId, page.removed, at);
+                  if (done && page.deltaLink) await runs.saveDeltaLink(trx, integrationId, name, slice.key, page.deltaLink, runId, at);
+                  await runs.saveCheckpoint(trx, { runId, stream: name, sliceKey: slice.key, status: done ? 'done' : 'in_progress', cursor: page.nextCursor, addRecords: page.records.length, at });
+                  await runs.heartbeat(trx, runId, at);
+                });
+                cursor = page.nextCursor;
+                outcome[name].records += page.records.length;
+                options.onProgress?.({ stream: name, slicesDone, slicesTotal: slices.length, records: outcome[name].records });
+                await options.afterPage?.(name, slice.key);
+                if (options.signal?.aborted) throw abortedError(options.signal);
+              }
+              break;
+            } catch (e) {
+              // The upstream forgot the delta state (410 syncStateNotFound / resyncRequired): read everything again.
+              if (!incremental || !isDeltaStateLost(e)) throw e;
+              ctx.logger.warn({ integrationId, runId, stream: name, slice: slice.key }, 'delta state expired upstream; reading the whole collection');
+              await runs.clearDeltaLink(db, integrationId, name, slice.key);
+              incremental = false;
+              cursor = null;
+              done = false;
+            }
           }
           if (!done) await runs.saveCheckpoint(db, { runId, stream: name, sliceKey: slice.key, status: 'done', cursor: null, addRecords: 0, at: nowIso() });
+          if (incremental) {
+            incrementalSlices.add(slice.key);
+            outcome[name].incrementalSlices = (outcome[name].incrementalSlices ?? 0) + 1;
+          }
           completed.push(slice.key);
         } catch (e) {
           if (isVigilError(e, 'authentication') || isAbort(e)) throw e;
@@ -223,10 +264,11 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
       });
 
       if (outcome[name].erroredSlices > 0 && !stream.parent) failedStreams.add(name);
+      // A delta round sees only the changes: its removals were applied page by page, and unchanged rows stay.
       if (!stream.parent) {
-        if (completed.length === 1) markedDeleted += await markUnseen(db, name, integrationId, runId, 'all', nowIso());
+        if (completed.length === 1 && incrementalSlices.size === 0) markedDeleted += await markUnseen(db, name, integrationId, runId, 'all', nowIso());
       } else {
-        markedDeleted += await markUnseen(db, name, integrationId, runId, completed, nowIso());
+        markedDeleted += await markUnseen(db, name, integrationId, runId, completed.filter((k) => !incrementalSlices.has(k)), nowIso());
       }
     }
   } catch (e) {

@@ -143,6 +143,44 @@ describe('collection reliability', () => {
     expect(finding.status).toBe('resolved');
   });
 
+  it('later collections read users and groups as delta rounds: only changes travel, removals arrive, a lost state reads everything again', async () => {
+    const { rt, integrationId } = await collected(w, undefined, env);
+    const ctl = w.emulator.control;
+    const liveUsers = async () => (await countLive(rt.db, integrationId)).users;
+    const deltaRequests = () => ctl.requests({ service: 'graph' }).filter((r) => /\/(users|groups)\/delta/.test(r.path)).length;
+    const usersBefore = await liveUsers();
+
+    // Unchanged: one page per stream, nothing stored, nothing marked deleted.
+    let before = deltaRequests();
+    const quiet = await collectIntegration(rt, integrationId);
+    expect(quiet.streams.users).toMatchObject({ records: 0, incrementalSlices: 1 });
+    expect(quiet.streams.groups).toMatchObject({ records: 0, incrementalSlices: 1 });
+    expect(deltaRequests() - before).toBe(2);
+    expect(await liveUsers()).toBe(usersBefore);
+
+    // A hire, a rename and a leaver: exactly those travel; the leaver is marked deleted, history kept.
+    const hire = ctl.add(w.tenant.id, 'users', { userPrincipalName: `delta.hire@${w.tenant.domains[0]}`, displayName: 'Delta Hire' }) as { id: string };
+    const renamed = w.tenant.users.find((u) => u.userType === 'Member' && u.id !== hire.id)!;
+    ctl.update(w.tenant.id, 'users', renamed.id, { displayName: 'Renamed Person' });
+    const leaver = w.tenant.users.find((u) => u.userType === 'Member' && u.id !== hire.id && u.id !== renamed.id)!;
+    ctl.remove(w.tenant.id, 'users', leaver.id);
+    const changed = await collectIntegration(rt, integrationId);
+    expect(changed.streams.users).toMatchObject({ records: 2, incrementalSlices: 1 });
+    expect(await liveUsers()).toBe(usersBefore);
+    const rows = await rt.db.selectFrom('directory_users').select(['id', 'display_name', 'deleted_at']).where('id', 'in', [hire.id, renamed.id, leaver.id]).execute();
+    expect(Object.fromEntries(rows.map((r) => [r.id, [r.display_name, r.deleted_at !== null]]))).toEqual({ [hire.id]: ['Delta Hire', false], [renamed.id]: ['Renamed Person', false], [leaver.id]: [expect.any(String), true] });
+
+    // The upstream forgets the sync state (410 syncStateNotFound): the same run reads everything and still agrees.
+    ctl.expireDeltaTokens(w.tenant.id);
+    before = deltaRequests();
+    const full = await collectIntegration(rt, integrationId);
+    expect(full.status).not.toBe('failed');
+    expect(full.streams.users.incrementalSlices ?? 0).toBe(0);
+    expect(full.streams.users.records).toBe(usersBefore);
+    expect(await liveUsers()).toBe(usersBefore);
+    expect(deltaRequests() - before).toBeGreaterThan(2);
+  });
+
   it('never stores or logs the client secret in plain text', async () => {
     const { rt, integrationId } = await collected(w, undefined, env);
     await verifyStoredIntegration(rt, integrationId);

@@ -4,8 +4,8 @@ import { UpstreamHttpError } from '../../platform/http/client.ts';
 import type { Stream, StreamContext, StreamPage } from '../stream.ts';
 
 /**
- * Microsoft Graph v1.0 directory streams: users, groups and direct group members, read with `$select` and
- * `$top` (max 999) and paged by `@odata.nextLink`.
+ * Microsoft Graph v1.0 directory streams: users and groups by delta query (incremental after the first round),
+ * direct group members with `$select` and `$top` (max 999); all paged by `@odata.nextLink`.
  *
  * Sources: Graph "List users" (`api/user-list.md`), "List groups", "List group members" (`api/group-list-members.md`:
  * members of mixed `@odata.type`), paging (`concepts/paging.md`), throttling cost of `$select` (`throttling-limits.md`).
@@ -37,6 +37,30 @@ async function* pages<R>(ctx: StreamContext, url: string, map: (j: Json) => R): 
   }
 }
 
+/**
+ * A Graph delta round (`users/delta`, `groups/delta`): from the first URL or a saved next/delta link, page by page.
+ * Items with `@removed` are returned as removed ids; the last page carries the next `@odata.deltaLink`. `$top` is
+ * not supported on delta: the page size is asked with `Prefer: odata.maxpagesize`.
+ * Sources: Graph `delta-query-overview.md`, `delta-query-users.md`, `api/user-delta.md`, `api/group-delta.md`.
+ */
+async function* deltaPages<R>(ctx: StreamContext, url: string, map: (j: Json) => R): AsyncGenerator<StreamPage<R>> {
+  const size = Math.min(999, Math.max(1, ctx.graphPageSize ?? 999));
+  const request = { api: 'graph' as const, url, headers: { Prefer: `odata.maxpagesize=${size}` }, token: ctx.tokens.bearer(ctx.cloud.graph.resource), tenantId: ctx.tenantId, cost: graphResourceUnits(url) };
+  for await (const page of odataPages<Json>(ctx.http, request)) {
+    const removed: string[] = [];
+    const records: R[] = [];
+    for (const item of page.items) {
+      if (item['@removed'] !== undefined) removed.push(String(item.id));
+      else records.push(map(item));
+    }
+    yield { records, removed, nextCursor: page.nextLink ?? null, ...(page.deltaLink ? { deltaLink: page.deltaLink } : {}) };
+  }
+}
+
+function deltaUrl(ctx: StreamContext, path: string, select: string): string {
+  return `${ctx.cloud.graph.baseUrl}/v1.0/${path}/delta?$select=${select}`;
+}
+
 /** Maps a Graph `user` to a {@link DirectoryUser}. */
 export function toDirectoryUser(j: Json): DirectoryUser {
   return {
@@ -51,22 +75,26 @@ export function toDirectoryUser(j: Json): DirectoryUser {
   };
 }
 
-/** All users and guests of the tenant. Needs User.Read.All (or Directory.Read.All). */
+/**
+ * All users and guests of the tenant, by delta query: the first round reads everyone, later rounds only the changes
+ * (removed users as ids). Needs User.Read.All (or Directory.Read.All).
+ */
 export const usersStream: Stream<'users'> = {
   name: 'users',
   primaryKey: ['id'],
+  delta: true,
   resource: (ctx) => ctx.cloud.graph.resource,
-  read: (ctx, _slice, cursor) =>
-    pages(ctx, cursor ?? firstUrl(ctx, 'users', 'id,displayName,userPrincipalName,mail,accountEnabled,userType,createdDateTime'), toDirectoryUser),
+  read: (ctx, _slice, cursor) => deltaPages(ctx, cursor ?? deltaUrl(ctx, 'users', 'id,displayName,userPrincipalName,mail,accountEnabled,userType,createdDateTime'), toDirectoryUser),
 };
 
-/** All groups of the tenant. Needs GroupMember.Read.All, Group.Read.All or Directory.Read.All. */
+/** All groups of the tenant, by delta query like users. Needs GroupMember.Read.All, Group.Read.All or Directory.Read.All. */
 export const groupsStream: Stream<'groups'> = {
   name: 'groups',
   primaryKey: ['id'],
+  delta: true,
   resource: (ctx) => ctx.cloud.graph.resource,
   read: (ctx, _slice, cursor) =>
-    pages<DirectoryGroup>(ctx, cursor ?? firstUrl(ctx, 'groups', 'id,displayName,mail,securityEnabled,mailEnabled,groupTypes'), (j) => ({
+    deltaPages<DirectoryGroup>(ctx, cursor ?? deltaUrl(ctx, 'groups', 'id,displayName,mail,securityEnabled,mailEnabled,groupTypes'), (j) => ({
       id: String(j.id),
       displayName: s(j.displayName),
       mail: s(j.mail),

@@ -170,6 +170,21 @@ export async function markUnseen(db: Executor, stream: StreamName, integrationId
   return marked;
 }
 
+/**
+ * Marks rows deleted by id (a delta round's `@removed` entries); history is kept.
+ * @returns how many live rows were marked.
+ */
+export async function markDeleted(db: Executor, stream: StreamName, integrationId: string, ids: string[], now: string): Promise<number> {
+  const mapping = TABLES[stream];
+  let marked = 0;
+  for (let i = 0; i < ids.length; i += 500) {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const r = await (db as any).updateTable(mapping.table).set({ deleted_at: now }).where('integration_id', '=', integrationId).where('deleted_at', 'is', null).where('id', 'in', ids.slice(i, i + 500)).executeTakeFirst();
+    marked += Number(r.numUpdatedRows ?? 0);
+  }
+  return marked;
+}
+
 /** Number of live (not deleted) rows per inventory stream. */
 export async function countLive(db: Executor, integrationId: string): Promise<Record<StreamName, number>> {
   const out = {} as Record<StreamName, number>;

@@ -114,3 +114,22 @@ export async function saveCheckpoint(
     )
     .execute();
 }
+
+/** The delta link a stream slice starts its next round from, if a complete round issued one. */
+export async function getDeltaLink(db: Executor, integrationId: string, stream: string, sliceKey: string): Promise<string | undefined> {
+  return (await db.selectFrom('stream_states').select('delta_link').where('integration_id', '=', integrationId).where('stream', '=', stream).where('slice_key', '=', sliceKey).executeTakeFirst())?.delta_link;
+}
+
+/** Saves the delta link of a complete round (call in the transaction that stores the round's last page). */
+export async function saveDeltaLink(db: Executor, integrationId: string, stream: string, sliceKey: string, deltaLink: string, runId: string, at: string): Promise<void> {
+  await db
+    .insertInto('stream_states')
+    .values({ integration_id: integrationId, stream, slice_key: sliceKey, delta_link: deltaLink, run_id: runId, updated_at: at })
+    .onConflict((oc) => oc.columns(['integration_id', 'stream', 'slice_key']).doUpdateSet({ delta_link: deltaLink, run_id: runId, updated_at: at }))
+    .execute();
+}
+
+/** Forgets a delta link (the upstream no longer knows its state: the next round is a full one). */
+export async function clearDeltaLink(db: Executor, integrationId: string, stream: string, sliceKey: string): Promise<void> {
+  await db.deleteFrom('stream_states').where('integration_id', '=', integrationId).where('stream', '=', stream).where('slice_key', '=', sliceKey).execute();
+}
