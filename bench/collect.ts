@@ -14,7 +14,7 @@ import { generateTenant, groundTruth, startEmulator } from '../emulator/index.ts
 
 const sizes = (process.argv[2] ?? '2000,20000,60000').split(',').map(Number);
 console.log('collector heap capped at 64 MiB (--max-old-space-size=64)');
-console.log('users    groups  memberships  agents   records  seconds  records/s  peak RSS (MiB)');
+console.log('users    groups  memberships  agents   records  seconds  records/s  peak RSS (MiB)  requests  2nd run requests');
 for (const users of sizes) {
   const tenant = generateTenant({ seed: `bench-${users}`, sizes: { users, guests: Math.round(users / 20), groups: Math.round(users / 50), environments: 6, agents: Math.round(users / 20) } });
   const truth = groundTruth(tenant);
@@ -32,9 +32,9 @@ for (const users of sizes) {
         (err, stdout) => (err ? reject(err) : resolve(stdout)),
       );
     });
-    const r = JSON.parse(out.trim().split('\n').pop()!) as { records: number; seconds: number; maxRssMiB: number };
+    const r = JSON.parse(out.trim().split('\n').pop()!) as { records: number; seconds: number; maxRssMiB: number; firstRequests: number; secondRequests: number };
     console.log(
-      [String(truth.users).padEnd(8), String(truth.groups).padEnd(7), String(truth.memberships).padEnd(12), String(truth.agents).padEnd(8), String(r.records).padEnd(8), r.seconds.toFixed(1).padEnd(8), String(Math.round(r.records / r.seconds)).padEnd(10), r.maxRssMiB.toFixed(0)].join(' '),
+      [String(truth.users).padEnd(8), String(truth.groups).padEnd(7), String(truth.memberships).padEnd(12), String(truth.agents).padEnd(8), String(r.records).padEnd(8), r.seconds.toFixed(1).padEnd(8), String(Math.round(r.records / r.seconds)).padEnd(10), r.maxRssMiB.toFixed(0).padEnd(14), String(r.firstRequests).padEnd(9), `${r.secondRequests} (${((100 * r.secondRequests) / r.firstRequests).toFixed(1)} %)`].join(' '),
     );
   } finally {
     await emulator.close();
