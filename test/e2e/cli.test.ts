@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -67,6 +67,16 @@ describe('vigil CLI', () => {
     expect(agents.map((a) => a.score)).toEqual([...agents.map((a) => a.score)].sort((x, y) => y - x));
     expect(agents.filter((a) => a.reach === 'anyone').length).toBeGreaterThanOrEqual(w.truth.risks.noAuthentication);
     expect((await vigil(['findings', 'show', 'fnd_nope'], env)).code).toBe(4);
+    // Exports: JSON equals the list; CSV has a header and one row per finding, quoting what needs it.
+    const exported = JSON.parse((await vigil(['findings', 'export', '--format', 'json', '--status', 'open'], env)).stdout) as { id: string }[];
+    expect(exported.map((f) => f.id).sort()).toEqual(findings.map((f) => (f as unknown as { id: string }).id).sort());
+    const csvFile = join(mkdtempSync(join(tmpdir(), 'vigil-export-')), 'findings.csv');
+    expect((await vigil(['findings', 'export', '--format', 'csv', '--status', 'open', '--output', csvFile], env)).code).toBe(0);
+    const csv = readFileSync(csvFile, 'utf8').trimEnd().split('\n');
+    expect(csv[0]).toBe('id,integrationId,checkId,severity,status,resourceType,resourceId,resourceName,reason,firstSeenAt,lastSeenAt,resolvedAt,suppressed,suppressionReason,suppressionAuthor,suppressionExpiresAt');
+    expect(csv).toHaveLength(findings.length + 1);
+    expect(csv.slice(1).every((line) => line.startsWith('fnd_'))).toBe(true);
+    expect((await vigil(['findings', 'export', '--format', 'xml'], env)).code).not.toBe(0);
     const show = await vigil(['integrations', 'show', 'Contoso'], env);
     expect(show.stdout).toMatch(/secret expires\s+\d{4}-\d{2}-\d{2} \(\d+ days left\)/);
     expect((await vigil(['integrations', 'show', 'nope'], env)).code).toBe(4);

@@ -1,4 +1,7 @@
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
+import { resolve } from 'node:path';
+import { stringify } from 'csv-stringify/sync';
 import { type Command, Option } from 'commander';
 import { VigilError } from '../../core/errors.ts';
 import { SEVERITIES, type Severity } from '../../core/types.ts';
@@ -26,6 +29,9 @@ function view(f: FindingWithSuppression) {
   };
 }
 
+/** CSV columns, in order (one row per finding). */
+const CSV_COLUMNS = ['id', 'integrationId', 'checkId', 'severity', 'status', 'resourceType', 'resourceId', 'resourceName', 'reason', 'firstSeenAt', 'lastSeenAt', 'resolvedAt', 'suppressed', 'suppressionReason', 'suppressionAuthor', 'suppressionExpiresAt'];
+
 function notFound(id: string): VigilError {
   return new VigilError('not-found', 'FINDING_NOT_FOUND', `No finding '${id}'.`, { field: 'finding', remediation: 'Run `vigil findings --status all` for the ids.' });
 }
@@ -49,6 +55,38 @@ export function registerFindings(program: Command, host: CommandHost): void {
         if (opts.json) return printJson(list);
         if (list.length === 0) return print('No findings.');
         print(table([['FINDING', 'SEVERITY', 'CHECK', 'RESOURCE', 'REASON'], ...list.map((f) => [f.id, f.severity, f.checkId, `${f.resourceName ?? f.resourceId}`, f.suppression ? `(suppressed: ${f.suppression.reason})` : (f.reason ?? '')])]));
+      }),
+    );
+
+  findings
+    .command('export')
+    .description('Export findings for other tools: json (an array) or csv (one row per finding, RFC 4180)')
+    .addOption(new Option('--format <format>', 'output format').choices(['json', 'csv']).makeOptionMandatory())
+    .option('--integration <integration>', 'only this integration (id or name)')
+    .addOption(new Option('--status <status>', 'finding status').choices(['open', 'resolved', 'suppressed', 'all']).default('all'))
+    .option('--output <file>', 'write to this file (written whole, then renamed into place) instead of standard output')
+    .action(
+      host.action(async (rt, opts: { format: 'json' | 'csv'; integration?: string; status: string; output?: string }) => {
+        const integrationId = opts.integration ? (await getIntegration(rt.db, opts.integration)).id : undefined;
+        const list = (await listFindings(rt.db, { integrationId, status: opts.status === 'all' ? undefined : (opts.status as 'open' | 'resolved' | 'suppressed') })).map(view);
+        const text =
+          opts.format === 'json'
+            ? `${JSON.stringify(list, null, 2)}\n`
+            : stringify(
+                list.map((f) => ({ ...f, suppression: undefined, suppressed: f.suppression !== null, suppressionReason: f.suppression?.reason ?? '', suppressionAuthor: f.suppression?.author ?? '', suppressionExpiresAt: f.suppression?.expiresAt ?? '' })),
+                { header: true, columns: CSV_COLUMNS, cast: { boolean: (b) => (b ? 'true' : 'false') } },
+              );
+        if (!opts.output) return void process.stdout.write(text);
+        const target = resolve(opts.output);
+        const temp = `${target}.${process.pid}.tmp`;
+        try {
+          writeFileSync(temp, text, { mode: 0o600 });
+          renameSync(temp, target);
+        } catch (e) {
+          rmSync(temp, { force: true });
+          throw new VigilError('invalid-input', 'OUTPUT_NOT_WRITABLE', `Cannot write ${target}: ${(e as Error).message}`, { field: '--output', remediation: 'Give a path in a directory you can write to.' });
+        }
+        print(`${list.length} finding(s) written to ${target} (${opts.format}).`);
       }),
     );
 
