@@ -10,7 +10,7 @@ import { DEFAULT_JOB_POLICY, retryDelaySeconds, type CollectionJob, type DeadLet
  * checkpoints.
  */
 export class InProcessQueue implements JobQueue {
-  private readonly queued: { id: string; integrationId: string; retry: number; notBefore: number }[] = [];
+  private readonly queued: { id: string; integrationId: string; enqueuedAt: string; retry: number; notBefore: number }[] = [];
   private readonly active = new Map<string, { integrationId: string; controller: AbortController; done: Promise<void> }>();
   private readonly dead: DeadLetter[] = [];
   private handler: ((job: CollectionJob) => Promise<void>) | undefined;
@@ -30,7 +30,7 @@ export class InProcessQueue implements JobQueue {
   async enqueueCollection(integrationId: string): Promise<string | null> {
     if (this.stopped || this.queued.some((j) => j.integrationId === integrationId)) return null;
     const id = randomUUID();
-    this.queued.push({ id, integrationId, retry: 0, notBefore: 0 });
+    this.queued.push({ id, integrationId, enqueuedAt: new Date().toISOString(), retry: 0, notBefore: 0 });
     this.pump();
     return id;
   }
@@ -55,11 +55,11 @@ export class InProcessQueue implements JobQueue {
     }
   }
 
-  private run(job: { id: string; integrationId: string; retry: number }): void {
+  private run(job: { id: string; integrationId: string; enqueuedAt: string; retry: number }): void {
     const controller = new AbortController();
     const expiry = setTimeout(() => controller.abort(new Error(`job expired after ${this.policy.expireInSeconds} s`)), this.policy.expireInSeconds * 1000);
     expiry.unref();
-    const done = this.handler!({ id: job.id, integrationId: job.integrationId, signal: controller.signal })
+    const done = this.handler!({ id: job.id, integrationId: job.integrationId, enqueuedAt: job.enqueuedAt, signal: controller.signal })
       .then(
         () => this.logger.info({ jobId: job.id, integrationId: job.integrationId }, 'collection job completed'),
         (e: unknown) => {

@@ -74,18 +74,18 @@ export class PgBossQueue implements JobQueue {
   }
 
   async enqueueCollection(integrationId: string): Promise<string | null> {
-    return this.boss.send(COLLECT_QUEUE, { integrationId }, { singletonKey: integrationId });
+    return this.boss.send(COLLECT_QUEUE, { integrationId, enqueuedAt: new Date().toISOString() }, { singletonKey: integrationId });
   }
 
   async work(handler: (job: CollectionJob) => Promise<void>, options: { concurrency: number }): Promise<void> {
     for (let i = 0; i < Math.max(1, options.concurrency); i++) {
-      await this.boss.work<{ integrationId: string }>(COLLECT_QUEUE, { batchSize: 1, pollingIntervalSeconds: this.options.pollingIntervalSeconds ?? 2 }, async ([job]) => {
+      await this.boss.work<{ integrationId: string; enqueuedAt?: string }>(COLLECT_QUEUE, { batchSize: 1, pollingIntervalSeconds: this.options.pollingIntervalSeconds ?? 2 }, async ([job]) => {
         if (!job) return;
         const controller = new AbortController();
         const expiry = setTimeout(() => controller.abort(new Error(`job expired after ${job.expireInSeconds} s`)), job.expireInSeconds * 1000);
         this.active.set(job.id, controller);
         try {
-          await handler({ id: job.id, integrationId: job.data.integrationId, signal: controller.signal });
+          await handler({ id: job.id, integrationId: job.data.integrationId, enqueuedAt: job.data.enqueuedAt ?? '', signal: controller.signal });
         } finally {
           clearTimeout(expiry);
           this.active.delete(job.id);

@@ -29,6 +29,8 @@ export const DEFAULT_JOB_POLICY: JobPolicy = { retryLimit: 4, retryDelaySeconds:
 export interface CollectionJob {
   id: string;
   integrationId: string;
+  /** When the job was enqueued (ISO 8601 UTC); empty for jobs enqueued by an older release. */
+  enqueuedAt: string;
   /** Aborted when the worker stops: stop at the next checkpoint and throw. */
   signal: AbortSignal;
 }

@@ -1,6 +1,7 @@
 import { isVigilError, VigilError } from '../core/errors.ts';
 import { getIntegration, type OnboardingDeps } from '../onboarding/integrations.ts';
 import { ingestAndDetect } from '../sync/audit.ts';
+import { latestFinishedRun } from '../store/repositories/runs.ts';
 import { collectAndEvaluate } from '../sync/run.ts';
 import type { CollectionJob } from './queue.ts';
 
@@ -30,6 +31,13 @@ export function collectionJobHandler(deps: OnboardingDeps & { autoGrantAccess?: 
         return;
       }
       throw e;
+    }
+    // A retry of a job whose first attempt outlived its expiry: that attempt started after the job was enqueued and
+    // finished the collection, so this attempt has nothing to do.
+    const last = await latestFinishedRun(deps.db, row.id);
+    if (job.enqueuedAt && last && last.status !== 'failed' && last.started_at >= job.enqueuedAt) {
+      deps.logger.info({ jobId: job.id, integrationId: row.id, runId: last.id }, 'collection job already done by an earlier attempt');
+      return;
     }
     deps.logger.info({ jobId: job.id, integrationId: row.id }, 'collection job started');
     let run;

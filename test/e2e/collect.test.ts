@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluateIntegration } from '../../src/checks/evaluate.ts';
+import { collectionJobHandler } from '../../src/jobs/worker.ts';
 import { addCustomerAppIntegration, getIntegration, verifyStoredIntegration } from '../../src/onboarding/integrations.ts';
 import { listCheckResults } from '../../src/store/repositories/findings.ts';
 import { countLive } from '../../src/store/repositories/inventory.ts';
@@ -179,6 +180,19 @@ describe('collection reliability', () => {
     expect(full.streams.users.records).toBe(usersBefore);
     expect(await liveUsers()).toBe(usersBefore);
     expect(deltaRequests() - before).toBeGreaterThan(2);
+  });
+
+  it('a retried job whose first attempt finished the collection does not collect again; a new job does', async () => {
+    const rt = await w.runtime(undefined, env);
+    const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
+    const handler = collectionJobHandler({ ...rt, audit: { enabled: false } });
+    const runCount = async () => (await rt.db.selectFrom('collection_runs').select('id').where('integration_id', '=', integration.id).execute()).length;
+    const job = { id: 'job-1', integrationId: integration.id, enqueuedAt: new Date().toISOString(), signal: new AbortController().signal };
+    await handler(job);
+    await handler(job); // pg-boss hands the job out again after its expiry
+    expect(await runCount()).toBe(1);
+    await handler({ ...job, id: 'job-2', enqueuedAt: new Date().toISOString() });
+    expect(await runCount()).toBe(2);
   });
 
   it('never stores or logs the client secret in plain text', async () => {
