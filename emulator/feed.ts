@@ -761,6 +761,15 @@ export class TenantFeed {
         injBlobs = this.#injectedBlobs(ct, -Infinity, Infinity);
       }
       const inRange = (t: number): boolean => basis === 'contentCreated' || (t >= from && t < to);
+      /** A blob with `counted` records of this window counts as available, expired or pending by its state. */
+      const countBlob = (state: number, counted: number) => {
+        if (counted === 0) return;
+        if (state === AVAILABLE) {
+          truth.blobs++;
+          truth.records += counted;
+        } else if (state === EXPIRED) truth.expired.blobs++;
+        else truth.pending.blobs++;
+      };
       for (const g of genBlobs) {
         const state = stateOf(g.blob);
         const refs = this.#refsOf(this.#window(ctIndex, g.w), g.c);
@@ -774,12 +783,7 @@ export class TenantFeed {
           const prev = generated.get(ref) ?? 0;
           if (state > prev) generated.set(ref, state);
         }
-        if (counted === 0) continue;
-        if (state === AVAILABLE) {
-          truth.blobs++;
-          truth.records += counted;
-        } else if (state === EXPIRED) truth.expired.blobs++;
-        else truth.pending.blobs++;
+        countBlob(state, counted);
       }
       for (const b of injBlobs) {
         const state = stateOf(b.blob);
@@ -792,12 +796,7 @@ export class TenantFeed {
           const prev = planted.get(id);
           if (!prev || state > prev.state) planted.set(id, { state, record: r });
         }
-        if (counted === 0) continue;
-        if (state === AVAILABLE) {
-          truth.blobs++;
-          truth.records += counted;
-        } else if (state === EXPIRED) truth.expired.blobs++;
-        else truth.pending.blobs++;
+        countBlob(state, counted);
       }
       const ids: string[] = [];
       const count = (recordType: unknown, operation: unknown, scenario: string | undefined): void => {

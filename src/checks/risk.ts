@@ -1,5 +1,8 @@
 import type { Severity } from '../core/types.ts';
-import type { AgentsTable, FindingsTable } from '../store/schema.ts';
+import type { Kysely } from 'kysely';
+import { listFindings } from '../store/repositories/findings.ts';
+import { listAgents } from '../store/repositories/inventory.ts';
+import type { AgentsTable, Database, FindingsTable } from '../store/schema.ts';
 import { ACCESS_CONTROL_POLICY, AUTHENTICATION_MODE } from './helpers.ts';
 
 /**
@@ -81,4 +84,17 @@ export function scoreAgents(agents: Pick<AgentsTable, 'environment_id' | 'id' | 
       };
     })
     .sort((x, y) => y.score - x.score || (x.name ?? '').localeCompare(y.name ?? ''));
+}
+
+/**
+ * The agents of these integrations ranked by risk, highest first, from the store: live agents and their open,
+ * unsuppressed findings (suppressed findings are accepted risk and do not count).
+ */
+export async function rankAgents(db: Kysely<Database>, integrationIds: string[]): Promise<(AgentRisk & { integrationId: string })[]> {
+  const ranked: (AgentRisk & { integrationId: string })[] = [];
+  for (const integrationId of integrationIds) {
+    const open = await listFindings(db, { integrationId, status: 'open' });
+    for (const r of scoreAgents(await listAgents(db, integrationId), open)) ranked.push({ integrationId, ...r });
+  }
+  return ranked.sort((a, b) => b.score - a.score);
 }

@@ -61,6 +61,21 @@ export function recordColumns(raw: Record<string, unknown>, contentType: string)
   return [id, contentType, int(raw.RecordType), creationTime, str(raw.Operation), str(raw.Workload), str(raw.UserId), int(raw.UserType), str(raw.ClientIP) ?? str(raw.ActorIpAddress), str(raw.ObjectId), str(raw.OrganizationId)];
 }
 
+/**
+ * The stored columns of a content blob's records, each with its position in the blob (where its raw record stays),
+ * and how many records were malformed (no `Id` or no parseable `CreationTime`).
+ */
+export function blobEvents(records: Record<string, unknown>[], contentType: string): { events: { columns: EventColumns; rawIndex: number }[]; malformed: number } {
+  const events: { columns: EventColumns; rawIndex: number }[] = [];
+  let malformed = 0;
+  for (let rawIndex = 0; rawIndex < records.length; rawIndex++) {
+    const columns = recordColumns(records[rawIndex]!, contentType);
+    if (columns) events.push({ columns, rawIndex });
+    else malformed++;
+  }
+  return { events, malformed };
+}
+
 /** Column values of one event: id, contentType, recordType, creationTime, operation, workload, userId, userType, clientIp, objectId, organizationId. */
 export type EventColumns = [string, string, number | null, string, string | null, string | null, string | null, number | null, string | null, string | null, string | null];
 

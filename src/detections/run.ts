@@ -1,10 +1,22 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { AuditEvent } from '../core/audit.ts';
 import { nowIso } from '../store/db.ts';
-import { raiseAlert, withRaw } from '../store/repositories/audit.ts';
-import type { AuditEventsTable, Database } from '../store/schema.ts';
+import {
+  findEventsByOperation,
+  getDetectionWatermark,
+  knownUserIps,
+  latestIngestedAfter,
+  mergeUserIps,
+  pageStoredEvents,
+  raiseAlert,
+  saveDetectionWatermark,
+  userIpsStoredBetween,
+  withRaw,
+  type UserIp,
+} from '../store/repositories/audit.ts';
+import type { Database } from '../store/schema.ts';
 import { loadDetections } from './index.ts';
-import type { Detection, DetectionContext, StoredEvent } from './types.ts';
+import type { Detection, DetectionContext } from './types.ts';
 
 /**
  * Runs the detections over an integration's events not evaluated yet and raises their alerts (each once: the rule's
@@ -26,36 +38,17 @@ export interface DetectionRunResult {
 
 const PAGE = 2000;
 
-function toStored(r: AuditEventsTable): StoredEvent {
-  return { id: r.id, contentType: r.content_type, recordType: r.record_type, creationTime: r.creation_time, operation: r.operation, workload: r.workload, userId: r.user_id, userType: r.user_type, clientIp: r.client_ip, objectId: r.object_id, organizationId: r.organization_id };
-}
-
 /** (user → ip → first seen) for the users of the new events: stored history merged with the new events. */
-async function ipHistory(db: Kysely<Database>, integrationId: string, after: string, through: string): Promise<{ firstSeen: Map<string, Map<string, string>>; fresh: { user_key: string; client_ip: string; first_seen: string; last_seen: string }[] }> {
-  const fresh = await db
-    .selectFrom('audit_events')
-    .select([sql<string>`lower(user_id)`.as('user_key'), 'client_ip', sql<string>`min(creation_time)`.as('first_seen'), sql<string>`max(creation_time)`.as('last_seen')])
-    .where('integration_id', '=', integrationId)
-    .where('ingested_at', '>', after)
-    .where('ingested_at', '<=', through)
-    .where('user_id', 'is not', null)
-    .where('client_ip', 'is not', null)
-    .groupBy([sql`lower(user_id)`, 'client_ip'])
-    .execute() as { user_key: string; client_ip: string; first_seen: string; last_seen: string }[];
+async function ipHistory(db: Kysely<Database>, integrationId: string, fresh: UserIp[]): Promise<Map<string, Map<string, string>>> {
   const firstSeen = new Map<string, Map<string, string>>();
-  const note = (user: string, ip: string, t: string) => {
+  const known = await knownUserIps(db, integrationId, [...new Set(fresh.map((f) => f.user_key))]);
+  for (const { user_key: user, client_ip: ip, first_seen: t } of [...known, ...fresh]) {
     const ips = firstSeen.get(user) ?? new Map<string, string>();
     firstSeen.set(user, ips);
     const had = ips.get(ip);
     if (!had || t < had) ips.set(ip, t);
-  };
-  const users = [...new Set(fresh.map((f) => f.user_key))];
-  for (let i = 0; i < users.length; i += 500) {
-    const known = await db.selectFrom('audit_user_ips').select(['user_key', 'client_ip', 'first_seen']).where('integration_id', '=', integrationId).where('user_key', 'in', users.slice(i, i + 500)).execute();
-    for (const k of known) note(k.user_key, k.client_ip, k.first_seen);
   }
-  for (const f of fresh) note(f.user_key, f.client_ip, f.first_seen);
-  return { firstSeen, fresh };
+  return firstSeen;
 }
 
 /**
@@ -64,29 +57,22 @@ async function ipHistory(db: Kysely<Database>, integrationId: string, after: str
  */
 export async function runDetections(db: Kysely<Database>, integrationId: string, detections: Detection[] = loadDetections()): Promise<DetectionRunResult> {
   const result: DetectionRunResult = { events: 0, alertsRaised: 0, byRule: {} };
-  const after = (await db.selectFrom('detection_watermarks').select('evaluated_through').where('integration_id', '=', integrationId).executeTakeFirst())?.evaluated_through ?? '';
-  const through = (await db.selectFrom('audit_events').select(sql<string | null>`max(ingested_at)`.as('m')).where('integration_id', '=', integrationId).where('ingested_at', '>', after).executeTakeFirst())?.m;
+  const after = await getDetectionWatermark(db, integrationId);
+  const through = await latestIngestedAfter(db, integrationId, after);
   if (!through) return result;
   const recordTypes = [...new Set(detections.flatMap((d) => d.metadata.recordTypes))];
-  const { firstSeen, fresh } = await ipHistory(db, integrationId, after, through);
+  const fresh = await userIpsStoredBetween(db, integrationId, after, through);
+  const firstSeen = await ipHistory(db, integrationId, fresh);
   const ctxBase: Omit<DetectionContext, 'events'> = {
     integrationId,
     ipsSeenBefore: (userId, time) => new Set([...(firstSeen.get(userId.toLowerCase()) ?? new Map<string, string>())].filter(([, t]) => t < time).map(([ip]) => ip)),
-    find: async ({ operations, from, to }) =>
-      operations.length === 0
-        ? []
-        : (await db.selectFrom('audit_events').selectAll().where('integration_id', '=', integrationId).where('operation', 'in', operations).where('creation_time', '>=', from).where('creation_time', '<=', to).orderBy('creation_time').limit(10_000).execute()).map(toStored),
+    find: ({ operations, from, to }) => findEventsByOperation(db, integrationId, { operations, from, to, limit: 10_000 }),
   };
-  let page: { t: string; id: string } | undefined;
+  let from: { creationTime: string; id: string } | undefined;
   for (;;) {
-    let q = db.selectFrom('audit_events').selectAll().where('integration_id', '=', integrationId).where('ingested_at', '>', after).where('ingested_at', '<=', through).where('record_type', 'in', recordTypes);
-    if (page) {
-      const a = page;
-      q = q.where((eb) => eb.or([eb('creation_time', '>', a.t), eb.and([eb('creation_time', '=', a.t), eb('id', '>', a.id)])]));
-    }
-    const rows = await q.orderBy('creation_time').orderBy('id').limit(PAGE).execute();
+    const rows = await pageStoredEvents(db, integrationId, { after, through, recordTypes, from, limit: PAGE });
     if (rows.length === 0) break;
-    page = { t: rows.at(-1)!.creation_time, id: rows.at(-1)!.id };
+    from = { creationTime: rows.at(-1)!.creation_time, id: rows.at(-1)!.id };
     const events: AuditEvent[] = await withRaw(db, rows);
     result.events += events.length;
     for (const d of detections) {
@@ -104,22 +90,7 @@ export async function runDetections(db: Kysely<Database>, integrationId: string,
   }
   // The IP history and the watermark move on only after the alerts are stored: a crash before this point evaluates
   // the same events again (alerts are raised once by their dedupe key).
-  for (let i = 0; i < fresh.length; i += 500) {
-    await db
-      .insertInto('audit_user_ips')
-      .values(fresh.slice(i, i + 500).map((f) => ({ integration_id: integrationId, ...f })))
-      .onConflict((oc) =>
-        oc.columns(['integration_id', 'user_key', 'client_ip']).doUpdateSet((eb) => ({
-          first_seen: sql<string>`case when ${eb.ref('excluded.first_seen')} < ${eb.ref('audit_user_ips.first_seen')} then ${eb.ref('excluded.first_seen')} else ${eb.ref('audit_user_ips.first_seen')} end`,
-          last_seen: sql<string>`case when ${eb.ref('excluded.last_seen')} > ${eb.ref('audit_user_ips.last_seen')} then ${eb.ref('excluded.last_seen')} else ${eb.ref('audit_user_ips.last_seen')} end`,
-        })),
-      )
-      .execute();
-  }
-  await db
-    .insertInto('detection_watermarks')
-    .values({ integration_id: integrationId, evaluated_through: through, updated_at: nowIso() })
-    .onConflict((oc) => oc.column('integration_id').doUpdateSet({ evaluated_through: through, updated_at: nowIso() }))
-    .execute();
+  await mergeUserIps(db, integrationId, fresh);
+  await saveDetectionWatermark(db, integrationId, through, nowIso());
   return result;
 }

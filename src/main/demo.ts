@@ -128,7 +128,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
           duplicatesDropped: Object.values(audit.ingest.contentTypes).reduce((n, o) => n + o.duplicates, 0),
           contentTypesUnavailable: Object.entries(audit.ingest.contentTypes).filter(([, o]) => o.status !== 'ok').map(([ct]) => ct),
           alertsRaised: alerts.length,
-          byRule: Object.fromEntries([...new Set(alerts.map((a) => a.rule_id))].map((r) => [r, alerts.filter((a) => a.rule_id === r).length])),
+          byRule: alerts.reduce<Record<string, number>>((by, a) => Object.assign(by, { [a.rule_id]: (by[a.rule_id] ?? 0) + 1 }), {}),
           top: [...alerts]
             .sort((a, b) => SEVERITIES.indexOf(a.severity as (typeof SEVERITIES)[number]) - SEVERITIES.indexOf(b.severity as (typeof SEVERITIES)[number]))
             .slice(0, 5)

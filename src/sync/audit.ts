@@ -1,14 +1,14 @@
 import { isGranted, PERMISSION_CAPABILITIES } from '../core/capabilities.ts';
-import { recordColumns } from '../core/audit.ts';
+import { blobEvents } from '../core/audit.ts';
 import { isVigilError } from '../core/errors.ts';
 import { runDetections, type DetectionRunResult } from '../detections/run.ts';
 import { forEachLimited } from '../core/pool.ts';
 import { credentialsFor, getIntegration, recordCredentialRefusal, streamContext, type OnboardingDeps } from '../onboarding/integrations.ts';
 import { UpstreamHttpError } from '../platform/http/client.ts';
 import { afCode, CONTENT_TYPES, fetchContent, listContent, startSubscription, type ContentItem, type FeedContext } from '../sources/managementActivity/client.ts';
-import { activityEvents, isPowerBiNotAuthorized, POWER_BI_HISTORY_MS } from '../sources/powerBi/client.ts';
+import { activityEvents, POWER_BI_HISTORY_MS, POWER_BI_NOT_AUTHORIZED } from '../sources/powerBi/client.ts';
 import { nowIso } from '../store/db.ts';
-import { getCursor, raiseAlert, saveCursor, storeBlob, type BlobToStore } from '../store/repositories/audit.ts';
+import { getCursor, raiseAlert, saveCursor, storeBlob } from '../store/repositories/audit.ts';
 
 /**
  * Audit ingestion from the Office 365 Management Activity API that loses nothing silently:
@@ -126,7 +126,7 @@ export async function ingestAudit(deps: OnboardingDeps, idOrName: string, option
         const end = new Date(Math.min(cursor.getTime() + WINDOW_MS, now.getTime()));
         for await (const page of listContent(ctx, contentType, cursor, end)) {
           await forEachLimited(page, options.concurrency ?? 4, async (item) => {
-            let content: { records: Record<string, unknown>[]; text: string } | undefined;
+            let content: { records: Record<string, unknown>[]; text: string };
             try {
               content = await fetchContent(ctx, item.contentUri);
             } catch (e) {
@@ -137,27 +137,11 @@ export async function ingestAudit(deps: OnboardingDeps, idOrName: string, option
               }
               throw e;
             }
-            const events: BlobToStore['events'] = [];
-            const records = content.records;
-            for (let rawIndex = 0; rawIndex < records.length; rawIndex++) {
-              const columns = recordColumns(records[rawIndex]!, contentType);
-              if (columns) events.push({ columns, rawIndex });
-              else outcome.malformed++;
-            }
-            const blob = { contentType, contentId: item.contentId, text: content.text, records: content.records.length, events };
-            // The parsed records are not needed any more: let them go before the write (memory is per blob in flight).
-            content = undefined;
-            const inserted = await storeBlob(deps.db, row.id, blob, nowIso());
-            outcome.stored += inserted;
-            outcome.duplicates += events.length - inserted;
-            outcome.blobs++;
+            await storeContent(deps, row.id, outcome, contentType, item.contentId, content);
             await options.afterBlob?.(contentType, item.contentId);
           });
         }
-        // The window's records are stored: the cursor may move, but never past now − settle.
-        const next = new Date(Math.min(end.getTime(), now.getTime() - settleMs));
-        if (next > cursor) await saveCursor(deps.db, { integration_id: row.id, content_type: contentType, cursor_time: next.toISOString(), subscription: 'enabled', last_error: null }, nowIso());
-        outcome.cursor = (next > cursor ? next : cursor).toISOString();
+        await advanceCursor(deps, row.id, contentType, cursor, new Date(Math.min(end.getTime(), now.getTime() - settleMs)), outcome);
         if (end >= now) break;
         cursor = end;
       }
@@ -234,33 +218,20 @@ async function ingestPowerBi(deps: OnboardingDeps, integrationId: string, ctx: F
       const end = new Date(Math.min(dayEnd.getTime(), now.getTime()));
       // The API's end is inclusive: stop 1 ms before the next window starts.
       for await (const page of activityEvents(ctx, cursor, new Date(end.getTime() - 1))) {
-        const events: BlobToStore['events'] = [];
-        page.events.forEach((r, rawIndex) => {
-          const columns = recordColumns(r, POWER_BI_SOURCE);
-          if (columns) events.push({ columns, rawIndex });
-          else outcome.malformed++;
-        });
-        const inserted = await storeBlob(deps.db, integrationId, { contentType: POWER_BI_SOURCE, contentId: null, text: page.text, records: page.events.length, events }, nowIso());
-        outcome.stored += inserted;
-        outcome.duplicates += events.length - inserted;
-        outcome.blobs++;
+        await storeContent(deps, integrationId, outcome, POWER_BI_SOURCE, null, { text: page.text, records: page.events });
       }
-      const next = new Date(Math.min(end.getTime(), now.getTime() - settleMs));
-      if (next > cursor) await saveCursor(deps.db, { integration_id: integrationId, content_type: POWER_BI_SOURCE, cursor_time: next.toISOString(), subscription: 'enabled', last_error: null }, nowIso());
-      outcome.cursor = (next > cursor ? next : cursor).toISOString();
+      await advanceCursor(deps, integrationId, POWER_BI_SOURCE, cursor, new Date(Math.min(end.getTime(), now.getTime() - settleMs)), outcome);
       if (end >= now) break;
       cursor = end;
     }
   } catch (e) {
-    // Power BI answers its refusal with 401 too: it is about the tenant setting, not the credentials.
-    if (isVigilError(e, 'authentication') && !isPowerBiNotAuthorized(e)) {
+    if (isVigilError(e, 'authentication')) {
       await recordCredentialRefusal(deps, integrationId, e);
       throw e;
     }
-    if (isPowerBiNotAuthorized(e)) {
+    if (isVigilError(e, 'authorization') && e.code === POWER_BI_NOT_AUTHORIZED) {
       outcome.status = 'unavailable';
-      outcome.reason =
-        'Not evaluated: Power BI refused its admin API to this service principal (PowerBINotAuthorizedException). In the Fabric admin portal > Tenant settings > Admin API settings, turn on "Service principals can access read-only admin APIs" for a security group that contains the app. If it is on, check whether the app holds admin-consented Power BI Service permissions: Microsoft documents that read-only admin APIs may refuse such service principals.';
+      outcome.reason = `Not evaluated: ${e.message} ${e.remediation ?? ''}`.trim();
       await saveCursor(deps.db, { integration_id: integrationId, content_type: POWER_BI_SOURCE, cursor_time: stored?.cursor_time ?? cursor.toISOString(), subscription: 'unavailable', last_error: outcome.reason }, nowIso());
     } else {
       outcome.status = 'error';
@@ -295,4 +266,29 @@ async function skipLostWindow(deps: OnboardingDeps, integrationId: string, conte
   if (alert.created) result.dataLossAlerts.push(alert.id);
   deps.logger.error({ integrationId, contentType, lostFrom: cursor.toISOString(), lostTo: earliest.toISOString() }, 'audit data lost: gap beyond retention');
   return earliest;
+}
+
+/**
+ * Stores one blob (or Power BI page) of records and counts the outcome: new, duplicate, malformed. `fetched.records`
+ * is emptied once the columns are taken, so the parsed records do not live through the write (memory is per blob
+ * in flight).
+ */
+async function storeContent(deps: OnboardingDeps, integrationId: string, outcome: ContentTypeOutcome, contentType: string, contentId: string | null, fetched: { text: string; records: Record<string, unknown>[] }): Promise<void> {
+  const { events, malformed } = blobEvents(fetched.records, contentType);
+  const records = fetched.records.length;
+  fetched.records = [];
+  const inserted = await storeBlob(deps.db, integrationId, { contentType, contentId, text: fetched.text, records, events }, nowIso());
+  outcome.malformed += malformed;
+  outcome.stored += inserted;
+  outcome.duplicates += events.length - inserted;
+  outcome.blobs++;
+}
+
+/**
+ * After a window's records are stored: moves the cursor to `next` (the window end, never past now − settle; never
+ * backwards) and reports it.
+ */
+async function advanceCursor(deps: OnboardingDeps, integrationId: string, source: string, cursor: Date, next: Date, outcome: ContentTypeOutcome): Promise<void> {
+  if (next > cursor) await saveCursor(deps.db, { integration_id: integrationId, content_type: source, cursor_time: next.toISOString(), subscription: 'enabled', last_error: null }, nowIso());
+  outcome.cursor = (next > cursor ? next : cursor).toISOString();
 }

@@ -5,6 +5,7 @@ import { alertEventIds, ALERT_STATUSES, listAlerts, listEvents, setAlertStatus, 
 import { nowIso } from '../../store/db.ts';
 import { ingestAndDetect } from '../../sync/audit.ts';
 import type { CommandHost } from '../host.ts';
+import { requireCount } from '../input.ts';
 import { print, printJson, table } from '../output.ts';
 
 /** `vigil audit`, `vigil events`, `vigil alerts`. */
@@ -36,7 +37,7 @@ export function registerAudit(program: Command, host: CommandHost): void {
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, opts: { integration?: string; since?: string; operation?: string; user?: string; limit: number; raw?: boolean; json?: boolean }) => {
-        if (!Number.isInteger(opts.limit) || opts.limit < 1) throw new VigilError('invalid-input', 'INVALID_INPUT', `--limit '${opts.limit}' is not a positive whole number.`, { field: '--limit', remediation: 'Give a number such as 100.' });
+        requireCount(opts.limit, '--limit');
         if (opts.since && Number.isNaN(Date.parse(opts.since))) throw new VigilError('invalid-input', 'INVALID_INPUT', `--since '${opts.since}' is not a date.`, { field: '--since', remediation: 'Give an ISO 8601 date, e.g. 2026-11-20 or 2026-11-20T08:00:00Z.' });
         const integrationId = opts.integration ? (await getIntegration(rt.db, opts.integration)).id : undefined;
         const rows = await listEvents(rt.db, { integrationId, since: opts.since ? new Date(opts.since).toISOString() : undefined, operation: opts.operation, userId: opts.user, limit: opts.limit });

@@ -37,15 +37,27 @@ function request(ctx: StreamContext, url: string): HttpRequest {
   return { api: 'powerBi', method: 'GET', url, token: ctx.tokens.bearer(ctx.cloud.powerBi.resource), tenantId: ctx.tenantId };
 }
 
-/** True when Power BI refused the caller the admin APIs (tenant setting off, or the app holds Power BI permissions). */
-export function isPowerBiNotAuthorized(e: unknown): boolean {
-  return e instanceof UpstreamHttpError && (e.status === 401 || e.status === 403) && /PowerBINotAuthorized/i.test(`${e.upstreamCode ?? ''} ${JSON.stringify(e.body ?? '')}`);
+/** Code of the error {@link activityEvents} throws when Power BI refuses its admin API to the service principal. */
+export const POWER_BI_NOT_AUTHORIZED = 'POWER_BI_NOT_AUTHORIZED';
+
+/**
+ * Power BI answers a refused admin API with 401 `PowerBINotAuthorizedException`, which the pipeline would read as
+ * refused credentials: it is about a tenant setting, so it becomes an `authorization` error naming the fix.
+ */
+function refusal(e: unknown): unknown {
+  if (!(e instanceof UpstreamHttpError) || (e.status !== 401 && e.status !== 403) || !/PowerBINotAuthorized/i.test(`${e.upstreamCode ?? ''} ${JSON.stringify(e.body ?? '')}`)) return e;
+  return new VigilError('authorization', POWER_BI_NOT_AUTHORIZED, 'Power BI refused its admin API to this service principal (PowerBINotAuthorizedException).', {
+    remediation:
+      'In the Fabric admin portal > Tenant settings > Admin API settings, turn on "Service principals can access read-only admin APIs" for a security group that contains the app. If it is on, check whether the app holds admin-consented Power BI Service permissions: Microsoft documents that read-only admin APIs may refuse such service principals.',
+    cause: e,
+  });
 }
 
 /**
  * The activity events of [start, end] (both in one UTC day; ISO 8601 UTC), page by page.
  * @throws VigilError `invalid-input` when the bounds are not in the same UTC day or reversed.
- * @throws UpstreamHttpError on refusals (see {@link isPowerBiNotAuthorized}).
+ * @throws VigilError `authorization` / {@link POWER_BI_NOT_AUTHORIZED} when Power BI refuses the service principal;
+ *   UpstreamHttpError for other failures.
  */
 export async function* activityEvents(ctx: StreamContext, start: Date, end: Date): AsyncGenerator<ActivityEventsPage> {
   if (start.toISOString().slice(0, 10) !== end.toISOString().slice(0, 10) || end < start) {
@@ -53,7 +65,12 @@ export async function* activityEvents(ctx: StreamContext, start: Date, end: Date
   }
   let url: string | undefined = `${ctx.cloud.powerBi.baseUrl}/v1.0/myorg/admin/activityevents?startDateTime='${start.toISOString()}'&endDateTime='${end.toISOString()}'`;
   while (url) {
-    const res: { body: ActivityEventsBody | null } = await ctx.http.send<ActivityEventsBody | null>(request(ctx, url));
+    let res: { body: ActivityEventsBody | null };
+    try {
+      res = await ctx.http.send<ActivityEventsBody | null>(request(ctx, url));
+    } catch (e) {
+      throw refusal(e);
+    }
     const events = Array.isArray(res.body?.activityEventEntities) ? res.body.activityEventEntities : [];
     yield { events, text: JSON.stringify(events) };
     url = res.body?.lastResultSet !== true && res.body?.continuationUri ? res.body.continuationUri : undefined;

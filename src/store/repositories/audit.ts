@@ -1,8 +1,8 @@
 import { sql, type Kysely } from 'kysely';
-import { recordColumns, type AuditEvent, type EventColumns } from '../../core/audit.ts';
+import { blobEvents, type AuditEvent, type EventColumns } from '../../core/audit.ts';
 import { newId } from '../../core/ids.ts';
 import { sqliteHandle, type Executor } from '../db.ts';
-import type { AlertsTable, AuditCursorsTable, AuditEventsTable, Database } from '../schema.ts';
+import type { AlertsTable, AuditCursorsTable, AuditEventsTable, AuditUserIpsTable, Database } from '../schema.ts';
 import { decodeSegment, encodeSegment, RAW_CODEC } from '../segments.ts';
 
 /** Audit events, cursors and alerts. */
@@ -81,11 +81,13 @@ export async function storeBlob(db: Kysely<Database>, integrationId: string, blo
  * @returns how many were new; records without `Id` or a parseable `CreationTime` are skipped.
  */
 export async function storeRecords(db: Kysely<Database>, integrationId: string, contentType: string, records: Record<string, unknown>[], at: string): Promise<number> {
-  const events = records.flatMap((r, rawIndex) => {
-    const columns = recordColumns(r, contentType);
-    return columns ? [{ columns, rawIndex }] : [];
-  });
+  const { events } = blobEvents(records, contentType);
   return storeBlob(db, integrationId, { contentType, contentId: null, text: JSON.stringify(records), records: records.length, events }, at);
+}
+
+/** A stored event row as an event without its raw record. */
+export function toEventColumns(r: AuditEventsTable): Omit<AuditEvent, 'raw'> {
+  return { id: r.id, contentType: r.content_type, recordType: r.record_type, creationTime: r.creation_time, operation: r.operation, workload: r.workload, userId: r.user_id, userType: r.user_type, clientIp: r.client_ip, objectId: r.object_id, organizationId: r.organization_id };
 }
 
 /**
@@ -105,23 +107,9 @@ export async function withRaw(db: Executor, rows: AuditEventsTable[]): Promise<A
     for (const s of found) segments.set(`${s.integration_id}\u0000${s.id}`, decodeSegment(s.codec, s.data));
   }
   return rows.map((r) => {
-    const records = segments.get(`${r.integration_id}\u0000${r.raw_segment_id}`);
-    const raw = records?.[r.raw_index];
+    const raw = segments.get(`${r.integration_id}\u0000${r.raw_segment_id}`)?.[r.raw_index];
     if (!raw) throw new Error(`The raw record of audit event ${r.id} is missing (segment ${r.raw_segment_id}, position ${r.raw_index}).`);
-    return {
-      id: r.id,
-      contentType: r.content_type,
-      recordType: r.record_type,
-      creationTime: r.creation_time,
-      operation: r.operation,
-      workload: r.workload,
-      userId: r.user_id,
-      userType: r.user_type,
-      clientIp: r.client_ip,
-      objectId: r.object_id,
-      organizationId: r.organization_id,
-      raw,
-    };
+    return { ...toEventColumns(r), raw };
   });
 }
 
@@ -214,4 +202,88 @@ export const ALERT_STATUSES = ['new', 'acknowledged', 'closed'] as const;
 export async function setAlertStatus(db: Executor, alertId: string, status: (typeof ALERT_STATUSES)[number], at: string): Promise<boolean> {
   const r = await db.updateTable('alerts').set({ status, updated_at: at }).where('id', '=', alertId).executeTakeFirst();
   return Number(r.numUpdatedRows) > 0;
+}
+
+// --- detections: watermark, new events, IP history ---------------------------------------------------------------
+
+/** Where the detections stopped: events with `ingested_at` at or before it were evaluated ('' = none yet). */
+export async function getDetectionWatermark(db: Executor, integrationId: string): Promise<string> {
+  return (await db.selectFrom('detection_watermarks').select('evaluated_through').where('integration_id', '=', integrationId).executeTakeFirst())?.evaluated_through ?? '';
+}
+
+/** Moves the detection watermark to `through` (ISO 8601 UTC). */
+export async function saveDetectionWatermark(db: Executor, integrationId: string, through: string, at: string): Promise<void> {
+  await db
+    .insertInto('detection_watermarks')
+    .values({ integration_id: integrationId, evaluated_through: through, updated_at: at })
+    .onConflict((oc) => oc.column('integration_id').doUpdateSet({ evaluated_through: through, updated_at: at }))
+    .execute();
+}
+
+/** The latest `ingested_at` after `after`, or undefined when nothing new was stored. */
+export async function latestIngestedAfter(db: Executor, integrationId: string, after: string): Promise<string | undefined> {
+  const r = await db.selectFrom('audit_events').select(sql<string | null>`max(ingested_at)`.as('m')).where('integration_id', '=', integrationId).where('ingested_at', '>', after).executeTakeFirst();
+  return r?.m ?? undefined;
+}
+
+/**
+ * One page of events stored in (after, through] of the given record types, ordered by (`creation_time`, `id`),
+ * starting after `from` (keyset paging).
+ */
+export async function pageStoredEvents(db: Executor, integrationId: string, q: { after: string; through: string; recordTypes: number[]; from?: { creationTime: string; id: string }; limit: number }): Promise<AuditEventsTable[]> {
+  let query = db.selectFrom('audit_events').selectAll().where('integration_id', '=', integrationId).where('ingested_at', '>', q.after).where('ingested_at', '<=', q.through).where('record_type', 'in', q.recordTypes);
+  if (q.from) {
+    const f = q.from;
+    query = query.where((eb) => eb.or([eb('creation_time', '>', f.creationTime), eb.and([eb('creation_time', '=', f.creationTime), eb('id', '>', f.id)])]));
+  }
+  return query.orderBy('creation_time').orderBy('id').limit(q.limit).execute();
+}
+
+/** Stored events of these operations created in [from, to], oldest first, at most `limit`, without raw records. */
+export async function findEventsByOperation(db: Executor, integrationId: string, q: { operations: string[]; from: string; to: string; limit: number }): Promise<Omit<AuditEvent, 'raw'>[]> {
+  if (q.operations.length === 0) return [];
+  const rows = await db.selectFrom('audit_events').selectAll().where('integration_id', '=', integrationId).where('operation', 'in', q.operations).where('creation_time', '>=', q.from).where('creation_time', '<=', q.to).orderBy('creation_time').limit(q.limit).execute();
+  return rows.map(toEventColumns);
+}
+
+/** A (user, client IP) pair with the first and last `CreationTime` seen. */
+export type UserIp = Omit<AuditUserIpsTable, 'integration_id'>;
+
+/** The (lower-cased user, IP) pairs of the events stored in (after, through]. */
+export async function userIpsStoredBetween(db: Executor, integrationId: string, after: string, through: string): Promise<UserIp[]> {
+  return (await db
+    .selectFrom('audit_events')
+    .select([sql<string>`lower(user_id)`.as('user_key'), 'client_ip', sql<string>`min(creation_time)`.as('first_seen'), sql<string>`max(creation_time)`.as('last_seen')])
+    .where('integration_id', '=', integrationId)
+    .where('ingested_at', '>', after)
+    .where('ingested_at', '<=', through)
+    .where('user_id', 'is not', null)
+    .where('client_ip', 'is not', null)
+    .groupBy([sql`lower(user_id)`, 'client_ip'])
+    .execute()) as UserIp[];
+}
+
+/** The known IP history (`audit_user_ips`) of these lower-cased users. */
+export async function knownUserIps(db: Executor, integrationId: string, userKeys: string[]): Promise<UserIp[]> {
+  const out: UserIp[] = [];
+  for (let i = 0; i < userKeys.length; i += 500) {
+    out.push(...(await db.selectFrom('audit_user_ips').select(['user_key', 'client_ip', 'first_seen', 'last_seen']).where('integration_id', '=', integrationId).where('user_key', 'in', userKeys.slice(i, i + 500)).execute()));
+  }
+  return out;
+}
+
+/** Merges pairs into `audit_user_ips`, keeping the earliest first seen and the latest last seen. */
+export async function mergeUserIps(db: Executor, integrationId: string, pairs: UserIp[]): Promise<void> {
+  for (let i = 0; i < pairs.length; i += 500) {
+    await db
+      .insertInto('audit_user_ips')
+      .values(pairs.slice(i, i + 500).map((f) => ({ integration_id: integrationId, ...f })))
+      .onConflict((oc) =>
+        oc.columns(['integration_id', 'user_key', 'client_ip']).doUpdateSet((eb) => ({
+          first_seen: sql<string>`case when ${eb.ref('excluded.first_seen')} < ${eb.ref('audit_user_ips.first_seen')} then ${eb.ref('excluded.first_seen')} else ${eb.ref('audit_user_ips.first_seen')} end`,
+          last_seen: sql<string>`case when ${eb.ref('excluded.last_seen')} > ${eb.ref('audit_user_ips.last_seen')} then ${eb.ref('excluded.last_seen')} else ${eb.ref('audit_user_ips.last_seen')} end`,
+        })),
+      )
+      .execute();
+  }
 }
