@@ -14,6 +14,8 @@ export const RESOURCES = {
   bap: 'https://service.powerapps.com',
   bapAlternate: 'https://api.bap.microsoft.com',
   powerPlatform: 'https://api.powerplatform.com',
+  /** Power Automate admin API audience (reference §3.1: UNCONFIRMED, from a third-party script). */
+  flow: 'https://service.flow.microsoft.com',
   arm: 'https://management.azure.com',
 } as const;
 

@@ -87,6 +87,8 @@ export interface EndpointsProfile {
   authorityHost: string;
   graph: { baseUrl: string; resource: string };
   bap: { baseUrl: string; resource: string };
+  powerApps: { baseUrl: string; resource: string };
+  flow: { baseUrl: string; resource: string };
   managementActivity: { baseUrl: string; resource: string };
   powerBi: { baseUrl: string; resource: string };
   arm: { baseUrl: string; resource: string };
@@ -142,6 +144,8 @@ export function endpointsFor(url: string): EndpointsProfile {
     authorityHost: url,
     graph: { baseUrl: `${url}/graph`, resource: RESOURCES.graph },
     bap: { baseUrl: `${url}/bap`, resource: RESOURCES.bap },
+    powerApps: { baseUrl: `${url}/powerapps`, resource: RESOURCES.bap },
+    flow: { baseUrl: `${url}/flow`, resource: RESOURCES.flow },
     managementActivity: { baseUrl: `${url}/manage`, resource: RESOURCES.managementActivity },
     powerBi: { baseUrl: `${url}/powerbi`, resource: RESOURCES.powerBi },
     arm: { baseUrl: `${url}/arm`, resource: RESOURCES.arm },

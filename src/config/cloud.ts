@@ -31,6 +31,10 @@ export interface CloudProfile {
   graph: ApiEndpoint;
   /** Power Platform admin API (BAP). */
   bap: ApiEndpoint;
+  /** Power Apps admin API (`api.powerapps.com`: apps, connectors, connections); token audience as BAP. */
+  powerApps: ApiEndpoint;
+  /** Power Automate admin API (`api.flow.microsoft.com`: flows). */
+  flow: ApiEndpoint;
   managementActivity: ApiEndpoint;
   powerBi: ApiEndpoint;
   arm: ApiEndpoint;
@@ -51,6 +55,8 @@ export const PUBLIC_CLOUD: CloudProfile = Object.freeze({
   authorityHost: 'https://login.microsoftonline.com',
   graph: { baseUrl: 'https://graph.microsoft.com', resource: 'https://graph.microsoft.com' },
   bap: { baseUrl: 'https://api.bap.microsoft.com', resource: 'https://service.powerapps.com' },
+  powerApps: { baseUrl: 'https://api.powerapps.com', resource: 'https://service.powerapps.com' },
+  flow: { baseUrl: 'https://api.flow.microsoft.com', resource: 'https://service.flow.microsoft.com' },
   managementActivity: { baseUrl: 'https://manage.office.com', resource: 'https://manage.office.com' },
   powerBi: { baseUrl: 'https://api.powerbi.com', resource: 'https://analysis.windows.net/powerbi/api' },
   arm: { baseUrl: 'https://management.azure.com', resource: 'https://management.azure.com' },
@@ -70,6 +76,8 @@ const customFileSchema = z.object({
   authorityHost: httpsUrl,
   graph: endpointSchema,
   bap: endpointSchema,
+  powerApps: endpointSchema,
+  flow: endpointSchema,
   managementActivity: endpointSchema,
   powerBi: endpointSchema,
   arm: endpointSchema,

@@ -90,8 +90,33 @@ export interface Agent extends Collected {
   statusCode: number | null;
 }
 
-/** Record types by stream name. */
-export interface StreamRecords {
+/**
+ * An object of an estate stream (stored in `estate_objects`, migration 0008): everything beyond the first six
+ * streams. `sliceKey` is the parent it was read under (environment name, user id, or `*` for tenant-wide streams);
+ * `id` is unique within the stream (composite ids are joined with `/`); `attrs` holds the normalised fields checks
+ * read (typed per stream by {@link EstateAttrs}); `raw` the upstream JSON.
+ */
+export interface EstateObject<A extends object = Record<string, unknown>> extends Collected {
+  sliceKey: string;
+  id: string;
+  name: string | null;
+  attrs: A;
+}
+
+/**
+ * Normalised attributes per estate stream name. Each estate source adds its streams here (the attrs types live in
+ * `core/estate/`), and the stream name to {@link STREAM_NAMES}.
+ */
+export interface EstateAttrs {
+  /** Placeholder removed when the first estate stream lands. */
+  __none__: Record<string, never>;
+}
+
+/** Names of the estate streams. */
+export type EstateStreamName = Exclude<keyof EstateAttrs, '__none__'>;
+
+/** Record types of the first six streams, which have their own tables. */
+export interface CoreStreamRecords {
   users: DirectoryUser;
   groups: DirectoryGroup;
   memberships: GroupMembership;
@@ -100,6 +125,33 @@ export interface StreamRecords {
   agents: Agent;
 }
 
+/** Record types by stream name. */
+export type StreamRecords = CoreStreamRecords & { [K in EstateStreamName]: EstateObject<EstateAttrs[K]> };
+
+/** Names of the streams with their own tables. */
+export const CORE_STREAM_NAMES = ['users', 'groups', 'memberships', 'environments', 'dataverseUsers', 'agents'] as const;
+
 /** Names of the collection streams, in the order they run (parents before children). */
-export const STREAM_NAMES = ['users', 'groups', 'memberships', 'environments', 'dataverseUsers', 'agents'] as const;
+export const STREAM_NAMES = [...CORE_STREAM_NAMES] as const;
 export type StreamName = (typeof STREAM_NAMES)[number];
+
+/** True for streams stored in `estate_objects`. */
+export function isEstateStream(stream: string): boolean {
+  return !(CORE_STREAM_NAMES as readonly string[]).includes(stream);
+}
+
+/**
+ * A row of a parent stream handed to a child stream's slicing (`Stream.slice` / `Stream.slices`): groups carry only
+ * the id; environments their Dataverse URL; users their UPN, type and stored `$select`ed Graph JSON (`raw`); agents
+ * their environment and its Dataverse URL.
+ */
+export interface ParentRow {
+  id: string;
+  display_name?: string | null;
+  dataverse_url?: string | null;
+  environment_id?: string;
+  user_principal_name?: string | null;
+  user_type?: string | null;
+  account_enabled?: number | null;
+  raw?: string;
+}

@@ -1,5 +1,5 @@
 import type { CloudProfile } from '../config/cloud.ts';
-import type { StreamName, StreamRecords } from '../core/inventory.ts';
+import type { ParentRow, StreamName, StreamRecords } from '../core/inventory.ts';
 import type { HttpClient } from '../platform/http/client.ts';
 import type { Logger } from '../platform/log/index.ts';
 
@@ -14,6 +14,11 @@ import type { Logger } from '../platform/log/index.ts';
 export interface Slice {
   key: string;
   params: Record<string, string>;
+  /**
+   * The parent keys this slice reads, when it reads several at once (a Graph `$batch` of 20 users); default
+   * `[key]`. A completed slice marks unseen rows only under these parents.
+   */
+  covers?: string[];
 }
 
 /** One page read from upstream, with the cursor from which the next page is read (null on the last page). */
@@ -48,12 +53,7 @@ export interface StreamContext {
   graphPageSize?: number;
 }
 
-/** A row of the parent stream handed to {@link Stream.slice}. */
-export interface ParentRow {
-  id: string;
-  dataverse_url?: string | null;
-  display_name?: string | null;
-}
+export type { ParentRow } from '../core/inventory.ts';
 
 /** A stream definition. */
 export interface Stream<S extends StreamName> {
@@ -61,9 +61,16 @@ export interface Stream<S extends StreamName> {
   /** Primary key fields of the records. */
   primaryKey: string[];
   /** For child streams: the stream whose stored rows give the slices. */
-  parent?: 'groups' | 'environments';
+  parent?: 'groups' | 'environments' | 'users' | 'agents';
   /** Builds the slice for one parent row, or null when the row has nothing to read (environment without Dataverse). */
   slice?(row: ParentRow): Slice | null;
+  /** Instead of {@link slice}: builds all slices from all parent rows at once (batches of parents, with `covers`). */
+  slices?(rows: ParentRow[]): Slice[];
+  /**
+   * History streams (Copilot interactions): records are kept when a later round no longer returns them; nothing is
+   * marked deleted.
+   */
+  retain?: boolean;
   /** The token resource this stream reads (for the permission pre-check). */
   resource(ctx: StreamContext, slice: Slice): string;
   /**

@@ -170,6 +170,18 @@ export interface FindingHistoryTable {
   detail: string | null;
 }
 
+/**
+ * One object of the estate streams (migration 0008): `stream` names the kind, `slice_key` the parent it was read
+ * under (environment name, user id or `*`), `attrs` the JSON of its normalised fields.
+ */
+export interface EstateObjectsTable extends InventoryColumns {
+  stream: string;
+  id: string;
+  slice_key: string;
+  name: string | null;
+  attrs: string;
+}
+
 /** The delta link a delta-capable stream slice resumes from in its next round. */
 export interface StreamStatesTable {
   integration_id: string;
@@ -300,6 +312,7 @@ export interface Database {
   environments: EnvironmentsTable;
   dataverse_users: DataverseUsersTable;
   agents: AgentsTable;
+  estate_objects: EstateObjectsTable;
   check_results: CheckResultsTable;
   findings: FindingsTable;
   stream_states: StreamStatesTable;
@@ -317,4 +330,4 @@ export interface Database {
 }
 
 /** Names of the inventory tables. */
-export type InventoryTable = 'directory_users' | 'directory_groups' | 'group_memberships' | 'environments' | 'dataverse_users' | 'agents';
+export type InventoryTable = 'directory_users' | 'directory_groups' | 'group_memberships' | 'environments' | 'dataverse_users' | 'agents' | 'estate_objects';

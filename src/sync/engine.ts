@@ -6,11 +6,11 @@ import { newId } from '../core/ids.ts';
 import { forEachLimited } from '../core/pool.ts';
 import { STREAM_NAMES, type StreamName } from '../core/inventory.ts';
 import type { RunStatus } from '../core/types.ts';
-import { ROOT_SLICE, type ParentRow, type Slice, type Stream, type StreamContext } from '../sources/stream.ts';
+import { ROOT_SLICE, type Slice, type Stream, type StreamContext } from '../sources/stream.ts';
 import { STREAMS } from '../sources/index.ts';
 import { nowIso } from '../store/db.ts';
 import { UpstreamHttpError } from '../platform/http/client.ts';
-import { listEnvironments, listGroupIds, markDeleted, markUnseen, upsertRecords } from '../store/repositories/inventory.ts';
+import { listParents, markDeleted, markUnseen, upsertRecords } from '../store/repositories/inventory.ts';
 import * as runs from '../store/repositories/runs.ts';
 import type { Database } from '../store/schema.ts';
 
@@ -189,12 +189,12 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
       let slices: Slice[];
       if (!stream.parent) slices = [ROOT_SLICE];
       else {
-        const parents: ParentRow[] =
-          stream.parent === 'groups' ? (await listGroupIds(db, integrationId)).map((id) => ({ id })) : await listEnvironments(db, integrationId);
-        slices = parents.map((p) => stream.slice!(p)).filter((s): s is Slice => s !== null);
+        const parents = await listParents(db, integrationId, stream.parent);
+        slices = stream.slices ? stream.slices(parents) : parents.map((p) => stream.slice!(p)).filter((s): s is Slice => s !== null);
       }
       outcome[name].slices = slices.length;
       let slicesDone = 0;
+      /** Parent keys of the completed slices. */
       const completed: string[] = [];
       const incrementalSlices = new Set<string>();
 
@@ -202,7 +202,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
         const cp = checkpoints.get(`${name}\u0000${slice.key}`);
         outcome[name].records += cp?.records ?? 0;
         if (cp?.status === 'done') {
-          completed.push(slice.key);
+          completed.push(...(slice.covers ?? [slice.key]));
           options.onProgress?.({ stream: name, slicesDone: ++slicesDone, slicesTotal: slices.length, records: outcome[name].records });
           return;
         }
@@ -250,10 +250,10 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
           }
           if (!done) await runs.saveCheckpoint(db, { runId, stream: name, sliceKey: slice.key, status: 'done', cursor: null, addRecords: 0, at: nowIso() });
           if (incremental) {
-            incrementalSlices.add(slice.key);
+            for (const k of slice.covers ?? [slice.key]) incrementalSlices.add(k);
             outcome[name].incrementalSlices = (outcome[name].incrementalSlices ?? 0) + 1;
           }
-          completed.push(slice.key);
+          completed.push(...(slice.covers ?? [slice.key]));
         } catch (e) {
           if (isVigilError(e, 'authentication') || isAbort(e)) throw e;
           const { code, message } = errorCode(e);
@@ -265,10 +265,12 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
 
       if (outcome[name].erroredSlices > 0 && !stream.parent) failedStreams.add(name);
       // A delta round sees only the changes: its removals were applied page by page, and unchanged rows stay.
-      if (!stream.parent) {
+      if (stream.retain) {
+        // History is kept: nothing is marked deleted.
+      } else if (!stream.parent) {
         if (completed.length === 1 && incrementalSlices.size === 0) markedDeleted += await markUnseen(db, name, integrationId, runId, 'all', nowIso());
       } else {
-        markedDeleted += await markUnseen(db, name, integrationId, runId, completed.filter((k) => !incrementalSlices.has(k)), nowIso());
+        markedDeleted += await markUnseen(db, name, integrationId, runId, completed.filter((k) => !incrementalSlices.has(k)), nowIso(), stream.parent);
       }
     }
   } catch (e) {

@@ -36,6 +36,8 @@ describe('endpoints', () => {
       authorityHost: u,
       graph: { baseUrl: `${u}/graph`, resource: 'https://graph.microsoft.com' },
       bap: { baseUrl: `${u}/bap`, resource: 'https://service.powerapps.com' },
+      powerApps: { baseUrl: `${u}/powerapps`, resource: 'https://service.powerapps.com' },
+      flow: { baseUrl: `${u}/flow`, resource: 'https://service.flow.microsoft.com' },
       managementActivity: { baseUrl: `${u}/manage`, resource: 'https://manage.office.com' },
       powerBi: { baseUrl: `${u}/powerbi`, resource: 'https://analysis.windows.net/powerbi/api' },
       arm: { baseUrl: `${u}/arm`, resource: 'https://management.azure.com' },

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Agent, DataverseUser, DirectoryGroup, DirectoryUser, GroupMembership, PowerPlatformEnvironment, StreamName, StreamRecords } from '../../core/inventory.ts';
+import { isEstateStream, STREAM_NAMES, type Agent, type CoreStreamRecords, type DataverseUser, type DirectoryGroup, type DirectoryUser, type EstateObject, type GroupMembership, type ParentRow, type PowerPlatformEnvironment, type StreamName, type StreamRecords } from '../../core/inventory.ts';
 import type { Executor } from '../db.ts';
 import type { InventoryTable } from '../schema.ts';
 
@@ -19,11 +19,17 @@ interface TableMapping<R> {
   sliceColumn?: string;
   /** Parent table and its live-row condition for orphan marking. */
   parentTable?: InventoryTable;
+  /** Estate streams share `estate_objects`: every statement also filters `stream = discriminator`. */
+  discriminator?: string;
   toRow(r: R): Record<string, unknown>;
 }
 
-/** How each stream's records map to a table. */
-export const TABLES: { [S in StreamName]: TableMapping<StreamRecords[S]> } = {
+/** The parent streams a child stream can be sliced by, and their tables. */
+export type ParentStream = 'groups' | 'environments' | 'users' | 'agents';
+const PARENT_TABLES: Record<ParentStream, InventoryTable> = { groups: 'directory_groups', environments: 'environments', users: 'directory_users', agents: 'agents' };
+
+/** How the first six streams' records map to their own tables. */
+const CORE_TABLES: { [S in keyof CoreStreamRecords]: TableMapping<CoreStreamRecords[S]> } = {
   users: {
     table: 'directory_users',
     key: ['id'],
@@ -106,6 +112,22 @@ export const TABLES: { [S in StreamName]: TableMapping<StreamRecords[S]> } = {
   },
 };
 
+/** The mapping of an estate stream onto `estate_objects`. */
+function estateMapping(stream: string): TableMapping<EstateObject> {
+  return {
+    table: 'estate_objects',
+    key: ['stream', 'id'],
+    sliceColumn: 'slice_key',
+    discriminator: stream,
+    toRow: (o) => ({ stream, id: o.id, slice_key: o.sliceKey, name: o.name, attrs: JSON.stringify(o.attrs) }),
+  };
+}
+
+/** How each stream's records map to a table. */
+export const TABLES = Object.fromEntries(
+  STREAM_NAMES.map((s) => [s, isEstateStream(s) ? estateMapping(s) : CORE_TABLES[s as keyof CoreStreamRecords]]),
+) as unknown as { [S in StreamName]: TableMapping<StreamRecords[S]> };
+
 /** Rows per INSERT statement: keeps bound parameters far below SQLite's 32,766 and PostgreSQL's 65,535. */
 const CHUNK = 200;
 
@@ -142,15 +164,30 @@ export async function upsertRecords<S extends StreamName>(
   }
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function liveRows(db: Executor, mapping: TableMapping<unknown>, integrationId: string, now: string): any {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const q = (db as any).updateTable(mapping.table).set({ deleted_at: now }).where('integration_id', '=', integrationId).where('deleted_at', 'is', null);
+  return mapping.discriminator ? q.where('stream', '=', mapping.discriminator) : q;
+}
+
 /**
  * Marks as deleted the live rows of a stream that run `runId` did not see. For child streams, only within the
- * given completed slices, plus rows whose parent is itself gone. Returns the number of rows marked.
+ * given completed slices (parent keys), plus rows whose parent is itself gone (`parent` names the parent stream of
+ * an estate stream; the first six know theirs). Returns the number of rows marked.
  */
-export async function markUnseen(db: Executor, stream: StreamName, integrationId: string, runId: string, completedSlices: string[] | 'all', now: string): Promise<number> {
-  const mapping = TABLES[stream];
+export async function markUnseen(
+  db: Executor,
+  stream: StreamName,
+  integrationId: string,
+  runId: string,
+  completedSlices: string[] | 'all',
+  now: string,
+  parent?: ParentStream,
+): Promise<number> {
+  const mapping = TABLES[stream] as TableMapping<unknown>;
   let marked = 0;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const base = () => (db as any).updateTable(mapping.table).set({ deleted_at: now }).where('integration_id', '=', integrationId).where('deleted_at', 'is', null);
+  const base = () => liveRows(db, mapping, integrationId, now);
   if (completedSlices === 'all' || !mapping.sliceColumn) {
     const r = await base().where('last_seen_run', '!=', runId).executeTakeFirst();
     return Number(r.numUpdatedRows ?? 0);
@@ -159,8 +196,8 @@ export async function markUnseen(db: Executor, stream: StreamName, integrationId
     const r = await base().where('last_seen_run', '!=', runId).where(mapping.sliceColumn, 'in', completedSlices.slice(i, i + 500)).executeTakeFirst();
     marked += Number(r.numUpdatedRows ?? 0);
   }
-  if (mapping.parentTable) {
-    const parentTable = mapping.parentTable;
+  const parentTable = mapping.parentTable ?? (parent ? PARENT_TABLES[parent] : undefined);
+  if (parentTable) {
     const r = await base()
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       .where(mapping.sliceColumn, 'not in', (qb: any) => qb.selectFrom(parentTable).select('id').where('integration_id', '=', integrationId).where('deleted_at', 'is', null))
@@ -175,11 +212,10 @@ export async function markUnseen(db: Executor, stream: StreamName, integrationId
  * @returns how many live rows were marked.
  */
 export async function markDeleted(db: Executor, stream: StreamName, integrationId: string, ids: string[], now: string): Promise<number> {
-  const mapping = TABLES[stream];
+  const mapping = TABLES[stream] as TableMapping<unknown>;
   let marked = 0;
   for (let i = 0; i < ids.length; i += 500) {
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    const r = await (db as any).updateTable(mapping.table).set({ deleted_at: now }).where('integration_id', '=', integrationId).where('deleted_at', 'is', null).where('id', 'in', ids.slice(i, i + 500)).executeTakeFirst();
+    const r = await liveRows(db, mapping, integrationId, now).where('id', 'in', ids.slice(i, i + 500)).executeTakeFirst();
     marked += Number(r.numUpdatedRows ?? 0);
   }
   return marked;
@@ -189,6 +225,7 @@ export async function markDeleted(db: Executor, stream: StreamName, integrationI
 export async function countLive(db: Executor, integrationId: string): Promise<Record<StreamName, number>> {
   const out = {} as Record<StreamName, number>;
   for (const [stream, mapping] of Object.entries(TABLES) as [StreamName, TableMapping<unknown>][]) {
+    if (mapping.discriminator) continue;
     const row = await db
       .selectFrom(mapping.table)
       .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -197,6 +234,15 @@ export async function countLive(db: Executor, integrationId: string): Promise<Re
       .executeTakeFirst();
     out[stream] = Number(row?.n ?? 0);
   }
+  const estate = await db
+    .selectFrom('estate_objects')
+    .select(['stream', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('integration_id', '=', integrationId)
+    .where('deleted_at', 'is', null)
+    .groupBy('stream')
+    .execute();
+  for (const name of STREAM_NAMES) if (isEstateStream(name)) out[name] = 0;
+  for (const r of estate) if ((STREAM_NAMES as readonly string[]).includes(r.stream)) out[r.stream as StreamName] = Number(r.n);
   return out;
 }
 
@@ -236,4 +282,42 @@ export async function listUsersByIds(db: Executor, integrationId: string, ids: s
     );
   }
   return out;
+}
+
+/** Parent rows a child stream is sliced by: groups (ids), environments, users or agents, live and ordered by id. */
+export async function listParents(db: Executor, integrationId: string, parent: ParentStream): Promise<ParentRow[]> {
+  switch (parent) {
+    case 'groups':
+      return (await listGroupIds(db, integrationId)).map((id) => ({ id }));
+    case 'environments':
+      return listEnvironments(db, integrationId);
+    case 'users':
+      return db
+        .selectFrom('directory_users')
+        .select(['id', 'display_name', 'user_principal_name', 'user_type', 'account_enabled', 'raw'])
+        .where('integration_id', '=', integrationId)
+        .where('deleted_at', 'is', null)
+        .orderBy('id')
+        .execute();
+    case 'agents': {
+      const envs = new Map((await listEnvironments(db, integrationId)).map((e) => [e.id, e.dataverse_url]));
+      return (await listAgents(db, integrationId)).map((a) => ({ id: a.id, display_name: a.name, environment_id: a.environment_id, dataverse_url: envs.get(a.environment_id) ?? null }));
+    }
+  }
+}
+
+/**
+ * Live objects of one estate stream, `attrs` parsed, ordered by id.
+ * @returns `{ id, sliceKey, name, attrs, firstSeenAt, lastSeenAt }` rows (timestamps ISO 8601 UTC).
+ */
+export async function listEstateObjects<A extends object = Record<string, unknown>>(db: Executor, integrationId: string, stream: string) {
+  const rows = await db
+    .selectFrom('estate_objects')
+    .select(['id', 'slice_key', 'name', 'attrs', 'first_seen_at', 'last_seen_at'])
+    .where('integration_id', '=', integrationId)
+    .where('stream', '=', stream)
+    .where('deleted_at', 'is', null)
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({ id: r.id, sliceKey: r.slice_key, name: r.name, attrs: JSON.parse(r.attrs) as A, firstSeenAt: r.first_seen_at, lastSeenAt: r.last_seen_at }));
 }
