@@ -2,11 +2,12 @@ import type { Kysely } from 'kysely';
 import { DATAVERSE_ACCESS_REASONS } from '../core/remediation.ts';
 import { nowIso } from '../store/db.ts';
 import { applyEvaluation, type ResultInput } from '../store/repositories/findings.ts';
-import { listAgents, listDataverseUsers, listEnvironments, listUsersByIds } from '../store/repositories/inventory.ts';
+import { isEstateStream, STREAM_NAMES, type EstateStreamName } from '../core/inventory.ts';
+import { listAgents, listAllUsers, listDataverseUsers, listEnvironments, listEstateObjects } from '../store/repositories/inventory.ts';
 import { latestFinishedRun, listCheckpoints } from '../store/repositories/runs.ts';
 import type { Database, IntegrationsTable } from '../store/schema.ts';
 import { loadChecks } from './loader.ts';
-import type { CheckContext, Coverage, CoverageGap, LoadedCheck } from './types.ts';
+import type { CheckContext, Coverage, CoverageGap, EstateRow, LoadedCheck } from './types.ts';
 
 /**
  * Evaluates every check for one integration against the store and moves findings along their lifecycle.
@@ -39,6 +40,8 @@ export function coverageFromCheckpoints(runId: string | null, checkpoints: { str
     runId,
     streamGap: (stream) => (runId === null ? never : (gaps.get(`${stream}\u0000*`) ?? null)),
     sliceGap: (stream, key) => (runId === null ? never : (gaps.get(`${stream}\u0000*`) ?? gaps.get(`${stream}\u0000${key}`) ?? null)),
+    sliceGaps: (stream) =>
+      [...gaps.entries()].filter(([k]) => k.startsWith(`${stream}\u0000`) && k !== `${stream}\u0000*`).map(([k, g]) => ({ ...g, sliceKey: k.slice(stream.length + 1) })),
   };
 }
 
@@ -47,20 +50,17 @@ export async function buildContext(db: Kysely<Database>, integration: Integratio
   const run = await latestFinishedRun(db, integration.id);
   const coverage = coverageFromCheckpoints(run?.id ?? null, run ? await listCheckpoints(db, run.id) : []);
   const [environments, agents, dvUsers] = await Promise.all([listEnvironments(db, integration.id), listAgents(db, integration.id), listDataverseUsers(db, integration.id)]);
-  const ownerObjectIds = new Set<string>();
   const dataverseUsers = new Map(dvUsers.map((u) => [`${u.environment_id}/${u.id}`, u]));
-  for (const a of agents) {
-    const owner = a.owner_id ? dataverseUsers.get(`${a.environment_id}/${a.owner_id}`) : undefined;
-    if (owner?.aad_object_id) ownerObjectIds.add(owner.aad_object_id);
-  }
-  const directoryUsers = new Map((await listUsersByIds(db, integration.id, [...ownerObjectIds])).map((u) => [u.id, u]));
+  const directoryUsers = new Map((await listAllUsers(db, integration.id)).map((u) => [u.id, u]));
+  const estate = new Map<string, EstateRow<unknown>[]>();
+  for (const name of STREAM_NAMES) if (isEstateStream(name)) estate.set(name, await listEstateObjects(db, integration.id, name));
   return {
     integrationId: integration.id,
     tenantId: integration.tenant_id,
     integration: { mode: integration.mode, secretExpiresAt: integration.secret_expires_at, credentialState: integration.credential_state, credentialError: integration.credential_error },
     now,
     coverage,
-    inventory: { environments, agents, dataverseUsers, directoryUsers },
+    inventory: { environments, agents, dataverseUsers, directoryUsers, estate: <S extends EstateStreamName>(stream: S) => (estate.get(stream) ?? []) as never },
   };
 }
 

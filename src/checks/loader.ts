@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { VigilError } from '../core/errors.ts';
 import { SEVERITIES } from '../core/types.ts';
-import type { CheckFunction, LoadedCheck } from './types.ts';
+import { RESOURCE_TYPES, type CheckFunction, type LoadedCheck } from './types.ts';
 
 /**
  * Loads checks from `checks/<area>/<check_id>/{metadata.json,check.ts}`. Metadata is data, validated here; the id
@@ -17,7 +17,7 @@ const metadataSchema = z
     title: z.string().min(5),
     area: z.string().min(1),
     severity: z.enum(SEVERITIES),
-    resourceType: z.enum(['agent', 'environment', 'tenant']),
+    resourceType: z.enum(RESOURCE_TYPES),
     risk: z.string().min(20),
     remediation: z.string().min(20),
     references: z.array(z.string().url()).min(1),

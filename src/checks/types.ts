@@ -1,3 +1,4 @@
+import type { EstateAttrs, EstateStreamName } from '../core/inventory.ts';
 import type { CheckStatus, Severity } from '../core/types.ts';
 import type { AgentsTable, DataverseUsersTable, DirectoryUsersTable, EnvironmentsTable } from '../store/schema.ts';
 
@@ -20,15 +21,56 @@ export interface Coverage {
   streamGap(stream: string): CoverageGap | null;
   /** The gap of one slice (an environment, a group), or the stream's gap, or null when it was read. */
   sliceGap(stream: string, sliceKey: string): CoverageGap | null;
+  /** The errored or unfinished slices of a stream (not its whole-stream gap). */
+  sliceGaps(stream: string): (CoverageGap & { sliceKey: string })[];
+}
+
+/** Kinds of resource a check result is about. */
+export const RESOURCE_TYPES = [
+  'tenant',
+  'environment',
+  'agent',
+  'agentComponent',
+  'app',
+  'flow',
+  'connector',
+  'connection',
+  'dlpPolicy',
+  'user',
+  'group',
+  'externalConnection',
+  'teamsApp',
+  'copilotInteraction',
+  'powerBiWorkspace',
+  'powerBiReport',
+  'powerBiDataset',
+  'foundryAccount',
+  'foundryProject',
+  'foundryDeployment',
+] as const;
+export type ResourceType = (typeof RESOURCE_TYPES)[number];
+
+/** A live object of an estate stream as checks see it (timestamps ISO 8601 UTC). */
+export interface EstateRow<A> {
+  id: string;
+  /** The parent it was read under: environment name, user id, or `*`. */
+  sliceKey: string;
+  name: string | null;
+  attrs: A;
+  firstSeenAt: string;
+  lastSeenAt: string;
 }
 
 /** The inventory a check reads. Rows are the store's (snake_case columns). */
 export interface CheckInventory {
+  /** Live objects of an estate stream (empty when the stream was never collected). */
+  estate<S extends EstateStreamName>(stream: S): EstateRow<EstateAttrs[S]>[];
+
   environments: EnvironmentsTable[];
   agents: AgentsTable[];
   /** Dataverse users keyed `${environmentId}/${systemuserid}`. */
   dataverseUsers: Map<string, DataverseUsersTable>;
-  /** Directory users referenced by the other inventory (agent owners), keyed by object id. */
+  /** All live directory users (members and guests), keyed by object id. */
   directoryUsers: Map<string, Pick<DirectoryUsersTable, 'id' | 'display_name' | 'user_principal_name' | 'account_enabled' | 'user_type'>>;
 }
 
@@ -55,7 +97,7 @@ export interface CheckContext {
 
 /** One result of a check, for one resource. */
 export interface CheckResult {
-  resourceType: 'agent' | 'environment' | 'tenant';
+  resourceType: ResourceType;
   resourceId: string;
   resourceName: string | null;
   status: CheckStatus;

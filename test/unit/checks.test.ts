@@ -26,6 +26,7 @@ function context(agents: AgentsTable[], checkpoints: Parameters<typeof coverageF
       agents,
       dataverseUsers: new Map([['env1/su1', { integration_id: 'int_1', environment_id: 'env1', id: 'su1', full_name: 'Ann', aad_object_id: 'u1', application_id: null, is_disabled: 0, raw: '{}', first_seen_at: '', last_seen_at: '', last_seen_run: 'run', deleted_at: null }]]),
       directoryUsers: new Map([['u1', { id: 'u1', display_name: 'Ann', user_principal_name: 'ann@x', account_enabled: 0, user_type: 'Member' }]]),
+      estate: () => [],
     },
   };
 }

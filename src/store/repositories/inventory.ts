@@ -321,3 +321,13 @@ export async function listEstateObjects<A extends object = Record<string, unknow
     .execute();
   return rows.map((r) => ({ id: r.id, sliceKey: r.slice_key, name: r.name, attrs: JSON.parse(r.attrs) as A, firstSeenAt: r.first_seen_at, lastSeenAt: r.last_seen_at }));
 }
+
+/** Every live directory user of an integration (the fields checks read). */
+export async function listAllUsers(db: Executor, integrationId: string) {
+  return db
+    .selectFrom('directory_users')
+    .select(['id', 'display_name', 'user_principal_name', 'account_enabled', 'user_type'])
+    .where('integration_id', '=', integrationId)
+    .where('deleted_at', 'is', null)
+    .execute();
+}
