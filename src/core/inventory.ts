@@ -153,5 +153,6 @@ export interface ParentRow {
   user_principal_name?: string | null;
   user_type?: string | null;
   account_enabled?: number | null;
+  /** Users: the stored Graph JSON (`assignedLicenses` included); estate parents: their attrs JSON. */
   raw?: string;
 }

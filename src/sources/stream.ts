@@ -1,5 +1,5 @@
 import type { CloudProfile } from '../config/cloud.ts';
-import type { ParentRow, StreamName, StreamRecords } from '../core/inventory.ts';
+import type { EstateStreamName, ParentRow, StreamName, StreamRecords } from '../core/inventory.ts';
 import type { HttpClient } from '../platform/http/client.ts';
 import type { Logger } from '../platform/log/index.ts';
 
@@ -61,7 +61,7 @@ export interface Stream<S extends StreamName> {
   /** Primary key fields of the records. */
   primaryKey: string[];
   /** For child streams: the stream whose stored rows give the slices. */
-  parent?: 'groups' | 'environments' | 'users' | 'agents';
+  parent?: 'groups' | 'environments' | 'users' | 'agents' | EstateStreamName;
   /** Builds the slice for one parent row, or null when the row has nothing to read (environment without Dataverse). */
   slice?(row: ParentRow): Slice | null;
   /** Instead of {@link slice}: builds all slices from all parent rows at once (batches of parents, with `covers`). */

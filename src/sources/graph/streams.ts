@@ -76,6 +76,12 @@ export function toDirectoryUser(j: Json): DirectoryUser {
 }
 
 /**
+ * User fields read: identity, guest/member, enabled, and `assignedLicenses` (which users hold a Microsoft 365 Copilot
+ * licence: only they have Copilot interaction history).
+ */
+export const USER_FIELDS = 'id,displayName,userPrincipalName,mail,accountEnabled,userType,createdDateTime,assignedLicenses';
+
+/**
  * All users and guests of the tenant, by delta query: the first round reads everyone, later rounds only the changes
  * (removed users as ids). Needs User.Read.All (or Directory.Read.All).
  */
@@ -84,7 +90,7 @@ export const usersStream: Stream<'users'> = {
   primaryKey: ['id'],
   delta: true,
   resource: (ctx) => ctx.cloud.graph.resource,
-  read: (ctx, _slice, cursor) => deltaPages(ctx, cursor ?? deltaUrl(ctx, 'users', 'id,displayName,userPrincipalName,mail,accountEnabled,userType,createdDateTime'), toDirectoryUser),
+  read: (ctx, _slice, cursor) => deltaPages(ctx, cursor ?? deltaUrl(ctx, 'users', USER_FIELDS), toDirectoryUser),
 };
 
 /** All groups of the tenant, by delta query like users. Needs GroupMember.Read.All, Group.Read.All or Directory.Read.All. */

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { isEstateStream, STREAM_NAMES, type Agent, type CoreStreamRecords, type DataverseUser, type DirectoryGroup, type DirectoryUser, type EstateObject, type GroupMembership, type ParentRow, type PowerPlatformEnvironment, type StreamName, type StreamRecords } from '../../core/inventory.ts';
+import { isEstateStream, STREAM_NAMES, type Agent, type CoreStreamRecords, type DataverseUser, type DirectoryGroup, type DirectoryUser, type EstateObject, type EstateStreamName, type GroupMembership, type ParentRow, type PowerPlatformEnvironment, type StreamName, type StreamRecords } from '../../core/inventory.ts';
 import type { Executor } from '../db.ts';
 import type { InventoryTable } from '../schema.ts';
 
@@ -24,9 +24,9 @@ interface TableMapping<R> {
   toRow(r: R): Record<string, unknown>;
 }
 
-/** The parent streams a child stream can be sliced by, and their tables. */
-export type ParentStream = 'groups' | 'environments' | 'users' | 'agents';
-const PARENT_TABLES: Record<ParentStream, InventoryTable> = { groups: 'directory_groups', environments: 'environments', users: 'directory_users', agents: 'agents' };
+/** The parent streams a child stream can be sliced by: four core streams, or any estate stream. */
+export type ParentStream = 'groups' | 'environments' | 'users' | 'agents' | EstateStreamName;
+const PARENT_TABLES: Record<'groups' | 'environments' | 'users' | 'agents', InventoryTable> = { groups: 'directory_groups', environments: 'environments', users: 'directory_users', agents: 'agents' };
 
 /** How the first six streams' records map to their own tables. */
 const CORE_TABLES: { [S in keyof CoreStreamRecords]: TableMapping<CoreStreamRecords[S]> } = {
@@ -196,7 +196,15 @@ export async function markUnseen(
     const r = await base().where('last_seen_run', '!=', runId).where(mapping.sliceColumn, 'in', completedSlices.slice(i, i + 500)).executeTakeFirst();
     marked += Number(r.numUpdatedRows ?? 0);
   }
-  const parentTable = mapping.parentTable ?? (parent ? PARENT_TABLES[parent] : undefined);
+  if (parent && isEstateStream(parent)) {
+    // Rows whose estate parent is gone (or deleted).
+    const r = await base()
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      .where(mapping.sliceColumn, 'not in', (qb: any) => qb.selectFrom('estate_objects').select('id').where('integration_id', '=', integrationId).where('stream', '=', parent).where('deleted_at', 'is', null))
+      .executeTakeFirst();
+    return marked + Number(r.numUpdatedRows ?? 0);
+  }
+  const parentTable = mapping.parentTable ?? (parent ? PARENT_TABLES[parent as keyof typeof PARENT_TABLES] : undefined);
   if (parentTable) {
     const r = await base()
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -284,9 +292,23 @@ export async function listUsersByIds(db: Executor, integrationId: string, ids: s
   return out;
 }
 
-/** Parent rows a child stream is sliced by: groups (ids), environments, users or agents, live and ordered by id. */
+/**
+ * Parent rows a child stream is sliced by: groups (ids), environments, users, agents, or the live objects of an
+ * estate stream (`display_name` = its name, `raw` = its attrs JSON), ordered by id.
+ */
 export async function listParents(db: Executor, integrationId: string, parent: ParentStream): Promise<ParentRow[]> {
-  switch (parent) {
+  if (isEstateStream(parent)) {
+    const rows = await db
+      .selectFrom('estate_objects')
+      .select(['id', 'name', 'attrs'])
+      .where('integration_id', '=', integrationId)
+      .where('stream', '=', parent)
+      .where('deleted_at', 'is', null)
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => ({ id: r.id, display_name: r.name, raw: r.attrs }));
+  }
+  switch (parent as 'groups' | 'environments' | 'users' | 'agents') {
     case 'groups':
       return (await listGroupIds(db, integrationId)).map((id) => ({ id }));
     case 'environments':
