@@ -67,6 +67,12 @@ export interface Stream<S extends StreamName> {
   /** Instead of {@link slice}: builds all slices from all parent rows at once (batches of parents, with `covers`). */
   slices?(rows: ParentRow[]): Slice[];
   /**
+   * Streams with no incremental read upstream (no delta query, no change filter) and a high request cost (one per
+   * environment or per 20 users): a complete read younger than this many seconds is reused instead of read again
+   * (a full collection — `vigil collect --full` — reads it regardless). Unset: read every run.
+   */
+  refreshSeconds?: number;
+  /**
    * History streams (Copilot interactions): records are kept when a later round no longer returns them; nothing is
    * marked deleted.
    */

@@ -46,6 +46,11 @@ export interface StreamOutcome {
   erroredSlices: number;
   /** Slices read as a delta round (only the changes since the previous complete round). */
   incrementalSlices?: number;
+  /**
+   * Not read in this run: a complete read from this instant (ISO 8601 UTC) is younger than the stream's refresh
+   * interval, so its stored objects stand.
+   */
+  reusedFrom?: string;
 }
 
 /** Outcome of {@link collect}. */
@@ -68,6 +73,8 @@ export interface CollectOptions {
   ctx: StreamContext;
   /** Slices read at once within one stream. @default 4 */
   concurrency?: number;
+  /** Read every stream, even those whose last complete read is younger than their refresh interval. */
+  full?: boolean;
   onProgress?: (p: Progress) => void;
   /** Test hook: called after each stored page (a test kills the process here). */
   afterPage?: (stream: StreamName, slice: string) => void | Promise<void>;
@@ -182,6 +189,17 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
             `Not collected: the ${API_DISPLAY_NAMES[capability.api]} application permission ${capability.recommended} (or ${capability.anyOf.filter((p) => p !== capability.recommended).join(', ')}) is not granted.`,
             null,
           );
+          continue;
+        }
+      }
+
+      // Costly streams with no incremental read upstream are reused while their last complete read is fresh.
+      // A resumed run that already started the stream finishes it.
+      if (stream.refreshSeconds && !options.full && ![...checkpoints.keys()].some((k) => k.startsWith(`${name}\u0000`))) {
+        const last = await runs.lastCompleteRead(db, integrationId, name);
+        if (last && Date.now() - Date.parse(last) < stream.refreshSeconds * 1000) {
+          outcome[name].reusedFrom = last;
+          ctx.logger.info({ integrationId, runId, stream: name, lastCompleteRead: last }, 'stream reused: its last complete read is within the refresh interval');
           continue;
         }
       }

@@ -13,7 +13,7 @@ import { collect, type CollectOptions, type CollectResult } from './engine.ts';
 export async function collectIntegration(
   deps: OnboardingDeps,
   idOrName: string,
-  options: Pick<CollectOptions, 'onProgress' | 'afterPage' | 'concurrency' | 'signal'> = {},
+  options: Pick<CollectOptions, 'onProgress' | 'afterPage' | 'concurrency' | 'signal' | 'full'> = {},
 ): Promise<CollectResult> {
   const row = await getIntegration(deps.db, idOrName);
   if (row.credential_state !== 'ok') {
@@ -33,7 +33,7 @@ export async function collectIntegration(
 }
 
 /** Options of {@link collectAndEvaluate}. */
-export interface CollectAndEvaluateOptions extends Pick<CollectOptions, 'onProgress' | 'signal'> {
+export interface CollectAndEvaluateOptions extends Pick<CollectOptions, 'onProgress' | 'signal' | 'full'> {
   /** Give access to environments found unreadable (VIGIL_AUTO_GRANT_ACCESS). @default false */
   autoGrantAccess?: boolean;
   /** Evaluate the checks after collecting. @default true */
@@ -50,7 +50,7 @@ export async function collectAndEvaluate(
   idOrName: string,
   options: CollectAndEvaluateOptions = {},
 ): Promise<{ run: CollectResult; grants: EnvironmentGrant[]; evaluation: EvaluationSummary | null }> {
-  const run = await collectIntegration(deps, idOrName, { onProgress: options.onProgress, signal: options.signal });
+  const run = await collectIntegration(deps, idOrName, { onProgress: options.onProgress, signal: options.signal, full: options.full });
   const row = await getIntegration(deps.db, idOrName);
   const grants = await grantNewEnvironments(deps, row.id, run.errors, options.autoGrantAccess ?? false);
   const evaluation = options.evaluate === false ? null : await evaluateIntegration(deps.db, row);

@@ -12,20 +12,25 @@ export function registerCollect(program: Command, host: CommandHost): void {
     .command('collect <integration>')
     .description('Collect an integration (resuming an interrupted run), then evaluate the checks')
     .option('--no-checks', 'collect only')
+    .option('--full', 'read every stream, also those whose last complete read is within their refresh interval')
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, integration: string, opts: { checks: boolean; json?: boolean }) => {
+      host.action(async (rt, integration: string, opts: { checks: boolean; full?: boolean; json?: boolean }) => {
         const progress = opts.json ? { update: () => undefined, done: () => undefined } : createProgress();
         const { run: result, grants, evaluation } = await collectAndEvaluate(rt, integration, {
           onProgress: (p) => progress.update(p),
           autoGrantAccess: rt.config.autoGrantAccess,
           evaluate: opts.checks,
+          full: opts.full === true,
         }).finally(() => progress.done());
         const row = await getIntegration(rt.db, integration);
         if (opts.json) return printJson({ run: result, evaluation, grants });
         print(
           `Run ${result.runId}: ${result.status}${result.resumed ? ' (resumed)' : ''} in ${(result.durationMs / 1000).toFixed(1)} s`,
-          table([['STREAM', 'RECORDS', 'SLICES', 'ERRORED'], ...Object.entries(result.streams).map(([s, o]) => [s, String(o.records), String(o.slices), String(o.erroredSlices)])]),
+          table([
+            ['STREAM', 'RECORDS', 'SLICES', 'ERRORED'],
+            ...Object.entries(result.streams).map(([s, o]) => [s, o.reusedFrom ? `reused (read ${o.reusedFrom})` : String(o.records), String(o.slices), String(o.erroredSlices)]),
+          ]),
         );
         for (const e of result.errors.slice(0, 10)) print(`  ${e.stream}/${e.slice}: ${e.code} ${e.message}`);
         if (result.errors.length > 10) print(`  … ${result.errors.length - 10} more errors (vigil runs ${integration} --json)`);

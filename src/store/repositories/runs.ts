@@ -133,3 +133,24 @@ export async function saveDeltaLink(db: Executor, integrationId: string, stream:
 export async function clearDeltaLink(db: Executor, integrationId: string, stream: string, sliceKey: string): Promise<void> {
   await db.deleteFrom('stream_states').where('integration_id', '=', integrationId).where('stream', '=', stream).where('slice_key', '=', sliceKey).execute();
 }
+
+/**
+ * When a stream was last read completely: the start (ISO 8601 UTC) of the latest finished run in which the stream
+ * has checkpoints and every one of them is `done`, or undefined. Runs where the stream was reused hold no checkpoint
+ * for it and are passed over.
+ */
+export async function lastCompleteRead(db: Executor, integrationId: string, stream: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('collection_runs as r')
+    .innerJoin('checkpoints as c', 'c.run_id', 'r.id')
+    .select(['r.started_at'])
+    .where('r.integration_id', '=', integrationId)
+    .where('r.status', 'in', ['succeeded', 'partial'])
+    .where('c.stream', '=', stream)
+    .groupBy(['r.id', 'r.started_at'])
+    .having((eb) => eb.fn.sum<number>(eb.case().when('c.status', '!=', 'done').then(1).else(0).end()), '=', 0)
+    .orderBy('r.started_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.started_at;
+}
