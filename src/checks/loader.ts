@@ -22,6 +22,11 @@ const metadataSchema = z
     remediation: z.string().min(20),
     references: z.array(z.string().url()).min(1),
     frameworks: z.record(z.string(), z.array(z.string())).default({}),
+    /**
+     * The open-source peer checks this one matches or exceeds, e.g. `Maester MT.1114 (exceeds: every environment)`;
+     * empty when no peer checks it (docs/checks.md shows "none").
+     */
+    peers: z.array(z.string().min(3)).default([]),
   })
   .strict();
 

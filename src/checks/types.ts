@@ -120,6 +120,8 @@ export interface CheckMetadata {
   remediation: string;
   references: string[];
   frameworks: Record<string, string[]>;
+  /** Peer checks matched or exceeded (Maester, ScubaGear, …), for docs/checks.md. */
+  peers: string[];
 }
 
 /** A loaded check. */

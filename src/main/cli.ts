@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { registerAgents } from '../cli/commands/agents.ts';
 import { registerAudit } from '../cli/commands/audit.ts';
+import { registerChecks } from '../cli/commands/checks.ts';
 import { registerCollect } from '../cli/commands/collect.ts';
 import { registerConsent } from '../cli/commands/consent.ts';
 import { registerDb } from '../cli/commands/db.ts';
@@ -42,6 +43,7 @@ registerEnvironments(program, host);
 registerCollect(program, host);
 registerFindings(program, host);
 registerAgents(program, host);
+registerChecks(program);
 registerAudit(program, host);
 registerDb(program, host);
 registerService(program, host, { serve: runServe, worker: runWorker });

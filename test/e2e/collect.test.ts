@@ -59,7 +59,7 @@ describe.each([
     expect(failures(results, 'agent_public_without_authentication')).toBe(w.truth.risks.noAuthenticationAndAccessAny);
     expect(failures(results, 'agent_owner_disabled_or_missing')).toBe(w.truth.risks.ownerDisabled + w.truth.risks.ownerGone);
     expect(failures(results, 'agent_dormant')).toBe(w.truth.risks.dormant);
-    expect(failures(results, 'environment_agents_not_readable', 'not_evaluated', 'environment')).toBe(w.truth.unreadableEnvironments);
+    expect(failures(results, 'environment_agents_not_readable', 'fail', 'environment')).toBe(w.truth.unreadableEnvironments);
     expect(failures(results, 'agent_no_authentication', 'not_evaluated', 'environment')).toBe(w.truth.unreadableEnvironments);
     const membershipKinds = await rt.db.selectFrom('group_memberships').select('member_type').where('deleted_at', 'is', null).execute();
     expect(new Set(membershipKinds.map((m) => m.member_type))).toEqual(new Set(Object.entries(w.truth.membershipsByKind).filter(([, n]) => n > 0).map(([k]) => k)));

@@ -78,7 +78,7 @@ describe('check library', async () => {
     const r = byId.agent_no_authentication!.run(context([], [{ stream: 'agents', slice_key: 'env2', status: 'error', error_code: '0x80072560', error_message: 'denied' }]));
     expect(r).toEqual([expect.objectContaining({ resourceId: 'env2', status: 'not_evaluated', reason: expect.stringMatching(/System Administrator/) })]);
     const env = byId.environment_agents_not_readable!.run(context([], [{ stream: 'agents', slice_key: 'env2', status: 'error', error_code: '0x80072560', error_message: 'denied' }]));
-    expect(env.map((x) => [x.resourceId, x.status])).toEqual([['env1', 'pass'], ['env2', 'not_evaluated']]);
+    expect(env.map((x) => [x.resourceId, x.status])).toEqual([['env1', 'pass'], ['env2', 'fail']]);
   });
 
   it('reports the whole tenant as not evaluated when environments could not be listed', () => {

@@ -1,0 +1,26 @@
+import { API_DISPLAY_NAMES, PERMISSION_CAPABILITIES } from '../../../core/capabilities.ts';
+import type { CheckFunction, CheckResult } from '../../types.ts';
+
+/**
+ * One result per permission-gated capability (src/core/capabilities.ts): fails when the latest collection skipped its
+ * streams because the application permission is not granted (`MISSING_PERMISSION`), passes when they ran, and is not
+ * evaluated before the first collection. Capabilities that gate no inventory stream (the audit feed) are reported by
+ * `vigil audit` instead.
+ */
+export const check: CheckFunction = (ctx) => {
+  const results: CheckResult[] = [];
+  for (const cap of PERMISSION_CAPABILITIES) {
+    if (cap.streams.length === 0) continue;
+    const base = { resourceType: 'tenant' as const, resourceId: `${ctx.tenantId}/${cap.id}`, resourceName: cap.title };
+    const gaps = cap.streams.map((s) => ctx.coverage.streamGap(s));
+    const missing = gaps.find((g) => g?.code === 'MISSING_PERMISSION');
+    if (missing) {
+      results.push({ ...base, status: 'fail', reason: `${API_DISPLAY_NAMES[cap.api]} application permission ${cap.recommended} is not granted: ${cap.title.toLowerCase()} are not collected.`, detail: { permission: cap.recommended, streams: cap.streams } });
+    } else if (gaps.some((g) => g?.code === 'NOT_COLLECTED')) {
+      results.push({ ...base, status: 'not_evaluated', reason: gaps.find((g) => g)!.message });
+    } else {
+      results.push({ ...base, status: 'pass', reason: null });
+    }
+  }
+  return results;
+};

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { checkContext, environmentRow, runCheck, sliceError, streamError } from '../support/checks.ts';
+
+describe('integration_missing_permissions', () => {
+  it('passes every capability whose streams ran', async () => {
+    const r = await runCheck('integration_missing_permissions', checkContext());
+    expect(r.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(r.map((x) => x.status))).toEqual(new Set(['pass']));
+  });
+  it('fails the capability whose permission was missing, naming the permission', async () => {
+    const r = await runCheck('integration_missing_permissions', checkContext({ checkpoints: [streamError('groups'), streamError('memberships')] }));
+    const groups = r.find((x) => x.resourceId.endsWith('/directory.groups'));
+    expect(groups).toMatchObject({ status: 'fail', reason: expect.stringContaining('GroupMember.Read.All') });
+    expect(r.find((x) => x.resourceId.endsWith('/directory.users'))?.status).toBe('pass');
+  });
+  it('is not evaluated before the first collection', async () => {
+    const r = await runCheck('integration_missing_permissions', checkContext({ neverCollected: true }));
+    expect(new Set(r.map((x) => x.status))).toEqual(new Set(['not_evaluated']));
+  });
+});
+
+describe('integration_not_management_app', () => {
+  it('passes when environments were listed', async () => {
+    expect((await runCheck('integration_not_management_app', checkContext()))[0]?.status).toBe('pass');
+  });
+  it('fails when BAP refused with Forbidden (not registered)', async () => {
+    const r = await runCheck('integration_not_management_app', checkContext({ checkpoints: [streamError('environments', 'Forbidden', 'does not have permission to access the path')] }));
+    expect(r[0]).toMatchObject({ status: 'fail', reason: expect.stringContaining('management application') });
+  });
+  it('is not evaluated before the first collection or on another failure', async () => {
+    expect((await runCheck('integration_not_management_app', checkContext({ neverCollected: true })))[0]?.status).toBe('not_evaluated');
+    expect((await runCheck('integration_not_management_app', checkContext({ checkpoints: [streamError('environments', 'UPSTREAM_UNAVAILABLE')] })))[0]?.status).toBe('not_evaluated');
+  });
+});
+
+describe('integration_secret_expiry', () => {
+  it('passes a secret with more than 90 days left, and the managed app', async () => {
+    expect((await runCheck('integration_secret_expiry', checkContext({ integration: { secretExpiresAt: '2027-06-01T00:00:00Z' } })))[0]?.status).toBe('pass');
+    expect((await runCheck('integration_secret_expiry', checkContext({ integration: { mode: 'managed-app', secretExpiresAt: null } })))[0]?.status).toBe('pass');
+  });
+  it('fails 90 days before expiry, after expiry and when refused', async () => {
+    expect((await runCheck('integration_secret_expiry', checkContext({ integration: { secretExpiresAt: '2027-02-15T00:00:00Z' } })))[0]).toMatchObject({ status: 'fail', reason: expect.stringMatching(/expires in 86 days/) });
+    expect((await runCheck('integration_secret_expiry', checkContext({ integration: { secretExpiresAt: '2026-11-01T00:00:00Z' } })))[0]).toMatchObject({ status: 'fail', reason: expect.stringMatching(/expired on 2026-11-01/) });
+    expect((await runCheck('integration_secret_expiry', checkContext({ integration: { credentialState: 'expired', credentialError: 'AADSTS7000222' } })))[0]?.status).toBe('fail');
+  });
+  it('is not evaluated when the expiry date is unknown', async () => {
+    expect((await runCheck('integration_secret_expiry', checkContext({ integration: { secretExpiresAt: null } })))[0]?.status).toBe('not_evaluated');
+  });
+});
+
+describe('environment_agents_not_readable', () => {
+  it('passes environments whose agents were read (and those without Dataverse)', async () => {
+    const r = await runCheck('environment_agents_not_readable', checkContext({ environments: [environmentRow(), environmentRow({ id: 'env2', dataverse_url: null })] }));
+    expect(r.map((x) => x.status)).toEqual(['pass', 'pass']);
+  });
+  it('fails the environment whose Dataverse refused Vigil, naming the role to grant', async () => {
+    const r = await runCheck('environment_agents_not_readable', checkContext({ environments: [environmentRow()], checkpoints: [sliceError('agents', 'env1', '0x80072560')] }));
+    expect(r[0]).toMatchObject({ status: 'fail', reason: expect.stringMatching(/System Administrator/) });
+  });
+  it('is not evaluated for the tenant when environments could not be listed', async () => {
+    const r = await runCheck('environment_agents_not_readable', checkContext({ checkpoints: [streamError('environments', 'Forbidden', 'x')] }));
+    expect(r).toEqual([expect.objectContaining({ resourceType: 'tenant', status: 'not_evaluated' })]);
+  });
+});
