@@ -17,7 +17,7 @@ const seconds = Number(process.hrtime.bigint() - started) / 1e9;
 const records = Object.values(run.streams).reduce((n, s) => n + s.records, 0);
 const requests = () => [...rt.http.stats.values()].reduce((n, s) => n + s.requests, 0);
 const firstRequests = requests();
-// A second collection with nothing changed upstream: users and groups come as delta rounds.
+// A second collection with nothing changed upstream: users, groups and memberships come as delta rounds.
 const again = await collectIntegration(rt, integration.id);
 const secondRequests = requests() - firstRequests;
 const secondByStream = Object.fromEntries(Object.entries(again.streams).map(([k, v]) => [k, v.records]));

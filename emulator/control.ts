@@ -17,6 +17,7 @@ import type { FaultConfig, FaultCounters, FaultInjector } from './faults.ts';
 import { generateTenant, groundTruth, type GenerateOptions, type GroundTruth } from './generate.ts';
 import type { RequestLog, RequestLogEntry } from './log.ts';
 import { ConsentError, consentServicePrincipal, revokeServicePrincipalRoles } from './managed.ts';
+import { changePowerBiWorkspace, PowerBiChangeError, type PowerBiWorkspace, type PowerBiWorkspaceChange } from './powerbiinventory.ts';
 import { approveDeviceCode, CONSENT_BEHAVIORS, type ConsentBehavior, type DeviceCodeEntry, type DeviceCodeSettings, type SignInState } from './signin.ts';
 import {
   findApp,
@@ -211,6 +212,10 @@ export class EmulatorControl {
     const result = this.#add(t, kind, o);
     this.#d.store.invalidate(t);
     if (kind === 'users' || kind === 'groups') this.#d.changes.record(t, kind, (result as { id: string }).id);
+    if (kind === 'memberships') {
+      const m = result as { groupId: string; memberId: string };
+      this.#d.changes.recordMember(t, m.groupId, m.memberId, resolveMember(t, m.memberId)?.kind ?? null, false);
+    }
     return result;
   }
 
@@ -251,12 +256,20 @@ export class EmulatorControl {
     const t = this.tenant(tenantId);
     const key = typeof id === 'string' ? id : `${id.groupId}/${id.memberId}`;
     const target = this.#find(t, kind, key);
+    // Membership changes feed `groups/delta` rounds that select `members` (a removed object leaves its groups).
+    const removedMember = kind === 'memberships' ? (target.object as { groupId: string; memberId: string }) : null;
+    const removedKind = removedMember ? (resolveMember(t, removedMember.memberId)?.kind ?? null) : null;
     target.detach();
+    if (removedMember) this.#d.changes.recordMember(t, removedMember.groupId, removedMember.memberId, removedKind, true);
     if (['users', 'groups', 'servicePrincipals', 'devices', 'apps'].includes(kind)) {
       const objectId = kind === 'apps' ? (target.object as AppRegistration).servicePrincipalObjectId : key;
+      const memberKind = ({ users: 'user', groups: 'group', servicePrincipals: 'servicePrincipal', apps: 'servicePrincipal', devices: 'device' } as const)[kind as 'users'];
       if (kind === 'groups') delete t.memberships[key];
       for (const [g, ids] of Object.entries(t.memberships)) {
-        if (ids.includes(objectId)) t.memberships[g] = ids.filter((m) => m !== objectId);
+        if (ids.includes(objectId)) {
+          t.memberships[g] = ids.filter((m) => m !== objectId);
+          this.#d.changes.recordMember(t, g, objectId, memberKind, true);
+        }
       }
     }
     this.#d.store.invalidate(t);
@@ -648,6 +661,20 @@ export class EmulatorControl {
     return this.setPowerBiSettings(tenantIdOrDomain, { servicePrincipalsCanUseReadOnlyAdminApis: enabled });
   }
 
+  /**
+   * Modifies a Power BI workspace (add a report, share with a guest, delete, rename; see `changePowerBiWorkspace`) and
+   * bumps its modified time to the emulated clock's now. ControlError 400 (bad change) / 404 (unknown tenant or workspace).
+   */
+  changePowerBiWorkspace(tenantIdOrDomain: string, workspaceId: string, change: PowerBiWorkspaceChange): PowerBiWorkspace {
+    const t = this.tenant(tenantIdOrDomain);
+    try {
+      return changePowerBiWorkspace(t, workspaceId, change, this.#feedStore().clock.now());
+    } catch (e) {
+      if (e instanceof PowerBiChangeError) throw new ControlError(e.status, e.status === 404 ? 'WorkspaceNotFound' : 'InvalidChange', e.message);
+      throw e;
+    }
+  }
+
   /** How many Management Activity requests arrived without `PublisherIdentifier` (since start or the last reset). */
   feedRequestsWithoutPublisherIdentifier(): number {
     return this.#feedStore().publisherStats().withoutPublisherIdentifier;
@@ -1033,7 +1060,8 @@ function sendControlError(reply: FastifyReply, e: unknown): FastifyReply {
  *   `{contentType, records, contentCreated?}` → 201 AddedContent[]; `GET /feeds/{tid}/ground-truth?from=&to=[&basis=
  *   &includeIds=false]`; `GET /feeds/{tid}/powerbi-ground-truth?from=&to=`; `GET /powerbi-settings/{tid}`,
  *   `PUT /powerbi-settings` body `{tenant, servicePrincipalsCanUseReadOnlyAdminApis?, …}`; `GET /feed-requests` →
- *   PublisherStats, `DELETE /feed-requests`.
+ *   PublisherStats, `DELETE /feed-requests`; `POST /powerbi-workspaces/{tid}/{workspaceId}/changes` body
+ *   PowerBiWorkspaceChange → the workspace.
  */
 export function registerControl(app: FastifyInstance, control: EmulatorControl, extras: { endpoints: () => unknown; caPem: () => string }): void {
   const wrap =
@@ -1217,6 +1245,7 @@ export function registerControl(app: FastifyInstance, control: EmulatorControl, 
     if (typeof tenant !== 'string') throw new ControlError(400, 'InvalidObject', "body must have a string 'tenant'");
     return control.setPowerBiSettings(tenant, patch as Partial<PowerBiSettings>);
   }));
+  app.post<{ Params: { tid: string; wid: string }; Body: unknown }>('/powerbi-workspaces/:tid/:wid/changes', wrap((req: { params: { tid: string; wid: string }; body: unknown }) => control.changePowerBiWorkspace(req.params.tid, req.params.wid, body(req) as unknown as PowerBiWorkspaceChange)));
   app.get('/feed-requests', wrap(() => control.publisherStats()));
   app.delete('/feed-requests', wrap(() => void control.resetPublisherStats()));
 

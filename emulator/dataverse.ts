@@ -25,6 +25,12 @@ export const BOT_COLUMNS = [
   'template', 'createdon', 'modifiedon', 'configuration',
 ] as const;
 
+/** Columns served for `botcomponents` (reference §4.3; `agentcomponents.ts`). */
+export const BOTCOMPONENT_COLUMNS = [
+  'botcomponentid', 'name', 'schemaname', 'componenttype', 'category', 'description', 'data', 'content', '_parentbotid_value',
+  '_parentbotcomponentid_value', 'reusepolicy', 'statecode', 'statuscode', 'createdon', 'modifiedon',
+] as const;
+
 /** Columns served for `systemusers`. */
 export const SYSTEMUSER_COLUMNS = [
   'systemuserid', 'fullname', 'domainname', 'internalemailaddress', 'azureactivedirectoryobjectid', 'applicationid', 'isdisabled',
@@ -166,7 +172,7 @@ export function readPagingCookie(token: string): { pageNumber: number; lastId: s
 }
 
 interface Collection<T> {
-  entity: 'bot' | 'systemuser' | 'businessunit' | 'role';
+  entity: 'bot' | 'botcomponent' | 'systemuser' | 'businessunit' | 'role';
   rows: readonly T[];
   key: (row: T) => string;
   find: (id: string) => number;
@@ -193,7 +199,7 @@ interface Resolved {
 
 /**
  * Registers Dataverse routes under the `/dataverse` prefix (`{o}` = `/{uniqueName}/api/data/v9.2`):
- * - reads: `GET {o}/bots`, `{o}/systemusers` (`$expand=systemuserroles_association($select=…)`), `{o}/businessunits`
+ * - reads: `GET {o}/bots`, `{o}/botcomponents` (agent components, `agentcomponents.ts`), `{o}/systemusers` (`$expand=systemuserroles_association($select=…)`), `{o}/businessunits`
  *   (the root unit; `$filter=parentbusinessunitid eq null`), `{o}/roles`, `{o}/WhoAmI`;
  * - the application-user sequence of reference §4.1: `POST {o}/systemusers` (application users only; 204 +
  *   `OData-EntityId`, or 201 with `Prefer: return=representation`; same applicationid twice → 412 `0x80040237`;
@@ -368,6 +374,21 @@ export function registerDataverse(app: FastifyInstance, ctx: EmulatorContext): v
       find: (id) => indexes.bots.indexOf(rows, id),
       render: botRow,
       columns: BOT_COLUMNS,
+    });
+  });
+
+  app.get<{ Params: { org: string } }>('/:org/api/data/v9.2/botcomponents', async (req, reply) => {
+    const found = await resolve(req, reply);
+    if (!found) return reply;
+    if (!guard(found, reply, 'prvReadbotcomponent')) return reply;
+    const rows = found.org.botcomponents ?? [];
+    return list(req, reply, `${ctx.baseUrl()}/dataverse/${found.org.uniqueName}`, 'botcomponents', {
+      entity: 'botcomponent',
+      rows,
+      key: (c) => c.botcomponentid,
+      find: (id) => rows.findIndex((c) => c.botcomponentid === id),
+      render: (c) => ({ '@odata.etag': etag(c.botcomponentid, c.modifiedon), ...c }),
+      columns: BOTCOMPONENT_COLUMNS,
     });
   });
 

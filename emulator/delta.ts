@@ -25,9 +25,27 @@ export interface DirectoryChange {
   removed: boolean;
 }
 
+/**
+ * One entry of the membership-aware group log (`groups/delta` with `members` in `$select`): either a change of the
+ * group itself (`memberId` null; `removed` = the group was deleted) or one member added to or removed from it.
+ * `kind` is the member's `@odata.type` suffix, kept so a removal of a deleted object still names its type.
+ */
+export interface MembershipChange {
+  groupId: string;
+  memberId: string | null;
+  kind: 'user' | 'group' | 'servicePrincipal' | 'device' | null;
+  seq: number;
+  removed: boolean;
+}
+
 interface TenantChanges {
   /** Sequence of the latest change (0: none since the tenant was first seen). */
   seq: number;
+  /**
+   * Group changes and member changes in one log (`g:{groupId}` / `m:{groupId}/{memberId}`, lower case), re-inserted
+   * on every change so iteration order is ascending `seq`: what a membership-tracking delta round walks.
+   */
+  membership: Map<string, MembershipChange>;
   /** Changes with every `expire()`; tokens carrying another epoch answer 410. */
   epoch: string;
   /** Lower-case id → last change. Re-inserted on every change, so iteration order is ascending `seq`. */
@@ -44,7 +62,7 @@ export class DirectoryChanges {
   #state(tenant: Tenant): TenantChanges {
     let s = this.#byTenant.get(tenant);
     if (!s) {
-      s = { seq: 0, epoch: newEpoch(), byCollection: { users: new Map(), groups: new Map() } };
+      s = { seq: 0, epoch: newEpoch(), byCollection: { users: new Map(), groups: new Map() }, membership: new Map() };
       this.#byTenant.set(tenant, s);
     }
     return s;
@@ -58,7 +76,36 @@ export class DirectoryChanges {
     const key = id.toLowerCase();
     map.delete(key);
     map.set(key, { id, seq: s.seq, removed });
+    if (collection === 'groups') {
+      s.membership.delete(`g:${key}`);
+      s.membership.set(`g:${key}`, { groupId: id, memberId: null, kind: null, seq: s.seq, removed });
+    }
     return s.seq;
+  }
+
+  /**
+   * Records a member added to (`removed` false) or removed from a group, for `groups/delta` rounds that select
+   * `members` (`members@delta`). Returns the new sequence. Group property changes are not implied: a round without
+   * `members` does not see it.
+   */
+  recordMember(tenant: Tenant, groupId: string, memberId: string, kind: MembershipChange['kind'], removed: boolean): number {
+    const s = this.#state(tenant);
+    s.seq += 1;
+    const key = `m:${groupId.toLowerCase()}/${memberId.toLowerCase()}`;
+    s.membership.delete(key);
+    s.membership.set(key, { groupId, memberId, kind, seq: s.seq, removed });
+    return s.seq;
+  }
+
+  /** Membership-log entries with `after < seq ≤ upTo`, ascending by `seq`, at most `limit` of them. */
+  membershipChanges(tenant: Tenant, after: number, upTo: number, limit = Number.POSITIVE_INFINITY): MembershipChange[] {
+    const out: MembershipChange[] = [];
+    for (const c of this.#state(tenant).membership.values()) {
+      if (c.seq <= after) continue;
+      if (c.seq > upTo || out.length >= limit) break;
+      out.push(c);
+    }
+    return out;
   }
 
   /** The tenant's current change sequence. */
@@ -109,19 +156,20 @@ interface DeltaTokenBase {
  * The state a token stands for:
  * - `delta` (`$deltatoken` of a deltaLink): every change up to `seq` has been delivered;
  * - `full` (`$skiptoken` inside an initial round): keyset cursor over the live list (`index` of the next element,
- *   `last` id of the previous one); the deltaLink at the end covers changes up to `upTo`;
+ *   `last` id of the previous one; `members`: entries of that element's `members@delta` already sent, when a large
+ *   group is split over pages); the deltaLink at the end covers changes up to `upTo`;
  * - `changes` (`$skiptoken` inside a round started from a deltaLink): changes with `after < seq ≤ upTo` remain.
  */
 export type DeltaToken =
   | (DeltaTokenBase & { kind: 'delta'; seq: number })
-  | (DeltaTokenBase & { kind: 'full'; upTo: number; index: number; last: string })
+  | (DeltaTokenBase & { kind: 'full'; upTo: number; index: number; last: string; members?: number })
   | (DeltaTokenBase & { kind: 'changes'; after: number; upTo: number });
 
 /** Encodes a token as opaque base64url JSON (`v` 1; short keys). */
 export function encodeDeltaToken(t: DeltaToken): string {
   const o: Record<string, unknown> = { v: 1, k: t.kind, c: t.collection, t: t.tenantId, e: t.epoch, sel: t.select, n: t.pageSize };
   if (t.kind === 'delta') o.s = t.seq;
-  else if (t.kind === 'full') Object.assign(o, { u: t.upTo, i: t.index, l: t.last });
+  else if (t.kind === 'full') Object.assign(o, { u: t.upTo, i: t.index, l: t.last, ...(t.members ? { m: t.members } : {}) });
   else Object.assign(o, { a: t.after, u: t.upTo });
   return Buffer.from(JSON.stringify(o), 'utf8').toString('base64url');
 }
@@ -148,7 +196,8 @@ export function decodeDeltaToken(token: string): DeltaToken | null {
     case 'delta':
       return isSeq(o.s) ? { ...base, kind: 'delta', seq: o.s } : null;
     case 'full':
-      return isSeq(o.u) && isSeq(o.i) && typeof o.l === 'string' ? { ...base, kind: 'full', upTo: o.u, index: o.i, last: o.l } : null;
+      if (o.m !== undefined && !isSeq(o.m)) return null;
+      return isSeq(o.u) && isSeq(o.i) && typeof o.l === 'string' ? { ...base, kind: 'full', upTo: o.u, index: o.i, last: o.l, ...(o.m ? { members: o.m as number } : {}) } : null;
     case 'changes':
       return isSeq(o.a) && isSeq(o.u) && o.a <= o.u ? { ...base, kind: 'changes', after: o.a, upTo: o.u } : null;
     default:

@@ -4,7 +4,14 @@
  * Same `seed` + same options ⇒ byte-identical tenant. Risky agent settings are placed on EXACTLY
  * `floor(rate × agents)` agents (seeded shuffles), so tests can assert exact counts.
  */
+import { generatePowerPlatform } from './powerplatform.ts';
+import { generateAgentComponents } from './agentcomponents.ts';
+import { generateOrganizationSettings } from './organization.ts';
+import { generateAzure } from './arm.ts';
+import { generateGraphEstate } from './graphestate.ts';
 import { createRng, type Rng } from './prng.ts';
+import { generatePowerBiEstate } from './powerbiinventory.ts';
+import { generateCopilot } from './copilot.ts';
 import {
   DIRECTORY_ROLES,
   DORMANT_DAYS,
@@ -48,10 +55,39 @@ export interface TenantSizes {
   groups: number;
   environments: number;
   agents: number;
+  /** Power BI workspaces (about a third personal), with their reports, datasets and widely shared links. */
+  powerBiWorkspaces: number;
+  /** Percentage of enabled members holding a Microsoft 365 Copilot licence (exactly floor(percent × members / 100)). */
+  copilotUsersPercent: number;
+  /** Copilot prompt + response pairs per licensed user: 1..this many each. */
+  copilotPairsPerUser: number;  /** Power Apps, spread over the environments. */
+  apps: number;
+  /** Cloud flows, spread over the environments. */
+  flows: number;
+  /** Custom connectors (every environment also lists the standard ones). */
+  connectors: number;
+  /** Connections, spread over the environments. */
+  connections: number;
+  /** Copilot Studio components per agent, about (topics ≈ a third; plus instructions, knowledge, tools, variables). */
+  agentComponentsPerAgent: number;
+  /** Azure subscriptions (the connector holds Reader on each). */
+  azureSubscriptions: number;
+  /** Cognitive Services accounts (kinds cycle AIServices, OpenAI, AIServices, FormRecognizer). */
+  foundryAccounts: number;
+  /** Projects per AIServices account. */
+  foundryProjects: number;
+  /** Up to this many deployments per AIServices/OpenAI account. */
+  foundryDeployments: number;
+  /** Microsoft Search external connections (Graph `external/connections`). */
+  externalConnections: number;
+  /** Average Teams apps installed per user (each user gets 0..2× this). */
+  teamsAppsPerUser: number;
+  /** Apps in the Teams app catalogue (store, organization, sideloaded custom agents). */
+  teamsAppCatalog: number;
 }
 
 /** Defaults for `GenerateOptions.sizes`. */
-export const DEFAULT_SIZES: Readonly<TenantSizes> = { users: 50, guests: 5, groups: 12, environments: 4, agents: 20 };
+export const DEFAULT_SIZES: Readonly<TenantSizes> = { users: 50, guests: 5, groups: 12, environments: 4, agents: 20, powerBiWorkspaces: 6, copilotUsersPercent: 20, copilotPairsPerUser: 3, apps: 10, flows: 10, connectors: 3, connections: 10, agentComponentsPerAgent: 6, azureSubscriptions: 2, foundryAccounts: 4, foundryProjects: 2, foundryDeployments: 3, externalConnections: 3, teamsAppsPerUser: 2, teamsAppCatalog: 12 };
 
 /**
  * Exact shares of agents carrying each risky setting: `floor(rate × agents)` agents each, over ALL agents (readable or
@@ -611,6 +647,7 @@ export function generateTenant(options: GenerateOptions): Tenant {
   }
 
   assignAccounts(users.slice(0, memberCount), options.seed);
+  generateAgentComponents({ seed: options.seed, environments, domain, nowMs, perAgent: sizes.agentComponentsPerAgent });
 
   return {
     id: tenantId,
@@ -625,6 +662,17 @@ export function generateTenant(options: GenerateOptions): Tenant {
     environments,
     referenceTime: iso(nowMs),
     connectorAppId: connector.appId,
+    graphEstate: generateGraphEstate({ users, apps: [connector], referenceTime: iso(nowMs) }, sizes, options.seed),
+    powerBi: generatePowerBiEstate({ seed: options.seed, workspaces: sizes.powerBiWorkspaces, nowMs, users, domain }),
+    powerPlatform: generatePowerPlatform(
+      { users, groups, environments, domains: [domain] },
+      { apps: sizes.apps, flows: sizes.flows, connectors: sizes.connectors, connections: sizes.connections },
+      options.seed,
+      nowMs,
+    ),
+    copilot: generateCopilot(users, tenantId, sizes, options.seed, nowMs),
+    organizationSettings: generateOrganizationSettings(environments, options.seed),
+    azure: generateAzure({ seed: options.seed, principalId: connector.servicePrincipalObjectId, subscriptions: sizes.azureSubscriptions, accounts: sizes.foundryAccounts, projectsPerAccount: sizes.foundryProjects, deploymentsPerAccount: sizes.foundryDeployments }),
   };
 }
 

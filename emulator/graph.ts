@@ -25,6 +25,7 @@ import {
 import { decodeDeltaToken, encodeDeltaToken, type DeltaCollection, type DeltaToken, type DirectoryChanges } from './delta.ts';
 import { indexes, resolveMember, type ArrayIndex, type DirectoryGroup, type DirectoryUser, type ResolvedMember, type Tenant } from './tenant.ts';
 import type { AccessTokenClaims } from './tokens.ts';
+import type { FaultInjector } from './faults.ts';
 
 /** Graph's default property set of `user` in v1.0 list responses (user-list.md). */
 export const USER_DEFAULT_PROPERTIES = [
@@ -34,7 +35,7 @@ export const USER_DEFAULT_PROPERTIES = [
 /** Properties `$select` may name on users (stored ones; a few more exist in Graph and answer null here). */
 export const USER_SELECTABLE = new Set<string>([
   ...USER_DEFAULT_PROPERTIES, 'accountEnabled', 'userType', 'createdDateTime', 'department', 'companyName', 'employeeId', 'usageLocation',
-  'onPremisesSyncEnabled', 'externalUserState', 'creationType', 'otherMails', 'proxyAddresses', 'mailNickname', 'country', 'city',
+  'onPremisesSyncEnabled', 'externalUserState', 'creationType', 'otherMails', 'proxyAddresses', 'mailNickname', 'country', 'city', 'assignedLicenses',
 ]);
 
 /** Properties of a group as served (all are in the default set, as in Graph v1.0). */
@@ -46,6 +47,16 @@ export const GROUP_PROPERTIES = [
 ] as const;
 
 const GROUP_SELECTABLE = new Set<string>(GROUP_PROPERTIES);
+/** On `groups/delta`, `$select` may also name `members`: each group then carries `members@delta` (group-delta.md). */
+const GROUP_DELTA_SELECTABLE = new Set<string>([...GROUP_PROPERTIES, 'members']);
+
+/**
+ * Member entries (`members@delta`) per page of a membership-tracking `groups/delta` round, per group slot of the page
+ * size: a page holds at most `size` group objects and `size × 5` member entries; a larger group is split over pages,
+ * the same group object repeating with the next part of its members (delta-query-groups.md, "Paging through members
+ * in a large group"). Graph's own split point is not documented (UNCONFIRMED).
+ */
+export const MEMBERS_DELTA_PER_GROUP_SLOT = 5;
 
 /** Roles that allow `GET /users`. */
 export const USERS_ROLES = ['User.Read.All', 'User.ReadWrite.All', 'Directory.Read.All', 'Directory.ReadWrite.All'];
@@ -54,10 +65,11 @@ export const GROUPS_ROLES = ['Group.Read.All', 'GroupMember.Read.All', 'Group.Re
 /** Roles that allow `GET /groups/{id}/members`. */
 export const MEMBERS_ROLES = ['GroupMember.Read.All', 'Group.Read.All', 'Group.ReadWrite.All', 'Directory.Read.All', 'Directory.ReadWrite.All'];
 
-const GRAPH_CONTENT_TYPE = 'application/json;odata.metadata=minimal;odata.streaming=true;IEEE754Compatible=false;charset=utf-8';
+export const GRAPH_CONTENT_TYPE = 'application/json;odata.metadata=minimal;odata.streaming=true;IEEE754Compatible=false;charset=utf-8';
 const GRAPH_APP_ID = '00000003-0000-0000-c000-000000000000';
 
-function sendError(req: FastifyRequest, reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
+/** Sends Graph's error envelope with the request's `request-id`. */
+export function sendError(req: FastifyRequest, reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
   const requestId = (reply.getHeader('request-id') as string | undefined) ?? newId();
   const clientRequestId = (reply.getHeader('client-request-id') as string | undefined) ?? requestId;
   return reply
@@ -95,6 +107,7 @@ export function userResource(u: DirectoryUser): Record<string, unknown> {
     mailNickname: u.userPrincipalName.split('@')[0] ?? null,
     country: null,
     city: null,
+    assignedLicenses: u.assignedLicenses ?? [],
   };
 }
 
@@ -151,7 +164,8 @@ export function renderMember(m: ResolvedMember, select: readonly string[] | unde
   }
 }
 
-interface Authed {
+/** A request's verified token and the tenant it names. */
+export interface Authed {
   tenant: Tenant;
   claims: AccessTokenClaims;
 }
@@ -160,7 +174,7 @@ interface Authed {
  * Validates the bearer token for Graph: signature, lifetime, audience `https://graph.microsoft.com` (or Graph's app id)
  * and a served tenant. Sends 401 `InvalidAuthenticationToken` and returns null when invalid.
  */
-async function authenticate(ctx: EmulatorContext, req: FastifyRequest, reply: FastifyReply): Promise<Authed | null> {
+export async function authenticate(ctx: EmulatorContext, req: FastifyRequest, reply: FastifyReply): Promise<Authed | null> {
   const result = await ctx.tokens.verify(bearerToken(req));
   const fail = (message: string): null => {
     reply.header('www-authenticate', `Bearer realm="", authorization_uri="${ctx.baseUrl()}/common/oauth2/authorize", client_id="${GRAPH_APP_ID}"`);
@@ -188,12 +202,14 @@ async function authenticate(ctx: EmulatorContext, req: FastifyRequest, reply: Fa
   return { tenant, claims: result.claims };
 }
 
-function hasRole(claims: AccessTokenClaims, allowed: readonly string[]): boolean {
+/** Whether an app token carries one of the roles (delegated tokens always pass). */
+export function hasRole(claims: AccessTokenClaims, allowed: readonly string[]): boolean {
   if (claims.idtyp === 'user') return true; // delegated tokens: the emulator treats the signed-in user as an admin
   return (claims.roles ?? []).some((r) => allowed.includes(r));
 }
 
-function denied(req: FastifyRequest, reply: FastifyReply): FastifyReply {
+/** 403 `Authorization_RequestDenied`. */
+export function denied(req: FastifyRequest, reply: FastifyReply): FastifyReply {
   return sendError(req, reply, 403, 'Authorization_RequestDenied', 'Insufficient privileges to complete the operation.');
 }
 
@@ -270,9 +286,13 @@ function context(base: string, version: string, entity: string, select: readonly
   return `${base}/graph/${version}/$metadata#${entity}${select ? `(${select.join(',')})` : ''}`;
 }
 
-/** What the Graph routes need beyond the common context: the change log behind delta query. */
+/**
+ * What the Graph routes need beyond the common context: the change log behind delta query, and the fault injector
+ * (`$batch` decides faults per inner request; graphestate.ts).
+ */
 export interface GraphContext extends EmulatorContext {
   changes: DirectoryChanges;
+  faults?: FaultInjector;
 }
 
 /** 400 `BadRequest` message for a `$deltatoken`/`$skiptoken` that is not a token of this collection (UNCONFIRMED). */
@@ -308,13 +328,109 @@ const DELTA_SPECS: { users: DeltaSpec<DirectoryUser>; groups: DeltaSpec<Director
   groups: {
     collection: 'groups',
     roles: GROUPS_ROLES,
-    selectable: GROUP_SELECTABLE,
+    selectable: GROUP_DELTA_SELECTABLE,
     typeName: 'group',
     items: (t) => t.groups,
     index: indexes.groups,
-    render: (g, select) => project(groupResource(g), select, ['id']),
+    render: (g, select) => project(groupResource(g), select?.filter((p) => p !== 'members'), ['id']),
   },
 };
+
+/** `{"@odata.type","id"}` of a member, with `@removed` for a removal (delta-query-groups.md). */
+function memberRef(kind: string | null, id: string, removed: boolean): Record<string, unknown> {
+  return { '@odata.type': `#microsoft.graph.${kind ?? 'directoryObject'}`, id, ...(removed ? { '@removed': { reason: 'deleted' } } : {}) };
+}
+
+/** Current members of a group that resolve to an object (dangling ids are not served), as `members@delta` entries. */
+function currentMembers(tenant: Tenant, groupId: string): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const id of tenant.memberships[groupId] ?? []) {
+    const m = resolveMember(tenant, id);
+    if (m) out.push(memberRef(m.kind, m.object.id, false));
+  }
+  return out;
+}
+
+/**
+ * One page of a `groups/delta` round whose `$select` names `members`. Initial round: every live group with all its
+ * current members in `members@delta` (a group without members has none; a large group is split over pages, token
+ * field `members` = entries already sent). Later rounds: walks the membership log (group changes and member
+ * additions/removals, ascending), coalescing consecutive entries of one group into one object; a deleted group is
+ * `{"id","@removed":{"reason":"deleted"}}`, a removed member `{"@odata.type","id","@removed":{"reason":"deleted"}}`.
+ */
+function membersDeltaPage(
+  ctx: GraphContext,
+  tenant: Tenant,
+  state: DeltaToken | null,
+  select: readonly string[],
+  size: number,
+  common: Omit<DeltaTokenBaseFields, never>,
+): { value: Record<string, unknown>[]; next: DeltaToken } {
+  const spec = DELTA_SPECS.groups;
+  const budget = size * MEMBERS_DELTA_PER_GROUP_SLOT;
+  const value: Record<string, unknown>[] = [];
+  let membersOut = 0;
+  if (!state || state.kind === 'full') {
+    const upTo = state ? state.upTo : ctx.changes.sequence(tenant);
+    const items = tenant.groups;
+    let i = state ? resumeIndex(items, (x) => x.id, state.index, state.last, (id) => indexes.groups.indexOf(items, id)) : 0;
+    let offset = state?.kind === 'full' && i === state.index ? (state.members ?? 0) : 0;
+    while (i < items.length && value.length < size) {
+      const g = items[i]!;
+      const all = currentMembers(tenant, g.id);
+      const room = budget - membersOut;
+      if (room <= 0 && all.length > offset) break;
+      const chunk = all.slice(offset, offset + room);
+      const obj = spec.render(g, select);
+      if (chunk.length > 0) obj['members@delta'] = chunk;
+      value.push(obj);
+      membersOut += chunk.length;
+      if (offset + chunk.length < all.length) {
+        offset += chunk.length;
+        break;
+      }
+      i++;
+      offset = 0;
+    }
+    const next: DeltaToken = i < items.length ? { ...common, kind: 'full', upTo, index: i, last: items[i - 1]?.id ?? '', ...(offset ? { members: offset } : {}) } : { ...common, kind: 'delta', seq: upTo };
+    return { value, next };
+  }
+  const after = state.kind === 'delta' ? state.seq : state.after;
+  const upTo = state.kind === 'delta' ? ctx.changes.sequence(tenant) : state.upTo;
+  const pending = ctx.changes.membershipChanges(tenant, after, upTo);
+  let consumed = 0;
+  let lastSeq = after;
+  let current = null as { key: string; obj: Record<string, unknown> } | null;
+  for (const c of pending) {
+    const key = c.groupId.toLowerCase();
+    const live = indexes.groups.get(tenant.groups, c.groupId) ?? tenant.groups.find((g) => g.id.toLowerCase() === key);
+    if (c.memberId === null) {
+      if (current?.key !== key || !live) {
+        if (value.length >= size) break;
+        const obj = live ? spec.render(live, select) : { id: c.groupId, '@removed': { reason: 'deleted' } };
+        value.push(obj);
+        current = live ? { key, obj } : null;
+      }
+    } else if (live) {
+      if (current?.key !== key) {
+        if (value.length >= size) break;
+        const obj = spec.render(live, select);
+        value.push(obj);
+        current = { key, obj };
+      }
+      if (membersOut >= budget) break;
+      const list = (current.obj['members@delta'] ??= []) as Record<string, unknown>[];
+      list.push(memberRef(c.kind, c.memberId, c.removed));
+      membersOut++;
+    }
+    consumed++;
+    lastSeq = c.seq;
+  }
+  const next: DeltaToken = consumed < pending.length ? { ...common, kind: 'changes', after: lastSeq, upTo } : { ...common, kind: 'delta', seq: upTo };
+  return { value, next };
+}
+
+type DeltaTokenBaseFields = Pick<DeltaToken, 'collection' | 'tenantId' | 'epoch' | 'select' | 'pageSize'>;
 
 /** `Prefer: odata.maxpagesize=N` clamped to 1..999 and echoed in `Preference-Applied`; undefined when absent. */
 function preferredPageSize(req: FastifyRequest, reply: FastifyReply): number | undefined {
@@ -360,10 +476,12 @@ async function deltaPage<T extends { id: string }>(ctx: GraphContext, req: Fasti
   const size = q.topRaw !== undefined ? q.top : (preferred ?? state?.pageSize ?? 100);
   const common = { collection: spec.collection, tenantId: tenant.id.toLowerCase(), epoch: ctx.changes.epoch(tenant), select: select ?? null, pageSize: q.topRaw !== undefined ? q.top : (state?.pageSize ?? null) };
 
-  const value: Record<string, unknown>[] = [];
+  let value: Record<string, unknown>[] = [];
   let next: DeltaToken;
   let more: boolean;
-  if (!state || state.kind === 'full') {
+  if (spec.collection === 'groups' && select?.includes('members')) {
+    ({ value, next } = membersDeltaPage(ctx, tenant, state, select, size, common));
+  } else if (!state || state.kind === 'full') {
     const upTo = state ? state.upTo : ctx.changes.sequence(tenant);
     const items = spec.items(tenant);
     const start = state ? resumeIndex(items, (x) => x.id, state.index, state.last, (id) => spec.index.indexOf(items, id)) : 0;

@@ -7,15 +7,18 @@
  * - `/{tenant}/…` identity (MSAL authority `https://127.0.0.1:PORT/{tenant}`): client credentials, password,
  *   device-code and refresh-token grants, `/devicecode`, `/adminconsent` (v1 and v2), `/devicelogin`;
  * - `/graph/v1.0/…`, `/bap/providers/Microsoft.BusinessAppPlatform/…`, `/dataverse/{uniqueName}/api/data/v9.2/…`;
+ * - `/powerapps/providers/Microsoft.PowerApps/…`, `/flow/providers/Microsoft.ProcessSimple/…` and the governance paths
+ *   under `/bap` (Power Platform inventory, `powerplatform.ts`);
  * - `/manage/api/v1.0/{tenantId}/activity/feed/…` (Office 365 Management Activity API over a deterministic audit feed
  *   on an emulated clock) and `/powerbi/v1.0/myorg/admin/activityevents` (Power BI activity events);
- * - `/arm` reserved (not served yet);
+ * - `/arm/subscriptions…` Azure Resource Manager: subscriptions and Cognitive Services (Foundry) accounts (`arm.ts`);
  * - `/_emulator/…` control API.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
+import { armNotFound, registerArm } from './arm.ts';
 import { bapNotFound, registerBap } from './bap.ts';
 import { EmulatedClock } from './clock.ts';
 import { newId, serviceOf, type EmulatorContext, type RouteService, type ServiceName } from './common.ts';
@@ -25,19 +28,30 @@ import { dataverseNotFound, registerDataverse } from './dataverse.ts';
 import { DirectoryChanges } from './delta.ts';
 import { FaultInjector, faultBody, type FaultConfig, type FaultKind } from './faults.ts';
 import { FeedStore } from './feed.ts';
-import { graphNotFound, registerGraph } from './graph.ts';
+import { isBatchInner, registerGraphEstate } from './graphestate.ts';
+import { authenticate as graphAuthenticate, graphNotFound, registerGraph, sendError as graphSendError } from './graph.ts';
+import { registerCopilot, registerCopilotControl } from './copilot.ts';
 import { aadError, registerIdentity } from './identity.ts';
 import { generateSigningMaterial, generateTlsMaterial } from './keys.ts';
 import { redactPath, RequestLog } from './log.ts';
 import { af429Body, manageNotFound, publisherIdentifierOf, registerManage } from './manage.ts';
 import type { ManagedApp } from './managed.ts';
 import { powerBiNotFound, registerPowerBi } from './powerbi.ts';
+import { registerFlow, registerPowerApps, registerPowerPlatformGovernance } from './powerplatform.ts';
+import { registerPowerBiScanner } from './powerbiscanner.ts';
+import { registerOrganization } from './organization.ts';
 import { SignInState } from './signin.ts';
 import { TenantStore, type Tenant } from './tenant.ts';
 import { DEFAULT_TOKEN_LIFETIME_SECONDS, TokenService } from './tokens.ts';
 
 export { AGENT_RISK_RATES, DEFAULT_SIZES, generateTenant, groundTruth, agentRiskFlags, permissionsToGrantedRoles, tenantAccounts } from './generate.ts';
 export type { AgentRiskCounts, AgentRiskFlags, GenerateOptions, GroundTruth, SignInAccount, TenantAccounts, TenantSizes } from './generate.ts';
+export { agentComponentsGroundTruth, componentKind, COMPONENT_KINDS, PLANTED_SECRET_PREFIX } from './agentcomponents.ts';
+export type { AgentComponentsGroundTruth, BotComponent, ComponentKind } from './agentcomponents.ts';
+export { foundryGroundTruth, READ_ROLES } from './arm.ts';
+export { generateOrganizationSettings, organizationSettingsGroundTruth, ORGANIZATION_COLUMNS } from './organization.ts';
+export type { OrganizationRow, OrganizationSettingsGroundTruth, OrganizationSettingsModel } from './organization.ts';
+export type { AzureEstate, AzureRoleAssignment, AzureSubscription, CognitiveAccount, FoundryGroundTruth } from './arm.ts';
 export { ConsentError, consentServicePrincipal, generateManagedApp, revokeServicePrincipalRoles } from './managed.ts';
 export type { ManagedApp, ManagedAppOptions } from './managed.ts';
 export { CONSENT_BEHAVIORS } from './signin.ts';
@@ -47,6 +61,8 @@ export { TenantStore } from './tenant.ts';
 export { ControlError, EmulatorControl, MODEL_KINDS } from './control.ts';
 export type { EnvironmentFlags, LogLeak, MintTokenRequest, ModelKind, PowerBiGroundTruth } from './control.ts';
 export { DELTA_COLLECTIONS, DirectoryChanges } from './delta.ts';
+export { BATCH_MAX_REQUESTS, EXTERNAL_CONNECTION_ROLES, INSTALLED_APPS_PAGE_SIZE, INSTALLED_APPS_ROLES, generateGraphEstate, graphEstateGroundTruth, installationId } from './graphestate.ts';
+export type { ExternalConnection, GraphEstate, GraphEstateGroundTruth, GraphEstateSizes, TeamsCatalogApp } from './graphestate.ts';
 export type { DeltaCollection, DirectoryChange } from './delta.ts';
 export { FAULT_KINDS } from './faults.ts';
 export type { FaultConfig, FaultCounters, FaultKind } from './faults.ts';
@@ -75,6 +91,13 @@ export type {
 } from './feed.ts';
 export { ACTIVITY_FEED_READ, DLP_SENSITIVE_TYPES, af429Body, feedMethodName, publisherIdentifierOf } from './manage.ts';
 export { FABRIC_ADMINISTRATOR_ROLE, powerBiNotAuthorized } from './powerbi.ts';
+export { HTTP_CONNECTORS, POWER_PLATFORM_RISK_RATES, STANDARD_CONNECTORS, dlpApplies, emptyPowerPlatform, generatePowerPlatform, httpSteps, isExternalUrl, powerPlatformGroundTruth } from './powerplatform.ts';
+export type { ConnectionModel, CustomConnectorModel, DlpPolicyModel, FlowModel, FlowStepModel, PowerAppModel, PowerPlatformGroundTruth, PowerPlatformModel, PowerPlatformSizes, TenantIsolationModel } from './powerplatform.ts';
+export { changePowerBiWorkspace, generatePowerBiEstate, powerBiInventoryGroundTruth, PowerBiChangeError } from './powerbiinventory.ts';
+export type { PowerBiDataset, PowerBiDatasource, PowerBiEstate, PowerBiInventoryTruth, PowerBiPrincipal, PowerBiReport, PowerBiWorkspace, PowerBiWorkspaceChange } from './powerbiinventory.ts';
+export { SCAN_MAX_CONCURRENT, SCAN_MAX_WORKSPACES, SCAN_RESULT_TTL_MS } from './powerbiscanner.ts';
+export { AI_INTERACTION_ROLE, APP_CLASSES, COPILOT_SKU_ID, addCopilotInteractions, copilotGroundTruth, generateCopilot, parseInteractionFilter } from './copilot.ts';
+export type { CopilotGroundTruth, CopilotModel, CopilotSizes, PlantedContent, StoredInteraction } from './copilot.ts';
 export type { EmulatorClient, EmulatorRequestOptions, EmulatorResponse } from './client.ts';
 
 /**
@@ -250,7 +273,7 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
 
   app.addHook('preHandler', async (req, reply) => {
     const state = stateOf(req);
-    if (state.service === 'control') return;
+    if (state.service === 'control' || isBatchInner(req)) return;
     const decision = faults.decide(state.service, req.url.split('?')[0] ?? req.url);
     if (!decision) return;
     state.fault = decision.kind;
@@ -299,7 +322,7 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
 
   app.addHook('onResponse', async (req, reply) => {
     const state = stateOf(req);
-    if (state.service === 'control' || state.logged) return;
+    if (state.service === 'control' || state.logged || isBatchInner(req)) return;
     state.logged = true;
     log.add({
       time: new Date().toISOString(),
@@ -331,6 +354,8 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
         return manageNotFound(req, reply);
       case 'powerBi':
         return powerBiNotFound(req, reply);
+      case 'arm':
+        return armNotFound(req, reply);
       case 'identity':
         return reply.code(404).send({ error: 'not_found', error_description: `The emulator does not serve ${req.method} ${req.url.split('?')[0] ?? ''}.` });
       case 'control':
@@ -341,11 +366,25 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
   });
 
   registerIdentity(app, ctx);
-  await app.register(async (scope) => registerGraph(scope, { ...ctx, changes }), { prefix: '/graph' });
+  await app.register(
+    async (scope) => {
+      registerGraph(scope, { ...ctx, changes, faults });
+      registerGraphEstate(scope, { ...ctx, changes, faults });
+    },
+    { prefix: '/graph' },
+  );
+  await app.register(async (scope) => registerCopilot(scope, ctx, { authenticate: (req, reply) => graphAuthenticate(ctx, req, reply), sendError: graphSendError }), { prefix: '/graph' });
+  await app.register(async (scope) => registerCopilotControl(scope, ctx), { prefix: '/_emulator' });
   await app.register(async (scope) => registerBap(scope, ctx), { prefix: '/bap' });
+  await app.register(async (scope) => registerPowerPlatformGovernance(scope, ctx), { prefix: '/bap' });
+  await app.register(async (scope) => registerPowerApps(scope, ctx), { prefix: '/powerapps' });
+  await app.register(async (scope) => registerFlow(scope, ctx), { prefix: '/flow' });
   await app.register(async (scope) => registerDataverse(scope, ctx), { prefix: '/dataverse' });
+  await app.register(async (scope) => registerOrganization(scope, ctx), { prefix: '/dataverse' });
+  await app.register(async (scope) => registerArm(scope, ctx), { prefix: '/arm' });
   await app.register(async (scope) => registerManage(scope, feedCtx), { prefix: '/manage' });
   await app.register(async (scope) => registerPowerBi(scope, feedCtx), { prefix: '/powerbi' });
+  await app.register(async (scope) => registerPowerBiScanner(scope, feedCtx), { prefix: '/powerbi' });
   let endpoints = endpointsFor('https://127.0.0.1:0');
   await app.register(async (scope) => registerControl(scope, control, { endpoints: () => endpoints, caPem: () => tls.cert }), { prefix: '/_emulator' });
 

@@ -19,6 +19,7 @@ import { bearerToken, type EmulatorContext } from './common.ts';
 import { DIRECTORY_ROLES, POWER_BI_PERMISSIONS, RESOURCES, RESOURCE_APP_IDS } from './constants.ts';
 import { parseUtc } from './clock.ts';
 import type { FeedStore } from './feed.ts';
+import type { Tenant } from './tenant.ts';
 
 /** What the Power BI routes need beyond the common context. */
 export interface PowerBiContext extends EmulatorContext {
@@ -102,6 +103,42 @@ function quoted(value: string | undefined): string | null {
 }
 
 /**
+ * Authorises a Power BI admin API call: a token for `https://analysis.windows.net/powerbi/api` of a served tenant; app
+ * tokens need the tenant setting "Service principals can access read-only admin APIs" (`PowerBiSettings`), user tokens
+ * a Global or Fabric Administrator (`wids`). Otherwise the error answer is sent (401 `PowerBINotAuthorizedException`;
+ * expired: 403 `TokenExpired`, UNCONFIRMED) and null returned. Shared by the activity-event and scanner routes.
+ */
+export async function authorizePowerBiAdmin(ctx: PowerBiContext, req: FastifyRequest, reply: FastifyReply): Promise<Tenant | null> {
+  const deny = (_sent: unknown): null => null;
+  const result = await ctx.tokens.verify(bearerToken(req));
+  if (!result.ok) {
+    if (result.reason === 'expired') return deny(reply.code(403).type('application/json; charset=utf-8').send({ error: { code: 'TokenExpired', message: 'Access token has expired, resubmit with a new access token' } }));
+    return deny(reply.code(401).header('www-authenticate', 'Bearer authorization_uri="https://login.microsoftonline.com/common/oauth2/authorize"').type('application/json; charset=utf-8').send(powerBiNotAuthorized()));
+  }
+  const claims = result.claims;
+  const aud = claims.aud.replace(/\/+$/, '').toLowerCase();
+  if (aud !== RESOURCES.powerBi && aud !== (RESOURCE_APP_IDS[RESOURCES.powerBi] ?? '').toLowerCase()) {
+    return deny(reply.code(401).type('application/json; charset=utf-8').send(powerBiNotAuthorized()));
+  }
+  const tenant = ctx.store.get(claims.tid);
+  const feed = tenant ? ctx.feeds.feed(tenant.id) : null;
+  if (!tenant || !feed) return deny(reply.code(401).type('application/json; charset=utf-8').send(powerBiNotAuthorized()));
+  const settings = ctx.feeds.powerBi(tenant.id);
+  if (claims.idtyp === 'app') {
+    const pbiRoles = (claims.roles ?? []).filter((r) => POWER_BI_PERMISSIONS.includes(r));
+    if (!settings.servicePrincipalsCanUseReadOnlyAdminApis || (settings.rejectServicePrincipalsWithPowerBiRoles && pbiRoles.length > 0)) {
+      return deny(reply.code(401).type('application/json; charset=utf-8').send(powerBiNotAuthorized()));
+    }
+  } else {
+    const wids = claims.wids ?? [];
+    if (!wids.includes(DIRECTORY_ROLES.globalAdministrator) && !wids.includes(FABRIC_ADMINISTRATOR_ROLE)) {
+      return deny(reply.code(401).type('application/json; charset=utf-8').send(powerBiNotAuthorized()));
+    }
+  }
+  return tenant;
+}
+
+/**
  * Registers `GET /v1.0/myorg/admin/activityevents` under the `/powerbi` prefix. Auth: a token for
  * `https://analysis.windows.net/powerbi/api`; app tokens need the tenant setting (`PowerBiSettings`), user tokens a
  * Global or Fabric Administrator (`wids`); otherwise 401 `PowerBINotAuthorizedException`. Bad or missing tokens: 401
@@ -109,31 +146,10 @@ function quoted(value: string | undefined): string | null {
  */
 export function registerPowerBi(app: FastifyInstance, ctx: PowerBiContext): void {
   app.get('/v1.0/myorg/admin/activityevents', async (req: FastifyRequest, reply: FastifyReply) => {
-    const result = await ctx.tokens.verify(bearerToken(req));
-    if (!result.ok) {
-      if (result.reason === 'expired') return reply.code(403).type('application/json; charset=utf-8').send({ error: { code: 'TokenExpired', message: 'Access token has expired, resubmit with a new access token' } });
-      return reply.code(401).header('www-authenticate', 'Bearer authorization_uri="https://login.microsoftonline.com/common/oauth2/authorize"').type('application/json; charset=utf-8').send(powerBiNotAuthorized());
-    }
-    const claims = result.claims;
-    const aud = claims.aud.replace(/\/+$/, '').toLowerCase();
-    if (aud !== RESOURCES.powerBi && aud !== (RESOURCE_APP_IDS[RESOURCES.powerBi] ?? '').toLowerCase()) {
-      return reply.code(401).type('application/json; charset=utf-8').send(powerBiNotAuthorized());
-    }
-    const tenant = ctx.store.get(claims.tid);
-    const feed = tenant ? ctx.feeds.feed(tenant.id) : null;
-    if (!tenant || !feed) return reply.code(401).type('application/json; charset=utf-8').send(powerBiNotAuthorized());
+    const tenant = await authorizePowerBiAdmin(ctx, req, reply);
+    if (!tenant) return reply;
+    const feed = ctx.feeds.feed(tenant.id)!;
     const settings = ctx.feeds.powerBi(tenant.id);
-    if (claims.idtyp === 'app') {
-      const pbiRoles = (claims.roles ?? []).filter((r) => POWER_BI_PERMISSIONS.includes(r));
-      if (!settings.servicePrincipalsCanUseReadOnlyAdminApis || (settings.rejectServicePrincipalsWithPowerBiRoles && pbiRoles.length > 0)) {
-        return reply.code(401).type('application/json; charset=utf-8').send(powerBiNotAuthorized());
-      }
-    } else {
-      const wids = claims.wids ?? [];
-      if (!wids.includes(DIRECTORY_ROLES.globalAdministrator) && !wids.includes(FABRIC_ADMINISTRATOR_ROLE)) {
-        return reply.code(401).type('application/json; charset=utf-8').send(powerBiNotAuthorized());
-      }
-    }
 
     const q = req.query as Record<string, string | undefined>;
     const now = ctx.feeds.clock.now();

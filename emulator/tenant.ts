@@ -8,6 +8,14 @@
  * `systemuser` and `bot` rows. Field names are the Microsoft wire names wherever the object is served as is.
  */
 
+import type { BotComponent } from './agentcomponents.ts';
+import type { AzureEstate } from './arm.ts';
+import type { PowerBiEstate } from './powerbiinventory.ts';
+import type { CopilotModel } from './copilot.ts';
+import type { PowerPlatformModel } from './powerplatform.ts';
+import type { GraphEstate } from './graphestate.ts';
+import type { OrganizationSettingsModel } from './organization.ts';
+
 /**
  * An Entra ID user as Graph serves it (https://learn.microsoft.com/graph/api/resources/user).
  * Dates are ISO 8601 UTC strings. Guests have `userType: 'Guest'` and a UPN like `jane_contoso.com#EXT#@{domain}`.
@@ -28,6 +36,11 @@ export interface DirectoryUser {
   mobilePhone: string | null;
   officeLocation: string | null;
   preferredLanguage: string | null;
+  /**
+   * Graph `assignedLicenses` (`[{disabledPlans, skuId}]`), served when `$select`ed; absent = none. The Microsoft 365
+   * Copilot SKU (`COPILOT_SKU_ID` in copilot.ts) gives the user a Copilot interaction history.
+   */
+  assignedLicenses?: { disabledPlans: string[]; skuId: string }[];
   /**
    * Sign-in password for the password (ROPC) grant; absent = the user cannot sign in with a password (AADSTS50126).
    * Never served by Graph; the request log never sees it (form bodies are not logged).
@@ -216,6 +229,8 @@ export interface DataverseOrg {
    * theirs in `appUsers[].roles`. A person holding System Administrator is privileged in the org.
    */
   userRoles?: Record<string, string[]>;
+  /** Copilot Studio agent components (`botcomponent` rows) of the org's bots; absent = none. */
+  botcomponents?: BotComponent[];
 }
 
 /**
@@ -260,6 +275,18 @@ export interface Tenant {
   environments: Environment[];
   referenceTime?: string;
   connectorAppId?: string;
+  /** Power BI workspaces, items and widely shared links (admin scanner APIs; `powerbiinventory.ts`). */
+  powerBi?: PowerBiEstate;
+  /** Microsoft 365 Copilot interaction history by user (`copilot.ts`). */
+  copilot?: CopilotModel;
+  /** Power Apps, flows, connectors, connections, DLP policies and tenant settings (`powerplatform.ts`). */
+  powerPlatform?: PowerPlatformModel;
+  /** Azure subscriptions, RBAC role assignments and Cognitive Services (Foundry) accounts served under `/arm` (`arm.ts`). */
+  azure?: AzureEstate;
+  /** Microsoft Search external connections and Teams apps installed per user (`graphestate.ts`). */
+  graphEstate?: GraphEstate;
+  /** Dataverse `organization` rows (environment settings: content security policy) by org unique name (`organization.ts`). */
+  organizationSettings?: OrganizationSettingsModel;
 }
 
 /** The kinds of directory object a group member can be; the value is the Graph `@odata.type` suffix. */

@@ -6,6 +6,8 @@ import { isEstateStream, STREAM_NAMES, type EstateStreamName } from '../core/inv
 import { listAgents, listAllUsers, listDataverseUsers, listEnvironments, listEstateObjects } from '../store/repositories/inventory.ts';
 import { latestFinishedRun, listCheckpoints } from '../store/repositories/runs.ts';
 import type { Database, IntegrationsTable } from '../store/schema.ts';
+import { deliverAfterCommit, enqueueFindingEvents, type Sinks } from '../sinks/index.ts';
+import type { Logger } from '../platform/log/index.ts';
 import { loadChecks } from './loader.ts';
 import type { CheckContext, Coverage, CoverageGap, EstateRow, LoadedCheck } from './types.ts';
 
@@ -77,7 +79,11 @@ export interface EvaluationSummary {
  * Runs every check (or the given ones) for an integration, stores the results and updates findings.
  * A check that throws yields one `not_evaluated` result naming the error instead of aborting the others.
  */
-export async function evaluateIntegration(db: Kysely<Database>, integration: IntegrationRef, options: { checks?: LoadedCheck[]; now?: Date } = {}): Promise<EvaluationSummary> {
+export async function evaluateIntegration(
+  db: Kysely<Database>,
+  integration: IntegrationRef,
+  options: { checks?: LoadedCheck[]; now?: Date; /** SIEM sinks: lifecycle steps are queued in the same transaction, delivered after commit. */ sinks?: Sinks | undefined; logger?: Logger } = {},
+): Promise<EvaluationSummary> {
   const checks = options.checks ?? (await loadChecks());
   const ctx = await buildContext(db, integration, options.now);
   const inputs: ResultInput[] = [];
@@ -92,6 +98,13 @@ export async function evaluateIntegration(db: Kysely<Database>, integration: Int
   }
   const byStatus = { pass: 0, fail: 0, not_evaluated: 0 };
   for (const r of inputs) byStatus[r.status]++;
-  const f = await db.transaction().execute((trx) => applyEvaluation(trx, integration.id, ctx.coverage.runId, inputs, nowIso()));
+  const at = nowIso();
+  const sinks = options.sinks;
+  const f = await db.transaction().execute(async (trx) => {
+    const counts = await applyEvaluation(trx, integration.id, ctx.coverage.runId, inputs, at);
+    if (sinks) await enqueueFindingEvents(trx, integration.id, at, new Map(checks.map((c) => [c.metadata.id, c.metadata])), { sinks: sinks.names, product: sinks.product, tenantId: integration.tenant_id });
+    return counts;
+  });
+  await deliverAfterCommit(sinks, db, options.logger);
   return { results: inputs.length, byStatus, findingsOpened: f.opened, findingsOpen: f.open, findingsResolved: f.resolved };
 }

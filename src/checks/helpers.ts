@@ -3,11 +3,11 @@ import type { EstateAttrs, EstateStreamName } from '../core/inventory.ts';
 import type { CheckContext, CheckResult, EstateRow, ResourceType } from './types.ts';
 
 /**
- * Evaluates a per-agent predicate over every collected agent, and reports `not_evaluated` — never a pass — where
+ * Evaluates a per-agent predicate (null = leave the agent out) over every collected agent, and reports `not_evaluated` — never a pass — where
  * agents could not be read: the whole tenant when the environments or agents stream did not run, an environment
  * when its Dataverse could not be read.
  */
-export function evaluateAgents(ctx: CheckContext, evaluate: (agent: AgentsTable) => Omit<CheckResult, 'resourceType' | 'resourceId' | 'resourceName'>): CheckResult[] {
+export function evaluateAgents(ctx: CheckContext, evaluate: (agent: AgentsTable) => Omit<CheckResult, 'resourceType' | 'resourceId' | 'resourceName'> | null): CheckResult[] {
   const results: CheckResult[] = [];
   const streamGap = ctx.coverage.streamGap('environments') ?? ctx.coverage.streamGap('agents');
   if (streamGap) {
@@ -20,7 +20,8 @@ export function evaluateAgents(ctx: CheckContext, evaluate: (agent: AgentsTable)
     if (gap) results.push({ resourceType: 'environment', resourceId: env.id, resourceName: env.display_name, status: 'not_evaluated', reason: gap.message, detail: { code: gap.code } });
   }
   for (const agent of ctx.inventory.agents) {
-    results.push({ resourceType: 'agent', resourceId: agent.id, resourceName: agent.name, ...evaluate(agent), detail: { environmentId: agent.environment_id } });
+    const v = evaluate(agent);
+    if (v) results.push({ resourceType: 'agent', resourceId: agent.id, resourceName: agent.name, ...v, detail: { ...(v.detail ?? {}), environmentId: agent.environment_id } });
   }
   return results;
 }
@@ -67,4 +68,69 @@ export function evaluateTenant(ctx: CheckContext, streams: string[], evaluate: (
   const gap = streams.map((s) => ctx.coverage.streamGap(s)).find((g) => g !== null);
   if (gap) return [{ resourceType: 'tenant', resourceId: ctx.tenantId, resourceName: null, status: 'not_evaluated', reason: gap.message, detail: { code: gap.code } }];
   return [{ resourceType: 'tenant', resourceId: ctx.tenantId, resourceName: null, ...evaluate() }];
+}
+
+/**
+ * Evaluates each collected agent together with its components (stream `agentComponents`, matched on `botId`) and its
+ * settings (stream `agentSettings`, id = botid). Not evaluated — never a pass — for the tenant when components were
+ * not collected, and for an environment whose components could not be read (its agents are then left out).
+ */
+export function evaluateAgentComponents(
+  ctx: CheckContext,
+  evaluate: (agent: AgentsTable, components: EstateRow<EstateAttrs['agentComponents']>[], settings: EstateAttrs['agentSettings'] | null) => Verdict,
+): CheckResult[] {
+  const gap = ctx.coverage.streamGap('agentComponents');
+  if (gap) return [{ resourceType: 'tenant', resourceId: ctx.tenantId, resourceName: null, status: 'not_evaluated', reason: gap.message, detail: { code: gap.code, stream: 'agentComponents' } }];
+  const byBot = new Map<string, EstateRow<EstateAttrs['agentComponents']>[]>();
+  for (const c of ctx.inventory.estate('agentComponents')) if (c.attrs.botId) byBot.set(c.attrs.botId, [...(byBot.get(c.attrs.botId) ?? []), c]);
+  const settings = new Map(ctx.inventory.estate('agentSettings').map((s) => [s.id, s.attrs]));
+  const unreadable = new Set<string>();
+  const results: CheckResult[] = [];
+  for (const env of ctx.inventory.environments) {
+    const g = env.dataverse_url ? ctx.coverage.sliceGap('agentComponents', env.id) : null;
+    if (g && !ctx.coverage.sliceGap('agents', env.id)) {
+      unreadable.add(env.id);
+      results.push({ resourceType: 'environment', resourceId: env.id, resourceName: env.display_name, status: 'not_evaluated', reason: `Agent components could not be read: ${g.message}`, detail: { code: g.code } });
+    }
+  }
+  results.push(...evaluateAgents(ctx, (agent) => (unreadable.has(agent.environment_id) ? null : evaluate(agent, byBot.get(agent.id) ?? [], settings.get(agent.id) ?? null))));
+  return results;
+}
+
+/**
+ * Groups the live objects of an estate stream by a key (a user id) and reports one verdict per group that `evaluate`
+ * flags; when none is flagged, one tenant-wide pass. For streams too large to report per object (Copilot interaction
+ * history). Not evaluated for the tenant when the stream (or one it `requires`) did not run, and per unreadable slice.
+ *
+ * @param evaluate the verdict for a group, or null when the group raises nothing.
+ */
+export function evaluateGrouped<S extends EstateStreamName>(
+  ctx: CheckContext,
+  stream: S,
+  resourceType: ResourceType,
+  key: (row: EstateRow<EstateAttrs[S]>) => string | null,
+  evaluate: (key: string, rows: EstateRow<EstateAttrs[S]>[]) => (Verdict & { name?: string | null }) | null,
+  options: { requires?: string[]; passReason?: string } = {},
+): CheckResult[] {
+  const gap = [...(options.requires ?? []), stream].map((s) => ctx.coverage.streamGap(s)).find((g) => g !== null);
+  if (gap) return [{ resourceType: 'tenant', resourceId: ctx.tenantId, resourceName: null, status: 'not_evaluated', reason: gap.message, detail: { code: gap.code, stream } }];
+  const groups = new Map<string, EstateRow<EstateAttrs[S]>[]>();
+  for (const row of ctx.inventory.estate(stream)) {
+    const k = key(row);
+    if (k !== null) groups.set(k, [...(groups.get(k) ?? []), row]);
+  }
+  const results: CheckResult[] = [];
+  for (const g of ctx.coverage.sliceGaps(stream)) {
+    results.push({ resourceType: 'tenant', resourceId: `${ctx.tenantId}/${stream}/${g.sliceKey}`, resourceName: g.sliceKey, status: 'not_evaluated', reason: g.message, detail: { code: g.code, stream, slice: g.sliceKey } });
+  }
+  let flagged = 0;
+  for (const [k, rows] of groups) {
+    const v = evaluate(k, rows);
+    if (!v) continue;
+    flagged++;
+    const { name, ...verdict } = v;
+    results.push({ resourceType, resourceId: k, resourceName: name ?? null, ...verdict });
+  }
+  if (flagged === 0) results.push({ resourceType: 'tenant', resourceId: ctx.tenantId, resourceName: null, status: 'pass', reason: options.passReason ?? null });
+  return results;
 }

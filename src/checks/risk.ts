@@ -1,7 +1,8 @@
 import type { Severity } from '../core/types.ts';
 import type { Kysely } from 'kysely';
 import { listFindings } from '../store/repositories/findings.ts';
-import { listAgents } from '../store/repositories/inventory.ts';
+import type { AgentComponentAttrs } from '../core/estate/agentcomponents.ts';
+import { listAgents, listEstateObjects } from '../store/repositories/inventory.ts';
 import type { AgentsTable, Database, FindingsTable } from '../store/schema.ts';
 import { ACCESS_CONTROL_POLICY, AUTHENTICATION_MODE } from './helpers.ts';
 
@@ -14,7 +15,10 @@ import { ACCESS_CONTROL_POLICY, AUTHENTICATION_MODE } from './helpers.ts';
  * - Reach (× 30): no authentication = anyone who finds a channel (1.0); authenticated and open to everyone in the
  *   organization (`accesscontrolpolicy` Any) 0.7; Copilot readers or a security group 0.4; unknown 0.5. Unpublished
  *   agents reach makers only (× 0.3), switched-off agents nobody (× 0.1).
- * - What an agent can touch (its tools, knowledge sources and connections) is not collected yet: `touch` says so.
+ * - What it can touch scales the reach: tools on the maker's credentials, MCP servers or HTTP calls to named hosts
+ *   (act beyond the user's own access or outside the tenant) 1.0; other tools or organisational knowledge 0.8;
+ *   public-website knowledge only, or nothing, 0.6. When the agent's components were not collected the factor is
+ *   1.0 (the worst case) and `touch` says "not evaluated".
  *
  * Sources: Dataverse `bot` columns (`authenticationmode`, `accesscontrolpolicy`, `publishedon`, `statecode`),
  * learn.microsoft.com/microsoft-copilot-studio/configuration-end-user-authentication and
@@ -34,8 +38,45 @@ export interface AgentRisk {
   reach: string;
   openFindings: number;
   reasons: string[];
-  /** What the agent can touch: not evaluated in this release. */
-  touch: { status: 'not_evaluated'; reason: string };
+  /** What the agent can touch (from its components), or why it is not known. */
+  touch: AgentTouch;
+}
+
+/** What an agent can touch, from its Copilot Studio components. */
+export type AgentTouch =
+  | { status: 'not_evaluated'; reason: string }
+  | {
+      status: 'evaluated';
+      /** Connector, flow and MCP tools. */
+      tools: number;
+      /** Tools whose connection runs with the maker's credentials. */
+      makerCredentialTools: number;
+      /** MCP tools, and the hosts of their servers where known. */
+      mcpTools: number;
+      /** Hosts called by HTTP requests in tools and topics. */
+      httpHosts: string[];
+      /** Knowledge sources by type (`publicWebsite`, `sharePoint`, …). */
+      knowledge: Record<string, number>;
+    };
+
+/** Summarises an agent's components into what it can touch, and the reach factor (0.6–1.0) that follows. */
+export function agentTouch(components: AgentComponentAttrs[] | null): { touch: AgentTouch; factor: number; reason: string | null } {
+  if (!components) return { touch: { status: 'not_evaluated', reason: "The agent's tools and knowledge were not collected." }, factor: 1, reason: null };
+  const active = components.filter((c) => c.stateCode !== 1);
+  const tools = active.filter((c) => c.kind === 'action' || c.kind === 'mcp');
+  const maker = tools.filter((c) => c.tool?.connectionMode === 'maker').length;
+  const mcp = tools.filter((c) => c.kind === 'mcp').length;
+  const httpHosts = [...new Set(active.flatMap((c) => [...(c.tool?.httpHosts ?? []), ...(c.topic?.httpHosts ?? [])]))].sort();
+  const knowledge: Record<string, number> = {};
+  for (const c of active) if (c.kind === 'knowledge' && c.knowledge) knowledge[c.knowledge.sourceType] = (knowledge[c.knowledge.sourceType] ?? 0) + 1;
+  const orgKnowledge = Object.entries(knowledge).some(([k, n]) => k !== 'publicWebsite' && n > 0);
+  const touch: AgentTouch = { status: 'evaluated', tools: tools.length, makerCredentialTools: maker, mcpTools: mcp, httpHosts, knowledge };
+  if (maker > 0 || mcp > 0 || httpHosts.length > 0) {
+    const what = [maker ? `${maker} tool(s) on the maker's credentials` : '', mcp ? `${mcp} MCP tool(s)` : '', httpHosts.length ? `HTTP to ${httpHosts.join(', ')}` : ''].filter(Boolean).join(', ');
+    return { touch, factor: 1, reason: `touches: ${what}` };
+  }
+  if (tools.length > 0 || orgKnowledge) return { touch, factor: 0.8, reason: `touches: ${tools.length} tool(s), ${Object.entries(knowledge).map(([k, n]) => `${n} ${k}`).join(', ') || 'no'} knowledge` };
+  return { touch, factor: 0.6, reason: 'touches: no tools, no organisational knowledge' };
 }
 
 /**
@@ -43,7 +84,12 @@ export interface AgentRisk {
  * Suppressed findings must be left out by the caller (they are accepted risk).
  * @returns the agents, highest score first.
  */
-export function scoreAgents(agents: Pick<AgentsTable, 'environment_id' | 'id' | 'name' | 'authentication_mode' | 'access_control_policy' | 'published_on' | 'state_code'>[], openFindings: Pick<FindingsTable, 'resource_type' | 'resource_id' | 'severity' | 'check_id'>[]): AgentRisk[] {
+export function scoreAgents(
+  agents: Pick<AgentsTable, 'environment_id' | 'id' | 'name' | 'authentication_mode' | 'access_control_policy' | 'published_on' | 'state_code'>[],
+  openFindings: Pick<FindingsTable, 'resource_type' | 'resource_id' | 'severity' | 'check_id'>[],
+  /** Components per bot id; null when components were not collected (touch not evaluated). */
+  components: Map<string, AgentComponentAttrs[]> | null = null,
+): AgentRisk[] {
   const byAgent = new Map<string, Pick<FindingsTable, 'severity' | 'check_id'>[]>();
   for (const f of openFindings) {
     if (f.resource_type !== 'agent') continue;
@@ -70,8 +116,9 @@ export function scoreAgents(agents: Pick<AgentsTable, 'environment_id' | 'id' | 
         reach = 'makers only';
         factor *= 0.3;
       }
-      const reachPoints = Math.round(30 * factor);
-      reasons.push(`reach: ${reach} (+${reachPoints})`);
+      const touched = agentTouch(components ? (components.get(a.id) ?? []) : null);
+      const reachPoints = Math.round(30 * factor * touched.factor);
+      reasons.push(`reach: ${reach}${touched.reason ? `, ${touched.reason}` : ''} (+${reachPoints})`);
       return {
         environmentId: a.environment_id,
         agentId: a.id,
@@ -80,7 +127,7 @@ export function scoreAgents(agents: Pick<AgentsTable, 'environment_id' | 'id' | 
         reach,
         openFindings: found.length,
         reasons,
-        touch: { status: 'not_evaluated' as const, reason: 'Tools, knowledge sources and connections of agents are not collected in this release.' },
+        touch: touched.touch,
       };
     })
     .sort((x, y) => y.score - x.score || (x.name ?? '').localeCompare(y.name ?? ''));
@@ -94,7 +141,13 @@ export async function rankAgents(db: Kysely<Database>, integrationIds: string[])
   const ranked: (AgentRisk & { integrationId: string })[] = [];
   for (const integrationId of integrationIds) {
     const open = await listFindings(db, { integrationId, status: 'open' });
-    for (const r of scoreAgents(await listAgents(db, integrationId), open)) ranked.push({ integrationId, ...r });
+    const rows = await listEstateObjects<AgentComponentAttrs>(db, integrationId, 'agentComponents');
+    let components: Map<string, AgentComponentAttrs[]> | null = null;
+    if (rows.length > 0) {
+      components = new Map();
+      for (const r of rows) if (r.attrs.botId) components.set(r.attrs.botId, [...(components.get(r.attrs.botId) ?? []), r.attrs]);
+    }
+    for (const r of scoreAgents(await listAgents(db, integrationId), open, components)) ranked.push({ integrationId, ...r });
   }
   return ranked.sort((a, b) => b.score - a.score);
 }

@@ -74,6 +74,19 @@ const envSchema = z.object({
   VIGIL_GRAPH_PAGE_SIZE: z.coerce.number().int().min(1).max(999).default(999),
   /** Dataverse page size (`Prefer: odata.maxpagesize`), 1–5000. */
   VIGIL_DATAVERSE_PAGE_SIZE: z.coerce.number().int().min(1).max(5000).default(5000),
+  /** SIEM webhook (findings opened/reopened/resolved, alerts raised): https, or http to the loopback address only. */
+  VIGIL_WEBHOOK_URL: z
+    .string()
+    .url()
+    .refine((u) => { const x = new URL(u); return x.protocol === 'https:' || (x.protocol === 'http:' && (x.hostname === '127.0.0.1' || x.hostname === '[::1]')); }, 'must be an https:// URL (http:// only for 127.0.0.1 or [::1])')
+    .refine((u) => !new URL(u).username && !new URL(u).password, 'must not hold credentials: the secret goes in VIGIL_WEBHOOK_SECRET')
+    .optional(),
+  /** HMAC-SHA256 key signing each webhook body. Never logged. */
+  VIGIL_WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters (e.g. `openssl rand -hex 32`)').optional(),
+  /** Syslog (RFC 5424) target: `udp://host:514`, `tcp://host:601` (octet counting, RFC 6587) or `tls://host:6514`. */
+  VIGIL_SYSLOG_TARGET: z.string().regex(/^(udp|tcp|tls):\/\/(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must look like udp://host:514, tcp://host:601 or tls://host:6514').optional(),
+  /** RFC 5424 APP-NAME of Vigil's syslog messages (1–48 printable ASCII characters, no space). */
+  VIGIL_SYSLOG_APP_NAME: z.string().regex(/^[!-~]{1,48}$/, 'must be 1–48 printable ASCII characters without spaces').default('vigil'),
 });
 
 /** Validated, frozen configuration. */
@@ -109,6 +122,11 @@ export interface VigilConfig {
   region: { id: 'default' | 'us'; apiUrl: string | undefined; portalUrl: string | undefined };
   /** `vigil serve` listen address. */
   server: { host: string; port: number };
+  /** SIEM sinks: the webhook (its secret never logged) and the syslog target; each undefined when not configured. */
+  sinks: {
+    webhook: { url: string; secret: string } | undefined;
+    syslog: { transport: 'udp' | 'tcp' | 'tls'; host: string; port: number; appName: string } | undefined;
+  };
   /** Collection jobs and their schedule. */
   jobs: {
     workerConcurrency: number;
@@ -146,6 +164,16 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: { dataDir?: string
       remediation: 'Set VIGIL_MANAGED_APP_CLIENT_SECRET, or VIGIL_MANAGED_APP_CERTIFICATE_FILE (PEM holding the certificate and its private key).',
     });
   }
+  if (e.VIGIL_WEBHOOK_URL && !e.VIGIL_WEBHOOK_SECRET) {
+    throw new VigilError('configuration', 'CONFIG_INVALID', 'VIGIL_WEBHOOK_URL is set without VIGIL_WEBHOOK_SECRET.', {
+      field: 'VIGIL_WEBHOOK_SECRET',
+      remediation: 'Set VIGIL_WEBHOOK_SECRET to a random key shared with the receiver (e.g. `openssl rand -hex 32`): every delivery is signed with it.',
+    });
+  }
+  const syslog = e.VIGIL_SYSLOG_TARGET ? /^(udp|tcp|tls):\/\/\[?([^\]]+?)\]?:(\d+)$/.exec(e.VIGIL_SYSLOG_TARGET) : null;
+  if (syslog && (Number(syslog[3]) < 1 || Number(syslog[3]) > 65535)) {
+    throw new VigilError('configuration', 'CONFIG_INVALID', `Environment variable VIGIL_SYSLOG_TARGET: port ${syslog[3]} is out of range.`, { field: 'VIGIL_SYSLOG_TARGET', remediation: 'Give a port from 1 to 65535, e.g. udp://siem.example.com:514.' });
+  }
   return Object.freeze({
     dataDir: resolve(overrides.dataDir ?? e.VIGIL_DATA_DIR ?? '.vigil'),
     masterKey: e.VIGIL_MASTER_KEY,
@@ -155,6 +183,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: { dataDir?: string
     pageSize: { graph: e.VIGIL_GRAPH_PAGE_SIZE, dataverse: e.VIGIL_DATAVERSE_PAGE_SIZE },
     database: e.DATABASE_URL ? { url: e.DATABASE_URL, schema: e.VIGIL_DATABASE_SCHEMA } : undefined,
     server: { host: e.VIGIL_HOST, port: e.VIGIL_PORT },
+    sinks: {
+      webhook: e.VIGIL_WEBHOOK_URL && e.VIGIL_WEBHOOK_SECRET ? { url: e.VIGIL_WEBHOOK_URL, secret: e.VIGIL_WEBHOOK_SECRET } : undefined,
+      syslog: syslog ? { transport: syslog[1] as 'udp' | 'tcp' | 'tls', host: syslog[2]!, port: Number(syslog[3]), appName: e.VIGIL_SYSLOG_APP_NAME } : undefined,
+    },
     region: { id: e.VIGIL_REGION, apiUrl: e.VIGIL_API_URL, portalUrl: e.VIGIL_PORTAL_URL },
     managedApp: e.VIGIL_MANAGED_APP_CLIENT_ID
       ? { clientId: e.VIGIL_MANAGED_APP_CLIENT_ID.toLowerCase(), clientSecret: e.VIGIL_MANAGED_APP_CLIENT_SECRET, certificateFile: e.VIGIL_MANAGED_APP_CERTIFICATE_FILE }

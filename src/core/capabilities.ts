@@ -61,11 +61,11 @@ export const PERMISSION_CAPABILITIES: readonly PermissionCapability[] = [
     recommended: 'GroupMember.Read.All',
     streams: ['groups', 'memberships'],
   },
-  { id: 'graph.externalConnections', title: 'Microsoft Search external connections', api: 'graph', anyOf: ['ExternalConnection.Read.All'], recommended: 'ExternalConnection.Read.All', streams: [] },
-  { id: 'teams.installedApps', title: 'Teams apps installed per user', api: 'graph', anyOf: ['TeamsAppInstallation.ReadForUser.All'], recommended: 'TeamsAppInstallation.ReadForUser.All', streams: [] },
-  { id: 'copilot.interactions', title: 'Microsoft 365 Copilot interaction history', api: 'graph', anyOf: ['AiEnterpriseInteraction.Read.All'], recommended: 'AiEnterpriseInteraction.Read.All', streams: [] },
+  { id: 'graph.externalConnections', title: 'Microsoft Search external connections', api: 'graph', anyOf: ['ExternalConnection.Read.All'], recommended: 'ExternalConnection.Read.All', streams: ['externalConnections'] },
+  { id: 'teams.installedApps', title: 'Teams apps installed per user', api: 'graph', anyOf: ['TeamsAppInstallation.ReadForUser.All'], recommended: 'TeamsAppInstallation.ReadForUser.All', streams: ['teamsApps'] },
+  { id: 'copilot.interactions', title: 'Microsoft 365 Copilot interaction history', api: 'graph', anyOf: ['AiEnterpriseInteraction.Read.All'], recommended: 'AiEnterpriseInteraction.Read.All', streams: ['copilotInteractions'] },
   { id: 'audit.activityFeed', title: 'Audit log (Office 365 Management Activity API)', api: 'managementActivity', anyOf: ['ActivityFeed.Read'], recommended: 'ActivityFeed.Read', streams: [] },
-  { id: 'powerBi.tenant', title: 'Power BI tenant inventory and activity', api: 'powerBi', anyOf: ['Tenant.Read.All', 'Tenant.ReadWrite.All'], recommended: 'Tenant.Read.All', streams: [] },
+  { id: 'powerBi.tenant', title: 'Power BI tenant inventory and activity', api: 'powerBi', anyOf: ['Tenant.Read.All', 'Tenant.ReadWrite.All'], recommended: 'Tenant.Read.All', streams: ['powerBiWorkspaces', 'powerBiSharedLinks'] },
 ];
 
 /** The permission capability that gates a stream, if any. */

@@ -3,6 +3,14 @@
  * Field meanings follow the upstream documentation cited on each type.
  */
 
+import type { CopilotInteractionAttrs } from './estate/copilotInteractions.ts';
+import type { ExternalConnectionAttrs, TeamsAppAttrs } from './estate/graph.ts';
+import type { AgentComponentAttrs, AgentSettingsAttrs } from './estate/agentcomponents.ts';
+import type { FoundryAccountAttrs, FoundryDeploymentAttrs, FoundryProjectAttrs } from './estate/foundry.ts';
+import type { PowerBiSharedLinkAttrs, PowerBiWorkspaceAttrs } from './estate/powerBi.ts';
+import type { ConnectionAttrs, ConnectorAttrs, DlpPolicyAttrs, FlowAttrs, PowerAppAttrs, TenantSettingsAttrs } from './estate/powerPlatform.ts';
+import type { EnvironmentSettingsAttrs } from './estate/environmentSettings.ts';
+
 /** Common part of every collected object. `raw` is the upstream JSON object exactly as received. */
 export interface Collected {
   raw: Record<string, unknown>;
@@ -110,6 +118,23 @@ export interface EstateObject<A extends object = Record<string, unknown>> extend
 export interface EstateAttrs {
   /** Placeholder removed when the first estate stream lands. */
   __none__: Record<string, never>;
+  copilotInteractions: CopilotInteractionAttrs;
+  agentComponents: AgentComponentAttrs;
+  agentSettings: AgentSettingsAttrs;
+  foundryAccounts: FoundryAccountAttrs;
+  foundryProjects: FoundryProjectAttrs;
+  foundryDeployments: FoundryDeploymentAttrs;
+  powerBiWorkspaces: PowerBiWorkspaceAttrs;
+  powerBiSharedLinks: PowerBiSharedLinkAttrs;
+  powerApps: PowerAppAttrs;
+  flows: FlowAttrs;
+  connectors: ConnectorAttrs;
+  connections: ConnectionAttrs;
+  dlpPolicies: DlpPolicyAttrs;
+  tenantSettings: TenantSettingsAttrs;
+  externalConnections: ExternalConnectionAttrs;
+  teamsApps: TeamsAppAttrs;
+  environmentSettings: EnvironmentSettingsAttrs;
 }
 
 /** Names of the estate streams. */
@@ -132,7 +157,7 @@ export type StreamRecords = CoreStreamRecords & { [K in EstateStreamName]: Estat
 export const CORE_STREAM_NAMES = ['users', 'groups', 'memberships', 'environments', 'dataverseUsers', 'agents'] as const;
 
 /** Names of the collection streams, in the order they run (parents before children). */
-export const STREAM_NAMES = [...CORE_STREAM_NAMES] as const;
+export const STREAM_NAMES = [...CORE_STREAM_NAMES, 'agentComponents', 'agentSettings', 'foundryAccounts', 'foundryProjects', 'foundryDeployments', 'copilotInteractions', 'powerBiWorkspaces', 'powerBiSharedLinks', 'powerApps', 'flows', 'connectors', 'connections', 'dlpPolicies', 'tenantSettings', 'externalConnections', 'teamsApps', 'environmentSettings'] as const;
 export type StreamName = (typeof STREAM_NAMES)[number];
 
 /** True for streams stored in `estate_objects`. */

@@ -17,6 +17,8 @@ import {
 import type { Database } from '../store/schema.ts';
 import { loadDetections } from './index.ts';
 import type { Detection, DetectionContext } from './types.ts';
+import { deliverAfterCommit, enqueueAlert, type Sinks } from '../sinks/index.ts';
+import type { Logger } from '../platform/log/index.ts';
 
 /**
  * Runs the detections over an integration's events not evaluated yet and raises their alerts (each once: the rule's
@@ -55,11 +57,20 @@ async function ipHistory(db: Kysely<Database>, integrationId: string, fresh: Use
  * Evaluates the events of `integrationId` stored since the last evaluation, oldest first, in pages of 2,000.
  * @returns how many new events the rules read and the alerts raised per rule.
  */
-export async function runDetections(db: Kysely<Database>, integrationId: string, detections: Detection[] = loadDetections()): Promise<DetectionRunResult> {
+export async function runDetections(
+  db: Kysely<Database>,
+  integrationId: string,
+  detections: Detection[] = loadDetections(),
+  /** SIEM sinks: each new alert is queued in the transaction that stores it, delivered at the end of the run. */
+  sinks?: { sinks: Sinks | undefined; tenantId?: string; logger?: Logger },
+): Promise<DetectionRunResult> {
   const result: DetectionRunResult = { events: 0, alertsRaised: 0, byRule: {} };
   const after = await getDetectionWatermark(db, integrationId);
   const through = await latestIngestedAfter(db, integrationId, after);
-  if (!through) return result;
+  if (!through) {
+    await deliverAfterCommit(sinks?.sinks, db, sinks?.logger);
+    return result;
+  }
   const recordTypes = [...new Set(detections.flatMap((d) => d.metadata.recordTypes))];
   const fresh = await userIpsStoredBetween(db, integrationId, after, through);
   const firstSeen = await ipHistory(db, integrationId, fresh);
@@ -80,7 +91,19 @@ export async function runDetections(db: Kysely<Database>, integrationId: string,
       if (mine.length === 0) continue;
       for (const hit of await d.run({ ...ctxBase, events: mine })) {
         const times = hit.eventIds.map((id) => events.find((e) => e.id === id)?.creationTime).filter((t): t is string => !!t).sort();
-        const { created } = await raiseAlert(db, { integrationId, ruleId: d.metadata.id, severity: d.metadata.severity, title: hit.title, dedupeKey: hit.dedupeKey, detail: hit.detail, eventIds: hit.eventIds, windowStart: times[0] ?? null, windowEnd: times.at(-1) ?? null }, nowIso());
+        const input = { integrationId, ruleId: d.metadata.id, severity: d.metadata.severity, title: hit.title, dedupeKey: hit.dedupeKey, detail: hit.detail, eventIds: hit.eventIds, windowStart: times[0] ?? null, windowEnd: times.at(-1) ?? null };
+        const out = sinks?.sinks;
+        const { created } = out
+          ? await db.transaction().execute(async (trx) => {
+              const at = nowIso();
+              const r = await raiseAlert(trx, input, at);
+              if (r.created) {
+                const row = await trx.selectFrom('alerts').selectAll().where('id', '=', r.id).executeTakeFirstOrThrow();
+                await enqueueAlert(trx, row, d.metadata, { sinks: out.names, product: out.product, tenantId: sinks.tenantId });
+              }
+              return r;
+            })
+          : await raiseAlert(db, input, nowIso());
         if (created) {
           result.alertsRaised++;
           result.byRule[d.metadata.id] = (result.byRule[d.metadata.id] ?? 0) + 1;
@@ -92,5 +115,6 @@ export async function runDetections(db: Kysely<Database>, integrationId: string,
   // the same events again (alerts are raised once by their dedupe key).
   await mergeUserIps(db, integrationId, fresh);
   await saveDetectionWatermark(db, integrationId, through, nowIso());
+  await deliverAfterCommit(sinks?.sinks, db, sinks?.logger);
   return result;
 }

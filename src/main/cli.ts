@@ -15,6 +15,7 @@ import { registerJobs } from '../cli/commands/jobs.ts';
 import { registerRegister } from '../cli/commands/register.ts';
 import { registerSafelist } from '../cli/commands/safelist.ts';
 import { registerService } from '../cli/commands/service.ts';
+import { registerSinks } from '../cli/commands/sinks.ts';
 import { createHost } from '../cli/host.ts';
 import { EXIT_CODES_HELP } from '../cli/output.ts';
 import { invalidInput } from '../core/errors.ts';
@@ -45,6 +46,7 @@ registerFindings(program, host);
 registerAgents(program, host);
 registerChecks(program);
 registerAudit(program, host);
+registerSinks(program, host);
 registerDb(program, host);
 registerService(program, host, { serve: runServe, worker: runWorker });
 registerJobs(program, host, (rt) => {

@@ -7,6 +7,7 @@ import { createLogger, type Logger } from '../platform/log/index.ts';
 import { openStore } from '../store/db.ts';
 import { SharedBudget } from '../store/repositories/budgets.ts';
 import type { Database } from '../store/schema.ts';
+import { createSinks, type Sinks } from '../sinks/index.ts';
 
 /**
  * Composition root: the one place that wires concrete parts (configuration, logger, store, HTTP pipeline, master
@@ -21,6 +22,8 @@ export interface Runtime {
   http: HttpClient;
   kek: KeyEncryptionKey;
   pageSize: { graph: number; dataverse: number };
+  /** SIEM sinks (webhook, syslog), undefined when none is configured. */
+  sinks: Sinks | undefined;
   close(): Promise<void>;
 }
 
@@ -60,6 +63,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     http,
     kek,
     pageSize: config.pageSize,
+    sinks: createSinks(config.sinks, logger),
     async close() {
       await http.close();
       await db.destroy();

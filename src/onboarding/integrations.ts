@@ -14,6 +14,7 @@ import * as repo from '../store/repositories/integrations.ts';
 import type { Database } from '../store/schema.ts';
 import { parseSecretExpiry, requireGuid, requireSecretValue, validateCustomerAppInput } from './validate.ts';
 import { verifyIntegration, type VerificationReport } from './verify.ts';
+import type { Sinks } from '../sinks/index.ts';
 
 /**
  * Integration use cases: add (Mode A), verify, list, show, remove. The client secret is verified before anything is
@@ -31,6 +32,8 @@ export interface OnboardingDeps {
   pageSize?: { graph: number; dataverse: number };
   /** The operator-managed application (Mode B), the consent settings and the administrator sign-in client. */
   config: Pick<VigilConfig, 'managedApp' | 'consent' | 'adminSignIn'>;
+  /** SIEM sinks fed by evaluations and detections, when configured. */
+  sinks?: Sinks | undefined;
 }
 
 /** An integration as shown to people and scripts: never the secret. */

@@ -90,3 +90,11 @@ export interface Stream<S extends StreamName> {
 
 /** The single slice of a stream that has no parent. */
 export const ROOT_SLICE: Slice = Object.freeze({ key: '*', params: {} }) as Slice;
+
+/**
+ * Refresh intervals (seconds) of the costly streams, see {@link Stream.refreshSeconds}. Power Platform inventory has no
+ * incremental read and costs a request per environment and stream; Teams app installations cost a `$batch` per 20
+ * users; Copilot interaction history is incremental but still one request per licensed user. Changes in between
+ * reach Vigil through the audit feed (Power Platform admin activity, CopilotInteraction records) and `--full`.
+ */
+export const REFRESH_SECONDS = { environmentInventory: 6 * 3600, perUserInventory: 24 * 3600, interactionHistory: 6 * 3600 } as const;

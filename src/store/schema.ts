@@ -301,6 +301,28 @@ export interface AlertEventsTable {
   event_id: string;
 }
 
+/** One event waiting for (or delivered to) one SIEM sink (migration 0009). */
+export interface SinkOutboxTable {
+  id: string;
+  /** `webhook` or `syslog`. */
+  sink: string;
+  integration_id: string;
+  /** `finding.opened`, `finding.reopened`, `finding.resolved`, `alert.raised`. */
+  event_type: string;
+  /** The finding or alert id. */
+  subject_id: string;
+  severity: string;
+  /** OCSF Detection Finding JSON. */
+  payload: string;
+  created_at: string;
+  /** Delivery attempts so far (each may include the sink's own bounded retries). */
+  attempts: number;
+  last_attempt_at: string | null;
+  last_error: string | null;
+  /** When the sink accepted it; null while pending. */
+  delivered_at: string | null;
+}
+
 /** The database. */
 export interface Database {
   integrations: IntegrationsTable;
@@ -327,6 +349,7 @@ export interface Database {
   audit_cursors: AuditCursorsTable;
   alerts: AlertsTable;
   alert_events: AlertEventsTable;
+  sink_outbox: SinkOutboxTable;
 }
 
 /** Names of the inventory tables. */

@@ -193,7 +193,8 @@ export interface AuditCycleResult {
  */
 export async function ingestAndDetect(deps: OnboardingDeps, idOrName: string, options: AuditIngestOptions = {}): Promise<AuditCycleResult> {
   const ingest = await ingestAudit(deps, idOrName, options);
-  const detections = await runDetections(deps.db, (await getIntegration(deps.db, idOrName)).id);
+  const integration = await getIntegration(deps.db, idOrName);
+  const detections = await runDetections(deps.db, integration.id, undefined, { sinks: deps.sinks, tenantId: integration.tenant_id, logger: deps.logger });
   deps.logger.info({ integration: idOrName, evaluated: detections.events, alertsRaised: detections.alertsRaised }, 'detections finished');
   return { ingest, detections };
 }

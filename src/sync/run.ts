@@ -53,6 +53,6 @@ export async function collectAndEvaluate(
   const run = await collectIntegration(deps, idOrName, { onProgress: options.onProgress, signal: options.signal, full: options.full });
   const row = await getIntegration(deps.db, idOrName);
   const grants = await grantNewEnvironments(deps, row.id, run.errors, options.autoGrantAccess ?? false);
-  const evaluation = options.evaluate === false ? null : await evaluateIntegration(deps.db, row);
+  const evaluation = options.evaluate === false ? null : await evaluateIntegration(deps.db, row, { sinks: deps.sinks, logger: deps.logger });
   return { run, grants, evaluation };
 }

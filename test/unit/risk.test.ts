@@ -31,4 +31,17 @@ describe('agent risk score: findings weighted by severity plus reach', () => {
     // Findings on other resources (environments, the tenant) do not count for an agent.
     expect(scoreAgents([agent('a')], [{ resource_type: 'environment', resource_id: 'a', severity: 'high', check_id: 'x' }])[0]!.openFindings).toBe(0);
   });
+
+  it('scales reach by what the agent can touch once its components are known', () => {
+    const base = { botId: 'x', parentComponentId: null, schemaName: null, componentType: 9, yamlKind: null, stateCode: 0, modifiedOn: null, dataUnparsed: false };
+    const tool = { actionKind: 'InvokeConnectorTaskAction', connectionReference: null, connectorId: 'shared_office365', customConnector: false, operationId: null, serverHost: null, httpHosts: [] };
+    const components = new Map([
+      ['maker', [{ ...base, kind: 'action' as const, tool: { ...tool, connectionMode: 'maker' as const } }]],
+      ['sp', [{ ...base, kind: 'knowledge' as const, knowledge: { sourceType: 'sharePoint' as const, sourceKind: null, url: null, host: null, connectionName: null } }]],
+    ]);
+    const ranked = scoreAgents([agent('maker'), agent('sp'), agent('bare')], [], components);
+    expect(ranked.map((r) => [r.agentId, r.score])).toEqual([['maker', 21], ['sp', 17], ['bare', 13]]);
+    expect(ranked[0]!.reasons[0]).toMatch(/1 tool\(s\) on the maker's credentials/);
+    expect(ranked[0]!.touch).toMatchObject({ status: 'evaluated', tools: 1, makerCredentialTools: 1 });
+  });
 });

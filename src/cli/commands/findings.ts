@@ -8,6 +8,11 @@ import { SEVERITIES, type Severity } from '../../core/types.ts';
 import { getIntegration } from '../../onboarding/integrations.ts';
 import { nowIso } from '../../store/db.ts';
 import { findingHistory, getFinding, listFindings, suppressFinding, unsuppressFinding, type FindingWithSuppression } from '../../store/repositories/findings.ts';
+import { loadChecks } from '../../checks/loader.ts';
+import { findingToOcsf, vigilProduct } from '../../exports/ocsf.ts';
+import { findingsToSarif } from '../../exports/sarif.ts';
+import { VIGIL_VERSION } from '../../sinks/index.ts';
+import { listIntegrations } from '../../store/repositories/integrations.ts';
 import type { CommandHost } from '../host.ts';
 import { print, printJson, table } from '../output.ts';
 
@@ -60,17 +65,32 @@ export function registerFindings(program: Command, host: CommandHost): void {
 
   findings
     .command('export')
-    .description('Export findings for other tools: json (an array) or csv (one row per finding, RFC 4180)')
-    .addOption(new Option('--format <format>', 'output format').choices(['json', 'csv']).makeOptionMandatory())
+    .description('Export findings for other tools: json (an array), csv (one row per finding, RFC 4180), sarif (SARIF 2.1.0 log) or ocsf (OCSF Detection Finding events, a JSON array; --ndjson for one per line)')
+    .addOption(new Option('--format <format>', 'output format').choices(['json', 'csv', 'sarif', 'ocsf']).makeOptionMandatory())
+    .option('--ndjson', 'with --format ocsf: one event per line (newline-delimited JSON) instead of an array')
     .option('--integration <integration>', 'only this integration (id or name)')
     .addOption(new Option('--status <status>', 'finding status').choices(['open', 'resolved', 'suppressed', 'all']).default('all'))
     .option('--output <file>', 'write to this file (written whole, then renamed into place) instead of standard output')
     .action(
-      host.action(async (rt, opts: { format: 'json' | 'csv'; integration?: string; status: string; output?: string }) => {
+      host.action(async (rt, opts: { format: 'json' | 'csv' | 'sarif' | 'ocsf'; ndjson?: boolean; integration?: string; status: string; output?: string }) => {
+        if (opts.ndjson && opts.format !== 'ocsf') throw new VigilError('invalid-input', 'INVALID_INPUT', '--ndjson applies to --format ocsf only.', { field: '--ndjson', remediation: 'Use --format ocsf --ndjson, or leave --ndjson out.' });
         const integrationId = opts.integration ? (await getIntegration(rt.db, opts.integration)).id : undefined;
-        const list = (await listFindings(rt.db, { integrationId, status: opts.status === 'all' ? undefined : (opts.status as 'open' | 'resolved' | 'suppressed') })).map(view);
+        const rows = await listFindings(rt.db, { integrationId, status: opts.status === 'all' ? undefined : (opts.status as 'open' | 'resolved' | 'suppressed') });
+        const list = rows.map(view);
+        const checks = opts.format === 'sarif' || opts.format === 'ocsf' ? (await loadChecks()).map((c) => c.metadata) : [];
+        const tenants = new Map((await listIntegrations(rt.db)).map((i) => [i.id, i.tenant_id]));
+        const ocsf = () => {
+          const byId = new Map(checks.map((c) => [c.id, c]));
+          return rows.map((f) => findingToOcsf(f, byId.get(f.check_id), { product: vigilProduct(VIGIL_VERSION), tenantId: tenants.get(f.integration_id) }));
+        };
         const text =
-          opts.format === 'json'
+          opts.format === 'sarif'
+            ? `${JSON.stringify(findingsToSarif(rows, checks, { version: VIGIL_VERSION }), null, 2)}\n`
+            : opts.format === 'ocsf'
+              ? opts.ndjson
+                ? ocsf().map((e) => `${JSON.stringify(e)}\n`).join('')
+                : `${JSON.stringify(ocsf(), null, 2)}\n`
+              : opts.format === 'json'
             ? `${JSON.stringify(list, null, 2)}\n`
             : stringify(
                 list.map((f) => ({ ...f, suppression: undefined, suppressed: f.suppression !== null, suppressionReason: f.suppression?.reason ?? '', suppressionAuthor: f.suppression?.author ?? '', suppressionExpiresAt: f.suppression?.expiresAt ?? '' })),

@@ -20,7 +20,7 @@ import type { ThrottleBudget } from './budget.ts';
 const RETRY_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
 
 /** Upstream API families, used for logs, metrics and throttling budgets. */
-export type ApiName = 'identity' | 'graph' | 'bap' | 'dataverse' | 'managementActivity' | 'powerBi' | 'arm';
+export type ApiName = 'identity' | 'graph' | 'bap' | 'powerApps' | 'flow' | 'dataverse' | 'managementActivity' | 'powerBi' | 'arm';
 
 /** A request through the pipeline. */
 export interface HttpRequest {

@@ -27,7 +27,7 @@ export function dataverseResource(instanceUrl: string): string {
 }
 
 /** Slice for an environment that has Dataverse; null otherwise. */
-function environmentSlice(row: { id: string; dataverse_url?: string | null }): Slice | null {
+export function environmentSlice(row: { id: string; dataverse_url?: string | null }): Slice | null {
   return row.dataverse_url ? { key: row.id, params: { environmentId: row.id, instanceUrl: row.dataverse_url } } : null;
 }
 
@@ -35,7 +35,7 @@ function environmentSlice(row: { id: string; dataverse_url?: string | null }): S
  * Pages of one Dataverse entity set in one environment.
  * @throws VigilError `authorization` / `DATAVERSE_URL_NOT_ALLOWED` when the instance URL is outside the cloud profile.
  */
-async function* entityPages<R>(ctx: StreamContext, slice: Slice, entitySet: string, select: string, cursor: string | null, map: (j: Json) => R): AsyncGenerator<StreamPage<R>> {
+export async function* entityPages<R>(ctx: StreamContext, slice: Slice, entitySet: string, select: string, cursor: string | null, map: (j: Json) => R): AsyncGenerator<StreamPage<R>> {
   const instanceUrl = slice.params.instanceUrl!;
   if (!isAllowedDataverseUrl(ctx.cloud, instanceUrl)) {
     throw new VigilError('authorization', 'DATAVERSE_URL_NOT_ALLOWED', `Environment ${slice.key} reports a Dataverse URL outside the configured cloud (${new URL(instanceUrl).origin}); no token was sent.`, {

@@ -1,11 +1,10 @@
 import type { DirectoryGroup, DirectoryUser, GroupMembership } from '../../core/inventory.ts';
 import { odataPages } from '../../platform/http/odata.ts';
-import { UpstreamHttpError } from '../../platform/http/client.ts';
 import type { Stream, StreamContext, StreamPage } from '../stream.ts';
 
 /**
- * Microsoft Graph v1.0 directory streams: users and groups by delta query (incremental after the first round),
- * direct group members with `$select` and `$top` (max 999); all paged by `@odata.nextLink`.
+ * Microsoft Graph v1.0 directory streams: users, groups and group memberships by delta query (incremental after the
+ * first round; memberships through `members@delta`); all paged by `@odata.nextLink`.
  *
  * Sources: Graph "List users" (`api/user-list.md`), "List groups", "List group members" (`api/group-list-members.md`:
  * members of mixed `@odata.type`), paging (`concepts/paging.md`), throttling cost of `$select` (`throttling-limits.md`).
@@ -15,11 +14,6 @@ type Json = Record<string, unknown>;
 const s = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const b = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
 
-function firstUrl(ctx: StreamContext, path: string, select: string): string {
-  const top = Math.min(999, Math.max(1, ctx.graphPageSize ?? 999));
-  return `${ctx.cloud.graph.baseUrl}/v1.0/${path}?$select=${select}&$top=${top}`;
-}
-
 /**
  * Resource units a request costs against the tenant's Graph identity budget (`throttling-limits.md`): GET users 2,
  * groups/{id}/members 3, other 1; `$select` −1; never below 1.
@@ -28,13 +22,6 @@ export function graphResourceUnits(url: string): number {
   const path = new URL(url).pathname;
   const base = /\/groups\/[^/]+\/members$/.test(path) ? 3 : /\/users$/.test(path) ? 2 : 1;
   return Math.max(1, base - (url.includes('$select=') ? 1 : 0));
-}
-
-async function* pages<R>(ctx: StreamContext, url: string, map: (j: Json) => R): AsyncGenerator<StreamPage<R>> {
-  const request = { api: 'graph' as const, url, token: ctx.tokens.bearer(ctx.cloud.graph.resource), tenantId: ctx.tenantId, cost: graphResourceUnits(url) };
-  for await (const page of odataPages<Json>(ctx.http, request)) {
-    yield { records: page.items.map(map), nextCursor: page.nextLink ?? null };
-  }
 }
 
 /**
@@ -111,26 +98,44 @@ export const groupsStream: Stream<'groups'> = {
     })),
 };
 
-/** Direct members of each group (one slice per group). A group deleted since it was listed reads as empty. */
+/**
+ * Direct members of every group, by group delta query with membership tracking (`groups/delta?$select=members`): the
+ * first round reads every group with all its members in `members@delta` (a large group is split over pages and the
+ * same group object repeats), later rounds only the groups whose members changed, with the added members and the
+ * removed ones (`@removed`). One root slice; a second unchanged round is one request. Members of any type
+ * (`@odata.type` user, group, servicePrincipal, device).
+ *
+ * Removed ids: `{groupId}/{memberId}` for a member removed from a group, `{groupId}` alone for a deleted group (all its
+ * memberships go). Needs GroupMember.Read.All, Group.Read.All or Directory.Read.All.
+ * Sources: Graph `api/group-delta.md`, `concepts/delta-query-groups.md` ("Paging through members in a large group").
+ */
 export const membershipsStream: Stream<'memberships'> = {
   name: 'memberships',
   primaryKey: ['groupId', 'memberId'],
-  parent: 'groups',
-  slice: (row) => ({ key: row.id, params: { groupId: row.id } }),
+  delta: true,
   resource: (ctx) => ctx.cloud.graph.resource,
-  async *read(ctx, slice, cursor) {
-    const groupId = slice.params.groupId!;
-    const url = cursor ?? firstUrl(ctx, `groups/${encodeURIComponent(groupId)}/members`, 'id');
-    try {
-      yield* pages<GroupMembership>(ctx, url, (j) => ({
-        groupId,
-        memberId: String(j.id),
-        memberType: (s(j['@odata.type']) ?? '#microsoft.graph.directoryObject').replace('#microsoft.graph.', ''),
-        raw: j,
-      }));
-    } catch (e) {
-      if (e instanceof UpstreamHttpError && e.status === 404) return;
-      throw e;
+  async *read(ctx, _slice, cursor) {
+    const size = Math.min(999, Math.max(1, ctx.graphPageSize ?? 999));
+    const url = cursor ?? deltaUrl(ctx, 'groups', 'id,members');
+    const request = { api: 'graph' as const, url, headers: { Prefer: `odata.maxpagesize=${size}` }, token: ctx.tokens.bearer(ctx.cloud.graph.resource), tenantId: ctx.tenantId, cost: graphResourceUnits(url) };
+    for await (const page of odataPages<Json>(ctx.http, request)) {
+      const records: GroupMembership[] = [];
+      const removed: string[] = [];
+      for (const group of page.items) {
+        const groupId = String(group.id);
+        if (group['@removed'] !== undefined) {
+          removed.push(groupId);
+          continue;
+        }
+        const members = group['members@delta'];
+        if (!Array.isArray(members)) continue;
+        for (const m of members as Json[]) {
+          const memberId = String(m.id);
+          if (m['@removed'] !== undefined) removed.push(`${groupId}/${memberId}`);
+          else records.push({ groupId, memberId, memberType: (s(m['@odata.type']) ?? '#microsoft.graph.directoryObject').replace('#microsoft.graph.', ''), raw: m });
+        }
+      }
+      yield { records, removed, nextCursor: page.nextLink ?? null, ...(page.deltaLink ? { deltaLink: page.deltaLink } : {}) };
     }
   },
 };

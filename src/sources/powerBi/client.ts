@@ -42,9 +42,10 @@ export const POWER_BI_NOT_AUTHORIZED = 'POWER_BI_NOT_AUTHORIZED';
 
 /**
  * Power BI answers a refused admin API with 401 `PowerBINotAuthorizedException`, which the pipeline would read as
- * refused credentials: it is about a tenant setting, so it becomes an `authorization` error naming the fix.
+ * refused credentials: it is about a tenant setting, so it becomes an `authorization` error naming the fix. Other
+ * errors are returned unchanged. Used by every Power BI admin call (activity events, scanner, widely shared artifacts).
  */
-function refusal(e: unknown): unknown {
+export function powerBiRefusal(e: unknown): unknown {
   if (!(e instanceof UpstreamHttpError) || (e.status !== 401 && e.status !== 403) || !/PowerBINotAuthorized/i.test(`${e.upstreamCode ?? ''} ${JSON.stringify(e.body ?? '')}`)) return e;
   return new VigilError('authorization', POWER_BI_NOT_AUTHORIZED, 'Power BI refused its admin API to this service principal (PowerBINotAuthorizedException).', {
     remediation:
@@ -69,7 +70,7 @@ export async function* activityEvents(ctx: StreamContext, start: Date, end: Date
     try {
       res = await ctx.http.send<ActivityEventsBody | null>(request(ctx, url));
     } catch (e) {
-      throw refusal(e);
+      throw powerBiRefusal(e);
     }
     const events = Array.isArray(res.body?.activityEventEntities) ? res.body.activityEventEntities : [];
     yield { events, text: JSON.stringify(events) };

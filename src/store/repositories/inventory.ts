@@ -216,12 +216,30 @@ export async function markUnseen(
 }
 
 /**
- * Marks rows deleted by id (a delta round's `@removed` entries); history is kept.
+ * Marks rows deleted by id (a delta round's `@removed` entries); history is kept. Memberships, keyed (group, member),
+ * take `{groupId}/{memberId}` for one removed member and `{groupId}` alone for a deleted group (all its members).
  * @returns how many live rows were marked.
  */
 export async function markDeleted(db: Executor, stream: StreamName, integrationId: string, ids: string[], now: string): Promise<number> {
   const mapping = TABLES[stream] as TableMapping<unknown>;
   let marked = 0;
+  if (stream === 'memberships') {
+    const groups = ids.filter((id) => !id.includes('/'));
+    const pairs = ids.filter((id) => id.includes('/')).map((id) => id.split('/', 2) as [string, string]);
+    for (let i = 0; i < groups.length; i += 500) {
+      const r = await liveRows(db, mapping, integrationId, now).where('group_id', 'in', groups.slice(i, i + 500)).executeTakeFirst();
+      marked += Number(r.numUpdatedRows ?? 0);
+    }
+    for (let i = 0; i < pairs.length; i += 200) {
+      const chunk = pairs.slice(i, i + 200);
+      const r = await liveRows(db, mapping, integrationId, now)
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any
+        .where((eb: any) => eb.or(chunk.map(([g, m]) => eb.and([eb('group_id', '=', g), eb('member_id', '=', m)]))))
+        .executeTakeFirst();
+      marked += Number(r.numUpdatedRows ?? 0);
+    }
+    return marked;
+  }
   for (let i = 0; i < ids.length; i += 500) {
     const r = await liveRows(db, mapping, integrationId, now).where('id', 'in', ids.slice(i, i + 500)).executeTakeFirst();
     marked += Number(r.numUpdatedRows ?? 0);

@@ -1,0 +1,20 @@
+import { evaluateGrouped } from '../../helpers.ts';
+import type { CheckFunction } from '../../types.ts';
+
+/**
+ * Fails each guest user (`userType` Guest) with Microsoft 365 Copilot interaction history; one tenant pass when no
+ * guest has any. Not evaluated without directory users or interaction history.
+ */
+export const check: CheckFunction = (ctx) =>
+  evaluateGrouped(
+    ctx,
+    'copilotInteractions',
+    'user',
+    (i) => (ctx.inventory.directoryUsers.get(i.attrs.userId)?.user_type === 'Guest' ? i.attrs.userId : null),
+    (userId, rows) => {
+      const user = ctx.inventory.directoryUsers.get(userId);
+      const last = rows.map((r) => r.attrs.createdDateTime ?? '').sort().at(-1);
+      return { status: 'fail', name: user?.user_principal_name ?? null, reason: `Guest ${user?.user_principal_name ?? userId} used Microsoft 365 Copilot (${rows.length} interaction(s), last ${last || 'unknown'}).` };
+    },
+    { requires: ['users'], passReason: 'No guest has Copilot interaction history.' },
+  );

@@ -1,0 +1,140 @@
+import type { DlpPolicyAttrs, TenantIsolationAttrs, TenantSettingsObjectAttrs } from '../../core/estate/powerPlatform.ts';
+import type { Verdict } from '../helpers.ts';
+import type { CheckContext, CheckResult } from '../types.ts';
+
+/**
+ * Helpers shared by the Power Platform checks (`checks/powerplatform/*`, `checks/entra/guest_owns_{app,flow}`): the
+ * tenant settings objects, DLP policy scope, the organisation's own domains and owner lookups in the directory.
+ * This file is not a check (the loader only loads folders).
+ */
+
+/** The `tenantSettings` object of the `tenantSettings` stream, or null when the stream ran without it. */
+export function tenantSettingsOf(ctx: CheckContext): TenantSettingsObjectAttrs | null {
+  const row = ctx.inventory.estate('tenantSettings').find((r) => r.attrs.kind === 'tenantSettings');
+  return row ? (row.attrs as TenantSettingsObjectAttrs) : null;
+}
+
+/** The `tenantIsolation` object of the `tenantSettings` stream, or null when the stream ran without it. */
+export function tenantIsolationOf(ctx: CheckContext): TenantIsolationAttrs | null {
+  const row = ctx.inventory.estate('tenantSettings').find((r) => r.attrs.kind === 'tenantIsolation');
+  return row ? (row.attrs as TenantIsolationAttrs) : null;
+}
+
+/**
+ * A verdict on one boolean of `listTenantSettings` that must be true. Not evaluated — never a pass — when the
+ * settings object is missing or the body did not carry the field (the documented default is "off").
+ */
+export function tenantFlagVerdict(ctx: CheckContext, field: keyof Omit<TenantSettingsObjectAttrs, 'kind' | 'settings'>, failReason: string): Verdict {
+  const settings = tenantSettingsOf(ctx);
+  if (!settings) return { status: 'not_evaluated', reason: 'The Power Platform tenant settings were not in the collected inventory.' };
+  const value = settings[field];
+  if (value === null) return { status: 'not_evaluated', reason: `The tenant settings did not include '${field}'.` };
+  return value ? { status: 'pass', reason: `'${field}' is true.`, detail: { [field]: true } } : { status: 'fail', reason: failReason, detail: { [field]: false } };
+}
+
+/**
+ * Whether a DLP policy applies to an environment, from its scope (`environmentType`):
+ * `AllEnvironments` → every environment; `ExceptEnvironments` → every environment NOT in `environments`;
+ * `OnlyEnvironments` / `SingleEnvironment` → only the ones listed. Other types apply to nothing (unknown scope is
+ * never counted as coverage). Names compare case-insensitively. Source: Power Platform "Data policies" (policy scope:
+ * all / exclude certain / add multiple environments); ScubaGear issue #1396 and #1896 (exclude-scope false results).
+ */
+export function dlpCovers(policy: DlpPolicyAttrs, environmentId: string): boolean {
+  const listed = policy.environments.some((e) => e.toLowerCase() === environmentId.toLowerCase());
+  switch (policy.environmentType) {
+    case 'AllEnvironments':
+      return true;
+    case 'ExceptEnvironments':
+      return !listed;
+    case 'OnlyEnvironments':
+    case 'SingleEnvironment':
+      return listed;
+    default:
+      return false;
+  }
+}
+
+/** Results over the stored environments with the DLP policies that cover each; not evaluated without both streams. */
+export function evaluateEnvironmentsDlp(ctx: CheckContext, include: (isDefault: boolean) => boolean, verdict: (covering: { id: string; name: string | null }[]) => Verdict): CheckResult[] {
+  const gap = ctx.coverage.streamGap('environments') ?? ctx.coverage.streamGap('dlpPolicies');
+  if (gap) return [{ resourceType: 'tenant', resourceId: ctx.tenantId, resourceName: null, status: 'not_evaluated', reason: gap.message, detail: { code: gap.code } }];
+  const policies = ctx.inventory.estate('dlpPolicies');
+  const results: CheckResult[] = [];
+  for (const env of ctx.inventory.environments) {
+    if (!include(env.is_default === 1)) continue;
+    const covering = policies.filter((p) => dlpCovers(p.attrs, env.id)).map((p) => ({ id: p.id, name: p.name }));
+    results.push({ resourceType: 'environment', resourceId: env.id, resourceName: env.display_name, ...verdict(covering), detail: { isDefault: env.is_default === 1, policies: covering.map((p) => p.id) } });
+  }
+  return results;
+}
+
+/**
+ * The organisation's DNS domains as far as the inventory shows them: the domain part of every member's user
+ * principal name (guests' `#EXT#` names excluded). Verified domains are not collected; every member UPN uses one.
+ * For each `{name}.onmicrosoft.com` the tenant's SharePoint hosts `{name}.sharepoint.com` and
+ * `{name}-my.sharepoint.com` are added.
+ */
+export function organisationDomains(ctx: CheckContext): Set<string> {
+  const domains = new Set<string>();
+  for (const u of ctx.inventory.directoryUsers.values()) {
+    const upn = u.user_principal_name?.toLowerCase();
+    if (!upn || u.user_type === 'Guest' || upn.includes('#ext#')) continue;
+    const domain = upn.split('@')[1];
+    if (!domain) continue;
+    domains.add(domain);
+    const m = /^([a-z0-9-]+)\.onmicrosoft\.com$/.exec(domain);
+    if (m) {
+      domains.add(`${m[1]}.sharepoint.com`);
+      domains.add(`${m[1]}-my.sharepoint.com`);
+    }
+  }
+  return domains;
+}
+
+/**
+ * Microsoft service hosts a flow may call that belong to no customer (APIs addressed by the caller's own token):
+ * Microsoft Graph, Azure Resource Manager, the sign-in endpoint, Power BI and Power Platform APIs. Shared hosting
+ * suffixes (`azurewebsites.net`, `logic.azure.com`, `blob.core.windows.net`, …) are NOT here: every Azure customer
+ * has hosts under them, so they do not show the destination belongs to the organisation.
+ */
+export const MICROSOFT_SERVICE_HOSTS: readonly string[] = ['graph.microsoft.com', 'graph.microsoft.us', 'dod-graph.microsoft.us', 'microsoftgraph.chinacloudapi.cn', 'management.azure.com', 'management.usgovcloudapi.net', 'login.microsoftonline.com', 'login.microsoftonline.us', 'api.powerbi.com', 'api.powerplatform.com', 'api.bap.microsoft.com', 'api.flow.microsoft.com'];
+
+/** True when `host` equals or is a subdomain of one of `domains`. */
+export function hostUnder(host: string, domains: Iterable<string>): boolean {
+  const h = host.toLowerCase().replace(/\.$/, '');
+  for (const d of domains) if (h === d || h.endsWith(`.${d}`)) return true;
+  return false;
+}
+
+/** The Dataverse hosts of the stored environments (the organisation's own instances). */
+export function dataverseHosts(ctx: CheckContext): string[] {
+  const out: string[] = [];
+  for (const env of ctx.inventory.environments) {
+    if (!env.dataverse_url) continue;
+    try {
+      out.push(new URL(env.dataverse_url).hostname.toLowerCase());
+    } catch {
+      // An unparsable instance URL contributes no host.
+    }
+  }
+  return out;
+}
+
+/** The directory-user verdict on an owner: missing (gone), disabled, or active. */
+export function ownerVerdict(ctx: CheckContext, objectId: string | null, label: string): Verdict {
+  if (!objectId) return { status: 'not_evaluated', reason: `The ${label} carries no Microsoft Entra object id.` };
+  const user = ctx.inventory.directoryUsers.get(objectId);
+  if (!user) return { status: 'fail', reason: `The ${label} (${objectId}) no longer exists in Microsoft Entra ID.`, detail: { ownerObjectId: objectId } };
+  if (user.account_enabled === 0) return { status: 'fail', reason: `The ${label} ${user.user_principal_name ?? user.id} is disabled in Microsoft Entra ID.`, detail: { ownerObjectId: objectId } };
+  return { status: 'pass', reason: null, detail: { ownerObjectId: objectId } };
+}
+
+/** The guest verdict on an owner: fails when the directory user is a guest (`userType` Guest or an `#EXT#` name). */
+export function guestVerdict(ctx: CheckContext, objectId: string | null, label: string): Verdict {
+  const user = objectId ? ctx.inventory.directoryUsers.get(objectId) : undefined;
+  if (!objectId) return { status: 'not_evaluated', reason: `The ${label} carries no Microsoft Entra object id.` };
+  if (user && (user.user_type === 'Guest' || (user.user_principal_name ?? '').toLowerCase().includes('#ext#'))) {
+    return { status: 'fail', reason: `The ${label} is guest ${user.user_principal_name ?? user.id}.`, detail: { ownerObjectId: objectId } };
+  }
+  return { status: 'pass', reason: null, detail: { ownerObjectId: objectId } };
+}

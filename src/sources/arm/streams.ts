@@ -1,0 +1,220 @@
+import { VigilError } from '../../core/errors.ts';
+import type { FoundryAccountAttrs, FoundryDeploymentAttrs, FoundryProjectAttrs } from '../../core/estate/foundry.ts';
+import type { EstateObject, ParentRow } from '../../core/inventory.ts';
+import { UpstreamHttpError } from '../../platform/http/client.ts';
+import type { Slice, Stream, StreamContext, StreamPage } from '../stream.ts';
+
+/**
+ * Azure AI Foundry inventory through Azure Resource Manager (reference §8).
+ *
+ * - `foundryAccounts` (root): `GET {arm}/subscriptions?api-version=2022-12-01` (the subscriptions the service
+ *   principal holds a role in), then per subscription `GET /subscriptions/{sub}/providers/Microsoft.CognitiveServices/
+ *   accounts?api-version=2025-06-01`, following `nextLink`; keeps kind `AIServices` (Foundry resources) and `OpenAI`
+ *   (Azure OpenAI resources: same deployments and content filters, so the same checks apply). Full read each round.
+ * - `foundryProjects` / `foundryDeployments` (parent `foundryAccounts`, slice = account id): `GET {accountId}/projects`
+ *   and `GET {accountId}/deployments` (api-version 2025-06-01, `nextLink` paging).
+ *
+ * Token resource: the cloud profile's `arm.resource`. Permission: Azure RBAC Reader (or any role with
+ * `Microsoft.CognitiveServices/accounts/read`) on the subscriptions, no Entra API permission. No visible subscription,
+ * or ARM 403 `AuthorizationFailed` on a subscription → the `foundryAccounts` slice ends errored with
+ * `AZURE_READER_MISSING` and a message naming the role and the `az role assignment create` command (the engine keeps
+ * only code and message, so the remedy is in the message). Accounts of readable subscriptions are stored first; the
+ * errored root keeps the engine from marking anything deleted, and it skips the child streams for that run.
+ *
+ * Sources: azure-rest-api-specs `Microsoft.CognitiveServices/stable/2025-06-01/examples/{ListAccountsBySubscription,
+ * GetProject,GetDeployment}.json`; ARM "Subscriptions - List" (api-version 2022-12-01); ARM error envelope
+ * `{"error":{"code","message"}}`; learn.microsoft.com `/azure/role-based-access-control/built-in-roles` (Reader).
+ */
+
+/** api-version of the Cognitive Services resource provider used. */
+export const COGNITIVE_SERVICES_API = '2025-06-01';
+/** api-version of `GET /subscriptions`. */
+export const SUBSCRIPTIONS_API = '2022-12-01';
+/** Account kinds collected. */
+export const FOUNDRY_KINDS = ['AIServices', 'OpenAI'] as const;
+
+type Json = Record<string, unknown>;
+const s = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const n = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+const b = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
+const obj = (v: unknown): Json => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
+
+/** Remedy text shared by the no-subscription and 403 cases. */
+export function readerRemedy(applicationId: string | null, subscriptions: string[] = []): string {
+  const scope = subscriptions.length > 0 ? subscriptions.map((id) => `/subscriptions/${id}`).join(', ') : '/subscriptions/<subscription-id>';
+  const assignee = applicationId ?? '<application-client-id>';
+  return `Grant the Azure RBAC role Reader to Vigil's service principal on each subscription holding Azure AI Foundry or Azure OpenAI resources (${scope}): az role assignment create --assignee ${assignee} --role Reader --scope /subscriptions/<subscription-id>`;
+}
+
+/** ARM pages of a collection, following `nextLink` on the same origin. */
+async function* armPages(ctx: StreamContext, url: string): AsyncGenerator<{ items: Json[]; nextLink: string | null }> {
+  const origin = new URL(url).origin;
+  const resource = ctx.cloud.arm.resource;
+  let next: string | null = url;
+  while (next) {
+    const res = await ctx.http.send<{ value?: Json[]; nextLink?: string } | null>({ api: 'arm', url: next, token: ctx.tokens.bearer(resource), tenantId: ctx.tenantId });
+    const link = s(res.body?.nextLink);
+    if (link && new URL(link).origin !== origin) {
+      throw new VigilError('upstream', 'UNSAFE_NEXT_LINK', `arm returned a next link to another host (${new URL(link).origin}); refusing to send the token there.`);
+    }
+    yield { items: res.body?.value ?? [], nextLink: link };
+    next = link;
+  }
+}
+
+/** Subscription id and resource group of an ARM id (`/subscriptions/{s}/resourceGroups/{rg}/…`). */
+function scopeOf(id: string): { subscriptionId: string; resourceGroup: string | null } {
+  const m = /^\/subscriptions\/([^/]+)(?:\/resourceGroups\/([^/]+))?/i.exec(id);
+  return { subscriptionId: (m?.[1] ?? '').toLowerCase(), resourceGroup: m?.[2] ?? null };
+}
+
+/** Normalises an account (ListAccountsBySubscription item). */
+export function normaliseAccount(j: Json): EstateObject<FoundryAccountAttrs> {
+  const id = String(j.id);
+  const p = obj(j.properties);
+  return {
+    sliceKey: '*',
+    id,
+    name: s(j.name),
+    attrs: {
+      ...scopeOf(id),
+      kind: String(j.kind),
+      location: s(j.location),
+      sku: s(obj(j.sku).name),
+      endpoint: s(p.endpoint),
+      publicNetworkAccess: s(p.publicNetworkAccess),
+      disableLocalAuth: b(p.disableLocalAuth),
+      networkDefaultAction: s(obj(p.networkAcls).defaultAction),
+      provisioningState: s(p.provisioningState),
+    },
+    raw: j,
+  };
+}
+
+/** A cursor over subscriptions and pages: `{ i: subscription index, u: next page URL | null }` as JSON. */
+interface AccountsCursor {
+  subs: string[];
+  i: number;
+  u: string | null;
+  forbidden: string[];
+}
+
+/** Cognitive Services accounts (Foundry and Azure OpenAI) of every subscription the service principal can read. */
+export const foundryAccountsStream: Stream<'foundryAccounts'> = {
+  name: 'foundryAccounts',
+  primaryKey: ['id'],
+  resource: (ctx) => ctx.cloud.arm.resource,
+  async *read(ctx, _slice, cursor): AsyncGenerator<StreamPage<EstateObject<FoundryAccountAttrs>>> {
+    const base = ctx.cloud.arm.baseUrl;
+    let state: AccountsCursor;
+    if (cursor) state = JSON.parse(cursor) as AccountsCursor;
+    else {
+      const subs: string[] = [];
+      for await (const page of armPages(ctx, `${base}/subscriptions?api-version=${SUBSCRIPTIONS_API}`)) {
+        for (const sub of page.items) if (typeof sub.subscriptionId === 'string') subs.push(sub.subscriptionId.toLowerCase());
+      }
+      if (subs.length === 0) {
+        throw new VigilError(
+          'authorization',
+          'AZURE_READER_MISSING',
+          `Azure AI Foundry not collected: the service principal sees no Azure subscription (it holds no Azure RBAC role). ${readerRemedy(null)}`,
+        );
+      }
+      state = { subs: subs.sort(), i: 0, u: null, forbidden: [] };
+    }
+    while (state.i < state.subs.length) {
+      const sub = state.subs[state.i]!;
+      const first = state.u ?? `${base}/subscriptions/${sub}/providers/Microsoft.CognitiveServices/accounts?api-version=${COGNITIVE_SERVICES_API}`;
+      let forbidden = false;
+      try {
+        for await (const page of armPages(ctx, first)) {
+          const records = page.items.filter((a) => (FOUNDRY_KINDS as readonly string[]).includes(String(a.kind))).map(normaliseAccount);
+          const next: AccountsCursor = page.nextLink ? { ...state, u: page.nextLink } : { ...state, i: state.i + 1, u: null };
+          const last = !page.nextLink && next.i >= state.subs.length;
+          state = next;
+          yield { records, nextCursor: last && state.forbidden.length === 0 ? null : JSON.stringify(state) };
+        }
+      } catch (e) {
+        if (!(e instanceof UpstreamHttpError && e.status === 403)) throw e;
+        forbidden = true;
+      }
+      if (forbidden) {
+        state = { ...state, i: state.i + 1, u: null, forbidden: [...state.forbidden, sub] };
+        if (state.i < state.subs.length) yield { records: [], nextCursor: JSON.stringify(state) };
+      }
+    }
+    if (state.forbidden.length > 0) {
+      throw new VigilError(
+        'authorization',
+        'AZURE_READER_MISSING',
+        `Azure AI Foundry partly collected: Azure Resource Manager refused listing Cognitive Services accounts (403 AuthorizationFailed) in subscription(s) ${state.forbidden.join(', ')}. ${readerRemedy(null, state.forbidden)}`,
+      );
+    }
+  },
+};
+
+/** Slice for one account row: key = its ARM id. */
+function accountSlice(row: ParentRow): Slice | null {
+  const attrs = row.raw ? (JSON.parse(row.raw) as Partial<FoundryAccountAttrs>) : {};
+  return { key: row.id, params: { accountId: row.id, subscriptionId: attrs.subscriptionId ?? scopeOf(row.id).subscriptionId } };
+}
+
+/** Reads `{accountId}/{collection}` pages, mapping each item. */
+async function* childPages<A extends object>(ctx: StreamContext, slice: Slice, collection: 'projects' | 'deployments', cursor: string | null, map: (j: Json) => A): AsyncGenerator<StreamPage<EstateObject<A>>> {
+  const url = cursor ?? `${ctx.cloud.arm.baseUrl}${slice.params.accountId}/${collection}?api-version=${COGNITIVE_SERVICES_API}`;
+  for await (const page of armPages(ctx, url)) {
+    yield {
+      records: page.items.map((j) => ({ sliceKey: slice.key, id: String(j.id), name: s(j.name), attrs: map(j), raw: j })),
+      nextCursor: page.nextLink,
+    };
+  }
+}
+
+/** Foundry projects of every collected account. */
+export const foundryProjectsStream: Stream<'foundryProjects'> = {
+  name: 'foundryProjects',
+  primaryKey: ['id'],
+  parent: 'foundryAccounts',
+  slice: accountSlice,
+  resource: (ctx) => ctx.cloud.arm.resource,
+  read: (ctx, slice, cursor) =>
+    childPages<FoundryProjectAttrs>(ctx, slice, 'projects', cursor, (j) => {
+      const p = obj(j.properties);
+      return {
+        accountId: slice.key,
+        subscriptionId: slice.params.subscriptionId!,
+        displayName: s(p.displayName),
+        isDefault: b(p.isDefault),
+        location: s(j.location),
+        provisioningState: s(p.provisioningState),
+      };
+    }),
+};
+
+/** Model deployments of every collected account, with their content filter (RAI policy). */
+export const foundryDeploymentsStream: Stream<'foundryDeployments'> = {
+  name: 'foundryDeployments',
+  primaryKey: ['id'],
+  parent: 'foundryAccounts',
+  slice: accountSlice,
+  resource: (ctx) => ctx.cloud.arm.resource,
+  read: (ctx, slice, cursor) =>
+    childPages<FoundryDeploymentAttrs>(ctx, slice, 'deployments', cursor, (j) => {
+      const p = obj(j.properties);
+      const model = obj(p.model);
+      const sku = obj(j.sku);
+      const rai = s(p.raiPolicyName);
+      return {
+        accountId: slice.key,
+        subscriptionId: slice.params.subscriptionId!,
+        modelFormat: s(model.format),
+        modelName: s(model.name),
+        modelVersion: s(model.version),
+        sku: s(sku.name),
+        capacity: n(sku.capacity),
+        raiPolicyName: rai,
+        contentFilterMissing: rai === null || rai === '',
+        provisioningState: s(p.provisioningState),
+      };
+    }),
+};

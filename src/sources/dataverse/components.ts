@@ -1,0 +1,308 @@
+import { parse as parseYaml } from 'yaml';
+import type { EstateObject } from '../../core/inventory.ts';
+import type {
+  AgentChannel,
+  AgentComponentAttrs,
+  AgentComponentKind,
+  AgentSettingsAttrs,
+  ConnectionMode,
+  KnowledgeSourceType,
+} from '../../core/estate/agentcomponents.ts';
+import { inspectText } from '../../inspection/index.ts';
+import type { Stream } from '../stream.ts';
+import { dataverseResource, entityPages, environmentSlice } from './streams.ts';
+
+/**
+ * Copilot Studio agent components and settings per environment with Dataverse.
+ *
+ * - `agentComponents`: `GET {org}/api/data/v9.2/botcomponents?$select=…` (all components of the environment, paged
+ *   with `Prefer: odata.maxpagesize` and `@odata.nextLink`; full read each round, no delta). Each row's `data` (the
+ *   component's YAML) is parsed with the `yaml` library and reduced to what checks need (knowledge source and URL,
+ *   tool connector and credential mode, MCP tools, HTTP hosts called by topics, instruction length). The stored `raw`
+ *   drops `data` and `content` (they may hold instructions with secrets) and keeps their lengths.
+ * - `agentSettings`: `GET {org}/api/data/v9.2/bots?$select=botid,name,configuration` — the generative-AI settings and
+ *   the published channels parsed from the `configuration` Memo (JSON). Chosen as its own stream (not a component
+ *   kind) because the settings belong to the bot row, one object per agent.
+ *
+ * Reading needs the same Dataverse access as `agents` (an application user with System Administrator); Dataverse
+ * answers 403 `0x80072560` / `0x80040220` otherwise and that environment's slice is recorded errored.
+ *
+ * Sources: reference §4.3; learn.microsoft.com `/power-apps/developer/data-platform/webapi/reference/botcomponent`
+ * (componenttype 0–14, `data` = "content of the Bot Component in OBI format"); Copilot Studio YAML as written by
+ * microsoft/skills-for-copilot-studio (`REFERENCE.md`, `.claude/skills/add-knowledge/knowledge-guide.md`,
+ * `evals/fixtures/agent-with-mcp-action/actions/*.mcs.yml`). What is UNCONFIRMED is listed in
+ * `core/estate/agentcomponents.ts`.
+ */
+
+type Json = Record<string, unknown>;
+const s = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const n = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+const b = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
+const obj = (v: unknown): Json | null => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : null);
+
+/** Fields of `botcomponent` read by Vigil. */
+export const BOT_COMPONENT_FIELDS =
+  'botcomponentid,name,schemaname,componenttype,category,description,data,content,_parentbotid_value,_parentbotcomponentid_value,reusepolicy,statecode,modifiedon';
+
+/** Host of an absolute http(s) URL, lower case; null for anything else (Power Fx expressions, relative paths). */
+export function urlHost(url: string | null): string | null {
+  if (!url || url.startsWith('=')) return null;
+  try {
+    const u = new URL(url);
+    return u.protocol === 'https:' || u.protocol === 'http:' ? u.hostname.toLowerCase() : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Every object node of a parsed YAML tree, depth first. */
+function* nodes(v: unknown): Generator<Json> {
+  if (Array.isArray(v)) for (const x of v) yield* nodes(x);
+  else if (v !== null && typeof v === 'object') {
+    yield v as Json;
+    for (const x of Object.values(v as Json)) yield* nodes(x);
+  }
+}
+
+/** The `HttpRequestAction` nodes of a dialog: literal hosts (sorted, unique) and the count of expression URLs. */
+function httpCalls(tree: unknown): { count: number; hosts: string[]; dynamic: number } {
+  const hosts = new Set<string>();
+  let count = 0;
+  let dynamic = 0;
+  for (const node of nodes(tree)) {
+    if (node.kind !== 'HttpRequestAction') continue;
+    count++;
+    const url = s(node.url);
+    const host = urlHost(url);
+    if (host) hosts.add(host);
+    else dynamic++;
+  }
+  return { count, hosts: [...hosts].sort(), dynamic };
+}
+
+/** Kind by `componenttype` alone (documented 0–14; 15–17 UNCONFIRMED). */
+function kindFromType(t: number | null): AgentComponentKind {
+  switch (t) {
+    case 0:
+    case 9:
+      return 'topic';
+    case 2:
+    case 12:
+      return 'variable';
+    case 3:
+    case 11:
+      return 'entity';
+    case 5:
+    case 17:
+      return 'trigger';
+    case 15:
+      return 'instructions';
+    case 16:
+      return 'knowledge';
+    default:
+      return 'other';
+  }
+}
+
+const KNOWLEDGE_TYPES: Record<string, KnowledgeSourceType> = {
+  PublicSiteSearchSource: 'publicWebsite',
+  WebsiteKnowledgeSource: 'publicWebsite',
+  SharePointSearchSource: 'sharePoint',
+  GraphConnectorSearchSource: 'graphConnector',
+  // UNCONFIRMED source kinds (the reference names them only as UI-configured types).
+  DataverseStructuredSearchSource: 'dataverse',
+  DataverseSearchSource: 'dataverse',
+  FileSearchSource: 'file',
+};
+
+/** Connector id inside a connection reference logical name `{prefix}.{connectorId}.{suffix}`. */
+function connectorOf(reference: string | null): string | null {
+  if (!reference) return null;
+  const parts = reference.split('.');
+  return parts.length >= 3 ? (parts[1] ?? null) : (parts.find((p) => p.startsWith('shared_')) ?? null);
+}
+
+function connectionMode(v: unknown): ConnectionMode {
+  if (v === 'Maker') return 'maker';
+  if (v === 'Invoker') return 'user';
+  return null;
+}
+
+/**
+ * Normalises one `botcomponent` row: YAML `kind:` of `data` first (parsed with `yaml`, never pattern-matched), then
+ * `componenttype`. Instruction text is reduced to its length.
+ */
+export function normaliseComponent(j: Json): AgentComponentAttrs {
+  const componentType = n(j.componenttype);
+  const data = s(j.data);
+  let tree: unknown = null;
+  let dataUnparsed = false;
+  if (data && data.trim() !== '') {
+    try {
+      tree = parseYaml(data, { strict: false, uniqueKeys: false, maxAliasCount: 100 });
+    } catch {
+      dataUnparsed = true;
+    }
+  }
+  const root = obj(tree);
+  const yamlKind = s(root?.kind);
+  const attrs: AgentComponentAttrs = {
+    botId: s(j._parentbotid_value),
+    parentComponentId: s(j._parentbotcomponentid_value),
+    schemaName: s(j.schemaname),
+    componentType,
+    yamlKind,
+    kind: kindFromType(componentType),
+    stateCode: n(j.statecode),
+    modifiedOn: s(j.modifiedon),
+    dataUnparsed,
+  };
+  if (!root) return attrs;
+  switch (yamlKind) {
+    case 'AdaptiveDialog': {
+      const begin = obj(root.beginDialog);
+      const http = httpCalls(root);
+      attrs.kind = componentType === 17 ? 'trigger' : 'topic';
+      attrs.topic = { triggerKind: s(begin?.kind), callsHttp: http.count > 0, httpHosts: http.hosts, dynamicHttpUrls: http.dynamic };
+      break;
+    }
+    case 'TaskDialog': {
+      const action = obj(root.action);
+      const details = obj(action?.operationDetails);
+      const isMcp = details?.kind === 'ModelContextProtocolMetadata';
+      const reference = s(action?.connectionReference);
+      const connectorId = connectorOf(reference);
+      attrs.kind = isMcp ? 'mcp' : 'action';
+      attrs.tool = {
+        actionKind: s(action?.kind),
+        connectionReference: reference,
+        connectorId,
+        customConnector: connectorId === null ? null : connectorId.includes('-5f') || !connectorId.startsWith('shared_'),
+        connectionMode: connectionMode(obj(action?.connectionProperties)?.mode),
+        operationId: s(action?.operationId) ?? s(details?.operationId),
+        serverHost: urlHost(s(details?.serverUrl)),
+        httpHosts: httpCalls(root).hosts,
+      };
+      break;
+    }
+    case 'KnowledgeSourceConfiguration': {
+      const source = obj(root.source);
+      const sourceKind = s(source?.kind);
+      const url = s(source?.site) ?? s(source?.siteUrl) ?? s(source?.url);
+      attrs.kind = 'knowledge';
+      attrs.knowledge = {
+        sourceType: (sourceKind && KNOWLEDGE_TYPES[sourceKind]) || 'other',
+        sourceKind,
+        url: url && !url.startsWith('=') ? url : null,
+        host: urlHost(url),
+        connectionName: s(source?.connectionName),
+      };
+      break;
+    }
+    case 'GptComponentMetadata': {
+      const text = s(root.instructions) ?? '';
+      attrs.kind = 'instructions';
+      // Only the length and a boolean leave this function: the text and the inspection excerpts are dropped.
+      attrs.instructions = { length: text.length, containsSecret: inspectText(text).matches.some((m) => m.kind === 'secret'), webBrowsing: b(obj(root.gptCapabilities)?.webBrowsing) };
+      break;
+    }
+    case 'GlobalVariableComponent':
+      attrs.kind = 'variable';
+      break;
+    case 'ClosedListEntity':
+    case 'RegexEntity':
+      attrs.kind = 'entity';
+      break;
+    case 'ExternalTriggerConfiguration':
+      attrs.kind = 'trigger';
+      break;
+    default:
+      break;
+  }
+  return attrs;
+}
+
+/** The row as stored: `data` and `content` replaced by their lengths (they may hold instructions and secrets). */
+function storedRaw(j: Json): Json {
+  const { data, content, ...rest } = j;
+  return { ...rest, dataLength: typeof data === 'string' ? data.length : null, contentLength: typeof content === 'string' ? content.length : null };
+}
+
+/** Copilot Studio agent components of every environment with Dataverse. */
+export const agentComponentsStream: Stream<'agentComponents'> = {
+  name: 'agentComponents',
+  primaryKey: ['sliceKey', 'id'],
+  parent: 'environments',
+  slice: environmentSlice,
+  resource: (_ctx, slice) => dataverseResource(slice.params.instanceUrl!),
+  read: (ctx, slice, cursor) =>
+    entityPages<EstateObject<AgentComponentAttrs>>(ctx, slice, 'botcomponents', BOT_COMPONENT_FIELDS, cursor, (j) => ({
+      sliceKey: slice.key,
+      id: String(j.botcomponentid),
+      name: s(j.name),
+      attrs: normaliseComponent(j),
+      raw: storedRaw(j),
+    })),
+};
+
+const CHANNEL_FAMILIES: Record<string, AgentChannel['family']> = {
+  msteams: 'teams',
+  m365copilot: 'teams',
+  microsoft365copilot: 'teams',
+  demowebsite: 'demoWebsite',
+  pvademo: 'demoWebsite',
+  webchat: 'customWebsite',
+  customwebsite: 'customWebsite',
+  directline: 'directLine',
+  facebook: 'facebook',
+};
+
+/**
+ * Settings of one bot from its `configuration` JSON (generative orchestration, general knowledge, content moderation,
+ * channels). Malformed JSON gives `configurationParsed: false` and nulls.
+ */
+export function parseAgentSettings(botId: string, configuration: string | null): AgentSettingsAttrs {
+  let c: Json | null = null;
+  if (configuration) {
+    try {
+      c = obj(JSON.parse(configuration));
+    } catch {
+      c = null;
+    }
+  }
+  const ai = obj(c?.aISettings);
+  const rawChannels = Array.isArray(c?.channels) ? (c.channels as unknown[]) : null;
+  const channels =
+    rawChannels === null
+      ? null
+      : rawChannels
+          .map((x) => s(obj(x)?.channelId) ?? s(x))
+          .filter((id): id is string => id !== null)
+          .map((channelId) => ({ channelId, family: CHANNEL_FAMILIES[channelId.toLowerCase()] ?? 'other' }));
+  return {
+    botId,
+    configurationParsed: c !== null,
+    generativeActionsEnabled: b(obj(c?.settings)?.GenerativeActionsEnabled),
+    useModelKnowledge: b(ai?.useModelKnowledge),
+    fileAnalysisEnabled: b(ai?.isFileAnalysisEnabled),
+    contentModeration: s(ai?.contentModeration),
+    agentConnectable: b(c?.isAgentConnectable),
+    recognizer: s(obj(c?.recognizer)?.$kind),
+    channels,
+  };
+}
+
+/** Generative-AI settings and channels of every agent, one object per bot (id = botid). */
+export const agentSettingsStream: Stream<'agentSettings'> = {
+  name: 'agentSettings',
+  primaryKey: ['sliceKey', 'id'],
+  parent: 'environments',
+  slice: environmentSlice,
+  resource: (_ctx, slice) => dataverseResource(slice.params.instanceUrl!),
+  read: (ctx, slice, cursor) =>
+    entityPages<EstateObject<AgentSettingsAttrs>>(ctx, slice, 'bots', 'botid,name,configuration', cursor, (j) => {
+      const attrs = parseAgentSettings(String(j.botid), s(j.configuration));
+      const { botId: _b, ...settings } = attrs;
+      return { sliceKey: slice.key, id: String(j.botid), name: s(j.name), attrs, raw: { botid: j.botid, name: j.name, settings } };
+    }),
+};

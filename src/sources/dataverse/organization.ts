@@ -1,0 +1,59 @@
+import type { EnvironmentSettingsAttrs } from '../../core/estate/environmentSettings.ts';
+import type { EstateObject } from '../../core/inventory.ts';
+import type { Stream } from '../stream.ts';
+import { dataverseResource, entityPages, environmentSlice } from './streams.ts';
+
+/**
+ * `environmentSettings`: per environment with Dataverse (parent `environments`, slice = environment name), the single
+ * row of `GET {instanceUrl}/api/data/v9.2/organizations?$select={ORGANIZATION_FIELDS}`, paged with the shared Dataverse
+ * helper (`entityPages`: `Prefer: odata.maxpagesize`, `@odata.nextLink`). A full read each round (no change
+ * tracking on `organization`); an environment whose Dataverse refuses the application user (403 `0x80072560` /
+ * `0x80040220`) is recorded as an errored slice, and checks say "not evaluated" for it.
+ *
+ * Sources: Dataverse `organization` EntityType (columns below); Microsoft Learn "Content security policy"
+ * (power-platform/admin/content-security-policy); "Query data using the Web API" (`$select`).
+ */
+
+/** Columns of `organization` read. */
+export const ORGANIZATION_FIELDS = [
+  'organizationid',
+  'name',
+  'iscontentsecuritypolicyenabled',
+  'iscontentsecuritypolicyenabledforcanvas',
+  'contentsecuritypolicyconfiguration',
+  'contentsecuritypolicyconfigurationforcanvas',
+  'contentsecuritypolicyreporturi',
+].join(',');
+
+type Json = Record<string, unknown>;
+const s = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const b = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
+
+/** Maps an `organization` row of environment `environmentId` to its settings object (id = the environment name). */
+export function toEnvironmentSettings(environmentId: string, j: Json): EstateObject<EnvironmentSettingsAttrs> {
+  return {
+    sliceKey: environmentId,
+    id: environmentId,
+    name: s(j.name),
+    attrs: {
+      environmentId,
+      organizationId: s(j.organizationid),
+      cspEnforcedModelDriven: b(j.iscontentsecuritypolicyenabled),
+      cspEnforcedCanvas: b(j.iscontentsecuritypolicyenabledforcanvas),
+      cspReportUri: s(j.contentsecuritypolicyreporturi),
+      cspConfigurationModelDriven: s(j.contentsecuritypolicyconfiguration),
+      cspConfigurationCanvas: s(j.contentsecuritypolicyconfigurationforcanvas),
+    },
+    raw: j,
+  };
+}
+
+/** Environment-level Dataverse settings (the `organization` row) of every environment with Dataverse. */
+export const environmentSettingsStream: Stream<'environmentSettings'> = {
+  name: 'environmentSettings',
+  primaryKey: ['id'],
+  parent: 'environments',
+  slice: environmentSlice,
+  resource: (_ctx, slice) => dataverseResource(slice.params.instanceUrl!),
+  read: (ctx, slice, cursor) => entityPages(ctx, slice, 'organizations', ORGANIZATION_FIELDS, cursor, (j) => toEnvironmentSettings(slice.key, j)),
+};

@@ -1,0 +1,200 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { emulatorClient, type EmulatorClient } from '../../emulator/client.ts';
+import { generateTenant } from '../../emulator/generate.ts';
+import { powerPlatformGroundTruth, startEmulator, STANDARD_CONNECTORS, type RunningEmulator, type Tenant } from '../../emulator/index.ts';
+
+let emu: RunningEmulator;
+let http: EmulatorClient;
+let tenant: Tenant;
+
+const PA = '/powerapps/providers/Microsoft.PowerApps';
+const FLOW = '/flow/providers/Microsoft.ProcessSimple/scopes/admin/environments';
+
+beforeAll(async () => {
+  tenant = generateTenant({ seed: 'pp-routes', managementApp: false, sizes: { environments: 3, agents: 4, apps: 12, flows: 12, connectors: 3, connections: 12 } });
+  emu = await startEmulator({ tenants: [tenant] });
+  http = emulatorClient(emu);
+});
+
+afterAll(async () => {
+  await http.close();
+  await emu.close();
+});
+
+async function appToken(resource: string): Promise<string> {
+  const app = tenant.apps[0]!;
+  const res = await http.token({ tenant: tenant.id, clientId: app.appId, clientSecret: app.secrets[0]!.value, scope: `${resource}/.default` });
+  expect(res.status).toBe(200);
+  return res.json.access_token as string;
+}
+
+const env = () => tenant.environments[0]!.name;
+const appsPath = (e = env()) => `${PA}/scopes/admin/environments/${e}/apps?api-version=2023-06-01`;
+
+/** Every page of a `nextLink` list. */
+async function allPages(path: string, token: string): Promise<{ items: Record<string, unknown>[]; pages: number }> {
+  const items: Record<string, unknown>[] = [];
+  let url: string | undefined = path;
+  let pages = 0;
+  while (url) {
+    const res = await http.get(url.startsWith('https://') ? url.slice(emu.url.length) : url, { token });
+    expect(res.status).toBe(200);
+    items.push(...(res.json.value as Record<string, unknown>[]));
+    url = res.json.nextLink as string | undefined;
+    pages++;
+  }
+  return { items, pages };
+}
+
+describe('Power Platform inventory routes', () => {
+  it('answer 403 "does not have permission to access the path" to an unregistered application, then serve once it is registered', async () => {
+    const pa = await appToken('https://service.powerapps.com');
+    const flow = await appToken('https://service.flow.microsoft.com');
+    const paths: [string, string, 'GET' | 'POST'][] = [
+      [appsPath(), pa, 'GET'],
+      [`${PA}/scopes/admin/environments/${env()}/connections?api-version=2016-11-01`, pa, 'GET'],
+      [`${PA}/apis?api-version=2019-05-01&$filter=environment eq '${env()}'`, pa, 'GET'],
+      [`${FLOW}/${env()}/v2/flows?api-version=2016-11-01`, flow, 'GET'],
+      ['/bap/providers/PowerPlatform.Governance/v2/policies', pa, 'GET'],
+      ['/bap/providers/Microsoft.BusinessAppPlatform/listTenantSettings?api-version=2020-10-01', pa, 'POST'],
+      [`/bap/providers/PowerPlatform.Governance/v1/tenants/${tenant.id}/tenantIsolationPolicy`, pa, 'GET'],
+    ];
+    for (const [path, token, method] of paths) {
+      const res = await http.request(method, path, { token });
+      expect(res.status, path).toBe(403);
+      expect(String((res.json.error as { message: string }).message)).toContain('does not have permission to access the path');
+    }
+    tenant.apps[0]!.isManagementApp = true;
+    try {
+      for (const [path, token, method] of paths) expect((await http.request(method, path, { token })).status, path).toBe(200);
+    } finally {
+      tenant.apps[0]!.isManagementApp = false;
+    }
+  });
+
+  describe('once registered', () => {
+    let pa: string;
+    let flow: string;
+    beforeAll(async () => {
+      tenant.apps[0]!.isManagementApp = true;
+      pa = await appToken('https://service.powerapps.com');
+      flow = await appToken('https://service.flow.microsoft.com');
+    });
+    afterAll(() => {
+      tenant.apps[0]!.isManagementApp = false;
+      delete tenant.powerPlatform!.pageSize;
+    });
+
+    it('require api-version on the Power Apps and flow lists and a token for the right audience', async () => {
+      const bare = await http.get(`${PA}/scopes/admin/environments/${env()}/apps`, { token: pa });
+      expect(bare.status).toBe(400);
+      expect((bare.json.error as { code: string }).code).toBe('MissingApiVersionParameter');
+      expect((await http.get(`${FLOW}/${env()}/v2/flows`, { token: flow })).status).toBe(400);
+      expect((await http.get(`${FLOW}/${env()}/v2/flows?api-version=2016-11-01`, { token: pa })).status).toBe(401);
+      expect((await http.get(appsPath('00000000-0000-4000-8000-000000000000'), { token: pa })).status).toBe(404);
+    });
+
+    it('page every list with nextLink and $skiptoken, and serve each environment exactly its objects', async () => {
+      tenant.powerPlatform!.pageSize = 2;
+      const pp = tenant.powerPlatform!;
+      let apps = 0;
+      let flows = 0;
+      for (const e of tenant.environments) {
+        const a = await allPages(`${appsPath(e.name)}&$expand=permissions`, pa);
+        expect(a.items.map((x) => x.name).sort()).toEqual(pp.apps.filter((x) => x.environment === e.name).map((x) => x.name).sort());
+        if (a.items.length > 2) expect(a.pages).toBeGreaterThan(1);
+        apps += a.items.length;
+        const f = await allPages(`${FLOW}/${e.name}/v2/flows?api-version=2016-11-01`, flow);
+        expect(f.items.map((x) => x.name).sort()).toEqual(pp.flows.filter((x) => x.environment === e.name).map((x) => x.name).sort());
+        flows += f.items.length;
+        const c = await allPages(`${PA}/apis?api-version=2019-05-01&$filter=environment eq '${e.name}'`, pa);
+        expect(c.items.length).toBe(STANDARD_CONNECTORS.length + pp.connectors.filter((x) => x.environment === e.name).length);
+      }
+      const truth = powerPlatformGroundTruth(tenant);
+      expect(apps).toBe(truth.powerApps);
+      expect(flows).toBe(truth.flows);
+      const bad = await http.get(`${appsPath()}&$skiptoken=garbage`, { token: pa });
+      expect(bad.status).toBe(400);
+    });
+
+    it('show apps shared with everyone as a Tenant principal, flows without URLs in the list and with them in the definition', async () => {
+      delete tenant.powerPlatform!.pageSize;
+      const pp = tenant.powerPlatform!;
+      const shared = pp.apps.find((a) => a.sharedWithTenant)!;
+      const list = await allPages(`${appsPath(shared.environment)}&$expand=permissions`, pa);
+      const app = list.items.find((a) => a.name === shared.name)!;
+      expect(app.appType).toMatch(/App$/);
+      const props = app.properties as Record<string, unknown>;
+      expect(props.sharedUsersCount).toBe(shared.sharedUsers.length);
+      expect((props.permissions as { properties: { principal: { type: string } } }[]).some((p) => p.properties.principal.type === 'Tenant')).toBe(true);
+      const perms = await http.get(`${PA}/scopes/admin/environments/${shared.environment}/apps/${shared.name}/permissions?api-version=2023-06-01`, { token: pa });
+      expect(perms.json.value).toEqual(props.permissions);
+      const plain = await allPages(appsPath(shared.environment), pa);
+      expect((plain.items[0]!.properties as Record<string, unknown>).permissions).toBeUndefined();
+
+      const httpFlow = pp.flows.find((f) => f.actions.some((a) => a.type === 'Http' && a.uri))!;
+      const flows = await allPages(`${FLOW}/${httpFlow.environment}/v2/flows?api-version=2016-11-01`, flow);
+      const listed = flows.items.find((f) => f.name === httpFlow.name)!;
+      expect(JSON.stringify(listed)).not.toContain('https://');
+      const one = await http.get(`${FLOW}/${httpFlow.environment}/flows/${httpFlow.name}?api-version=2016-11-01`, { token: flow });
+      const uri = httpFlow.actions.find((a) => a.type === 'Http')!.uri!;
+      expect(JSON.stringify((one.json.properties as Record<string, unknown>).definition)).toContain(uri);
+    });
+
+    it('serve connections with creator and permissions, DLP policies, tenant settings and the isolation policy', async () => {
+      const pp = tenant.powerPlatform!;
+      const c = pp.connections[0]!;
+      const list = await allPages(`${PA}/scopes/admin/environments/${c.environment}/connections?api-version=2016-11-01`, pa);
+      const got = list.items.find((x) => x.name === c.name)!;
+      const props = got.properties as Record<string, unknown>;
+      expect(props.apiId).toBe(`/providers/Microsoft.PowerApps/apis/${c.connector}`);
+      expect((props.createdBy as { id: string }).id).toBe(c.createdById);
+      expect(Array.isArray(props.permissions)).toBe(true);
+
+      const dlp = await http.get('/bap/providers/PowerPlatform.Governance/v2/policies', { token: pa });
+      expect((dlp.json.value as unknown[]).length).toBe(pp.dlpPolicies.length);
+      const def = (dlp.json.value as { policyDefinition: Record<string, unknown> }[])[0]!.policyDefinition;
+      expect(def.environmentType).toBe(pp.dlpPolicies[0]!.environmentType);
+      expect((def.connectorGroups as { classification: string }[]).map((g) => g.classification)).toEqual(['Confidential', 'General', 'Blocked']);
+
+      const settings = await http.request('POST', '/bap/providers/Microsoft.BusinessAppPlatform/listTenantSettings?api-version=2020-10-01', { token: pa });
+      expect(settings.json.disableEnvironmentCreationByNonAdminUsers).toBe(false);
+      expect((await http.request('POST', '/bap/providers/Microsoft.BusinessAppPlatform/listTenantSettings', { token: pa })).status).toBe(400);
+
+      const iso = await http.get(`/bap/providers/PowerPlatform.Governance/v1/tenants/${tenant.id}/tenantIsolationPolicy`, { token: pa });
+      expect(iso.json).toEqual({ properties: { tenantId: tenant.id, isDisabled: pp.tenantIsolation!.isDisabled, allowedTenants: pp.tenantIsolation!.allowedTenants } });
+      const saved = pp.tenantIsolation;
+      pp.tenantIsolation = null;
+      try {
+        expect((await http.get(`/bap/providers/PowerPlatform.Governance/v1/tenants/${tenant.id}/tenantIsolationPolicy`, { token: pa })).status).toBe(404);
+      } finally {
+        pp.tenantIsolation = saved;
+      }
+    });
+  });
+});
+
+describe('Power Platform generator', () => {
+  it('is deterministic, places the risky properties, and generates the benchmark size fast', () => {
+    const a = generateTenant({ seed: 'pp-gen', now: '2026-01-01T00:00:00Z' });
+    const b = generateTenant({ seed: 'pp-gen', now: '2026-01-01T00:00:00Z' });
+    expect(a.powerPlatform).toEqual(b.powerPlatform);
+    const truth = powerPlatformGroundTruth(a);
+    expect(truth.powerApps).toBe(10);
+    expect(truth.risks.appsSharedWithTenant).toBeGreaterThan(0);
+    expect(truth.risks.flowsWithExternalHttp).toBeGreaterThan(0);
+    expect(truth.risks.connectionsByDisabledUsers).toBeGreaterThan(0);
+    expect(truth.risks.connectionsByGuests).toBeGreaterThan(0);
+    expect(truth.risks.customConnectorsExternal).toBe(3);
+    expect(truth.risks.environmentsWithoutDlp).toBe(1);
+    expect(truth.risks.defaultEnvironmentHasDlp).toBe(true);
+    expect(truth.risks.environmentCreationOpen).toBe(true);
+
+    const started = performance.now();
+    const big = generateTenant({ seed: 'pp-big', sizes: { users: 500, environments: 50, agents: 0, apps: 5000, flows: 5000, connections: 2000, connectors: 50 } });
+    expect(big.powerPlatform!.apps).toHaveLength(5000);
+    expect(big.powerPlatform!.flows).toHaveLength(5000);
+    // Generous bound: the point is "not quadratic", not a timing assertion on a shared machine.
+    expect(performance.now() - started).toBeLessThan(20_000);
+  });
+});

@@ -1,0 +1,161 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Ajv } from 'ajv';
+import ajvDraft04 from 'ajv-draft-04';
+import ajvFormats from 'ajv-formats';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadChecks } from '../../src/checks/loader.ts';
+import type { CheckMetadata } from '../../src/checks/types.ts';
+import { SEVERITIES } from '../../src/core/types.ts';
+import { alertToOcsf, findingToOcsf, OCSF_SEVERITY, OCSF_VERSION, vigilProduct } from '../../src/exports/ocsf.ts';
+import { findingFingerprint, findingsToSarif } from '../../src/exports/sarif.ts';
+import { openStore } from '../../src/store/db.ts';
+import { applyEvaluation, listFindings, suppressFinding, type FindingWithSuppression, type ResultInput } from '../../src/store/repositories/findings.ts';
+import type { Database } from '../../src/store/schema.ts';
+import { insertTestIntegration } from '../store/fixtures.ts';
+import { vigil } from '../support/process.ts';
+
+// CommonJS modules whose `module.exports` is the class or function itself (their types describe `.default`).
+const AjvDraft04 = ajvDraft04 as unknown as typeof ajvDraft04.default;
+const addFormats = ajvFormats as unknown as typeof ajvFormats.default;
+
+const SCHEMAS = join(import.meta.dirname, '../fixtures/schemas');
+const schema = (file: string) => JSON.parse(readFileSync(join(SCHEMAS, file), 'utf8')) as object;
+
+/** SARIF 2.1.0 (draft-04 schema) and OCSF Detection Finding validators; see test/fixtures/schemas/README.md. */
+// unicodeRegExp off: rtm.5's `language` pattern has a stray `]` that is only legal in a non-unicode RegExp.
+const sarifAjv = new AjvDraft04({ allErrors: true, strict: false, unicodeRegExp: false });
+addFormats(sarifAjv);
+const validateSarif = sarifAjv.compile(schema('sarif-2.1.0-rtm.5.json'));
+const ocsfAjv = new Ajv({ allErrors: true, strict: false });
+addFormats(ocsfAjv);
+const validateOcsf = ocsfAjv.compile(schema(`ocsf-${OCSF_VERSION}-detection_finding.derived.schema.json`));
+
+const errors = (v: { errors?: unknown }) => JSON.stringify(v.errors ?? null);
+
+describe('findings exports (SARIF 2.1.0, OCSF Detection Finding)', () => {
+  let dataDir: string;
+  let db: Kysely<Database>;
+  let checks: CheckMetadata[];
+  let findings: FindingWithSuppression[];
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'vigil-exports-'));
+    db = await openStore(dataDir);
+    await insertTestIntegration(db, 'int_x');
+    checks = (await loadChecks()).map((c) => c.metadata);
+    // One failing resource per severity, with real check metadata; then resolve one and suppress another.
+    const bySeverity = SEVERITIES.map((s) => checks.find((c) => c.severity === s)).filter((c): c is CheckMetadata => !!c);
+    expect(bySeverity.length).toBeGreaterThanOrEqual(3);
+    const results = (status: ResultInput['status'], skip?: string): ResultInput[] =>
+      bySeverity.flatMap((c, i) => (c.id === skip ? [] : [{ checkId: c.id, severity: c.severity, resourceType: c.resourceType, resourceId: `res-${i}`, resourceName: i % 2 ? `Resource "${i}"` : null, status, reason: `failed ${c.id}` }]));
+    await applyEvaluation(db, 'int_x', null, results('fail'), '2026-03-01T10:00:00.000Z');
+    const resolvedCheck = bySeverity[0]!.id;
+    await applyEvaluation(db, 'int_x', null, [...results('fail', resolvedCheck), { ...results('pass')[0]! }], '2026-03-02T10:00:00.000Z');
+    const suppressTarget = (await listFindings(db, { status: 'open' })).at(-1)!;
+    await suppressFinding(db, suppressTarget.id, { reason: 'lab tenant, accepted', author: 'ann', expiresAt: null }, '2026-03-02T11:00:00.000Z');
+    findings = await listFindings(db);
+    expect(new Set(findings.map((f) => f.status))).toEqual(new Set(['open', 'resolved']));
+    expect(findings.filter((f) => f.suppression)).toHaveLength(1);
+  });
+  afterAll(async () => db?.destroy());
+
+  it('writes a SARIF log that the SARIF 2.1.0 schema accepts, with a rule per check and a result per finding', () => {
+    const log = findingsToSarif(findings, checks, { version: '0.1.0' });
+    expect(validateSarif(log), errors(validateSarif)).toBe(true);
+    const run = log.runs[0]!;
+    expect(run.tool.driver.name).toBe('Vigil');
+    expect(run.tool.driver.rules.map((r) => r.id)).toEqual(checks.map((c) => c.id));
+    const rule = run.tool.driver.rules[0]!;
+    const check = checks[0]!;
+    expect(rule).toMatchObject({ shortDescription: { text: check.title }, fullDescription: { text: check.risk }, help: { text: check.remediation }, helpUri: check.references[0] });
+    expect(rule.properties.tags).toEqual(expect.arrayContaining(Object.entries(check.frameworks).flatMap(([fw, ids]) => ids.map((id) => `${fw}/${id}`))));
+    expect(run.results).toHaveLength(findings.length);
+    for (const [i, f] of findings.entries()) {
+      const r = run.results[i]!;
+      expect(run.tool.driver.rules[r.ruleIndex!]!.id).toBe(f.check_id);
+      expect(r.locations[0]!.logicalLocations[0]).toMatchObject({ fullyQualifiedName: `${f.resource_type}/${f.resource_id}`, name: f.resource_name ?? f.resource_id });
+      expect(r.properties).toMatchObject({ findingId: f.id, status: f.status, firstSeenAt: f.first_seen_at, lastSeenAt: f.last_seen_at });
+      if (f.status === 'resolved') expect([r.kind, r.level]).toEqual(['pass', 'none']);
+      else expect(r.level).toBe({ critical: 'error', high: 'error', medium: 'warning', low: 'note', info: 'note' }[f.severity]);
+      if (f.suppression) expect(r.suppressions).toEqual([expect.objectContaining({ kind: 'external', justification: 'lab tenant, accepted' })]);
+      else expect(r.suppressions).toBeUndefined();
+    }
+    // Fingerprints: stable for a finding across exports, distinct between findings.
+    const again = findingsToSarif(findings, checks, { version: '0.1.0' }).runs[0]!.results.map((r) => r.partialFingerprints['vigilFinding/v1']);
+    expect(again).toEqual(run.results.map((r) => r.partialFingerprints['vigilFinding/v1']));
+    expect(new Set(again).size).toBe(findings.length);
+    expect(again[0]).toBe(findingFingerprint(findings[0]!));
+  });
+
+  it('the SARIF schema is not vacuous: a wrong level or a missing message is refused', () => {
+    const log = findingsToSarif(findings, checks, { version: '0.1.0' });
+    const bad = structuredClone(log) as unknown as { runs: { results: Record<string, unknown>[] }[] };
+    bad.runs[0]!.results[0]!.level = 'fatal';
+    expect(validateSarif(bad)).toBe(false);
+    const noMessage = structuredClone(log) as unknown as { runs: { results: Record<string, unknown>[] }[] };
+    delete noMessage.runs[0]!.results[0]!.message;
+    expect(validateSarif(noMessage)).toBe(false);
+  });
+
+  it('maps each finding to an OCSF Detection Finding the schema accepts: activity, status, severity, times, resource', () => {
+    const byId = new Map(checks.map((c) => [c.id, c]));
+    for (const f of findings) {
+      const e = findingToOcsf(f, byId.get(f.check_id), { product: vigilProduct('0.1.0'), tenantId: 't-int_x' });
+      expect(validateOcsf(e), errors(validateOcsf)).toBe(true);
+      expect(e.type_uid).toBe(2004 * 100 + e.activity_id);
+      expect([e.severity_id, e.severity]).toEqual([OCSF_SEVERITY[f.severity as 'high'].id, OCSF_SEVERITY[f.severity as 'high'].name]);
+      const expected = f.suppression ? [3, 'Suppressed'] : f.status === 'resolved' ? [4, 'Resolved'] : [1, 'New'];
+      expect([e.status_id, e.status]).toEqual(expected);
+      expect(e.activity_name).toBe(f.status === 'resolved' ? 'Close' : f.first_seen_at === f.last_seen_at ? 'Create' : 'Update');
+      expect(e.finding_info).toMatchObject({ uid: f.id, title: byId.get(f.check_id)!.title, first_seen_time: Date.parse(f.first_seen_at), last_seen_time: Date.parse(f.last_seen_at) });
+      expect(e.resources).toEqual([{ uid: f.resource_id, type: f.resource_type, ...(f.resource_name ? { name: f.resource_name } : {}) }]);
+      expect(e.remediation).toEqual({ desc: byId.get(f.check_id)!.remediation, references: byId.get(f.check_id)!.references });
+      expect(e.metadata).toMatchObject({ version: OCSF_VERSION, product: { name: 'Vigil' } });
+      expect(e.cloud).toEqual({ provider: 'Microsoft', account: { uid: 't-int_x' } });
+    }
+    const alert = alertToOcsf(
+      { id: 'alr_1', integration_id: 'int_x', rule_id: 'mass_download', severity: 'high', status: 'new', title: 'Mass download', dedupe_key: 'k', detail: null, window_start: '2026-03-01T00:00:00.000Z', window_end: '2026-03-01T00:05:00.000Z', created_at: '2026-03-01T00:06:00.000Z', updated_at: '2026-03-01T00:06:00.000Z' },
+      { id: 'mass_download', title: 'Mass download', description: 'Many files downloaded in a short window.', response: 'Check the user and revoke sessions.', references: ['https://learn.microsoft.com/purview/audit-log-activities'] },
+      { product: vigilProduct('0.1.0') },
+    );
+    expect(validateOcsf(alert), errors(validateOcsf)).toBe(true);
+    expect(alert).toMatchObject({ is_alert: true, activity_id: 1, type_uid: 200401, status_id: 1 });
+  });
+
+  it('the OCSF schema is not vacuous: a wrong type_uid, a string time or a missing finding uid is refused', () => {
+    const e = findingToOcsf(findings[0]!, undefined, { product: vigilProduct('0.1.0') });
+    expect(validateOcsf(e), errors(validateOcsf)).toBe(true);
+    expect(validateOcsf({ ...e, type_uid: 200401, activity_id: 3 })).toBe(false);
+    expect(validateOcsf({ ...e, time: new Date(e.time).toISOString() })).toBe(false);
+    expect(validateOcsf({ ...e, finding_info: { ...e.finding_info, uid: undefined } })).toBe(false);
+    expect(validateOcsf({ ...e, findings_info: {} })).toBe(false);
+  });
+
+  it('`vigil findings export --format sarif|ocsf` writes documents the schemas accept', async () => {
+    const env = { VIGIL_DATA_DIR: dataDir };
+    const sarifFile = join(dataDir, 'out.sarif');
+    const s = await vigil(['findings', 'export', '--format', 'sarif', '--output', sarifFile], env);
+    expect(s.code, s.stderr).toBe(0);
+    const log = JSON.parse(readFileSync(sarifFile, 'utf8')) as { runs: { results: unknown[] }[] };
+    expect(validateSarif(log), errors(validateSarif)).toBe(true);
+    expect(log.runs[0]!.results).toHaveLength(findings.length);
+
+    const o = await vigil(['findings', 'export', '--format', 'ocsf'], env);
+    expect(o.code, o.stderr).toBe(0);
+    const events = JSON.parse(o.stdout) as { finding_info: { uid: string } }[];
+    expect(events.map((e) => e.finding_info.uid).sort()).toEqual(findings.map((f) => f.id).sort());
+    for (const e of events) expect(validateOcsf(e), errors(validateOcsf)).toBe(true);
+
+    const nd = await vigil(['findings', 'export', '--format', 'ocsf', '--ndjson', '--status', 'open'], env);
+    expect(nd.code, nd.stderr).toBe(0);
+    const lines = nd.stdout.trim().split('\n').map((l) => JSON.parse(l) as { status_id: number });
+    expect(lines).toHaveLength(findings.filter((f) => f.status === 'open' && !f.suppression).length);
+    expect(lines.every((l) => l.status_id === 1)).toBe(true);
+
+    const bad = await vigil(['findings', 'export', '--format', 'sarif', '--ndjson'], env);
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringMatching(/--ndjson/)]);
+  }, 60_000);
+});
