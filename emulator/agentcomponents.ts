@@ -46,19 +46,20 @@ export const PLANTED_SECRET_PREFIX = 'sk_live_';
 const HEX = '0123456789abcdef';
 const ALNUM = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789';
 const PUBLIC_SITES = ['https://learn.microsoft.com/en-us/', 'https://www.contoso.com/support', 'https://docs.fabrikam.net/', 'https://en.wikipedia.org/wiki/'];
-const HTTP_HOSTS = ['api.openweathermap.org', 'hooks.slack.com', 'webhook.site', 'api.fabrikam-erp.com', 'prod-12.westeurope.logic.azure.com'];
+/** Origins topics call with `HttpRequestAction`: two are insecure (plain HTTP, a non-standard port), as Maester's HTTP check looks for. */
+export const HTTP_ORIGINS = ['https://api.openweathermap.org', 'https://hooks.slack.com', 'http://webhook.site', 'https://api.fabrikam-erp.com:8443', 'https://prod-12.westeurope.logic.azure.com'];
 const CONNECTORS = ['shared_office365', 'shared_sharepointonline', 'shared_sql', 'shared_servicenow', 'shared_commondataserviceforapps'];
 const MCP_CONNECTORS = ['shared_microsoftlearndocsmcpserver', 'shared_githubmcpserver'];
 
 const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-/** YAML text of a topic; `http` hosts become `HttpRequestAction` nodes. */
+/** YAML text of a topic; `http` origins become `HttpRequestAction` nodes. */
 function topicYaml(trigger: string, http: string[], dynamicHttp: boolean): string {
   const actions = [
     '    - kind: SendActivity',
     '      id: sendActivity_1',
     '      activity: Hello, how can I help?',
-    ...http.flatMap((h, i) => [`    - kind: HttpRequestAction`, `      id: http_${i}`, `      method: Post`, `      url: https://${h}/v1/items`]),
+    ...http.flatMap((h, i) => [`    - kind: HttpRequestAction`, `      id: http_${i}`, `      method: Post`, `      url: ${h}/v1/items`]),
     ...(dynamicHttp ? ['    - kind: HttpRequestAction', '      id: http_dyn', '      url: ="https://" & Global.ApiHost & "/lookup"'] : []),
   ];
   return ['kind: AdaptiveDialog', 'beginDialog:', `  kind: ${trigger}`, '  id: main', ...(trigger === 'OnRecognizedIntent' ? ['  intent:', '    triggerQueries:', '      - order status'] : []), '  actions:', ...actions, ''].join('\n');
@@ -107,7 +108,7 @@ export function generateAgentComponents(options: { seed: number | string; enviro
       // Topics.
       const topics = Math.max(1, Math.round(options.perAgent / 3));
       for (let i = 0; i < topics; i++) {
-        const http = rng.chance(0.3) ? [rng.pick(HTTP_HOSTS)] : [];
+        const http = rng.chance(0.3) ? [rng.pick(HTTP_ORIGINS)] : [];
         add(9, `Topic ${i + 1}`, `topic.Topic${i + 1}`, topicYaml(i === 0 ? 'OnConversationStart' : 'OnRecognizedIntent', http, rng.chance(0.1)));
       }
       // Knowledge.

@@ -1,11 +1,13 @@
 /**
  * Change tracking behind Microsoft Graph delta query (`users/delta`, `groups/delta`, served by graph.ts): a per-tenant
  * change sequence that every control-API add, update or remove of a user or group bumps, the sequence of each
- * object's last change (a removal leaves a tombstone), and the opaque state tokens of `@odata.nextLink`
+ * object's last change (a removal leaves a tombstone), a membership log (group changes plus member additions and
+ * removals, for rounds whose `$select` names `members`), and the opaque state tokens of `@odata.nextLink`
  * (`$skiptoken`) and `@odata.deltaLink` (`$deltatoken`).
  *
- * Only changes made through `EmulatorControl.add/update/remove` are tracked: direct mutation of `tenant.users` or
- * `tenant.groups` is seen by a full (initial) round but not by a round started from a deltaLink.
+ * Only changes made through `EmulatorControl.add/update/remove` are tracked: direct mutation of `tenant.users`,
+ * `tenant.groups` or `tenant.memberships` is seen by a full (initial) round but not by a round started from a
+ * deltaLink. Sources also: /graph/delta-query-groups (members@delta).
  *
  * Sources: https://learn.microsoft.com/graph/delta-query-overview, /graph/api/user-delta, /graph/api/group-delta.
  */

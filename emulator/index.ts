@@ -347,6 +347,8 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
       case 'graph':
         return graphNotFound(req, reply);
       case 'bap':
+      case 'powerApps':
+      case 'flow':
         return bapNotFound(req, reply);
       case 'dataverse':
         return dataverseNotFound(req, reply);
@@ -410,5 +412,5 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
 }
 
 /** Services that may be named in `FaultConfig.services`. */
-export const SERVICES: readonly ServiceName[] = ['identity', 'graph', 'bap', 'dataverse', 'managementActivity', 'powerBi', 'arm'];
+export const SERVICES: readonly ServiceName[] = ['identity', 'graph', 'bap', 'powerApps', 'flow', 'dataverse', 'managementActivity', 'powerBi', 'arm'];
 

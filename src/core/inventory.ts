@@ -116,8 +116,6 @@ export interface EstateObject<A extends object = Record<string, unknown>> extend
  * `core/estate/`), and the stream name to {@link STREAM_NAMES}.
  */
 export interface EstateAttrs {
-  /** Placeholder removed when the first estate stream lands. */
-  __none__: Record<string, never>;
   copilotInteractions: CopilotInteractionAttrs;
   agentComponents: AgentComponentAttrs;
   agentSettings: AgentSettingsAttrs;
@@ -138,7 +136,7 @@ export interface EstateAttrs {
 }
 
 /** Names of the estate streams. */
-export type EstateStreamName = Exclude<keyof EstateAttrs, '__none__'>;
+export type EstateStreamName = keyof EstateAttrs;
 
 /** Record types of the first six streams, which have their own tables. */
 export interface CoreStreamRecords {

@@ -35,7 +35,8 @@ export interface DemoOptions {
 /** The demo's summary; `vigil demo --json` prints it. */
 export interface DemoSummary {
   integration: { id: string; verified: boolean; servicePrincipalObjectId: string | null; missingPermissions: MissingPermission[]; managementApp: boolean | null; environmentsNotReadable: string[] };
-  collected: { users: number; groups: number; memberships: number; environments: number; agents: number };
+  /** Live objects per collected stream (every stream, estate streams included). */
+  collected: Record<string, number>;
   run: { id: string; status: string; durationMs: number; errors: number };
   findings: {
     total: number;
@@ -95,7 +96,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
         clientSecret: app.secrets[0]!.value,
         secretExpires: app.secrets[0]!.endDateTime,
       });
-      step('Collecting users, groups, memberships, environments and Copilot Studio agents, then evaluating the checks');
+      step('Collecting the estate (directory, Power Platform, Copilot Studio, Microsoft 365 Copilot, Teams, Power BI, Foundry), then evaluating the checks');
       const { run, evaluation } = await collectAndEvaluate(rt, integration.id, { onProgress: options.onProgress });
       step('Ingesting the last 24 hours of the Office 365 Management Activity feed, then running the detections');
       const audit = await ingestAndDetect(rt, integration.id);
@@ -114,7 +115,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
           managementApp: report.managementApp.registered,
           environmentsNotReadable: report.environments.filter((e) => e.agentsReadable === false).map((e) => e.name ?? e.id),
         },
-        collected: { users: counts.users, groups: counts.groups, memberships: counts.memberships, environments: counts.environments, agents: counts.agents },
+        collected: counts,
         run: { id: run.runId, status: run.status, durationMs: run.durationMs, errors: run.errors.length },
         findings: {
           total: open.length,

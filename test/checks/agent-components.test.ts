@@ -6,7 +6,7 @@ function component(id: string, botId: string, over: Partial<AgentComponentAttrs>
   return estateRow('agentComponents', id, { botId, parentComponentId: null, schemaName: id, componentType: 9, yamlKind: null, kind: 'other', stateCode: 0, modifiedOn: null, dataUnparsed: false, ...over }, { sliceKey: 'env1' });
 }
 const tool = (over: Partial<NonNullable<AgentComponentAttrs['tool']>> = {}): AgentComponentAttrs['tool'] => ({
-  actionKind: 'InvokeConnectorTaskAction', connectionReference: 'cr_x.shared_office365.abc', connectorId: 'shared_office365', customConnector: false, connectionMode: 'user', operationId: 'SendEmailV2', serverHost: null, httpHosts: [], ...over,
+  actionKind: 'InvokeConnectorTaskAction', connectionReference: 'cr_x.shared_office365.abc', connectorId: 'shared_office365', customConnector: false, connectionMode: 'user', operationId: 'SendEmailV2', serverHost: null, httpHosts: [], httpOrigins: [], ...over,
 });
 function settings(botId: string, over: Partial<AgentSettingsAttrs> = {}) {
   return estateRow('agentSettings', botId, { botId, configurationParsed: true, generativeActionsEnabled: true, useModelKnowledge: false, fileAnalysisEnabled: false, contentModeration: 'High', agentConnectable: false, recognizer: null, channels: null, ...over }, { sliceKey: 'env1' });
@@ -90,5 +90,21 @@ describe('agent_public_website_knowledge', () => {
   });
   it('is not evaluated where components could not be read', async () => {
     expect((await runCheck('agent_public_website_knowledge', checkContext({ agents, checkpoints: componentsGap })))[0]?.status).toBe('not_evaluated');
+  });
+});
+
+describe('agent_insecure_http', () => {
+  const topic = (origins: string[], dynamic = 0) => ({ kind: 'topic' as const, topic: { triggerKind: 'OnRecognizedIntent', callsHttp: origins.length + dynamic > 0, httpHosts: [], httpOrigins: origins, dynamicHttpUrls: dynamic } });
+  it('passes agents calling HTTPS on the standard port (and says what it could not judge)', async () => {
+    const r = await runCheck('agent_insecure_http', checkContext({ agents, estate: { agentComponents: [component('t1', 'a', topic(['https://api.contoso.com'], 1))] } }));
+    expect(resultFor(r, 'a')).toMatchObject({ status: 'pass', reason: expect.stringContaining('1 HTTP request(s) use URLs built at run time') });
+  });
+  it('fails plain HTTP and non-standard ports, in topics and tools', async () => {
+    const r = await runCheck('agent_insecure_http', checkContext({ agents, estate: { agentComponents: [component('t1', 'a', topic(['http://webhook.site'])), component('c1', 'b', { kind: 'action', tool: tool({ httpOrigins: ['https://erp.fabrikam.com:8443'] }) })] } }));
+    expect(resultFor(r, 'a')).toMatchObject({ status: 'fail', reason: expect.stringContaining('http://webhook.site') });
+    expect(resultFor(r, 'b')).toMatchObject({ status: 'fail', reason: expect.stringContaining(':8443') });
+  });
+  it('is not evaluated where components could not be read', async () => {
+    expect((await runCheck('agent_insecure_http', checkContext({ agents, checkpoints: componentsGap })))[0]?.status).toBe('not_evaluated');
   });
 });

@@ -329,3 +329,44 @@ describe('pp_custom_connector_insecure_backend', () => {
     expect((await runCheck('pp_custom_connector_insecure_backend', checkContext({ checkpoints: [streamError('connectors')] })))[0]?.status).toBe('not_evaluated');
   });
 });
+
+// --- environment settings (content security policy) ---------------------------------------------------------------
+
+describe('pp_content_security_policy', () => {
+  const csp = (env: string, model: boolean | null, canvas: boolean | null, reportUri: string | null = null) =>
+    estateRow('environmentSettings', env, { environmentId: env, organizationId: 'o1', cspEnforcedModelDriven: model, cspEnforcedCanvas: canvas, cspReportUri: reportUri, cspConfigurationModelDriven: null, cspConfigurationCanvas: null }, { sliceKey: env });
+  const envs = [environmentRow({ id: 'e1' }), environmentRow({ id: 'e2' }), environmentRow({ id: 'e3' }), environmentRow({ id: 'teams', dataverse_url: null })];
+  it('passes an environment enforcing CSP for model-driven and canvas apps, leaving environments without Dataverse out', async () => {
+    const r = await runCheck('pp_content_security_policy', checkContext({ environments: [envs[0]!, envs[3]!], estate: { environmentSettings: [csp('e1', true, true)] } }));
+    expect(r).toEqual([expect.objectContaining({ resourceType: 'environment', resourceId: 'e1', status: 'pass' })]);
+  });
+  it('fails environments that do not enforce it, reporting-only included', async () => {
+    const r = await runCheck('pp_content_security_policy', checkContext({ environments: envs.slice(0, 2), estate: { environmentSettings: [csp('e1', false, true, 'https://r.contoso.com'), csp('e2', true, false)] } }));
+    expect(resultFor(r, 'e1')).toMatchObject({ status: 'fail', reason: expect.stringContaining('model-driven apps (violations are only reported)') });
+    expect(resultFor(r, 'e2')).toMatchObject({ status: 'fail', reason: expect.stringContaining('canvas') });
+  });
+  it('is not evaluated for an unreadable environment, a missing or null setting, and without the stream', async () => {
+    const r = await runCheck('pp_content_security_policy', checkContext({ environments: envs.slice(0, 3), estate: { environmentSettings: [csp('e2', null, true)] }, checkpoints: [sliceError('environmentSettings', 'e1', 'Forbidden', 'The user is not a member of the organization.')] }));
+    expect(r.map((x) => [x.resourceId, x.status])).toEqual([['e1', 'not_evaluated'], ['e2', 'not_evaluated'], ['e3', 'not_evaluated']]);
+    expect(resultFor(r, 'e1')?.reason).toContain('not a member');
+    expect(await runCheck('pp_content_security_policy', checkContext({ checkpoints: [streamError('environmentSettings')] }))).toEqual([expect.objectContaining({ resourceType: 'tenant', status: 'not_evaluated' })]);
+  });
+});
+
+describe('pp_dlp_http_connector_not_blocked', () => {
+  const allBlocked = { blocked: ['http', 'httpwebhook', 'shared_webcontents'] };
+  it('passes when covering policies block every HTTP connector (listed, or by a Blocked default group)', async () => {
+    expect((await runCheck('pp_dlp_http_connector_not_blocked', dlpCtx(policy('all', allBlocked))))[0]).toMatchObject({ resourceId: 'Default-tenant-1', status: 'pass' });
+    const split = dlpCtx(policy('p1', { blocked: ['http'] }), policy('p2', { environmentType: 'OnlyEnvironments', environments: ['Default-tenant-1'], blocked: [], business: ['shared_sharepointonline'], defaultConnectorsClassification: 'Blocked' }));
+    expect((await runCheck('pp_dlp_http_connector_not_blocked', split))[0]?.status).toBe('pass');
+  });
+  it('fails when an HTTP connector is allowed, or the only blocking policy excludes the default environment', async () => {
+    const r = await runCheck('pp_dlp_http_connector_not_blocked', dlpCtx(policy('all', { blocked: ['http'], nonBusiness: ['httpwebhook'] })));
+    expect(r[0]).toMatchObject({ status: 'fail', detail: expect.objectContaining({ open: ['httpwebhook', 'shared_webcontents'] }) });
+    const excluded = await runCheck('pp_dlp_http_connector_not_blocked', dlpCtx(policy('except', { ...allBlocked, environmentType: 'ExceptEnvironments', environments: ['Default-tenant-1'] })));
+    expect(excluded[0]).toMatchObject({ status: 'fail', reason: expect.stringContaining('no DLP policy covers it') });
+  });
+  it('is not evaluated without DLP policies', async () => {
+    expect((await runCheck('pp_dlp_http_connector_not_blocked', checkContext({ checkpoints: [streamError('dlpPolicies')] })))[0]?.status).toBe('not_evaluated');
+  });
+});

@@ -50,8 +50,12 @@ describe('Graph estate collection', () => {
 
   it('a second unchanged round reads memberships in one request', async () => {
     const before = { groups: graphRequests(/\/groups\/delta/), users: graphRequests(/\/users\/delta/), members: graphRequests(/\/members/) };
+    const batches = graphRequests(/\/\$batch/);
     const run = await collectIntegration(rt, integrationId);
     expect(run.streams.memberships).toMatchObject({ records: 0, incrementalSlices: 1 });
+    // Teams app installations (a $batch per 20 users, no incremental read) are reused within their refresh interval.
+    expect(run.streams.teamsApps.reusedFrom).toBeTruthy();
+    expect(graphRequests(/\/\$batch/) - batches).toBe(0);
     // groups stream + memberships stream: one request each; no per-group member reads.
     expect(graphRequests(/\/groups\/delta/) - before.groups).toBe(2);
     expect(graphRequests(/\/users\/delta/) - before.users).toBe(1);
@@ -78,7 +82,7 @@ describe('Graph estate collection', () => {
     const uninstalled = estate.installedApps[uninstaller.id]!.shift()!;
     const removedConnection = estate.externalConnections.shift()!;
 
-    const run = await collectIntegration(rt, integrationId);
+    const run = await collectIntegration(rt, integrationId, { full: true });
     expect(run.streams.memberships.incrementalSlices).toBe(1);
     expect(await stored()).toEqual(expected());
     expect(g3Members).toBeGreaterThan(0);

@@ -34,7 +34,7 @@ describe('agent risk score: findings weighted by severity plus reach', () => {
 
   it('scales reach by what the agent can touch once its components are known', () => {
     const base = { botId: 'x', parentComponentId: null, schemaName: null, componentType: 9, yamlKind: null, stateCode: 0, modifiedOn: null, dataUnparsed: false };
-    const tool = { actionKind: 'InvokeConnectorTaskAction', connectionReference: null, connectorId: 'shared_office365', customConnector: false, operationId: null, serverHost: null, httpHosts: [] };
+    const tool = { actionKind: 'InvokeConnectorTaskAction', connectionReference: null, connectorId: 'shared_office365', customConnector: false, operationId: null, serverHost: null, httpHosts: [], httpOrigins: [] };
     const components = new Map([
       ['maker', [{ ...base, kind: 'action' as const, tool: { ...tool, connectionMode: 'maker' as const } }]],
       ['sp', [{ ...base, kind: 'knowledge' as const, knowledge: { sourceType: 'sharePoint' as const, sourceKind: null, url: null, host: null, connectionName: null } }]],

@@ -63,7 +63,8 @@ export function evaluateEnvironmentsDlp(ctx: CheckContext, include: (isDefault: 
   for (const env of ctx.inventory.environments) {
     if (!include(env.is_default === 1)) continue;
     const covering = policies.filter((p) => dlpCovers(p.attrs, env.id)).map((p) => ({ id: p.id, name: p.name }));
-    results.push({ resourceType: 'environment', resourceId: env.id, resourceName: env.display_name, ...verdict(covering), detail: { isDefault: env.is_default === 1, policies: covering.map((p) => p.id) } });
+    const v = verdict(covering);
+    results.push({ resourceType: 'environment', resourceId: env.id, resourceName: env.display_name, ...v, detail: { ...(v.detail ?? {}), isDefault: env.is_default === 1, policies: covering.map((p) => p.id) } });
   }
   return results;
 }

@@ -79,6 +79,8 @@ export interface AgentComponentAttrs {
     serverHost: string | null;
     /** HTTP hosts called by the tool's own dialog (`HttpRequestAction` nodes), lower case, sorted. */
     httpHosts: string[];
+    /** Origins (`scheme://host[:port]`, default ports omitted) of those calls, sorted; no paths or queries. */
+    httpOrigins: string[];
   };
   /** Instructions (`kind: 'instructions'`, `GptComponentMetadata`). Never the text itself. */
   instructions?: {
@@ -100,6 +102,8 @@ export interface AgentComponentAttrs {
     callsHttp: boolean;
     /** Hosts of the `HttpRequestAction` URLs that are literal (not Power Fx `=` expressions), lower case, sorted. */
     httpHosts: string[];
+    /** Origins (`scheme://host[:port]`, default ports omitted) of the literal URLs, sorted; no paths or queries. */
+    httpOrigins: string[];
     /** Number of `HttpRequestAction` nodes whose URL is a Power Fx expression (host unknown). */
     dynamicHttpUrls: number;
   };

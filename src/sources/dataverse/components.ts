@@ -64,9 +64,25 @@ function* nodes(v: unknown): Generator<Json> {
   }
 }
 
-/** The `HttpRequestAction` nodes of a dialog: literal hosts (sorted, unique) and the count of expression URLs. */
-function httpCalls(tree: unknown): { count: number; hosts: string[]; dynamic: number } {
+/**
+ * Origin (`scheme://host[:port]`, lower case, default ports omitted) of an absolute http(s) URL; null otherwise.
+ * Keeps what an HTTP-safety check needs (plain HTTP, non-standard ports) without the path or query, which may carry
+ * keys.
+ */
+export function urlOrigin(url: string | null): string | null {
+  if (!url || url.startsWith('=')) return null;
+  try {
+    const u = new URL(url);
+    return u.protocol === 'https:' || u.protocol === 'http:' ? u.origin.toLowerCase() : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The `HttpRequestAction` nodes of a dialog: literal hosts and origins (sorted, unique) and the count of expression URLs. */
+function httpCalls(tree: unknown): { count: number; hosts: string[]; origins: string[]; dynamic: number } {
   const hosts = new Set<string>();
+  const origins = new Set<string>();
   let count = 0;
   let dynamic = 0;
   for (const node of nodes(tree)) {
@@ -74,10 +90,12 @@ function httpCalls(tree: unknown): { count: number; hosts: string[]; dynamic: nu
     count++;
     const url = s(node.url);
     const host = urlHost(url);
+    const origin = urlOrigin(url);
     if (host) hosts.add(host);
     else dynamic++;
+    if (origin) origins.add(origin);
   }
-  return { count, hosts: [...hosts].sort(), dynamic };
+  return { count, hosts: [...hosts].sort(), origins: [...origins].sort(), dynamic };
 }
 
 /** Kind by `componenttype` alone (documented 0–14; 15–17 UNCONFIRMED). */
@@ -163,7 +181,7 @@ export function normaliseComponent(j: Json): AgentComponentAttrs {
       const begin = obj(root.beginDialog);
       const http = httpCalls(root);
       attrs.kind = componentType === 17 ? 'trigger' : 'topic';
-      attrs.topic = { triggerKind: s(begin?.kind), callsHttp: http.count > 0, httpHosts: http.hosts, dynamicHttpUrls: http.dynamic };
+      attrs.topic = { triggerKind: s(begin?.kind), callsHttp: http.count > 0, httpHosts: http.hosts, httpOrigins: http.origins, dynamicHttpUrls: http.dynamic };
       break;
     }
     case 'TaskDialog': {
@@ -182,6 +200,7 @@ export function normaliseComponent(j: Json): AgentComponentAttrs {
         operationId: s(action?.operationId) ?? s(details?.operationId),
         serverHost: urlHost(s(details?.serverUrl)),
         httpHosts: httpCalls(root).hosts,
+        httpOrigins: httpCalls(root).origins,
       };
       break;
     }

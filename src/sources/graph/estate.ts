@@ -4,7 +4,7 @@ import { VigilError } from '../../core/errors.ts';
 import type { EstateObject, ParentRow } from '../../core/inventory.ts';
 import { parseRetryAfter, UpstreamHttpError } from '../../platform/http/client.ts';
 import { odataPages } from '../../platform/http/odata.ts';
-import type { Slice, Stream, StreamContext } from '../stream.ts';
+import { REFRESH_SECONDS, type Slice, type Stream, type StreamContext } from '../stream.ts';
 
 /**
  * Microsoft Graph estate streams beyond the directory:
@@ -198,6 +198,7 @@ export const teamsAppsStream: Stream<'teamsApps'> = {
   primaryKey: ['id'],
   parent: 'users',
   slices: teamsAppsSlices,
+  refreshSeconds: REFRESH_SECONDS.perUserInventory,
   resource: (ctx) => ctx.cloud.graph.resource,
   read: (ctx, slice) => readTeamsApps(ctx, slice),
 };
