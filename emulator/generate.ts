@@ -55,12 +55,18 @@ export interface TenantSizes {
   groups: number;
   environments: number;
   agents: number;
+  /**
+   * Upper bound of the random member count of each group but the first ("All Company", every member); absent: up to
+   * a tenth of the users (30–1,000). Benchmarks set it to reach a given membership total.
+   */
+  maxMembersPerGroup?: number;
   /** Power BI workspaces (about a third personal), with their reports, datasets and widely shared links. */
   powerBiWorkspaces: number;
   /** Percentage of enabled members holding a Microsoft 365 Copilot licence (exactly floor(percent × members / 100)). */
   copilotUsersPercent: number;
   /** Copilot prompt + response pairs per licensed user: 1..this many each. */
-  copilotPairsPerUser: number;  /** Power Apps, spread over the environments. */
+  copilotPairsPerUser: number;
+  /** Power Apps, spread over the environments. */
   apps: number;
   /** Cloud flows, spread over the environments. */
   flows: number;
@@ -372,7 +378,7 @@ export function generateTenant(options: GenerateOptions): Tenant {
     if (i === 0) {
       for (let u = 0; u < memberCount; u++) ids.push((users[u] as DirectoryUser).id);
     } else if (users.length > 0) {
-      const maxK = Math.max(2, Math.min(users.length, Math.max(30, Math.min(1000, Math.floor(users.length / 10)))));
+      const maxK = Math.max(2, Math.min(users.length, sizes.maxMembersPerGroup ?? Math.max(30, Math.min(1000, Math.floor(users.length / 10)))));
       const k = Math.min(users.length, rng.int(2, maxK));
       for (const u of sampleIndices(rng, users.length, k)) ids.push((users[u] as DirectoryUser).id);
     }

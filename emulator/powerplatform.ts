@@ -262,12 +262,12 @@ export function generatePowerPlatform(
   }
   const rng = createRng(`${String(seed)}:powerplatform`);
   const envs = tenant.environments;
-  const total = sizes.apps + sizes.flows + sizes.connectors + sizes.connections;
   const members = tenant.users.filter((u) => u.userType === 'Member');
   const enabled = members.filter((u) => u.accountEnabled);
   const disabled = members.filter((u) => !u.accountEnabled);
   const guests = tenant.users.filter((u) => u.userType === 'Guest');
-  if (total > 0 && (envs.length === 0 || enabled.length === 0)) throw new RangeError('Power Platform objects need at least one environment and one enabled member user');
+  // Apps, flows, connectors and connections need an environment and a maker: a tenant without either has none.
+  if (envs.length === 0 || enabled.length === 0) sizes = { ...sizes, apps: 0, flows: 0, connectors: 0, connections: 0 };
   const envAt = (i: number): Environment => envs[i % envs.length] as Environment;
   const maker = (): DirectoryUser => rng.pick(enabled);
   const when = (maxDays: number): number => nowMs - rng.int(1, maxDays) * DAY_MS - rng.int(0, 86_399) * 1000;

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_ENV, world, type World } from './harness.ts';
 import { vigil } from '../support/process.ts';
+import { STREAM_NAMES } from '../../src/core/inventory.ts';
 
 /** Runs the real CLI in a child process; returns exit code and output. */
 
@@ -96,7 +97,7 @@ describe('vigil demo --json', () => {
     expect(r.code, r.stderr).toBe(0);
     const s = JSON.parse(r.stdout);
     expect(s.integration).toMatchObject({ verified: true, missingPermissions: [] });
-    expect(Object.keys(s.collected).sort()).toEqual(['agents', 'environments', 'groups', 'memberships', 'users']);
+    expect(Object.keys(s.collected).sort()).toEqual([...STREAM_NAMES].sort());
     expect(s.collected.users).toBeGreaterThan(0);
     expect(s.findings.total).toBe(Object.values(s.findings.bySeverity as Record<string, number>).reduce((a, b) => a + b, 0));
     expect(s.findings.total).toBe(Object.values(s.findings.byCheck as Record<string, number>).reduce((a, b) => a + b, 0));

@@ -111,10 +111,13 @@ describe('permission gaps are "not evaluated", never passes', () => {
     expect(run.status).toBe('partial');
     expect(run.errors.find((e) => e.stream === 'environments')).toMatchObject({ code: 'Forbidden' });
     await evaluateIntegration(rt.db, await getIntegration(rt.db, integration.id));
-    const results = (await listCheckResults(rt.db, integration.id)).filter((r) => r.check_id !== 'integration_secret_expiry');
-    expect(results.length).toBe(5);
-    expect(results.every((r) => r.status === 'not_evaluated' && r.resource_type === 'tenant')).toBe(true);
-    expect(results[0]!.reason).toMatch(/management application/);
+    const all = await listCheckResults(rt.db, integration.id);
+    // Every check that reads Power Platform or Copilot Studio data says why it could not look — never a pass.
+    const dependent = all.filter((r) => /^(agent_|pp_)/.test(r.check_id) || ['environment_agents_not_readable', 'guest_owns_agent', 'guest_owns_app', 'guest_owns_flow'].includes(r.check_id));
+    expect(new Set(dependent.map((r) => r.check_id)).size).toBeGreaterThanOrEqual(25);
+    expect(dependent.filter((r) => !(r.status === 'not_evaluated' && r.resource_type === 'tenant'))).toEqual([]);
+    expect(dependent.filter((r) => !/management application|environments stream failed/.test(r.reason ?? ''))).toEqual([]);
+    expect(all.find((r) => r.check_id === 'integration_not_management_app')).toMatchObject({ status: 'fail', reason: expect.stringMatching(/not a Power Platform admin management application/) });
     await w.close();
   });
 
