@@ -32,7 +32,7 @@ for (const scale of scales) {
       flows: r(5_000, scale),
       connections: r(5_000, scale),
       connectors: r(200, scale),
-      teamsAppsPerUser: 1,
+      teamsAppsPerUser: 2,
       copilotUsersPercent: 5,
       copilotPairsPerUser: 2,
       powerBiWorkspaces: r(500, scale),

@@ -10,7 +10,7 @@ import { print, printJson, table } from '../output.ts';
 export function registerAgents(program: Command, host: CommandHost): void {
   program
     .command('agents')
-    .description('Copilot Studio agents ranked by risk score: open findings weighted by severity, plus how far the agent reaches')
+    .description('Copilot Studio agents ranked by risk score: open findings weighted by severity, plus how far the agent reaches (who can use it, what it can touch)')
     .option('--integration <integration>', 'only this integration (id or name)')
     .option('--limit <n>', 'at most this many', (v) => Number(v), 50)
     .option('--json', 'print JSON')
@@ -21,8 +21,9 @@ export function registerAgents(program: Command, host: CommandHost): void {
         const shown = (await rankAgents(rt.db, integrations.map((i) => i.id))).slice(0, opts.limit);
         if (opts.json) return printJson(shown);
         if (shown.length === 0) return print('No agents collected yet (run `vigil collect <integration>`).');
-        print(table([['SCORE', 'AGENT', 'REACH', 'FINDINGS', 'WHY'], ...shown.map((a) => [String(a.score), a.name ?? a.agentId, a.reach, String(a.openFindings), a.reasons.join('; ')])]));
-        print('What agents can touch (tools, knowledge, connections) is not evaluated in this release.');
+        const touch = (a: (typeof shown)[number]) =>
+          a.touch.status === 'evaluated' ? `${a.touch.tools} tool(s), ${Object.values(a.touch.knowledge).reduce((n, k) => n + k, 0)} knowledge` : 'not evaluated';
+        print(table([['SCORE', 'AGENT', 'REACH', 'TOUCHES', 'FINDINGS', 'WHY'], ...shown.map((a) => [String(a.score), a.name ?? a.agentId, a.reach, touch(a), String(a.openFindings), a.reasons.join('; ')])]));
       }),
     );
 }

@@ -1,6 +1,6 @@
 import type { EnvironmentSettingsAttrs } from '../../core/estate/environmentSettings.ts';
 import type { EstateObject } from '../../core/inventory.ts';
-import type { Stream } from '../stream.ts';
+import { REFRESH_SECONDS, type Stream } from '../stream.ts';
 import { dataverseResource, entityPages, environmentSlice } from './streams.ts';
 
 /**
@@ -53,6 +53,7 @@ export const environmentSettingsStream: Stream<'environmentSettings'> = {
   name: 'environmentSettings',
   primaryKey: ['id'],
   parent: 'environments',
+  refreshSeconds: REFRESH_SECONDS.environmentInventory,
   slice: environmentSlice,
   resource: (_ctx, slice) => dataverseResource(slice.params.instanceUrl!),
   read: (ctx, slice, cursor) => entityPages(ctx, slice, 'organizations', ORGANIZATION_FIELDS, cursor, (j) => toEnvironmentSettings(slice.key, j)),
