@@ -44,17 +44,6 @@ const obj = (v: unknown): Json | null => (v !== null && typeof v === 'object' &&
 export const BOT_COMPONENT_FIELDS =
   'botcomponentid,name,schemaname,componenttype,category,description,data,content,_parentbotid_value,_parentbotcomponentid_value,reusepolicy,statecode,modifiedon';
 
-/** Host of an absolute http(s) URL, lower case; null for anything else (Power Fx expressions, relative paths). */
-export function urlHost(url: string | null): string | null {
-  if (!url || url.startsWith('=')) return null;
-  try {
-    const u = new URL(url);
-    return u.protocol === 'https:' || u.protocol === 'http:' ? u.hostname.toLowerCase() : null;
-  } catch {
-    return null;
-  }
-}
-
 /** Every object node of a parsed YAML tree, depth first. */
 function* nodes(v: unknown): Generator<Json> {
   if (Array.isArray(v)) for (const x of v) yield* nodes(x);
@@ -77,6 +66,12 @@ export function urlOrigin(url: string | null): string | null {
   } catch {
     return null;
   }
+}
+
+/** Host of an absolute http(s) URL, lower case; null for anything else (Power Fx expressions, relative paths). */
+export function urlHost(url: string | null): string | null {
+  const origin = urlOrigin(url);
+  return origin === null ? null : new URL(origin).hostname;
 }
 
 /** The `HttpRequestAction` nodes of a dialog: literal hosts and origins (sorted, unique) and the count of expression URLs. */
