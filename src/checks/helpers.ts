@@ -3,17 +3,26 @@ import type { EstateAttrs, EstateStreamName } from '../core/inventory.ts';
 import type { CheckContext, CheckResult, EstateRow, ResourceType } from './types.ts';
 
 /**
+ * The tenant-wide "not evaluated" result when one of `streams` did not run (a missing permission, a failed parent,
+ * never collected), giving the first gap's reason; null when every stream ran.
+ */
+export function streamsNotEvaluated(ctx: CheckContext, streams: string[]): CheckResult[] | null {
+  for (const stream of streams) {
+    const gap = ctx.coverage.streamGap(stream);
+    if (gap) return [{ resourceType: 'tenant', resourceId: ctx.tenantId, resourceName: null, status: 'not_evaluated', reason: gap.message, detail: { code: gap.code, stream } }];
+  }
+  return null;
+}
+
+/**
  * Evaluates a per-agent predicate (null = leave the agent out) over every collected agent, and reports `not_evaluated` — never a pass — where
  * agents could not be read: the whole tenant when the environments or agents stream did not run, an environment
  * when its Dataverse could not be read.
  */
 export function evaluateAgents(ctx: CheckContext, evaluate: (agent: AgentsTable) => Omit<CheckResult, 'resourceType' | 'resourceId' | 'resourceName'> | null): CheckResult[] {
+  const notEvaluated = streamsNotEvaluated(ctx, ['environments', 'agents']);
+  if (notEvaluated) return notEvaluated;
   const results: CheckResult[] = [];
-  const streamGap = ctx.coverage.streamGap('environments') ?? ctx.coverage.streamGap('agents');
-  if (streamGap) {
-    results.push({ resourceType: 'tenant', resourceId: ctx.tenantId, resourceName: null, status: 'not_evaluated', reason: streamGap.message, detail: { code: streamGap.code } });
-    return results;
-  }
   for (const env of ctx.inventory.environments) {
     if (!env.dataverse_url) continue;
     const gap = ctx.coverage.sliceGap('agents', env.id);
@@ -50,8 +59,8 @@ export function evaluateEstate<S extends EstateStreamName>(
   evaluate: (row: EstateRow<EstateAttrs[S]>) => Verdict | null,
   options: { requires?: string[] } = {},
 ): CheckResult[] {
-  const gap = [...(options.requires ?? []), stream].map((s) => ctx.coverage.streamGap(s)).find((g) => g !== null);
-  if (gap) return [{ resourceType: 'tenant', resourceId: ctx.tenantId, resourceName: null, status: 'not_evaluated', reason: gap.message, detail: { code: gap.code, stream } }];
+  const notEvaluated = streamsNotEvaluated(ctx, [...(options.requires ?? []), stream]);
+  if (notEvaluated) return notEvaluated;
   const results: CheckResult[] = [];
   for (const g of ctx.coverage.sliceGaps(stream)) {
     results.push({ resourceType: 'tenant', resourceId: `${ctx.tenantId}/${stream}/${g.sliceKey}`, resourceName: g.sliceKey, status: 'not_evaluated', reason: g.message, detail: { code: g.code, stream, slice: g.sliceKey } });
@@ -65,8 +74,8 @@ export function evaluateEstate<S extends EstateStreamName>(
 
 /** One tenant-wide verdict (tenant settings, coverage): `not_evaluated` with the gap when a stream it reads did not run. */
 export function evaluateTenant(ctx: CheckContext, streams: string[], evaluate: () => Verdict): CheckResult[] {
-  const gap = streams.map((s) => ctx.coverage.streamGap(s)).find((g) => g !== null);
-  if (gap) return [{ resourceType: 'tenant', resourceId: ctx.tenantId, resourceName: null, status: 'not_evaluated', reason: gap.message, detail: { code: gap.code } }];
+  const notEvaluated = streamsNotEvaluated(ctx, streams);
+  if (notEvaluated) return notEvaluated;
   return [{ resourceType: 'tenant', resourceId: ctx.tenantId, resourceName: null, ...evaluate() }];
 }
 
@@ -79,8 +88,8 @@ export function evaluateAgentComponents(
   ctx: CheckContext,
   evaluate: (agent: AgentsTable, components: EstateRow<EstateAttrs['agentComponents']>[], settings: EstateAttrs['agentSettings'] | null) => Verdict,
 ): CheckResult[] {
-  const gap = ctx.coverage.streamGap('agentComponents');
-  if (gap) return [{ resourceType: 'tenant', resourceId: ctx.tenantId, resourceName: null, status: 'not_evaluated', reason: gap.message, detail: { code: gap.code, stream: 'agentComponents' } }];
+  const notEvaluated = streamsNotEvaluated(ctx, ['agentComponents']);
+  if (notEvaluated) return notEvaluated;
   const byBot = new Map<string, EstateRow<EstateAttrs['agentComponents']>[]>();
   for (const c of ctx.inventory.estate('agentComponents')) if (c.attrs.botId) byBot.set(c.attrs.botId, [...(byBot.get(c.attrs.botId) ?? []), c]);
   const settings = new Map(ctx.inventory.estate('agentSettings').map((s) => [s.id, s.attrs]));
@@ -112,8 +121,8 @@ export function evaluateGrouped<S extends EstateStreamName>(
   evaluate: (key: string, rows: EstateRow<EstateAttrs[S]>[]) => (Verdict & { name?: string | null }) | null,
   options: { requires?: string[]; passReason?: string } = {},
 ): CheckResult[] {
-  const gap = [...(options.requires ?? []), stream].map((s) => ctx.coverage.streamGap(s)).find((g) => g !== null);
-  if (gap) return [{ resourceType: 'tenant', resourceId: ctx.tenantId, resourceName: null, status: 'not_evaluated', reason: gap.message, detail: { code: gap.code, stream } }];
+  const notEvaluated = streamsNotEvaluated(ctx, [...(options.requires ?? []), stream]);
+  if (notEvaluated) return notEvaluated;
   const groups = new Map<string, EstateRow<EstateAttrs[S]>[]>();
   for (const row of ctx.inventory.estate(stream)) {
     const k = key(row);
@@ -133,4 +142,23 @@ export function evaluateGrouped<S extends EstateStreamName>(
   }
   if (flagged === 0) results.push({ resourceType: 'tenant', resourceId: ctx.tenantId, resourceName: null, status: 'pass', reason: options.passReason ?? null });
   return results;
+}
+
+/** The directory-user verdict on an owner: missing (gone), disabled, or active. */
+export function ownerVerdict(ctx: CheckContext, objectId: string | null, label: string): Verdict {
+  if (!objectId) return { status: 'not_evaluated', reason: `The ${label} carries no Microsoft Entra object id.` };
+  const user = ctx.inventory.directoryUsers.get(objectId);
+  if (!user) return { status: 'fail', reason: `The ${label} (${objectId}) no longer exists in Microsoft Entra ID.`, detail: { ownerObjectId: objectId } };
+  if (user.account_enabled === 0) return { status: 'fail', reason: `The ${label} ${user.user_principal_name ?? user.id} is disabled in Microsoft Entra ID.`, detail: { ownerObjectId: objectId } };
+  return { status: 'pass', reason: null, detail: { ownerObjectId: objectId } };
+}
+
+/** The guest verdict on an owner: fails when the directory user is a guest (`userType` Guest or an `#EXT#` name). */
+export function guestVerdict(ctx: CheckContext, objectId: string | null, label: string): Verdict {
+  const user = objectId ? ctx.inventory.directoryUsers.get(objectId) : undefined;
+  if (!objectId) return { status: 'not_evaluated', reason: `The ${label} carries no Microsoft Entra object id.` };
+  if (user && (user.user_type === 'Guest' || (user.user_principal_name ?? '').toLowerCase().includes('#ext#'))) {
+    return { status: 'fail', reason: `The ${label} is guest ${user.user_principal_name ?? user.id}.`, detail: { ownerObjectId: objectId } };
+  }
+  return { status: 'pass', reason: null, detail: { ownerObjectId: objectId } };
 }

@@ -3,6 +3,7 @@ import type { AuditEvent } from '../core/audit.ts';
 import { nowIso } from '../store/db.ts';
 import {
   findEventsByOperation,
+  getAlert,
   getDetectionWatermark,
   knownUserIps,
   latestIngestedAfter,
@@ -98,8 +99,8 @@ export async function runDetections(
               const at = nowIso();
               const r = await raiseAlert(trx, input, at);
               if (r.created) {
-                const row = await trx.selectFrom('alerts').selectAll().where('id', '=', r.id).executeTakeFirstOrThrow();
-                await enqueueAlert(trx, row, d.metadata, { sinks: out.names, product: out.product, tenantId: sinks.tenantId });
+                const row = await getAlert(trx, r.id);
+                if (row) await enqueueAlert(trx, row, d.metadata, { sinks: out.names, product: out.product, tenantId: sinks.tenantId });
               }
               return r;
             })

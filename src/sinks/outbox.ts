@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../platform/log/index.ts';
 import { alertToOcsf, findingToOcsf, type CheckInfo, type DetectionInfo, type OcsfActivity, type OcsfProduct } from '../exports/ocsf.ts';
 import type { Executor } from '../store/db.ts';
+import { findingStepsAt } from '../store/repositories/findings.ts';
+import { countPendingOutbox, insertOutboxRows, markOutboxDelivered, markOutboxFailed, pendingOutboxRows } from '../store/repositories/outbox.ts';
 import type { AlertsTable, SinkOutboxTable } from '../store/schema.ts';
 import type { SinkEvent, SinkEventType, SinkName, SinkSender } from './types.ts';
 
@@ -33,7 +35,7 @@ const FINDING_EVENTS: Record<string, { type: SinkEventType; activity: OcsfActivi
 
 async function insertRows(db: Executor, rows: Omit<SinkOutboxTable, 'id' | 'sink' | 'attempts' | 'last_attempt_at' | 'last_error' | 'delivered_at'>[], sinks: SinkName[]): Promise<number> {
   const all: SinkOutboxTable[] = rows.flatMap((r) => sinks.map((sink) => ({ ...r, id: outboxId(), sink, attempts: 0, last_attempt_at: null, last_error: null, delivered_at: null })));
-  for (let i = 0; i < all.length; i += 200) await db.insertInto('sink_outbox').values(all.slice(i, i + 200)).execute();
+  await insertOutboxRows(db, all);
   return all.length;
 }
 
@@ -44,27 +46,11 @@ async function insertRows(db: Executor, rows: Omit<SinkOutboxTable, 'id' | 'sink
  */
 export async function enqueueFindingEvents(db: Executor, integrationId: string, at: string, checks: Map<string, CheckInfo>, ctx: EnqueueContext): Promise<number> {
   if (ctx.sinks.length === 0) return 0;
-  const steps = await db
-    .selectFrom('finding_history')
-    .innerJoin('findings', 'findings.id', 'finding_history.finding_id')
-    .selectAll('findings')
-    .select(['finding_history.event as step', 'finding_history.id as history_id'])
-    .where('findings.integration_id', '=', integrationId)
-    .where('finding_history.at', '=', at)
-    .where('finding_history.event', 'in', ['opened', 'reopened', 'resolved'])
-    .orderBy('finding_history.id')
-    .execute();
+  const steps = await findingStepsAt(db, integrationId, at, ['opened', 'reopened', 'resolved']);
   if (steps.length === 0) return 0;
-  const suppressed = new Map<string, { reason: string; author: string; expires_at: string | null; created_at: string }>();
-  const ids = [...new Set(steps.map((s) => s.id))];
-  for (let i = 0; i < ids.length; i += 500) {
-    for (const s of await db.selectFrom('finding_suppressions').selectAll().where('finding_id', 'in', ids.slice(i, i + 500)).execute()) {
-      if (s.expires_at === null || s.expires_at > at) suppressed.set(s.finding_id, s);
-    }
-  }
-  const rows = steps.map(({ step, history_id: _h, ...f }) => {
+  const rows = steps.map(({ step, ...f }) => {
     const e = FINDING_EVENTS[step]!;
-    const payload = findingToOcsf({ ...f, suppression: suppressed.get(f.id) ?? null }, checks.get(f.check_id), { product: ctx.product, tenantId: ctx.tenantId, activity: e.activity, at });
+    const payload = findingToOcsf(f, checks.get(f.check_id), { product: ctx.product, tenantId: ctx.tenantId, activity: e.activity, at });
     return { integration_id: integrationId, event_type: e.type, subject_id: f.id, severity: f.severity, payload: JSON.stringify(payload), created_at: at };
   });
   return insertRows(db, rows, ctx.sinks);
@@ -104,7 +90,7 @@ export async function deliverOutbox(db: Executor, senders: SinkSender[], logger:
   for (const sender of senders) {
     const outcome: SinkDeliveryOutcome = { sink: sender.name, delivered: 0, pending: 0, error: null };
     for (;;) {
-      const rows = await db.selectFrom('sink_outbox').selectAll().where('sink', '=', sender.name).where('delivered_at', 'is', null).orderBy('created_at').orderBy('id').limit(batch).execute();
+      const rows = await pendingOutboxRows(db, sender.name, batch);
       if (rows.length === 0) break;
       const accepted = new Set<string>();
       let failure: string | null = null;
@@ -127,20 +113,18 @@ export async function deliverOutbox(db: Executor, senders: SinkSender[], logger:
       }
       const at = now();
       if (accepted.size) {
-        const ids = [...accepted];
-        for (let i = 0; i < ids.length; i += 500) await db.updateTable('sink_outbox').set((eb) => ({ delivered_at: at, last_attempt_at: at, last_error: null, attempts: eb('attempts', '+', 1) })).where('id', 'in', ids.slice(i, i + 500)).execute();
+        await markOutboxDelivered(db, [...accepted], at);
         outcome.delivered += accepted.size;
       }
       if (failure !== null) {
         const failed = rows.find((r) => !accepted.has(r.id));
-        if (failed) await db.updateTable('sink_outbox').set((eb) => ({ last_attempt_at: at, last_error: failure, attempts: eb('attempts', '+', 1) })).where('id', '=', failed.id).execute();
+        if (failed) await markOutboxFailed(db, failed.id, failure, at);
         outcome.error = failure;
         logger.warn({ sink: sender.name, target: sender.describe(), error: failure }, 'sink delivery failed; events stay in the outbox for the next delivery');
         break;
       }
     }
-    const left = await db.selectFrom('sink_outbox').select((eb) => eb.fn.countAll<number>().as('n')).where('sink', '=', sender.name).where('delivered_at', 'is', null).executeTakeFirst();
-    outcome.pending = Number(left?.n ?? 0);
+    outcome.pending = await countPendingOutbox(db, sender.name);
     if (outcome.delivered) logger.info({ sink: sender.name, delivered: outcome.delivered, pending: outcome.pending }, 'sink delivery');
     out.push(outcome);
   }

@@ -17,7 +17,9 @@ import type { Database } from '../store/schema.ts';
 /**
  * The sync engine: runs the streams of one integration, stores each page and its checkpoint in one transaction
  * (so a killed run resumes from the next page, with nothing lost or counted twice), records errored slices apart
- * from empty ones (checks then say "not evaluated"), and marks objects a complete stream did not see as deleted.
+ * from empty ones (checks then say "not evaluated"), and marks objects a complete stream did not see as deleted —
+ * except for delta rounds (removals come as ids), history streams (`retain`) and streams reused because their last
+ * complete read is within their refresh interval (`refreshSeconds`; `full` reads them anyway).
  * Model: faros-ai airbyte-cdk `source-base.ts` (errors per slice, state still emitted); cloudquery `delete-stale`.
  */
 
@@ -283,9 +285,9 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
 
       if (outcome[name].erroredSlices > 0 && !stream.parent) failedStreams.add(name);
       // A delta round sees only the changes: its removals were applied page by page, and unchanged rows stay.
-      if (stream.retain) {
-        // History is kept: nothing is marked deleted.
-      } else if (!stream.parent) {
+      // History streams (retain) never mark anything deleted.
+      if (stream.retain) continue;
+      if (!stream.parent) {
         if (completed.length === 1 && incrementalSlices.size === 0) markedDeleted += await markUnseen(db, name, integrationId, runId, 'all', nowIso());
       } else {
         markedDeleted += await markUnseen(db, name, integrationId, runId, completed.filter((k) => !incrementalSlices.has(k)), nowIso(), stream.parent);

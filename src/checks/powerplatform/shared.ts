@@ -1,10 +1,11 @@
 import type { DlpPolicyAttrs, TenantIsolationAttrs, TenantSettingsObjectAttrs } from '../../core/estate/powerPlatform.ts';
-import type { Verdict } from '../helpers.ts';
+import { streamsNotEvaluated, type Verdict } from '../helpers.ts';
 import type { CheckContext, CheckResult } from '../types.ts';
 
 /**
- * Helpers shared by the Power Platform checks (`checks/powerplatform/*`, `checks/entra/guest_owns_{app,flow}`): the
- * tenant settings objects, DLP policy scope, the organisation's own domains and owner lookups in the directory.
+ * Helpers shared by the Power Platform checks (`checks/powerplatform/*`): the
+ * tenant settings objects, DLP policy scope and the organisation's own domains (owner and guest verdicts live in
+ * `checks/helpers.ts`).
  * This file is not a check (the loader only loads folders).
  */
 
@@ -56,8 +57,8 @@ export function dlpCovers(policy: DlpPolicyAttrs, environmentId: string): boolea
 
 /** Results over the stored environments with the DLP policies that cover each; not evaluated without both streams. */
 export function evaluateEnvironmentsDlp(ctx: CheckContext, include: (isDefault: boolean) => boolean, verdict: (covering: { id: string; name: string | null }[]) => Verdict): CheckResult[] {
-  const gap = ctx.coverage.streamGap('environments') ?? ctx.coverage.streamGap('dlpPolicies');
-  if (gap) return [{ resourceType: 'tenant', resourceId: ctx.tenantId, resourceName: null, status: 'not_evaluated', reason: gap.message, detail: { code: gap.code } }];
+  const notEvaluated = streamsNotEvaluated(ctx, ['environments', 'dlpPolicies']);
+  if (notEvaluated) return notEvaluated;
   const policies = ctx.inventory.estate('dlpPolicies');
   const results: CheckResult[] = [];
   for (const env of ctx.inventory.environments) {
@@ -119,23 +120,4 @@ export function dataverseHosts(ctx: CheckContext): string[] {
     }
   }
   return out;
-}
-
-/** The directory-user verdict on an owner: missing (gone), disabled, or active. */
-export function ownerVerdict(ctx: CheckContext, objectId: string | null, label: string): Verdict {
-  if (!objectId) return { status: 'not_evaluated', reason: `The ${label} carries no Microsoft Entra object id.` };
-  const user = ctx.inventory.directoryUsers.get(objectId);
-  if (!user) return { status: 'fail', reason: `The ${label} (${objectId}) no longer exists in Microsoft Entra ID.`, detail: { ownerObjectId: objectId } };
-  if (user.account_enabled === 0) return { status: 'fail', reason: `The ${label} ${user.user_principal_name ?? user.id} is disabled in Microsoft Entra ID.`, detail: { ownerObjectId: objectId } };
-  return { status: 'pass', reason: null, detail: { ownerObjectId: objectId } };
-}
-
-/** The guest verdict on an owner: fails when the directory user is a guest (`userType` Guest or an `#EXT#` name). */
-export function guestVerdict(ctx: CheckContext, objectId: string | null, label: string): Verdict {
-  const user = objectId ? ctx.inventory.directoryUsers.get(objectId) : undefined;
-  if (!objectId) return { status: 'not_evaluated', reason: `The ${label} carries no Microsoft Entra object id.` };
-  if (user && (user.user_type === 'Guest' || (user.user_principal_name ?? '').toLowerCase().includes('#ext#'))) {
-    return { status: 'fail', reason: `The ${label} is guest ${user.user_principal_name ?? user.id}.`, detail: { ownerObjectId: objectId } };
-  }
-  return { status: 'pass', reason: null, detail: { ownerObjectId: objectId } };
 }

@@ -4,16 +4,20 @@ import type { ApiName, HttpClient, HttpResponse } from './client.ts';
 interface ODataBody<T> {
   value?: T[];
   '@odata.nextLink'?: string;
+  /** Azure Resource Manager, BAP, Power Apps and Power Automate name the next page `nextLink`. */
+  nextLink?: string;
   '@odata.deltaLink'?: string;
 }
 
 /**
- * OData paging: follow the absolute `@odata.nextLink` until absent, never rebuilding skip tokens by hand.
+ * OData paging: follow the absolute `@odata.nextLink` (Graph, Dataverse) or `nextLink` (Azure Resource Manager,
+ * BAP, Power Apps, Power Automate) until absent, never rebuilding skip tokens by hand.
  * Request headers (`ConsistencyLevel`, `Prefer: odata.maxpagesize`) are resent on every page because they are not
  * implied by the link.
  *
  * Sources: Microsoft Graph "Paging Microsoft Graph data" (`concepts/paging.md`); Dataverse "Page results"
- * (`webapi/query/page-results.md`: `Prefer: odata.maxpagesize`, `@odata.nextLink` with an opaque `$skiptoken`).
+ * (`webapi/query/page-results.md`: `Prefer: odata.maxpagesize`, `@odata.nextLink` with an opaque `$skiptoken`);
+ * Azure REST API guidelines (`nextLink`); pnp/cli-microsoft365 flow list tests (Power Automate `nextLink`).
  */
 
 /** One page of an OData collection. */
@@ -57,7 +61,7 @@ export async function* odataPages<T>(http: HttpClient, req: ODataPagingRequest):
       cost: req.cost,
     });
     const body: ODataBody<T> = res.body ?? {};
-    const next: string | undefined = body['@odata.nextLink'];
+    const next: string | undefined = body['@odata.nextLink'] ?? body.nextLink ?? undefined;
     if (next !== undefined && new URL(next).origin !== origin) {
       throw new VigilError('upstream', 'UNSAFE_NEXT_LINK', `${req.api} returned a next link to another host (${new URL(next).origin}); refusing to send the token there.`);
     }

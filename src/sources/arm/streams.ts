@@ -2,6 +2,7 @@ import { VigilError } from '../../core/errors.ts';
 import type { FoundryAccountAttrs, FoundryDeploymentAttrs, FoundryProjectAttrs } from '../../core/estate/foundry.ts';
 import type { EstateObject, ParentRow } from '../../core/inventory.ts';
 import { UpstreamHttpError } from '../../platform/http/client.ts';
+import { odataPages } from '../../platform/http/odata.ts';
 import type { Slice, Stream, StreamContext, StreamPage } from '../stream.ts';
 
 /**
@@ -46,20 +47,9 @@ export function readerRemedy(applicationId: string | null, subscriptions: string
   return `Grant the Azure RBAC role Reader to Vigil's service principal on each subscription holding Azure AI Foundry or Azure OpenAI resources (${scope}): az role assignment create --assignee ${assignee} --role Reader --scope /subscriptions/<subscription-id>`;
 }
 
-/** ARM pages of a collection, following `nextLink` on the same origin. */
-async function* armPages(ctx: StreamContext, url: string): AsyncGenerator<{ items: Json[]; nextLink: string | null }> {
-  const origin = new URL(url).origin;
-  const resource = ctx.cloud.arm.resource;
-  let next: string | null = url;
-  while (next) {
-    const res = await ctx.http.send<{ value?: Json[]; nextLink?: string } | null>({ api: 'arm', url: next, token: ctx.tokens.bearer(resource), tenantId: ctx.tenantId });
-    const link = s(res.body?.nextLink);
-    if (link && new URL(link).origin !== origin) {
-      throw new VigilError('upstream', 'UNSAFE_NEXT_LINK', `arm returned a next link to another host (${new URL(link).origin}); refusing to send the token there.`);
-    }
-    yield { items: res.body?.value ?? [], nextLink: link };
-    next = link;
-  }
+/** ARM pages of a collection (`nextLink` on the same origin), with the ARM token. */
+function armPages(ctx: StreamContext, url: string) {
+  return odataPages<Json>(ctx.http, { api: 'arm', url, token: ctx.tokens.bearer(ctx.cloud.arm.resource), tenantId: ctx.tenantId });
 }
 
 /** Subscription id and resource group of an ARM id (`/subscriptions/{s}/resourceGroups/{rg}/…`). */
@@ -165,7 +155,7 @@ async function* childPages<A extends object>(ctx: StreamContext, slice: Slice, c
   for await (const page of armPages(ctx, url)) {
     yield {
       records: page.items.map((j) => ({ sliceKey: slice.key, id: String(j.id), name: s(j.name), attrs: map(j), raw: j })),
-      nextCursor: page.nextLink,
+      nextCursor: page.nextLink ?? null,
     };
   }
 }

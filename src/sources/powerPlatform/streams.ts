@@ -11,9 +11,9 @@ import type {
   TenantIsolationAttrs,
   TenantSettingsObjectAttrs,
 } from '../../core/estate/powerPlatform.ts';
-import { VigilError } from '../../core/errors.ts';
-import type { EstateObject, ParentRow } from '../../core/inventory.ts';
-import { UpstreamHttpError, type ApiName, type HttpClient, type HttpResponse } from '../../platform/http/client.ts';
+import type { EstateObject, ParentRow, StreamRecords } from '../../core/inventory.ts';
+import { UpstreamHttpError } from '../../platform/http/client.ts';
+import { odataPages } from '../../platform/http/odata.ts';
 import { REFRESH_SECONDS, type Slice, type Stream, type StreamContext } from '../stream.ts';
 
 /**
@@ -93,38 +93,38 @@ function principal(v: unknown): PowerPlatformPrincipal {
   return { id: s(o.id) ?? s(o.objectId), displayName: s(o.displayName), userPrincipalName: s(o.userPrincipalName) ?? s(o.email) };
 }
 
-/** One page of a Power Platform list (`value` + absolute `nextLink`). */
-interface NextLinkPage {
-  items: Json[];
-  nextLink: string | null;
-}
-
-/**
- * Pages of a Power Apps / Power Automate / BAP list: follows the absolute `nextLink` (these APIs do not use
- * `@odata.nextLink`, pnp/cli-microsoft365 flow list tests) until absent.
- * @throws VigilError `upstream` / `UNSAFE_NEXT_LINK` when a link points at another origin; UpstreamHttpError.
- */
-export async function* nextLinkPages(http: HttpClient, req: { api: ApiName; url: string; token: (force: boolean) => Promise<string>; tenantId: string }): AsyncGenerator<NextLinkPage> {
-  const origin = new URL(req.url).origin;
-  let url: string | null = req.url;
-  while (url) {
-    const res: HttpResponse<Json | null> = await http.send<Json | null>({ api: req.api, url, token: req.token, tenantId: req.tenantId });
-    const body: Json = res.body ?? {};
-    const next: string | null = s(body.nextLink) ?? s(body['@odata.nextLink']);
-    if (next !== null && new URL(next).origin !== origin) {
-      throw new VigilError('upstream', 'UNSAFE_NEXT_LINK', `${req.api} returned a next link to another host (${new URL(next).origin}); refusing to send the token there.`);
-    }
-    yield { items: arr(body.value).map(obj), nextLink: next };
-    url = next;
-  }
-}
-
 /** One slice per stored environment (key = environment name). */
 export function environmentSliceOf(row: ParentRow): Slice {
   return { key: row.id, params: { environment: row.id } };
 }
 
 const enc = encodeURIComponent;
+
+/**
+ * A per-environment list of the Power Apps admin API (`api.powerapps.com`): apps, connectors, connections. Read in
+ * full (no incremental read upstream), reused within the environment-inventory refresh interval, paged by `nextLink`.
+ */
+function powerAppsListStream<S extends 'powerApps' | 'connectors' | 'connections'>(
+  name: S,
+  map: (environmentId: string, j: Json) => StreamRecords[S],
+  firstUrl: (ctx: StreamContext, environment: string) => string,
+): Stream<S> {
+  return {
+    name,
+    primaryKey: ['id'],
+    parent: 'environments',
+    refreshSeconds: REFRESH_SECONDS.environmentInventory,
+    slice: environmentSliceOf,
+    resource: (ctx) => ctx.cloud.powerApps.resource,
+    async *read(ctx, slice, cursor) {
+      const env = slice.params.environment as string;
+      const url = cursor ?? firstUrl(ctx, env);
+      for await (const page of odataPages<Json>(ctx.http, { api: 'powerApps', url, token: ctx.tokens.bearer(ctx.cloud.powerApps.resource), tenantId: ctx.tenantId })) {
+        yield { records: page.items.map((j) => map(env, j)), nextCursor: page.nextLink ?? null };
+      }
+    },
+  };
+}
 
 // --- powerApps -------------------------------------------------------------------------------------------------------
 
@@ -163,21 +163,7 @@ export function toPowerApp(environmentId: string, j: Json): EstateObject<PowerAp
 }
 
 /** Power Apps of each environment. */
-export const powerAppsStream: Stream<'powerApps'> = {
-  name: 'powerApps',
-  primaryKey: ['id'],
-  parent: 'environments',
-  refreshSeconds: REFRESH_SECONDS.environmentInventory,
-  slice: environmentSliceOf,
-  resource: (ctx) => ctx.cloud.powerApps.resource,
-  async *read(ctx, slice, cursor) {
-    const env = slice.params.environment as string;
-    const url = cursor ?? `${ctx.cloud.powerApps.baseUrl}/providers/Microsoft.PowerApps/scopes/admin/environments/${enc(env)}/apps?api-version=${POWER_APPS_API_VERSION}&$expand=permissions`;
-    for await (const page of nextLinkPages(ctx.http, { api: 'powerApps', url, token: ctx.tokens.bearer(ctx.cloud.powerApps.resource), tenantId: ctx.tenantId })) {
-      yield { records: page.items.map((j) => toPowerApp(env, j)), nextCursor: page.nextLink };
-    }
-  },
-};
+export const powerAppsStream = powerAppsListStream('powerApps', toPowerApp, (ctx, env) => `${ctx.cloud.powerApps.baseUrl}/providers/Microsoft.PowerApps/scopes/admin/environments/${enc(env)}/apps?api-version=${POWER_APPS_API_VERSION}&$expand=permissions`);
 
 // --- flows -----------------------------------------------------------------------------------------------------------
 
@@ -280,7 +266,7 @@ export const flowsStream: Stream<'flows'> = {
     const base = `${ctx.cloud.flow.baseUrl}/providers/Microsoft.ProcessSimple/scopes/admin/environments/${enc(env)}`;
     const token = ctx.tokens.bearer(ctx.cloud.flow.resource);
     const url = cursor ?? `${base}/v2/flows?api-version=${FLOW_API_VERSION}`;
-    for await (const page of nextLinkPages(ctx.http, { api: 'flow', url, token, tenantId: ctx.tenantId })) {
+    for await (const page of odataPages<Json>(ctx.http, { api: 'flow', url, token, tenantId: ctx.tenantId })) {
       const records: EstateObject<FlowAttrs>[] = new Array(page.items.length);
       for (let i = 0; i < page.items.length; i += DEFINITION_CONCURRENCY) {
         await Promise.all(
@@ -292,7 +278,7 @@ export const flowsStream: Stream<'flows'> = {
           }),
         );
       }
-      yield { records, nextCursor: page.nextLink };
+      yield { records, nextCursor: page.nextLink ?? null };
     }
   },
 };
@@ -339,21 +325,7 @@ export function toConnector(environmentId: string, j: Json): EstateObject<Connec
 }
 
 /** Connectors (standard and custom) listed in each environment. */
-export const connectorsStream: Stream<'connectors'> = {
-  name: 'connectors',
-  primaryKey: ['id'],
-  parent: 'environments',
-  refreshSeconds: REFRESH_SECONDS.environmentInventory,
-  slice: environmentSliceOf,
-  resource: (ctx) => ctx.cloud.powerApps.resource,
-  async *read(ctx, slice, cursor) {
-    const env = slice.params.environment as string;
-    const url = cursor ?? `${ctx.cloud.powerApps.baseUrl}/providers/Microsoft.PowerApps/apis?api-version=${CONNECTORS_API_VERSION}&$filter=${enc(`environment eq '${env}'`)}`;
-    for await (const page of nextLinkPages(ctx.http, { api: 'powerApps', url, token: ctx.tokens.bearer(ctx.cloud.powerApps.resource), tenantId: ctx.tenantId })) {
-      yield { records: page.items.map((j) => toConnector(env, j)), nextCursor: page.nextLink };
-    }
-  },
-};
+export const connectorsStream = powerAppsListStream('connectors', toConnector, (ctx, env) => `${ctx.cloud.powerApps.baseUrl}/providers/Microsoft.PowerApps/apis?api-version=${CONNECTORS_API_VERSION}&$filter=${enc(`environment eq '${env}'`)}`);
 
 // --- connections -----------------------------------------------------------------------------------------------------
 
@@ -392,21 +364,7 @@ export function toConnection(environmentId: string, j: Json): EstateObject<Conne
 }
 
 /** Connections of each environment. */
-export const connectionsStream: Stream<'connections'> = {
-  name: 'connections',
-  primaryKey: ['id'],
-  parent: 'environments',
-  refreshSeconds: REFRESH_SECONDS.environmentInventory,
-  slice: environmentSliceOf,
-  resource: (ctx) => ctx.cloud.powerApps.resource,
-  async *read(ctx, slice, cursor) {
-    const env = slice.params.environment as string;
-    const url = cursor ?? `${ctx.cloud.powerApps.baseUrl}/providers/Microsoft.PowerApps/scopes/admin/environments/${enc(env)}/connections?api-version=${CONNECTIONS_API_VERSION}`;
-    for await (const page of nextLinkPages(ctx.http, { api: 'powerApps', url, token: ctx.tokens.bearer(ctx.cloud.powerApps.resource), tenantId: ctx.tenantId })) {
-      yield { records: page.items.map((j) => toConnection(env, j)), nextCursor: page.nextLink };
-    }
-  },
-};
+export const connectionsStream = powerAppsListStream('connections', toConnection, (ctx, env) => `${ctx.cloud.powerApps.baseUrl}/providers/Microsoft.PowerApps/scopes/admin/environments/${enc(env)}/connections?api-version=${CONNECTIONS_API_VERSION}`);
 
 // --- DLP policies ----------------------------------------------------------------------------------------------------
 
@@ -446,8 +404,8 @@ export const dlpPoliciesStream: Stream<'dlpPolicies'> = {
   resource: (ctx) => ctx.cloud.bap.resource,
   async *read(ctx, _slice, cursor) {
     const url = cursor ?? `${ctx.cloud.bap.baseUrl}/providers/PowerPlatform.Governance/v2/policies`;
-    for await (const page of nextLinkPages(ctx.http, { api: 'bap', url, token: ctx.tokens.bearer(ctx.cloud.bap.resource), tenantId: ctx.tenantId })) {
-      yield { records: page.items.map(toDlpPolicy), nextCursor: page.nextLink };
+    for await (const page of odataPages<Json>(ctx.http, { api: 'bap', url, token: ctx.tokens.bearer(ctx.cloud.bap.resource), tenantId: ctx.tenantId })) {
+      yield { records: page.items.map(toDlpPolicy), nextCursor: page.nextLink ?? null };
     }
   },
 };

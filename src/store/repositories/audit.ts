@@ -166,6 +166,11 @@ export async function raiseAlert(db: Executor, a: AlertInput, at: string): Promi
   return { id, created: true };
 }
 
+/** One alert by id, or undefined. */
+export async function getAlert(db: Executor, alertId: string): Promise<AlertsTable | undefined> {
+  return db.selectFrom('alerts').selectAll().where('id', '=', alertId).executeTakeFirst();
+}
+
 /** Alerts, newest first. */
 export async function listAlerts(db: Executor, filter: { integrationId?: string; status?: string; ruleId?: string } = {}): Promise<AlertsTable[]> {
   let q = db.selectFrom('alerts').selectAll();

@@ -121,6 +121,39 @@ export interface FindingFilter {
 /** A finding with its active suppression, if any. */
 export type FindingWithSuppression = FindingRow & { suppression: Omit<FindingSuppressionsTable, 'finding_id'> | null };
 
+/** The suppressions of these findings that are active at `at` (no expiry, or expiring after it), by finding id. */
+export async function activeSuppressions(db: Executor, findingIds: string[], at: string): Promise<Map<string, FindingSuppressionsTable>> {
+  const active = new Map<string, FindingSuppressionsTable>();
+  for (let i = 0; i < findingIds.length; i += 500) {
+    for (const s of await db.selectFrom('finding_suppressions').selectAll().where('finding_id', 'in', findingIds.slice(i, i + 500)).execute()) {
+      if (s.expires_at === null || s.expires_at > at) active.set(s.finding_id, s);
+    }
+  }
+  return active;
+}
+
+/**
+ * The lifecycle steps (`events`) an evaluation recorded at `at` for an integration's findings, oldest first: each
+ * finding row with the step and its suppression active at `at`.
+ */
+export async function findingStepsAt(db: Executor, integrationId: string, at: string, events: FindingEvent[]): Promise<(FindingWithSuppression & { step: FindingEvent })[]> {
+  const steps = await db
+    .selectFrom('finding_history')
+    .innerJoin('findings', 'findings.id', 'finding_history.finding_id')
+    .selectAll('findings')
+    .select(['finding_history.event as step'])
+    .where('findings.integration_id', '=', integrationId)
+    .where('finding_history.at', '=', at)
+    .where('finding_history.event', 'in', events)
+    .orderBy('finding_history.id')
+    .execute();
+  const suppressed = await activeSuppressions(db, [...new Set(steps.map((s) => s.id))], at);
+  return steps.map(({ step, ...f }) => {
+    const sup = suppressed.get(f.id);
+    return { ...f, step: step as FindingEvent, suppression: sup ? { reason: sup.reason, author: sup.author, expires_at: sup.expires_at, created_at: sup.created_at } : null };
+  });
+}
+
 /** Findings, most severe and newest first, each with its active suppression. */
 export async function listFindings(db: Executor, filter: FindingFilter = {}): Promise<FindingWithSuppression[]> {
   const at = filter.at ?? new Date().toISOString();
@@ -130,13 +163,7 @@ export async function listFindings(db: Executor, filter: FindingFilter = {}): Pr
   if (filter.severity) q = q.where('severity', '=', filter.severity);
   if (filter.checkId) q = q.where('check_id', '=', filter.checkId);
   const rows = await q.orderBy('last_seen_at', 'desc').execute();
-  const suppressions = new Map<string, FindingSuppressionsTable>();
-  const ids = rows.map((r) => r.id);
-  for (let i = 0; i < ids.length; i += 500) {
-    for (const s of await db.selectFrom('finding_suppressions').selectAll().where('finding_id', 'in', ids.slice(i, i + 500)).execute()) {
-      if (s.expires_at === null || s.expires_at > at) suppressions.set(s.finding_id, s);
-    }
-  }
+  const suppressions = await activeSuppressions(db, rows.map((r) => r.id), at);
   const order = ['critical', 'high', 'medium', 'low', 'info'];
   return rows
     .map((r) => {

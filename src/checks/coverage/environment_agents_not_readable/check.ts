@@ -1,3 +1,4 @@
+import { streamsNotEvaluated } from '../../helpers.ts';
 import type { CheckFunction } from '../../types.ts';
 
 /**
@@ -6,8 +7,8 @@ import type { CheckFunction } from '../../types.ts';
  * listed. Environments without Dataverse have no agents and pass.
  */
 export const check: CheckFunction = (ctx) => {
-  const envGap = ctx.coverage.streamGap('environments');
-  if (envGap) return [{ resourceType: 'tenant', resourceId: ctx.tenantId, resourceName: null, status: 'not_evaluated', reason: envGap.message, detail: { code: envGap.code } }];
+  const notEvaluated = streamsNotEvaluated(ctx, ['environments']);
+  if (notEvaluated) return notEvaluated;
   return ctx.inventory.environments.map((env) => {
     const gap = env.dataverse_url ? ctx.coverage.sliceGap('agents', env.id) : null;
     return gap

@@ -1,4 +1,4 @@
-import { evaluateAgents } from '../../helpers.ts';
+import { evaluateAgents, guestVerdict, streamsNotEvaluated } from '../../helpers.ts';
 import type { CheckFunction } from '../../types.ts';
 
 /**
@@ -7,13 +7,10 @@ import type { CheckFunction } from '../../types.ts';
  * or an unmapped systemuser passes (the owner check reports missing owners).
  */
 export const check: CheckFunction = (ctx) => {
-  const gap = ctx.coverage.streamGap('users') ?? ctx.coverage.streamGap('dataverseUsers');
-  if (gap) return [{ resourceType: 'tenant', resourceId: ctx.tenantId, resourceName: null, status: 'not_evaluated', reason: gap.message, detail: { code: gap.code } }];
+  const notEvaluated = streamsNotEvaluated(ctx, ['users', 'dataverseUsers']);
+  if (notEvaluated) return notEvaluated;
   return evaluateAgents(ctx, (agent) => {
     const owner = agent.owner_id ? ctx.inventory.dataverseUsers.get(`${agent.environment_id}/${agent.owner_id}`) : undefined;
-    const user = owner?.aad_object_id ? ctx.inventory.directoryUsers.get(owner.aad_object_id) : undefined;
-    return user?.user_type === 'Guest'
-      ? { status: 'fail', reason: `Owned by guest ${user.user_principal_name ?? user.id}.`, detail: { ownerObjectId: user.id } }
-      : { status: 'pass', reason: null };
+    return owner?.aad_object_id ? guestVerdict(ctx, owner.aad_object_id, 'owner') : { status: 'pass', reason: null };
   });
 };

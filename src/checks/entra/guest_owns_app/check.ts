@@ -1,6 +1,5 @@
-import { evaluateEstate } from '../../helpers.ts';
+import { evaluateEstate, guestVerdict } from '../../helpers.ts';
 import type { CheckFunction } from '../../types.ts';
-import { guestVerdict } from '../../powerplatform/shared.ts';
 
 /**
  * Per Power App: fails an app whose owner (`properties.owner.id`) is a guest in the directory (`userType` Guest, or

@@ -1,6 +1,5 @@
-import { evaluateEstate } from '../../helpers.ts';
+import { evaluateEstate, guestVerdict } from '../../helpers.ts';
 import type { CheckFunction } from '../../types.ts';
-import { guestVerdict } from '../../powerplatform/shared.ts';
 
 /**
  * Per cloud flow: fails a flow whose creator (`properties.creator.objectId`) is a guest in the directory (`userType`

@@ -1,6 +1,5 @@
-import { evaluateEstate } from '../../helpers.ts';
+import { evaluateEstate, ownerVerdict } from '../../helpers.ts';
 import type { CheckFunction } from '../../types.ts';
-import { ownerVerdict } from '../shared.ts';
 
 /**
  * Per Power App: follows the owner's Microsoft Entra object id (`properties.owner.id`) to the directory users. Fails

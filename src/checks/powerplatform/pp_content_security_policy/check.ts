@@ -1,3 +1,4 @@
+import { streamsNotEvaluated } from '../../helpers.ts';
 import type { CheckFunction, CheckResult } from '../../types.ts';
 
 /**
@@ -11,8 +12,8 @@ import type { CheckFunction, CheckResult } from '../../types.ts';
  * Source: Microsoft Learn "Content security policy" (power-platform/admin/content-security-policy).
  */
 export const check: CheckFunction = (ctx) => {
-  const gap = ctx.coverage.streamGap('environments') ?? ctx.coverage.streamGap('environmentSettings');
-  if (gap) return [{ resourceType: 'tenant', resourceId: ctx.tenantId, resourceName: null, status: 'not_evaluated', reason: gap.message, detail: { code: gap.code } }];
+  const notEvaluated = streamsNotEvaluated(ctx, ['environments', 'environmentSettings']);
+  if (notEvaluated) return notEvaluated;
   const settings = new Map(ctx.inventory.estate('environmentSettings').map((r) => [r.id, r.attrs]));
   const results: CheckResult[] = [];
   for (const env of ctx.inventory.environments) {

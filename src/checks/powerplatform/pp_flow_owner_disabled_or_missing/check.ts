@@ -1,6 +1,5 @@
-import { evaluateEstate } from '../../helpers.ts';
+import { evaluateEstate, ownerVerdict } from '../../helpers.ts';
 import type { CheckFunction } from '../../types.ts';
-import { ownerVerdict } from '../shared.ts';
 
 /**
  * Per cloud flow: follows the creator's Microsoft Entra object id (`properties.creator.objectId`) to the directory
