@@ -12,6 +12,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateTenant, startEmulator } from '../emulator/index.ts';
+import { PRODUCT_NODE_FLAGS } from './peak.ts';
 
 const target = Number(process.argv[2] ?? 1_000_000);
 const hours = 48;
@@ -30,7 +31,7 @@ try {
   const out = await new Promise<string>((resolve, reject) =>
     execFile(
       process.execPath,
-      [...(process.env.BENCH_CHILD_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'bench/audit-child.ts', mkdtempSync(join(tmpdir(), 'bench-audit-')), tenant.id, app.appId, now, String(hours)],
+      [...PRODUCT_NODE_FLAGS, ...(process.env.BENCH_CHILD_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'bench/audit-child.ts', mkdtempSync(join(tmpdir(), 'bench-audit-')), tenant.id, app.appId, now, String(hours)],
       { env: { ...process.env, VIGIL_ENDPOINTS_FILE: endpoints, BENCH_SECRET: app.secrets[0]!.value, VIGIL_LOG_LEVEL: 'warn' }, maxBuffer: 1 << 20 },
       (err, stdout, stderr) => (err ? reject(err) : (process.stderr.write(stderr), resolve(stdout))),
     ),

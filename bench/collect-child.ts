@@ -25,6 +25,7 @@ const firstByApi = byApi();
 const evalStarted = process.hrtime.bigint();
 const evaluation = await evaluateIntegration(rt.db, await getIntegration(rt.db, integration.id));
 const evaluationSeconds = Number(process.hrtime.bigint() - evalStarted) / 1e9;
+const evaluateRssMiB = peakRssMiB();
 
 // A second collection with nothing changed upstream: delta rounds, incremental reads, fresh costly streams reused.
 const again = await collectIntegration(rt, integration.id);
@@ -39,6 +40,7 @@ process.stdout.write(
     records,
     seconds,
     collectRssMiB,
+    evaluateRssMiB,
     maxRssMiB: peakRssMiB(),
     firstRequests,
     firstByApi,

@@ -13,6 +13,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateTenant, startEmulator } from '../emulator/index.ts';
+import { PRODUCT_NODE_FLAGS } from './peak.ts';
 
 const scales = (process.argv[2] ?? '0.1,1').split(',').map(Number);
 const r = (n: number, scale: number) => Math.max(1, Math.round(n * scale));
@@ -50,23 +51,23 @@ for (const scale of scales) {
       // The emulator runs in this process, so the child is spawned asynchronously to let it serve.
       execFile(
         process.execPath,
-        ['--import', 'tsx', 'bench/collect-child.ts', mkdtempSync(join(tmpdir(), 'bench-data-')), tenant.id, app.appId],
+        [...PRODUCT_NODE_FLAGS, '--import', 'tsx', 'bench/collect-child.ts', mkdtempSync(join(tmpdir(), 'bench-data-')), tenant.id, app.appId],
         { env: { ...process.env, VIGIL_ENDPOINTS_FILE: endpoints, BENCH_SECRET: app.secrets[0]!.value, VIGIL_LOG_LEVEL: 'warn' }, maxBuffer: 16 << 20 },
         (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr.slice(-2000)}`)) : resolve(stdout)),
       );
     });
     const res = JSON.parse(out.trim().split('\n').pop()!) as {
-      status: string; errors: unknown[]; records: number; seconds: number; collectRssMiB: number; maxRssMiB: number; firstRequests: number; firstByApi: Record<string, number>;
+      status: string; errors: unknown[]; records: number; seconds: number; collectRssMiB: number; evaluateRssMiB: number; maxRssMiB: number; firstRequests: number; firstByApi: Record<string, number>;
       secondRequests: number; secondByApi: Record<string, number>; reused: string[]; evaluationSeconds: number; results: number; byStatus: Record<string, number>;
     };
     console.log(JSON.stringify(res));
     rows.push(
-      `| ${scale} | ${tenant.users.length.toLocaleString('en')} | ${memberships.toLocaleString('en')} | ${installs.toLocaleString('en')} | ${res.records.toLocaleString('en')} | ${res.seconds.toFixed(1)} | ${Math.round(res.records / res.seconds).toLocaleString('en')} | ${res.collectRssMiB.toFixed(0)} / ${res.maxRssMiB.toFixed(0)} | ${res.firstRequests.toLocaleString('en')} | ${res.secondRequests} (${((100 * res.secondRequests) / res.firstRequests).toFixed(1)} %) | ${res.evaluationSeconds.toFixed(1)} (${res.results.toLocaleString('en')} results) |`,
+      `| ${scale} | ${tenant.users.length.toLocaleString('en')} | ${memberships.toLocaleString('en')} | ${installs.toLocaleString('en')} | ${res.records.toLocaleString('en')} | ${res.seconds.toFixed(1)} | ${Math.round(res.records / res.seconds).toLocaleString('en')} | ${res.collectRssMiB.toFixed(0)} / ${res.evaluateRssMiB.toFixed(0)} / ${res.maxRssMiB.toFixed(0)} | ${res.firstRequests.toLocaleString('en')} | ${res.secondRequests} (${((100 * res.secondRequests) / res.firstRequests).toFixed(1)} %) | ${res.evaluationSeconds.toFixed(1)} (${res.results.toLocaleString('en')} results) |`,
     );
   } finally {
     await emulator.close();
   }
 }
-console.log('\n| scale | users | memberships | Teams installs | records | seconds | records/s | peak RSS MiB (collect / with evaluation) | requests | 2nd run requests | check evaluation s |');
+console.log('\n| scale | users | memberships | Teams installs | records | seconds | records/s | peak RSS MiB (collect / + evaluation / + 2nd run) | requests | 2nd run requests | check evaluation s |');
 console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const row of rows) console.log(row);

@@ -1,5 +1,8 @@
 import { readFileSync } from 'node:fs';
 
+/** The Node flags Vigil runs with (bin/vigil.mjs's shebang, the Dockerfile, the npm scripts): benchmark children use them. */
+export const PRODUCT_NODE_FLAGS = ['--optimize-for-size'];
+
 /**
  * This process's peak resident memory, MiB: `VmHWM` from /proc/self/status (Linux). Not `resourceUsage().maxRSS`:
  * getrusage keeps the forking parent's peak across exec, so a benchmark child started by a large emulator process

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { generateTenant, startEmulator } from '../emulator/index.ts';
+import { PRODUCT_NODE_FLAGS } from './peak.ts';
 import { loadCustomProfile } from '../src/config/cloud.ts';
 import { PgBossQueue } from '../src/jobs/pgboss.ts';
 import { createRuntime } from '../src/main/runtime.ts';
@@ -29,7 +30,7 @@ async function dropSchemas(...schemas: string[]): Promise<void> {
 }
 
 function worker(env: Record<string, string>): { child: ChildProcess; ready: Promise<void> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', 'worker'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...PRODUCT_NODE_FLAGS, '--import', 'tsx', 'src/main/cli.ts', 'worker'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const ready = new Promise<void>((resolve) => child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve()));
   return { child, ready };
 }

@@ -1,15 +1,14 @@
 import type { Kysely } from 'kysely';
 import { DATAVERSE_ACCESS_REASONS } from '../core/remediation.ts';
 import { nowIso } from '../store/db.ts';
-import { applyEvaluation, type ResultInput } from '../store/repositories/findings.ts';
-import { isEstateStream, STREAM_NAMES, type EstateStreamName } from '../core/inventory.ts';
-import { listAgents, listAllUsers, listDataverseUsers, listEnvironments, listEstateObjects } from '../store/repositories/inventory.ts';
+import { addCounts, applyCheckResults, beginEvaluation, finishEvaluation, type FindingCounts } from '../store/repositories/findings.ts';
 import { latestFinishedRun, listCheckpoints } from '../store/repositories/runs.ts';
 import type { Database, IntegrationsTable } from '../store/schema.ts';
 import { deliverAfterCommit, enqueueFindingEvents, type Sinks } from '../sinks/index.ts';
 import type { Logger } from '../platform/log/index.ts';
 import { loadChecks } from './loader.ts';
-import type { CheckContext, Coverage, CoverageGap, EstateRow, LoadedCheck } from './types.ts';
+import { InventoryCache, inventoryView, loadAll } from './inventory.ts';
+import type { CheckContext, CheckResult, Coverage, CoverageGap, LoadedCheck } from './types.ts';
 
 /**
  * Evaluates every check for one integration against the store and moves findings along their lifecycle.
@@ -47,22 +46,22 @@ export function coverageFromCheckpoints(runId: string | null, checkpoints: { str
   };
 }
 
-/** Loads the check context of an integration from the store. */
+/**
+ * The check context of an integration with its whole inventory loaded (every part readable). For scripts and tests
+ * over small tenants: {@link evaluateIntegration} loads per check instead.
+ */
 export async function buildContext(db: Kysely<Database>, integration: IntegrationRef, now = new Date()): Promise<CheckContext> {
   const run = await latestFinishedRun(db, integration.id);
-  const coverage = coverageFromCheckpoints(run?.id ?? null, run ? await listCheckpoints(db, run.id) : []);
-  const [environments, agents, dvUsers] = await Promise.all([listEnvironments(db, integration.id), listAgents(db, integration.id), listDataverseUsers(db, integration.id)]);
-  const dataverseUsers = new Map(dvUsers.map((u) => [`${u.environment_id}/${u.id}`, u]));
-  const directoryUsers = new Map((await listAllUsers(db, integration.id)).map((u) => [u.id, u]));
-  const estate = new Map<string, EstateRow<unknown>[]>();
-  for (const name of STREAM_NAMES) if (isEstateStream(name)) estate.set(name, await listEstateObjects(db, integration.id, name));
+  return { ...integrationContext(integration, now, coverageFromCheckpoints(run?.id ?? null, run ? await listCheckpoints(db, run.id) : [])), inventory: await loadAll(db, integration.id) };
+}
+
+function integrationContext(integration: IntegrationRef, now: Date, coverage: Coverage): Omit<CheckContext, 'inventory'> {
   return {
     integrationId: integration.id,
     tenantId: integration.tenant_id,
     integration: { mode: integration.mode, secretExpiresAt: integration.secret_expires_at, credentialState: integration.credential_state, credentialError: integration.credential_error },
     now,
     coverage,
-    inventory: { environments, agents, dataverseUsers, directoryUsers, estate: <S extends EstateStreamName>(stream: S) => (estate.get(stream) ?? []) as never },
   };
 }
 
@@ -76,8 +75,11 @@ export interface EvaluationSummary {
 }
 
 /**
- * Runs every check (or the given ones) for an integration, stores the results and updates findings.
- * A check that throws yields one `not_evaluated` result naming the error instead of aborting the others.
+ * Runs every check (or the given ones) for an integration, stores the results and updates findings, in one
+ * transaction: a crash leaves the previous evaluation whole. Checks run one at a time; each gets the inventory its
+ * metadata declares (loaded before it runs, dropped when no later check reads it; large streams paged) and its
+ * results are written before the next one runs, so memory holds one check's results and the inventory still needed —
+ * not the tenant. A check that throws yields one `not_evaluated` result naming the error instead of aborting the others.
  */
 export async function evaluateIntegration(
   db: Kysely<Database>,
@@ -85,26 +87,34 @@ export async function evaluateIntegration(
   options: { checks?: LoadedCheck[]; now?: Date; /** SIEM sinks: lifecycle steps are queued in the same transaction, delivered after commit. */ sinks?: Sinks | undefined; logger?: Logger } = {},
 ): Promise<EvaluationSummary> {
   const checks = options.checks ?? (await loadChecks());
-  const ctx = await buildContext(db, integration, options.now);
-  const inputs: ResultInput[] = [];
-  for (const c of checks) {
-    let results;
-    try {
-      results = c.run(ctx);
-    } catch (e) {
-      results = [{ resourceType: 'tenant' as const, resourceId: integration.tenant_id, resourceName: null, status: 'not_evaluated' as const, reason: `Check failed: ${(e as Error).message}` }];
-    }
-    for (const r of results) inputs.push({ checkId: c.metadata.id, severity: c.metadata.severity, ...r });
-  }
-  const byStatus = { pass: 0, fail: 0, not_evaluated: 0 };
-  for (const r of inputs) byStatus[r.status]++;
+  const now = options.now ?? new Date();
   const at = nowIso();
   const sinks = options.sinks;
-  const f = await db.transaction().execute(async (trx) => {
-    const counts = await applyEvaluation(trx, integration.id, ctx.coverage.runId, inputs, at);
+  const byStatus = { pass: 0, fail: 0, not_evaluated: 0 };
+  let results = 0;
+  const counts: FindingCounts = { opened: 0, open: 0, resolved: 0 };
+  await db.transaction().execute(async (trx) => {
+    const run = await latestFinishedRun(trx, integration.id);
+    const base = integrationContext(integration, now, coverageFromCheckpoints(run?.id ?? null, run ? await listCheckpoints(trx, run.id) : []));
+    const cache = new InventoryCache(trx, integration.id, checks.map((c) => c.metadata));
+    await beginEvaluation(trx, integration.id, at);
+    for (const c of checks) {
+      let out: CheckResult[];
+      try {
+        await cache.load(c.metadata.reads);
+        out = await c.run({ ...base, inventory: inventoryView(cache.source, c.metadata) });
+      } catch (e) {
+        options.logger?.warn({ integrationId: integration.id, checkId: c.metadata.id, err: (e as Error).message }, 'check failed; its result is not_evaluated');
+        out = [{ resourceType: 'tenant', resourceId: integration.tenant_id, resourceName: null, status: 'not_evaluated', reason: `Check failed: ${(e as Error).message}` }];
+      }
+      cache.release(c.metadata.reads);
+      for (const r of out) byStatus[r.status]++;
+      results += out.length;
+      addCounts(counts, await applyCheckResults(trx, integration.id, base.coverage.runId, c.metadata.id, out.map((r) => ({ checkId: c.metadata.id, severity: c.metadata.severity, ...r })), at));
+    }
+    addCounts(counts, await finishEvaluation(trx, integration.id, checks.map((c) => c.metadata.id), at));
     if (sinks) await enqueueFindingEvents(trx, integration.id, at, new Map(checks.map((c) => [c.metadata.id, c.metadata])), { sinks: sinks.names, product: sinks.product, tenantId: integration.tenant_id });
-    return counts;
   });
   await deliverAfterCommit(sinks, db, options.logger);
-  return { results: inputs.length, byStatus, findingsOpened: f.opened, findingsOpen: f.open, findingsResolved: f.resolved };
+  return { results, byStatus, findingsOpened: counts.opened, findingsOpen: counts.open, findingsResolved: counts.resolved };
 }

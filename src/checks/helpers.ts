@@ -107,34 +107,40 @@ export function evaluateAgentComponents(
 }
 
 /**
- * Groups the live objects of an estate stream by a key (a user id) and reports one verdict per group that `evaluate`
- * flags; when none is flagged, one tenant-wide pass. For streams too large to report per object (Copilot interaction
- * history). Not evaluated for the tenant when the stream (or one it `requires`) did not run, and per unreadable slice.
+ * Folds the live objects of a large estate stream, read page by page, into groups by a key (a user id, a Teams app
+ * id) and reports one verdict per group that `evaluate` flags; when none is flagged, one tenant-wide pass. Memory
+ * holds the groups' folded state, never the stream (Copilot interaction history, Teams installations). Not evaluated
+ * for the tenant when the stream (or one it `requires`) did not run, and per unreadable slice. The check declares the
+ * stream in its metadata's `paged`.
  *
+ * @param fold the group's state after one more row (`state` undefined for the group's first row).
  * @param evaluate the verdict for a group, or null when the group raises nothing.
  */
-export function evaluateGrouped<S extends EstateStreamName>(
+export async function evaluateGrouped<S extends EstateStreamName, G>(
   ctx: CheckContext,
   stream: S,
   resourceType: ResourceType,
   key: (row: EstateRow<EstateAttrs[S]>) => string | null,
-  evaluate: (key: string, rows: EstateRow<EstateAttrs[S]>[]) => (Verdict & { name?: string | null }) | null,
+  fold: (state: G | undefined, row: EstateRow<EstateAttrs[S]>) => G,
+  evaluate: (key: string, state: G) => (Verdict & { name?: string | null }) | null,
   options: { requires?: string[]; passReason?: string } = {},
-): CheckResult[] {
+): Promise<CheckResult[]> {
   const notEvaluated = streamsNotEvaluated(ctx, [...(options.requires ?? []), stream]);
   if (notEvaluated) return notEvaluated;
-  const groups = new Map<string, EstateRow<EstateAttrs[S]>[]>();
-  for (const row of ctx.inventory.estate(stream)) {
-    const k = key(row);
-    if (k !== null) groups.set(k, [...(groups.get(k) ?? []), row]);
+  const groups = new Map<string, G>();
+  for await (const page of ctx.inventory.estatePages(stream)) {
+    for (const row of page) {
+      const k = key(row);
+      if (k !== null) groups.set(k, fold(groups.get(k), row));
+    }
   }
   const results: CheckResult[] = [];
   for (const g of ctx.coverage.sliceGaps(stream)) {
     results.push({ resourceType: 'tenant', resourceId: `${ctx.tenantId}/${stream}/${g.sliceKey}`, resourceName: g.sliceKey, status: 'not_evaluated', reason: g.message, detail: { code: g.code, stream, slice: g.sliceKey } });
   }
   let flagged = 0;
-  for (const [k, rows] of groups) {
-    const v = evaluate(k, rows);
+  for (const [k, state] of groups) {
+    const v = evaluate(k, state);
     if (!v) continue;
     flagged++;
     const { name, ...verdict } = v;

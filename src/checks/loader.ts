@@ -4,7 +4,8 @@ import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { VigilError } from '../core/errors.ts';
 import { SEVERITIES } from '../core/types.ts';
-import { RESOURCE_TYPES, type CheckFunction, type LoadedCheck } from './types.ts';
+import { ESTATE_STREAM_NAMES, type EstateStreamName } from '../core/inventory.ts';
+import { INVENTORY_NAMES, RESOURCE_TYPES, type CheckFunction, type LoadedCheck } from './types.ts';
 
 /**
  * Loads checks from `checks/<area>/<check_id>/{metadata.json,check.ts}`. Metadata is data, validated here; the id
@@ -27,6 +28,10 @@ const metadataSchema = z
      * empty when no peer checks it (docs/checks.md shows "none").
      */
     peers: z.array(z.string().min(3)).default([]),
+    /** Inventory read whole (`environments`, `agents`, `dataverseUsers`, `directoryUsers`, estate streams). */
+    reads: z.array(z.enum(INVENTORY_NAMES)).default([]),
+    /** Estate streams read page by page (too large to load whole). */
+    paged: z.array(z.enum(ESTATE_STREAM_NAMES as [EstateStreamName, ...EstateStreamName[]])).default([]),
   })
   .strict();
 

@@ -1,4 +1,4 @@
-import type { EstateAttrs, EstateStreamName } from '../core/inventory.ts';
+import { ESTATE_STREAM_NAMES, type EstateAttrs, type EstateStreamName } from '../core/inventory.ts';
 import type { CheckStatus, Severity } from '../core/types.ts';
 import type { AgentsTable, DataverseUsersTable, DirectoryUsersTable, EnvironmentsTable } from '../store/schema.ts';
 
@@ -61,10 +61,26 @@ export interface EstateRow<A> {
   lastSeenAt: string;
 }
 
-/** The inventory a check reads. Rows are the store's (snake_case columns). */
+/**
+ * What a check may read from the inventory, declared in its metadata (`reads`): loaded whole before the check runs
+ * and released when no later check needs it. `directoryUsers` are the Graph users stream's rows.
+ */
+export const INVENTORY_NAMES = ['environments', 'agents', 'dataverseUsers', 'directoryUsers', ...ESTATE_STREAM_NAMES] as const;
+export type InventoryName = (typeof INVENTORY_NAMES)[number];
+
+/**
+ * The inventory a check reads. Rows are the store's (snake_case columns). Only what the check's metadata declares is
+ * readable: `reads` (loaded whole) and `paged` (estate streams too large to load, read page by page); reading
+ * anything else throws, naming the check and the missing declaration.
+ */
 export interface CheckInventory {
-  /** Live objects of an estate stream (empty when the stream was never collected). */
+  /** Live objects of an estate stream (empty when the stream was never collected). Needs `reads`. */
   estate<S extends EstateStreamName>(stream: S): EstateRow<EstateAttrs[S]>[];
+  /**
+   * Live objects of a large estate stream page by page (ordered by id, pages of at most {@link ESTATE_PAGE_SIZE}),
+   * without holding the stream in memory: Teams installations, Copilot interaction history. Needs `paged`.
+   */
+  estatePages<S extends EstateStreamName>(stream: S): AsyncIterable<EstateRow<EstateAttrs[S]>[]>;
 
   environments: EnvironmentsTable[];
   agents: AgentsTable[];
@@ -106,8 +122,14 @@ export interface CheckResult {
   detail?: Record<string, unknown>;
 }
 
-/** A check's code: pure function of its context. */
-export type CheckFunction = (ctx: CheckContext) => CheckResult[];
+/** Rows per page of {@link CheckInventory.estatePages}. */
+export const ESTATE_PAGE_SIZE = 2000;
+
+/**
+ * A check's code: a function of its context alone (no upstream calls, no global clients). Asynchronous only when it
+ * reads pages ({@link CheckInventory.estatePages}).
+ */
+export type CheckFunction = (ctx: CheckContext) => CheckResult[] | Promise<CheckResult[]>;
 
 /** Validated metadata of a check (the `metadata.json` beside `check.ts`). */
 export interface CheckMetadata {
@@ -122,6 +144,10 @@ export interface CheckMetadata {
   frameworks: Record<string, string[]>;
   /** Peer checks matched or exceeded (Maester, ScubaGear, …), for docs/checks.md. */
   peers: string[];
+  /** Inventory the check reads whole (see {@link CheckInventory}). */
+  reads: InventoryName[];
+  /** Estate streams the check reads page by page. */
+  paged: EstateStreamName[];
 }
 
 /** A loaded check. */

@@ -158,6 +158,9 @@ export const CORE_STREAM_NAMES = ['users', 'groups', 'memberships', 'environment
 export const STREAM_NAMES = [...CORE_STREAM_NAMES, 'agentComponents', 'agentSettings', 'foundryAccounts', 'foundryProjects', 'foundryDeployments', 'copilotInteractions', 'powerBiWorkspaces', 'powerBiSharedLinks', 'powerApps', 'flows', 'connectors', 'connections', 'dlpPolicies', 'tenantSettings', 'externalConnections', 'teamsApps', 'environmentSettings'] as const;
 export type StreamName = (typeof STREAM_NAMES)[number];
 
+/** Names of the streams stored in `estate_objects` (every stream but the core ones). */
+export const ESTATE_STREAM_NAMES = STREAM_NAMES.filter((s): s is EstateStreamName => isEstateStream(s));
+
 /** True for streams stored in `estate_objects`. */
 export function isEstateStream(stream: string): boolean {
   return !(CORE_STREAM_NAMES as readonly string[]).includes(stream);

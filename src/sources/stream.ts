@@ -64,7 +64,10 @@ export interface Stream<S extends StreamName> {
   parent?: 'groups' | 'environments' | 'users' | 'agents' | EstateStreamName;
   /** Builds the slice for one parent row, or null when the row has nothing to read (environment without Dataverse). */
   slice?(row: ParentRow): Slice | null;
-  /** Instead of {@link slice}: builds all slices from all parent rows at once (batches of parents, with `covers`). */
+  /**
+   * Instead of {@link slice}: builds slices from a page of parent rows at once (batches of parents, with `covers`).
+   * Called once per page of parents (up to 5,000, ordered by id), so a batch never spans two pages.
+   */
   slices?(rows: ParentRow[]): Slice[];
   /**
    * Streams with no incremental read upstream (no delta query, no change filter) and a high request cost (one per

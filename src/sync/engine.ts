@@ -10,7 +10,7 @@ import { ROOT_SLICE, type Slice, type Stream, type StreamContext } from '../sour
 import { STREAMS } from '../sources/index.ts';
 import { nowIso } from '../store/db.ts';
 import { UpstreamHttpError } from '../platform/http/client.ts';
-import { listParents, markDeleted, markUnseen, upsertRecords } from '../store/repositories/inventory.ts';
+import { markDeleted, parentPages, markUnseen, upsertRecords } from '../store/repositories/inventory.ts';
 import * as runs from '../store/repositories/runs.ts';
 import type { Database } from '../store/schema.ts';
 
@@ -209,8 +209,11 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
       let slices: Slice[];
       if (!stream.parent) slices = [ROOT_SLICE];
       else {
-        const parents = await listParents(db, integrationId, stream.parent);
-        slices = stream.slices ? stream.slices(parents) : parents.map((p) => stream.slice!(p)).filter((s): s is Slice => s !== null);
+        // Slices are small (keys and parameters); the parent rows behind them are read and dropped page by page.
+        slices = [];
+        for await (const parents of parentPages(db, integrationId, stream.parent)) {
+          slices.push(...(stream.slices ? stream.slices(parents) : parents.map((p) => stream.slice!(p)).filter((s): s is Slice => s !== null)));
+        }
       }
       outcome[name].slices = slices.length;
       let slicesDone = 0;

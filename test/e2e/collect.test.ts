@@ -20,6 +20,8 @@ async function collected(w: World, dataDir?: string, env?: Record<string, string
   const run = await collectIntegration(rt, integration.id);
   expect(run.status).toBe('partial'); // one environment without an application user, by construction
   await evaluateIntegration(rt.db, await getIntegration(rt.db, integration.id), { now: new Date(w.tenant.referenceTime!) });
+  // Every check ran to the end on what its metadata declares (an undeclared read fails the check).
+  expect((await listCheckResults(rt.db, integration.id)).filter((r) => r.reason?.startsWith('Check failed'))).toEqual([]);
   return { rt, integrationId: integration.id };
 }
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { organizationSettingsGroundTruth, SYSTEM_ADMINISTRATOR, type OrganizationRow } from '../../emulator/index.ts';
-import { buildContext } from '../../src/checks/evaluate.ts';
+import { evaluateIntegration } from '../../src/checks/evaluate.ts';
+import { listCheckResults } from '../../src/store/repositories/findings.ts';
 import { loadChecks } from '../../src/checks/loader.ts';
 import type { EnvironmentSettingsAttrs } from '../../src/core/estate/environmentSettings.ts';
 import { addCustomerAppIntegration } from '../../src/onboarding/integrations.ts';
@@ -55,8 +56,9 @@ describe('environment settings (Dataverse organization: content security policy)
 
     const integration = await rt.db.selectFrom('integrations').selectAll().where('id', '=', integrationId).executeTakeFirstOrThrow();
     const check = (await loadChecks()).find((c) => c.metadata.id === 'pp_content_security_policy')!;
-    const results = check.run(await buildContext(rt.db, integration));
-    const byEnv = Object.fromEntries(results.map((r) => [r.resourceId, r.status]));
+    await evaluateIntegration(rt.db, integration, { checks: [check] });
+    const results = (await listCheckResults(rt.db, integrationId)).filter((r) => r.check_id === check.metadata.id);
+    const byEnv = Object.fromEntries(results.map((r) => [r.resource_id, r.status]));
     for (const [env, row] of Object.entries(truth.readable)) expect(byEnv[env], env).toBe(row.iscontentsecuritypolicyenabled && row.iscontentsecuritypolicyenabledforcanvas ? 'pass' : 'fail');
     expect(results.filter((r) => r.status === 'not_evaluated')).toHaveLength(truth.unreadableEnvironments);
   }, 60_000);

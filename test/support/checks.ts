@@ -1,7 +1,8 @@
 import { coverageFromCheckpoints } from '../../src/checks/evaluate.ts';
 import { loadChecks } from '../../src/checks/loader.ts';
-import type { CheckContext, CheckInventory, CheckResult, EstateRow, LoadedCheck } from '../../src/checks/types.ts';
-import type { EstateAttrs, EstateStreamName } from '../../src/core/inventory.ts';
+import { inventoryView, type InventorySource } from '../../src/checks/inventory.ts';
+import { INVENTORY_NAMES, type CheckContext, type CheckInventory, type CheckResult, type EstateRow, type LoadedCheck } from '../../src/checks/types.ts';
+import { ESTATE_STREAM_NAMES, type EstateAttrs, type EstateStreamName } from '../../src/core/inventory.ts';
 import type { AgentsTable, DataverseUsersTable, DirectoryUsersTable, EnvironmentsTable } from '../../src/store/schema.ts';
 
 /**
@@ -51,17 +52,33 @@ export interface ContextInput {
   now?: string;
 }
 
-/** Builds a check context from plain rows. */
+/** The inventory source behind each built context, so {@link runCheck} can hand a check only what it declares. */
+const sources = new WeakMap<CheckInventory, InventorySource>();
+
+/** Every inventory part readable: for contexts used outside {@link runCheck}. */
+const EVERYTHING = { id: 'test', reads: [...INVENTORY_NAMES], paged: [...ESTATE_STREAM_NAMES] };
+
+/**
+ * Builds a check context from plain rows. Estate streams read page by page come in pages of two rows, so a check's
+ * folding across pages is exercised.
+ */
 export function checkContext(input: ContextInput = {}): CheckContext {
-  const estate = (input.estate ?? {}) as Record<string, EstateRow<unknown>[]>;
-  const inventory: CheckInventory = {
-    environments: input.environments ?? [environmentRow()],
-    agents: input.agents ?? [],
-    dataverseUsers: new Map((input.dataverseUsers ?? []).map((u) => [`${u.environment_id}/${u.id}`, u])),
-    directoryUsers: new Map((input.users ?? []).map((u) => [u.id, u])),
-    estate: ((stream: string) => estate[stream] ?? []) as CheckInventory['estate'],
+  const estate = new Map(Object.entries(input.estate ?? {}) as [string, EstateRow<unknown>[]][]);
+  const source: InventorySource = {
+    loaded: {
+      environments: input.environments ?? [environmentRow()],
+      agents: input.agents ?? [],
+      dataverseUsers: new Map((input.dataverseUsers ?? []).map((u) => [`${u.environment_id}/${u.id}`, u])),
+      directoryUsers: new Map((input.users ?? []).map((u) => [u.id, u])),
+      estate,
+    },
+    async *pages(stream) {
+      const rows = [...(estate.get(stream) ?? [])].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      for (let i = 0; i < rows.length; i += 2) yield rows.slice(i, i + 2);
+    },
   };
-  return {
+  const inventory: CheckInventory = inventoryView(source, EVERYTHING);
+  const ctx: CheckContext = {
     integrationId: 'int_1',
     tenantId: 'tenant-1',
     integration: { mode: 'customer-app', secretExpiresAt: '2028-01-01T00:00:00Z', credentialState: 'ok', credentialError: null, ...input.integration },
@@ -69,6 +86,8 @@ export function checkContext(input: ContextInput = {}): CheckContext {
     coverage: coverageFromCheckpoints(input.neverCollected ? null : 'run', input.checkpoints ?? []),
     inventory,
   };
+  sources.set(inventory, source);
+  return ctx;
 }
 
 /** An errored root checkpoint: the whole stream was not collected (e.g. a missing permission). */
@@ -83,12 +102,17 @@ export function sliceError(stream: string, sliceKey: string, code = 'Forbidden',
 
 let loaded: Promise<LoadedCheck[]> | null = null;
 
-/** Runs one built-in check by id against a context. */
+/**
+ * Runs one built-in check by id against a context built by {@link checkContext}, as evaluation does: the check sees
+ * only the inventory its metadata declares (`reads`, `paged`), so a test fails when a declaration is missing.
+ */
 export async function runCheck(id: string, ctx: CheckContext): Promise<CheckResult[]> {
   loaded ??= loadChecks();
   const check = (await loaded).find((c) => c.metadata.id === id);
   if (!check) throw new Error(`no check ${id}`);
-  return check.run(ctx);
+  const source = sources.get(ctx.inventory);
+  if (!source) throw new Error('runCheck needs a context built by checkContext()');
+  return check.run({ ...ctx, inventory: inventoryView(source, check.metadata) });
 }
 
 /** The results of a check for one resource id. */

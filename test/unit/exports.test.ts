@@ -24,14 +24,19 @@ const addFormats = ajvFormats as unknown as typeof ajvFormats.default;
 const SCHEMAS = join(import.meta.dirname, '../fixtures/schemas');
 const schema = (file: string) => JSON.parse(readFileSync(join(SCHEMAS, file), 'utf8')) as object;
 
-/** SARIF 2.1.0 (draft-04 schema) and OCSF Detection Finding validators; see test/fixtures/schemas/README.md. */
-// unicodeRegExp off: rtm.5's `language` pattern has a stray `]` that is only legal in a non-unicode RegExp.
-const sarifAjv = new AjvDraft04({ allErrors: true, strict: false, unicodeRegExp: false });
+/** SARIF 2.1.0 (OASIS errata01 schema, JSON Schema draft-04) and OCSF Detection Finding validators; see test/fixtures/schemas/README.md. */
+const sarifAjv = new AjvDraft04({ allErrors: true, strict: false });
 addFormats(sarifAjv);
-const validateSarif = sarifAjv.compile(schema('sarif-2.1.0-rtm.5.json'));
+const validateSarif = sarifAjv.compile(schema('sarif-schema-2.1.0.json'));
 const ocsfAjv = new Ajv({ allErrors: true, strict: false });
 addFormats(ocsfAjv);
 const validateOcsf = ocsfAjv.compile(schema(`ocsf-${OCSF_VERSION}-detection_finding.derived.schema.json`));
+// The OCSF server's own JSON Schema export of Detection Finding. It is for OCSF 1.9.0 (no official export of the
+// exporter's version could be vendored) and was exported with no profiles, so it has no `cloud` (a cloud-profile
+// attribute): the event is checked without it. The derived schema above checks `cloud` and the exporter's version.
+const OCSF_OFFICIAL_VERSION = '1.9.0';
+const validateOcsfOfficialBase = ocsfAjv.compile(schema(`ocsf-${OCSF_OFFICIAL_VERSION}-detection_finding.schema.json`));
+const validateOcsfOfficial = (e: object) => validateOcsfOfficialBase(Object.fromEntries(Object.entries(e).filter(([k]) => k !== 'cloud')));
 
 const errors = (v: { errors?: unknown }) => JSON.stringify(v.errors ?? null);
 
@@ -105,6 +110,7 @@ describe('findings exports (SARIF 2.1.0, OCSF Detection Finding)', () => {
     for (const f of findings) {
       const e = findingToOcsf(f, byId.get(f.check_id), { product: vigilProduct('0.1.0'), tenantId: 't-int_x' });
       expect(validateOcsf(e), errors(validateOcsf)).toBe(true);
+      expect(validateOcsfOfficial(e), errors(validateOcsfOfficialBase)).toBe(true);
       expect(e.type_uid).toBe(2004 * 100 + e.activity_id);
       expect([e.severity_id, e.severity]).toEqual([OCSF_SEVERITY[f.severity as 'high'].id, OCSF_SEVERITY[f.severity as 'high'].name]);
       const expected = f.suppression ? [3, 'Suppressed'] : f.status === 'resolved' ? [4, 'Resolved'] : [1, 'New'];
@@ -122,6 +128,7 @@ describe('findings exports (SARIF 2.1.0, OCSF Detection Finding)', () => {
       { product: vigilProduct('0.1.0') },
     );
     expect(validateOcsf(alert), errors(validateOcsf)).toBe(true);
+    expect(validateOcsfOfficial(alert), errors(validateOcsfOfficialBase)).toBe(true);
     expect(alert).toMatchObject({ is_alert: true, activity_id: 1, type_uid: 200401, status_id: 1 });
   });
 
@@ -132,6 +139,12 @@ describe('findings exports (SARIF 2.1.0, OCSF Detection Finding)', () => {
     expect(validateOcsf({ ...e, time: new Date(e.time).toISOString() })).toBe(false);
     expect(validateOcsf({ ...e, finding_info: { ...e.finding_info, uid: undefined } })).toBe(false);
     expect(validateOcsf({ ...e, findings_info: {} })).toBe(false);
+    // The official export has no type_uid/activity_id rule, but refuses the rest.
+    expect(validateOcsfOfficial(e), errors(validateOcsfOfficialBase)).toBe(true);
+    expect(validateOcsfOfficial({ ...e, time: new Date(e.time).toISOString() })).toBe(false);
+    expect(validateOcsfOfficial({ ...e, finding_info: { ...e.finding_info, uid: undefined } })).toBe(false);
+    expect(validateOcsfOfficial({ ...e, findings_info: {} })).toBe(false);
+    expect(validateOcsfOfficial({ ...e, severity_id: 7 })).toBe(false);
   });
 
   it('`vigil findings export --format sarif|ocsf` writes documents the schemas accept', async () => {
@@ -147,7 +160,10 @@ describe('findings exports (SARIF 2.1.0, OCSF Detection Finding)', () => {
     expect(o.code, o.stderr).toBe(0);
     const events = JSON.parse(o.stdout) as { finding_info: { uid: string } }[];
     expect(events.map((e) => e.finding_info.uid).sort()).toEqual(findings.map((f) => f.id).sort());
-    for (const e of events) expect(validateOcsf(e), errors(validateOcsf)).toBe(true);
+    for (const e of events) {
+      expect(validateOcsf(e), errors(validateOcsf)).toBe(true);
+      expect(validateOcsfOfficial(e), errors(validateOcsfOfficialBase)).toBe(true);
+    }
 
     const nd = await vigil(['findings', 'export', '--format', 'ocsf', '--ndjson', '--status', 'open'], env);
     expect(nd.code, nd.stderr).toBe(0);

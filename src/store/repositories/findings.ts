@@ -19,51 +19,89 @@ export interface ResultInput {
   detail?: Record<string, unknown>;
 }
 
+/** Counts of findings moved by an evaluation (or part of one). */
+export interface FindingCounts {
+  /** Findings opened or reopened. */
+  opened: number;
+  /** Findings open after the evaluation (failing resources). */
+  open: number;
+  resolved: number;
+}
+
 /**
  * Replaces the integration's check results with a new evaluation and moves findings along their lifecycle:
  * a failing resource opens a finding (or refreshes `last_seen_at`, reopening a resolved one); an open finding whose
  * resource now passes — or no longer exists — is resolved. A `not_evaluated` result leaves its finding as it was:
- * not seeing is not passing.
+ * not seeing is not passing. The evaluation engine calls the three steps itself, one check at a time
+ * ({@link beginEvaluation}, {@link applyCheckResults}, {@link finishEvaluation}); this is them in one call.
  *
- * @returns how many findings were opened, refreshed and resolved.
+ * @returns how many findings were opened, are open and were resolved.
  */
-export async function applyEvaluation(db: Executor, integrationId: string, runId: string | null, results: ResultInput[], at: string): Promise<{ opened: number; open: number; resolved: number }> {
-  await expireSuppressions(db, integrationId, at);
-  await db.deleteFrom('check_results').where('integration_id', '=', integrationId).execute();
-  const rows: CheckResultRow[] = results.map((r) => ({
-    integration_id: integrationId,
-    check_id: r.checkId,
-    resource_type: r.resourceType,
-    resource_id: r.resourceId,
-    resource_name: r.resourceName,
-    status: r.status,
-    reason: r.reason,
-    run_id: runId,
-    evaluated_at: at,
-  }));
-  for (let i = 0; i < rows.length; i += 200) await db.insertInto('check_results').values(rows.slice(i, i + 200)).execute();
-
-  const existing = await db.selectFrom('findings').selectAll().where('integration_id', '=', integrationId).execute();
-  const byKey = new Map(existing.map((f) => [`${f.check_id}\u0000${f.resource_id}`, f]));
-  const seen = new Set<string>();
-  let opened = 0;
-  let open = 0;
-  let resolved = 0;
+export async function applyEvaluation(db: Executor, integrationId: string, runId: string | null, results: ResultInput[], at: string): Promise<FindingCounts> {
+  await beginEvaluation(db, integrationId, at);
+  const byCheck = new Map<string, ResultInput[]>();
   for (const r of results) {
-    const key = `${r.checkId}\u0000${r.resourceId}`;
-    seen.add(key);
-    const f = byKey.get(key);
+    const list = byCheck.get(r.checkId);
+    if (list) list.push(r);
+    else byCheck.set(r.checkId, [r]);
+  }
+  const total: FindingCounts = { opened: 0, open: 0, resolved: 0 };
+  for (const [checkId, rs] of byCheck) addCounts(total, await applyCheckResults(db, integrationId, runId, checkId, rs, at));
+  addCounts(total, await finishEvaluation(db, integrationId, [...byCheck.keys()], at));
+  return total;
+}
+
+/** Adds `b` into `a`. */
+export function addCounts(a: FindingCounts, b: FindingCounts): void {
+  a.opened += b.opened;
+  a.open += b.open;
+  a.resolved += b.resolved;
+}
+
+/** First step of an evaluation: suppressions past their expiry end (recorded in the finding's history). */
+export async function beginEvaluation(db: Executor, integrationId: string, at: string): Promise<void> {
+  await expireSuppressions(db, integrationId, at);
+}
+
+/**
+ * Stores one check's results in place of its previous ones and moves its findings along (see {@link applyEvaluation}):
+ * a finding of this check whose resource is absent from `results` is resolved (the resource is gone or out of scope).
+ */
+export async function applyCheckResults(db: Executor, integrationId: string, runId: string | null, checkId: string, results: ResultInput[], at: string): Promise<FindingCounts> {
+  await db.deleteFrom('check_results').where('integration_id', '=', integrationId).where('check_id', '=', checkId).execute();
+  for (let i = 0; i < results.length; i += 200) {
+    const rows: CheckResultRow[] = results.slice(i, i + 200).map((r) => ({
+      integration_id: integrationId,
+      check_id: checkId,
+      resource_type: r.resourceType,
+      resource_id: r.resourceId,
+      resource_name: r.resourceName,
+      status: r.status,
+      reason: r.reason,
+      run_id: runId,
+      evaluated_at: at,
+    }));
+    await db.insertInto('check_results').values(rows).execute();
+  }
+
+  const existing = await db.selectFrom('findings').select(['id', 'resource_id', 'status']).where('integration_id', '=', integrationId).where('check_id', '=', checkId).execute();
+  const byResource = new Map(existing.map((f) => [f.resource_id, f]));
+  const seen = new Set<string>();
+  const counts: FindingCounts = { opened: 0, open: 0, resolved: 0 };
+  for (const r of results) {
+    seen.add(r.resourceId);
+    const f = byResource.get(r.resourceId);
     if (r.status === 'fail') {
-      open++;
+      counts.open++;
       if (!f) {
-        opened++;
+        counts.opened++;
         const id = newId('fnd');
         await db
           .insertInto('findings')
           .values({
             id,
             integration_id: integrationId,
-            check_id: r.checkId,
+            check_id: checkId,
             severity: r.severity,
             resource_type: r.resourceType,
             resource_id: r.resourceId,
@@ -78,7 +116,7 @@ export async function applyEvaluation(db: Executor, integrationId: string, runId
         await recordHistory(db, id, 'opened', at, { reason: r.reason });
       } else {
         if (f.status !== 'open') {
-          opened++;
+          counts.opened++;
           await recordHistory(db, f.id, 'reopened', at, { reason: r.reason });
         }
         await db
@@ -88,20 +126,42 @@ export async function applyEvaluation(db: Executor, integrationId: string, runId
           .execute();
       }
     } else if (r.status === 'pass' && f && f.status === 'open') {
-      resolved++;
-      await db.updateTable('findings').set({ status: 'resolved', resolved_at: at }).where('id', '=', f.id).execute();
-      await recordHistory(db, f.id, 'resolved', at, { reason: r.reason ?? 'the resource passes the check' });
+      counts.resolved++;
+      await resolve(db, f.id, at, r.reason ?? 'the resource passes the check');
     }
   }
   // The resource is gone (deleted upstream) or no longer in the check's scope.
   for (const f of existing) {
-    if (f.status === 'open' && !seen.has(`${f.check_id}\u0000${f.resource_id}`)) {
-      resolved++;
-      await db.updateTable('findings').set({ status: 'resolved', resolved_at: at }).where('id', '=', f.id).execute();
-      await recordHistory(db, f.id, 'resolved', at, { reason: 'the resource no longer exists or is out of the check\'s scope' });
+    if (f.status === 'open' && !seen.has(f.resource_id)) {
+      counts.resolved++;
+      await resolve(db, f.id, at, "the resource no longer exists or is out of the check's scope");
     }
   }
-  return { opened, open, resolved };
+  return counts;
+}
+
+/**
+ * Last step of an evaluation: the results and open findings of checks that were not evaluated this time (removed
+ * from the library, or left out of a partial evaluation) are dropped and resolved.
+ * @param evaluated ids of the checks this evaluation ran.
+ */
+export async function finishEvaluation(db: Executor, integrationId: string, evaluated: string[], at: string): Promise<FindingCounts> {
+  const counts: FindingCounts = { opened: 0, open: 0, resolved: 0 };
+  const ran = new Set(evaluated);
+  const stale = (await db.selectFrom('check_results').select('check_id').distinct().where('integration_id', '=', integrationId).execute()).filter((r) => !ran.has(r.check_id));
+  for (const r of stale) await db.deleteFrom('check_results').where('integration_id', '=', integrationId).where('check_id', '=', r.check_id).execute();
+  const open = await db.selectFrom('findings').select(['id', 'check_id']).where('integration_id', '=', integrationId).where('status', '=', 'open').execute();
+  for (const f of open) {
+    if (ran.has(f.check_id)) continue;
+    counts.resolved++;
+    await resolve(db, f.id, at, "the resource no longer exists or is out of the check's scope");
+  }
+  return counts;
+}
+
+async function resolve(db: Executor, findingId: string, at: string, reason: string): Promise<void> {
+  await db.updateTable('findings').set({ status: 'resolved', resolved_at: at }).where('id', '=', findingId).execute();
+  await recordHistory(db, findingId, 'resolved', at, { reason });
 }
 
 /** Filters of {@link listFindings}. */

@@ -312,38 +312,47 @@ export async function listUsersByIds(db: Executor, integrationId: string, ids: s
 
 /**
  * Parent rows a child stream is sliced by: groups (ids), environments, users, agents, or the live objects of an
- * estate stream (`display_name` = its name, `raw` = its attrs JSON), ordered by id.
+ * estate stream (`display_name` = its name, `raw` = its attrs JSON), ordered by id, page by page: users and estate
+ * objects in keyset pages of `pageSize` (a 50,000-user directory is never held whole with its Graph JSON); the
+ * small parents (groups' ids, environments, agents) in one page.
  */
-export async function listParents(db: Executor, integrationId: string, parent: ParentStream): Promise<ParentRow[]> {
-  if (isEstateStream(parent)) {
-    const rows = await db
-      .selectFrom('estate_objects')
-      .select(['id', 'name', 'attrs'])
-      .where('integration_id', '=', integrationId)
-      .where('stream', '=', parent)
-      .where('deleted_at', 'is', null)
-      .orderBy('id')
-      .execute();
-    return rows.map((r) => ({ id: r.id, display_name: r.name, raw: r.attrs }));
-  }
-  switch (parent as 'groups' | 'environments' | 'users' | 'agents') {
-    case 'groups':
-      return (await listGroupIds(db, integrationId)).map((id) => ({ id }));
-    case 'environments':
-      return listEnvironments(db, integrationId);
-    case 'users':
-      return db
-        .selectFrom('directory_users')
-        .select(['id', 'display_name', 'user_principal_name', 'user_type', 'account_enabled', 'raw'])
-        .where('integration_id', '=', integrationId)
-        .where('deleted_at', 'is', null)
-        .orderBy('id')
-        .execute();
-    case 'agents': {
-      const envs = new Map((await listEnvironments(db, integrationId)).map((e) => [e.id, e.dataverse_url]));
-      return (await listAgents(db, integrationId)).map((a) => ({ id: a.id, display_name: a.name, environment_id: a.environment_id, dataverse_url: envs.get(a.environment_id) ?? null }));
+export async function* parentPages(db: Executor, integrationId: string, parent: ParentStream, pageSize = 5000): AsyncGenerator<ParentRow[]> {
+  if (isEstateStream(parent) || parent === 'users') {
+    for (let after: string | null = null; ; ) {
+      const page: ParentRow[] = await parentPage(db, integrationId, parent, after, pageSize);
+      if (page.length > 0) yield page;
+      if (page.length < pageSize) return;
+      after = page.at(-1)!.id;
     }
   }
+  switch (parent as 'groups' | 'environments' | 'agents') {
+    case 'groups':
+      yield (await listGroupIds(db, integrationId)).map((id) => ({ id }));
+      return;
+    case 'environments':
+      yield await listEnvironments(db, integrationId);
+      return;
+    case 'agents': {
+      const envs = new Map((await listEnvironments(db, integrationId)).map((e) => [e.id, e.dataverse_url]));
+      yield (await listAgents(db, integrationId)).map((a) => ({ id: a.id, display_name: a.name, environment_id: a.environment_id, dataverse_url: envs.get(a.environment_id) ?? null }));
+    }
+  }
+}
+
+/** One keyset page of users or estate-object parents after `afterId`. */
+async function parentPage(db: Executor, integrationId: string, parent: ParentStream, afterId: string | null, limit: number): Promise<ParentRow[]> {
+  if (parent === 'users') {
+    let q = db
+      .selectFrom('directory_users')
+      .select(['id', 'display_name', 'user_principal_name', 'user_type', 'account_enabled', 'raw'])
+      .where('integration_id', '=', integrationId)
+      .where('deleted_at', 'is', null);
+    if (afterId !== null) q = q.where('id', '>', afterId);
+    return q.orderBy('id').limit(limit).execute();
+  }
+  let q = db.selectFrom('estate_objects').select(['id', 'name', 'attrs']).where('integration_id', '=', integrationId).where('stream', '=', parent).where('deleted_at', 'is', null);
+  if (afterId !== null) q = q.where('id', '>', afterId);
+  return (await q.orderBy('id').limit(limit).execute()).map((r) => ({ id: r.id, display_name: r.name, raw: r.attrs }));
 }
 
 /**
@@ -351,15 +360,31 @@ export async function listParents(db: Executor, integrationId: string, parent: P
  * @returns `{ id, sliceKey, name, attrs, firstSeenAt, lastSeenAt }` rows (timestamps ISO 8601 UTC).
  */
 export async function listEstateObjects<A extends object = Record<string, unknown>>(db: Executor, integrationId: string, stream: string) {
-  const rows = await db
+  return (await estateQuery(db, integrationId, stream).execute()).map((r) => estateRow<A>(r));
+}
+
+/**
+ * One page of the live objects of an estate stream, ordered by id: the objects after `afterId` (null: from the
+ * start), at most `limit` of them. Keyset paging, so a large stream is read without holding it (checks' `paged`).
+ */
+export async function pageEstateObjects<A extends object = Record<string, unknown>>(db: Executor, integrationId: string, stream: string, afterId: string | null, limit: number) {
+  let q = estateQuery(db, integrationId, stream);
+  if (afterId !== null) q = q.where('id', '>', afterId);
+  return (await q.limit(limit).execute()).map((r) => estateRow<A>(r));
+}
+
+function estateQuery(db: Executor, integrationId: string, stream: string) {
+  return db
     .selectFrom('estate_objects')
     .select(['id', 'slice_key', 'name', 'attrs', 'first_seen_at', 'last_seen_at'])
     .where('integration_id', '=', integrationId)
     .where('stream', '=', stream)
     .where('deleted_at', 'is', null)
-    .orderBy('id')
-    .execute();
-  return rows.map((r) => ({ id: r.id, sliceKey: r.slice_key, name: r.name, attrs: JSON.parse(r.attrs) as A, firstSeenAt: r.first_seen_at, lastSeenAt: r.last_seen_at }));
+    .orderBy('id');
+}
+
+function estateRow<A>(r: { id: string; slice_key: string; name: string | null; attrs: string; first_seen_at: string; last_seen_at: string }) {
+  return { id: r.id, sliceKey: r.slice_key, name: r.name, attrs: JSON.parse(r.attrs) as A, firstSeenAt: r.first_seen_at, lastSeenAt: r.last_seen_at };
 }
 
 /** Every live directory user of an integration (the fields checks read). */

@@ -11,10 +11,13 @@ export const check: CheckFunction = (ctx) =>
     'copilotInteractions',
     'user',
     (i) => (ctx.inventory.directoryUsers.get(i.attrs.userId)?.user_type === 'Guest' ? i.attrs.userId : null),
-    (userId, rows) => {
+    (state: { count: number; last: string } | undefined, i) => {
+      const at = i.attrs.createdDateTime ?? '';
+      return { count: (state?.count ?? 0) + 1, last: state && state.last > at ? state.last : at };
+    },
+    (userId, { count, last }) => {
       const user = ctx.inventory.directoryUsers.get(userId);
-      const last = rows.map((r) => r.attrs.createdDateTime ?? '').sort().at(-1);
-      return { status: 'fail', name: user?.user_principal_name ?? null, reason: `Guest ${user?.user_principal_name ?? userId} used Microsoft 365 Copilot (${rows.length} interaction(s), last ${last || 'unknown'}).` };
+      return { status: 'fail', name: user?.user_principal_name ?? null, reason: `Guest ${user?.user_principal_name ?? userId} used Microsoft 365 Copilot (${count} interaction(s), last ${last || 'unknown'}).` };
     },
     { requires: ['users'], passReason: 'No guest has Copilot interaction history.' },
   );

@@ -1,4 +1,5 @@
 import { evaluateGrouped } from '../../helpers.ts';
+import type { TeamsAppAttrs } from '../../../core/estate/graph.ts';
 import type { CheckFunction } from '../../types.ts';
 
 /** Users from which a custom app's reach is reported: installed for this many users or more, it fails. */
@@ -16,10 +17,14 @@ export const check: CheckFunction = (ctx) =>
     'teamsApps',
     'teamsApp',
     (i) => (i.attrs.distributionMethod === 'sideloaded' || i.attrs.distributionMethod === 'organization' ? (i.attrs.teamsAppId ?? i.attrs.externalId) : null),
-    (appId, rows) => {
-      const users = new Set(rows.map((r) => r.attrs.userId)).size;
+    (app: { first: TeamsAppAttrs; users: Set<string> } | undefined, i) => {
+      const state = app ?? { first: i.attrs, users: new Set<string>() };
+      state.users.add(i.attrs.userId);
+      return state;
+    },
+    (appId, { first, users: installedFor }) => {
+      const users = installedFor.size;
       if (users < WIDE_INSTALL_USERS) return null;
-      const first = rows[0]!.attrs;
       return {
         status: 'fail',
         name: first.displayName,
