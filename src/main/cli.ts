@@ -15,6 +15,7 @@ import { registerJobs } from '../cli/commands/jobs.ts';
 import { registerRegister } from '../cli/commands/register.ts';
 import { registerSafelist } from '../cli/commands/safelist.ts';
 import { registerService } from '../cli/commands/service.ts';
+import { registerAccess } from '../cli/commands/access.ts';
 import { registerSinks } from '../cli/commands/sinks.ts';
 import { createHost } from '../cli/host.ts';
 import { EXIT_CODES_HELP } from '../cli/output.ts';
@@ -47,6 +48,7 @@ registerAgents(program, host);
 registerChecks(program);
 registerAudit(program, host);
 registerSinks(program, host);
+registerAccess(program, host);
 registerDb(program, host);
 registerService(program, host, { serve: runServe, worker: runWorker });
 registerJobs(program, host, (rt) => {

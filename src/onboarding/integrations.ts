@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { ensureOrganization } from '../access/index.ts';
 import { VigilError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import type { CloudProfile } from '../config/cloud.ts';
@@ -98,6 +99,8 @@ export function streamContext(deps: Pick<OnboardingDeps, 'http' | 'cloud' | 'log
 
 /** Raw input of {@link addCustomerAppIntegration} (validated inside). */
 export interface AddCustomerAppRequest {
+  /** The owning organization; omitted: the default organization (the operator's CLI). */
+  organizationId?: string;
   name?: string;
   tenantId?: string;
   clientId?: string;
@@ -114,12 +117,9 @@ export interface AddCustomerAppRequest {
  */
 export async function addCustomerAppIntegration(deps: OnboardingDeps, request: AddCustomerAppRequest): Promise<{ integration: IntegrationView; report: VerificationReport }> {
   const input = validateCustomerAppInput(request);
+  const organizationId = await organizationFor(deps, request.organizationId);
   const existing = await repo.findIntegrationByApp(deps.db, input.tenantId, input.clientId);
-  if (existing) {
-    throw new VigilError('conflict', 'INTEGRATION_EXISTS', `Tenant ${input.tenantId} with client id ${input.clientId} is already integrated as ${existing.id} (${existing.name}).`, {
-      remediation: `Use \`vigil integrations verify ${existing.id}\`, or remove it first.`,
-    });
-  }
+  if (existing) throw integrationExists(existing, organizationId, `Tenant ${input.tenantId} with client id ${input.clientId}`);
   const tokens = new ClientCredentialProvider({ cloud: deps.cloud, tenantId: input.tenantId, clientId: input.clientId, clientSecret: input.clientSecret, http: deps.http });
   const report = await verifyIntegration({ cloud: deps.cloud, tokens, ctx: streamContext(deps, tokens) }, input);
   const id = newId('int');
@@ -127,6 +127,7 @@ export async function addCustomerAppIntegration(deps: OnboardingDeps, request: A
     deps,
     {
       id,
+      organization_id: organizationId,
       name: input.name,
       mode: 'customer-app',
       tenant_id: input.tenantId,
@@ -139,10 +140,30 @@ export async function addCustomerAppIntegration(deps: OnboardingDeps, request: A
   );
 }
 
+/** The organization a new integration joins: the one given (API callers), else the default one (the operator's CLI). */
+async function organizationFor(deps: OnboardingDeps, organizationId: string | undefined): Promise<string> {
+  return organizationId ?? (await ensureOrganization(deps.db)).id;
+}
+
+/**
+ * The conflict of adding an integration that exists. Within the organization it names the existing one; across
+ * organizations it names nothing (another organization's integration is not revealed), only that the pair is taken.
+ */
+function integrationExists(existing: repo.IntegrationRow, organizationId: string, what: string): VigilError {
+  if (existing.organization_id !== organizationId) {
+    return new VigilError('conflict', 'INTEGRATION_EXISTS', `${what} is already integrated with this Vigil deployment by another organization.`, {
+      remediation: 'A tenant and application pair can be integrated once per deployment. Ask the operator, or use another application registration.',
+    });
+  }
+  return new VigilError('conflict', 'INTEGRATION_EXISTS', `${what} is already integrated as ${existing.id} (${existing.name}).`, {
+    remediation: `Use \`vigil integrations verify ${existing.id}\`, or remove it first.`,
+  });
+}
+
 /** Stores a verified integration (either mode) and returns it with its verification report. */
 async function saveVerifiedIntegration(
   deps: OnboardingDeps,
-  fields: Pick<repo.IntegrationRow, 'id' | 'name' | 'mode' | 'tenant_id' | 'client_id' | 'sp_object_id' | 'secret_envelope' | 'secret_expires_at'>,
+  fields: Pick<repo.IntegrationRow, 'id' | 'organization_id' | 'name' | 'mode' | 'tenant_id' | 'client_id' | 'sp_object_id' | 'secret_envelope' | 'secret_expires_at'>,
   report: VerificationReport,
 ): Promise<{ integration: IntegrationView; report: VerificationReport }> {
   const now = nowIso();
@@ -163,6 +184,8 @@ async function saveVerifiedIntegration(
 
 /** Raw input of {@link addManagedAppIntegration} (validated inside). */
 export interface AddManagedAppRequest {
+  /** The owning organization; omitted: the default organization (the operator's CLI). */
+  organizationId?: string;
   name?: string;
   tenantId?: string;
   spObjectId?: string;
@@ -183,9 +206,10 @@ export async function addManagedAppIntegration(deps: OnboardingDeps, request: Ad
   const tenantId = requireGuid('--tenant-id', request.tenantId, 'Microsoft Entra admin center > Overview > Tenant ID');
   const spObjectId = requireGuid('--sp-object-id', request.spObjectId, 'Microsoft Entra admin center > Enterprise applications > search for "Vigil" > Overview > Object ID');
   if (request.primaryDomain) await resolveTenant(deps, request.primaryDomain, tenantId);
+  const organizationId = await organizationFor(deps, request.organizationId);
   const existing = await repo.findIntegrationByApp(deps.db, tenantId, clientId);
   if (existing) {
-    throw new VigilError('conflict', 'INTEGRATION_EXISTS', `Tenant ${tenantId} is already integrated as ${existing.id} (${existing.name}).`, { remediation: `Use \`vigil integrations verify ${existing.id}\`.` });
+    throw integrationExists(existing, organizationId, `Tenant ${tenantId}`);
   }
   const where = 'Microsoft Entra admin center > Enterprise applications > search for "Vigil" (or the service\'s name) > Overview > Object ID';
   if (spObjectId === clientId) {
@@ -219,6 +243,7 @@ export async function addManagedAppIntegration(deps: OnboardingDeps, request: Ad
     deps,
     {
       id: newId('int'),
+      organization_id: organizationId,
       name: (request.name ?? '').trim() || `tenant-${tenantId.slice(0, 8)}`,
       mode: 'managed-app',
       tenant_id: tenantId,

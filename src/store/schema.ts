@@ -31,6 +31,8 @@ export interface IntegrationsTable {
   /** Why the credentials were refused, with the fix (no secret). */
   credential_error: string | null;
   secret_rotated_at: string | null;
+  /** The organization that owns the integration and everything collected for it (migration 0010). */
+  organization_id: string | null;
 }
 
 export interface CollectionRunsTable {
@@ -350,6 +352,65 @@ export interface Database {
   alerts: AlertsTable;
   alert_events: AlertEventsTable;
   sink_outbox: SinkOutboxTable;
+  organizations: OrganizationsTable;
+  portal_users: PortalUsersTable;
+  portal_sessions: PortalSessionsTable;
+  api_keys: ApiKeysTable;
+}
+
+/** A customer organization: owns integrations, portal users and API keys (migration 0010). */
+export interface OrganizationsTable {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+/** A person who signs in to the portal. */
+export interface PortalUsersTable {
+  id: string;
+  organization_id: string;
+  /** Lower-cased; the sign-in name. */
+  email: string;
+  display_name: string | null;
+  /** `admin` or `viewer`. */
+  role: string;
+  /** `scrypt$N$r$p$salt$hash` (base64url); never the password. */
+  password_hash: string;
+  /** Failed sign-ins since the last success (reset on success). */
+  failed_logins: number;
+  /** ISO 8601 UTC until which sign-in is refused after too many failures, or null. */
+  locked_until: string | null;
+  last_login_at: string | null;
+  created_at: string;
+  disabled_at: string | null;
+}
+
+/** A signed-in portal session. The cookie holds the token; the row holds its SHA-256 (hex) as `id`. */
+export interface PortalSessionsTable {
+  id: string;
+  user_id: string;
+  /** SHA-256 (hex) of the session's CSRF token, sent back in the `x-csrf-token` header on every change. */
+  csrf_hash: string;
+  created_at: string;
+  /** Last request: the idle timeout counts from here. */
+  last_seen_at: string;
+  /** Absolute end of the session, whatever the activity. */
+  expires_at: string;
+}
+
+/** An API key: shown once at creation, stored as the SHA-256 (hex) of the key. */
+export interface ApiKeysTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  key_hash: string;
+  /** `admin` or `viewer`. */
+  role: string;
+  created_by: string | null;
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+  revoked_at: string | null;
 }
 
 /** Names of the inventory tables. */

@@ -83,6 +83,33 @@ describe('vigil CLI', () => {
     expect((await vigil(['integrations', 'show', 'nope'], env)).code).toBe(4);
   });
 
+  it('bootstraps access: `vigil users add` reads the password from stdin, `vigil api-keys create` shows the key once', async () => {
+    const noStdin = await vigil(['users', 'add', '--email', 'ann@contoso.com', '--role', 'admin', '--organization', 'Contoso', '--json'], env);
+    expect(noStdin.code).toBe(2);
+    expect(JSON.parse(noStdin.stdout).error).toMatchObject({ field: '--password-stdin' });
+    const weak = await vigil(['users', 'add', '--email', 'ann@contoso.com', '--organization', 'Contoso', '--password-stdin', '--json'], env, 'short\n');
+    expect(JSON.parse(weak.stdout).error).toMatchObject({ field: 'password', code: 'WEAK_PASSWORD' });
+    const added = await vigil(['users', 'add', '--email', 'ann@contoso.com', '--role', 'admin', '--organization', 'Contoso', '--password-stdin', '--json'], env, 'correct horse battery staple\n');
+    expect(added.code, added.stderr).toBe(0);
+    expect(JSON.parse(added.stdout)).toMatchObject({ email: 'ann@contoso.com', role: 'admin', organization: 'Contoso' });
+    expect(added.stdout + added.stderr).not.toContain('correct horse');
+    const users = JSON.parse((await vigil(['users', 'list', '--organization', 'Contoso', '--json'], env)).stdout) as { email: string }[];
+    expect(users.map((u) => u.email)).toEqual(['ann@contoso.com']);
+
+    const created = await vigil(['api-keys', 'create', '--name', 'sentinel', '--organization', 'Contoso', '--json'], env);
+    expect(created.code, created.stderr).toBe(0);
+    const { key, id } = JSON.parse(created.stdout) as { key: string; id: string };
+    expect(key).toMatch(/^vgl_/);
+    const listed = await vigil(['api-keys', 'list', '--organization', 'Contoso', '--json'], env);
+    expect(listed.stdout).toContain(id);
+    expect(listed.stdout).not.toContain(key);
+    // Another organization's key is not found, never revoked.
+    expect((await vigil(['api-keys', 'revoke', id, '--organization', 'Fabrikam', '--json'], env)).code).toBe(4);
+    expect((await vigil(['api-keys', 'revoke', id, '--organization', 'Contoso', '--json'], env)).code).toBe(0);
+    const after = JSON.parse((await vigil(['api-keys', 'list', '--organization', 'Contoso', '--json'], env)).stdout) as { revokedAt: string | null }[];
+    expect(after[0]!.revokedAt).not.toBeNull();
+  });
+
   it('documents exit codes in --help', async () => {
     const r = await vigil(['--help'], env);
     expect(r.stdout).toMatch(/Exit codes:/);

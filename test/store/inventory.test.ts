@@ -28,6 +28,7 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
       ['0007_stream_states', true],
       ['0008_estate_objects', true],
       ['0009_sink_outbox', true],
+      ['0010_access', true],
     ]);
   });
 
@@ -45,7 +46,7 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
         .values(raws.slice(i, i + 400).map((r) => ({ integration_id: 'int_1', id: r.Id, content_type: 'Audit.General', record_type: 261, creation_time: '2026-11-01T08:00:00.000Z', operation: r.Operation, workload: null, user_id: r.UserId, user_type: 0, client_ip: r.ClientIP, object_id: null, organization_id: null, raw: JSON.stringify(r), ingested_at: '2026-11-01T09:00:00.000Z' })))
         .execute();
     }
-    expect(await migrate(db)).toEqual(['0005_audit_segments', '0006_finding_lifecycle', '0007_stream_states', '0008_estate_objects', '0009_sink_outbox']);
+    expect(await migrate(db)).toEqual(['0005_audit_segments', '0006_finding_lifecycle', '0007_stream_states', '0008_estate_objects', '0009_sink_outbox', '0010_access']);
     const events = await withRaw(db, await db.selectFrom('audit_events').selectAll().orderBy('id').execute());
     expect(events.map((e) => e.raw)).toEqual(raws);
     expect(await db.selectFrom('audit_user_ips').select(['user_key', 'client_ip']).orderBy('user_key').orderBy('client_ip').execute()).toEqual(

@@ -1,0 +1,241 @@
+import { VigilError } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import { DUMMY_PASSWORD_HASH, hashPassword, newToken, tokenHash, verifyPassword } from '../platform/crypto/passwords.ts';
+import type { Executor } from '../store/db.ts';
+import * as repo from '../store/repositories/access.ts';
+import type { ApiKeysTable, OrganizationsTable } from '../store/schema.ts';
+
+/**
+ * Who may use the service and how they prove it (issue 7): organizations, portal users with passwords and sessions,
+ * API keys. Every principal belongs to exactly one organization and holds one role: `admin` (manage integrations,
+ * users and keys) or `viewer` (read). Passwords, session tokens, CSRF tokens and API keys are never stored or
+ * returned after creation: the store keeps scrypt hashes (passwords) and SHA-256 hashes (tokens, keys).
+ *
+ * Sources: OWASP Session Management Cheat Sheet (idle and absolute timeouts, token entropy, renewal at sign-in),
+ * OWASP Authentication Cheat Sheet (generic failure messages, account lock-out), NIST SP 800-63B §5.1.1.2
+ * (length over composition rules; at least 8 characters, we require 12).
+ */
+
+export const ROLES = ['admin', 'viewer'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** The organization every integration made before organizations existed belongs to (migration 0010). */
+export const DEFAULT_ORGANIZATION = { id: 'org_default', name: 'Default' } as const;
+
+/** Session and lock-out policy. Durations in seconds. */
+export interface AccessPolicy {
+  /** A session unused this long ends. @default 1800 (30 minutes) */
+  idleTimeoutSeconds: number;
+  /** A session ends this long after sign-in, used or not. @default 43200 (12 hours) */
+  absoluteTimeoutSeconds: number;
+  /** Failed sign-ins in a row that lock the account. @default 5 */
+  maxFailedLogins: number;
+  /** How long a locked account refuses sign-in. @default 900 (15 minutes) */
+  lockoutSeconds: number;
+}
+
+export const DEFAULT_ACCESS_POLICY: AccessPolicy = { idleTimeoutSeconds: 1800, absoluteTimeoutSeconds: 43_200, maxFailedLogins: 5, lockoutSeconds: 900 };
+
+/** A signed-in user or an API key: what every authorisation decision reads. */
+export type Principal =
+  | { kind: 'user'; userId: string; email: string; organizationId: string; role: Role; sessionId: string; csrfHash: string }
+  | { kind: 'apiKey'; keyId: string; name: string; organizationId: string; role: Role };
+
+const PASSWORD_MIN = 12;
+const PASSWORD_MAX = 256;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+function requireRole(value: string | undefined, field: string): Role {
+  if (value && (ROLES as readonly string[]).includes(value)) return value as Role;
+  throw new VigilError('invalid-input', 'INVALID_ROLE', `${field} must be one of ${ROLES.join(', ')}${value ? ` (got "${value}")` : ''}.`, {
+    field,
+    remediation: 'Use admin to manage integrations, users and API keys; viewer to read.',
+  });
+}
+
+/**
+ * The organization of this name, created when missing.
+ * @throws VigilError `invalid-input` for an empty or over-long name.
+ */
+export async function ensureOrganization(db: Executor, name: string = DEFAULT_ORGANIZATION.name, at = new Date().toISOString()): Promise<OrganizationsTable> {
+  const trimmed = name.trim();
+  if (!trimmed || trimmed.length > 200) throw new VigilError('invalid-input', 'INVALID_ORGANIZATION', 'organization must be 1 to 200 characters.', { field: 'organization', remediation: 'Give the customer organization a short name, e.g. "Contoso".' });
+  const existing = await repo.findOrganizationByName(db, trimmed);
+  if (existing) return existing;
+  const row = { id: trimmed === DEFAULT_ORGANIZATION.name && !(await repo.getOrganization(db, DEFAULT_ORGANIZATION.id)) ? DEFAULT_ORGANIZATION.id : newId('org'), name: trimmed, created_at: at };
+  await repo.insertOrganization(db, row);
+  return row;
+}
+
+/** A portal user as the API and CLI show it (no hash, no lock-out counters). */
+export interface PortalUserView {
+  id: string;
+  organizationId: string;
+  email: string;
+  displayName: string | null;
+  role: Role;
+  createdAt: string;
+  lastLoginAt: string | null;
+  lockedUntil: string | null;
+  disabled: boolean;
+}
+
+function userView(u: repo.PortalUserRow): PortalUserView {
+  return { id: u.id, organizationId: u.organization_id, email: u.email, displayName: u.display_name, role: u.role as Role, createdAt: u.created_at, lastLoginAt: u.last_login_at, lockedUntil: u.locked_until, disabled: u.disabled_at !== null };
+}
+
+/**
+ * Adds a portal user to an organization.
+ * @param input.password at least 12 and at most 256 characters (NIST SP 800-63B: length, no composition rules).
+ * @throws VigilError `invalid-input` naming the field (`email`, `password`, `role`); `conflict` / `USER_EXISTS`.
+ */
+export async function addPortalUser(db: Executor, input: { organizationId: string; email?: string; password?: string; role?: string; displayName?: string }, at = new Date().toISOString()): Promise<PortalUserView> {
+  const email = (input.email ?? '').trim().toLowerCase();
+  if (!EMAIL.test(email) || email.length > 320) throw new VigilError('invalid-input', 'INVALID_EMAIL', `email must be an address like ann@contoso.com${input.email ? ` (got "${input.email}")` : ''}.`, { field: 'email', remediation: 'Give the address the person signs in with.' });
+  const password = input.password ?? '';
+  if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) {
+    throw new VigilError('invalid-input', 'WEAK_PASSWORD', `password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters (got ${password.length}).`, { field: 'password', remediation: 'Use a passphrase of several words; length matters more than symbols.' });
+  }
+  const role = requireRole(input.role, 'role');
+  if (await repo.findPortalUserByEmail(db, email)) throw new VigilError('conflict', 'USER_EXISTS', `A user with email ${email} already exists.`, { field: 'email', remediation: 'Sign in with it, or choose another address.' });
+  const row: repo.PortalUserRow = { id: newId('usr'), organization_id: input.organizationId, email, display_name: input.displayName?.trim() || null, role, password_hash: await hashPassword(password), failed_logins: 0, locked_until: null, last_login_at: null, created_at: at, disabled_at: null };
+  await repo.insertPortalUser(db, row);
+  return userView(row);
+}
+
+/** The users of an organization. */
+export async function listPortalUsers(db: Executor, organizationId: string): Promise<PortalUserView[]> {
+  return (await repo.listPortalUsers(db, organizationId)).map(userView);
+}
+
+/** A new session: the cookie token and CSRF token are returned here once and never stored. */
+export interface SignIn {
+  sessionToken: string;
+  csrfToken: string;
+  /** Absolute end of the session, ISO 8601 UTC. */
+  expiresAt: string;
+  user: PortalUserView;
+}
+
+const SIGN_IN_FAILED = () =>
+  new VigilError('authentication', 'SIGN_IN_FAILED', 'Sign-in failed: the email or password is wrong, or the account is locked after repeated failures.', {
+    remediation: 'Check the address and password. After 5 failures in a row the account is locked for 15 minutes; an admin can reset the password (vigil users set-password).',
+  });
+
+/**
+ * Signs a user in with email and password. Failure says nothing about which part was wrong or whether the account
+ * exists; an unknown email costs the same scrypt time as a known one. `maxFailedLogins` failures in a row lock the
+ * account for `lockoutSeconds` (a correct password during the lock-out is refused too).
+ * @throws VigilError `authentication` / `SIGN_IN_FAILED`.
+ */
+export async function signIn(db: Executor, email: string, password: string, policy: AccessPolicy = DEFAULT_ACCESS_POLICY, now = new Date()): Promise<SignIn> {
+  const user = await repo.findPortalUserByEmail(db, email.trim().toLowerCase());
+  const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_PASSWORD_HASH);
+  if (!user || user.disabled_at) throw SIGN_IN_FAILED();
+  const at = now.toISOString();
+  if (user.locked_until && user.locked_until > at) throw SIGN_IN_FAILED();
+  if (!ok) {
+    const failures = user.failed_logins + 1;
+    const lock = failures >= policy.maxFailedLogins;
+    await repo.updatePortalUser(db, user.id, { failed_logins: lock ? 0 : failures, locked_until: lock ? new Date(now.getTime() + policy.lockoutSeconds * 1000).toISOString() : user.locked_until });
+    throw SIGN_IN_FAILED();
+  }
+  await repo.updatePortalUser(db, user.id, { failed_logins: 0, locked_until: null, last_login_at: at });
+  const sessionToken = newToken();
+  const csrfToken = newToken();
+  const expiresAt = new Date(now.getTime() + policy.absoluteTimeoutSeconds * 1000).toISOString();
+  await repo.insertSession(db, { id: tokenHash(sessionToken), user_id: user.id, csrf_hash: tokenHash(csrfToken), created_at: at, last_seen_at: at, expires_at: expiresAt });
+  return { sessionToken, csrfToken, expiresAt, user: userView({ ...user, last_login_at: at, failed_logins: 0, locked_until: null }) };
+}
+
+/**
+ * The principal of a session token, or null when the session does not exist, has passed its absolute or idle
+ * timeout (then it is deleted), or its user is disabled. Each use moves the idle clock (at most once a minute).
+ */
+export async function authenticateSession(db: Executor, sessionToken: string, policy: AccessPolicy = DEFAULT_ACCESS_POLICY, now = new Date()): Promise<Principal | null> {
+  const s = await repo.findSession(db, tokenHash(sessionToken));
+  if (!s) return null;
+  const at = now.toISOString();
+  const idleSince = new Date(now.getTime() - policy.idleTimeoutSeconds * 1000).toISOString();
+  if (s.expires_at <= at || s.last_seen_at < idleSince || s.disabled_at) {
+    await repo.deleteSession(db, s.id);
+    return null;
+  }
+  if (now.getTime() - Date.parse(s.last_seen_at) >= 60_000) await repo.touchSession(db, s.id, at);
+  return { kind: 'user', userId: s.user_id, email: s.email, organizationId: s.organization_id, role: s.role as Role, sessionId: s.id, csrfHash: s.csrf_hash };
+}
+
+/** True when `csrfToken` is the one issued with the principal's session (API keys carry no cookie: always true). */
+export function csrfMatches(principal: Principal, csrfToken: string | undefined): boolean {
+  if (principal.kind === 'apiKey') return true;
+  return typeof csrfToken === 'string' && csrfToken.length > 0 && tokenHash(csrfToken) === principal.csrfHash;
+}
+
+/** Ends a session (sign-out). */
+export async function signOut(db: Executor, sessionToken: string): Promise<void> {
+  await repo.deleteSession(db, tokenHash(sessionToken));
+}
+
+/** An API key as listed (never the key or its hash). */
+export interface ApiKeyView {
+  id: string;
+  organizationId: string;
+  name: string;
+  role: Role;
+  createdBy: string | null;
+  createdAt: string;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+function keyView(k: ApiKeysTable): ApiKeyView {
+  return { id: k.id, organizationId: k.organization_id, name: k.name, role: k.role as Role, createdBy: k.created_by, createdAt: k.created_at, expiresAt: k.expires_at, lastUsedAt: k.last_used_at, revokedAt: k.revoked_at };
+}
+
+/** API keys start with this, so secret scanners and people recognise them. */
+export const API_KEY_PREFIX = 'vgl_';
+
+/**
+ * Creates an API key for an organization. The key is in the result once; only its SHA-256 is stored.
+ * @param input.expiresAt ISO 8601 UTC in the future, or omitted for a key that lasts until revoked.
+ * @throws VigilError `invalid-input` naming `name`, `role` or `expiresAt`.
+ */
+export async function createApiKey(db: Executor, input: { organizationId: string; name?: string; role?: string; createdBy?: string | null; expiresAt?: string | null }, now = new Date()): Promise<{ key: string; apiKey: ApiKeyView }> {
+  const name = (input.name ?? '').trim();
+  if (!name || name.length > 200) throw new VigilError('invalid-input', 'INVALID_NAME', 'name must be 1 to 200 characters.', { field: 'name', remediation: 'Name the key after what uses it, e.g. "sentinel-connector".' });
+  const role = requireRole(input.role, 'role');
+  let expiresAt: string | null = null;
+  if (input.expiresAt) {
+    const t = Date.parse(input.expiresAt);
+    if (Number.isNaN(t) || t <= now.getTime()) throw new VigilError('invalid-input', 'INVALID_EXPIRY', `expiresAt must be a future date (got "${input.expiresAt}").`, { field: 'expiresAt', remediation: 'Give an ISO 8601 date such as 2027-06-30, or none for a key that lasts until revoked.' });
+    expiresAt = new Date(t).toISOString();
+  }
+  const key = newToken(API_KEY_PREFIX);
+  const row: ApiKeysTable = { id: newId('key'), organization_id: input.organizationId, name, key_hash: tokenHash(key), role, created_by: input.createdBy ?? null, created_at: now.toISOString(), expires_at: expiresAt, last_used_at: null, revoked_at: null };
+  await repo.insertApiKey(db, row);
+  return { key, apiKey: keyView(row) };
+}
+
+/** The principal of an API key, or null when unknown, revoked or expired. Records its last use (at most once a minute). */
+export async function authenticateApiKey(db: Executor, key: string, now = new Date()): Promise<Principal | null> {
+  if (!key.startsWith(API_KEY_PREFIX)) return null;
+  const k = await repo.findApiKeyByHash(db, tokenHash(key));
+  const at = now.toISOString();
+  if (!k || k.revoked_at || (k.expires_at && k.expires_at <= at)) return null;
+  if (!k.last_used_at || now.getTime() - Date.parse(k.last_used_at) >= 60_000) await repo.touchApiKey(db, k.id, at);
+  return { kind: 'apiKey', keyId: k.id, name: k.name, organizationId: k.organization_id, role: k.role as Role };
+}
+
+/** The API keys of an organization. */
+export async function listApiKeys(db: Executor, organizationId: string): Promise<ApiKeyView[]> {
+  return (await repo.listApiKeys(db, organizationId)).map(keyView);
+}
+
+/**
+ * Revokes an API key of the organization; it stops working at once.
+ * @throws VigilError `not-found` when the organization has no such live key (another organization's key included).
+ */
+export async function revokeApiKey(db: Executor, organizationId: string, keyId: string, at = new Date().toISOString()): Promise<void> {
+  if (!(await repo.revokeApiKey(db, organizationId, keyId, at))) throw new VigilError('not-found', 'API_KEY_NOT_FOUND', `No active API key ${keyId}.`, { remediation: 'List the keys with `vigil api-keys list`.' });
+}

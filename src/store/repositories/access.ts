@@ -1,0 +1,110 @@
+import type { Executor } from '../db.ts';
+import type { ApiKeysTable, OrganizationsTable, PortalSessionsTable, PortalUsersTable } from '../schema.ts';
+
+/** Organizations, portal users, sessions and API keys (migration 0010). Tokens and keys appear only as SHA-256 hashes. */
+export type PortalUserRow = PortalUsersTable;
+
+export async function findOrganizationByName(db: Executor, name: string): Promise<OrganizationsTable | undefined> {
+  return db.selectFrom('organizations').selectAll().where('name', '=', name).executeTakeFirst();
+}
+
+export async function getOrganization(db: Executor, id: string): Promise<OrganizationsTable | undefined> {
+  return db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function insertOrganization(db: Executor, row: OrganizationsTable): Promise<void> {
+  await db.insertInto('organizations').values(row).execute();
+}
+
+export async function listOrganizations(db: Executor): Promise<OrganizationsTable[]> {
+  return db.selectFrom('organizations').selectAll().orderBy('created_at').orderBy('id').execute();
+}
+
+export async function insertPortalUser(db: Executor, row: PortalUsersTable): Promise<void> {
+  await db.insertInto('portal_users').values(row).execute();
+}
+
+export async function findPortalUserByEmail(db: Executor, email: string): Promise<PortalUsersTable | undefined> {
+  return db.selectFrom('portal_users').selectAll().where('email', '=', email).executeTakeFirst();
+}
+
+export async function getPortalUser(db: Executor, id: string): Promise<PortalUsersTable | undefined> {
+  return db.selectFrom('portal_users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Users of one organization, by email. */
+export async function listPortalUsers(db: Executor, organizationId: string): Promise<PortalUsersTable[]> {
+  return db.selectFrom('portal_users').selectAll().where('organization_id', '=', organizationId).orderBy('email').execute();
+}
+
+export async function updatePortalUser(db: Executor, id: string, set: Partial<Pick<PortalUsersTable, 'failed_logins' | 'locked_until' | 'last_login_at' | 'password_hash' | 'role' | 'disabled_at'>>): Promise<void> {
+  await db.updateTable('portal_users').set(set).where('id', '=', id).execute();
+}
+
+export async function insertSession(db: Executor, row: PortalSessionsTable): Promise<void> {
+  await db.insertInto('portal_sessions').values(row).execute();
+}
+
+/** A session with its user, by the SHA-256 of its token. */
+export async function findSession(db: Executor, tokenHash: string) {
+  return db
+    .selectFrom('portal_sessions')
+    .innerJoin('portal_users', 'portal_users.id', 'portal_sessions.user_id')
+    .select([
+      'portal_sessions.id',
+      'portal_sessions.csrf_hash',
+      'portal_sessions.created_at',
+      'portal_sessions.last_seen_at',
+      'portal_sessions.expires_at',
+      'portal_users.id as user_id',
+      'portal_users.organization_id',
+      'portal_users.email',
+      'portal_users.display_name',
+      'portal_users.role',
+      'portal_users.disabled_at',
+    ])
+    .where('portal_sessions.id', '=', tokenHash)
+    .executeTakeFirst();
+}
+
+export async function touchSession(db: Executor, id: string, at: string): Promise<void> {
+  await db.updateTable('portal_sessions').set({ last_seen_at: at }).where('id', '=', id).execute();
+}
+
+export async function deleteSession(db: Executor, id: string): Promise<void> {
+  await db.deleteFrom('portal_sessions').where('id', '=', id).execute();
+}
+
+/** Ends every session of a user (password change, role change, disabling). */
+export async function deleteUserSessions(db: Executor, userId: string): Promise<void> {
+  await db.deleteFrom('portal_sessions').where('user_id', '=', userId).execute();
+}
+
+/** Deletes sessions past their absolute expiry or idle since before `idleBefore`. @returns how many. */
+export async function deleteStaleSessions(db: Executor, now: string, idleBefore: string): Promise<number> {
+  const r = await db.deleteFrom('portal_sessions').where((eb) => eb.or([eb('expires_at', '<=', now), eb('last_seen_at', '<', idleBefore)])).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+export async function insertApiKey(db: Executor, row: ApiKeysTable): Promise<void> {
+  await db.insertInto('api_keys').values(row).execute();
+}
+
+export async function findApiKeyByHash(db: Executor, keyHash: string): Promise<ApiKeysTable | undefined> {
+  return db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
+}
+
+/** The API keys of one organization, newest first (hashes included: callers strip them). */
+export async function listApiKeys(db: Executor, organizationId: string): Promise<ApiKeysTable[]> {
+  return db.selectFrom('api_keys').selectAll().where('organization_id', '=', organizationId).orderBy('created_at', 'desc').orderBy('id').execute();
+}
+
+/** Revokes a key of the organization. @returns false when the organization has no such live key. */
+export async function revokeApiKey(db: Executor, organizationId: string, id: string, at: string): Promise<boolean> {
+  const r = await db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('organization_id', '=', organizationId).where('revoked_at', 'is', null).executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
+}
+
+export async function touchApiKey(db: Executor, id: string, at: string): Promise<void> {
+  await db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
+}
