@@ -9,11 +9,11 @@ import type { AlertsTable } from '../store/schema.ts';
  *
  * Mapping source: OCSF schema `events/findings/detection_finding.json`, `events/findings/finding.json`,
  * `events/base_event.json` and objects `finding_info`, `analytic`, `metadata`, `product`, `remediation`,
- * `resource_details`, `cloud` (https://schema.ocsf.io/1.5.0/classes/detection_finding).
+ * `resource_details`, `cloud` (https://schema.ocsf.io/1.9.0/classes/detection_finding).
  */
 
 /** OCSF schema version the events follow (and the tests validate against). */
-export const OCSF_VERSION = '1.5.0';
+export const OCSF_VERSION = '1.9.0';
 
 /** Detection Finding: class 2004 in category 2 (Findings). */
 export const DETECTION_FINDING_CLASS_UID = 2004;

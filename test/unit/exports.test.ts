@@ -30,12 +30,13 @@ addFormats(sarifAjv);
 const validateSarif = sarifAjv.compile(schema('sarif-schema-2.1.0.json'));
 const ocsfAjv = new Ajv({ allErrors: true, strict: false });
 addFormats(ocsfAjv);
-const validateOcsf = ocsfAjv.compile(schema(`ocsf-${OCSF_VERSION}-detection_finding.derived.schema.json`));
-// The OCSF server's own JSON Schema export of Detection Finding. It is for OCSF 1.9.0 (no official export of the
-// exporter's version could be vendored) and was exported with no profiles, so it has no `cloud` (a cloud-profile
-// attribute): the event is checked without it. The derived schema above checks `cloud` and the exporter's version.
-const OCSF_OFFICIAL_VERSION = '1.9.0';
-const validateOcsfOfficialBase = ocsfAjv.compile(schema(`ocsf-${OCSF_OFFICIAL_VERSION}-detection_finding.schema.json`));
+// Rules the official export does not state (type_uid = 200400 + activity_id, the cloud profile's object), derived
+// by hand from the OCSF 1.5.0 definitions (the official 1.9.0 export accepts every attribute Vigil writes but cloud).
+const validateOcsf = ocsfAjv.compile(schema('ocsf-1.5.0-detection_finding.derived.schema.json'));
+// The OCSF server's own JSON Schema export of Detection Finding for the exporter's version (OCSF_VERSION), exported
+// with no profiles, so it has no `cloud` (a cloud-profile attribute): the event is checked without it. The derived
+// schema above checks `cloud`.
+const validateOcsfOfficialBase = ocsfAjv.compile(schema(`ocsf-${OCSF_VERSION}-detection_finding.schema.json`));
 const validateOcsfOfficial = (e: object) => validateOcsfOfficialBase(Object.fromEntries(Object.entries(e).filter(([k]) => k !== 'cloud')));
 
 const errors = (v: { errors?: unknown }) => JSON.stringify(v.errors ?? null);
