@@ -36,6 +36,18 @@ export interface EmulatorClient {
    * Returns the raw response: `json.access_token` on 200, the AADSTS body otherwise.
    */
   token(params: { tenant: string; clientId: string; clientSecret?: string; scope?: string; grantType?: string; basic?: boolean }): Promise<EmulatorResponse>;
+  /**
+   * An app-only access token for `resource` (e.g. `https://graph.microsoft.com`, a Dataverse org URL) with the tenant's
+   * first application and its first secret.
+   * @throws Error with the status and body when the emulator refuses it.
+   */
+  appToken(tenant: { id: string; apps: { appId: string; secrets: { value: string }[] }[] }, resource: string): Promise<string>;
+  /**
+   * GETs `first` and follows the next-page link (`@odata.nextLink` by default; `nextLink` for Power Platform and ARM)
+   * to the end: every item of every page's `value`, and the pages' bodies.
+   * @throws Error on a page that does not answer 200.
+   */
+  pages(first: string, options: { token: string; link?: '@odata.nextLink' | 'nextLink' }): Promise<{ items: Record<string, unknown>[]; pages: Record<string, unknown>[] }>;
   /** Closes the dispatcher's connections. */
   close(): Promise<void>;
 }
@@ -77,6 +89,24 @@ export function emulatorClient(emulator: Pick<RunningEmulator, 'url' | 'caPem'>)
         if (p.clientSecret !== undefined) form.set('client_secret', p.clientSecret);
       }
       return doRequest('POST', `/${p.tenant}/oauth2/v2.0/token`, { headers, body: form.toString() });
+    },
+    async appToken(tenant, resource) {
+      const app = tenant.apps[0]!;
+      const res = await this.token({ tenant: tenant.id, clientId: app.appId, clientSecret: app.secrets[0]!.value, scope: `${resource}/.default` });
+      if (res.status !== 200) throw new Error(`token for ${resource} refused: ${res.status} ${res.text}`);
+      return res.json.access_token as string;
+    },
+    async pages(first, options) {
+      const items: Record<string, unknown>[] = [];
+      const pages: Record<string, unknown>[] = [];
+      for (let url: string | undefined = first; url; ) {
+        const res = await doRequest('GET', url, { token: options.token });
+        if (res.status !== 200) throw new Error(`GET ${url} answered ${res.status}: ${res.text.slice(0, 500)}`);
+        pages.push(res.json);
+        items.push(...(res.json.value as Record<string, unknown>[]));
+        url = res.json[options.link ?? '@odata.nextLink'] as string | undefined;
+      }
+      return { items, pages };
     },
     close: () => dispatcher.close(),
   };

@@ -21,18 +21,7 @@ afterAll(async () => {
   await emu.close();
 });
 
-/** Every item of an ARM collection, following nextLink. */
-async function all(path: string): Promise<Record<string, unknown>[]> {
-  const out: Record<string, unknown>[] = [];
-  let url: string | undefined = path;
-  while (url) {
-    const res = await http.get(url, { token });
-    expect(res.status).toBe(200);
-    out.push(...(res.json.value as Record<string, unknown>[]));
-    url = res.json.nextLink as string | undefined;
-  }
-  return out;
-}
+const all = async (path: string) => (await http.pages(path, { token, link: 'nextLink' })).items;
 
 describe('ARM Cognitive Services', () => {
   it('lists subscriptions, accounts with nextLink paging, projects and deployments', async () => {

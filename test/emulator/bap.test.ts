@@ -21,12 +21,7 @@ afterAll(async () => {
   await emu.close();
 });
 
-async function appToken(resource = 'https://service.powerapps.com'): Promise<string> {
-  const app = tenant.apps[0]!;
-  const res = await http.token({ tenant: tenant.id, clientId: app.appId, clientSecret: app.secrets[0]!.value, scope: `${resource}/.default` });
-  expect(res.status).toBe(200);
-  return res.json.access_token as string;
-}
+const appToken = (resource = 'https://service.powerapps.com') => http.appToken(tenant, resource);
 
 describe('BAP management-app registration', () => {
   it('answers 403 "does not have permission to access the path" until a user registers the app, then 200', async () => {

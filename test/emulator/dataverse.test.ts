@@ -23,12 +23,7 @@ afterAll(async () => {
   await emu.close();
 });
 
-async function dvToken(org: DataverseOrg): Promise<string> {
-  const app = tenant.apps[0]!;
-  const res = await http.token({ tenant: tenant.id, clientId: app.appId, clientSecret: app.secrets[0]!.value, scope: `${emu.url}/dataverse/${org.uniqueName}/.default` });
-  expect(res.status).toBe(200);
-  return res.json.access_token as string;
-}
+const dvToken = (org: DataverseOrg) => http.appToken(tenant, `${emu.url}/dataverse/${org.uniqueName}`);
 
 describe('Dataverse bots', () => {
   it('pages with Prefer: odata.maxpagesize and a paging-cookie $skiptoken', async () => {

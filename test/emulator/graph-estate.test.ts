@@ -26,12 +26,7 @@ afterAll(async () => {
   await emu.close();
 });
 
-async function graphToken(t: Tenant): Promise<string> {
-  const app = t.apps[0]!;
-  const res = await http.token({ tenant: t.id, clientId: app.appId, clientSecret: app.secrets[0]!.value, scope: 'https://graph.microsoft.com/.default' });
-  expect(res.status).toBe(200);
-  return res.json.access_token as string;
-}
+const graphToken = (t: Tenant) => http.appToken(t, 'https://graph.microsoft.com');
 
 /** Follows a delta round to its deltaLink; returns every group object of every page and the deltaLink. */
 async function round(first: string, token: string, headers: Record<string, string> = {}): Promise<{ items: Json[]; pages: number; deltaLink: string }> {

@@ -22,27 +22,10 @@ afterAll(async () => {
   await emu.close();
 });
 
-async function graphToken(t: Tenant): Promise<string> {
-  const app = t.apps[0]!;
-  const res = await http.token({ tenant: t.id, clientId: app.appId, clientSecret: app.secrets[0]!.value, scope: 'https://graph.microsoft.com/.default' });
-  expect(res.status).toBe(200);
-  return res.json.access_token as string;
-}
+const graphToken = (t: Tenant) => http.appToken(t, 'https://graph.microsoft.com');
 
 /** Follows @odata.nextLink until absent; returns all items and the pages fetched. */
-async function all(first: string, token: string): Promise<{ items: Record<string, unknown>[]; pages: Record<string, unknown>[] }> {
-  const items: Record<string, unknown>[] = [];
-  const pages: Record<string, unknown>[] = [];
-  let url: string | undefined = first;
-  while (url) {
-    const res = await http.get(url, { token });
-    expect(res.status).toBe(200);
-    pages.push(res.json);
-    items.push(...(res.json.value as Record<string, unknown>[]));
-    url = res.json['@odata.nextLink'] as string | undefined;
-  }
-  return { items, pages };
-}
+const all = (first: string, token: string) => http.pages(first, { token });
 
 describe('Graph users', () => {
   it('pages over 999 with $top and $select, absolute nextLinks and an opaque $skiptoken', async () => {

@@ -23,26 +23,9 @@ afterAll(async () => {
   await emu.close();
 });
 
-async function token(t: Tenant): Promise<string> {
-  const app = t.apps[0]!;
-  const res = await http.token({ tenant: t.id, clientId: app.appId, clientSecret: app.secrets[0]!.value, scope: 'https://graph.microsoft.com/.default' });
-  expect(res.status).toBe(200);
-  return res.json.access_token as string;
-}
+const token = (t: Tenant) => http.appToken(t, 'https://graph.microsoft.com');
 
-async function all(first: string, tok: string): Promise<{ items: Record<string, unknown>[]; pages: Record<string, unknown>[] }> {
-  const items: Record<string, unknown>[] = [];
-  const pages: Record<string, unknown>[] = [];
-  let url: string | undefined = first;
-  while (url) {
-    const res = await http.get(url, { token: tok });
-    expect(res.status).toBe(200);
-    pages.push(res.json);
-    items.push(...(res.json.value as Record<string, unknown>[]));
-    url = res.json['@odata.nextLink'] as string | undefined;
-  }
-  return { items, pages };
-}
+const all = (first: string, tok: string) => http.pages(first, { token: tok });
 
 describe('Copilot interaction history', () => {
   it('licenses exactly floor(percent × enabled members) and serves assignedLicenses when selected', async () => {

@@ -21,30 +21,15 @@ afterAll(async () => {
   await emu.close();
 });
 
-async function appToken(resource: string): Promise<string> {
-  const app = tenant.apps[0]!;
-  const res = await http.token({ tenant: tenant.id, clientId: app.appId, clientSecret: app.secrets[0]!.value, scope: `${resource}/.default` });
-  expect(res.status).toBe(200);
-  return res.json.access_token as string;
-}
+const appToken = (resource: string) => http.appToken(tenant, resource);
 
 const env = () => tenant.environments[0]!.name;
 const appsPath = (e = env()) => `${PA}/scopes/admin/environments/${e}/apps?api-version=2023-06-01`;
 
-/** Every page of a `nextLink` list. */
-async function allPages(path: string, token: string): Promise<{ items: Record<string, unknown>[]; pages: number }> {
-  const items: Record<string, unknown>[] = [];
-  let url: string | undefined = path;
-  let pages = 0;
-  while (url) {
-    const res = await http.get(url.startsWith('https://') ? url.slice(emu.url.length) : url, { token });
-    expect(res.status).toBe(200);
-    items.push(...(res.json.value as Record<string, unknown>[]));
-    url = res.json.nextLink as string | undefined;
-    pages++;
-  }
-  return { items, pages };
-}
+const allPages = async (path: string, token: string) => {
+  const r = await http.pages(path, { token, link: 'nextLink' });
+  return { items: r.items, pages: r.pages.length };
+};
 
 describe('Power Platform inventory routes', () => {
   it('answer 403 "does not have permission to access the path" to an unregistered application, then serve once it is registered', async () => {
