@@ -9,8 +9,7 @@ import type {
   KnowledgeSourceType,
 } from '../../core/estate/agentcomponents.ts';
 import { inspectText } from '../../inspection/index.ts';
-import type { Stream } from '../stream.ts';
-import { dataverseResource, entityPages, environmentSlice } from './streams.ts';
+import { dataverseEntityStream } from './streams.ts';
 
 /**
  * Copilot Studio agent components and settings per environment with Dataverse.
@@ -243,21 +242,13 @@ function storedRaw(j: Json): Json {
 }
 
 /** Copilot Studio agent components of every environment with Dataverse. */
-export const agentComponentsStream: Stream<'agentComponents'> = {
+export const agentComponentsStream = dataverseEntityStream({
   name: 'agentComponents',
   primaryKey: ['sliceKey', 'id'],
-  parent: 'environments',
-  slice: environmentSlice,
-  resource: (_ctx, slice) => dataverseResource(slice.params.instanceUrl!),
-  read: (ctx, slice, cursor) =>
-    entityPages<EstateObject<AgentComponentAttrs>>(ctx, slice, 'botcomponents', BOT_COMPONENT_FIELDS, cursor, (j) => ({
-      sliceKey: slice.key,
-      id: String(j.botcomponentid),
-      name: s(j.name),
-      attrs: normaliseComponent(j),
-      raw: storedRaw(j),
-    })),
-};
+  entitySet: 'botcomponents',
+  select: BOT_COMPONENT_FIELDS,
+  map: (j, slice): EstateObject<AgentComponentAttrs> => ({ sliceKey: slice.key, id: String(j.botcomponentid), name: s(j.name), attrs: normaliseComponent(j), raw: storedRaw(j) }),
+});
 
 const CHANNEL_FAMILIES: Record<string, AgentChannel['family']> = {
   msteams: 'teams',
@@ -307,16 +298,14 @@ export function parseAgentSettings(botId: string, configuration: string | null):
 }
 
 /** Generative-AI settings and channels of every agent, one object per bot (id = botid). */
-export const agentSettingsStream: Stream<'agentSettings'> = {
+export const agentSettingsStream = dataverseEntityStream({
   name: 'agentSettings',
   primaryKey: ['sliceKey', 'id'],
-  parent: 'environments',
-  slice: environmentSlice,
-  resource: (_ctx, slice) => dataverseResource(slice.params.instanceUrl!),
-  read: (ctx, slice, cursor) =>
-    entityPages<EstateObject<AgentSettingsAttrs>>(ctx, slice, 'bots', 'botid,name,configuration', cursor, (j) => {
-      const attrs = parseAgentSettings(String(j.botid), s(j.configuration));
-      const { botId: _b, ...settings } = attrs;
-      return { sliceKey: slice.key, id: String(j.botid), name: s(j.name), attrs, raw: { botid: j.botid, name: j.name, settings } };
-    }),
-};
+  entitySet: 'bots',
+  select: 'botid,name,configuration',
+  map: (j, slice): EstateObject<AgentSettingsAttrs> => {
+    const attrs = parseAgentSettings(String(j.botid), s(j.configuration));
+    const { botId: _b, ...settings } = attrs;
+    return { sliceKey: slice.key, id: String(j.botid), name: s(j.name), attrs, raw: { botid: j.botid, name: j.name, settings } };
+  },
+});

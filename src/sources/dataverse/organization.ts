@@ -1,7 +1,7 @@
 import type { EnvironmentSettingsAttrs } from '../../core/estate/environmentSettings.ts';
 import type { EstateObject } from '../../core/inventory.ts';
-import { REFRESH_SECONDS, type Stream } from '../stream.ts';
-import { dataverseResource, entityPages, environmentSlice } from './streams.ts';
+import { REFRESH_SECONDS } from '../stream.ts';
+import { dataverseEntityStream } from './streams.ts';
 
 /**
  * `environmentSettings`: per environment with Dataverse (parent `environments`, slice = environment name), the single
@@ -49,12 +49,11 @@ export function toEnvironmentSettings(environmentId: string, j: Json): EstateObj
 }
 
 /** Environment-level Dataverse settings (the `organization` row) of every environment with Dataverse. */
-export const environmentSettingsStream: Stream<'environmentSettings'> = {
+export const environmentSettingsStream = dataverseEntityStream({
   name: 'environmentSettings',
   primaryKey: ['id'],
-  parent: 'environments',
   refreshSeconds: REFRESH_SECONDS.environmentInventory,
-  slice: environmentSlice,
-  resource: (_ctx, slice) => dataverseResource(slice.params.instanceUrl!),
-  read: (ctx, slice, cursor) => entityPages(ctx, slice, 'organizations', ORGANIZATION_FIELDS, cursor, (j) => toEnvironmentSettings(slice.key, j)),
-};
+  entitySet: 'organizations',
+  select: ORGANIZATION_FIELDS,
+  map: (j, slice) => toEnvironmentSettings(slice.key, j),
+});

@@ -1,6 +1,6 @@
 import { isAllowedDataverseUrl } from '../../config/cloud.ts';
 import { VigilError } from '../../core/errors.ts';
-import type { Agent, DataverseUser } from '../../core/inventory.ts';
+import type { Agent, DataverseUser, StreamName, StreamRecords } from '../../core/inventory.ts';
 import { odataPages } from '../../platform/http/odata.ts';
 import type { Slice, Stream, StreamContext, StreamPage } from '../stream.ts';
 
@@ -51,18 +51,39 @@ export async function* entityPages<R>(ctx: StreamContext, slice: Slice, entitySe
   }
 }
 
+/**
+ * A stream of one Dataverse entity set read in every environment with Dataverse: one slice per environment (its
+ * instance URL), a token for that instance, the `$select`ed rows page by page through {@link entityPages}.
+ * @param map one record from one row, with the environment's slice (its key is the environment id).
+ */
+export function dataverseEntityStream<S extends StreamName>(definition: {
+  name: S;
+  primaryKey: string[];
+  entitySet: string;
+  select: string;
+  map: (j: Json, slice: Slice) => StreamRecords[S];
+  refreshSeconds?: number;
+}): Stream<S> {
+  const { entitySet, select, map, ...rest } = definition;
+  return {
+    ...rest,
+    parent: 'environments',
+    slice: environmentSlice,
+    resource: (_ctx, slice) => dataverseResource(slice.params.instanceUrl!),
+    read: (ctx, slice, cursor) => entityPages(ctx, slice, entitySet, select, cursor, (j) => map(j, slice)),
+  };
+}
+
 /** Fields of `bot` read by Vigil (reference §4.3). */
 export const BOT_FIELDS = 'botid,name,schemaname,authenticationmode,authenticationtrigger,accesscontrolpolicy,authorizedsecuritygroupids,publishedon,_publishedby_value,_ownerid_value,statecode,statuscode,language,runtimeprovider,template,createdon,modifiedon,configuration';
 
 /** Copilot Studio agents of every environment with Dataverse. */
-export const agentsStream: Stream<'agents'> = {
+export const agentsStream = dataverseEntityStream({
   name: 'agents',
   primaryKey: ['environmentId', 'id'],
-  parent: 'environments',
-  slice: environmentSlice,
-  resource: (_ctx, slice) => dataverseResource(slice.params.instanceUrl!),
-  read: (ctx, slice, cursor) =>
-    entityPages<Agent>(ctx, slice, 'bots', BOT_FIELDS, cursor, (j) => ({
+  entitySet: 'bots',
+  select: BOT_FIELDS,
+  map: (j, slice): Agent => ({
       environmentId: slice.key,
       id: String(j.botid),
       name: s(j.name),
@@ -77,18 +98,16 @@ export const agentsStream: Stream<'agents'> = {
       stateCode: n(j.statecode),
       statusCode: n(j.statuscode),
       raw: j,
-    })),
-};
+    }),
+});
 
 /** Dataverse users (people and application users) of every environment with Dataverse. */
-export const dataverseUsersStream: Stream<'dataverseUsers'> = {
+export const dataverseUsersStream = dataverseEntityStream({
   name: 'dataverseUsers',
   primaryKey: ['environmentId', 'id'],
-  parent: 'environments',
-  slice: environmentSlice,
-  resource: (_ctx, slice) => dataverseResource(slice.params.instanceUrl!),
-  read: (ctx, slice, cursor) =>
-    entityPages<DataverseUser>(ctx, slice, 'systemusers', 'systemuserid,fullname,domainname,azureactivedirectoryobjectid,applicationid,isdisabled,accessmode', cursor, (j) => ({
+  entitySet: 'systemusers',
+  select: 'systemuserid,fullname,domainname,azureactivedirectoryobjectid,applicationid,isdisabled,accessmode',
+  map: (j, slice): DataverseUser => ({
       environmentId: slice.key,
       id: String(j.systemuserid),
       fullName: s(j.fullname),
@@ -96,8 +115,8 @@ export const dataverseUsersStream: Stream<'dataverseUsers'> = {
       applicationId: s(j.applicationid),
       isDisabled: typeof j.isdisabled === 'boolean' ? j.isdisabled : null,
       raw: j,
-    })),
-};
+    }),
+});
 
 /**
  * Reads one bot to learn whether the service principal can read agents in an environment (used by verification).
