@@ -67,6 +67,16 @@ export async function ensureOrganization(db: Executor, name: string = DEFAULT_OR
   return row;
 }
 
+/**
+ * An existing organization by name.
+ * @throws VigilError `not-found` / `ORGANIZATION_NOT_FOUND` (reading or revoking never creates one).
+ */
+export async function getOrganizationByName(db: Executor, name: string): Promise<OrganizationsTable> {
+  const org = await repo.findOrganizationByName(db, name.trim());
+  if (!org) throw new VigilError('not-found', 'ORGANIZATION_NOT_FOUND', `No organization named "${name}".`, { field: 'organization', remediation: 'Check the name; organizations are created by `vigil users add` or `vigil api-keys create`.' });
+  return org;
+}
+
 /** A portal user as the API and CLI show it (no hash, no lock-out counters). */
 export interface PortalUserView {
   id: string;

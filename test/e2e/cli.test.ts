@@ -104,6 +104,7 @@ describe('vigil CLI', () => {
     expect(listed.stdout).toContain(id);
     expect(listed.stdout).not.toContain(key);
     // Another organization's key is not found, never revoked.
+    expect((await vigil(['api-keys', 'create', '--name', 'other', '--organization', 'Fabrikam', '--json'], env)).code).toBe(0);
     expect((await vigil(['api-keys', 'revoke', id, '--organization', 'Fabrikam', '--json'], env)).code).toBe(4);
     expect((await vigil(['api-keys', 'revoke', id, '--organization', 'Contoso', '--json'], env)).code).toBe(0);
     const after = JSON.parse((await vigil(['api-keys', 'list', '--organization', 'Contoso', '--json'], env)).stdout) as { revokedAt: string | null }[];

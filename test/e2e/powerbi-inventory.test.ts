@@ -12,18 +12,8 @@ import { world, type World } from './harness.ts';
 /** 250 workspaces: three scan batches of at most 100. */
 const WORKSPACES = 250;
 
-interface Collected {
-  workspaces: number;
-  personalWorkspaces: number;
-  reports: number;
-  datasets: number;
-  dashboards: number;
-  dataflows: number;
-  workspacesWithGuests: number;
-  workspacesSharedWithGroups: number;
-  publishedToWeb: number;
-  organizationLinks: number;
-}
+/** What a complete collection should hold: the ground truth but the deleted workspaces (not kept live). */
+type Collected = Omit<PowerBiInventoryTruth, 'deletedWorkspaces'>;
 
 async function collected(rt: Runtime, integrationId: string): Promise<Collected> {
   const ws = await listEstateObjects<PowerBiWorkspaceAttrs>(rt.db, integrationId, 'powerBiWorkspaces');

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { addPortalUser, createApiKey, ensureOrganization, listApiKeys, listPortalUsers, revokeApiKey } from '../../access/index.ts';
+import { addPortalUser, createApiKey, ensureOrganization, getOrganizationByName, listApiKeys, listPortalUsers, revokeApiKey } from '../../access/index.ts';
 import { invalidInput } from '../../core/errors.ts';
 import type { CommandHost } from '../host.ts';
 import { readStdin } from '../input.ts';
@@ -34,11 +34,11 @@ export function registerAccess(program: Command, host: CommandHost): void {
   users
     .command('list')
     .description('List the portal users of an organization')
-    .option('--organization <name>', 'the customer organization', 'Default')
+    .option('--organization <name>', 'the customer organization (must exist)', 'Default')
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, opts: { organization: string; json?: boolean }) => {
-        const org = await ensureOrganization(rt.db, opts.organization);
+        const org = await getOrganizationByName(rt.db, opts.organization);
         const list = await listPortalUsers(rt.db, org.id);
         if (opts.json) return printJson(list);
         print(table([['EMAIL', 'ROLE', 'LAST SIGN-IN', 'LOCKED UNTIL', 'ID'], ...list.map((u) => [u.email, u.role, u.lastLoginAt ?? 'never', u.lockedUntil ?? '', u.id])]));
@@ -65,11 +65,11 @@ export function registerAccess(program: Command, host: CommandHost): void {
   keys
     .command('list')
     .description('List the API keys of an organization (never the keys themselves)')
-    .option('--organization <name>', 'the customer organization', 'Default')
+    .option('--organization <name>', 'the customer organization (must exist)', 'Default')
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, opts: { organization: string; json?: boolean }) => {
-        const org = await ensureOrganization(rt.db, opts.organization);
+        const org = await getOrganizationByName(rt.db, opts.organization);
         const list = await listApiKeys(rt.db, org.id);
         if (opts.json) return printJson(list);
         print(table([['ID', 'NAME', 'ROLE', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED'], ...list.map((k) => [k.id, k.name, k.role, k.createdAt, k.lastUsedAt ?? 'never', k.expiresAt ?? '', k.revokedAt ?? ''])]));
@@ -78,11 +78,11 @@ export function registerAccess(program: Command, host: CommandHost): void {
   keys
     .command('revoke <id>')
     .description('Revoke an API key: it stops working at once')
-    .option('--organization <name>', 'the customer organization', 'Default')
+    .option('--organization <name>', 'the customer organization (must exist)', 'Default')
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, id: string, opts: { organization: string; json?: boolean }) => {
-        const org = await ensureOrganization(rt.db, opts.organization);
+        const org = await getOrganizationByName(rt.db, opts.organization);
         await revokeApiKey(rt.db, org.id, id);
         if (opts.json) return printJson({ id, revoked: true });
         print(`API key ${id} revoked.`);
