@@ -62,7 +62,7 @@ export async function ensureOrganization(db: Executor, name: string = DEFAULT_OR
   if (!trimmed || trimmed.length > 200) throw new VigilError('invalid-input', 'INVALID_ORGANIZATION', 'organization must be 1 to 200 characters.', { field: 'organization', remediation: 'Give the customer organization a short name, e.g. "Contoso".' });
   const existing = await repo.findOrganizationByName(db, trimmed);
   if (existing) return existing;
-  const row = { id: trimmed === DEFAULT_ORGANIZATION.name && !(await repo.getOrganization(db, DEFAULT_ORGANIZATION.id)) ? DEFAULT_ORGANIZATION.id : newId('org'), name: trimmed, created_at: at };
+  const row = { id: trimmed === DEFAULT_ORGANIZATION.name ? DEFAULT_ORGANIZATION.id : newId('org'), name: trimmed, created_at: at };
   await repo.insertOrganization(db, row);
   return row;
 }

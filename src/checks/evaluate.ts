@@ -7,7 +7,7 @@ import type { Database, IntegrationsTable } from '../store/schema.ts';
 import { deliverAfterCommit, enqueueFindingEvents, type Sinks } from '../sinks/index.ts';
 import type { Logger } from '../platform/log/index.ts';
 import { loadChecks } from './loader.ts';
-import { InventoryCache, inventoryView, loadAll } from './inventory.ts';
+import { InventoryCache, inventoryView } from './inventory.ts';
 import type { CheckContext, CheckResult, Coverage, CoverageGap, LoadedCheck } from './types.ts';
 
 /**
@@ -44,15 +44,6 @@ export function coverageFromCheckpoints(runId: string | null, checkpoints: { str
     sliceGaps: (stream) =>
       [...gaps.entries()].filter(([k]) => k.startsWith(`${stream}\u0000`) && k !== `${stream}\u0000*`).map(([k, g]) => ({ ...g, sliceKey: k.slice(stream.length + 1) })),
   };
-}
-
-/**
- * The check context of an integration with its whole inventory loaded (every part readable). For scripts and tests
- * over small tenants: {@link evaluateIntegration} loads per check instead.
- */
-export async function buildContext(db: Kysely<Database>, integration: IntegrationRef, now = new Date()): Promise<CheckContext> {
-  const run = await latestFinishedRun(db, integration.id);
-  return { ...integrationContext(integration, now, coverageFromCheckpoints(run?.id ?? null, run ? await listCheckpoints(db, run.id) : [])), inventory: await loadAll(db, integration.id) };
 }
 
 function integrationContext(integration: IntegrationRef, now: Date, coverage: Coverage): Omit<CheckContext, 'inventory'> {

@@ -1,23 +1,21 @@
-import type { Kysely } from 'kysely';
 import type { EstateAttrs, EstateStreamName } from '../core/inventory.ts';
 import type { Executor } from '../store/db.ts';
 import { listAgents, listAllUsers, listDataverseUsers, listEnvironments, listEstateObjects, pageEstateObjects } from '../store/repositories/inventory.ts';
-import type { Database } from '../store/schema.ts';
-import { ESTATE_PAGE_SIZE, INVENTORY_NAMES, type CheckInventory, type CheckMetadata, type EstateRow, type InventoryName } from './types.ts';
+import { ESTATE_PAGE_SIZE, type CheckInventory, type CheckMetadata, type EstateRow, type InventoryName } from './types.ts';
 
 /**
  * The inventory checks read, loaded per check from what its metadata declares, so an evaluation holds at most the
  * inventory of the checks still to run — never the whole tenant — and streams the largest estate streams page by page.
  */
 
+/** The parts with their own tables (the rest are estate streams). */
+type CorePart = 'environments' | 'agents' | 'dataverseUsers' | 'directoryUsers';
+const CORE_PARTS: ReadonlySet<string> = new Set<CorePart>(['environments', 'agents', 'dataverseUsers', 'directoryUsers']);
+const isCorePart = (name: InventoryName): name is CorePart => CORE_PARTS.has(name);
+
 /** Where a check's inventory comes from: the loaded parts, and a pager for the large streams. */
 export interface InventorySource {
-  loaded: Partial<{
-    environments: CheckInventory['environments'];
-    agents: CheckInventory['agents'];
-    dataverseUsers: CheckInventory['dataverseUsers'];
-    directoryUsers: CheckInventory['directoryUsers'];
-  }> & { estate: Map<string, EstateRow<unknown>[]> };
+  loaded: Partial<Pick<CheckInventory, CorePart>> & { estate: Map<string, EstateRow<unknown>[]> };
   pages(stream: EstateStreamName): AsyncIterable<EstateRow<unknown>[]>;
 }
 
@@ -31,7 +29,7 @@ export function inventoryView(source: InventorySource, check: Pick<CheckMetadata
   const paged = new Set<string>(check.paged);
   const need = (name: InventoryName) => {
     if (!reads.has(name)) throw new Error(`check ${check.id} reads '${name}' but its metadata.json does not list it in "reads"`);
-    if (name === 'environments' || name === 'agents' || name === 'dataverseUsers' || name === 'directoryUsers') {
+    if (isCorePart(name)) {
       const v = source.loaded[name];
       if (!v) throw new Error(`inventory '${name}' was not loaded for check ${check.id}`);
       return v;
@@ -106,20 +104,10 @@ export class InventoryCache {
       const n = (this.remaining.get(name) ?? 1) - 1;
       this.remaining.set(name, n);
       if (n > 0) continue;
-      if (name === 'environments' || name === 'agents' || name === 'dataverseUsers' || name === 'directoryUsers') delete this.source.loaded[name];
+      if (isCorePart(name)) delete this.source.loaded[name];
       else this.source.loaded.estate.delete(name);
     }
   }
-}
-
-/** Every inventory part, for {@link loadAll}. */
-const ALL: Pick<CheckMetadata, 'id' | 'reads' | 'paged'> = { id: '*', reads: [...INVENTORY_NAMES], paged: [...INVENTORY_NAMES.slice(4)] as EstateStreamName[] };
-
-/** The whole inventory of an integration in memory (scripts and tests over small tenants; evaluation never does this). */
-export async function loadAll(db: Kysely<Database>, integrationId: string): Promise<CheckInventory> {
-  const cache = new InventoryCache(db, integrationId, [ALL]);
-  await cache.load(ALL.reads);
-  return inventoryView(cache.source, ALL);
 }
 
 /** Live objects of an estate stream in pages of {@link ESTATE_PAGE_SIZE}, by id (keyset: no page read twice). */
