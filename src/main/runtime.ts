@@ -4,6 +4,7 @@ import { loadConfig, type VigilConfig } from '../config/index.ts';
 import { loadKeyEncryptionKey, type KeyEncryptionKey } from '../platform/crypto/envelope.ts';
 import { HttpClient } from '../platform/http/client.ts';
 import { createLogger, type Logger } from '../platform/log/index.ts';
+import { Metrics } from '../platform/metrics/index.ts';
 import { openStore } from '../store/db.ts';
 import { SharedBudget } from '../store/repositories/budgets.ts';
 import type { Database } from '../store/schema.ts';
@@ -20,6 +21,8 @@ export interface Runtime {
   logger: Logger;
   db: Kysely<Database>;
   http: HttpClient;
+  /** Prometheus metrics of this runtime (own registry): upstream requests, throttling waits, runs, events, API. */
+  metrics: Metrics;
   kek: KeyEncryptionKey;
   pageSize: { graph: number; dataverse: number };
   /** SIEM sinks (webhook, syslog), undefined when none is configured. */
@@ -54,13 +57,15 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     managementActivity: { capacity: config.budgets.managementPerMinute, windowSeconds: 60 },
     dataverse: { capacity: config.budgets.dataversePer5min, windowSeconds: 300 },
   });
-  const http = new HttpClient({ caPem: config.cloud.caPem, maxAttempts: config.http.maxAttempts, maxWaitSeconds: config.http.maxWaitSeconds, logger, budget });
+  const metrics = new Metrics();
+  const http = new HttpClient({ caPem: config.cloud.caPem, maxAttempts: config.http.maxAttempts, maxWaitSeconds: config.http.maxWaitSeconds, logger, budget, metrics });
   return {
     config,
     cloud: config.cloud,
     logger,
     db,
     http,
+    metrics,
     kek,
     pageSize: config.pageSize,
     sinks: createSinks(config.sinks, logger),

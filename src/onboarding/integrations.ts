@@ -9,6 +9,7 @@ import { decryptSecret, encryptSecret, type Envelope, type KeyEncryptionKey } fr
 import type { HttpClient } from '../platform/http/client.ts';
 import { ClientCredentialProvider } from '../platform/identity/index.ts';
 import type { Logger } from '../platform/log/index.ts';
+import type { CollectionMetrics, IngestionMetrics } from '../platform/metrics/index.ts';
 import type { StreamContext } from '../sources/stream.ts';
 import { nowIso, type Executor } from '../store/db.ts';
 import * as repo from '../store/repositories/integrations.ts';
@@ -35,6 +36,8 @@ export interface OnboardingDeps {
   config: Pick<VigilConfig, 'managedApp' | 'consent' | 'adminSignIn'>;
   /** SIEM sinks fed by evaluations and detections, when configured. */
   sinks?: Sinks | undefined;
+  /** Prometheus metrics of the process (collection runs, audit events ingested), when the runtime keeps them. */
+  metrics?: (CollectionMetrics & IngestionMetrics) | undefined;
 }
 
 /** An integration as shown to people and scripts: never the secret. */

@@ -281,6 +281,7 @@ async function storeContent(deps: OnboardingDeps, integrationId: string, outcome
   const inserted = await storeBlob(deps.db, integrationId, { contentType, contentId, text: fetched.text, records, events }, nowIso());
   outcome.malformed += malformed;
   outcome.stored += inserted;
+  deps.metrics?.eventsIngested(contentType, inserted);
   outcome.duplicates += events.length - inserted;
   outcome.blobs++;
 }

@@ -10,6 +10,7 @@ import { ROOT_SLICE, type Slice, type Stream, type StreamContext } from '../sour
 import { STREAMS } from '../sources/index.ts';
 import { nowIso } from '../store/db.ts';
 import { UpstreamHttpError } from '../platform/http/client.ts';
+import type { CollectionMetrics } from '../platform/metrics/index.ts';
 import { markDeleted, parentPages, markUnseen, upsertRecords } from '../store/repositories/inventory.ts';
 import * as runs from '../store/repositories/runs.ts';
 import type { Database } from '../store/schema.ts';
@@ -85,6 +86,8 @@ export interface CollectOptions {
    * worker can take it over without waiting for a stale heartbeat.
    */
   signal?: AbortSignal;
+  /** Told when the run starts and how it ends (Prometheus metrics); none by default. */
+  metrics?: CollectionMetrics;
 }
 
 /** A run whose owner stopped sending heartbeats this long ago is taken over, whatever host it was on. */
@@ -166,6 +169,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
     await runs.saveCheckpoint(db, { runId, stream, sliceKey: slice, status: 'error', cursor, addRecords: 0, errorCode: code, errorMessage: message, at: nowIso() });
   };
 
+  options.metrics?.runStarted();
   try {
     for (const name of STREAM_NAMES) {
       current = name;
@@ -300,12 +304,14 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
     // Stopped, or the credentials were refused (expired secret): the run keeps its checkpoints and is released,
     // so it resumes where it stopped once the worker restarts or the secret is rotated.
     if (isAbort(e) || isVigilError(e, 'authentication')) {
+      options.metrics?.runFinished('stopped', (Date.now() - started) / 1000);
       await runs.releaseRun(db, runId);
       ctx.logger.warn({ integrationId, runId, code: (e as VigilError).code }, 'collection run stopped; it resumes from its checkpoints');
       throw e;
     }
     const { code, message } = errorCode(e);
     errors.push({ stream: current, slice: '*', code, message });
+    options.metrics?.runFinished('failed', (Date.now() - started) / 1000);
     await runs.finishRun(db, runId, { status: 'failed', finishedAt: nowIso(), durationMs: Date.now() - started, counts: outcome, errors, httpStats: Object.fromEntries(ctx.http.stats) });
     ctx.logger.error({ integrationId, runId, code }, 'collection run failed');
     throw e;
@@ -313,6 +319,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
 
   const status: RunStatus = errors.length === 0 ? 'succeeded' : 'partial';
   const durationMs = Date.now() - started;
+  options.metrics?.runFinished(status, durationMs / 1000);
   await runs.finishRun(db, runId, { status, finishedAt: nowIso(), durationMs, counts: outcome, errors, httpStats: Object.fromEntries(ctx.http.stats) });
   ctx.logger.info({ integrationId, runId, status, durationMs }, 'collection run finished');
   return { runId, status, resumed, streams: outcome, errors, markedDeleted, durationMs };

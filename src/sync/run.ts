@@ -25,7 +25,7 @@ export async function collectIntegration(
   if (warning) deps.logger.warn({ integrationId: row.id, secretExpiresAt: row.secret_expires_at }, warning);
   const ctx = streamContext(deps, credentialsFor(deps, row));
   try {
-    return await collect({ db: deps.db, integrationId: row.id, ctx, ...options });
+    return await collect({ db: deps.db, integrationId: row.id, ctx, metrics: deps.metrics, ...options });
   } catch (e) {
     await recordCredentialRefusal(deps, row.id, e);
     throw e;

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCustomerAppIntegration } from '../../src/onboarding/integrations.ts';
 import { listAlerts } from '../../src/store/repositories/audit.ts';
 import { ingestAndDetect, ingestAudit, POWER_BI_SOURCE } from '../../src/sync/audit.ts';
+import { parseExposition, sampleSum } from '../support/metrics.ts';
 import { until, vigil } from '../support/process.ts';
 import { TEST_ENV, world, type World } from './harness.ts';
 
@@ -54,6 +55,8 @@ describe('audit ingestion through the emulated Management Activity API', () => {
     const expected = truthIds(T - 48 * HOUR, T);
     expect(expected.length).toBeGreaterThan(500);
     expect(await storedIds(rt)).toEqual(expected);
+    // Each event counted once as ingested, across the stopped runs and the final one.
+    expect(sampleSum(parseExposition(await rt.metrics.text()), 'vigil_audit_events_ingested_total')).toBe(expected.length);
     const again = await ingestAudit(rt, integration.id, { now, initialLookbackHours: 48, powerBi: false });
     expect(Object.values(again.contentTypes).reduce((n, o) => n + o.stored, 0)).toBe(0);
     expect(await storedIds(rt)).toEqual(expected);

@@ -10,6 +10,7 @@ import { countLive } from '../../src/store/repositories/inventory.ts';
 import { findRunningRun, listCheckpoints } from '../../src/store/repositories/runs.ts';
 import { collectIntegration } from '../../src/sync/run.ts';
 import type { Runtime } from '../../src/main/runtime.ts';
+import { parseExposition, sampleSum, sampleValue } from '../support/metrics.ts';
 import { DIALECTS, freshStore, type TestStore } from '../store/dialects.ts';
 import { dumpDatabase, TEST_ENV, world, type World } from './harness.ts';
 
@@ -19,6 +20,12 @@ async function collected(w: World, dataDir?: string, env?: Record<string, string
   const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
   const run = await collectIntegration(rt, integration.id);
   expect(run.status).toBe('partial'); // one environment without an application user, by construction
+  const metrics = parseExposition(await rt.metrics.text());
+  expect(sampleValue(metrics, 'vigil_collection_runs_total', { status: 'partial' })).toBe(1);
+  expect(sampleValue(metrics, 'vigil_collection_runs_running')).toBe(0);
+  expect(sampleValue(metrics, 'vigil_collection_run_duration_seconds_count')).toBe(1);
+  expect(sampleValue(metrics, 'vigil_upstream_requests_total', { api: 'graph', status: '200' })).toBeGreaterThan(0);
+  expect(sampleSum(metrics, 'vigil_upstream_requests_total')).toBe([...rt.http.stats.values()].reduce((n, s) => n + s.requests, 0));
   await evaluateIntegration(rt.db, await getIntegration(rt.db, integration.id), { now: new Date(w.tenant.referenceTime!) });
   // Every check ran to the end on what its metadata declares (an undeclared read fails the check).
   expect((await listCheckResults(rt.db, integration.id)).filter((r) => r.reason?.startsWith('Check failed'))).toEqual([]);

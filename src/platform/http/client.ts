@@ -91,6 +91,17 @@ export interface HttpStats {
   waitedSeconds: number;
 }
 
+/**
+ * Where the pipeline reports what it sees for metrics (implemented by `platform/metrics`' `Metrics`). Labels are
+ * the API family and status only: never URLs, tenants or tokens.
+ */
+export interface HttpMetrics {
+  /** Every upstream answer, retried attempts included (`status` as received on the wire), or `network_error`. */
+  upstreamResponse(api: ApiName, status: number | 'network_error'): void;
+  /** Every wait before a retry, in seconds (Retry-After or backoff). */
+  throttleWait(api: ApiName, seconds: number): void;
+}
+
 /** Options of {@link HttpClient}. */
 export interface HttpClientOptions {
   /** Extra CA certificate (PEM) to trust in addition to the system roots, e.g. the emulator's. */
@@ -106,6 +117,8 @@ export interface HttpClientOptions {
   budget?: ThrottleBudget;
   /** Injected for tests of timing logic; defaults to real timers. */
   sleepMs?: (ms: number) => Promise<void>;
+  /** Receives every upstream answer and every wait (Prometheus metrics); none by default. */
+  metrics?: HttpMetrics;
 }
 
 /** Parses `Retry-After` as seconds (integer or fractional) or an HTTP date; undefined when absent or invalid. */
@@ -148,9 +161,11 @@ export class HttpClient {
   private readonly logger: Logger;
   private readonly sleepMs: (ms: number) => Promise<void>;
   private readonly budget: ThrottleBudget | undefined;
+  private readonly metrics: HttpMetrics | undefined;
 
   constructor(options: HttpClientOptions) {
     this.budget = options.budget;
+    this.metrics = options.metrics;
     this.dispatcher = new Agent({
       connect: options.caPem ? { ca: [...rootCertificates, options.caPem] } : {},
       headersTimeout: 60_000,
@@ -207,6 +222,7 @@ export class HttpClient {
         resHeaders = headerRecord(res.headers);
         text = await res.body.text();
       } catch (e) {
+        this.metrics?.upstreamResponse(req.api, 'network_error');
         const reason = (e as { code?: string }).code ?? (e as Error).message;
         if (attempt >= this.maxAttempts) {
           throw new VigilError('upstream', 'NETWORK_ERROR', `${req.api} ${method} ${redactUrl(req.url)} failed after ${attempt} attempts: ${reason}`, {
@@ -217,6 +233,7 @@ export class HttpClient {
         await this.wait(req, attempt, undefined, `network error ${reason}`);
         continue;
       }
+      this.metrics?.upstreamResponse(req.api, status);
       let body: unknown = null;
       if (text.length > 0) {
         try {
@@ -261,6 +278,7 @@ export class HttpClient {
     // Retry-After is the server's word; without it, full jitter over an exponentially growing ceiling.
     const seconds = Math.min(this.maxWaitSeconds, retryAfter ?? Math.random() * this.baseDelaySeconds * 2 ** (attempt - 1));
     stats.waitedSeconds += seconds;
+    this.metrics?.throttleWait(req.api, seconds);
     this.logger.debug({ api: req.api, path: redactUrl(req.url), attempt, waitSeconds: seconds, why }, 'retrying upstream request');
     if (throttled && this.budget && req.tenantId) {
       // Block the shared budget: this worker's next acquire waits it out, and so does every other worker.
