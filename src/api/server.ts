@@ -1,15 +1,46 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fastifyCookie from '@fastify/cookie';
+import fastifyHelmet from '@fastify/helmet';
+import fastifyRateLimit from '@fastify/rate-limit';
+import fastifyStatic from '@fastify/static';
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { ConsentOutcome } from '../onboarding/consent.ts';
+import type { Logger } from '../platform/log/index.ts';
+import { registerAuthentication, SESSION_COOKIE } from './auth.ts';
+import type { ApiContext } from './context.ts';
+import { errorHandler } from './errors.ts';
+import { alertRoutes } from './routes/alerts.ts';
+import { authRoutes } from './routes/auth.ts';
+import { exportRoutes } from './routes/exports.ts';
+import { findingRoutes } from './routes/findings.ts';
+import { integrationRoutes } from './routes/integrations.ts';
+import { inventoryRoutes } from './routes/inventory.ts';
+import { organizationRoutes } from './routes/organization.ts';
+import { runRoutes } from './routes/runs.ts';
 
 /**
- * The HTTP server of `vigil serve`: health and readiness for now (the API and portal come later). The app factory
- * is apart from `listen` so tests use `inject()` (fastify `docs/Guides/Testing.md`).
+ * The HTTP server of `vigil serve`: the REST API under `/api/v1` with its OpenAPI 3.1 document at `/api/docs`, the
+ * portal's static assets at `/`, the admin consent callback, `/healthz`, `/readyz` and `/metrics`. The app factory is
+ * apart from `listen` so tests use `inject()` (fastify `docs/Guides/Testing.md`) as well as real HTTP.
  */
 export interface ServerDeps {
   /** True when the store and the queue answer. */
   ready(): Promise<{ ok: boolean; detail: Record<string, unknown> }>;
   /** Handles the admin consent redirect (Mode B). */
   consentCallback?: (query: Record<string, string | undefined>) => ConsentOutcome;
+  /** The API's dependencies; without them only health, metrics and the consent callback are served. */
+  api?: ApiContext;
+  /** Prometheus exposition of the process (`/metrics`) and the recorder of API requests. */
+  metrics?: { contentType: string; text(): Promise<string>; apiRequest(method: string, route: string | undefined, status: number): void };
+  /** The built portal (`web/dist`); not served when absent or not built. */
+  portalDir?: string;
+  /** Trust `X-Forwarded-*` from these proxy addresses (comma-separated, CIDR allowed) or from any (true): client address and protocol behind TLS termination. */
+  trustProxy?: boolean | string;
+  logger?: Logger;
 }
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -22,20 +53,89 @@ export function consentPage(o: ConsentOutcome): string {
 <h2>What to do next</h2><ol>${o.next.map((n) => `<li>${escapeHtml(n)}</li>`).join('')}</ol></body></html>`;
 }
 
+/** Content Security Policy of the portal: its own scripts, styles and API only; never framed. */
+const PORTAL_CSP = {
+  defaultSrc: ["'self'"],
+  scriptSrc: ["'self'"],
+  styleSrc: ["'self'"],
+  imgSrc: ["'self'", 'data:'],
+  connectSrc: ["'self'"],
+  fontSrc: ["'self'"],
+  objectSrc: ["'none'"],
+  baseUri: ["'none'"],
+  formAction: ["'self'"],
+  frameAncestors: ["'none'"],
+};
+
+/** The `/api/v1` routes, behind authentication, with security headers and the sign-in rate limit. */
+async function apiPlugin(app: FastifyInstance, ctx: ApiContext): Promise<void> {
+  await app.register(fastifyHelmet, { contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } });
+  await app.register(fastifyRateLimit, { global: false });
+  app.addHook('onSend', async (_request, reply) => {
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+  });
+  registerAuthentication(app, ctx);
+  for (const routes of [authRoutes, organizationRoutes, integrationRoutes, runRoutes, inventoryRoutes, findingRoutes, alertRoutes, exportRoutes]) routes(app, ctx);
+  app.setNotFoundHandler((request, reply) => reply.code(404).send({ error: { code: 'ROUTE_NOT_FOUND', message: `No route ${request.method} ${request.url.split('?')[0]}.`, remediation: 'See the OpenAPI document at /api/docs.' } }));
+}
+
+/** The portal: built assets, and `index.html` for every other GET outside the API (client-side routes). */
+async function portalPlugin(app: FastifyInstance, dir: string): Promise<void> {
+  await app.register(fastifyHelmet, { contentSecurityPolicy: { directives: PORTAL_CSP } });
+  const index = readFileSync(join(dir, 'index.html'));
+  await app.register(fastifyStatic, { root: dir, wildcard: false, index: false, maxAge: '1h' });
+  app.get('/*', { schema: { hide: true } }, async (request, reply) => {
+    if (request.url.startsWith('/api/')) return reply.code(404).send({ error: { code: 'ROUTE_NOT_FOUND', message: `No route GET ${request.url.split('?')[0]}.` } });
+    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(index);
+  });
+}
+
 /** Builds the Fastify app (not listening). */
-export function buildServer(deps: ServerDeps): FastifyInstance {
-  const app = Fastify({ logger: false });
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (_req, reply) => {
+export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false, trustProxy: deps.trustProxy ?? false, bodyLimit: 1_048_576 });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  const logger = deps.logger ?? deps.api?.logger;
+  if (logger) app.setErrorHandler(errorHandler(logger));
+  await app.register(fastifyCookie);
+  if (deps.metrics) {
+    const metrics = deps.metrics;
+    app.addHook('onResponse', async (request, reply) => metrics.apiRequest(request.method, request.routeOptions.url, reply.statusCode));
+    app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => reply.type(metrics.contentType).send(await metrics.text()));
+  }
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
     const r = await deps.ready().catch((e: unknown) => ({ ok: false, detail: { error: (e as Error).message } }));
     return reply.code(r.ok ? 200 : 503).send({ status: r.ok ? 'ready' : 'not ready', ...r.detail });
   });
   if (deps.consentCallback) {
     const handle = deps.consentCallback;
-    app.get('/consent/callback', async (req, reply) => {
+    app.get('/consent/callback', { schema: { hide: true } }, async (req, reply) => {
       const outcome = handle(req.query as Record<string, string | undefined>);
       return reply.code(outcome.httpStatus).header('cache-control', 'no-store').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'").type('text/html; charset=utf-8').send(consentPage(outcome));
     });
   }
+  if (deps.api) {
+    await app.register(fastifySwagger, {
+      openapi: {
+        openapi: '3.1.0',
+        info: { title: 'Vigil API', version: '1', description: 'Security monitoring of the low-code and AI-agent estate of Microsoft 365 tenants. Every object belongs to the caller\'s organization; another organization\'s object answers 404. See docs/api.md.' },
+        components: {
+          securitySchemes: {
+            apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (vgl_…) from `vigil api-keys create` or POST /api/v1/organization/api-keys' },
+            session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'The portal session set by POST /api/v1/auth/login; changes also need the x-csrf-token header' },
+          },
+        },
+        security: [{ apiKey: [] }, { session: [] }],
+      },
+      transform: jsonSchemaTransform,
+    });
+    await app.register(fastifySwaggerUi, { routePrefix: '/api/docs', staticCSP: true, uiConfig: { docExpansion: 'list', deepLinking: false } });
+    app.get('/api/docs/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+    const ctx = deps.api;
+    await app.register(async (child) => apiPlugin(child, ctx), { prefix: '/api/v1' });
+  }
+  const portalDir = deps.portalDir;
+  if (portalDir && existsSync(join(portalDir, 'index.html'))) await app.register(async (child) => portalPlugin(child, portalDir));
   return app;
 }

@@ -51,6 +51,20 @@ const envSchema = z.object({
   VIGIL_PORTAL_URL: z.string().url().optional(),
   VIGIL_HOST: z.string().default('127.0.0.1'),
   VIGIL_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /** Portal sessions end after this long without a request, and after the absolute limit in any case (OWASP ASVS 3.3). */
+  VIGIL_SESSION_IDLE_SECONDS: z.coerce.number().int().min(60).max(86_400).default(1800),
+  VIGIL_SESSION_ABSOLUTE_SECONDS: z.coerce.number().int().min(300).max(2_592_000).default(43_200),
+  /** Failed sign-ins in a row that lock an account, and for how long. */
+  VIGIL_LOGIN_MAX_FAILURES: z.coerce.number().int().min(1).max(100).default(5),
+  VIGIL_LOGIN_LOCKOUT_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
+  /** Sign-in attempts per client address per minute. */
+  VIGIL_LOGIN_ATTEMPTS_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(10),
+  /** `Secure` on the session cookies: auto (when the request came over HTTPS), true or false. */
+  VIGIL_SECURE_COOKIES: z.enum(['auto', 'true', 'false']).default('auto'),
+  /** Trust X-Forwarded-For/-Proto from these proxies (comma-separated addresses or CIDRs), or `true` for any. */
+  VIGIL_TRUST_PROXY: z.string().optional(),
+  /** The built portal served by `vigil serve` (default: web/dist of the installation). */
+  VIGIL_PORTAL_DIR: z.string().optional(),
   VIGIL_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   VIGIL_COLLECT_CRON: z.string().default('0 * * * *'),
   VIGIL_COLLECT_JITTER_SECONDS: z.coerce.number().int().min(0).max(86_400).default(900),
@@ -120,8 +134,10 @@ export interface VigilConfig {
   consent: { redirectUri: string; stateTtlSeconds: number };
   /** The deployment's region, service API URL and portal URL. */
   region: { id: 'default' | 'us'; apiUrl: string | undefined; portalUrl: string | undefined };
-  /** `vigil serve` listen address. */
-  server: { host: string; port: number };
+  /** `vigil serve` listen address, proxy trust, cookies and the portal's directory. */
+  server: { host: string; port: number; trustProxy: boolean | string; secureCookies: boolean | 'auto'; portalDir: string | undefined; loginAttemptsPerMinute: number };
+  /** Portal sessions and sign-in lock-out (seconds). */
+  access: { idleTimeoutSeconds: number; absoluteTimeoutSeconds: number; maxFailedLogins: number; lockoutSeconds: number };
   /** SIEM sinks: the webhook (its secret never logged) and the syslog target; each undefined when not configured. */
   sinks: {
     webhook: { url: string; secret: string } | undefined;
@@ -182,7 +198,15 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: { dataDir?: string
     http: { maxAttempts: e.VIGIL_HTTP_MAX_ATTEMPTS, maxWaitSeconds: e.VIGIL_HTTP_MAX_WAIT_SECONDS },
     pageSize: { graph: e.VIGIL_GRAPH_PAGE_SIZE, dataverse: e.VIGIL_DATAVERSE_PAGE_SIZE },
     database: e.DATABASE_URL ? { url: e.DATABASE_URL, schema: e.VIGIL_DATABASE_SCHEMA } : undefined,
-    server: { host: e.VIGIL_HOST, port: e.VIGIL_PORT },
+    server: {
+      host: e.VIGIL_HOST,
+      port: e.VIGIL_PORT,
+      trustProxy: e.VIGIL_TRUST_PROXY === undefined || e.VIGIL_TRUST_PROXY === 'false' ? false : e.VIGIL_TRUST_PROXY === 'true' ? true : e.VIGIL_TRUST_PROXY,
+      secureCookies: e.VIGIL_SECURE_COOKIES === 'auto' ? ('auto' as const) : e.VIGIL_SECURE_COOKIES === 'true',
+      portalDir: e.VIGIL_PORTAL_DIR,
+      loginAttemptsPerMinute: e.VIGIL_LOGIN_ATTEMPTS_PER_MINUTE,
+    },
+    access: { idleTimeoutSeconds: e.VIGIL_SESSION_IDLE_SECONDS, absoluteTimeoutSeconds: e.VIGIL_SESSION_ABSOLUTE_SECONDS, maxFailedLogins: e.VIGIL_LOGIN_MAX_FAILURES, lockoutSeconds: e.VIGIL_LOGIN_LOCKOUT_SECONDS },
     sinks: {
       webhook: e.VIGIL_WEBHOOK_URL && e.VIGIL_WEBHOOK_SECRET ? { url: e.VIGIL_WEBHOOK_URL, secret: e.VIGIL_WEBHOOK_SECRET } : undefined,
       syslog: syslog ? { transport: syslog[1] as 'udp' | 'tcp' | 'tls', host: syslog[2]!, port: Number(syslog[3]), appName: e.VIGIL_SYSLOG_APP_NAME } : undefined,

@@ -1,4 +1,8 @@
+import { join } from 'node:path';
 import { sql } from 'kysely';
+import type { ApiContext } from '../api/context.ts';
+import { loadChecks } from '../checks/loader.ts';
+import { regionById } from '../config/regions.ts';
 import { buildServer } from '../api/server.ts';
 import { handleConsentCallback } from '../onboarding/consent.ts';
 import { VigilError } from '../core/errors.ts';
@@ -23,6 +27,22 @@ export function createQueue(rt: Runtime): JobQueue {
     return new PgBossQueue({ connectionString: rt.config.database.url, schema, policy, maintenanceIntervalSeconds: rt.config.jobs.maintenanceSeconds, pollingIntervalSeconds: 1, logger: rt.logger });
   }
   return new InProcessQueue(rt.logger, policy);
+}
+
+/** The built portal of this installation (`npm run build:web`, run by `npm ci`). */
+export const PORTAL_DIR = join(import.meta.dirname, '..', '..', 'web', 'dist');
+
+/** The API's dependencies from a runtime and the job queue. */
+export async function apiContext(rt: Runtime, queue: Pick<JobQueue, 'enqueueCollection' | 'pending'>): Promise<ApiContext> {
+  return {
+    ...rt,
+    queue,
+    access: rt.config.access,
+    region: { ...regionById(rt.config.region.id, 'VIGIL_REGION'), apiUrl: rt.config.region.apiUrl ?? null, portalUrl: rt.config.region.portalUrl ?? null },
+    checks: new Map((await loadChecks()).map((c) => [c.metadata.id, c.metadata])),
+    secureCookies: rt.config.server.secureCookies,
+    loginAttemptsPerMinute: rt.config.server.loginAttemptsPerMinute,
+  };
 }
 
 function onSignal(): Promise<string> {
@@ -62,12 +82,16 @@ export async function runServe(rt: Runtime, print: (line: string) => void): Prom
   const queue = createQueue(rt);
   await queue.start();
   if (!rt.config.database) await queue.work(collectionJobHandler({ ...rt, autoGrantAccess: rt.config.autoGrantAccess, audit: { enabled: rt.config.auditInJobs, publisherId: rt.config.publisherId, concurrency: rt.config.auditConcurrency } }), { concurrency: rt.config.jobs.workerConcurrency });
-  const app = buildServer({
+  const app = await buildServer({
     consentCallback: (query) => handleConsentCallback(rt, query),
     async ready() {
       await sql`select 1`.execute(rt.db);
       return { ok: true, detail: { queued: await queue.pending() } };
     },
+    api: await apiContext(rt, queue),
+    metrics: rt.metrics,
+    portalDir: rt.config.server.portalDir ?? PORTAL_DIR,
+    trustProxy: rt.config.server.trustProxy,
   });
   const address = await app.listen({ host: rt.config.server.host, port: rt.config.server.port });
   let first = true;

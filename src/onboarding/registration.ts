@@ -3,7 +3,7 @@ import type { CloudProfile } from '../config/cloud.ts';
 import { UpstreamHttpError, type HttpClient } from '../platform/http/client.ts';
 import { acquireAdminToken, type AdminSignIn } from '../platform/identity/admin.ts';
 import type { Logger } from '../platform/log/index.ts';
-import { getManagementApp, putManagementApp } from '../sources/bap/client.ts';
+import { adminApplicationUrl, getManagementApp, putManagementApp } from '../sources/bap/client.ts';
 import type { VigilConfig } from '../config/index.ts';
 import type { Executor } from '../store/db.ts';
 import { getIntegration } from './integrations.ts';
@@ -98,4 +98,30 @@ export function powershellInstructions(applicationId: string, endpoint = 'prod')
     `# A successful run lists the application: applicationId ${applicationId}`,
     `# Check any time with: Get-PowerAppManagementApp -ApplicationId ${applicationId}`,
   ];
+}
+
+/** Both ways to register an application as a Power Platform admin management application, for the portal and API. */
+export interface RegistrationInstructions {
+  applicationId: string;
+  /** The PowerShell way ({@link powershellInstructions}). */
+  powershell: string[];
+  /** The REST way: a Power Platform or Global Administrator's delegated token on this call (`vigil register-management-app` makes it). */
+  api: { method: 'PUT'; url: string; note: string };
+}
+
+/**
+ * The instructions for `applicationId` in the cloud profile's BAP. Source: Power Platform "Create a service principal
+ * application" (powerplatform-api-create-service-principal.md): `PUT …/adminApplications/{appId}` with a delegated
+ * administrator token, or `New-PowerAppManagementApp`.
+ */
+export function registrationInstructions(cloud: CloudProfile, applicationId: string): RegistrationInstructions {
+  return {
+    applicationId,
+    powershell: powershellInstructions(applicationId),
+    api: {
+      method: 'PUT',
+      url: adminApplicationUrl(cloud, applicationId),
+      note: `Send with "Authorization: Bearer <token of a Power Platform Administrator or Global Administrator, resource ${cloud.bap.resource}>" and an empty body; or run \`vigil register-management-app --application-id ${applicationId}\`, which signs the administrator in by device code and makes this call.`,
+    },
+  };
 }

@@ -54,7 +54,7 @@ describe('Mode B: managed-app consent, registration, environment access', () => 
     await res.body.dump();
     const location = new URL(String(res.headers.location));
     expect(`${location.origin}${location.pathname}`).toBe(REDIRECT);
-    const app = buildServer({ ready: async () => ({ ok: true, detail: {} }), consentCallback: (q) => handleConsentCallback(rt, q) });
+    const app = await buildServer({ ready: async () => ({ ok: true, detail: {} }), consentCallback: (q) => handleConsentCallback(rt, q) });
     const page = await app.inject({ url: `/consent/callback${location.search}` });
     await app.close();
     return { status: page.statusCode, body: page.body };

@@ -4,7 +4,7 @@ import { buildServer } from '../../src/api/server.ts';
 describe('vigil serve health endpoints', () => {
   it('answers /healthz while the process runs, and /readyz 503 until the store answers', async () => {
     let up = false;
-    const app = buildServer({
+    const app = await buildServer({
       ready: async () => {
         if (!up) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
         return { ok: true, detail: { queued: 3 } };

@@ -1,41 +1,20 @@
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
-import { stringify } from 'csv-stringify/sync';
 import { type Command, Option } from 'commander';
 import { VigilError } from '../../core/errors.ts';
 import { SEVERITIES, type Severity } from '../../core/types.ts';
 import { getIntegration } from '../../onboarding/integrations.ts';
 import { nowIso } from '../../store/db.ts';
-import { findingHistory, getFinding, listFindings, suppressFinding, unsuppressFinding, type FindingWithSuppression } from '../../store/repositories/findings.ts';
+import { findingHistory, getFinding, listFindings, suppressFinding, unsuppressFinding } from '../../store/repositories/findings.ts';
 import { loadChecks } from '../../checks/loader.ts';
-import { findingToOcsf, vigilProduct } from '../../exports/ocsf.ts';
-import { findingsToSarif } from '../../exports/sarif.ts';
+import { findingExportView, renderFindings } from '../../exports/findings.ts';
 import { VIGIL_VERSION } from '../../sinks/index.ts';
 import { listIntegrations } from '../../store/repositories/integrations.ts';
 import type { CommandHost } from '../host.ts';
 import { print, printJson, table } from '../output.ts';
 
-function view(f: FindingWithSuppression) {
-  return {
-    id: f.id,
-    integrationId: f.integration_id,
-    checkId: f.check_id,
-    severity: f.severity,
-    status: f.status,
-    resourceType: f.resource_type,
-    resourceId: f.resource_id,
-    resourceName: f.resource_name,
-    reason: f.detail ? ((JSON.parse(f.detail) as { reason?: string }).reason ?? null) : null,
-    firstSeenAt: f.first_seen_at,
-    lastSeenAt: f.last_seen_at,
-    resolvedAt: f.resolved_at,
-    suppression: f.suppression ? { reason: f.suppression.reason, author: f.suppression.author, expiresAt: f.suppression.expires_at, createdAt: f.suppression.created_at } : null,
-  };
-}
-
-/** CSV columns, in order (one row per finding). */
-const CSV_COLUMNS = ['id', 'integrationId', 'checkId', 'severity', 'status', 'resourceType', 'resourceId', 'resourceName', 'reason', 'firstSeenAt', 'lastSeenAt', 'resolvedAt', 'suppressed', 'suppressionReason', 'suppressionAuthor', 'suppressionExpiresAt'];
+const view = findingExportView;
 
 function notFound(id: string): VigilError {
   return new VigilError('not-found', 'FINDING_NOT_FOUND', `No finding '${id}'.`, { field: 'finding', remediation: 'Run `vigil findings --status all` for the ids.' });
@@ -76,26 +55,9 @@ export function registerFindings(program: Command, host: CommandHost): void {
         if (opts.ndjson && opts.format !== 'ocsf') throw new VigilError('invalid-input', 'INVALID_INPUT', '--ndjson applies to --format ocsf only.', { field: '--ndjson', remediation: 'Use --format ocsf --ndjson, or leave --ndjson out.' });
         const integrationId = opts.integration ? (await getIntegration(rt.db, opts.integration)).id : undefined;
         const rows = await listFindings(rt.db, { integrationId, status: opts.status === 'all' ? undefined : (opts.status as 'open' | 'resolved' | 'suppressed') });
-        const list = rows.map(view);
         const checks = opts.format === 'sarif' || opts.format === 'ocsf' ? (await loadChecks()).map((c) => c.metadata) : [];
         const tenants = new Map((await listIntegrations(rt.db)).map((i) => [i.id, i.tenant_id]));
-        const ocsf = () => {
-          const byId = new Map(checks.map((c) => [c.id, c]));
-          return rows.map((f) => findingToOcsf(f, byId.get(f.check_id), { product: vigilProduct(VIGIL_VERSION), tenantId: tenants.get(f.integration_id) }));
-        };
-        const text =
-          opts.format === 'sarif'
-            ? `${JSON.stringify(findingsToSarif(rows, checks, { version: VIGIL_VERSION }), null, 2)}\n`
-            : opts.format === 'ocsf'
-              ? opts.ndjson
-                ? ocsf().map((e) => `${JSON.stringify(e)}\n`).join('')
-                : `${JSON.stringify(ocsf(), null, 2)}\n`
-              : opts.format === 'json'
-            ? `${JSON.stringify(list, null, 2)}\n`
-            : stringify(
-                list.map((f) => ({ ...f, suppression: undefined, suppressed: f.suppression !== null, suppressionReason: f.suppression?.reason ?? '', suppressionAuthor: f.suppression?.author ?? '', suppressionExpiresAt: f.suppression?.expiresAt ?? '' })),
-                { header: true, columns: CSV_COLUMNS, cast: { boolean: (b) => (b ? 'true' : 'false') } },
-              );
+        const text = renderFindings(rows, opts.format === 'ocsf' && opts.ndjson ? 'ocsf-ndjson' : opts.format, { checks, tenants, version: VIGIL_VERSION });
         if (!opts.output) return void process.stdout.write(text);
         const target = resolve(opts.output);
         const temp = `${target}.${process.pid}.tmp`;
@@ -106,7 +68,7 @@ export function registerFindings(program: Command, host: CommandHost): void {
           rmSync(temp, { force: true });
           throw new VigilError('invalid-input', 'OUTPUT_NOT_WRITABLE', `Cannot write ${target}: ${(e as Error).message}`, { field: '--output', remediation: 'Give a path in a directory you can write to.' });
         }
-        print(`${list.length} finding(s) written to ${target} (${opts.format}).`);
+        print(`${rows.length} finding(s) written to ${target} (${opts.format}).`);
       }),
     );
 

@@ -39,7 +39,8 @@ export interface AdminApiContext {
   token: string;
 }
 
-const adminApplicationUrl = (cloud: CloudProfile, appId: string) =>
+/** URL of an application's admin management application registration (`PUT` registers, `GET` reads it back). */
+export const adminApplicationUrl = (cloud: CloudProfile, appId: string) =>
   `${cloud.bap.baseUrl}/providers/Microsoft.BusinessAppPlatform/adminApplications/${encodeURIComponent(appId)}?api-version=${BAP_API_VERSION}`;
 
 /**

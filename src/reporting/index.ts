@@ -1,0 +1,276 @@
+import type { Kysely } from 'kysely';
+import { integrationOf, notFound, requireOwned, scopeIntegrations } from '../access/scope.ts';
+import type { Principal } from '../access/index.ts';
+import { rankAgents } from '../checks/risk.ts';
+import type { CheckMetadata } from '../checks/types.ts';
+import { VigilError } from '../core/errors.ts';
+import { SEVERITIES, type Severity } from '../core/types.ts';
+import type { Database } from '../store/schema.ts';
+import type { Executor } from '../store/db.ts';
+import { getAlert, setAlertStatus, ALERT_STATUSES } from '../store/repositories/audit.ts';
+import { findingHistory, getFinding, suppressFinding, unsuppressFinding, type FindingWithSuppression } from '../store/repositories/findings.ts';
+import { latestFinishedRun, listRuns, type RunRow } from '../store/repositories/runs.ts';
+import * as q from '../store/repositories/queries.ts';
+
+/**
+ * Read models of the API and portal, every one scoped to the caller's organization: inventory tables, findings with
+ * suppression, alerts, events, the dashboard and the agent page. Lists are keyset-paged with an opaque cursor.
+ */
+
+/** The principal fields scoping needs. */
+type Caller = Pick<Principal, 'organizationId'>;
+
+/** A page of a list: the items and the cursor of the next page (null on the last). */
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/** Encodes a keyset position as an opaque cursor (base64url JSON). */
+export function encodeCursor(position: Record<string, unknown>): string {
+  return Buffer.from(JSON.stringify(position)).toString('base64url');
+}
+
+/**
+ * Decodes a cursor made by {@link encodeCursor} and checks its shape.
+ * @throws VigilError `invalid-input` naming `cursor`.
+ */
+export function decodeCursor<T extends Record<string, unknown>>(cursor: string | undefined, keys: Record<keyof T, 'string' | 'number'>): T | undefined {
+  if (cursor === undefined || cursor === '') return undefined;
+  const bad = () => new VigilError('invalid-input', 'INVALID_CURSOR', 'cursor is not one this API issued.', { field: 'cursor', remediation: 'Pass the nextCursor of the previous page unchanged, or leave cursor out for the first page.' });
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw bad();
+  }
+  if (typeof value !== 'object' || value === null) throw bad();
+  for (const [k, type] of Object.entries(keys)) if (typeof (value as Record<string, unknown>)[k] !== type) throw bad();
+  return value as T;
+}
+
+/** Lists one inventory kind (live objects only). @throws VigilError `not-found` for another organization's integration. */
+export async function listInventory(db: Executor, caller: Caller, kind: q.InventoryKind, filter: { integrationId?: string | undefined; environmentId?: string | undefined; q?: string | undefined; cursor?: string | undefined; limit: number }): Promise<Page<q.InventoryItem>> {
+  const integrationIds = await scopeIntegrations(db, caller, filter.integrationId);
+  const after = decodeCursor<{ integrationId: string; id: string }>(filter.cursor, { integrationId: 'string', id: 'string' });
+  const { items, more } = await q.pageInventory(db, kind, { integrationIds, environmentId: filter.environmentId, q: filter.q, after, limit: filter.limit });
+  const last = items.at(-1);
+  return { items, nextCursor: more && last ? encodeCursor({ integrationId: last.integrationId, id: last.id }) : null };
+}
+
+/** A finding as the API shows it. */
+export interface FindingView {
+  id: string;
+  integrationId: string;
+  checkId: string;
+  title: string | null;
+  severity: Severity;
+  resourceType: string;
+  resourceId: string;
+  resourceName: string | null;
+  status: string;
+  detail: Record<string, unknown> | null;
+  firstSeenAt: string;
+  lastSeenAt: string;
+  resolvedAt: string | null;
+  suppression: { reason: string; author: string; expiresAt: string | null; createdAt: string } | null;
+}
+
+/** Check catalogue entries by id (titles, risk, remediation). */
+export type CheckCatalogue = Map<string, CheckMetadata>;
+
+/** Shapes a finding row for the API. */
+export function findingView(f: Omit<FindingWithSuppression, never>, checks: CheckCatalogue): FindingView {
+  return {
+    id: f.id,
+    integrationId: f.integration_id,
+    checkId: f.check_id,
+    title: checks.get(f.check_id)?.title ?? null,
+    severity: f.severity as Severity,
+    resourceType: f.resource_type,
+    resourceId: f.resource_id,
+    resourceName: f.resource_name,
+    status: f.status,
+    detail: f.detail ? (JSON.parse(f.detail) as Record<string, unknown>) : null,
+    firstSeenAt: f.first_seen_at,
+    lastSeenAt: f.last_seen_at,
+    resolvedAt: f.resolved_at,
+    suppression: f.suppression ? { reason: f.suppression.reason, author: f.suppression.author, expiresAt: f.suppression.expires_at, createdAt: f.suppression.created_at } : null,
+  };
+}
+
+/** Filters of {@link listFindingsPage}. */
+export interface FindingsFilter {
+  integrationId?: string | undefined;
+  severity?: Severity | undefined;
+  status?: 'open' | 'resolved' | 'suppressed' | 'all' | undefined;
+  checkId?: string | undefined;
+  resourceId?: string | undefined;
+  cursor?: string | undefined;
+  limit: number;
+}
+
+/** Findings of the organization, most severe first. @throws VigilError `not-found` / `invalid-input` (cursor). */
+export async function listFindingsPage(db: Executor, caller: Caller, checks: CheckCatalogue, filter: FindingsFilter): Promise<Page<FindingView>> {
+  const integrationIds = await scopeIntegrations(db, caller, filter.integrationId);
+  const after = decodeCursor<{ rank: number; id: string }>(filter.cursor, { rank: 'number', id: 'string' });
+  const { items, more } = await q.pageFindings(db, { integrationIds, severity: filter.severity, status: filter.status === 'all' ? undefined : filter.status, checkId: filter.checkId, resourceId: filter.resourceId, after, limit: filter.limit, at: new Date().toISOString() });
+  const last = items.at(-1);
+  return { items: items.map((f) => findingView(f, checks)), nextCursor: more && last ? encodeCursor({ rank: last.rank, id: last.id }) : null };
+}
+
+/** One finding with its check and history. @throws VigilError `not-found` (absent or another organization's). */
+export async function findingDetail(db: Executor, caller: Caller, checks: CheckCatalogue, id: string) {
+  const f = await requireOwned(db, caller, 'finding', id, await getFinding(db, id));
+  const check = checks.get(f.check_id);
+  return {
+    ...findingView(f, checks),
+    check: check ? { title: check.title, risk: check.risk, remediation: check.remediation, references: check.references } : null,
+    history: (await findingHistory(db, id)).map((h) => ({ event: h.event, at: h.at, detail: h.detail ? (JSON.parse(h.detail) as Record<string, unknown>) : null })),
+  };
+}
+
+/**
+ * Suppresses a finding of the organization (an admin decision recorded in its history with the author).
+ * @param expiresAt ISO 8601 in the future, or null for until lifted.
+ * @throws VigilError `not-found`; `invalid-input` naming `reason` or `expiresAt`.
+ */
+export async function suppressOwnedFinding(db: Executor, caller: Caller, id: string, input: { reason: string; expiresAt?: string | null | undefined; author: string }, now = new Date()): Promise<void> {
+  await requireOwned(db, caller, 'finding', id, await getFinding(db, id));
+  const reason = input.reason.trim();
+  if (!reason || reason.length > 2000) throw new VigilError('invalid-input', 'INVALID_INPUT', 'reason must be 1 to 2,000 characters.', { field: 'reason', remediation: 'Say why the finding is accepted, e.g. "test environment, no data".' });
+  let expiresAt: string | null = null;
+  if (input.expiresAt) {
+    const t = Date.parse(input.expiresAt);
+    if (Number.isNaN(t) || t <= now.getTime()) throw new VigilError('invalid-input', 'INVALID_INPUT', `expiresAt must be a future date (got "${input.expiresAt}").`, { field: 'expiresAt', remediation: 'Give an ISO 8601 date such as 2027-03-31, or leave it out to suppress until lifted.' });
+    expiresAt = new Date(t).toISOString();
+  }
+  await suppressFinding(db, id, { reason, author: input.author, expiresAt }, now.toISOString());
+}
+
+/** Lifts the suppression of a finding of the organization. @throws VigilError `not-found`; `conflict` / `NOT_SUPPRESSED`. */
+export async function unsuppressOwnedFinding(db: Executor, caller: Caller, id: string, author: string, now = new Date()): Promise<void> {
+  await requireOwned(db, caller, 'finding', id, await getFinding(db, id));
+  if (!(await unsuppressFinding(db, id, author, now.toISOString()))) throw new VigilError('conflict', 'NOT_SUPPRESSED', `Finding ${id} is not suppressed.`, { field: 'finding' });
+}
+
+/** An alert as the API shows it. */
+export function alertView(a: NonNullable<Awaited<ReturnType<typeof getAlert>>>) {
+  return { id: a.id, integrationId: a.integration_id, ruleId: a.rule_id, severity: a.severity, status: a.status, title: a.title, detail: a.detail ? (JSON.parse(a.detail) as Record<string, unknown>) : null, windowStart: a.window_start, windowEnd: a.window_end, createdAt: a.created_at, updatedAt: a.updated_at };
+}
+
+/** Alerts of the organization, newest first. */
+export async function listAlertsPage(db: Executor, caller: Caller, filter: { integrationId?: string | undefined; status?: string | undefined; ruleId?: string | undefined; cursor?: string | undefined; limit: number }): Promise<Page<ReturnType<typeof alertView>>> {
+  const integrationIds = await scopeIntegrations(db, caller, filter.integrationId);
+  const before = decodeCursor<{ at: string; id: string }>(filter.cursor, { at: 'string', id: 'string' });
+  const { items, more } = await q.pageAlerts(db, { integrationIds, status: filter.status, ruleId: filter.ruleId, before, limit: filter.limit });
+  const last = items.at(-1);
+  return { items: items.map(alertView), nextCursor: more && last ? encodeCursor({ at: last.created_at, id: last.id }) : null };
+}
+
+/** Sets an alert's status. @throws VigilError `not-found`; `invalid-input` naming `status`. */
+export async function setOwnedAlertStatus(db: Executor, caller: Caller, id: string, status: string, now = new Date()) {
+  await requireOwned(db, caller, 'alert', id, await getAlert(db, id));
+  if (!(ALERT_STATUSES as readonly string[]).includes(status)) throw new VigilError('invalid-input', 'INVALID_INPUT', `status must be one of ${ALERT_STATUSES.join(', ')}.`, { field: 'status', remediation: 'Use acknowledged while you look into it, closed when done.' });
+  await setAlertStatus(db, id, status as (typeof ALERT_STATUSES)[number], now.toISOString());
+  return alertView((await getAlert(db, id))!);
+}
+
+/** An audit event as the API shows it (normalised columns; the raw record stays in the store). */
+export function eventView(e: { id: string; integration_id: string; content_type: string; record_type: number | null; creation_time: string; operation: string | null; workload: string | null; user_id: string | null; client_ip: string | null; object_id: string | null }) {
+  return { id: e.id, integrationId: e.integration_id, contentType: e.content_type, recordType: e.record_type, creationTime: e.creation_time, operation: e.operation, workload: e.workload, userId: e.user_id, clientIp: e.client_ip, objectId: e.object_id };
+}
+
+/** Audit events of the organization, newest first. */
+export async function listEventsPage(db: Executor, caller: Caller, filter: { integrationId?: string | undefined; since?: string | undefined; operation?: string | undefined; userId?: string | undefined; cursor?: string | undefined; limit: number }): Promise<Page<ReturnType<typeof eventView>>> {
+  const integrationIds = await scopeIntegrations(db, caller, filter.integrationId);
+  const before = decodeCursor<{ at: string; id: string }>(filter.cursor, { at: 'string', id: 'string' });
+  const { items, more } = await q.pageEvents(db, { integrationIds, since: filter.since, operation: filter.operation, userId: filter.userId, before, limit: filter.limit });
+  const last = items.at(-1);
+  return { items: items.map(eventView), nextCursor: more && last ? encodeCursor({ at: last.creation_time, id: last.id }) : null };
+}
+
+/** A collection run as the API shows it. */
+export function runView(r: RunRow) {
+  return {
+    id: r.id,
+    integrationId: r.integration_id,
+    status: r.status,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    durationMs: r.duration_ms,
+    counts: r.counts ? (JSON.parse(r.counts) as Record<string, unknown>) : null,
+    errors: r.errors ? (JSON.parse(r.errors) as unknown[]) : null,
+  };
+}
+
+/** Recent runs of one integration of the organization. */
+export async function listIntegrationRuns(db: Executor, caller: Caller, integrationId: string, limit = 20) {
+  const row = await integrationOf(db, caller, integrationId);
+  return (await listRuns(db, row.id, limit)).map(runView);
+}
+
+/** Days of history the dashboard's severity chart covers. */
+export const DASHBOARD_DAYS = 30;
+
+/**
+ * The dashboard of an organization: open findings by severity per day (UTC, last {@link DASHBOARD_DAYS} days), the
+ * ten riskiest agents, coverage (what checks could not evaluate and why), and the last collection per integration.
+ */
+export async function dashboard(db: Kysely<Database>, caller: Caller, checks: CheckCatalogue, now = new Date()) {
+  const integrations = await db.selectFrom('integrations').select(['id', 'name']).where('organization_id', '=', caller.organizationId).orderBy('created_at').execute();
+  const ids = integrations.map((i) => i.id);
+  const names = new Map(integrations.map((i) => [i.id, i.name]));
+  const days = await q.openFindingsByDay(db, ids, DASHBOARD_DAYS, now);
+  const ranked = (await rankAgents(db, ids)).slice(0, 10);
+  return {
+    severityOverTime: days.map((d) => ({ date: d.date, ...Object.fromEntries(SEVERITIES.map((s) => [s, Math.max(0, d.counts[s] ?? 0)])) })) as ({ date: string } & Record<Severity, number>)[],
+    riskiestAgents: ranked.map((a) => ({ integrationId: a.integrationId, agentId: a.agentId, environmentId: a.environmentId, name: a.name, score: a.score, openFindings: a.openFindings, reach: a.reach, reasons: a.reasons })),
+    coverage: (await q.notEvaluated(db, ids)).map((c) => ({ integrationId: c.integrationId, integrationName: names.get(c.integrationId) ?? c.integrationId, checkId: c.checkId, title: checks.get(c.checkId)?.title ?? c.checkId, notEvaluated: c.resources, reason: c.reason })),
+    lastCollections: await Promise.all(integrations.map(async (i) => {
+      const run = await latestFinishedRun(db, i.id);
+      return { integrationId: i.id, name: i.name, run: run ? runView(run) : null };
+    })),
+  };
+}
+
+/**
+ * The agent page: configuration, authentication, sharing (access control policy), components, owner, open and
+ * resolved findings on the agent, and recent audit events naming it.
+ * @throws VigilError `not-found` for an absent agent or another organization's integration.
+ */
+export async function agentDetail(db: Executor, caller: Caller, checks: CheckCatalogue, integrationId: string, agentId: string) {
+  const integration = await integrationOf(db, caller, integrationId);
+  const a = await q.findAgent(db, integration.id, agentId);
+  if (!a) throw notFound('agent', agentId, 'List the agents with GET /api/v1/inventory/agents.');
+  const env = (await q.environmentNames(db, integration.id, [a.environment_id])).get(a.environment_id);
+  const owner = a.owner_id ? await q.dataverseUser(db, integration.id, a.environment_id, a.owner_id) : undefined;
+  const settings = (await q.estateObjectsWhere(db, integration.id, 'agentSettings', 'botId', a.id, 1))[0];
+  const components = await q.estateObjectsWhere(db, integration.id, 'agentComponents', 'botId', a.id);
+  const findings = await q.pageFindings(db, { integrationIds: [integration.id], resourceId: a.id, limit: 200, at: new Date().toISOString() });
+  const events = await q.pageEvents(db, { integrationIds: [integration.id], objectId: a.id, limit: 50 });
+  return {
+    agent: {
+      id: a.id,
+      integrationId: integration.id,
+      environmentId: a.environment_id,
+      name: a.name,
+      schemaName: a.schema_name,
+      authenticationMode: a.authentication_mode,
+      authenticationTrigger: a.authentication_trigger,
+      accessControlPolicy: a.access_control_policy,
+      publishedOn: a.published_on,
+      modifiedOn: a.modified_on,
+      createdOn: a.created_on,
+      stateCode: a.state_code,
+      statusCode: a.status_code,
+      raw: JSON.parse(a.raw) as Record<string, unknown>,
+    },
+    environment: { id: a.environment_id, name: env ?? null },
+    owner: owner ? { id: owner.id, name: owner.full_name, entraObjectId: owner.aad_object_id } : a.owner_id ? { id: a.owner_id, name: null, entraObjectId: null } : null,
+    settings: settings?.attrs ?? null,
+    components: components.map((c) => ({ id: c.id, name: c.name, attributes: c.attrs })),
+    findings: findings.items.map((f) => findingView(f, checks)),
+    events: events.items.map(eventView),
+  };
+}

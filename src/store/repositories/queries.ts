@@ -1,0 +1,298 @@
+import { sql } from 'kysely';
+import type { Executor } from '../db.ts';
+
+/**
+ * Read queries of the API and portal: inventory tables, findings, alerts and events, each filtered to a set of
+ * integrations (the caller's organization's) and read in keyset pages (no OFFSET: page N costs what page 1 costs).
+ * Model: GitHub REST API cursor pagination (`after` cursor, `per_page`).
+ */
+
+/** How one inventory kind of the API maps onto the store. */
+interface KindMapping {
+  table: 'agents' | 'environments' | 'directory_users' | 'directory_groups' | 'estate_objects';
+  /** The `stream` of `estate_objects`. */
+  stream?: string;
+  name: string;
+  /** Column holding the environment id (filter `environmentId`). */
+  environment?: string;
+}
+
+/** The inventory kinds of the API, in the order the portal shows them. */
+export const INVENTORY_KINDS = ['agents', 'apps', 'flows', 'connectors', 'connections', 'environments', 'users', 'groups', 'powerbi-workspaces', 'foundry-projects'] as const;
+/** One of {@link INVENTORY_KINDS}. */
+export type InventoryKind = (typeof INVENTORY_KINDS)[number];
+
+const KINDS: Record<InventoryKind, KindMapping> = {
+  agents: { table: 'agents', name: 'name', environment: 'environment_id' },
+  apps: { table: 'estate_objects', stream: 'powerApps', name: 'name', environment: 'slice_key' },
+  flows: { table: 'estate_objects', stream: 'flows', name: 'name', environment: 'slice_key' },
+  connectors: { table: 'estate_objects', stream: 'connectors', name: 'name', environment: 'slice_key' },
+  connections: { table: 'estate_objects', stream: 'connections', name: 'name', environment: 'slice_key' },
+  environments: { table: 'environments', name: 'display_name' },
+  users: { table: 'directory_users', name: 'display_name' },
+  groups: { table: 'directory_groups', name: 'display_name' },
+  'powerbi-workspaces': { table: 'estate_objects', stream: 'powerBiWorkspaces', name: 'name' },
+  'foundry-projects': { table: 'estate_objects', stream: 'foundryProjects', name: 'name' },
+};
+
+/** One live inventory object as the API lists it; `row` holds the table's own columns (JSON columns parsed). */
+export interface InventoryItem {
+  integrationId: string;
+  id: string;
+  name: string | null;
+  environmentId: string | null;
+  attributes: Record<string, unknown>;
+  firstSeenAt: string;
+  lastSeenAt: string;
+}
+
+/** Filters and position of {@link pageInventory}. */
+export interface InventoryQuery {
+  integrationIds: string[];
+  environmentId?: string | undefined;
+  /** Case-insensitive substring of the name. */
+  q?: string | undefined;
+  /** Keyset position: the (integration id, id) of the last item of the previous page. */
+  after?: { integrationId: string; id: string } | undefined;
+  limit: number;
+}
+
+const INTERNAL = new Set(['integration_id', 'raw', 'first_seen_at', 'last_seen_at', 'last_seen_run', 'deleted_at', 'attrs', 'stream', 'slice_key', 'id']);
+
+/**
+ * One page of live objects of an inventory kind, ordered by (integration id, id).
+ * @returns the items and whether more follow.
+ */
+export async function pageInventory(db: Executor, kind: InventoryKind, query: InventoryQuery): Promise<{ items: InventoryItem[]; more: boolean }> {
+  if (query.integrationIds.length === 0) return { items: [], more: false };
+  const m = KINDS[kind];
+  // The table is chosen from a fixed map, never from input: the dynamic reference is safe.
+  let q = db
+    .selectFrom(m.table as 'estate_objects')
+    .selectAll()
+    .where('integration_id', 'in', query.integrationIds)
+    .where('deleted_at', 'is', null);
+  if (m.stream) q = q.where('stream', '=', m.stream);
+  if (query.environmentId && m.environment) q = q.where(sql.ref(m.environment), '=', query.environmentId);
+  if (query.q) q = q.where(sql<boolean>`lower(${sql.ref(m.name)}) like ${likePattern(query.q.toLowerCase())} escape '\\'`);
+  if (query.after) {
+    const a = query.after;
+    q = q.where((eb) => eb.or([eb('integration_id', '>', a.integrationId), eb.and([eb('integration_id', '=', a.integrationId), eb('id', '>', a.id)])]));
+  }
+  const rows = (await q.orderBy('integration_id').orderBy('id').limit(query.limit + 1).execute()) as unknown as Record<string, unknown>[];
+  const more = rows.length > query.limit;
+  return {
+    more,
+    items: rows.slice(0, query.limit).map((r) => {
+      const attributes: Record<string, unknown> = m.table === 'estate_objects' ? (JSON.parse(r.attrs as string) as Record<string, unknown>) : {};
+      if (m.table !== 'estate_objects') for (const [k, v] of Object.entries(r)) if (!INTERNAL.has(k)) attributes[camel(k)] = v;
+      const env = m.environment ? (r[m.environment] as string | null) : ((attributes.environmentId as string | undefined) ?? null);
+      return {
+        integrationId: r.integration_id as string,
+        id: r.id as string,
+        name: (r[m.name] as string | null) ?? null,
+        environmentId: env && env !== '*' ? env : null,
+        attributes,
+        firstSeenAt: r.first_seen_at as string,
+        lastSeenAt: r.last_seen_at as string,
+      };
+    }),
+  };
+}
+
+/** `%text%` with LIKE's wildcards in `text` escaped by a backslash (used with `escape '\\'`, both dialects). */
+function likePattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+function camel(column: string): string {
+  return column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** Severity order of finding lists: most severe first. */
+const SEVERITY_RANK = sql<number>`case severity when 'critical' then 0 when 'high' then 1 when 'medium' then 2 when 'low' then 3 else 4 end`;
+
+/** Filters and position of {@link pageFindings}. */
+export interface FindingQuery {
+  integrationIds: string[];
+  severity?: string | undefined;
+  /** `open` (and not suppressed), `resolved`, `suppressed` (an active suppression), or all. */
+  status?: 'open' | 'resolved' | 'suppressed' | undefined;
+  checkId?: string | undefined;
+  resourceId?: string | undefined;
+  /** Keyset position: severity rank and id of the last item of the previous page. */
+  after?: { rank: number; id: string } | undefined;
+  limit: number;
+  /** The instant suppressions are judged at (ISO 8601 UTC). */
+  at: string;
+}
+
+/**
+ * One page of findings, most severe first then by id, each with its active suppression.
+ * @returns rows with `rank` (0 = critical … 4 = info) for the next cursor.
+ */
+export async function pageFindings(db: Executor, query: FindingQuery) {
+  if (query.integrationIds.length === 0) return { items: [], more: false };
+  let q = db
+    .selectFrom('findings as f')
+    .leftJoin('finding_suppressions as s', (j) => j.onRef('s.finding_id', '=', 'f.id').on((eb) => eb.or([eb('s.expires_at', 'is', null), eb('s.expires_at', '>', query.at)])))
+    .selectAll('f')
+    .select(['s.reason as s_reason', 's.author as s_author', 's.expires_at as s_expires_at', 's.created_at as s_created_at', 's.finding_id as s_finding_id', SEVERITY_RANK.as('rank')])
+    .where('f.integration_id', 'in', query.integrationIds);
+  if (query.severity) q = q.where('f.severity', '=', query.severity);
+  if (query.checkId) q = q.where('f.check_id', '=', query.checkId);
+  if (query.resourceId) q = q.where('f.resource_id', '=', query.resourceId);
+  if (query.status === 'open') q = q.where('f.status', '=', 'open').where('s.finding_id', 'is', null);
+  if (query.status === 'resolved') q = q.where('f.status', '=', 'resolved');
+  if (query.status === 'suppressed') q = q.where('s.finding_id', 'is not', null);
+  if (query.after) {
+    const a = query.after;
+    q = q.where((eb) => eb.or([eb(SEVERITY_RANK, '>', a.rank), eb.and([eb(SEVERITY_RANK, '=', a.rank), eb('f.id', '>', a.id)])]));
+  }
+  const rows = await q.orderBy(SEVERITY_RANK).orderBy('f.id').limit(query.limit + 1).execute();
+  const more = rows.length > query.limit;
+  return {
+    more,
+    items: rows.slice(0, query.limit).map(({ s_reason, s_author, s_expires_at, s_created_at, s_finding_id, rank, ...f }) => ({
+      ...f,
+      rank: Number(rank),
+      suppression: s_finding_id ? { reason: s_reason!, author: s_author!, expires_at: s_expires_at ?? null, created_at: s_created_at! } : null,
+    })),
+  };
+}
+
+/**
+ * Open findings by severity at the end of each of the last `days` days (UTC), from the findings' history: opened
+ * and reopened steps add one, resolved steps take one away.
+ * @returns `days` entries, oldest first, `date` as YYYY-MM-DD.
+ */
+export async function openFindingsByDay(db: Executor, integrationIds: string[], days: number, now = new Date()): Promise<{ date: string; counts: Record<string, number> }[]> {
+  const dates: string[] = [];
+  for (let i = days - 1; i >= 0; i--) dates.push(new Date(now.getTime() - i * 86_400_000).toISOString().slice(0, 10));
+  const running: Record<string, number> = {};
+  const out = dates.map((date) => ({ date, counts: {} as Record<string, number> }));
+  if (integrationIds.length > 0) {
+    const day = sql<string>`substr(h.at, 1, 10)`;
+    const rows = await db
+      .selectFrom('finding_history as h')
+      .innerJoin('findings as f', 'f.id', 'h.finding_id')
+      .select([day.as('day'), 'f.severity', 'h.event', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('f.integration_id', 'in', integrationIds)
+      .where('h.event', 'in', ['opened', 'reopened', 'resolved'])
+      .groupBy([day, 'f.severity', 'h.event'])
+      .orderBy(day)
+      .execute();
+    let i = 0;
+    for (const entry of out) {
+      for (; i < rows.length && rows[i]!.day <= entry.date; i++) {
+        const r = rows[i]!;
+        running[r.severity] = (running[r.severity] ?? 0) + (r.event === 'resolved' ? -1 : 1) * Number(r.n);
+      }
+      entry.counts = { ...running };
+    }
+  }
+  return out;
+}
+
+/**
+ * What checks could not evaluate, per integration and check: the number of resources and the reason given.
+ */
+export async function notEvaluated(db: Executor, integrationIds: string[]): Promise<{ integrationId: string; checkId: string; reason: string | null; resources: number }[]> {
+  if (integrationIds.length === 0) return [];
+  const rows = await db
+    .selectFrom('check_results')
+    .select(['integration_id', 'check_id', 'reason', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('integration_id', 'in', integrationIds)
+    .where('status', '=', 'not-evaluated')
+    .groupBy(['integration_id', 'check_id', 'reason'])
+    .orderBy('integration_id')
+    .orderBy('check_id')
+    .execute();
+  return rows.map((r) => ({ integrationId: r.integration_id, checkId: r.check_id, reason: r.reason, resources: Number(r.n) }));
+}
+
+/** Filters and position of {@link pageAlerts}. */
+export interface AlertQuery {
+  integrationIds: string[];
+  status?: string | undefined;
+  ruleId?: string | undefined;
+  /** Keyset position: created_at and id of the last item of the previous page (newest first). */
+  before?: { at: string; id: string } | undefined;
+  limit: number;
+}
+
+/** One page of alerts, newest first. */
+export async function pageAlerts(db: Executor, query: AlertQuery) {
+  if (query.integrationIds.length === 0) return { items: [], more: false };
+  let q = db.selectFrom('alerts').selectAll().where('integration_id', 'in', query.integrationIds);
+  if (query.status) q = q.where('status', '=', query.status);
+  if (query.ruleId) q = q.where('rule_id', '=', query.ruleId);
+  if (query.before) {
+    const b = query.before;
+    q = q.where((eb) => eb.or([eb('created_at', '<', b.at), eb.and([eb('created_at', '=', b.at), eb('id', '<', b.id)])]));
+  }
+  const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
+  return { items: rows.slice(0, query.limit), more: rows.length > query.limit };
+}
+
+/** Filters and position of {@link pageEvents}. */
+export interface EventQuery {
+  integrationIds: string[];
+  since?: string | undefined;
+  operation?: string | undefined;
+  userId?: string | undefined;
+  objectId?: string | undefined;
+  before?: { at: string; id: string } | undefined;
+  limit: number;
+}
+
+/** One page of normalised audit events (no raw record), newest first. */
+export async function pageEvents(db: Executor, query: EventQuery) {
+  if (query.integrationIds.length === 0) return { items: [], more: false };
+  let q = db.selectFrom('audit_events').selectAll().where('integration_id', 'in', query.integrationIds);
+  if (query.since) q = q.where('creation_time', '>=', query.since);
+  if (query.operation) q = q.where('operation', '=', query.operation);
+  if (query.userId) q = q.where('user_id', '=', query.userId);
+  if (query.objectId) q = q.where('object_id', '=', query.objectId);
+  if (query.before) {
+    const b = query.before;
+    q = q.where((eb) => eb.or([eb('creation_time', '<', b.at), eb.and([eb('creation_time', '=', b.at), eb('id', '<', b.id)])]));
+  }
+  const rows = await q.orderBy('creation_time', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
+  return { items: rows.slice(0, query.limit), more: rows.length > query.limit };
+}
+
+/** One live agent of an integration with its raw Dataverse row, or undefined. */
+export async function findAgent(db: Executor, integrationId: string, agentId: string) {
+  return db.selectFrom('agents').selectAll().where('integration_id', '=', integrationId).where('id', '=', agentId).where('deleted_at', 'is', null).executeTakeFirst();
+}
+
+/** Live estate objects of one stream whose `attrs` JSON names `key` = `value` (e.g. components of a bot). */
+export async function estateObjectsWhere(db: Executor, integrationId: string, stream: string, key: string, value: string, limit = 500) {
+  const rows = await db
+    .selectFrom('estate_objects')
+    .select(['id', 'name', 'attrs'])
+    .where('integration_id', '=', integrationId)
+    .where('stream', '=', stream)
+    .where('deleted_at', 'is', null)
+    .where(sql<boolean>`attrs like ${likePattern(JSON.stringify(value).slice(1, -1))} escape '\\'`)
+    .orderBy('id')
+    .limit(limit * 4)
+    .execute();
+  return rows
+    .map((r) => ({ id: r.id, name: r.name, attrs: JSON.parse(r.attrs) as Record<string, unknown> }))
+    .filter((r) => r.attrs[key] === value)
+    .slice(0, limit);
+}
+
+/** Display names of environments by id. */
+export async function environmentNames(db: Executor, integrationId: string, ids: string[]): Promise<Map<string, string | null>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('environments').select(['id', 'display_name']).where('integration_id', '=', integrationId).where('id', 'in', ids).execute();
+  return new Map(rows.map((r) => [r.id, r.display_name]));
+}
+
+/** Dataverse system users by id (an agent's owner is one), with their Entra object id. */
+export async function dataverseUser(db: Executor, integrationId: string, environmentId: string, id: string) {
+  return db.selectFrom('dataverse_users').select(['id', 'full_name', 'aad_object_id']).where('integration_id', '=', integrationId).where('environment_id', '=', environmentId).where('id', '=', id).executeTakeFirst();
+}

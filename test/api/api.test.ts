@@ -1,0 +1,150 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { groundTruth } from '../../emulator/index.ts';
+import { apiWorld, connector, signInAs, type ApiWorld, type Session } from './harness.ts';
+
+describe('REST API: onboarding, collection and reading through /api/v1', () => {
+  let w: ApiWorld;
+  let admin: Session;
+  let viewer: Session;
+  let integrationId: string;
+  beforeAll(async () => {
+    w = await apiWorld();
+    admin = await signInAs(w.app, 'admin@contoso.test', w.password);
+    viewer = await signInAs(w.app, 'viewer@contoso.test', w.password);
+  });
+  afterAll(async () => w?.close());
+
+  const call = (s: Session, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown, csrf = true) =>
+    w.app.inject({ method, url, headers: { cookie: s.cookie, ...(csrf ? { 'x-csrf-token': s.csrf } : {}) }, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
+
+  it('creates a customer-app integration, verified before it is stored, and never returns the secret', async () => {
+    const c = connector(w.tenants.contoso);
+    const bad = await call(admin, 'POST', '/api/v1/integrations', { mode: 'customer-app', name: 'contoso', tenantId: 'not-a-guid', clientId: c.clientId, clientSecret: c.clientSecret });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error).toMatchObject({ field: 'tenantId', remediation: expect.stringMatching(/Tenant ID/) });
+    expect(bad.body).not.toContain('--tenant-id');
+    const wrong = await call(admin, 'POST', '/api/v1/integrations', { mode: 'customer-app', name: 'contoso', ...c, clientSecret: 'Wrong~secret~value~0123456789abcdefghij' });
+    expect(wrong.statusCode).toBe(422);
+    expect(wrong.json().error.code).toBe('AADSTS7000215');
+    const res = await call(admin, 'POST', '/api/v1/integrations', { mode: 'customer-app', name: 'contoso', ...c });
+    expect(res.statusCode).toBe(201);
+    expect(res.body).not.toContain(c.clientSecret);
+    const body = res.json();
+    integrationId = body.integration.id;
+    expect(body.integration).toMatchObject({ mode: 'customer-app', tenantId: c.tenantId, credentialState: 'ok' });
+    expect(body.steps.length).toBeGreaterThan(3);
+    expect(body.steps.map((s: { state: string }) => s.state)).toContain('done');
+    expect(body.safelist.egressIps).toContain('18.200.62.37');
+    const list = await call(viewer, 'GET', '/api/v1/integrations');
+    expect(list.json().items.map((i: { id: string }) => i.id)).toEqual([integrationId]);
+    expect(list.body).not.toContain(c.clientSecret);
+  });
+
+  it('refuses a change without the CSRF header, and a viewer changing anything', async () => {
+    const noCsrf = await call(admin, 'POST', `/api/v1/integrations/${integrationId}/verify`, undefined, false);
+    expect(noCsrf.statusCode).toBe(403);
+    expect(noCsrf.json().error.code).toBe('CSRF_FAILED');
+    const asViewer = await call(viewer, 'POST', `/api/v1/integrations/${integrationId}/verify`);
+    expect(asViewer.statusCode).toBe(403);
+    expect(asViewer.json().error.code).toBe('FORBIDDEN_ROLE');
+  });
+
+  it('starts a collection, streams its progress, and serves inventory, agent page, findings and dashboard', async () => {
+    const start = await call(admin, 'POST', `/api/v1/integrations/${integrationId}/runs`);
+    expect(start.statusCode).toBe(202);
+    expect(start.json().queued).toBe(true);
+    const live = await w.app.inject({ method: 'GET', url: `/api/v1/integrations/${integrationId}/runs/live`, headers: { cookie: viewer.cookie } });
+    expect(live.headers['content-type']).toMatch(/text\/event-stream/);
+    expect(live.body).toMatch(/event: finished\ndata: \{"id":"run_/);
+    const runs = (await call(viewer, 'GET', `/api/v1/integrations/${integrationId}/runs`)).json().items;
+    expect(runs[0]).toMatchObject({ integrationId, status: expect.stringMatching(/succeeded|partial/) });
+    const run = (await call(viewer, 'GET', `/api/v1/runs/${runs[0].id}`)).json();
+    expect(run.progress.done).toBeGreaterThan(0);
+
+    const agents = (await call(viewer, 'GET', '/api/v1/inventory/agents?limit=1')).json();
+    expect(agents.items).toHaveLength(1);
+    expect(agents.nextCursor).toEqual(expect.any(String));
+    const next = (await call(viewer, 'GET', `/api/v1/inventory/agents?limit=1&cursor=${agents.nextCursor}`)).json();
+    expect(next.items.map((a: { id: string }) => a.id)).not.toContain(agents.items[0].id);
+    const all = (await call(viewer, 'GET', '/api/v1/inventory/agents?limit=500')).json().items;
+    expect(all).toHaveLength(groundTruth(w.tenants.contoso).agents);
+    const named = all[0].name as string;
+    const search = (await call(viewer, 'GET', `/api/v1/inventory/agents?q=${encodeURIComponent(named.slice(1, 5).toUpperCase())}`)).json().items;
+    expect(search.map((a: { name: string }) => a.name)).toContain(named);
+    for (const kind of ['apps', 'flows', 'connectors', 'connections', 'environments', 'users', 'groups', 'powerbi-workspaces', 'foundry-projects']) {
+      const res = await call(viewer, 'GET', `/api/v1/inventory/${kind}`);
+      expect(res.statusCode, kind).toBe(200);
+      expect(res.json().items.length, kind).toBeGreaterThan(0);
+    }
+    const unknownKind = await call(viewer, 'GET', '/api/v1/inventory/spaceships');
+    expect(unknownKind.statusCode).toBe(400);
+    expect(unknownKind.json().error.field).toBe('kind');
+
+    const agent = (await call(viewer, 'GET', `/api/v1/integrations/${integrationId}/agents/${all[0].id}`)).json();
+    expect(agent.agent).toMatchObject({ id: all[0].id, name: named });
+    expect(agent.environment.id).toBe(all[0].environmentId);
+
+    const findings = (await call(viewer, 'GET', '/api/v1/findings?status=all&limit=500')).json().items;
+    expect(findings.length).toBeGreaterThan(0);
+    const order = ['critical', 'high', 'medium', 'low', 'info'];
+    const ranks = findings.map((f: { severity: string }) => order.indexOf(f.severity));
+    expect(ranks).toEqual([...ranks].sort((a, b) => a - b));
+    const dash = (await call(viewer, 'GET', '/api/v1/dashboard')).json();
+    expect(dash.severityOverTime).toHaveLength(30);
+    const today = dash.severityOverTime.at(-1);
+    const open = (await call(viewer, 'GET', '/api/v1/findings?status=open&limit=500')).json().items;
+    expect(order.reduce((n, s) => n + today[s], 0)).toBe(open.length);
+    expect(dash.lastCollections[0]).toMatchObject({ integrationId, run: { status: expect.any(String) } });
+    expect(dash.riskiestAgents.length).toBeGreaterThan(0);
+  });
+
+  it('suppresses a finding with the author recorded, and lifts it', async () => {
+    const f = (await call(viewer, 'GET', '/api/v1/findings?status=open&limit=1')).json().items[0];
+    const empty = await call(admin, 'POST', `/api/v1/findings/${f.id}/suppression`, { reason: '  ' });
+    expect(empty.statusCode).toBe(400);
+    expect(empty.json().error.field).toBe('reason');
+    const res = await call(admin, 'POST', `/api/v1/findings/${f.id}/suppression`, { reason: 'test environment, no data', expiresAt: '2099-01-01' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().suppression).toMatchObject({ reason: 'test environment, no data', author: 'admin@contoso.test', expiresAt: '2099-01-01T00:00:00.000Z' });
+    expect(res.json().history.map((h: { event: string }) => h.event)).toEqual(['opened', 'suppressed']);
+    const open = (await call(viewer, 'GET', '/api/v1/findings?status=open&limit=500')).json().items;
+    expect(open.map((x: { id: string }) => x.id)).not.toContain(f.id);
+    const suppressed = (await call(viewer, 'GET', '/api/v1/findings?status=suppressed')).json().items;
+    expect(suppressed.map((x: { id: string }) => x.id)).toEqual([f.id]);
+    const lifted = await call(admin, 'DELETE', `/api/v1/findings/${f.id}/suppression`);
+    expect(lifted.json().suppression).toBeNull();
+  });
+
+  it('exports findings as SARIF and CSV attachments', async () => {
+    const sarif = await call(viewer, 'GET', '/api/v1/exports/findings?format=sarif');
+    expect(sarif.statusCode).toBe(200);
+    expect(sarif.headers['content-disposition']).toMatch(/attachment; filename="vigil-findings-.*\.sarif"/);
+    expect(sarif.json().version).toBe('2.1.0');
+    const csv = await call(viewer, 'GET', '/api/v1/exports/findings?format=csv');
+    expect(csv.body.split('\n')[0]).toMatch(/^id,integrationId,checkId,severity/);
+  });
+
+  it('publishes an OpenAPI 3.1 document built from the route schemas', async () => {
+    const doc = (await w.app.inject({ url: '/api/docs/openapi.json' })).json();
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/v1/integrations', '/api/v1/findings/{id}/suppression', '/api/v1/inventory/{kind}']));
+    expect(doc.paths['/api/v1/integrations'].post.requestBody.content['application/json'].schema.oneOf ?? doc.paths['/api/v1/integrations'].post.requestBody.content['application/json'].schema.anyOf).toHaveLength(2);
+    const ui = await w.app.inject({ url: '/api/docs' });
+    expect([200, 302]).toContain(ui.statusCode);
+  });
+
+  it('counts its own requests and upstream calls in /metrics', async () => {
+    const text = (await w.app.inject({ url: '/metrics' })).body;
+    expect(text).toMatch(/vigil_http_requests_total\{method="GET",route="\/api\/v1\/findings",status="200"\} [1-9]/);
+    expect(text).toMatch(/vigil_upstream_requests_total\{api="graph",status="200"\} [1-9]/);
+    expect(text).toMatch(/vigil_collection_runs_total\{status="(succeeded|partial)"\} 1/);
+  });
+
+  it('signs out: the session stops working', async () => {
+    const s = await signInAs(w.app, 'viewer@contoso.test', w.password);
+    expect((await call(s, 'GET', '/api/v1/auth/session')).statusCode).toBe(200);
+    expect((await call(s, 'POST', '/api/v1/auth/logout')).statusCode).toBe(204);
+    expect((await call(s, 'GET', '/api/v1/auth/session')).statusCode).toBe(401);
+  });
+
+});
