@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { generateTenant, startEmulator, type RunningEmulator, type Tenant } from '../../emulator/index.ts';
+import { generateManagedApp, generateTenant, startEmulator, type ManagedApp, type RunningEmulator, type Tenant } from '../../emulator/index.ts';
 import { addPortalUser, createApiKey, ensureOrganization } from '../../src/access/index.ts';
 import { buildServer } from '../../src/api/server.ts';
 import { loadCustomProfile } from '../../src/config/cloud.ts';
@@ -21,6 +21,8 @@ export interface ApiWorld {
   rt: Runtime;
   emulator: RunningEmulator;
   tenants: { contoso: Tenant; fabrikam: Tenant };
+  /** The operator-managed application (Mode B), configured in the runtime. */
+  managed: ManagedApp;
   app: FastifyInstance;
   queue: InProcessQueue;
   orgs: { contoso: string; fabrikam: string };
@@ -42,13 +44,18 @@ const SIZES = { users: 12, guests: 2, groups: 3, environments: 3, agents: 4, app
 export async function apiWorld(env: Record<string, string> = {}): Promise<ApiWorld> {
   const contoso = generateTenant({ seed: 'api-contoso', sizes: SIZES });
   const fabrikam = generateTenant({ seed: 'api-fabrikam', sizes: SIZES });
-  const emulator = await startEmulator({ tenants: [contoso, fabrikam] });
+  const managed = generateManagedApp({ seed: 'api-operator', redirectUris: ['http://127.0.0.1:8080/consent/callback'] });
+  const emulator = await startEmulator({ tenants: [contoso, fabrikam], managedApps: [managed] });
   const endpointsFile = emulator.writeEndpointsFile(mkdtempSync(join(tmpdir(), 'vigil-emu-')));
-  const rt = await createRuntime({ dataDir: mkdtempSync(join(tmpdir(), 'vigil-data-')), cloud: loadCustomProfile(endpointsFile), env: { ...TEST_ENV, VIGIL_AUDIT_IN_JOBS: 'false', ...env } });
+  const rt = await createRuntime({
+    dataDir: mkdtempSync(join(tmpdir(), 'vigil-data-')),
+    cloud: loadCustomProfile(endpointsFile),
+    env: { ...TEST_ENV, VIGIL_AUDIT_IN_JOBS: 'false', VIGIL_MANAGED_APP_CLIENT_ID: managed.appId, VIGIL_MANAGED_APP_CLIENT_SECRET: managed.clientSecret, VIGIL_CONSENT_REDIRECT_URI: 'http://127.0.0.1:8080/consent/callback', ...env },
+  });
   const queue = new InProcessQueue(rt.logger, { retryLimit: 0, retryDelaySeconds: 1, expireInSeconds: 600 });
   await queue.start();
   await queue.work(collectionJobHandler({ ...rt, audit: { enabled: false } }), { concurrency: 2 });
-  const app = await buildServer({ ready: async () => ({ ok: true, detail: {} }), api: { ...(await apiContext(rt, queue)), liveIdleSeconds: 5 }, metrics: rt.metrics, portalDir: join(import.meta.dirname, 'no-portal') });
+  const app = await buildServer({ ready: async () => ({ ok: true, detail: {} }), api: { ...(await apiContext(rt, queue)), liveIdleSeconds: 5 }, metrics: rt.metrics, trustProxy: rt.config.server.trustProxy, portalDir: join(import.meta.dirname, 'no-portal') });
   const password = 'correct horse battery staple';
   const orgs = { contoso: (await ensureOrganization(rt.db, 'Contoso')).id, fabrikam: (await ensureOrganization(rt.db, 'Fabrikam')).id };
   for (const [org, id] of Object.entries(orgs)) {
@@ -64,6 +71,7 @@ export async function apiWorld(env: Record<string, string> = {}): Promise<ApiWor
     rt,
     emulator,
     tenants: { contoso, fabrikam },
+    managed,
     app,
     queue,
     orgs,
