@@ -1,7 +1,15 @@
 # syntax=docker/dockerfile:1
-# Vigil runs its TypeScript through tsx, a runtime dependency: there is no build step, only `npm ci`.
+# Vigil runs its TypeScript through tsx, a runtime dependency: the only build step is the web portal (stage `web`).
 # Build:  docker build -t vigil .
 # Run:    see docs/deployment.md (SQLite in the /data volume, or PostgreSQL through DATABASE_URL).
+
+# The portal: React built by Vite into web/dist, served by `vigil serve` at `/` (devDependencies only here).
+FROM node:22-bookworm-slim AS web
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY web ./web
+RUN npm run build:web
 
 FROM node:22-bookworm-slim AS deps
 WORKDIR /app
@@ -10,7 +18,9 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
+# `prepare` builds the portal, which needs the devDependencies: the `web` stage does it instead.
+RUN npm pkg delete scripts.prepare \
+ && npm ci --omit=dev --no-audit --no-fund
 
 FROM node:22-bookworm-slim
 WORKDIR /app
@@ -25,6 +35,7 @@ COPY bin ./bin
 COPY src ./src
 COPY emulator ./emulator
 COPY docs ./docs
+COPY --from=web /app/web/dist ./web/dist
 ENV VIGIL_DATA_DIR=/data \
     VIGIL_HOST=0.0.0.0
 USER vigil

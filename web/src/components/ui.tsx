@@ -1,0 +1,207 @@
+import { useEffect, useRef, type InputHTMLAttributes, type ReactNode } from 'react';
+import type { Severity } from '../types.ts';
+
+/** A form error: the field it belongs to (its input id), the message and how to fix it. */
+export interface FormError {
+  field?: string;
+  message: string;
+  remediation?: string;
+}
+
+/** The list of problems at the top of a form, each linking to its field; announced at once (role="alert"). */
+export function ErrorSummary({ errors, title = 'There is a problem', focus = true }: { errors: FormError[]; title?: string; focus?: boolean }) {
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (focus && errors.length) ref.current?.focus();
+  }, [errors, focus]);
+  if (!errors.length) return null;
+  return (
+    <div className="error-summary" role="alert" tabIndex={-1} ref={ref}>
+      <h2 className="error-summary-title">{title}</h2>
+      <ul>
+        {errors.map((e, i) => (
+          <li key={`${e.field ?? ''}-${i}`}>
+            {e.field ? <a href={`#${e.field}`}>{e.message}</a> : <span>{e.message}</span>}
+            {e.remediation ? <span className="remediation"> {e.remediation}</span> : null}
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+/** Shows an API error (message and remediation) where no form field owns it. */
+export function ErrorMessage({ error }: { error: { message: string; remediation?: string | undefined } | null | undefined }) {
+  if (!error) return null;
+  return (
+    <div className="error-box" role="alert">
+      <p>
+        <strong>{error.message}</strong>
+      </p>
+      {error.remediation ? <p>{error.remediation}</p> : null}
+    </div>
+  );
+}
+
+type FieldProps = Omit<InputHTMLAttributes<HTMLInputElement>, 'id'> & {
+  id: string;
+  label: string;
+  hint?: ReactNode;
+  error?: FormError | null | undefined;
+};
+
+/** A labelled input with its hint and error, both linked through aria-describedby. */
+export function Field({ id, label, hint, error, className, ...rest }: FieldProps) {
+  const hintId = hint ? `${id}-hint` : undefined;
+  const errId = error ? `${id}-error` : undefined;
+  const describedBy = [errId, hintId].filter(Boolean).join(' ') || undefined;
+  return (
+    <div className={`field${error ? ' field-invalid' : ''}${className ? ` ${className}` : ''}`}>
+      <label htmlFor={id}>{label}</label>
+      {hint ? (
+        <div className="hint" id={hintId}>
+          {hint}
+        </div>
+      ) : null}
+      {error ? (
+        <div className="field-error" id={errId}>
+          <span className="visually-hidden">Error: </span>
+          {error.message}
+          {error.remediation ? <span className="remediation"> {error.remediation}</span> : null}
+        </div>
+      ) : null}
+      <input id={id} name={id} aria-invalid={error ? true : undefined} aria-describedby={describedBy} {...rest} />
+    </div>
+  );
+}
+
+export function Loading({ label = 'Loading…' }: { label?: string }) {
+  return (
+    <p className="loading" role="status">
+      {label}
+    </p>
+  );
+}
+
+/** A horizontally scrollable container for a wide table, reachable with the keyboard. */
+export function TableScroll({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    <div className="table-scroll" role="region" aria-label={label} tabIndex={0}>
+      {children}
+    </div>
+  );
+}
+
+export function SeverityBadge({ severity }: { severity: Severity | string | null | undefined }) {
+  if (!severity) return <span className="muted">—</span>;
+  return <span className={`badge sev-${severity}`}>{severity}</span>;
+}
+
+const STATUS_CLASS: Record<string, string> = {
+  succeeded: 'ok',
+  done: 'ok',
+  granted: 'ok',
+  resolved: 'ok',
+  closed: 'ok',
+  valid: 'ok',
+  ok: 'ok',
+  verified: 'ok',
+  running: 'info',
+  queued: 'info',
+  acknowledged: 'info',
+  suppressed: 'muted',
+  partial: 'warn',
+  incomplete: 'warn',
+  new: 'warn',
+  open: 'warn',
+  failed: 'bad',
+  missing: 'bad',
+  error: 'bad',
+  invalid: 'bad',
+  expired: 'bad',
+  rejected: 'bad',
+  interrupted: 'warn',
+  'already-granted': 'ok',
+  'no-dataverse': 'muted',
+};
+
+export function StatusBadge({ status }: { status: string | null | undefined }) {
+  if (!status) return <span className="muted">—</span>;
+  return <span className={`badge st-${STATUS_CLASS[status] ?? 'neutral'}`}>{status}</span>;
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** `YYYY-MM-DD HH:MM UTC`: the same for every viewer, as in the CLI. */
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())} UTC`;
+}
+
+export function Time({ value }: { value: string | null | undefined }) {
+  if (!value) return <span className="muted">—</span>;
+  return <time dateTime={value}>{formatTime(value)}</time>;
+}
+
+export function formatDuration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return '—';
+  if (ms < 1000) return `${ms} ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  const m = Math.floor(s / 60);
+  return `${m} min ${Math.round(s - m * 60)} s`;
+}
+
+/** Renders any JSON value compactly: scalars inline, objects in a collapsible block. */
+export function JsonValue({ value, summary = 'Show JSON' }: { value: unknown; summary?: string }) {
+  if (value === null || value === undefined) return <span className="muted">—</span>;
+  if (typeof value !== 'object') return <>{String(value)}</>;
+  return (
+    <details className="json">
+      <summary>{summary}</summary>
+      <pre>
+        <code>{JSON.stringify(value, null, 2)}</code>
+      </pre>
+    </details>
+  );
+}
+
+/** A definition list of key/value pairs (values rendered with JsonValue). */
+export function KeyValues({ entries }: { entries: [string, ReactNode][] }) {
+  return (
+    <dl className="kv">
+      {entries.map(([k, v]) => (
+        <div key={k} className="kv-row">
+          <dt>{k}</dt>
+          <dd>{v ?? <span className="muted">—</span>}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+/** Previous/Next paging over an opaque cursor. */
+export function Pager({ hasPrevious, nextCursor, onPrevious, onNext, label = 'Pages' }: { hasPrevious: boolean; nextCursor: string | null | undefined; onPrevious: () => void; onNext: () => void; label?: string }) {
+  return (
+    <nav className="pager" aria-label={label}>
+      <button type="button" onClick={onPrevious} disabled={!hasPrevious}>
+        Previous
+      </button>
+      <button type="button" onClick={onNext} disabled={!nextCursor}>
+        Next
+      </button>
+    </nav>
+  );
+}
+
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isGuid = (s: string) => GUID.test(s.trim());
+const DOMAIN = /^(?=.{3,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
+export const isDomain = (s: string) => DOMAIN.test(s.trim());
+
+/** Today as YYYY-MM-DD (UTC), for date inputs' min attribute. */
+export function todayIso(): string {
+  return new Date().toISOString().slice(0, 10);
+}

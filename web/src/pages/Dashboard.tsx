@@ -1,0 +1,143 @@
+import { Link } from 'react-router';
+import { seg } from '../api.ts';
+import { SeverityChart } from '../components/SeverityChart.tsx';
+import { ErrorMessage, formatDuration, Loading, SeverityBadge, StatusBadge, TableScroll, Time } from '../components/ui.tsx';
+import { useApi, useTitle } from '../hooks.ts';
+import type { Dashboard } from '../types.ts';
+
+export function DashboardPage() {
+  useTitle('Dashboard');
+  const { data, error, loading } = useApi<Dashboard>('/dashboard');
+  return (
+    <>
+      <h1>Dashboard</h1>
+      <ErrorMessage error={error} />
+      {loading && !data ? <Loading /> : null}
+      {data ? (
+        <div className="dash-grid">
+          <section aria-labelledby="h-trend" className="card wide">
+            <h2 id="h-trend">Open findings by severity over time</h2>
+            <SeverityChart points={data.severityOverTime} />
+          </section>
+
+          <section aria-labelledby="h-riskiest" className="card wide">
+            <h2 id="h-riskiest">Riskiest agents</h2>
+            {data.riskiestAgents.length ? (
+              <TableScroll label="Riskiest agents">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Agent</th>
+                      <th scope="col" className="num">
+                        Risk score
+                      </th>
+                      <th scope="col" className="num">
+                        Open findings
+                      </th>
+                      <th scope="col">Who can use it, and why it ranks here</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {data.riskiestAgents.map((a) => (
+                      <tr key={`${a.integrationId}/${a.agentId}`}>
+                        <td>
+                          <Link to={`/integrations/${seg(a.integrationId)}/agents/${seg(a.agentId)}`}>{a.name || a.agentId}</Link>
+                        </td>
+                        <td className="num">{a.score ?? '—'}</td>
+                        <td className="num">{a.openFindings}</td>
+                        <td>
+                          {a.highestSeverity ? <SeverityBadge severity={a.highestSeverity} /> : null} {a.reach ?? ''}
+                          {a.reasons?.length ? (
+                            <ul className="small plain">
+                              {a.reasons.map((r) => (
+                                <li key={r}>{r}</li>
+                              ))}
+                            </ul>
+                          ) : null}
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </TableScroll>
+            ) : (
+              <p className="muted">No agent has open findings.</p>
+            )}
+          </section>
+
+          <section aria-labelledby="h-collections" className="card wide">
+            <h2 id="h-collections">Last collection per integration</h2>
+            {data.lastCollections.length ? (
+              <TableScroll label="Last collection per integration">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Integration</th>
+                      <th scope="col">Status</th>
+                      <th scope="col">Finished</th>
+                      <th scope="col">Duration</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {data.lastCollections.map((c) => (
+                      <tr key={c.integrationId}>
+                        <td>
+                          <Link to={`/integrations/${seg(c.integrationId)}`}>{c.name}</Link>
+                        </td>
+                        <td>{c.run ? <StatusBadge status={c.run.status} /> : <span className="muted">never collected</span>}</td>
+                        <td>
+                          <Time value={c.run?.finishedAt ?? c.run?.startedAt} />
+                        </td>
+                        <td>{formatDuration(c.run?.durationMs)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </TableScroll>
+            ) : (
+              <p>
+                No integrations yet. <Link to="/integrations">Add one</Link> to start monitoring a tenant.
+              </p>
+            )}
+          </section>
+
+          <section aria-labelledby="h-coverage" className="card wide">
+            <h2 id="h-coverage">Coverage: what was not evaluated, and why</h2>
+            {data.coverage.length ? (
+              <TableScroll label="Checks not evaluated">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Integration</th>
+                      <th scope="col">Check</th>
+                      <th scope="col" className="num">
+                        Not evaluated
+                      </th>
+                      <th scope="col">Reason</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {data.coverage.map((c) => (
+                      <tr key={`${c.integrationId}/${c.checkId}`}>
+                        <td>
+                          <Link to={`/integrations/${seg(c.integrationId)}`}>{c.integrationName}</Link>
+                        </td>
+                        <td>
+                          {c.title} <code className="muted">{c.checkId}</code>
+                        </td>
+                        <td className="num">{c.notEvaluated}</td>
+                        <td>{c.reason ?? <span className="muted">not given</span>}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </TableScroll>
+            ) : (
+              <p className="muted">Every check was evaluated on every resource in the last collections.</p>
+            )}
+          </section>
+        </div>
+      ) : null}
+    </>
+  );
+}
