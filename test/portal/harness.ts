@@ -1,0 +1,123 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { generateManagedApp, generateTenant, startEmulator, type ManagedApp, type RunningEmulator, type Tenant } from '../../emulator/index.ts';
+import { addPortalUser, ensureOrganization } from '../../src/access/index.ts';
+import { loadCustomProfile } from '../../src/config/cloud.ts';
+import { createRuntime } from '../../src/main/runtime.ts';
+import { TEST_ENV } from '../e2e/harness.ts';
+import { until } from '../support/process.ts';
+
+/**
+ * Browser test world: the emulator (two tenants and the operator-managed app), a real `vigil serve` process on
+ * SQLite serving the built portal, and Debian's Chromium driven by playwright-core. Screenshots go to
+ * `test-results/portal/`.
+ */
+export interface PortalWorld {
+  baseUrl: string;
+  emulator: RunningEmulator;
+  contoso: Tenant;
+  fabrikam: Tenant;
+  managed: ManagedApp;
+  email: string;
+  password: string;
+  browser: Browser;
+  context: BrowserContext;
+  page: Page;
+  /** Saves a full-page screenshot as `test-results/portal/<name>.png`; returns the path. */
+  screenshot(name: string, page?: Page): Promise<string>;
+  /** Output of the serve process so far (for failure messages). */
+  output(): string;
+  close(): Promise<void>;
+}
+
+/** Chromium's flags for a headless machine without a GPU, sandbox or network (the brief's list). */
+export const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+/** Debian's Chromium. */
+export const CHROMIUM = '/usr/bin/chromium';
+/** Where the suite writes screenshots. */
+export const SCREENSHOT_DIR = join(import.meta.dirname, '..', '..', 'test-results', 'portal');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export async function portalWorld(): Promise<PortalWorld> {
+  if (!existsSync(join(import.meta.dirname, '..', '..', 'web', 'dist', 'index.html'))) throw new Error('The portal is not built: run `npm run build:web` (npm ci runs it).');
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const sizes = { users: 15, guests: 2, groups: 3, environments: 3, agents: 6, apps: 3, flows: 3, connectors: 2, connections: 3, powerBiWorkspaces: 2, foundryAccounts: 1, foundryProjects: 1, teamsAppsPerUser: 1 };
+  const contoso = generateTenant({ seed: 'portal-contoso', sizes, displayName: 'Contoso' });
+  const fabrikam = generateTenant({ seed: 'portal-fabrikam', sizes, displayName: 'Fabrikam' });
+  const managed = generateManagedApp({ seed: 'portal-operator', redirectUris: [`${baseUrl}/consent/callback`] });
+  const emulator = await startEmulator({ tenants: [contoso, fabrikam], managedApps: [managed] });
+  const endpointsFile = emulator.writeEndpointsFile(mkdtempSync(join(tmpdir(), 'vigil-emu-')));
+  const dataDir = mkdtempSync(join(tmpdir(), 'vigil-portal-'));
+  const env = {
+    ...TEST_ENV,
+    VIGIL_DATA_DIR: dataDir,
+    VIGIL_ENDPOINTS_FILE: endpointsFile,
+    VIGIL_HOST: '127.0.0.1',
+    VIGIL_PORT: String(port),
+    VIGIL_MANAGED_APP_CLIENT_ID: managed.appId,
+    VIGIL_MANAGED_APP_CLIENT_SECRET: managed.clientSecret,
+    VIGIL_CONSENT_REDIRECT_URI: `${baseUrl}/consent/callback`,
+    VIGIL_LOG_LEVEL: 'info',
+  };
+  const email = 'admin@contoso.test';
+  const password = 'correct horse battery staple';
+  const rt = await createRuntime({ dataDir, cloud: loadCustomProfile(endpointsFile), env });
+  await addPortalUser(rt.db, { organizationId: (await ensureOrganization(rt.db, 'Contoso')).id, email, password, role: 'admin', displayName: 'Ada Admin' });
+  await rt.close();
+
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', 'serve'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  await until('vigil serve to answer /healthz', async () => (await fetch(`${baseUrl}/healthz`).catch(() => null))?.ok, 60_000).catch((e: Error) => {
+    child.kill('SIGKILL');
+    throw new Error(`${e.message}\n${out}`);
+  });
+
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+  // The emulator's certificate comes from its own test CA: the browser only meets it on the consent page.
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ignoreHTTPSErrors: true });
+  const page = await context.newPage();
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  return {
+    baseUrl,
+    emulator,
+    contoso,
+    fabrikam,
+    managed,
+    email,
+    password,
+    browser,
+    context,
+    page,
+    async screenshot(name, p = page) {
+      const path = join(SCREENSHOT_DIR, `${name}.png`);
+      await p.screenshot({ path, fullPage: true });
+      return path;
+    },
+    output: () => out,
+    async close() {
+      await browser.close().catch(() => undefined);
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+      child.kill('SIGKILL');
+      await emulator.close();
+    },
+  };
+}
