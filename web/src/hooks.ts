@@ -54,3 +54,29 @@ export function useTitle(title: string): void {
     document.title = `${title} · Vigil`;
   }, [title]);
 }
+
+/**
+ * Previous/Next over an API list's keyset cursors: the API only gives the next cursor, so the cursors of the pages
+ * already seen are kept to go back. `goTo` moves the page to a cursor (empty: the first page); `reset` forgets the
+ * trail when filters change. Spread `pager(nextCursor)` into `<Pager>`.
+ */
+export function useCursorTrail(cursor: string, goTo: (cursor: string) => void) {
+  const [trail, setTrail] = useState<string[]>([]);
+  return {
+    reset: () => setTrail([]),
+    pager: (nextCursor: string | null | undefined) => ({
+      hasPrevious: trail.length > 0 || !!cursor,
+      nextCursor,
+      onPrevious: () => {
+        const prev = trail[trail.length - 1] ?? '';
+        setTrail((t) => t.slice(0, -1));
+        goTo(prev);
+      },
+      onNext: () => {
+        if (!nextCursor) return;
+        setTrail((t) => [...t, cursor]);
+        goTo(nextCursor);
+      },
+    }),
+  };
+}

@@ -3,7 +3,7 @@ import { useSearchParams } from 'react-router';
 import { api, ApiError, seg } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { ErrorMessage, JsonValue, Loading, Pager, SeverityBadge, StatusBadge, Time } from '../components/ui.tsx';
-import { useApi, useTitle } from '../hooks.ts';
+import { useApi, useTitle, useCursorTrail } from '../hooks.ts';
 import type { Alert, AlertStatus, Integration, Page } from '../types.ts';
 import { IntegrationSelect } from './Inventory.tsx';
 
@@ -26,7 +26,7 @@ export function AlertsPage() {
   const status = params.get('status') ?? '';
   const integrationId = params.get('integrationId') ?? '';
   const cursor = params.get('cursor') ?? '';
-  const [history, setHistory] = useState<string[]>([]);
+  const trail = useCursorTrail(cursor, (c) => update({ cursor: c }, true));
   const [changes, setChanges] = useState<Record<string, Alert>>({});
   const [error, setError] = useState<ApiError | null>(null);
   const [announce, setAnnounce] = useState('');
@@ -42,7 +42,7 @@ export function AlertsPage() {
       else p.delete(k);
     }
     if (!('cursor' in next)) p.delete('cursor');
-    if (!keepHistory) setHistory([]);
+    if (!keepHistory) trail.reset();
     setChanges({});
     setParams(p);
   }
@@ -110,22 +110,7 @@ export function AlertsPage() {
           ))}
         </ol>
       ) : null}
-      <Pager
-        label="Alert pages"
-        hasPrevious={history.length > 0 || !!cursor}
-        nextCursor={page.data?.nextCursor}
-        onPrevious={() => {
-          const prev = history[history.length - 1] ?? '';
-          setHistory((h) => h.slice(0, -1));
-          update({ cursor: prev }, true);
-        }}
-        onNext={() => {
-          const next = page.data?.nextCursor;
-          if (!next) return;
-          setHistory((h) => [...h, cursor]);
-          update({ cursor: next }, true);
-        }}
-      />
+      <Pager label="Alert pages" {...trail.pager(page.data?.nextCursor)} />
     </>
   );
 }

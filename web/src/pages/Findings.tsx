@@ -1,8 +1,7 @@
-import { useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { seg } from '../api.ts';
 import { ErrorMessage, Loading, Pager, SeverityBadge, StatusBadge, TableScroll, Time } from '../components/ui.tsx';
-import { useApi, useTitle } from '../hooks.ts';
+import { useApi, useTitle, useCursorTrail } from '../hooks.ts';
 import { SEVERITIES, type Finding, type Integration, type Page } from '../types.ts';
 import { IntegrationSelect } from './Inventory.tsx';
 
@@ -17,7 +16,7 @@ export function FindingsPage() {
   const checkId = params.get('checkId') ?? '';
   const resourceId = params.get('resourceId') ?? '';
   const cursor = params.get('cursor') ?? '';
-  const [history, setHistory] = useState<string[]>([]);
+  const trail = useCursorTrail(cursor, (c) => update({ cursor: c }, true));
 
   const integrations = useApi<Page<Integration>>('/integrations');
   const page = useApi<Page<Finding>>('/findings', { severity, status, integrationId, checkId, resourceId, cursor, limit: 50 });
@@ -30,7 +29,7 @@ export function FindingsPage() {
       else p.delete(k);
     }
     if (!('cursor' in next)) p.delete('cursor');
-    if (!keepHistory) setHistory([]);
+    if (!keepHistory) trail.reset();
     setParams(p);
   }
 
@@ -132,22 +131,7 @@ export function FindingsPage() {
       ) : page.data ? (
         <p>No findings match these filters.</p>
       ) : null}
-      <Pager
-        label="Finding pages"
-        hasPrevious={history.length > 0 || !!cursor}
-        nextCursor={page.data?.nextCursor}
-        onPrevious={() => {
-          const prev = history[history.length - 1] ?? '';
-          setHistory((h) => h.slice(0, -1));
-          update({ cursor: prev }, true);
-        }}
-        onNext={() => {
-          const next = page.data?.nextCursor;
-          if (!next) return;
-          setHistory((h) => [...h, cursor]);
-          update({ cursor: next }, true);
-        }}
-      />
+      <Pager label="Finding pages" {...trail.pager(page.data?.nextCursor)} />
     </>
   );
 }

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { seg } from '../api.ts';
 import { ErrorMessage, JsonValue, Loading, Pager, TableScroll, Time } from '../components/ui.tsx';
-import { useApi, useTitle } from '../hooks.ts';
+import { useApi, useTitle, useCursorTrail } from '../hooks.ts';
 import { INVENTORY_KINDS, type Integration, type InventoryItem, type InventoryKind, type Page } from '../types.ts';
 
 const PAGE_SIZE = 50;
@@ -44,7 +44,7 @@ export function InventoryPage() {
   useTitle(`Inventory: ${kindLabel}`);
 
   // Previous pages' cursors (the API pages forward only); reset whenever a filter changes.
-  const [history, setHistory] = useState<string[]>([]);
+  const trail = useCursorTrail(cursor, (c) => update({ cursor: c }, true));
   const [qDraft, setQDraft] = useState(q);
   const [lastQ, setLastQ] = useState(q);
   if (q !== lastQ) {
@@ -64,7 +64,7 @@ export function InventoryPage() {
       else p.delete(k);
     }
     if (!('cursor' in next)) p.delete('cursor');
-    if (!keepHistory) setHistory([]);
+    if (!keepHistory) trail.reset();
     setParams(p);
   }
 
@@ -163,22 +163,7 @@ export function InventoryPage() {
       ) : page.data ? (
         <p>Nothing found. {q || integrationId || environmentId ? 'Try fewer filters.' : 'Run a collection on an integration to fill the inventory.'}</p>
       ) : null}
-      <Pager
-        label="Inventory pages"
-        hasPrevious={history.length > 0 || !!cursor}
-        nextCursor={page.data?.nextCursor}
-        onPrevious={() => {
-          const prev = history[history.length - 1] ?? '';
-          setHistory((h) => h.slice(0, -1));
-          update({ cursor: prev }, true);
-        }}
-        onNext={() => {
-          const next = page.data?.nextCursor;
-          if (!next) return;
-          setHistory((h) => [...h, cursor]);
-          update({ cursor: next }, true);
-        }}
-      />
+      <Pager label="Inventory pages" {...trail.pager(page.data?.nextCursor)} />
     </>
   );
 }
