@@ -42,7 +42,7 @@ describe('portal in Chromium', () => {
     // The session cookie is not readable by the page's script; the CSRF cookie is.
     const cookies = await w.context.cookies();
     expect(cookies.find((c) => c.name === 'vigil_session')).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
-    expect(await page.evaluate(() => document.cookie)).not.toContain('vigil_session');
+    expect(await page.evaluate<string>('document.cookie')).not.toContain('vigil_session');
   });
 
   it('CREATE NEW, customer-created app: names the fix for a bad field, then creates it; the checklist turns green after granting access', async () => {
@@ -160,7 +160,7 @@ describe('portal in Chromium', () => {
     await page.setViewportSize({ width: 400, height: 800 });
     await page.reload();
     await page.getByRole('img', { name: /severity/i }).first().waitFor();
-    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(true);
+    expect(await page.evaluate<boolean>('document.documentElement.scrollWidth <= window.innerWidth + 1')).toBe(true);
     await w.screenshot('16-dashboard-narrow');
     await page.setViewportSize({ width: 1280, height: 800 });
   });
@@ -170,11 +170,11 @@ describe('portal in Chromium', () => {
     await page.goto(`${w.baseUrl}/findings`);
     await page.getByRole('navigation', { name: 'Main' }).waitFor();
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toMatch(/Skip to/i);
+    expect(await page.evaluate<string>('document.activeElement?.textContent')).toMatch(/Skip to/i);
     // Hidden above the page until focused: focusing it brings it into view.
-    expect(await page.evaluate(() => document.activeElement!.getBoundingClientRect().top)).toBeGreaterThanOrEqual(0);
+    expect(await page.evaluate<number>('document.activeElement.getBoundingClientRect().top')).toBeGreaterThanOrEqual(0);
     await page.keyboard.press('Enter');
-    expect(await page.evaluate(() => document.activeElement?.id || document.activeElement?.tagName)).toMatch(/main/i);
+    expect(await page.evaluate<string>('document.activeElement?.id || document.activeElement?.tagName')).toMatch(/main/i);
   });
 
   it('signs out', async () => {
