@@ -1,6 +1,6 @@
 import { VigilError } from '../core/errors.ts';
 import type { Executor } from '../store/db.ts';
-import type { IntegrationRow } from '../store/repositories/integrations.ts';
+import { findOrganizationIntegration, listOrganizationIntegrations, type IntegrationRow } from '../store/repositories/integrations.ts';
 import type { Principal, Role } from './index.ts';
 
 /**
@@ -21,14 +21,14 @@ export function notFound(what: string, id: string, remediation?: string): VigilE
  * @throws VigilError `not-found` / `INTEGRATION_NOT_FOUND` when absent or another organization's.
  */
 export async function integrationOf(db: Executor, principal: Pick<Principal, 'organizationId'>, id: string): Promise<IntegrationRow> {
-  const row = await db.selectFrom('integrations').selectAll().where('id', '=', id).where('organization_id', '=', principal.organizationId).executeTakeFirst();
+  const row = await findOrganizationIntegration(db, principal.organizationId, id);
   if (!row) throw notFound('integration', id, 'List the integrations with GET /api/v1/integrations.');
   return row;
 }
 
 /** Ids of the organization's integrations, oldest first. */
 export async function organizationIntegrationIds(db: Executor, organizationId: string): Promise<string[]> {
-  return (await db.selectFrom('integrations').select('id').where('organization_id', '=', organizationId).orderBy('created_at').execute()).map((r) => r.id);
+  return (await listOrganizationIntegrations(db, organizationId)).map((r) => r.id);
 }
 
 /**
@@ -47,8 +47,7 @@ export async function scopeIntegrations(db: Executor, principal: Pick<Principal,
  */
 export async function requireOwned<T extends { integration_id: string }>(db: Executor, principal: Pick<Principal, 'organizationId'>, what: string, id: string, row: T | undefined): Promise<T> {
   if (!row) throw notFound(what, id);
-  const owner = await db.selectFrom('integrations').select('id').where('id', '=', row.integration_id).where('organization_id', '=', principal.organizationId).executeTakeFirst();
-  if (!owner) throw notFound(what, id);
+  if (!(await findOrganizationIntegration(db, principal.organizationId, row.integration_id))) throw notFound(what, id);
   return row;
 }
 

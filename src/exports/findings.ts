@@ -1,6 +1,8 @@
 import { stringify } from 'csv-stringify/sync';
 import type { CheckMetadata } from '../checks/types.ts';
-import type { FindingWithSuppression } from '../store/repositories/findings.ts';
+import type { Executor } from '../store/db.ts';
+import { listFindings, type FindingWithSuppression } from '../store/repositories/findings.ts';
+import { listIntegrations } from '../store/repositories/integrations.ts';
 import { findingToOcsf, vigilProduct } from './ocsf.ts';
 import { findingsToSarif } from './sarif.ts';
 
@@ -59,4 +61,15 @@ export function renderFindings(rows: FindingWithSuppression[], format: FindingEx
     list.map((f) => ({ ...f, suppression: undefined, suppressed: f.suppression !== null, suppressionReason: f.suppression?.reason ?? '', suppressionAuthor: f.suppression?.author ?? '', suppressionExpiresAt: f.suppression?.expiresAt ?? '' })),
     { header: true, columns: CSV_COLUMNS, cast: { boolean: (b) => (b ? 'true' : 'false') } },
   );
+}
+
+/**
+ * Reads and renders findings for `vigil findings export` and `GET /api/v1/exports/findings`: those of
+ * `integrationIds` (all integrations when omitted) in `status` (all when omitted), most severe first.
+ * @returns the text and the number of findings in it.
+ */
+export async function exportFindings(db: Executor, options: { integrationIds?: string[] | undefined; status?: 'open' | 'resolved' | 'suppressed' | undefined; format: FindingExportFormat; checks: CheckMetadata[]; version: string }): Promise<{ text: string; count: number }> {
+  const rows = await listFindings(db, { integrationIds: options.integrationIds, status: options.status });
+  const tenants = new Map((await listIntegrations(db)).map((i) => [i.id, i.tenant_id]));
+  return { text: renderFindings(rows, options.format, { checks: options.checks, tenants, version: options.version }), count: rows.length };
 }

@@ -5,6 +5,8 @@ import type { Logger } from '../platform/log/index.ts';
 import { integrationsWithRunningRuns } from '../store/repositories/runs.ts';
 import { advanceSchedule, createSchedule, listSchedules } from '../store/repositories/schedules.ts';
 import type { Database } from '../store/schema.ts';
+import type { IntegrationRow } from '../store/repositories/integrations.ts';
+import { requireCollectable } from '../sync/run.ts';
 import type { JobQueue } from './queue.ts';
 
 /**
@@ -82,4 +84,14 @@ export async function tick(db: Kysely<Database>, queue: JobQueue, options: Sched
     if (jobId) enqueued.push(integrationId);
   }
   return enqueued;
+}
+
+/**
+ * Queues a collection of one integration now, outside its schedule (`vigil jobs enqueue`, `POST …/runs`).
+ * @returns the job id, or null when one is already queued (one per integration).
+ * @throws VigilError `CREDENTIALS_EXPIRED` when the integration's credentials were refused (see requireCollectable).
+ */
+export async function enqueueNow(queue: Pick<JobQueue, 'enqueueCollection'>, row: Pick<IntegrationRow, 'id' | 'name' | 'credential_state' | 'credential_error'>): Promise<string | null> {
+  requireCollectable(row);
+  return queue.enqueueCollection(row.id);
 }

@@ -1,6 +1,8 @@
 import { REGIONS, type Region } from '../config/regions.ts';
-import type { IntegrationView } from './integrations.ts';
-import { secretExpiryWarning } from './integrations.ts';
+import type { Executor } from '../store/db.ts';
+import type { IntegrationRow } from '../store/repositories/integrations.ts';
+import type { IntegrationSummary, IntegrationView } from './integrations.ts';
+import { integrationSummary, secretExpiryWarning, toView } from './integrations.ts';
 import type { VerificationReport } from './verify.ts';
 
 /**
@@ -83,4 +85,24 @@ export function setupSteps(integration: IntegrationView, report: VerificationRep
 export function renderSteps(steps: SetupStep[]): string {
   const mark = { done: 'ok     ', incomplete: 'PARTIAL', missing: 'MISSING', info: 'info   ' } as const;
   return steps.map((s) => `${s.order}. ${mark[s.state]} ${s.title}\n     ${s.observed}${s.fix ? `\n     fix: ${s.fix}` : ''}`).join('\n');
+}
+
+/** An integration with its latest verification, its setup checklist and its region's safelist (the portal's page). */
+export interface IntegrationDetail {
+  integration: IntegrationSummary;
+  verification: VerificationReport | null;
+  /** Empty until the integration was verified once. */
+  steps: SetupStep[];
+  safelist: { region: string; name: string; egressIps: string[] };
+}
+
+/** Builds the {@link IntegrationDetail} of a stored integration for the deployment's region. */
+export async function integrationDetail(db: Executor, row: IntegrationRow, region: Region = REGIONS.default): Promise<IntegrationDetail> {
+  const view = toView(row);
+  return {
+    integration: await integrationSummary(db, row),
+    verification: view.verification,
+    steps: view.verification ? setupSteps(view, view.verification, region) : [],
+    safelist: { region: region.id, name: region.name, egressIps: [...region.egressIps] },
+  };
 }

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { ensureOrganization } from '../access/index.ts';
 import { VigilError } from '../core/errors.ts';
-import { newId } from '../core/ids.ts';
+import { isGuid, newId } from '../core/ids.ts';
 import type { CloudProfile } from '../config/cloud.ts';
 import type { VigilConfig } from '../config/index.ts';
 import { managedAppClientId, managedAppCredentials, resolveTenant } from './consent.ts';
@@ -13,6 +13,7 @@ import type { CollectionMetrics, IngestionMetrics } from '../platform/metrics/in
 import type { StreamContext } from '../sources/stream.ts';
 import { nowIso, type Executor } from '../store/db.ts';
 import * as repo from '../store/repositories/integrations.ts';
+import { latestFinishedRun } from '../store/repositories/runs.ts';
 import type { Database } from '../store/schema.ts';
 import { parseSecretExpiry, requireGuid, requireSecretValue, validateCustomerAppInput } from './validate.ts';
 import { verifyIntegration, type VerificationReport } from './verify.ts';
@@ -44,7 +45,7 @@ export interface OnboardingDeps {
 export interface IntegrationView {
   id: string;
   name: string;
-  mode: string;
+  mode: 'customer-app' | 'managed-app';
   tenantId: string;
   clientId: string;
   servicePrincipalObjectId: string | null;
@@ -64,7 +65,7 @@ export function toView(row: repo.IntegrationRow, now = Date.now()): IntegrationV
   return {
     id: row.id,
     name: row.name,
-    mode: row.mode,
+    mode: row.mode as IntegrationView['mode'],
     tenantId: row.tenant_id,
     clientId: row.client_id,
     servicePrincipalObjectId: row.sp_object_id,
@@ -191,6 +192,8 @@ export interface AddManagedAppRequest {
   organizationId?: string;
   name?: string;
   tenantId?: string;
+  /** Instead of `tenantId`: the tenant id or its primary domain (resolved through the cloud's OpenID configuration). */
+  tenant?: string;
   spObjectId?: string;
   /** The tenant's primary domain, checked against the tenant id when given. */
   primaryDomain?: string;
@@ -206,7 +209,9 @@ export interface AddManagedAppRequest {
  */
 export async function addManagedAppIntegration(deps: OnboardingDeps, request: AddManagedAppRequest): Promise<{ integration: IntegrationView; report: VerificationReport }> {
   const clientId = managedAppClientId(deps.config);
-  const tenantId = requireGuid('--tenant-id', request.tenantId, 'Microsoft Entra admin center > Overview > Tenant ID');
+  const tenant = request.tenant?.trim();
+  if (tenant && !isGuid(tenant)) return addManagedAppIntegration(deps, { ...request, tenant: undefined, tenantId: await resolveTenant(deps, tenant), primaryDomain: tenant });
+  const tenantId = requireGuid('--tenant-id', tenant || request.tenantId, 'Microsoft Entra admin center > Overview > Tenant ID');
   const spObjectId = requireGuid('--sp-object-id', request.spObjectId, 'Microsoft Entra admin center > Enterprise applications > search for "Vigil" > Overview > Object ID');
   if (request.primaryDomain) await resolveTenant(deps, request.primaryDomain, tenantId);
   const organizationId = await organizationFor(deps, request.organizationId);
@@ -357,6 +362,19 @@ export async function rotateSecret(deps: OnboardingDeps, idOrName: string, reque
   await repo.replaceSecret(deps.db, row.id, JSON.stringify(encryptSecret(deps.kek, secret, aad(row))), expiresAt, at);
   deps.logger.info({ integrationId: row.id, secretExpiresAt: expiresAt }, 'client secret rotated');
   return toView((await repo.findIntegration(deps.db, row.id))!);
+}
+
+/** An integration as the API lists it: the view without its verification report, with its secret warning and last collection. */
+export interface IntegrationSummary extends Omit<IntegrationView, 'verification'> {
+  secretWarning: string | null;
+  lastRun: { id: string; status: string; startedAt: string; finishedAt: string | null } | null;
+}
+
+/** Shapes a row as an {@link IntegrationSummary} (reads its latest finished run). */
+export async function integrationSummary(db: Executor, row: repo.IntegrationRow): Promise<IntegrationSummary> {
+  const { verification: _, ...view } = toView(row);
+  const last = await latestFinishedRun(db, row.id);
+  return { ...view, secretWarning: secretExpiryWarning(view), lastRun: last ? { id: last.id, status: last.status, startedAt: last.started_at, finishedAt: last.finished_at } : null };
 }
 
 /** All integrations. */

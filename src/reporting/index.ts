@@ -5,16 +5,20 @@ import { rankAgents } from '../checks/risk.ts';
 import type { CheckMetadata } from '../checks/types.ts';
 import { VigilError } from '../core/errors.ts';
 import { SEVERITIES, type Severity } from '../core/types.ts';
+import { findingExportView } from '../exports/findings.ts';
 import type { Database } from '../store/schema.ts';
 import type { Executor } from '../store/db.ts';
 import { getAlert, setAlertStatus, ALERT_STATUSES } from '../store/repositories/audit.ts';
-import { findingHistory, getFinding, suppressFinding, unsuppressFinding, type FindingWithSuppression } from '../store/repositories/findings.ts';
-import { latestFinishedRun, listRuns, type RunRow } from '../store/repositories/runs.ts';
+import { findingHistory, getFinding, hasResultsOfRun, suppressFinding, unsuppressFinding, type FindingWithSuppression } from '../store/repositories/findings.ts';
+import { findRunningRun, getRun, latestFinishedRun, listCheckpoints, listRuns, type RunRow } from '../store/repositories/runs.ts';
+import { listOrganizationIntegrations } from '../store/repositories/integrations.ts';
 import * as q from '../store/repositories/queries.ts';
 
 /**
  * Read models of the API and portal, every one scoped to the caller's organization: inventory tables, findings with
- * suppression, alerts, events, the dashboard and the agent page. Lists are keyset-paged with an opaque cursor.
+ * suppression, alerts, events, runs with their live progress, the dashboard and the agent page; and the decisions
+ * people take on them (suppress a finding, set an alert's status), shared with the CLI. Lists are keyset-paged with an
+ * opaque cursor.
  */
 
 /** The principal fields scoping needs. */
@@ -80,23 +84,9 @@ export interface FindingView {
 export type CheckCatalogue = Map<string, CheckMetadata>;
 
 /** Shapes a finding row for the API. */
-export function findingView(f: Omit<FindingWithSuppression, never>, checks: CheckCatalogue): FindingView {
-  return {
-    id: f.id,
-    integrationId: f.integration_id,
-    checkId: f.check_id,
-    title: checks.get(f.check_id)?.title ?? null,
-    severity: f.severity as Severity,
-    resourceType: f.resource_type,
-    resourceId: f.resource_id,
-    resourceName: f.resource_name,
-    status: f.status,
-    detail: f.detail ? (JSON.parse(f.detail) as Record<string, unknown>) : null,
-    firstSeenAt: f.first_seen_at,
-    lastSeenAt: f.last_seen_at,
-    resolvedAt: f.resolved_at,
-    suppression: f.suppression ? { reason: f.suppression.reason, author: f.suppression.author, expiresAt: f.suppression.expires_at, createdAt: f.suppression.created_at } : null,
-  };
+export function findingView(f: FindingWithSuppression, checks: CheckCatalogue): FindingView {
+  const { reason: _, ...base } = findingExportView(f);
+  return { ...base, severity: f.severity as Severity, title: checks.get(f.check_id)?.title ?? null, detail: f.detail ? (JSON.parse(f.detail) as Record<string, unknown>) : null };
 }
 
 /** Filters of {@link listFindingsPage}. */
@@ -131,27 +121,44 @@ export async function findingDetail(db: Executor, caller: Caller, checks: CheckC
 }
 
 /**
- * Suppresses a finding of the organization (an admin decision recorded in its history with the author).
- * @param expiresAt ISO 8601 in the future, or null for until lifted.
- * @throws VigilError `not-found`; `invalid-input` naming `reason` or `expiresAt`.
+ * Suppresses a finding (accepted risk), recorded in its history with the author and reason. Shared by
+ * `vigil findings suppress` and the API; `fields` names the inputs in the caller's terms (flags or body fields).
+ * @param input.expiresAt ISO 8601 date or date-time in the future, or absent for until lifted.
+ * @returns the suppression's end (ISO 8601 UTC) or null for until lifted.
+ * @throws VigilError `invalid-input` naming the reason or expiry field; `not-found` / `FINDING_NOT_FOUND`.
  */
-export async function suppressOwnedFinding(db: Executor, caller: Caller, id: string, input: { reason: string; expiresAt?: string | null | undefined; author: string }, now = new Date()): Promise<void> {
-  await requireOwned(db, caller, 'finding', id, await getFinding(db, id));
+export async function suppressFindingChecked(db: Executor, id: string, input: { reason: string; expiresAt?: string | null | undefined; author: string }, fields = { reason: 'reason', expiresAt: 'expiresAt' }, now = new Date()): Promise<{ expiresAt: string | null }> {
   const reason = input.reason.trim();
-  if (!reason || reason.length > 2000) throw new VigilError('invalid-input', 'INVALID_INPUT', 'reason must be 1 to 2,000 characters.', { field: 'reason', remediation: 'Say why the finding is accepted, e.g. "test environment, no data".' });
+  if (!reason || reason.length > 2000) throw new VigilError('invalid-input', 'INVALID_INPUT', `${fields.reason} must be 1 to 2,000 characters.`, { field: fields.reason, remediation: 'Say why the finding is accepted, e.g. "test environment, no data".' });
   let expiresAt: string | null = null;
   if (input.expiresAt) {
     const t = Date.parse(input.expiresAt);
-    if (Number.isNaN(t) || t <= now.getTime()) throw new VigilError('invalid-input', 'INVALID_INPUT', `expiresAt must be a future date (got "${input.expiresAt}").`, { field: 'expiresAt', remediation: 'Give an ISO 8601 date such as 2027-03-31, or leave it out to suppress until lifted.' });
+    if (Number.isNaN(t) || t <= now.getTime()) throw new VigilError('invalid-input', 'INVALID_INPUT', `${fields.expiresAt} must be a future date (got "${input.expiresAt}").`, { field: fields.expiresAt, remediation: `Give an ISO 8601 date such as 2027-03-31 or 2027-03-31T17:00:00Z, or leave ${fields.expiresAt} out to suppress until lifted.` });
     expiresAt = new Date(t).toISOString();
   }
-  await suppressFinding(db, id, { reason, author: input.author, expiresAt }, now.toISOString());
+  if (!(await suppressFinding(db, id, { reason, author: input.author, expiresAt }, now.toISOString()))) throw notFound('finding', id, 'List the findings with `vigil findings --status all` or GET /api/v1/findings.');
+  return { expiresAt };
 }
 
-/** Lifts the suppression of a finding of the organization. @throws VigilError `not-found`; `conflict` / `NOT_SUPPRESSED`. */
-export async function unsuppressOwnedFinding(db: Executor, caller: Caller, id: string, author: string, now = new Date()): Promise<void> {
-  await requireOwned(db, caller, 'finding', id, await getFinding(db, id));
+/**
+ * Lifts a finding's suppression (shared by `vigil findings unsuppress` and the API).
+ * @throws VigilError `not-found` / `FINDING_NOT_FOUND`; `conflict` / `NOT_SUPPRESSED`.
+ */
+export async function unsuppressFindingChecked(db: Executor, id: string, author: string, now = new Date()): Promise<void> {
+  if (!(await getFinding(db, id))) throw notFound('finding', id, 'List the findings with `vigil findings --status all` or GET /api/v1/findings.');
   if (!(await unsuppressFinding(db, id, author, now.toISOString()))) throw new VigilError('conflict', 'NOT_SUPPRESSED', `Finding ${id} is not suppressed.`, { field: 'finding' });
+}
+
+/** {@link suppressFindingChecked} on a finding of the caller's organization. @throws VigilError `not-found` for another organization's. */
+export async function suppressOwnedFinding(db: Executor, caller: Caller, id: string, input: { reason: string; expiresAt?: string | null | undefined; author: string }): Promise<void> {
+  await requireOwned(db, caller, 'finding', id, await getFinding(db, id));
+  await suppressFindingChecked(db, id, input);
+}
+
+/** {@link unsuppressFindingChecked} on a finding of the caller's organization. */
+export async function unsuppressOwnedFinding(db: Executor, caller: Caller, id: string, author: string): Promise<void> {
+  await requireOwned(db, caller, 'finding', id, await getFinding(db, id));
+  await unsuppressFindingChecked(db, id, author);
 }
 
 /** An alert as the API shows it. */
@@ -204,6 +211,70 @@ export function runView(r: RunRow) {
   };
 }
 
+/** Per-stream progress of a run from its checkpoints: slices done and errored, records stored. */
+export async function runProgress(db: Executor, runId: string) {
+  const streams: Record<string, { done: number; errored: number; records: number }> = {};
+  const total = { done: 0, errored: 0, records: 0 };
+  for (const c of await listCheckpoints(db, runId)) {
+    const s = (streams[c.stream] ??= { done: 0, errored: 0, records: 0 });
+    for (const t of [s, total]) {
+      if (c.status === 'error') t.errored++;
+      else if (c.status === 'done') t.done++;
+      t.records += c.records;
+    }
+  }
+  return { ...total, streams };
+}
+
+/** One event of {@link followRun}: the server-sent event's name and its JSON data. */
+export type RunEvent =
+  | { event: 'progress'; data: { run: ReturnType<typeof runView>; progress: Awaited<ReturnType<typeof runProgress>> } }
+  | { event: 'evaluating'; data: { run: ReturnType<typeof runView> } }
+  | { event: 'finished'; data: ReturnType<typeof runView> & { evaluated: boolean } }
+  | { event: 'idle'; data: { lastRun: ReturnType<typeof runView> | null } };
+
+/**
+ * Follows an integration's collection as it runs, from the store (so whichever process runs it): `progress` every
+ * `pollMs` while a run is running; once it ends, `evaluating` until the checks' results stamped with the run are
+ * written (evaluation commits in one transaction, after the run row is finished) or `evaluationWaitMs` passes; then
+ * `finished`. `idle` when no run starts within `idleMs`. Ends after `finished` or `idle`, or when `stopped()`.
+ */
+export async function* followRun(db: Executor, integrationId: string, options: { pollMs: number; idleMs: number; evaluationWaitMs: number; stopped: () => boolean }): AsyncGenerator<RunEvent> {
+  const pause = () => new Promise((resolve) => setTimeout(resolve, options.pollMs));
+  const started = Date.now();
+  let following: string | null = null;
+  while (!options.stopped()) {
+    const running = await findRunningRun(db, integrationId);
+    if (running) {
+      following = running.id;
+      yield { event: 'progress', data: { run: runView(running), progress: await runProgress(db, running.id) } };
+    } else if (following) {
+      const done = await getRun(db, following);
+      if (!done) return;
+      const until = Date.now() + options.evaluationWaitMs;
+      let evaluated = done.status !== 'failed' && (await hasResultsOfRun(db, integrationId, done.id));
+      while (done.status !== 'failed' && !evaluated && !options.stopped() && Date.now() < until) {
+        yield { event: 'evaluating', data: { run: runView(done) } };
+        await pause();
+        evaluated = await hasResultsOfRun(db, integrationId, done.id);
+      }
+      yield { event: 'finished', data: { ...runView(done), evaluated } };
+      return;
+    } else if (Date.now() - started >= options.idleMs) {
+      const last = await latestFinishedRun(db, integrationId);
+      yield { event: 'idle', data: { lastRun: last ? runView(last) : null } };
+      return;
+    }
+    await pause();
+  }
+}
+
+/** One run of the organization with its progress. @throws VigilError `not-found` (absent or another organization's). */
+export async function runDetail(db: Executor, caller: Caller, runId: string) {
+  const run = await requireOwned(db, caller, 'run', runId, await getRun(db, runId));
+  return { ...runView(run), progress: await runProgress(db, run.id) };
+}
+
 /** Recent runs of one integration of the organization. */
 export async function listIntegrationRuns(db: Executor, caller: Caller, integrationId: string, limit = 20) {
   const row = await integrationOf(db, caller, integrationId);
@@ -218,7 +289,7 @@ export const DASHBOARD_DAYS = 30;
  * ten riskiest agents, coverage (what checks could not evaluate and why), and the last collection per integration.
  */
 export async function dashboard(db: Kysely<Database>, caller: Caller, checks: CheckCatalogue, now = new Date()) {
-  const integrations = await db.selectFrom('integrations').select(['id', 'name']).where('organization_id', '=', caller.organizationId).orderBy('created_at').execute();
+  const integrations = await listOrganizationIntegrations(db, caller.organizationId);
   const ids = integrations.map((i) => i.id);
   const names = new Map(integrations.map((i) => [i.id, i.name]));
   const days = await q.openFindingsByDay(db, ids, DASHBOARD_DAYS, now);

@@ -2,6 +2,7 @@ import { evaluateIntegration, type EvaluationSummary } from '../checks/evaluate.
 import { VigilError } from '../core/errors.ts';
 import { grantNewEnvironments, type EnvironmentGrant } from '../onboarding/environments.ts';
 import { credentialsFor, getIntegration, recordCredentialRefusal, secretExpiryWarning, streamContext, toView, type OnboardingDeps } from '../onboarding/integrations.ts';
+import type { IntegrationRow } from '../store/repositories/integrations.ts';
 import { collect, type CollectOptions, type CollectResult } from './engine.ts';
 
 /**
@@ -16,11 +17,7 @@ export async function collectIntegration(
   options: Pick<CollectOptions, 'onProgress' | 'afterPage' | 'concurrency' | 'signal' | 'full'> = {},
 ): Promise<CollectResult> {
   const row = await getIntegration(deps.db, idOrName);
-  if (row.credential_state !== 'ok') {
-    throw new VigilError('authentication', 'CREDENTIALS_EXPIRED', `Integration ${row.name} is not collected: ${row.credential_error ?? 'its credentials were refused'}`, {
-      remediation: `Create a new client secret (App registrations > your app > Certificates & secrets) and run \`vigil integrations rotate-secret ${row.id}\`. The interrupted collection resumes from its checkpoints.`,
-    });
-  }
+  requireCollectable(row);
   const warning = secretExpiryWarning({ ...toView(row) });
   if (warning) deps.logger.warn({ integrationId: row.id, secretExpiresAt: row.secret_expires_at }, warning);
   const ctx = streamContext(deps, credentialsFor(deps, row));
@@ -30,6 +27,18 @@ export async function collectIntegration(
     await recordCredentialRefusal(deps, row.id, e);
     throw e;
   }
+}
+
+/**
+ * Refuses an integration whose credentials were refused (expired or rejected secret): it is not collected, nor queued,
+ * until they are rotated.
+ * @throws VigilError `authentication` / `CREDENTIALS_EXPIRED` with the rotation as the fix.
+ */
+export function requireCollectable(row: Pick<IntegrationRow, 'id' | 'name' | 'credential_state' | 'credential_error'>): void {
+  if (row.credential_state === 'ok') return;
+  throw new VigilError('authentication', 'CREDENTIALS_EXPIRED', `Integration ${row.name} is not collected: ${row.credential_error ?? 'its credentials were refused'}`, {
+    remediation: `Create a new client secret (App registrations > your app > Certificates & secrets) and run \`vigil integrations rotate-secret ${row.id}\` (or rotate it in the portal). The interrupted collection resumes from its checkpoints.`,
+  });
 }
 
 /** Options of {@link collectAndEvaluate}. */

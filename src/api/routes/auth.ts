@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { signIn, signOut } from '../../access/index.ts';
-import { getOrganization } from '../../store/repositories/access.ts';
+import { getOrganization, getPortalUser } from '../../store/repositories/access.ts';
 import { clearSessionCookies, principalOf, SESSION_COOKIE, setSessionCookies } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
 import { commonErrors, ErrorSchema } from '../schemas.ts';
@@ -45,7 +45,7 @@ export function authRoutes(app: FastifyInstance, ctx: ApiContext): void {
     const p = principalOf(request);
     const org = (await getOrganization(ctx.db, p.organizationId))!;
     if (p.kind === 'apiKey') return { via: 'api-key' as const, user: null, apiKey: { id: p.keyId, name: p.name, role: p.role }, organization: { id: org.id, name: org.name } };
-    const user = (await ctx.db.selectFrom('portal_users').select(['id', 'email', 'display_name', 'role']).where('id', '=', p.userId).executeTakeFirstOrThrow());
+    const user = (await getPortalUser(ctx.db, p.userId))!;
     return { via: 'session' as const, user: { id: user.id, email: user.email, displayName: user.display_name, role: p.role }, apiKey: null, organization: { id: org.id, name: org.name } };
   });
 }

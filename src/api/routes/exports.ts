@@ -2,9 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { scopeIntegrations } from '../../access/scope.ts';
-import { FINDING_EXPORT_FORMATS, FINDING_EXPORT_MEDIA, renderFindings } from '../../exports/findings.ts';
+import { exportFindings, FINDING_EXPORT_FORMATS, FINDING_EXPORT_MEDIA } from '../../exports/findings.ts';
 import { VIGIL_VERSION } from '../../sinks/index.ts';
-import { listFindings } from '../../store/repositories/findings.ts';
 import { principalOf } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
 import { commonErrors } from '../schemas.ts';
@@ -24,13 +23,10 @@ export function exportRoutes(app: FastifyInstance, ctx: ApiContext): void {
       response: { 200: z.string().describe('The file'), ...commonErrors },
     },
   }, async (request, reply) => {
-    const p = principalOf(request);
-    const ids = await scopeIntegrations(ctx.db, p, request.query.integrationId);
+    const integrationIds = await scopeIntegrations(ctx.db, principalOf(request), request.query.integrationId);
     const status = request.query.status === 'all' ? undefined : request.query.status;
-    const rows = (await Promise.all(ids.map((integrationId) => listFindings(ctx.db, { integrationId, status })))).flat();
-    const tenants = new Map((await ctx.db.selectFrom('integrations').select(['id', 'tenant_id']).where('organization_id', '=', p.organizationId).execute()).map((i) => [i.id, i.tenant_id]));
+    const { text } = await exportFindings(ctx.db, { integrationIds, status, format: request.query.format, checks: [...ctx.checks.values()], version: VIGIL_VERSION });
     const media = FINDING_EXPORT_MEDIA[request.query.format];
-    const text = renderFindings(rows, request.query.format, { checks: [...ctx.checks.values()], tenants, version: VIGIL_VERSION });
     return reply
       .type(media.contentType)
       .header('content-disposition', `attachment; filename="vigil-findings-${new Date().toISOString().slice(0, 10)}.${media.extension}"`)

@@ -2,15 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { integrationOf } from '../../access/scope.ts';
-import { isGuid } from '../../core/ids.ts';
-import { consentLink, resolveTenant } from '../../onboarding/consent.ts';
-import { setupSteps } from '../../onboarding/doctor.ts';
+import { consentLink } from '../../onboarding/consent.ts';
+import { integrationDetail } from '../../onboarding/doctor.ts';
 import { grantEnvironmentAccess } from '../../onboarding/environments.ts';
-import { addCustomerAppIntegration, addManagedAppIntegration, removeIntegration, rotateSecret, secretExpiryWarning, toView, verifyStoredIntegration } from '../../onboarding/integrations.ts';
+import { addCustomerAppIntegration, addManagedAppIntegration, getIntegration, integrationSummary, removeIntegration, rotateSecret, toView, verifyStoredIntegration } from '../../onboarding/integrations.ts';
 import { registrationInstructions } from '../../onboarding/registration.ts';
-import { latestFinishedRun, listRuns, type RunRow } from '../../store/repositories/runs.ts';
-import { runView } from '../../reporting/index.ts';
-import type { IntegrationRow } from '../../store/repositories/integrations.ts';
+import { listIntegrationRuns } from '../../reporting/index.ts';
+import { listOrganizationIntegrations, type IntegrationRow } from '../../store/repositories/integrations.ts';
 import { principalOf } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
 import { commonErrors, ErrorSchema, IdParams, RunSchema, Timestamp } from '../schemas.ts';
@@ -71,45 +69,15 @@ const CreateBody = z.discriminatedUnion('mode', [
   }),
 ]);
 
-function summary(row: IntegrationRow, last: RunRow | undefined) {
-  const v = toView(row);
-  return {
-    id: v.id,
-    name: v.name,
-    mode: v.mode as 'customer-app' | 'managed-app',
-    tenantId: v.tenantId,
-    clientId: v.clientId,
-    servicePrincipalObjectId: v.servicePrincipalObjectId,
-    secretExpiresAt: v.secretExpiresAt,
-    secretDaysLeft: v.secretDaysLeft,
-    secretWarning: secretExpiryWarning({ ...v }),
-    createdAt: v.createdAt,
-    verifiedAt: v.verifiedAt,
-    credentialState: v.credentialState,
-    credentialError: v.credentialError,
-    lastRun: last ? { id: last.id, status: last.status, startedAt: last.started_at, finishedAt: last.finished_at } : null,
-  };
-}
-
 /** `/api/v1/integrations`: list, create in either mode, consent link, verify, rotate, registration, environments, remove. */
 export function integrationRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
 
-  async function detail(row: IntegrationRow) {
-    const view = toView(row);
-    const report = view.verification;
-    return {
-      integration: summary(row, await latestFinishedRun(ctx.db, row.id)),
-      verification: report,
-      steps: report ? setupSteps(view, report, ctx.region) : [],
-      safelist: { region: ctx.region.id, name: ctx.region.name, egressIps: [...ctx.region.egressIps] },
-    };
-  }
-  const reload = async (id: string) => (await ctx.db.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow());
+  const detail = (row: IntegrationRow) => integrationDetail(ctx.db, row, ctx.region);
 
   r.get('/integrations', { schema: { tags: ['integrations'], summary: "The organization's integrations", response: { 200: z.object({ items: z.array(IntegrationSchema) }), ...commonErrors } } }, async (request) => {
-    const rows = await ctx.db.selectFrom('integrations').selectAll().where('organization_id', '=', principalOf(request).organizationId).orderBy('created_at').execute();
-    return { items: await Promise.all(rows.map(async (row) => summary(row, await latestFinishedRun(ctx.db, row.id)))) };
+    const rows = await listOrganizationIntegrations(ctx.db, principalOf(request).organizationId);
+    return { items: await Promise.all(rows.map((row) => integrationSummary(ctx.db, row))) };
   });
 
   r.post('/integrations', {
@@ -124,15 +92,11 @@ export function integrationRoutes(app: FastifyInstance, ctx: ApiContext): void {
   }, async (request, reply) => {
     const organizationId = principalOf(request).organizationId;
     const b = request.body;
-    let created;
-    if (b.mode === 'customer-app') {
-      created = await addCustomerAppIntegration(ctx, { organizationId, name: b.name, tenantId: b.tenantId, clientId: b.clientId, clientSecret: b.clientSecret, secretExpires: b.secretExpires });
-    } else {
-      const tenant = b.tenant.trim();
-      const tenantId = isGuid(tenant) ? tenant : await resolveTenant(ctx, tenant);
-      created = await addManagedAppIntegration(ctx, { organizationId, name: b.name, tenantId, spObjectId: b.servicePrincipalObjectId, ...(isGuid(tenant) ? {} : { primaryDomain: tenant }) });
-    }
-    return reply.code(201).send(await detail(await reload(created.integration.id)));
+    const created =
+      b.mode === 'customer-app'
+        ? await addCustomerAppIntegration(ctx, { organizationId, name: b.name, tenantId: b.tenantId, clientId: b.clientId, clientSecret: b.clientSecret, secretExpires: b.secretExpires })
+        : await addManagedAppIntegration(ctx, { organizationId, name: b.name, tenant: b.tenant, spObjectId: b.servicePrincipalObjectId });
+    return reply.code(201).send(await detail(await getIntegration(ctx.db, created.integration.id)));
   });
 
   r.post('/integrations/consent-link', {
@@ -155,7 +119,7 @@ export function integrationRoutes(app: FastifyInstance, ctx: ApiContext): void {
   }, async (request) => {
     const row = await integrationOf(ctx.db, principalOf(request), request.params.id);
     await verifyStoredIntegration(ctx, row.id);
-    return detail(await reload(row.id));
+    return detail(await getIntegration(ctx.db, row.id));
   });
 
   r.put('/integrations/:id/secret', {
@@ -170,7 +134,7 @@ export function integrationRoutes(app: FastifyInstance, ctx: ApiContext): void {
   }, async (request) => {
     const row = await integrationOf(ctx.db, principalOf(request), request.params.id);
     await rotateSecret(ctx, row.id, request.body);
-    return detail(await reload(row.id));
+    return detail(await getIntegration(ctx.db, row.id));
   });
 
   r.get('/integrations/:id/registration', {
@@ -220,7 +184,6 @@ export function integrationRoutes(app: FastifyInstance, ctx: ApiContext): void {
   r.get('/integrations/:id/runs', {
     schema: { tags: ['runs'], summary: 'Recent collection runs, newest first', params: IdParams, querystring: z.object({ limit: z.coerce.number().int().min(1).max(200).default(20) }), response: { 200: z.object({ items: z.array(RunSchema) }), ...commonErrors } },
   }, async (request) => {
-    const row = await integrationOf(ctx.db, principalOf(request), request.params.id);
-    return { items: (await listRuns(ctx.db, row.id, request.query.limit)).map(runView) };
+    return { items: await listIntegrationRuns(ctx.db, principalOf(request), request.params.id, request.query.limit) };
   });
 }

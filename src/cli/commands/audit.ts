@@ -4,6 +4,7 @@ import { getIntegration } from '../../onboarding/integrations.ts';
 import { alertEventIds, ALERT_STATUSES, listAlerts, listEvents, setAlertStatus, withRaw } from '../../store/repositories/audit.ts';
 import { nowIso } from '../../store/db.ts';
 import { ingestAndDetect } from '../../sync/audit.ts';
+import { alertView, eventView } from '../../reporting/index.ts';
 import type { CommandHost } from '../host.ts';
 import { requireCount } from '../input.ts';
 import { print, printJson, table } from '../output.ts';
@@ -41,7 +42,7 @@ export function registerAudit(program: Command, host: CommandHost): void {
         if (opts.since && Number.isNaN(Date.parse(opts.since))) throw new VigilError('invalid-input', 'INVALID_INPUT', `--since '${opts.since}' is not a date.`, { field: '--since', remediation: 'Give an ISO 8601 date, e.g. 2026-11-20 or 2026-11-20T08:00:00Z.' });
         const integrationId = opts.integration ? (await getIntegration(rt.db, opts.integration)).id : undefined;
         const rows = await listEvents(rt.db, { integrationId, since: opts.since ? new Date(opts.since).toISOString() : undefined, operation: opts.operation, userId: opts.user, limit: opts.limit });
-        const events = rows.map((e) => ({ id: e.id, integrationId: e.integration_id, contentType: e.content_type, recordType: e.record_type, creationTime: e.creation_time, operation: e.operation, workload: e.workload, userId: e.user_id, clientIp: e.client_ip, objectId: e.object_id }));
+        const events = rows.map(eventView);
         if (opts.json && opts.raw) {
           const raws = await withRaw(rt.db, rows);
           return printJson(events.map((e, i) => ({ ...e, raw: raws[i]!.raw })));
@@ -64,19 +65,7 @@ export function registerAudit(program: Command, host: CommandHost): void {
         const integrationId = opts.integration ? (await getIntegration(rt.db, opts.integration)).id : undefined;
         const alertRows = await listAlerts(rt.db, { integrationId, status: opts.status, ruleId: opts.rule });
         const linked = opts.json ? await alertEventIds(rt.db, alertRows.map((a) => a.id)) : new Map<string, string[]>();
-        const rows = alertRows.map((a) => ({
-          id: a.id,
-          integrationId: a.integration_id,
-          ruleId: a.rule_id,
-          severity: a.severity,
-          status: a.status,
-          title: a.title,
-          windowStart: a.window_start,
-          windowEnd: a.window_end,
-          createdAt: a.created_at,
-          detail: a.detail ? JSON.parse(a.detail) : null,
-          eventIds: linked.get(a.id) ?? [],
-        }));
+        const rows = alertRows.map((a) => ({ ...alertView(a), eventIds: linked.get(a.id) ?? [] }));
         if (opts.json) return printJson(rows);
         if (rows.length === 0) return print('No alerts.');
         print(table([['ALERT', 'SEVERITY', 'STATUS', 'RULE', 'TITLE'], ...rows.map((a) => [a.id, a.severity, a.status, a.ruleId, a.title])]));

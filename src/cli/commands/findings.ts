@@ -5,12 +5,11 @@ import { type Command, Option } from 'commander';
 import { VigilError } from '../../core/errors.ts';
 import { SEVERITIES, type Severity } from '../../core/types.ts';
 import { getIntegration } from '../../onboarding/integrations.ts';
-import { nowIso } from '../../store/db.ts';
-import { findingHistory, getFinding, listFindings, suppressFinding, unsuppressFinding } from '../../store/repositories/findings.ts';
+import { findingHistory, getFinding, listFindings } from '../../store/repositories/findings.ts';
+import { suppressFindingChecked, unsuppressFindingChecked } from '../../reporting/index.ts';
 import { loadChecks } from '../../checks/loader.ts';
-import { findingExportView, renderFindings } from '../../exports/findings.ts';
+import { exportFindings, findingExportView } from '../../exports/findings.ts';
 import { VIGIL_VERSION } from '../../sinks/index.ts';
-import { listIntegrations } from '../../store/repositories/integrations.ts';
 import type { CommandHost } from '../host.ts';
 import { print, printJson, table } from '../output.ts';
 
@@ -54,10 +53,9 @@ export function registerFindings(program: Command, host: CommandHost): void {
       host.action(async (rt, opts: { format: 'json' | 'csv' | 'sarif' | 'ocsf'; ndjson?: boolean; integration?: string; status: string; output?: string }) => {
         if (opts.ndjson && opts.format !== 'ocsf') throw new VigilError('invalid-input', 'INVALID_INPUT', '--ndjson applies to --format ocsf only.', { field: '--ndjson', remediation: 'Use --format ocsf --ndjson, or leave --ndjson out.' });
         const integrationId = opts.integration ? (await getIntegration(rt.db, opts.integration)).id : undefined;
-        const rows = await listFindings(rt.db, { integrationId, status: opts.status === 'all' ? undefined : (opts.status as 'open' | 'resolved' | 'suppressed') });
         const checks = opts.format === 'sarif' || opts.format === 'ocsf' ? (await loadChecks()).map((c) => c.metadata) : [];
-        const tenants = new Map((await listIntegrations(rt.db)).map((i) => [i.id, i.tenant_id]));
-        const text = renderFindings(rows, opts.format === 'ocsf' && opts.ndjson ? 'ocsf-ndjson' : opts.format, { checks, tenants, version: VIGIL_VERSION });
+        const format = opts.format === 'ocsf' && opts.ndjson ? 'ocsf-ndjson' : opts.format;
+        const { text, count } = await exportFindings(rt.db, { integrationIds: integrationId ? [integrationId] : undefined, status: opts.status === 'all' ? undefined : (opts.status as 'open' | 'resolved' | 'suppressed'), format, checks, version: VIGIL_VERSION });
         if (!opts.output) return void process.stdout.write(text);
         const target = resolve(opts.output);
         const temp = `${target}.${process.pid}.tmp`;
@@ -68,7 +66,7 @@ export function registerFindings(program: Command, host: CommandHost): void {
           rmSync(temp, { force: true });
           throw new VigilError('invalid-input', 'OUTPUT_NOT_WRITABLE', `Cannot write ${target}: ${(e as Error).message}`, { field: '--output', remediation: 'Give a path in a directory you can write to.' });
         }
-        print(`${rows.length} finding(s) written to ${target} (${opts.format}).`);
+        print(`${count} finding(s) written to ${target} (${opts.format}).`);
       }),
     );
 
@@ -98,16 +96,8 @@ export function registerFindings(program: Command, host: CommandHost): void {
     .option('--by <name>', 'who decides (default: the operating-system user)')
     .action(
       host.action(async (rt, id: string, opts: { reason: string; until?: string; by?: string }) => {
-        if (!opts.reason.trim()) throw new VigilError('invalid-input', 'INVALID_INPUT', '--reason is empty.', { field: '--reason', remediation: 'Say why the finding is accepted, e.g. --reason "test environment, no data".' });
-        let expiresAt: string | null = null;
-        if (opts.until !== undefined) {
-          const t = Date.parse(opts.until);
-          if (Number.isNaN(t)) throw new VigilError('invalid-input', 'INVALID_INPUT', `--until '${opts.until}' is not a date.`, { field: '--until', remediation: 'Give an ISO 8601 date, e.g. 2027-03-31 or 2027-03-31T17:00:00Z.' });
-          if (t <= Date.now()) throw new VigilError('invalid-input', 'INVALID_INPUT', `--until ${new Date(t).toISOString()} is not in the future.`, { field: '--until', remediation: 'Give a later date, or leave --until out to suppress until lifted.' });
-          expiresAt = new Date(t).toISOString();
-        }
         const author = opts.by?.trim() || userInfo().username;
-        if (!(await suppressFinding(rt.db, id, { reason: opts.reason.trim(), author, expiresAt }, nowIso()))) throw notFound(id);
+        const { expiresAt } = await suppressFindingChecked(rt.db, id, { reason: opts.reason, expiresAt: opts.until, author }, { reason: '--reason', expiresAt: '--until' });
         print(`Finding ${id} suppressed by ${author}${expiresAt ? ` until ${expiresAt}` : ' until lifted'}.`);
       }),
     );
@@ -118,8 +108,7 @@ export function registerFindings(program: Command, host: CommandHost): void {
     .option('--by <name>', 'who decides (default: the operating-system user)')
     .action(
       host.action(async (rt, id: string, opts: { by?: string }) => {
-        if (!(await getFinding(rt.db, id))) throw notFound(id);
-        if (!(await unsuppressFinding(rt.db, id, opts.by?.trim() || userInfo().username, nowIso()))) throw new VigilError('conflict', 'NOT_SUPPRESSED', `Finding ${id} is not suppressed.`, { field: 'finding' });
+        await unsuppressFindingChecked(rt.db, id, opts.by?.trim() || userInfo().username);
         print(`Finding ${id} is no longer suppressed.`);
       }),
     );

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { JobQueue } from '../../jobs/queue.ts';
+import { enqueueNow } from '../../jobs/scheduler.ts';
 import type { Runtime } from '../../main/runtime.ts';
 import { getIntegration } from '../../onboarding/integrations.ts';
 import type { CommandHost } from '../host.ts';
@@ -18,7 +19,7 @@ export function registerJobs(program: Command, host: CommandHost, createQueue: (
         const queue = createQueue(rt);
         await queue.start();
         try {
-          const jobId = await queue.enqueueCollection(row.id);
+          const jobId = await enqueueNow(queue, row);
           if (opts.json) printJson({ integrationId: row.id, jobId, queued: jobId !== null });
           else print(jobId ? `Queued collection job ${jobId} for ${row.name}.` : `A collection of ${row.name} is already queued.`);
         } finally {

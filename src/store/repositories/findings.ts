@@ -167,6 +167,8 @@ async function resolve(db: Executor, findingId: string, at: string, reason: stri
 /** Filters of {@link listFindings}. */
 export interface FindingFilter {
   integrationId?: string;
+  /** Only these integrations (an organization's); empty: none. */
+  integrationIds?: string[];
   /**
    * `open`: open and not under an active suppression; `suppressed`: under an active suppression (open or resolved);
    * `resolved`; absent: all.
@@ -219,6 +221,10 @@ export async function listFindings(db: Executor, filter: FindingFilter = {}): Pr
   const at = filter.at ?? new Date().toISOString();
   let q = db.selectFrom('findings').selectAll();
   if (filter.integrationId) q = q.where('integration_id', '=', filter.integrationId);
+  if (filter.integrationIds) {
+    if (filter.integrationIds.length === 0) return [];
+    q = q.where('integration_id', 'in', filter.integrationIds);
+  }
   if (filter.status === 'open' || filter.status === 'resolved') q = q.where('status', '=', filter.status);
   if (filter.severity) q = q.where('severity', '=', filter.severity);
   if (filter.checkId) q = q.where('check_id', '=', filter.checkId);
@@ -295,6 +301,11 @@ async function expireSuppressions(db: Executor, integrationId: string, at: strin
     await db.deleteFrom('finding_suppressions').where('finding_id', '=', e.finding_id).execute();
     await recordHistory(db, e.finding_id, 'suppression_expired', e.expires_at!, { reason: e.reason });
   }
+}
+
+/** True once an evaluation stamped with this collection run has been written (evaluation commits in one transaction). */
+export async function hasResultsOfRun(db: Executor, integrationId: string, runId: string): Promise<boolean> {
+  return Boolean(await db.selectFrom('check_results').select('run_id').where('integration_id', '=', integrationId).where('run_id', '=', runId).limit(1).executeTakeFirst());
 }
 
 /** The latest check results of an integration. */

@@ -36,6 +36,16 @@ export async function findIntegrationByApp(db: Executor, tenantId: string, clien
   return db.selectFrom('integrations').selectAll().where('tenant_id', '=', tenantId).where('client_id', '=', clientId).executeTakeFirst();
 }
 
+/** The integration `id` if the organization owns it (by id only: names are not unique across organizations). */
+export async function findOrganizationIntegration(db: Executor, organizationId: string, id: string): Promise<IntegrationRow | undefined> {
+  return db.selectFrom('integrations').selectAll().where('id', '=', id).where('organization_id', '=', organizationId).executeTakeFirst();
+}
+
+/** An organization's integrations, oldest first. */
+export async function listOrganizationIntegrations(db: Executor, organizationId: string): Promise<IntegrationRow[]> {
+  return db.selectFrom('integrations').selectAll().where('organization_id', '=', organizationId).orderBy('created_at').execute();
+}
+
 /** All integrations, oldest first. */
 export async function listIntegrations(db: Executor): Promise<IntegrationRow[]> {
   return db.selectFrom('integrations').selectAll().orderBy('created_at').execute();
