@@ -45,7 +45,7 @@ const PASSWORD_MIN = 12;
 const PASSWORD_MAX = 256;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-function requireRole(value: string | undefined, field: string): Role {
+function roleFrom(value: string | undefined, field: string): Role {
   if (value && (ROLES as readonly string[]).includes(value)) return value as Role;
   throw new VigilError('invalid-input', 'INVALID_ROLE', `${field} must be one of ${ROLES.join(', ')}${value ? ` (got "${value}")` : ''}.`, {
     field,
@@ -106,7 +106,7 @@ export async function addPortalUser(db: Executor, input: { organizationId: strin
   if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) {
     throw new VigilError('invalid-input', 'WEAK_PASSWORD', `password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters (got ${password.length}).`, { field: 'password', remediation: 'Use a passphrase of several words; length matters more than symbols.' });
   }
-  const role = requireRole(input.role, 'role');
+  const role = roleFrom(input.role, 'role');
   if (await repo.findPortalUserByEmail(db, email)) throw new VigilError('conflict', 'USER_EXISTS', `A user with email ${email} already exists.`, { field: 'email', remediation: 'Sign in with it, or choose another address.' });
   const row: repo.PortalUserRow = { id: newId('usr'), organization_id: input.organizationId, email, display_name: input.displayName?.trim() || null, role, password_hash: await hashPassword(password), failed_logins: 0, locked_until: null, last_login_at: null, created_at: at, disabled_at: null };
   await repo.insertPortalUser(db, row);
@@ -127,9 +127,9 @@ export interface SignIn {
   user: PortalUserView;
 }
 
-const SIGN_IN_FAILED = () =>
+const SIGN_IN_FAILED = (policy: AccessPolicy) =>
   new VigilError('authentication', 'SIGN_IN_FAILED', 'Sign-in failed: the email or password is wrong, or the account is locked after repeated failures.', {
-    remediation: 'Check the address and password. After 5 failures in a row the account is locked for 15 minutes; an admin can reset the password (vigil users set-password).',
+    remediation: `Check the address and password. After ${policy.maxFailedLogins} failures in a row the account is locked for ${Math.ceil(policy.lockoutSeconds / 60)} minute(s).`,
   });
 
 /**
@@ -141,14 +141,14 @@ const SIGN_IN_FAILED = () =>
 export async function signIn(db: Executor, email: string, password: string, policy: AccessPolicy = DEFAULT_ACCESS_POLICY, now = new Date()): Promise<SignIn> {
   const user = await repo.findPortalUserByEmail(db, email.trim().toLowerCase());
   const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_PASSWORD_HASH);
-  if (!user || user.disabled_at) throw SIGN_IN_FAILED();
+  if (!user || user.disabled_at) throw SIGN_IN_FAILED(policy);
   const at = now.toISOString();
-  if (user.locked_until && user.locked_until > at) throw SIGN_IN_FAILED();
+  if (user.locked_until && user.locked_until > at) throw SIGN_IN_FAILED(policy);
   if (!ok) {
     const failures = user.failed_logins + 1;
     const lock = failures >= policy.maxFailedLogins;
     await repo.updatePortalUser(db, user.id, { failed_logins: lock ? 0 : failures, locked_until: lock ? new Date(now.getTime() + policy.lockoutSeconds * 1000).toISOString() : user.locked_until });
-    throw SIGN_IN_FAILED();
+    throw SIGN_IN_FAILED(policy);
   }
   await repo.updatePortalUser(db, user.id, { failed_logins: 0, locked_until: null, last_login_at: at });
   const sessionToken = newToken();
@@ -214,7 +214,7 @@ export const API_KEY_PREFIX = 'vgl_';
 export async function createApiKey(db: Executor, input: { organizationId: string; name?: string; role?: string; createdBy?: string | null; expiresAt?: string | null }, now = new Date()): Promise<{ key: string; apiKey: ApiKeyView }> {
   const name = (input.name ?? '').trim();
   if (!name || name.length > 200) throw new VigilError('invalid-input', 'INVALID_NAME', 'name must be 1 to 200 characters.', { field: 'name', remediation: 'Name the key after what uses it, e.g. "sentinel-connector".' });
-  const role = requireRole(input.role, 'role');
+  const role = roleFrom(input.role, 'role');
   let expiresAt: string | null = null;
   if (input.expiresAt) {
     const t = Date.parse(input.expiresAt);

@@ -35,7 +35,7 @@ const KINDS: Record<InventoryKind, KindMapping> = {
   'foundry-projects': { table: 'estate_objects', stream: 'foundryProjects', name: 'name' },
 };
 
-/** One live inventory object as the API lists it; `row` holds the table's own columns (JSON columns parsed). */
+/** One live inventory object as the API lists it; `attributes` holds the estate object's normalised fields, or a core table's own columns in camelCase. */
 export interface InventoryItem {
   integrationId: string;
   id: string;
@@ -267,7 +267,10 @@ export async function findAgent(db: Executor, integrationId: string, agentId: st
   return db.selectFrom('agents').selectAll().where('integration_id', '=', integrationId).where('id', '=', agentId).where('deleted_at', 'is', null).executeTakeFirst();
 }
 
-/** Live estate objects of one stream whose `attrs` JSON names `key` = `value` (e.g. components of a bot). */
+/**
+ * Live estate objects of one stream whose `attrs` hold `key` = `value` (e.g. the components of a bot). `attrs` is
+ * written by JSON.stringify, so the pair appears as the exact text `"key":"value"`; the parsed value is checked too.
+ */
 export async function estateObjectsWhere(db: Executor, integrationId: string, stream: string, key: string, value: string, limit = 500) {
   const rows = await db
     .selectFrom('estate_objects')
@@ -275,14 +278,11 @@ export async function estateObjectsWhere(db: Executor, integrationId: string, st
     .where('integration_id', '=', integrationId)
     .where('stream', '=', stream)
     .where('deleted_at', 'is', null)
-    .where(sql<boolean>`attrs like ${likePattern(JSON.stringify(value).slice(1, -1))} escape '\\'`)
+    .where(sql<boolean>`attrs like ${likePattern(`${JSON.stringify(key)}:${JSON.stringify(value)}`)} escape '\\'`)
     .orderBy('id')
-    .limit(limit * 4)
+    .limit(limit)
     .execute();
-  return rows
-    .map((r) => ({ id: r.id, name: r.name, attrs: JSON.parse(r.attrs) as Record<string, unknown> }))
-    .filter((r) => r.attrs[key] === value)
-    .slice(0, limit);
+  return rows.map((r) => ({ id: r.id, name: r.name, attrs: JSON.parse(r.attrs) as Record<string, unknown> })).filter((r) => r.attrs[key] === value);
 }
 
 /** Display names of environments by id. */
