@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
+import { useSearchParams } from 'react-router';
 import { api, ApiError } from './api.ts';
 
 type Query = Record<string, string | number | null | undefined>;
@@ -56,26 +57,43 @@ export function useTitle(title: string): void {
 }
 
 /**
- * Previous/Next over an API list's keyset cursors: the API only gives the next cursor, so the cursors of the pages
- * already seen are kept to go back. `goTo` moves the page to a cursor (empty: the first page); `reset` forgets the
- * trail when filters change. Spread `pager(nextCursor)` into `<Pager>`.
+ * The filters of a list page, kept in the URL's query (so Back and shared links work), and Previous/Next over the
+ * API's keyset cursors: the API gives only the next cursor, so the cursors of the pages already seen are kept to go
+ * back. `update` changes filters (and returns to the first page); `onFilterChange` runs when it does. Spread
+ * `pager(nextCursor)` into `<Pager>`.
  */
-export function useCursorTrail(cursor: string, goTo: (cursor: string) => void) {
+export function useListFilters(onFilterChange?: () => void) {
+  const [params, setParams] = useSearchParams();
+  const cursor = params.get('cursor') ?? '';
   const [trail, setTrail] = useState<string[]>([]);
+  const go = (next: Record<string, string>) => {
+    const p = new URLSearchParams(params);
+    for (const [k, v] of Object.entries(next)) {
+      if (v) p.set(k, v);
+      else p.delete(k);
+    }
+    setParams(p);
+  };
   return {
-    reset: () => setTrail([]),
+    /** A filter's value, or `fallback` when absent. */
+    get: (name: string, fallback = '') => params.get(name) ?? fallback,
+    cursor,
+    update(next: Record<string, string>) {
+      setTrail([]);
+      onFilterChange?.();
+      go({ ...next, cursor: '' });
+    },
     pager: (nextCursor: string | null | undefined) => ({
       hasPrevious: trail.length > 0 || !!cursor,
       nextCursor,
       onPrevious: () => {
-        const prev = trail[trail.length - 1] ?? '';
         setTrail((t) => t.slice(0, -1));
-        goTo(prev);
+        go({ cursor: trail[trail.length - 1] ?? '' });
       },
       onNext: () => {
         if (!nextCursor) return;
         setTrail((t) => [...t, cursor]);
-        goTo(nextCursor);
+        go({ cursor: nextCursor });
       },
     }),
   };

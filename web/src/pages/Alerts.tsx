@@ -1,9 +1,8 @@
 import { useState } from 'react';
-import { useSearchParams } from 'react-router';
 import { api, ApiError, seg } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { ErrorMessage, JsonValue, Loading, Pager, SeverityBadge, StatusBadge, Time } from '../components/ui.tsx';
-import { useApi, useTitle, useCursorTrail } from '../hooks.ts';
+import { useApi, useTitle, useListFilters } from '../hooks.ts';
 import type { Alert, AlertStatus, Integration, Page } from '../types.ts';
 import { IntegrationSelect } from './Inventory.tsx';
 
@@ -22,11 +21,10 @@ const ACTIONS: Record<AlertStatus, { to: AlertStatus; label: string }[]> = {
 export function AlertsPage() {
   useTitle('Alerts');
   const { isAdmin } = useAuth();
-  const [params, setParams] = useSearchParams();
-  const status = params.get('status') ?? '';
-  const integrationId = params.get('integrationId') ?? '';
-  const cursor = params.get('cursor') ?? '';
-  const trail = useCursorTrail(cursor, (c) => update({ cursor: c }, true));
+  const filters = useListFilters(() => setChanges({}));
+  const status = filters.get('status');
+  const integrationId = filters.get('integrationId');
+  const cursor = filters.cursor;
   const [changes, setChanges] = useState<Record<string, Alert>>({});
   const [error, setError] = useState<ApiError | null>(null);
   const [announce, setAnnounce] = useState('');
@@ -34,18 +32,6 @@ export function AlertsPage() {
   const integrations = useApi<Page<Integration>>('/integrations');
   const page = useApi<Page<Alert>>('/alerts', { status, integrationId, cursor, limit: 50 });
   const names = new Map((integrations.data?.items ?? []).map((i) => [i.id, i.name]));
-
-  function update(next: Record<string, string>, keepHistory = false) {
-    const p = new URLSearchParams(params);
-    for (const [k, v] of Object.entries(next)) {
-      if (v) p.set(k, v);
-      else p.delete(k);
-    }
-    if (!('cursor' in next)) p.delete('cursor');
-    if (!keepHistory) trail.reset();
-    setChanges({});
-    setParams(p);
-  }
 
   async function setStatus(a: Alert, to: AlertStatus) {
     setError(null);
@@ -65,14 +51,14 @@ export function AlertsPage() {
       <form className="filters" role="search" aria-label="Alert filters" onSubmit={(e) => e.preventDefault()}>
         <div className="field">
           <label htmlFor="a-status">Status</label>
-          <select id="a-status" value={status} onChange={(e) => update({ status: e.target.value })}>
+          <select id="a-status" value={status} onChange={(e) => filters.update({ status: e.target.value })}>
             <option value="">All statuses</option>
             <option value="new">new</option>
             <option value="acknowledged">acknowledged</option>
             <option value="closed">closed</option>
           </select>
         </div>
-        <IntegrationSelect id="a-integration" value={integrationId} onChange={(v) => update({ integrationId: v })} integrations={integrations.data?.items ?? []} />
+        <IntegrationSelect id="a-integration" value={integrationId} onChange={(v) => filters.update({ integrationId: v })} integrations={integrations.data?.items ?? []} />
       </form>
       <p role="status" className="visually-hidden">
         {announce}
@@ -110,7 +96,7 @@ export function AlertsPage() {
           ))}
         </ol>
       ) : null}
-      <Pager label="Alert pages" {...trail.pager(page.data?.nextCursor)} />
+      <Pager label="Alert pages" {...filters.pager(page.data?.nextCursor)} />
     </>
   );
 }

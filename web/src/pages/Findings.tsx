@@ -1,7 +1,7 @@
-import { Link, useSearchParams } from 'react-router';
+import { Link } from 'react-router';
 import { seg } from '../api.ts';
 import { ErrorMessage, Loading, Pager, SeverityBadge, StatusBadge, TableScroll, Time } from '../components/ui.tsx';
-import { useApi, useTitle, useCursorTrail } from '../hooks.ts';
+import { useApi, useTitle, useListFilters } from '../hooks.ts';
 import { SEVERITIES, type Finding, type Integration, type Page } from '../types.ts';
 import { IntegrationSelect } from './Inventory.tsx';
 
@@ -9,29 +9,17 @@ const STATUSES = ['open', 'resolved', 'suppressed', 'all'] as const;
 
 export function FindingsPage() {
   useTitle('Findings');
-  const [params, setParams] = useSearchParams();
-  const severity = params.get('severity') ?? '';
-  const status = params.get('status') ?? 'open';
-  const integrationId = params.get('integrationId') ?? '';
-  const checkId = params.get('checkId') ?? '';
-  const resourceId = params.get('resourceId') ?? '';
-  const cursor = params.get('cursor') ?? '';
-  const trail = useCursorTrail(cursor, (c) => update({ cursor: c }, true));
+  const filters = useListFilters();
+  const severity = filters.get('severity');
+  const status = filters.get('status', 'open');
+  const integrationId = filters.get('integrationId');
+  const checkId = filters.get('checkId');
+  const resourceId = filters.get('resourceId');
+  const cursor = filters.cursor;
 
   const integrations = useApi<Page<Integration>>('/integrations');
   const page = useApi<Page<Finding>>('/findings', { severity, status, integrationId, checkId, resourceId, cursor, limit: 50 });
   const names = new Map((integrations.data?.items ?? []).map((i) => [i.id, i.name]));
-
-  function update(next: Record<string, string>, keepHistory = false) {
-    const p = new URLSearchParams(params);
-    for (const [k, v] of Object.entries(next)) {
-      if (v) p.set(k, v);
-      else p.delete(k);
-    }
-    if (!('cursor' in next)) p.delete('cursor');
-    if (!keepHistory) trail.reset();
-    setParams(p);
-  }
 
   const items = page.data?.items ?? [];
   return (
@@ -40,7 +28,7 @@ export function FindingsPage() {
       <form className="filters" role="search" aria-label="Finding filters" onSubmit={(e) => e.preventDefault()}>
         <div className="field">
           <label htmlFor="f-severity">Severity</label>
-          <select id="f-severity" value={severity} onChange={(e) => update({ severity: e.target.value })}>
+          <select id="f-severity" value={severity} onChange={(e) => filters.update({ severity: e.target.value })}>
             <option value="">All severities</option>
             {SEVERITIES.map((s) => (
               <option key={s} value={s}>
@@ -51,7 +39,7 @@ export function FindingsPage() {
         </div>
         <div className="field">
           <label htmlFor="f-status">Status</label>
-          <select id="f-status" value={status} onChange={(e) => update({ status: e.target.value })}>
+          <select id="f-status" value={status} onChange={(e) => filters.update({ status: e.target.value })}>
             {STATUSES.map((s) => (
               <option key={s} value={s}>
                 {s}
@@ -59,7 +47,7 @@ export function FindingsPage() {
             ))}
           </select>
         </div>
-        <IntegrationSelect id="f-integration" value={integrationId} onChange={(v) => update({ integrationId: v })} integrations={integrations.data?.items ?? []} />
+        <IntegrationSelect id="f-integration" value={integrationId} onChange={(v) => filters.update({ integrationId: v })} integrations={integrations.data?.items ?? []} />
       </form>
       {checkId || resourceId ? (
         <p>
@@ -73,7 +61,7 @@ export function FindingsPage() {
               Resource <code>{resourceId}</code>{' '}
             </>
           ) : null}
-          <button type="button" className="link-button" onClick={() => update({ checkId: '', resourceId: '' })}>
+          <button type="button" className="link-button" onClick={() => filters.update({ checkId: '', resourceId: '' })}>
             Clear these filters
           </button>
         </p>
@@ -131,7 +119,7 @@ export function FindingsPage() {
       ) : page.data ? (
         <p>No findings match these filters.</p>
       ) : null}
-      <Pager label="Finding pages" {...trail.pager(page.data?.nextCursor)} />
+      <Pager label="Finding pages" {...filters.pager(page.data?.nextCursor)} />
     </>
   );
 }

@@ -1,8 +1,8 @@
 import { useState, type FormEvent } from 'react';
-import { Link, useSearchParams } from 'react-router';
+import { Link } from 'react-router';
 import { seg } from '../api.ts';
 import { ErrorMessage, JsonValue, Loading, Pager, TableScroll, Time } from '../components/ui.tsx';
-import { useApi, useTitle, useCursorTrail } from '../hooks.ts';
+import { useApi, useTitle, useListFilters } from '../hooks.ts';
 import { INVENTORY_KINDS, type Integration, type InventoryItem, type InventoryKind, type Page } from '../types.ts';
 
 const PAGE_SIZE = 50;
@@ -33,18 +33,16 @@ export function IntegrationSelect({ id, value, onChange, integrations }: { id: s
 }
 
 export function InventoryPage() {
-  const [params, setParams] = useSearchParams();
-  const kindParam = params.get('kind') ?? 'agents';
+  const filters = useListFilters();
+  const kindParam = filters.get('kind', 'agents');
   const kind: InventoryKind = (INVENTORY_KINDS.find((k) => k.id === kindParam)?.id ?? 'agents') as InventoryKind;
-  const q = params.get('q') ?? '';
-  const integrationId = params.get('integrationId') ?? '';
-  const environmentId = params.get('environmentId') ?? '';
-  const cursor = params.get('cursor') ?? '';
+  const q = filters.get('q');
+  const integrationId = filters.get('integrationId');
+  const environmentId = filters.get('environmentId');
+  const cursor = filters.cursor;
   const kindLabel = INVENTORY_KINDS.find((k) => k.id === kind)?.label ?? kind;
   useTitle(`Inventory: ${kindLabel}`);
 
-  // Previous pages' cursors (the API pages forward only); reset whenever a filter changes.
-  const trail = useCursorTrail(cursor, (c) => update({ cursor: c }, true));
   const [qDraft, setQDraft] = useState(q);
   const [lastQ, setLastQ] = useState(q);
   if (q !== lastQ) {
@@ -57,20 +55,9 @@ export function InventoryPage() {
   const page = useApi<Page<InventoryItem>>(`/inventory/${kind}`, { integrationId, environmentId, q, cursor, limit: PAGE_SIZE });
   const names = new Map((integrations.data?.items ?? []).map((i) => [i.id, i.name]));
 
-  function update(next: Record<string, string>, keepHistory = false) {
-    const p = new URLSearchParams(params);
-    for (const [k, v] of Object.entries(next)) {
-      if (v) p.set(k, v);
-      else p.delete(k);
-    }
-    if (!('cursor' in next)) p.delete('cursor');
-    if (!keepHistory) trail.reset();
-    setParams(p);
-  }
-
   function search(e: FormEvent) {
     e.preventDefault();
-    update({ q: qDraft.trim() });
+    filters.update({ q: qDraft.trim() });
   }
 
   const items = page.data?.items ?? [];
@@ -80,7 +67,7 @@ export function InventoryPage() {
       <form className="filters" onSubmit={search} role="search" aria-label="Inventory filters">
         <div className="field">
           <label htmlFor="inv-kind">Kind</label>
-          <select id="inv-kind" value={kind} onChange={(e) => update({ kind: e.target.value, environmentId: '' })}>
+          <select id="inv-kind" value={kind} onChange={(e) => filters.update({ kind: e.target.value, environmentId: '' })}>
             {INVENTORY_KINDS.map((k) => (
               <option key={k.id} value={k.id}>
                 {k.label}
@@ -88,7 +75,7 @@ export function InventoryPage() {
             ))}
           </select>
         </div>
-        <IntegrationSelect id="inv-integration" value={integrationId} onChange={(v) => update({ integrationId: v })} integrations={integrations.data?.items ?? []} />
+        <IntegrationSelect id="inv-integration" value={integrationId} onChange={(v) => filters.update({ integrationId: v })} integrations={integrations.data?.items ?? []} />
         <div className="field">
           <label htmlFor="inv-q">Search</label>
           <input id="inv-q" type="search" value={qDraft} onChange={(e) => setQDraft(e.target.value)} placeholder="Name or id" />
@@ -100,7 +87,7 @@ export function InventoryPage() {
       {environmentId ? (
         <p>
           Environment <code>{environmentId}</code>{' '}
-          <button type="button" className="link-button" onClick={() => update({ environmentId: '' })}>
+          <button type="button" className="link-button" onClick={() => filters.update({ environmentId: '' })}>
             Show all environments
           </button>
         </p>
@@ -163,7 +150,7 @@ export function InventoryPage() {
       ) : page.data ? (
         <p>Nothing found. {q || integrationId || environmentId ? 'Try fewer filters.' : 'Run a collection on an integration to fill the inventory.'}</p>
       ) : null}
-      <Pager label="Inventory pages" {...trail.pager(page.data?.nextCursor)} />
+      <Pager label="Inventory pages" {...filters.pager(page.data?.nextCursor)} />
     </>
   );
 }
