@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
@@ -8,16 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { generateManagedApp, generateTenant, startEmulator, type RunningEmulator } from '../../emulator/index.ts';
 import { tenantAccounts } from '../../emulator/generate.ts';
 import { TEST_ENV } from './harness.ts';
-import { vigil } from '../support/process.ts';
+import { freePort, vigil } from '../support/process.ts';
 
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 
 describe('Mode B from the CLI alone', () => {
   let emulator: RunningEmulator;

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateTenant, groundTruth, startEmulator, type RunningEmulator } from '../../emulator/index.ts';
 import { loadCustomProfile } from '../../src/config/cloud.ts';
@@ -10,23 +9,13 @@ import { TEST_ENV } from './harness.ts';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { until } from '../support/process.ts';
-
-/** Starts a `vigil` process; resolves its exit code on exit. */
-function start(args: string[], env: Record<string, string>): { child: ChildProcess; exited: Promise<number | null>; output: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  return { child, exited: new Promise((r) => child.once('exit', (code) => r(code))), output: () => out };
-}
-
+import { startVigil, until } from '../support/process.ts';
 
 describe('serve + two workers on PostgreSQL', () => {
   let emulator: RunningEmulator;
   let store: TestStore;
   let rt: Runtime;
-  const procs: ReturnType<typeof start>[] = [];
+  const procs: ReturnType<typeof startVigil>[] = [];
   afterAll(async () => {
     for (const p of procs) p.child.kill('SIGKILL');
     await rt?.close();
@@ -66,13 +55,13 @@ describe('serve + two workers on PostgreSQL', () => {
     // Slow the Graph delta rounds down a little so that collections overlap and a kill lands mid-run.
     emulator.control.setFaults({ rate: 0.5, kinds: ['429-fractional'], services: ['graph'], match: '/delta', maxRetryAfterSeconds: 0.15, seed: 11 });
 
-    const workerA = start(['worker'], env);
-    const workerB = start(['worker'], env);
+    const workerA = startVigil(['worker'], env);
+    const workerB = startVigil(['worker'], env);
     procs.push(workerA, workerB);
     await until('workers ready', async () => workerA.output().includes('ready') && workerB.output().includes('ready'), 30_000).catch((e: Error) => {
       throw new Error(`${e.message}: ${workerA.output()} ${workerB.output()}`);
     });
-    const serve = start(['serve'], env);
+    const serve = startVigil(['serve'], env);
     procs.push(serve);
 
     // Kill worker A once it owns a running collection with some pages stored.

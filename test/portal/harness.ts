@@ -1,6 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -9,7 +7,7 @@ import { addPortalUser, ensureOrganization } from '../../src/access/index.ts';
 import { loadCustomProfile } from '../../src/config/cloud.ts';
 import { createRuntime } from '../../src/main/runtime.ts';
 import { TEST_ENV } from '../e2e/harness.ts';
-import { until } from '../support/process.ts';
+import { freePort, startVigil, until } from '../support/process.ts';
 
 /**
  * Browser test world: the emulator (two tenants and the operator-managed app), a real `vigil serve` process on
@@ -41,17 +39,6 @@ export const CHROMIUM = '/usr/bin/chromium';
 /** Where the suite writes screenshots. */
 export const SCREENSHOT_DIR = join(import.meta.dirname, '..', '..', 'test-results', 'portal');
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 export async function portalWorld(): Promise<PortalWorld> {
   if (!existsSync(join(import.meta.dirname, '..', '..', 'web', 'dist', 'index.html'))) throw new Error('The portal is not built: run `npm run build:web` (npm ci runs it).');
   const port = await freePort();
@@ -80,14 +67,10 @@ export async function portalWorld(): Promise<PortalWorld> {
   await addPortalUser(rt.db, { organizationId: (await ensureOrganization(rt.db, 'Contoso')).id, email, password, role: 'admin', displayName: 'Ada Admin' });
   await rt.close();
 
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', 'serve'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const { child, exited, output } = startVigil(['serve'], env);
   await until('vigil serve to answer /healthz', async () => (await fetch(`${baseUrl}/healthz`).catch(() => null))?.ok, 60_000).catch((e: Error) => {
     child.kill('SIGKILL');
-    throw new Error(`${e.message}\n${out}`);
+    throw new Error(`${e.message}\n${output()}`);
   });
 
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
@@ -111,7 +94,7 @@ export async function portalWorld(): Promise<PortalWorld> {
       await p.screenshot({ path, fullPage: true });
       return path;
     },
-    output: () => out,
+    output,
     async close() {
       await browser.close().catch(() => undefined);
       child.kill('SIGTERM');

@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { TEST_ENV } from '../e2e/harness.ts';
 
 /** Runs the real `vigil` CLI in a child process with `env` (on top of the test environment); resolves its exit code and output. */
@@ -23,4 +24,32 @@ export async function until<T>(what: string, fn: () => T | undefined | false | P
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** A `vigil` process left running (serve, worker): its exit code when it exits, and its output so far. */
+export interface VigilProcess {
+  child: ChildProcess;
+  exited: Promise<number | null>;
+  output: () => string;
+}
+
+/** Starts the real `vigil` CLI with `env` on top of this process's environment, without waiting for it. */
+export function startVigil(args: string[], env: Record<string, string>): VigilProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  return { child, exited: new Promise((r) => child.once('exit', (code) => r(code))), output: () => out };
+}
+
+/** A TCP port free on 127.0.0.1 right now (for a server whose URL must be known before it starts). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
 }
