@@ -45,12 +45,14 @@ export interface ODataPagingRequest {
  * Yields the pages of an OData collection one at a time (memory stays flat whatever the collection size). Every
  * next and delta link is checked against the pipeline's link policy for `req.api` before the page is yielded, so a
  * page handed to the sync engine (which stores `nextLink` as its cursor and `deltaLink` for the next round) only
- * ever carries links on the API's own hosts. The first URL (perhaps a stored link) is checked by the pipeline.
+ * ever carries links on the API's own hosts. The first URL (perhaps a link stored by an earlier run) is checked too.
  *
  * @throws VigilError `upstream` / `FOREIGN_LINK` when the URL, a next link or a delta link is off the API's hosts
  *   (nothing is sent there and the page is not yielded); UpstreamHttpError from the pipeline.
  */
 export async function* odataPages<T>(http: HttpClient, req: ODataPagingRequest): AsyncGenerator<ODataPage<T>> {
+  // Named here (the pipeline would refuse it too): the first URL may be a link stored by an earlier run.
+  http.links.check(req.api, req.url, 'the stored or first link');
   let url: string | undefined = req.url;
   while (url) {
     const res: HttpResponse<ODataBody<T> | null> = await http.send<ODataBody<T> | null>({
