@@ -88,14 +88,15 @@ export function linkOrigin(url: string): string {
 
 /**
  * The error for a link refused by the policy: kind `upstream`, code {@link FOREIGN_LINK}, naming the API, the link
- * (`field`, e.g. `@odata.deltaLink`) and the foreign origin — never the path or query string.
+ * (`field`, e.g. `@odata.deltaLink`) and the foreign origin — never the path or query string. `why` replaces the
+ * default reason ("not a host of the API") when the origin is right but the link is still unusable.
  */
-export function foreignLinkError(api: ApiName, url: string, what: string, profileName: string): VigilError {
+export function foreignLinkError(api: ApiName, url: string, what: string, profileName: string, why?: string): VigilError {
   const origin = linkOrigin(url);
   return new VigilError(
     'upstream',
     FOREIGN_LINK,
-    `${API_NAMES[api]}: refused ${what} pointing at ${origin}, which is not a ${api} host of the cloud profile '${profileName}'; no token was sent there and the link was not stored.`,
+    `${API_NAMES[api]}: refused ${what} pointing at ${origin}, ${why ?? `which is not a ${api} host of the cloud profile '${profileName}'`}; no token was sent there and the link was not stored.`,
     {
       field: what,
       remediation:

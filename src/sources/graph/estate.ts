@@ -122,7 +122,9 @@ function relativeLink(ctx: StreamContext, link: string): string {
   ctx.http.links.check('graph', link, 'the $batch inner @odata.nextLink');
   const base = `${ctx.cloud.graph.baseUrl}/v1.0`;
   // The link is kept as sent (its skip token is opaque), so it must start with the base as written.
-  if (!link.startsWith(`${base}/`)) throw foreignLinkError('graph', link, `the $batch inner @odata.nextLink (outside ${new URL(base).pathname})`, ctx.http.links.profileName);
+  if (!link.startsWith(`${base}/`)) {
+    throw foreignLinkError('graph', link, 'the $batch inner @odata.nextLink', ctx.http.links.profileName, `outside ${new URL(base).pathname}, where a $batch request is relative to`);
+  }
   return link.slice(base.length);
 }
 
