@@ -123,7 +123,7 @@ function relativeLink(ctx: StreamContext, link: string): string {
   const base = `${ctx.cloud.graph.baseUrl}/v1.0`;
   // The link is kept as sent (its skip token is opaque), so it must start with the base as written.
   if (!link.startsWith(`${base}/`)) {
-    throw foreignLinkError('graph', link, 'the $batch inner @odata.nextLink', ctx.http.links.profileName, `outside ${new URL(base).pathname}, where a $batch request is relative to`);
+    throw foreignLinkError('graph', link, 'the $batch inner @odata.nextLink', ctx.http.links.profileName, `outside ${new URL(base).pathname}, the root that $batch request URLs are relative to`);
   }
   return link.slice(base.length);
 }
