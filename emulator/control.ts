@@ -14,6 +14,7 @@ import type { ServiceName } from './common.ts';
 import type { DirectoryChanges } from './delta.ts';
 import type { AddedContent, AuditGroundTruth, AuditGroundTruthOptions, FeedSettings, FeedSettingsPatch, FeedStore, FeedSubscription, PowerBiSettings, PublisherStats, TenantFeed } from './feed.ts';
 import type { FaultConfig, FaultCounters, FaultInjector } from './faults.ts';
+import type { ForeignLinkCounters, ForeignLinkRule, ForeignLinks } from './foreignlinks.ts';
 import { generateTenant, groundTruth, type GenerateOptions, type GroundTruth } from './generate.ts';
 import type { RequestLog, RequestLogEntry } from './log.ts';
 import { ConsentError, consentServicePrincipal, revokeServicePrincipalRoles } from './managed.ts';
@@ -128,6 +129,8 @@ export interface ControlDeps {
   feeds?: FeedStore;
   /** Change log of users and groups behind Graph delta query (add/update/remove record into it). */
   changes: DirectoryChanges;
+  /** Foreign-link rules (absent: the foreign-link methods throw ControlError 501). */
+  foreignLinks?: ForeignLinks;
 }
 
 /** Power BI activity events of a window, as `EmulatorControl.powerBiGroundTruth` counts them. */
@@ -293,6 +296,36 @@ export class EmulatorControl {
   /** Active fault configuration (null when off) and counters of injected faults. */
   faults(): { config: FaultConfig | null; counters: FaultCounters } {
     return { config: this.#d.faults.config, counters: this.#d.faults.counters() };
+  }
+
+  /**
+   * Makes answers carry links to another host (see `ForeignLinkRule`): e.g.
+   * `{ service: 'graph', field: '@odata.deltaLink', origin: 'https://127.0.0.2:8443' }`. Replaces earlier rules.
+   * Throws ControlError 400 on a bad rule.
+   */
+  setForeignLinks(rules: ForeignLinkRule[]): void {
+    const links = this.#foreignLinks();
+    try {
+      links.set(rules);
+    } catch (e) {
+      throw new ControlError(400, 'InvalidForeignLinks', (e as Error).message);
+    }
+  }
+
+  /** Stops rewriting links. */
+  clearForeignLinks(): void {
+    this.#foreignLinks().clear();
+  }
+
+  /** Active foreign-link rules and how many links were rewritten. */
+  foreignLinks(): { rules: ForeignLinkRule[]; counters: ForeignLinkCounters } {
+    const links = this.#foreignLinks();
+    return { rules: links.rules, counters: links.counters() };
+  }
+
+  #foreignLinks(): ForeignLinks {
+    if (!this.#d.foreignLinks) throw new ControlError(501, 'NotAvailable', 'this emulator was built without foreign-link rules');
+    return this.#d.foreignLinks;
   }
 
   /** Zeroes the fault counters. */
@@ -1043,6 +1076,7 @@ function sendControlError(reply: FastifyReply, e: unknown): FastifyReply {
  * - `POST /tenants/{tid}/{kind}` body object → 201 stored object; `PATCH /tenants/{tid}/{kind}/{id}` body patch;
  *   `DELETE /tenants/{tid}/{kind}/{id}` → 204 (ids may contain `/`: memberships, appUsers);
  * - `GET|PUT|DELETE /faults` (PUT body FaultConfig); `GET /requests[?service=]`, `DELETE /requests`;
+ * - `GET|PUT|DELETE /foreign-links` (PUT body ForeignLinkRule[]) → `{rules, counters}`;
  * - `PUT /token-lifetime` body `{"seconds": n}`; `POST /tokens` body MintTokenRequest → `{access_token, expires_in}`;
  * - `GET /endpoints` → the endpoints profile; `GET /ca.pem`;
  * - `PUT /consent-behavior` body `{tenant, behavior}`; `GET /consent-behavior/{tenant}` → `{behavior}`;
@@ -1119,6 +1153,14 @@ export function registerControl(app: FastifyInstance, control: EmulatorControl, 
     return control.faults();
   }));
   app.delete('/faults', wrap(() => void control.clearFaults()));
+
+  app.get('/foreign-links', wrap(() => control.foreignLinks()));
+  app.put<{ Body: unknown }>('/foreign-links', wrap((req: { body: unknown }) => {
+    if (!Array.isArray(req.body)) throw new ControlError(400, 'InvalidObject', 'body must be an array of ForeignLinkRule');
+    control.setForeignLinks(req.body as ForeignLinkRule[]);
+    return control.foreignLinks();
+  }));
+  app.delete('/foreign-links', wrap(() => void control.clearForeignLinks()));
 
   app.get<{ Querystring: { service?: string } }>('/requests', wrap((req: { query: { service?: string } }) => control.requests(req.query.service ? { service: req.query.service as ServiceName } : {})));
   app.delete('/requests', wrap(() => void control.resetLog()));

@@ -28,6 +28,7 @@ import { dataverseNotFound, registerDataverse } from './dataverse.ts';
 import { DirectoryChanges } from './delta.ts';
 import { FaultInjector, faultBody, type FaultConfig, type FaultKind } from './faults.ts';
 import { FeedStore } from './feed.ts';
+import { ForeignLinks } from './foreignlinks.ts';
 import { isBatchInner, registerGraphEstate } from './graphestate.ts';
 import { authenticate as graphAuthenticate, graphNotFound, registerGraph, sendError as graphSendError } from './graph.ts';
 import { registerCopilot, registerCopilotControl } from './copilot.ts';
@@ -66,6 +67,7 @@ export type { ExternalConnection, GraphEstate, GraphEstateGroundTruth, GraphEsta
 export type { DeltaCollection, DirectoryChange } from './delta.ts';
 export { FAULT_KINDS } from './faults.ts';
 export type { FaultConfig, FaultCounters, FaultKind } from './faults.ts';
+export type { ForeignLinkCounters, ForeignLinkRule } from './foreignlinks.ts';
 export type { RequestLogEntry } from './log.ts';
 export type { ServiceName } from './common.ts';
 export type { AccessTokenClaims } from './tokens.ts';
@@ -228,12 +230,13 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
   }
   const tokens = new TokenService(signing, options.tokenLifetimeSeconds ?? DEFAULT_TOKEN_LIFETIME_SECONDS);
   const faults = new FaultInjector(options.faults);
+  const foreignLinks = new ForeignLinks();
   const log = new RequestLog(options.logLimit);
   const signIn = new SignInState();
   const clock = new EmulatedClock();
   const feeds = new FeedStore(store, clock);
   const changes = new DirectoryChanges();
-  const control = new EmulatorControl({ store, tokens, faults, log, signIn, feeds, changes });
+  const control = new EmulatorControl({ store, tokens, faults, log, signIn, feeds, changes, foreignLinks });
 
   let baseUrl = '';
   const ctx: EmulatorContext = { store, tokens, signIn, baseUrl: () => baseUrl };
@@ -295,6 +298,17 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
     if (state.service === 'graph') reply.header('request-id', requestId);
     await reply.code(status).type('application/json').send(faultBody(state.service, status, requestId));
     return reply;
+  });
+
+  // Foreign links (control `setForeignLinks`): rewritten before a truncate fault cuts the body.
+  app.addHook('onSend', async (req, reply, payload) => {
+    const state = stateOf(req);
+    if (state.service === 'control') return payload;
+    const rules = foreignLinks.matching(state.service, req.url.split('?')[0] ?? req.url);
+    if (rules.length === 0) return payload;
+    const out = foreignLinks.apply(rules, baseUrl, payload, { get: (name) => reply.getHeader(name), set: (name, value) => void reply.header(name, value) });
+    if (out !== payload && typeof out === 'string' && reply.getHeader('content-length') !== undefined) reply.header('content-length', String(Buffer.byteLength(out)));
+    return out;
   });
 
   app.addHook('onSend', async (req, reply, payload) => {

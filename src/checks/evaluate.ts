@@ -22,7 +22,7 @@ const GAP_REASONS: Record<string, string> = {
   ...DATAVERSE_ACCESS_REASONS,
   Forbidden: 'The application is not registered as a Power Platform admin management application (run `vigil integrations verify` for the steps).',
   Authorization_RequestDenied: 'Microsoft Graph refused the read: an application permission is missing.',
-  DATAVERSE_URL_NOT_ALLOWED: 'The Dataverse URL is outside the configured cloud; no token was sent.',
+  FOREIGN_LINK: 'The upstream gave a link off the hosts of the cloud profile; Vigil refused it and sent no token there.',
 };
 
 /** Builds the coverage view of a run from its checkpoints. */

@@ -40,10 +40,11 @@ export interface CloudProfile {
   arm: ApiEndpoint;
   /**
    * Dataverse instance URLs come from BAP's `linkedEnvironmentMetadata.instanceUrl`; a token is only ever sent to an
-   * instance whose URL starts with one of these prefixes (host suffixes are matched for the public cloud).
+   * instance under one of these URL prefixes (same origin, path at a segment boundary) or with a host ending in one of
+   * {@link dataverseHostSuffixes} — the link policy, `platform/http/links.ts`.
    */
   dataverseUrlPrefixes: string[];
-  /** Host suffixes accepted for Dataverse instance URLs (`.dynamics.com` in the public cloud). */
+  /** Host suffixes accepted for Dataverse instance URLs (`.dynamics.com` in the public cloud), at a label boundary. */
   dataverseHostSuffixes: string[];
   /** PEM of an extra certificate authority to trust for these endpoints only (the emulator's), or null. */
   caPem: string | null;
@@ -127,21 +128,4 @@ export function resolveCloudProfile(cloud: string, endpointsFile: string | undef
     field: 'VIGIL_CLOUD',
     remediation: "Use 'public', or set VIGIL_ENDPOINTS_FILE to a custom endpoints file. Sovereign clouds come in a later release.",
   });
-}
-
-/**
- * True when Vigil may send a token to this Dataverse instance URL under the profile: its host ends with one of
- * `dataverseHostSuffixes`, or the URL starts with one of `dataverseUrlPrefixes`. Guards against an environment
- * record pointing tokens at a foreign host.
- */
-export function isAllowedDataverseUrl(profile: CloudProfile, instanceUrl: string): boolean {
-  let url: URL;
-  try {
-    url = new URL(instanceUrl);
-  } catch {
-    return false;
-  }
-  if (url.protocol !== 'https:') return false;
-  if (profile.dataverseHostSuffixes.some((s) => url.hostname.endsWith(s))) return true;
-  return profile.dataverseUrlPrefixes.some((p) => instanceUrl.startsWith(p));
 }

@@ -3,6 +3,7 @@ import type { CloudProfile } from '../config/cloud.ts';
 import { loadConfig, type VigilConfig } from '../config/index.ts';
 import { loadKeyEncryptionKey, type KeyEncryptionKey } from '../platform/crypto/envelope.ts';
 import { HttpClient } from '../platform/http/client.ts';
+import { LinkPolicy } from '../platform/http/links.ts';
 import { createLogger, type Logger } from '../platform/log/index.ts';
 import { Metrics } from '../platform/metrics/index.ts';
 import { openStore } from '../store/db.ts';
@@ -58,7 +59,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     dataverse: { capacity: config.budgets.dataversePer5min, windowSeconds: 300 },
   });
   const metrics = new Metrics();
-  const http = new HttpClient({ caPem: config.cloud.caPem, maxAttempts: config.http.maxAttempts, maxWaitSeconds: config.http.maxWaitSeconds, logger, budget, metrics });
+  const http = new HttpClient({ links: LinkPolicy.fromProfile(config.cloud), caPem: config.cloud.caPem, maxAttempts: config.http.maxAttempts, maxWaitSeconds: config.http.maxWaitSeconds, logger, budget, metrics });
   return {
     config,
     cloud: config.cloud,

@@ -53,6 +53,8 @@ export interface AuditIngestOptions {
 export interface ContentTypeOutcome {
   status: 'ok' | 'unavailable' | 'error';
   reason?: string;
+  /** The error code when `status` is `error` (`FOREIGN_LINK`, an upstream code, …). */
+  code?: string;
   /** Records stored for the first time. */
   stored: number;
   /** Records already stored (duplicates by design, or a re-read overlap). */
@@ -152,6 +154,7 @@ export async function ingestAudit(deps: OnboardingDeps, idOrName: string, option
       }
       outcome.status = 'error';
       outcome.reason = (e as Error).message;
+      if (isVigilError(e)) outcome.code = e.code;
       deps.logger.warn({ integrationId: row.id, contentType, error: outcome.reason }, 'audit ingestion of a content type failed; its cursor stays at the last stored window');
     }
     if (expired.length) {
@@ -237,6 +240,7 @@ async function ingestPowerBi(deps: OnboardingDeps, integrationId: string, ctx: F
     } else {
       outcome.status = 'error';
       outcome.reason = (e as Error).message;
+      if (isVigilError(e)) outcome.code = e.code;
       deps.logger.warn({ integrationId, source: POWER_BI_SOURCE, error: outcome.reason }, 'Power BI activity events failed; the cursor stays at the last stored day');
     }
   }

@@ -10,6 +10,7 @@ import { ROOT_SLICE, type Slice, type Stream, type StreamContext } from '../sour
 import { STREAMS } from '../sources/index.ts';
 import { nowIso } from '../store/db.ts';
 import { UpstreamHttpError } from '../platform/http/client.ts';
+import { isForeignLink } from '../platform/http/links.ts';
 import type { CollectionMetrics } from '../platform/metrics/index.ts';
 import { markDeleted, parentPages, markUnseen, upsertRecords } from '../store/repositories/inventory.ts';
 import * as runs from '../store/repositories/runs.ts';
@@ -285,6 +286,12 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
           if (isVigilError(e, 'authentication') || isAbort(e)) throw e;
           const { code, message } = errorCode(e);
           ctx.logger.warn({ integrationId, runId, stream: name, slice: slice.key, code }, 'slice failed');
+          // A link refused by the link policy is kept nowhere: not the stored delta link it may have been (the next
+          // round reads in full), not the slice's cursor.
+          if (isForeignLink(e)) {
+            if (incremental) await runs.clearDeltaLink(db, integrationId, name, slice.key);
+            cursor = null;
+          }
           await recordError(name, slice.key, code, message, cursor);
         }
         options.onProgress?.({ stream: name, slicesDone: ++slicesDone, slicesTotal: slices.length, records: outcome[name].records });

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpClient, parseRetryAfter, UpstreamHttpError } from '../../src/platform/http/client.ts';
+import { LinkPolicy } from '../../src/platform/http/links.ts';
 import { odataPages } from '../../src/platform/http/odata.ts';
 import { silentLogger } from '../../src/platform/log/index.ts';
 
@@ -40,11 +41,12 @@ describe('HTTP pipeline', () => {
   });
   afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-  const http = () => new HttpClient({ logger: silentLogger(), sleepMs: async () => undefined });
+  // This test's plain-HTTP server is the only Graph host.
+  const http = () => new HttpClient({ links: new LinkPolicy({ bases: { graph: [base] } }), logger: silentLogger(), sleepMs: async () => undefined });
 
   it('never follows a next link to another host with the token', async () => {
     const pages = odataPages(http(), { api: 'graph', url: `${base}/foreign`, token: async () => 'tkn' });
-    await expect(pages.next()).rejects.toThrow(/refusing to send the token/);
+    await expect(pages.next()).rejects.toMatchObject({ code: 'FOREIGN_LINK', message: expect.stringContaining('http://evil.example') });
   });
 
   it('retries a 401 once with a refreshed token', async () => {

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { register as globalRegistry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LinkPolicy } from '../../src/platform/http/links.ts';
 import { HttpClient } from '../../src/platform/http/client.ts';
 import { silentLogger } from '../../src/platform/log/index.ts';
 import { Metrics } from '../../src/platform/metrics/index.ts';
@@ -94,7 +95,9 @@ describe('Metrics through the HTTP pipeline', () => {
 
   it('counts every answer, retried ones included, and every wait with its seconds', async () => {
     const metrics = new Metrics({ defaultMetrics: false });
-    const http = new HttpClient({ logger: silentLogger(), baseDelaySeconds: 0.01, metrics });
+    // This test's plain-HTTP server is the only host each API may reach.
+    const links = new LinkPolicy({ bases: { graph: [base], dataverse: [base], bap: [base] } });
+    const http = new HttpClient({ links, logger: silentLogger(), baseDelaySeconds: 0.01, metrics });
     try {
       expect((await http.send({ api: 'graph', url: `${base}/throttled` })).status).toBe(200);
       expect((await http.send({ api: 'dataverse', url: `${base}/busy` })).status).toBe(200);

@@ -4,6 +4,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import { VigilError } from '../../core/errors.ts';
 import type { Logger } from '../log/index.ts';
 import type { ThrottleBudget } from './budget.ts';
+import type { LinkPolicy } from './links.ts';
 
 /**
  * One HTTP pipeline for every upstream call: TLS with an explicitly trusted extra CA (never verification turned
@@ -104,6 +105,11 @@ export interface HttpMetrics {
 
 /** Options of {@link HttpClient}. */
 export interface HttpClientOptions {
+  /**
+   * Where requests may go, per API (built from the cloud profile with `LinkPolicy.fromProfile`). Every request is
+   * checked before its token is asked for: a URL off the API's hosts is never sent anything.
+   */
+  links: LinkPolicy;
   /** Extra CA certificate (PEM) to trust in addition to the system roots, e.g. the emulator's. */
   caPem?: string | null;
   /** Attempts per request, first included. @default 6 */
@@ -154,6 +160,8 @@ function upstreamError(body: unknown): { code?: string; message?: string } {
 /** The HTTP pipeline. One instance per process (it pools connections). */
 export class HttpClient {
   readonly stats = new Map<ApiName, HttpStats>();
+  /** The link policy every request is checked against; sources check the links they store with it too. */
+  readonly links: LinkPolicy;
   private readonly dispatcher: Agent;
   private readonly maxAttempts: number;
   private readonly maxWaitSeconds: number;
@@ -164,6 +172,7 @@ export class HttpClient {
   private readonly metrics: HttpMetrics | undefined;
 
   constructor(options: HttpClientOptions) {
+    this.links = options.links;
     this.budget = options.budget;
     this.metrics = options.metrics;
     this.dispatcher = new Agent({
@@ -193,11 +202,15 @@ export class HttpClient {
    * using up the attempts, and with a shared budget it blocks the tenant's budget for every worker instead.
    *
    * @returns the response with its JSON body when the status is below 400.
-   * @throws UpstreamHttpError for an error status after retries; VigilError `upstream` / `NETWORK_ERROR` when the
+   * @throws VigilError `upstream` / `FOREIGN_LINK` when `req.url` is not a host of `req.api` in the link policy
+   *   (checked before anything is sent and before `req.token` is called);
+   *   UpstreamHttpError for an error status after retries; VigilError `upstream` / `NETWORK_ERROR` when the
    *   network failed on every attempt.
    */
   async send<T = unknown>(req: HttpRequest): Promise<HttpResponse<T>> {
     const method = req.method ?? 'GET';
+    // The link policy, before the token is even asked for: a token never leaves the hosts of its API.
+    this.links.check(req.api, req.url, 'the request URL');
     const stats = this.statsFor(req.api);
     let refreshed = false;
     // Throttling answers that say when to come back are the server pacing us, not failing: they get a larger

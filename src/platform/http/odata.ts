@@ -1,4 +1,3 @@
-import { VigilError } from '../../core/errors.ts';
 import type { ApiName, HttpClient, HttpResponse } from './client.ts';
 
 interface ODataBody<T> {
@@ -43,13 +42,17 @@ export interface ODataPagingRequest {
 }
 
 /**
- * Yields the pages of an OData collection one at a time (memory stays flat whatever the collection size).
+ * Yields the pages of an OData collection one at a time (memory stays flat whatever the collection size). Every
+ * next and delta link is checked against the pipeline's link policy for `req.api` before the page is yielded, so a
+ * page handed to the sync engine (which stores `nextLink` as its cursor and `deltaLink` for the next round) only
+ * ever carries links on the API's own hosts. The first URL (perhaps a link stored by an earlier run) is checked too.
  *
- * @throws VigilError `upstream` / `UNSAFE_NEXT_LINK` when a link points at another origin (a token is never sent
- *   elsewhere); UpstreamHttpError from the pipeline.
+ * @throws VigilError `upstream` / `FOREIGN_LINK` when the URL, a next link or a delta link is off the API's hosts
+ *   (nothing is sent there and the page is not yielded); UpstreamHttpError from the pipeline.
  */
 export async function* odataPages<T>(http: HttpClient, req: ODataPagingRequest): AsyncGenerator<ODataPage<T>> {
-  const origin = new URL(req.url).origin;
+  // Named here (the pipeline would refuse it too): the first URL may be a link stored by an earlier run.
+  http.links.check(req.api, req.url, 'the stored or first link');
   let url: string | undefined = req.url;
   while (url) {
     const res: HttpResponse<ODataBody<T> | null> = await http.send<ODataBody<T> | null>({
@@ -62,10 +65,10 @@ export async function* odataPages<T>(http: HttpClient, req: ODataPagingRequest):
     });
     const body: ODataBody<T> = res.body ?? {};
     const next: string | undefined = body['@odata.nextLink'] ?? body.nextLink ?? undefined;
-    if (next !== undefined && new URL(next).origin !== origin) {
-      throw new VigilError('upstream', 'UNSAFE_NEXT_LINK', `${req.api} returned a next link to another host (${new URL(next).origin}); refusing to send the token there.`);
-    }
-    yield { items: body.value ?? [], nextLink: next, deltaLink: body['@odata.deltaLink'] };
+    const delta: string | undefined = body['@odata.deltaLink'] ?? undefined;
+    if (next !== undefined) http.links.check(req.api, next, body['@odata.nextLink'] !== undefined ? '@odata.nextLink' : 'nextLink');
+    if (delta !== undefined) http.links.check(req.api, delta, '@odata.deltaLink');
+    yield { items: body.value ?? [], nextLink: next, deltaLink: delta };
     url = next;
   }
 }

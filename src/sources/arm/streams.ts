@@ -47,7 +47,7 @@ export function readerRemedy(applicationId: string | null, subscriptions: string
   return `Grant the Azure RBAC role Reader to Vigil's service principal on each subscription holding Azure AI Foundry or Azure OpenAI resources (${scope}): az role assignment create --assignee ${assignee} --role Reader --scope /subscriptions/<subscription-id>`;
 }
 
-/** ARM pages of a collection (`nextLink` on the same origin), with the ARM token. */
+/** ARM pages of a collection (`nextLink`, checked against the link policy by `odataPages`), with the ARM token. */
 function armPages(ctx: StreamContext, url: string) {
   return odataPages<Json>(ctx.http, { api: 'arm', url, token: ctx.tokens.bearer(ctx.cloud.arm.resource), tenantId: ctx.tenantId });
 }

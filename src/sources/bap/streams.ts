@@ -33,7 +33,11 @@ export function toEnvironment(j: Json): PowerPlatformEnvironment {
   };
 }
 
-/** Every environment of the tenant. */
+/**
+ * Every environment of the tenant.
+ * @throws VigilError `upstream` / `FOREIGN_LINK` when an environment's `linkedEnvironmentMetadata.instanceUrl` (or a
+ *   `nextLink`) is off the hosts of the cloud profile: the page is not yielded, so the link is never stored.
+ */
 export const environmentsStream: Stream<'environments'> = {
   name: 'environments',
   primaryKey: ['id'],
@@ -41,7 +45,10 @@ export const environmentsStream: Stream<'environments'> = {
   async *read(ctx, _slice, cursor) {
     const url = cursor ?? `${ctx.cloud.bap.baseUrl}/providers/Microsoft.BusinessAppPlatform/scopes/admin/environments?api-version=${BAP_API_VERSION}`;
     for await (const page of odataPages<Json>(ctx.http, { api: 'bap', url, token: ctx.tokens.bearer(ctx.cloud.bap.resource), tenantId: ctx.tenantId })) {
-      yield { records: page.items.map(toEnvironment), nextCursor: page.nextLink ?? null };
+      const records = page.items.map(toEnvironment);
+      // The instance URL is stored and later receives a Dataverse token: refused here, before it is stored.
+      for (const env of records) if (env.dataverseUrl !== null) ctx.http.links.check('dataverse', env.dataverseUrl, `instanceUrl of environment ${env.id}`);
+      yield { records, nextCursor: page.nextLink ?? null };
     }
   },
 };

@@ -1,5 +1,3 @@
-import { isAllowedDataverseUrl } from '../../config/cloud.ts';
-import { VigilError } from '../../core/errors.ts';
 import type { Agent, DataverseUser, StreamName, StreamRecords } from '../../core/inventory.ts';
 import { odataPages } from '../../platform/http/odata.ts';
 import type { Slice, Stream, StreamContext, StreamPage } from '../stream.ts';
@@ -33,15 +31,12 @@ export function environmentSlice(row: { id: string; dataverse_url?: string | nul
 
 /**
  * Pages of one Dataverse entity set in one environment.
- * @throws VigilError `authorization` / `DATAVERSE_URL_NOT_ALLOWED` when the instance URL is outside the cloud profile.
+ * @throws VigilError `upstream` / `FOREIGN_LINK` when the instance URL (or a next link) is off the Dataverse hosts of the
+ *   cloud profile: no token is asked for it and nothing is sent.
  */
 export async function* entityPages<R>(ctx: StreamContext, slice: Slice, entitySet: string, select: string, cursor: string | null, map: (j: Json) => R): AsyncGenerator<StreamPage<R>> {
-  const instanceUrl = slice.params.instanceUrl!;
-  if (!isAllowedDataverseUrl(ctx.cloud, instanceUrl)) {
-    throw new VigilError('authorization', 'DATAVERSE_URL_NOT_ALLOWED', `Environment ${slice.key} reports a Dataverse URL outside the configured cloud (${new URL(instanceUrl).origin}); no token was sent.`, {
-      remediation: 'Check the cloud profile (VIGIL_CLOUD / VIGIL_ENDPOINTS_FILE) matches the tenant.',
-    });
-  }
+  // Before a token for it is asked: an instance URL off the Dataverse hosts is never the audience of a token.
+  const instanceUrl = ctx.http.links.check('dataverse', slice.params.instanceUrl!, 'instanceUrl');
   const resource = dataverseResource(instanceUrl);
   const pageSize = Math.min(5000, Math.max(1, ctx.dataversePageSize ?? 5000));
   const url = cursor ?? `${resource}/${DATAVERSE_API}/${entitySet}?$select=${select}`;

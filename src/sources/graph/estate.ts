@@ -3,6 +3,7 @@ import type { ExternalConnectionAttrs, TeamsAppAttrs } from '../../core/estate/g
 import { VigilError } from '../../core/errors.ts';
 import type { EstateObject, ParentRow } from '../../core/inventory.ts';
 import { parseRetryAfter, UpstreamHttpError } from '../../platform/http/client.ts';
+import { foreignLinkError } from '../../platform/http/links.ts';
 import { odataPages } from '../../platform/http/odata.ts';
 import { REFRESH_SECONDS, type Slice, type Stream, type StreamContext } from '../stream.ts';
 
@@ -112,11 +113,17 @@ interface InnerResponse {
   body?: unknown;
 }
 
-/** The part of an absolute Graph link after `{graph}/v1.0`; refuses links to another origin. */
+/**
+ * The part of an inner `@odata.nextLink` after `{graph}/v1.0` (a `$batch` request URL is relative to the version).
+ * @throws VigilError `upstream` / `FOREIGN_LINK` when the link is off the Graph hosts (link policy) or outside
+ *   `{graph}/v1.0` (it could not be sent inside this batch).
+ */
 function relativeLink(ctx: StreamContext, link: string): string {
+  ctx.http.links.check('graph', link, 'the $batch inner @odata.nextLink');
   const base = `${ctx.cloud.graph.baseUrl}/v1.0`;
-  if (new URL(link).origin !== new URL(base).origin || !link.startsWith(base)) {
-    throw new VigilError('upstream', 'UNSAFE_NEXT_LINK', `graph returned a next link outside ${new URL(base).origin}; refusing to follow it.`);
+  // The link is kept as sent (its skip token is opaque), so it must start with the base as written.
+  if (!link.startsWith(`${base}/`)) {
+    throw foreignLinkError('graph', link, 'the $batch inner @odata.nextLink', ctx.http.links.profileName, `outside ${new URL(base).pathname}, the root that $batch request URLs are relative to`);
   }
   return link.slice(base.length);
 }

@@ -1,4 +1,3 @@
-import { VigilError } from '../../core/errors.ts';
 import { UpstreamHttpError, type HttpRequest } from '../../platform/http/client.ts';
 import type { StreamContext } from '../stream.ts';
 
@@ -40,11 +39,7 @@ function withPublisher(url: string, publisherId: string): string {
 }
 
 function request(ctx: FeedContext, url: string, method: HttpRequest['method'] = 'GET'): HttpRequest {
-  const root = ctx.cloud.managementActivity.baseUrl;
-  // Tokens and the publisher id only go to the profile's Management Activity host (content URIs come from upstream).
-  if (new URL(url).origin !== new URL(root).origin) {
-    throw new VigilError('upstream', 'UNSAFE_CONTENT_URI', `The Management Activity API returned a URI on another host (${new URL(url).origin}); refusing to send the token there.`);
-  }
+  // The pipeline's link policy keeps the token on the profile's Management Activity hosts (FOREIGN_LINK otherwise).
   return { api: 'managementActivity', method, url: withPublisher(url, ctx.publisherId), token: ctx.tokens.bearer(ctx.cloud.managementActivity.resource), tenantId: ctx.tenantId, throttledWhen: isAf429 };
 }
 
@@ -76,14 +71,21 @@ export function feedTime(d: Date): string {
 
 /**
  * Lists the content of one window (start inclusive, end exclusive on `contentCreated`; ≤ 24 h; start ≤ 7 days back),
- * page by page, following `NextPageUri` until absent.
+ * page by page, following `NextPageUri` until absent. Every `contentUri` of a page and its `NextPageUri` are checked
+ * against the link policy before the page is yielded.
+ * @throws VigilError `upstream` / `FOREIGN_LINK` when a `contentUri` or the `NextPageUri` is off the Management
+ *   Activity hosts (the page is not yielded, nothing is fetched from it); UpstreamHttpError from the pipeline.
  */
 export async function* listContent(ctx: FeedContext, contentType: string, start: Date, end: Date): AsyncGenerator<ContentItem[]> {
   let url: string | undefined = `${feedRoot(ctx)}/subscriptions/content?contentType=${encodeURIComponent(contentType)}&startTime=${feedTime(start)}&endTime=${feedTime(end)}`;
   while (url) {
     const res: { body: ContentItem[] | null; headers: Record<string, string> } = await ctx.http.send<ContentItem[] | null>(request(ctx, url));
-    yield Array.isArray(res.body) ? res.body : [];
-    url = res.headers['nextpageuri'] || undefined;
+    const items = Array.isArray(res.body) ? res.body : [];
+    const next = res.headers['nextpageuri'] || undefined;
+    for (const item of items) ctx.http.links.check('managementActivity', String(item.contentUri), 'contentUri');
+    if (next !== undefined) ctx.http.links.check('managementActivity', next, 'NextPageUri');
+    yield items;
+    url = next;
   }
 }
 

@@ -29,11 +29,7 @@ interface ActivityEventsBody {
 }
 
 function request(ctx: StreamContext, url: string): HttpRequest {
-  const root = ctx.cloud.powerBi.baseUrl;
-  // The token only goes to the profile's Power BI host (continuation URIs come from upstream).
-  if (new URL(url).origin !== new URL(root).origin) {
-    throw new VigilError('upstream', 'UNSAFE_CONTINUATION_URI', `Power BI returned a continuation URI on another host (${new URL(url).origin}); refusing to send the token there.`);
-  }
+  // The pipeline's link policy keeps the token on the profile's Power BI hosts.
   return { api: 'powerBi', method: 'GET', url, token: ctx.tokens.bearer(ctx.cloud.powerBi.resource), tenantId: ctx.tenantId };
 }
 
@@ -58,6 +54,7 @@ export function powerBiRefusal(e: unknown): unknown {
  * The activity events of [start, end] (both in one UTC day; ISO 8601 UTC), page by page.
  * @throws VigilError `invalid-input` when the bounds are not in the same UTC day or reversed.
  * @throws VigilError `authorization` / {@link POWER_BI_NOT_AUTHORIZED} when Power BI refuses the service principal;
+ *   VigilError `upstream` / `FOREIGN_LINK` when a `continuationUri` is off the Power BI hosts (the page is not yielded);
  *   UpstreamHttpError for other failures.
  */
 export async function* activityEvents(ctx: StreamContext, start: Date, end: Date): AsyncGenerator<ActivityEventsPage> {
@@ -73,7 +70,10 @@ export async function* activityEvents(ctx: StreamContext, start: Date, end: Date
       throw powerBiRefusal(e);
     }
     const events = Array.isArray(res.body?.activityEventEntities) ? res.body.activityEventEntities : [];
+    const next = res.body?.lastResultSet !== true && res.body?.continuationUri ? res.body.continuationUri : undefined;
+    // Checked before the page is handed on (and stored), not only when the next request is sent.
+    if (next !== undefined) ctx.http.links.check('powerBi', next, 'continuationUri');
     yield { events, text: JSON.stringify(events) };
-    url = res.body?.lastResultSet !== true && res.body?.continuationUri ? res.body.continuationUri : undefined;
+    url = next;
   }
 }

@@ -65,9 +65,7 @@ function notCollected(e: unknown): unknown {
 
 /** Sends one Power BI admin request (JSON in and out). @throws as described in the module comment. */
 export async function powerBiAdminCall<T>(ctx: StreamContext, method: 'GET' | 'POST', url: string, body?: unknown): Promise<HttpResponse<T>> {
-  if (new URL(url).origin !== new URL(ctx.cloud.powerBi.baseUrl).origin) {
-    throw new VigilError('upstream', 'UNSAFE_CONTINUATION_URI', `Power BI returned a URL on another host (${new URL(url).origin}); refusing to send the token there.`);
-  }
+  // The pipeline's link policy keeps the token on the profile's Power BI hosts (FOREIGN_LINK otherwise).
   try {
     return await ctx.http.send<T>({ api: 'powerBi', method, url, body, token: ctx.tokens.bearer(ctx.cloud.powerBi.resource), tenantId: ctx.tenantId });
   } catch (e) {
@@ -167,6 +165,8 @@ export interface WidelySharedPage {
  * Reads one page of a widely-shared list at `url` (the list's first page, or a continuation). The next page follows
  * `continuationUri` when it points at the same list, else `continuationToken` on this list (Microsoft's sample answer
  * shows a `continuationUri` of the other list, so it is not trusted blindly).
+ * @throws VigilError `upstream` / `FOREIGN_LINK` when `continuationUri` is off the Power BI hosts (before the page,
+ *   whose cursor would hold it, is returned).
  */
 export async function widelySharedPage(ctx: StreamContext, list: WidelySharedList, url: string): Promise<WidelySharedPage> {
   const res = await powerBiAdminCall<Json | null>(ctx, 'GET', url);
@@ -177,7 +177,10 @@ export async function widelySharedPage(ctx: StreamContext, list: WidelySharedLis
   let next: string | undefined;
   const uri = typeof body.continuationUri === 'string' ? body.continuationUri : undefined;
   const token = typeof body.continuationToken === 'string' && body.continuationToken !== '' ? body.continuationToken : undefined;
-  if (uri && new URL(uri).pathname === new URL(endpoint).pathname && new URL(uri).origin === new URL(endpoint).origin) next = uri;
+  // A continuationUri off the Power BI hosts fails the stream (link policy); one on them but for another list (as in
+  // Microsoft's sample) is not followed: the token of this list is used instead.
+  if (uri) ctx.http.links.check('powerBi', uri, 'continuationUri');
+  if (uri && new URL(uri).pathname === new URL(endpoint).pathname) next = uri;
   else if (token) next = `${endpoint}?continuationToken='${token}'`;
   return { entities, next };
 }

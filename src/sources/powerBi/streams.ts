@@ -150,6 +150,8 @@ function resync(url: string, why: string): UpstreamHttpError {
 function roundOf(ctx: StreamContext, cursor: string | null, nowMs: number): RoundCursor {
   if (cursor === null) return { v: 1, s: new Date(nowMs).toISOString(), m: null, a: null };
   if (!cursor.startsWith('{')) {
+    // A stored delta link is rebuilt from the profile, never followed; one off the Power BI hosts was tampered with.
+    ctx.http.links.check('powerBi', cursor, 'the stored delta link');
     let since: string | null = null;
     try {
       since = new URL(cursor).searchParams.get('modifiedSince');
