@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationInfo, type MigrationProvider, type Transaction } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationInfo, type MigrationProvider, type MigrationResultSet, type Transaction } from 'kysely';
 import pg from 'pg';
 import { VigilError } from '../core/errors.ts';
 import * as m0001 from './migrations/0001_initial.ts';
@@ -45,6 +45,9 @@ export type Dialect = 'sqlite' | 'postgres';
 
 const dialects = new WeakMap<Kysely<Database>, Dialect>();
 
+/** The configured PostgreSQL schema of a store opened by {@link openStore} (none on SQLite). */
+const schemas = new WeakMap<Kysely<Database>, string>();
+
 /** The dialect of a store opened by {@link openStore}. */
 export function dialectOf(db: Kysely<Database>): Dialect {
   return dialects.get(db) ?? 'sqlite';
@@ -86,6 +89,7 @@ export async function openStore(options: StoreOptions | string): Promise<Kysely<
     const pool = new pg.Pool({ connectionString: o.databaseUrl, max: o.poolSize ?? 10, options: `-c search_path=${schema}` });
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     dialects.set(db, 'postgres');
+    schemas.set(db, schema);
     try {
       await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
     } catch (e) {
@@ -114,8 +118,40 @@ export async function openStore(options: StoreOptions | string): Promise<Kysely<
   return db;
 }
 
+/**
+ * The migrator of a store. On PostgreSQL its tables (`kysely_migration`, `kysely_migration_lock`) live in the
+ * configured schema, named explicitly: without `migrationTableSchema`, Kysely looks for its table in every schema of the
+ * database and takes another schema's `kysely_migration` as Vigil's (issue 14, point 9). Kysely 0.28 has one setting
+ * for both tables (`migrationTableSchema`; the lock table follows it; there is no separate lock-table schema).
+ * Deployments made before this setting already have their table in that schema: the pool's `search_path` is the
+ * configured schema alone, so Kysely's unqualified `create table kysely_migration` put it there.
+ * Source: Kysely `MigratorProps.migrationTableSchema` (kysely.dev/docs/migrations, migrator.d.ts).
+ */
 function migrator(db: Kysely<Database>): Migrator {
-  return new Migrator({ db, provider });
+  const schema = schemas.get(db);
+  return new Migrator({ db, provider, ...(schema ? { migrationTableSchema: schema } : {}) });
+}
+
+/** PostgreSQL codes of a schema or table dropped by someone else while Kysely introspects the database. */
+const TRANSIENT_INTROSPECTION = ['3F000', '42P01'];
+
+/**
+ * Runs a migrator step, trying again (up to 4 times, 100, 200, 300 ms apart) when it failed on a transient
+ * introspection error: Kysely's migrator lists every schema of a PostgreSQL database, and a schema or table dropped by
+ * another client at that moment (3F000, 42P01) fails that listing, not our migration.
+ * @throws VigilError `configuration` / `MIGRATION_FAILED` naming the migration that failed.
+ */
+async function runMigrator(db: Kysely<Database>, step: (m: Migrator) => Promise<MigrationResultSet>, target: string): Promise<string[]> {
+  let { error, results } = await step(migrator(db));
+  for (let attempt = 1; error && attempt < 4 && TRANSIENT_INTROSPECTION.includes((error as { code?: string }).code ?? ''); attempt++) {
+    await new Promise((r) => setTimeout(r, 100 * attempt));
+    ({ error, results } = await step(migrator(db)));
+  }
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? target;
+    throw new VigilError('configuration', 'MIGRATION_FAILED', `Database migration ${failed} failed: ${(error as Error).message}`, { cause: error });
+  }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
 /**
@@ -123,18 +159,7 @@ function migrator(db: Kysely<Database>): Migrator {
  * @throws VigilError `configuration` / `MIGRATION_FAILED` naming the migration.
  */
 export async function migrate(db: Kysely<Database>): Promise<string[]> {
-  let { error, results } = await migrator(db).migrateToLatest();
-  // Kysely's migrator introspects every schema of a PostgreSQL database; a schema or table dropped by someone else
-  // at that moment (3F000, 42P01) fails the introspection, not our migration: try again.
-  for (let attempt = 1; error && attempt < 4 && ['3F000', '42P01'].includes((error as { code?: string }).code ?? ''); attempt++) {
-    await new Promise((r) => setTimeout(r, 100 * attempt));
-    ({ error, results } = await migrator(db).migrateToLatest());
-  }
-  if (error) {
-    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-    throw new VigilError('configuration', 'MIGRATION_FAILED', `Database migration ${failed} failed: ${(error as Error).message}`, { cause: error });
-  }
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  return runMigrator(db, (m) => m.migrateToLatest(), 'unknown');
 }
 
 /**
@@ -142,8 +167,7 @@ export async function migrate(db: Kysely<Database>): Promise<string[]> {
  * @throws VigilError `configuration` / `MIGRATION_FAILED` naming the migration.
  */
 export async function migrateTo(db: Kysely<Database>, name: string): Promise<void> {
-  const { error, results } = await migrator(db).migrateTo(name);
-  if (error) throw new VigilError('configuration', 'MIGRATION_FAILED', `Database migration ${results?.find((r) => r.status === 'Error')?.migrationName ?? name} failed: ${(error as Error).message}`, { cause: error });
+  await runMigrator(db, (m) => m.migrateTo(name), name);
 }
 
 /** Every known migration and when it was applied (undefined when pending). */
@@ -152,7 +176,7 @@ export async function migrationStatus(db: Kysely<Database>): Promise<readonly Mi
     try {
       return await migrator(db).getMigrations();
     } catch (e) {
-      if (attempt >= 4 || !['3F000', '42P01'].includes((e as { code?: string }).code ?? '')) throw e;
+      if (attempt >= 4 || !TRANSIENT_INTROSPECTION.includes((e as { code?: string }).code ?? '')) throw e;
       await new Promise((r) => setTimeout(r, 100 * attempt));
     }
   }
