@@ -134,23 +134,27 @@ const SIGN_IN_FAILED = (policy: AccessPolicy) =>
 
 /**
  * Signs a user in with email and password. Failure says nothing about which part was wrong or whether the account
- * exists; an unknown email costs the same scrypt time as a known one. `maxFailedLogins` failures in a row lock the
- * account for `lockoutSeconds` (a correct password during the lock-out is refused too).
+ * exists; an unknown, disabled or locked account costs the same scrypt time as a known one. `maxFailedLogins` failures
+ * in a row lock the account for `lockoutSeconds` (a correct password during the lock-out is refused too).
+ *
+ * Concurrency (issue 14, point 4): each attempt is counted atomically in the store *before* its password is checked
+ * (`countSignInAttempt`), and the decision is made from the number that attempt was given, never from a row read
+ * earlier. So a burst of any size from any number of addresses counts every attempt; the attempt numbered
+ * `maxFailedLogins`, when wrong, locks the account; attempts numbered beyond it are refused without looking at the
+ * password; and a correct password is accepted only when fewer than `maxFailedLogins` attempts came before it since the
+ * last success or lock, and the account was not locked by them while its scrypt ran (`recordSignIn` is conditional).
  * @throws VigilError `authentication` / `SIGN_IN_FAILED`.
  */
 export async function signIn(db: Executor, email: string, password: string, policy: AccessPolicy = DEFAULT_ACCESS_POLICY, now = new Date()): Promise<SignIn> {
-  const user = await repo.findPortalUserByEmail(db, email.trim().toLowerCase());
-  const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_PASSWORD_HASH);
-  if (!user || user.disabled_at) throw SIGN_IN_FAILED(policy);
   const at = now.toISOString();
-  if (user.locked_until && user.locked_until > at) throw SIGN_IN_FAILED(policy);
+  const user = await repo.countSignInAttempt(db, email.trim().toLowerCase(), at);
+  const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_PASSWORD_HASH);
+  if (!user || user.failed_logins > policy.maxFailedLogins) throw SIGN_IN_FAILED(policy);
   if (!ok) {
-    const failures = user.failed_logins + 1;
-    const lock = failures >= policy.maxFailedLogins;
-    await repo.updatePortalUser(db, user.id, { failed_logins: lock ? 0 : failures, locked_until: lock ? new Date(now.getTime() + policy.lockoutSeconds * 1000).toISOString() : user.locked_until });
+    if (user.failed_logins === policy.maxFailedLogins) await repo.lockPortalUser(db, user.id, new Date(now.getTime() + policy.lockoutSeconds * 1000).toISOString());
     throw SIGN_IN_FAILED(policy);
   }
-  await repo.updatePortalUser(db, user.id, { failed_logins: 0, locked_until: null, last_login_at: at });
+  if (!(await repo.recordSignIn(db, user.id, at))) throw SIGN_IN_FAILED(policy);
   const sessionToken = newToken();
   const csrfToken = newToken();
   const expiresAt = new Date(now.getTime() + policy.absoluteTimeoutSeconds * 1000).toISOString();

@@ -14,6 +14,7 @@ import {
 } from '../../src/access/index.ts';
 import { VigilError } from '../../src/core/errors.ts';
 import { migrateTo, migrate } from '../../src/store/db.ts';
+import { countSignInAttempt, lockPortalUser } from '../../src/store/repositories/access.ts';
 import { DIALECTS, freshStore, type TestStore } from './dialects.ts';
 
 const PASSWORD = 'correct horse battery staple';
@@ -107,6 +108,35 @@ describe.each(DIALECTS)('access on %s', (dialect) => {
     expect((await rejection(signIn(store.db, 'ann@contoso.com', PASSWORD, DEFAULT_ACCESS_POLICY, new Date(t0.getTime() + 60_000)))).code).toBe('SIGN_IN_FAILED');
     const after = await signIn(store.db, 'ann@contoso.com', PASSWORD, DEFAULT_ACCESS_POLICY, new Date(t0.getTime() + (DEFAULT_ACCESS_POLICY.lockoutSeconds + 1) * 1000));
     expect(after.user.lockedUntil).toBeNull();
+  });
+
+  it('counts concurrent sign-in attempts atomically: 30 at once are numbered 1 to 30, none lost', async () => {
+    store = await freshStore(dialect);
+    const org = await ensureOrganization(store.db, 'Contoso');
+    await addPortalUser(store.db, { organizationId: org.id, email: 'ann@contoso.com', password: PASSWORD, role: 'admin' });
+    const at = '2026-11-21T08:00:00.000Z';
+    const counted = await Promise.all(Array.from({ length: 30 }, () => countSignInAttempt(store.db, 'ann@contoso.com', at)));
+    expect(counted.map((u) => u!.failed_logins).sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    expect((await store.db.selectFrom('portal_users').select('failed_logins').executeTakeFirstOrThrow()).failed_logins).toBe(30);
+    // A locked account is not counted (and so never unlocked by attempts).
+    await lockPortalUser(store.db, counted[0]!.id, '2026-11-21T08:15:00.000Z');
+    expect(await countSignInAttempt(store.db, 'ann@contoso.com', at)).toBeUndefined();
+    expect(await countSignInAttempt(store.db, 'ann@contoso.com', '2026-11-21T08:15:00.001Z')).toMatchObject({ failed_logins: 1 });
+  });
+
+  it('30 concurrent wrong passwords lock the account; the right password in the same burst and after it is refused until the lock-out ends', async () => {
+    store = await freshStore(dialect);
+    const org = await ensureOrganization(store.db, 'Contoso');
+    await addPortalUser(store.db, { organizationId: org.id, email: 'ann@contoso.com', password: PASSWORD, role: 'admin' });
+    const t0 = new Date('2026-11-21T08:00:00Z');
+    // The right password is sent as the 11th attempt of the burst: it is counted after ten others, so it is refused
+    // whatever their passwords turn out to be, even though its scrypt finishes before theirs lock the account.
+    const burst = Array.from({ length: 31 }, (_, i) => signIn(store.db, 'ann@contoso.com', i === 10 ? PASSWORD : `wrong password ${i}`, DEFAULT_ACCESS_POLICY, t0).then(() => 'signed in', (e: VigilError) => e.code));
+    expect(new Set(await Promise.all(burst))).toEqual(new Set(['SIGN_IN_FAILED']));
+    const row = await store.db.selectFrom('portal_users').select(['locked_until']).executeTakeFirstOrThrow();
+    expect(row.locked_until).toBe(new Date(t0.getTime() + DEFAULT_ACCESS_POLICY.lockoutSeconds * 1000).toISOString());
+    expect((await rejection(signIn(store.db, 'ann@contoso.com', PASSWORD, DEFAULT_ACCESS_POLICY, new Date(t0.getTime() + 60_000)))).code).toBe('SIGN_IN_FAILED');
+    expect((await signIn(store.db, 'ann@contoso.com', PASSWORD, DEFAULT_ACCESS_POLICY, new Date(t0.getTime() + (DEFAULT_ACCESS_POLICY.lockoutSeconds + 1) * 1000))).user.email).toBe('ann@contoso.com');
   });
 
   it('API keys: shown once, stored hashed, scoped to their organization, revocable, expiring', async () => {
