@@ -163,20 +163,49 @@ export async function signIn(db: Executor, email: string, password: string, poli
 }
 
 /**
+ * How often a session's activity is written, in seconds: at most once per this interval, so a busy portal does not
+ * write on every request: min(60 s, idle timeout / 10). The last request is then at most this long after the recorded
+ * `last_seen_at`, and the idle check allows for it (see {@link authenticateSession}).
+ */
+export function activityIntervalSeconds(policy: AccessPolicy): number {
+  return Math.min(60, policy.idleTimeoutSeconds / 10);
+}
+
+/**
+ * When a session whose activity was last recorded at `lastSeenAt` passes its idle timeout (ISO 8601 UTC):
+ * `lastSeenAt + idle + activity interval`. Activity is recorded at most once per interval, so the last request may be up
+ * to one interval later than `lastSeenAt`; counting from the record alone signed out a user still at work (issue 14,
+ * point 8: with a 60 s write interval and a 60 s idle timeout, requests every 50 s were signed out). A session thus ends
+ * between `idle` and `idle + interval` after its last request, never before.
+ */
+export function idleDeadline(lastSeenAt: string, policy: AccessPolicy): string {
+  return new Date(Date.parse(lastSeenAt) + (policy.idleTimeoutSeconds + activityIntervalSeconds(policy)) * 1000).toISOString();
+}
+
+/**
  * The principal of a session token, or null when the session does not exist, has passed its absolute or idle
- * timeout (then it is deleted), or its user is disabled. Each use moves the idle clock (at most once a minute).
+ * timeout (then it is deleted), or its user is disabled. Each use moves the idle clock (written at most once per
+ * {@link activityIntervalSeconds}; the idle check allows for that, see {@link idleDeadline}).
  */
 export async function authenticateSession(db: Executor, sessionToken: string, policy: AccessPolicy = DEFAULT_ACCESS_POLICY, now = new Date()): Promise<Principal | null> {
   const s = await repo.findSession(db, tokenHash(sessionToken));
   if (!s) return null;
   const at = now.toISOString();
-  const idleSince = new Date(now.getTime() - policy.idleTimeoutSeconds * 1000).toISOString();
-  if (s.expires_at <= at || s.last_seen_at < idleSince || s.disabled_at) {
+  if (s.expires_at <= at || idleDeadline(s.last_seen_at, policy) < at || s.disabled_at) {
     await repo.deleteSession(db, s.id);
     return null;
   }
-  if (now.getTime() - Date.parse(s.last_seen_at) >= 60_000) await repo.touchSession(db, s.id, at);
+  if (now.getTime() - Date.parse(s.last_seen_at) >= activityIntervalSeconds(policy) * 1000) await repo.touchSession(db, s.id, at);
   return { kind: 'user', userId: s.user_id, email: s.email, organizationId: s.organization_id, role: s.role as Role, sessionId: s.id, csrfHash: s.csrf_hash };
+}
+
+/**
+ * Deletes every session past its absolute timeout or its idle deadline ({@link idleDeadline}), so ended sessions do
+ * not pile up in the store (`vigil serve` calls it periodically). @returns how many were deleted.
+ */
+export async function purgeStaleSessions(db: Executor, policy: AccessPolicy = DEFAULT_ACCESS_POLICY, now = new Date()): Promise<number> {
+  const idleBefore = new Date(now.getTime() - (policy.idleTimeoutSeconds + activityIntervalSeconds(policy)) * 1000).toISOString();
+  return repo.deleteStaleSessions(db, now.toISOString(), idleBefore);
 }
 
 /** True when `csrfToken` is the one issued with the principal's session (API keys carry no cookie: always true). */

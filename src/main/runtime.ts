@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { CloudProfile } from '../config/cloud.ts';
 import { loadConfig, type VigilConfig } from '../config/index.ts';
 import { envelopeKeyId, loadKeyEncryptionKey, type KeyEncryptionKey } from '../platform/crypto/envelope.ts';
+import { privateDirectory } from '../platform/files/index.ts';
 import { HttpClient } from '../platform/http/client.ts';
 import { createLogger, type Logger } from '../platform/log/index.ts';
 import { Metrics } from '../platform/metrics/index.ts';
@@ -67,8 +68,11 @@ export interface RuntimeOptions {
 export async function createRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
   const base = loadConfig(options.env ?? process.env, { dataDir: options.dataDir });
   const config: VigilConfig = options.cloud ? Object.freeze({ ...base, cloud: options.cloud }) : base;
+  // The data directory holds the database, the key file and the log: owner-only (0700), tightened when it existed.
+  const dataDirTightened = privateDirectory(config.dataDir);
   const logger = createLogger({ level: options.verbose ? 'debug' : config.logLevel, dataDir: config.dataDir, stderr: options.verbose ?? false });
-  const db = await openStore({ dataDir: config.dataDir, databaseUrl: config.database?.url, schema: config.database?.schema, migrate: options.migrate });
+  if (dataDirTightened) logger.warn(dataDirTightened, 'permissions of an existing file tightened to owner-only');
+  const db = await openStore({ dataDir: config.dataDir, databaseUrl: config.database?.url, schema: config.database?.schema, migrate: options.migrate, onTightened: (t) => logger.warn(t, 'permissions of an existing file tightened to owner-only') });
   let kek: KeyEncryptionKey;
   try {
     // The key is loaded after the store is open: whether a missing key file may be generated depends on the secrets

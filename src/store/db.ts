@@ -1,9 +1,9 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationInfo, type MigrationProvider, type MigrationResultSet, type Transaction } from 'kysely';
 import pg from 'pg';
 import { VigilError } from '../core/errors.ts';
+import { privateDirectory, privateFile, type Tightened } from '../platform/files/index.ts';
 import * as m0001 from './migrations/0001_initial.ts';
 import * as m0002 from './migrations/0002_schedules_budgets.ts';
 import * as m0003 from './migrations/0003_credential_state.ts';
@@ -38,6 +38,8 @@ export interface StoreOptions {
   poolSize?: number;
   /** Apply pending migrations on open. @default true */
   migrate?: boolean;
+  /** Told of each existing SQLite file or data directory whose permissions were tightened (to log it). */
+  onTightened?: (t: Tightened) => void;
 }
 
 /** The dialect of an open store, for the few places that differ (capability flags, not scattered ifs). */
@@ -71,7 +73,9 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 /**
  * Opens the store and applies pending migrations.
  * - SQLite: `<dataDir>/vigil.db`, WAL mode, foreign keys on, 5 s busy timeout so a CLI command and a running
- *   collection can share it.
+ *   collection can share it. The data directory is made 0700 and the database file 0600 before SQLite opens it, also
+ *   when they already existed (wider existing ones are tightened and reported to `onTightened`); SQLite gives the
+ *   `-wal` and `-shm` files the database file's mode.
  * - PostgreSQL (`databaseUrl`): a `pg` pool whose `search_path` is the given schema.
  *
  * Sources: SQLite WAL (https://sqlite.org/wal.html); Kysely dialects and migrations (kysely.dev/docs/migrations);
@@ -101,8 +105,10 @@ export async function openStore(options: StoreOptions | string): Promise<Kysely<
       });
     }
   } else {
-    mkdirSync(o.dataDir, { recursive: true, mode: 0o700 });
-    const sqlite = new SQLite(join(o.dataDir, SQLITE_FILE));
+    const file = join(o.dataDir, SQLITE_FILE);
+    const tightened = [privateDirectory(o.dataDir), privateFile(file, { create: true }), privateFile(`${file}-wal`, { create: false }), privateFile(`${file}-shm`, { create: false })];
+    for (const t of tightened) if (t) o.onTightened?.(t);
+    const sqlite = new SQLite(file);
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
