@@ -15,6 +15,7 @@ import * as m0008 from './migrations/0008_estate_objects.ts';
 import * as m0009 from './migrations/0009_sink_outbox.ts';
 import * as m0010 from './migrations/0010_access.ts';
 import type { Database } from './schema.ts';
+import { StorableTextPlugin } from './text.ts';
 
 /** A database handle or an open transaction: repositories accept either. */
 export type Executor = Kysely<Database> | Transaction<Database>;
@@ -77,6 +78,8 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
  *   when they already existed (wider existing ones are tightened and reported to `onTightened`); SQLite gives the
  *   `-wal` and `-shm` files the database file's mode.
  * - PostgreSQL (`databaseUrl`): a `pg` pool whose `search_path` is the given schema.
+ * On both, every string parameter has U+0000 replaced by U+FFFD ({@link StorableTextPlugin}, see store/text.ts):
+ * PostgreSQL text cannot hold it, and both dialects keep the same data.
  *
  * Sources: SQLite WAL (https://sqlite.org/wal.html); Kysely dialects and migrations (kysely.dev/docs/migrations);
  * node-postgres pooling (node-postgres.com/apis/pool).
@@ -91,7 +94,7 @@ export async function openStore(options: StoreOptions | string): Promise<Kysely<
       throw new VigilError('configuration', 'SCHEMA_INVALID', `Schema name '${schema}' is not a plain PostgreSQL identifier.`, { field: 'VIGIL_DATABASE_SCHEMA', remediation: 'Use lower-case letters, digits and underscores.' });
     }
     const pool = new pg.Pool({ connectionString: o.databaseUrl, max: o.poolSize ?? 10, options: `-c search_path=${schema}` });
-    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [new StorableTextPlugin()] });
     dialects.set(db, 'postgres');
     schemas.set(db, schema);
     try {
@@ -116,7 +119,7 @@ export async function openStore(options: StoreOptions | string): Promise<Kysely<
     // Checkpoint the WAL every ≈ 40 MB instead of 4 MB: bulk audit writes touch the same pages again and again, and
     // fewer checkpoints write them fewer times (measured: bench/README.md, bench:audit).
     sqlite.pragma('wal_autocheckpoint = 10000');
-    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), plugins: [new StorableTextPlugin()] });
     dialects.set(db, 'sqlite');
     sqliteHandles.set(db, sqlite);
   }

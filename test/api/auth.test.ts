@@ -46,6 +46,19 @@ describe('portal sign-in: cookies, rate limit, lock-out', () => {
     expect((await login('viewer@fabrikam.test', w.password, { 'x-test-ip': '10.0.0.10' })).statusCode).toBe(200);
   });
 
+  it('answers 400 naming the field, never 500, for a NUL character in any input', async () => {
+    const signIn = await login('viewer@contoso.test\u0000', w.password, { 'x-test-ip': '10.0.0.12' });
+    expect(signIn.statusCode).toBe(400);
+    expect(signIn.json().error).toMatchObject({ code: 'NUL_IN_INPUT', field: 'email' });
+    const auth = { authorization: `Bearer ${w.keys.contosoAdmin}` };
+    const query = await w.app.inject({ method: 'GET', url: '/api/v1/findings?status=open%00', headers: auth });
+    expect([query.statusCode, query.json().error.field]).toEqual([400, 'status']);
+    const path = await w.app.inject({ method: 'GET', url: '/api/v1/integrations/int%00x', headers: auth });
+    expect([path.statusCode, path.json().error.code]).toEqual([400, 'NUL_IN_INPUT']);
+    const nested = await w.app.inject({ method: 'POST', url: '/api/v1/integrations', headers: { ...auth, 'content-type': 'application/json' }, payload: '{"mode":"customer-app","name":"x","tenant":{"a":["ok","b\\u0000"]}}' });
+    expect([nested.statusCode, nested.json().error.field]).toEqual([400, 'tenant.a[1]']);
+  });
+
   it('serves API answers with no-store and security headers', async () => {
     const res = await login('viewer@fabrikam.test', w.password, { 'x-test-ip': '10.0.0.11' });
     expect(res.headers['cache-control']).toBe('no-store');
