@@ -67,21 +67,34 @@ describe('migrations on postgres', () => {
 
   it('a deployment migrated before the schema was named keeps its migration table: only pending migrations run', async () => {
     // What earlier Vigil did: a Migrator without migrationTableSchema over a pool whose search_path is the configured
-    // schema alone. Its kysely_migration table lands in that schema, where the fixed migrator looks for it.
-    const mine = schemaName('old');
-    dropped.push(mine);
-    const old = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 1, options: `-c search_path=${mine}` }) }) });
-    opened.push(old as unknown as Kysely<unknown>);
-    await sql`create schema ${sql.id(mine)}`.execute(old);
-    const first: Record<string, Migration> = { '0001_initial': m0001, '0002_schedules_budgets': m0002 };
-    const r = await new Migrator({ db: old, provider: { getMigrations: async () => first } }).migrateToLatest();
-    expect(r.error).toBeUndefined();
-    expect(await tablesNamed('kysely_migration', [mine])).toEqual([mine]);
+    // schema alone. In a database with no other kysely_migration table (a database of its own here: the shared test
+    // database has other tests' schemas, which is the very bug), its table lands in that schema.
+    const database = schemaName('db');
+    const a = admin();
+    opened.push(a);
+    await sql`create database ${sql.id(database)}`.execute(a);
+    const url = TEST_DATABASE_URL.replace(/\/[^/]*$/, `/${database}`);
+    try {
+      const mine = 'vigil';
+      const old = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1, options: `-c search_path=${mine}` }) }) });
+      await sql`create schema ${sql.id(mine)}`.execute(old);
+      const first: Record<string, Migration> = { '0001_initial': m0001, '0002_schedules_budgets': m0002 };
+      const r = await new Migrator({ db: old, provider: { getMigrations: async () => first } }).migrateToLatest();
+      expect(r.error).toBeUndefined();
+      const where = await sql<{ table_schema: string }>`select table_schema from information_schema.tables where table_name = 'kysely_migration'`.execute(old);
+      expect(where.rows.map((x) => x.table_schema)).toEqual([mine]);
+      await old.destroy();
 
-    const db = await openStore({ dataDir: '/nonexistent', databaseUrl: TEST_DATABASE_URL, schema: mine, poolSize: 2, migrate: false });
-    opened.push(db as unknown as Kysely<unknown>);
-    const applied = await migrate(db);
-    expect(applied[0]).toBe('0003_credential_state');
-    expect(applied).not.toContain('0001_initial');
+      const db = await openStore({ dataDir: '/nonexistent', databaseUrl: url, schema: mine, poolSize: 2, migrate: false });
+      try {
+        const applied = await migrate(db);
+        expect(applied[0]).toBe('0003_credential_state');
+        expect(applied).not.toContain('0001_initial');
+      } finally {
+        await db.destroy();
+      }
+    } finally {
+      await sql`drop database if exists ${sql.id(database)} with (force)`.execute(a);
+    }
   });
 });
