@@ -134,23 +134,27 @@ const SIGN_IN_FAILED = (policy: AccessPolicy) =>
 
 /**
  * Signs a user in with email and password. Failure says nothing about which part was wrong or whether the account
- * exists; an unknown email costs the same scrypt time as a known one. `maxFailedLogins` failures in a row lock the
- * account for `lockoutSeconds` (a correct password during the lock-out is refused too).
+ * exists; an unknown, disabled or locked account costs the same scrypt time as a known one. `maxFailedLogins` failures
+ * in a row lock the account for `lockoutSeconds` (a correct password during the lock-out is refused too).
+ *
+ * Concurrency (issue 14, point 4): each attempt is counted atomically in the store *before* its password is checked
+ * (`countSignInAttempt`), and the decision is made from the number that attempt was given, never from a row read
+ * earlier. So a burst of any size from any number of addresses counts every attempt; the attempt numbered
+ * `maxFailedLogins`, when wrong, locks the account; attempts numbered beyond it are refused without looking at the
+ * password; and a correct password is accepted only when fewer than `maxFailedLogins` attempts came before it since the
+ * last success or lock, and the account was not locked by them while its scrypt ran (`recordSignIn` is conditional).
  * @throws VigilError `authentication` / `SIGN_IN_FAILED`.
  */
 export async function signIn(db: Executor, email: string, password: string, policy: AccessPolicy = DEFAULT_ACCESS_POLICY, now = new Date()): Promise<SignIn> {
-  const user = await repo.findPortalUserByEmail(db, email.trim().toLowerCase());
-  const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_PASSWORD_HASH);
-  if (!user || user.disabled_at) throw SIGN_IN_FAILED(policy);
   const at = now.toISOString();
-  if (user.locked_until && user.locked_until > at) throw SIGN_IN_FAILED(policy);
+  const user = await repo.countSignInAttempt(db, email.trim().toLowerCase(), at);
+  const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_PASSWORD_HASH);
+  if (!user || user.failed_logins > policy.maxFailedLogins) throw SIGN_IN_FAILED(policy);
   if (!ok) {
-    const failures = user.failed_logins + 1;
-    const lock = failures >= policy.maxFailedLogins;
-    await repo.updatePortalUser(db, user.id, { failed_logins: lock ? 0 : failures, locked_until: lock ? new Date(now.getTime() + policy.lockoutSeconds * 1000).toISOString() : user.locked_until });
+    if (user.failed_logins === policy.maxFailedLogins) await repo.lockPortalUser(db, user.id, new Date(now.getTime() + policy.lockoutSeconds * 1000).toISOString());
     throw SIGN_IN_FAILED(policy);
   }
-  await repo.updatePortalUser(db, user.id, { failed_logins: 0, locked_until: null, last_login_at: at });
+  if (!(await repo.recordSignIn(db, user.id, at))) throw SIGN_IN_FAILED(policy);
   const sessionToken = newToken();
   const csrfToken = newToken();
   const expiresAt = new Date(now.getTime() + policy.absoluteTimeoutSeconds * 1000).toISOString();
@@ -159,20 +163,49 @@ export async function signIn(db: Executor, email: string, password: string, poli
 }
 
 /**
+ * How often a session's activity is written, in seconds: at most once per this interval, so a busy portal does not
+ * write on every request: min(60 s, idle timeout / 10). The last request is then at most this long after the recorded
+ * `last_seen_at`, and the idle check allows for it (see {@link authenticateSession}).
+ */
+export function activityIntervalSeconds(policy: AccessPolicy): number {
+  return Math.min(60, policy.idleTimeoutSeconds / 10);
+}
+
+/**
+ * When a session whose activity was last recorded at `lastSeenAt` passes its idle timeout (ISO 8601 UTC):
+ * `lastSeenAt + idle + activity interval`. Activity is recorded at most once per interval, so the last request may be up
+ * to one interval later than `lastSeenAt`; counting from the record alone signed out a user still at work (issue 14,
+ * point 8: with a 60 s write interval and a 60 s idle timeout, requests every 50 s were signed out). A session thus ends
+ * between `idle` and `idle + interval` after its last request, never before.
+ */
+export function idleDeadline(lastSeenAt: string, policy: AccessPolicy): string {
+  return new Date(Date.parse(lastSeenAt) + (policy.idleTimeoutSeconds + activityIntervalSeconds(policy)) * 1000).toISOString();
+}
+
+/**
  * The principal of a session token, or null when the session does not exist, has passed its absolute or idle
- * timeout (then it is deleted), or its user is disabled. Each use moves the idle clock (at most once a minute).
+ * timeout (then it is deleted), or its user is disabled. Each use moves the idle clock (written at most once per
+ * {@link activityIntervalSeconds}; the idle check allows for that, see {@link idleDeadline}).
  */
 export async function authenticateSession(db: Executor, sessionToken: string, policy: AccessPolicy = DEFAULT_ACCESS_POLICY, now = new Date()): Promise<Principal | null> {
   const s = await repo.findSession(db, tokenHash(sessionToken));
   if (!s) return null;
   const at = now.toISOString();
-  const idleSince = new Date(now.getTime() - policy.idleTimeoutSeconds * 1000).toISOString();
-  if (s.expires_at <= at || s.last_seen_at < idleSince || s.disabled_at) {
+  if (s.expires_at <= at || idleDeadline(s.last_seen_at, policy) < at || s.disabled_at) {
     await repo.deleteSession(db, s.id);
     return null;
   }
-  if (now.getTime() - Date.parse(s.last_seen_at) >= 60_000) await repo.touchSession(db, s.id, at);
+  if (now.getTime() - Date.parse(s.last_seen_at) >= activityIntervalSeconds(policy) * 1000) await repo.touchSession(db, s.id, at);
   return { kind: 'user', userId: s.user_id, email: s.email, organizationId: s.organization_id, role: s.role as Role, sessionId: s.id, csrfHash: s.csrf_hash };
+}
+
+/**
+ * Deletes every session past its absolute timeout or its idle deadline ({@link idleDeadline}), so ended sessions do
+ * not pile up in the store (`vigil serve` calls it periodically). @returns how many were deleted.
+ */
+export async function purgeStaleSessions(db: Executor, policy: AccessPolicy = DEFAULT_ACCESS_POLICY, now = new Date()): Promise<number> {
+  const idleBefore = new Date(now.getTime() - (policy.idleTimeoutSeconds + activityIntervalSeconds(policy)) * 1000).toISOString();
+  return repo.deleteStaleSessions(db, now.toISOString(), idleBefore);
 }
 
 /** True when `csrfToken` is the one issued with the principal's session (API keys carry no cookie: always true). */

@@ -8,6 +8,7 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { VigilError } from '../core/errors.ts';
 import type { ConsentOutcome } from '../onboarding/consent.ts';
 import type { Logger } from '../platform/log/index.ts';
 import { registerAuthentication, SESSION_COOKIE } from './auth.ts';
@@ -90,6 +91,30 @@ async function portalPlugin(app: FastifyInstance, dir: string): Promise<void> {
   });
 }
 
+/**
+ * The path of the first string holding U+0000 (NUL) in a request's parsed input — a key or a value of the JSON body,
+ * the query string or the path parameters — as a field name (`email`, `filters.owner`, `items[2]`), or undefined.
+ * Iterative, so a deeply nested body cannot exhaust the stack.
+ */
+export function nulField(input: unknown): string | undefined {
+  const stack: [unknown, string][] = [[input, '']];
+  while (stack.length) {
+    const [value, path] = stack.pop()!;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return path || 'body';
+    } else if (Array.isArray(value)) {
+      value.forEach((v, i) => stack.push([v, `${path}[${i}]`]));
+    } else if (value && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) {
+        const field = path ? `${path}.${k}` : k;
+        if (k.includes('\u0000')) return field;
+        stack.push([v, field]);
+      }
+    }
+  }
+  return undefined;
+}
+
 /** Builds the Fastify app (not listening). */
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const app = Fastify({ logger: false, trustProxy: deps.trustProxy ?? false, bodyLimit: 1_048_576 });
@@ -98,6 +123,14 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const logger = deps.logger ?? deps.api?.logger;
   if (logger) app.setErrorHandler(errorHandler(logger));
   await app.register(fastifyCookie);
+  // No input may carry U+0000 (issue 14, point 6): PostgreSQL text cannot hold it, and no field of Vigil's needs it.
+  // One hook for every route (API, consent callback), before validation: 400 naming the field, never a 500.
+  app.addHook('preValidation', async (request) => {
+    const field = nulField(request.params) ?? nulField(request.query) ?? nulField(request.body);
+    if (field) {
+      throw new VigilError('invalid-input', 'NUL_IN_INPUT', `${field} contains a NUL character (U+0000), which no field accepts.`, { field, remediation: `Remove the NUL character from ${field}.` });
+    }
+  });
   if (deps.metrics) {
     const metrics = deps.metrics;
     app.addHook('onResponse', async (request, reply) => metrics.apiRequest(request.method, request.routeOptions.url, reply.statusCode));

@@ -8,7 +8,7 @@ import { reportError } from './output.ts';
  */
 export interface CommandHost {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  action<A extends any[]>(fn: (rt: Runtime, ...args: A) => Promise<void>, options?: Pick<RuntimeOptions, 'migrate'>): (...args: A) => Promise<void>;
+  action<A extends any[]>(fn: (rt: Runtime, ...args: A) => Promise<void>, options?: Pick<RuntimeOptions, 'migrate' | 'replaceLostKey'>): (...args: A) => Promise<void>;
 }
 
 /** Creates the host over a runtime factory (injected by `main/`). */

@@ -33,6 +33,24 @@ export function findingExportView(f: FindingWithSuppression) {
 /** CSV columns, in order (one row per finding). */
 const CSV_COLUMNS = ['id', 'integrationId', 'checkId', 'severity', 'status', 'resourceType', 'resourceId', 'resourceName', 'reason', 'firstSeenAt', 'lastSeenAt', 'resolvedAt', 'suppressed', 'suppressionReason', 'suppressionAuthor', 'suppressionExpiresAt'];
 
+/**
+ * Characters that make a spreadsheet (Excel, LibreOffice Calc, Google Sheets) read a CSV cell as a formula when they
+ * open the cell: `=`, `+`, `-`, `@`, tab (0x09) and carriage return (0x0D) per OWASP "CSV Injection"
+ * (https://owasp.org/www-community/attacks/CSV_Injection), and NUL (0x00) per OWASP ASVS 4.0 requirement 1.2.10 (5.0: 1.2.10).
+ */
+const FORMULA_START = /^[=+\-@\t\r\0]/;
+
+/**
+ * One CSV cell made inert for spreadsheets, as OWASP advises: a cell that starts with a formula character is
+ * prefixed with a single quote (`'=1+1`, shown by spreadsheets as the text `=1+1`). Every such cell is prefixed,
+ * whatever follows: a resource named `-dev` exports as `'-dev`. The findings CSV has no numeric column (ids, names,
+ * ISO 8601 times, `true`/`false`), so no real number is ever prefixed; a consumer that reads the file as data strips one
+ * leading `'` before any of these characters. Quoting and doubling of embedded quotes (RFC 4180) is csv-stringify's.
+ */
+export function neutraliseCsvCell(value: string): string {
+  return FORMULA_START.test(value) ? `'${value}` : value;
+}
+
 /** Media type and file extension of each format. */
 export const FINDING_EXPORT_MEDIA: Record<FindingExportFormat, { contentType: string; extension: string }> = {
   json: { contentType: 'application/json', extension: 'json' },
@@ -44,7 +62,7 @@ export const FINDING_EXPORT_MEDIA: Record<FindingExportFormat, { contentType: st
 
 /**
  * Renders findings in one export format: `json` (an array of {@link findingExportView}), `csv` (RFC 4180, header
- * row), `sarif` (SARIF 2.1.0 log), `ocsf` (OCSF Detection Finding events, a JSON array) or `ocsf-ndjson` (one per
+ * row, cells neutralised against formula injection by {@link neutraliseCsvCell}), `sarif` (SARIF 2.1.0 log), `ocsf` (OCSF Detection Finding events, a JSON array) or `ocsf-ndjson` (one per
  * line).
  * @param context.checks the check catalogue (rules of SARIF, titles of OCSF); `tenants` the tenant id per integration.
  */
@@ -59,7 +77,7 @@ export function renderFindings(rows: FindingWithSuppression[], format: FindingEx
   if (format === 'json') return `${JSON.stringify(list, null, 2)}\n`;
   return stringify(
     list.map((f) => ({ ...f, suppression: undefined, suppressed: f.suppression !== null, suppressionReason: f.suppression?.reason ?? '', suppressionAuthor: f.suppression?.author ?? '', suppressionExpiresAt: f.suppression?.expiresAt ?? '' })),
-    { header: true, columns: CSV_COLUMNS, cast: { boolean: (b) => (b ? 'true' : 'false') } },
+    { header: true, columns: CSV_COLUMNS, cast: { boolean: (b) => (b ? 'true' : 'false'), string: neutraliseCsvCell } },
   );
 }
 

@@ -6,6 +6,7 @@ import { registerChecks } from '../cli/commands/checks.ts';
 import { registerCollect } from '../cli/commands/collect.ts';
 import { registerConsent } from '../cli/commands/consent.ts';
 import { registerDb } from '../cli/commands/db.ts';
+import { registerMasterKey } from '../cli/commands/master-key.ts';
 import { registerDemo } from '../cli/commands/demo.ts';
 import { registerEmulator } from '../cli/commands/emulator.ts';
 import { registerEnvironments } from '../cli/commands/environments.ts';
@@ -50,6 +51,7 @@ registerAudit(program, host);
 registerSinks(program, host);
 registerAccess(program, host);
 registerDb(program, host);
+registerMasterKey(program, host);
 registerService(program, host, { serve: runServe, worker: runWorker });
 registerJobs(program, host, (rt) => {
   if (!rt.config.database) throw invalidInput('DATABASE_URL', 'The shared job queue needs PostgreSQL.', 'Set DATABASE_URL, or on SQLite use `vigil collect <integration>` and `vigil serve`.');

@@ -1,13 +1,15 @@
 import type { Kysely } from 'kysely';
 import type { CloudProfile } from '../config/cloud.ts';
 import { loadConfig, type VigilConfig } from '../config/index.ts';
-import { loadKeyEncryptionKey, type KeyEncryptionKey } from '../platform/crypto/envelope.ts';
+import { envelopeKeyId, loadKeyEncryptionKey, type KeyEncryptionKey } from '../platform/crypto/envelope.ts';
+import { privateDirectory } from '../platform/files/index.ts';
 import { HttpClient } from '../platform/http/client.ts';
 import { LinkPolicy } from '../platform/http/links.ts';
 import { createLogger, type Logger } from '../platform/log/index.ts';
 import { Metrics } from '../platform/metrics/index.ts';
 import { openStore } from '../store/db.ts';
 import { SharedBudget } from '../store/repositories/budgets.ts';
+import { listSecretEnvelopes } from '../store/repositories/integrations.ts';
 import type { Database } from '../store/schema.ts';
 import { createSinks, type Sinks } from '../sinks/index.ts';
 
@@ -31,6 +33,17 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+/** Key ids of the secrets stored in the database; none before the first migration made the integrations table. */
+async function storedSecretKeyIds(db: Kysely<Database>): Promise<string[]> {
+  try {
+    return (await listSecretEnvelopes(db)).map((e) => envelopeKeyId(e.secret_envelope) ?? 'unknown');
+  } catch (e) {
+    // SQLite "no such table", PostgreSQL 42P01 (undefined_table): a store not migrated yet (`vigil db migrate`).
+    if ((e as { code?: string }).code === '42P01' || /no such table/.test((e as Error).message)) return [];
+    throw e;
+  }
+}
+
 /** Options of {@link createRuntime}. */
 export interface RuntimeOptions {
   dataDir?: string | undefined;
@@ -41,18 +54,36 @@ export interface RuntimeOptions {
   verbose?: boolean;
   /** Apply pending migrations on open. @default true */
   migrate?: boolean;
+  /**
+   * Write a new master key file although the database holds secrets encrypted with a lost one (only
+   * `vigil master-key reset --forget-secrets`). @default false: a missing key is then `MASTER_KEY_MISSING`.
+   */
+  replaceLostKey?: boolean;
 }
 
 /**
  * Builds the runtime.
- * @throws VigilError `configuration` for bad variables, an unsafe key file or a failed migration.
+ * @throws VigilError `configuration` for bad variables, an unsafe key file, a failed migration, or a missing master key
+ *   while the database holds encrypted secrets (`MASTER_KEY_MISSING`: never generated then, see loadKeyEncryptionKey).
  */
 export async function createRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
   const base = loadConfig(options.env ?? process.env, { dataDir: options.dataDir });
   const config: VigilConfig = options.cloud ? Object.freeze({ ...base, cloud: options.cloud }) : base;
+  // The data directory holds the database, the key file and the log: owner-only (0700), tightened when it existed.
+  const dataDirTightened = privateDirectory(config.dataDir);
   const logger = createLogger({ level: options.verbose ? 'debug' : config.logLevel, dataDir: config.dataDir, stderr: options.verbose ?? false });
-  const kek = loadKeyEncryptionKey(config.dataDir, config.masterKey);
-  const db = await openStore({ dataDir: config.dataDir, databaseUrl: config.database?.url, schema: config.database?.schema, migrate: options.migrate });
+  if (dataDirTightened) logger.warn(dataDirTightened, 'permissions of an existing file tightened to owner-only');
+  const db = await openStore({ dataDir: config.dataDir, databaseUrl: config.database?.url, schema: config.database?.schema, migrate: options.migrate, onTightened: (t) => logger.warn(t, 'permissions of an existing file tightened to owner-only') });
+  let kek: KeyEncryptionKey;
+  try {
+    // The key is loaded after the store is open: whether a missing key file may be generated depends on the secrets
+    // the database already holds (on PostgreSQL, shared by every Vigil process whatever its data directory).
+    const storedKeyIds = config.masterKey ? [] : await storedSecretKeyIds(db);
+    kek = loadKeyEncryptionKey(config.dataDir, config.masterKey, { storedKeyIds, replaceLostKey: options.replaceLostKey });
+  } catch (e) {
+    await db.destroy();
+    throw e;
+  }
   const budget = new SharedBudget(db, {
     graph: { capacity: config.budgets.graphRuPer10s, windowSeconds: 10 },
     managementActivity: { capacity: config.budgets.managementPerMinute, windowSeconds: 60 },

@@ -11,6 +11,8 @@ import { PgBossQueue } from '../jobs/pgboss.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { parseCron, tick } from '../jobs/scheduler.ts';
 import { collectionJobHandler } from '../jobs/worker.ts';
+import { purgeStaleSessions } from '../access/index.ts';
+import { acquireServeLock } from '../store/serve-lock.ts';
 import type { Runtime } from './runtime.ts';
 
 /**
@@ -75,10 +77,25 @@ export async function runWorker(rt: Runtime, print: (line: string) => void): Pro
 }
 
 /**
- * `vigil serve`: health endpoints, the scheduler, and on SQLite the collection workers, until SIGTERM.
+ * `vigil serve`: health endpoints, the scheduler, the purge of ended portal sessions, and on SQLite the collection
+ * workers, until SIGTERM.
+ * @throws VigilError `conflict` / `SERVE_ALREADY_RUNNING` on SQLite when another `vigil serve` holds the data directory.
  */
 export async function runServe(rt: Runtime, print: (line: string) => void): Promise<void> {
   parseCron(rt.config.jobs.cron);
+  // One vigil serve per SQLite data directory; PostgreSQL deployments run as many as they like.
+  const lock = rt.config.database ? undefined : acquireServeLock(rt.config.dataDir);
+  try {
+    await serveUntilSignal(rt, print);
+  } finally {
+    lock?.release();
+  }
+}
+
+/** How often `vigil serve` deletes ended portal sessions, in milliseconds (and once at start). */
+const SESSION_PURGE_INTERVAL_MS = 10 * 60 * 1000;
+
+async function serveUntilSignal(rt: Runtime, print: (line: string) => void): Promise<void> {
   const queue = createQueue(rt);
   await queue.start();
   if (!rt.config.database) await queue.work(collectionJobHandler({ ...rt, autoGrantAccess: rt.config.autoGrantAccess, audit: { enabled: rt.config.auditInJobs, publisherId: rt.config.publisherId, concurrency: rt.config.auditConcurrency } }), { concurrency: rt.config.jobs.workerConcurrency });
@@ -105,10 +122,23 @@ export async function runServe(rt: Runtime, print: (line: string) => void): Prom
   };
   await schedulerTick();
   const timer = setInterval(schedulerTick, rt.config.jobs.tickSeconds * 1000);
+  // Ended sessions are deleted, not only refused: at start and every 10 minutes (unref'd, stopped on close).
+  const purgeSessions = async () => {
+    try {
+      const purged = await purgeStaleSessions(rt.db, rt.config.access);
+      if (purged) rt.logger.info({ purged }, 'ended portal sessions deleted');
+    } catch (e) {
+      rt.logger.error({ err: { message: (e as Error).message } }, 'session purge failed');
+    }
+  };
+  await purgeSessions();
+  const purgeTimer = setInterval(purgeSessions, SESSION_PURGE_INTERVAL_MS);
+  purgeTimer.unref();
   print(`vigil serve listening on ${address} (${rt.config.database ? 'PostgreSQL, workers: vigil worker' : 'SQLite, in-process workers'})`);
   const signal = await onSignal();
   rt.logger.info({ signal }, 'serve stopping');
   clearInterval(timer);
+  clearInterval(purgeTimer);
   await queue.stop({ timeoutSeconds: rt.config.jobs.shutdownTimeoutSeconds });
   await app.close();
   print('vigil serve stopped');

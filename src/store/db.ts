@@ -1,9 +1,9 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationInfo, type MigrationProvider, type Transaction } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationInfo, type MigrationProvider, type MigrationResultSet, type Transaction } from 'kysely';
 import pg from 'pg';
 import { VigilError } from '../core/errors.ts';
+import { privateDirectory, privateFile, type Tightened } from '../platform/files/index.ts';
 import * as m0001 from './migrations/0001_initial.ts';
 import * as m0002 from './migrations/0002_schedules_budgets.ts';
 import * as m0003 from './migrations/0003_credential_state.ts';
@@ -15,6 +15,7 @@ import * as m0008 from './migrations/0008_estate_objects.ts';
 import * as m0009 from './migrations/0009_sink_outbox.ts';
 import * as m0010 from './migrations/0010_access.ts';
 import type { Database } from './schema.ts';
+import { StorableTextPlugin } from './text.ts';
 
 /** A database handle or an open transaction: repositories accept either. */
 export type Executor = Kysely<Database> | Transaction<Database>;
@@ -38,12 +39,17 @@ export interface StoreOptions {
   poolSize?: number;
   /** Apply pending migrations on open. @default true */
   migrate?: boolean;
+  /** Told of each existing SQLite file or data directory whose permissions were tightened (to log it). */
+  onTightened?: (t: Tightened) => void;
 }
 
 /** The dialect of an open store, for the few places that differ (capability flags, not scattered ifs). */
 export type Dialect = 'sqlite' | 'postgres';
 
 const dialects = new WeakMap<Kysely<Database>, Dialect>();
+
+/** The configured PostgreSQL schema of a store opened by {@link openStore} (none on SQLite). */
+const schemas = new WeakMap<Kysely<Database>, string>();
 
 /** The dialect of a store opened by {@link openStore}. */
 export function dialectOf(db: Kysely<Database>): Dialect {
@@ -68,8 +74,12 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 /**
  * Opens the store and applies pending migrations.
  * - SQLite: `<dataDir>/vigil.db`, WAL mode, foreign keys on, 5 s busy timeout so a CLI command and a running
- *   collection can share it.
+ *   collection can share it. The data directory is made 0700 and the database file 0600 before SQLite opens it, also
+ *   when they already existed (wider existing ones are tightened and reported to `onTightened`); SQLite gives the
+ *   `-wal` and `-shm` files the database file's mode.
  * - PostgreSQL (`databaseUrl`): a `pg` pool whose `search_path` is the given schema.
+ * On both, every string parameter has U+0000 replaced by U+FFFD ({@link StorableTextPlugin}, see store/text.ts):
+ * PostgreSQL text cannot hold it, and both dialects keep the same data.
  *
  * Sources: SQLite WAL (https://sqlite.org/wal.html); Kysely dialects and migrations (kysely.dev/docs/migrations);
  * node-postgres pooling (node-postgres.com/apis/pool).
@@ -84,8 +94,9 @@ export async function openStore(options: StoreOptions | string): Promise<Kysely<
       throw new VigilError('configuration', 'SCHEMA_INVALID', `Schema name '${schema}' is not a plain PostgreSQL identifier.`, { field: 'VIGIL_DATABASE_SCHEMA', remediation: 'Use lower-case letters, digits and underscores.' });
     }
     const pool = new pg.Pool({ connectionString: o.databaseUrl, max: o.poolSize ?? 10, options: `-c search_path=${schema}` });
-    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [new StorableTextPlugin()] });
     dialects.set(db, 'postgres');
+    schemas.set(db, schema);
     try {
       await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
     } catch (e) {
@@ -97,8 +108,10 @@ export async function openStore(options: StoreOptions | string): Promise<Kysely<
       });
     }
   } else {
-    mkdirSync(o.dataDir, { recursive: true, mode: 0o700 });
-    const sqlite = new SQLite(join(o.dataDir, SQLITE_FILE));
+    const file = join(o.dataDir, SQLITE_FILE);
+    const tightened = [privateDirectory(o.dataDir), privateFile(file, { create: true }), privateFile(`${file}-wal`, { create: false }), privateFile(`${file}-shm`, { create: false })];
+    for (const t of tightened) if (t) o.onTightened?.(t);
+    const sqlite = new SQLite(file);
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
@@ -106,7 +119,7 @@ export async function openStore(options: StoreOptions | string): Promise<Kysely<
     // Checkpoint the WAL every ≈ 40 MB instead of 4 MB: bulk audit writes touch the same pages again and again, and
     // fewer checkpoints write them fewer times (measured: bench/README.md, bench:audit).
     sqlite.pragma('wal_autocheckpoint = 10000');
-    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), plugins: [new StorableTextPlugin()] });
     dialects.set(db, 'sqlite');
     sqliteHandles.set(db, sqlite);
   }
@@ -114,8 +127,40 @@ export async function openStore(options: StoreOptions | string): Promise<Kysely<
   return db;
 }
 
+/**
+ * The migrator of a store. On PostgreSQL its tables (`kysely_migration`, `kysely_migration_lock`) live in the
+ * configured schema, named explicitly: without `migrationTableSchema`, Kysely looks for its table in every schema of the
+ * database and takes another schema's `kysely_migration` as Vigil's (issue 14, point 9). Kysely 0.28 has one setting
+ * for both tables (`migrationTableSchema`; the lock table follows it; there is no separate lock-table schema).
+ * Deployments made before this setting already have their table in that schema: the pool's `search_path` is the
+ * configured schema alone, so Kysely's unqualified `create table kysely_migration` put it there.
+ * Source: Kysely `MigratorProps.migrationTableSchema` (kysely.dev/docs/migrations, migrator.d.ts).
+ */
 function migrator(db: Kysely<Database>): Migrator {
-  return new Migrator({ db, provider });
+  const schema = schemas.get(db);
+  return new Migrator({ db, provider, ...(schema ? { migrationTableSchema: schema } : {}) });
+}
+
+/** PostgreSQL codes of a schema or table dropped by someone else while Kysely introspects the database. */
+const TRANSIENT_INTROSPECTION = ['3F000', '42P01'];
+
+/**
+ * Runs a migrator step, trying again (up to 4 times, 100, 200, 300 ms apart) when it failed on a transient
+ * introspection error: Kysely's migrator lists every schema of a PostgreSQL database, and a schema or table dropped by
+ * another client at that moment (3F000, 42P01) fails that listing, not our migration.
+ * @throws VigilError `configuration` / `MIGRATION_FAILED` naming the migration that failed.
+ */
+async function runMigrator(db: Kysely<Database>, step: (m: Migrator) => Promise<MigrationResultSet>, target: string): Promise<string[]> {
+  let { error, results } = await step(migrator(db));
+  for (let attempt = 1; error && attempt < 4 && TRANSIENT_INTROSPECTION.includes((error as { code?: string }).code ?? ''); attempt++) {
+    await new Promise((r) => setTimeout(r, 100 * attempt));
+    ({ error, results } = await step(migrator(db)));
+  }
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? target;
+    throw new VigilError('configuration', 'MIGRATION_FAILED', `Database migration ${failed} failed: ${(error as Error).message}`, { cause: error });
+  }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
 /**
@@ -123,18 +168,7 @@ function migrator(db: Kysely<Database>): Migrator {
  * @throws VigilError `configuration` / `MIGRATION_FAILED` naming the migration.
  */
 export async function migrate(db: Kysely<Database>): Promise<string[]> {
-  let { error, results } = await migrator(db).migrateToLatest();
-  // Kysely's migrator introspects every schema of a PostgreSQL database; a schema or table dropped by someone else
-  // at that moment (3F000, 42P01) fails the introspection, not our migration: try again.
-  for (let attempt = 1; error && attempt < 4 && ['3F000', '42P01'].includes((error as { code?: string }).code ?? ''); attempt++) {
-    await new Promise((r) => setTimeout(r, 100 * attempt));
-    ({ error, results } = await migrator(db).migrateToLatest());
-  }
-  if (error) {
-    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-    throw new VigilError('configuration', 'MIGRATION_FAILED', `Database migration ${failed} failed: ${(error as Error).message}`, { cause: error });
-  }
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  return runMigrator(db, (m) => m.migrateToLatest(), 'unknown');
 }
 
 /**
@@ -142,8 +176,7 @@ export async function migrate(db: Kysely<Database>): Promise<string[]> {
  * @throws VigilError `configuration` / `MIGRATION_FAILED` naming the migration.
  */
 export async function migrateTo(db: Kysely<Database>, name: string): Promise<void> {
-  const { error, results } = await migrator(db).migrateTo(name);
-  if (error) throw new VigilError('configuration', 'MIGRATION_FAILED', `Database migration ${results?.find((r) => r.status === 'Error')?.migrationName ?? name} failed: ${(error as Error).message}`, { cause: error });
+  await runMigrator(db, (m) => m.migrateTo(name), name);
 }
 
 /** Every known migration and when it was applied (undefined when pending). */
@@ -152,7 +185,7 @@ export async function migrationStatus(db: Kysely<Database>): Promise<readonly Mi
     try {
       return await migrator(db).getMigrations();
     } catch (e) {
-      if (attempt >= 4 || !['3F000', '42P01'].includes((e as { code?: string }).code ?? '')) throw e;
+      if (attempt >= 4 || !TRANSIENT_INTROSPECTION.includes((e as { code?: string }).code ?? '')) throw e;
       await new Promise((r) => setTimeout(r, 100 * attempt));
     }
   }

@@ -46,10 +46,49 @@ describe('portal sign-in: cookies, rate limit, lock-out', () => {
     expect((await login('viewer@fabrikam.test', w.password, { 'x-test-ip': '10.0.0.10' })).statusCode).toBe(200);
   });
 
+  it('answers 400 naming the field, never 500, for a NUL character in any input', async () => {
+    const signIn = await login('viewer@contoso.test\u0000', w.password, { 'x-test-ip': '10.0.0.12' });
+    expect(signIn.statusCode).toBe(400);
+    expect(signIn.json().error).toMatchObject({ code: 'NUL_IN_INPUT', field: 'email' });
+    const auth = { authorization: `Bearer ${w.keys.contosoAdmin}` };
+    const query = await w.app.inject({ method: 'GET', url: '/api/v1/findings?status=open%00', headers: auth });
+    expect([query.statusCode, query.json().error.field]).toEqual([400, 'status']);
+    const path = await w.app.inject({ method: 'GET', url: '/api/v1/integrations/int%00x', headers: auth });
+    expect([path.statusCode, path.json().error.code]).toEqual([400, 'NUL_IN_INPUT']);
+    const nested = await w.app.inject({ method: 'POST', url: '/api/v1/integrations', headers: { ...auth, 'content-type': 'application/json' }, payload: '{"mode":"customer-app","name":"x","tenant":{"a":["ok","b\\u0000"]}}' });
+    expect([nested.statusCode, nested.json().error.field]).toEqual([400, 'tenant.a[1]']);
+  });
+
   it('serves API answers with no-store and security headers', async () => {
     const res = await login('viewer@fabrikam.test', w.password, { 'x-test-ip': '10.0.0.11' });
     expect(res.headers['cache-control']).toBe('no-store');
     expect(res.headers['x-content-type-options']).toBe('nosniff');
     expect(String(res.headers['content-security-policy'])).toContain("default-src 'none'");
+  });
+});
+
+describe('lock-out under a concurrent burst over real HTTP', () => {
+  let w: ApiWorld;
+  let base: string;
+  beforeAll(async () => {
+    // 20 attempts a minute per address: the burst below (10 per address) is never rate limited, so every attempt
+    // reaches the password check and the lock-out alone must stop it.
+    w = await apiWorld({ VIGIL_LOGIN_ATTEMPTS_PER_MINUTE: '20', VIGIL_TRUST_PROXY: '127.0.0.1' });
+    base = await w.app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  afterAll(async () => w?.close());
+
+  const login = (password: string, clientAddress: string) =>
+    fetch(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': clientAddress }, body: JSON.stringify({ email: 'admin@contoso.test', password }) }).then((r) => r.status);
+
+  it('30 wrong passwords sent at once from three addresses lock the account: the right password is then refused', async () => {
+    const addresses = ['198.51.100.1', '198.51.100.2', '198.51.100.3'];
+    const statuses = await Promise.all(Array.from({ length: 30 }, (_, i) => login(`wrong password ${i}`, addresses[i % 3]!)));
+    expect(statuses).toEqual(Array.from({ length: 30 }, () => 401));
+    const user = await w.rt.db.selectFrom('portal_users').select(['locked_until']).where('email', '=', 'admin@contoso.test').executeTakeFirstOrThrow();
+    expect(user.locked_until).not.toBeNull();
+    expect(await login(w.password, '198.51.100.4')).toBe(401);
+    // The other users of the deployment are not affected.
+    expect(await fetch(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.4' }, body: JSON.stringify({ email: 'viewer@contoso.test', password: w.password }) }).then((r) => r.status)).toBe(200);
   });
 });

@@ -8,12 +8,14 @@ import {
   DEFAULT_ACCESS_POLICY,
   ensureOrganization,
   listApiKeys,
+  purgeStaleSessions,
   revokeApiKey,
   signIn,
   signOut,
 } from '../../src/access/index.ts';
 import { VigilError } from '../../src/core/errors.ts';
 import { migrateTo, migrate } from '../../src/store/db.ts';
+import { countSignInAttempt, lockPortalUser } from '../../src/store/repositories/access.ts';
 import { DIALECTS, freshStore, type TestStore } from './dialects.ts';
 
 const PASSWORD = 'correct horse battery staple';
@@ -83,7 +85,10 @@ describe.each(DIALECTS)('access on %s', (dialect) => {
     expect(await authenticateSession(store.db, idle.sessionToken, DEFAULT_ACCESS_POLICY, at(1700))).not.toBeNull();
     // Used at 1700 s: the idle clock restarts, so 3000 s is 1300 s idle.
     expect(await authenticateSession(store.db, idle.sessionToken, DEFAULT_ACCESS_POLICY, at(3000))).not.toBeNull();
-    expect(await authenticateSession(store.db, idle.sessionToken, DEFAULT_ACCESS_POLICY, at(3000 + 1801))).toBeNull();
+    // The idle timeout counts from the last request; activity is written at most once a minute, so the session ends
+    // between 1800 s and 1860 s after it.
+    expect(await authenticateSession(store.db, idle.sessionToken, DEFAULT_ACCESS_POLICY, at(3000 + 1800))).not.toBeNull();
+    expect(await authenticateSession(store.db, idle.sessionToken, DEFAULT_ACCESS_POLICY, at(3000 + 1800 + 1800 + 61))).toBeNull();
     // Gone for good once it timed out.
     expect(await authenticateSession(store.db, idle.sessionToken, DEFAULT_ACCESS_POLICY, at(3000))).toBeNull();
 
@@ -91,6 +96,45 @@ describe.each(DIALECTS)('access on %s', (dialect) => {
     let t = 0;
     for (; t < DEFAULT_ACCESS_POLICY.absoluteTimeoutSeconds - 600; t += 1200) expect(await authenticateSession(store.db, busy.sessionToken, DEFAULT_ACCESS_POLICY, at(t))).not.toBeNull();
     expect(await authenticateSession(store.db, busy.sessionToken, DEFAULT_ACCESS_POLICY, at(DEFAULT_ACCESS_POLICY.absoluteTimeoutSeconds))).toBeNull();
+  });
+
+  it('a short idle timeout never signs out a user who keeps working, and ends the session once they stop', async () => {
+    store = await freshStore(dialect);
+    const org = await ensureOrganization(store.db, 'Contoso');
+    await addPortalUser(store.db, { organizationId: org.id, email: 'ann@contoso.com', password: PASSWORD, role: 'viewer' });
+    const policy = { ...DEFAULT_ACCESS_POLICY, idleTimeoutSeconds: 60 };
+    const t0 = new Date('2026-11-21T08:00:00Z');
+    const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
+    const s = await signIn(store.db, 'ann@contoso.com', PASSWORD, policy, t0);
+    // A request every 59 s for an hour: each one is within the idle timeout of the one before.
+    let t = 0;
+    for (; t <= 3600; t += 59) expect(await authenticateSession(store.db, s.sessionToken, policy, at(t)), `request at ${t} s`).not.toBeNull();
+    const last = t - 59;
+    // Then the user stops: still signed in 60 s after the last request, signed out once the timeout (and the at most
+    // 6 s by which activity may be recorded late) has passed.
+    expect(await authenticateSession(store.db, s.sessionToken, policy, at(last + 60))).not.toBeNull();
+    expect(await authenticateSession(store.db, s.sessionToken, policy, at(last + 60 + 60 + 7))).toBeNull();
+  });
+
+  it('purges sessions past their idle or absolute timeout and keeps live ones', async () => {
+    store = await freshStore(dialect);
+    const org = await ensureOrganization(store.db, 'Contoso');
+    await addPortalUser(store.db, { organizationId: org.id, email: 'ann@contoso.com', password: PASSWORD, role: 'viewer' });
+    const t0 = new Date('2026-11-21T08:00:00Z');
+    const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
+    const idle = await signIn(store.db, 'ann@contoso.com', PASSWORD, DEFAULT_ACCESS_POLICY, t0);
+    const busy = await signIn(store.db, 'ann@contoso.com', PASSWORD, DEFAULT_ACCESS_POLICY, t0);
+    const old = await signIn(store.db, 'ann@contoso.com', PASSWORD, DEFAULT_ACCESS_POLICY, at(-DEFAULT_ACCESS_POLICY.absoluteTimeoutSeconds + 100));
+    expect(await authenticateSession(store.db, busy.sessionToken, DEFAULT_ACCESS_POLICY, at(1000))).not.toBeNull();
+    // `old` is used every 25 minutes for 12 hours: never idle, but past its absolute timeout at 100 s.
+    for (let t = -DEFAULT_ACCESS_POLICY.absoluteTimeoutSeconds + 100; t <= 50; t += 1500) expect(await authenticateSession(store.db, old.sessionToken, DEFAULT_ACCESS_POLICY, at(t))).not.toBeNull();
+    expect(await authenticateSession(store.db, old.sessionToken, DEFAULT_ACCESS_POLICY, at(99))).not.toBeNull();
+    expect(await store.db.selectFrom('portal_sessions').select('id').execute()).toHaveLength(3);
+    // At 1900 s: `idle` was last used 1900 s ago (past 1800 + 60), `old` passed its 12 hours, `busy` was used at 1000 s.
+    expect(await purgeStaleSessions(store.db, DEFAULT_ACCESS_POLICY, at(1900))).toBe(2);
+    expect(await store.db.selectFrom('portal_sessions').select('id').execute()).toHaveLength(1);
+    expect(await authenticateSession(store.db, busy.sessionToken, DEFAULT_ACCESS_POLICY, at(1900))).not.toBeNull();
+    expect(await authenticateSession(store.db, idle.sessionToken, DEFAULT_ACCESS_POLICY, at(0))).toBeNull();
   });
 
   it('locks an account after five failures in a row, with the same answer as an unknown email', async () => {
@@ -107,6 +151,35 @@ describe.each(DIALECTS)('access on %s', (dialect) => {
     expect((await rejection(signIn(store.db, 'ann@contoso.com', PASSWORD, DEFAULT_ACCESS_POLICY, new Date(t0.getTime() + 60_000)))).code).toBe('SIGN_IN_FAILED');
     const after = await signIn(store.db, 'ann@contoso.com', PASSWORD, DEFAULT_ACCESS_POLICY, new Date(t0.getTime() + (DEFAULT_ACCESS_POLICY.lockoutSeconds + 1) * 1000));
     expect(after.user.lockedUntil).toBeNull();
+  });
+
+  it('counts concurrent sign-in attempts atomically: 30 at once are numbered 1 to 30, none lost', async () => {
+    store = await freshStore(dialect);
+    const org = await ensureOrganization(store.db, 'Contoso');
+    await addPortalUser(store.db, { organizationId: org.id, email: 'ann@contoso.com', password: PASSWORD, role: 'admin' });
+    const at = '2026-11-21T08:00:00.000Z';
+    const counted = await Promise.all(Array.from({ length: 30 }, () => countSignInAttempt(store.db, 'ann@contoso.com', at)));
+    expect(counted.map((u) => u!.failed_logins).sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    expect((await store.db.selectFrom('portal_users').select('failed_logins').executeTakeFirstOrThrow()).failed_logins).toBe(30);
+    // A locked account is not counted (and so never unlocked by attempts).
+    await lockPortalUser(store.db, counted[0]!.id, '2026-11-21T08:15:00.000Z');
+    expect(await countSignInAttempt(store.db, 'ann@contoso.com', at)).toBeUndefined();
+    expect(await countSignInAttempt(store.db, 'ann@contoso.com', '2026-11-21T08:15:00.001Z')).toMatchObject({ failed_logins: 1 });
+  });
+
+  it('30 concurrent wrong passwords lock the account; the right password in the same burst and after it is refused until the lock-out ends', async () => {
+    store = await freshStore(dialect);
+    const org = await ensureOrganization(store.db, 'Contoso');
+    await addPortalUser(store.db, { organizationId: org.id, email: 'ann@contoso.com', password: PASSWORD, role: 'admin' });
+    const t0 = new Date('2026-11-21T08:00:00Z');
+    // The right password is sent as the 11th attempt of the burst: it is counted after ten others, so it is refused
+    // whatever their passwords turn out to be, even though its scrypt finishes before theirs lock the account.
+    const burst = Array.from({ length: 31 }, (_, i) => signIn(store.db, 'ann@contoso.com', i === 10 ? PASSWORD : `wrong password ${i}`, DEFAULT_ACCESS_POLICY, t0).then(() => 'signed in', (e: VigilError) => e.code));
+    expect(new Set(await Promise.all(burst))).toEqual(new Set(['SIGN_IN_FAILED']));
+    const row = await store.db.selectFrom('portal_users').select(['locked_until']).executeTakeFirstOrThrow();
+    expect(row.locked_until).toBe(new Date(t0.getTime() + DEFAULT_ACCESS_POLICY.lockoutSeconds * 1000).toISOString());
+    expect((await rejection(signIn(store.db, 'ann@contoso.com', PASSWORD, DEFAULT_ACCESS_POLICY, new Date(t0.getTime() + 60_000)))).code).toBe('SIGN_IN_FAILED');
+    expect((await signIn(store.db, 'ann@contoso.com', PASSWORD, DEFAULT_ACCESS_POLICY, new Date(t0.getTime() + (DEFAULT_ACCESS_POLICY.lockoutSeconds + 1) * 1000))).user.email).toBe('ann@contoso.com');
   });
 
   it('API keys: shown once, stored hashed, scoped to their organization, revocable, expiring', async () => {

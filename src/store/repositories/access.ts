@@ -41,6 +41,46 @@ export async function updatePortalUser(db: Executor, id: string, set: Partial<Pi
   await db.updateTable('portal_users').set(set).where('id', '=', id).execute();
 }
 
+/**
+ * Counts one sign-in attempt of the user with this email, atomically, before its password is checked: one
+ * `UPDATE … SET failed_logins = failed_logins + 1 … RETURNING` (SQLite ≥ 3.35 and PostgreSQL), so concurrent attempts
+ * each get their own number and none is lost. Only a user who is enabled and not locked at `at` is counted.
+ * @param at ISO 8601 UTC: a `locked_until` later than this means locked.
+ * @returns the user with `failed_logins` as counted by this attempt (1 for the first attempt since the last success
+ *   or lock), or undefined for an unknown, disabled or locked account.
+ */
+export async function countSignInAttempt(db: Executor, email: string, at: string): Promise<PortalUsersTable | undefined> {
+  return db
+    .updateTable('portal_users')
+    .set((eb) => ({ failed_logins: eb('failed_logins', '+', 1) }))
+    .where('email', '=', email)
+    .where('disabled_at', 'is', null)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at)]))
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Locks the user until `until` (ISO 8601 UTC) and starts the count again for after the lock-out. */
+export async function lockPortalUser(db: Executor, id: string, until: string): Promise<void> {
+  await db.updateTable('portal_users').set({ failed_logins: 0, locked_until: until }).where('id', '=', id).execute();
+}
+
+/**
+ * Records a successful sign-in (count back to 0, last sign-in at `at`) unless the account was locked or disabled
+ * meanwhile by attempts that ran beside this one.
+ * @returns false when the account is locked or disabled at `at`: the sign-in must be refused.
+ */
+export async function recordSignIn(db: Executor, id: string, at: string): Promise<boolean> {
+  const r = await db
+    .updateTable('portal_users')
+    .set({ failed_logins: 0, locked_until: null, last_login_at: at })
+    .where('id', '=', id)
+    .where('disabled_at', 'is', null)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at)]))
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
+}
+
 export async function insertSession(db: Executor, row: PortalSessionsTable): Promise<void> {
   await db.insertInto('portal_sessions').values(row).execute();
 }

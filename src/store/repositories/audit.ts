@@ -4,6 +4,7 @@ import { newId } from '../../core/ids.ts';
 import { sqliteHandle, type Executor } from '../db.ts';
 import type { AlertsTable, AuditCursorsTable, AuditEventsTable, AuditUserIpsTable, Database } from '../schema.ts';
 import { decodeSegment, encodeSegment, RAW_CODEC } from '../segments.ts';
+import { storableText } from '../text.ts';
 
 /** Audit events, cursors and alerts. */
 
@@ -32,7 +33,8 @@ const EVENT_INSERT = `insert into audit_events (integration_id, id, content_type
 async function insertEventRowsPostgres(db: Executor, integrationId: string, segmentId: string, events: BlobToStore['events'], at: string): Promise<number> {
   let inserted = 0;
   for (let i = 0; i < events.length; i += CHUNK) {
-    const rowsJson = JSON.stringify(events.slice(i, i + CHUNK).map((e) => [...e.columns, e.rawIndex]));
+    // U+0000 in a column would reach `->>` as the escape \u0000, which PostgreSQL refuses (22P05): see store/text.ts.
+    const rowsJson = JSON.stringify(events.slice(i, i + CHUNK).map((e) => [...e.columns.map(storableText), e.rawIndex]));
     const r = await sql`${sql.raw(EVENT_INSERT)}
       select ${integrationId}, v ->> 0, v ->> 1, (v ->> 2)::integer, v ->> 3, v ->> 4, v ->> 5, v ->> 6, (v ->> 7)::integer, v ->> 8, v ->> 9, v ->> 10, ${segmentId}, (v ->> 11)::integer, ${at}
       from json_array_elements(${rowsJson}::json) as e(v)
@@ -53,7 +55,7 @@ function insertEventRowsSqlite(handle: NonNullable<ReturnType<typeof sqliteHandl
   let stmt = sqliteStatements.get(handle);
   if (!stmt) sqliteStatements.set(handle, (stmt = handle.prepare(`${EVENT_INSERT} values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing`)));
   let inserted = 0;
-  for (const e of events) inserted += stmt.run(integrationId, ...e.columns, segmentId, e.rawIndex, at).changes;
+  for (const e of events) inserted += stmt.run(integrationId, ...e.columns.map(storableText), segmentId, e.rawIndex, at).changes;
   return inserted;
 }
 
@@ -61,6 +63,7 @@ function insertEventRowsSqlite(handle: NonNullable<ReturnType<typeof sqliteHandl
  * Stores a content blob: its raw text as one compressed segment, and its events, dropping those already stored
  * (duplicates are by design upstream; the key is (integration, `CreationTime`, `Id`)). One transaction: the events
  * and their raw records are stored together or not at all; a blob with no new event leaves no segment behind.
+ * The segment keeps the text byte-exact, U+0000 included; the event columns store U+0000 as U+FFFD (store/text.ts).
  * @returns how many events were new.
  */
 export async function storeBlob(db: Kysely<Database>, integrationId: string, blob: BlobToStore, at: string): Promise<number> {

@@ -66,3 +66,14 @@ export async function deleteIntegration(db: Executor, id: string): Promise<boole
 export async function updateServicePrincipalObjectId(db: Executor, id: string, objectId: string, at: string): Promise<void> {
   await db.updateTable('integrations').set({ sp_object_id: objectId, updated_at: at }).where('id', '=', id).execute();
 }
+
+/** Every stored secret envelope (JSON text) with its integration, for the master-key checks. */
+export async function listSecretEnvelopes(db: Executor): Promise<{ id: string; name: string; secret_envelope: string }[]> {
+  const rows = await db.selectFrom('integrations').select(['id', 'name', 'secret_envelope']).where('secret_envelope', 'is not', null).orderBy('name').execute();
+  return rows.map((r) => ({ id: r.id, name: r.name, secret_envelope: r.secret_envelope! }));
+}
+
+/** Forgets an integration's stored secret (it can no longer be opened) and stops its collections with `error` as the fix. */
+export async function forgetSecret(db: Executor, id: string, error: string, at: string): Promise<void> {
+  await db.updateTable('integrations').set({ secret_envelope: null, credential_state: 'rejected', credential_error: error, updated_at: at }).where('id', '=', id).execute();
+}

@@ -1,0 +1,58 @@
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+
+/**
+ * Private files of the data directory (issue 14, point 8): the SQLite database with its WAL and shared-memory files,
+ * the log, the key file and the serve lock hold tenant data or secrets, so they are readable by their owner only —
+ * files 0600, directories 0700 — whatever the umask, and also when the data directory already existed (`mkdir`'s mode
+ * applies only to a directory it creates; `open`'s mode only to a file it creates). Existing files and directories
+ * that are wider are tightened, and the caller logs it — except a sticky directory (such as /tmp) or a path owned by
+ * another user, which are left as they are.
+ *
+ * SQLite creates a database's `-wal`, `-shm` and `-journal` files with the permissions of the database file
+ * (https://sqlite.org/tempfiles.html; os_unix.c findCreateFileMode), so a database created or tightened here keeps
+ * its companions private too.
+ */
+
+/** Mode of a private file. */
+export const PRIVATE_FILE_MODE = 0o600;
+/** Mode of a private directory. */
+export const PRIVATE_DIRECTORY_MODE = 0o700;
+
+/** A path whose permissions were tightened, with its mode before (octal digits, e.g. `644`). */
+export interface Tightened {
+  path: string;
+  previousMode: string;
+}
+
+function tighten(path: string, mode: number): Tightened | undefined {
+  const st = statSync(path);
+  const previous = st.mode & 0o777;
+  if ((previous & ~mode) === 0) return undefined;
+  // Never a shared directory (sticky bit: /tmp and the like) nor a path someone else owns: not ours to change.
+  if (st.mode & 0o1000 || (process.getuid && st.uid !== process.getuid())) return undefined;
+  chmodSync(path, previous & mode);
+  return { path, previousMode: previous.toString(8) };
+}
+
+/**
+ * Makes `path` a directory readable by its owner only: created with mode 0700 (with its parents) when missing,
+ * tightened to at most 0700 when it exists with wider permissions.
+ * @returns what was tightened, or undefined.
+ */
+export function privateDirectory(path: string): Tightened | undefined {
+  mkdirSync(path, { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
+  return tighten(path, PRIVATE_DIRECTORY_MODE);
+}
+
+/**
+ * Makes `path` a file readable by its owner only: created empty with mode 0600 when missing and `create` is set,
+ * tightened to at most 0600 when it exists with wider permissions; a missing file is left missing otherwise.
+ * @returns what was tightened, or undefined.
+ */
+export function privateFile(path: string, options: { create: boolean }): Tightened | undefined {
+  if (!existsSync(path)) {
+    if (!options.create) return undefined;
+    closeSync(openSync(path, 'a', PRIVATE_FILE_MODE));
+  }
+  return tighten(path, PRIVATE_FILE_MODE);
+}
