@@ -4,6 +4,7 @@ import { registerAgents } from '../cli/commands/agents.ts';
 import { registerAudit } from '../cli/commands/audit.ts';
 import { registerChecks } from '../cli/commands/checks.ts';
 import { registerCollect } from '../cli/commands/collect.ts';
+import { registerTenants } from '../cli/commands/tenants.ts';
 import { registerConsent } from '../cli/commands/consent.ts';
 import { registerDb } from '../cli/commands/db.ts';
 import { registerDemo } from '../cli/commands/demo.ts';
@@ -49,6 +50,7 @@ registerChecks(program);
 registerAudit(program, host);
 registerSinks(program, host);
 registerAccess(program, host);
+registerTenants(program, host);
 registerDb(program, host);
 registerService(program, host, { serve: runServe, worker: runWorker });
 registerJobs(program, host, (rt) => {

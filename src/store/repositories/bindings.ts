@@ -60,7 +60,7 @@ export async function findConsentFlow(db: Executor, id: string): Promise<Consent
  * Moves a flow from `from` to `to` (with the given fields) only if it is still at `from` and not expired at `now`:
  * the single-use guarantee. Returns true for the one caller that wins; a replay or a concurrent second use gets false.
  */
-export async function advanceConsentFlow(db: Executor, id: string, from: ConsentFlowRow['stage'], to: ConsentFlowRow['stage'], now: string, set: Partial<Pick<ConsentFlowRow, 'nonce' | 'verifier_envelope'>> = {}): Promise<boolean> {
+export async function advanceConsentFlow(db: Executor, id: string, from: ConsentFlowRow['stage'], to: ConsentFlowRow['stage'], now: string, set: Partial<Pick<ConsentFlowRow, 'nonce' | 'verifier_envelope' | 'expires_at'>> = {}): Promise<boolean> {
   const r = await db
     .updateTable('consent_flows')
     .set({ ...set, stage: to, used_at: now })
