@@ -87,6 +87,8 @@ export interface CodeRedemption {
   code: string;
   redirectUri: string;
   codeVerifier: string;
+  /** The nonce sent to the authorize endpoint (MSAL refuses an ID token whose `nonce` differs). */
+  nonce: string;
 }
 
 /**
@@ -107,12 +109,12 @@ export async function redeemAuthorizationCode(r: CodeRedemption): Promise<string
   });
   let idToken: string | undefined;
   try {
-    idToken = (await app.acquireTokenByCode({ code: r.code, scopes: ['openid', 'profile'], redirectUri: r.redirectUri, codeVerifier: r.codeVerifier }))?.idToken;
+    idToken = (await app.acquireTokenByCode({ code: r.code, scopes: ['openid', 'profile'], redirectUri: r.redirectUri, codeVerifier: r.codeVerifier, nonce: r.nonce }, { code: r.code, nonce: r.nonce }))?.idToken;
   } catch (e) {
-    const err = e as { errorMessage?: string; message?: string };
+    const err = e as { errorCode?: string; errorMessage?: string; message?: string };
     const text = `${err.errorMessage ?? ''} ${err.message ?? ''}`;
     const m = /AADSTS(\d+)/.exec(text);
-    throw m ? aadstsError(m[1]!, text.slice(text.indexOf(`AADSTS${m[1]}`)), e) : new VigilError('upstream', 'TOKEN_REQUEST_FAILED', 'The sign-in code could not be redeemed.', { cause: e });
+    throw m ? aadstsError(m[1]!, text.slice(text.indexOf(`AADSTS${m[1]}`)), e) : new VigilError('upstream', 'TOKEN_REQUEST_FAILED', `The sign-in code could not be redeemed (${err.errorCode ?? 'no code'}).`, { cause: e });
   }
   if (!idToken) throw new VigilError('upstream', 'ID_TOKEN_MISSING', 'The token endpoint answered without an ID token.');
   return idToken;
