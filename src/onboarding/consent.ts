@@ -279,7 +279,7 @@ export async function handleConsentCallback(deps: ConsentDeps, query: Record<str
   } catch (e) {
     deps.logger?.warn({ flowId: flow.id, tenantId: flow.tenant_id, code: e instanceof VigilError ? e.code : 'error', reason: e instanceof IdTokenRejected ? e.reason : undefined, detail: e instanceof VigilError ? e.message : undefined }, 'consent sign-in did not prove the tenant');
     if (e instanceof IdTokenRejected && e.reason === 'not-admin') return notProven('The account you signed in with holds no role that can grant admin consent in this tenant; nothing was recorded.');
-    if (e instanceof IdTokenRejected && e.reason === 'no-roles-claim') return notProven('Vigil could not see the directory roles of the account (the operator must configure the managed application to emit directory roles); nothing was recorded.');
+    if (e instanceof IdTokenRejected && e.reason === 'no-roles-claim') return notProven('The account you signed in with holds no role that can grant admin consent in this tenant (or, if it holds one, Vigil\'s application is not configured to show directory roles: tell the operator); nothing was recorded.');
     const code = e instanceof VigilError && /^AADSTS\d+$/.test(e.code) ? ` (${e.code})` : '';
     return notProven(`The sign-in could not be verified${code}; nothing was recorded.`);
   }
