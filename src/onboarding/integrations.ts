@@ -130,13 +130,13 @@ export async function addCustomerAppIntegration(deps: OnboardingDeps, request: A
   const input = validateCustomerAppInput(request);
   const organizationId = await organizationFor(deps, request.organizationId);
   const tokens = new ClientCredentialProvider({ cloud: deps.cloud, tenantId: input.tenantId, clientId: input.clientId, clientSecret: input.clientSecret, http: deps.http });
-  // The proof comes first: until the secret works, every answer is Entra's answer to that secret.
-  await tokens.token(deps.cloud.graph.resource);
+  // The proof comes first (verification takes tokens with the secret): until the secret works, every answer is
+  // Entra's answer to that secret, whoever holds the tenant.
+  const report = await verifyIntegration({ cloud: deps.cloud, tokens, ctx: streamContext(deps, tokens) }, input);
   const binding = await findBinding(deps.db, input.tenantId);
   const existing = await repo.findIntegrationByApp(deps.db, input.tenantId, input.clientId);
   if ((binding && binding.organization_id !== organizationId) || (existing && existing.organization_id !== organizationId)) throw boundElsewhere(input.tenantId);
   if (existing) throw integrationExists(existing, organizationId, `Tenant ${input.tenantId} with client id ${input.clientId}`);
-  const report = await verifyIntegration({ cloud: deps.cloud, tokens, ctx: streamContext(deps, tokens) }, input);
   if (!binding) {
     // A secret proves an administrator's approval only when an administrator granted the app a permission.
     if (!Object.values(report.grantedRoles).some((roles) => roles.length > 0)) throw tenantNotProven(input.tenantId);
