@@ -1,4 +1,4 @@
-import { Agent, request } from 'undici';
+import { request, type Agent } from 'undici';
 import { buildServer } from '../../src/api/server.ts';
 import { handleConsentCallback, type ConsentDeps } from '../../src/onboarding/consent.ts';
 
