@@ -211,6 +211,10 @@ describe('a tenant belongs to the organization whose administrator proved it', (
     const working = await refusal(addCustomerAppIntegration(rt, { organizationId: orgA, ...connectorOf(proven) }));
     expect(working).toMatchObject({ code: 'TENANT_BOUND_ELSEWHERE', kind: 'conflict' });
     expect(`${working.message} ${working.remediation}`).not.toMatch(/Owner|int_|proven/);
+    // A working secret of an app no administrator granted anything proves nothing (any member may register an app).
+    emulator.control.revokeServicePrincipalRoles(never.id, never.connectorAppId!);
+    expect((await refusal(addCustomerAppIntegration(rt, { organizationId: orgA, ...connectorOf(never) }))).code).toBe('TENANT_NOT_PROVEN');
+    expect((await listTenantBindings(rt.db)).some((b) => b.tenantId === never.id)).toBe(false);
     // The working secret of a free tenant's consented app is a proof: A gets the tenant, bound as mode-a-secret.
     await addCustomerAppIntegration(rt, { organizationId: orgA, ...connectorOf(consented), name: 'mode-a' });
     expect((await listTenantBindings(rt.db)).find((b) => b.tenantId === consented.id)).toMatchObject({ organization: 'Attacker', method: 'mode-a-secret' });
