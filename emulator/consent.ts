@@ -12,14 +12,14 @@ import { consentServicePrincipal } from './managed.ts';
 import type { Tenant } from './tenant.ts';
 
 /** `encodeURIComponent` with `+` for spaces and lower-case escapes, as Entra writes `scope` and `error_description`. */
-function formEncodeLower(value: string): string {
+export function formEncodeLower(value: string): string {
   return encodeURIComponent(value)
     .replace(/%20/g, '+')
     .replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase());
 }
 
 /** Appends a raw query string to a redirect URI that may already have a query. */
-function withQuery(uri: string, query: string): string {
+export function withQuery(uri: string, query: string): string {
   const hash = uri.indexOf('#');
   const base = hash >= 0 ? uri.slice(0, hash) : uri;
   return `${base}${base.includes('?') ? '&' : '?'}${query}`;
@@ -33,7 +33,7 @@ function html(text: string): string {
  * Answers a consent error the way the sign-in page does when it cannot redirect: status 400, an HTML page with the
  * AADSTS text (or Entra's JSON error body when the client asks for `application/json`).
  */
-function errorPage(ctx: EmulatorContext, req: FastifyRequest, reply: FastifyReply, code: number, error: string, text: string): FastifyReply {
+export function errorPage(ctx: EmulatorContext, req: FastifyRequest, reply: FastifyReply, code: number, error: string, text: string): FastifyReply {
   const body = aadError(ctx, req, code, error, text);
   reply.code(400).header('cache-control', 'no-store, no-cache');
   if (String(req.headers.accept ?? '').includes('application/json')) return reply.type('application/json; charset=utf-8').send(body);

@@ -131,6 +131,8 @@ export interface ControlDeps {
   changes: DirectoryChanges;
   /** Foreign-link rules (absent: the foreign-link methods throw ControlError 501). */
   foreignLinks?: ForeignLinks;
+  /** `https://127.0.0.1:PORT` once listening (the issuer of minted ID tokens). */
+  baseUrl?: () => string;
 }
 
 /** Power BI activity events of a window, as `EmulatorControl.powerBiGroundTruth` counts them. */
@@ -484,6 +486,29 @@ export class EmulatorControl {
     const t = this.tenant(tenantIdOrDomain);
     if (upn !== null && !findUserByUpn(t, upn)) throw new ControlError(404, 'UserNotFound', `no user '${upn}' in tenant ${t.id}`);
     this.#d.signIn.setAutoApprove(t.id, upn);
+  }
+
+  /**
+   * The account signed in in the browser at a tenant's `/authorize` endpoint (null: the tenant's first enabled Global
+   * Administrator). The UPN may belong to another tenant (then `/authorize` answers AADSTS50020, as Entra does for an
+   * account that does not exist in the tenant). Throws ControlError 404 (tenant, or no such user in any tenant).
+   */
+  setBrowserUser(tenantIdOrDomain: string, upn: string | null): void {
+    const t = this.tenant(tenantIdOrDomain);
+    if (upn !== null && !this.#d.store.list().some((x) => findUserByUpn(x, upn))) throw new ControlError(404, 'UserNotFound', `no user '${upn}' in any served tenant`);
+    this.#d.signIn.setBrowserUser(t.id, upn);
+  }
+
+  /**
+   * Mints a v2.0 ID token as the token endpoint would for `clientId` (with `wids` when the user holds roles), for tests
+   * that forge or replay what a browser delivers. `issuerTenantId` overrides the tenant in `iss` (default: the tenant).
+   * Throws ControlError 404 for an unknown tenant or user.
+   */
+  async mintIdToken(request: { tenantId: string; userId?: string; clientId: string; nonce?: string; expiresInSeconds?: number }): Promise<string> {
+    const t = this.tenant(request.tenantId);
+    const user = request.userId ? indexes.users.get(t.users, request.userId) : t.users.find((u) => u.userType === 'Member' && (u.directoryRoles ?? []).length > 0);
+    if (!user) throw new ControlError(404, 'UserNotFound', `no user '${String(request.userId ?? '(first member with a role)')}' in tenant ${t.id}`);
+    return this.#d.tokens.issueIdToken(`${this.#d.baseUrl?.() ?? ''}/${t.id}/v2.0`, t, user, request.clientId, { nonce: request.nonce, wids: true, ...(request.expiresInSeconds !== undefined ? { expiresInSeconds: request.expiresInSeconds } : {}) });
   }
 
   /**
@@ -1230,6 +1255,11 @@ export function registerControl(app: FastifyInstance, control: EmulatorControl, 
   app.post<{ Params: { code: string }; Body: unknown }>('/device-codes/:code/approve', wrap((req: { params: { code: string }; body: unknown }) => control.approveDeviceCode(req.params.code, need(body(req), 'upn'))));
   app.post<{ Params: { code: string } }>('/device-codes/:code/decline', wrap((req: { params: { code: string } }) => control.declineDeviceCode(req.params.code)));
   app.post<{ Params: { code: string } }>('/device-codes/:code/expire', wrap((req: { params: { code: string } }) => control.expireDeviceCode(req.params.code)));
+  app.put<{ Body: unknown }>('/browser-user', wrap((req: { body: unknown }) => {
+    const o = body(req);
+    control.setBrowserUser(need(o, 'tenant'), o.upn === null ? null : need(o, 'upn'));
+    return { tenant: control.tenant(need(o, 'tenant')).id, upn: o.upn ?? null };
+  }));
   app.delete('/sign-in-state', wrap(() => void control.resetSignInState()));
 
   app.put<{ Body: unknown }>('/environment-flags', wrap((req: { body: unknown }) => {

@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RESOURCES } from './constants.ts';
 import { sendAad, tenantNotFound, TENANT_ALIASES } from './aad.ts';
 import { newId, queryParam, type EmulatorContext } from './common.ts';
+import { registerAuthorize } from './authorize.ts';
 import { registerAdminConsent } from './consent.ts';
 import { secretsOf } from './managed.ts';
 import { findApp, type Tenant } from './tenant.ts';
@@ -107,12 +108,14 @@ function parseBasic(header: string | undefined): { id: string; secret: string } 
  *   service principal authenticates with the home application's secrets); the password, device-code and
  *   refresh-token grants (see `handleUserGrant`);
  * - `POST /{tenant}/oauth2/v2.0/devicecode` and `GET /devicelogin` (see `registerDeviceCode`);
- * - `GET /{tenant}/adminconsent`, `GET /{tenant}/v2.0/adminconsent` (see `registerAdminConsent`).
+ * - `GET /{tenant}/adminconsent`, `GET /{tenant}/v2.0/adminconsent` (see `registerAdminConsent`);
+ * - `GET /{tenant}/oauth2/v2.0/authorize` (see `registerAuthorize`) and the `authorization_code` grant.
  */
 export function registerIdentity(app: FastifyInstance, ctx: EmulatorContext): void {
   const hostPort = (): string => new URL(ctx.baseUrl()).host;
   registerDeviceCode(app, ctx);
   registerAdminConsent(app, ctx);
+  registerAuthorize(app, ctx);
 
   app.get<{ Params: { tenant: string } }>('/:tenant/v2.0/.well-known/openid-configuration', async (req, reply) => {
     const name = req.params.tenant;

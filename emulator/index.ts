@@ -236,9 +236,9 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
   const clock = new EmulatedClock();
   const feeds = new FeedStore(store, clock);
   const changes = new DirectoryChanges();
-  const control = new EmulatorControl({ store, tokens, faults, log, signIn, feeds, changes, foreignLinks });
-
   let baseUrl = '';
+  const control = new EmulatorControl({ store, tokens, faults, log, signIn, feeds, changes, foreignLinks, baseUrl: () => baseUrl });
+
   const ctx: EmulatorContext = { store, tokens, signIn, baseUrl: () => baseUrl };
   const feedCtx = { ...ctx, feeds };
   const publisherOf = (service: RouteService, url: string): { publisherIdentifier?: string | null } =>

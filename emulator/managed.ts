@@ -39,6 +39,11 @@ export interface ManagedAppOptions {
   secretEndDateTime?: string;
   /** "Allow public client flows" on the app (password/device-code grants without a secret). @default false */
   publicClient?: boolean;
+  /**
+   * App manifest `groupMembershipClaims`. Default `DirectoryRole`: the operator configures the managed app to emit
+   * directory roles (`wids`) in ID tokens, which Vigil needs to see that the administrator who signs in may consent.
+   */
+  groupMembershipClaims?: AppRegistration['groupMembershipClaims'];
 }
 
 /** A generated managed application and where it lives. */
@@ -127,6 +132,7 @@ export function generateManagedApp(options: ManagedAppOptions): ManagedApp {
     requiredResourceAccess: permissionsToGrantedRoles(options.permissions ?? 'quick'),
     redirectUris: [...options.redirectUris],
     isFallbackPublicClient: options.publicClient ?? false,
+    groupMembershipClaims: options.groupMembershipClaims ?? 'DirectoryRole',
   };
   tenant.apps.push(app);
   return { tenant, app, appId, clientSecret: secret, redirectUris: [...options.redirectUris] };

@@ -1,7 +1,8 @@
 /**
  * Interactive sign-in state the emulator keeps between requests: per-tenant admin-consent behaviour, the tenant of the
  * administrator "signed in" at `/common/adminconsent`, pending device codes (user codes approved or declined through
- * the control API), device-code settings and auto-approval, and issued refresh tokens.
+ * the control API), device-code settings and auto-approval, issued refresh tokens, the account the browser is signed
+ * in with per tenant (who answers `/authorize`), and issued authorization codes.
  *
  * Everything here is in memory and lost on restart, like the sessions of the real service would be to a client.
  */
@@ -47,6 +48,27 @@ export interface RefreshGrant {
   expiresAt: number;
 }
 
+/**
+ * An authorization code issued by `/authorize` (https://learn.microsoft.com/entra/identity-platform/v2-oauth2-auth-code-flow:
+ * short-lived, single use, bound to the client, the redirect URI and the PKCE challenge). Times are epoch milliseconds.
+ */
+export interface AuthorizationCode {
+  tenantId: string;
+  userId: string;
+  clientId: string;
+  redirectUri: string;
+  scope: string;
+  nonce: string | undefined;
+  codeChallenge: string | undefined;
+  /** `S256` or `plain` (the default when a challenge is sent without a method). */
+  codeChallengeMethod: 'S256' | 'plain';
+  expiresAt: number;
+  redeemed: boolean;
+}
+
+/** Lifetime of an authorization code, ms (Entra documents codes as short-lived, about 10 minutes). */
+export const AUTHORIZATION_CODE_LIFETIME_MS = 600_000;
+
 const USER_CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 const MAX_ENTRIES = 10_000;
 
@@ -57,6 +79,8 @@ export class SignInState {
   readonly #codes = new Map<string, DeviceCodeEntry>();
   readonly #byUserCode = new Map<string, DeviceCodeEntry>();
   readonly #refresh = new Map<string, RefreshGrant>();
+  readonly #browserUser = new Map<string, string>();
+  readonly #authCodes = new Map<string, AuthorizationCode>();
   #signedInAdminTenant: string | null = null;
   #settings: DeviceCodeSettings = { intervalSeconds: 5, expiresInSeconds: 900 };
 
@@ -78,6 +102,33 @@ export class SignInState {
   /** Sets (tenant id) or clears (null) the signed-in administrator's tenant. */
   setSignedInAdminTenant(tenantId: string | null): void {
     this.#signedInAdminTenant = tenantId;
+  }
+
+  /**
+   * UPN of the account the browser is signed in with at a tenant's `/authorize` endpoint (by tenant id), or undefined:
+   * then the tenant's first enabled Global Administrator answers (the administrator who just consented).
+   */
+  browserUser(tenantId: string): string | undefined {
+    return this.#browserUser.get(tenantId.toLowerCase());
+  }
+
+  /** Sets (UPN) or clears (null) the account signed in at a tenant's `/authorize` endpoint. */
+  setBrowserUser(tenantId: string, upn: string | null): void {
+    if (upn === null) this.#browserUser.delete(tenantId.toLowerCase());
+    else this.#browserUser.set(tenantId.toLowerCase(), upn);
+  }
+
+  /** Issues a random authorization code for a sign-in, valid `AUTHORIZATION_CODE_LIFETIME_MS`. */
+  issueAuthorizationCode(grant: Omit<AuthorizationCode, 'expiresAt' | 'redeemed'>): string {
+    if (this.#authCodes.size >= MAX_ENTRIES) this.#authCodes.clear();
+    const code = `1.AX${randomBytes(96).toString('base64url')}`;
+    this.#authCodes.set(code, { ...grant, expiresAt: Date.now() + AUTHORIZATION_CODE_LIFETIME_MS, redeemed: false });
+    return code;
+  }
+
+  /** The entry of an authorization code (redeemed or not), or undefined. */
+  authorizationCode(code: string): AuthorizationCode | undefined {
+    return this.#authCodes.get(code);
   }
 
   /** Current device-code settings (a copy). */
@@ -169,6 +220,7 @@ export class SignInState {
     return [
       ...[...this.#codes.values()].map((e) => ({ value: e.deviceCode, what: `device code of user code ${e.userCode}` })),
       ...[...this.#refresh.entries()].map(([token, g], i) => ({ value: token, what: `refresh token #${i + 1} of user ${g.userId}` })),
+      ...[...this.#authCodes.entries()].map(([code, g], i) => ({ value: code, what: `authorization code #${i + 1} of user ${g.userId}` })),
     ];
   }
 
@@ -179,6 +231,8 @@ export class SignInState {
     this.#codes.clear();
     this.#byUserCode.clear();
     this.#refresh.clear();
+    this.#browserUser.clear();
+    this.#authCodes.clear();
     this.#signedInAdminTenant = null;
     this.#settings = { intervalSeconds: 5, expiresInSeconds: 900 };
   }

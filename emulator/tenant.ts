@@ -144,6 +144,11 @@ export interface AppRegistration {
   redirectUris?: string[];
   /** "Allow public client flows": the password and device-code grants accept the app without a client secret. */
   isFallbackPublicClient?: boolean;
+  /**
+   * App manifest `groupMembershipClaims` (https://learn.microsoft.com/entra/identity-platform/reference-app-manifest):
+   * with `DirectoryRole` or `All`, ID tokens issued to the app carry the user's directory roles as `wids`. Absent: `None`.
+   */
+  groupMembershipClaims?: 'None' | 'SecurityGroup' | 'DirectoryRole' | 'ApplicationGroup' | 'All';
 }
 
 /**

@@ -68,6 +68,16 @@ export interface MintOptions {
   amr?: string[];
 }
 
+/** Options of `TokenService.issueIdToken`. */
+export interface IdTokenOptions {
+  /** The `nonce` of the authorize request, echoed as a claim. */
+  nonce?: string | undefined;
+  /** Emit `wids` (the client's `groupMembershipClaims` includes directory roles). */
+  wids?: boolean;
+  /** Seconds until `exp` (negative: already expired). Default: the service lifetime. */
+  expiresInSeconds?: number;
+}
+
 /** Signs and verifies access tokens. The lifetime is mutable at run time (`setLifetime`). */
 export class TokenService {
   readonly #keys: SigningMaterial;
@@ -154,11 +164,12 @@ export class TokenService {
   }
 
   /**
-   * Issues a v2.0 ID token for a signed-in user (returned next to user access tokens when `openid` is requested):
+   * Issues a v2.0 ID token for a signed-in user (https://learn.microsoft.com/entra/identity-platform/id-token-claims-reference):
    * `iss` = `issuer` (`{authority host}/{tid}/v2.0`), `aud` = the client id, `oid`, `sub`, `tid`, `name`,
-   * `preferred_username`, `ver: "2.0"`.
+   * `preferred_username`, `ver: "2.0"`, plus `nonce` when the authorize request sent one and `wids` (the user's
+   * directory role template ids, omitted when none) when the client's manifest asks for directory roles.
    */
-  async issueIdToken(issuer: string, tenant: Tenant, user: DirectoryUser, clientId: string): Promise<string> {
+  async issueIdToken(issuer: string, tenant: Tenant, user: DirectoryUser, clientId: string, options: IdTokenOptions = {}): Promise<string> {
     const claims: Record<string, unknown> = {
       aud: clientId,
       iss: issuer,
@@ -170,7 +181,9 @@ export class TokenService {
       ver: '2.0',
       uti: randomBytes(16).toString('base64url').slice(0, 22),
     };
-    return (await this.#sign(claims, undefined)).token;
+    if (options.nonce !== undefined) claims.nonce = options.nonce;
+    if (options.wids && user.directoryRoles && user.directoryRoles.length > 0) claims.wids = [...user.directoryRoles];
+    return (await this.#sign(claims, options.expiresInSeconds)).token;
   }
 
   /**

@@ -12,6 +12,7 @@
  * bodies seen in public issues; 50034, 50057, 65004 (declined device code), 70018, 70019, 70000 (code reused),
  * 9002313 (bad refresh token) follow the error-code reference wording from memory (UNCONFIRMED as exact texts).
  */
+import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendAad, tenantNotFound, TENANT_ALIASES } from './aad.ts';
 import { newId, type EmulatorContext } from './common.ts';
@@ -27,7 +28,7 @@ const OIDC_SCOPES = new Set(['openid', 'profile', 'offline_access', 'email']);
  * Grant types handled here. The device-code grant is accepted as the RFC 8628 URN and as the short `device_code`
  * MSAL sends (`GrantType.DEVICE_CODE_GRANT` in msal-common), which Entra accepts too.
  */
-export const USER_GRANT_TYPES: ReadonlySet<string> = new Set(['password', 'urn:ietf:params:oauth:grant-type:device_code', 'device_code', 'refresh_token']);
+export const USER_GRANT_TYPES: ReadonlySet<string> = new Set(['password', 'urn:ietf:params:oauth:grant-type:device_code', 'device_code', 'refresh_token', 'authorization_code']);
 
 const FIRST_PARTY = new Set<string>(Object.values(PUBLIC_CLIENT_IDS));
 
@@ -171,12 +172,15 @@ function isKnown(ctx: EmulatorContext, resource: string): boolean {
   return r.startsWith(prefix) && /^[^/?#]+$/.test(r.slice(prefix.length));
 }
 
-async function issue(g: GrantContext, tenant: Tenant, user: DirectoryUser, clientId: string, scope: UserScope, amr: string[]): Promise<FastifyReply> {
+async function issue(g: GrantContext, tenant: Tenant, user: DirectoryUser, clientId: string, scope: UserScope, amr: string[], nonce?: string): Promise<FastifyReply> {
   const { ctx, reply } = g;
   const { token, expiresIn } = await ctx.tokens.issueUserToken(tenant, user, { resource: scope.resource, clientId, scp: scope.scp, amr });
   const body: Record<string, unknown> = { token_type: 'Bearer', scope: scope.responseScope, expires_in: expiresIn, ext_expires_in: expiresIn, access_token: token };
   if (scope.oidc.has('offline_access')) body.refresh_token = ctx.signIn.issueRefreshToken({ tenantId: tenant.id, userId: user.id, clientId });
-  if (scope.oidc.has('openid')) body.id_token = await ctx.tokens.issueIdToken(`${ctx.baseUrl()}/${tenant.id}/v2.0`, tenant, user, clientId);
+  if (scope.oidc.has('openid')) {
+    const claims = ctx.store.findHomeApp(clientId)?.app.groupMembershipClaims;
+    body.id_token = await ctx.tokens.issueIdToken(`${ctx.baseUrl()}/${tenant.id}/v2.0`, tenant, user, clientId, { nonce, wids: claims === 'DirectoryRole' || claims === 'All' });
+  }
   if (g.field('client_info') === '1') body.client_info = Buffer.from(JSON.stringify({ uid: user.id, utid: tenant.id })).toString('base64url');
   return reply
     .header('cache-control', 'no-store, no-cache')
@@ -197,6 +201,10 @@ async function issue(g: GrantContext, tenant: Tenant, user: DirectoryUser, clien
  *   `expired_token` 70019; already redeemed → 400 `invalid_grant` 70000; approved → tokens (user checks: disabled,
  *   Conditional Access).
  * - `refresh_token`: unknown/expired → 400 `invalid_grant` 9002313; another client → 400 `invalid_grant` 70000.
+ * - `authorization_code` (issued by `/authorize`): unknown, another client's or another tenant's code → 400
+ *   `invalid_grant` 9002313; already redeemed → 54005; expired → 70008; another `redirect_uri` → 500112; a
+ *   `code_verifier` that does not match the PKCE challenge → 50148 (texts from the AADSTS error reference, from memory:
+ *   UNCONFIRMED as exact texts); then tokens with an ID token carrying the authorize request's `nonce`.
  */
 export async function handleUserGrant(
   ctx: EmulatorContext,
@@ -240,6 +248,38 @@ export async function handleUserGrant(
     const blocked = checkUser(g, user, scope.resource, true);
     if (blocked) return blocked;
     return issue(g, tenant, user, clientId, scope, ['pwd']);
+  }
+
+  if (grant === 'authorization_code') {
+    // https://learn.microsoft.com/entra/identity-platform/v2-oauth2-auth-code-flow#redeem-a-code-for-an-access-token
+    if (!clientId) return missing(g, 'client_id');
+    const code = field('code');
+    if (!code) return missing(g, 'code');
+    const redirectUri = field('redirect_uri');
+    if (!redirectUri) return missing(g, 'redirect_uri');
+    const entry = ctx.signIn.authorizationCode(code);
+    const invalid = (): FastifyReply => sendAad(ctx, req, reply, 400, 9002313, 'invalid_grant', 'Invalid request. Request is malformed or invalid.');
+    if (!entry || entry.clientId.toLowerCase() !== clientId.toLowerCase() || (pathResolved && pathResolved.id !== entry.tenantId)) return invalid();
+    if (entry.redeemed) return sendAad(ctx, req, reply, 400, 54005, 'invalid_grant', 'OAuth2 Authorization code was already redeemed, please retry with a new valid code or use an existing refresh token.');
+    if (Date.now() >= entry.expiresAt) return sendAad(ctx, req, reply, 400, 70008, 'invalid_grant', 'The provided authorization code or refresh token has expired due to inactivity. Send a new interactive authorization request for this user and resource.');
+    if (entry.redirectUri !== redirectUri) return sendAad(ctx, req, reply, 400, 500112, 'invalid_grant', 'The reply address does not match the reply address provided when requesting the authorization code.');
+    if (entry.codeChallenge !== undefined) {
+      const verifier = field('code_verifier');
+      if (!verifier) return missing(g, 'code_verifier');
+      const computed = entry.codeChallengeMethod === 'S256' ? createHash('sha256').update(verifier).digest('base64url') : verifier;
+      if (computed !== entry.codeChallenge) return sendAad(ctx, req, reply, 400, 50148, 'invalid_grant', 'The code_verifier does not match the code_challenge supplied in the authorization request for PKCE.');
+    }
+    const tenant = ctx.store.get(entry.tenantId);
+    const user = tenant ? indexes.users.get(tenant.users, entry.userId) : undefined;
+    if (!tenant || !user) return invalid();
+    const client = checkClient(g, tenant, clientId);
+    if (client) return client;
+    const scope = resolveScope(g, entry.scope);
+    if (!('resource' in scope)) return scope;
+    entry.redeemed = true;
+    const blocked = checkUser(g, user, scope.resource, false);
+    if (blocked) return blocked;
+    return issue(g, tenant, user, clientId, scope, ['pwd', 'mfa'], entry.nonce);
   }
 
   if (grant === 'refresh_token') {

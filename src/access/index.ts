@@ -95,9 +95,23 @@ function userView(u: repo.PortalUserRow): PortalUserView {
 }
 
 /**
+ * The one answer for an address that already has an account. An address signs in to one account on the deployment,
+ * so a taken address cannot be hidden entirely; but the answer is the same whether the account is in the caller's
+ * organization or another's, and names neither the organization nor the user (issue 14: no answer tells one
+ * organization about another's users).
+ */
+function emailUnavailable(email: string): VigilError {
+  return new VigilError('conflict', 'EMAIL_UNAVAILABLE', `The address ${email} cannot be used for a new account.`, {
+    field: 'email',
+    remediation: 'Use another address for this person; an address that already has an account keeps it (the operator can see which organization with `vigil users list`).',
+  });
+}
+
+/**
  * Adds a portal user to an organization.
  * @param input.password at least 12 and at most 256 characters (NIST SP 800-63B: length, no composition rules).
- * @throws VigilError `invalid-input` naming the field (`email`, `password`, `role`); `conflict` / `USER_EXISTS`.
+ * @throws VigilError `invalid-input` naming the field (`email`, `password`, `role`); `conflict` / `EMAIL_UNAVAILABLE`
+ *   when the address has an account, in this organization or another (see {@link emailUnavailable}).
  */
 export async function addPortalUser(db: Executor, input: { organizationId: string; email?: string; password?: string; role?: string; displayName?: string }, at = new Date().toISOString()): Promise<PortalUserView> {
   const email = (input.email ?? '').trim().toLowerCase();
@@ -107,7 +121,7 @@ export async function addPortalUser(db: Executor, input: { organizationId: strin
     throw new VigilError('invalid-input', 'WEAK_PASSWORD', `password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters (got ${password.length}).`, { field: 'password', remediation: 'Use a passphrase of several words; length matters more than symbols.' });
   }
   const role = roleFrom(input.role, 'role');
-  if (await repo.findPortalUserByEmail(db, email)) throw new VigilError('conflict', 'USER_EXISTS', `A user with email ${email} already exists.`, { field: 'email', remediation: 'Sign in with it, or choose another address.' });
+  if (await repo.findPortalUserByEmail(db, email)) throw emailUnavailable(email);
   const row: repo.PortalUserRow = { id: newId('usr'), organization_id: input.organizationId, email, display_name: input.displayName?.trim() || null, role, password_hash: await hashPassword(password), failed_logins: 0, locked_until: null, last_login_at: null, created_at: at, disabled_at: null };
   await repo.insertPortalUser(db, row);
   return userView(row);

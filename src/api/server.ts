@@ -32,7 +32,7 @@ export interface ServerDeps {
   /** True when the store and the queue answer. */
   ready(): Promise<{ ok: boolean; detail: Record<string, unknown> }>;
   /** Handles the admin consent redirect (Mode B). */
-  consentCallback?: (query: Record<string, string | undefined>) => ConsentOutcome;
+  consentCallback?: (query: Record<string, string | undefined>) => Promise<ConsentOutcome>;
   /** The API's dependencies; without them only health, metrics and the consent callback are served. */
   api?: ApiContext;
   /** Prometheus exposition of the process (`/metrics`) and the recorder of API requests. */
@@ -144,8 +144,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   if (deps.consentCallback) {
     const handle = deps.consentCallback;
     app.get('/consent/callback', { schema: { hide: true } }, async (req, reply) => {
-      const outcome = handle(req.query as Record<string, string | undefined>);
-      return reply.code(outcome.httpStatus).header('cache-control', 'no-store').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'").type('text/html; charset=utf-8').send(consentPage(outcome));
+      const outcome = await handle(req.query as Record<string, string | undefined>);
+      if (outcome.redirect) return reply.code(302).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').header('location', outcome.redirect).send();
+      return reply.header('referrer-policy', 'no-referrer').code(outcome.httpStatus).header('cache-control', 'no-store').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'").type('text/html; charset=utf-8').send(consentPage(outcome));
     });
   }
   if (deps.api) {

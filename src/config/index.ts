@@ -29,7 +29,7 @@ const envSchema = z.object({
   /** Where Entra ID sends the administrator after admin consent (must be a redirect URI of the managed app). */
   VIGIL_CONSENT_REDIRECT_URI: z.string().url().optional(),
   /** Lifetime of a consent link's signed state, seconds. */
-  VIGIL_CONSENT_STATE_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 86_400).default(86_400),
+  VIGIL_CONSENT_STATE_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 86_400).default(3_600),
   /** Public client and scope used to sign a platform administrator in (registration of the management app). */
   VIGIL_ADMIN_CLIENT_ID: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a GUID').optional(),
   VIGIL_ADMIN_SCOPE: z.string().min(1).optional(),

@@ -17,6 +17,8 @@ import { latestFinishedRun } from '../store/repositories/runs.ts';
 import type { Database } from '../store/schema.ts';
 import { parseSecretExpiry, requireGuid, requireSecretValue, validateCustomerAppInput } from './validate.ts';
 import { verifyIntegration, type VerificationReport } from './verify.ts';
+import { recordProof, requireTenantBinding, tenantNotProven } from './tenants.ts';
+import { findBinding } from '../store/repositories/bindings.ts';
 import type { Sinks } from '../sinks/index.ts';
 
 /**
@@ -113,19 +115,34 @@ export interface AddCustomerAppRequest {
 }
 
 /**
- * Mode A: validates the input, verifies the credentials and setup against the tenant, and only then stores the
- * integration with its encrypted secret.
+ * Mode A: validates the input, proves the secret (a token is issued with it), refuses a tenant bound to another
+ * organization, verifies the setup against the tenant, and only then binds the tenant (method `mode-a-secret`, when an
+ * administrator granted the app at least one application permission) and stores the integration with its encrypted
+ * secret. A wrong secret gets Entra's answer whatever the tenant's binding: nothing about other organizations is
+ * said before the secret is proven.
  *
  * @throws VigilError `invalid-input` for a bad field; `AADSTS…` when Entra ID rejects the credentials (nothing is
- *   saved); `conflict` / `INTEGRATION_EXISTS` when this tenant and client id are already integrated.
+ *   saved); `conflict` / `TENANT_BOUND_ELSEWHERE` (after the secret is proven) when another organization holds the
+ *   tenant; `TENANT_NOT_PROVEN` when no permission is granted to the app and the tenant is not yet the caller's;
+ *   `conflict` / `INTEGRATION_EXISTS` when this tenant and client id are already integrated by the caller.
  */
 export async function addCustomerAppIntegration(deps: OnboardingDeps, request: AddCustomerAppRequest): Promise<{ integration: IntegrationView; report: VerificationReport }> {
   const input = validateCustomerAppInput(request);
   const organizationId = await organizationFor(deps, request.organizationId);
-  const existing = await repo.findIntegrationByApp(deps.db, input.tenantId, input.clientId);
-  if (existing) throw integrationExists(existing, organizationId, `Tenant ${input.tenantId} with client id ${input.clientId}`);
   const tokens = new ClientCredentialProvider({ cloud: deps.cloud, tenantId: input.tenantId, clientId: input.clientId, clientSecret: input.clientSecret, http: deps.http });
+  // The proof comes first (verification takes tokens with the secret): until the secret works, every answer is
+  // Entra's answer to that secret, whoever holds the tenant.
   const report = await verifyIntegration({ cloud: deps.cloud, tokens, ctx: streamContext(deps, tokens) }, input);
+  const binding = await findBinding(deps.db, input.tenantId);
+  const existing = await repo.findIntegrationByApp(deps.db, input.tenantId, input.clientId);
+  if ((binding && binding.organization_id !== organizationId) || (existing && existing.organization_id !== organizationId)) throw boundElsewhere(input.tenantId);
+  if (existing) throw integrationExists(existing, organizationId, `Tenant ${input.tenantId} with client id ${input.clientId}`);
+  if (!binding) {
+    // A secret proves an administrator's approval only when an administrator granted the app a permission.
+    if (!Object.values(report.grantedRoles).some((roles) => roles.length > 0)) throw tenantNotProven(input.tenantId);
+    const proof = await recordProof(deps.db, { tenantId: input.tenantId, organizationId, method: 'mode-a-secret', provenBy: `client ${input.clientId}` });
+    if (!proof.bound) throw boundElsewhere(input.tenantId);
+  }
   const id = newId('int');
   return saveVerifiedIntegration(
     deps,
@@ -144,21 +161,24 @@ export async function addCustomerAppIntegration(deps: OnboardingDeps, request: A
   );
 }
 
+/**
+ * The refusal of a tenant another organization holds, given only to a caller who proved a working secret of an app in
+ * that tenant (so, someone of the tenant): it names no organization and no integration.
+ */
+function boundElsewhere(tenantId: string): VigilError {
+  return new VigilError('conflict', 'TENANT_BOUND_ELSEWHERE', `Tenant ${tenantId} is connected to another organization of this Vigil deployment.`, {
+    field: '--tenant-id',
+    remediation: 'A tenant belongs to one organization. Ask the Vigil operator to move it (`vigil tenants bind --tenant-id <id> --organization <name>`).',
+  });
+}
+
 /** The organization a new integration joins: the one given (API callers), else the default one (the operator's CLI). */
 async function organizationFor(deps: OnboardingDeps, organizationId: string | undefined): Promise<string> {
   return organizationId ?? (await ensureOrganization(deps.db)).id;
 }
 
-/**
- * The conflict of adding an integration that exists. Within the organization it names the existing one; across
- * organizations it names nothing (another organization's integration is not revealed), only that the pair is taken.
- */
-function integrationExists(existing: repo.IntegrationRow, organizationId: string, what: string): VigilError {
-  if (existing.organization_id !== organizationId) {
-    return new VigilError('conflict', 'INTEGRATION_EXISTS', `${what} is already integrated with this Vigil deployment by another organization.`, {
-      remediation: 'A tenant and application pair can be integrated once per deployment. Ask the operator, or use another application registration.',
-    });
-  }
+/** The conflict of adding an integration the caller's organization already has: it names the existing one. */
+function integrationExists(existing: repo.IntegrationRow, _organizationId: string, what: string): VigilError {
   return new VigilError('conflict', 'INTEGRATION_EXISTS', `${what} is already integrated as ${existing.id} (${existing.name}).`, {
     remediation: `Use \`vigil integrations verify ${existing.id}\`, or remove it first.`,
   });
@@ -200,12 +220,16 @@ export interface AddManagedAppRequest {
 }
 
 /**
- * Mode B, step 3: creates the integration for a tenant that consented to the operator-managed application. Verifies
- * the consent by taking a token in the customer tenant and comparing its `oid` with the Object ID given; names the
- * usual mistake (the Application ID pasted instead of the Object ID) and where the Object ID is shown.
+ * Mode B, step 3: creates the integration for a tenant bound to the caller's organization (its administrator proved
+ * it through the consent link's sign-in, or the operator bound it). Verifies the consent by taking a token in the
+ * customer tenant and comparing its `oid` with the Object ID given; names the usual mistake (the Application ID pasted
+ * instead of the Object ID) and where the Object ID is shown. `CONSENT_MISSING` and `OBJECT_ID_MISMATCH` are only
+ * answered once the tenant is proven to be the caller's.
  *
- * @throws VigilError `invalid-input` (bad GUIDs, wrong Object ID, domain of another tenant), `CONSENT_MISSING` when
- *   the tenant has no service principal for the application, `configuration` when no managed app is configured.
+ * @throws VigilError `invalid-input` (bad GUIDs, Application ID given, domain of another tenant); `authorization` /
+ *   `TENANT_NOT_PROVEN` — the one answer for a tenant that never consented, consented through another organization's
+ *   link, or is bound to another organization; then `CONSENT_MISSING` (consent withdrawn since), `OBJECT_ID_MISMATCH`,
+ *   `INTEGRATION_EXISTS`; `configuration` when no managed app is configured.
  */
 export async function addManagedAppIntegration(deps: OnboardingDeps, request: AddManagedAppRequest): Promise<{ integration: IntegrationView; report: VerificationReport }> {
   const clientId = managedAppClientId(deps.config);
@@ -215,10 +239,6 @@ export async function addManagedAppIntegration(deps: OnboardingDeps, request: Ad
   const spObjectId = requireGuid('--sp-object-id', request.spObjectId, 'Microsoft Entra admin center > Enterprise applications > search for "Vigil" > Overview > Object ID');
   if (request.primaryDomain) await resolveTenant(deps, request.primaryDomain, tenantId);
   const organizationId = await organizationFor(deps, request.organizationId);
-  const existing = await repo.findIntegrationByApp(deps.db, tenantId, clientId);
-  if (existing) {
-    throw integrationExists(existing, organizationId, `Tenant ${tenantId}`);
-  }
   const where = 'Microsoft Entra admin center > Enterprise applications > search for "Vigil" (or the service\'s name) > Overview > Object ID';
   if (spObjectId === clientId) {
     throw new VigilError('invalid-input', 'APPLICATION_ID_GIVEN', `${spObjectId} is the Application ID of Vigil's managed application, not the Object ID of its service principal in your tenant.`, {
@@ -226,6 +246,10 @@ export async function addManagedAppIntegration(deps: OnboardingDeps, request: Ad
       remediation: `Copy the Object ID from ${where}. The Object ID is different in every tenant.`,
     });
   }
+  // Nothing about the tenant (consented or not, someone else's or not) is said before it is proven to be the caller's.
+  await requireTenantBinding(deps.db, tenantId, organizationId);
+  const existing = await repo.findIntegrationByApp(deps.db, tenantId, clientId);
+  if (existing) throw integrationExists(existing, organizationId, `Tenant ${tenantId}`);
   const tokens = managedAppCredentials(deps, tenantId);
   let oid: string;
   try {

@@ -356,6 +356,8 @@ export interface Database {
   portal_users: PortalUsersTable;
   portal_sessions: PortalSessionsTable;
   api_keys: ApiKeysTable;
+  tenant_bindings: TenantBindingsTable;
+  consent_flows: ConsentFlowsTable;
 }
 
 /** A customer organization: owns integrations, portal users and API keys (migration 0010). */
@@ -415,3 +417,41 @@ export interface ApiKeysTable {
 
 /** Names of the inventory tables. */
 export type InventoryTable = 'directory_users' | 'directory_groups' | 'group_memberships' | 'environments' | 'dataverse_users' | 'agents' | 'estate_objects';
+
+/** How a tenant was proven to belong to an organization (migration 0013). */
+export type BindingMethod = 'oidc-admin' | 'mode-a-secret' | 'operator';
+
+/**
+ * The organization a Microsoft Entra tenant belongs to: one row per tenant (migration 0013). `proven_by` is the
+ * administrator's UPN (`preferred_username`) for `oidc-admin`, the client id for `mode-a-secret`, free text for `operator`.
+ */
+export interface TenantBindingsTable {
+  /** Tenant id (GUID, lower case). */
+  tenant_id: string;
+  organization_id: string;
+  method: BindingMethod;
+  proven_by: string | null;
+  /** Object ID (`oid`) of the administrator who signed in (`oidc-admin`). */
+  proven_by_oid: string | null;
+  /** ISO 8601 UTC. */
+  proven_at: string;
+}
+
+/**
+ * A consent link in flight (migration 0013). `stage`: `consent` (link issued), `signin` (consent answered, the
+ * administrator's OpenID Connect sign-in pending), `done` (consumed). `nonce` is the OIDC nonce sent to the authorize
+ * endpoint; `verifier_envelope` the PKCE code verifier as an AES-256-GCM envelope (JSON) bound to the flow id.
+ */
+export interface ConsentFlowsTable {
+  id: string;
+  organization_id: string;
+  /** Who asked for the link: `user:<id>`, `api-key:<name>` or `operator`. */
+  initiated_by: string | null;
+  tenant_id: string;
+  stage: 'consent' | 'signin' | 'done';
+  nonce: string | null;
+  verifier_envelope: string | null;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}

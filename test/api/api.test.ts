@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { groundTruth } from '../../emulator/index.ts';
+import { Agent } from 'undici';
 import { apiWorld, connector, signInAs, type ApiWorld, type Session } from './harness.ts';
+import { browse, consentCallbackIntercept } from '../support/browser.ts';
 
 describe('REST API: onboarding, collection and reading through /api/v1', () => {
   let w: ApiWorld;
@@ -38,6 +40,36 @@ describe('REST API: onboarding, collection and reading through /api/v1', () => {
     const list = await call(viewer, 'GET', '/api/v1/integrations');
     expect(list.json().items.map((i: { id: string }) => i.id)).toEqual([integrationId]);
     expect(list.body).not.toContain(c.clientSecret);
+  });
+
+  it('another organization cannot take a tenant through POST /integrations (managed-app): one 422 TENANT_NOT_PROVEN for a bound tenant and an unproven one; the consent link of its own binds for it', async () => {
+    const fabrikamAdmin = await signInAs(w.app, 'admin@fabrikam.test', w.password);
+    const bound = w.tenants.contoso; // bound to Contoso by its Mode A integration above
+    const unproven = w.tenants.fabrikam; // nobody proved it yet
+    const spOf = (t: typeof bound) => t.apps.find((a) => a.appId === w.managed.appId)?.servicePrincipalObjectId ?? '00000000-0000-4000-8000-00000000000a';
+    const errors = [];
+    for (const t of [bound, unproven]) {
+      const res = await call(fabrikamAdmin, 'POST', '/api/v1/integrations', { mode: 'managed-app', name: 'take', tenant: t.id, servicePrincipalObjectId: spOf(t) });
+      expect(res.statusCode, res.body).toBe(422);
+      errors.push(JSON.stringify(res.json().error).replaceAll(t.id, '<tenant>'));
+    }
+    expect(JSON.parse(errors[0]!)).toMatchObject({ code: 'TENANT_NOT_PROVEN' });
+    expect(errors[1]).toBe(errors[0]);
+    // Fabrikam's own consent link, followed by its tenant's administrator, binds the tenant to Fabrikam, not to Contoso.
+    const link = await call(fabrikamAdmin, 'POST', '/api/v1/integrations/consent-link', { tenant: unproven.id });
+    expect(link.statusCode).toBe(200);
+    expect(link.json().instructions.join(' ')).toMatch(/organization "Fabrikam"/);
+    const intercept = await consentCallbackIntercept(w.rt, 'http://127.0.0.1:8080/consent/callback');
+    try {
+      const { final } = await browse(link.json().url, { dispatcher: new Agent({ connect: { ca: w.emulator.caPem } }), intercept });
+      expect(final.body).toMatch(/Consent granted/);
+    } finally {
+      await intercept.close();
+    }
+    const created = await call(fabrikamAdmin, 'POST', '/api/v1/integrations', { mode: 'managed-app', name: 'fabrikam-b', tenant: unproven.id, servicePrincipalObjectId: spOf(unproven) });
+    expect(created.statusCode, created.body).toBe(201);
+    expect((await call(admin, 'POST', '/api/v1/integrations', { mode: 'managed-app', name: 'take-back', tenant: unproven.id, servicePrincipalObjectId: spOf(unproven) })).statusCode).toBe(422);
+    expect((await call(admin, 'GET', '/api/v1/integrations')).body).not.toContain('fabrikam-b');
   });
 
   it('refuses a change without the CSRF header, and a viewer changing anything', async () => {

@@ -2,12 +2,13 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateManagedApp, generateTenant, startEmulator, type RunningEmulator } from '../../emulator/index.ts';
 import { tenantAccounts } from '../../emulator/generate.ts';
 import { TEST_ENV } from './harness.ts';
 import { freePort, vigil } from '../support/process.ts';
+import { browse } from '../support/browser.ts';
 
 
 describe('Mode B from the CLI alone', () => {
@@ -40,12 +41,12 @@ describe('Mode B from the CLI alone', () => {
       const link = await vigil(['consent-url', '--tenant', tenant.domains[0]!, '--tenant-id', tenant.id, '--json'], env);
       expect(link.code, link.stderr).toBe(0);
       const { url } = JSON.parse(link.stdout) as { url: string };
-      const consented = await request(url, { dispatcher: new Agent({ connect: { ca: emulator.caPem } }) });
-      expect(consented.statusCode).toBe(302);
-      await consented.body.dump();
-      const page = await fetch(String(consented.headers.location));
-      expect(page.status).toBe(200);
-      expect(await page.text()).toMatch(/Consent granted/);
+      // consent → Vigil's callback → the administrator's OpenID Connect sign-in → Vigil's callback binds the tenant.
+      const { final } = await browse(url, { dispatcher: new Agent({ connect: { ca: emulator.caPem } }) });
+      expect(final.status).toBe(200);
+      expect(final.body).toMatch(/Consent granted/);
+      const bound = await vigil(['tenants', 'list', '--json'], env);
+      expect(JSON.parse(bound.stdout)).toEqual([expect.objectContaining({ tenantId: tenant.id, organization: 'Default', method: 'oidc-admin' })]);
 
       // 2. Registration by a Power Platform administrator (password grant from stdin).
       const ppa = tenantAccounts(tenant).powerPlatformAdmin!;
@@ -71,9 +72,17 @@ describe('Mode B from the CLI alone', () => {
       expect(steps.map((s) => s.state)).toEqual(['done', 'done', 'done', 'done', 'info']);
       const text = await vigil(['integrations', 'verify', 'B'], env);
       expect(text.stdout).toMatch(/4\. ok +Give the application System Administrator in every environment/);
+
+      // 5. The operator moves the tenant explicitly (method "operator"); an unknown organization is refused.
+      expect((await vigil(['tenants', 'bind', '--tenant-id', tenant.id, '--organization', 'Nobody'], env)).stderr).toMatch(/No organization named "Nobody"/);
+      const rebound = await vigil(['tenants', 'bind', '--tenant-id', tenant.id, '--organization', 'Default', '--json'], env);
+      expect(JSON.parse(rebound.stdout)).toMatchObject({ tenantId: tenant.id, organization: 'Default', method: 'operator' });
+      expect((await vigil(['tenants', 'unbind', '--tenant-id', tenant.id], env)).code).toBe(0);
+      const unbound = await vigil(['integrations', 'add', '--mode', 'managed-app', '--tenant-id', tenant.id, '--sp-object-id', objectId, '--name', 'B2'], env);
+      expect(unbound.stderr).toMatch(/has not proven that it administers tenant/);
     } finally {
       serve.kill('SIGTERM');
       await serveExit;
     }
-  });
+  }, 120_000);
 });

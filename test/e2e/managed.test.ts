@@ -2,14 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateManagedApp, generateTenant, startEmulator, type ManagedApp, type RunningEmulator, type Tenant } from '../../emulator/index.ts';
 import { tenantAccounts } from '../../emulator/generate.ts';
-import { buildServer } from '../../src/api/server.ts';
 import { loadCustomProfile } from '../../src/config/cloud.ts';
 import { createRuntime, type Runtime } from '../../src/main/runtime.ts';
-import { consentLink, handleConsentCallback } from '../../src/onboarding/consent.ts';
+import { consentLink } from '../../src/onboarding/consent.ts';
 import { setupSteps } from '../../src/onboarding/doctor.ts';
 import { grantEnvironmentAccess } from '../../src/onboarding/environments.ts';
 import { addManagedAppIntegration, verifyStoredIntegration } from '../../src/onboarding/integrations.ts';
@@ -17,6 +16,7 @@ import { registerManagementApp } from '../../src/onboarding/registration.ts';
 import { signState } from '../../src/platform/crypto/signed-state.ts';
 import { collectIntegration } from '../../src/sync/run.ts';
 import { TEST_ENV } from './harness.ts';
+import { browse, consentCallbackIntercept } from '../support/browser.ts';
 
 const REDIRECT = 'http://127.0.0.1:8080/consent/callback';
 
@@ -47,22 +47,20 @@ describe('Mode B: managed-app consent, registration, environment access', () => 
     await emulator?.close();
   });
 
-  /** Opens the consent link as the administrator's browser would and delivers the redirect to Vigil's callback route. */
+  /** Opens the consent link as the administrator's browser would, through consent, Vigil's callback and the sign-in. */
   async function consent(url: string): Promise<{ status: number; body: string }> {
-    const res = await request(url, { dispatcher });
-    expect(res.statusCode).toBe(302);
-    await res.body.dump();
-    const location = new URL(String(res.headers.location));
-    expect(`${location.origin}${location.pathname}`).toBe(REDIRECT);
-    const app = await buildServer({ ready: async () => ({ ok: true, detail: {} }), consentCallback: (q) => handleConsentCallback(rt, q) });
-    const page = await app.inject({ url: `/consent/callback${location.search}` });
-    await app.close();
-    return { status: page.statusCode, body: page.body };
+    const intercept = await consentCallbackIntercept(rt, REDIRECT);
+    try {
+      const { final } = await browse(url, { dispatcher, intercept });
+      return { status: final.status, body: final.body };
+    } finally {
+      await intercept.close();
+    }
   }
 
-  it('refuses an integration before consent, naming the consent step', async () => {
+  it('refuses an integration before consent, naming the proof to make', async () => {
     const sp = randomUUID();
-    await expect(addManagedAppIntegration(rt, { tenantId: t1.id, spObjectId: sp })).rejects.toMatchObject({ code: 'CONSENT_MISSING', remediation: expect.stringMatching(/consent-url/) });
+    await expect(addManagedAppIntegration(rt, { tenantId: t1.id, spObjectId: sp })).rejects.toMatchObject({ code: 'TENANT_NOT_PROVEN', remediation: expect.stringMatching(/consent-url/) });
   });
 
   it('resolves a primary domain and refuses the domain of another tenant', async () => {
@@ -92,6 +90,7 @@ describe('Mode B: managed-app consent, registration, environment access', () => 
     expect(granted.status).toBe(200);
     expect(granted.body).toMatch(/Consent granted/);
     expect(granted.body).toMatch(/Enterprise applications/);
+    expect(granted.body).toMatch(/proved that you administer it/);
   });
 
   it('says exactly when the Application ID or another id is given instead of the Object ID, then creates the integration', async () => {

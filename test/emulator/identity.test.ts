@@ -167,7 +167,7 @@ describe('client credentials', () => {
     d = expectAadError(await http.token({ tenant: t, clientId: appId }), 401, 'invalid_client', 7000218);
     expect(d).toContain("'client_assertion' or 'client_secret'");
 
-    expectAadError(await http.token({ tenant: t, clientId: appId, clientSecret: secret, grantType: 'authorization_code' }), 400, 'unsupported_grant_type', 70003);
+    expectAadError(await http.token({ tenant: t, clientId: appId, clientSecret: secret, grantType: 'urn:ietf:params:oauth:grant-type:saml2-bearer' }), 400, 'unsupported_grant_type', 70003);
     expectAadError(await http.token({ tenant: t, clientId: appId, clientSecret: secret, scope: 'https://graph.microsoft.com/User.Read.All' }), 400, 'invalid_scope', 70011);
     expectAadError(await http.token({ tenant: t, clientId: appId, clientSecret: secret, scope: 'https://graph.microsoft.com/.default https://manage.office.com/.default' }), 400, 'invalid_scope', 70011);
     d = expectAadError(await http.token({ tenant: t, clientId: appId, clientSecret: secret, scope: 'https://unknown.example.com/.default' }), 400, 'invalid_resource', 500011);

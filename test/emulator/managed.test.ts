@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorClient, type EmulatorClient } from '../../emulator/client.ts';
-import { generateTenant } from '../../emulator/generate.ts';
-import { ControlError, generateManagedApp, startEmulator, type ManagedApp, type RunningEmulator, type Tenant } from '../../emulator/index.ts';
+import { generateTenant, tenantAccounts } from '../../emulator/generate.ts';
+import { ControlError, DIRECTORY_ROLES, generateManagedApp, startEmulator, type ManagedApp, type RunningEmulator, type Tenant } from '../../emulator/index.ts';
 
 const REDIRECT = 'https://vigil.example.com/consent/callback';
 const QUICK_GRAPH = ['GroupMember.Read.All', 'User.Read.All', 'ExternalConnection.Read.All', 'TeamsAppInstallation.ReadForUser.All', 'AiEnterpriseInteraction.Read.All'];
@@ -207,5 +208,57 @@ describe('admin consent (v2) and common/organizations', () => {
     const claims = decodeJwt((await http.token({ tenant: alpha.id, clientId: later.appId, clientSecret: later.clientSecret })).json.access_token);
     expect(claims.oid).toBe(sp.servicePrincipalObjectId);
     expect(() => emu.control.grantAdminConsent(alpha.id, '00000000-1111-4222-8333-444444444444')).toThrow(ControlError);
+  });
+});
+
+describe('OpenID Connect sign-in: /authorize and the authorization_code grant', () => {
+  const authorize = (tenant: string, params: Record<string, string>) => http.get(`/${tenant}/oauth2/v2.0/authorize?${new URLSearchParams(params)}`);
+  const pkce = { verifier: 'v'.repeat(43), challenge: createHash('sha256').update('v'.repeat(43)).digest('base64url') };
+  const signIn = (tenant: Tenant, extra: Record<string, string> = {}) =>
+    authorize(tenant.id, { client_id: managed.appId, response_type: 'code', redirect_uri: REDIRECT, scope: 'openid profile', state: 's.1', nonce: 'n-1', code_challenge: pkce.challenge, code_challenge_method: 'S256', ...extra });
+  const redeem = (tenant: string, code: string, extra: Record<string, string> = {}) =>
+    http.request('POST', `/${tenant}/oauth2/v2.0/token`, {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', client_id: managed.appId, client_secret: managed.clientSecret, code, redirect_uri: REDIRECT, code_verifier: pkce.verifier, scope: 'openid profile', ...extra }).toString(),
+    });
+
+  it('signs the tenant\'s Global Administrator in by default and issues an ID token with tid, oid, nonce and wids, once', async () => {
+    const res = await signIn(beta); // beta consented above
+    expect(res.status).toBe(302);
+    const location = new URL(String(res.headers.location));
+    expect(`${location.origin}${location.pathname}`).toBe(REDIRECT);
+    expect(location.searchParams.get('state')).toBe('s.1');
+    const code = location.searchParams.get('code')!;
+    const tokens = await redeem(beta.id, code);
+    expect(tokens.status).toBe(200);
+    const id = decodeJwt(tokens.json.id_token as string);
+    const admin = tenantAccounts(beta).globalAdmin!;
+    expect(id).toMatchObject({ aud: managed.appId, iss: `${emu.url}/${beta.id}/v2.0`, tid: beta.id, oid: admin.id, preferred_username: admin.userPrincipalName, nonce: 'n-1', wids: [DIRECTORY_ROLES.globalAdministrator], ver: '2.0' });
+    expect((await redeem(beta.id, code)).json.error_codes).toEqual([54005]);
+  });
+
+  it('refuses a wrong PKCE verifier, another redirect URI, another tenant\'s path, and a code of an app without consent', async () => {
+    const code = () => signIn(beta).then((r) => new URL(String(r.headers.location)).searchParams.get('code')!);
+    expect((await redeem(beta.id, await code(), { code_verifier: 'w'.repeat(43) })).json.error_codes).toEqual([50148]);
+    expect((await redeem(beta.id, await code(), { redirect_uri: 'http://localhost:8080/consent' })).json.error_codes).toEqual([500112]);
+    expect((await redeem(alpha.id, await code())).json.error_codes).toEqual([9002313]);
+    const delta = emu.control.addTenant(generateTenant({ seed: 'authorize-unconsented', sizes: { users: 6, environments: 0, agents: 0 } }));
+    const unconsented = await signIn(delta);
+    expect(new URL(String(unconsented.headers.location)).searchParams.get('error')).toBe('consent_required');
+  });
+
+  it('signs in the account the test chooses: a user without roles gets no wids; another tenant\'s account is refused (AADSTS50020)', async () => {
+    const ordinary = tenantAccounts(beta).ordinaryUser!;
+    emu.control.setBrowserUser(beta.id, ordinary.userPrincipalName);
+    const res = await signIn(beta);
+    const id = decodeJwt((await redeem(beta.id, new URL(String(res.headers.location)).searchParams.get('code')!)).json.id_token as string);
+    expect(id.oid).toBe(ordinary.id);
+    expect(id.wids).toBeUndefined();
+    emu.control.setBrowserUser(beta.id, tenantAccounts(alpha).globalAdmin!.userPrincipalName);
+    const foreign = await signIn(beta);
+    expect(foreign.status).toBe(400);
+    expect(foreign.text).toMatch(/AADSTS50020/);
+    emu.control.setBrowserUser(beta.id, null);
+    expect(() => emu.control.setBrowserUser(beta.id, 'nobody@nowhere.example')).toThrow(ControlError);
   });
 });

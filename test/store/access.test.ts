@@ -58,7 +58,12 @@ describe.each(DIALECTS)('access on %s', (dialect) => {
     expect((await rejection(addPortalUser(store.db, { organizationId: org.id, email: 'ann@contoso.com', password: PASSWORD, role: 'owner' }))).field).toBe('role');
     const ann = await addPortalUser(store.db, { organizationId: org.id, email: 'Ann@Contoso.com', password: PASSWORD, role: 'admin' });
     expect(ann).toMatchObject({ email: 'ann@contoso.com', role: 'admin', organizationId: org.id });
-    expect((await rejection(addPortalUser(store.db, { organizationId: org.id, email: 'ann@contoso.com', password: PASSWORD, role: 'viewer' }))).code).toBe('USER_EXISTS');
+    // The answer for a taken address is one and the same in its own organization and in another: it names neither.
+    const same = await rejection(addPortalUser(store.db, { organizationId: org.id, email: 'ann@contoso.com', password: PASSWORD, role: 'viewer' }));
+    const other = await rejection(addPortalUser(store.db, { organizationId: (await ensureOrganization(store.db, 'Fabrikam')).id, email: 'ANN@contoso.com', password: PASSWORD, role: 'viewer' }));
+    expect(same.code).toBe('EMAIL_UNAVAILABLE');
+    expect({ code: other.code, message: other.message, remediation: other.remediation, field: other.field }).toEqual({ code: same.code, message: same.message, remediation: same.remediation, field: same.field });
+    expect(`${other.message} ${other.remediation}`).not.toMatch(/Contoso\b|usr_|org_/);
 
     const s = await signIn(store.db, 'ANN@contoso.com', PASSWORD);
     expect(s.user.id).toBe(ann.id);

@@ -103,11 +103,14 @@ export function integrationRoutes(app: FastifyInstance, ctx: ApiContext): void {
     config: { access: 'admin' },
     schema: {
       tags: ['integrations'],
-      summary: "Mode B, step 1: the admin consent link of the operator-managed application for a tenant",
+      summary: "Mode B, step 1: the admin consent link of the operator-managed application for a tenant (single use; its sign-in binds the tenant to the caller's organization)",
       body: z.object({ tenant: z.string().min(1).max(253).describe('Tenant ID or primary domain') }),
       response: { 200: z.object({ url: z.string(), tenantId: z.string(), clientId: z.string(), redirectUri: z.string(), expiresAt: Timestamp, instructions: z.array(z.string()) }), 503: ErrorSchema, ...commonErrors },
     },
-  }, async (request) => consentLink(ctx, request.body.tenant.trim()));
+  }, async (request) => {
+    const p = principalOf(request);
+    return consentLink(ctx, request.body.tenant.trim(), undefined, { organizationId: p.organizationId, initiatedBy: p.kind === 'user' ? `user:${p.userId}` : `api-key:${p.name}` });
+  });
 
   r.get('/integrations/:id', { schema: { tags: ['integrations'], summary: 'One integration with its setup checklist', params: IdParams, response: { 200: DetailSchema, ...commonErrors } } }, async (request) =>
     detail(await integrationOf(ctx.db, principalOf(request), request.params.id)),
