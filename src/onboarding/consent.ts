@@ -30,7 +30,7 @@ import { recordProof } from './tenants.ts';
  * Sources: Microsoft identity platform "Admin consent" (https://learn.microsoft.com/entra/identity-platform/v2-admin-consent:
  * "do not trust tenant for authorization"), "client credentials flow" (`v2-oauth2-client-creds-grant-flow.md`,
  * "Request the permissions from a directory admin"), "OpenID Connect" (`v2-protocols-oidc.md`), "authorization code
- * flow" (`v2-oauth2-auth-code-flow.md`); the seed's call 1. Threat model: docs/security-binding.md.
+ * flow" (`v2-oauth2-auth-code-flow.md`); the seed's call 1. Threat model: docs/security.md.
  */
 
 /** What consent needs. */

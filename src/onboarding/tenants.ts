@@ -9,7 +9,7 @@ import type { BindingMethod } from '../store/schema.ts';
  * Tenant bindings: a Microsoft Entra tenant belongs to the organization whose administrator proved it — an OpenID
  * Connect sign-in of one of the tenant's consent-capable administrators inside a consent flow the organization started
  * (`oidc-admin`), a working Mode A client secret of an app an administrator granted permissions to (`mode-a-secret`),
- * or the operator's explicit choice (`operator`). The threat model is in docs/security-binding.md.
+ * or the operator's explicit choice (`operator`). The threat model is in docs/security.md.
  */
 
 /** A binding as the CLI shows it. */
