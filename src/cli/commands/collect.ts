@@ -3,6 +3,7 @@ import { getIntegration, secretExpiryWarning, toView } from '../../onboarding/in
 import { listRuns } from '../../store/repositories/runs.ts';
 import { collectAndEvaluate } from '../../sync/run.ts';
 import type { CommandHost } from '../host.ts';
+import { killAfterPages } from '../killhook.ts';
 import { EXIT, print, printJson, table } from '../output.ts';
 import { createProgress } from '../progress.ts';
 
@@ -22,6 +23,7 @@ export function registerCollect(program: Command, host: CommandHost): void {
           autoGrantAccess: rt.config.autoGrantAccess,
           evaluate: opts.checks,
           full: opts.full === true,
+          afterPage: killAfterPages(rt.config.testKillAfterPages),
         }).finally(() => progress.done());
         const row = await getIntegration(rt.db, integration);
         if (opts.json) return printJson({ run: result, evaluation, grants });
