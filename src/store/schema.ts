@@ -61,6 +61,11 @@ export interface CheckpointsTable {
   error_code: string | null;
   error_message: string | null;
   updated_at: string;
+  /**
+   * How the slice is (or was) read in this run: `full` or `delta` (migration 0011); null for rows written before it
+   * and for slices never read (a stream skipped for a missing permission or a failed parent).
+   */
+  read_mode: string | null;
 }
 
 export interface DirectoryUsersTable extends InventoryColumns {

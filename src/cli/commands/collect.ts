@@ -13,7 +13,7 @@ export function registerCollect(program: Command, host: CommandHost): void {
     .command('collect <integration>')
     .description('Collect an integration (resuming an interrupted run), then evaluate the checks')
     .option('--no-checks', 'collect only')
-    .option('--full', 'read every stream, also those whose last complete read is within their refresh interval')
+    .option('--full', 'read everything from the start: every stream, also those whose last complete read is within their refresh interval, and users, groups, memberships and Power BI workspaces in full instead of from their delta links')
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, integration: string, opts: { checks: boolean; full?: boolean; json?: boolean }) => {
