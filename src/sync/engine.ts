@@ -30,7 +30,8 @@ import type { Database } from '../store/schema.ts';
  * - a round stopped mid-way goes on from its cursor in its own mode; a delta state lost upstream (410) turns the
  *   slice into a full round from the start, in the same transaction that forgets the link;
  * - `full` reads everything: reused streams too, and delta streams from the start instead of their delta links
- *   (upserts clear `deleted_at`, so rows wrongly marked deleted come back; the round's end stores a new link).
+ *   (upserts clear `deleted_at`, so rows wrongly marked deleted come back; the round's end stores a new link) —
+ *   history streams (`retain`) excepted, which mark nothing deleted and so have nothing to learn from a full round.
  * Model: faros-ai airbyte-cdk `source-base.ts` (errors per slice, state still emitted); cloudquery `delete-stale`.
  */
 
@@ -89,7 +90,8 @@ export interface CollectOptions {
   /**
    * Read everything in full: every stream, even those whose last complete read is younger than their refresh
    * interval, and delta streams from the start instead of their stored delta links (a slice a resumed run had
-   * already read by delta is read again in full). Rows wrongly marked deleted come back.
+   * already read by delta is read again in full). Rows wrongly marked deleted come back. History streams (`retain`:
+   * Copilot interactions) still read from their link: they never mark anything deleted.
    */
   full?: boolean;
   onProgress?: (p: Progress) => void;
@@ -235,6 +237,9 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
       }
       outcome[name].slices = slices.length;
       let slicesDone = 0;
+      // A `full` run reads delta streams from the start, except history streams: they mark nothing deleted, so a
+      // full round of them would learn nothing a delta round does not (and re-read every user's whole history).
+      const fromStart = options.full === true && !stream.retain;
       /** Parent keys of the slices whose round in this run was complete and full: only they may mark rows deleted. */
       const readInFull: string[] = [];
       let fullSlices = 0;
@@ -252,14 +257,14 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
         // delta is always read in full; for a delta stream it is unknown).
         const stored: ReadMode | null = (cp?.read_mode as ReadMode | null | undefined) ?? (cp && !stream.delta ? 'full' : null);
         // Done before a crash: nothing to read again — unless this is a `full` run and the round was a delta one.
-        if (cp?.status === 'done' && !(options.full && stored !== 'full')) {
+        if (cp?.status === 'done' && !(fromStart && stored !== 'full')) {
           doneIn(slice, stored);
           options.onProgress?.({ stream: name, slicesDone: ++slicesDone, slicesTotal: slices.length, records: outcome[name].records });
           return;
         }
         let mode: ReadMode;
         let cursor: string | null;
-        if (cp && cp.status !== 'done' && stored !== null && !(options.full && stored === 'delta') && (stored === 'full' || cp.cursor !== null)) {
+        if (cp && cp.status !== 'done' && stored !== null && !(fromStart && stored === 'delta') && (stored === 'full' || cp.cursor !== null)) {
           // A round of this run stopped mid-way (crash or errored slice): it goes on from its cursor, in its mode.
           mode = stored;
           cursor = cp.cursor;
@@ -267,7 +272,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
           // A new round. Delta-capable streams start from the delta link of their previous complete round (only the
           // changes come back, removals as ids), unless the run is `full`: then everything is read from the start,
           // and the round's end stores a new delta link.
-          const link = stream.delta && !options.full ? await runs.getDeltaLink(db, integrationId, name, slice.key) : undefined;
+          const link = stream.delta && !fromStart ? await runs.getDeltaLink(db, integrationId, name, slice.key) : undefined;
           mode = link ? 'delta' : 'full';
           cursor = link ?? null;
         }
