@@ -91,12 +91,13 @@ describe('vigil collect killed by SIGKILL at random pages and resumed', () => {
 
   it(`${KILLS} kills during a delta run after the tenant changed: every resumed database equals the uninterrupted one`, async () => {
     expect(collected, 'the first scenario leaves the collected template').toBeDefined();
-    // Changes a delta round carries: a hire, a rename, a leaver (who also leaves its groups), a new group with a
+    // Changes a delta round carries: hires, a rename, a leaver (who also leaves its groups), a new group with a
     // member, a deleted group, a membership removed; and in Dataverse an agent changed and one deleted.
     const ctl = w.emulator.control;
     const t = w.tenant;
     const members = t.users.filter((u) => u.userType === 'Member').slice(1);
-    ctl.add(t.id, 'users', { userPrincipalName: `reliability.hire@${t.domains[0]}`, displayName: 'Reliability Hire' });
+    // Hires enough for the users delta round to span pages (4 a page), so kills also land inside a delta round.
+    for (let i = 0; i < 5; i++) ctl.add(t.id, 'users', { userPrincipalName: `reliability.hire${i}@${t.domains[0]}`, displayName: `Reliability Hire ${i}` });
     ctl.update(t.id, 'users', members[1]!.id, { displayName: 'Renamed Person' });
     ctl.remove(t.id, 'users', members[2]!.id);
     const group = ctl.add(t.id, 'groups', { displayName: 'Reliability Group' }) as { id: string };
