@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { groundTruth } from '../../emulator/index.ts';
 import type { Runtime } from '../../src/main/runtime.ts';
 import { addCustomerAppIntegration } from '../../src/onboarding/integrations.ts';
+import * as m0011 from '../../src/store/migrations/0011_slice_read_mode.ts';
 import { countLive } from '../../src/store/repositories/inventory.ts';
 import { findRunningRun, listCheckpoints } from '../../src/store/repositories/runs.ts';
 import { collectIntegration } from '../../src/sync/run.ts';
@@ -119,6 +120,21 @@ describe.each(DIALECTS)('a collection stopped after a checkpoint and resumed (%s
     expect(await live()).toEqual(truth());
     const plain = await collectIntegration(rt, integrationId);
     expect(plain.streams.users).toMatchObject({ records: 0, incrementalSlices: 1 });
+    expect(await live()).toEqual(truth());
+  });
+
+  it('upgrading to 0011 heals a database an earlier version damaged: the next plain collection is a full round', async () => {
+    // The damage as an interrupted run of an earlier version left it: the directory marked deleted, delta links kept
+    // (so every later delta round saw no change and left it so).
+    const at = new Date().toISOString();
+    for (const table of ['directory_users', 'directory_groups', 'group_memberships'] as const) await rt.db.updateTable(table).set({ deleted_at: at }).where('integration_id', '=', integrationId).execute();
+    expect(await rt.db.selectFrom('stream_states').select('stream').where('integration_id', '=', integrationId).execute()).not.toEqual([]);
+    await m0011.down(rt.db);
+    await m0011.up(rt.db);
+    expect(await rt.db.selectFrom('stream_states').select('stream').execute()).toEqual([]);
+
+    const run = await collectIntegration(rt, integrationId);
+    for (const s of ['users', 'groups', 'memberships'] as const) expect(run.streams[s].incrementalSlices ?? 0, s).toBe(0);
     expect(await live()).toEqual(truth());
   });
 });
