@@ -101,6 +101,11 @@ const envSchema = z.object({
   VIGIL_SYSLOG_TARGET: z.string().regex(/^(udp|tcp|tls):\/\/(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must look like udp://host:514, tcp://host:601 or tls://host:6514').optional(),
   /** RFC 5424 APP-NAME of Vigil's syslog messages (1–48 printable ASCII characters, no space). */
   VIGIL_SYSLOG_APP_NAME: z.string().regex(/^[!-~]{1,48}$/, 'must be 1–48 printable ASCII characters without spaces').default('vigil'),
+  /**
+   * Test hook of the crash-recovery suite (test/reliability): `vigil collect` / `vigil audit` SIGKILL themselves after
+   * this many stored pages / content blobs. Unset (always, outside that suite): no effect.
+   */
+  VIGIL_TEST_KILL_AFTER_PAGES: z.coerce.number().int().min(1).optional(),
 });
 
 /** Validated, frozen configuration. */
@@ -143,6 +148,11 @@ export interface VigilConfig {
     webhook: { url: string; secret: string } | undefined;
     syslog: { transport: 'udp' | 'tcp' | 'tls'; host: string; port: number; appName: string } | undefined;
   };
+  /**
+   * `VIGIL_TEST_KILL_AFTER_PAGES`: the crash-recovery suite's hook (`vigil collect` and `vigil audit` SIGKILL
+   * themselves after this many stored pages or blobs); undefined outside that suite, and then nothing happens.
+   */
+  testKillAfterPages: number | undefined;
   /** Collection jobs and their schedule. */
   jobs: {
     workerConcurrency: number;
@@ -224,6 +234,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: { dataDir?: string
       redirectUri: e.VIGIL_CONSENT_REDIRECT_URI ?? `${(e.VIGIL_API_URL ?? `http://${e.VIGIL_HOST}:${e.VIGIL_PORT}`).replace(/\/+$/, '')}/consent/callback`,
       stateTtlSeconds: e.VIGIL_CONSENT_STATE_TTL_SECONDS,
     },
+    testKillAfterPages: e.VIGIL_TEST_KILL_AFTER_PAGES,
     budgets: { graphRuPer10s: e.VIGIL_GRAPH_RU_PER_10S, managementPerMinute: e.VIGIL_MANAGEMENT_REQUESTS_PER_MINUTE, dataversePer5min: e.VIGIL_DATAVERSE_REQUESTS_PER_5MIN },
     jobs: {
       workerConcurrency: e.VIGIL_WORKER_CONCURRENCY,

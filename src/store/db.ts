@@ -14,7 +14,8 @@ import * as m0007 from './migrations/0007_stream_states.ts';
 import * as m0008 from './migrations/0008_estate_objects.ts';
 import * as m0009 from './migrations/0009_sink_outbox.ts';
 import * as m0010 from './migrations/0010_access.ts';
-import * as m0013 from './migrations/0013_consent_binding.ts';
+import * as m0011 from './migrations/0011_slice_read_mode.ts';
+import * as m0012 from './migrations/0012_consent_binding.ts';
 import type { Database } from './schema.ts';
 import { StorableTextPlugin } from './text.ts';
 
@@ -22,7 +23,7 @@ import { StorableTextPlugin } from './text.ts';
 export type Executor = Kysely<Database> | Transaction<Database>;
 
 /** Migrations in order; frozen once released. */
-const MIGRATIONS: Record<string, Migration> = { '0001_initial': m0001, '0002_schedules_budgets': m0002, '0003_credential_state': m0003, '0004_audit': m0004, '0005_audit_segments': m0005, '0006_finding_lifecycle': m0006, '0007_stream_states': m0007, '0008_estate_objects': m0008, '0009_sink_outbox': m0009, '0010_access': m0010, '0013_consent_binding': m0013 };
+const MIGRATIONS: Record<string, Migration> = { '0001_initial': m0001, '0002_schedules_budgets': m0002, '0003_credential_state': m0003, '0004_audit': m0004, '0005_audit_segments': m0005, '0006_finding_lifecycle': m0006, '0007_stream_states': m0007, '0008_estate_objects': m0008, '0009_sink_outbox': m0009, '0010_access': m0010, '0011_slice_read_mode': m0011, '0012_consent_binding': m0012 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 

@@ -61,6 +61,11 @@ export interface CheckpointsTable {
   error_code: string | null;
   error_message: string | null;
   updated_at: string;
+  /**
+   * How the slice is (or was) read in this run: `full` or `delta` (migration 0011); null for rows written before it
+   * and for slices never read (a stream skipped for a missing permission or a failed parent).
+   */
+  read_mode: string | null;
 }
 
 export interface DirectoryUsersTable extends InventoryColumns {
@@ -418,11 +423,11 @@ export interface ApiKeysTable {
 /** Names of the inventory tables. */
 export type InventoryTable = 'directory_users' | 'directory_groups' | 'group_memberships' | 'environments' | 'dataverse_users' | 'agents' | 'estate_objects';
 
-/** How a tenant was proven to belong to an organization (migration 0013). */
+/** How a tenant was proven to belong to an organization (migration 0012). */
 export type BindingMethod = 'oidc-admin' | 'mode-a-secret' | 'operator';
 
 /**
- * The organization a Microsoft Entra tenant belongs to: one row per tenant (migration 0013). `proven_by` is the
+ * The organization a Microsoft Entra tenant belongs to: one row per tenant (migration 0012). `proven_by` is the
  * administrator's UPN (`preferred_username`) for `oidc-admin`, the client id for `mode-a-secret`, free text for `operator`.
  */
 export interface TenantBindingsTable {
@@ -438,7 +443,7 @@ export interface TenantBindingsTable {
 }
 
 /**
- * A consent link in flight (migration 0013). `stage`: `consent` (link issued), `signin` (consent answered, the
+ * A consent link in flight (migration 0012). `stage`: `consent` (link issued), `signin` (consent answered, the
  * administrator's OpenID Connect sign-in pending), `done` (consumed). `nonce` is the OIDC nonce sent to the authorize
  * endpoint; `verifier_envelope` the PKCE code verifier as an AES-256-GCM envelope (JSON) bound to the flow id.
  */

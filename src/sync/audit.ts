@@ -45,8 +45,11 @@ export interface AuditIngestOptions {
   contentTypes?: readonly string[];
   /** Also read Power BI activity events (`admin/activityevents`). @default true */
   powerBi?: boolean;
-  /** Called after each stored blob (tests kill the process here). */
-  afterBlob?: (contentType: string, contentId: string) => void | Promise<void>;
+  /**
+   * Called after each stored content blob, and after each stored page of Power BI activity events (`contentId` null),
+   * once its transaction committed (tests kill the process here).
+   */
+  afterBlob?: (contentType: string, contentId: string | null) => void | Promise<void>;
 }
 
 /** Outcome per content type. */
@@ -223,6 +226,7 @@ async function ingestPowerBi(deps: OnboardingDeps, integrationId: string, ctx: F
       // The API's end is inclusive: stop 1 ms before the next window starts.
       for await (const page of activityEvents(ctx, cursor, new Date(end.getTime() - 1))) {
         await storeContent(deps, integrationId, outcome, POWER_BI_SOURCE, null, { text: page.text, records: page.events });
+        await options.afterBlob?.(POWER_BI_SOURCE, null);
       }
       await advanceCursor(deps, integrationId, POWER_BI_SOURCE, cursor, new Date(Math.min(end.getTime(), now.getTime() - settleMs)), outcome);
       if (end >= now) break;

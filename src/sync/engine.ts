@@ -14,14 +14,25 @@ import { isForeignLink } from '../platform/http/links.ts';
 import type { CollectionMetrics } from '../platform/metrics/index.ts';
 import { markDeleted, parentPages, markUnseen, upsertRecords } from '../store/repositories/inventory.ts';
 import * as runs from '../store/repositories/runs.ts';
+import type { ReadMode } from '../store/repositories/runs.ts';
 import type { Database } from '../store/schema.ts';
 
 /**
  * The sync engine: runs the streams of one integration, stores each page and its checkpoint in one transaction
  * (so a killed run resumes from the next page, with nothing lost or counted twice), records errored slices apart
- * from empty ones (checks then say "not evaluated"), and marks objects a complete stream did not see as deleted —
- * except for delta rounds (removals come as ids), history streams (`retain`) and streams reused because their last
- * complete read is within their refresh interval (`refreshSeconds`; `full` reads them anyway).
+ * from empty ones (checks then say "not evaluated"), and marks objects a complete full round did not see as deleted.
+ *
+ * Each checkpoint also holds how its slice is read — `full` or `delta` (from the stored delta link: only the changes,
+ * removals as ids, applied page by page) — so a run resumed after a crash knows it as well as the one that died:
+ * - only a slice whose round in this run was complete and full marks rows deleted (a root stream: its one slice,
+ *   done without error; a child stream: within the parents its full slices cover, plus rows whose parent is gone);
+ *   a delta round never does, nor do history streams (`retain`) or streams reused because their last complete read
+ *   is within their refresh interval (`refreshSeconds`);
+ * - a round stopped mid-way goes on from its cursor in its own mode; a delta state lost upstream (410) turns the
+ *   slice into a full round from the start, in the same transaction that forgets the link;
+ * - `full` reads everything: reused streams too, and delta streams from the start instead of their delta links
+ *   (upserts clear `deleted_at`, so rows wrongly marked deleted come back; the round's end stores a new link) —
+ *   history streams (`retain`) excepted, which mark nothing deleted and so have nothing to learn from a full round.
  * Model: faros-ai airbyte-cdk `source-base.ts` (errors per slice, state still emitted); cloudquery `delete-stale`.
  */
 
@@ -77,7 +88,12 @@ export interface CollectOptions {
   ctx: StreamContext;
   /** Slices read at once within one stream. @default 4 */
   concurrency?: number;
-  /** Read every stream, even those whose last complete read is younger than their refresh interval. */
+  /**
+   * Read everything in full: every stream, even those whose last complete read is younger than their refresh
+   * interval, and delta streams from the start instead of their stored delta links (a slice a resumed run had
+   * already read by delta is read again in full). Rows wrongly marked deleted come back. History streams (`retain`:
+   * Copilot interactions) still read from their link: they never mark anything deleted.
+   */
   full?: boolean;
   onProgress?: (p: Progress) => void;
   /** Test hook: called after each stored page (a test kills the process here). */
@@ -164,10 +180,10 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
   let markedDeleted = 0;
   let current: StreamName = STREAM_NAMES[0];
 
-  const recordError = async (stream: StreamName, slice: string, code: string, message: string, cursor: string | null) => {
+  const recordError = async (stream: StreamName, slice: string, code: string, message: string, cursor: string | null, readMode: ReadMode | null = null) => {
     errors.push({ stream, slice, code, message });
     outcome[stream].erroredSlices++;
-    await runs.saveCheckpoint(db, { runId, stream, sliceKey: slice, status: 'error', cursor, addRecords: 0, errorCode: code, errorMessage: message, at: nowIso() });
+    await runs.saveCheckpoint(db, { runId, stream, sliceKey: slice, status: 'error', cursor, readMode, addRecords: 0, errorCode: code, errorMessage: message, at: nowIso() });
   };
 
   options.metrics?.runStarted();
@@ -222,30 +238,46 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
       }
       outcome[name].slices = slices.length;
       let slicesDone = 0;
-      /** Parent keys of the completed slices. */
-      const completed: string[] = [];
-      const incrementalSlices = new Set<string>();
+      // A `full` run reads delta streams from the start, except history streams: they mark nothing deleted, so a
+      // full round of them would learn nothing a delta round does not (and re-read every user's whole history).
+      const fromStart = options.full === true && !stream.retain;
+      /** Parent keys of the slices whose round in this run was complete and full: only they may mark rows deleted. */
+      const readInFull: string[] = [];
+      let fullSlices = 0;
+      const doneIn = (slice: Slice, mode: ReadMode | null) => {
+        if (mode === 'full') {
+          readInFull.push(...(slice.covers ?? [slice.key]));
+          fullSlices++;
+        } else outcome[name].incrementalSlices = (outcome[name].incrementalSlices ?? 0) + 1;
+      };
 
       await forEachLimited(slices, stream.parent ? (options.concurrency ?? 4) : 1, async (slice) => {
         const cp = checkpoints.get(`${name}\u0000${slice.key}`);
         outcome[name].records += cp?.records ?? 0;
-        if (cp?.status === 'done') {
-          completed.push(...(slice.covers ?? [slice.key]));
+        // How this run read the slice so far (checkpoints from before migration 0011 hold no mode: a stream without
+        // delta is always read in full; for a delta stream it is unknown).
+        const stored: ReadMode | null = (cp?.read_mode as ReadMode | null | undefined) ?? (cp && !stream.delta ? 'full' : null);
+        // Done before a crash: nothing to read again — unless this is a `full` run and the round was a delta one.
+        if (cp?.status === 'done' && !(fromStart && stored !== 'full')) {
+          doneIn(slice, stored);
           options.onProgress?.({ stream: name, slicesDone: ++slicesDone, slicesTotal: slices.length, records: outcome[name].records });
           return;
         }
-        let cursor = cp?.cursor ?? null;
-        let done = false;
-        // Delta-capable streams start from the delta link of their previous complete round (a resumed round keeps
-        // its own cursor): only the changes come back, removals as ids.
-        let incremental = false;
-        if (stream.delta) {
-          const link = await runs.getDeltaLink(db, integrationId, name, slice.key);
-          if (link) {
-            incremental = true;
-            cursor ??= link;
-          }
+        let mode: ReadMode;
+        let cursor: string | null;
+        if (cp && cp.status !== 'done' && stored !== null && !(fromStart && stored === 'delta') && (stored === 'full' || cp.cursor !== null)) {
+          // A round of this run stopped mid-way (crash or errored slice): it goes on from its cursor, in its mode.
+          mode = stored;
+          cursor = cp.cursor;
+        } else {
+          // A new round. Delta-capable streams start from the delta link of their previous complete round (only the
+          // changes come back, removals as ids), unless the run is `full`: then everything is read from the start,
+          // and the round's end stores a new delta link.
+          const link = stream.delta && !fromStart ? await runs.getDeltaLink(db, integrationId, name, slice.key) : undefined;
+          mode = link ? 'delta' : 'full';
+          cursor = link ?? null;
         }
+        let done = false;
         try {
           for (;;) {
             try {
@@ -256,7 +288,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
                   await upsertRecords(trx, name, integrationId, runId, page.records, at);
                   if (page.removed?.length) markedDeleted += await markDeleted(trx, name, integrationId, page.removed, at);
                   if (done && page.deltaLink) await runs.saveDeltaLink(trx, integrationId, name, slice.key, page.deltaLink, runId, at);
-                  await runs.saveCheckpoint(trx, { runId, stream: name, sliceKey: slice.key, status: done ? 'done' : 'in_progress', cursor: page.nextCursor, addRecords: page.records.length, at });
+                  await runs.saveCheckpoint(trx, { runId, stream: name, sliceKey: slice.key, status: done ? 'done' : 'in_progress', cursor: page.nextCursor, readMode: mode, addRecords: page.records.length, at });
                   await runs.heartbeat(trx, runId, at);
                 });
                 cursor = page.nextCursor;
@@ -268,20 +300,21 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
               break;
             } catch (e) {
               // The upstream forgot the delta state (410 syncStateNotFound / resyncRequired): read everything again.
-              if (!incremental || !isDeltaStateLost(e)) throw e;
+              // Forgetting the link and turning the slice's round into a full one from the start is one transaction,
+              // so a crash right after it resumes the full round, never the delta one.
+              if (mode !== 'delta' || !isDeltaStateLost(e)) throw e;
               ctx.logger.warn({ integrationId, runId, stream: name, slice: slice.key }, 'delta state expired upstream; reading the whole collection');
-              await runs.clearDeltaLink(db, integrationId, name, slice.key);
-              incremental = false;
+              await db.transaction().execute(async (trx) => {
+                await runs.clearDeltaLink(trx, integrationId, name, slice.key);
+                await runs.saveCheckpoint(trx, { runId, stream: name, sliceKey: slice.key, status: 'in_progress', cursor: null, readMode: 'full', addRecords: 0, at: nowIso() });
+              });
+              mode = 'full';
               cursor = null;
               done = false;
             }
           }
-          if (!done) await runs.saveCheckpoint(db, { runId, stream: name, sliceKey: slice.key, status: 'done', cursor: null, addRecords: 0, at: nowIso() });
-          if (incremental) {
-            for (const k of slice.covers ?? [slice.key]) incrementalSlices.add(k);
-            outcome[name].incrementalSlices = (outcome[name].incrementalSlices ?? 0) + 1;
-          }
-          completed.push(...(slice.covers ?? [slice.key]));
+          if (!done) await runs.saveCheckpoint(db, { runId, stream: name, sliceKey: slice.key, status: 'done', cursor: null, readMode: mode, addRecords: 0, at: nowIso() });
+          doneIn(slice, mode);
         } catch (e) {
           if (isVigilError(e, 'authentication') || isAbort(e)) throw e;
           const { code, message } = errorCode(e);
@@ -289,22 +322,22 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
           // A link refused by the link policy is kept nowhere: not the stored delta link it may have been (the next
           // round reads in full), not the slice's cursor.
           if (isForeignLink(e)) {
-            if (incremental) await runs.clearDeltaLink(db, integrationId, name, slice.key);
+            if (mode === 'delta') await runs.clearDeltaLink(db, integrationId, name, slice.key);
             cursor = null;
           }
-          await recordError(name, slice.key, code, message, cursor);
+          await recordError(name, slice.key, code, message, cursor, mode);
         }
         options.onProgress?.({ stream: name, slicesDone: ++slicesDone, slicesTotal: slices.length, records: outcome[name].records });
       });
 
       if (outcome[name].erroredSlices > 0 && !stream.parent) failedStreams.add(name);
-      // A delta round sees only the changes: its removals were applied page by page, and unchanged rows stay.
-      // History streams (retain) never mark anything deleted.
+      // Only a complete full round tells which objects are gone: a delta round sees only the changes (its removals
+      // were applied page by page, unchanged rows stay). History streams (retain) never mark anything deleted.
       if (stream.retain) continue;
       if (!stream.parent) {
-        if (completed.length === 1 && incrementalSlices.size === 0) markedDeleted += await markUnseen(db, name, integrationId, runId, 'all', nowIso());
+        if (fullSlices === slices.length && outcome[name].erroredSlices === 0) markedDeleted += await markUnseen(db, name, integrationId, runId, 'all', nowIso());
       } else {
-        markedDeleted += await markUnseen(db, name, integrationId, runId, completed.filter((k) => !incrementalSlices.has(k)), nowIso(), stream.parent);
+        markedDeleted += await markUnseen(db, name, integrationId, runId, readInFull, nowIso(), stream.parent);
       }
     }
   } catch (e) {

@@ -42,7 +42,7 @@ export function requireCollectable(row: Pick<IntegrationRow, 'id' | 'name' | 'cr
 }
 
 /** Options of {@link collectAndEvaluate}. */
-export interface CollectAndEvaluateOptions extends Pick<CollectOptions, 'onProgress' | 'signal' | 'full'> {
+export interface CollectAndEvaluateOptions extends Pick<CollectOptions, 'onProgress' | 'signal' | 'full' | 'afterPage'> {
   /** Give access to environments found unreadable (VIGIL_AUTO_GRANT_ACCESS). @default false */
   autoGrantAccess?: boolean;
   /** Evaluate the checks after collecting. @default true */
@@ -59,7 +59,7 @@ export async function collectAndEvaluate(
   idOrName: string,
   options: CollectAndEvaluateOptions = {},
 ): Promise<{ run: CollectResult; grants: EnvironmentGrant[]; evaluation: EvaluationSummary | null }> {
-  const run = await collectIntegration(deps, idOrName, { onProgress: options.onProgress, signal: options.signal, full: options.full });
+  const run = await collectIntegration(deps, idOrName, { onProgress: options.onProgress, signal: options.signal, full: options.full, afterPage: options.afterPage });
   const row = await getIntegration(deps.db, idOrName);
   const grants = await grantNewEnvironments(deps, row.id, run.errors, options.autoGrantAccess ?? false);
   const evaluation = options.evaluate === false ? null : await evaluateIntegration(deps.db, row, { sinks: deps.sinks, logger: deps.logger });

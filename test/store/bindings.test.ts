@@ -12,7 +12,7 @@ describe.each(DIALECTS)('tenant bindings on %s', (dialect) => {
   let store: TestStore;
   afterEach(async () => store?.drop());
 
-  it('upgrading to 0013 keeps every integrated tenant with the organization of its oldest integration', async () => {
+  it('upgrading to 0012 keeps every integrated tenant with the organization of its oldest integration', async () => {
     store = await freshStore(dialect, { migrate: false });
     await migrateTo(store.db, '0010_access');
     // eslint-disable-next-line @typescript-eslint/no-explicit-any

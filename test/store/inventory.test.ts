@@ -29,6 +29,8 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
       ['0008_estate_objects', true],
       ['0009_sink_outbox', true],
       ['0010_access', true],
+      ['0011_slice_read_mode', true],
+      ['0012_consent_binding', true],
     ]);
   });
 
@@ -46,7 +48,7 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
         .values(raws.slice(i, i + 400).map((r) => ({ integration_id: 'int_1', id: r.Id, content_type: 'Audit.General', record_type: 261, creation_time: '2026-11-01T08:00:00.000Z', operation: r.Operation, workload: null, user_id: r.UserId, user_type: 0, client_ip: r.ClientIP, object_id: null, organization_id: null, raw: JSON.stringify(r), ingested_at: '2026-11-01T09:00:00.000Z' })))
         .execute();
     }
-    expect(await migrate(db)).toEqual(['0005_audit_segments', '0006_finding_lifecycle', '0007_stream_states', '0008_estate_objects', '0009_sink_outbox', '0010_access']);
+    expect(await migrate(db)).toEqual(['0005_audit_segments', '0006_finding_lifecycle', '0007_stream_states', '0008_estate_objects', '0009_sink_outbox', '0010_access', '0011_slice_read_mode', '0012_consent_binding']);
     const events = await withRaw(db, await db.selectFrom('audit_events').selectAll().orderBy('id').execute());
     expect(events.map((e) => e.raw)).toEqual(raws);
     expect(await db.selectFrom('audit_user_ips').select(['user_key', 'client_ip']).orderBy('user_key').orderBy('client_ip').execute()).toEqual(
@@ -96,9 +98,11 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
     const db = store.db;
     await insertTestIntegration(db, 'int_1');
     await insertRun(db, { id: 'run1', integration_id: 'int_1', started_at: 't', owner_host: 'h', owner_pid: 1 });
-    await saveCheckpoint(db, { runId: 'run1', stream: 'users', sliceKey: '*', status: 'in_progress', cursor: 'next1', addRecords: 999, at: 't1' });
-    await saveCheckpoint(db, { runId: 'run1', stream: 'users', sliceKey: '*', status: 'done', cursor: null, addRecords: 5, at: 't2' });
-    expect(await listCheckpoints(db, 'run1')).toEqual([expect.objectContaining({ status: 'done', cursor: null, records: 1004 })]);
+    await saveCheckpoint(db, { runId: 'run1', stream: 'users', sliceKey: '*', status: 'in_progress', cursor: 'next1', readMode: 'delta', addRecords: 999, at: 't1' });
+    expect(await listCheckpoints(db, 'run1')).toEqual([expect.objectContaining({ status: 'in_progress', read_mode: 'delta' })]);
+    // A delta state lost upstream turns the round into a full one: the mode is replaced with the cursor.
+    await saveCheckpoint(db, { runId: 'run1', stream: 'users', sliceKey: '*', status: 'done', cursor: null, readMode: 'full', addRecords: 5, at: 't2' });
+    expect(await listCheckpoints(db, 'run1')).toEqual([expect.objectContaining({ status: 'done', cursor: null, records: 1004, read_mode: 'full' })]);
     expect((await findRunningRun(db, 'int_1'))?.id).toBe('run1');
   });
 });

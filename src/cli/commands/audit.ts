@@ -6,6 +6,7 @@ import { nowIso } from '../../store/db.ts';
 import { ingestAndDetect } from '../../sync/audit.ts';
 import { alertView, eventView } from '../../reporting/index.ts';
 import type { CommandHost } from '../host.ts';
+import { killAfterPages } from '../killhook.ts';
 import { requireCount } from '../input.ts';
 import { print, printJson, table } from '../output.ts';
 
@@ -17,7 +18,7 @@ export function registerAudit(program: Command, host: CommandHost): void {
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, integration: string, opts: { json?: boolean }) => {
-        const { ingest: r, detections } = await ingestAndDetect(rt, integration, { publisherId: rt.config.publisherId, concurrency: rt.config.auditConcurrency });
+        const { ingest: r, detections } = await ingestAndDetect(rt, integration, { publisherId: rt.config.publisherId, concurrency: rt.config.auditConcurrency, afterBlob: killAfterPages(rt.config.testKillAfterPages) });
         if (opts.json) return printJson({ ...r, detections });
         print(table([['CONTENT TYPE', 'STATUS', 'STORED', 'DUPLICATES', 'BLOBS', 'EXPIRED', 'CURSOR'], ...Object.entries(r.contentTypes).map(([ct, o]) => [ct, o.status, String(o.stored), String(o.duplicates), String(o.blobs), String(o.expiredBlobs), o.cursor ?? '-'])]));
         for (const [ct, o] of Object.entries(r.contentTypes)) if (o.reason) print(`  ${ct}: ${o.reason}`);

@@ -3,6 +3,7 @@ import { getIntegration, secretExpiryWarning, toView } from '../../onboarding/in
 import { listRuns } from '../../store/repositories/runs.ts';
 import { collectAndEvaluate } from '../../sync/run.ts';
 import type { CommandHost } from '../host.ts';
+import { killAfterPages } from '../killhook.ts';
 import { EXIT, print, printJson, table } from '../output.ts';
 import { createProgress } from '../progress.ts';
 
@@ -12,7 +13,7 @@ export function registerCollect(program: Command, host: CommandHost): void {
     .command('collect <integration>')
     .description('Collect an integration (resuming an interrupted run), then evaluate the checks')
     .option('--no-checks', 'collect only')
-    .option('--full', 'read every stream, also those whose last complete read is within their refresh interval')
+    .option('--full', 'read everything from the start: every stream, also those whose last complete read is within their refresh interval, and users, groups, memberships and Power BI workspaces in full instead of from their delta links')
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, integration: string, opts: { checks: boolean; full?: boolean; json?: boolean }) => {
@@ -22,6 +23,7 @@ export function registerCollect(program: Command, host: CommandHost): void {
           autoGrantAccess: rt.config.autoGrantAccess,
           evaluate: opts.checks,
           full: opts.full === true,
+          afterPage: killAfterPages(rt.config.testKillAfterPages),
         }).finally(() => progress.done());
         const row = await getIntegration(rt.db, integration);
         if (opts.json) return printJson({ run: result, evaluation, grants });

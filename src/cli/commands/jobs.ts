@@ -7,7 +7,7 @@ import type { CommandHost } from '../host.ts';
 import { print, printJson, table } from '../output.ts';
 
 /** `vigil jobs enqueue <integration>` and `vigil jobs dead-letters` — the queue factory is injected by main/. */
-export function registerJobs(program: Command, host: CommandHost, createQueue: (rt: Runtime) => JobQueue): void {
+export function registerJobs(program: Command, host: CommandHost, createQueue: (rt: Runtime) => JobQueue | Promise<JobQueue>): void {
   const cmd = program.command('jobs').description('The shared collection queue (PostgreSQL): enqueue a collection, list dead letters');
   cmd
     .command('enqueue <integration>')
@@ -16,7 +16,7 @@ export function registerJobs(program: Command, host: CommandHost, createQueue: (
     .action(
       host.action(async (rt, integration: string, opts: { json?: boolean }) => {
         const row = await getIntegration(rt.db, integration);
-        const queue = createQueue(rt);
+        const queue = await createQueue(rt);
         await queue.start();
         try {
           const jobId = await enqueueNow(queue, row);
@@ -34,7 +34,7 @@ export function registerJobs(program: Command, host: CommandHost, createQueue: (
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, opts: { json?: boolean }) => {
-        const queue = createQueue(rt);
+        const queue = await createQueue(rt);
         await queue.start();
         try {
           const dead = await queue.deadLetters();

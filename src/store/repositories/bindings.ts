@@ -1,7 +1,7 @@
 import type { Executor } from '../db.ts';
 import type { ConsentFlowsTable, TenantBindingsTable } from '../schema.ts';
 
-/** Tenant bindings and consent flows (migration 0013). Tenant ids are stored lower case. */
+/** Tenant bindings and consent flows (migration 0012). Tenant ids are stored lower case. */
 export type TenantBindingRow = TenantBindingsTable;
 export type ConsentFlowRow = ConsentFlowsTable;
 

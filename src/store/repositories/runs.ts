@@ -84,10 +84,20 @@ export async function listCheckpoints(db: Executor, runId: string): Promise<Chec
   return db.selectFrom('checkpoints').selectAll().where('run_id', '=', runId).execute();
 }
 
-/** Writes a checkpoint (insert or replace). `addRecords` is added to the stored count. */
+/**
+ * How a slice is read: `full` — everything from the start, so a complete round may mark what it did not see as
+ * deleted — or `delta` — only the changes since the stored delta link (removals arrive as ids).
+ */
+export type ReadMode = 'full' | 'delta';
+
+/**
+ * Writes a checkpoint (insert or replace) with how the slice is read (`readMode`; null for a slice never read: a
+ * stream skipped for a missing permission or a failed parent). `addRecords` is added to the stored count. Call it
+ * in the transaction that stores the page, so the cursor, the records and the read mode can never disagree.
+ */
 export async function saveCheckpoint(
   db: Executor,
-  cp: { runId: string; stream: string; sliceKey: string; status: SliceStatus; cursor: string | null; addRecords: number; errorCode?: string | null; errorMessage?: string | null; at: string },
+  cp: { runId: string; stream: string; sliceKey: string; status: SliceStatus; cursor: string | null; readMode: ReadMode | null; addRecords: number; errorCode?: string | null; errorMessage?: string | null; at: string },
 ): Promise<void> {
   await db
     .insertInto('checkpoints')
@@ -101,6 +111,7 @@ export async function saveCheckpoint(
       error_code: cp.errorCode ?? null,
       error_message: cp.errorMessage ?? null,
       updated_at: cp.at,
+      read_mode: cp.readMode,
     })
     .onConflict((oc) =>
       oc.columns(['run_id', 'stream', 'slice_key']).doUpdateSet((eb) => ({
@@ -110,6 +121,7 @@ export async function saveCheckpoint(
         error_code: cp.errorCode ?? null,
         error_message: cp.errorMessage ?? null,
         updated_at: cp.at,
+        read_mode: cp.readMode,
       })),
     )
     .execute();
