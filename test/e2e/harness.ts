@@ -63,7 +63,8 @@ export function endpointsVariant(file: string, patch: (json: Record<string, unkn
   return out;
 }
 
-const INVENTORY: { table: keyof Database; order: string[] }[] = [
+/** The six core inventory tables and the columns that order their rows (dumps compare them in that order). */
+export const INVENTORY: { table: keyof Database; order: string[] }[] = [
   { table: 'directory_users', order: ['id'] },
   { table: 'directory_groups', order: ['id'] },
   { table: 'group_memberships', order: ['group_id', 'member_id'] },

@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely';
 import { withRaw } from '../../src/store/repositories/audit.ts';
 import type { Database } from '../../src/store/schema.ts';
 import { vigil } from '../support/process.ts';
+import { INVENTORY as CORE_INVENTORY } from '../e2e/harness.ts';
 
 /**
  * The crash-recovery suite's parts: a seeded random source (the seed is printed, and `VIGIL_RELIABILITY_SEED`
@@ -45,16 +46,8 @@ export function removeDataDir(dir: string): void {
 
 type Row = Record<string, unknown>;
 
-/** Inventory tables and their sort keys. */
-const INVENTORY: { table: keyof Database; order: string[] }[] = [
-  { table: 'directory_users', order: ['id'] },
-  { table: 'directory_groups', order: ['id'] },
-  { table: 'group_memberships', order: ['group_id', 'member_id'] },
-  { table: 'environments', order: ['id'] },
-  { table: 'dataverse_users', order: ['environment_id', 'id'] },
-  { table: 'agents', order: ['environment_id', 'id'] },
-  { table: 'estate_objects', order: ['stream', 'id'] },
-];
+/** Inventory tables and their sort keys: the core six and `estate_objects`. */
+const INVENTORY: { table: keyof Database; order: string[] }[] = [...CORE_INVENTORY, { table: 'estate_objects', order: ['stream', 'id'] }];
 
 /** Attributes that tell when an object was read, not what it is: the Power BI scan's `scannedAt`. */
 const READ_TIME_ATTRS = ['scannedAt'];
