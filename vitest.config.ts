@@ -6,5 +6,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Most suites wait on child processes and HTTPS round trips: two workers on a 2-core machine (vitest's default
+    // is cores − 1 = one) roughly halve the wall time without starving either.
+    maxWorkers: 2,
   },
 });
