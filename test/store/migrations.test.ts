@@ -94,6 +94,13 @@ describe('migrations on postgres', () => {
         await db.destroy();
       }
     } finally {
+      // pg's Pool.end() resolves before its sockets have closed: wait for the backends to go, so that FORCE never
+      // terminates a connection a client is still closing (its FATAL 57P01 would surface as an unhandled error).
+      for (let i = 0; i < 50; i++) {
+        const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = ${database}`.execute(a);
+        if (rows[0]!.n === 0) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
       await sql`drop database if exists ${sql.id(database)} with (force)`.execute(a);
     }
   });
