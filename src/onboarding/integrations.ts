@@ -136,7 +136,7 @@ export async function addCustomerAppIntegration(deps: OnboardingDeps, request: A
   const binding = await findBinding(deps.db, input.tenantId);
   const existing = await repo.findIntegrationByApp(deps.db, input.tenantId, input.clientId);
   if ((binding && binding.organization_id !== organizationId) || (existing && existing.organization_id !== organizationId)) throw boundElsewhere(input.tenantId);
-  if (existing) throw integrationExists(existing, organizationId, `Tenant ${input.tenantId} with client id ${input.clientId}`);
+  if (existing) throw integrationExists(existing, `Tenant ${input.tenantId} with client id ${input.clientId}`);
   if (!binding) {
     // A secret proves an administrator's approval only when an administrator granted the app a permission.
     if (!Object.values(report.grantedRoles).some((roles) => roles.length > 0)) throw tenantNotProven(input.tenantId);
@@ -178,7 +178,7 @@ async function organizationFor(deps: OnboardingDeps, organizationId: string | un
 }
 
 /** The conflict of adding an integration the caller's organization already has: it names the existing one. */
-function integrationExists(existing: repo.IntegrationRow, _organizationId: string, what: string): VigilError {
+function integrationExists(existing: repo.IntegrationRow, what: string): VigilError {
   return new VigilError('conflict', 'INTEGRATION_EXISTS', `${what} is already integrated as ${existing.id} (${existing.name}).`, {
     remediation: `Use \`vigil integrations verify ${existing.id}\`, or remove it first.`,
   });
@@ -249,7 +249,7 @@ export async function addManagedAppIntegration(deps: OnboardingDeps, request: Ad
   // Nothing about the tenant (consented or not, someone else's or not) is said before it is proven to be the caller's.
   await requireTenantBinding(deps.db, tenantId, organizationId);
   const existing = await repo.findIntegrationByApp(deps.db, tenantId, clientId);
-  if (existing) throw integrationExists(existing, organizationId, `Tenant ${tenantId}`);
+  if (existing) throw integrationExists(existing, `Tenant ${tenantId}`);
   const tokens = managedAppCredentials(deps, tenantId);
   let oid: string;
   try {
