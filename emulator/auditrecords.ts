@@ -798,13 +798,20 @@ function renderPowerPlatformDlp(c: AuditCatalog, core: RecordCore, d: Draw, spec
   const policy = d.pick(c.dlpPolicies);
   const info: Record<string, unknown> = { policyId: policy.id, policyType: policy.type, defaultConnectorClassification: 'General' };
   if (variant.scenario === 'dlp.policyWeakened') {
-    info.changeSet = {
-      changedProperties: [],
-      connectorChanges: [
-        { name: 'HTTP', id: '/providers/Microsoft.PowerApps/apis/shared_webcontents', previousValue: { classification: 'Blocked' }, currentValue: { classification: 'General' } },
-        { name: 'Twitter', id: '/providers/Microsoft.PowerApps/apis/shared_twitter', previousValue: { classification: 'Blocked' }, currentValue: { classification: 'Confidential' } },
-      ].slice(0, d.int(1, 2)),
-    };
+    // Three ways to weaken (learn dlp-activity-logging "Additional Info"): connectors moved out of Blocked (1–2), the
+    // default group Blocked → General (3), or the scope narrowed from all environments (4).
+    const way = d.int(1, 4);
+    const connectorChanges = [
+      { name: 'HTTP with Microsoft Entra ID', id: '/providers/Microsoft.PowerApps/apis/shared_webcontents', previousValue: { classification: 'Blocked' }, currentValue: { classification: 'General' } },
+      { name: 'Twitter', id: '/providers/Microsoft.PowerApps/apis/shared_twitter', previousValue: { classification: 'Blocked' }, currentValue: { classification: 'Confidential' } },
+    ];
+    if (way <= 2) info.changeSet = { changedProperties: [], connectorChanges: connectorChanges.slice(0, way) };
+    else if (way === 3) info.changeSet = { changedProperties: [{ name: 'DefaultConnectorClassification', previousValue: 'Blocked', currentValue: 'General' }], connectorChanges: [] };
+    else {
+      const narrowed = policy.type === 'AllEnvironments' ? 'OnlyEnvironments' : policy.type;
+      info.policyType = narrowed;
+      info.changeSet = { changedProperties: [{ name: 'DlpPolicyType', previousValue: 'AllEnvironments', currentValue: narrowed }], connectorChanges: [] };
+    }
   } else if (variant.scenario === 'dlp.policyRenamed') {
     info.changeSet = { changedProperties: [{ name: 'ApiPolicyName', previousValue: `${policy.name} (old)`, currentValue: policy.name }], connectorChanges: [] };
   }

@@ -93,7 +93,7 @@ export type {
 } from './feed.ts';
 export { ACTIVITY_FEED_READ, DLP_SENSITIVE_TYPES, af429Body, feedMethodName, publisherIdentifierOf } from './manage.ts';
 export { FABRIC_ADMINISTRATOR_ROLE, powerBiNotAuthorized } from './powerbi.ts';
-export { HTTP_CONNECTORS, POWER_PLATFORM_RISK_RATES, STANDARD_CONNECTORS, dlpApplies, emptyPowerPlatform, generatePowerPlatform, httpSteps, isExternalUrl, powerPlatformGroundTruth } from './powerplatform.ts';
+export { DLP_BUILT_IN_CONNECTORS, HTTP_CONNECTORS, POWER_PLATFORM_RISK_RATES, STANDARD_CONNECTORS, dlpApplies, emptyPowerPlatform, generatePowerPlatform, httpSteps, isExternalUrl, powerPlatformGroundTruth } from './powerplatform.ts';
 export type { ConnectionModel, CustomConnectorModel, DlpPolicyModel, FlowModel, FlowStepModel, PowerAppModel, PowerPlatformGroundTruth, PowerPlatformModel, PowerPlatformSizes, TenantIsolationModel } from './powerplatform.ts';
 export { changePowerBiWorkspace, generatePowerBiEstate, powerBiInventoryGroundTruth, PowerBiChangeError } from './powerbiinventory.ts';
 export type { PowerBiDataset, PowerBiDatasource, PowerBiEstate, PowerBiInventoryTruth, PowerBiPrincipal, PowerBiReport, PowerBiWorkspace, PowerBiWorkspaceChange } from './powerbiinventory.ts';

@@ -23,7 +23,8 @@
  * - connections: `GET /powerapps/providers/Microsoft.PowerApps/scopes/admin/environments/{env}/connections?api-version=…`
  *   (item shape: TF fixture `connection/tests/datasource/connections/Validate_Read/get_connections.json`: `apiId`,
  *   `statuses`, `connectionParameters`/`connectionParametersSet`, `createdBy`, `permissions`, `accountName`).
- * - DLP: `GET /bap/providers/PowerPlatform.Governance/v2/policies` (reference §3.3, TF `dlp_policy`; no api-version).
+ * - DLP: `GET /bap/providers/PowerPlatform.Governance/v2/policies` (reference §3.3, TF `dlp_policy`; no api-version):
+ *   the list carries no `connectorGroups`; `GET …/v2/policies/{name}` serves one policy with them (as the real API).
  * - tenant settings: `POST /bap/providers/Microsoft.BusinessAppPlatform/listTenantSettings?api-version=2020-10-01`
  *   (power-platform `admin/list-tenantsettings.md`).
  * - tenant isolation: `GET /bap/providers/PowerPlatform.Governance/v1/tenants/{tenantId}/tenantIsolationPolicy` (TF
@@ -136,7 +137,7 @@ export interface ConnectionModel {
   sharedWithTenant: boolean;
 }
 
-/** A DLP (data) policy (`PowerPlatform.Governance/v2/policies`). Connector lists hold connector names. */
+/** A DLP (data) policy (`PowerPlatform.Governance/v2/policies`). Connector lists hold connector names (`shared_…`, or a built-in id of {@link DLP_BUILT_IN_CONNECTORS} such as `Http`). */
 export interface DlpPolicyModel {
   name: string;
   displayName: string;
@@ -446,7 +447,7 @@ export function generatePowerPlatform(
         defaultConnectorsClassification: 'Blocked',
         business: ['shared_office365', 'shared_sharepointonline', 'shared_teams', 'shared_approvals'],
         nonBusiness: [],
-        blocked: ['shared_webcontents', 'shared_sql'],
+        blocked: ['shared_webcontents', 'shared_sql', 'Http', 'HttpWebhook'],
         createdById: admin?.id ?? 'SYSTEM',
         createdTime: iso(created + DAY_MS),
         lastModifiedTime: iso(created + 20 * DAY_MS),
@@ -807,30 +808,69 @@ export function connectionResource(tenant: Tenant, c: ConnectionModel): Record<s
   return { name: c.name, id, type: 'Microsoft.PowerApps/apis/connections', properties };
 }
 
-/** A DLP policy's v2 representation (reference §3.3). */
+/**
+ * Built-in connectors a DLP policy lists without the `/providers/Microsoft.PowerApps/apis/` prefix: the HTTP
+ * trigger and actions (Microsoft Learn, connectors/powerplatformforadmins "Known issues and limitations").
+ */
+export const DLP_BUILT_IN_CONNECTORS: Readonly<Record<string, string>> = { Http: 'HTTP', HttpWebhook: 'HTTP Webhook', HttpRequestReceived: 'When a HTTP request is received' };
+
+/**
+ * A DLP policy's `policyDefinition` as the v2 LIST serves it: scope, default group, times, etag — and no
+ * `connectorGroups` (the real list leaves them out; TF dlp_policy test fixture `Validate_Read/get_policies.json`).
+ */
+function dlpPolicyDefinition(tenant: Tenant, p: DlpPolicyModel): Record<string, unknown> {
+  const creator = indexes.users.get(tenant.users, p.createdById);
+  return {
+    name: p.name,
+    displayName: p.displayName,
+    defaultConnectorsClassification: p.defaultConnectorsClassification,
+    environmentType: p.environmentType,
+    environments: p.environments.map((e) => ({ id: `/providers/Microsoft.BusinessAppPlatform/scopes/admin/environments/${e}`, name: e, type: 'Microsoft.BusinessAppPlatform/scopes/environments' })),
+    createdBy: { displayName: creator?.displayName ?? 'SYSTEM' },
+    createdTime: p.createdTime,
+    lastModifiedBy: { displayName: creator?.displayName ?? 'SYSTEM' },
+    lastModifiedTime: p.lastModifiedTime,
+    etag: etagOf(p),
+    isLegacySchemaVersion: false,
+  };
+}
+
+/** A GUID-shaped etag that changes with the policy's last modification (the real etag is a bare GUID). */
+function etagOf(p: DlpPolicyModel): string {
+  let h = 0x811c9dc5;
+  const hex: string[] = [];
+  for (let round = 0; round < 4; round++) {
+    for (const ch of `${round}|${p.name}|${p.lastModifiedTime}`) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
+    hex.push(h.toString(16).padStart(8, '0'));
+  }
+  const x = hex.join('');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20, 32)}`;
+}
+
+/** A DLP policy's v2 list item (reference §3.3): `{ policyDefinition }` without connector groups. */
+export function dlpPolicyListItem(tenant: Tenant, p: DlpPolicyModel): Record<string, unknown> {
+  return { policyDefinition: dlpPolicyDefinition(tenant, p) };
+}
+
+/**
+ * A DLP policy as the single-policy GET serves it: the definition with `connectorGroups` (all three groups, each with
+ * `{id, name, type}` connectors; built-in HTTP connectors unprefixed) and the default custom-connector rule; no
+ * `connectorConfigurationsDefinition` when none is set. Shapes: TF dlp_policy fixtures `get_policy_*.json`.
+ */
 export function dlpPolicyResource(tenant: Tenant, p: DlpPolicyModel): Record<string, unknown> {
   const pp = tenant.powerPlatform ?? emptyPowerPlatform();
   const group = (classification: string, names: string[]) => ({
     classification,
-    connectors: names.map((n) => ({ id: `${API_PREFIX}${n}`, name: connectorDisplayName(pp, n), type: 'Microsoft.PowerApps/apis' })),
+    connectors: names.map((n) =>
+      DLP_BUILT_IN_CONNECTORS[n] !== undefined
+        ? { id: n, name: DLP_BUILT_IN_CONNECTORS[n], type: 'Microsoft.PowerApps/apis' }
+        : { id: `${API_PREFIX}${n}`, name: connectorDisplayName(pp, n), type: 'Microsoft.PowerApps/apis' },
+    ),
   });
-  const creator = indexes.users.get(tenant.users, p.createdById);
+  const { name, displayName, defaultConnectorsClassification, ...rest } = dlpPolicyDefinition(tenant, p);
   return {
-    policyDefinition: {
-      name: p.name,
-      displayName: p.displayName,
-      defaultConnectorsClassification: p.defaultConnectorsClassification,
-      environmentType: p.environmentType,
-      environments: p.environments.map((e) => ({ name: e, id: `/providers/Microsoft.BusinessAppPlatform/scopes/admin/environments/${e}`, type: 'Microsoft.BusinessAppPlatform/scopes/environments' })),
-      connectorGroups: [group('Confidential', p.business), group('General', p.nonBusiness), group('Blocked', p.blocked)],
-      etag: `"${p.lastModifiedTime}"`,
-      createdBy: { displayName: creator?.displayName ?? 'SYSTEM' },
-      createdTime: p.createdTime,
-      lastModifiedBy: { displayName: creator?.displayName ?? 'SYSTEM' },
-      lastModifiedTime: p.lastModifiedTime,
-    },
-    connectorConfigurationsDefinition: null,
-    customConnectorUrlPatternsDefinition: { rules: [] },
+    policyDefinition: { name, displayName, defaultConnectorsClassification, connectorGroups: [group('Confidential', p.business), group('General', p.nonBusiness), group('Blocked', p.blocked)], ...rest },
+    customConnectorUrlPatternsDefinition: { rules: [{ order: 1, customConnectorRuleClassification: 'Ignore', pattern: '*' }] },
   };
 }
 
@@ -1018,7 +1058,7 @@ export function registerPowerPlatformGovernance(app: FastifyInstance, ctx: Emula
     const auth = await authorize(ctx, req, reply, audiences, false);
     if (!auth) return reply;
     const pp = auth.tenant.powerPlatform ?? emptyPowerPlatform();
-    return reply.type('application/json; charset=utf-8').send({ value: pp.dlpPolicies.map((p) => dlpPolicyResource(auth.tenant, p)) });
+    return reply.type('application/json; charset=utf-8').send({ value: pp.dlpPolicies.map((p) => dlpPolicyListItem(auth.tenant, p)) });
   });
   app.get<{ Params: { name: string } }>('/providers/PowerPlatform.Governance/v2/policies/:name', async (req, reply) => {
     const auth = await authorize(ctx, req, reply, audiences, false);

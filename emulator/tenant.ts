@@ -186,7 +186,7 @@ export interface SecurityRole {
 /**
  * A Copilot Studio agent: a Dataverse `bot` row (https://learn.microsoft.com/power-apps/developer/data-platform/reference/entities/bot).
  * Option sets: authenticationmode 0 Unspecified, 1 None, 2 Integrated, 3 Custom Azure AD, 4 Generic OAuth2;
- * accesscontrolpolicy 0 Any, 1 Chatbot readers, 2 Group membership; authenticationtrigger 0 As Needed, 1 Always;
+ * accesscontrolpolicy 0 Any, 1 Chatbot readers, 2 Group membership, 3 Any (multitenant; not generated); authenticationtrigger 0 As Needed, 1 Always;
  * statecode 0 Active, 1 Inactive; statuscode 1 Provisioned … 5 MissingLicense; runtimeprovider 0 PVA, 1 Nuance Mix.
  * `configuration` is a JSON document stored as a string (Memo column).
  */

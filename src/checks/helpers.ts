@@ -38,8 +38,25 @@ export function evaluateAgents(ctx: CheckContext, evaluate: (agent: AgentsTable)
 /** Authentication modes of a Copilot Studio agent (Dataverse `bot.authenticationmode`). */
 export const AUTHENTICATION_MODE = { Unspecified: 0, None: 1, Integrated: 2, CustomAzureAD: 3, GenericOAuth2: 4 } as const;
 
-/** Access control policies of a Copilot Studio agent (Dataverse `bot.accesscontrolpolicy`). */
-export const ACCESS_CONTROL_POLICY = { Any: 0, CopilotReaders: 1, GroupMembership: 2 } as const;
+/**
+ * Access control policies of a Copilot Studio agent (Dataverse `bot.accesscontrolpolicy`, "who can chat with it"):
+ * 0 Any (any signed-in user of the organisation; anyone without authentication), 1 Copilot (agent) readers, 2 Group
+ * membership, 3 Any (multitenant): users signed in to ANY Microsoft Entra tenant — broader than 0.
+ * Sources: Dataverse bot table reference (power-apps/developer/data-platform/reference/entities/bot, values 0–2);
+ * Microsoft Defender "Protect your AI agents" and the Azure Monitor `AIAgentsInfo` table (AccessControlPolicy: Any,
+ * Copilot readers, Group membership, Any (multitenant)); Maester MT.1113 fails "Any" and "Any multitenant" alike.
+ */
+export const ACCESS_CONTROL_POLICY = { Any: 0, CopilotReaders: 1, GroupMembership: 2, AnyMultitenant: 3 } as const;
+
+/** Whether an access control policy lets everyone of the organisation, or of every Entra tenant, chat (0 or 3). */
+export function isBroadAccess(policy: number | null): boolean {
+  return policy === ACCESS_CONTROL_POLICY.Any || policy === ACCESS_CONTROL_POLICY.AnyMultitenant;
+}
+
+/** Whether an access control policy value is one of the known choices (0–3). */
+export function isKnownAccessPolicy(policy: number): boolean {
+  return (Object.values(ACCESS_CONTROL_POLICY) as number[]).includes(policy);
+}
 
 /** What a per-object predicate returns: the status and why. */
 export type Verdict = Omit<CheckResult, 'resourceType' | 'resourceId' | 'resourceName'>;

@@ -13,7 +13,7 @@ import { ACCESS_CONTROL_POLICY, AUTHENTICATION_MODE } from './helpers.ts';
  *
  * - Findings: critical 40, high 25, medium 10, low 4, info 1 per open finding, at most 70.
  * - Reach (× 30): no authentication = anyone who finds a channel (1.0); authenticated and open to everyone in the
- *   organization (`accesscontrolpolicy` Any) 0.7; Copilot readers or a security group 0.4; unknown 0.5. Unpublished
+ *   organization (`accesscontrolpolicy` Any) 0.7; open to users of any Entra tenant (3, Any (multitenant)) 0.85; Copilot readers or a security group 0.4; unknown 0.5. Unpublished
  *   agents reach makers only (× 0.3), switched-off agents nobody (× 0.1).
  * - What it can touch scales the reach: tools on the maker's credentials, MCP servers or HTTP calls to named hosts
  *   (act beyond the user's own access or outside the tenant) 1.0; other tools or organisational knowledge 0.8;
@@ -34,7 +34,7 @@ export interface AgentRisk {
   name: string | null;
   /** 0–100. */
   score: number;
-  /** `anyone`, `organization`, `restricted`, `makers only`, `off`, or `unknown`. */
+  /** `anyone`, `any tenant`, `organization`, `restricted`, `makers only`, `off`, or `unknown`. */
   reach: string;
   openFindings: number;
   reasons: string[];
@@ -106,6 +106,7 @@ export function scoreAgents(
       let reach: string;
       let factor: number;
       if (a.authentication_mode === AUTHENTICATION_MODE.None) [reach, factor] = ['anyone', 1];
+      else if (a.access_control_policy === ACCESS_CONTROL_POLICY.AnyMultitenant) [reach, factor] = ['any tenant', 0.85];
       else if (a.access_control_policy === ACCESS_CONTROL_POLICY.Any) [reach, factor] = ['organization', 0.7];
       else if (a.access_control_policy === ACCESS_CONTROL_POLICY.CopilotReaders || a.access_control_policy === ACCESS_CONTROL_POLICY.GroupMembership) [reach, factor] = ['restricted', 0.4];
       else [reach, factor] = ['unknown', 0.5];

@@ -78,7 +78,7 @@ export interface DataverseUser extends Collected {
 /**
  * A Copilot Studio agent (Dataverse `bot`, https://learn.microsoft.com/power-apps/developer/data-platform/reference/entities/bot).
  * `authenticationMode`: 0 Unspecified, 1 None, 2 Integrated, 3 Custom Azure AD, 4 Generic OAuth2.
- * `accessControlPolicy`: 0 Any, 1 Copilot readers, 2 Group membership.
+ * `accessControlPolicy`: 0 Any, 1 Copilot readers, 2 Group membership, 3 Any (multitenant: users of any Entra tenant).
  */
 export interface Agent extends Collected {
   environmentId: string;

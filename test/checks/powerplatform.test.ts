@@ -362,7 +362,7 @@ describe('pp_dlp_http_connector_not_blocked', () => {
   });
   it('fails when an HTTP connector is allowed, or the only blocking policy excludes the default environment', async () => {
     const r = await runCheck('pp_dlp_http_connector_not_blocked', dlpCtx(policy('all', { blocked: ['http'], nonBusiness: ['httpwebhook'] })));
-    expect(r[0]).toMatchObject({ status: 'fail', detail: expect.objectContaining({ open: ['httpwebhook', 'shared_webcontents'] }) });
+    expect(r[0]).toMatchObject({ status: 'fail', detail: expect.objectContaining({ open: ['HttpWebhook', 'shared_webcontents'] }) });
     const excluded = await runCheck('pp_dlp_http_connector_not_blocked', dlpCtx(policy('except', { ...allBlocked, environmentType: 'ExceptEnvironments', environments: ['Default-tenant-1'] })));
     expect(excluded[0]).toMatchObject({ status: 'fail', reason: expect.stringContaining('no DLP policy covers it') });
   });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { powerPlatformGroundTruth, type PowerPlatformGroundTruth } from '../../emulator/index.ts';
-import type { ConnectionAttrs, ConnectorAttrs, FlowAttrs, PowerAppAttrs, TenantSettingsAttrs } from '../../src/core/estate/powerPlatform.ts';
+import type { ConnectionAttrs, ConnectorAttrs, DlpPolicyAttrs, FlowAttrs, PowerAppAttrs, TenantSettingsAttrs } from '../../src/core/estate/powerPlatform.ts';
 import { addCustomerAppIntegration } from '../../src/onboarding/integrations.ts';
 import { countLive, listEstateObjects } from '../../src/store/repositories/inventory.ts';
 import { collectIntegration } from '../../src/sync/run.ts';
@@ -66,6 +66,15 @@ describe('Power Platform inventory collected over the emulator', () => {
     const connectors = await listEstateObjects<ConnectorAttrs>(rt.db, integrationId, 'connectors');
     expect(connectors.filter((c) => c.attrs.isCustom)).toHaveLength(truth.customConnectors);
     expect(connectors.filter((c) => c.attrs.isCustom && c.attrs.backendHost !== null)).toHaveLength(truth.risks.customConnectorsExternal);
+
+    // The policy list carries no connector groups: each policy is read on its own, and its groups are stored.
+    const dlp = await listEstateObjects<DlpPolicyAttrs>(rt.db, integrationId, 'dlpPolicies');
+    for (const m of model.dlpPolicies) {
+      const got = dlp.find((d) => d.id === m.name)!.attrs;
+      expect([got.business, got.nonBusiness, got.blocked].map((g) => [...g].sort())).toEqual([m.business, m.nonBusiness, m.blocked].map((g) => [...g].sort()));
+      expect(got.connectorGroupsRead).toBe(true);
+    }
+    expect(dlp.some((d) => d.attrs.blocked.includes('Http'))).toBe(true);
 
     const settings = await listEstateObjects<TenantSettingsAttrs>(rt.db, integrationId, 'tenantSettings');
     const ts = settings.find((s) => s.id === 'tenantSettings')!.attrs;

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorClient, type EmulatorClient } from '../../emulator/client.ts';
 import { generateTenant } from '../../emulator/generate.ts';
@@ -9,6 +10,8 @@ let tenant: Tenant;
 
 const PA = '/powerapps/providers/Microsoft.PowerApps';
 const FLOW = '/flow/providers/Microsoft.ProcessSimple/scopes/admin/environments';
+/** A recorded real response of test/fixtures/real/dlp/ (see SOURCES.md there). */
+const readRealJson = (file: string): unknown => JSON.parse(readFileSync(new URL(`../fixtures/real/dlp/${file}`, import.meta.url), 'utf8'));
 
 beforeAll(async () => {
   tenant = generateTenant({ seed: 'pp-routes', managementApp: false, sizes: { environments: 3, agents: 4, apps: 12, flows: 12, connectors: 3, connections: 12 } });
@@ -136,11 +139,29 @@ describe('Power Platform inventory routes', () => {
       expect((props.createdBy as { id: string }).id).toBe(c.createdById);
       expect(Array.isArray(props.permissions)).toBe(true);
 
+      // The list carries no connector groups, the single policy does — with the keys of the real recorded answers
+      // (test/fixtures/real/dlp: TF dlp_policy fixtures), built-in HTTP connectors unprefixed.
+      const realList = readRealJson('tf-list-policies.json') as { value: { policyDefinition: Record<string, unknown> }[] };
+      const realOne = readRealJson('tf-get-policy-00000002.json') as { policyDefinition: Record<string, unknown> };
       const dlp = await http.get('/bap/providers/PowerPlatform.Governance/v2/policies', { token: pa });
       expect((dlp.json.value as unknown[]).length).toBe(pp.dlpPolicies.length);
-      const def = (dlp.json.value as { policyDefinition: Record<string, unknown> }[])[0]!.policyDefinition;
+      const items = dlp.json.value as Record<string, unknown>[];
+      for (const item of items) {
+        expect(Object.keys(item)).toEqual(['policyDefinition']);
+        expect(Object.keys(item.policyDefinition as object)).toEqual(Object.keys(realList.value[0]!.policyDefinition));
+      }
+      const def = items[0]!.policyDefinition as Record<string, unknown>;
       expect(def.environmentType).toBe(pp.dlpPolicies[0]!.environmentType);
-      expect((def.connectorGroups as { classification: string }[]).map((g) => g.classification)).toEqual(['Confidential', 'General', 'Blocked']);
+      expect(def.connectorGroups).toBeUndefined();
+      const defaultPolicy = pp.dlpPolicies.find((p) => p.blocked.includes('Http'))!;
+      const one = await http.get(`/bap/providers/PowerPlatform.Governance/v2/policies/${defaultPolicy.name}`, { token: pa });
+      const oneDef = one.json.policyDefinition as Record<string, unknown>;
+      expect(Object.keys(oneDef)).toEqual(Object.keys(realOne.policyDefinition));
+      const groups = oneDef.connectorGroups as { classification: string; connectors: { id: string; name: string; type: string }[] }[];
+      expect(groups.map((g) => g.classification)).toEqual(['Confidential', 'General', 'Blocked']);
+      expect(groups[2]!.connectors).toContainEqual({ id: 'Http', name: 'HTTP', type: 'Microsoft.PowerApps/apis' });
+      expect(groups[2]!.connectors.map((c) => c.id)).toContain('/providers/Microsoft.PowerApps/apis/shared_webcontents');
+      expect((await http.get('/bap/providers/PowerPlatform.Governance/v2/policies/00000000-0000-0000-0000-00000000dead', { token: pa })).status).toBe(404);
 
       const settings = await http.request('POST', '/bap/providers/Microsoft.BusinessAppPlatform/listTenantSettings?api-version=2020-10-01', { token: pa });
       expect(settings.json.disableEnvironmentCreationByNonAdminUsers).toBe(false);

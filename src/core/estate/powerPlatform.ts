@@ -155,7 +155,7 @@ export interface ConnectionAttrs {
   sharedWith: string[];
 }
 
-/** Attributes of a DLP policy (`PowerPlatform.Governance/v2/policies`). */
+/** Attributes of a DLP policy (`PowerPlatform.Governance/v2/policies/{name}`: the single policy, with its groups). */
 export interface DlpPolicyAttrs {
   displayName: string | null;
   /** `AllEnvironments`, `ExceptEnvironments`, `OnlyEnvironments` (or other values the API returns). */
@@ -170,6 +170,11 @@ export interface DlpPolicyAttrs {
   nonBusiness: string[];
   /** Connector names in the `Blocked` group. */
   blocked: string[];
+  /**
+   * Whether the policy body carried `connectorGroups` (the single-policy GET does; the list does not). When false the
+   * three groups above are unknown, not empty. Absent on rows stored before this field existed.
+   */
+  connectorGroupsRead?: boolean;
   createdTime: string | null;
   lastModifiedTime: string | null;
 }

@@ -72,28 +72,36 @@ export function dataverseEntityStream<S extends StreamName>(definition: {
 /** Fields of `bot` read by Vigil (reference §4.3). */
 export const BOT_FIELDS = 'botid,name,schemaname,authenticationmode,authenticationtrigger,accesscontrolpolicy,authorizedsecuritygroupids,publishedon,_publishedby_value,_ownerid_value,statecode,statuscode,language,runtimeprovider,template,createdon,modifiedon,configuration';
 
+/**
+ * Maps a Dataverse `bot` row (Web API JSON with {@link BOT_FIELDS}) of an environment to an {@link Agent}. Choice
+ * columns keep their numeric values (`accesscontrolpolicy` 3 = Any (multitenant) included).
+ */
+export function toAgent(j: Record<string, unknown>, environmentId: string): Agent {
+  return {
+    environmentId,
+    id: String(j.botid),
+    name: s(j.name),
+    schemaName: s(j.schemaname),
+    authenticationMode: n(j.authenticationmode),
+    authenticationTrigger: n(j.authenticationtrigger),
+    accessControlPolicy: n(j.accesscontrolpolicy),
+    ownerId: s(j._ownerid_value),
+    publishedOn: s(j.publishedon),
+    modifiedOn: s(j.modifiedon),
+    createdOn: s(j.createdon),
+    stateCode: n(j.statecode),
+    statusCode: n(j.statuscode),
+    raw: j,
+  };
+}
+
 /** Copilot Studio agents of every environment with Dataverse. */
 export const agentsStream = dataverseEntityStream({
   name: 'agents',
   primaryKey: ['environmentId', 'id'],
   entitySet: 'bots',
   select: BOT_FIELDS,
-  map: (j, slice): Agent => ({
-      environmentId: slice.key,
-      id: String(j.botid),
-      name: s(j.name),
-      schemaName: s(j.schemaname),
-      authenticationMode: n(j.authenticationmode),
-      authenticationTrigger: n(j.authenticationtrigger),
-      accessControlPolicy: n(j.accesscontrolpolicy),
-      ownerId: s(j._ownerid_value),
-      publishedOn: s(j.publishedon),
-      modifiedOn: s(j.modifiedon),
-      createdOn: s(j.createdon),
-      stateCode: n(j.statecode),
-      statusCode: n(j.statuscode),
-      raw: j,
-    }),
+  map: (j, slice): Agent => toAgent(j, slice.key),
 });
 
 /** Dataverse users (people and application users) of every environment with Dataverse. */

@@ -39,7 +39,11 @@ import { REFRESH_SECONDS, type Slice, type Stream, type StreamContext } from '..
  * - `connections`: `GET {powerApps}/providers/Microsoft.PowerApps/scopes/admin/environments/{env}/connections
  *   ?api-version=2016-11-01` (the admin module's `Get-AdminPowerAppConnection`), pages by `nextLink`. Id
  *   `{env}/{connection}`.
- * - `dlpPolicies`: `GET {bap}/providers/PowerPlatform.Governance/v2/policies` (reference §3.3; TF `dlp_policy`).
+ * - `dlpPolicies`: `GET {bap}/providers/PowerPlatform.Governance/v2/policies` lists the policies WITHOUT their
+ *   connector groups (only `policyDefinition` with name, scope, default classification, times, etag), so each policy
+ *   is then read on its own, `GET …/v2/policies/{name}`, which carries `connectorGroups`,
+ *   `connectorConfigurationsDefinition` and `customConnectorUrlPatternsDefinition` (TF `dlp_policy/api_dlp_policy.go`
+ *   `GetPolicies` does the same; its recorded responses are test/fixtures/real/dlp/tf-*.json).
  * - `tenantSettings`: `POST {bap}/providers/Microsoft.BusinessAppPlatform/listTenantSettings?api-version=2020-10-01`
  *   (power-platform `admin/list-tenantsettings.md`) → object `tenantSettings`; `GET {bap}/providers/
  *   PowerPlatform.Governance/v1/tenants/{tenantId}/tenantIsolationPolicy` (TF `tenant_isolation_policy`, 404 = none)
@@ -368,7 +372,14 @@ export const connectionsStream = powerAppsListStream('connections', toConnection
 
 // --- DLP policies ----------------------------------------------------------------------------------------------------
 
-/** Maps a v2 DLP policy to {@link DlpPolicyAttrs}. */
+/**
+ * Maps one DLP policy as `GET …/PowerPlatform.Governance/v2/policies/{name}` answers it to {@link DlpPolicyAttrs}.
+ * Connector ids are kept as the policy spells them after the `/providers/Microsoft.PowerApps/apis/` prefix
+ * (`shared_webcontents`); the built-in HTTP connectors have no prefix and keep their case (`Http`, `HttpWebhook`,
+ * `HttpRequestReceived`: Microsoft Learn, connectors/powerplatformforadmins "Known issues and limitations").
+ * A list item (no `connectorGroups`) maps to empty groups with `connectorGroupsRead: false`: only the single-policy
+ * answer is complete.
+ */
 export function toDlpPolicy(j: Json): EstateObject<DlpPolicyAttrs> {
   const d = obj(j.policyDefinition);
   const groups = arr(d.connectorGroups).map(obj);
@@ -390,6 +401,7 @@ export function toDlpPolicy(j: Json): EstateObject<DlpPolicyAttrs> {
       business: group('Confidential'),
       nonBusiness: group('General'),
       blocked: group('Blocked'),
+      connectorGroupsRead: Array.isArray(d.connectorGroups),
       createdTime: s(d.createdTime),
       lastModifiedTime: s(d.lastModifiedTime),
     },
@@ -397,18 +409,45 @@ export function toDlpPolicy(j: Json): EstateObject<DlpPolicyAttrs> {
   };
 }
 
-/** DLP (data) policies of the tenant. */
+/** Parallel single-policy reads per page of the policy list. */
+const POLICY_CONCURRENCY = 4;
+
+/**
+ * DLP (data) policies of the tenant: the v2 list, then each policy read on its own for its connector groups (the
+ * list does not carry them). Each read goes through the HTTP pipeline (budgets, 429 back-off, link policy). A policy
+ * deleted between the list and its read (404) is left out of the page, so a complete round marks it deleted.
+ */
 export const dlpPoliciesStream: Stream<'dlpPolicies'> = {
   name: 'dlpPolicies',
   primaryKey: ['id'],
   resource: (ctx) => ctx.cloud.bap.resource,
   async *read(ctx, _slice, cursor) {
-    const url = cursor ?? `${ctx.cloud.bap.baseUrl}/providers/PowerPlatform.Governance/v2/policies`;
-    for await (const page of odataPages<Json>(ctx.http, { api: 'bap', url, token: ctx.tokens.bearer(ctx.cloud.bap.resource), tenantId: ctx.tenantId })) {
-      yield { records: page.items.map(toDlpPolicy), nextCursor: page.nextLink ?? null };
+    const base = `${ctx.cloud.bap.baseUrl}/providers/PowerPlatform.Governance/v2/policies`;
+    const token = ctx.tokens.bearer(ctx.cloud.bap.resource);
+    for await (const page of odataPages<Json>(ctx.http, { api: 'bap', url: cursor ?? base, token, tenantId: ctx.tenantId })) {
+      const read: (Json | null)[] = new Array(page.items.length);
+      for (let i = 0; i < page.items.length; i += POLICY_CONCURRENCY) {
+        await Promise.all(
+          page.items.slice(i, i + POLICY_CONCURRENCY).map(async (item, k) => {
+            const name = s(obj(item.policyDefinition).name) ?? s(item.name);
+            read[i + k] = name ? await readDlpPolicy(ctx, `${base}/${enc(name)}`, token) : null;
+          }),
+        );
+      }
+      yield { records: read.filter((j): j is Json => j !== null).map(toDlpPolicy), nextCursor: page.nextLink ?? null };
     }
   },
 };
+
+/** One DLP policy, or null when it was deleted since the list was read (404). */
+async function readDlpPolicy(ctx: StreamContext, url: string, token: (force: boolean) => Promise<string>): Promise<Json | null> {
+  try {
+    return obj((await ctx.http.send<Json | null>({ api: 'bap', url, token, tenantId: ctx.tenantId })).body);
+  } catch (e) {
+    if (e instanceof UpstreamHttpError && e.status === 404) return null;
+    throw e;
+  }
+}
 
 // --- tenant settings -------------------------------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ import type { AgentDetail } from '../types.ts';
 // Dataverse `bot` option sets (learn.microsoft.com/power-apps/developer/data-platform/reference/entities/bot).
 const AUTH_MODE: Record<number, string> = { 0: 'Unspecified', 1: 'No authentication', 2: 'Authenticate with Microsoft (integrated)', 3: 'Authenticate manually (custom Microsoft Entra ID)', 4: 'Authenticate manually (generic OAuth 2)' };
 const AUTH_TRIGGER: Record<number, string> = { 0: 'As needed', 1: 'Always (sign-in required)' };
-const ACCESS_POLICY: Record<number, string> = { 0: 'Any user who can reach a channel', 1: 'Agent readers only (shared users)', 2: 'Members of security groups' };
+const ACCESS_POLICY: Record<number, string> = { 0: 'Any user who can reach a channel', 1: 'Agent readers only (shared users)', 2: 'Members of security groups', 3: 'Any user of any Microsoft Entra tenant (multitenant)' };
 
 function option(v: number | string | null | undefined, labels: Record<number, string>) {
   if (v === null || v === undefined) return <span className="muted">not set</span>;
