@@ -315,7 +315,7 @@ export function flowActivity(e: Pick<AuditEvent, 'recordType' | 'raw' | 'objectI
  * - RecordType 45 (PowerAppsApp, the older form): `AppName` and `AdditionalInfo` (a JSON string with `appName`,
  *   `environmentName`, …).
  * Source: Microsoft Learn "View Power Apps activity logs in Microsoft Purview" (MicrosoftDocs/power-platform
- * `power-platform/admin/activity-logging-auditing/activity-logs-powerapps.md`, its schema example; the 2018 version of
+ * `power-platform/admin/activity-logging-auditing/activity-logs-power-apps.md`, its schema example; the 2018 version of
  * `logging-powerapps.md` for RecordType 45 and `AdditionalInfo`); the Management Activity schema's AuditLogRecordType.
  */
 export interface PowerAppsActivity {
