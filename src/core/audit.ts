@@ -90,9 +90,21 @@ export function normalizeIp(value: unknown): string | null {
   return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
 }
 
-/** The record's client address: the first of `ClientIP`, `ClientIPAddress` (Exchange), `ActorIpAddress` (Azure AD) that parses. */
+/**
+ * The record's client address: the first of `ClientIP`, `ClientIPAddress` (Exchange), `ActorIpAddress` (Azure AD),
+ * and for Power Platform records the `enduser.ip_address` of `PropertyCollection`, that parses.
+ */
 function recordIp(raw: Record<string, unknown>): string | null {
-  return normalizeIp(raw.ClientIP) ?? normalizeIp(raw.ClientIPAddress) ?? normalizeIp(raw.ActorIpAddress);
+  return normalizeIp(raw.ClientIP) ?? normalizeIp(raw.ClientIPAddress) ?? normalizeIp(raw.ActorIpAddress) ?? propertyIp(raw.PropertyCollection);
+}
+
+/** `enduser.ip_address` of a `PropertyCollection` (`[{Name, Value}]`), normalised; null when absent. */
+function propertyIp(list: unknown): string | null {
+  if (!Array.isArray(list)) return null;
+  for (const p of list) {
+    if (p && typeof p === 'object' && (p as { Name?: unknown }).Name === 'enduser.ip_address') return normalizeIp((p as { Value?: unknown }).Value);
+  }
+  return null;
 }
 
 /**

@@ -78,6 +78,8 @@ describe('Power Apps activity (issue 15, defect 4)', () => {
     });
     // The same record is an administrator activity on a PowerApp, not a bot.
     expect(powerPlatformAdminActivity(e)).toMatchObject({ resourceType: 'PowerApp', botId: null, customConnector: null });
+    // With no ClientIP in the envelope, the caller's address is the property collection's, IPv4-mapped read as IPv4.
+    expect(e.clientIp).toBe('172.172.34.12');
   });
 
   it('is not a Power Apps activity when the 256 record is about another resource', () => {
