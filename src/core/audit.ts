@@ -415,9 +415,9 @@ const KEY_ENTRY = /\[KeyIdentifier=([^,\]]*),KeyType=([A-Za-z0-9]+)(?:,KeyUsage=
 /**
  * The credentials of a `KeyDescription` value: a JSON string of a list of strings such as
  * `[KeyIdentifier=…,KeyType=Password,KeyUsage=Verify,DisplayName=…]` (or the same text not JSON-encoded).
- * Source: Azure/Azure-Sentinel `Hunting Queries/Microsoft 365 Defender/Persistence/…` (the O365 record's
- * `ModifiedProperties[0].NewValue`/`OldValue` compared by set difference); recorded values in
- * test/fixtures/real/audit-defects/SOURCES.md.
+ * Source: the Management Activity Azure AD schema (`ModifiedProperties[{Name,NewValue,OldValue}]`); public Microsoft
+ * 365 Defender hunting queries compare `NewValue` and `OldValue` of `KeyDescription` by set difference; recorded values
+ * in test/fixtures/real/audit-defects/SOURCES.md.
  */
 export function credentialKeys(value: string | null | undefined): CredentialKey[] {
   if (!value) return [];
