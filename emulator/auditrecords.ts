@@ -674,8 +674,6 @@ function renderPowerApps(c: AuditCatalog, core: RecordCore, d: Draw, spec: KindS
   return `${head(c, core, opJson(variant.operation), 45)},"ResultStatus":"Success","UserKey":${user.idJson},"UserType":0,"Version":1,"Workload":"PowerApps","ClientIP":"${clientIp(d, user)}","ObjectId":${appId},"UserId":${user.upnJson},"AppName":${appId},"AdditionalInfo":${q(JSON.stringify(additional))}}`;
 }
 
-const EXTERNAL_HTTP = ['https://webhook.site/{id}', 'https://hooks.zapier.com/hooks/catch/{n}/{s}/', 'https://collector.data-export.example/ingest/{s}', 'https://api.partner-logistics.example/v2/orders'];
-const MICROSOFT_HTTP = ['https://graph.microsoft.com/v1.0/users/{id}/messages', 'https://{tenant}.sharepoint.com/_api/web/lists', 'https://management.azure.com/subscriptions/{id}/resourcegroups?api-version=2021-04-01'];
 const LICENSES_J = ['Microsoft 365 E5', 'Microsoft 365 E3', 'Power Automate Premium'].map(q);
 
 function renderFlow(c: AuditCatalog, core: RecordCore, d: Draw, spec: KindSpec): string {
@@ -691,18 +689,11 @@ function renderFlow(c: AuditCatalog, core: RecordCore, d: Draw, spec: KindSpec):
   const flowId = q(flow.id);
   let extra = '';
   if (variant.operation === 'PutPermissions') extra += `,"SharingPermission":${d.chance(0.5) ? 2 : 3},"RecipientUPN":${d.pick(c.users).upnJson}`;
-  if (variant.scenario === 'flow.externalHttp' || variant.scenario === 'flow.microsoftHttp') {
-    names.push('HTTP');
-    const template = variant.scenario === 'flow.externalHttp' ? d.pick(EXTERNAL_HTTP) : d.pick(MICROSOFT_HTTP);
-    const uri = template
-      .replace('{id}', d.guid())
-      .replace('{n}', String(d.int(1000000, 9999999)))
-      .replace('{s}', d.chars(7, BASE62.slice(0, 36)))
-      .replace('{tenant}', c.spHost.slice(8, c.spHost.indexOf('.sharepoint')));
-    // EMULATOR: Microsoft's flow records carry connector names only; this field stands for the action detail a
-    // detection would need (the HTTP action's method and URI). See emulator/README.md.
-    extra += `,"FlowHttpActions":[{"ActionName":"${d.pick(['HTTP', 'Send_data', 'HTTP_2', 'Post_to_endpoint'])}","Method":"${d.chance(0.7) ? 'POST' : 'PUT'}","Uri":${q(uri)}}]`;
-  }
+  // Real flow records name the connectors in the definition, never an action's URL (Microsoft Learn "View Power
+  // Automate activity logs": FlowConnectorNames). A flow calling any URL lists the HTTP connector; the near miss
+  // calls Microsoft APIs through the Entra-authenticated HTTP connector.
+  if (variant.scenario === 'flow.externalHttp') names.push('HTTP');
+  if (variant.scenario === 'flow.microsoftHttp') names.push('HTTP with Microsoft Entra ID (preauthorized)');
   return (
     `${head(c, core, opJson(variant.operation), 30)},"ResultStatus":"Succeeded","UserKey":${user.idJson},"UserType":0,"Version":1,"Workload":"MicrosoftFlow","ClientIP":"${clientIp(d, user)}","ObjectId":${flowId},"UserId":${user.upnJson},` +
     `"FlowDetailsUrl":${q(`https://make.powerautomate.com/environments/${flow.env}/flows/${flow.id}/details`)},"LicenseDisplayName":${d.pick(LICENSES_J)},"UserTypeInitiated":1,"UserUPN":${user.upnJson}${extra},"FlowConnectorNames":${q(names.join(', '))}}`

@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+
 /**
  * Normalised audit events: the Office 365 Management Activity API common schema columns Vigil queries, plus the raw
  * record, and typed views of the record types detections read.
@@ -17,6 +19,7 @@ export interface AuditEvent {
   userId: string | null;
   /** 0 Regular, 2 Admin, 3 DcAdmin, 4 System, 5 Application, 6 ServicePrincipal, 7 CustomPolicy, 8 SystemPolicy, 10 Guest. */
   userType: number | null;
+  /** The client address normalised by {@link normalizeIp} (no port, no brackets, IPv4-mapped as IPv4); the raw value stays in `raw`. */
   clientIp: string | null;
   objectId: string | null;
   organizationId: string | null;
@@ -49,6 +52,61 @@ export function auditTime(value: unknown): string | null {
   return Number.isNaN(t) ? null : new Date(t).toISOString();
 }
 
+const IPV4_WITH_PORT = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/;
+const BRACKETED = /^\[([^\]]+)\](?::\d{1,5})?$/;
+const MAPPED = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/;
+
+/**
+ * One client address as Vigil stores and compares it, from the forms real audit records carry: `1.2.3.4`,
+ * `1.2.3.4:40927` (Exchange, SharePoint), `[2001:db8::1]:443` and `[2001:db8::1]`, `::ffff:1.2.3.4` (IPv4-mapped IPv6,
+ * Power Platform), IPv6 in any case and compression. Returns the bare address: IPv4 dotted, or IPv6 in the RFC 5952
+ * canonical text form (lower case, longest zero run compressed; WHATWG URL host serialisation), an IPv4-mapped IPv6
+ * address as its IPv4 address, a zone index (`%eth0`) dropped. Null for anything else (empty, `<null>`, host names,
+ * IPv4 with leading zeros): the raw record keeps the value. Never throws.
+ * Source: the Management Activity API common schema (`ClientIP`: "The IP address is displayed in either an IPv4 or
+ * IPv6 address format"); the Exchange mailbox schema (`ClientIPAddress`); Azure AD records (`ActorIpAddress`);
+ * Microsoft Learn "View Power Apps activity logs" example (`enduser.ip_address` `::ffff:172.172.34.12`); recorded
+ * values with ports in test/fixtures/real/audit-defects/SOURCES.md.
+ */
+export function normalizeIp(value: unknown): string | null {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 100) return null;
+  let s = value.trim();
+  const v4 = IPV4_WITH_PORT.exec(s);
+  if (v4) s = v4[1]!;
+  else {
+    const b = BRACKETED.exec(s);
+    if (b) s = b[1]!;
+  }
+  const zone = s.indexOf('%');
+  if (zone > 0) s = s.slice(0, zone);
+  const family = isIP(s);
+  if (family === 4) return s;
+  if (family !== 6) return null;
+  const canonical = new URL(`http://[${s}]/`).hostname.slice(1, -1);
+  const mapped = MAPPED.exec(canonical);
+  if (!mapped) return canonical;
+  const hi = parseInt(mapped[1]!, 16);
+  const lo = parseInt(mapped[2]!, 16);
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+}
+
+/**
+ * The record's client address: the first of `ClientIP`, `ClientIPAddress` (Exchange), `ActorIpAddress` (Azure AD),
+ * and for Power Platform records the `enduser.ip_address` of `PropertyCollection`, that parses.
+ */
+function recordIp(raw: Record<string, unknown>): string | null {
+  return normalizeIp(raw.ClientIP) ?? normalizeIp(raw.ClientIPAddress) ?? normalizeIp(raw.ActorIpAddress) ?? propertyIp(raw.PropertyCollection);
+}
+
+/** `enduser.ip_address` of a `PropertyCollection` (`[{Name, Value}]`), normalised; null when absent. */
+function propertyIp(list: unknown): string | null {
+  if (!Array.isArray(list)) return null;
+  for (const p of list) {
+    if (p && typeof p === 'object' && (p as { Name?: unknown }).Name === 'enduser.ip_address') return normalizeIp((p as { Value?: unknown }).Value);
+  }
+  return null;
+}
+
 /**
  * The stored columns of one record, in `EVENT_COLUMNS` order, without building an event object (the ingestion hot
  * path: one array per record, serialised straight into the insert). Null when the record has no `Id` or no
@@ -58,7 +116,7 @@ export function recordColumns(raw: Record<string, unknown>, contentType: string)
   const id = str(raw.Id);
   const creationTime = auditTime(raw.CreationTime);
   if (!id || !creationTime) return null;
-  return [id, contentType, int(raw.RecordType), creationTime, str(raw.Operation), str(raw.Workload), str(raw.UserId), int(raw.UserType), str(raw.ClientIP) ?? str(raw.ActorIpAddress), str(raw.ObjectId), str(raw.OrganizationId)];
+  return [id, contentType, int(raw.RecordType), creationTime, str(raw.Operation), str(raw.Workload), str(raw.UserId), int(raw.UserType), recordIp(raw), str(raw.ObjectId), str(raw.OrganizationId)];
 }
 
 /**
@@ -222,49 +280,100 @@ export function dlpPolicyActivity(e: Pick<AuditEvent, 'recordType' | 'raw'>): Dl
 }
 
 /**
- * A Power Automate flow activity (RecordType 30).
- * Source: learn.microsoft.com/power-platform/admin/logging-power-automate (CreateFlow, EditFlow, DeleteFlow,
- * PutPermissions; `FlowConnectorNames`, `FlowDetailsUrl`). `FlowHttpActions` is the emulator's stand-in for the HTTP
- * action detail (see emulator/README.md); rules also look for URLs elsewhere in the record.
+ * A Power Automate flow activity (RecordType 30, `Workload` `MicrosoftFlow`). Real records carry the flow's
+ * lifecycle, not its actions: `FlowDetailsUrl` (the flow's details page, holding the environment and flow ids),
+ * `FlowConnectorNames` (the connector display names listed in the flow definition at the time of the event, comma
+ * separated), `SharingPermission` / `RecipientUPN` (permission changes), `LicenseDisplayName`, `UserTypeInitiated`,
+ * `UserUPN`. No URL of an HTTP action is in the record: rules that need one read the collected inventory.
+ * Source: Microsoft Learn "View Power Automate activity logs in Microsoft Purview" (MicrosoftDocs/power-platform
+ * `power-platform/admin/activity-logging-auditing/activity-logs-power-automate.md`: events Created flow, Edited flow,
+ * Deleted flow, Edited/Deleted permissions, trials; the base schema table and its Limitations: "They don't include
+ * individual flow runs, action executions, and connector calls at runtime").
  */
 export interface FlowActivity {
+  /** The flow id (GUID): from `FlowDetailsUrl` (`…/flows/{id}/details`), else the record's `ObjectId`. */
   flowId: string | null;
   environmentId: string | null;
+  /** `FlowConnectorNames`, split on commas, trimmed. */
   connectors: string[];
-  httpActions: { name: string | null; method: string | null; uri: string }[];
+  /** The connectors of {@link connectors} that make arbitrary HTTP calls: `HTTP`, `HTTP Webhook`. */
+  httpConnectors: string[];
   recipient: string | null;
 }
+
+/** Connector display names of the HTTP action and HTTP webhook (any URL); not "HTTP with Microsoft Entra ID". */
+const HTTP_CONNECTOR_NAMES = /^HTTP(?: Webhook)?$/i;
 
 /** The flow view of a record, or null when it is not RecordType 30. */
 export function flowActivity(e: Pick<AuditEvent, 'recordType' | 'raw' | 'objectId'>): FlowActivity | null {
   if (e.recordType !== RECORD_TYPES.MicrosoftFlow) return null;
   const url = str(e.raw.FlowDetailsUrl);
+  const connectors = (str(e.raw.FlowConnectorNames) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   return {
-    flowId: e.objectId,
-    environmentId: url ? (/\/environments\/([^/]+)/.exec(url)?.[1] ?? null) : null,
-    connectors: (str(e.raw.FlowConnectorNames) ?? '').split(',').map((s) => s.trim()).filter(Boolean),
-    httpActions: arr(e.raw.FlowHttpActions).flatMap((a) => (str(a.Uri) ? [{ name: str(a.ActionName), method: str(a.Method), uri: str(a.Uri)! }] : [])),
+    flowId: (url ? (/\/flows\/([^/?#]+)/.exec(url)?.[1] ?? null) : null) ?? e.objectId,
+    environmentId: url ? (/\/environments\/([^/?#]+)/.exec(url)?.[1] ?? null) : null,
+    connectors,
+    httpConnectors: connectors.filter((c) => HTTP_CONNECTOR_NAMES.test(c)),
     recipient: str(e.raw.RecipientUPN),
   };
 }
 
 /**
- * A Power Apps activity (RecordType 45), typed from `AdditionalInfo` (a JSON string).
- * Source: learn.microsoft.com/power-platform/admin/logging-powerapps.
+ * A Power Apps activity, from either record form Microsoft sends:
+ * - RecordType 256 (PowerPlatformAdministratorActivity) whose `PropertyCollection` has
+ *   `powerplatform.analytics.resource.type` = `PowerApp`: app id and name in `…resource.power_app.id` /
+ *   `…resource.power_app.display_name`, environment in `…resource.environment.id` / `.name`, the activity in
+ *   `powerplatform.analytics.activity.name` (e.g. `AdminDeleteApp`), the caller's address in `enduser.ip_address`;
+ * - RecordType 45 (PowerAppsApp, the older form): `AppName` and `AdditionalInfo` (a JSON string with `appName`,
+ *   `environmentName`, …).
+ * Source: Microsoft Learn "View Power Apps activity logs in Microsoft Purview" (MicrosoftDocs/power-platform
+ * `power-platform/admin/activity-logging-auditing/activity-logs-power-apps.md`, its schema example; the 2018 version of
+ * `logging-powerapps.md` for RecordType 45 and `AdditionalInfo`); the Management Activity schema's AuditLogRecordType.
  */
 export interface PowerAppsActivity {
+  /** The record type it came from: 256 or 45. */
+  recordType: number;
+  /** The app's id (GUID, the `name` of the Power Apps admin API), or null when the record does not name it. */
   appId: string | null;
+  /** The app's display name, when the record carries it. */
   appName: string | null;
   environmentId: string | null;
+  environmentName: string | null;
+  /** The activity (`powerplatform.analytics.activity.name`, e.g. `AdminDeleteApp`), or the record's `Operation`. */
+  activity: string | null;
   permissionType: string | null;
   targetPrincipal: string | null;
 }
 
-/** The Power Apps view of a record, or null when it is not RecordType 45. */
-export function powerAppsActivity(e: Pick<AuditEvent, 'recordType' | 'raw'>): PowerAppsActivity | null {
+/** The Power Apps view of a record, or null when it is neither RecordType 45 nor a RecordType 256 `PowerApp` record. */
+export function powerAppsActivity(e: Pick<AuditEvent, 'recordType' | 'raw'> & { operation?: string | null }): PowerAppsActivity | null {
+  if (e.recordType === RECORD_TYPES.PowerPlatformAdministratorActivity) {
+    const p = nameValues(e.raw.PropertyCollection);
+    const g = (k: string) => str(p.get(`powerplatform.analytics.resource.${k}`));
+    if (g('type') !== 'PowerApp') return null;
+    return {
+      recordType: RECORD_TYPES.PowerPlatformAdministratorActivity,
+      appId: g('power_app.id'),
+      appName: g('power_app.display_name'),
+      environmentId: g('environment.id'),
+      environmentName: g('environment.name'),
+      activity: str(p.get('powerplatform.analytics.activity.name')) ?? e.operation ?? str(e.raw.Operation),
+      permissionType: null,
+      targetPrincipal: null,
+    };
+  }
   if (e.recordType !== RECORD_TYPES.PowerAppsApp) return null;
   const info = obj(jsonField(e.raw.AdditionalInfo));
-  return { appId: str(info.appName) ?? str(e.raw.AppName), appName: str(info.appDisplayName), environmentId: str(info.environmentName), permissionType: str(info.permissionType), targetPrincipal: str(info.targetPrincipal) };
+  return {
+    recordType: RECORD_TYPES.PowerAppsApp,
+    appId: str(info.appName) ?? str(e.raw.AppName),
+    appName: str(info.appDisplayName),
+    environmentId: str(info.environmentName),
+    environmentName: null,
+    activity: e.operation ?? str(e.raw.Operation),
+    permissionType: str(info.permissionType),
+    targetPrincipal: str(info.targetPrincipal),
+  };
 }
 
 /**
@@ -283,18 +392,57 @@ export interface DirectoryChange {
   adminConsent: boolean | null;
   /** Consent: the delegated scopes granted, as listed in `ConsentAction.Permissions`. */
   scopes: string[];
-  /** Credentials: `Password` or `AsymmetricX509Cert` keys added. */
+  /**
+   * Credentials: the types (`Password`, `AsymmetricX509Cert`) of the keys this change added — the `KeyDescription`
+   * entries of the new value whose `KeyIdentifier` the old value does not hold (the new value lists every key the
+   * object has after the change, old ones included).
+   */
   keyTypes: string[];
+  /** Credentials: the keys added, as {@link keyTypes} counts them. */
+  keysAdded: CredentialKey[];
+}
+
+/** One credential of an Entra `KeyDescription` list. */
+export interface CredentialKey {
+  keyId: string | null;
+  /** `Password` (a client secret) or `AsymmetricX509Cert` (a certificate), as the record states it. */
+  keyType: string;
+  displayName: string | null;
+}
+
+const KEY_ENTRY = /\[KeyIdentifier=([^,\]]*),KeyType=([A-Za-z0-9]+)(?:,KeyUsage=[^,\]]*)?(?:,DisplayName=([^\]]*))?\]/g;
+
+/**
+ * The credentials of a `KeyDescription` value: a JSON string of a list of strings such as
+ * `[KeyIdentifier=…,KeyType=Password,KeyUsage=Verify,DisplayName=…]` (or the same text not JSON-encoded).
+ * Source: the Management Activity Azure AD schema (`ModifiedProperties[{Name,NewValue,OldValue}]`); public Microsoft
+ * 365 Defender hunting queries compare `NewValue` and `OldValue` of `KeyDescription` by set difference; recorded values
+ * in test/fixtures/real/audit-defects/SOURCES.md.
+ */
+export function credentialKeys(value: string | null | undefined): CredentialKey[] {
+  if (!value) return [];
+  return [...value.matchAll(KEY_ENTRY)].map((m) => ({ keyId: m[1] || null, keyType: m[2]!, displayName: m[3] ? m[3] : null }));
+}
+
+/** The keys of `after` that `before` does not hold (by `KeyIdentifier`, else by type and name). */
+function keysAddedBetween(before: string | null, after: string | null): CredentialKey[] {
+  const old = credentialKeys(before);
+  const key = (k: CredentialKey) => k.keyId ?? `${k.keyType}|${k.displayName ?? ''}`;
+  const had = new Set(old.map(key));
+  return credentialKeys(after).filter((k) => !had.has(key(k)));
 }
 
 /** The directory-change view of a record, or null when it is not RecordType 8. */
 export function directoryChange(e: Pick<AuditEvent, 'recordType' | 'raw' | 'operation'>): DirectoryChange | null {
   if (e.recordType !== RECORD_TYPES.AzureActiveDirectory) return null;
   const modified = new Map<string, string>();
+  const previous = new Map<string, string>();
   for (const p of arr(e.raw.ModifiedProperties)) {
     const name = str(p.Name);
     if (name) modified.set(name, typeof p.NewValue === 'string' ? p.NewValue : '');
+    if (name && typeof p.OldValue === 'string') previous.set(name, p.OldValue);
   }
+  const keysAdded = keysAddedBetween(previous.get('KeyDescription') ?? null, modified.get('KeyDescription') ?? null);
   const targets = arr(e.raw.Target);
   const isConsent = /^consent to application/i.test(e.operation ?? '');
   const permissions = modified.get('ConsentAction.Permissions') ?? '';
@@ -304,6 +452,7 @@ export function directoryChange(e: Pick<AuditEvent, 'recordType' | 'raw' | 'oper
     targetName: str(targets.find((t) => t.Type === 1)?.ID),
     adminConsent: isConsent ? /^true$/i.test(modified.get('ConsentContext.IsAdminConsent') ?? '') : null,
     scopes: isConsent ? [...permissions.matchAll(/Scope:\s*([^,\]]*)/g)].flatMap((m) => m[1]!.trim().split(/\s+/)).filter(Boolean) : [],
-    keyTypes: [...(modified.get('KeyDescription') ?? '').matchAll(/KeyType=([A-Za-z0-9]+)/g)].map((m) => m[1]!),
+    keyTypes: [...new Set(keysAdded.map((k) => k.keyType))],
+    keysAdded,
   };
 }

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { AuditEvent } from '../core/audit.ts';
+import { normalizeIp, type AuditEvent } from '../core/audit.ts';
 import { nowIso } from '../store/db.ts';
 import {
   findEventsByOperation,
@@ -16,6 +16,8 @@ import {
   type UserIp,
 } from '../store/repositories/audit.ts';
 import type { Database } from '../store/schema.ts';
+import { getEstateObjects } from '../store/repositories/inventory.ts';
+import type { FlowAttrs } from '../core/estate/powerPlatform.ts';
 import { loadDetections } from './index.ts';
 import type { Detection, DetectionContext } from './types.ts';
 import { deliverAfterCommit, enqueueAlert, type Sinks } from '../sinks/index.ts';
@@ -41,11 +43,17 @@ export interface DetectionRunResult {
 
 const PAGE = 2000;
 
-/** (user → ip → first seen) for the users of the new events: stored history merged with the new events. */
+/**
+ * (user → ip → first seen) for the users of the new events: stored history merged with the new events. Addresses
+ * are compared in their normalised form: history stored before ingestion normalised them (`1.2.3.4:40927`,
+ * `::ffff:1.2.3.4`) is normalised here, so no migration rewrites it; an address that does not parse is left out.
+ */
 async function ipHistory(db: Kysely<Database>, integrationId: string, fresh: UserIp[]): Promise<Map<string, Map<string, string>>> {
   const firstSeen = new Map<string, Map<string, string>>();
   const known = await knownUserIps(db, integrationId, [...new Set(fresh.map((f) => f.user_key))]);
-  for (const { user_key: user, client_ip: ip, first_seen: t } of [...known, ...fresh]) {
+  for (const { user_key: user, client_ip: stored, first_seen: t } of [...known, ...fresh]) {
+    const ip = normalizeIp(stored);
+    if (!ip) continue;
     const ips = firstSeen.get(user) ?? new Map<string, string>();
     firstSeen.set(user, ips);
     const had = ips.get(ip);
@@ -79,6 +87,7 @@ export async function runDetections(
     integrationId,
     ipsSeenBefore: (userId, time) => new Set([...(firstSeen.get(userId.toLowerCase()) ?? new Map<string, string>())].filter(([, t]) => t < time).map(([ip]) => ip)),
     find: ({ operations, from, to }) => findEventsByOperation(db, integrationId, { operations, from, to, limit: 10_000 }),
+    flows: async (ids) => new Map((await getEstateObjects<FlowAttrs>(db, integrationId, 'flows', ids)).map((f) => [f.id, f.attrs])),
   };
   let from: { creationTime: string; id: string } | undefined;
   for (;;) {

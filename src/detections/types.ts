@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { AuditEvent } from '../core/audit.ts';
+import type { FlowAttrs } from '../core/estate/powerPlatform.ts';
 import { SEVERITIES } from '../core/types.ts';
 
 /**
@@ -40,6 +41,11 @@ export interface DetectionContext {
   ipsSeenBefore(userId: string, time: string): Set<string>;
   /** Stored events of these operations created in [from, to] (ISO 8601 UTC), oldest first, at most 10,000. */
   find(filter: { operations: string[]; from: string; to: string }): Promise<StoredEvent[]>;
+  /**
+   * The collected cloud flows (`flows` stream, live objects) with these flow ids (the flow's `name`, a GUID), by id;
+   * flows not collected (yet) are absent.
+   */
+  flows(ids: string[]): Promise<Map<string, FlowAttrs>>;
 }
 
 /** One alert a detection raises. */

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { runDetections } from '../../src/detections/run.ts';
-import { listAlerts, setAlertStatus, storeRecords, withRaw } from '../../src/store/repositories/audit.ts';
+import { listAlerts, mergeUserIps, setAlertStatus, storeRecords, withRaw } from '../../src/store/repositories/audit.ts';
+import { upsertRecords } from '../../src/store/repositories/inventory.ts';
+import type { FlowAttrs } from '../../src/core/estate/powerPlatform.ts';
 import { DIALECTS, freshStore, type TestStore } from './dialects.ts';
 import { insertTestIntegration } from './fixtures.ts';
 
@@ -35,5 +37,53 @@ describe.each(DIALECTS)('detections over the store on %s', (dialect) => {
     expect(await setAlertStatus(db, alerts[0]!.id, 'acknowledged', 'now')).toBe(true);
     expect(await setAlertStatus(db, 'alr_missing', 'closed', 'now')).toBe(false);
     expect((await listAlerts(db, { status: 'acknowledged' })).map((a) => a.id)).toEqual([alerts[0]!.id]);
+  });
+
+  it('stores addresses normalised (raw kept byte-exact) and compares history stored before normalisation by address', async () => {
+    store = await freshStore(dialect);
+    const db = store.db;
+    await insertTestIntegration(db, 'int_1');
+    // History kept by an earlier version, with the port and the IPv4-mapped form real records carry (no migration).
+    await mergeUserIps(db, 'int_1', [
+      { user_key: 'ann@contoso.com', client_ip: '203.0.113.10:40927', first_seen: '2026-11-01T08:00:00.000Z', last_seen: '2026-11-01T08:00:00.000Z' },
+      { user_key: 'ann@contoso.com', client_ip: '::ffff:198.51.100.7', first_seen: '2026-11-01T09:00:00.000Z', last_seen: '2026-11-01T09:00:00.000Z' },
+    ]);
+    const fresh = [
+      record('c1', '2026-11-20T08:00:00', { ClientIP: '[203.0.113.10]:443' }),
+      record('c2', '2026-11-20T08:01:00', { ClientIP: '198.51.100.7' }),
+      record('c3', '2026-11-20T08:02:00', { ClientIP: '[2001:DB8:0:0:0:0:0:1]:50000' }),
+      record('c4', '2026-11-20T08:03:00', { ClientIP: 'cool.client.local:12345' }),
+    ];
+    expect(await storeRecords(db, 'int_1', 'Audit.General', fresh, '2026-11-20T09:00:00.000Z')).toBe(4);
+    const rows = await db.selectFrom('audit_events').select(['id', 'client_ip']).orderBy('id').execute();
+    expect(rows).toEqual([
+      { id: 'c1', client_ip: '203.0.113.10' },
+      { id: 'c2', client_ip: '198.51.100.7' },
+      { id: 'c3', client_ip: '2001:db8::1' },
+      { id: 'c4', client_ip: null },
+    ]);
+    expect((await withRaw(db, await db.selectFrom('audit_events').selectAll().orderBy('id').execute())).map((e) => e.raw.ClientIP)).toEqual(fresh.map((r) => r.ClientIP));
+    // Only the IPv6 address is new for Ann; the port-less and unmapped forms of her known addresses are not.
+    await runDetections(db, 'int_1');
+    const alerts = await listAlerts(db, { integrationId: 'int_1', ruleId: 'copilot_new_ip' });
+    expect(alerts.map((a) => (JSON.parse(a.detail!) as { ip: string }).ip)).toEqual(['2001:db8::1']);
+  });
+
+  it('flow_external_http reads the collected flow definition for a flow edited in the audit feed', async () => {
+    store = await freshStore(dialect);
+    const db = store.db;
+    await insertTestIntegration(db, 'int_1');
+    const attrs = (urls: string[]): FlowAttrs => ({
+      environmentId: 'env-1', displayName: 'Order sync', state: 'Started', creator: { objectId: null, userId: null, userType: null }, createdTime: '2026-11-01T08:00:00Z', lastModifiedTime: '2026-11-20T08:00:30Z',
+      triggers: [], actions: urls.map(() => ({ type: 'Http', kind: null, connectorId: null })), hasHttpTrigger: false, hasHttpAction: true,
+      httpTargets: urls.map((url) => ({ via: 'Http', method: 'POST', url, host: new URL(url).hostname })), connectionReferences: [], definitionRead: true,
+    });
+    const flowRecord = (sliceKey: string, id: string, urls: string[]) => ({ sliceKey, id, name: 'Order sync', attrs: attrs(urls), raw: {} });
+    await upsertRecords(db, 'flows', 'int_1', 'run_1', [flowRecord('env-1', '0b1d2c3e-0000-4000-8000-000000000001', ['https://hooks.zapier.com/hooks/catch/1/abc/']), flowRecord('env-1', '0b1d2c3e-0000-4000-8000-000000000002', ['https://graph.microsoft.com/v1.0/me'])], '2026-11-20T08:30:00.000Z');
+    const edit = (id: string, flowId: string) => ({ Id: id, CreationTime: '2026-11-20T08:00:00', RecordType: 30, Operation: 'EditFlow', Workload: 'MicrosoftFlow', UserId: 'ann@contoso.com', ClientIP: '203.0.113.10', FlowDetailsUrl: `https://make.powerautomate.com/environments/env-1/flows/${flowId}/details`, FlowConnectorNames: 'HTTP' });
+    await storeRecords(db, 'int_1', 'Audit.General', [edit('f1', '0b1d2c3e-0000-4000-8000-000000000001'), edit('f2', '0b1d2c3e-0000-4000-8000-000000000002')], '2026-11-20T09:00:00.000Z');
+    await runDetections(db, 'int_1');
+    const alerts = await listAlerts(db, { integrationId: 'int_1', ruleId: 'flow_external_http' });
+    expect(alerts.map((a) => (JSON.parse(a.detail!) as { hosts: string[] }).hosts)).toEqual([['hooks.zapier.com']]);
   });
 });

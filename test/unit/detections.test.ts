@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { normalizeRecord, type AuditEvent } from '../../src/core/audit.ts';
 import { loadDetections } from '../../src/detections/index.ts';
 import type { DetectionContext } from '../../src/detections/types.ts';
+import type { FlowAttrs } from '../../src/core/estate/powerPlatform.ts';
 
 // Records in the shapes the Management Activity API documents (and the emulator renders): the detections read the
 // typed views, so these are raw records normalised the way ingestion does.
@@ -13,13 +14,17 @@ function rec(recordType: number, operation: string, raw: Record<string, unknown>
 }
 
 const detections = Object.fromEntries(loadDetections().map((d) => [d.metadata.id, d]));
-/** Runs one rule over events; `history` is user → IPs seen before everything; `find` searches the same events. */
-const run = async (id: string, events: AuditEvent[], history: Record<string, string[]> = {}) =>
+/**
+ * Runs one rule over events; `history` is user → IPs seen before everything (as `audit_user_ips` holds them); `find`
+ * searches the same events; `flows` is the collected flow inventory.
+ */
+const run = async (id: string, events: AuditEvent[], history: Record<string, string[]> = {}, flows: Record<string, FlowAttrs> = {}) =>
   detections[id]!.run({
     integrationId: 'int_1',
     events: events.filter((e) => detections[id]!.metadata.recordTypes.includes(e.recordType!)),
     ipsSeenBefore: (u, t) => new Set([...(history[u.toLowerCase()] ?? []), ...events.filter((e) => e.userId?.toLowerCase() === u.toLowerCase() && e.creationTime < t && e.clientIp).map((e) => e.clientIp!)]),
     find: async ({ operations, from, to }) => events.filter((e) => operations.includes(e.operation ?? '') && e.creationTime >= from && e.creationTime <= to),
+    flows: async (ids) => new Map(ids.flatMap((i) => (flows[i] ? [[i, flows[i]] as const] : []))),
   } satisfies DetectionContext);
 
 const copilot = (resources: Record<string, unknown>[], over: Record<string, unknown> = {}) => rec(261, 'CopilotInteraction', { Workload: 'Copilot', CopilotEventData: { AppHost: 'Word', Contexts: [], AccessedResources: resources } }, over);
@@ -29,7 +34,24 @@ const bot = (operation: string, extra: [string, string][]) =>
 const authChange = (from: string, to: string) => ['powerplatform.analytics.resource.bot.update_details.change', JSON.stringify([{ PropertyName: 'AuthenticationMode', OldValue: from, NewValue: to }])] as [string, string];
 const dlp = (operation: string, changeSet?: unknown) => rec(187, operation, { ObjectId: 'policy-1', AdditionalInfo: JSON.stringify({ policyId: 'policy-1', policyType: 'Environment', ...(changeSet ? { changeSet } : {}) }) });
 const aad = (operation: string, modified: [string, string][]) => rec(8, operation, { Workload: 'AzureActiveDirectory', ClientIP: null, ObjectId: 'sp-1', ModifiedProperties: modified.map(([Name, NewValue]) => ({ Name, NewValue, OldValue: '' })), Target: [{ ID: 'Contoso Sync', Type: 1 }] });
-const flow = (operation: string, uri?: string) => rec(30, operation, { Workload: 'MicrosoftFlow', ObjectId: 'flow-1', FlowDetailsUrl: 'https://make.powerautomate.com/environments/env-1/flows/flow-1/details', FlowConnectorNames: 'Office 365 Outlook, HTTP', ...(uri ? { FlowHttpActions: [{ ActionName: 'HTTP', Method: 'POST', Uri: uri }] } : {}) });
+// The fields Microsoft Learn "View Power Automate activity logs" lists; no action detail (real records carry none).
+const flow = (operation: string, connectors = 'Office 365 Outlook, HTTP') => rec(30, operation, { Workload: 'MicrosoftFlow', ResultStatus: 'Succeeded', ObjectId: 'flow-1', FlowDetailsUrl: 'https://make.powerautomate.com/environments/env-1/flows/flow-1/details', FlowConnectorNames: connectors, LicenseDisplayName: 'Microsoft 365 E5', UserTypeInitiated: 1, UserUPN: 'ann@contoso.com' });
+/** A flow as the `flows` stream stores it, with its HTTP actions' targets read from the definition. */
+const inventoryFlow = (urls: string[], lastModifiedTime = '2026-11-20T08:10:00Z'): FlowAttrs => ({
+  environmentId: 'env-1',
+  displayName: 'Order sync',
+  state: 'Started',
+  creator: { objectId: 'u-1', userId: 'u-1', userType: 'ActiveDirectory' },
+  createdTime: '2026-11-01T08:00:00Z',
+  lastModifiedTime,
+  triggers: [{ type: 'Recurrence', kind: null, connectorId: null }],
+  actions: urls.map(() => ({ type: 'Http', kind: null, connectorId: null })),
+  hasHttpTrigger: false,
+  hasHttpAction: urls.length > 0,
+  httpTargets: urls.map((url) => ({ via: 'Http', method: 'POST', url, host: /^https?:\/\//.test(url) ? new URL(url).hostname : null })),
+  connectionReferences: [],
+  definitionRead: true,
+});
 
 describe('detections: each fires on its positive case and stays quiet on a near-miss', () => {
   it('has at least ten rules, each mapped, validated and declaring the record types it reads', () => {
@@ -81,7 +103,7 @@ describe('detections: each fires on its positive case and stays quiet on a near-
   });
 
   it('service_principal_credentials_added: credentials added; not an app role assignment', async () => {
-    expect(await run('service_principal_credentials_added', [aad('Add service principal credentials.', [['KeyDescription', '["[KeyIdentifier=k,KeyType=Password,KeyUsage=Verify,DisplayName=x]"]']])])).toHaveLength(1);
+    expect((await run('service_principal_credentials_added', [aad('Add service principal credentials.', [['KeyDescription', '["[KeyIdentifier=k,KeyType=Password,KeyUsage=Verify,DisplayName=x]"]']])])).map((h) => h.title)).toEqual(['Client secret added to Contoso Sync by ann@contoso.com']);
     expect(await run('service_principal_credentials_added', [aad('Add app role assignment to service principal.', [['AppRole.Value', 'Mail.Read']])])).toEqual([]);
   });
 
@@ -92,9 +114,24 @@ describe('detections: each fires on its positive case and stays quiet on a near-
     expect(await run('mass_agent_or_flow_creation', burst(12, 20))).toEqual([]);
   });
 
-  it('flow_external_http: an HTTP action to an outside host; not one to Microsoft Graph, not a flow without HTTP', async () => {
-    expect((await run('flow_external_http', [flow('EditFlow', 'https://webhook.site/abc')])).map((h) => h.detail.hosts)).toEqual([['webhook.site']]);
-    expect(await run('flow_external_http', [flow('EditFlow', 'https://graph.microsoft.com/v1.0/users'), flow('CreateFlow')])).toEqual([]);
+  it('flow_external_http: the collected definition calls an outside host; not only Microsoft Graph; not a flow without HTTP', async () => {
+    const hits = await run('flow_external_http', [flow('EditFlow')], {}, { 'flow-1': inventoryFlow(['https://webhook.site/abc', 'https://graph.microsoft.com/v1.0/users']) });
+    expect(hits.map((h) => [h.detail.basis, h.detail.hosts])).toEqual([['inventory', ['webhook.site']]]);
+    expect(hits[0]!.title).toBe('Flow Order sync sends data to webhook.site');
+    expect(await run('flow_external_http', [flow('EditFlow')], {}, { 'flow-1': inventoryFlow(['https://graph.microsoft.com/v1.0/users']) })).toEqual([]);
+    expect(await run('flow_external_http', [flow('CreateFlow', 'Office 365 Outlook, Approvals')])).toEqual([]);
+    // A permission change is not a change of what the flow calls.
+    expect(await run('flow_external_http', [flow('PutPermissions')])).toEqual([]);
+  });
+
+  it('flow_external_http: a flow the inventory does not describe yet alerts on the HTTP connector in FlowConnectorNames', async () => {
+    const hits = await run('flow_external_http', [flow('CreateFlow')]);
+    expect(hits.map((h) => [h.detail.basis, h.detail.hosts])).toEqual([['connectorNames', []]]);
+    expect(hits[0]!.title).toMatch(/uses the HTTP connector/);
+    // The inventory read an older version (modified before this edit): the record decides.
+    expect((await run('flow_external_http', [flow('EditFlow')], {}, { 'flow-1': inventoryFlow(['https://graph.microsoft.com/'], '2026-11-19T08:00:00Z') })).map((h) => h.detail.basis)).toEqual(['connectorNames']);
+    // The Entra-authenticated HTTP connector is not the any-URL HTTP connector.
+    expect(await run('flow_external_http', [flow('EditFlow', 'SharePoint, HTTP with Microsoft Entra ID (preauthorized)')])).toEqual([]);
   });
 
   it('powerbi_publish_to_web: published to the web; not shared', async () => {
@@ -107,5 +144,16 @@ describe('detections: each fires on its positive case and stays quiet on a near-
     expect(await run('copilot_new_ip', [copilot([], { ClientIP: '198.51.100.7' })], { [user]: ['203.0.113.10'] })).toHaveLength(1);
     expect(await run('copilot_new_ip', [copilot([], { ClientIP: '203.0.113.10' })], { [user]: ['203.0.113.10'] })).toEqual([]);
     expect(await run('copilot_new_ip', [copilot([], { ClientIP: '198.51.100.7' })])).toEqual([]);
+  });
+
+  it('copilot_new_ip: the same address with a port, in brackets or IPv4-mapped is not new; another address is', async () => {
+    const user = 'ann@contoso.com';
+    // History as stored before ingestion normalised addresses, and the forms real records carry.
+    for (const ip of ['203.0.113.10:40927', '[203.0.113.10]:443', '::ffff:203.0.113.10', '[::ffff:203.0.113.10]:12345']) {
+      expect(await run('copilot_new_ip', [copilot([], { ClientIP: ip })], { [user]: ['203.0.113.10'] }), ip).toEqual([]);
+    }
+    expect(await run('copilot_new_ip', [copilot([], { ClientIP: '[2001:DB8:0:0:0:0:0:1]:443' })], { [user]: ['2001:db8::1'] })).toEqual([]);
+    const other = await run('copilot_new_ip', [copilot([], { ClientIP: '198.51.100.7:51000' })], { [user]: ['203.0.113.10'] });
+    expect(other.map((h) => h.detail.ip)).toEqual(['198.51.100.7']);
   });
 });

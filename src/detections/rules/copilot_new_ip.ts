@@ -1,4 +1,4 @@
-import { RECORD_TYPES } from '../../core/audit.ts';
+import { normalizeIp, RECORD_TYPES } from '../../core/audit.ts';
 import type { Detection } from '../types.ts';
 
 /** Copilot used from an IP address never seen for that user. */
@@ -16,10 +16,13 @@ export const detection: Detection = {
   run: (ctx) => {
     const hits = [];
     for (const e of ctx.events) {
-      if (!e.userId || !e.clientIp) continue;
+      // Stored events carry normalised addresses (core/audit.ts normalizeIp); normalising again keeps rows stored
+      // before that comparable (`1.2.3.4:40927` is 1.2.3.4).
+      const ip = normalizeIp(e.clientIp);
+      if (!e.userId || !ip) continue;
       const seen = ctx.ipsSeenBefore(e.userId, e.creationTime);
-      if (seen.size > 0 && !seen.has(e.clientIp)) {
-        hits.push({ dedupeKey: `${e.userId.toLowerCase()}|${e.clientIp}`, title: `${e.userId} used Copilot from new IP ${e.clientIp}`, eventIds: [e.id], detail: { user: e.userId, ip: e.clientIp, knownIps: [...seen].slice(0, 20) } });
+      if (seen.size > 0 && !seen.has(ip)) {
+        hits.push({ dedupeKey: `${e.userId.toLowerCase()}|${ip}`, title: `${e.userId} used Copilot from new IP ${ip}`, eventIds: [e.id], detail: { user: e.userId, ip, knownIps: [...seen].slice(0, 20) } });
       }
     }
     return hits;

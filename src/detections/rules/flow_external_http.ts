@@ -1,17 +1,47 @@
-import { flowActivity, RECORD_TYPES } from '../../core/audit.ts';
-import type { Detection } from '../types.ts';
+import { flowActivity, RECORD_TYPES, type AuditEvent, type FlowActivity } from '../../core/audit.ts';
+import type { FlowAttrs } from '../../core/estate/powerPlatform.ts';
+import type { Detection, DetectionHit } from '../types.ts';
 
 /** Hosts that are not "external" for this rule: Microsoft's own service endpoints. */
 const MICROSOFT_HOSTS = /(^|\.)(microsoft\.com|microsoftonline\.com|office\.com|office365\.com|sharepoint\.com|dynamics\.com|powerapps\.com|azure\.com|windows\.net|powerplatform\.com|logic\.azure\.com)$/i;
 
-/** The lower-cased host of a URI, or null when it is not an absolute http(s) URI. */
-function hostOf(uri: string): string | null {
-  try {
-    const u = new URL(uri);
-    return /^https?:$/.test(u.protocol) ? u.hostname.toLowerCase() : null;
-  } catch {
-    return null;
+/** How far the inventory's `lastModifiedTime` may trail the record and still describe the version it audits. */
+const SAME_VERSION_MS = 5 * 60_000;
+
+/**
+ * The inventory's flow when it describes the version the record audits: its definition was read and it was last
+ * modified no earlier than the record (less a few minutes of clock skew). Otherwise null: the record is newer.
+ */
+function currentInventory(e: AuditEvent, flow: FlowAttrs | undefined): FlowAttrs | null {
+  if (!flow?.definitionRead || !flow.lastModifiedTime) return null;
+  const modified = Date.parse(flow.lastModifiedTime);
+  return Number.isFinite(modified) && modified >= Date.parse(e.creationTime) - SAME_VERSION_MS ? flow : null;
+}
+
+/**
+ * One flow create/edit record → an alert or nothing. Real records hold connector names, not action URLs, so:
+ * - the collected inventory describes this version of the flow → alert when one of its HTTP actions calls a host
+ *   outside Microsoft's services (a flow whose HTTP actions call only Microsoft hosts does not alert);
+ * - otherwise → alert when the record's `FlowConnectorNames` lists the HTTP or HTTP Webhook connector, with the
+ *   targets unknown until the next collection reads the definition.
+ */
+function evaluate(e: AuditEvent, f: FlowActivity, flow: FlowAttrs | null): DetectionHit[] {
+  const name = flow?.displayName ?? f.flowId ?? 'a flow';
+  if (flow) {
+    const hosts = [...new Set(flow.httpTargets.flatMap((t) => (t.host && !MICROSOFT_HOSTS.test(t.host) ? [t.host] : [])))].sort();
+    if (hosts.length === 0) return [];
+    const targets = flow.httpTargets.filter((t) => t.host !== null && hosts.includes(t.host)).map((t) => ({ via: t.via, method: t.method, url: t.url }));
+    return [{ dedupeKey: `${f.flowId ?? e.id}|${hosts.join(',')}`, title: `Flow ${name} sends data to ${hosts.join(', ')}`, eventIds: [e.id], detail: { user: e.userId, flowId: f.flowId, environmentId: f.environmentId, basis: 'inventory', hosts, targets } }];
   }
+  if (f.httpConnectors.length === 0) return [];
+  return [
+    {
+      dedupeKey: `${f.flowId ?? e.id}|connector`,
+      title: `Flow ${name} uses the ${f.httpConnectors.join(' and ')} connector: its targets are not collected yet`,
+      eventIds: [e.id],
+      detail: { user: e.userId, flowId: f.flowId, environmentId: f.environmentId, basis: 'connectorNames', hosts: [], connectors: f.connectors },
+    },
+  ];
 }
 
 /** A flow sends data to an external HTTP endpoint. */
@@ -20,21 +50,20 @@ export const detection: Detection = {
     id: 'flow_external_http',
     title: 'Flow sends data to an external HTTP endpoint',
     severity: 'medium',
-    description: 'A Power Automate flow (RecordType 30) was created or changed with an HTTP action targeting a host outside Microsoft\'s services: a path for data to leave the tenant that DLP connector groups do not cover unless the HTTP connector is blocked.',
+    description:
+      'A Power Automate flow (RecordType 30) was created or changed and calls an HTTP endpoint outside Microsoft\'s services: a path for data to leave the tenant that DLP connector groups do not cover unless the HTTP connector is blocked. The audit record names the flow\'s connectors, not its URLs: the targets come from the collected flow definitions; a flow not collected yet alerts when its record lists the HTTP connector.',
     response: 'Review the flow\'s HTTP actions and the data they send; block or restrict the HTTP connector in the environment\'s DLP policy, or add the host to an endpoint filtering rule.',
-    references: ['https://learn.microsoft.com/power-platform/admin/logging-power-automate', 'https://learn.microsoft.com/power-platform/admin/connector-endpoint-filtering'],
+    references: ['https://learn.microsoft.com/power-platform/admin/activity-logging-auditing/activity-logs-power-automate', 'https://learn.microsoft.com/power-platform/admin/connector-endpoint-filtering'],
     frameworks: { 'mitre-attack': ['T1567: Exfiltration Over Web Service'] },
     recordTypes: [RECORD_TYPES.MicrosoftFlow],
   },
-  run: (ctx) =>
-    ctx.events.flatMap((e) => {
+  run: async (ctx) => {
+    const changes = ctx.events.flatMap((e) => {
       const f = flowActivity(e);
-      if (!f || !/^(CreateFlow|EditFlow)$/i.test(e.operation ?? '')) return [];
-      const hosts = new Set<string>();
-      for (const a of f.httpActions) {
-        const host = hostOf(a.uri);
-        if (host && !MICROSOFT_HOSTS.test(host)) hosts.add(host);
-      }
-      return hosts.size ? [{ dedupeKey: `${f.flowId ?? e.id}|${[...hosts].sort().join(',')}`, title: `Flow ${f.flowId ?? ''} sends data to ${[...hosts].join(', ')}`.replace('  ', ' '), eventIds: [e.id], detail: { user: e.userId, flowId: f.flowId, environmentId: f.environmentId, hosts: [...hosts], actions: f.httpActions } }] : [];
-    }),
+      return f && /^(CreateFlow|EditFlow)$/i.test(e.operation ?? '') ? [{ e, f }] : [];
+    });
+    if (changes.length === 0) return [];
+    const inventory = await ctx.flows(changes.flatMap(({ f }) => (f.flowId ? [f.flowId] : [])));
+    return changes.flatMap(({ e, f }) => evaluate(e, f, currentInventory(e, f.flowId ? inventory.get(f.flowId) : undefined)));
+  },
 };

@@ -1,6 +1,19 @@
 import { directoryChange, RECORD_TYPES } from '../../core/audit.ts';
 import type { Detection } from '../types.ts';
 
+/**
+ * What was added, from the types of the keys the change added (not every key the object holds after it: the new
+ * `KeyDescription` lists the old keys too, so a secret added beside an existing certificate is a secret).
+ */
+function credentialNoun(types: string[]): string {
+  const secret = types.includes('Password');
+  const cert = types.includes('AsymmetricX509Cert');
+  if (secret && cert) return 'Certificate and client secret';
+  if (cert) return 'Certificate';
+  if (secret) return 'Client secret';
+  return 'Credential';
+}
+
 /** Credentials (a secret or certificate) were added to a service principal or application. */
 export const detection: Detection = {
   metadata: {
@@ -18,6 +31,6 @@ export const detection: Detection = {
       if (!/^(add service principal credentials|update application . certificates and secrets management)/i.test(e.operation ?? '')) return [];
       const d = directoryChange(e);
       const target = d?.targetName ?? d?.targetAppId ?? e.objectId ?? 'a service principal';
-      return [{ dedupeKey: e.id, title: `${d?.keyTypes.includes('AsymmetricX509Cert') ? 'Certificate' : 'Credential'} added to ${target} by ${e.userId}`, eventIds: [e.id], detail: { user: e.userId, target: d?.targetName ?? null, appId: d?.targetAppId ?? null, servicePrincipal: e.objectId, keyTypes: d?.keyTypes ?? [] } }];
+      return [{ dedupeKey: e.id, title: `${credentialNoun(d?.keyTypes ?? [])} added to ${target} by ${e.userId}`, eventIds: [e.id], detail: { user: e.userId, target: d?.targetName ?? null, appId: d?.targetAppId ?? null, servicePrincipal: e.objectId, keyTypes: d?.keyTypes ?? [], keysAdded: d?.keysAdded ?? [] } }];
     }),
 };

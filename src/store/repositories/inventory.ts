@@ -373,6 +373,19 @@ export async function pageEstateObjects<A extends object = Record<string, unknow
   return (await q.limit(limit).execute()).map((r) => estateRow<A>(r));
 }
 
+/**
+ * Live objects of one estate stream with these ids (any slice), `attrs` parsed; ids not stored (or deleted) are
+ * absent. Reads at most 500 ids per query.
+ */
+export async function getEstateObjects<A extends object = Record<string, unknown>>(db: Executor, integrationId: string, stream: string, ids: string[]) {
+  const out: ReturnType<typeof estateRow<A>>[] = [];
+  const unique = [...new Set(ids)];
+  for (let i = 0; i < unique.length; i += 500) {
+    out.push(...(await estateQuery(db, integrationId, stream).where('id', 'in', unique.slice(i, i + 500)).execute()).map((r) => estateRow<A>(r)));
+  }
+  return out;
+}
+
 function estateQuery(db: Executor, integrationId: string, stream: string) {
   return db
     .selectFrom('estate_objects')
