@@ -31,5 +31,6 @@ export const check: CheckFunction = (ctx) => {
       if (open.length === 0) return { status: 'pass', reason: 'The HTTP connectors are blocked in the default environment.' };
       return { status: 'fail', reason: `HTTP connector(s) not blocked in the default environment: ${open.join(', ')}${covering.length === 0 ? ' (no DLP policy covers it)' : ''}.`, detail: { open } };
     },
+    { defaultOnly: true },
   );
 };
