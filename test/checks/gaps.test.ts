@@ -107,3 +107,84 @@ describe('DLP checks on the default environment when the environment list has no
     ]);
   });
 });
+
+/**
+ * The property (issue 15, "'Not evaluated' is the engine's rule"): on a tenant the emulator generated and Vigil
+ * collected, inject an error into every slice of every stream in turn — each checkpoint of the run, one at a time,
+ * errored with Dataverse's real PrivilegeDenied answer while its rows stay stored (the worst case: stale rows that look
+ * valid) — and run every check as evaluation does. No check may pass (or fail) a resource that depends on the errored
+ * slice; every check that reads the stream shows the gap; every check returns at least one result, and every resource a
+ * check judged before is still reported, or the gap that hides it is.
+ */
+describe('property: an errored slice of any stream never yields a verdict on what depends on it', () => {
+  it('holds for every checkpoint of a collected emulator tenant and every check', async () => {
+    const { world } = await import('../e2e/harness.ts');
+    const { freshStore } = await import('../store/dialects.ts');
+    const { addCustomerAppIntegration, getIntegration } = await import('../../src/onboarding/integrations.ts');
+    const { collectIntegration } = await import('../../src/sync/run.ts');
+    const { listCheckpoints } = await import('../../src/store/repositories/runs.ts');
+    const { coverageFromCheckpoints, integrationContext, runCheck: runOne } = await import('../../src/checks/evaluate.ts');
+    const { loadChecks } = await import('../../src/checks/loader.ts');
+    const { InventoryCache } = await import('../../src/checks/inventory.ts');
+
+    const w = await world({ seed: 'gaps-property', sizes: { users: 30, guests: 5, groups: 6, environments: 4, agents: 24 } });
+    const store = await freshStore('sqlite');
+    try {
+      const rt = await w.runtime(store.dataDir, store.env);
+      const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
+      const run = await collectIntegration(rt, integration.id);
+      const row = await getIntegration(rt.db, integration.id);
+      const checkpoints = await listCheckpoints(rt.db, run.runId);
+      const checks = await loadChecks();
+      const cache = new InventoryCache(rt.db, integration.id, checks.map((c) => c.metadata));
+      await cache.load([...new Set(checks.flatMap((c) => c.metadata.reads))]);
+      const now = new Date(w.tenant.referenceTime!);
+
+      // Where each stored resource lives (the test's own map, from the store): id → the slice keys it is under.
+      const parents = new Map<string, Set<string>>();
+      const under = (id: string, key: string) => parents.set(id, new Set([...(parents.get(id) ?? []), key]));
+      for (const e of await rt.db.selectFrom('environments').select('id').where('integration_id', '=', integration.id).execute()) under(e.id, e.id);
+      for (const a of await rt.db.selectFrom('agents').select(['id', 'environment_id']).where('integration_id', '=', integration.id).execute()) under(a.id, a.environment_id);
+      for (const o of await rt.db.selectFrom('estate_objects').select(['id', 'slice_key']).where('integration_id', '=', integration.id).execute()) under(o.id, o.slice_key);
+      for (const u of await rt.db.selectFrom('directory_users').select('id').where('integration_id', '=', integration.id).execute()) under(u.id, u.id);
+      const dependsOn = (r: { resourceType: string; resourceId: string }, sliceKey: string) =>
+        sliceKey === '*' || r.resourceType === 'tenant' || r.resourceId === sliceKey || !parents.has(r.resourceId) || parents.get(r.resourceId)!.has(sliceKey);
+      const streamsOf = (c: (typeof checks)[number]) => new Set<string>([...c.metadata.reads, ...c.metadata.paged].map((n) => (n === 'directoryUsers' ? 'users' : n)));
+
+      const evaluate = async (cps: typeof checkpoints) => {
+        const base = integrationContext(row, now, coverageFromCheckpoints(run.runId, cps));
+        const out = new Map<string, Awaited<ReturnType<typeof runOne>>>();
+        for (const c of checks) out.set(c.metadata.id, await runOne(c, base, cache.source));
+        return out;
+      };
+      const baseline = await evaluate(checkpoints);
+      const done = checkpoints.filter((c) => c.status === 'done');
+      const injected = new Set(done.map((c) => c.stream));
+      expect(injected.size).toBeGreaterThanOrEqual(15); // most streams ran, so the property covers them
+      const denied = privilegeDenied();
+      let judged = 0;
+      for (const cp of done) {
+        const cps = checkpoints.map((c) => (c === cp ? { ...c, status: 'error', error_code: denied.code, error_message: denied.message } : c));
+        const results = await evaluate(cps);
+        for (const c of checks) {
+          const out = results.get(c.metadata.id)!;
+          const where = `${c.metadata.id} with ${cp.stream}/${cp.slice_key} errored`;
+          expect(out.length, where).toBeGreaterThan(0);
+          if (!streamsOf(c).has(cp.stream)) continue;
+          judged++;
+          const verdicts = out.filter((r) => r.status !== 'not_evaluated' && dependsOn(r, cp.slice_key));
+          expect(verdicts.map((r) => `${r.resourceType}/${r.resourceId}: ${r.status}`), where).toEqual([]);
+          const shown = out.some((r) => r.status === 'not_evaluated' && (cp.slice_key === '*' || r.resourceId === cp.slice_key || r.resourceId.endsWith(`/${cp.stream}/${cp.slice_key}`) || dependsOn(r, cp.slice_key)));
+          expect(shown, `${where}: the gap is shown`).toBe(true);
+          const reported = new Set(out.map((r) => `${r.resourceType}/${r.resourceId}`));
+          const vanished = baseline.get(c.metadata.id)!.filter((r) => !reported.has(`${r.resourceType}/${r.resourceId}`) && !dependsOn(r, cp.slice_key));
+          expect(vanished.map((r) => `${r.resourceType}/${r.resourceId}`), `${where}: resources outside the gap still reported`).toEqual([]);
+        }
+      }
+      expect(judged).toBeGreaterThan(done.length); // each injected slice was read by at least one check on average
+    } finally {
+      await w.close();
+      await store.drop();
+    }
+  }, 300_000);
+});
