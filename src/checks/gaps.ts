@@ -42,9 +42,12 @@ export function readGaps(ctx: Pick<CheckContext, 'coverage'>, check: Pick<CheckM
   return [...whole, ...slices];
 }
 
-/** The sentence a person reads for a gap. */
-export function gapReason(gap: ReadGap): string {
-  const part = gap.sliceKey === '*' ? `'${gap.stream}'` : `'${gap.stream}' for ${gap.sliceKey}`;
+/**
+ * The sentence a person reads for a gap, e.g. `Not evaluated: 'dataverseUsers' of environment Sales (env2) could not
+ * be read (0x80040220). …`; `sliceName` is the slice's display name when known (an environment's).
+ */
+export function gapReason(gap: ReadGap, sliceName?: string | null): string {
+  const part = gap.sliceKey === '*' ? `'${gap.stream}'` : sliceName ? `'${gap.stream}' of environment ${sliceName} (${gap.sliceKey})` : `'${gap.stream}' for ${gap.sliceKey}`;
   return `Not evaluated: ${part} could not be read (${gap.code}). ${gap.message}`;
 }
 
@@ -101,6 +104,8 @@ export function guardResults(check: Pick<CheckMetadata, 'id' | 'reads' | 'paged'
   let index: Map<string, Set<string>> | null = null;
   const lazyIndex = () => (index ??= buildIndex(source));
   const shown = new Set<ReadGap>();
+  const envNames = new Map((source.loaded.environments ?? []).map((e) => [e.id, e.display_name]));
+  const reason = (g: ReadGap) => gapReason(g, envNames.get(g.sliceKey));
   const guarded = out.map((r): CheckResult => {
     if (r.status === 'not_evaluated') {
       for (const g of gaps) if (g.sliceKey === '*' || r.resourceId === g.sliceKey || r.resourceId.endsWith(`/${g.stream}/${g.sliceKey}`) || r.detail?.slice === g.sliceKey) shown.add(g);
@@ -110,11 +115,11 @@ export function guardResults(check: Pick<CheckMetadata, 'id' | 'reads' | 'paged'
     const gap = gaps.find((g) => g.sliceKey === '*' || keys === null || keys.has(g.sliceKey));
     if (!gap) return r;
     shown.add(gap);
-    return { ...r, status: 'not_evaluated', reason: gapReason(gap), detail: { ...(r.detail ?? {}), code: gap.code, stream: gap.stream, slice: gap.sliceKey, checkStatus: r.status } };
+    return { ...r, status: 'not_evaluated', reason: reason(gap), detail: { ...(r.detail ?? {}), code: gap.code, stream: gap.stream, slice: gap.sliceKey, checkStatus: r.status } };
   });
   for (const g of gaps) {
     if (shown.has(g)) continue;
-    guarded.push({ resourceType: 'tenant', resourceId: g.sliceKey === '*' ? ctx.tenantId : `${ctx.tenantId}/${g.stream}/${g.sliceKey}`, resourceName: g.sliceKey === '*' ? null : g.sliceKey, status: 'not_evaluated', reason: gapReason(g), detail: { code: g.code, stream: g.stream, slice: g.sliceKey } });
+    guarded.push({ resourceType: 'tenant', resourceId: g.sliceKey === '*' ? ctx.tenantId : `${ctx.tenantId}/${g.stream}/${g.sliceKey}`, resourceName: g.sliceKey === '*' ? null : (envNames.get(g.sliceKey) ?? g.sliceKey), status: 'not_evaluated', reason: reason(g), detail: { code: g.code, stream: g.stream, slice: g.sliceKey } });
   }
   return guarded;
 }

@@ -51,7 +51,7 @@ describe('slice gaps are the engine’s rule (issue 15, defect 7)', () => {
     const b1 = resultFor(r, 'b1');
     expect(b1).toMatchObject({ status: 'not_evaluated', detail: expect.objectContaining({ stream: 'dataverseUsers', slice: 'env2', code: '0x80040220', checkStatus: 'pass' }) });
     // The reason names the slice, the code, and carries Dataverse's own words (the missing privilege).
-    expect(b1?.reason).toContain("'dataverseUsers' for env2");
+    expect(b1?.reason).toContain("'dataverseUsers' of environment Sales (env2)");
     expect(b1?.reason).toContain('0x80040220');
     expect(b1?.reason).toContain('is missing prvReadOfficeDocument privilege');
     expect(r.filter((x) => x.status === 'pass').map((x) => x.resourceId)).toEqual(['a1']);
