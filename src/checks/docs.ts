@@ -19,7 +19,10 @@ export function renderChecksMarkdown(checks: LoadedCheck[]): string {
     'so a gap in what Vigil can see never reads as a pass. The "Peers" column names the open-source check each one',
     'matches or exceeds (Maester, ScubaGear); "none" where no open-source peer checks it. "Reads" names the collected',
     'inventory a check evaluates (streams in `vigil collect`; `directoryUsers` are the `users` stream): when one of them',
-    'was not collected, the check says so instead of passing.',
+    'was not collected — or the slice a resource lives under could not be read (an environment\'s Dataverse users, its',
+    'agents, one user\'s Teams apps) — the engine reports that resource as not evaluated with the stream, the slice and',
+    'the upstream\'s error code, whatever the check\'s own code concluded. A check with nothing in scope reports one',
+    'tenant-wide result; the dashboard lists everything not evaluated, and why.',
     '',
   ];
   for (const [area, list] of [...byArea.entries()].sort(([a], [b]) => a.localeCompare(b))) {

@@ -7,7 +7,8 @@ import type { Database, IntegrationsTable } from '../store/schema.ts';
 import { deliverAfterCommit, enqueueFindingEvents, type Sinks } from '../sinks/index.ts';
 import type { Logger } from '../platform/log/index.ts';
 import { loadChecks } from './loader.ts';
-import { InventoryCache, inventoryView } from './inventory.ts';
+import { guardResults } from './gaps.ts';
+import { InventoryCache, inventoryView, type InventorySource } from './inventory.ts';
 import type { CheckContext, CheckResult, Coverage, CoverageGap, LoadedCheck } from './types.ts';
 
 /**
@@ -46,7 +47,8 @@ export function coverageFromCheckpoints(runId: string | null, checkpoints: { str
   };
 }
 
-function integrationContext(integration: IntegrationRef, now: Date, coverage: Coverage): Omit<CheckContext, 'inventory'> {
+/** The context every check of an evaluation shares (all but the inventory). */
+export function integrationContext(integration: IntegrationRef, now: Date, coverage: Coverage): Omit<CheckContext, 'inventory'> {
   return {
     integrationId: integration.id,
     tenantId: integration.tenant_id,
@@ -54,6 +56,21 @@ function integrationContext(integration: IntegrationRef, now: Date, coverage: Co
     now,
     coverage,
   };
+}
+
+/**
+ * Runs one check on the inventory loaded for it and holds its results to the engine's gap rule
+ * ({@link guardResults}). A check that throws yields one tenant-wide `not_evaluated` result naming the error.
+ *
+ * @param source the inventory source with the check's `reads` loaded.
+ */
+export async function runCheck(check: LoadedCheck, base: Omit<CheckContext, 'inventory'>, source: InventorySource, logger?: Logger): Promise<CheckResult[]> {
+  try {
+    return guardResults(check.metadata, base, source, await check.run({ ...base, inventory: inventoryView(source, check.metadata) }));
+  } catch (e) {
+    logger?.warn({ integrationId: base.integrationId, checkId: check.metadata.id, err: (e as Error).message }, 'check failed; its result is not_evaluated');
+    return [{ resourceType: 'tenant', resourceId: base.tenantId, resourceName: null, status: 'not_evaluated', reason: `Check failed: ${(e as Error).message}` }];
+  }
 }
 
 /** Result of {@link evaluateIntegration}. */
@@ -71,6 +88,8 @@ export interface EvaluationSummary {
  * metadata declares (loaded before it runs, dropped when no later check reads it; large streams paged) and its
  * results are written before the next one runs, so memory holds one check's results and the inventory still needed —
  * not the tenant. A check that throws yields one `not_evaluated` result naming the error instead of aborting the others.
+ * Every check's results are held against the gaps of what it reads ({@link guardResults}): a resource that depends on
+ * an errored or missing slice is never passed (nor failed), and a check always returns at least one result.
  */
 export async function evaluateIntegration(
   db: Kysely<Database>,
@@ -90,14 +109,8 @@ export async function evaluateIntegration(
     const cache = new InventoryCache(trx, integration.id, checks.map((c) => c.metadata));
     await beginEvaluation(trx, integration.id, at);
     for (const c of checks) {
-      let out: CheckResult[];
-      try {
-        await cache.load(c.metadata.reads);
-        out = await c.run({ ...base, inventory: inventoryView(cache.source, c.metadata) });
-      } catch (e) {
-        options.logger?.warn({ integrationId: integration.id, checkId: c.metadata.id, err: (e as Error).message }, 'check failed; its result is not_evaluated');
-        out = [{ resourceType: 'tenant', resourceId: integration.tenant_id, resourceName: null, status: 'not_evaluated', reason: `Check failed: ${(e as Error).message}` }];
-      }
+      await cache.load(c.metadata.reads);
+      const out = await runCheck(c, base, cache.source, options.logger);
       cache.release(c.metadata.reads);
       for (const r of out) byStatus[r.status]++;
       results += out.length;

@@ -286,7 +286,8 @@ export const DASHBOARD_DAYS = 30;
 
 /**
  * The dashboard of an organization: open findings by severity per day (UTC, last {@link DASHBOARD_DAYS} days), the
- * ten riskiest agents, coverage (what checks could not evaluate and why), and the last collection per integration.
+ * ten riskiest agents, coverage (what checks could not evaluate and why: per integration, check and reason, the count
+ * and the first resources by name), and the last collection per integration.
  */
 export async function dashboard(db: Kysely<Database>, caller: Caller, checks: CheckCatalogue, now = new Date()) {
   const integrations = await listOrganizationIntegrations(db, caller.organizationId);
@@ -297,7 +298,7 @@ export async function dashboard(db: Kysely<Database>, caller: Caller, checks: Ch
   return {
     severityOverTime: days.map((d) => ({ date: d.date, ...Object.fromEntries(SEVERITIES.map((s) => [s, Math.max(0, d.counts[s] ?? 0)])) })) as ({ date: string } & Record<Severity, number>)[],
     riskiestAgents: ranked.map((a) => ({ integrationId: a.integrationId, agentId: a.agentId, environmentId: a.environmentId, name: a.name, score: a.score, openFindings: a.openFindings, reach: a.reach, reasons: a.reasons })),
-    coverage: (await q.notEvaluated(db, ids)).map((c) => ({ integrationId: c.integrationId, integrationName: names.get(c.integrationId) ?? c.integrationId, checkId: c.checkId, title: checks.get(c.checkId)?.title ?? c.checkId, notEvaluated: c.resources, reason: c.reason })),
+    coverage: (await q.notEvaluated(db, ids)).map((c) => ({ integrationId: c.integrationId, integrationName: names.get(c.integrationId) ?? c.integrationId, checkId: c.checkId, title: checks.get(c.checkId)?.title ?? c.checkId, notEvaluated: c.resources, reason: c.reason, resources: c.sample })),
     lastCollections: await Promise.all(integrations.map(async (i) => {
       const run = await latestFinishedRun(db, i.id);
       return { integrationId: i.id, name: i.name, run: run ? runView(run) : null };

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { applyEvaluation, findingHistory, getFinding, listFindings, suppressFinding, unsuppressFinding, type ResultInput } from '../../src/store/repositories/findings.ts';
+import { notEvaluated, NOT_EVALUATED_SAMPLE } from '../../src/store/repositories/queries.ts';
 import { DIALECTS, freshStore, type TestStore } from './dialects.ts';
 import { insertTestIntegration } from './fixtures.ts';
 
@@ -59,5 +60,34 @@ describe.each(DIALECTS)('findings lifecycle on %s', (dialect) => {
     expect(await unsuppressFinding(db, b.id, 'carol', '2026-02-04T00:00:00.000Z')).toBe(true);
     expect(await unsuppressFinding(db, b.id, 'carol', '2026-02-04T00:00:00.000Z')).toBe(false);
     expect((await findingHistory(db, b.id)).map((h) => h.event)).toEqual(['opened', 'suppressed', 'unsuppressed']);
+  });
+});
+
+describe.each(DIALECTS)('coverage read model on %s (issue 15, defect 8)', (dialect) => {
+  let store: TestStore;
+  afterEach(async () => store?.drop());
+
+  it('lists what was not evaluated as stored (`not_evaluated`), per check and reason, with a count and the first resources by name', async () => {
+    store = await freshStore(dialect);
+    const db = store.db;
+    await insertTestIntegration(db, 'int_1');
+    const gap = "Not evaluated: 'dataverseUsers' of environment Sales (env2) could not be read (0x80040220).";
+    const results: ResultInput[] = [
+      r('pass-1', 'pass'),
+      r('fail-1', 'fail'),
+      ...Array.from({ length: 12 }, (_, i) => ({ ...r(`agent-${String(i).padStart(2, '0')}`, 'not_evaluated'), resourceName: `Agent ${String(12 - i).padStart(2, '0')}`, reason: gap })),
+      { ...r('env3', 'not_evaluated'), resourceType: 'environment', resourceName: 'Lab', reason: 'Agent components could not be read.' },
+    ];
+    await applyEvaluation(db, 'int_1', null, results, '2026-01-01T00:00:00Z');
+    const rows = await notEvaluated(db, ['int_1']);
+    expect(rows.map((x) => [x.checkId, x.reason, x.resources, x.sample.length])).toEqual([
+      ['agent_dormant', 'Agent components could not be read.', 1, 1],
+      ['agent_dormant', gap, 12, NOT_EVALUATED_SAMPLE],
+    ]);
+    // The first resources by name (Agent 01 … Agent 10), never a pass or a fail.
+    expect(rows[1]!.sample.map((s) => s.resourceName)).toEqual(Array.from({ length: 10 }, (_, i) => `Agent ${String(i + 1).padStart(2, '0')}`));
+    expect(rows[0]!.sample).toEqual([{ resourceType: 'environment', resourceId: 'env3', resourceName: 'Lab' }]);
+    expect(await notEvaluated(db, [])).toEqual([]);
+    expect(await notEvaluated(db, ['int_other'])).toEqual([]);
   });
 });

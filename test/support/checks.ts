@@ -1,5 +1,6 @@
 import { coverageFromCheckpoints } from '../../src/checks/evaluate.ts';
 import { loadChecks } from '../../src/checks/loader.ts';
+import { guardResults } from '../../src/checks/gaps.ts';
 import { inventoryView, type InventorySource } from '../../src/checks/inventory.ts';
 import { INVENTORY_NAMES, type CheckContext, type CheckInventory, type CheckResult, type EstateRow, type LoadedCheck } from '../../src/checks/types.ts';
 import { ESTATE_STREAM_NAMES, type EstateAttrs, type EstateStreamName } from '../../src/core/inventory.ts';
@@ -104,7 +105,8 @@ let loaded: Promise<LoadedCheck[]> | null = null;
 
 /**
  * Runs one built-in check by id against a context built by {@link checkContext}, as evaluation does: the check sees
- * only the inventory its metadata declares (`reads`, `paged`), so a test fails when a declaration is missing.
+ * only the inventory its metadata declares (`reads`, `paged`), so a test fails when a declaration is missing, and its
+ * results pass through the engine's gap rule ({@link guardResults}).
  */
 export async function runCheck(id: string, ctx: CheckContext): Promise<CheckResult[]> {
   loaded ??= loadChecks();
@@ -112,7 +114,7 @@ export async function runCheck(id: string, ctx: CheckContext): Promise<CheckResu
   if (!check) throw new Error(`no check ${id}`);
   const source = sources.get(ctx.inventory);
   if (!source) throw new Error('runCheck needs a context built by checkContext()');
-  return check.run({ ...ctx, inventory: inventoryView(source, check.metadata) });
+  return guardResults(check.metadata, ctx, source, await check.run({ ...ctx, inventory: inventoryView(source, check.metadata) }));
 }
 
 /** The results of a check for one resource id. */

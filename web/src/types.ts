@@ -237,7 +237,16 @@ export interface Dashboard {
     reasons?: string[];
     highestSeverity?: Severity | null;
   }[];
-  coverage: { integrationId: string; integrationName: string; checkId: string; title: string; notEvaluated: number; reason: string | null }[];
+  /** What was not evaluated and why: per integration, check and reason; `resources` are the first (≤ 10) by name. */
+  coverage: {
+    integrationId: string;
+    integrationName: string;
+    checkId: string;
+    title: string;
+    notEvaluated: number;
+    reason: string | null;
+    resources: { resourceType: string; resourceId: string; resourceName: string | null }[];
+  }[];
   lastCollections: { integrationId: string; name: string; run: Run | null }[];
 }
 

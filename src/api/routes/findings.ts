@@ -66,7 +66,18 @@ export function findingRoutes(app: FastifyInstance, ctx: ApiContext): void {
         200: z.object({
           severityOverTime: z.array(z.object({ date: z.string(), ...Object.fromEntries(SEVERITIES.map((s) => [s, z.number()])) })),
           riskiestAgents: z.array(z.object({ integrationId: z.string(), agentId: z.string(), environmentId: z.string(), name: z.string().nullable(), score: z.number(), openFindings: z.number(), reach: z.string(), reasons: z.array(z.string()) })),
-          coverage: z.array(z.object({ integrationId: z.string(), integrationName: z.string(), checkId: z.string(), title: z.string(), notEvaluated: z.number(), reason: z.string().nullable() })),
+          /** What was not evaluated and why: per integration, check and reason (the gap: stream, slice, code), the count and the first resources by name. */
+          coverage: z.array(
+            z.object({
+              integrationId: z.string(),
+              integrationName: z.string(),
+              checkId: z.string(),
+              title: z.string(),
+              notEvaluated: z.number().int().describe('Resources (or scopes) of this check not evaluated for this reason'),
+              reason: z.string().nullable(),
+              resources: z.array(z.object({ resourceType: z.string(), resourceId: z.string(), resourceName: z.string().nullable() })).describe('The first resources of the group by name (at most 10)'),
+            }),
+          ),
           lastCollections: z.array(z.object({ integrationId: z.string(), name: z.string(), run: RunSchema.nullable() })),
         }),
         ...commonErrors,

@@ -55,10 +55,29 @@ export function dlpCovers(policy: DlpPolicyAttrs, environmentId: string): boolea
   }
 }
 
-/** Results over the stored environments with the DLP policies that cover each; not evaluated without both streams. */
-export function evaluateEnvironmentsDlp(ctx: CheckContext, include: (isDefault: boolean) => boolean, verdict: (covering: { id: string; name: string | null }[]) => Verdict): CheckResult[] {
+/**
+ * Results over the stored environments with the DLP policies that cover each; not evaluated without both streams.
+ * The checks on the default environment pass `defaultOnly`: every tenant has exactly one default environment
+ * (Microsoft Learn, "Delete environment", power-platform/admin/delete-environment: "You can't delete the default
+ * environment"; Get-PnPPowerPlatformEnvironment `-IsDefault` returns "the default … environment for the tenant"), so an
+ * environment list without one is incomplete — the tenant gets one `not_evaluated` result saying so instead of no
+ * result at all (which read as "nothing wrong").
+ */
+export function evaluateEnvironmentsDlp(ctx: CheckContext, include: (isDefault: boolean) => boolean, verdict: (covering: { id: string; name: string | null }[]) => Verdict, options: { defaultOnly?: boolean } = {}): CheckResult[] {
   const notEvaluated = streamsNotEvaluated(ctx, ['environments', 'dlpPolicies']);
   if (notEvaluated) return notEvaluated;
+  if (options.defaultOnly && !ctx.inventory.environments.some((e) => e.is_default === 1)) {
+    return [
+      {
+        resourceType: 'tenant',
+        resourceId: ctx.tenantId,
+        resourceName: null,
+        status: 'not_evaluated',
+        reason: `The collected environment list (${ctx.inventory.environments.length} environment(s)) has no default environment, which every tenant has: the list is incomplete, so the default environment's DLP coverage could not be judged.`,
+        detail: { code: 'NO_DEFAULT_ENVIRONMENT', stream: 'environments' },
+      },
+    ];
+  }
   const policies = ctx.inventory.estate('dlpPolicies');
   const results: CheckResult[] = [];
   for (const env of ctx.inventory.environments) {

@@ -194,21 +194,48 @@ export async function openFindingsByDay(db: Executor, integrationIds: string[], 
   return out;
 }
 
+/** A resource a check could not evaluate (one of the first few of its group). */
+export interface NotEvaluatedResource {
+  resourceType: string;
+  resourceId: string;
+  resourceName: string | null;
+}
+
+/** Resources listed per group by {@link notEvaluated}; the count covers them all. */
+export const NOT_EVALUATED_SAMPLE = 10;
+
 /**
- * What checks could not evaluate, per integration and check: the number of resources and the reason given.
+ * What checks could not evaluate in their latest evaluation, per integration, check and reason (the reason names the
+ * gap: stream, slice, upstream code): the number of resources and the first {@link NOT_EVALUATED_SAMPLE} of them by
+ * name. Results are stored with status `not_evaluated` (core `CheckStatus`).
  */
-export async function notEvaluated(db: Executor, integrationIds: string[]): Promise<{ integrationId: string; checkId: string; reason: string | null; resources: number }[]> {
+export async function notEvaluated(db: Executor, integrationIds: string[]): Promise<{ integrationId: string; checkId: string; reason: string | null; resources: number; sample: NotEvaluatedResource[] }[]> {
   if (integrationIds.length === 0) return [];
   const rows = await db
     .selectFrom('check_results')
     .select(['integration_id', 'check_id', 'reason', (eb) => eb.fn.countAll<number>().as('n')])
     .where('integration_id', 'in', integrationIds)
-    .where('status', '=', 'not-evaluated')
+    .where('status', '=', 'not_evaluated')
     .groupBy(['integration_id', 'check_id', 'reason'])
     .orderBy('integration_id')
     .orderBy('check_id')
+    .orderBy('reason')
     .execute();
-  return rows.map((r) => ({ integrationId: r.integration_id, checkId: r.check_id, reason: r.reason, resources: Number(r.n) }));
+  const ranked = db
+    .selectFrom('check_results')
+    .select(['integration_id', 'check_id', 'reason', 'resource_type', 'resource_id', 'resource_name'])
+    .select((eb) => eb.fn.agg<number>('row_number').over((ob) => ob.partitionBy(['integration_id', 'check_id', 'reason']).orderBy('resource_name').orderBy('resource_id')).as('rn'))
+    .where('integration_id', 'in', integrationIds)
+    .where('status', '=', 'not_evaluated')
+    .as('ranked');
+  const sampled = await db.selectFrom(ranked).selectAll().where('rn', '<=', NOT_EVALUATED_SAMPLE).orderBy('rn').execute();
+  const key = (i: string, c: string, r: string | null) => `${i}\u0000${c}\u0000${r ?? '\u0001'}`;
+  const samples = new Map<string, NotEvaluatedResource[]>();
+  for (const r of sampled) {
+    const k = key(r.integration_id, r.check_id, r.reason);
+    samples.set(k, [...(samples.get(k) ?? []), { resourceType: r.resource_type, resourceId: r.resource_id, resourceName: r.resource_name }]);
+  }
+  return rows.map((r) => ({ integrationId: r.integration_id, checkId: r.check_id, reason: r.reason, resources: Number(r.n), sample: samples.get(key(r.integration_id, r.check_id, r.reason)) ?? [] }));
 }
 
 /** Filters and position of {@link pageAlerts}. */

@@ -17,4 +17,5 @@ export const check: CheckFunction = (ctx) =>
       covering.length > 0
         ? { status: 'pass', reason: `Covered by ${covering.map((p) => p.name ?? p.id).join(', ')}.` }
         : { status: 'fail', reason: 'No DLP policy applies to the default environment: every user can combine any connectors in it.' },
+    { defaultOnly: true },
   );

@@ -43,5 +43,6 @@ export const check: CheckFunction = (ctx) => {
       if (unread.length > 0) return { status: 'not_evaluated', reason: `The connector groups of DLP polic${unread.length === 1 ? 'y' : 'ies'} ${unread.map((p) => p.name ?? p.id).join(', ')} were not read.`, detail: { open, unread: unread.map((p) => p.id) } };
       return { status: 'fail', reason: `HTTP connector(s) not blocked in the default environment: ${open.join(', ')}${covering.length === 0 ? ' (no DLP policy covers it)' : ''}.`, detail: { open } };
     },
+    { defaultOnly: true },
   );
 };

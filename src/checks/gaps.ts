@@ -1,0 +1,125 @@
+import type { InventorySource } from './inventory.ts';
+import type { CheckContext, CheckMetadata, CheckResult, CoverageGap, InventoryName } from './types.ts';
+
+/**
+ * "Not evaluated" is the engine's rule, not each check's (DESIGN.md, "A check"): after a check runs, its results are
+ * held against the coverage of the run for every stream the check declares (`reads`, `paged`). A result for a
+ * resource whose inputs came from an errored, unfinished or never-collected slice becomes `not_evaluated` with the
+ * reason (stream, slice, error code) — whatever the check's code returned, pass or fail: a missing owner list makes a
+ * false "owner gone" fail just as surely as a false pass. Every gap of a declared stream is visible in the results,
+ * and a check always returns at least one result.
+ *
+ * Which slices a resource depends on is decided here, once for every check, from the inventory the check was given:
+ * - a tenant-wide result (resource type `tenant`, or a resource found nowhere in the inventory, e.g. a group folded
+ *   over many users) depends on every slice of every stream the check reads;
+ * - any other resource depends on the slices keyed by its own id (an environment, a user), by its environment (an
+ *   agent's `environment_id`, an estate row's slice key) and by the `environmentId` / `parent` its result names.
+ * Streams read whole (slice `*`: environments, users, DLP policies, tenant settings) have one slice, so every result
+ * depends on it.
+ */
+
+/** The collection stream behind an inventory part (the store's `directoryUsers` are the Graph `users` stream). */
+export function streamOf(name: InventoryName): string {
+  return name === 'directoryUsers' ? 'users' : name;
+}
+
+/** One gap of a stream a check reads: `sliceKey` `*` for the whole stream. */
+export interface ReadGap extends CoverageGap {
+  stream: string;
+  sliceKey: string;
+}
+
+/** The gaps of the streams a check declares, whole-stream gaps first. */
+export function readGaps(ctx: Pick<CheckContext, 'coverage'>, check: Pick<CheckMetadata, 'reads' | 'paged'>): ReadGap[] {
+  const streams = [...new Set([...check.reads, ...check.paged].map(streamOf))];
+  const whole: ReadGap[] = [];
+  const slices: ReadGap[] = [];
+  for (const stream of streams) {
+    const g = ctx.coverage.streamGap(stream);
+    if (g) whole.push({ ...g, stream, sliceKey: '*' });
+    else for (const s of ctx.coverage.sliceGaps(stream)) slices.push({ code: s.code, message: s.message, stream, sliceKey: s.sliceKey });
+  }
+  return [...whole, ...slices];
+}
+
+/**
+ * The sentence a person reads for a gap, e.g. `Not evaluated: 'dataverseUsers' of environment Sales (env2) could not
+ * be read (0x80040220). …`; `sliceName` is the slice's display name when known (an environment's).
+ */
+export function gapReason(gap: ReadGap, sliceName?: string | null): string {
+  const part = gap.sliceKey === '*' ? `'${gap.stream}'` : sliceName ? `'${gap.stream}' of environment ${sliceName} (${gap.sliceKey})` : `'${gap.stream}' for ${gap.sliceKey}`;
+  return `Not evaluated: ${part} could not be read (${gap.code}). ${gap.message}`;
+}
+
+/**
+ * The keys of the slices a result's resource depends on, or null when it depends on every slice (tenant-wide, or not
+ * found in the inventory the check was given).
+ */
+function resourceKeys(result: CheckResult, source: InventorySource, index: () => Map<string, Set<string>>): Set<string> | null {
+  if (result.resourceType === 'tenant') return null;
+  const located = index().get(result.resourceId);
+  const keys = new Set<string>([result.resourceId, ...(located ?? [])]);
+  let found = located !== undefined;
+  for (const field of ['environmentId', 'parent'] as const) {
+    const v = result.detail?.[field];
+    if (typeof v === 'string' && v !== '*') {
+      keys.add(v);
+      found = true;
+    }
+  }
+  if (!found && source.loaded.environments?.some((e) => e.id === result.resourceId)) found = true;
+  if (!found && source.loaded.directoryUsers?.has(result.resourceId)) found = true;
+  return found ? keys : null;
+}
+
+/** Resource id → the slice keys it lives under, over the inventory parts loaded for the check. */
+function buildIndex(source: InventorySource): Map<string, Set<string>> {
+  const index = new Map<string, Set<string>>();
+  const add = (id: string, key: string) => {
+    const s = index.get(id) ?? new Set<string>();
+    if (key !== '*') s.add(key);
+    index.set(id, s);
+  };
+  for (const e of source.loaded.environments ?? []) add(e.id, e.id);
+  for (const a of source.loaded.agents ?? []) add(a.id, a.environment_id);
+  for (const u of source.loaded.dataverseUsers?.values() ?? []) add(u.id, u.environment_id);
+  for (const rows of source.loaded.estate.values()) for (const r of rows) add(r.id, r.sliceKey);
+  return index;
+}
+
+/**
+ * Holds a check's results against the gaps of the streams it reads (see the module comment): results for resources
+ * that depend on a gap become `not_evaluated` (the check's own status kept in `detail.checkStatus`); a gap no result
+ * shows is added as its own `not_evaluated` result (resource `tenant`, id `{tenant}/{stream}/{slice}`); an empty
+ * result list becomes one tenant-wide result — a pass saying nothing was in scope, or not evaluated under a gap.
+ *
+ * @param source the inventory the check was given (still loaded).
+ */
+export function guardResults(check: Pick<CheckMetadata, 'id' | 'reads' | 'paged'>, ctx: Pick<CheckContext, 'coverage' | 'tenantId'>, source: InventorySource, results: CheckResult[]): CheckResult[] {
+  const out = results.length
+    ? results
+    : [{ resourceType: 'tenant' as const, resourceId: ctx.tenantId, resourceName: null, status: 'pass' as const, reason: 'Nothing in scope: the collected inventory holds no resource this check covers.' }];
+  const gaps = readGaps(ctx, check);
+  if (gaps.length === 0) return out;
+  let index: Map<string, Set<string>> | null = null;
+  const lazyIndex = () => (index ??= buildIndex(source));
+  const shown = new Set<ReadGap>();
+  const envNames = new Map((source.loaded.environments ?? []).map((e) => [e.id, e.display_name]));
+  const reason = (g: ReadGap) => gapReason(g, envNames.get(g.sliceKey));
+  const guarded = out.map((r): CheckResult => {
+    if (r.status === 'not_evaluated') {
+      for (const g of gaps) if (g.sliceKey === '*' || r.resourceId === g.sliceKey || r.resourceId.endsWith(`/${g.stream}/${g.sliceKey}`) || r.detail?.slice === g.sliceKey) shown.add(g);
+      return r;
+    }
+    const keys = resourceKeys(r, source, lazyIndex);
+    const gap = gaps.find((g) => g.sliceKey === '*' || keys === null || keys.has(g.sliceKey));
+    if (!gap) return r;
+    shown.add(gap);
+    return { ...r, status: 'not_evaluated', reason: reason(gap), detail: { ...(r.detail ?? {}), code: gap.code, stream: gap.stream, slice: gap.sliceKey, checkStatus: r.status } };
+  });
+  for (const g of gaps) {
+    if (shown.has(g)) continue;
+    guarded.push({ resourceType: 'tenant', resourceId: g.sliceKey === '*' ? ctx.tenantId : `${ctx.tenantId}/${g.stream}/${g.sliceKey}`, resourceName: g.sliceKey === '*' ? null : (envNames.get(g.sliceKey) ?? g.sliceKey), status: 'not_evaluated', reason: reason(g), detail: { code: g.code, stream: g.stream, slice: g.sliceKey } });
+  }
+  return guarded;
+}
