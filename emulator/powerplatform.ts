@@ -671,7 +671,8 @@ export function appResource(tenant: Tenant, app: PowerAppModel, expandPermission
     usesCustomApi: app.connectors.some((c) => pp.connectors.some((x) => x.name === c)),
   };
   if (expandPermissions) properties.permissions = appPermissions(tenant, app);
-  return { name: app.name, id, type: 'Microsoft.PowerApps/apps', appType: app.appType, displayName: app.displayName, properties };
+  // No top-level `displayName`: the real list carries it under `properties` only (TF `powerapps` Validate_Read fixture).
+  return { name: app.name, id, type: 'Microsoft.PowerApps/apps', appType: app.appType, properties };
 }
 
 /** Role assignments of an app: the owner, shared users and groups, and a `Tenant` principal when shared with everyone. */
