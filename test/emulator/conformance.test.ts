@@ -42,8 +42,6 @@ const AUDIT_FILES = ['audit/o365-mgmt-api-reference.json', 'audit/elastic-beats-
 
 /**
  * Known deviations, per comparison. Reasons:
- * - DLP: the list/item split of DLP policies is issue 15 defect 1, being fixed by another helper (emulator and Vigil
- *   together); the emulator's list still carries what only the single-policy GET sends.
  * - corpus gap: documented by Microsoft (page named) but absent from the recorded examples here.
  * - UNCONFIRMED: no public source shows it; Vigil reads it today (listed in test/fixtures/real/README.md).
  */
@@ -82,12 +80,6 @@ const ALLOW: Record<string, CompareOptions['allow']> = {
     'properties.definitionSummary.triggers[].kind',
     // corpus gap: action `inputs` depend on the action type (workflow definition language: Http has uri/method, Compose any value); the recorded flow has other action types.
     'properties.definition.actions.*.inputs',
-  ],
-  dlpList: [
-    // DLP (defect 1, another helper): the real list has no connector groups or connector configurations.
-    'policyDefinition.connectorGroups',
-    'connectorConfigurationsDefinition',
-    'customConnectorUrlPatternsDefinition',
   ],
   bots: [
     // corpus gap: every Dataverse row carries @odata.etag (dataverse-systemusers-list.json); the cli mock of bots drops it.
