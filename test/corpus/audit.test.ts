@@ -134,6 +134,18 @@ describe('what a reader takes from hand-read records', () => {
     ]);
   });
 
+  it('Exchange records with a port in ClientIP (pnp Analytics Insights): the address without the port, the raw kept', () => {
+    for (const [id, ip] of [
+      ['09a84061-2c80-4850-b709-08d5e65d9e73', '127.0.137.131'],
+      ['5b3e15f6-9bf0-44d8-46c5-08d5e6f6aee5', '127.0.137.131'],
+      ['fc66b949-5151-4513-c6d6-08d5e6f6b001', '127.0.0.0'],
+    ] as const) {
+      const e = norm(id, 'Audit.Exchange');
+      expect(e.clientIp, id).toBe(ip);
+      expect((e.raw as { ClientIP: string }).ClientIP, id).toMatch(/:\d+$/);
+    }
+  });
+
   it('Power BI activity log (powerbi-docs): time with Z, admin user type, the report name as ObjectId', () => {
     const view = norm('10af656b-b5a2-444c-bf67-509699896daf');
     expect(view).toMatchObject({ recordType: 20, operation: 'ViewReport', creationTime: '2023-03-15T15:18:30.000Z', userId: 'jordan@contoso.com', userType: 0, clientIp: '192.168.1.1', objectId: 'Gross Margin Analysis', workload: 'PowerBI', organizationId: '927c6607-8060-4f4a-a5f8-34964ac78d70' });

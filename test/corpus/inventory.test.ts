@@ -138,7 +138,9 @@ describe('Power Platform inventory parsers on recorded responses', () => {
     expect(p.attrs.business).toEqual(['shared_office365users', 'shared_azureblob']);
     expect(p.attrs.nonBusiness).toEqual(['shared_powerappsforappmakers', 'shared_microsoftspatialservices', 'shared_sql', 'shared_bttn']);
     expect(p.attrs.blocked).toEqual([]);
-    // The list items parse too (their groups are not in the list answer: issue 15 defect 1, fixed elsewhere).
+    expect(p.attrs.connectorGroupsRead).toBe(true);
+    // The list items carry no groups (issue 15 defect 1): they say so, instead of looking as if they blocked nothing.
+    expect(itemsOf('dlp-policies-list.json').map(toDlpPolicy).every((x) => x.attrs.connectorGroupsRead === false)).toBe(true);
     expect(itemsOf('dlp-policies-list.json').map(toDlpPolicy).map((x) => [x.id, x.name, x.attrs.environmentType, x.attrs.environments])).toEqual([
       ['00000000-0000-0000-0000-000000000001', 'a1', 'AllEnvironments', []],
       ['00000000-0000-0000-0000-000000000002', 'a2', 'ExceptEnvironments', ['be0eb809-e58a-ec1b-8fce-ea40b0e53442']],
