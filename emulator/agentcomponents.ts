@@ -7,7 +7,10 @@
  * `knowledge-guide.md`, eval fixtures): topics `kind: AdaptiveDialog` (componenttype 9), connector and MCP tools
  * `kind: TaskDialog` (componenttype 9, `connectionProperties.mode: Maker | Invoker`), knowledge
  * `kind: KnowledgeSourceConfiguration` (componenttype 16, UNCONFIRMED), instructions `kind: GptComponentMetadata`
- * (componenttype 15, UNCONFIRMED), variables `kind: GlobalVariableComponent` (componenttype 12). The bot
+ * (componenttype 15, as in real exports), variables `kind: GlobalVariableComponent` (componenttype 12), child agents
+ * `kind: AgentDialog` and connected agents `kind: TaskDialog` + `InvokeConnectedAgentTaskAction` (both componenttype 9,
+ * schema names `{bot}.agent.Agent_{x}` / `{bot}.InvokeConnectedAgentTaskAction.{Name}`, as in the microsoft/
+ * CopilotStudioSamples solution exports copied to test/fixtures/real/powerbi-agents/). The bot
  * `configuration` gets `channels[].channelId` and `aISettings.contentModeration` (both UNCONFIRMED field names).
  */
 import { parse as parseYaml } from 'yaml';
@@ -37,7 +40,7 @@ export interface BotComponent {
 }
 
 /** Kinds counted by the ground truth (the same classification Vigil documents). */
-export const COMPONENT_KINDS = ['topic', 'action', 'knowledge', 'mcp', 'instructions', 'variable', 'entity', 'trigger', 'other'] as const;
+export const COMPONENT_KINDS = ['topic', 'action', 'knowledge', 'mcp', 'instructions', 'agent', 'variable', 'entity', 'trigger', 'other'] as const;
 export type ComponentKind = (typeof COMPONENT_KINDS)[number];
 
 /** The secret planted in one agent's instructions (tests assert it never reaches Vigil's database in plain text). */
@@ -70,17 +73,21 @@ export function generateAgentComponents(options: { seed: number | string; enviro
   const rng: Rng = createRng(`${String(options.seed)}:agentcomponents`);
   const tenantSlug = options.domain.split('.')[0] ?? 'contoso';
   let secretPlanted = false;
+  // Child and connected agents draw from their own stream, so adding them changed nothing else generated.
+  const agentRng: Rng = createRng(`${String(options.seed)}:agentcomponents:agents`);
+  let childSecretPlanted = false;
   for (const env of options.environments) {
     const org = env.dataverse;
     if (!org) continue;
     const list: BotComponent[] = (org.botcomponents ??= []);
     for (const bot of org.bots) {
       const prefix = bot.schemaname.split('_')[0] ?? 'cr123';
-      const at = (): string => iso(Math.max(Date.parse(bot.createdon), options.nowMs - rng.int(1, 300) * 86_400_000));
-      const add = (componenttype: number, name: string, suffix: string, data: string, description: string | null = null): void => {
-        const created = at();
+      const at = (r: Rng): string => iso(Math.max(Date.parse(bot.createdon), options.nowMs - r.int(1, 300) * 86_400_000));
+      /** Adds a row; `r` draws its id and date (the agents' own stream for child and connected agents). */
+      const add = (componenttype: number, name: string, suffix: string, data: string, description: string | null = null, r: Rng = rng): void => {
+        const created = at(r);
         list.push({
-          botcomponentid: rng.guid(),
+          botcomponentid: r.guid(),
           name,
           schemaname: `${bot.schemaname}.${suffix}`,
           componenttype,
@@ -154,6 +161,22 @@ export function generateAgentComponents(options: { seed: number | string; enviro
           '',
         ].join('\n'));
       }
+      // Child agents (the first one of the tenant gets a credential in its instructions) and connected agents.
+      if (!childSecretPlanted || agentRng.chance(0.3)) {
+        const planted = !childSecretPlanted;
+        childSecretPlanted = true;
+        const text = planted
+          ? `This agent looks up invoices. Call the billing API with the key ${PLANTED_SECRET_PREFIX}${agentRng.chars(32, ALNUM)} in the x-api-key header.`
+          : 'This agent answers questions about invoices from the finance knowledge sources only.';
+        const name = agentRng.pick(['Invoice Agent', 'Account Agent', 'Job Finder Agent']);
+        add(9, name, `agent.Agent_${agentRng.chars(3, ALNUM)}`, ['kind: AgentDialog', 'beginDialog:', '  kind: OnToolSelected', '  id: main', `  description: ${name} handles these requests`, '', 'settings:', '  instructions: |-', `    ${text}`, '', 'inputType: {}', 'outputType: {}'].join('\n'), null, agentRng);
+      }
+      const others = org.bots.filter((o) => o.botid !== bot.botid);
+      if (others.length > 0 && agentRng.chance(0.25)) {
+        const target = agentRng.pick(others);
+        const name = target.name.replace(/[^A-Za-z0-9]/g, '');
+        add(9, target.name, `InvokeConnectedAgentTaskAction.${name}`, ['kind: TaskDialog', `modelDisplayName: ${target.name}`, `modelDescription: ${target.name} used for these requests`, 'action:', '  kind: InvokeConnectedAgentTaskAction', `  botSchemaName: ${target.schemaname}`, '  historyType:', '    kind: ConversationHistory'].join('\n'), target.name, agentRng);
+      }
       // Global variables.
       if (rng.chance(0.5)) add(12, 'ApiHost', 'GlobalVariableComponent.ApiHost', ['kind: GlobalVariableComponent', 'variable:', '  scope: Conversation', '  name: ApiHost', ''].join('\n'));
       // Channels and content moderation on the bot configuration (UNCONFIRMED field names).
@@ -181,8 +204,10 @@ export function componentKind(c: BotComponent): ComponentKind {
   }
   const kind = root?.kind;
   if (kind === 'AdaptiveDialog') return 'topic';
+  if (kind === 'AgentDialog') return 'agent';
   if (kind === 'TaskDialog') {
     const action = (root?.action ?? {}) as Record<string, unknown>;
+    if (action.kind === 'InvokeConnectedAgentTaskAction') return 'agent';
     const details = (action.operationDetails ?? {}) as Record<string, unknown>;
     return details.kind === 'ModelContextProtocolMetadata' ? 'mcp' : 'action';
   }

@@ -177,8 +177,13 @@ export interface PowerBiSettings {
    */
   servicePrincipalsCanUseReadOnlyAdminApis: boolean;
   /**
-   * Refuse app tokens that carry Power BI application roles (the docs: the app "must not" have admin-consent-required
-   * Power BI permissions). @default false
+   * Refuse app tokens that carry Power BI application roles (Tenant.Read.All / Tenant.ReadWrite.All) with 401
+   * `PowerBINotAuthorizedException`, as Microsoft documents: a service principal calling the read-only admin APIs "must
+   * not have any admin-consent required permissions for Power BI" (learn.microsoft.com/fabric/admin/
+   * enable-service-principal-admin-apis; the admin API pages: "Must not be present when authentication via a service
+   * principal is used"). No distinct error is documented; refused callers report the 401 body of
+   * `powerBiNotAuthorized()` in powerbi.ts (MicrosoftDocs/powerbi-docs #2956, #3262). Off: such apps are served like the others
+   * (what some tenants report). @default true
    */
   rejectServicePrincipalsWithPowerBiRoles: boolean;
   /** Most events per response. @default 5000 */
@@ -188,7 +193,7 @@ export interface PowerBiSettings {
 }
 
 /** Default Power BI settings. */
-export const DEFAULT_POWER_BI_SETTINGS: Readonly<PowerBiSettings> = { servicePrincipalsCanUseReadOnlyAdminApis: true, rejectServicePrincipalsWithPowerBiRoles: false, pageSize: 5000, historyDays: 30 };
+export const DEFAULT_POWER_BI_SETTINGS: Readonly<PowerBiSettings> = { servicePrincipalsCanUseReadOnlyAdminApis: true, rejectServicePrincipalsWithPowerBiRoles: true, pageSize: 5000, historyDays: 30 };
 
 /** Counts of Management Activity requests by `PublisherIdentifier`. */
 export interface PublisherStats {

@@ -32,7 +32,11 @@ const DAY = 86_400_000;
 /** Entra role template id of the Fabric (Power BI) Administrator, accepted for user tokens next to Global Administrator. */
 export const FABRIC_ADMINISTRATOR_ROLE = 'a9ea8996-122f-4c74-9520-8edcd192826c';
 
-/** The body Power BI answers when the caller may not use admin APIs (shape UNCONFIRMED, from community reports). */
+/**
+ * The body Power BI answers (401) when the caller may not use admin APIs: recorded verbatim in MicrosoftDocs/powerbi-docs
+ * issue #3234 (GetActivityEvents, service principal, tenant setting not effective) and microsoft/powerbi-powershell
+ * issue #209 (`Resolve-PowerBIError`), and in powerbi-docs #1109. No `message` field.
+ */
 export function powerBiNotAuthorized(): Record<string, unknown> {
   return { error: { code: 'PowerBINotAuthorizedException', 'pbi.error': { code: 'PowerBINotAuthorizedException', parameters: {}, details: [], exceptionCulprit: 1 } } };
 }

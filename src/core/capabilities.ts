@@ -5,7 +5,8 @@ import type { StreamName } from './inventory.ts';
  * understood: the quick list (Graph GroupMember.Read.All, User.Read.All, ExternalConnection.Read.All,
  * TeamsAppInstallation.ReadForUser.All, AiEnterpriseInteraction.Read.All) and the step-by-step list of Mode A (Graph
  * User.Read.All, Group.Read.All); both add ActivityFeed.Read (Office 365 Management APIs) and Tenant.Read.All
- * (Power BI Service). A broader permission that Microsoft documents as sufficient (Directory.Read.All) also counts.
+ * (Power BI Service) — but Power BI access is judged by the API's answer, not by `roles` (see `judgedByApi`), since
+ * Microsoft documents the read-only admin APIs for service principals WITHOUT Power BI permissions. A broader permission that Microsoft documents as sufficient (Directory.Read.All) also counts.
  *
  * Sources: the seed's permission table; Microsoft Graph permissions reference
  * (https://learn.microsoft.com/graph/permissions-reference) and the per-API pages (user-list, group-list-members,
@@ -34,6 +35,15 @@ export interface PermissionCapability {
   recommended: string;
   /** Streams that cannot run without it. */
   streams: StreamName[];
+  /**
+   * True when the `roles` claim does not decide access and the API's answer does: the Power BI read-only admin APIs
+   * serve a service principal that holds NO Power BI permission when the Fabric tenant setting "Service principals can
+   * access read-only admin APIs" covers it, and Microsoft documents that such an app must not hold admin-consented Power
+   * BI permissions (learn.microsoft.com/fabric/admin/enable-service-principal-admin-apis; every Power BI admin API page,
+   * "Required Scope": "Must not be present when authentication via a service principal is used"). Such capabilities are
+   * never gated on `roles`: the streams are called and a refusal is recorded with its cause.
+   */
+  judgedByApi?: true;
 }
 
 /** The seed's permission lists, per API. */
@@ -65,7 +75,7 @@ export const PERMISSION_CAPABILITIES: readonly PermissionCapability[] = [
   { id: 'teams.installedApps', title: 'Teams apps installed per user', api: 'graph', anyOf: ['TeamsAppInstallation.ReadForUser.All'], recommended: 'TeamsAppInstallation.ReadForUser.All', streams: ['teamsApps'] },
   { id: 'copilot.interactions', title: 'Microsoft 365 Copilot interaction history', api: 'graph', anyOf: ['AiEnterpriseInteraction.Read.All'], recommended: 'AiEnterpriseInteraction.Read.All', streams: ['copilotInteractions'] },
   { id: 'audit.activityFeed', title: 'Audit log (Office 365 Management Activity API)', api: 'managementActivity', anyOf: ['ActivityFeed.Read'], recommended: 'ActivityFeed.Read', streams: [] },
-  { id: 'powerBi.tenant', title: 'Power BI tenant inventory and activity', api: 'powerBi', anyOf: ['Tenant.Read.All', 'Tenant.ReadWrite.All'], recommended: 'Tenant.Read.All', streams: ['powerBiWorkspaces', 'powerBiSharedLinks'] },
+  { id: 'powerBi.tenant', title: 'Power BI tenant inventory and activity', api: 'powerBi', anyOf: ['Tenant.Read.All', 'Tenant.ReadWrite.All'], recommended: 'Tenant.Read.All', streams: ['powerBiWorkspaces', 'powerBiSharedLinks'], judgedByApi: true },
 ];
 
 /** The permission capability that gates a stream, if any. */

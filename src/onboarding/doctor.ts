@@ -72,8 +72,18 @@ export function setupSteps(integration: IntegrationView, report: VerificationRep
       : 'environments cannot be listed until step 2 is done',
     fix: unreadable.length || !report.managementApp.registered ? `vigil environments grant-access --integration ${integration.id} (or Power Platform admin center > Environments > Settings > Users + permissions > Application users > + New app user > System Administrator).` : undefined,
   });
+  if (report.powerBi) {
+    const p = report.powerBi;
+    steps.push({
+      order: 5,
+      title: `Power BI: the tenant setting "${p.tenantSetting}" covers the application (no Power BI permission needed)`,
+      state: p.access === 'granted' ? (p.consentedPermissions.length ? 'incomplete' : 'done') : p.access === 'refused' ? 'missing' : 'incomplete',
+      observed: p.detail,
+      fix: p.fix,
+    });
+  }
   steps.push({
-    order: 5,
+    order: report.powerBi ? 6 : 5,
     title: 'Network (only if your policy requires safelisting)',
     state: 'info',
     observed: `${region.name} region source addresses: ${region.egressIps.join(', ')}`,

@@ -6,12 +6,13 @@ import { UpstreamHttpError } from '../platform/http/client.ts';
 import { discoverTenant, type ClientCredentialProvider } from '../platform/identity/index.ts';
 import { isNotManagementAppError, listAllEnvironments } from '../sources/bap/client.ts';
 import { probeAgentsAccess } from '../sources/dataverse/streams.ts';
+import { POWER_BI_NOT_AUTHORIZED, powerBiConsentedRoles, probeAdminApiAccess, READ_ONLY_ADMIN_API_SETTING } from '../sources/powerBi/client.ts';
 import type { StreamContext } from '../sources/stream.ts';
 
 /**
  * Verification of an integration, step by step as the seed orders setup: credentials (a client-credentials token
- * per resource), application permissions (the `roles` claim, per capability, both seed lists understood),
- * registration as a Power Platform admin management application (BAP 403 until registered), and System
+ * per resource), application permissions (the `roles` claim, per capability, both seed lists understood; Power BI is
+ * judged by what its read-only admin APIs answer, not by `roles`), registration as a Power Platform admin management application (BAP 403 until registered), and System
  * Administrator in each environment (a Dataverse read). Every gap names the exact permission or step to add.
  */
 
@@ -21,10 +22,30 @@ export interface CapabilityStatus {
   title: string;
   api: string;
   status: 'granted' | 'missing';
-  /** The granted permission that provides it. */
+  /** The granted permission that provides it (or, for a capability judged by the API, what let the API answer). */
   grantedBy?: string;
-  /** The permission to add when missing. */
+  /** The permission to add when missing (absent for a capability judged by the API: no permission fixes it). */
   add?: string;
+  /** For a capability judged by the API: what it answered, and the fix when it refused. */
+  detail?: string;
+}
+
+/**
+ * Power BI read-only admin API access, judged by what the API answers (one GetActivityEvents request). Both setups are
+ * understood: the one Microsoft documents (no Power BI permission, the tenant setting covering the app) and the seed's
+ * (Tenant.Read.All admin-consented), which Microsoft says the read-only admin APIs refuse.
+ */
+export interface PowerBiAccess {
+  /** `granted`: the API answered; `refused`: 401/403 PowerBINotAuthorizedException; `unknown`: another failure. */
+  access: 'granted' | 'refused' | 'unknown';
+  /** Power BI Service application permissions in the token (Microsoft: there must be none). */
+  consentedPermissions: string[];
+  /** The tenant setting that decides access. */
+  tenantSetting: string;
+  /** What was observed, in words. */
+  detail: string;
+  /** What to change, when something should change. */
+  fix?: string;
 }
 
 /** A permission to add, for scripts. */
@@ -58,6 +79,8 @@ export interface VerificationReport {
   capabilities: CapabilityStatus[];
   missingPermissions: MissingPermission[];
   managementApp: { registered: boolean | null; detail: string };
+  /** Power BI read-only admin API access as the API answered (absent in reports stored before it was added). */
+  powerBi?: PowerBiAccess;
   environments: EnvironmentAccess[];
   /** Problems that are not a missing permission (a resource that issued no token, an upstream error). */
   warnings: string[];
@@ -103,20 +126,29 @@ export async function verifyIntegration(deps: VerifyDeps, ids: { tenantId: strin
     }
   }
 
+  // Power BI: judged by the API's answer (the roles claim does not decide it).
+  const powerBi = await powerBiAccess(ctx, grantedRoles.powerBi ?? []);
+
   const capabilities: CapabilityStatus[] = [];
   const missingPermissions: MissingPermission[] = [];
   for (const cap of PERMISSION_CAPABILITIES) {
     const roles = grantedRoles[cap.api] ?? [];
     const grantedBy = cap.anyOf.find((p) => roles.includes(p));
-    if (isGranted(cap, roles)) {
+    if (cap.judgedByApi) {
+      const base = { id: cap.id, title: cap.title, api: API_DISPLAY_NAMES[cap.api], detail: powerBi.fix ? `${powerBi.detail} Fix: ${powerBi.fix}` : powerBi.detail };
+      capabilities.push(powerBi.access === 'granted' ? { ...base, status: 'granted', grantedBy: `tenant setting "${powerBi.tenantSetting}"` } : { ...base, status: 'missing' });
+    } else if (isGranted(cap, roles)) {
       capabilities.push({ id: cap.id, title: cap.title, api: API_DISPLAY_NAMES[cap.api], status: 'granted', grantedBy });
     } else {
       capabilities.push({ id: cap.id, title: cap.title, api: API_DISPLAY_NAMES[cap.api], status: 'missing', add: cap.recommended });
       missingPermissions.push({ api: API_DISPLAY_NAMES[cap.api], permission: cap.recommended, capability: cap.id });
     }
   }
+  // Power BI is left out of the list match: its access is judged by the API (an app with no Power BI permission is
+  // the setup Microsoft documents).
+  const judged = new Set(PERMISSION_CAPABILITIES.filter((c) => c.judgedByApi).map((c) => c.api));
   const covers = (list: 'quick' | 'step-by-step') =>
-    (Object.keys(PERMISSION_LISTS[list]) as PermissionApi[]).every((api) => PERMISSION_LISTS[list][api].every((p) => (grantedRoles[api] ?? []).includes(p)));
+    (Object.keys(PERMISSION_LISTS[list]) as PermissionApi[]).filter((api) => !judged.has(api)).every((api) => PERMISSION_LISTS[list][api].every((p) => (grantedRoles[api] ?? []).includes(p)));
   const permissionList = covers('quick') ? 'quick' : covers('step-by-step') ? 'step-by-step' : 'partial';
   if (permissionList === 'step-by-step') {
     // The step-by-step list is complete by the seed; the capabilities it leaves out are reported, not failed.
@@ -164,8 +196,44 @@ export async function verifyIntegration(deps: VerifyDeps, ids: { tenantId: strin
     capabilities,
     missingPermissions,
     managementApp,
+    powerBi,
     environments,
     warnings,
     checkedAt: new Date().toISOString(),
   };
+}
+
+/**
+ * Power BI read-only admin API access for the doctor: one probe ({@link probeAdminApiAccess}) and the words for each
+ * outcome, in both setups. Sources: learn.microsoft.com/fabric/admin/enable-service-principal-admin-apis (the tenant
+ * setting; "must not have any admin-consent required permissions for Power BI"); the Power BI admin API pages
+ * ("Required Scope … Must not be present when authentication via a service principal is used").
+ * @throws VigilError `authentication` when no Power BI token can be issued.
+ */
+export async function powerBiAccess(ctx: StreamContext, roles: readonly string[]): Promise<PowerBiAccess> {
+  const consentedPermissions = powerBiConsentedRoles(roles);
+  const tenantSetting = READ_ONLY_ADMIN_API_SETTING;
+  let probe: Awaited<ReturnType<typeof probeAdminApiAccess>>;
+  try {
+    probe = await probeAdminApiAccess(ctx);
+  } catch (e) {
+    if (isVigilError(e, 'authentication')) throw e;
+    probe = { ok: false, error: e as Error };
+  }
+  if (probe.ok) {
+    return {
+      access: 'granted',
+      consentedPermissions,
+      tenantSetting,
+      detail: consentedPermissions.length
+        ? `The read-only admin APIs answered. The app holds the admin-consented Power BI Service permission ${consentedPermissions.join(', ')}, which Microsoft documents a service principal must not hold for these APIs; access comes from the tenant setting "${tenantSetting}".`
+        : `The read-only admin APIs answered: the tenant setting "${tenantSetting}" covers the app, which holds no Power BI permission (the setup Microsoft documents).`,
+      ...(consentedPermissions.length ? { fix: `Optional but advised by Microsoft: remove ${consentedPermissions.join(', ')} from the app (App registrations > the app > API permissions > Power BI Service > Remove permission); access stays with the tenant setting.` } : {}),
+    };
+  }
+  const e = probe.error;
+  if (isVigilError(e, 'authorization') && e.code === POWER_BI_NOT_AUTHORIZED) {
+    return { access: 'refused', consentedPermissions, tenantSetting, detail: e.message, fix: e.remediation };
+  }
+  return { access: 'unknown', consentedPermissions, tenantSetting, detail: `Could not check Power BI access: ${e.message}` };
 }

@@ -200,7 +200,8 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
         continue;
       }
       const capability = capabilityForStream(name);
-      if (capability) {
+      // Capabilities judged by the API (Power BI) are not gated on `roles`: the stream runs and a refusal is recorded.
+      if (capability && !capability.judgedByApi) {
         const roles = await ctx.tokens.roles(stream.resource(ctx, ROOT_SLICE));
         if (!isGranted(capability, roles)) {
           failedStreams.add(name);

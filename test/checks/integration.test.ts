@@ -13,6 +13,12 @@ describe('integration_missing_permissions', () => {
     expect(groups).toMatchObject({ status: 'fail', reason: expect.stringContaining('GroupMember.Read.All') });
     expect(r.find((x) => x.resourceId.endsWith('/directory.users'))?.status).toBe('pass');
   });
+  it('fails Power BI when its read-only admin APIs refused the app (judged by the API, not by a missing role)', async () => {
+    const message = 'Not collected: Power BI refused its read-only admin APIs to this service principal (401 PowerBINotAuthorizedException). … Fix: Turn on Fabric admin portal > Tenant settings > Admin API settings > "Service principals can access read-only admin APIs" …';
+    const r = await runCheck('integration_missing_permissions', checkContext({ checkpoints: [streamError('powerBiWorkspaces', 'POWER_BI_NOT_AUTHORIZED', message), streamError('powerBiSharedLinks', 'POWER_BI_NOT_AUTHORIZED', message)] }));
+    expect(r.find((x) => x.resourceId.endsWith('/powerBi.tenant'))).toMatchObject({ status: 'fail', reason: expect.stringContaining('Service principals can access read-only admin APIs') });
+    expect(r.find((x) => x.resourceId.endsWith('/directory.users'))?.status).toBe('pass');
+  });
   it('is not evaluated before the first collection', async () => {
     const r = await runCheck('integration_missing_permissions', checkContext({ neverCollected: true }));
     expect(new Set(r.map((x) => x.status))).toEqual(new Set(['not_evaluated']));

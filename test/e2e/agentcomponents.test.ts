@@ -50,8 +50,11 @@ describe('Copilot Studio agent components', () => {
     expect(settings.every((s) => s.attrs.configurationParsed && s.attrs.channels?.some((c) => c.family === 'teams'))).toBe(true);
 
     // No instruction secret anywhere in the database in plain text.
-    expect(truth.plantedSecrets.length).toBe(1);
+    // One in an agent's instructions, one in a child agent's (AgentDialog settings.instructions): both inspected.
+    expect(truth.plantedSecrets.length).toBe(2);
     const readableSecrets = rows.filter((r) => r.attrs.instructions?.containsSecret).length;
+    expect(truth.plantedSecretsReadable).toBe(2);
+    expect(rows.filter((r) => r.attrs.kind === 'agent' && r.attrs.agent?.relation === 'child' && r.attrs.instructions?.containsSecret)).toHaveLength(1);
     expect(readableSecrets).toBe(truth.plantedSecretsReadable);
     const all = JSON.stringify(await rt.db.selectFrom('estate_objects').selectAll().execute()) + JSON.stringify(await rt.db.selectFrom('agents').selectAll().execute());
     for (const secret of truth.plantedSecrets) expect(all).not.toContain(secret);

@@ -62,16 +62,18 @@ describe('Mode B from the CLI alone', () => {
       const added = await vigil(['integrations', 'add', '--mode', 'managed-app', '--tenant-id', tenant.id, '--sp-object-id', objectId, '--name', 'B', '--json'], env);
       expect(added.code, added.stderr).toBe(0);
 
-      // 4. System Administrator everywhere, then the doctor says every step is done.
+      // 4. System Administrator everywhere, then the doctor says every step is done but Power BI: the managed app's
+      //    consent carries Tenant.Read.All (the seed's list), which the read-only admin APIs refuse (Microsoft documents it).
       const granted = await vigil(['environments', 'grant-access', '--integration', 'B', '--json'], env);
       expect(granted.code, granted.stderr).toBe(0);
       expect((JSON.parse(granted.stdout) as { result: string }[]).every((r) => r.result !== 'failed')).toBe(true);
       const doctor = await vigil(['integrations', 'verify', 'B', '--json'], env);
       expect(doctor.code, doctor.stderr).toBe(0);
       const { steps } = JSON.parse(doctor.stdout) as { steps: { order: number; state: string }[] };
-      expect(steps.map((s) => s.state)).toEqual(['done', 'done', 'done', 'done', 'info']);
+      expect(steps.map((s) => s.state)).toEqual(['done', 'done', 'done', 'done', 'missing', 'info']);
       const text = await vigil(['integrations', 'verify', 'B'], env);
       expect(text.stdout).toMatch(/4\. ok +Give the application System Administrator in every environment/);
+      expect(text.stdout).toMatch(/5\. MISSING Power BI: the tenant setting "Service principals can access read-only admin APIs" covers the application[\s\S]*fix: Remove Tenant\.Read\.All/);
 
       // 5. The operator moves the tenant explicitly (method "operator"); an unknown organization is refused.
       expect((await vigil(['tenants', 'bind', '--tenant-id', tenant.id, '--organization', 'Nobody'], env)).stderr).toMatch(/No organization named "Nobody"/);

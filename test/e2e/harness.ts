@@ -27,8 +27,16 @@ export interface World {
 /** Fast retries for tests: Retry-After values from the emulator stay ≤ 1 s, backoff is capped at 1 s. */
 export const TEST_ENV = { VIGIL_HTTP_MAX_WAIT_SECONDS: '1', VIGIL_LOG_LEVEL: 'debug' };
 
+/**
+ * The seed's quick permission list set up as Microsoft documents it for Power BI: every Graph and Office 365 Management
+ * permission, and NO Power BI permission (the read-only admin APIs serve a service principal through the tenant setting
+ * "Service principals can access read-only admin APIs" and refuse one holding admin-consented Power BI permissions —
+ * learn.microsoft.com/fabric/admin/enable-service-principal-admin-apis). The default of {@link world}.
+ */
+export const DOCUMENTED_PERMISSIONS: readonly string[] = ['GroupMember.Read.All', 'User.Read.All', 'ExternalConnection.Read.All', 'TeamsAppInstallation.ReadForUser.All', 'AiEnterpriseInteraction.Read.All', 'ActivityFeed.Read'];
+
 export async function world(options: GenerateOptions): Promise<World> {
-  const tenant = generateTenant(options);
+  const tenant = generateTenant({ permissions: [...DOCUMENTED_PERMISSIONS], ...options });
   const emulator = await startEmulator({ tenants: [tenant] });
   const endpointsFile = emulator.writeEndpointsFile(mkdtempSync(join(tmpdir(), 'vigil-emu-')));
   const cloud = loadCustomProfile(endpointsFile);

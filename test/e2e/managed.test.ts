@@ -111,9 +111,12 @@ describe('Mode B: managed-app consent, registration, environment access', () => 
       [2, 'missing'],
       [3, 'done'],
       [4, 'missing'],
-      [5, 'info'],
+      // The managed app's consent carries Tenant.Read.All (the seed's list): Power BI refuses its read-only admin APIs.
+      [5, 'missing'],
+      [6, 'info'],
     ]);
     expect(steps[1]!.fix).toMatch(/register-management-app/);
+    expect(steps[4]!.fix).toMatch(/^Remove Tenant\.Read\.All/);
   });
 
   it('registration: MFA blocks the password grant, a user without the platform role is refused, the device code registers', async () => {

@@ -7,6 +7,8 @@ import { MAX_SCANS_IN_FLIGHT, modifiedUrl, scanWorkspaces } from '../../src/sour
 import { latestFinishedRun, saveDeltaLink } from '../../src/store/repositories/runs.ts';
 import { listEstateObjects } from '../../src/store/repositories/inventory.ts';
 import { collectIntegration } from '../../src/sync/run.ts';
+import { ingestAudit, POWER_BI_SOURCE } from '../../src/sync/audit.ts';
+import { setupSteps } from '../../src/onboarding/doctor.ts';
 import { world, type World } from './harness.ts';
 
 /** 250 workspaces: three scan batches of at most 100. */
@@ -56,6 +58,17 @@ describe('Power BI inventory through the scanner APIs', () => {
 
   const truth = () => powerBiInventoryGroundTruth(w.tenant);
 
+  it('set up as Microsoft documents (no Power BI permission, the tenant setting on): verified from the API\'s answer, not the roles claim', async () => {
+    const { report, integration } = await addCustomerAppIntegration(await w.runtime(), { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
+    expect(report.grantedRoles.powerBi).toEqual([]);
+    expect(report.powerBi).toMatchObject({ access: 'granted', consentedPermissions: [], tenantSetting: 'Service principals can access read-only admin APIs' });
+    expect(report.capabilities.find((c) => c.id === 'powerBi.tenant')).toMatchObject({ status: 'granted' });
+    expect(report.missingPermissions.map((m) => m.permission)).not.toContain('Tenant.Read.All');
+    expect(report.permissionList).toBe('quick');
+    const step = setupSteps(integration, report).find((x) => x.title.startsWith('Power BI'))!;
+    expect(step).toMatchObject({ state: 'done', observed: expect.stringMatching(/covers the app, which holds no Power BI permission/) });
+  });
+
   it('collects every workspace with its reports, datasets and users, and every widely shared report, equal to the ground truth', async () => {
     w.emulator.control.resetLog();
     const run = await collectIntegration(rt, integrationId);
@@ -78,6 +91,9 @@ describe('Power BI inventory through the scanner APIs', () => {
     const links = await listEstateObjects<PowerBiSharedLinkAttrs>(rt.db, integrationId, 'powerBiSharedLinks');
     expect(links.every((l) => l.attrs.sharer?.emailAddress && l.attrs.sharer.principalType === 'User')).toBe(true);
     expect(links.filter((l) => l.attrs.kind === 'publishedToWeb').every((l) => l.attrs.shareType === 'PublishToWeb')).toBe(true);
+    // The same token (no roles) reads the activity events.
+    const audit = await ingestAudit(rt, integrationId, { contentTypes: [], initialLookbackHours: 2 });
+    expect(audit.contentTypes[POWER_BI_SOURCE]).toMatchObject({ status: 'ok' });
   });
 
   it('a second unchanged round asks only which workspaces changed, scans nothing and stores no workspace', async () => {
@@ -204,5 +220,48 @@ describe('Power BI inventory through the scanner APIs', () => {
     }
     // Injected 429s carry `fault`; a 429 without it is the emulator's 16-concurrent-scans limit.
     expect(w.emulator.control.requests({ service: 'powerBi' }).filter((e) => e.status === 429 && !e.fault)).toEqual([]);
+  });
+});
+
+describe('Power BI with Tenant.Read.All admin-consented, as the seed lists', () => {
+  let w: World;
+  beforeAll(async () => {
+    w = await world({ seed: 'pbi-seed-grant', permissions: 'quick', sizes: { users: 8, guests: 1, groups: 2, environments: 1, agents: 0, powerBiWorkspaces: 4 } });
+  });
+  afterAll(async () => w.close());
+
+  it('refused as Microsoft documents: both streams and the activity events are not collected, naming Tenant.Read.All to remove; the doctor says so', async () => {
+    const rt = await w.runtime();
+    const { integration, report } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
+    expect(report.grantedRoles.powerBi).toEqual(['Tenant.Read.All']);
+    expect(report.powerBi).toMatchObject({ access: 'refused', consentedPermissions: ['Tenant.Read.All'] });
+    expect(report.powerBi!.fix).toMatch(/^Remove Tenant\.Read\.All from the app .*"Service principals can access read-only admin APIs": Enabled/);
+    const step = setupSteps(integration, report).find((x) => x.title.startsWith('Power BI'))!;
+    expect(step).toMatchObject({ state: 'missing', observed: expect.stringMatching(/must not have any admin-consent-required Power BI permissions/), fix: expect.stringMatching(/Remove Tenant\.Read\.All/) });
+
+    const run = await collectIntegration(rt, integration.id);
+    for (const stream of ['powerBiWorkspaces', 'powerBiSharedLinks']) {
+      expect(run.errors.find((e) => e.stream === stream), stream).toMatchObject({ code: 'POWER_BI_NOT_AUTHORIZED', message: expect.stringMatching(/^Not collected: .*holds the admin-consented Power BI Service application permission Tenant\.Read\.All.*Fix: Remove Tenant\.Read\.All/) });
+    }
+    // Called, not skipped on the roles claim: the refusal is Power BI's answer.
+    expect(w.emulator.control.requests({ service: 'powerBi' }).some((e) => e.status === 401)).toBe(true);
+    expect(run.streams.users.records).toBe(w.truth.users);
+    const audit = await ingestAudit(rt, integration.id, { contentTypes: [], initialLookbackHours: 2 });
+    expect(audit.contentTypes[POWER_BI_SOURCE]).toMatchObject({ status: 'unavailable', stored: 0, reason: expect.stringMatching(/Tenant\.Read\.All/) });
+  });
+
+  it('where Power BI serves such an app anyway, it is collected; the doctor still advises removing the permission', async () => {
+    w.emulator.control.setPowerBiSettings(w.tenant.id, { rejectServicePrincipalsWithPowerBiRoles: false });
+    try {
+      const rt = await w.runtime();
+      const { integration, report } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
+      expect(report.powerBi).toMatchObject({ access: 'granted', consentedPermissions: ['Tenant.Read.All'], fix: expect.stringMatching(/remove Tenant\.Read\.All/) });
+      expect(setupSteps(integration, report).find((x) => x.title.startsWith('Power BI'))).toMatchObject({ state: 'incomplete' });
+      const run = await collectIntegration(rt, integration.id);
+      expect(run.errors.filter((e) => e.stream.startsWith('powerBi'))).toEqual([]);
+      expect((await listEstateObjects(rt.db, integration.id, 'powerBiWorkspaces')).length).toBe(powerBiInventoryGroundTruth(w.tenant).workspaces);
+    } finally {
+      w.emulator.control.setPowerBiSettings(w.tenant.id, { rejectServicePrincipalsWithPowerBiRoles: true });
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorClient, type EmulatorClient } from '../../emulator/client.ts';
 import { generateTenant } from '../../emulator/generate.ts';
@@ -54,7 +55,14 @@ describe('Dataverse botcomponents', () => {
     const all = tenant.environments.flatMap((e) => e.dataverse?.botcomponents ?? []);
     expect(truth.components + truth.componentsUnreadable).toBe(all.length);
     expect(Object.values(truth.byKind).reduce((a, b) => a + b, 0)).toBe(truth.components);
-    expect(new Set(all.map(componentKind))).toEqual(new Set(['topic', 'instructions', 'knowledge', 'action', 'mcp', 'variable']));
-    expect(truth.plantedSecrets).toHaveLength(1);
+    expect(new Set(all.map(componentKind))).toEqual(new Set(['topic', 'instructions', 'knowledge', 'action', 'mcp', 'variable', 'agent']));
+    // One credential in an agent's instructions, one in a child agent's.
+    expect(truth.plantedSecrets).toHaveLength(2);
+    // Child and connected agents have the shape of the real solution exports (test/fixtures/real/powerbi-agents/).
+    const agents = all.filter((c) => componentKind(c) === 'agent');
+    expect(agents.every((c) => c.componenttype === 9)).toBe(true);
+    const child = agents.find((c) => c.data?.startsWith('kind: AgentDialog'))!;
+    expect(parseYaml(child.data!)).toMatchObject({ kind: 'AgentDialog', beginDialog: { kind: 'OnToolSelected', id: 'main' }, settings: { instructions: expect.any(String) }, inputType: {}, outputType: {} });
+    expect(child.schemaname).toMatch(/\.agent\.Agent_/);
   });
 });

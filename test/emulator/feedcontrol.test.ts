@@ -66,7 +66,7 @@ describe('feed control over HTTP', () => {
 
   it('changes Power BI settings and reports PublisherIdentifier counters', async () => {
     const pbi = await http.request('PUT', '/_emulator/powerbi-settings', { body: { tenant: tenant.id, servicePrincipalsCanUseReadOnlyAdminApis: false } });
-    expect(pbi.json).toEqual({ servicePrincipalsCanUseReadOnlyAdminApis: false, rejectServicePrincipalsWithPowerBiRoles: false, pageSize: 5000, historyDays: 30 });
+    expect(pbi.json).toEqual({ servicePrincipalsCanUseReadOnlyAdminApis: false, rejectServicePrincipalsWithPowerBiRoles: true, pageSize: 5000, historyDays: 30 });
     expect((await http.get(`/_emulator/powerbi-settings/${tenant.id}`)).json.servicePrincipalsCanUseReadOnlyAdminApis).toBe(false);
     await http.get(`/manage/api/v1.0/${tenant.id}/activity/feed/subscriptions/list`);
     expect((await http.get('/_emulator/feed-requests')).json.withoutPublisherIdentifier).toBeGreaterThan(0);

@@ -17,7 +17,7 @@ const get = (path: string) => http.get(path.startsWith('https:') ? path : `${ADM
 const getInfo = (ids: unknown, query = 'lineage=true&datasourceDetails=true&getArtifactUsers=true') => http.request('POST', `${ADMIN}/workspaces/getInfo?${query}`, { token, body: { workspaces: ids } });
 
 beforeAll(async () => {
-  tenant = generateTenant({ seed: 'pbi-scanner', now: new Date(NOW).toISOString(), sizes: { users: 15, guests: 2, environments: 1, agents: 0, powerBiWorkspaces: 9 } });
+  tenant = generateTenant({ seed: 'pbi-scanner', permissions: ['User.Read.All', 'ActivityFeed.Read'], now: new Date(NOW).toISOString(), sizes: { users: 15, guests: 2, environments: 1, agents: 0, powerBiWorkspaces: 9 } });
   emu = await startEmulator({ tenants: [tenant] });
   emu.control.setClock(new Date(NOW).toISOString());
   http = emulatorClient(emu);

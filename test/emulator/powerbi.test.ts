@@ -29,7 +29,8 @@ async function all(query: string): Promise<{ entities: Record<string, unknown>[]
 }
 
 beforeAll(async () => {
-  tenant = generateTenant({ seed: 'powerbi', sizes: { users: 20, guests: 2, environments: 1, agents: 0 } });
+  // The app as Microsoft documents it for the read-only admin APIs: no Power BI permission.
+  tenant = generateTenant({ seed: 'powerbi', permissions: ['User.Read.All', 'ActivityFeed.Read'], sizes: { users: 20, guests: 2, environments: 1, agents: 0 } });
   emu = await startEmulator({ tenants: [tenant] });
   http = emulatorClient(emu);
   appToken = (await emu.control.mintToken({ tenantId: tenant.id, resource: 'https://analysis.windows.net/powerbi/api', kind: 'app' })).access_token;
@@ -123,9 +124,18 @@ describe('Power BI activity events', () => {
     const ordinary = tenantAccounts(tenant).ordinaryUser!;
     const userToken = (await emu.control.mintToken({ tenantId: tenant.id, resource: 'https://analysis.windows.net/powerbi/api', userId: ordinary.id })).access_token;
     expect((await events("startDateTime='2025-06-10T01:00:00Z'&endDateTime='2025-06-10T02:00:00Z'", userToken)).status).toBe(401);
-    emu.control.setPowerBiSettings(tenant.id, { servicePrincipalsCanUseReadOnlyAdminApis: true, rejectServicePrincipalsWithPowerBiRoles: true });
-    expect((await events("startDateTime='2025-06-10T01:00:00Z'&endDateTime='2025-06-10T02:00:00Z'")).status).toBe(401);
+    // The setting on: an app holding no Power BI role is served; one holding Tenant.Read.All (admin-consented) is
+    // refused with the same 401, as Microsoft documents ("must not have any admin-consent required permissions").
+    emu.control.setPowerBiAdminApiAccess(tenant.id, true);
+    expect((await events("startDateTime='2025-06-10T01:00:00Z'&endDateTime='2025-06-10T02:00:00Z'")).status).toBe(200);
+    const consented = (await emu.control.mintToken({ tenantId: tenant.id, resource: 'https://analysis.windows.net/powerbi/api', kind: 'app', roles: ['Tenant.Read.All'] })).access_token;
+    const withRoles = await events("startDateTime='2025-06-10T01:00:00Z'&endDateTime='2025-06-10T02:00:00Z'", consented);
+    expect(withRoles.status).toBe(401);
+    expect(withRoles.json).toEqual({ error: { code: 'PowerBINotAuthorizedException', 'pbi.error': { code: 'PowerBINotAuthorizedException', parameters: {}, details: [], exceptionCulprit: 1 } } });
+    // The tenants some report: such apps served too (a setting, off by default).
     emu.control.setPowerBiSettings(tenant.id, { rejectServicePrincipalsWithPowerBiRoles: false });
+    expect((await events("startDateTime='2025-06-10T01:00:00Z'&endDateTime='2025-06-10T02:00:00Z'", consented)).status).toBe(200);
+    emu.control.setPowerBiSettings(tenant.id, { rejectServicePrincipalsWithPowerBiRoles: true });
     const manage = (await emu.control.mintToken({ tenantId: tenant.id, resource: 'https://manage.office.com', kind: 'app' })).access_token;
     expect((await events("startDateTime='2025-06-10T01:00:00Z'&endDateTime='2025-06-10T02:00:00Z'", manage)).status).toBe(401);
     const expired = (await emu.control.mintToken({ tenantId: tenant.id, resource: 'https://analysis.windows.net/powerbi/api', kind: 'app', expiresInSeconds: -10 })).access_token;

@@ -71,6 +71,8 @@ export interface Capability {
   status: 'granted' | 'missing';
   grantedBy?: string | string[] | null;
   add?: string | string[] | null;
+  /** For a capability judged by the API's answer (Power BI): what it answered and the fix. */
+  detail?: string | null;
 }
 
 export interface EnvironmentAccess {

@@ -37,9 +37,13 @@ const VerificationSchema = z.object({
   servicePrincipalObjectId: z.string().nullable(),
   permissionList: z.enum(['quick', 'step-by-step', 'partial']),
   grantedRoles: z.record(z.string(), z.array(z.string())),
-  capabilities: z.array(z.object({ id: z.string(), title: z.string(), api: z.string(), status: z.enum(['granted', 'missing']), grantedBy: z.string().optional(), add: z.string().optional() })),
+  capabilities: z.array(z.object({ id: z.string(), title: z.string(), api: z.string(), status: z.enum(['granted', 'missing']), grantedBy: z.string().optional(), add: z.string().optional(), detail: z.string().optional() })),
   missingPermissions: z.array(z.object({ api: z.string(), permission: z.string(), capability: z.string() })),
   managementApp: z.object({ registered: z.boolean().nullable(), detail: z.string() }),
+  powerBi: z
+    .object({ access: z.enum(['granted', 'refused', 'unknown']), consentedPermissions: z.array(z.string()), tenantSetting: z.string(), detail: z.string(), fix: z.string().optional() })
+    .optional()
+    .describe('Power BI read-only admin API access, judged by what the API answered'),
   environments: z.array(EnvironmentAccessSchema),
   warnings: z.array(z.string()),
   checkedAt: Timestamp,

@@ -30,6 +30,11 @@ export function renderReport(r: VerificationReport, mode = 'customer-app'): stri
   const lines = [`Verification of application ${r.clientId} in tenant ${r.tenantId}`, `  credentials        ok (service principal Object ID ${r.servicePrincipalObjectId ?? 'unknown'})`];
   lines.push(`  permission list    ${r.permissionList === 'partial' ? 'incomplete' : `matches the ${r.permissionList} list`}`);
   for (const c of r.capabilities) {
+    if (c.detail !== undefined) {
+      // Judged by the API's answer (Power BI): no permission to add; the detail names the tenant setting and the fix.
+      lines.push(`  ${c.status === 'granted' ? 'ok     ' : 'MISSING'}  ${c.title} — ${c.detail}`);
+      continue;
+    }
     const fix = mode === 'managed-app' ? `${c.api} ${c.add} is not granted (revoked after consent?): this capability is not evaluated` : `add ${c.api} application permission ${c.add}, then grant admin consent`;
     lines.push(`  ${c.status === 'granted' ? 'ok     ' : 'MISSING'}  ${c.title}${c.status === 'granted' ? ` (${c.grantedBy})` : ` — ${fix}`}`);
   }

@@ -8,14 +8,28 @@
  * `evals/fixtures/`): `kind: AdaptiveDialog` topics, `TaskDialog` actions with `connectionProperties.mode`
  * `Maker`/`Invoker`, `KnowledgeSourceConfiguration` with `PublicSiteSearchSource`/`SharePointSearchSource`/
  * `GraphConnectorSearchSource`, `GlobalVariableComponent`, `GptComponentMetadata` (instructions).
- * UNCONFIRMED (not in Microsoft's documentation read): componenttype 15 (Custom GPT / instructions), 16 (knowledge
+ * Child agents (`AgentDialog`) and connected agents (`TaskDialog` + `InvokeConnectedAgentTaskAction`) as exported in
+ * microsoft/CopilotStudioSamples solutions (MIT), where componenttype 15 holds `GptComponentMetadata` and 9 holds topics,
+ * tools, child and connected agents alike.
+ * UNCONFIRMED (not in Microsoft's documentation read): componenttype 16 (knowledge
  * source), 17 (external trigger), 18 (copilot settings), 19 (test case); the knowledge kinds for Dataverse
  * (`DataverseStructuredSearchSource`) and files (`FileSearchSource`); `gptCapabilities.webBrowsing`;
  * `aISettings.contentModeration`; channels in the bot `configuration` (`channels[].channelId`).
  */
 
 /** What a component is, for checks. Derived from the `data` YAML `kind:` first, `componenttype` second. */
-export type AgentComponentKind = 'topic' | 'action' | 'knowledge' | 'mcp' | 'instructions' | 'variable' | 'entity' | 'trigger' | 'other';
+export type AgentComponentKind = 'topic' | 'action' | 'knowledge' | 'mcp' | 'instructions' | 'agent' | 'variable' | 'entity' | 'trigger' | 'other';
+
+/**
+ * How an agent component of kind `agent` relates to its parent: `child` = an agent nested in the parent, with its own
+ * instructions (`kind: AgentDialog`, trigger `OnToolSelected`, `settings.instructions`); `connected` = another agent of
+ * the environment the parent calls (`kind: TaskDialog` with `action.kind: InvokeConnectedAgentTaskAction` and
+ * `action.botSchemaName`). Both are stored with componenttype 9 (Topic V2) in real solution exports
+ * (microsoft/CopilotStudioSamples: `authoring/solutions/account-contact-lookup/sourcecode/botcomponents/
+ * copilots_header_cref7_LookupDataAgent.agent.Agent/`, `extensibility/mcp/order-management-enhanced-tc/agents/
+ * sourcecode/OrderManagementMCPDemo/botcomponents/cr26e_OrdersAgent.InvokeConnectedAgentTaskAction.Warehouseagent/`).
+ */
+export type AgentRelation = 'child' | 'connected';
 
 /** Where a knowledge source reads from. */
 export type KnowledgeSourceType = 'publicWebsite' | 'sharePoint' | 'dataverse' | 'file' | 'graphConnector' | 'other';
@@ -33,7 +47,7 @@ export interface AgentComponentAttrs {
   /** `_parentbotcomponentid_value`: the parent component (a topic's trigger, an action's dialog), or null. */
   parentComponentId: string | null;
   schemaName: string | null;
-  /** `componenttype` as stored (0 Topic … 14 Bot File Attachment documented; 15+ UNCONFIRMED). */
+  /** `componenttype` as stored (0 Topic … 14 Bot File Attachment documented; 15 = instructions in real exports; 16+ UNCONFIRMED). */
   componentType: number | null;
   /** The YAML `kind:` of `data` (`AdaptiveDialog`, `TaskDialog`, `KnowledgeSourceConfiguration`, …), or null. */
   yamlKind: string | null;
@@ -82,7 +96,18 @@ export interface AgentComponentAttrs {
     /** Origins (`scheme://host[:port]`, default ports omitted) of those calls, sorted; no paths or queries. */
     httpOrigins: string[];
   };
-  /** Instructions (`kind: 'instructions'`, `GptComponentMetadata`). Never the text itself. */
+  /** Child and connected agents (`kind: 'agent'`). */
+  agent?: {
+    relation: AgentRelation;
+    /** `beginDialog.kind` of a child agent (`OnToolSelected`), null for a connected agent. */
+    triggerKind: string | null;
+    /** Connected agents: the called agent's bot schema name (`action.botSchemaName`); null for child agents. */
+    botSchemaName: string | null;
+  };
+  /**
+   * Instructions: of the agent (`kind: 'instructions'`, `GptComponentMetadata.instructions`) or of a child agent
+   * (`kind: 'agent'`, `AgentDialog.settings.instructions`). Never the text itself.
+   */
   instructions?: {
     /** Length of `instructions` in characters (UTF-16 code units); 0 when absent. */
     length: number;

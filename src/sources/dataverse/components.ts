@@ -17,7 +17,8 @@ import { dataverseEntityStream } from './streams.ts';
  * - `agentComponents`: `GET {org}/api/data/v9.2/botcomponents?$select=…` (all components of the environment, paged
  *   with `Prefer: odata.maxpagesize` and `@odata.nextLink`; full read each round, no delta). Each row's `data` (the
  *   component's YAML) is parsed with the `yaml` library and reduced to what checks need (knowledge source and URL,
- *   tool connector and credential mode, MCP tools, HTTP hosts called by topics, instruction length). The stored `raw`
+ *   tool connector and credential mode, MCP tools, HTTP hosts called by topics, child and connected agents, instruction
+ *   length and whether the instructions — the agent's and each child agent's — hold a credential). The stored `raw`
  *   drops `data` and `content` (they may hold instructions with secrets) and keeps their lengths.
  * - `agentSettings`: `GET {org}/api/data/v9.2/bots?$select=botid,name,configuration` — the generative-AI settings and
  *   the published channels parsed from the `configuration` Memo (JSON). Chosen as its own stream (not a component
@@ -27,7 +28,9 @@ import { dataverseEntityStream } from './streams.ts';
  * answers 403 `0x80072560` / `0x80040220` otherwise and that environment's slice is recorded errored.
  *
  * Sources: reference §4.3; learn.microsoft.com `/power-apps/developer/data-platform/webapi/reference/botcomponent`
- * (componenttype 0–14, `data` = "content of the Bot Component in OBI format"); Copilot Studio YAML as written by
+ * (componenttype 0–14, `data` = "content of the Bot Component in OBI format"); real solution exports of
+ * microsoft/CopilotStudioSamples (MIT; child agents `kind: AgentDialog`, connected agents `InvokeConnectedAgentTaskAction`,
+ * both componenttype 9; fixtures in test/fixtures/real/powerbi-agents/); Copilot Studio YAML as written by
  * microsoft/skills-for-copilot-studio (`REFERENCE.md`, `.claude/skills/add-knowledge/knowledge-guide.md`,
  * `evals/fixtures/agent-with-mcp-action/actions/*.mcs.yml`). What is UNCONFIRMED is listed in
  * `core/estate/agentcomponents.ts`.
@@ -92,7 +95,7 @@ function httpCalls(tree: unknown): { count: number; hosts: string[]; origins: st
   return { count, hosts: [...hosts].sort(), origins: [...origins].sort(), dynamic };
 }
 
-/** Kind by `componenttype` alone (documented 0–14; 15–17 UNCONFIRMED). */
+/** Kind by `componenttype` alone (documented 0–14; 15 instructions seen in real exports; 16–17 UNCONFIRMED). */
 function kindFromType(t: number | null): AgentComponentKind {
   switch (t) {
     case 0:
@@ -178,8 +181,22 @@ export function normaliseComponent(j: Json): AgentComponentAttrs {
       attrs.topic = { triggerKind: s(begin?.kind), callsHttp: http.count > 0, httpHosts: http.hosts, httpOrigins: http.origins, dynamicHttpUrls: http.dynamic };
       break;
     }
+    case 'AgentDialog': {
+      // A child agent: its own instructions go through the same inspection as the agent's (text never kept).
+      const text = s(obj(root.settings)?.instructions) ?? '';
+      attrs.kind = 'agent';
+      attrs.agent = { relation: 'child', triggerKind: s(obj(root.beginDialog)?.kind), botSchemaName: null };
+      attrs.instructions = { length: text.length, containsSecret: inspectText(text).matches.some((m) => m.kind === 'secret'), webBrowsing: null };
+      break;
+    }
     case 'TaskDialog': {
       const action = obj(root.action);
+      if (action?.kind === 'InvokeConnectedAgentTaskAction') {
+        // A connected agent: another agent of the environment; its instructions are its own bot's components.
+        attrs.kind = 'agent';
+        attrs.agent = { relation: 'connected', triggerKind: null, botSchemaName: s(action.botSchemaName) };
+        break;
+      }
       const details = obj(action?.operationDetails);
       const isMcp = details?.kind === 'ModelContextProtocolMetadata';
       const reference = s(action?.connectionReference);

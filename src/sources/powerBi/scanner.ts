@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isVigilError, VigilError } from '../../core/errors.ts';
 import type { HttpResponse } from '../../platform/http/client.ts';
 import type { StreamContext } from '../stream.ts';
-import { POWER_BI_NOT_AUTHORIZED, powerBiRefusal } from './client.ts';
+import { POWER_BI_NOT_AUTHORIZED, refusalIn } from './client.ts';
 
 /**
  * The Power BI admin scanner APIs (metadata scanning) and the widely-shared-artifact lists:
@@ -49,16 +49,11 @@ export interface ScanWaitOptions {
 
 type Json = Record<string, unknown>;
 
-/** The refusal of the read-only admin APIs, worded for a stream recorded as not collected. */
-function notCollected(e: unknown): unknown {
-  const r = powerBiRefusal(e);
+/** The refusal of the read-only admin APIs, worded for a stream recorded as not collected (cause and fix). */
+async function notCollected(ctx: StreamContext, e: unknown): Promise<unknown> {
+  const r = await refusalIn(ctx, e);
   if (isVigilError(r) && r.code === POWER_BI_NOT_AUTHORIZED) {
-    return new VigilError(
-      'authorization',
-      POWER_BI_NOT_AUTHORIZED,
-      'Not collected: Power BI refused its read-only admin APIs to this service principal (PowerBINotAuthorizedException). Enable the tenant setting "Service principals can access read-only admin APIs" (Fabric admin portal > Tenant settings > Admin API settings) for a security group that contains the app, and "Enhance admin APIs responses with detailed metadata" for dataset details.',
-      { remediation: r.remediation, cause: e },
-    );
+    return new VigilError('authorization', POWER_BI_NOT_AUTHORIZED, `Not collected: ${r.message} Fix: ${r.remediation ?? ''}`.trim(), { remediation: r.remediation, cause: e });
   }
   return r;
 }
@@ -69,7 +64,7 @@ export async function powerBiAdminCall<T>(ctx: StreamContext, method: 'GET' | 'P
   try {
     return await ctx.http.send<T>({ api: 'powerBi', method, url, body, token: ctx.tokens.bearer(ctx.cloud.powerBi.resource), tenantId: ctx.tenantId });
   } catch (e) {
-    throw notCollected(e);
+    throw await notCollected(ctx, e);
   }
 }
 

@@ -406,7 +406,10 @@ export function IntegrationDetailPage() {
                       <td>
                         <StatusBadge status={c.status} />
                       </td>
-                      <td>{c.status === 'granted' ? list(c.grantedBy) : list(c.add) && <>Add: {list(c.add)}</>}</td>
+                      <td>
+                        {c.status === 'granted' ? list(c.grantedBy) : list(c.add) && <>Add: {list(c.add)}</>}
+                        {c.detail ? <div>{c.detail}</div> : null}
+                      </td>
                     </tr>
                   ))}
                 </tbody>
