@@ -23,7 +23,7 @@ export const RESOURCES = {
  * The Mode A permission lists of the integration contract (seed "Application permissions"): resource → application
  * permissions. `quick` is also Mode B's full list; `step-by-step` swaps the Graph list for User.Read.All + Group.Read.All.
  */
-export const PERMISSION_SETS: Readonly<Record<'quick' | 'step-by-step', Readonly<Record<string, readonly string[]>>>> = {
+export const PERMISSION_SETS: Readonly<Record<'quick' | 'step-by-step' | 'documented', Readonly<Record<string, readonly string[]>>>> = {
   quick: {
     [RESOURCES.graph]: [
       'GroupMember.Read.All',
@@ -39,6 +39,19 @@ export const PERMISSION_SETS: Readonly<Record<'quick' | 'step-by-step', Readonly
     [RESOURCES.graph]: ['User.Read.All', 'Group.Read.All'],
     [RESOURCES.managementActivity]: ['ActivityFeed.Read'],
     [RESOURCES.powerBi]: ['Tenant.Read.All'],
+  },
+  // The quick list without Power BI permissions: Microsoft documents that a service principal calling the read-only
+  // admin APIs must hold none (https://learn.microsoft.com/fabric/admin/enable-service-principal-admin-apis); access
+  // comes from the tenant setting "Service principals can access read-only admin APIs" instead.
+  documented: {
+    [RESOURCES.graph]: [
+      'GroupMember.Read.All',
+      'User.Read.All',
+      'ExternalConnection.Read.All',
+      'TeamsAppInstallation.ReadForUser.All',
+      'AiEnterpriseInteraction.Read.All',
+    ],
+    [RESOURCES.managementActivity]: ['ActivityFeed.Read'],
   },
 };
 

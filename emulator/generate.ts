@@ -123,11 +123,12 @@ export interface GenerateOptions {
   now?: string;
   /**
    * Application permissions granted (admin-consented) to the connector app: the seed's `quick` or `step-by-step`
-   * list, or explicit names. A bare name goes to Graph unless it is a Management Activity (`ActivityFeed.*`,
+   * list, `documented` (the quick list without Power BI permissions, as Microsoft documents for the read-only admin
+   * APIs), or explicit names. A bare name goes to Graph unless it is a Management Activity (`ActivityFeed.*`,
    * `ServiceHealth.Read`) or Power BI (`Tenant.Read*`) permission; `"{resource}/{permission}"` names the resource.
    * Default `quick`.
    */
-  permissions?: 'quick' | 'step-by-step' | string[];
+  permissions?: 'quick' | 'step-by-step' | 'documented' | string[];
   /** Whether the connector app is registered as a Power Platform management app (default true). */
   managementApp?: boolean;
   /**
@@ -163,7 +164,7 @@ export function secretValue(rng: Rng): string {
  * Resolves a permissions option to `grantedRoles` (resource → permission names).
  * Throws TypeError for an unknown preset name.
  */
-export function permissionsToGrantedRoles(permissions: 'quick' | 'step-by-step' | string[]): Record<string, string[]> {
+export function permissionsToGrantedRoles(permissions: 'quick' | 'step-by-step' | 'documented' | string[]): Record<string, string[]> {
   if (typeof permissions === 'string') {
     const preset = PERMISSION_SETS[permissions];
     if (!preset) throw new TypeError(`unknown permission preset ${String(permissions)}`);

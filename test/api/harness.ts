@@ -2,7 +2,6 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { DOCUMENTED_PERMISSIONS } from '../e2e/harness.ts';
 import { generateManagedApp, generateTenant, startEmulator, type ManagedApp, type RunningEmulator, type Tenant } from '../../emulator/index.ts';
 import { addPortalUser, createApiKey, ensureOrganization } from '../../src/access/index.ts';
 import { buildServer } from '../../src/api/server.ts';
@@ -43,8 +42,8 @@ export function connector(t: Tenant) {
 const SIZES = { users: 12, guests: 2, groups: 3, environments: 3, agents: 4, apps: 3, flows: 3, connectors: 2, connections: 3, powerBiWorkspaces: 2, foundryAccounts: 1, foundryProjects: 1, teamsAppsPerUser: 1 };
 
 export async function apiWorld(env: Record<string, string> = {}): Promise<ApiWorld> {
-  const contoso = generateTenant({ seed: 'api-contoso', permissions: [...DOCUMENTED_PERMISSIONS], sizes: SIZES });
-  const fabrikam = generateTenant({ seed: 'api-fabrikam', permissions: [...DOCUMENTED_PERMISSIONS], sizes: SIZES });
+  const contoso = generateTenant({ seed: 'api-contoso', permissions: 'documented', sizes: SIZES });
+  const fabrikam = generateTenant({ seed: 'api-fabrikam', permissions: 'documented', sizes: SIZES });
   const managed = generateManagedApp({ seed: 'api-operator', redirectUris: ['http://127.0.0.1:8080/consent/callback'] });
   const emulator = await startEmulator({ tenants: [contoso, fabrikam], managedApps: [managed] });
   const endpointsFile = emulator.writeEndpointsFile(mkdtempSync(join(tmpdir(), 'vigil-emu-')));

@@ -28,15 +28,11 @@ export interface World {
 export const TEST_ENV = { VIGIL_HTTP_MAX_WAIT_SECONDS: '1', VIGIL_LOG_LEVEL: 'debug' };
 
 /**
- * The seed's quick permission list set up as Microsoft documents it for Power BI: every Graph and Office 365 Management
- * permission, and NO Power BI permission (the read-only admin APIs serve a service principal through the tenant setting
- * "Service principals can access read-only admin APIs" and refuse one holding admin-consented Power BI permissions —
- * learn.microsoft.com/fabric/admin/enable-service-principal-admin-apis). The default of {@link world}.
+ * A tenant for the tests: set up as Microsoft documents it for Power BI unless `permissions` says otherwise (the
+ * emulator's `documented` preset: the seed's quick list without Power BI permissions).
  */
-export const DOCUMENTED_PERMISSIONS: readonly string[] = ['GroupMember.Read.All', 'User.Read.All', 'ExternalConnection.Read.All', 'TeamsAppInstallation.ReadForUser.All', 'AiEnterpriseInteraction.Read.All', 'ActivityFeed.Read'];
-
 export async function world(options: GenerateOptions): Promise<World> {
-  const tenant = generateTenant({ permissions: [...DOCUMENTED_PERMISSIONS], ...options });
+  const tenant = generateTenant({ permissions: 'documented', ...options });
   const emulator = await startEmulator({ tenants: [tenant] });
   const endpointsFile = emulator.writeEndpointsFile(mkdtempSync(join(tmpdir(), 'vigil-emu-')));
   const cloud = loadCustomProfile(endpointsFile);

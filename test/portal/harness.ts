@@ -2,7 +2,6 @@ import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { DOCUMENTED_PERMISSIONS } from '../e2e/harness.ts';
 import { generateManagedApp, generateTenant, startEmulator, type ManagedApp, type RunningEmulator, type Tenant } from '../../emulator/index.ts';
 import { addPortalUser, ensureOrganization } from '../../src/access/index.ts';
 import { loadCustomProfile } from '../../src/config/cloud.ts';
@@ -45,8 +44,8 @@ export async function portalWorld(): Promise<PortalWorld> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const sizes = { users: 15, guests: 2, groups: 3, environments: 3, agents: 6, apps: 3, flows: 3, connectors: 2, connections: 3, powerBiWorkspaces: 2, foundryAccounts: 1, foundryProjects: 1, teamsAppsPerUser: 1 };
-  const contoso = generateTenant({ seed: 'portal-contoso', permissions: [...DOCUMENTED_PERMISSIONS], sizes, displayName: 'Contoso' });
-  const fabrikam = generateTenant({ seed: 'portal-fabrikam', permissions: [...DOCUMENTED_PERMISSIONS], sizes, displayName: 'Fabrikam' });
+  const contoso = generateTenant({ seed: 'portal-contoso', permissions: 'documented', sizes, displayName: 'Contoso' });
+  const fabrikam = generateTenant({ seed: 'portal-fabrikam', permissions: 'documented', sizes, displayName: 'Fabrikam' });
   const managed = generateManagedApp({ seed: 'portal-operator', redirectUris: [`${baseUrl}/consent/callback`] });
   const emulator = await startEmulator({ tenants: [contoso, fabrikam], managedApps: [managed] });
   const endpointsFile = emulator.writeEndpointsFile(mkdtempSync(join(tmpdir(), 'vigil-emu-')));
