@@ -208,7 +208,7 @@ const PBI = 'https://analysis.windows.net/powerbi/api';
 const MANAGE = 'https://manage.office.com';
 
 beforeAll(async () => {
-  tenant = generateTenant({ seed: 'conformance', sizes: { users: 20, guests: 3, groups: 4, environments: 3, agents: 6, apps: 8, flows: 12, connectors: 3, connections: 8, foundryAccounts: 4, powerBiWorkspaces: 4, copilotUsersPercent: 50, copilotPairsPerUser: 3 } });
+  tenant = generateTenant({ seed: 'conformance', permissions: 'documented', sizes: { users: 20, guests: 3, groups: 4, environments: 3, agents: 6, apps: 8, flows: 12, connectors: 3, connections: 8, foundryAccounts: 4, powerBiWorkspaces: 4, copilotUsersPercent: 50, copilotPairsPerUser: 3 } });
   for (const app of tenant.apps) app.isManagementApp = true;
   emu = await startEmulator({ tenants: [tenant] });
   http = emulatorClient(emu);
