@@ -19,19 +19,17 @@ export const RESOURCES = {
   arm: 'https://management.azure.com',
 } as const;
 
+/** The Graph application permissions of the seed's quick list. */
+const QUICK_GRAPH_PERMISSIONS: readonly string[] = ['GroupMember.Read.All', 'User.Read.All', 'ExternalConnection.Read.All', 'TeamsAppInstallation.ReadForUser.All', 'AiEnterpriseInteraction.Read.All'];
+
 /**
  * The Mode A permission lists of the integration contract (seed "Application permissions"): resource → application
- * permissions. `quick` is also Mode B's full list; `step-by-step` swaps the Graph list for User.Read.All + Group.Read.All.
+ * permissions. `quick` is also Mode B's full list; `step-by-step` swaps the Graph list for User.Read.All + Group.Read.All;
+ * `documented` is the quick list set up as Microsoft documents Power BI's read-only admin APIs.
  */
 export const PERMISSION_SETS: Readonly<Record<'quick' | 'step-by-step' | 'documented', Readonly<Record<string, readonly string[]>>>> = {
   quick: {
-    [RESOURCES.graph]: [
-      'GroupMember.Read.All',
-      'User.Read.All',
-      'ExternalConnection.Read.All',
-      'TeamsAppInstallation.ReadForUser.All',
-      'AiEnterpriseInteraction.Read.All',
-    ],
+    [RESOURCES.graph]: QUICK_GRAPH_PERMISSIONS,
     [RESOURCES.managementActivity]: ['ActivityFeed.Read'],
     [RESOURCES.powerBi]: ['Tenant.Read.All'],
   },
@@ -44,13 +42,7 @@ export const PERMISSION_SETS: Readonly<Record<'quick' | 'step-by-step' | 'docume
   // admin APIs must hold none (https://learn.microsoft.com/fabric/admin/enable-service-principal-admin-apis); access
   // comes from the tenant setting "Service principals can access read-only admin APIs" instead.
   documented: {
-    [RESOURCES.graph]: [
-      'GroupMember.Read.All',
-      'User.Read.All',
-      'ExternalConnection.Read.All',
-      'TeamsAppInstallation.ReadForUser.All',
-      'AiEnterpriseInteraction.Read.All',
-    ],
+    [RESOURCES.graph]: QUICK_GRAPH_PERMISSIONS,
     [RESOURCES.managementActivity]: ['ActivityFeed.Read'],
   },
 };
