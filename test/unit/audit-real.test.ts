@@ -6,6 +6,8 @@ import { loadDetections } from '../../src/detections/index.ts';
 // Records and values from public sources (test/fixtures/real/audit-defects/SOURCES.md), read by the normaliser and
 // the typed views the detections use.
 const fixture = <T>(name: string): T => JSON.parse(readFileSync(new URL(`../fixtures/real/audit-defects/${name}`, import.meta.url), 'utf8')) as T;
+/** A record composed from documented facts (test/fixtures/composed/README.md): not a real record, kept apart from the corpus. */
+const composed = <T>(name: string): T => JSON.parse(readFileSync(new URL(`../fixtures/composed/${name}`, import.meta.url), 'utf8')) as T;
 
 describe('client addresses (issue 15, defect 2)', () => {
   it('normalises every ClientIP form of the O365 integration test records; host names and empty values are null', () => {
@@ -46,7 +48,7 @@ describe('client addresses (issue 15, defect 2)', () => {
   });
 
   it('falls back to the Azure AD ActorIpAddress when ClientIP is absent', () => {
-    const [update] = fixture<Record<string, unknown>[]>('sp-credentials.json');
+    const [update] = composed<Record<string, unknown>[]>('sp-credentials.json');
     expect(normalizeRecord(update!, 'Audit.AzureActiveDirectory')!.clientIp).toBe('2001:db8::abcd');
   });
 });
@@ -95,7 +97,7 @@ describe('Power Apps activity (issue 15, defect 4)', () => {
 });
 
 describe('credentials added (issue 15, defect 6)', () => {
-  const [secretBesideCert, certBesideSecret] = fixture<Record<string, unknown>[]>('sp-credentials.json').map((r) => normalizeRecord(r, 'Audit.AzureActiveDirectory')!);
+  const [secretBesideCert, certBesideSecret] = composed<Record<string, unknown>[]>('sp-credentials.json').map((r) => normalizeRecord(r, 'Audit.AzureActiveDirectory')!);
   const rule = loadDetections().find((d) => d.metadata.id === 'service_principal_credentials_added')!;
   const titles = async (events: NonNullable<ReturnType<typeof normalizeRecord>>[]) =>
     (await rule.run({ integrationId: 'int_1', events, ipsSeenBefore: () => new Set(), find: async () => [], flows: async () => new Map() })).map((h) => h.title);
