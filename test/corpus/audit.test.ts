@@ -58,7 +58,18 @@ const VIEWS = [
   [RECORD_TYPES.AzureActiveDirectory, directoryChange],
 ] as const;
 
+/** Files whose records are not real: hand-made ClientIP test vectors and composed records (see their SOURCES.md). */
+const NOT_REAL = [/ip-formats\.(nd)?json$/, /^audit-defects\/sp-credentials\.json$/];
+/** Every real record with an `Id` and a numeric `RecordType`, once per `Id`, over every folder of the corpus. */
+const REAL = [...new Map(ALL.filter((f) => !NOT_REAL.some((re) => re.test(f.file))).flatMap((f) => f.records).filter((r) => typeof r.Id === 'string' && typeof r.RecordType === 'number').map((r) => [r.Id as string, r])).values()];
+
 describe('audit normaliser and typed views over every corpus record', () => {
+  it('the whole corpus holds at least 155 real records (distinct Ids) over at least 21 record types', () => {
+    // Issue 15 asks for >= 200 records over >= 10 types; 155 is the floor reached so far (test/fixtures/real/README.md).
+    expect(REAL.length).toBeGreaterThanOrEqual(155);
+    expect(new Set(REAL.map((r) => r.RecordType)).size).toBeGreaterThanOrEqual(21);
+  });
+
   it('the corpus of this folder holds real records of at least 10 record types', () => {
     const real = OURS.filter((f) => !f.file.includes('ip-formats')).flatMap((f) => f.records);
     expect(new Set(real.map((r) => r.RecordType).filter((t) => typeof t === 'number')).size).toBeGreaterThanOrEqual(10);
@@ -157,6 +168,68 @@ describe('what a reader takes from hand-read records', () => {
   it('SharePoint list item records (cli-microsoft365 auditlog mock): app identity as user', () => {
     const e = norm('c20660ac-fabd-4c04-d22d-08daf2baf8df', 'Audit.SharePoint');
     expect(e).toMatchObject({ recordType: 36, operation: 'ListItemUpdated', userId: 'app@sharepoint', clientIp: '40.114.162.47', creationTime: '2023-01-13T00:00:00.000Z' });
+  });
+
+  it('Copilot interactions (Management Activity API Copilot schema page): user, operation, app host, contexts, resources, plugins', () => {
+    const word = norm('99b0a960-13a0-461f-8c5c-cb2316ea273d');
+    expect(word).toMatchObject({ recordType: 261, operation: 'CopilotInteraction', workload: 'Copilot', userId: 'admin@MODERNCOMMS975184.onmicrosoft.com', userType: 0, creationTime: '2023-12-13T17:12:36.000Z', organizationId: '408e31c8-8f05-410a-9221-84335f0ce512' });
+    const w = copilotInteraction(word)!;
+    expect(w.appHost).toBe('Word');
+    expect(w.threadId).toBe('19:lgojcxwbvhJnfU3IhUJW5M-nSX2U7tjccgSrtYAoG341@thread.v2');
+    expect(w.contexts).toHaveLength(1);
+    expect(w.contexts[0]!.type).toBe('docx');
+    expect(w.contexts[0]!.id).toContain('file=AboutElephants.docx');
+    expect(w.accessedResources).toEqual([]);
+    // Its ClientIP is sent as "ffff:10.11.0.229" (no leading "::"): not asserted here, see the README's open findings.
+    const bing = norm('537312b6-dce7-4d9b-8b12-58283204b720');
+    expect(bing).toMatchObject({ recordType: 261, userId: 'admin@MODERNCOMMS975184.onmicrosoft.com', clientIp: '2401:4900:60d2:179b:c004:b6f:b678:b148', creationTime: '2023-12-14T02:11:55.000Z' });
+    const b = copilotInteraction(bing)!;
+    expect(b.appHost).toBe('Bing');
+    expect(b.contexts).toEqual([]);
+    expect(b.plugins).toEqual([{ name: 'BuiltIn', id: 'BingWebSearch' }]);
+    expect(b.models.map((m) => m.name)).toEqual(['DEEP_LEO']);
+    expect(b.accessedResources).toEqual([{ id: 'AAAAAEYE2GAACp1FlnN_CHXStUkHAGWJYgtgcv1eOxe2v4H4jOsAAAQsLLeAAGWJYgtgcv1EoXe2v4H4josAABwvq8gAAA2', name: 'Document1.docx', type: 'docx', siteUrl: 'https://microsoft.sharepoint.com/teams/OfficeSerbia/Shared%20Documents/SPOPPE/Document%20transformation%20services/Crawled%20Word%20documents/IW/Document1.docx?web=1', sensitivityLabelId: 'f41ab342-8706-4188-bd11-ebb85995028c', action: 'Read' }]);
+  });
+
+  it('sensitivity label and AIP records (Management Activity API pages): labeller, file, IP, type', () => {
+    expect(norm('77b9a81f-aa2a-4e4a-bdb7-d35b03277fec')).toMatchObject({ recordType: 94, operation: 'SensitivityLabelApplied', userId: 'ipadmin@champion365.onmicrosoft.com', clientIp: '20.163.159.46', objectId: 'Document2', creationTime: '2022-12-13T22:45:39.000Z' });
+    expect(norm('e15273c7-f07e-41ec-bac1-5da8739623a5')).toMatchObject({ recordType: 93, operation: 'Discover', clientIp: '104.190.163.53', objectId: 'C:\\Users\\User\\OneDrive - champion365\\Cascade Car Schematics.docx' });
+    // An encrypted-message portal record carries no ClientIP: none is invented.
+    expect(norm('ef29c387-c81b-4812-9020-90b378d92cde', 'Audit.Exchange')).toMatchObject({ recordType: 154, operation: 'AttachmentReview', userId: 'admin@M365x965352.onmicrosoft.com', clientIp: null, workload: 'Exchange' });
+  });
+
+  it('Exchange mailbox item records (elastic beats) and plaso records: system SID as user, loopback IP, admin cmdlets', () => {
+    const create = norm('3be78a31-dbd3-4c2c-eaf9-08d7b3cc8226', 'Audit.Exchange');
+    expect(create).toMatchObject({ recordType: 2, operation: 'Create', userId: 'S-1-5-18', userType: 2, clientIp: '::1', creationTime: '2020-02-17T17:12:03.000Z', workload: 'Exchange' });
+    expect(norm('815684be-4e52-4cb2-9242-08d7b386e333', 'Audit.Exchange')).toMatchObject({ recordType: 2, operation: 'ModifyFolderPermissions', creationTime: '2020-02-17T08:53:41.000Z' });
+    expect(norm('cc0bb5b2-b540-4640-5e1c-08da3028fe4f', 'Audit.Exchange')).toMatchObject({ recordType: 1, operation: 'Set-AdminAuditLogConfig', userType: 3, userId: 'NT AUTHORITY\\SYSTEM (Microsoft.Exchange.Servicehost)', objectId: 'sst5f.onmicrosoft.com\\Admin Audit Log Settings', clientIp: null });
+    expect(norm('ea769bfc-fa67-465c-767a-08d7adfc0b7b', 'Audit.Exchange')).toMatchObject({ recordType: 1, operation: 'Set-TransportConfig', userType: 3, objectId: 'testsiem.onmicrosoft.com\\Transport Settings', creationTime: '2020-02-10T07:37:13.000Z', clientIp: null });
+    expect(norm('0a454a7b-fbac-4329-a20c-72bad3bc5000', 'Audit.AzureActiveDirectory')).toMatchObject({ recordType: 15, operation: 'UserLoggedIn', userId: 'piet@sst5f.onmicrosoft.com', clientIp: '0.0.0.0', objectId: '00000003-0000-0000-c000-000000000000' });
+  });
+
+  it('a team created from Teams (elastic beats): the Teams records, the SharePoint site and lists it makes, and who made them', () => {
+    const recs = OURS.find((f) => f.file.endsWith('elastic-beats-teams-groups.ndjson'))!.records.map((r) => normalizeRecord(r, 'Audit.General')!);
+    expect(recs).toHaveLength(20);
+    expect(norm('9b9e973b-64c3-4607-bc79-bf743c985051')).toMatchObject({ recordType: 25, operation: 'TeamCreated', userId: 'root@testsiem4.onmicrosoft.com', userType: 2, workload: 'MicrosoftTeams', clientIp: null, creationTime: '2021-02-05T09:08:00.000Z' });
+    const site = norm('f576a30e-1734-4f42-f3b3-08d8c9b58718', 'Audit.SharePoint');
+    expect(site).toMatchObject({ recordType: 4, operation: 'SiteCollectionCreated', userId: 'app@sharepoint', clientIp: '20.190.143.50', objectId: 'https://testsiem4.sharepoint.com/sites/users' });
+    // SharePoint's group additions send an empty ClientIP: no address comes out of it.
+    const added = recs.filter((e) => e.operation === 'AddedToGroup');
+    expect(added).toHaveLength(7);
+    expect(added.every((e) => e.recordType === 14 && e.clientIp === null && e.raw.ClientIP === '')).toBe(true);
+    expect(new Set(recs.filter((e) => e.recordType === 56).map((e) => e.operation))).toEqual(new Set(['ListColumnUpdated']));
+  });
+
+  it('OneDrive anonymous sharing (elastic beats): who created the anyone-link, on which file, from where; an app-made team', () => {
+    const link = norm('1cb54d72-3a76-4a7c-7b3d-08d7b17b4ec9', 'Audit.SharePoint');
+    expect(link).toMatchObject({ recordType: 14, operation: 'AnonymousLinkCreated', workload: 'OneDrive', userId: 'asr@testsiem.onmicrosoft.com', clientIp: '79.159.10.151', objectId: 'https://testsiem-my.sharepoint.com/personal/asr_testsiem_onmicrosoft_com/Documents/Screenshot.png', creationTime: '2020-02-14T18:25:45.000Z' });
+    expect(norm('a8c23ab8-9447-4824-3208-08d7b17b4e5e', 'Audit.SharePoint')).toMatchObject({ recordType: 14, operation: 'SharingSet', userId: 'asr@testsiem.onmicrosoft.com' });
+    // A team created by an application: user "Application", user type 5, no client address.
+    expect(norm('49fa9883-50a9-4c9c-8e12-57e0948a9d8a')).toMatchObject({ recordType: 25, operation: 'TeamCreated', userId: 'Application', userType: 5, clientIp: null });
+  });
+
+  it('Data Insights records (elastic beats): a service account of Application user type', () => {
+    expect(norm('3b492d08-23a8-4e65-75ea-08d7afa9c9a2')).toMatchObject({ recordType: 52, operation: 'SearchDataInsightsSubscription', userId: 'Service Account', userType: 5, workload: 'SecurityComplianceCenter', clientIp: null, creationTime: '2020-02-12T10:53:26.000Z' });
   });
 
   it('client IP forms (elastic beats test vectors) normalise without a throw and keep the raw value', () => {
