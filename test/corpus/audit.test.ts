@@ -58,8 +58,8 @@ const VIEWS = [
   [RECORD_TYPES.AzureActiveDirectory, directoryChange],
 ] as const;
 
-/** Files whose records are not real: hand-made ClientIP test vectors and composed records (see their SOURCES.md). */
-const NOT_REAL = [/ip-formats\.(nd)?json$/, /^audit-defects\/sp-credentials\.json$/];
+/** Files whose records are not real records: hand-made ClientIP test vectors (composed records live in test/fixtures/composed/). */
+const NOT_REAL = [/ip-formats\.(nd)?json$/];
 /** Every real record with an `Id` and a numeric `RecordType`, once per `Id`, over every folder of the corpus. */
 const REAL = [...new Map(ALL.filter((f) => !NOT_REAL.some((re) => re.test(f.file))).flatMap((f) => f.records).filter((r) => typeof r.Id === 'string' && typeof r.RecordType === 'number').map((r) => [r.Id as string, r])).values()];
 
