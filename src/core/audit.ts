@@ -55,6 +55,8 @@ export function auditTime(value: unknown): string | null {
 const IPV4_WITH_PORT = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/;
 const BRACKETED = /^\[([^\]]+)\](?::\d{1,5})?$/;
 const MAPPED = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/;
+/** `ffff:1.2.3.4`: the IPv4-mapped form with its leading `::` lost, as Microsoft's CopilotInteraction example sends it. */
+const MAPPED_WITHOUT_PREFIX = /^ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
 
 /**
  * One client address as Vigil stores and compares it, from the forms real audit records carry: `1.2.3.4`,
@@ -65,8 +67,9 @@ const MAPPED = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/;
  * IPv4 with leading zeros): the raw record keeps the value. Never throws.
  * Source: the Management Activity API common schema (`ClientIP`: "The IP address is displayed in either an IPv4 or
  * IPv6 address format"); the Exchange mailbox schema (`ClientIPAddress`); Azure AD records (`ActorIpAddress`);
- * Microsoft Learn "View Power Apps activity logs" example (`enduser.ip_address` `::ffff:172.172.34.12`); recorded
- * values with ports in test/fixtures/real/audit-defects/SOURCES.md.
+ * Microsoft Learn "View Power Apps activity logs" example (`enduser.ip_address` `::ffff:172.172.34.12`); the
+ * Management Activity API's Copilot schema example (`ClientIP` `ffff:10.11.0.229`, the `::` lost: read as the IPv4
+ * address it maps); recorded values with ports in test/fixtures/real/audit-defects/SOURCES.md.
  */
 export function normalizeIp(value: unknown): string | null {
   if (typeof value !== 'string' || value.length === 0 || value.length > 100) return null;
@@ -79,6 +82,8 @@ export function normalizeIp(value: unknown): string | null {
   }
   const zone = s.indexOf('%');
   if (zone > 0) s = s.slice(0, zone);
+  const unprefixed = MAPPED_WITHOUT_PREFIX.exec(s);
+  if (unprefixed) s = unprefixed[1]!;
   const family = isIP(s);
   if (family === 4) return s;
   if (family !== 6) return null;

@@ -180,7 +180,8 @@ describe('what a reader takes from hand-read records', () => {
     expect(w.contexts[0]!.type).toBe('docx');
     expect(w.contexts[0]!.id).toContain('file=AboutElephants.docx');
     expect(w.accessedResources).toEqual([]);
-    // Its ClientIP is sent as "ffff:10.11.0.229" (no leading "::"): not asserted here, see the README's open findings.
+    // Its ClientIP is sent as "ffff:10.11.0.229" (the IPv4-mapped form without its leading "::"): the address it maps.
+    expect(word.clientIp).toBe('10.11.0.229');
     const bing = norm('537312b6-dce7-4d9b-8b12-58283204b720');
     expect(bing).toMatchObject({ recordType: 261, userId: 'admin@MODERNCOMMS975184.onmicrosoft.com', clientIp: '2401:4900:60d2:179b:c004:b6f:b678:b148', creationTime: '2023-12-14T02:11:55.000Z' });
     const b = copilotInteraction(bing)!;
