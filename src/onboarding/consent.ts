@@ -112,7 +112,7 @@ export interface ConsentLink {
 export interface ConsentOrigin {
   /** Omitted: the default organization (the operator's CLI). */
   organizationId?: string | undefined;
-  /** `user:<id>`, `api-key:<name>` or `operator`. */
+  /** Who asked, as the API records an author (`actorOf`): the user's e-mail, `api-key:<name>`, or `operator`. */
   initiatedBy?: string | undefined;
 }
 

@@ -9,7 +9,7 @@ import { addCustomerAppIntegration, addManagedAppIntegration, getIntegration, in
 import { registrationInstructions } from '../../onboarding/registration.ts';
 import { listIntegrationRuns } from '../../reporting/index.ts';
 import { listOrganizationIntegrations, type IntegrationRow } from '../../store/repositories/integrations.ts';
-import { principalOf } from '../auth.ts';
+import { actorOf, principalOf } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
 import { commonErrors, ErrorSchema, IdParams, RunSchema, Timestamp } from '../schemas.ts';
 
@@ -113,7 +113,7 @@ export function integrationRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
   }, async (request) => {
     const p = principalOf(request);
-    return consentLink(ctx, request.body.tenant.trim(), undefined, { organizationId: p.organizationId, initiatedBy: p.kind === 'user' ? `user:${p.userId}` : `api-key:${p.name}` });
+    return consentLink(ctx, request.body.tenant.trim(), undefined, { organizationId: p.organizationId, initiatedBy: actorOf(p) });
   });
 
   r.get('/integrations/:id', { schema: { tags: ['integrations'], summary: 'One integration with its setup checklist', params: IdParams, response: { 200: DetailSchema, ...commonErrors } } }, async (request) =>
