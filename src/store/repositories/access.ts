@@ -37,10 +37,6 @@ export async function listPortalUsers(db: Executor, organizationId: string): Pro
   return db.selectFrom('portal_users').selectAll().where('organization_id', '=', organizationId).orderBy('email').execute();
 }
 
-export async function updatePortalUser(db: Executor, id: string, set: Partial<Pick<PortalUsersTable, 'failed_logins' | 'locked_until' | 'last_login_at' | 'password_hash' | 'role' | 'disabled_at'>>): Promise<void> {
-  await db.updateTable('portal_users').set(set).where('id', '=', id).execute();
-}
-
 /**
  * Counts one sign-in attempt of the user with this email, atomically, before its password is checked: one
  * `UPDATE … SET failed_logins = failed_logins + 1 … RETURNING` (SQLite ≥ 3.35 and PostgreSQL), so concurrent attempts
