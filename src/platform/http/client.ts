@@ -1,6 +1,6 @@
 import { rootCertificates } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Agent, Dispatcher } from 'undici';
+import type { Agent, Dispatcher, request as undiciRequest } from 'undici';
 import { VigilError } from '../../core/errors.ts';
 import type { Logger } from '../log/index.ts';
 import type { ThrottleBudget } from './budget.ts';
@@ -164,7 +164,7 @@ export class HttpClient {
   readonly links: LinkPolicy;
   /** Options of the connection pool, created with undici on the first request (start-up of commands that send none stays light). */
   private readonly agentOptions: Agent.Options;
-  private pool: Promise<{ agent: Agent; request: typeof import('undici').request }> | undefined;
+  private pool: Promise<{ agent: Agent; request: typeof undiciRequest }> | undefined;
   private readonly maxAttempts: number;
   private readonly maxWaitSeconds: number;
   private readonly baseDelaySeconds: number;
@@ -305,7 +305,7 @@ export class HttpClient {
   }
 
   /** The undici pool, loaded and created on first use. */
-  private connectionPool(): Promise<{ agent: Agent; request: typeof import('undici').request }> {
+  private connectionPool(): Promise<{ agent: Agent; request: typeof undiciRequest }> {
     this.pool ??= import('undici').then((undici) => ({ agent: new undici.Agent(this.agentOptions), request: undici.request }));
     return this.pool;
   }
