@@ -39,9 +39,20 @@ export interface VigilProcess {
   output: () => string;
 }
 
-/** Starts the real `vigil` CLI with `env` on top of this process's environment, without waiting for it. */
+/** Processes started by {@link startVigil} and not yet exited: killed when the test worker exits, whatever failed. */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/**
+ * Starts the real `vigil` CLI with `env` on top of this process's environment, without waiting for it. The process
+ * is killed when the test worker exits if the test did not stop it (a failed assertion leaves nothing running).
+ */
 export function startVigil(args: string[], env: Record<string, string>): VigilProcess {
   const child = spawn(process.execPath, [...CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
