@@ -1,28 +1,28 @@
 # syntax=docker/dockerfile:1
-# Vigil runs its TypeScript through tsx, a runtime dependency: the only build step is the web portal (stage `web`).
+# Vigil runs compiled JavaScript (dist/, by `npm run build`) and serves the built portal (web/dist). Node 24 LTS, the
+# Node the tests run on (package.json pins it as a development dependency).
 # Build:  docker build -t vigil .
 # Run:    see docs/deployment.md (SQLite in the /data volume, or PostgreSQL through DATABASE_URL).
 
-# The portal: React built by Vite into web/dist, served by `vigil serve` at `/` (devDependencies only here).
-FROM node:22-bookworm-slim AS web
+# Build: the TypeScript into dist/ and the portal into web/dist (both need the development dependencies).
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
+COPY src ./src
+COPY emulator ./emulator
 COPY web ./web
-RUN npm run build:web
+RUN npm run build
 
-FROM node:22-bookworm-slim AS deps
+# Runtime dependencies only (better-sqlite3 ships its prebuilt binary in the npm package: nothing compiles).
+FROM node:24-bookworm-slim AS deps
 WORKDIR /app
-# better-sqlite3 downloads a prebuilt binary; python3, make and g++ are for its node-gyp fallback when none fits.
-RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 make g++ \
- && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
-# `prepare` builds the portal, which needs the devDependencies: the `web` stage does it instead.
-RUN npm pkg delete scripts.prepare \
- && npm ci --omit=dev --no-audit --no-fund
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
-FROM node:22-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 RUN groupadd --system --gid 10001 vigil \
  && useradd --system --uid 10001 --gid vigil --create-home --home-dir /home/vigil --shell /usr/sbin/nologin vigil \
@@ -30,12 +30,11 @@ RUN groupadd --system --gid 10001 vigil \
  && chown vigil:vigil /data \
  && chmod 0700 /data
 COPY --from=deps /app/node_modules ./node_modules
-COPY package.json package-lock.json tsconfig.json ./
+COPY package.json package-lock.json ./
 COPY bin ./bin
-COPY src ./src
-COPY emulator ./emulator
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/web/dist ./web/dist
 COPY docs ./docs
-COPY --from=web /app/web/dist ./web/dist
 ENV VIGIL_DATA_DIR=/data \
     VIGIL_HOST=0.0.0.0
 USER vigil

@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Compiles dist/ (incrementally) first: CLI tests spawn the shipped bin/vigil.mjs.
+    globalSetup: ['test/support/build.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -8,7 +8,7 @@ import { ESTATE_STREAM_NAMES, type EstateStreamName } from '../core/inventory.ts
 import { INVENTORY_NAMES, RESOURCE_TYPES, type CheckFunction, type LoadedCheck } from './types.ts';
 
 /**
- * Loads checks from `checks/<area>/<check_id>/{metadata.json,check.ts}`. Metadata is data, validated here; the id
+ * Loads checks from `checks/<area>/<check_id>/{metadata.json,check.ts}` (`check.js` when compiled). Metadata is data, validated here; the id
  * must equal the folder name and the area its parent folder, or loading fails. Model: prowler `lib/check/models.py`.
  */
 
@@ -35,8 +35,11 @@ const metadataSchema = z
   })
   .strict();
 
-/** Folder of the built-in checks. */
+/** Folder of the built-in checks (`src/checks`, or `dist/src/checks` compiled, where the build copies metadata.json). */
 export const CHECKS_DIR = import.meta.dirname;
+
+/** Extension of the check modules beside this loader: `.ts` from source (tests, tsx), `.js` compiled. */
+const MODULE_EXT = import.meta.filename.endsWith('.ts') ? '.ts' : '.js';
 
 /**
  * Loads and validates every check under `dir`.
@@ -64,8 +67,8 @@ export async function loadChecks(dir: string = CHECKS_DIR): Promise<LoadedCheck[
       }
       if (parsed.data.id !== id) throw fail(`metadata id '${parsed.data.id}' does not match the folder name '${id}'`);
       if (parsed.data.area !== area) throw fail(`metadata area '${parsed.data.area}' does not match the folder '${area}'`);
-      const mod = (await import(pathToFileURL(join(folder, 'check.ts')).href)) as { check?: CheckFunction };
-      if (typeof mod.check !== 'function') throw fail('check.ts does not export a function named `check`');
+      const mod = (await import(pathToFileURL(join(folder, `check${MODULE_EXT}`)).href)) as { check?: CheckFunction };
+      if (typeof mod.check !== 'function') throw fail(`check${MODULE_EXT} does not export a function named \`check\``);
       checks.push({ metadata: parsed.data, run: mod.check });
     }
   }

@@ -31,8 +31,11 @@ export function createQueue(rt: Runtime): JobQueue {
   return new InProcessQueue(rt.logger, policy);
 }
 
-/** The built portal of this installation (`npm run build:web`, run by `npm ci`). */
-export const PORTAL_DIR = join(import.meta.dirname, '..', '..', 'web', 'dist');
+/**
+ * The built portal of this installation (`npm run build:web`, run by `npm ci`): `<package>/web/dist`, whether this
+ * module runs from `src/main/` (tests, through tsx) or compiled from `dist/src/main/`.
+ */
+export const PORTAL_DIR = join(import.meta.dirname, ...(import.meta.filename.endsWith('.ts') ? ['..', '..'] : ['..', '..', '..']), 'web', 'dist');
 
 /** The API's dependencies from a runtime and the job queue. */
 export async function apiContext(rt: Runtime, queue: Pick<JobQueue, 'enqueueCollection' | 'pending'>): Promise<ApiContext> {

@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationInfo, type MigrationProvider, type MigrationResultSet, type Transaction } from 'kysely';
-import pg from 'pg';
 import { VigilError } from '../core/errors.ts';
 import { privateDirectory, privateFile, type Tightened } from '../platform/files/index.ts';
 import * as m0001 from './migrations/0001_initial.ts';
@@ -95,6 +94,8 @@ export async function openStore(options: StoreOptions | string): Promise<Kysely<
     if (!SCHEMA_NAME.test(schema)) {
       throw new VigilError('configuration', 'SCHEMA_INVALID', `Schema name '${schema}' is not a plain PostgreSQL identifier.`, { field: 'VIGIL_DATABASE_SCHEMA', remediation: 'Use lower-case letters, digits and underscores.' });
     }
+    // node-postgres is loaded only for PostgreSQL: SQLite commands start without it.
+    const { default: pg } = await import('pg');
     const pool = new pg.Pool({ connectionString: o.databaseUrl, max: o.poolSize ?? 10, options: `-c search_path=${schema}` });
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [new StorableTextPlugin()] });
     dialects.set(db, 'postgres');

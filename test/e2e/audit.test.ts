@@ -4,7 +4,7 @@ import { addCustomerAppIntegration } from '../../src/onboarding/integrations.ts'
 import { listAlerts } from '../../src/store/repositories/audit.ts';
 import { ingestAndDetect, ingestAudit, POWER_BI_SOURCE } from '../../src/sync/audit.ts';
 import { parseExposition, sampleSum } from '../support/metrics.ts';
-import { until, vigil } from '../support/process.ts';
+import { CLI, until, vigil } from '../support/process.ts';
 import { TEST_ENV, world, type World } from './harness.ts';
 
 const T = Date.parse('2026-11-20T12:00:00Z');
@@ -229,7 +229,7 @@ describe('vigil audit killed with SIGKILL at random points', () => {
     const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
     const count = async () => Number((await rt.db.selectFrom('audit_events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst())?.n ?? 0);
     const run = () => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', '--data-dir', rt.config.dataDir, 'audit', integration.id, '--json'], {
+      const child = spawn(process.execPath, [...CLI, '--data-dir', rt.config.dataDir, 'audit', integration.id, '--json'], {
         env: { ...process.env, ...TEST_ENV, VIGIL_ENDPOINTS_FILE: w.endpointsFile },
         stdio: 'ignore',
       });

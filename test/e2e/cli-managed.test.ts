@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { generateManagedApp, generateTenant, startEmulator, type RunningEmulator } from '../../emulator/index.ts';
 import { tenantAccounts } from '../../emulator/generate.ts';
 import { TEST_ENV } from './harness.ts';
-import { freePort, vigil } from '../support/process.ts';
+import { CLI, freePort, vigil } from '../support/process.ts';
 import { browse } from '../support/browser.ts';
 
 
@@ -30,7 +30,7 @@ describe('Mode B from the CLI alone', () => {
       VIGIL_PORT: String(port),
     };
 
-    const serve = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', 'serve'], { env: { ...process.env, ...TEST_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const serve = spawn(process.execPath, [...CLI, 'serve'], { env: { ...process.env, ...TEST_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let served = '';
     serve.stdout.on('data', (d) => (served += d));
     const serveExit = new Promise((r) => serve.once('exit', r));

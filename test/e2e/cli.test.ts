@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { TEST_ENV, world, type World } from './harness.ts';
-import { vigil } from '../support/process.ts';
+import { CLI, vigil } from '../support/process.ts';
 import { STREAM_NAMES } from '../../src/core/inventory.ts';
 
 /** Runs the real CLI in a child process; returns exit code and output. */
@@ -142,7 +142,8 @@ describe('vigil serve on SQLite', () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'vigil-serve-'));
       const env = { VIGIL_ENDPOINTS_FILE: w.endpointsFile, VIGIL_DATA_DIR: dataDir, VIGIL_PORT: '0', VIGIL_SCHEDULER_TICK_SECONDS: '1' };
       expect((await vigil(['integrations', 'add', '--mode', 'customer-app', '--tenant-id', w.tenant.id, '--client-id', w.app.appId, '--client-secret-stdin', '--name', 'S'], env, w.secret)).code).toBe(0);
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', 'serve'], { env: { ...process.env, ...TEST_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [...CLI, 'serve'], { env: { ...process.env, ...TEST_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      onTestFinished(() => void child.kill('SIGKILL'));
       let out = '';
       child.stdout.on('data', (d) => (out += d));
       const exited = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));

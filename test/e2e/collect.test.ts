@@ -13,6 +13,7 @@ import type { Runtime } from '../../src/main/runtime.ts';
 import { parseExposition, sampleSum, sampleValue } from '../support/metrics.ts';
 import { DIALECTS, freshStore, type TestStore } from '../store/dialects.ts';
 import { dumpDatabase, TEST_ENV, world, type World } from './harness.ts';
+import { CLI } from '../support/process.ts';
 
 /** Adds the integration, collects, evaluates; returns the runtime. */
 async function collected(w: World, dataDir?: string, env?: Record<string, string>): Promise<{ rt: Runtime; integrationId: string }> {
@@ -107,7 +108,7 @@ describe('collection reliability', () => {
     const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
     // Slow the upstream a little so the kill lands mid-run: every Graph response waits on a fractional Retry-After.
     w.emulator.control.setFaults({ rate: 0.3, kinds: ['429-fractional'], seed: 3, services: ['graph'], maxRetryAfterSeconds: 0.05 });
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', '--data-dir', rt.config.dataDir, 'collect', integration.id, '--no-checks', '--json'], {
+    const child = spawn(process.execPath, [...CLI, '--data-dir', rt.config.dataDir, 'collect', integration.id, '--no-checks', '--json'], {
       env: { ...process.env, ...TEST_ENV, ...env, VIGIL_ENDPOINTS_FILE: w.endpointsFile },
       stdio: 'ignore',
     });

@@ -47,60 +47,72 @@ export async function portalWorld(): Promise<PortalWorld> {
   const contoso = generateTenant({ seed: 'portal-contoso', permissions: 'documented', sizes, displayName: 'Contoso' });
   const fabrikam = generateTenant({ seed: 'portal-fabrikam', permissions: 'documented', sizes, displayName: 'Fabrikam' });
   const managed = generateManagedApp({ seed: 'portal-operator', redirectUris: [`${baseUrl}/consent/callback`] });
-  const emulator = await startEmulator({ tenants: [contoso, fabrikam], managedApps: [managed] });
-  const endpointsFile = emulator.writeEndpointsFile(mkdtempSync(join(tmpdir(), 'vigil-emu-')));
-  const dataDir = mkdtempSync(join(tmpdir(), 'vigil-portal-'));
-  const env = {
-    ...TEST_ENV,
-    VIGIL_DATA_DIR: dataDir,
-    VIGIL_ENDPOINTS_FILE: endpointsFile,
-    VIGIL_HOST: '127.0.0.1',
-    VIGIL_PORT: String(port),
-    VIGIL_MANAGED_APP_CLIENT_ID: managed.appId,
-    VIGIL_MANAGED_APP_CLIENT_SECRET: managed.clientSecret,
-    VIGIL_CONSENT_REDIRECT_URI: `${baseUrl}/consent/callback`,
-    VIGIL_LOG_LEVEL: 'info',
+  if (!existsSync(CHROMIUM)) throw new Error(`Chromium is missing at ${CHROMIUM}: \`npm test\` installs Debian's chromium (scripts/test-prereqs.sh), or run \`apt-get install chromium\`.`);
+  // Everything started is stopped again when a later step fails (a failed launch left \`vigil serve\` running before).
+  const cleanup: Array<() => Promise<unknown> | unknown> = [];
+  const stopAll = async () => {
+    for (const stop of cleanup.reverse()) await Promise.resolve().then(stop).catch(() => undefined);
   };
-  const email = 'admin@contoso.test';
-  const password = 'correct horse battery staple';
-  const rt = await createRuntime({ dataDir, cloud: loadCustomProfile(endpointsFile), env });
-  await addPortalUser(rt.db, { organizationId: (await ensureOrganization(rt.db, 'Contoso')).id, email, password, role: 'admin', displayName: 'Ada Admin' });
-  await rt.close();
+  try {
+    const emulator = await startEmulator({ tenants: [contoso, fabrikam], managedApps: [managed] });
+    cleanup.push(() => emulator.close());
+    const endpointsFile = emulator.writeEndpointsFile(mkdtempSync(join(tmpdir(), 'vigil-emu-')));
+    const dataDir = mkdtempSync(join(tmpdir(), 'vigil-portal-'));
+    const env = {
+      ...TEST_ENV,
+      VIGIL_DATA_DIR: dataDir,
+      VIGIL_ENDPOINTS_FILE: endpointsFile,
+      VIGIL_HOST: '127.0.0.1',
+      VIGIL_PORT: String(port),
+      VIGIL_MANAGED_APP_CLIENT_ID: managed.appId,
+      VIGIL_MANAGED_APP_CLIENT_SECRET: managed.clientSecret,
+      VIGIL_CONSENT_REDIRECT_URI: `${baseUrl}/consent/callback`,
+      VIGIL_LOG_LEVEL: 'info',
+    };
+    const email = 'admin@contoso.test';
+    const password = 'correct horse battery staple';
+    const rt = await createRuntime({ dataDir, cloud: loadCustomProfile(endpointsFile), env });
+    await addPortalUser(rt.db, { organizationId: (await ensureOrganization(rt.db, 'Contoso')).id, email, password, role: 'admin', displayName: 'Ada Admin' });
+    await rt.close();
 
-  const { child, exited, output } = startVigil(['serve'], env);
-  await until('vigil serve to answer /healthz', async () => (await fetch(`${baseUrl}/healthz`).catch(() => null))?.ok, 60_000).catch((e: Error) => {
-    child.kill('SIGKILL');
-    throw new Error(`${e.message}\n${output()}`);
-  });
-
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
-  // The emulator's certificate comes from its own test CA: the browser only meets it on the consent page.
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ignoreHTTPSErrors: true });
-  const page = await context.newPage();
-  mkdirSync(SCREENSHOT_DIR, { recursive: true });
-  return {
-    baseUrl,
-    emulator,
-    contoso,
-    fabrikam,
-    managed,
-    email,
-    password,
-    browser,
-    context,
-    page,
-    async screenshot(name, p = page) {
-      const path = join(SCREENSHOT_DIR, `${name}.png`);
-      await p.screenshot({ path, fullPage: true });
-      return path;
-    },
-    output,
-    async close() {
-      await browser.close().catch(() => undefined);
+    const { child, exited, output } = startVigil(['serve'], env);
+    const stopServe = async () => {
       child.kill('SIGTERM');
       await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
       child.kill('SIGKILL');
-      await emulator.close();
-    },
-  };
+    };
+    cleanup.push(stopServe);
+    await until('vigil serve to answer /healthz', async () => (await fetch(`${baseUrl}/healthz`).catch(() => null))?.ok, 60_000).catch((e: Error) => {
+      throw new Error(`${e.message}\n${output()}`);
+    });
+
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+    cleanup.push(() => browser.close());
+    // The emulator's certificate comes from its own test CA: the browser only meets it on the consent page.
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ignoreHTTPSErrors: true });
+    const page = await context.newPage();
+    mkdirSync(SCREENSHOT_DIR, { recursive: true });
+    return {
+      baseUrl,
+      emulator,
+      contoso,
+      fabrikam,
+      managed,
+      email,
+      password,
+      browser,
+      context,
+      page,
+      async screenshot(name, p = page) {
+        const path = join(SCREENSHOT_DIR, `${name}.png`);
+        await p.screenshot({ path, fullPage: true });
+        return path;
+      },
+      output,
+      close: stopAll,
+    };
+  } catch (e) {
+    await stopAll();
+    throw e;
+  }
 }

@@ -2,10 +2,16 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { TEST_ENV } from '../e2e/harness.ts';
 
+/**
+ * The CLI as shipped: bin/vigil.mjs running the compiled dist/ (vitest's global set-up, test/support/build.ts,
+ * compiles what changed before any test runs). Arguments for `spawn(process.execPath, [...CLI, …])`.
+ */
+export const CLI = ['bin/vigil.mjs'];
+
 /** Runs the real `vigil` CLI in a child process with `env` (on top of the test environment); resolves its exit code and output. */
 export function vigil(args: string[], env: Record<string, string>, stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', ...args], { env: { ...process.env, ...TEST_ENV, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...CLI, ...args], { env: { ...process.env, ...TEST_ENV, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -33,9 +39,20 @@ export interface VigilProcess {
   output: () => string;
 }
 
-/** Starts the real `vigil` CLI with `env` on top of this process's environment, without waiting for it. */
+/** Processes started by {@link startVigil} and not yet exited: killed when the test worker exits, whatever failed. */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/**
+ * Starts the real `vigil` CLI with `env` on top of this process's environment, without waiting for it. The process
+ * is killed when the test worker exits if the test did not stop it (a failed assertion leaves nothing running).
+ */
 export function startVigil(args: string[], env: Record<string, string>): VigilProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));

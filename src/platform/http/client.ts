@@ -1,6 +1,6 @@
 import { rootCertificates } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher, request as undiciRequest } from 'undici';
 import { VigilError } from '../../core/errors.ts';
 import type { Logger } from '../log/index.ts';
 import type { ThrottleBudget } from './budget.ts';
@@ -162,7 +162,9 @@ export class HttpClient {
   readonly stats = new Map<ApiName, HttpStats>();
   /** The link policy every request is checked against; sources check the links they store with it too. */
   readonly links: LinkPolicy;
-  private readonly dispatcher: Agent;
+  /** Options of the connection pool, created with undici on the first request (start-up of commands that send none stays light). */
+  private readonly agentOptions: Agent.Options;
+  private pool: Promise<{ agent: Agent; request: typeof undiciRequest }> | undefined;
   private readonly maxAttempts: number;
   private readonly maxWaitSeconds: number;
   private readonly baseDelaySeconds: number;
@@ -175,12 +177,12 @@ export class HttpClient {
     this.links = options.links;
     this.budget = options.budget;
     this.metrics = options.metrics;
-    this.dispatcher = new Agent({
+    this.agentOptions = {
       connect: options.caPem ? { ca: [...rootCertificates, options.caPem] } : {},
       headersTimeout: 60_000,
       bodyTimeout: 120_000,
       keepAliveTimeout: 10_000,
-    });
+    };
     this.maxAttempts = options.maxAttempts ?? 6;
     this.maxWaitSeconds = options.maxWaitSeconds ?? 120;
     this.baseDelaySeconds = options.baseDelaySeconds ?? 1;
@@ -230,7 +232,8 @@ export class HttpClient {
       let resHeaders: Record<string, string>;
       let text: string;
       try {
-        const res = await request(req.url, { method, headers, body: payload, dispatcher: this.dispatcher });
+        const { agent, request } = await this.connectionPool();
+        const res = await request(req.url, { method, headers, body: payload, dispatcher: agent });
         status = res.statusCode;
         resHeaders = headerRecord(res.headers);
         text = await res.body.text();
@@ -301,8 +304,14 @@ export class HttpClient {
     await this.sleepMs(seconds * 1000);
   }
 
-  /** Closes pooled connections. */
+  /** The undici pool, loaded and created on first use. */
+  private connectionPool(): Promise<{ agent: Agent; request: typeof undiciRequest }> {
+    this.pool ??= import('undici').then((undici) => ({ agent: new undici.Agent(this.agentOptions), request: undici.request }));
+    return this.pool;
+  }
+
+  /** Closes pooled connections (none when nothing was sent). */
   async close(): Promise<void> {
-    await this.dispatcher.close();
+    if (this.pool) await (await this.pool).agent.close();
   }
 }

@@ -1,4 +1,4 @@
-import { ConfidentialClientApplication, LogLevel, type INetworkModule, type NetworkRequestOptions, type NetworkResponse } from '@azure/msal-node';
+import type { ConfidentialClientApplication, Configuration, INetworkModule, NetworkRequestOptions, NetworkResponse } from '@azure/msal-node';
 import { X509Certificate } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { VigilError } from '../../core/errors.ts';
@@ -204,14 +204,16 @@ export interface ClientCredentialOptions {
  * tokens per resource until shortly before expiry).
  */
 export class ClientCredentialProvider {
-  private readonly app: ConfidentialClientApplication;
+  /** MSAL's configuration; the client is created (and MSAL loaded) on the first token request. */
+  private readonly configuration: Configuration;
+  private app: Promise<ConfidentialClientApplication> | undefined;
   /** The tenant the tokens are for. */
   readonly tenantId: string;
 
   constructor(private readonly options: ClientCredentialOptions) {
     this.tenantId = options.tenantId;
     const authorityUrl = new URL(options.cloud.authorityHost);
-    this.app = new ConfidentialClientApplication({
+    this.configuration = {
       auth: {
         clientId: options.clientId,
         ...(options.certificate
@@ -224,9 +226,16 @@ export class ClientCredentialProvider {
       },
       system: {
         networkClient: new PipelineNetworkModule(options.http),
-        loggerOptions: { logLevel: LogLevel.Error, piiLoggingEnabled: false, loggerCallback: () => undefined },
+        // LogLevel.Error (0): MSAL's own logging is off; errors reach the caller.
+        loggerOptions: { logLevel: 0, piiLoggingEnabled: false, loggerCallback: () => undefined },
       },
-    });
+    };
+  }
+
+  /** The MSAL confidential client, loaded on first use (commands that request no token start without MSAL). */
+  private client(): Promise<ConfidentialClientApplication> {
+    this.app ??= import('@azure/msal-node').then((msal) => new msal.ConfidentialClientApplication(this.configuration));
+    return this.app;
   }
 
   /**
@@ -238,7 +247,7 @@ export class ClientCredentialProvider {
     const scope = `${resource}/.default`;
     let result;
     try {
-      result = await this.app.acquireTokenByClientCredential({ scopes: [scope], skipCache: forceRefresh });
+      result = await (await this.client()).acquireTokenByClientCredential({ scopes: [scope], skipCache: forceRefresh });
     } catch (e) {
       throw fromMsalError(e);
     }

@@ -1,4 +1,3 @@
-import { ConfidentialClientApplication, LogLevel } from '@azure/msal-node';
 import { createHash, randomBytes } from 'node:crypto';
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet } from 'jose';
 import type { CloudProfile } from '../../config/cloud.ts';
@@ -98,6 +97,8 @@ export interface CodeRedemption {
  */
 export async function redeemAuthorizationCode(r: CodeRedemption): Promise<string> {
   const authorityUrl = new URL(r.cloud.authorityHost);
+  // MSAL is loaded here, on the sign-in that needs it, not when the module is (CLI start-up).
+  const { ConfidentialClientApplication, LogLevel } = await import('@azure/msal-node');
   const app = new ConfidentialClientApplication({
     auth: {
       clientId: r.clientId,
