@@ -4,7 +4,8 @@
  *
  * - Every record of every corpus folder (this folder's and the other helpers' of issue 15) is normalised and put
  *   through every typed view without a throw; the common columns keep what the record says (`Id`, `RecordType`,
- *   `CreationTime` as UTC) and each typed view answers only for its record type.
+ *   `CreationTime` as UTC) and each typed view answers only for its record type (the Power Apps view also for
+ *   RecordType 256 records of a PowerApp resource).
  * - Hand-read records of `audit/` give the user, operation, record type, time, IP and object a person reading them
  *   would take.
  *
@@ -58,8 +59,11 @@ const VIEWS = [
   [RECORD_TYPES.AzureActiveDirectory, directoryChange],
 ] as const;
 
-/** Files whose records are not real records: hand-made ClientIP test vectors (composed records live in test/fixtures/composed/). */
-const NOT_REAL = [/ip-formats\.(nd)?json$/];
+/**
+ * Files whose records are not counted as real records: hand-made ClientIP test vectors, and real records whose
+ * identifiers were sanitised (kept for their shape: `-sanitised` files). Composed records live in test/fixtures/composed/.
+ */
+const NOT_REAL = [/ip-formats\.(nd)?json$/, /-sanitised\.(nd)?json$/];
 /** Every real record with an `Id` and a numeric `RecordType`, once per `Id`, over every folder of the corpus. */
 const REAL = [...new Map(ALL.filter((f) => !NOT_REAL.some((re) => re.test(f.file))).flatMap((f) => f.records).filter((r) => typeof r.Id === 'string' && typeof r.RecordType === 'number').map((r) => [r.Id as string, r])).values()];
 
@@ -92,7 +96,10 @@ describe('audit normaliser and typed views over every corpus record', () => {
         expect(e.raw).toBe(raw);
         for (const [type, view] of VIEWS) {
           const v = view(e);
-          expect(v === null, `${file} ${e.id}: view of ${type}`).toBe(e.recordType !== type);
+          // Power Apps activity arrives as RecordType 256 with a PowerApp resource too (issue 15, defect 4): the Power
+          // Apps view answers for those as well as for the older RecordType 45.
+          const answers = e.recordType === type || (type === RECORD_TYPES.PowerAppsApp && powerPlatformAdminActivity(e)?.resourceType === 'PowerApp');
+          expect(v === null, `${file} ${e.id}: view of ${type}`).toBe(!answers);
         }
       }
     }
@@ -129,6 +136,16 @@ describe('what a reader takes from hand-read records', () => {
     // A sign-out (OAuth2:Logout) names no user: the record's own "Unknown" and Application user type, not a real account.
     expect(norm('e5e2c41a-55ea-4681-9d64-78ddd7145bd2', 'Audit.AzureActiveDirectory')).toMatchObject({ operation: 'UserLoggedIn', userId: 'Unknown', userType: 5, clientIp: '79.159.10.151', objectId: 'Unknown' });
     expect(new Set(recs.map((e) => e.clientIp))).toEqual(new Set(['83.57.233.151', '79.159.10.151', '213.97.47.133', '37.29.234.179']));
+  });
+
+  it('a Power App launch as Microsoft now sends it (RecordType 256, pnp Analytics Insights, identifiers sanitised): the app, its environment, who launched it and from where', () => {
+    const e = norm('e2a84675-8952-4d91-a2ea-4d89f310f1a7');
+    expect(e).toMatchObject({ recordType: 256, operation: 'LaunchPowerApp', workload: 'PowerPlatform', userId: 'AmberR@CONTOSO.OnMicrosoft.com', userType: 2, clientIp: '167.220.196.178', objectId: null, creationTime: '2026-05-19T13:17:34.000Z' });
+    expect(powerAppsActivity(e)).toEqual({ recordType: 256, appId: '6c39e97c-6ddd-4a37-afd4-494a605925cf', appName: 'TestEmptyApp', environmentId: 'aa289efd-09f4-eaeb-bbb8-c08fc9e27d09', environmentName: 'dev-na-ba50088f', activity: 'LaunchPowerApp', permissionType: null, targetPrincipal: null });
+    // It is a Power App record, not an agent or connector change.
+    expect(powerPlatformAdminActivity(e)).toMatchObject({ resourceType: 'PowerApp', botId: null, customConnector: null });
+    // Sanitised identifiers: kept for the shape, not counted among the real records.
+    expect(REAL.some((r) => r.Id === e.id)).toBe(false);
   });
 
   it('OneDrive file operations (elastic beats): delete, view, upload and edit of one user\'s files', () => {
