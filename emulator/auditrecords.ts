@@ -27,7 +27,7 @@ export function isContentType(value: string): value is ContentType {
 
 /**
  * The kinds of generated record; each is one stream of the feed:
- * `copilot` (261), `powerApps` (45), `flow` (30), `powerPlatformAdmin` (256), `powerPlatformDlp` (187), `powerBi` (20)
+ * `copilot` (261), `powerApps` (256, resource type PowerApp), `flow` (30), `powerPlatformAdmin` (256), `powerPlatformDlp` (187), `powerBi` (20)
  * in Audit.General; `entra` (8) in Audit.AzureActiveDirectory; `exchange` (50/2) in Audit.Exchange; `sharePoint` (6) in
  * Audit.SharePoint; `dlp` (11/13) in DLP.All.
  */
@@ -77,11 +77,11 @@ export const RECORD_KINDS: readonly KindSpec[] = [
     contentType: 'Audit.General',
     weight: 15,
     variants: [
-      { operation: 'LaunchPowerApp', recordType: 45, weight: 72 },
-      { operation: 'CreatePowerApp', recordType: 45, weight: 8 },
-      { operation: 'PublishPowerApp', recordType: 45, weight: 10 },
-      { operation: 'EditPowerAppRolePermission', recordType: 45, weight: 7 },
-      { operation: 'DeletePowerApp', recordType: 45, weight: 3 },
+      { operation: 'LaunchPowerApp', recordType: 256, weight: 72 },
+      { operation: 'CreatePowerApp', recordType: 256, weight: 8 },
+      { operation: 'PublishPowerApp', recordType: 256, weight: 10 },
+      { operation: 'EditPowerAppRolePermission', recordType: 256, weight: 7 },
+      { operation: 'DeletePowerApp', recordType: 256, weight: 3 },
     ],
   },
   {
@@ -661,17 +661,48 @@ function renderCopilot(c: AuditCatalog, core: RecordCore, d: Draw): string {
   );
 }
 
+/**
+ * A Power Apps activity as Microsoft now sends it: RecordType 256 (PowerPlatformAdministratorActivity), workload
+ * `PowerPlatform`, the app in `PropertyCollection` (`powerplatform.analytics.resource.type` `PowerApp`,
+ * `…resource.power_app.id` / `.display_name`, the environment's id and name). Shape: the LaunchPowerApp
+ * record of pnp/Microsoft365-Analytics-Insights `Tests.UnitTests/PowerPlatformAdminActivityRecordParseTests.cs` ("Real
+ * LaunchPowerApp event sample (sanitised)", test/fixtures/real/audit/pnp-analytics-powerapps-launch-sanitised.json) and
+ * the `PropertyCollection` example of Microsoft Learn "View Power Apps activity logs in Microsoft Purview"; the
+ * top-level keys are the sample's, in the common schema's order like every other record here (the sample lists
+ * `PropertyCollection` first; JSON readers do not depend on key order). Operation
+ * names other than LaunchPowerApp are UNCONFIRMED (Learn lists the events by display name only); no public record shows
+ * how a permission change names its recipient, so EditPowerAppRolePermission carries none (the former RecordType 45
+ * `AdditionalInfo.permissionType`/`targetPrincipal` were EMULATOR).
+ */
 function renderPowerApps(c: AuditCatalog, core: RecordCore, d: Draw, spec: KindSpec): string {
   const variant = spec.variants[core.variant] as RecordVariant;
-  const user = d.pick(c.members);
+  const user = d.chance(0.2) ? d.pick(c.admins) : d.pick(c.members);
   const app = d.pick(c.powerApps);
-  const additional: Record<string, string> = { environmentName: app.env, appName: app.id, appDisplayName: app.name, userAgent: d.pick(USER_AGENTS) };
-  if (variant.operation === 'EditPowerAppRolePermission') {
-    additional.permissionType = d.chance(0.5) ? 'CanView' : 'CanEdit';
-    additional.targetPrincipal = d.pick(c.users).upn;
-  }
-  const appId = q(app.id);
-  return `${head(c, core, opJson(variant.operation), 45)},"ResultStatus":"Success","UserKey":${user.idJson},"UserType":0,"Version":1,"Workload":"PowerApps","ClientIP":"${clientIp(d, user)}","ObjectId":${appId},"UserId":${user.upnJson},"AppName":${appId},"AdditionalInfo":${q(JSON.stringify(additional))}}`;
+  const env = c.environments.find((e) => e.id === app.env) ?? { id: app.env, name: app.env };
+  const ip = clientIp(d, user);
+  const props: [string, string][] = [
+    ['powerplatform.analytics.resource.power_app.display_name', app.name],
+    ['powerplatform.analytics.resource.power_app.id', app.id],
+    ['powerplatform.analytics.resource.environment.name', env.name],
+    ['powerplatform.analytics.operation.is_successful', 'True'],
+    ['powerplatform.analytics.correlation.id', d.guid()],
+    ['enduser.ip_address', ip],
+    ['user_agent.original', d.pick(USER_AGENTS)],
+    ['powerplatform.analytics.resource.type', 'PowerApp'],
+    ['version', '1.0'],
+    ['type', 'PowerPlatformAdministratorActivityRecord'],
+    ['powerplatform.analytics.activity.name', variant.operation],
+    ['powerplatform.analytics.activity.id', core.id],
+    ['powerplatform.analytics.resource.environment.id', env.id],
+    ['enduser.id', user.id],
+    ['powerplatform.analytics.resource.tenant.id', c.tenantId],
+    ['enduser.principal_name', user.upn],
+    ['enduser.role', user.admin ? 'Admin' : 'Maker'],
+  ];
+  return (
+    `${head(c, core, opJson(variant.operation), 256)},"UserKey":${user.idJson},"UserType":${user.admin ? 2 : 0},"Version":1,"Workload":"PowerPlatform","ClientIP":"${ip}","UserId":${user.upnJson},` +
+    `"EnvironmentId":${q(env.id)},"ResultStatus":"Succeeded","RequiresCustomerKeyEncryption":false,"PropertyCollection":[${nameValues(props)}]}`
+  );
 }
 
 const LICENSES_J = ['Microsoft 365 E5', 'Microsoft 365 E3', 'Power Automate Premium'].map(q);

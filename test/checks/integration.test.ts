@@ -19,6 +19,23 @@ describe('integration_missing_permissions', () => {
     expect(r.find((x) => x.resourceId.endsWith('/powerBi.tenant'))).toMatchObject({ status: 'fail', reason: expect.stringContaining('Service principals can access read-only admin APIs') });
     expect(r.find((x) => x.resourceId.endsWith('/directory.users'))?.status).toBe('pass');
   });
+  it('does not pass a capability whose stream failed for another reason: not evaluated, naming the stream and the code', async () => {
+    const r = await runCheck('integration_missing_permissions', checkContext({ checkpoints: [streamError('users', 'UPSTREAM_UNAVAILABLE', 'Graph answered 503 three times')] }));
+    const users = r.find((x) => x.resourceId.endsWith('/directory.users'));
+    expect(users).toMatchObject({ status: 'not_evaluated', reason: expect.stringContaining("'users' could not be read (UPSTREAM_UNAVAILABLE)") });
+    expect(users!.reason).toContain('Graph answered 503 three times');
+    expect(r.find((x) => x.resourceId.endsWith('/directory.groups'))?.status).toBe('pass');
+  });
+  it('does not pass a capability when a child stream was skipped because its parent failed, nor when one slice failed', async () => {
+    const parent = await runCheck('integration_missing_permissions', checkContext({ checkpoints: [streamError('memberships', 'PARENT_STREAM_FAILED', 'Not collected: the groups stream failed in this run.')] }));
+    expect(parent.find((x) => x.resourceId.endsWith('/directory.groups'))).toMatchObject({ status: 'not_evaluated', reason: expect.stringContaining('PARENT_STREAM_FAILED') });
+    const slice = await runCheck('integration_missing_permissions', checkContext({ checkpoints: [sliceError('teamsApps', 'batch-3', 'BATCH_THROTTLED', 'inner requests still throttled after 8 attempts')] }));
+    expect(slice.find((x) => x.resourceId.endsWith('/teams.installedApps'))).toMatchObject({ status: 'not_evaluated', reason: expect.stringContaining("'teamsApps' for batch-3 could not be read (BATCH_THROTTLED)") });
+  });
+  it('fails a capability whose whole read Graph refused as insufficient privileges (403 Authorization_RequestDenied), naming the permission', async () => {
+    const r = await runCheck('integration_missing_permissions', checkContext({ checkpoints: [streamError('externalConnections', 'Authorization_RequestDenied', 'Insufficient privileges to complete the operation.')] }));
+    expect(r.find((x) => x.resourceId.endsWith('/graph.externalConnections'))).toMatchObject({ status: 'fail', reason: expect.stringContaining('ExternalConnection.Read.All is not granted') });
+  });
   it('is not evaluated before the first collection', async () => {
     const r = await runCheck('integration_missing_permissions', checkContext({ neverCollected: true }));
     expect(new Set(r.map((x) => x.status))).toEqual(new Set(['not_evaluated']));

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { creationTime } from '../../emulator/auditrecords.ts';
+import { normalizeRecord, powerAppsActivity } from '../../src/core/audit.ts';
 import { EmulatedClock, parseUtc } from '../../emulator/clock.ts';
 import { FeedStore, parseFeedTime, type TenantFeed } from '../../emulator/feed.ts';
 import { generateTenant } from '../../emulator/generate.ts';
@@ -122,10 +123,20 @@ describe('Audit.General kinds', () => {
     }
   });
 
-  it('Power Apps (45), Power Automate (30) listing the HTTP connector, Power BI (20) with PublishToWebReport', () => {
-    const apps = general().filter((r) => r.RecordType === 45);
+  it('Power Apps as RecordType 256 with a PowerApp resource (as Microsoft sends them), Power Automate (30) listing the HTTP connector, Power BI (20) with PublishToWebReport', () => {
+    // Microsoft Learn "View Power Apps activity logs" and the real LaunchPowerApp record of the corpus
+    // (audit/pnp-analytics-powerapps-launch-sanitised.json): no RecordType 45 any more.
+    expect(general().some((r) => r.RecordType === 45)).toBe(false);
+    const prop = (r: Rec, name: string): unknown => r.PropertyCollection.find((p: Rec) => p.Name === name)?.Value;
+    const apps = general().filter((r) => r.RecordType === 256 && prop(r, 'powerplatform.analytics.resource.type') === 'PowerApp');
     expect(apps.some((r) => r.Operation === 'LaunchPowerApp')).toBe(true);
-    for (const r of apps) expect(JSON.parse(r.AdditionalInfo)).toHaveProperty('environmentName');
+    for (const r of apps) {
+      expect(r).toMatchObject({ Workload: 'PowerPlatform', ResultStatus: 'Succeeded', EnvironmentId: prop(r, 'powerplatform.analytics.resource.environment.id'), ClientIP: prop(r, 'enduser.ip_address') });
+      // Vigil's typed view reads the app, its environment and the activity from the record.
+      const view = powerAppsActivity(normalizeRecord(r, 'Audit.General')!)!;
+      expect(view).toMatchObject({ recordType: 256, appId: prop(r, 'powerplatform.analytics.resource.power_app.id'), appName: prop(r, 'powerplatform.analytics.resource.power_app.display_name'), environmentId: r.EnvironmentId, activity: r.Operation });
+      expect(view.appId).toMatch(/^[0-9a-f-]{36}$/);
+    }
     const flows = general().filter((r) => r.RecordType === 30);
     expect(flows.every((r) => r.Workload === 'MicrosoftFlow' && r.FlowDetailsUrl.startsWith('https://make.powerautomate.com/environments/'))).toBe(true);
     // Real flow records carry connector names, never an action's URL (Microsoft Learn "View Power Automate activity

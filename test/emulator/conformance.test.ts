@@ -38,7 +38,16 @@ const items = (rel: string): Json[] => pages(rel).flatMap((p) => (p.value as Jso
 const envelope = (p: Json, key = 'value'): Json => Object.fromEntries(Object.entries(p).filter(([k]) => k !== key));
 
 /** Real audit records of this folder, by RecordType (Power BI activity events are RecordType 20 records). */
-const AUDIT_FILES = ['audit/o365-mgmt-api-reference.json', 'audit/elastic-beats-o365.ndjson', 'audit/pnp-analytics-insights.ndjson', 'audit/powerbi-docs-activity-log.json', 'audit/cli-m365-purview-auditlog.json'];
+const AUDIT_FILES = [
+  'audit/o365-mgmt-api-reference.json',
+  'audit/elastic-beats-o365.ndjson',
+  'audit/pnp-analytics-insights.ndjson',
+  'audit/powerbi-docs-activity-log.json',
+  'audit/cli-m365-purview-auditlog.json',
+  // A real LaunchPowerApp record (RecordType 256, resource type PowerApp) with its identifiers sanitised: its shape is
+  // real (not counted as a real record, test/corpus/audit.test.ts).
+  'audit/pnp-analytics-powerapps-launch-sanitised.json',
+];
 
 /**
  * Known deviations, per comparison. Reasons:
@@ -155,6 +164,12 @@ const ALLOW: Record<string, CompareOptions['allow']> = {
     'PolicyDetails[].Rules[].ConditionsMatched.SensitiveInformation[].SensitiveInformationTypeName',
     'PolicyDetails[].Rules[].ManagementRuleId',
   ],
+  audit256: [
+    // UNCONFIRMED: the one real RecordType 256 record here (a Power App launch, pnp Analytics Insights) has no ObjectId;
+    // the emulator's agent and custom-connector records keep one (no public record of those resource types). Vigil reads
+    // their ids from PropertyCollection and uses ObjectId only when PropertyCollection names none.
+    'ObjectId',
+  ],
   audit6: [
     // corpus gap: a SharePoint file-operation field (Management Activity schema, SharePoint file operations).
     'HighPriorityMediaProcessing',
@@ -170,7 +185,7 @@ const ALLOW: Record<string, CompareOptions['allow']> = {
 };
 
 /** Record types the emulator generates with no real record in this folder yet (no shape to compare). */
-const AUDIT_TYPES_WITHOUT_CORPUS = [2, 30, 45, 50, 187, 256, 261];
+const AUDIT_TYPES_WITHOUT_CORPUS = [2, 30, 50, 187, 261];
 
 let emu: RunningEmulator;
 let http: EmulatorClient;

@@ -1,29 +1,50 @@
 import { API_DISPLAY_NAMES, PERMISSION_CAPABILITIES } from '../../../core/capabilities.ts';
+import { gapReason, type ReadGap } from '../../gaps.ts';
 import type { CheckFunction, CheckResult } from '../../types.ts';
 
 /**
- * One result per permission-gated capability (src/core/capabilities.ts): fails when the latest collection skipped its
- * streams because the application permission is not granted (`MISSING_PERMISSION`), passes when they ran, and is not
- * evaluated before the first collection. Power BI access is judged by the API: its streams' refusal
- * (`POWER_BI_NOT_AUTHORIZED`, naming the tenant setting or the Power BI permissions to remove) fails it too. Capabilities that gate no inventory stream (the audit feed) are reported by
- * `vigil audit` instead.
+ * Upstream codes that prove the application lacks the access a capability needs: the engine found the permission
+ * missing from the token's `roles` and skipped the stream (`MISSING_PERMISSION`); Power BI refused its read-only admin
+ * APIs to the service principal (`POWER_BI_NOT_AUTHORIZED`, judged by the API); Microsoft Graph answered 403
+ * `Authorization_RequestDenied` ("Insufficient privileges to complete the operation", Graph `resources/errors.md`) to
+ * the whole stream.
+ */
+const PROVES_MISSING = new Set(['MISSING_PERMISSION', 'POWER_BI_NOT_AUTHORIZED', 'Authorization_RequestDenied']);
+
+/**
+ * One result per permission-gated capability (src/core/capabilities.ts), judged from the coverage of the latest
+ * collection of the capability's streams:
+ * - fail when a stream's whole read was refused for want of access (codes in {@link PROVES_MISSING}), naming the
+ *   permission to grant (or, for Power BI, the API's own explanation: the tenant setting or the permissions to remove);
+ * - not evaluated when a stream, or a slice of it, failed for any other reason (throttling, an outage, a parent stream
+ *   that failed, an unfinished run) or was never collected: a failed read says nothing about the permission, so the
+ *   capability is not passed on it; the reason names the stream, the slice and the code;
+ * - pass when every stream and slice was read.
+ * Capabilities that gate no inventory stream (the audit feed) are reported by `vigil audit` instead.
  */
 export const check: CheckFunction = (ctx) => {
   const results: CheckResult[] = [];
   for (const cap of PERMISSION_CAPABILITIES) {
     if (cap.streams.length === 0) continue;
     const base = { resourceType: 'tenant' as const, resourceId: `${ctx.tenantId}/${cap.id}`, resourceName: cap.title };
-    const gaps = cap.streams.map((s) => ctx.coverage.streamGap(s));
-    const missing = gaps.find((g) => g?.code === 'MISSING_PERMISSION');
-    // Power BI is judged by the API (src/core/capabilities.ts `judgedByApi`): its refusal names the tenant setting
-    // or the Power BI permissions to remove, and is a setup gap like a missing permission.
-    const refused = gaps.find((g) => g?.code === 'POWER_BI_NOT_AUTHORIZED');
-    if (refused) {
+    const whole: ReadGap[] = [];
+    const slices: ReadGap[] = [];
+    for (const stream of cap.streams) {
+      const g = ctx.coverage.streamGap(stream);
+      if (g) whole.push({ ...g, stream, sliceKey: '*' });
+      else for (const s of ctx.coverage.sliceGaps(stream)) slices.push({ code: s.code, message: s.message, stream, sliceKey: s.sliceKey });
+    }
+    const refused = whole.find((g) => PROVES_MISSING.has(g.code));
+    if (refused?.code === 'POWER_BI_NOT_AUTHORIZED') {
+      // Power BI is judged by the API (src/core/capabilities.ts `judgedByApi`): its refusal names the tenant setting
+      // or the Power BI permissions to remove, and is a setup gap like a missing permission.
       results.push({ ...base, status: 'fail', reason: refused.message, detail: { streams: cap.streams } });
-    } else if (missing) {
-      results.push({ ...base, status: 'fail', reason: `${API_DISPLAY_NAMES[cap.api]} application permission ${cap.recommended} is not granted: ${cap.title.toLowerCase()} are not collected.`, detail: { permission: cap.recommended, streams: cap.streams } });
-    } else if (gaps.some((g) => g?.code === 'NOT_COLLECTED')) {
-      results.push({ ...base, status: 'not_evaluated', reason: gaps.find((g) => g)!.message });
+    } else if (refused) {
+      const upstream = refused.code === 'MISSING_PERMISSION' ? '' : ` (${API_DISPLAY_NAMES[cap.api]} refused the '${refused.stream}' read: ${refused.code})`;
+      results.push({ ...base, status: 'fail', reason: `${API_DISPLAY_NAMES[cap.api]} application permission ${cap.recommended} is not granted: ${cap.title.toLowerCase()} are not collected.${upstream}`, detail: { permission: cap.recommended, streams: cap.streams, code: refused.code } });
+    } else if (whole.length > 0 || slices.length > 0) {
+      const gap = whole[0] ?? slices[0]!;
+      results.push({ ...base, status: 'not_evaluated', reason: gapReason(gap), detail: { streams: cap.streams, code: gap.code } });
     } else {
       results.push({ ...base, status: 'pass', reason: null });
     }
