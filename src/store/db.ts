@@ -144,13 +144,17 @@ function migrator(db: Kysely<Database>): Migrator {
   return new Migrator({ db, provider, ...(schema ? { migrationTableSchema: schema } : {}) });
 }
 
-/** PostgreSQL codes of a schema or table dropped by someone else while Kysely introspects the database. */
-const TRANSIENT_INTROSPECTION = ['3F000', '42P01'];
+/**
+ * PostgreSQL codes of a schema, table or column dropped or renamed by someone else while Kysely introspects the
+ * database: 3F000 invalid_schema_name, 42P01 undefined_table, 42703 undefined_column (seen in CI: another schema's
+ * migration altering `audit_events` while this one listed every table's columns).
+ */
+const TRANSIENT_INTROSPECTION = ['3F000', '42P01', '42703'];
 
 /**
  * Runs a migrator step, trying again (up to 4 times, 100, 200, 300 ms apart) when it failed on a transient
  * introspection error: Kysely's migrator lists every schema of a PostgreSQL database, and a schema or table dropped by
- * another client at that moment (3F000, 42P01) fails that listing, not our migration.
+ * another client at that moment (3F000, 42P01, 42703) fails that listing, not our migration.
  * @throws VigilError `configuration` / `MIGRATION_FAILED` naming the migration that failed.
  */
 async function runMigrator(db: Kysely<Database>, step: (m: Migrator) => Promise<MigrationResultSet>, target: string): Promise<string[]> {
