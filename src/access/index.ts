@@ -95,7 +95,7 @@ export async function ensureOrganization(db: Executor, name: string = DEFAULT_OR
  */
 export async function createOrganization(db: Executor, name: string, at = new Date().toISOString()): Promise<OrganizationsTable> {
   const trimmed = organizationName(name);
-  if (await repo.findOrganizationByName(db, trimmed)) throw new VigilError('conflict', 'ORGANIZATION_EXISTS', `An organization named "${trimmed}" exists already.`, { field: 'organization', remediation: 'Use it as it is (`--organization ' + JSON.stringify(trimmed) + '`), or pick another name.' });
+  if (await repo.findOrganizationByName(db, trimmed)) throw new VigilError('conflict', 'ORGANIZATION_EXISTS', `An organization named "${trimmed}" exists already.`, { field: 'organization', remediation: 'Use the existing organization (`vigil organizations list`), or pick another name.' });
   return insertOrganization(db, trimmed, at);
 }
 

@@ -32,42 +32,43 @@ import { createRuntime } from './runtime.ts';
  * `vigil collect` and `vigil audit` otherwise).
  */
 const service = () => import('./service.ts');
-/** The whole command tree, built without running it (the docs test walks it: test/unit/docs-sync.test.ts). */
-export function buildProgram(): Command {
-  const program = new Command()
-    .name('vigil')
-    .description('Security monitor for the Power Platform, Copilot Studio and Microsoft 365 Copilot estate of a Microsoft Entra ID tenant')
-    .version('0.1.0')
-    .option('--data-dir <dir>', 'data directory (default: $VIGIL_DATA_DIR, else ./.vigil)')
-    .option('--verbose', 'log to stderr too')
-    .addHelpText('after', EXIT_CODES_HELP);
+const program = new Command()
+  .name('vigil')
+  .description('Security monitor for the Power Platform, Copilot Studio and Microsoft 365 Copilot estate of a Microsoft Entra ID tenant')
+  .version('0.1.0')
+  .option('--data-dir <dir>', 'data directory (default: $VIGIL_DATA_DIR, else ./.vigil)')
+  .option('--verbose', 'log to stderr too')
+  .addHelpText('after', EXIT_CODES_HELP);
 
-  const host = createHost(program, createRuntime);
-  registerIntegrations(program, host);
-  registerConsent(program, host);
-  registerRegister(program, host);
-  registerEnvironments(program, host);
-  registerCollect(program, host);
-  registerFindings(program, host);
-  registerAgents(program, host);
-  registerChecks(program);
-  registerAudit(program, host);
-  registerSinks(program, host);
-  registerAccess(program, host);
-  registerTenants(program, host);
-  registerOrganizations(program, host);
-  registerDb(program, host);
-  registerMasterKey(program, host);
-  registerService(program, host, { serve: async (rt, p) => (await service()).runServe(rt, p), worker: async (rt, p) => (await service()).runWorker(rt, p) });
-  registerJobs(program, host, async (rt) => {
-    if (!rt.config.database) throw invalidInput('DATABASE_URL', 'The shared job queue needs PostgreSQL.', 'Set DATABASE_URL, or on SQLite use `vigil collect <integration>` and `vigil serve`.');
-    return (await service()).createQueue(rt);
-  });
-  registerSafelist(program);
-  registerDemo(program, async (o) => (await import('./demo.ts')).runDemo(o));
-  registerEmulator(program, async (o) => (await import('./emulator.ts')).runEmulator(o));
+const host = createHost(program, createRuntime);
+registerIntegrations(program, host);
+registerConsent(program, host);
+registerRegister(program, host);
+registerEnvironments(program, host);
+registerCollect(program, host);
+registerFindings(program, host);
+registerAgents(program, host);
+registerChecks(program);
+registerAudit(program, host);
+registerSinks(program, host);
+registerAccess(program, host);
+registerTenants(program, host);
+registerOrganizations(program, host);
+registerDb(program, host);
+registerMasterKey(program, host);
+registerService(program, host, { serve: async (rt, p) => (await service()).runServe(rt, p), worker: async (rt, p) => (await service()).runWorker(rt, p) });
+registerJobs(program, host, async (rt) => {
+  if (!rt.config.database) throw invalidInput('DATABASE_URL', 'The shared job queue needs PostgreSQL.', 'Set DATABASE_URL, or on SQLite use `vigil collect <integration>` and `vigil serve`.');
+  return (await service()).createQueue(rt);
+});
+registerSafelist(program);
+registerDemo(program, async (o) => (await import('./demo.ts')).runDemo(o));
+registerEmulator(program, async (o) => (await import('./emulator.ts')).runEmulator(o));
+
+/** The whole command tree, without running it (the docs test walks it: test/unit/docs-sync.test.ts). */
+export function buildProgram(): Command {
   return program;
 }
 
 // VIGIL_CLI_IMPORT_ONLY=1: imported for its command tree (by a test), not run.
-if (process.env.VIGIL_CLI_IMPORT_ONLY !== '1') await runProgram(buildProgram(), process.argv);
+if (process.env.VIGIL_CLI_IMPORT_ONLY !== '1') await runProgram(program, process.argv);
