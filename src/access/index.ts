@@ -53,28 +53,87 @@ function roleFrom(value: string | undefined, field: string): Role {
   });
 }
 
-/**
- * The organization of this name, created when missing.
- * @throws VigilError `invalid-input` for an empty or over-long name.
- */
-export async function ensureOrganization(db: Executor, name: string = DEFAULT_ORGANIZATION.name, at = new Date().toISOString()): Promise<OrganizationsTable> {
+const ORGANIZATION_NAME_MAX = 200;
+
+/** Trims an organization name and checks its length. @throws VigilError `invalid-input` (field `organization`). */
+function organizationName(name: string): string {
   const trimmed = name.trim();
-  if (!trimmed || trimmed.length > 200) throw new VigilError('invalid-input', 'INVALID_ORGANIZATION', 'organization must be 1 to 200 characters.', { field: 'organization', remediation: 'Give the customer organization a short name, e.g. "Contoso".' });
-  const existing = await repo.findOrganizationByName(db, trimmed);
-  if (existing) return existing;
-  const row = { id: trimmed === DEFAULT_ORGANIZATION.name ? DEFAULT_ORGANIZATION.id : newId('org'), name: trimmed, created_at: at };
+  if (!trimmed || trimmed.length > ORGANIZATION_NAME_MAX) throw new VigilError('invalid-input', 'INVALID_ORGANIZATION', `organization must be 1 to ${ORGANIZATION_NAME_MAX} characters.`, { field: 'organization', remediation: 'Give the customer organization a short name, e.g. "Contoso".' });
+  return trimmed;
+}
+
+/**
+ * The default organization (`Default`, id `org_default`), created when missing: where integrations, users and keys go
+ * when no organization is named. Only the default is ever created implicitly; every other organization is created
+ * explicitly with {@link createOrganization}, so a typo never makes a new one.
+ */
+export async function ensureDefaultOrganization(db: Executor, at = new Date().toISOString()): Promise<OrganizationsTable> {
+  return (await repo.findOrganizationByName(db, DEFAULT_ORGANIZATION.name)) ?? (await insertOrganization(db, DEFAULT_ORGANIZATION.name, at));
+}
+
+async function insertOrganization(db: Executor, name: string, at: string): Promise<OrganizationsTable> {
+  const row = { id: name === DEFAULT_ORGANIZATION.name ? DEFAULT_ORGANIZATION.id : newId('org'), name, created_at: at };
   await repo.insertOrganization(db, row);
   return row;
 }
 
 /**
- * An existing organization by name.
- * @throws VigilError `not-found` / `ORGANIZATION_NOT_FOUND` (reading or revoking never creates one).
+ * The organization of this name, created when missing. For set-up code and tests that build organizations on
+ * purpose; the CLI and the API never call it with a name a person typed (they use {@link getOrganizationByName}).
+ * @throws VigilError `invalid-input` for an empty or over-long name.
+ */
+export async function ensureOrganization(db: Executor, name: string = DEFAULT_ORGANIZATION.name, at = new Date().toISOString()): Promise<OrganizationsTable> {
+  const trimmed = organizationName(name);
+  return (await repo.findOrganizationByName(db, trimmed)) ?? (await insertOrganization(db, trimmed, at));
+}
+
+/**
+ * Creates an organization (`vigil organizations create <name>`): a customer of a service provider, whose users and
+ * API keys see only its own integrations.
+ * @throws VigilError `invalid-input` for an empty or over-long name; `conflict` / `ORGANIZATION_EXISTS` when one of
+ *   that name exists.
+ */
+export async function createOrganization(db: Executor, name: string, at = new Date().toISOString()): Promise<OrganizationsTable> {
+  const trimmed = organizationName(name);
+  if (await repo.findOrganizationByName(db, trimmed)) throw new VigilError('conflict', 'ORGANIZATION_EXISTS', `An organization named "${trimmed}" exists already.`, { field: 'organization', remediation: 'Use the existing organization (`vigil organizations list`), or pick another name.' });
+  return insertOrganization(db, trimmed, at);
+}
+
+/** An organization as `vigil organizations list` shows it: what it holds, counted. */
+export interface OrganizationView {
+  id: string;
+  name: string;
+  createdAt: string;
+  integrations: number;
+  users: number;
+  apiKeys: number;
+}
+
+/** Every organization, oldest first, with the default one always present. */
+export async function listOrganizations(db: Executor): Promise<OrganizationView[]> {
+  await ensureDefaultOrganization(db);
+  const counts = await repo.organizationCounts(db);
+  return (await repo.listOrganizations(db)).map((o) => ({ id: o.id, name: o.name, createdAt: o.created_at, integrations: counts.integrations.get(o.id) ?? 0, users: counts.users.get(o.id) ?? 0, apiKeys: counts.apiKeys.get(o.id) ?? 0 }));
+}
+
+/**
+ * An existing organization by name (`Default` always exists: it is created on first use). Nothing else is created:
+ * an unknown name is an error that lists the organizations there are.
+ * @throws VigilError `not-found` / `ORGANIZATION_NOT_FOUND` naming the existing organizations and
+ *   `vigil organizations create <name>`.
  */
 export async function getOrganizationByName(db: Executor, name: string): Promise<OrganizationsTable> {
-  const org = await repo.findOrganizationByName(db, name.trim());
-  if (!org) throw new VigilError('not-found', 'ORGANIZATION_NOT_FOUND', `No organization named "${name}".`, { field: 'organization', remediation: 'Check the name; organizations are created by `vigil users add` or `vigil api-keys create`.' });
-  return org;
+  const trimmed = name.trim();
+  if (trimmed === DEFAULT_ORGANIZATION.name) return ensureDefaultOrganization(db);
+  const org = await repo.findOrganizationByName(db, trimmed);
+  if (org) return org;
+  const names = (await repo.listOrganizations(db)).map((o) => o.name);
+  const known = names.length ? `The organizations are: ${names.map((n) => JSON.stringify(n)).join(', ')}.` : 'There are no organizations yet.';
+  throw new VigilError('not-found', 'ORGANIZATION_NOT_FOUND', `No organization named "${name}". ${known}`, {
+    field: 'organization',
+    remediation: `Check the spelling, or create it first: vigil organizations create ${JSON.stringify(trimmed)}`,
+    detail: { organizations: names },
+  });
 }
 
 /** A portal user as the API and CLI show it (no hash, no lock-out counters). */

@@ -34,11 +34,11 @@ export const EXIT_CODES_HELP = `
 Exit codes:
   0  success (gaps such as missing permissions are reported, not failed)
   1  internal error (a bug: please report it with the log in <data dir>/logs)
-  2  invalid input or configuration (the message names the field and the fix)
+  2  invalid input, usage or configuration (the message names the field, option or variable and the fix)
   3  credentials or permissions refused by Microsoft Entra ID or an upstream (nothing was saved)
-  4  not found (integration id or name)
-  5  conflict (already exists, or a collection is already running)
-  6  upstream failure after retries, or a failed collection`;
+  4  not found (an integration, organization, finding … by id or name)
+  5  conflict (already exists, a collection is already running, or the port is in use)
+  6  upstream failure after retries or an unreachable host, or a failed collection`;
 
 /** Writes a value as one JSON document on stdout. */
 export function printJson(value: unknown): void {

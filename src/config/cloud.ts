@@ -129,3 +129,16 @@ export function resolveCloudProfile(cloud: string, endpointsFile: string | undef
     remediation: "Use 'public', or set VIGIL_ENDPOINTS_FILE to a custom endpoints file. Sovereign clouds come in a later release.",
   });
 }
+
+/**
+ * What to check when `host` of the cloud profile cannot be reached (the remediation of `UPSTREAM_UNREACHABLE`):
+ * the endpoints file that named it (the emulator's, usually) or the public cloud's network access.
+ * @param endpointsFile the value of VIGIL_ENDPOINTS_FILE, if any.
+ */
+export function unreachableRemediation(cloud: CloudProfile, endpointsFile: string | undefined, host: string): string {
+  if (cloud.name !== 'public') {
+    const source = endpointsFile ? `VIGIL_ENDPOINTS_FILE=${endpointsFile}` : 'the emulator of this command';
+    return `${host} comes from ${source}. Is that emulator (or those endpoints) still running? Start one with \`vigil emulator\` and export what it prints, or unset VIGIL_ENDPOINTS_FILE to use Microsoft's public cloud.`;
+  }
+  return `${host} is a host of Microsoft's public cloud (VIGIL_CLOUD=public, VIGIL_ENDPOINTS_FILE not set): check this machine's DNS, firewall and proxy (docs/deployment.md lists every host Vigil calls). To try Vigil without a tenant, run \`vigil emulator\` and export the VIGIL_ENDPOINTS_FILE it prints; data added by \`vigil demo\` belongs to its emulator, which stopped with it.`;
+}

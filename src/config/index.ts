@@ -92,8 +92,9 @@ const envSchema = z.object({
   VIGIL_WEBHOOK_URL: z
     .string()
     .url()
-    .refine((u) => { const x = new URL(u); return x.protocol === 'https:' || (x.protocol === 'http:' && (x.hostname === '127.0.0.1' || x.hostname === '[::1]')); }, 'must be an https:// URL (http:// only for 127.0.0.1 or [::1])')
-    .refine((u) => !new URL(u).username && !new URL(u).password, 'must not hold credentials: the secret goes in VIGIL_WEBHOOK_SECRET')
+    // zod runs these refinements after a failed .url() as well: a value that is no URL must not throw from them.
+    .refine((u) => { const x = URL.canParse(u) ? new URL(u) : null; return !x || x.protocol === 'https:' || (x.protocol === 'http:' && (x.hostname === '127.0.0.1' || x.hostname === '[::1]')); }, 'must be an https:// URL (http:// only for 127.0.0.1 or [::1])')
+    .refine((u) => { const x = URL.canParse(u) ? new URL(u) : null; return !x || (!x.username && !x.password); }, 'must not hold credentials: the secret goes in VIGIL_WEBHOOK_SECRET')
     .optional(),
   /** HMAC-SHA256 key signing each webhook body. Never logged. */
   VIGIL_WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters (e.g. `openssl rand -hex 32`)').optional(),
@@ -107,6 +108,9 @@ const envSchema = z.object({
    */
   VIGIL_TEST_KILL_AFTER_PAGES: z.coerce.number().int().min(1).optional(),
 });
+
+/** Every environment variable the configuration reads (docs/configuration.md documents each; a test keeps them in step). */
+export const CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.keys(envSchema.shape));
 
 /** Validated, frozen configuration. */
 export interface VigilConfig {

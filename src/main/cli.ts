@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import type { CommandHost } from '../cli/host.ts';
 import { createHost } from '../cli/host.ts';
+import { runProgram } from '../cli/run.ts';
 import { EXIT_CODES_HELP } from '../cli/output.ts';
 import { invalidInput } from '../core/errors.ts';
 import type { RuntimeOptions } from './runtime.ts';
@@ -35,6 +36,7 @@ export const COMMAND_MODULES: ReadonlyArray<{ names: readonly string[]; load: ()
   { names: ['sinks'], load: async () => (await import('../cli/commands/sinks.ts')).registerSinks },
   { names: ['users', 'api-keys'], load: async () => (await import('../cli/commands/access.ts')).registerAccess },
   { names: ['tenants'], load: async () => (await import('../cli/commands/tenants.ts')).registerTenants },
+  { names: ['organizations'], load: async () => (await import('../cli/commands/organizations.ts')).registerOrganizations },
   { names: ['db'], load: async () => (await import('../cli/commands/db.ts')).registerDb },
   { names: ['master-key'], load: async () => (await import('../cli/commands/master-key.ts')).registerMasterKey },
   {
@@ -100,8 +102,7 @@ export async function buildProgram(argv: readonly string[] | 'all' = 'all'): Pro
     .version('0.1.0')
     .option('--data-dir <dir>', 'data directory (default: $VIGIL_DATA_DIR, else ./.vigil)')
     .option('--verbose', 'log to stderr too')
-    .addHelpText('after', EXIT_CODES_HELP)
-    .showHelpAfterError();
+    .addHelpText('after', EXIT_CODES_HELP);
   const host = createHost(program, async (options: RuntimeOptions) => (await import('./runtime.ts')).createRuntime(options));
   const name = argv === 'all' ? undefined : commandNameOf(argv);
   const versionOnly = argv !== 'all' && name === undefined && argv.some((a) => a === '-V' || a === '--version') && !argv.some((a) => a === '-h' || a === '--help');
@@ -111,9 +112,12 @@ export async function buildProgram(argv: readonly string[] | 'all' = 'all'): Pro
   return program;
 }
 
-/** Runs the command line `argv` (as process.argv: node, script, arguments…); bin/vigil.mjs calls it. */
+/**
+ * Runs the command line `argv` (as process.argv: node, script, arguments…) with the exit codes of `vigil --help`
+ * (src/cli/run.ts); bin/vigil.mjs calls it.
+ */
 export async function main(argv: readonly string[] = process.argv): Promise<void> {
-  await (await buildProgram(argv.slice(2))).parseAsync([...argv]);
+  await runProgram(await buildProgram(argv.slice(2)), argv);
 }
 
 // Run directly (`node --import tsx src/main/cli.ts …`, as the tests do) rather than imported by bin/vigil.mjs.

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { CloudProfile } from '../config/cloud.ts';
+import { unreachableRemediation, type CloudProfile } from '../config/cloud.ts';
 import { loadConfig, type VigilConfig } from '../config/index.ts';
 import { envelopeKeyId, loadKeyEncryptionKey, type KeyEncryptionKey } from '../platform/crypto/envelope.ts';
 import { privateDirectory } from '../platform/files/index.ts';
@@ -90,7 +90,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     dataverse: { capacity: config.budgets.dataversePer5min, windowSeconds: 300 },
   });
   const metrics = new Metrics();
-  const http = new HttpClient({ links: LinkPolicy.fromProfile(config.cloud), caPem: config.cloud.caPem, maxAttempts: config.http.maxAttempts, maxWaitSeconds: config.http.maxWaitSeconds, logger, budget, metrics });
+  const http = new HttpClient({ links: LinkPolicy.fromProfile(config.cloud), caPem: config.cloud.caPem, maxAttempts: config.http.maxAttempts, maxWaitSeconds: config.http.maxWaitSeconds, logger, budget, metrics, unreachableHint: (host) => unreachableRemediation(config.cloud, (options.env ?? process.env).VIGIL_ENDPOINTS_FILE, host) });
   return {
     config,
     cloud: config.cloud,

@@ -95,6 +95,32 @@ export async function runServe(rt: Runtime, print: (line: string) => void): Prom
   }
 }
 
+/**
+ * The error of a failed `listen`, naming the address and the setting to change (flag, then environment variable).
+ * Node's socket error codes (https://nodejs.org/api/errors.html#common-system-errors): EADDRINUSE, EACCES (a port
+ * below 1024 without the privilege), EADDRNOTAVAIL / ENOTFOUND (a host that is not an address of this machine).
+ * @returns VigilError `conflict` / `PORT_IN_USE`, or `invalid-input` / `LISTEN_REFUSED`; anything else unchanged.
+ */
+export function listenError(e: unknown, host: string, port: number): unknown {
+  const code = (e as { code?: string }).code;
+  if (code === 'EADDRINUSE') {
+    return new VigilError('conflict', 'PORT_IN_USE', `Port ${port} on ${host} is already in use by another program (another vigil serve?).`, {
+      field: '--port',
+      remediation: `Stop the other program, or listen on another port: vigil serve --port ${port === 8080 ? 8081 : port + 1} (or set VIGIL_PORT).`,
+      cause: e,
+    });
+  }
+  if (code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+    const onHost = code !== 'EACCES';
+    return new VigilError('invalid-input', 'LISTEN_REFUSED', `Cannot listen on ${host}:${port} (${code}${onHost ? ': not an address of this machine' : ': ports below 1024 need privileges'}).`, {
+      field: onHost ? '--host' : '--port',
+      remediation: onHost ? 'Give an address of this machine: vigil serve --host 127.0.0.1 (or 0.0.0.0 for every interface; or set VIGIL_HOST).' : 'Use a port from 1024 up: vigil serve --port 8080 (or set VIGIL_PORT).',
+      cause: e,
+    });
+  }
+  return e;
+}
+
 /** How often `vigil serve` deletes ended portal sessions, in milliseconds (and once at start). */
 const SESSION_PURGE_INTERVAL_MS = 10 * 60 * 1000;
 
@@ -113,7 +139,14 @@ async function serveUntilSignal(rt: Runtime, print: (line: string) => void): Pro
     portalDir: rt.config.server.portalDir ?? PORTAL_DIR,
     trustProxy: rt.config.server.trustProxy,
   });
-  const address = await app.listen({ host: rt.config.server.host, port: rt.config.server.port });
+  let address: string;
+  try {
+    address = await app.listen({ host: rt.config.server.host, port: rt.config.server.port });
+  } catch (e) {
+    await queue.stop({ timeoutSeconds: 0 });
+    await app.close();
+    throw listenError(e, rt.config.server.host, rt.config.server.port);
+  }
   let first = true;
   const schedulerTick = async () => {
     try {

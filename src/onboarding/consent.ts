@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Kysely } from 'kysely';
-import { ensureOrganization } from '../access/index.ts';
+import { ensureDefaultOrganization } from '../access/index.ts';
 import { VigilError, invalidInput } from '../core/errors.ts';
 import { isGuid, newId } from '../core/ids.ts';
 import type { CloudProfile } from '../config/cloud.ts';
@@ -128,7 +128,7 @@ export async function consentLink(deps: ConsentDeps, tenant: string, expectedTen
   const clientId = managedAppClientId(deps.config);
   const tenantId = await resolveTenant(deps, tenant, expectedTenantId);
   const ttl = deps.config.consent.stateTtlSeconds;
-  const organizationId = origin.organizationId ?? (await ensureOrganization(deps.db)).id;
+  const organizationId = origin.organizationId ?? (await ensureDefaultOrganization(deps.db)).id;
   const now = Date.now();
   const expiresAt = new Date(now + ttl * 1000).toISOString();
   const id = newId('cf');

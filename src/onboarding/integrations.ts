@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { ensureOrganization } from '../access/index.ts';
+import { ensureDefaultOrganization } from '../access/index.ts';
 import { VigilError } from '../core/errors.ts';
 import { isGuid, newId } from '../core/ids.ts';
 import type { CloudProfile } from '../config/cloud.ts';
@@ -174,7 +174,7 @@ function boundElsewhere(tenantId: string): VigilError {
 
 /** The organization a new integration joins: the one given (API callers), else the default one (the operator's CLI). */
 async function organizationFor(deps: OnboardingDeps, organizationId: string | undefined): Promise<string> {
-  return organizationId ?? (await ensureOrganization(deps.db)).id;
+  return organizationId ?? (await ensureDefaultOrganization(deps.db)).id;
 }
 
 /** The conflict of adding an integration the caller's organization already has: it names the existing one. */

@@ -1,10 +1,12 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { TEST_ENV, world, type World } from './harness.ts';
-import { CLI, vigil } from '../support/process.ts';
+import { CLI, freePort, vigil } from '../support/process.ts';
+import { EXIT, reportError } from '../../src/cli/output.ts';
 import { STREAM_NAMES } from '../../src/core/inventory.ts';
 
 /** Runs the real CLI in a child process; returns exit code and output. */
@@ -83,6 +85,30 @@ describe('vigil CLI', () => {
     expect((await vigil(['integrations', 'show', 'nope'], env)).code).toBe(4);
   });
 
+  it('creates organizations only on purpose: a mistyped --organization is refused naming the existing ones', async () => {
+    const typo = await vigil(['users', 'add', '--email', 'bob@contoso.com', '--organization', 'Contso', '--password-stdin'], env, 'correct horse battery staple\n');
+    expect(typo.code).toBe(4);
+    expect(typo.stderr).toMatch(/No organization named "Contso"\. The organizations are: "Default"/);
+    expect(typo.stderr).toMatch(/fix: .*vigil organizations create "Contso"/);
+    expect((await vigil(['organizations', 'create', 'Contoso'], env)).code).toBe(0);
+    expect((await vigil(['organizations', 'create', 'Fabrikam'], env)).code).toBe(0);
+    const orgs = JSON.parse((await vigil(['organizations', 'list', '--json'], env)).stdout) as { name: string; integrations: number }[];
+    expect(orgs.map((o) => [o.name, o.integrations])).toEqual([['Default', 1], ['Contoso', 0], ['Fabrikam', 0]]);
+    // Lists are scoped: the integration added without --organization is Default's, so Contoso sees none of it.
+    const [contosoIntegrations, contosoFindings, defaultFindings, unknown, again] = await Promise.all([
+      vigil(['integrations', 'list', '--organization', 'Contoso', '--json'], env),
+      vigil(['findings', '--organization', 'Contoso', '--json'], env),
+      vigil(['findings', '--organization', 'Default', '--json'], env),
+      vigil(['integrations', 'add', '--mode', 'customer-app', '--organization', 'Nobody', '--tenant-id', w.tenant.id, '--client-id', w.app.appId, '--client-secret-stdin'], env, w.secret),
+      vigil(['organizations', 'create', 'Contoso', '--json'], env),
+    ]);
+    expect([again.code, JSON.parse(again.stdout).error.code]).toEqual([5, 'ORGANIZATION_EXISTS']);
+    expect(JSON.parse(contosoIntegrations.stdout)).toEqual([]);
+    expect(JSON.parse(contosoFindings.stdout)).toEqual([]);
+    expect((JSON.parse(defaultFindings.stdout) as unknown[]).length).toBeGreaterThan(0);
+    expect([unknown.code, unknown.stderr]).toEqual([4, expect.stringMatching(/No organization named "Nobody"/)]);
+  });
+
   it('bootstraps access: `vigil users add` reads the password from stdin, `vigil api-keys create` shows the key once', async () => {
     const noStdin = await vigil(['users', 'add', '--email', 'ann@contoso.com', '--role', 'admin', '--organization', 'Contoso', '--json'], env);
     expect(noStdin.code).toBe(2);
@@ -111,10 +137,54 @@ describe('vigil CLI', () => {
     expect(after[0]!.revokedAt).not.toBeNull();
   });
 
-  it('documents exit codes in --help', async () => {
-    const r = await vigil(['--help'], env);
-    expect(r.stdout).toMatch(/Exit codes:/);
-    expect(r.stdout).toMatch(/3 +credentials or permissions refused/);
+  it('exits with every code `vigil --help` names, on the path it names', async () => {
+    const help = await vigil(['--help'], env);
+    const documented = [...help.stdout.slice(help.stdout.indexOf('Exit codes:')).matchAll(/^ {2}(\d) {2}/gm)].map((m) => Number(m[1]));
+    expect(documented).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    // A collection against endpoints nobody serves (the emulator stopped): the same profile on a port that is closed.
+    const dead = await freePort();
+    const deadDir = mkdtempSync(join(tmpdir(), 'vigil-dead-'));
+    const endpoints = readFileSync(w.endpointsFile, 'utf8');
+    const origin = new URL((JSON.parse(endpoints) as { authorityHost: string }).authorityHost).origin;
+    const deadFile = join(deadDir, 'endpoints.json');
+    writeFileSync(deadFile, endpoints.replaceAll(origin, `https://127.0.0.1:${dead}`));
+    // A port taken by another program, for `vigil serve`.
+    const busy = createServer();
+    await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+    const busyPort = String((busy.address() as AddressInfo).port);
+    const [version, typo, missing, notNumber, badConfig, refused, unknown, portTaken, unreachable] = await Promise.all([
+      vigil(['--version'], env),
+      vigil(['colect'], env),
+      vigil(['integrations', 'add', '--tenant-id', w.tenant.id], env),
+      vigil(['agents', '--limit', 'abc'], env),
+      vigil(['integrations', 'list'], { ...env, VIGIL_HTTP_MAX_ATTEMPTS: 'many' }),
+      vigil(['integrations', 'add', '--mode', 'customer-app', '--tenant-id', w.tenant.id, '--client-id', w.app.appId, '--client-secret-stdin'], env, 'wrong~secret~value~0000000000000000000000'),
+      vigil(['integrations', 'show', 'nope'], env),
+      vigil(['serve', '--port', busyPort], { ...env, VIGIL_PORT: '1' }),
+      vigil(['collect', 'Contoso'], { ...env, VIGIL_ENDPOINTS_FILE: deadFile }),
+    ]);
+    await new Promise<void>((r) => busy.close(() => r()));
+    expect([help.code, version.code]).toEqual([0, 0]);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    // Usage errors exit 2 with the message, the suggestion and one line pointing to --help — not the whole help.
+    expect([typo.code, typo.stderr.trim().split('\n')]).toEqual([2, ["error: unknown command 'colect'", '(Did you mean collect?)', '(run `vigil --help` for usage)']]);
+    expect([missing.code, missing.stderr]).toEqual([2, expect.stringMatching(/required option '--mode <mode>' not specified\n\(run `vigil integrations add --help` for usage\)\n$/)]);
+    expect([notNumber.code, notNumber.stderr]).toEqual([2, expect.stringMatching(/--limit/)]);
+    // A bad configuration value exits 2 naming the variable (docs/configuration.md).
+    expect([badConfig.code, badConfig.stderr]).toEqual([2, expect.stringMatching(/VIGIL_HTTP_MAX_ATTEMPTS/)]);
+    expect([refused.code, refused.stderr]).toEqual([3, expect.stringMatching(/AADSTS7000215/)]);
+    expect(unknown.code).toBe(4);
+    // The flag wins over VIGIL_PORT; the busy port is a conflict naming the port and the fix.
+    expect([portTaken.code, portTaken.stderr]).toEqual([5, expect.stringMatching(new RegExp(`Port ${busyPort} on 127\\.0\\.0\\.1 is already in use[\\s\\S]*fix: .*--port`))]);
+    // An unreachable endpoint names the host and the setting that named it, after one retry, not half a minute.
+    expect([unreachable.code, unreachable.stderr]).toEqual([6, expect.stringMatching(new RegExp(`Cannot reach 127\\.0\\.0\\.1:${dead}[\\s\\S]*fix: .*VIGIL_ENDPOINTS_FILE=${deadFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`))]);
+    expect(unreachable.stderr).toMatch(/\[ECONNREFUSED, 2 attempts\]/);
+    // 1 is for bugs only: anything that is not a VigilError is reported as internal.
+    const stderr = vi.spyOn(process.stderr, 'write').mockReturnValue(true);
+    expect(reportError(new TypeError("Cannot read properties of undefined (reading 'id')"), false)).toBe(EXIT.internal);
+    expect(stderr.mock.calls.map((c) => String(c[0])).join('')).toMatch(/^internal error: /);
+    stderr.mockRestore();
+    expect(EXIT.internal).toBe(1);
   });
 });
 

@@ -61,4 +61,19 @@ describe('HTTP pipeline', () => {
     expect(JSON.stringify((err as UpstreamHttpError).toJSON()) + (err as Error).message).not.toContain('secret-token');
     expect((err as Error).message).not.toContain('$select');
   });
+
+  it('names an unreachable host and the setting to check after one retry, not after every backoff', async () => {
+    // A port nobody listens on: connection refused. The client would retry other network failures 6 times.
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const deadBase = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const waits: number[] = [];
+    const client = new HttpClient({ links: new LinkPolicy({ bases: { graph: [deadBase] } }), logger: silentLogger(), sleepMs: async (ms) => void waits.push(ms), unreachableHint: (host) => `check VIGIL_ENDPOINTS_FILE for ${host}` });
+    const err = await client.send({ api: 'graph', url: `${deadBase}/users` }).catch((e: unknown) => e);
+    const host = new URL(deadBase).host;
+    expect(err).toMatchObject({ kind: 'upstream', code: 'UPSTREAM_UNREACHABLE', remediation: `check VIGIL_ENDPOINTS_FILE for ${host}`, detail: { host, api: 'graph', reason: 'ECONNREFUSED' } });
+    expect((err as Error).message).toContain(`Cannot reach ${host}`);
+    expect(waits).toHaveLength(1);
+  });
 });

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { addPortalUser, createApiKey, ensureOrganization, getOrganizationByName, listApiKeys, listPortalUsers, revokeApiKey } from '../../access/index.ts';
+import { addPortalUser, createApiKey, getOrganizationByName, listApiKeys, listPortalUsers, revokeApiKey } from '../../access/index.ts';
 import { invalidInput } from '../../core/errors.ts';
 import type { CommandHost } from '../host.ts';
 import { readStdin } from '../input.ts';
@@ -16,16 +16,16 @@ export function registerAccess(program: Command, host: CommandHost): void {
     .description('Add a portal user; the password is read from standard input (12 to 256 characters)')
     .requiredOption('--email <address>', 'the address the person signs in with')
     .option('--role <role>', 'admin (manage integrations, users, API keys) or viewer (read)', 'viewer')
-    .option('--organization <name>', 'the customer organization (created when missing)', 'Default')
+    .option('--organization <name>', 'the customer organization (must exist: `vigil organizations create <name>`)', 'Default')
     .option('--name <display name>', 'shown in the portal')
     .option('--password-stdin', 'read the password from standard input (required: never pass it as an argument)')
     .option('--json', 'print JSON')
-    .addHelpText('after', '\nExample: printf %s "$PW" | vigil users add --email ann@contoso.com --role admin --organization Contoso --password-stdin')
+    .addHelpText('after', '\nExample (after `vigil organizations create Contoso`): printf %s "$PW" | vigil users add --email ann@contoso.com --role admin --organization Contoso --password-stdin')
     .action(
       host.action(async (rt, opts: { email: string; role: string; organization: string; name?: string; passwordStdin?: boolean; json?: boolean }) => {
         if (!opts.passwordStdin) throw invalidInput('--password-stdin', 'The password is read from standard input.', 'Pipe it: printf %s "$PW" | vigil users add --email … --password-stdin');
         const password = await readStdin();
-        const org = await ensureOrganization(rt.db, opts.organization);
+        const org = await getOrganizationByName(rt.db, opts.organization);
         const user = await addPortalUser(rt.db, { organizationId: org.id, email: opts.email, password, role: opts.role, displayName: opts.name });
         if (opts.json) return printJson({ ...user, organization: org.name });
         print(`Added ${user.role} ${user.email} to organization ${org.name} (${user.id}). They sign in at the portal of \`vigil serve\`.`);
@@ -51,12 +51,12 @@ export function registerAccess(program: Command, host: CommandHost): void {
     .description('Create an API key; it is printed once and stored only as a hash. Send it as `Authorization: Bearer <key>`')
     .requiredOption('--name <name>', 'what uses the key, e.g. sentinel-connector')
     .option('--role <role>', 'viewer (read) or admin (manage)', 'viewer')
-    .option('--organization <name>', 'the customer organization (created when missing)', 'Default')
+    .option('--organization <name>', 'the customer organization (must exist: `vigil organizations create <name>`)', 'Default')
     .option('--expires <date>', 'ISO 8601 date after which the key stops working (default: until revoked)')
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, opts: { name: string; role: string; organization: string; expires?: string; json?: boolean }) => {
-        const org = await ensureOrganization(rt.db, opts.organization);
+        const org = await getOrganizationByName(rt.db, opts.organization);
         const { key, apiKey } = await createApiKey(rt.db, { organizationId: org.id, name: opts.name, role: opts.role, expiresAt: opts.expires ?? null, createdBy: 'cli' });
         if (opts.json) return printJson({ key, ...apiKey });
         print(`API key ${apiKey.id} (${apiKey.role}, organization ${org.name}):`, '', `  ${key}`, '', 'Store it now: it is not shown again. Revoke with `vigil api-keys revoke ' + apiKey.id + '`.');

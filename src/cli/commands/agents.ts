@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
 import { rankAgents } from '../../checks/risk.ts';
-import { getIntegration } from '../../onboarding/integrations.ts';
-import { listIntegrations } from '../../store/repositories/integrations.ts';
 import type { CommandHost } from '../host.ts';
 import { requireCount } from '../input.ts';
+import { integrationRowsInScope, ORGANIZATION_FILTER_HELP } from '../scope.ts';
 import { print, printJson, table } from '../output.ts';
 
 /** `vigil agents`: Copilot Studio agents ranked by risk score (findings × reach). */
@@ -12,12 +11,13 @@ export function registerAgents(program: Command, host: CommandHost): void {
     .command('agents')
     .description('Copilot Studio agents ranked by risk score: open findings weighted by severity, plus how far the agent reaches (who can use it, what it can touch)')
     .option('--integration <integration>', 'only this integration (id or name)')
+    .option('--organization <name>', ORGANIZATION_FILTER_HELP)
     .option('--limit <n>', 'at most this many', (v) => Number(v), 50)
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, opts: { integration?: string; limit: number; json?: boolean }) => {
+      host.action(async (rt, opts: { integration?: string; organization?: string; limit: number; json?: boolean }) => {
         requireCount(opts.limit, '--limit');
-        const integrations = opts.integration ? [await getIntegration(rt.db, opts.integration)] : await listIntegrations(rt.db);
+        const integrations = await integrationRowsInScope(rt.db, opts);
         const shown = (await rankAgents(rt.db, integrations.map((i) => i.id))).slice(0, opts.limit);
         if (opts.json) return printJson(shown);
         if (shown.length === 0) return print('No agents collected yet (run `vigil collect <integration>`).');

@@ -1,6 +1,5 @@
 import { type Command, Option } from 'commander';
 import { VigilError } from '../../core/errors.ts';
-import { getIntegration } from '../../onboarding/integrations.ts';
 import { alertEventIds, ALERT_STATUSES, listAlerts, listEvents, setAlertStatus, withRaw } from '../../store/repositories/audit.ts';
 import { nowIso } from '../../store/db.ts';
 import { ingestAndDetect } from '../../sync/audit.ts';
@@ -8,6 +7,7 @@ import { alertView, eventView } from '../../reporting/index.ts';
 import type { CommandHost } from '../host.ts';
 import { killAfterPages } from '../killhook.ts';
 import { requireCount } from '../input.ts';
+import { integrationScope, ORGANIZATION_FILTER_HELP } from '../scope.ts';
 import { print, printJson, table } from '../output.ts';
 
 /** `vigil audit`, `vigil events`, `vigil alerts`. */
@@ -31,6 +31,7 @@ export function registerAudit(program: Command, host: CommandHost): void {
     .command('events')
     .description('List ingested audit events, newest first')
     .option('--integration <integration>', 'only this integration')
+    .option('--organization <name>', ORGANIZATION_FILTER_HELP)
     .option('--since <iso>', 'only events at or after this instant (ISO 8601)')
     .option('--operation <name>', 'only this Operation')
     .option('--user <upn>', 'only this UserId')
@@ -38,11 +39,11 @@ export function registerAudit(program: Command, host: CommandHost): void {
     .option('--raw', 'with --json: include each event\'s raw record as the API sent it')
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, opts: { integration?: string; since?: string; operation?: string; user?: string; limit: number; raw?: boolean; json?: boolean }) => {
+      host.action(async (rt, opts: { integration?: string; organization?: string; since?: string; operation?: string; user?: string; limit: number; raw?: boolean; json?: boolean }) => {
         requireCount(opts.limit, '--limit');
         if (opts.since && Number.isNaN(Date.parse(opts.since))) throw new VigilError('invalid-input', 'INVALID_INPUT', `--since '${opts.since}' is not a date.`, { field: '--since', remediation: 'Give an ISO 8601 date, e.g. 2026-11-20 or 2026-11-20T08:00:00Z.' });
-        const integrationId = opts.integration ? (await getIntegration(rt.db, opts.integration)).id : undefined;
-        const rows = await listEvents(rt.db, { integrationId, since: opts.since ? new Date(opts.since).toISOString() : undefined, operation: opts.operation, userId: opts.user, limit: opts.limit });
+        const integrationIds = await integrationScope(rt.db, opts);
+        const rows = await listEvents(rt.db, { integrationIds, since: opts.since ? new Date(opts.since).toISOString() : undefined, operation: opts.operation, userId: opts.user, limit: opts.limit });
         const events = rows.map(eventView);
         if (opts.json && opts.raw) {
           const raws = await withRaw(rt.db, rows);
@@ -58,13 +59,14 @@ export function registerAudit(program: Command, host: CommandHost): void {
     .command('list', { isDefault: true })
     .description('List alerts, newest first')
     .option('--integration <integration>', 'only this integration')
+    .option('--organization <name>', ORGANIZATION_FILTER_HELP)
     .addOption(new Option('--status <status>', 'only this status').choices([...ALERT_STATUSES]))
     .option('--rule <id>', 'only this rule')
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, opts: { integration?: string; status?: string; rule?: string; json?: boolean }) => {
-        const integrationId = opts.integration ? (await getIntegration(rt.db, opts.integration)).id : undefined;
-        const alertRows = await listAlerts(rt.db, { integrationId, status: opts.status, ruleId: opts.rule });
+      host.action(async (rt, opts: { integration?: string; organization?: string; status?: string; rule?: string; json?: boolean }) => {
+        const integrationIds = await integrationScope(rt.db, opts);
+        const alertRows = await listAlerts(rt.db, { integrationIds, status: opts.status, ruleId: opts.rule });
         const linked = opts.json ? await alertEventIds(rt.db, alertRows.map((a) => a.id)) : new Map<string, string[]>();
         const rows = alertRows.map((a) => ({ ...alertView(a), eventIds: linked.get(a.id) ?? [] }));
         if (opts.json) return printJson(rows);

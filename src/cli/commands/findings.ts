@@ -4,13 +4,13 @@ import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { VigilError } from '../../core/errors.ts';
 import { SEVERITIES, type Severity } from '../../core/types.ts';
-import { getIntegration } from '../../onboarding/integrations.ts';
 import { findingHistory, getFinding, listFindings } from '../../store/repositories/findings.ts';
 import { suppressFindingChecked, unsuppressFindingChecked } from '../../reporting/index.ts';
 import { loadChecks } from '../../checks/loader.ts';
 import { exportFindings, findingExportView } from '../../exports/findings.ts';
 import { VIGIL_VERSION } from '../../sinks/index.ts';
 import type { CommandHost } from '../host.ts';
+import { integrationScope, ORGANIZATION_FILTER_HELP } from '../scope.ts';
 import { print, printJson, table } from '../output.ts';
 
 const view = findingExportView;
@@ -26,14 +26,15 @@ export function registerFindings(program: Command, host: CommandHost): void {
     .command('list', { isDefault: true })
     .description('List findings, most severe first (open = not suppressed)')
     .option('--integration <integration>', 'only this integration (id or name)')
+    .option('--organization <name>', ORGANIZATION_FILTER_HELP)
     .addOption(new Option('--status <status>', 'finding status').choices(['open', 'resolved', 'suppressed', 'all']).default('open'))
     .addOption(new Option('--severity <severity>', 'only this severity').choices([...SEVERITIES]))
     .option('--check <id>', 'only this check id')
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, opts: { integration?: string; status: string; severity?: Severity; check?: string; json?: boolean }) => {
-        const integrationId = opts.integration ? (await getIntegration(rt.db, opts.integration)).id : undefined;
-        const rows = await listFindings(rt.db, { integrationId, status: opts.status === 'all' ? undefined : (opts.status as 'open' | 'resolved' | 'suppressed'), severity: opts.severity, checkId: opts.check });
+      host.action(async (rt, opts: { integration?: string; organization?: string; status: string; severity?: Severity; check?: string; json?: boolean }) => {
+        const integrationIds = await integrationScope(rt.db, opts);
+        const rows = await listFindings(rt.db, { integrationIds, status: opts.status === 'all' ? undefined : (opts.status as 'open' | 'resolved' | 'suppressed'), severity: opts.severity, checkId: opts.check });
         const list = rows.map(view);
         if (opts.json) return printJson(list);
         if (list.length === 0) return print('No findings.');
@@ -47,15 +48,16 @@ export function registerFindings(program: Command, host: CommandHost): void {
     .addOption(new Option('--format <format>', 'output format').choices(['json', 'csv', 'sarif', 'ocsf']).makeOptionMandatory())
     .option('--ndjson', 'with --format ocsf: one event per line (newline-delimited JSON) instead of an array')
     .option('--integration <integration>', 'only this integration (id or name)')
+    .option('--organization <name>', ORGANIZATION_FILTER_HELP)
     .addOption(new Option('--status <status>', 'finding status').choices(['open', 'resolved', 'suppressed', 'all']).default('all'))
     .option('--output <file>', 'write to this file (written whole, then renamed into place) instead of standard output')
     .action(
-      host.action(async (rt, opts: { format: 'json' | 'csv' | 'sarif' | 'ocsf'; ndjson?: boolean; integration?: string; status: string; output?: string }) => {
+      host.action(async (rt, opts: { format: 'json' | 'csv' | 'sarif' | 'ocsf'; ndjson?: boolean; integration?: string; organization?: string; status: string; output?: string }) => {
         if (opts.ndjson && opts.format !== 'ocsf') throw new VigilError('invalid-input', 'INVALID_INPUT', '--ndjson applies to --format ocsf only.', { field: '--ndjson', remediation: 'Use --format ocsf --ndjson, or leave --ndjson out.' });
-        const integrationId = opts.integration ? (await getIntegration(rt.db, opts.integration)).id : undefined;
+        const integrationIds = await integrationScope(rt.db, opts);
         const checks = opts.format === 'sarif' || opts.format === 'ocsf' ? (await loadChecks()).map((c) => c.metadata) : [];
         const format = opts.format === 'ocsf' && opts.ndjson ? 'ocsf-ndjson' : opts.format;
-        const { text, count } = await exportFindings(rt.db, { integrationIds: integrationId ? [integrationId] : undefined, status: opts.status === 'all' ? undefined : (opts.status as 'open' | 'resolved' | 'suppressed'), format, checks, version: VIGIL_VERSION });
+        const { text, count } = await exportFindings(rt.db, { integrationIds, status: opts.status === 'all' ? undefined : (opts.status as 'open' | 'resolved' | 'suppressed'), format, checks, version: VIGIL_VERSION });
         if (!opts.output) return void process.stdout.write(text);
         const target = resolve(opts.output);
         const temp = `${target}.${process.pid}.tmp`;

@@ -3,6 +3,8 @@ import { invalidInput } from '../../core/errors.ts';
 import { addCustomerAppIntegration, addManagedAppIntegration, getIntegration, listIntegrationViews, removeIntegration, rotateSecret, secretExpiryWarning, toView, verifyStoredIntegration, type IntegrationView } from '../../onboarding/integrations.ts';
 import type { VerificationReport } from '../../onboarding/verify.ts';
 import { print, printJson, table } from '../output.ts';
+import { getOrganizationByName } from '../../access/index.ts';
+import { integrationScope } from '../scope.ts';
 import { regionById } from '../../config/regions.ts';
 import { renderSteps, setupSteps } from '../../onboarding/doctor.ts';
 import type { CommandHost } from '../host.ts';
@@ -77,24 +79,26 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
     .option('--sp-object-id <guid>', 'managed-app: Object ID of Vigil\'s service principal in your tenant (Enterprise applications)')
     .option('--primary-domain <domain>', 'managed-app: the tenant\'s primary domain, checked against --tenant-id')
     .option('--name <name>', 'display name of the integration (default: tenant-<first 8 of tenant id>)')
+    .option('--organization <name>', 'the organization whose users see it (must exist: `vigil organizations create <name>`)', 'Default')
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
       '\nThe secret is never taken as an argument (it would show in the process list and shell history).\nExamples:\n  VIGIL_CLIENT_SECRET=... vigil integrations add --mode customer-app --tenant-id <guid> --client-id <guid> --client-secret-env VIGIL_CLIENT_SECRET\n  vigil integrations add --mode managed-app --tenant-id <guid> --sp-object-id <Object ID>   (after `vigil consent-url`)',
     )
     .action(
-      host.action(async (rt, opts: { mode: string; tenantId?: string; clientId?: string; clientSecretEnv?: string; clientSecretStdin?: boolean; secretExpires?: string; name?: string; spObjectId?: string; primaryDomain?: string; json?: boolean }) => {
+      host.action(async (rt, opts: { mode: string; organization: string; tenantId?: string; clientId?: string; clientSecretEnv?: string; clientSecretStdin?: boolean; secretExpires?: string; name?: string; spObjectId?: string; primaryDomain?: string; json?: boolean }) => {
+        const organizationId = (await getOrganizationByName(rt.db, opts.organization)).id;
         if (opts.mode === 'managed-app') {
           if (opts.clientSecretEnv || opts.clientSecretStdin || opts.clientId) {
             throw invalidInput('--client-id', 'Mode managed-app uses the operator-managed application: it takes no client id or secret.', 'Give --tenant-id and --sp-object-id (the Object ID of Vigil\'s service principal in your tenant).');
           }
-          const { integration, report } = await addManagedAppIntegration(rt, { name: opts.name, tenantId: opts.tenantId, spObjectId: opts.spObjectId, primaryDomain: opts.primaryDomain });
+          const { integration, report } = await addManagedAppIntegration(rt, { organizationId, name: opts.name, tenantId: opts.tenantId, spObjectId: opts.spObjectId, primaryDomain: opts.primaryDomain });
           if (opts.json) printJson({ integration: { ...integration, verification: undefined }, verification: report });
           else print(`Added integration ${integration.name} (${integration.id}).`, renderReport(report, 'managed-app'), `Next: vigil integrations verify ${integration.id}, then vigil collect ${integration.id}`);
           return;
         }
         const secret = await readSecret(opts);
-        const { integration, report } = await addCustomerAppIntegration(rt, { name: opts.name, tenantId: opts.tenantId, clientId: opts.clientId, clientSecret: secret, secretExpires: opts.secretExpires });
+        const { integration, report } = await addCustomerAppIntegration(rt, { organizationId, name: opts.name, tenantId: opts.tenantId, clientId: opts.clientId, clientSecret: secret, secretExpires: opts.secretExpires });
         if (opts.json) printJson({ integration: { ...integration, verification: undefined }, verification: report });
         else print(`Added integration ${integration.name} (${integration.id}).`, renderReport(report), `Next: vigil collect ${integration.id}`);
       }),
@@ -102,11 +106,13 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
 
   cmd
     .command('list')
-    .description('List integrations')
+    .description('List integrations (of every organization unless --organization)')
+    .option('--organization <name>', 'only this organization\'s integrations (must exist)')
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, opts: { json?: boolean }) => {
-        const views = await listIntegrationViews(rt.db);
+      host.action(async (rt, opts: { organization?: string; json?: boolean }) => {
+        const scope = await integrationScope(rt.db, opts);
+        const views = (await listIntegrationViews(rt.db)).filter((v) => !scope || scope.includes(v.id));
         if (opts.json) return printJson(views.map((v) => ({ ...v, verification: undefined })));
         if (views.length === 0) return print('No integrations. Add one with `vigil integrations add`.');
         print(table([['ID', 'NAME', 'MODE', 'TENANT', 'SECRET EXPIRES'], ...views.map((v) => [v.id, v.name, v.mode, v.tenantId, v.secretExpiresAt?.slice(0, 10) ?? '-'])]));

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { getOrganizationByName } from '../../access/index.ts';
 import { bindTenant, listTenantBindings, unbindTenant } from '../../onboarding/tenants.ts';
 import type { CommandHost } from '../host.ts';
 import { print, printJson, table } from '../output.ts';
@@ -12,10 +13,12 @@ export function registerTenants(program: Command, host: CommandHost): void {
   tenants
     .command('list')
     .description('List bound tenants with their organization, how they were proven, by whom and when')
+    .option('--organization <name>', 'only the tenants of this organization (must exist)')
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, opts: { json?: boolean }) => {
-        const list = await listTenantBindings(rt.db);
+      host.action(async (rt, opts: { organization?: string; json?: boolean }) => {
+        const org = opts.organization !== undefined ? await getOrganizationByName(rt.db, opts.organization) : undefined;
+        const list = (await listTenantBindings(rt.db)).filter((b) => !org || b.organizationId === org.id);
         if (opts.json) return printJson(list);
         print(table([['TENANT', 'ORGANIZATION', 'METHOD', 'PROVEN BY', 'PROVEN AT'], ...list.map((b) => [b.tenantId, b.organization, b.method, b.provenBy ?? '', b.provenAt])]));
       }),

@@ -103,6 +103,25 @@ export interface HttpMetrics {
   throttleWait(api: ApiName, seconds: number): void;
 }
 
+/**
+ * Socket errors meaning the host cannot be reached at all, with what each means (Node's common system errors,
+ * https://nodejs.org/api/errors.html#common-system-errors; undici's connect timeout). Unlike a reset connection or a
+ * 5xx these do not come and go within a backoff: a name that does not resolve or a port nobody listens on stays so
+ * for minutes. They are retried once (a DNS or routing blip), not `maxAttempts` times with growing waits, so an
+ * interactive command names the host in about a second instead of after half a minute. Throttling (429/503) is not
+ * affected.
+ */
+const UNREACHABLE: Record<string, string> = {
+  ENOTFOUND: 'the host name does not resolve',
+  EAI_AGAIN: 'the host name could not be resolved (DNS unavailable)',
+  ECONNREFUSED: 'nothing accepts connections at that address',
+  EHOSTUNREACH: 'no route to the host',
+  ENETUNREACH: 'the network is unreachable',
+  UND_ERR_CONNECT_TIMEOUT: 'the connection timed out',
+};
+/** Attempts at an unreachable host, first included. */
+const UNREACHABLE_ATTEMPTS = 2;
+
 /** Options of {@link HttpClient}. */
 export interface HttpClientOptions {
   /**
@@ -121,6 +140,11 @@ export interface HttpClientOptions {
   logger: Logger;
   /** Shared throttling budgets per (tenant, API); none by default. */
   budget?: ThrottleBudget;
+  /**
+   * The setting to check when a host cannot be reached at all (name not resolved, connection refused): given the host,
+   * returns the remediation, e.g. which cloud profile or endpoints file named it. Default: check network access.
+   */
+  unreachableHint?: (host: string) => string;
   /** Injected for tests of timing logic; defaults to real timers. */
   sleepMs?: (ms: number) => Promise<void>;
   /** Receives every upstream answer and every wait (Prometheus metrics); none by default. */
@@ -166,6 +190,7 @@ export class HttpClient {
   private readonly agentOptions: Agent.Options;
   private pool: Promise<{ agent: Agent; request: typeof undiciRequest }> | undefined;
   private readonly maxAttempts: number;
+  private readonly unreachableHint: ((host: string) => string) | undefined;
   private readonly maxWaitSeconds: number;
   private readonly baseDelaySeconds: number;
   private readonly logger: Logger;
@@ -184,6 +209,7 @@ export class HttpClient {
       keepAliveTimeout: 10_000,
     };
     this.maxAttempts = options.maxAttempts ?? 6;
+    this.unreachableHint = options.unreachableHint;
     this.maxWaitSeconds = options.maxWaitSeconds ?? 120;
     this.baseDelaySeconds = options.baseDelaySeconds ?? 1;
     this.logger = options.logger;
@@ -199,15 +225,16 @@ export class HttpClient {
 
   /**
    * Sends a request, retrying 408/429/5xx and network failures (reset connections, truncated bodies) up to
-   * `maxAttempts`, and a 401 once with a refreshed token. A 429 or 503 with `Retry-After` (or an answer that
+   * `maxAttempts` (a host that cannot be reached at all, see {@link UNREACHABLE}, only once more), and a 401 once with a refreshed token. A 429 or 503 with `Retry-After` (or an answer that
    * `throttledWhen` recognises) is the server pacing us: it is waited out up to `4 × maxAttempts` more times without
    * using up the attempts, and with a shared budget it blocks the tenant's budget for every worker instead.
    *
    * @returns the response with its JSON body when the status is below 400.
    * @throws VigilError `upstream` / `FOREIGN_LINK` when `req.url` is not a host of `req.api` in the link policy
    *   (checked before anything is sent and before `req.token` is called);
-   *   UpstreamHttpError for an error status after retries; VigilError `upstream` / `NETWORK_ERROR` when the
-   *   network failed on every attempt.
+   *   UpstreamHttpError for an error status after retries; VigilError `upstream` / `UPSTREAM_UNREACHABLE` naming
+   *   the host and the setting to check when it cannot be reached; `upstream` / `NETWORK_ERROR` when the network
+   *   failed otherwise on every attempt.
    */
   async send<T = unknown>(req: HttpRequest): Promise<HttpResponse<T>> {
     const method = req.method ?? 'GET';
@@ -240,6 +267,15 @@ export class HttpClient {
       } catch (e) {
         this.metrics?.upstreamResponse(req.api, 'network_error');
         const reason = (e as { code?: string }).code ?? (e as Error).message;
+        const unreachable = UNREACHABLE[reason];
+        if (unreachable && attempt >= Math.min(this.maxAttempts, UNREACHABLE_ATTEMPTS)) {
+          const host = new URL(req.url).host;
+          throw new VigilError('upstream', 'UPSTREAM_UNREACHABLE', `Cannot reach ${host} (${req.api}): ${unreachable} [${reason}, ${attempt} attempt${attempt > 1 ? 's' : ''}].`, {
+            remediation: this.unreachableHint?.(host) ?? `Check that this machine can reach ${host} (DNS, firewall, proxy).`,
+            detail: { host, api: req.api, reason },
+            cause: e,
+          });
+        }
         if (attempt >= this.maxAttempts) {
           throw new VigilError('upstream', 'NETWORK_ERROR', `${req.api} ${method} ${redactUrl(req.url)} failed after ${attempt} attempts: ${reason}`, {
             remediation: 'Check network access to the upstream host; Vigil retried with backoff.',

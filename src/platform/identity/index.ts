@@ -142,7 +142,17 @@ function fromMsalError(e: unknown): VigilError {
  * returned, not thrown.
  */
 export class PipelineNetworkModule implements INetworkModule {
+  private lastError: VigilError | undefined;
   constructor(private readonly http: HttpClient) {}
+  /**
+   * The pipeline's own error of the last failed request (e.g. `UPSTREAM_UNREACHABLE` naming the host), cleared on
+   * reading. MSAL replaces any error of its network module by its generic `network_error`; callers put this one back.
+   */
+  takeError(): VigilError | undefined {
+    const e = this.lastError;
+    this.lastError = undefined;
+    return e;
+  }
   async sendGetRequestAsync<T>(url: string, options?: NetworkRequestOptions): Promise<NetworkResponse<T>> {
     return this.forward<T>('GET', url, options);
   }
@@ -159,6 +169,7 @@ export class PipelineNetworkModule implements INetworkModule {
         const body = (e.body ?? { error: e.upstreamCode, error_description: e.upstreamMessage ?? '' }) as T;
         return { status: e.status, headers: {}, body };
       }
+      if (e instanceof VigilError) this.lastError = e;
       throw e;
     }
   }
@@ -207,12 +218,14 @@ export class ClientCredentialProvider {
   /** MSAL's configuration; the client is created (and MSAL loaded) on the first token request. */
   private readonly configuration: Configuration;
   private app: Promise<ConfidentialClientApplication> | undefined;
+  private readonly network: PipelineNetworkModule;
   /** The tenant the tokens are for. */
   readonly tenantId: string;
 
   constructor(private readonly options: ClientCredentialOptions) {
     this.tenantId = options.tenantId;
     const authorityUrl = new URL(options.cloud.authorityHost);
+    this.network = new PipelineNetworkModule(options.http);
     this.configuration = {
       auth: {
         clientId: options.clientId,
@@ -225,7 +238,7 @@ export class ClientCredentialProvider {
         ...(options.cloud.name === 'public' ? {} : { knownAuthorities: [authorityUrl.host] }),
       },
       system: {
-        networkClient: new PipelineNetworkModule(options.http),
+        networkClient: this.network,
         // LogLevel.Error (0): MSAL's own logging is off; errors reach the caller.
         loggerOptions: { logLevel: 0, piiLoggingEnabled: false, loggerCallback: () => undefined },
       },
@@ -246,10 +259,11 @@ export class ClientCredentialProvider {
   async token(resource: string, forceRefresh = false): Promise<AcquiredToken> {
     const scope = `${resource}/.default`;
     let result;
+    this.network.takeError();
     try {
       result = await (await this.client()).acquireTokenByClientCredential({ scopes: [scope], skipCache: forceRefresh });
     } catch (e) {
-      throw fromMsalError(e);
+      throw this.network.takeError() ?? fromMsalError(e);
     }
     if (!result?.accessToken) throw new VigilError('upstream', 'TOKEN_EMPTY', `No access token was returned for ${resource}.`);
     return { accessToken: result.accessToken, claims: readClaims(result.accessToken) };

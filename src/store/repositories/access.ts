@@ -20,6 +20,17 @@ export async function listOrganizations(db: Executor): Promise<OrganizationsTabl
   return db.selectFrom('organizations').selectAll().orderBy('created_at').orderBy('id').execute();
 }
 
+/** Integrations, portal users and API keys (revoked ones excluded) per organization id. */
+export async function organizationCounts(db: Executor): Promise<{ integrations: Map<string, number>; users: Map<string, number>; apiKeys: Map<string, number> }> {
+  const count = async (table: 'integrations' | 'portal_users' | 'api_keys') => {
+    let q = db.selectFrom(table).select(['organization_id', db.fn.countAll<number>().as('n')]).groupBy('organization_id');
+    if (table === 'api_keys') q = q.where('revoked_at', 'is', null);
+    const rows = (await q.execute()) as { organization_id: string | null; n: number | string }[];
+    return new Map(rows.filter((r) => r.organization_id !== null).map((r) => [r.organization_id!, Number(r.n)]));
+  };
+  return { integrations: await count('integrations'), users: await count('portal_users'), apiKeys: await count('api_keys') };
+}
+
 export async function insertPortalUser(db: Executor, row: PortalUsersTable): Promise<void> {
   await db.insertInto('portal_users').values(row).execute();
 }

@@ -174,10 +174,12 @@ export async function getAlert(db: Executor, alertId: string): Promise<AlertsTab
   return db.selectFrom('alerts').selectAll().where('id', '=', alertId).executeTakeFirst();
 }
 
-/** Alerts, newest first. */
-export async function listAlerts(db: Executor, filter: { integrationId?: string; status?: string; ruleId?: string } = {}): Promise<AlertsTable[]> {
+/** Alerts, newest first; `integrationIds` keeps those of these integrations (none for an empty list). */
+export async function listAlerts(db: Executor, filter: { integrationId?: string; integrationIds?: string[]; status?: string; ruleId?: string } = {}): Promise<AlertsTable[]> {
+  if (filter.integrationIds?.length === 0) return [];
   let q = db.selectFrom('alerts').selectAll();
   if (filter.integrationId) q = q.where('integration_id', '=', filter.integrationId);
+  if (filter.integrationIds) q = q.where('integration_id', 'in', filter.integrationIds);
   if (filter.status) q = q.where('status', '=', filter.status);
   if (filter.ruleId) q = q.where('rule_id', '=', filter.ruleId);
   return q.orderBy('created_at', 'desc').execute();
@@ -193,10 +195,12 @@ export async function alertEventIds(db: Executor, alertIds: string[]): Promise<M
   return out;
 }
 
-/** Events of an integration, newest first, with optional filters. */
-export async function listEvents(db: Executor, filter: { integrationId?: string; since?: string; operation?: string; userId?: string; limit?: number } = {}): Promise<AuditEventsTable[]> {
+/** Events of an integration, newest first, with optional filters (`integrationIds`: of these integrations; none for an empty list). */
+export async function listEvents(db: Executor, filter: { integrationId?: string; integrationIds?: string[]; since?: string; operation?: string; userId?: string; limit?: number } = {}): Promise<AuditEventsTable[]> {
+  if (filter.integrationIds?.length === 0) return [];
   let q = db.selectFrom('audit_events').selectAll();
   if (filter.integrationId) q = q.where('integration_id', '=', filter.integrationId);
+  if (filter.integrationIds) q = q.where('integration_id', 'in', filter.integrationIds);
   if (filter.since) q = q.where('creation_time', '>=', filter.since);
   if (filter.operation) q = q.where('operation', '=', filter.operation);
   if (filter.userId) q = q.where('user_id', '=', filter.userId);
