@@ -30,6 +30,7 @@ import * as q from '../store/repositories/queries.ts';
 /** The principal fields scoping needs. */
 type Caller = Pick<Principal, 'organizationId'>;
 
+/** The page and live-event shapes of these views, re-exported for their callers (routes, CLI). */
 export type { Page, RunEvent };
 
 /** Encodes a keyset position as an opaque cursor (base64url JSON). */
