@@ -7,7 +7,7 @@ import fastifyStatic from '@fastify/static';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { VigilError } from '../core/errors.ts';
 import type { ConsentOutcome } from '../onboarding/consent.ts';
 import type { Logger } from '../platform/log/index.ts';
@@ -115,6 +115,28 @@ export function nulField(input: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * The contract's schemas with a `.meta({ id })` become named components (`#/components/schemas/<id>`);
+ * fastify-type-provider-zod adds an `<id>Input` twin of each for request bodies. This keeps only the components the
+ * paths reference, directly or through other components, so the document (and the portal's types generated from it)
+ * holds no unused twin.
+ */
+export function withUsedComponentsOnly<T extends object>(document: T): T {
+  const components = (document as { components?: { schemas?: Record<string, unknown> } }).components;
+  const schemas = components?.schemas;
+  if (!schemas) return document;
+  const refs = (value: unknown) => [...JSON.stringify(value).matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((m) => decodeURIComponent(m[1]!));
+  const used = new Set<string>();
+  const pending = refs({ ...document, components: { ...components, schemas: {} } });
+  while (pending.length) {
+    const name = pending.pop()!;
+    if (used.has(name)) continue;
+    used.add(name);
+    pending.push(...refs(schemas[name]));
+  }
+  return { ...document, components: { ...components, schemas: Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name))) } };
+}
+
 /** Builds the Fastify app (not listening). */
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const app = Fastify({ logger: false, trustProxy: deps.trustProxy ?? false, bodyLimit: 1_048_576 });
@@ -163,6 +185,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
         security: [{ apiKey: [] }, { session: [] }],
       },
       transform: jsonSchemaTransform,
+      transformObject: (document) => withUsedComponentsOnly(jsonSchemaTransformObject(document)),
     });
     await app.register(fastifySwaggerUi, { routePrefix: '/api/docs', staticCSP: true, uiConfig: { docExpansion: 'list', deepLinking: false } });
     app.get('/api/docs/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -3,6 +3,11 @@ import { integrationOf, notFound, requireOwned, scopeIntegrations } from '../acc
 import type { Principal } from '../access/index.ts';
 import { rankAgents } from '../checks/risk.ts';
 import type { CheckMetadata } from '../checks/types.ts';
+import type { Alert, Event } from '../contract/alerts.ts';
+import type { Page } from '../contract/common.ts';
+import type { Dashboard, Finding, FindingDetail } from '../contract/findings.ts';
+import type { AgentDetail, InventoryItem } from '../contract/inventory.ts';
+import type { Run, RunDetail, RunEvent, RunProgress } from '../contract/runs.ts';
 import { VigilError } from '../core/errors.ts';
 import { SEVERITIES, type Severity } from '../core/types.ts';
 import { findingExportView } from '../exports/findings.ts';
@@ -18,17 +23,15 @@ import * as q from '../store/repositories/queries.ts';
  * Read models of the API and portal, every one scoped to the caller's organization: inventory tables, findings with
  * suppression, alerts, events, runs with their live progress, the dashboard and the agent page; and the decisions
  * people take on them (suppress a finding, set an alert's status), shared with the CLI. Lists are keyset-paged with an
- * opaque cursor.
+ * opaque cursor. Each returns the type inferred from its response schema in `contract/` (the API contract), so a view
+ * that drifts from what the API declares fails to compile.
  */
 
 /** The principal fields scoping needs. */
 type Caller = Pick<Principal, 'organizationId'>;
 
-/** A page of a list: the items and the cursor of the next page (null on the last). */
-export interface Page<T> {
-  items: T[];
-  nextCursor: string | null;
-}
+/** The page and live-event shapes of these views, re-exported for their callers (routes, CLI). */
+export type { Page, RunEvent };
 
 /** Encodes a keyset position as an opaque cursor (base64url JSON). */
 export function encodeCursor(position: Record<string, unknown>): string {
@@ -54,7 +57,7 @@ export function decodeCursor<T extends Record<string, unknown>>(cursor: string |
 }
 
 /** Lists one inventory kind (live objects only). @throws VigilError `not-found` for another organization's integration. */
-export async function listInventory(db: Executor, caller: Caller, kind: q.InventoryKind, filter: { integrationId?: string | undefined; environmentId?: string | undefined; q?: string | undefined; cursor?: string | undefined; limit: number }): Promise<Page<q.InventoryItem>> {
+export async function listInventory(db: Executor, caller: Caller, kind: q.InventoryKind, filter: { integrationId?: string | undefined; environmentId?: string | undefined; q?: string | undefined; cursor?: string | undefined; limit: number }): Promise<Page<InventoryItem>> {
   const integrationIds = await scopeIntegrations(db, caller, filter.integrationId);
   const after = decodeCursor<{ integrationId: string; id: string }>(filter.cursor, { integrationId: 'string', id: 'string' });
   const { items, more } = await q.pageInventory(db, kind, { integrationIds, environmentId: filter.environmentId, q: filter.q, after, limit: filter.limit });
@@ -62,23 +65,8 @@ export async function listInventory(db: Executor, caller: Caller, kind: q.Invent
   return { items, nextCursor: more && last ? encodeCursor({ integrationId: last.integrationId, id: last.id }) : null };
 }
 
-/** A finding as the API shows it. */
-export interface FindingView {
-  id: string;
-  integrationId: string;
-  checkId: string;
-  title: string | null;
-  severity: Severity;
-  resourceType: string;
-  resourceId: string;
-  resourceName: string | null;
-  status: string;
-  detail: Record<string, unknown> | null;
-  firstSeenAt: string;
-  lastSeenAt: string;
-  resolvedAt: string | null;
-  suppression: { reason: string; author: string; expiresAt: string | null; createdAt: string } | null;
-}
+/** A finding as the API shows it (the contract's `Finding`). */
+export type FindingView = Finding;
 
 /** Check catalogue entries by id (titles, risk, remediation). */
 export type CheckCatalogue = Map<string, CheckMetadata>;
@@ -110,7 +98,7 @@ export async function listFindingsPage(db: Executor, caller: Caller, checks: Che
 }
 
 /** One finding with its check and history. @throws VigilError `not-found` (absent or another organization's). */
-export async function findingDetail(db: Executor, caller: Caller, checks: CheckCatalogue, id: string) {
+export async function findingDetail(db: Executor, caller: Caller, checks: CheckCatalogue, id: string): Promise<FindingDetail> {
   const f = await requireOwned(db, caller, 'finding', id, await getFinding(db, id));
   const check = checks.get(f.check_id);
   return {
@@ -162,12 +150,12 @@ export async function unsuppressOwnedFinding(db: Executor, caller: Caller, id: s
 }
 
 /** An alert as the API shows it. */
-export function alertView(a: NonNullable<Awaited<ReturnType<typeof getAlert>>>) {
+export function alertView(a: NonNullable<Awaited<ReturnType<typeof getAlert>>>): Alert {
   return { id: a.id, integrationId: a.integration_id, ruleId: a.rule_id, severity: a.severity, status: a.status, title: a.title, detail: a.detail ? (JSON.parse(a.detail) as Record<string, unknown>) : null, windowStart: a.window_start, windowEnd: a.window_end, createdAt: a.created_at, updatedAt: a.updated_at };
 }
 
 /** Alerts of the organization, newest first. */
-export async function listAlertsPage(db: Executor, caller: Caller, filter: { integrationId?: string | undefined; status?: string | undefined; ruleId?: string | undefined; cursor?: string | undefined; limit: number }): Promise<Page<ReturnType<typeof alertView>>> {
+export async function listAlertsPage(db: Executor, caller: Caller, filter: { integrationId?: string | undefined; status?: string | undefined; ruleId?: string | undefined; cursor?: string | undefined; limit: number }): Promise<Page<Alert>> {
   const integrationIds = await scopeIntegrations(db, caller, filter.integrationId);
   const before = decodeCursor<{ at: string; id: string }>(filter.cursor, { at: 'string', id: 'string' });
   const { items, more } = await q.pageAlerts(db, { integrationIds, status: filter.status, ruleId: filter.ruleId, before, limit: filter.limit });
@@ -176,7 +164,7 @@ export async function listAlertsPage(db: Executor, caller: Caller, filter: { int
 }
 
 /** Sets an alert's status. @throws VigilError `not-found`; `invalid-input` naming `status`. */
-export async function setOwnedAlertStatus(db: Executor, caller: Caller, id: string, status: string, now = new Date()) {
+export async function setOwnedAlertStatus(db: Executor, caller: Caller, id: string, status: string, now = new Date()): Promise<Alert> {
   await requireOwned(db, caller, 'alert', id, await getAlert(db, id));
   if (!(ALERT_STATUSES as readonly string[]).includes(status)) throw new VigilError('invalid-input', 'INVALID_INPUT', `status must be one of ${ALERT_STATUSES.join(', ')}.`, { field: 'status', remediation: 'Use acknowledged while you look into it, closed when done.' });
   await setAlertStatus(db, id, status as (typeof ALERT_STATUSES)[number], now.toISOString());
@@ -184,12 +172,12 @@ export async function setOwnedAlertStatus(db: Executor, caller: Caller, id: stri
 }
 
 /** An audit event as the API shows it (normalised columns; the raw record stays in the store). */
-export function eventView(e: { id: string; integration_id: string; content_type: string; record_type: number | null; creation_time: string; operation: string | null; workload: string | null; user_id: string | null; client_ip: string | null; object_id: string | null }) {
+export function eventView(e: { id: string; integration_id: string; content_type: string; record_type: number | null; creation_time: string; operation: string | null; workload: string | null; user_id: string | null; client_ip: string | null; object_id: string | null }): Event {
   return { id: e.id, integrationId: e.integration_id, contentType: e.content_type, recordType: e.record_type, creationTime: e.creation_time, operation: e.operation, workload: e.workload, userId: e.user_id, clientIp: e.client_ip, objectId: e.object_id };
 }
 
 /** Audit events of the organization, newest first. */
-export async function listEventsPage(db: Executor, caller: Caller, filter: { integrationId?: string | undefined; since?: string | undefined; operation?: string | undefined; userId?: string | undefined; cursor?: string | undefined; limit: number }): Promise<Page<ReturnType<typeof eventView>>> {
+export async function listEventsPage(db: Executor, caller: Caller, filter: { integrationId?: string | undefined; since?: string | undefined; operation?: string | undefined; userId?: string | undefined; cursor?: string | undefined; limit: number }): Promise<Page<Event>> {
   const integrationIds = await scopeIntegrations(db, caller, filter.integrationId);
   const before = decodeCursor<{ at: string; id: string }>(filter.cursor, { at: 'string', id: 'string' });
   const { items, more } = await q.pageEvents(db, { integrationIds, since: filter.since, operation: filter.operation, userId: filter.userId, before, limit: filter.limit });
@@ -198,7 +186,7 @@ export async function listEventsPage(db: Executor, caller: Caller, filter: { int
 }
 
 /** A collection run as the API shows it. */
-export function runView(r: RunRow) {
+export function runView(r: RunRow): Run {
   return {
     id: r.id,
     integrationId: r.integration_id,
@@ -212,8 +200,8 @@ export function runView(r: RunRow) {
 }
 
 /** Per-stream progress of a run from its checkpoints: slices done and errored, records stored. */
-export async function runProgress(db: Executor, runId: string) {
-  const streams: Record<string, { done: number; errored: number; records: number }> = {};
+export async function runProgress(db: Executor, runId: string): Promise<RunProgress> {
+  const streams: RunProgress['streams'] = {};
   const total = { done: 0, errored: 0, records: 0 };
   for (const c of await listCheckpoints(db, runId)) {
     const s = (streams[c.stream] ??= { done: 0, errored: 0, records: 0 });
@@ -225,13 +213,6 @@ export async function runProgress(db: Executor, runId: string) {
   }
   return { ...total, streams };
 }
-
-/** One event of {@link followRun}: the server-sent event's name and its JSON data. */
-export type RunEvent =
-  | { event: 'progress'; data: { run: ReturnType<typeof runView>; progress: Awaited<ReturnType<typeof runProgress>> } }
-  | { event: 'evaluating'; data: { run: ReturnType<typeof runView> } }
-  | { event: 'finished'; data: ReturnType<typeof runView> & { evaluated: boolean } }
-  | { event: 'idle'; data: { lastRun: ReturnType<typeof runView> | null } };
 
 /**
  * Follows an integration's collection as it runs, from the store (so whichever process runs it): `progress` every
@@ -270,13 +251,13 @@ export async function* followRun(db: Executor, integrationId: string, options: {
 }
 
 /** One run of the organization with its progress. @throws VigilError `not-found` (absent or another organization's). */
-export async function runDetail(db: Executor, caller: Caller, runId: string) {
+export async function runDetail(db: Executor, caller: Caller, runId: string): Promise<RunDetail> {
   const run = await requireOwned(db, caller, 'run', runId, await getRun(db, runId));
   return { ...runView(run), progress: await runProgress(db, run.id) };
 }
 
 /** Recent runs of one integration of the organization. */
-export async function listIntegrationRuns(db: Executor, caller: Caller, integrationId: string, limit = 20) {
+export async function listIntegrationRuns(db: Executor, caller: Caller, integrationId: string, limit = 20): Promise<Run[]> {
   const row = await integrationOf(db, caller, integrationId);
   return (await listRuns(db, row.id, limit)).map(runView);
 }
@@ -289,7 +270,7 @@ export const DASHBOARD_DAYS = 30;
  * ten riskiest agents, coverage (what checks could not evaluate and why: per integration, check and reason, the count
  * and the first resources by name), and the last collection per integration.
  */
-export async function dashboard(db: Kysely<Database>, caller: Caller, checks: CheckCatalogue, now = new Date()) {
+export async function dashboard(db: Kysely<Database>, caller: Caller, checks: CheckCatalogue, now = new Date()): Promise<Dashboard> {
   const integrations = await listOrganizationIntegrations(db, caller.organizationId);
   const ids = integrations.map((i) => i.id);
   const names = new Map(integrations.map((i) => [i.id, i.name]));
@@ -311,7 +292,7 @@ export async function dashboard(db: Kysely<Database>, caller: Caller, checks: Ch
  * resolved findings on the agent, and recent audit events naming it.
  * @throws VigilError `not-found` for an absent agent or another organization's integration.
  */
-export async function agentDetail(db: Executor, caller: Caller, checks: CheckCatalogue, integrationId: string, agentId: string) {
+export async function agentDetail(db: Executor, caller: Caller, checks: CheckCatalogue, integrationId: string, agentId: string): Promise<AgentDetail> {
   const integration = await integrationOf(db, caller, integrationId);
   const a = await q.findAgent(db, integration.id, agentId);
   if (!a) throw notFound('agent', agentId, 'List the agents with GET /api/v1/inventory/agents.');

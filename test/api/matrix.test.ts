@@ -8,6 +8,10 @@ import { apiWorld, connector, signInAs, type ApiWorld, type Session } from './ha
  * another organization's admin, in-process (`inject`) and over real HTTP. Another organization's object must answer
  * exactly what a non-existent one answers (404, same code), and lists must not carry anything of the other
  * organization.
+ *
+ * The routes come from the OpenAPI document the server publishes (`/api/docs/openapi.json`): every operation of it
+ * must have its cases in {@link CASES} (the request data per route is kept here), and every entry of CASES must be an
+ * operation of the document, so a new route cannot skip the matrix and a removed one cannot linger in it.
  */
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -21,57 +25,92 @@ interface Caller {
 }
 type Send = (caller: Caller, method: Method, url: string, body?: unknown) => Promise<Answer>;
 
-interface RouteCase {
-  method: Method;
-  /** Path with `{integration}`, `{run}`, `{finding}`, `{agent}`, `{alert}`, `{key}` placeholders. */
+/** One call of the matrix on an operation of the OpenAPI document. */
+interface Case {
+  /** Path with `{integration}`, `{run}`, `{finding}`, `{agent}`, `{alert}`, `{key}` placeholders, and a query if any. */
   path: string;
-  access: 'viewer' | 'admin';
+  /** `public`: anyone may call it, and every caller gets the same answer ({@link Case.adminStatus}). */
+  access: 'public' | 'viewer' | 'admin';
   body?: unknown;
   /** What the owner's admin gets (absent: not called by the admin here, e.g. removal, which has its own test). */
   adminStatus?: number;
   /** The path names an object of the organization (another organization gets 404); else a list or a create. */
   scoped: boolean;
+  /** Ends the caller's session: called with API keys only (signing out is tested in auth.test.ts and api.test.ts). */
+  endsSession?: true;
 }
 
-const ROUTES: RouteCase[] = [
-  { method: 'GET', path: '/api/v1/auth/session', access: 'viewer', adminStatus: 200, scoped: false },
-  { method: 'GET', path: '/api/v1/organization', access: 'viewer', adminStatus: 200, scoped: false },
-  { method: 'GET', path: '/api/v1/organization/users', access: 'admin', adminStatus: 200, scoped: false },
-  { method: 'POST', path: '/api/v1/organization/users', access: 'admin', body: { email: 'new@contoso.test', password: 'short', role: 'viewer' }, adminStatus: 400, scoped: false },
-  { method: 'GET', path: '/api/v1/organization/api-keys', access: 'admin', adminStatus: 200, scoped: false },
-  { method: 'POST', path: '/api/v1/organization/api-keys', access: 'admin', body: { name: 'matrix', role: 'viewer' }, adminStatus: 201, scoped: false },
-  { method: 'DELETE', path: '/api/v1/organization/api-keys/{key}', access: 'admin', scoped: true },
-  { method: 'GET', path: '/api/v1/region', access: 'viewer', adminStatus: 200, scoped: false },
-  { method: 'GET', path: '/api/v1/integrations', access: 'viewer', adminStatus: 200, scoped: false },
-  { method: 'POST', path: '/api/v1/integrations', access: 'admin', body: { mode: 'customer-app', name: 'dup', tenantId: 'x', clientId: 'y', clientSecret: 'z' }, adminStatus: 400, scoped: false },
-  { method: 'POST', path: '/api/v1/integrations/consent-link', access: 'admin', body: { tenant: '{tenant}' }, adminStatus: 200, scoped: false },
-  { method: 'GET', path: '/api/v1/integrations/{integration}', access: 'viewer', adminStatus: 200, scoped: true },
-  { method: 'POST', path: '/api/v1/integrations/{integration}/verify', access: 'admin', adminStatus: 200, scoped: true },
-  { method: 'PUT', path: '/api/v1/integrations/{integration}/secret', access: 'admin', body: { clientSecret: '{secret}' }, adminStatus: 200, scoped: true },
-  { method: 'GET', path: '/api/v1/integrations/{integration}/registration', access: 'viewer', adminStatus: 200, scoped: true },
-  { method: 'GET', path: '/api/v1/integrations/{integration}/environments', access: 'viewer', adminStatus: 200, scoped: true },
-  { method: 'POST', path: '/api/v1/integrations/{integration}/environments/grant', access: 'admin', adminStatus: 200, scoped: true },
-  { method: 'DELETE', path: '/api/v1/integrations/{integration}', access: 'admin', scoped: true },
-  { method: 'POST', path: '/api/v1/integrations/{integration}/runs', access: 'admin', adminStatus: 202, scoped: true },
-  { method: 'GET', path: '/api/v1/integrations/{integration}/runs', access: 'viewer', adminStatus: 200, scoped: true },
-  { method: 'GET', path: '/api/v1/integrations/{integration}/runs/live', access: 'viewer', adminStatus: 200, scoped: true },
-  { method: 'GET', path: '/api/v1/runs/{run}', access: 'viewer', adminStatus: 200, scoped: true },
-  ...['agents', 'apps', 'flows', 'connectors', 'connections', 'environments', 'users', 'groups', 'powerbi-workspaces', 'foundry-projects'].map((kind) => ({ method: 'GET' as const, path: `/api/v1/inventory/${kind}`, access: 'viewer' as const, adminStatus: 200, scoped: false })),
-  { method: 'GET', path: '/api/v1/inventory/agents?integrationId={integration}', access: 'viewer', adminStatus: 200, scoped: true },
-  { method: 'GET', path: '/api/v1/integrations/{integration}/agents/{agent}', access: 'viewer', adminStatus: 200, scoped: true },
-  { method: 'GET', path: '/api/v1/findings?status=all', access: 'viewer', adminStatus: 200, scoped: false },
-  { method: 'GET', path: '/api/v1/findings?integrationId={integration}', access: 'viewer', adminStatus: 200, scoped: true },
-  { method: 'GET', path: '/api/v1/findings/{finding}', access: 'viewer', adminStatus: 200, scoped: true },
-  { method: 'POST', path: '/api/v1/findings/{finding}/suppression', access: 'admin', body: { reason: 'matrix' }, adminStatus: 200, scoped: true },
-  { method: 'DELETE', path: '/api/v1/findings/{finding}/suppression', access: 'admin', adminStatus: 200, scoped: true },
-  { method: 'GET', path: '/api/v1/dashboard', access: 'viewer', adminStatus: 200, scoped: false },
-  { method: 'GET', path: '/api/v1/alerts', access: 'viewer', adminStatus: 200, scoped: false },
-  { method: 'PUT', path: '/api/v1/alerts/{alert}/status', access: 'admin', body: { status: 'acknowledged' }, adminStatus: 200, scoped: true },
-  { method: 'GET', path: '/api/v1/events', access: 'viewer', adminStatus: 200, scoped: false },
-  { method: 'GET', path: '/api/v1/events?integrationId={integration}', access: 'viewer', adminStatus: 200, scoped: true },
-  { method: 'GET', path: '/api/v1/exports/findings?format=json', access: 'viewer', adminStatus: 200, scoped: false },
-  { method: 'GET', path: '/api/v1/exports/findings?format=ocsf&integrationId={integration}', access: 'viewer', adminStatus: 200, scoped: true },
-];
+/** A {@link Case} with the method it is sent with. */
+interface RouteCase extends Case {
+  method: Method;
+}
+
+/** The cases of every operation of /api/v1, keyed `METHOD /path/{param}` as the OpenAPI document names it. */
+const CASES: Record<string, Case[]> = {
+  'POST /api/v1/auth/login': [{ path: '/api/v1/auth/login', access: 'public', body: { email: 'nobody@contoso.test', password: 'not the password' }, adminStatus: 401, scoped: false }],
+  'POST /api/v1/auth/logout': [{ path: '/api/v1/auth/logout', access: 'viewer', adminStatus: 204, scoped: false, endsSession: true }],
+  'GET /api/v1/auth/session': [{ path: '/api/v1/auth/session', access: 'viewer', adminStatus: 200, scoped: false }],
+  'GET /api/v1/organization': [{ path: '/api/v1/organization', access: 'viewer', adminStatus: 200, scoped: false }],
+  'GET /api/v1/organization/users': [{ path: '/api/v1/organization/users', access: 'admin', adminStatus: 200, scoped: false }],
+  'POST /api/v1/organization/users': [{ path: '/api/v1/organization/users', access: 'admin', body: { email: 'new@contoso.test', password: 'short', role: 'viewer' }, adminStatus: 400, scoped: false }],
+  'GET /api/v1/organization/api-keys': [{ path: '/api/v1/organization/api-keys', access: 'admin', adminStatus: 200, scoped: false }],
+  'POST /api/v1/organization/api-keys': [{ path: '/api/v1/organization/api-keys', access: 'admin', body: { name: 'matrix', role: 'viewer' }, adminStatus: 201, scoped: false }],
+  'DELETE /api/v1/organization/api-keys/{keyId}': [{ path: '/api/v1/organization/api-keys/{key}', access: 'admin', scoped: true }],
+  'GET /api/v1/region': [{ path: '/api/v1/region', access: 'viewer', adminStatus: 200, scoped: false }],
+  'GET /api/v1/integrations': [{ path: '/api/v1/integrations', access: 'viewer', adminStatus: 200, scoped: false }],
+  'POST /api/v1/integrations': [{ path: '/api/v1/integrations', access: 'admin', body: { mode: 'customer-app', name: 'dup', tenantId: 'x', clientId: 'y', clientSecret: 'z' }, adminStatus: 400, scoped: false }],
+  'POST /api/v1/integrations/consent-link': [{ path: '/api/v1/integrations/consent-link', access: 'admin', body: { tenant: '{tenant}' }, adminStatus: 200, scoped: false }],
+  'GET /api/v1/integrations/{id}': [{ path: '/api/v1/integrations/{integration}', access: 'viewer', adminStatus: 200, scoped: true }],
+  'POST /api/v1/integrations/{id}/verify': [{ path: '/api/v1/integrations/{integration}/verify', access: 'admin', adminStatus: 200, scoped: true }],
+  'PUT /api/v1/integrations/{id}/secret': [{ path: '/api/v1/integrations/{integration}/secret', access: 'admin', body: { clientSecret: '{secret}' }, adminStatus: 200, scoped: true }],
+  'GET /api/v1/integrations/{id}/registration': [{ path: '/api/v1/integrations/{integration}/registration', access: 'viewer', adminStatus: 200, scoped: true }],
+  'GET /api/v1/integrations/{id}/environments': [{ path: '/api/v1/integrations/{integration}/environments', access: 'viewer', adminStatus: 200, scoped: true }],
+  'POST /api/v1/integrations/{id}/environments/grant': [{ path: '/api/v1/integrations/{integration}/environments/grant', access: 'admin', adminStatus: 200, scoped: true }],
+  'DELETE /api/v1/integrations/{id}': [{ path: '/api/v1/integrations/{integration}', access: 'admin', scoped: true }],
+  'POST /api/v1/integrations/{id}/runs': [{ path: '/api/v1/integrations/{integration}/runs', access: 'admin', adminStatus: 202, scoped: true }],
+  'GET /api/v1/integrations/{id}/runs': [{ path: '/api/v1/integrations/{integration}/runs', access: 'viewer', adminStatus: 200, scoped: true }],
+  'GET /api/v1/integrations/{id}/runs/live': [{ path: '/api/v1/integrations/{integration}/runs/live', access: 'viewer', adminStatus: 200, scoped: true }],
+  'GET /api/v1/runs/{id}': [{ path: '/api/v1/runs/{run}', access: 'viewer', adminStatus: 200, scoped: true }],
+  'GET /api/v1/inventory/{kind}': [
+    ...['agents', 'apps', 'flows', 'connectors', 'connections', 'environments', 'users', 'groups', 'powerbi-workspaces', 'foundry-projects'].map((kind) => ({ path: `/api/v1/inventory/${kind}`, access: 'viewer' as const, adminStatus: 200, scoped: false })),
+    { path: '/api/v1/inventory/agents?integrationId={integration}', access: 'viewer', adminStatus: 200, scoped: true },
+  ],
+  'GET /api/v1/integrations/{id}/agents/{agentId}': [{ path: '/api/v1/integrations/{integration}/agents/{agent}', access: 'viewer', adminStatus: 200, scoped: true }],
+  'GET /api/v1/findings': [
+    { path: '/api/v1/findings?status=all', access: 'viewer', adminStatus: 200, scoped: false },
+    { path: '/api/v1/findings?integrationId={integration}', access: 'viewer', adminStatus: 200, scoped: true },
+  ],
+  'GET /api/v1/findings/{id}': [{ path: '/api/v1/findings/{finding}', access: 'viewer', adminStatus: 200, scoped: true }],
+  'POST /api/v1/findings/{id}/suppression': [{ path: '/api/v1/findings/{finding}/suppression', access: 'admin', body: { reason: 'matrix' }, adminStatus: 200, scoped: true }],
+  'DELETE /api/v1/findings/{id}/suppression': [{ path: '/api/v1/findings/{finding}/suppression', access: 'admin', adminStatus: 200, scoped: true }],
+  'GET /api/v1/dashboard': [{ path: '/api/v1/dashboard', access: 'viewer', adminStatus: 200, scoped: false }],
+  'GET /api/v1/alerts': [{ path: '/api/v1/alerts', access: 'viewer', adminStatus: 200, scoped: false }],
+  'PUT /api/v1/alerts/{id}/status': [{ path: '/api/v1/alerts/{alert}/status', access: 'admin', body: { status: 'acknowledged' }, adminStatus: 200, scoped: true }],
+  'GET /api/v1/events': [
+    { path: '/api/v1/events', access: 'viewer', adminStatus: 200, scoped: false },
+    { path: '/api/v1/events?integrationId={integration}', access: 'viewer', adminStatus: 200, scoped: true },
+  ],
+  'GET /api/v1/exports/findings': [
+    { path: '/api/v1/exports/findings?format=json', access: 'viewer', adminStatus: 200, scoped: false },
+    { path: '/api/v1/exports/findings?format=ocsf&integrationId={integration}', access: 'viewer', adminStatus: 200, scoped: true },
+  ],
+};
+
+/** The operations of an OpenAPI document, as `METHOD /path/{param}`. */
+function operationsOf(document: { paths: Record<string, Record<string, unknown>> }): string[] {
+  const methods = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace']);
+  return Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).filter((m) => methods.has(m)).map((m) => `${m.toUpperCase()} ${path}`));
+}
+
+/** The matrix's routes, in the document's order; the keys of CASES missing from the document; its operations missing from CASES. */
+function routesOf(document: { paths: Record<string, Record<string, unknown>> }) {
+  const operations = operationsOf(document);
+  const routes = operations.flatMap((op) => (CASES[op] ?? []).map((c) => ({ ...c, method: op.split(' ')[0] as Method })));
+  return { routes, untested: operations.filter((op) => !CASES[op]?.length), unknown: Object.keys(CASES).filter((k) => !operations.includes(k)) };
+}
+
+/** The routes the tests below call, from the OpenAPI document the server publishes (set before the tests run). */
+const ROUTES: RouteCase[] = [];
 
 describe('authorisation matrix of /api/v1', () => {
   let w: ApiWorld;
@@ -117,6 +156,8 @@ describe('authorisation matrix of /api/v1', () => {
       fabrikamAdminKey: key(w.keys.fabrikamAdmin),
       fabrikamViewer: await session('viewer@fabrikam.test'),
     });
+    const { routes } = routesOf((await w.app.inject({ url: '/api/docs/openapi.json' })).json());
+    ROUTES.push(...routes);
     baseUrl = await w.app.listen({ host: '127.0.0.1', port: 0 });
   }, 120_000);
   afterAll(async () => w?.close());
@@ -133,11 +174,26 @@ describe('authorisation matrix of /api/v1', () => {
     return { status: res.status, body: await res.text() };
   };
 
+  it('every operation of the OpenAPI document has its cases here, and every case is an operation of the document', async () => {
+    const document = (await w.app.inject({ url: '/api/docs/openapi.json' })).json();
+    const { untested, unknown } = routesOf(document);
+    expect(untested, 'operations of /api/docs/openapi.json without a case in CASES (add one)').toEqual([]);
+    expect(unknown, 'CASES keys that are not operations of the document (renamed or removed route?)').toEqual([]);
+  });
+
+  /** Whether the matrix sends this case as this caller (a case that ends the session is not sent with a session). */
+  const sends = (r: RouteCase, caller: Caller) => !(r.endsSession && 'cookie' in caller.headers);
+
   for (const [transport, pick] of [['in-process', () => injectSend], ['real HTTP', () => httpSend]] as const) {
     describe(transport, () => {
-      it('anonymous callers get 401 on every route, before validation', async () => {
+      it('anonymous callers get 401 on every route but the public ones, before validation', async () => {
         for (const r of ROUTES) {
           const a = await pick()(callers.anonymous!, r.method, fill(r.path, ids), bodyOf(r.body, ids));
+          if (r.access === 'public') {
+            expect(a.status, `${r.method} ${r.path}: ${a.body.slice(0, 200)}`).toBe(r.adminStatus);
+            expect(JSON.parse(a.body).error?.code).not.toBe('AUTHENTICATION_REQUIRED');
+            continue;
+          }
           expect(a.status, `${r.method} ${r.path}`).toBe(401);
           expect(JSON.parse(a.body).error.code).toBe('AUTHENTICATION_REQUIRED');
         }
@@ -150,7 +206,7 @@ describe('authorisation matrix of /api/v1', () => {
 
       it('viewers read every viewer route and get 403 FORBIDDEN_ROLE on every admin route', async () => {
         for (const viewer of [callers.contosoViewer!, callers.contosoViewerKey!]) {
-          for (const r of ROUTES) {
+          for (const r of ROUTES.filter((route) => sends(route, viewer))) {
             const a = await pick()(viewer, r.method, fill(r.path, ids), bodyOf(r.body, ids));
             if (r.access === 'admin') {
               expect(a.status, `${viewer.name} ${r.method} ${r.path}`).toBe(403);
@@ -164,7 +220,7 @@ describe('authorisation matrix of /api/v1', () => {
 
       it("admins get each route's answer (session and API key)", async () => {
         for (const admin of [callers.contosoAdmin!, callers.contosoAdminKey!]) {
-          for (const r of ROUTES) {
+          for (const r of ROUTES.filter((route) => sends(route, admin))) {
             if (r.adminStatus === undefined) continue;
             const a = await pick()(admin, r.method, fill(r.path, ids), bodyOf(r.body, ids));
             expect(a.status, `${admin.name} ${r.method} ${r.path}: ${a.body.slice(0, 300)}`).toBe(r.adminStatus);
@@ -175,7 +231,7 @@ describe('authorisation matrix of /api/v1', () => {
       it("another organization's admin and viewer: Contoso's objects are 404 like ids that never existed, and no list shows them", async () => {
         const absent = Object.fromEntries(Object.entries(ids).map(([k, v]) => [k, k === 'tenant' || k === 'secret' ? v : `${v.split('_')[0]}_doesnotexist000000`]));
         for (const other of [callers.fabrikamAdmin!, callers.fabrikamAdminKey!, callers.fabrikamViewer!]) {
-          for (const r of ROUTES) {
+          for (const r of ROUTES.filter((route) => sends(route, other))) {
             const a = await pick()(other, r.method, fill(r.path, ids), bodyOf(r.body, ids));
             const label = `${other.name} ${r.method} ${r.path}: ${a.body.slice(0, 200)}`;
             if (r.access === 'admin' && other === callers.fabrikamViewer) {

@@ -44,7 +44,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     setCsrfToken(r.csrfToken);
     setNotice(null);
     setBootError(null);
-    setSession({ user: r.user, organization: r.organization });
+    setSession({ via: 'session', user: r.user, apiKey: null, organization: r.organization });
   }, []);
 
   const signOut = useCallback(async () => {

@@ -1,164 +1,58 @@
-// Shapes of the Vigil REST API (docs/api.md; the OpenAPI document at /api/docs/openapi.json is the reference).
+// Shapes of the Vigil REST API, as the portal uses them. Every response shape comes from web/src/api-types.ts, which
+// is generated from the OpenAPI document (/api/docs/openapi.json) of the zod schemas in src/contract: never restate a
+// field here; change the schema and regenerate (`node --import tsx scripts/api-types.ts`).
+import type { components, paths } from './api-types.ts';
 
-export type Role = 'admin' | 'viewer';
-export type Severity = 'critical' | 'high' | 'medium' | 'low' | 'info';
-export const SEVERITIES: Severity[] = ['critical', 'high', 'medium', 'low', 'info'];
+export type {
+  AgentDetail,
+  Alert,
+  ConsentLink,
+  Dashboard,
+  EnvironmentAccess,
+  Finding,
+  FindingDetail,
+  GrantResult,
+  Integration,
+  IntegrationDetail,
+  InventoryItem,
+  LoginResult,
+  Organization,
+  Region,
+  Registration,
+  Run,
+  RunProgress,
+  Session,
+  Severity,
+  Suppression,
+  User,
+  Verification,
+} from './api-types.ts';
 
-export interface User {
-  id: string;
-  email: string;
-  displayName: string | null;
-  role: Role;
-}
-export interface Organization {
-  id: string;
-  name: string;
-}
-export interface Session {
-  /** null when the caller is an API key (never in the portal, which signs in with a session cookie). */
-  user: User | null;
-  organization: Organization;
-}
-export interface LoginResult {
-  user: User;
-  organization: Organization;
-  csrfToken: string;
-}
+type Schemas = components['schemas'];
 
-export interface ApiErrorBody {
-  error: { code: string; message: string; field?: string; remediation?: string };
-}
+/** The error body of every failure. */
+export type ApiErrorBody = Schemas['ApiError'];
+/** A portal role. */
+export type Role = Schemas['User']['role'];
+/** Mode A (customer-created app) or Mode B (operator-managed app). */
+export type IntegrationMode = Schemas['Integration']['mode'];
+/** One step of an integration's setup checklist. */
+export type Step = Schemas['SetupStep'];
+/** The states an alert can be set to. */
+export type AlertStatus = NonNullable<NonNullable<paths['/api/v1/alerts']['get']['parameters']['query']>['status']>;
+/** The inventory kinds of `/api/v1/inventory/{kind}`. */
+export type InventoryKind = paths['/api/v1/inventory/{kind}']['get']['parameters']['path']['kind'];
 
+/** A page of a list: the items and the cursor of the next page (null on the last). */
 export interface Page<T> {
   items: T[];
   nextCursor: string | null;
 }
 
-export interface Run {
-  id: string;
-  integrationId: string;
-  status: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  durationMs: number | null;
-  counts: Record<string, unknown> | null;
-  errors: unknown[] | null;
-}
+/** Severities, most severe first (the order of the API's enumeration). */
+export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const satisfies readonly Schemas['Severity'][];
 
-export type IntegrationMode = 'customer-app' | 'managed-app';
-
-export interface Integration {
-  id: string;
-  name: string;
-  mode: IntegrationMode;
-  tenantId: string;
-  clientId: string | null;
-  servicePrincipalObjectId: string | null;
-  secretExpiresAt: string | null;
-  secretDaysLeft: number | null;
-  createdAt: string;
-  verifiedAt: string | null;
-  credentialState: string | null;
-  credentialError: string | null;
-  secretWarning: string | null;
-  lastRun: { id: string; status: string; startedAt: string | null; finishedAt: string | null } | null;
-}
-
-export interface Capability {
-  id: string;
-  title: string;
-  api: string;
-  status: 'granted' | 'missing';
-  grantedBy?: string | string[] | null;
-  add?: string | string[] | null;
-  /** For a capability judged by the API's answer (Power BI): what it answered and the fix. */
-  detail?: string | null;
-}
-
-export interface EnvironmentAccess {
-  id: string;
-  name: string | null;
-  dataverse: boolean | string | null;
-  agentsReadable: boolean | null;
-  reason?: string | null;
-}
-
-export interface Verification {
-  verified: boolean;
-  permissionList: unknown;
-  capabilities: Capability[];
-  missingPermissions: { api: string; permission: string; capability: string }[];
-  managementApp: { registered: boolean | null; detail: string };
-  environments: EnvironmentAccess[];
-  warnings: string[];
-  checkedAt: string;
-}
-
-export type StepState = 'done' | 'incomplete' | 'missing' | 'info';
-export interface Step {
-  order: number;
-  title: string;
-  state: StepState;
-  observed: string;
-  fix?: string | null;
-}
-
-export interface IntegrationDetail {
-  integration: Integration;
-  verification: Verification | null;
-  steps: Step[];
-  safelist: { region: string; name: string; egressIps: string[] };
-}
-
-export interface ConsentLink {
-  url: string;
-  tenantId: string;
-  clientId: string;
-  redirectUri: string;
-  expiresAt: string;
-  instructions: string[];
-}
-
-export interface Registration {
-  registered: boolean | null;
-  detail: string;
-  applicationId: string;
-  powershell: string[];
-  api: { method: string; url: string; body?: unknown; note?: string };
-}
-
-export interface GrantResult {
-  environmentId: string;
-  name: string | null;
-  result: string;
-  via?: string | null;
-  reason?: string | null;
-  fix?: string | null;
-}
-
-export interface Progress {
-  done: number;
-  errored: number;
-  records: number;
-  streams?: Record<string, { done: number; errored: number; records: number }>;
-}
-/** Data of the `progress` event (the server names the counters `progress`; `checkpoints` is accepted too). */
-export interface LiveProgress {
-  run: Run;
-  progress?: Progress;
-  checkpoints?: Progress;
-}
-
-export interface InventoryItem {
-  integrationId: string;
-  id: string;
-  name: string | null;
-  environmentId: string | null;
-  attributes: Record<string, unknown>;
-  firstSeenAt: string;
-  lastSeenAt: string;
-}
-
+/** Inventory kinds in the portal's order, with their labels. */
 export const INVENTORY_KINDS = [
   { id: 'agents', label: 'Agents' },
   { id: 'apps', label: 'Apps' },
@@ -170,107 +64,21 @@ export const INVENTORY_KINDS = [
   { id: 'groups', label: 'Groups' },
   { id: 'powerbi-workspaces', label: 'Power BI workspaces' },
   { id: 'foundry-projects', label: 'Foundry projects' },
-] as const;
-export type InventoryKind = (typeof INVENTORY_KINDS)[number]['id'];
+] as const satisfies readonly { id: InventoryKind; label: string }[];
 
-export interface Suppression {
-  reason: string;
-  author: string | null;
-  expiresAt: string | null;
-  createdAt: string;
-}
+// A kind the API adds without a label here fails to compile: the tuple must name every kind (and every severity).
+const everyKind: Record<Exclude<InventoryKind, (typeof INVENTORY_KINDS)[number]['id']>, never> = {};
+const everySeverity: Record<Exclude<Schemas['Severity'], (typeof SEVERITIES)[number]>, never> = {};
+void everyKind;
+void everySeverity;
 
-export interface Finding {
-  id: string;
-  integrationId: string;
-  checkId: string;
-  title: string | null;
-  severity: Severity;
-  resourceType: string;
-  resourceId: string;
-  resourceName: string | null;
-  status: string;
-  detail: Record<string, unknown> | null;
-  firstSeenAt: string;
-  lastSeenAt: string;
-  resolvedAt: string | null;
-  suppression: Suppression | null;
-}
-
-export interface FindingDetail extends Finding {
-  history: { event: string; at: string; detail: unknown }[];
-  check: { title: string; risk: string; remediation: string; references: string[] } | null;
-}
-
-export interface AgentDetail {
-  agent: {
-    id: string;
-    name: string | null;
-    environmentId: string;
-    schemaName: string | null;
-    authenticationMode: number | string | null;
-    authenticationTrigger: number | string | null;
-    accessControlPolicy: number | string | null;
-    publishedOn: string | null;
-    modifiedOn: string | null;
-    createdOn: string | null;
-    stateCode: number | null;
-    statusCode: number | null;
-    raw: Record<string, unknown> | null;
-  };
-  environment: { id: string; name: string | null } | null;
-  owner: { id: string; name: string | null } | null;
-  settings: Record<string, unknown> | null;
-  components: { id: string; name: string | null; attributes: Record<string, unknown> }[];
-  findings: Finding[];
-  events: { id: string; creationTime: string; operation: string | null; userId: string | null; clientIp: string | null }[];
-}
-
-export interface Dashboard {
-  severityOverTime: ({ date: string } & Record<Severity, number>)[];
-  riskiestAgents: {
-    integrationId: string;
-    agentId: string;
-    environmentId: string | null;
-    name: string | null;
-    openFindings: number;
-    score?: number;
-    reach?: string;
-    reasons?: string[];
-    highestSeverity?: Severity | null;
-  }[];
-  /** What was not evaluated and why: per integration, check and reason; `resources` are the first (≤ 10) by name. */
-  coverage: {
-    integrationId: string;
-    integrationName: string;
-    checkId: string;
-    title: string;
-    notEvaluated: number;
-    reason: string | null;
-    resources: { resourceType: string; resourceId: string; resourceName: string | null }[];
-  }[];
-  lastCollections: { integrationId: string; name: string; run: Run | null }[];
-}
-
-export type AlertStatus = 'new' | 'acknowledged' | 'closed';
-export interface Alert {
-  id: string;
-  integrationId: string;
-  ruleId: string;
-  severity: Severity | string;
-  status: AlertStatus;
-  title: string;
-  detail: unknown;
-  windowStart: string | null;
-  windowEnd: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface Region {
-  id: string;
-  name: string;
-  egressIps: string[];
-  apiUrl: string;
-  portalUrl: string;
+/**
+ * Data of the `progress` event of `/api/v1/integrations/{id}/runs/live` (server-sent events, described in the
+ * OpenAPI document's text but not as a schema): the run and its counters.
+ */
+export interface LiveProgress {
+  run: Schemas['Run'];
+  progress?: Schemas['RunProgress'];
+  /** Older name of `progress`, still accepted. */
+  checkpoints?: Schemas['RunProgress'];
 }

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import { scopeIntegrations } from '../../access/scope.ts';
-import { exportFindings, FINDING_EXPORT_FORMATS, FINDING_EXPORT_MEDIA } from '../../exports/findings.ts';
+import { exportFindings, FINDING_EXPORT_MEDIA } from '../../exports/findings.ts';
 import { VIGIL_VERSION } from '../../sinks/index.ts';
 import { principalOf } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
-import { commonErrors } from '../schemas.ts';
+import { commonErrors } from '../../contract/common.ts';
+import { FindingExportFile, FindingExportQuery } from '../../contract/exports.ts';
 
 /** `/api/v1/exports/findings`: the organization's findings as JSON, CSV, SARIF 2.1.0 or OCSF Detection Findings. */
 export function exportRoutes(app: FastifyInstance, ctx: ApiContext): void {
@@ -15,12 +15,8 @@ export function exportRoutes(app: FastifyInstance, ctx: ApiContext): void {
     schema: {
       tags: ['exports'],
       summary: 'Download findings for other tools (as an attachment)',
-      querystring: z.object({
-        format: z.enum(FINDING_EXPORT_FORMATS).describe('json, csv (RFC 4180), sarif (SARIF 2.1.0), ocsf (OCSF 1.9.0 Detection Finding array), ocsf-ndjson'),
-        integrationId: z.string().max(200).optional(),
-        status: z.enum(['open', 'resolved', 'suppressed', 'all']).default('all'),
-      }),
-      response: { 200: z.string().describe('The file'), ...commonErrors },
+      querystring: FindingExportQuery,
+      response: { 200: FindingExportFile, ...commonErrors },
     },
   }, async (request, reply) => {
     const integrationIds = await scopeIntegrations(ctx.db, principalOf(request), request.query.integrationId);

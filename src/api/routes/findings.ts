@@ -1,16 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import { dashboard, findingDetail, listFindingsPage, suppressOwnedFinding, unsuppressOwnedFinding } from '../../reporting/index.ts';
-import { SEVERITIES } from '../../core/types.ts';
+import { commonErrors, ErrorSchema, IdParams } from '../../contract/common.ts';
+import { DashboardSchema, FindingDetailSchema, FindingPageSchema, FindingsQuery, SuppressionBody } from '../../contract/findings.ts';
 import { actorOf, principalOf } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
-import { commonErrors, ErrorSchema, FindingSchema, IdParams, Json, page, PageQuery, RunSchema, SeveritySchema, Timestamp } from '../schemas.ts';
-
-const FindingDetailSchema = FindingSchema.extend({
-  check: z.object({ title: z.string(), risk: z.string(), remediation: z.string(), references: z.array(z.string()) }).nullable(),
-  history: z.array(z.object({ event: z.string(), at: Timestamp, detail: Json.nullable() })),
-});
 
 /** `/api/v1/findings` (filter, suppress, history) and `/api/v1/dashboard`. */
 export function findingRoutes(app: FastifyInstance, ctx: ApiContext): void {
@@ -19,14 +13,8 @@ export function findingRoutes(app: FastifyInstance, ctx: ApiContext): void {
     schema: {
       tags: ['findings'],
       summary: 'Findings, most severe first',
-      querystring: PageQuery.extend({
-        integrationId: z.string().max(200).optional(),
-        severity: SeveritySchema.optional(),
-        status: z.enum(['open', 'resolved', 'suppressed', 'all']).default('open').describe('open: open and not suppressed'),
-        checkId: z.string().max(200).optional(),
-        resourceId: z.string().max(400).optional(),
-      }),
-      response: { 200: page(FindingSchema), ...commonErrors },
+      querystring: FindingsQuery,
+      response: { 200: FindingPageSchema, ...commonErrors },
     },
   }, async (request) => listFindingsPage(ctx.db, principalOf(request), ctx.checks, request.query));
 
@@ -40,7 +28,7 @@ export function findingRoutes(app: FastifyInstance, ctx: ApiContext): void {
       tags: ['findings'],
       summary: 'Suppress a finding (accepted risk) with a reason, until a date or until lifted; recorded in its history',
       params: IdParams,
-      body: z.object({ reason: z.string().max(2000), expiresAt: z.string().max(40).nullable().optional().describe('ISO 8601 date in the future; none: until lifted') }),
+      body: SuppressionBody,
       response: { 200: FindingDetailSchema, ...commonErrors },
     },
   }, async (request) => {
@@ -62,26 +50,7 @@ export function findingRoutes(app: FastifyInstance, ctx: ApiContext): void {
     schema: {
       tags: ['findings'],
       summary: 'Open findings by severity per day (30 days, UTC), riskiest agents, coverage, last collection per integration',
-      response: {
-        200: z.object({
-          severityOverTime: z.array(z.object({ date: z.string(), ...Object.fromEntries(SEVERITIES.map((s) => [s, z.number()])) })),
-          riskiestAgents: z.array(z.object({ integrationId: z.string(), agentId: z.string(), environmentId: z.string(), name: z.string().nullable(), score: z.number(), openFindings: z.number(), reach: z.string(), reasons: z.array(z.string()) })),
-          /** What was not evaluated and why: per integration, check and reason (the gap: stream, slice, code), the count and the first resources by name. */
-          coverage: z.array(
-            z.object({
-              integrationId: z.string(),
-              integrationName: z.string(),
-              checkId: z.string(),
-              title: z.string(),
-              notEvaluated: z.number().int().describe('Resources (or scopes) of this check not evaluated for this reason'),
-              reason: z.string().nullable(),
-              resources: z.array(z.object({ resourceType: z.string(), resourceId: z.string(), resourceName: z.string().nullable() })).describe('The first resources of the group by name (at most 10)'),
-            }),
-          ),
-          lastCollections: z.array(z.object({ integrationId: z.string(), name: z.string(), run: RunSchema.nullable() })),
-        }),
-        ...commonErrors,
-      },
+      response: { 200: DashboardSchema, ...commonErrors },
     },
   }, async (request) => dashboard(ctx.db, principalOf(request), ctx.checks));
 }

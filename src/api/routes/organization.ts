@@ -1,24 +1,21 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
-import { addPortalUser, createApiKey, listApiKeys, listPortalUsers, revokeApiKey, ROLES } from '../../access/index.ts';
+import { addPortalUser, createApiKey, listApiKeys, listPortalUsers, revokeApiKey } from '../../access/index.ts';
 import { getOrganization } from '../../store/repositories/access.ts';
 import { actorOf, principalOf } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
-import { commonErrors, ErrorSchema, Timestamp } from '../schemas.ts';
-
-const PortalUserSchema = z.object({ id: z.string(), email: z.string(), displayName: z.string().nullable(), role: z.enum(ROLES), createdAt: Timestamp, lastLoginAt: Timestamp.nullable(), lockedUntil: Timestamp.nullable(), disabled: z.boolean() });
-const ApiKeySchema = z.object({ id: z.string(), name: z.string(), role: z.enum(ROLES), createdBy: z.string().nullable(), createdAt: Timestamp, expiresAt: Timestamp.nullable(), lastUsedAt: Timestamp.nullable(), revokedAt: Timestamp.nullable() });
+import { commonErrors, ErrorSchema, NoContent } from '../../contract/common.ts';
+import { AddPortalUserBody, ApiKeyListSchema, ApiKeyParams, CreateApiKeyBody, CreatedApiKeySchema, OrganizationDetailSchema, PortalUserListSchema, PortalUserSchema, RegionSchema } from '../../contract/organization.ts';
 
 /** `/api/v1/organization`: the caller's organization, its portal users and API keys (admin), and the region. */
 export function organizationRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  r.get('/organization', { schema: { tags: ['organization'], summary: "The caller's organization", response: { 200: z.object({ id: z.string(), name: z.string(), createdAt: Timestamp }), ...commonErrors } } }, async (request) => {
+  r.get('/organization', { schema: { tags: ['organization'], summary: "The caller's organization", response: { 200: OrganizationDetailSchema, ...commonErrors } } }, async (request) => {
     const org = (await getOrganization(ctx.db, principalOf(request).organizationId))!;
     return { id: org.id, name: org.name, createdAt: org.created_at };
   });
 
-  r.get('/organization/users', { config: { access: 'admin' }, schema: { tags: ['organization'], summary: 'Portal users of the organization', response: { 200: z.object({ items: z.array(PortalUserSchema) }), ...commonErrors } } }, async (request) => ({
+  r.get('/organization/users', { config: { access: 'admin' }, schema: { tags: ['organization'], summary: 'Portal users of the organization', response: { 200: PortalUserListSchema, ...commonErrors } } }, async (request) => ({
     items: await listPortalUsers(ctx.db, principalOf(request).organizationId),
   }));
 
@@ -27,7 +24,7 @@ export function organizationRoutes(app: FastifyInstance, ctx: ApiContext): void 
     schema: {
       tags: ['organization'],
       summary: 'Add a portal user (password of 12 to 256 characters)',
-      body: z.object({ email: z.string().max(320), password: z.string().max(1024), role: z.enum(ROLES), displayName: z.string().max(200).optional() }),
+      body: AddPortalUserBody,
       response: { 201: PortalUserSchema, 409: ErrorSchema, ...commonErrors },
     },
   }, async (request, reply) => {
@@ -35,7 +32,7 @@ export function organizationRoutes(app: FastifyInstance, ctx: ApiContext): void 
     return reply.code(201).send(user);
   });
 
-  r.get('/organization/api-keys', { config: { access: 'admin' }, schema: { tags: ['organization'], summary: 'API keys of the organization (never the keys themselves)', response: { 200: z.object({ items: z.array(ApiKeySchema) }), ...commonErrors } } }, async (request) => ({
+  r.get('/organization/api-keys', { config: { access: 'admin' }, schema: { tags: ['organization'], summary: 'API keys of the organization (never the keys themselves)', response: { 200: ApiKeyListSchema, ...commonErrors } } }, async (request) => ({
     items: await listApiKeys(ctx.db, principalOf(request).organizationId),
   }));
 
@@ -44,8 +41,8 @@ export function organizationRoutes(app: FastifyInstance, ctx: ApiContext): void 
     schema: {
       tags: ['organization'],
       summary: 'Create an API key: the key is in this answer once, and only its SHA-256 is stored',
-      body: z.object({ name: z.string().max(200), role: z.enum(ROLES), expiresAt: z.string().max(40).optional().describe('ISO 8601 date in the future; none: until revoked') }),
-      response: { 201: z.object({ key: z.string().describe('Send as "Authorization: Bearer <key>"; shown once'), apiKey: ApiKeySchema }), ...commonErrors },
+      body: CreateApiKeyBody,
+      response: { 201: CreatedApiKeySchema, ...commonErrors },
     },
   }, async (request, reply) => {
     const p = principalOf(request);
@@ -55,13 +52,13 @@ export function organizationRoutes(app: FastifyInstance, ctx: ApiContext): void 
 
   r.delete('/organization/api-keys/:keyId', {
     config: { access: 'admin' },
-    schema: { tags: ['organization'], summary: 'Revoke an API key (it stops working at once)', params: z.object({ keyId: z.string().max(200) }), response: { 204: z.null(), ...commonErrors } },
+    schema: { tags: ['organization'], summary: 'Revoke an API key (it stops working at once)', params: ApiKeyParams, response: { 204: NoContent, ...commonErrors } },
   }, async (request, reply) => {
     await revokeApiKey(ctx.db, principalOf(request).organizationId, request.params.keyId);
     return reply.code(204).send(null);
   });
 
   r.get('/region', {
-    schema: { tags: ['organization'], summary: "The deployment's region: the source addresses to safelist, the API and portal URLs", response: { 200: z.object({ id: z.string(), name: z.string(), egressIps: z.array(z.string()), apiUrl: z.string().nullable(), portalUrl: z.string().nullable() }), ...commonErrors } },
+    schema: { tags: ['organization'], summary: "The deployment's region: the source addresses to safelist, the API and portal URLs", response: { 200: RegionSchema, ...commonErrors } },
   }, async () => ({ id: ctx.region.id, name: ctx.region.name, egressIps: [...ctx.region.egressIps], apiUrl: ctx.region.apiUrl, portalUrl: ctx.region.portalUrl }));
 }

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import { integrationOf } from '../../access/scope.ts';
 import { enqueueNow } from '../../jobs/scheduler.ts';
 import { followRun, runDetail } from '../../reporting/index.ts';
 import { principalOf } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
-import { commonErrors, ErrorSchema, IdParams, RunSchema } from '../schemas.ts';
+import { commonErrors, ErrorSchema, IdParams } from '../../contract/common.ts';
+import { RunDetailSchema, RunEventStream, RunQueuedSchema } from '../../contract/runs.ts';
 
 /** Milliseconds between two looks at the store while streaming progress. */
 const LIVE_POLL_MS = 1000;
@@ -28,7 +28,7 @@ export function runRoutes(app: FastifyInstance, ctx: ApiContext): void {
       summary: 'Start a collection (and evaluation) of the integration',
       description: 'Queued: at most one collection per integration is queued and one runs at a time. `queued: false` means one was already waiting.',
       params: IdParams,
-      response: { 202: z.object({ queued: z.boolean(), jobId: z.string().nullable() }), 422: ErrorSchema.describe('The credentials were refused: rotate the secret first'), ...commonErrors },
+      response: { 202: RunQueuedSchema, 422: ErrorSchema.describe('The credentials were refused: rotate the secret first'), ...commonErrors },
     },
   }, async (request, reply) => {
     const jobId = await enqueueNow(ctx.queue, await integrationOf(ctx.db, principalOf(request), request.params.id));
@@ -40,7 +40,7 @@ export function runRoutes(app: FastifyInstance, ctx: ApiContext): void {
       tags: ['runs'],
       summary: 'One collection run with its per-stream progress',
       params: IdParams,
-      response: { 200: RunSchema.extend({ progress: z.object({ done: z.number(), errored: z.number(), records: z.number(), streams: z.record(z.string(), z.object({ done: z.number(), errored: z.number(), records: z.number() })) }) }), ...commonErrors },
+      response: { 200: RunDetailSchema, ...commonErrors },
     },
   }, async (request) => runDetail(ctx.db, principalOf(request), request.params.id));
 
@@ -50,7 +50,7 @@ export function runRoutes(app: FastifyInstance, ctx: ApiContext): void {
       summary: 'Follow the running collection as server-sent events',
       description: 'Content type text/event-stream. Events: `progress` (data: {run, progress}) about every second while a collection runs; `evaluating` (data: {run}) while its checks are evaluated; `finished` (data: the run and `evaluated`) when both are done; `idle` (data: {lastRun}) when none starts within 30 seconds. The stream ends after `finished` or `idle`.',
       params: IdParams,
-      response: { 200: z.string().describe('text/event-stream'), ...commonErrors },
+      response: { 200: RunEventStream, ...commonErrors },
     },
   }, async (request, reply) => {
     const row = await integrationOf(ctx.db, principalOf(request), request.params.id);

@@ -6,7 +6,8 @@ import { useApi, useTitle, useListFilters } from '../hooks.ts';
 import type { Alert, AlertStatus, Integration, Page } from '../types.ts';
 import { IntegrationSelect } from './Inventory.tsx';
 
-const ACTIONS: Record<AlertStatus, { to: AlertStatus; label: string }[]> = {
+// Keyed by any status string: the API types an alert's status as a string, and an unknown one offers no action.
+const ACTIONS: Partial<Record<string, { to: AlertStatus; label: string }[]>> = {
   new: [
     { to: 'acknowledged', label: 'Acknowledge' },
     { to: 'closed', label: 'Close' },

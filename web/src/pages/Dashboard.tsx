@@ -1,7 +1,7 @@
 import { Link } from 'react-router';
 import { seg } from '../api.ts';
 import { SeverityChart } from '../components/SeverityChart.tsx';
-import { ErrorMessage, formatDuration, Loading, SeverityBadge, StatusBadge, TableScroll, Time } from '../components/ui.tsx';
+import { ErrorMessage, formatDuration, Loading, StatusBadge, TableScroll, Time } from '../components/ui.tsx';
 import { useApi, useTitle } from '../hooks.ts';
 import type { Dashboard } from '../types.ts';
 
@@ -46,7 +46,7 @@ export function DashboardPage() {
                         <td className="num">{a.score ?? '—'}</td>
                         <td className="num">{a.openFindings}</td>
                         <td>
-                          {a.highestSeverity ? <SeverityBadge severity={a.highestSeverity} /> : null} {a.reach ?? ''}
+                          {a.reach}
                           {a.reasons?.length ? (
                             <ul className="small plain">
                               {a.reasons.map((r) => (

@@ -70,7 +70,6 @@ function RegistrationSection({ id }: { id: string }) {
           <pre className="code-block" tabIndex={0} aria-label="API call">
             <code>
               {`${r.api.method} ${r.api.url}`}
-              {r.api.body !== undefined && r.api.body !== null ? `\n\n${typeof r.api.body === 'string' ? r.api.body : JSON.stringify(r.api.body, null, 2)}` : ''}
             </code>
           </pre>
           <p className="small muted">{r.api.note ?? 'Call it with a token of a Power Platform administrator for the BAP API.'}</p>

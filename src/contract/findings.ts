@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import { SEVERITIES } from '../core/types.ts';
+import { Json, page, PageQuery, SeveritySchema, Timestamp } from './common.ts';
+import { RunSchema } from './runs.ts';
+
+/** Contract of `/api/v1/findings` (filter, suppress, history) and `/api/v1/dashboard`. */
+
+/** A finding's suppression (accepted risk). */
+export const SuppressionSchema = z.object({ reason: z.string(), author: z.string(), expiresAt: Timestamp.nullable(), createdAt: Timestamp }).meta({ id: 'Suppression' });
+
+/** A finding. */
+export const FindingSchema = z
+  .object({
+    id: z.string(),
+    integrationId: z.string(),
+    checkId: z.string(),
+    title: z.string().nullable(),
+    severity: SeveritySchema,
+    resourceType: z.string(),
+    resourceId: z.string(),
+    resourceName: z.string().nullable(),
+    status: z.string().describe('open or resolved'),
+    detail: Json.nullable(),
+    firstSeenAt: Timestamp,
+    lastSeenAt: Timestamp,
+    resolvedAt: Timestamp.nullable(),
+    suppression: SuppressionSchema.nullable(),
+  })
+  .meta({ id: 'Finding' });
+/** A finding as the API shows it. */
+export type Finding = z.infer<typeof FindingSchema>;
+
+/** One finding with its check and history. */
+export const FindingDetailSchema = FindingSchema.extend({
+  check: z.object({ title: z.string(), risk: z.string(), remediation: z.string(), references: z.array(z.string()) }).nullable(),
+  history: z.array(z.object({ event: z.string(), at: Timestamp, detail: Json.nullable() })),
+}).meta({ id: 'FindingDetail' });
+/** One finding with its check and history. */
+export type FindingDetail = z.infer<typeof FindingDetailSchema>;
+
+/** Filters of the findings list. */
+export const FindingsQuery = PageQuery.extend({
+  integrationId: z.string().max(200).optional(),
+  severity: z.enum(SEVERITIES).optional(),
+  status: z.enum(['open', 'resolved', 'suppressed', 'all']).default('open').describe('open: open and not suppressed'),
+  checkId: z.string().max(200).optional(),
+  resourceId: z.string().max(400).optional(),
+});
+
+/** A page of findings. */
+export const FindingPageSchema = page(FindingSchema);
+
+/** Body of a suppression. */
+export const SuppressionBody = z.object({ reason: z.string().max(2000), expiresAt: z.string().max(40).nullable().optional().describe('ISO 8601 date in the future; none: until lifted') });
+
+/** Open findings of one UTC day, per severity. */
+const SeverityDaySchema = z.object({ date: z.string(), ...(Object.fromEntries(SEVERITIES.map((s) => [s, z.number()])) as Record<(typeof SEVERITIES)[number], z.ZodNumber>) });
+
+/** The dashboard of an organization. */
+export const DashboardSchema = z
+  .object({
+    severityOverTime: z.array(SeverityDaySchema),
+    riskiestAgents: z.array(z.object({ integrationId: z.string(), agentId: z.string(), environmentId: z.string(), name: z.string().nullable(), score: z.number(), openFindings: z.number(), reach: z.string(), reasons: z.array(z.string()) })),
+    /** What was not evaluated and why: per integration, check and reason (the gap: stream, slice, code), the count and the first resources by name. */
+    coverage: z.array(
+      z.object({
+        integrationId: z.string(),
+        integrationName: z.string(),
+        checkId: z.string(),
+        title: z.string(),
+        notEvaluated: z.number().int().describe('Resources (or scopes) of this check not evaluated for this reason'),
+        reason: z.string().nullable(),
+        resources: z.array(z.object({ resourceType: z.string(), resourceId: z.string(), resourceName: z.string().nullable() })).describe('The first resources of the group by name (at most 10)'),
+      }),
+    ),
+    lastCollections: z.array(z.object({ integrationId: z.string(), name: z.string(), run: RunSchema.nullable() })),
+  })
+  .meta({ id: 'Dashboard' });
+/** The dashboard of an organization. */
+export type Dashboard = z.infer<typeof DashboardSchema>;

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { INVENTORY_KINDS } from '../store/repositories/queries.ts';
+import { EventSchema } from './alerts.ts';
+import { Json, page, PageQuery, Timestamp } from './common.ts';
+import { FindingSchema } from './findings.ts';
+
+/** Contract of `/api/v1/inventory/{kind}` (filterable, keyset-paged) and the agent page. */
+
+/** One live inventory object. */
+export const InventoryItemSchema = z
+  .object({
+    integrationId: z.string(),
+    id: z.string(),
+    name: z.string().nullable(),
+    environmentId: z.string().nullable(),
+    attributes: Json.describe('The normalised fields of the object, by kind'),
+    firstSeenAt: Timestamp,
+    lastSeenAt: Timestamp,
+  })
+  .meta({ id: 'InventoryItem' });
+/** One live inventory object. */
+export type InventoryItem = z.infer<typeof InventoryItemSchema>;
+
+/** Path of the inventory list. */
+export const InventoryParams = z.object({ kind: z.enum(INVENTORY_KINDS) });
+
+/** Filters of the inventory list. */
+export const InventoryQuery = PageQuery.extend({
+  integrationId: z.string().max(200).optional(),
+  environmentId: z.string().max(200).optional().describe('Only objects of this Power Platform environment (agents, apps, flows, connectors, connections)'),
+  q: z.string().max(200).optional().describe('Case-insensitive part of the name'),
+});
+
+/** A page of inventory objects. */
+export const InventoryPageSchema = page(InventoryItemSchema);
+
+/** Path of the agent page. */
+export const AgentParams = z.object({ id: z.string().max(200), agentId: z.string().max(200) });
+
+/** The agent page: configuration, authentication, sharing, components, owner, findings and events. */
+export const AgentDetailSchema = z
+  .object({
+    agent: z.object({
+      id: z.string(),
+      integrationId: z.string(),
+      environmentId: z.string(),
+      name: z.string().nullable(),
+      schemaName: z.string().nullable(),
+      authenticationMode: z.number().nullable().describe('Dataverse bot authenticationmode: 1 none, 2 integrated (Microsoft), 3 manual (OAuth)'),
+      authenticationTrigger: z.number().nullable(),
+      accessControlPolicy: z.number().nullable().describe('Who may chat with the agent (Dataverse bot accesscontrolpolicy)'),
+      publishedOn: Timestamp.nullable(),
+      modifiedOn: Timestamp.nullable(),
+      createdOn: Timestamp.nullable(),
+      stateCode: z.number().nullable(),
+      statusCode: z.number().nullable(),
+      raw: Json.describe('The Dataverse bot row as collected'),
+    }),
+    environment: z.object({ id: z.string(), name: z.string().nullable() }),
+    owner: z.object({ id: z.string(), name: z.string().nullable(), entraObjectId: z.string().nullable() }).nullable(),
+    settings: Json.nullable(),
+    components: z.array(z.object({ id: z.string(), name: z.string().nullable(), attributes: Json })),
+    findings: z.array(FindingSchema),
+    events: z.array(EventSchema),
+  })
+  .meta({ id: 'AgentDetail' });
+/** The agent page. */
+export type AgentDetail = z.infer<typeof AgentDetailSchema>;

@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import { Json, Timestamp } from './common.ts';
+
+/** Contract of collection runs: `/api/v1/runs/{id}`, `/api/v1/integrations/{id}/runs` and its live stream. */
+
+/** A collection run. */
+export const RunSchema = z
+  .object({
+    id: z.string(),
+    integrationId: z.string(),
+    status: z.string().describe('running, succeeded, partial, failed or interrupted'),
+    startedAt: Timestamp,
+    finishedAt: Timestamp.nullable(),
+    durationMs: z.number().nullable(),
+    counts: Json.nullable(),
+    errors: z.array(z.unknown()).nullable(),
+  })
+  .meta({ id: 'Run' });
+/** A collection run. */
+export type Run = z.infer<typeof RunSchema>;
+
+/** Slices done and errored and records stored, of one stream or of the whole run. */
+const Counters = z.object({ done: z.number(), errored: z.number(), records: z.number() });
+
+/** Per-stream progress of a run, from its checkpoints. */
+export const RunProgressSchema = Counters.extend({ streams: z.record(z.string(), Counters) }).meta({ id: 'RunProgress' });
+/** Per-stream progress of a run. */
+export type RunProgress = z.infer<typeof RunProgressSchema>;
+
+/** One run with its progress. */
+export const RunDetailSchema = RunSchema.extend({ progress: RunProgressSchema }).meta({ id: 'RunDetail' });
+/** One run with its progress. */
+export type RunDetail = z.infer<typeof RunDetailSchema>;
+
+/** Answer of starting a collection. */
+export const RunQueuedSchema = z.object({ queued: z.boolean(), jobId: z.string().nullable() });
+
+/** Query of the recent runs of an integration. */
+export const RunsQuery = z.object({ limit: z.coerce.number().int().min(1).max(200).default(20) });
+
+/** Recent runs of an integration. */
+export const RunListSchema = z.object({ items: z.array(RunSchema) });
+
+/**
+ * One server-sent event of `/api/v1/integrations/{id}/runs/live` (not in the OpenAPI document, whose answer is the
+ * `text/event-stream` text): the event's name and its JSON data.
+ */
+export type RunEvent =
+  | { event: 'progress'; data: { run: Run; progress: RunProgress } }
+  | { event: 'evaluating'; data: { run: Run } }
+  | { event: 'finished'; data: Run & { evaluated: boolean } }
+  | { event: 'idle'; data: { lastRun: Run | null } };
+
+/** The live stream's body: `text/event-stream` lines carrying {@link RunEvent}s. */
+export const RunEventStream = z.string().describe('text/event-stream');
