@@ -18,3 +18,28 @@ export type SliceStatus = 'pending' | 'in_progress' | 'done' | 'error';
 
 /** Status of a collection run. `partial` = finished with some slices in error. */
 export type RunStatus = 'running' | 'succeeded' | 'partial' | 'failed';
+
+/* Content inspection (src/inspection): the kinds and types of what a detector finds, stored with Copilot interactions. */
+
+/** `secret`: a credential; `personal`: data about a person. */
+export type MatchKind = 'secret' | 'personal';
+
+/** The types of finding, by detector. */
+export type MatchType =
+  | 'aws_access_key'
+  | 'aws_secret_key'
+  | 'azure_storage_connection_string'
+  | 'azure_storage_account_key'
+  | 'azure_sas_token'
+  | 'github_token'
+  | 'slack_token'
+  | 'stripe_key'
+  | 'openai_key'
+  | 'jwt'
+  | 'private_key'
+  | 'password'
+  | 'card_number'
+  | 'us_ssn'
+  | 'uk_nino'
+  | 'iban'
+  | 'email';

@@ -23,28 +23,8 @@ import validator from 'validator';
  * Every pattern is linear: bounded quantifiers, no nested unbounded repetition (no catastrophic backtracking).
  */
 
-/** `secret`: a credential; `personal`: data about a person. */
-export type MatchKind = 'secret' | 'personal';
-
-/** The types of finding, by detector. */
-export type MatchType =
-  | 'aws_access_key'
-  | 'aws_secret_key'
-  | 'azure_storage_connection_string'
-  | 'azure_storage_account_key'
-  | 'azure_sas_token'
-  | 'github_token'
-  | 'slack_token'
-  | 'stripe_key'
-  | 'openai_key'
-  | 'jwt'
-  | 'private_key'
-  | 'password'
-  | 'card_number'
-  | 'us_ssn'
-  | 'uk_nino'
-  | 'iban'
-  | 'email';
+export type { MatchKind, MatchType } from '../core/types.ts';
+import type { MatchKind, MatchType } from '../core/types.ts';
 
 /** One detector: a global regex (`d` flag: group indices), the capture group that holds the value, and its check. */
 export interface Detector {

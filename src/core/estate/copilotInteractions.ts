@@ -1,4 +1,4 @@
-import type { MatchType } from '../../inspection/detectors.ts';
+import type { MatchType } from '../types.ts';
 
 /**
  * Normalised attributes of one Microsoft 365 Copilot interaction (Graph `aiInteraction`, from
