@@ -6,7 +6,8 @@ import { print, printJson, table } from '../output.ts';
 import { regionById } from '../../config/regions.ts';
 import { renderSteps, setupSteps } from '../../onboarding/doctor.ts';
 import type { CommandHost } from '../host.ts';
-import { readStdin } from '../input.ts';
+import { shortIds } from '../../core/ids.ts';
+import { limitRows, listOptions, readStdin, type ListOptions } from '../input.ts';
 
 
 /**
@@ -100,16 +101,16 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
       }),
     );
 
-  cmd
-    .command('list')
-    .description('List integrations')
+  listOptions(cmd.command('list').description('List integrations'), 100)
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, opts: { json?: boolean }) => {
-        const views = await listIntegrationViews(rt.db);
+      host.action(async (rt, opts: ListOptions) => {
+        const { rows: views, more } = limitRows(await listIntegrationViews(rt.db), opts, 100);
         if (opts.json) return printJson(views.map((v) => ({ ...v, verification: undefined })));
         if (views.length === 0) return print('No integrations. Add one with `vigil integrations add`.');
-        print(table([['ID', 'NAME', 'MODE', 'TENANT', 'SECRET EXPIRES'], ...views.map((v) => [v.id, v.name, v.mode, v.tenantId, v.secretExpiresAt?.slice(0, 10) ?? '-'])]));
+        const short = opts.wide ? undefined : shortIds(views.map((v) => v.id));
+        print(table([['ID', 'NAME', 'MODE', 'TENANT', 'SECRET EXPIRES'], ...views.map((v) => [short?.get(v.id) ?? v.id, v.name, v.mode, v.tenantId, v.secretExpiresAt?.slice(0, 10) ?? '-'])], { wide: opts.wide }));
+        if (more) print(more);
         for (const v of views) {
           const warning = secretExpiryWarning(v);
           if (warning) process.stderr.write(`warning: ${warning}\n`);
