@@ -65,7 +65,7 @@ export function collectText(p: Progress, recordsTotal: number, elapsedMs: number
   if (p.slicesTotal > 1) parts.push(`${n(p.slicesDone)}/${n(p.slicesTotal)} slices`);
   parts.push(`${n(recordsTotal)} records`, `${clock(elapsedMs)} elapsed`);
   const eta = sliceEta(p.slicesDone, p.slicesTotal, streamElapsedMs);
-  if (eta !== undefined) parts.push(`~${clock(eta)} left in ${p.stream}`);
+  if (eta !== undefined && eta >= 1000) parts.push(`~${clock(eta)} left in this stream`);
   return parts.join(' · ');
 }
 
@@ -74,7 +74,8 @@ export function streamDoneLine(p: Progress): string {
   const f = p.finished!;
   const head = `[${String(p.streamIndex).padStart(String(p.streamsTotal).length)}/${p.streamsTotal}] ${p.stream}`;
   if (f.reusedFrom) return `${head}: reused (read ${f.reusedFrom})`;
-  return `${head}: ${n(p.records)} records in ${seconds(f.durationMs)}${f.erroredSlices ? `, ${f.erroredSlices} errored slice${f.erroredSlices === 1 ? '' : 's'}` : ''}`;
+  const delta = f.incrementalSlices > 0 && f.incrementalSlices === p.slicesTotal ? ' (changes since the last run)' : '';
+  return `${head}: ${n(p.records)} records${delta} in ${seconds(f.durationMs)}${f.erroredSlices ? `, ${f.erroredSlices} errored slice${f.erroredSlices === 1 ? '' : 's'}` : ''}`;
 }
 
 /** The live line of an audit ingestion. */
@@ -97,10 +98,22 @@ export function createProgress(stream: NodeJS.WriteStream = process.stderr, opti
   const live = Boolean(stream.isTTY);
   const started = now();
   let spinner: Ora | undefined;
+  let rendered = 0;
   const show = (text: string) => {
     if (!live) return;
+    // One line: longer text would wrap, and the spinner would redraw two.
+    const room = (stream.columns || 80) - 3;
+    if ([...text].length > room) text = `${[...text].slice(0, room - 1).join('')}…`;
     if (!spinner) spinner = ora({ stream, text, discardStdin: false, hideCursor: true }).start();
-    else spinner.text = text;
+    else {
+      spinner.text = text;
+      // ora redraws on a timer, which starves while synchronous SQLite work keeps the event loop busy (the check
+      // evaluation): draw now, at most every 100 ms.
+      if (now() - rendered >= 100) {
+        rendered = now();
+        spinner.render();
+      }
+    }
   };
   const line = (text: string) => {
     if (!live) stream.write(`${text}\n`);

@@ -55,6 +55,8 @@ export interface Progress {
     /** Wall time spent on the stream, milliseconds (0 when reused or skipped). */
     durationMs: number;
     erroredSlices: number;
+    /** Slices read as a delta round: only the changes since the previous complete round came back. */
+    incrementalSlices: number;
     /** Not read: its last complete read (ISO 8601 UTC) is within its refresh interval. */
     reusedFrom?: string;
   };
@@ -250,7 +252,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
       slicesDone: outcome[name].slices,
       slicesTotal: outcome[name].slices,
       records: outcome[name].records,
-      finished: { durationMs: reusedFrom ? 0 : Date.now() - streamStarted, erroredSlices: outcome[name].erroredSlices, ...(reusedFrom ? { reusedFrom } : {}) },
+      finished: { durationMs: reusedFrom ? 0 : Date.now() - streamStarted, erroredSlices: outcome[name].erroredSlices, incrementalSlices: outcome[name].incrementalSlices ?? 0, ...(reusedFrom ? { reusedFrom } : {}) },
     });
 
   options.metrics?.runStarted();

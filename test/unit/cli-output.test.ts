@@ -167,13 +167,13 @@ describe('progress when not a terminal', () => {
     const p = createProgress(stream, { now: () => t });
     p.collect({ stream: 'users', streamIndex: 1, streamsTotal: 23, slicesDone: 0, slicesTotal: 1, records: 1000 });
     t = 1200;
-    p.collect({ stream: 'users', streamIndex: 1, streamsTotal: 23, slicesDone: 1, slicesTotal: 1, records: 3005, finished: { durationMs: 1200, erroredSlices: 0 } });
-    p.collect({ stream: 'agents', streamIndex: 6, streamsTotal: 23, slicesDone: 7, slicesTotal: 7, records: 172, finished: { durationMs: 100, erroredSlices: 1 } });
+    p.collect({ stream: 'users', streamIndex: 1, streamsTotal: 23, slicesDone: 1, slicesTotal: 1, records: 3005, finished: { durationMs: 1200, erroredSlices: 0, incrementalSlices: 1 } });
+    p.collect({ stream: 'agents', streamIndex: 6, streamsTotal: 23, slicesDone: 7, slicesTotal: 7, records: 172, finished: { durationMs: 100, erroredSlices: 1, incrementalSlices: 0 } });
     p.evaluate(0, 46);
     t = 2000;
     p.evaluate(46, 46);
     p.done();
-    expect(out.split('\n')).toEqual(['[ 1/23] users: 3,005 records in 1.2 s', '[ 6/23] agents: 172 records in 0.1 s, 1 errored slice', 'evaluating 46 checks', 'checks evaluated: 46 in 0.8 s', '']);
+    expect(out.split('\n')).toEqual(['[ 1/23] users: 3,005 records (changes since the last run) in 1.2 s', '[ 6/23] agents: 172 records in 0.1 s, 1 errored slice', 'evaluating 46 checks', 'checks evaluated: 46 in 0.8 s', '']);
     expect(out).not.toContain('\r');
   });
   it('gives an ETA only from enough slices of a sliced stream', () => {
