@@ -40,6 +40,7 @@ export function clock(ms: number): string {
 
 const n = (x: number) => x.toLocaleString('en-US');
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const blobs = (x: number) => `${n(x)} blob${x === 1 ? '' : 's'}`;
 
 /**
  * Estimated time left in a sliced stream, milliseconds, from the time its first `done` slices took; undefined while
@@ -80,13 +81,13 @@ export function streamDoneLine(p: Progress): string {
 
 /** The live line of an audit ingestion. */
 export function auditText(p: AuditProgress, recordsTotal: number, elapsedMs: number): string {
-  return `ingesting ${p.contentType} (${p.index}/${p.total}) · ${n(p.blobs)} blobs · ${n(p.stored)} records${p.duplicates ? ` (${n(p.duplicates)} duplicates)` : ''} · ${n(recordsTotal)} records in all · ${clock(elapsedMs)} elapsed`;
+  return `ingesting ${p.contentType} (${p.index}/${p.total}) · ${blobs(p.blobs)} · ${n(p.stored)} records${p.duplicates ? ` (${n(p.duplicates)} duplicates)` : ''} · ${n(recordsTotal)} records in all · ${clock(elapsedMs)} elapsed`;
 }
 
 /** The line of a finished content type (not a TTY). */
 export function contentTypeDoneLine(p: AuditProgress): string {
   const f = p.finished!;
-  return `[${p.index}/${p.total}] ${p.contentType}: ${f.status}, ${n(p.blobs)} blobs, ${n(p.stored)} records${p.duplicates ? ` (${n(p.duplicates)} duplicates)` : ''} in ${seconds(f.durationMs)}`;
+  return `[${p.index}/${p.total}] ${p.contentType}: ${f.status}, ${blobs(p.blobs)}, ${n(p.stored)} records${p.duplicates ? ` (${n(p.duplicates)} duplicates)` : ''} in ${seconds(f.durationMs)}`;
 }
 
 /**
