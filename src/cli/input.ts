@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Kysely } from 'kysely';
-import { invalidInput, VigilError } from '../core/errors.ts';
+import { invalidInput } from '../core/errors.ts';
 import { idPrefix, normalizeGuid, pickByPrefix } from '../core/ids.ts';
 import { idsStartingWith } from '../store/repositories/integrations.ts';
 import type { Database } from '../store/schema.ts';
@@ -15,15 +15,6 @@ export async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
   return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
-}
-
-/**
- * Checks a count option already converted to a number: a whole number of at least 1.
- * @throws VigilError `invalid-input` naming the option and the fix.
- */
-export function requireCount(value: number, option: string): number {
-  if (!Number.isInteger(value) || value < 1) throw new VigilError('invalid-input', 'INVALID_INPUT', `${option} '${value}' is not a positive whole number.`, { field: option, remediation: `Give a number such as 100, e.g. ${option} 100.` });
-  return value;
 }
 
 /**

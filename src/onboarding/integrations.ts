@@ -289,8 +289,10 @@ export async function addManagedAppIntegration(deps: OnboardingDeps, request: Ad
 }
 
 /**
- * Loads an integration by id or name.
- * @throws VigilError `not-found` / `INTEGRATION_NOT_FOUND`.
+ * Loads an integration by id, name, or a unique start of its id (`int_3f2a9b1c` as CLI lists show it, or its digits).
+ * Not organization-scoped: the API looks integrations up within the caller's organization first and passes full ids.
+ * @throws VigilError `not-found` / `INTEGRATION_NOT_FOUND`; `invalid-input` / `AMBIGUOUS_ID` when the start of an id
+ *   names several integrations (listed).
  */
 export async function getIntegration(db: Executor, idOrName: string): Promise<repo.IntegrationRow> {
   let row = await repo.findIntegration(db, idOrName);
