@@ -94,7 +94,15 @@ export interface EvaluationSummary {
 export async function evaluateIntegration(
   db: Kysely<Database>,
   integration: IntegrationRef,
-  options: { checks?: LoadedCheck[]; now?: Date; /** SIEM sinks: lifecycle steps are queued in the same transaction, delivered after commit. */ sinks?: Sinks | undefined; logger?: Logger } = {},
+  options: {
+    checks?: LoadedCheck[];
+    now?: Date;
+    /** SIEM sinks: lifecycle steps are queued in the same transaction, delivered after commit. */
+    sinks?: Sinks | undefined;
+    logger?: Logger;
+    /** Told after each check is evaluated: checks done of the total (progress display). */
+    onCheck?: (done: number, total: number) => void;
+  } = {},
 ): Promise<EvaluationSummary> {
   const checks = options.checks ?? (await loadChecks());
   const now = options.now ?? new Date();
@@ -108,6 +116,8 @@ export async function evaluateIntegration(
     const base = integrationContext(integration, now, coverageFromCheckpoints(run?.id ?? null, run ? await listCheckpoints(trx, run.id) : []));
     const cache = new InventoryCache(trx, integration.id, checks.map((c) => c.metadata));
     await beginEvaluation(trx, integration.id, at);
+    let done = 0;
+    options.onCheck?.(0, checks.length);
     for (const c of checks) {
       await cache.load(c.metadata.reads);
       const out = await runCheck(c, base, cache.source, options.logger);
@@ -115,6 +125,7 @@ export async function evaluateIntegration(
       for (const r of out) byStatus[r.status]++;
       results += out.length;
       addCounts(counts, await applyCheckResults(trx, integration.id, base.coverage.runId, c.metadata.id, out.map((r) => ({ checkId: c.metadata.id, severity: c.metadata.severity, ...r })), at));
+      options.onCheck?.(++done, checks.length);
     }
     addCounts(counts, await finishEvaluation(trx, integration.id, checks.map((c) => c.metadata.id), at));
     if (sinks) await enqueueFindingEvents(trx, integration.id, at, new Map(checks.map((c) => [c.metadata.id, c.metadata])), { sinks: sinks.names, product: sinks.product, tenantId: integration.tenant_id });

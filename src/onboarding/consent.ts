@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Kysely } from 'kysely';
 import { ensureDefaultOrganization } from '../access/index.ts';
 import { VigilError, invalidInput } from '../core/errors.ts';
-import { isGuid, newId } from '../core/ids.ts';
+import { isGuid, newId, normalizeGuid } from '../core/ids.ts';
 import type { CloudProfile } from '../config/cloud.ts';
 import type { VigilConfig } from '../config/index.ts';
 import { decryptSecret, encryptSecret, type Envelope, type KeyEncryptionKey } from '../platform/crypto/envelope.ts';
@@ -74,7 +74,7 @@ export function managedAppCredentials(deps: Pick<ConsentDeps, 'http' | 'cloud' |
  * @throws VigilError `invalid-input` / `DOMAIN_OF_ANOTHER_TENANT`, or `AADSTS90002` for an unknown tenant.
  */
 export async function resolveTenant(deps: Pick<ConsentDeps, 'http' | 'cloud'>, tenant: string, expectedTenantId?: string): Promise<string> {
-  const input = tenant.trim();
+  const input = normalizeGuid(tenant);
   if (!input) throw invalidInput('--tenant', '--tenant is required.', 'Give the tenant id (GUID) or its primary domain, e.g. contoso.onmicrosoft.com.');
   if (!isGuid(input) && !/^[a-z0-9.-]+\.[a-z]{2,}$/i.test(input)) {
     throw invalidInput('--tenant', `--tenant '${input}' is neither a tenant id (GUID) nor a domain name.`, 'Give the Tenant ID or the primary domain shown in Microsoft Entra admin center > Overview.');

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { ensureDefaultOrganization } from '../access/index.ts';
 import { VigilError } from '../core/errors.ts';
-import { isGuid, newId } from '../core/ids.ts';
+import { idPrefix, isGuid, newId, normalizeGuid, pickByPrefix } from '../core/ids.ts';
 import type { CloudProfile } from '../config/cloud.ts';
 import type { VigilConfig } from '../config/index.ts';
 import { managedAppClientId, managedAppCredentials, resolveTenant } from './consent.ts';
@@ -233,7 +233,7 @@ export interface AddManagedAppRequest {
  */
 export async function addManagedAppIntegration(deps: OnboardingDeps, request: AddManagedAppRequest): Promise<{ integration: IntegrationView; report: VerificationReport }> {
   const clientId = managedAppClientId(deps.config);
-  const tenant = request.tenant?.trim();
+  const tenant = request.tenant === undefined ? undefined : normalizeGuid(request.tenant);
   if (tenant && !isGuid(tenant)) return addManagedAppIntegration(deps, { ...request, tenant: undefined, tenantId: await resolveTenant(deps, tenant), primaryDomain: tenant });
   const tenantId = requireGuid('--tenant-id', tenant || request.tenantId, 'Microsoft Entra admin center > Overview > Tenant ID');
   const spObjectId = requireGuid('--sp-object-id', request.spObjectId, 'Microsoft Entra admin center > Enterprise applications > search for "Vigil" > Overview > Object ID');
@@ -289,11 +289,19 @@ export async function addManagedAppIntegration(deps: OnboardingDeps, request: Ad
 }
 
 /**
- * Loads an integration by id or name.
- * @throws VigilError `not-found` / `INTEGRATION_NOT_FOUND`.
+ * Loads an integration by id, name, or a unique start of its id (`int_3f2a9b1c` as CLI lists show it, or its digits).
+ * Not organization-scoped: the API looks integrations up within the caller's organization first and passes full ids.
+ * @throws VigilError `not-found` / `INTEGRATION_NOT_FOUND`; `invalid-input` / `AMBIGUOUS_ID` when the start of an id
+ *   names several integrations (listed).
  */
 export async function getIntegration(db: Executor, idOrName: string): Promise<repo.IntegrationRow> {
-  const row = await repo.findIntegration(db, idOrName);
+  let row = await repo.findIntegration(db, idOrName);
+  // A unique start of an id (`int_3f2a9b1c`, as lists show it, or just its digits).
+  const prefix = row ? undefined : idPrefix(idOrName, 'int');
+  if (prefix) {
+    const id = pickByPrefix(idOrName, await repo.integrationIdsStartingWith(db, prefix), { field: 'integration', kind: 'integration' });
+    if (id) row = await repo.findIntegration(db, id);
+  }
   if (!row) {
     throw new VigilError('not-found', 'INTEGRATION_NOT_FOUND', `No integration '${idOrName}'.`, { field: 'integration', remediation: 'Run `vigil integrations list` for the ids.' });
   }

@@ -1,6 +1,6 @@
 import { getOrganizationByName } from '../access/index.ts';
 import { VigilError } from '../core/errors.ts';
-import { isGuid } from '../core/ids.ts';
+import { isGuid, normalizeGuid } from '../core/ids.ts';
 import { nowIso, type Executor } from '../store/db.ts';
 import * as repo from '../store/repositories/bindings.ts';
 import type { BindingMethod } from '../store/schema.ts';
@@ -58,7 +58,7 @@ export async function recordProof(db: Executor, proof: { tenantId: string; organ
 }
 
 function requireTenantId(tenantId: string | undefined): string {
-  const t = (tenantId ?? '').trim().toLowerCase();
+  const t = normalizeGuid(tenantId ?? '');
   if (!isGuid(t)) throw new VigilError('invalid-input', 'INVALID_TENANT_ID', `--tenant-id must be a tenant id (GUID)${tenantId ? ` (got "${tenantId}")` : ''}.`, { field: '--tenant-id', remediation: 'Copy the Tenant ID from Microsoft Entra admin center > Overview.' });
   return t;
 }

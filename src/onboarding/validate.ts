@@ -1,5 +1,5 @@
 import { invalidInput } from '../core/errors.ts';
-import { isGuid } from '../core/ids.ts';
+import { isGuid, normalizeGuid } from '../core/ids.ts';
 
 /**
  * Validation of onboarding input. Every error names the flag and the fix (the portal page where the right value is).
@@ -19,11 +19,11 @@ export interface CustomerAppInput {
 }
 
 /**
- * Checks a GUID field and returns it lower-cased.
+ * Checks a GUID field and returns it in canonical form (lower case, dashes; braces and a dash-less form accepted).
  * @throws VigilError `invalid-input` naming the field and where to copy the value.
  */
 export function requireGuid(field: string, value: string | undefined, where: string): string {
-  const v = (value ?? '').trim();
+  const v = normalizeGuid(value ?? '');
   if (!v) throw invalidInput(field, `${field} is required.`, `Copy it from ${where}.`);
   if (!isGuid(v)) throw invalidInput(field, `${field} '${v}' is not a GUID (expected 8-4-4-4-12 hexadecimal digits, e.g. 72f988bf-86f1-41af-91ab-2d7cd011db47).`, `Copy it from ${where}.`);
   return v.toLowerCase();

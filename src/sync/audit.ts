@@ -50,6 +50,21 @@ export interface AuditIngestOptions {
    * once its transaction committed (tests kill the process here).
    */
   afterBlob?: (contentType: string, contentId: string | null) => void | Promise<void>;
+  /** Told after each stored blob (or Power BI page) and once when a content type is finished (progress display). */
+  onProgress?: (p: AuditProgress) => void;
+}
+
+/** Progress of an audit ingestion: the content type being read, and its counts so far. */
+export interface AuditProgress {
+  contentType: string;
+  /** Position of this content type, 1-based, of `total` (the Management Activity types, then Power BI). */
+  index: number;
+  total: number;
+  blobs: number;
+  stored: number;
+  duplicates: number;
+  /** Set on the content type's last report. */
+  finished?: { status: ContentTypeOutcome['status']; durationMs: number };
 }
 
 /** Outcome per content type. */
@@ -98,12 +113,22 @@ export async function ingestAudit(deps: OnboardingDeps, idOrName: string, option
     await recordCredentialRefusal(deps, row.id, e);
     throw e;
   }
-  for (const contentType of options.contentTypes ?? CONTENT_TYPES) {
+  const types = options.contentTypes ?? CONTENT_TYPES;
+  const total = types.length + (options.powerBi !== false ? 1 : 0);
+  let index = 0;
+  let typeStarted = Date.now();
+  const report = (contentType: string, o: ContentTypeOutcome, finished = false) =>
+    options.onProgress?.({ contentType, index, total, blobs: o.blobs, stored: o.stored, duplicates: o.duplicates, ...(finished ? { finished: { status: o.status, durationMs: Date.now() - typeStarted } } : {}) });
+  for (const contentType of types) {
+    index++;
+    typeStarted = Date.now();
     const outcome: ContentTypeOutcome = { status: 'ok', stored: 0, duplicates: 0, malformed: 0, blobs: 0, expiredBlobs: 0, cursor: null };
     result.contentTypes[contentType] = outcome;
+    report(contentType, outcome);
     if (!isGranted(capability, roles)) {
       outcome.status = 'unavailable';
       outcome.reason = 'Not evaluated: the Office 365 Management APIs application permission ActivityFeed.Read is not granted.';
+      report(contentType, outcome, true);
       continue;
     }
     try {
@@ -113,6 +138,7 @@ export async function ingestAudit(deps: OnboardingDeps, idOrName: string, option
       outcome.status = 'unavailable';
       outcome.reason = `The tenant does not offer ${contentType}: ${e instanceof UpstreamHttpError ? `${e.upstreamCode ?? e.status} ${e.upstreamMessage ?? ''}`.trim() : (e as Error).message}`;
       await saveCursor(deps.db, { integration_id: row.id, content_type: contentType, cursor_time: (await getCursor(deps.db, row.id, contentType))?.cursor_time ?? new Date(now.getTime() - (options.initialLookbackHours ?? 24) * 3_600_000).toISOString(), subscription: 'unavailable', last_error: outcome.reason }, nowIso());
+      report(contentType, outcome, true);
       continue;
     }
 
@@ -143,6 +169,7 @@ export async function ingestAudit(deps: OnboardingDeps, idOrName: string, option
               throw e;
             }
             await storeContent(deps, row.id, outcome, contentType, item.contentId, content);
+            report(contentType, outcome);
             await options.afterBlob?.(contentType, item.contentId);
           });
         }
@@ -179,8 +206,15 @@ export async function ingestAudit(deps: OnboardingDeps, idOrName: string, option
       );
       if (alert.created) result.dataLossAlerts.push(alert.id);
     }
+    report(contentType, outcome, true);
   }
-  if (options.powerBi !== false) result.contentTypes[POWER_BI_SOURCE] = await ingestPowerBi(deps, row.id, ctx, now, settleMs, options, result);
+  if (options.powerBi !== false) {
+    index++;
+    typeStarted = Date.now();
+    const outcome = await ingestPowerBi(deps, row.id, ctx, now, settleMs, options, result, (o) => report(POWER_BI_SOURCE, o));
+    result.contentTypes[POWER_BI_SOURCE] = outcome;
+    report(POWER_BI_SOURCE, outcome, true);
+  }
   result.durationMs = Date.now() - started;
   deps.logger.info({ integrationId: row.id, stored: Object.values(result.contentTypes).reduce((n, o) => n + o.stored, 0), dataLossAlerts: result.dataLossAlerts.length }, 'audit ingestion finished');
   return result;
@@ -197,8 +231,9 @@ export interface AuditCycleResult {
  * detections over every event not evaluated yet (including events stored by an earlier cycle that stopped).
  * @throws VigilError `authentication` when the credentials are refused (recorded on the integration).
  */
-export async function ingestAndDetect(deps: OnboardingDeps, idOrName: string, options: AuditIngestOptions = {}): Promise<AuditCycleResult> {
+export async function ingestAndDetect(deps: OnboardingDeps, idOrName: string, options: AuditIngestOptions & { /** Told when the detections start. */ onDetect?: () => void } = {}): Promise<AuditCycleResult> {
   const ingest = await ingestAudit(deps, idOrName, options);
+  options.onDetect?.();
   const integration = await getIntegration(deps.db, idOrName);
   const detections = await runDetections(deps.db, integration.id, undefined, { sinks: deps.sinks, tenantId: integration.tenant_id, logger: deps.logger });
   deps.logger.info({ integration: idOrName, evaluated: detections.events, alertsRaised: detections.alertsRaised }, 'detections finished');
@@ -214,8 +249,9 @@ export const POWER_BI_SOURCE = 'PowerBI.ActivityEvents';
  * cursor moves after each day is stored, never past now − settle. A refusal is "not evaluated" with the reason and
  * the fix; a gap beyond the 30 days Power BI keeps raises a data-loss alert.
  */
-async function ingestPowerBi(deps: OnboardingDeps, integrationId: string, ctx: FeedContext, now: Date, settleMs: number, options: AuditIngestOptions, result: AuditIngestResult): Promise<ContentTypeOutcome> {
+async function ingestPowerBi(deps: OnboardingDeps, integrationId: string, ctx: FeedContext, now: Date, settleMs: number, options: AuditIngestOptions, result: AuditIngestResult, onPage: (o: ContentTypeOutcome) => void): Promise<ContentTypeOutcome> {
   const outcome: ContentTypeOutcome = { status: 'ok', stored: 0, duplicates: 0, malformed: 0, blobs: 0, expiredBlobs: 0, cursor: null };
+  onPage(outcome);
   const stored = await getCursor(deps.db, integrationId, POWER_BI_SOURCE);
   let cursor = new Date(stored?.cursor_time ?? now.getTime() - Math.min(167, options.initialLookbackHours ?? 24) * 3_600_000);
   cursor = await skipLostWindow(deps, integrationId, POWER_BI_SOURCE, cursor, new Date(now.getTime() - POWER_BI_HISTORY_MS + 5 * 60_000), '30-day', result);
@@ -226,6 +262,7 @@ async function ingestPowerBi(deps: OnboardingDeps, integrationId: string, ctx: F
       // The API's end is inclusive: stop 1 ms before the next window starts.
       for await (const page of activityEvents(ctx, cursor, new Date(end.getTime() - 1))) {
         await storeContent(deps, integrationId, outcome, POWER_BI_SOURCE, null, { text: page.text, records: page.events });
+        onPage(outcome);
         await options.afterBlob?.(POWER_BI_SOURCE, null);
       }
       await advanceCursor(deps, integrationId, POWER_BI_SOURCE, cursor, new Date(Math.min(end.getTime(), now.getTime() - settleMs)), outcome);

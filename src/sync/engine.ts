@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
 import { capabilityForStream, isGranted, API_DISPLAY_NAMES } from '../core/capabilities.ts';
 import { isVigilError, VigilError } from '../core/errors.ts';
+import { DATAVERSE_ACCESS_REASONS } from '../core/remediation.ts';
 import { newId } from '../core/ids.ts';
 import { forEachLimited } from '../core/pool.ts';
 import { STREAM_NAMES, type StreamName } from '../core/inventory.ts';
@@ -9,7 +10,7 @@ import type { RunStatus } from '../core/types.ts';
 import { ROOT_SLICE, type Slice, type Stream, type StreamContext } from '../sources/stream.ts';
 import { STREAMS } from '../sources/index.ts';
 import { nowIso } from '../store/db.ts';
-import { UpstreamHttpError } from '../platform/http/client.ts';
+import { UpstreamHttpError, type ApiName } from '../platform/http/client.ts';
 import { isForeignLink } from '../platform/http/links.ts';
 import type { CollectionMetrics } from '../platform/metrics/index.ts';
 import { markDeleted, parentPages, markUnseen, upsertRecords } from '../store/repositories/inventory.ts';
@@ -36,13 +37,29 @@ import type { Database } from '../store/schema.ts';
  * Model: faros-ai airbyte-cdk `source-base.ts` (errors per slice, state still emitted); cloudquery `delete-stale`.
  */
 
-/** Progress of a run, reported after every page and slice. */
+/**
+ * Progress of a run, reported after every page and slice, and once more when a stream is finished (`finished` set:
+ * read, reused or skipped).
+ */
 export interface Progress {
   stream: StreamName;
+  /** Position of this stream in the run, 1-based, of `streamsTotal` (every stream of the inventory, in order). */
+  streamIndex: number;
+  streamsTotal: number;
   slicesDone: number;
   slicesTotal: number;
   /** Records stored so far by this stream in this run. */
   records: number;
+  /** Set on the stream's last report. */
+  finished?: {
+    /** Wall time spent on the stream, milliseconds (0 when reused or skipped). */
+    durationMs: number;
+    erroredSlices: number;
+    /** Slices read as a delta round: only the changes since the previous complete round came back. */
+    incrementalSlices: number;
+    /** Not read: its last complete read (ISO 8601 UTC) is within its refresh interval. */
+    reusedFrom?: string;
+  };
 }
 
 /** An errored slice of a run. */
@@ -50,7 +67,12 @@ export interface SliceError {
   stream: StreamName;
   slice: string;
   code: string;
+  /** The full message (with the upstream request, for logs and `--json`). */
   message: string;
+  /** What went wrong in words a person reads, without the upstream URL (absent in runs stored before it existed). */
+  reason?: string;
+  /** How to fix it, when known (the error's remediation, or the Dataverse access fix by error code). */
+  fix?: string;
 }
 
 /** Per-stream outcome of a run. */
@@ -138,9 +160,42 @@ function isDeltaStateLost(e: unknown): boolean {
   return e instanceof UpstreamHttpError && (e.status === 410 || ['syncStateNotFound', 'resyncRequired', 'SyncStateNotFound'].includes(e.upstreamCode ?? ''));
 }
 
+/** Names of the upstream APIs as a person knows them (errors shown by the CLI). */
+const API_NAMES: Record<ApiName, string> = {
+  identity: 'Microsoft Entra ID',
+  graph: 'Microsoft Graph',
+  bap: 'Power Platform admin API',
+  powerApps: 'Power Apps API',
+  flow: 'Power Automate API',
+  dataverse: 'Dataverse',
+  managementActivity: 'Office 365 Management Activity API',
+  powerBi: 'Power BI',
+  arm: 'Azure Resource Manager',
+};
+
+/**
+ * The code, the full message, a reason without the upstream URL, and the fix of a slice's error. An upstream HTTP error
+ * reads as its status, code and message; a Dataverse access refusal (0x80072560 no application user, 0x80040220 missing
+ * privileges) gets the fix `vigil integrations verify` gives for it ({@link DATAVERSE_ACCESS_REASONS}).
+ */
+export function describeError(e: unknown): { code: string; message: string; reason: string; fix?: string } {
+  if (e instanceof UpstreamHttpError) {
+    const fix = DATAVERSE_ACCESS_REASONS[e.code] ?? e.remediation;
+    const reason = `${API_NAMES[e.api]} answered ${e.status}${e.upstreamCode ? ` ${e.upstreamCode}` : ''}${e.upstreamMessage ? `: ${e.upstreamMessage}` : ''}`;
+    return { code: e.code, message: e.message, reason, ...(fix ? { fix } : {}) };
+  }
+  if (isVigilError(e)) {
+    // Messages that carry their fix inline ("… Fix: …") are split so the fix is shown once.
+    const reason = e.message.replace(/\s*Fix: [\s\S]*$/, '');
+    return { code: e.code, message: e.message, reason, ...(e.remediation ? { fix: e.remediation } : {}) };
+  }
+  const message = (e as Error).message ?? String(e);
+  return { code: 'INTERNAL', message, reason: message };
+}
+
 function errorCode(e: unknown): { code: string; message: string } {
-  if (isVigilError(e)) return { code: e.code, message: e.message };
-  return { code: 'INTERNAL', message: (e as Error).message ?? String(e) };
+  const { code, message } = describeError(e);
+  return { code, message };
 }
 
 /**
@@ -180,16 +235,32 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
   let markedDeleted = 0;
   let current: StreamName = STREAM_NAMES[0];
 
-  const recordError = async (stream: StreamName, slice: string, code: string, message: string, cursor: string | null, readMode: ReadMode | null = null) => {
-    errors.push({ stream, slice, code, message });
+  const recordError = async (stream: StreamName, slice: string, code: string, message: string, cursor: string | null, readMode: ReadMode | null = null, explained: { reason?: string; fix?: string } = {}) => {
+    errors.push({ stream, slice, code, message, ...explained });
     outcome[stream].erroredSlices++;
     await runs.saveCheckpoint(db, { runId, stream, sliceKey: slice, status: 'error', cursor, readMode, addRecords: 0, errorCode: code, errorMessage: message, at: nowIso() });
   };
+
+  const streamsTotal = STREAM_NAMES.length;
+  let streamIndex = 0;
+  let streamStarted = Date.now();
+  const finished = (name: StreamName, reusedFrom?: string) =>
+    options.onProgress?.({
+      stream: name,
+      streamIndex,
+      streamsTotal,
+      slicesDone: outcome[name].slices,
+      slicesTotal: outcome[name].slices,
+      records: outcome[name].records,
+      finished: { durationMs: reusedFrom ? 0 : Date.now() - streamStarted, erroredSlices: outcome[name].erroredSlices, incrementalSlices: outcome[name].incrementalSlices ?? 0, ...(reusedFrom ? { reusedFrom } : {}) },
+    });
 
   options.metrics?.runStarted();
   try {
     for (const name of STREAM_NAMES) {
       current = name;
+      streamIndex++;
+      streamStarted = Date.now();
       if (options.signal?.aborted) throw abortedError(options.signal);
       const stream = STREAMS[name] as Stream<StreamName>;
       // Children of a stream that failed in this run would read stale parents: record why they were skipped.
@@ -197,6 +268,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
         failedStreams.add(name);
         outcome[name].slices = 1;
         await recordError(name, '*', 'PARENT_STREAM_FAILED', `Not collected: the ${stream.parent} stream failed in this run.`, null);
+        finished(name);
         continue;
       }
       const capability = capabilityForStream(name);
@@ -212,7 +284,10 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
             'MISSING_PERMISSION',
             `Not collected: the ${API_DISPLAY_NAMES[capability.api]} application permission ${capability.recommended} (or ${capability.anyOf.filter((p) => p !== capability.recommended).join(', ')}) is not granted.`,
             null,
+            null,
+            { fix: `Add the application permission ${capability.recommended} (App registrations > your app > API permissions > Add a permission > Application permissions), grant admin consent, then run \`vigil integrations verify\`.` },
           );
+          finished(name);
           continue;
         }
       }
@@ -224,6 +299,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
         if (last && Date.now() - Date.parse(last) < stream.refreshSeconds * 1000) {
           outcome[name].reusedFrom = last;
           ctx.logger.info({ integrationId, runId, stream: name, lastCompleteRead: last }, 'stream reused: its last complete read is within the refresh interval');
+          finished(name, last);
           continue;
         }
       }
@@ -261,7 +337,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
         // Done before a crash: nothing to read again — unless this is a `full` run and the round was a delta one.
         if (cp?.status === 'done' && !(fromStart && stored !== 'full')) {
           doneIn(slice, stored);
-          options.onProgress?.({ stream: name, slicesDone: ++slicesDone, slicesTotal: slices.length, records: outcome[name].records });
+          options.onProgress?.({ stream: name, streamIndex, streamsTotal, slicesDone: ++slicesDone, slicesTotal: slices.length, records: outcome[name].records });
           return;
         }
         let mode: ReadMode;
@@ -294,7 +370,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
                 });
                 cursor = page.nextCursor;
                 outcome[name].records += page.records.length;
-                options.onProgress?.({ stream: name, slicesDone, slicesTotal: slices.length, records: outcome[name].records });
+                options.onProgress?.({ stream: name, streamIndex, streamsTotal, slicesDone, slicesTotal: slices.length, records: outcome[name].records });
                 await options.afterPage?.(name, slice.key);
                 if (options.signal?.aborted) throw abortedError(options.signal);
               }
@@ -318,7 +394,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
           doneIn(slice, mode);
         } catch (e) {
           if (isVigilError(e, 'authentication') || isAbort(e)) throw e;
-          const { code, message } = errorCode(e);
+          const { code, message, ...explained } = describeError(e);
           ctx.logger.warn({ integrationId, runId, stream: name, slice: slice.key, code }, 'slice failed');
           // A link refused by the link policy is kept nowhere: not the stored delta link it may have been (the next
           // round reads in full), not the slice's cursor.
@@ -326,12 +402,13 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
             if (mode === 'delta') await runs.clearDeltaLink(db, integrationId, name, slice.key);
             cursor = null;
           }
-          await recordError(name, slice.key, code, message, cursor, mode);
+          await recordError(name, slice.key, code, message, cursor, mode, explained);
         }
-        options.onProgress?.({ stream: name, slicesDone: ++slicesDone, slicesTotal: slices.length, records: outcome[name].records });
+        options.onProgress?.({ stream: name, streamIndex, streamsTotal, slicesDone: ++slicesDone, slicesTotal: slices.length, records: outcome[name].records });
       });
 
       if (outcome[name].erroredSlices > 0 && !stream.parent) failedStreams.add(name);
+      finished(name);
       // Only a complete full round tells which objects are gone: a delta round sees only the changes (its removals
       // were applied page by page, unchanged rows stay). History streams (retain) never mark anything deleted.
       if (stream.retain) continue;

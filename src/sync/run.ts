@@ -47,6 +47,8 @@ export interface CollectAndEvaluateOptions extends Pick<CollectOptions, 'onProgr
   autoGrantAccess?: boolean;
   /** Evaluate the checks after collecting. @default true */
   evaluate?: boolean;
+  /** Told after each check is evaluated: checks done of the total. */
+  onCheck?: (done: number, total: number) => void;
 }
 
 /**
@@ -62,6 +64,6 @@ export async function collectAndEvaluate(
   const run = await collectIntegration(deps, idOrName, { onProgress: options.onProgress, signal: options.signal, full: options.full, afterPage: options.afterPage });
   const row = await getIntegration(deps.db, idOrName);
   const grants = await grantNewEnvironments(deps, row.id, run.errors, options.autoGrantAccess ?? false);
-  const evaluation = options.evaluate === false ? null : await evaluateIntegration(deps.db, row, { sinks: deps.sinks, logger: deps.logger });
+  const evaluation = options.evaluate === false ? null : await evaluateIntegration(deps.db, row, { sinks: deps.sinks, logger: deps.logger, onCheck: options.onCheck });
   return { run, grants, evaluation };
 }

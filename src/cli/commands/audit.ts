@@ -6,9 +6,11 @@ import { ingestAndDetect } from '../../sync/audit.ts';
 import { alertView, eventView } from '../../reporting/index.ts';
 import type { CommandHost } from '../host.ts';
 import { killAfterPages } from '../killhook.ts';
-import { requireCount } from '../input.ts';
+import { shortIds } from '../../core/ids.ts';
+import { limitRows, listOptions, parseLimit, resolveId, type ListOptions } from '../input.ts';
 import { integrationScope, ORGANIZATION_FILTER_HELP } from '../scope.ts';
-import { print, printJson, table } from '../output.ts';
+import { print, printJson, severityText, table, terminalWidth, wrap } from '../output.ts';
+import { createProgress, silentProgress } from '../progress.ts';
 
 /** `vigil audit`, `vigil events`, `vigil alerts`. */
 export function registerAudit(program: Command, host: CommandHost): void {
@@ -18,60 +20,74 @@ export function registerAudit(program: Command, host: CommandHost): void {
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, integration: string, opts: { json?: boolean }) => {
-        const { ingest: r, detections } = await ingestAndDetect(rt, integration, { publisherId: rt.config.publisherId, concurrency: rt.config.auditConcurrency, afterBlob: killAfterPages(rt.config.testKillAfterPages) });
+        const progress = opts.json ? silentProgress : createProgress();
+        const { ingest: r, detections } = await ingestAndDetect(rt, integration, {
+          publisherId: rt.config.publisherId,
+          concurrency: rt.config.auditConcurrency,
+          afterBlob: killAfterPages(rt.config.testKillAfterPages),
+          onProgress: (p) => progress.audit(p),
+          onDetect: () => progress.detect(),
+        }).finally(() => progress.done());
         if (opts.json) return printJson({ ...r, detections });
         print(table([['CONTENT TYPE', 'STATUS', 'STORED', 'DUPLICATES', 'BLOBS', 'EXPIRED', 'CURSOR'], ...Object.entries(r.contentTypes).map(([ct, o]) => [ct, o.status, String(o.stored), String(o.duplicates), String(o.blobs), String(o.expiredBlobs), o.cursor ?? '-'])]));
-        for (const [ct, o] of Object.entries(r.contentTypes)) if (o.reason) print(`  ${ct}: ${o.reason}`);
+        for (const [ct, o] of Object.entries(r.contentTypes)) if (o.reason) print(`  ${wrap(`${ct}: ${o.reason}`, terminalWidth() - 2, '    ')}`);
         if (r.dataLossAlerts.length) print(`${r.dataLossAlerts.length} data-loss alert(s) raised: vigil alerts --rule audit_data_loss`);
         print(`Detections: ${detections.events} new event(s) evaluated, ${detections.alertsRaised} alert(s) raised${detections.alertsRaised ? ' (vigil alerts)' : ''}.`);
       }),
     );
 
-  program
-    .command('events')
-    .description('List ingested audit events, newest first')
+  listOptions(program.command('events').description('List ingested audit events, newest first'), 100)
     .option('--integration <integration>', 'only this integration')
     .option('--organization <name>', ORGANIZATION_FILTER_HELP)
     .option('--since <iso>', 'only events at or after this instant (ISO 8601)')
     .option('--operation <name>', 'only this Operation')
     .option('--user <upn>', 'only this UserId')
-    .option('--limit <n>', 'at most this many', (v) => Number(v), 100)
     .option('--raw', 'with --json: include each event\'s raw record as the API sent it')
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, opts: { integration?: string; organization?: string; since?: string; operation?: string; user?: string; limit: number; raw?: boolean; json?: boolean }) => {
-        requireCount(opts.limit, '--limit');
+      host.action(async (rt, opts: ListOptions & { integration?: string; organization?: string; since?: string; operation?: string; user?: string; raw?: boolean }) => {
+        const limit = parseLimit(opts.limit, 100);
         if (opts.since && Number.isNaN(Date.parse(opts.since))) throw new VigilError('invalid-input', 'INVALID_INPUT', `--since '${opts.since}' is not a date.`, { field: '--since', remediation: 'Give an ISO 8601 date, e.g. 2026-11-20 or 2026-11-20T08:00:00Z.' });
         const integrationIds = await integrationScope(rt.db, opts);
-        const rows = await listEvents(rt.db, { integrationIds, since: opts.since ? new Date(opts.since).toISOString() : undefined, operation: opts.operation, userId: opts.user, limit: opts.limit });
+        const rows = await listEvents(rt.db, { integrationIds, since: opts.since ? new Date(opts.since).toISOString() : undefined, operation: opts.operation, userId: opts.user, limit });
         const events = rows.map(eventView);
         if (opts.json && opts.raw) {
           const raws = await withRaw(rt.db, rows);
           return printJson(events.map((e, i) => ({ ...e, raw: raws[i]!.raw })));
         }
         if (opts.json) return printJson(events);
-        print(table([['TIME', 'OPERATION', 'WORKLOAD', 'USER', 'CLIENT IP'], ...events.map((e) => [e.creationTime, e.operation ?? '', e.workload ?? '', e.userId ?? '', e.clientIp ?? ''])]));
+        print(table([['TIME', 'OPERATION', 'WORKLOAD', 'USER', 'CLIENT IP'], ...events.map((e) => [e.creationTime, e.operation ?? '', e.workload ?? '', e.userId ?? '', e.clientIp ?? ''])], { wide: opts.wide, shrink: [3] }));
       }),
     );
 
   const alerts = program.command('alerts').description('Alerts (data loss and detections): list, acknowledge, close');
-  alerts
-    .command('list', { isDefault: true })
-    .description('List alerts, newest first')
+  listOptions(alerts.command('list', { isDefault: true }).description('List alerts, newest first'), 100)
     .option('--integration <integration>', 'only this integration')
     .option('--organization <name>', ORGANIZATION_FILTER_HELP)
-    .addOption(new Option('--status <status>', 'only this status').choices([...ALERT_STATUSES]))
+    .addOption(new Option('--status <status>', 'only this status, or all (the default)').choices([...ALERT_STATUSES, 'all']))
     .option('--rule <id>', 'only this rule')
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, opts: { integration?: string; organization?: string; status?: string; rule?: string; json?: boolean }) => {
+      host.action(async (rt, opts: ListOptions & { integration?: string; organization?: string; status?: string; rule?: string }) => {
         const integrationIds = await integrationScope(rt.db, opts);
-        const alertRows = await listAlerts(rt.db, { integrationIds, status: opts.status, ruleId: opts.rule });
+        const { rows: alertRows, more } = limitRows(await listAlerts(rt.db, { integrationIds, status: opts.status === 'all' ? undefined : opts.status, ruleId: opts.rule }), opts, 100);
         const linked = opts.json ? await alertEventIds(rt.db, alertRows.map((a) => a.id)) : new Map<string, string[]>();
         const rows = alertRows.map((a) => ({ ...alertView(a), eventIds: linked.get(a.id) ?? [] }));
         if (opts.json) return printJson(rows);
         if (rows.length === 0) return print('No alerts.');
-        print(table([['ALERT', 'SEVERITY', 'STATUS', 'RULE', 'TITLE'], ...rows.map((a) => [a.id, a.severity, a.status, a.ruleId, a.title])]));
+        const short = opts.wide ? undefined : shortIds(rows.map((a) => a.id));
+        // A status filter makes the STATUS column say the same on every row: shown only when every status is listed.
+        const withStatus = !opts.status || opts.status === 'all';
+        print(
+          table(
+            [
+              ['ALERT', 'SEVERITY', ...(withStatus ? ['STATUS'] : []), 'RULE', 'TITLE'],
+              ...rows.map((a) => [short?.get(a.id) ?? a.id, severityText(a.severity), ...(withStatus ? [a.status] : []), a.ruleId, a.title]),
+            ],
+            { wide: opts.wide, shrink: [withStatus ? 4 : 3] },
+          ),
+        );
+        if (more) print(more);
       }),
     );
   for (const [verb, status] of [['ack', 'acknowledged'], ['close', 'closed'], ['reopen', 'new']] as const) {
@@ -79,8 +95,9 @@ export function registerAudit(program: Command, host: CommandHost): void {
       .command(`${verb} <alert>`)
       .description(`Mark an alert ${status}`)
       .action(
-        host.action(async (rt, id: string) => {
-          if (!(await setAlertStatus(rt.db, id, status, nowIso()))) throw new VigilError('not-found', 'ALERT_NOT_FOUND', `No alert '${id}'.`, { field: 'alert', remediation: 'Run `vigil alerts` for the ids.' });
+        host.action(async (rt, input: string) => {
+          const id = await resolveId(rt.db, 'alerts', 'alr', input, 'alert');
+          if (!(await setAlertStatus(rt.db, id, status, nowIso()))) throw new VigilError('not-found', 'ALERT_NOT_FOUND', `No alert '${input}'.`, { field: 'alert', remediation: 'Run `vigil alerts` for the ids.' });
           print(`Alert ${id} is ${status}.`);
         }),
       );

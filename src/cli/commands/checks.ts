@@ -2,21 +2,27 @@ import { renameSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { renderChecksMarkdown } from '../../checks/docs.ts';
 import { loadChecks } from '../../checks/loader.ts';
-import { print, printJson, table } from '../output.ts';
+import { limitRows, listOptions, type ListOptions } from '../input.ts';
+import { print, printJson, reportError, severityText, table } from '../output.ts';
 
 /** `vigil checks list|doc`: the built-in posture checks and their documentation. Needs no database. */
 export function registerChecks(program: Command): void {
   const checks = program.command('checks').description('The built-in posture checks');
-  checks
-    .command('list', { isDefault: true })
-    .description('List every check with its severity, area and peer checks')
+  listOptions(checks.command('list', { isDefault: true }).description('List every check with its severity, area and peer checks'), 1000)
     .option('--area <area>', 'only this area')
     .option('--json', 'print JSON (the validated metadata)')
-    .action(async (opts: { area?: string; json?: boolean }) => {
-      const all = (await loadChecks()).filter((c) => !opts.area || c.metadata.area === opts.area);
-      if (opts.json) return printJson(all.map((c) => c.metadata));
-      print(table([['CHECK', 'SEVERITY', 'AREA', 'RESOURCE', 'TITLE'], ...all.map(({ metadata: m }) => [m.id, m.severity, m.area, m.resourceType, m.title])]));
-      print(`${all.length} checks.`);
+    .action(async (opts: ListOptions & { area?: string }) => {
+      const matching = (await loadChecks()).filter((c) => !opts.area || c.metadata.area === opts.area);
+      let shown: { rows: typeof matching; more?: string };
+      try {
+        shown = limitRows(matching, opts, 1000);
+      } catch (e) {
+        process.exitCode = reportError(e, Boolean(opts.json));
+        return;
+      }
+      if (opts.json) return printJson(shown.rows.map((c) => c.metadata));
+      print(table([['CHECK', 'SEVERITY', 'AREA', 'RESOURCE', 'TITLE'], ...shown.rows.map(({ metadata: m }) => [m.id, severityText(m.severity), m.area, m.resourceType, m.title])], { wide: opts.wide, shrink: [4] }));
+      print(shown.more ?? `${matching.length} checks.`);
     });
   checks
     .command('doc')

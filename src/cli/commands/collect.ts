@@ -1,11 +1,15 @@
 import type { Command } from 'commander';
 import { getIntegration, secretExpiryWarning, toView } from '../../onboarding/integrations.ts';
+import { listEnvironments } from '../../store/repositories/inventory.ts';
 import { listRuns } from '../../store/repositories/runs.ts';
 import { collectAndEvaluate } from '../../sync/run.ts';
 import type { CommandHost } from '../host.ts';
 import { killAfterPages } from '../killhook.ts';
-import { EXIT, print, printJson, table } from '../output.ts';
-import { createProgress } from '../progress.ts';
+import { shortIds } from '../../core/ids.ts';
+import { listOptions, parseLimit, type ListOptions } from '../input.ts';
+import { EXIT, print, printJson, table, terminalWidth } from '../output.ts';
+import { createProgress, silentProgress } from '../progress.ts';
+import { groupRunErrors, renderErrorGroups } from '../run-errors.ts';
 
 /** `vigil collect <integration>` and `vigil runs <integration>`. */
 export function registerCollect(program: Command, host: CommandHost): void {
@@ -17,9 +21,10 @@ export function registerCollect(program: Command, host: CommandHost): void {
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, integration: string, opts: { checks: boolean; full?: boolean; json?: boolean }) => {
-        const progress = opts.json ? { update: () => undefined, done: () => undefined } : createProgress();
+        const progress = opts.json ? silentProgress : createProgress();
         const { run: result, grants, evaluation } = await collectAndEvaluate(rt, integration, {
-          onProgress: (p) => progress.update(p),
+          onProgress: (p) => progress.collect(p),
+          onCheck: (done, total) => progress.evaluate(done, total),
           autoGrantAccess: rt.config.autoGrantAccess,
           evaluate: opts.checks,
           full: opts.full === true,
@@ -34,8 +39,11 @@ export function registerCollect(program: Command, host: CommandHost): void {
             ...Object.entries(result.streams).map(([s, o]) => [s, o.reusedFrom ? `reused (read ${o.reusedFrom})` : String(o.records), String(o.slices), String(o.erroredSlices)]),
           ]),
         );
-        for (const e of result.errors.slice(0, 10)) print(`  ${e.stream}/${e.slice}: ${e.code} ${e.message}`);
-        if (result.errors.length > 10) print(`  … ${result.errors.length - 10} more errors (vigil runs ${integration} --json)`);
+        if (result.errors.length) {
+          const environments = new Map((await listEnvironments(rt.db, row.id)).map((e) => [e.id, e.display_name]));
+          print(...renderErrorGroups(groupRunErrors(result.errors, environments), { verbose: Boolean(program.opts<{ verbose?: boolean }>().verbose), width: terminalWidth() }));
+          print(`  (each errored slice with its upstream request: vigil runs ${row.name} --json)`);
+        }
         if (evaluation) print(`Checks: ${evaluation.byStatus.fail} failed, ${evaluation.byStatus.pass} passed, ${evaluation.byStatus.not_evaluated} not evaluated; ${evaluation.findingsOpen} open findings.`);
         for (const g of grants) print(`  access ${g.result} in environment ${g.name ?? g.environmentId}${g.reason ? `: ${g.reason}` : ' (collected from the next run)'}`);
         const warning = secretExpiryWarning(toView(row));
@@ -44,14 +52,13 @@ export function registerCollect(program: Command, host: CommandHost): void {
       }),
     );
 
-  program
-    .command('runs <integration>')
-    .description('List the collection runs of an integration, newest first')
+  listOptions(program.command('runs <integration>').description('List the collection runs of an integration, newest first'), 20)
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, integration: string, opts: { json?: boolean }) => {
+      host.action(async (rt, integration: string, opts: ListOptions) => {
+        const limit = parseLimit(opts.limit, 20);
         const row = await getIntegration(rt.db, integration);
-        const runs = (await listRuns(rt.db, row.id)).map((r) => ({
+        const runs = (await listRuns(rt.db, row.id, limit)).map((r) => ({
           id: r.id,
           status: r.status,
           startedAt: r.started_at,
@@ -63,7 +70,8 @@ export function registerCollect(program: Command, host: CommandHost): void {
           http: r.http_stats ? JSON.parse(r.http_stats) : null,
         }));
         if (opts.json) return printJson(runs);
-        print(table([['RUN', 'STATUS', 'STARTED', 'SECONDS', 'ERRORS'], ...runs.map((r) => [r.id, r.status, r.startedAt, r.durationMs === null ? '-' : (r.durationMs / 1000).toFixed(1), String(r.errors.length)])]));
+        const short = opts.wide ? undefined : shortIds(runs.map((r) => r.id));
+        print(table([['RUN', 'STATUS', 'STARTED', 'SECONDS', 'ERRORS'], ...runs.map((r) => [short?.get(r.id) ?? r.id, r.status, r.startedAt, r.durationMs === null ? '-' : (r.durationMs / 1000).toFixed(1), String(r.errors.length)])], { wide: opts.wide }));
       }),
     );
 }

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { grantEnvironmentAccess } from '../../onboarding/environments.ts';
+import { normalizeGuid } from '../../core/ids.ts';
 import type { CommandHost } from '../host.ts';
-import { print, printJson, table } from '../output.ts';
+import { print, printJson, table, terminalWidth, wrap } from '../output.ts';
 
 /** `vigil environments grant-access --integration <id>`. */
 export function registerEnvironments(program: Command, host: CommandHost): void {
@@ -16,11 +17,17 @@ export function registerEnvironments(program: Command, host: CommandHost): void 
     .action(
       host.action(async (rt, opts: { integration: string; environment?: string[]; asAdmin?: boolean; json?: boolean }) => {
         const results = await grantEnvironmentAccess(rt, opts.integration, {
-          environmentIds: opts.environment,
+          // Environment names are GUIDs (the default one `Default-<tenant GUID>`): pasted forms are normalised.
+          environmentIds: opts.environment?.map((e) => (/^default-/i.test(e) ? `Default-${normalizeGuid(e.slice(8))}` : normalizeGuid(e))),
           adminSignIn: opts.asAdmin ? { prompt: (m) => process.stderr.write(`${m}\n`) } : undefined,
         });
         if (opts.json) return printJson(results);
-        print(table([['ENVIRONMENT', 'RESULT', 'DETAIL'], ...results.map((r) => [r.name ?? r.environmentId, r.result + (r.via ? ` (${r.via})` : ''), r.reason ? `${r.reason} — fix: ${r.fix}` : ''])]));
+        print(table([['ENVIRONMENT', 'RESULT'], ...results.map((r) => [r.name ?? r.environmentId, r.result + (r.via ? ` (${r.via})` : '')])]));
+        // Reasons and fixes whole, wrapped, below the table: a cut fix is no fix.
+        for (const r of results.filter((x) => x.reason)) {
+          print(`  ${wrap(`${r.name ?? r.environmentId}: ${r.reason}`, terminalWidth() - 2, '    ')}`);
+          if (r.fix) print(`    fix: ${wrap(r.fix, terminalWidth() - 9, '         ')}`);
+        }
       }),
     );
 }

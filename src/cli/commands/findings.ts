@@ -11,7 +11,9 @@ import { exportFindings, findingExportView } from '../../exports/findings.ts';
 import { VIGIL_VERSION } from '../../sinks/index.ts';
 import type { CommandHost } from '../host.ts';
 import { integrationScope, ORGANIZATION_FILTER_HELP } from '../scope.ts';
-import { print, printJson, table } from '../output.ts';
+import { shortIds } from '../../core/ids.ts';
+import { limitRows, listOptions, resolveId, type ListOptions } from '../input.ts';
+import { print, printJson, severityText, table } from '../output.ts';
 
 const view = findingExportView;
 
@@ -22,9 +24,7 @@ function notFound(id: string): VigilError {
 /** `vigil findings` (list, show, suppress, unsuppress). */
 export function registerFindings(program: Command, host: CommandHost): void {
   const findings = program.command('findings').description('Findings (failed checks): list, show with history, suppress, unsuppress');
-  findings
-    .command('list', { isDefault: true })
-    .description('List findings, most severe first (open = not suppressed)')
+  listOptions(findings.command('list', { isDefault: true }).description('List findings, most severe first (open = not suppressed)'), 100)
     .option('--integration <integration>', 'only this integration (id or name)')
     .option('--organization <name>', ORGANIZATION_FILTER_HELP)
     .addOption(new Option('--status <status>', 'finding status').choices(['open', 'resolved', 'suppressed', 'all']).default('open'))
@@ -32,13 +32,24 @@ export function registerFindings(program: Command, host: CommandHost): void {
     .option('--check <id>', 'only this check id')
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, opts: { integration?: string; organization?: string; status: string; severity?: Severity; check?: string; json?: boolean }) => {
+      host.action(async (rt, opts: ListOptions & { integration?: string; organization?: string; status: string; severity?: Severity; check?: string }) => {
         const integrationIds = await integrationScope(rt.db, opts);
         const rows = await listFindings(rt.db, { integrationIds, status: opts.status === 'all' ? undefined : (opts.status as 'open' | 'resolved' | 'suppressed'), severity: opts.severity, checkId: opts.check });
-        const list = rows.map(view);
+        const { rows: list, more } = limitRows(rows.map(view), opts, 100);
         if (opts.json) return printJson(list);
         if (list.length === 0) return print('No findings.');
-        print(table([['FINDING', 'SEVERITY', 'CHECK', 'RESOURCE', 'REASON'], ...list.map((f) => [f.id, f.severity, f.checkId, `${f.resourceName ?? f.resourceId}`, f.suppression ? `(suppressed: ${f.suppression.reason})` : (f.reason ?? '')])]));
+        const short = opts.wide ? undefined : shortIds(list.map((f) => f.id));
+        const withStatus = opts.status === 'all';
+        print(
+          table(
+            [
+              ['FINDING', 'SEVERITY', ...(withStatus ? ['STATUS'] : []), 'CHECK', 'RESOURCE', 'REASON'],
+              ...list.map((f) => [short?.get(f.id) ?? f.id, severityText(f.severity), ...(withStatus ? [f.suppression ? 'suppressed' : f.status] : []), f.checkId, `${f.resourceName ?? f.resourceId}`, f.suppression ? `(suppressed: ${f.suppression.reason})` : (f.reason ?? '')]),
+            ],
+            { wide: opts.wide, shrink: withStatus ? [4, 5] : [3, 4] },
+          ),
+        );
+        if (more) print(more);
       }),
     );
 
@@ -77,9 +88,10 @@ export function registerFindings(program: Command, host: CommandHost): void {
     .description('One finding with its suppression and its history (opened, resolved, reopened, suppressed…)')
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, id: string, opts: { json?: boolean }) => {
+      host.action(async (rt, input: string, opts: { json?: boolean }) => {
+        const id = await resolveId(rt.db, 'findings', 'fnd', input, 'finding');
         const f = await getFinding(rt.db, id);
-        if (!f) throw notFound(id);
+        if (!f) throw notFound(input);
         const history = (await findingHistory(rt.db, id)).map((h) => ({ at: h.at, event: h.event, detail: h.detail ? (JSON.parse(h.detail) as Record<string, unknown>) : null }));
         if (opts.json) return printJson({ ...view(f), history });
         const v = view(f);
@@ -97,7 +109,8 @@ export function registerFindings(program: Command, host: CommandHost): void {
     .option('--until <date>', 'ISO 8601 date or date-time when the suppression ends (default: until lifted)')
     .option('--by <name>', 'who decides (default: the operating-system user)')
     .action(
-      host.action(async (rt, id: string, opts: { reason: string; until?: string; by?: string }) => {
+      host.action(async (rt, input: string, opts: { reason: string; until?: string; by?: string }) => {
+        const id = await resolveId(rt.db, 'findings', 'fnd', input, 'finding');
         const author = opts.by?.trim() || userInfo().username;
         const { expiresAt } = await suppressFindingChecked(rt.db, id, { reason: opts.reason, expiresAt: opts.until, author }, { reason: '--reason', expiresAt: '--until' });
         print(`Finding ${id} suppressed by ${author}${expiresAt ? ` until ${expiresAt}` : ' until lifted'}.`);
@@ -109,7 +122,8 @@ export function registerFindings(program: Command, host: CommandHost): void {
     .description('Lift a suppression: the finding shows again as it stands')
     .option('--by <name>', 'who decides (default: the operating-system user)')
     .action(
-      host.action(async (rt, id: string, opts: { by?: string }) => {
+      host.action(async (rt, input: string, opts: { by?: string }) => {
+        const id = await resolveId(rt.db, 'findings', 'fnd', input, 'finding');
         await unsuppressFindingChecked(rt.db, id, opts.by?.trim() || userInfo().username);
         print(`Finding ${id} is no longer suppressed.`);
       }),

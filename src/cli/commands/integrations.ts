@@ -8,7 +8,8 @@ import { integrationScope } from '../scope.ts';
 import { regionById } from '../../config/regions.ts';
 import { renderSteps, setupSteps } from '../../onboarding/doctor.ts';
 import type { CommandHost } from '../host.ts';
-import { readStdin } from '../input.ts';
+import { shortIds } from '../../core/ids.ts';
+import { limitRows, listOptions, readStdin, type ListOptions } from '../input.ts';
 
 
 /**
@@ -104,18 +105,18 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
       }),
     );
 
-  cmd
-    .command('list')
-    .description('List integrations (of every organization unless --organization)')
+  listOptions(cmd.command('list').description('List integrations (of every organization unless --organization)'), 100)
     .option('--organization <name>', 'only this organization\'s integrations (must exist)')
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, opts: { organization?: string; json?: boolean }) => {
+      host.action(async (rt, opts: ListOptions & { organization?: string }) => {
         const scope = await integrationScope(rt.db, opts);
-        const views = (await listIntegrationViews(rt.db)).filter((v) => !scope || scope.includes(v.id));
+        const { rows: views, more } = limitRows((await listIntegrationViews(rt.db)).filter((v) => !scope || scope.includes(v.id)), opts, 100);
         if (opts.json) return printJson(views.map((v) => ({ ...v, verification: undefined })));
         if (views.length === 0) return print('No integrations. Add one with `vigil integrations add`.');
-        print(table([['ID', 'NAME', 'MODE', 'TENANT', 'SECRET EXPIRES'], ...views.map((v) => [v.id, v.name, v.mode, v.tenantId, v.secretExpiresAt?.slice(0, 10) ?? '-'])]));
+        const short = opts.wide ? undefined : shortIds(views.map((v) => v.id));
+        print(table([['ID', 'NAME', 'MODE', 'TENANT', 'SECRET EXPIRES'], ...views.map((v) => [short?.get(v.id) ?? v.id, v.name, v.mode, v.tenantId, v.secretExpiresAt?.slice(0, 10) ?? '-'])], { wide: opts.wide }));
+        if (more) print(more);
         for (const v of views) {
           const warning = secretExpiryWarning(v);
           if (warning) process.stderr.write(`warning: ${warning}\n`);

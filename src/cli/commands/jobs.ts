@@ -4,6 +4,7 @@ import { enqueueNow } from '../../jobs/scheduler.ts';
 import type { Runtime } from '../../main/runtime.ts';
 import { getIntegration } from '../../onboarding/integrations.ts';
 import type { CommandHost } from '../host.ts';
+import { limitRows, listOptions, type ListOptions } from '../input.ts';
 import { print, printJson, table } from '../output.ts';
 
 /** `vigil jobs enqueue <integration>` and `vigil jobs dead-letters` — the queue factory is injected by main/. */
@@ -28,19 +29,19 @@ export function registerJobs(program: Command, host: CommandHost, createQueue: (
       }),
     )
     .addHelpText('after', '\nOn SQLite the queue lives inside `vigil serve`: use `vigil collect` instead.');
-  cmd
-    .command('dead-letters')
-    .description('List collection jobs that failed every retry')
+  listOptions(cmd.command('dead-letters').description('List collection jobs that failed every retry'), 100)
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, opts: { json?: boolean }) => {
+      host.action(async (rt, opts: ListOptions) => {
+        limitRows([], opts, 100);
         const queue = await createQueue(rt);
         await queue.start();
         try {
-          const dead = await queue.deadLetters();
+          const { rows: dead, more } = limitRows(await queue.deadLetters(), opts, 100);
           if (opts.json) return printJson(dead);
           if (dead.length === 0) return print('No dead-lettered jobs.');
-          print(table([['JOB', 'INTEGRATION', 'FAILED', 'ERROR'], ...dead.map((d) => [d.id, d.integrationId, d.failedAt ?? '-', d.error ?? ''])]));
+          print(table([['JOB', 'INTEGRATION', 'FAILED', 'ERROR'], ...dead.map((d) => [d.id, d.integrationId, d.failedAt ?? '-', d.error ?? ''])], { wide: opts.wide, shrink: [3] }));
+          if (more) print(more);
         } finally {
           await queue.stop({ timeoutSeconds: 1 });
         }

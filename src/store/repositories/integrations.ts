@@ -31,6 +31,20 @@ export async function findIntegration(db: Executor, idOrName: string): Promise<I
   );
 }
 
+/**
+ * Ids of integrations starting with `prefix`, at most `limit`, in id order. `prefix` is a kind and hexadecimal digits
+ * (`int_3f2a`, see core `idPrefix`): its one `_` matching any character as a LIKE wildcard matches only itself here.
+ */
+export async function integrationIdsStartingWith(db: Executor, prefix: string, limit = 11): Promise<string[]> {
+  return idsStartingWith(db, 'integrations', prefix, limit);
+}
+
+/** Ids in `table` starting with `prefix` (a kind and hexadecimal digits, as {@link integrationIdsStartingWith}). */
+export async function idsStartingWith(db: Executor, table: 'integrations' | 'findings' | 'alerts' | 'collection_runs', prefix: string, limit = 11): Promise<string[]> {
+  if (!/^[a-z]+_[0-9a-f]*$/.test(prefix)) return [];
+  return (await db.selectFrom(table).select('id').where('id', 'like', `${prefix}%`).orderBy('id').limit(limit).execute()).map((r) => r.id as string);
+}
+
 /** An integration by tenant id and client id (the natural key). */
 export async function findIntegrationByApp(db: Executor, tenantId: string, clientId: string): Promise<IntegrationRow | undefined> {
   return db.selectFrom('integrations').selectAll().where('tenant_id', '=', tenantId).where('client_id', '=', clientId).executeTakeFirst();
