@@ -30,7 +30,7 @@ async function dropSchemas(...schemas: string[]): Promise<void> {
 }
 
 function worker(env: Record<string, string>): { child: ChildProcess; ready: Promise<void> } {
-  const child = spawn(process.execPath, [...PRODUCT_NODE_FLAGS, '--import', 'tsx', 'src/main/cli.ts', 'worker'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...PRODUCT_NODE_FLAGS, 'bin/vigil.mjs', 'worker'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const ready = new Promise<void>((resolve) => child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve()));
   return { child, ready };
 }
