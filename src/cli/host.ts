@@ -1,6 +1,52 @@
 import type { Command } from 'commander';
-import type { Runtime, RuntimeOptions } from '../main/runtime.ts';
+import type { Kysely } from 'kysely';
+import type { CloudProfile } from '../config/cloud.ts';
+import type { VigilConfig } from '../config/index.ts';
+import type { KeyEncryptionKey } from '../platform/crypto/envelope.ts';
+import type { HttpClient } from '../platform/http/client.ts';
+import type { Logger } from '../platform/log/index.ts';
+import type { Metrics } from '../platform/metrics/index.ts';
+import type { Database } from '../store/schema.ts';
+import type { Sinks } from '../sinks/index.ts';
 import { reportError } from './output.ts';
+
+/**
+ * What a command runs with, built by the composition root (src/main/runtime.ts `createRuntime`): configuration, the
+ * cloud profile, logger, store, HTTP pipeline, metrics, master key and sinks. Closed by the host after the command.
+ */
+export interface Runtime {
+  config: VigilConfig;
+  /** The cloud profile in use (= `config.cloud`). */
+  cloud: CloudProfile;
+  logger: Logger;
+  db: Kysely<Database>;
+  http: HttpClient;
+  /** Prometheus metrics of this runtime (own registry): upstream requests, throttling waits, runs, events, API. */
+  metrics: Metrics;
+  kek: KeyEncryptionKey;
+  pageSize: { graph: number; dataverse: number };
+  /** SIEM sinks (webhook, syslog), undefined when none is configured. */
+  sinks: Sinks | undefined;
+  close(): Promise<void>;
+}
+
+/** Options of the runtime factory (`createRuntime` in src/main/runtime.ts). */
+export interface RuntimeOptions {
+  dataDir?: string | undefined;
+  env?: NodeJS.ProcessEnv;
+  /** Replaces the cloud profile from the environment (the demo passes the emulator's). */
+  cloud?: CloudProfile;
+  /** Also log to stderr. */
+  verbose?: boolean;
+  /** Apply pending migrations on open. @default true */
+  migrate?: boolean;
+  /**
+   * Write a new master key file although the database holds secrets encrypted with a lost one (only
+   * `vigil master-key reset --forget-secrets`). @default false: a missing key is then `MASTER_KEY_MISSING`.
+   */
+  replaceLostKey?: boolean;
+}
+
 
 /**
  * What commands get from the composition root: an `action` wrapper that opens the runtime from the global

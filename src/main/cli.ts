@@ -61,14 +61,14 @@ export const COMMAND_MODULES: ReadonlyArray<{ names: readonly string[]; load: ()
   {
     names: ['demo'],
     load: async () => {
-      const { registerDemo } = await import('../cli/commands/demo.ts');
+      const { registerDemo } = await import('./commands/demo.ts');
       return (program) => registerDemo(program, async (o) => (await import('./demo.ts')).runDemo(o));
     },
   },
   {
     names: ['emulator'],
     load: async () => {
-      const { registerEmulator } = await import('../cli/commands/emulator.ts');
+      const { registerEmulator } = await import('./commands/emulator.ts');
       return (program) => registerEmulator(program, async (o) => (await import('./emulator.ts')).runEmulator(o));
     },
   },

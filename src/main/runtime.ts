@@ -1,37 +1,25 @@
 import type { Kysely } from 'kysely';
-import { unreachableRemediation, type CloudProfile } from '../config/cloud.ts';
+import type { Runtime, RuntimeOptions } from '../cli/host.ts';
+import { unreachableRemediation } from '../config/cloud.ts';
 import { loadConfig, type VigilConfig } from '../config/index.ts';
 import { envelopeKeyId, loadKeyEncryptionKey, type KeyEncryptionKey } from '../platform/crypto/envelope.ts';
 import { privateDirectory } from '../platform/files/index.ts';
 import { HttpClient } from '../platform/http/client.ts';
 import { LinkPolicy } from '../platform/http/links.ts';
-import { createLogger, type Logger } from '../platform/log/index.ts';
+import { createLogger } from '../platform/log/index.ts';
 import { Metrics } from '../platform/metrics/index.ts';
 import { openStore } from '../store/db.ts';
 import { SharedBudget } from '../store/repositories/budgets.ts';
 import { listSecretEnvelopes } from '../store/repositories/integrations.ts';
 import type { Database } from '../store/schema.ts';
-import { createSinks, type Sinks } from '../sinks/index.ts';
+import { createSinks } from '../sinks/index.ts';
 
-/**
+/*
  * Composition root: the one place that wires concrete parts (configuration, logger, store, HTTP pipeline, master
- * key) together for the CLI and the demo.
+ * key) together for the CLI and the demo. The shape it builds, `Runtime`, is declared where commands receive it
+ * (src/cli/host.ts), so the CLI depends on the shape and never on this module.
  */
-export interface Runtime {
-  config: VigilConfig;
-  /** The cloud profile in use (= `config.cloud`). */
-  cloud: CloudProfile;
-  logger: Logger;
-  db: Kysely<Database>;
-  http: HttpClient;
-  /** Prometheus metrics of this runtime (own registry): upstream requests, throttling waits, runs, events, API. */
-  metrics: Metrics;
-  kek: KeyEncryptionKey;
-  pageSize: { graph: number; dataverse: number };
-  /** SIEM sinks (webhook, syslog), undefined when none is configured. */
-  sinks: Sinks | undefined;
-  close(): Promise<void>;
-}
+export type { Runtime, RuntimeOptions };
 
 /** Key ids of the secrets stored in the database; none before the first migration made the integrations table. */
 async function storedSecretKeyIds(db: Kysely<Database>): Promise<string[]> {
@@ -44,22 +32,6 @@ async function storedSecretKeyIds(db: Kysely<Database>): Promise<string[]> {
   }
 }
 
-/** Options of {@link createRuntime}. */
-export interface RuntimeOptions {
-  dataDir?: string | undefined;
-  env?: NodeJS.ProcessEnv;
-  /** Replaces the cloud profile from the environment (the demo passes the emulator's). */
-  cloud?: CloudProfile;
-  /** Also log to stderr. */
-  verbose?: boolean;
-  /** Apply pending migrations on open. @default true */
-  migrate?: boolean;
-  /**
-   * Write a new master key file although the database holds secrets encrypted with a lost one (only
-   * `vigil master-key reset --forget-secrets`). @default false: a missing key is then `MASTER_KEY_MISSING`.
-   */
-  replaceLostKey?: boolean;
-}
 
 /**
  * Builds the runtime.

@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { sql } from 'kysely';
 import type { ApiContext } from '../api/context.ts';
 import { loadChecks } from '../checks/loader.ts';
 import { regionById } from '../config/regions.ts';
@@ -9,10 +8,11 @@ import { VigilError } from '../core/errors.ts';
 import { InProcessQueue } from '../jobs/memory.ts';
 import { PgBossQueue } from '../jobs/pgboss.ts';
 import type { JobQueue } from '../jobs/queue.ts';
-import { parseCron, tick } from '../jobs/scheduler.ts';
-import { collectionJobHandler } from '../jobs/worker.ts';
+import { parseCron, tick } from '../sync/scheduler.ts';
+import { collectionJobHandler } from '../sync/worker.ts';
 import { purgeStaleSessions } from '../access/index.ts';
 import { acquireServeLock } from '../store/serve-lock.ts';
+import { pingStore } from '../store/db.ts';
 import type { Runtime } from './runtime.ts';
 
 /**
@@ -131,7 +131,7 @@ async function serveUntilSignal(rt: Runtime, print: (line: string) => void): Pro
   const app = await buildServer({
     consentCallback: (query) => handleConsentCallback(rt, query),
     async ready() {
-      await sql`select 1`.execute(rt.db);
+      await pingStore(rt.db);
       return { ok: true, detail: { queued: await queue.pending() } };
     },
     api: await apiContext(rt, queue),

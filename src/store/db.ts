@@ -171,6 +171,14 @@ async function runMigrator(db: Kysely<Database>, step: (m: Migrator) => Promise<
 }
 
 /**
+ * Answers when the database does (`select 1`): the readiness probe of `vigil serve` (`GET /readyz`).
+ * @throws the driver's error when the database cannot be reached.
+ */
+export async function pingStore(db: Kysely<Database>): Promise<void> {
+  await sql`select 1`.execute(db);
+}
+
+/**
  * Applies every pending migration; returns the names applied.
  * @throws VigilError `configuration` / `MIGRATION_FAILED` naming the migration.
  */

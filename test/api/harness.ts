@@ -7,7 +7,7 @@ import { addPortalUser, createApiKey, ensureOrganization } from '../../src/acces
 import { buildServer } from '../../src/api/server.ts';
 import { loadCustomProfile } from '../../src/config/cloud.ts';
 import { InProcessQueue } from '../../src/jobs/memory.ts';
-import { collectionJobHandler } from '../../src/jobs/worker.ts';
+import { collectionJobHandler } from '../../src/sync/worker.ts';
 import { createRuntime, type Runtime } from '../../src/main/runtime.ts';
 import { apiContext } from '../../src/main/service.ts';
 import { TEST_ENV } from '../e2e/harness.ts';

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluateIntegration } from '../../src/checks/evaluate.ts';
-import { collectionJobHandler } from '../../src/jobs/worker.ts';
+import { collectionJobHandler } from '../../src/sync/worker.ts';
 import { addCustomerAppIntegration, getIntegration, verifyStoredIntegration } from '../../src/onboarding/integrations.ts';
 import { listCheckResults } from '../../src/store/repositories/findings.ts';
 import { countLive } from '../../src/store/repositories/inventory.ts';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseCron, tick } from '../../src/jobs/scheduler.ts';
+import { parseCron, tick } from '../../src/sync/scheduler.ts';
 import type { JobQueue } from '../../src/jobs/queue.ts';
 import { silentLogger } from '../../src/platform/log/index.ts';
 import { DIALECTS, freshStore, type TestStore } from '../store/dialects.ts';

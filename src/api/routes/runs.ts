@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { integrationOf } from '../../access/scope.ts';
-import { enqueueNow } from '../../jobs/scheduler.ts';
+import { enqueueNow } from '../../sync/scheduler.ts';
 import { followRun, runDetail } from '../../reporting/index.ts';
 import { principalOf } from '../auth.ts';
 import type { ApiContext } from '../context.ts';

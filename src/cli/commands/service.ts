@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import type { Runtime } from '../../main/runtime.ts';
+import type { Runtime } from '../host.ts';
 import type { CommandHost } from '../host.ts';
 import { print } from '../output.ts';
 

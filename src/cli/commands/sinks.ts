@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { VigilError } from '../../core/errors.ts';
-import type { Runtime } from '../../main/runtime.ts';
+import type { Runtime } from '../host.ts';
 import type { Sinks } from '../../sinks/index.ts';
 import type { CommandHost } from '../host.ts';
 import { EXIT, print, printJson, table } from '../output.ts';

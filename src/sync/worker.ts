@@ -1,9 +1,9 @@
 import { isVigilError, VigilError } from '../core/errors.ts';
 import { getIntegration, type OnboardingDeps } from '../onboarding/integrations.ts';
-import { ingestAndDetect } from '../sync/audit.ts';
+import { ingestAndDetect } from './audit.ts';
 import { latestFinishedRun } from '../store/repositories/runs.ts';
-import { collectAndEvaluate } from '../sync/run.ts';
-import type { CollectionJob } from './queue.ts';
+import { collectAndEvaluate } from './run.ts';
+import type { CollectionJob } from '../jobs/queue.ts';
 
 /** Settings of the audit cycle a job runs after the collection (`VIGIL_PUBLISHER_ID`, `VIGIL_AUDIT_CONCURRENCY`). */
 export interface JobAuditSettings {

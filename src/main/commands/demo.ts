@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import type { DemoOptions, DemoSummary } from '../../main/demo.ts';
-import { print, printJson, reportError, table } from '../output.ts';
-import { createProgress } from '../progress.ts';
+import type { DemoOptions, DemoSummary } from '../demo.ts';
+import { print, printJson, reportError, table } from '../../cli/output.ts';
+import { createProgress } from '../../cli/progress.ts';
 
 function positiveInt(name: string) {
   return (v: string) => {

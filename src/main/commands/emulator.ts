@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { EmulatorRunOptions } from '../../main/emulator.ts';
-import { print, reportError } from '../output.ts';
+import type { EmulatorRunOptions } from '../emulator.ts';
+import { print, reportError } from '../../cli/output.ts';
 
 function count(v: string): number {
   const n = Number(v);

@@ -6,8 +6,8 @@ import { integrationsWithRunningRuns } from '../store/repositories/runs.ts';
 import { advanceSchedule, createSchedule, listSchedules } from '../store/repositories/schedules.ts';
 import type { Database } from '../store/schema.ts';
 import type { IntegrationRow } from '../store/repositories/integrations.ts';
-import { requireCollectable } from '../sync/run.ts';
-import type { JobQueue } from './queue.ts';
+import { requireCollectable } from './run.ts';
+import type { JobQueue } from '../jobs/queue.ts';
 
 /**
  * The scheduler: on every tick, enqueues the collection of each integration whose slot has come. Slots follow one
