@@ -4,6 +4,7 @@ import type { EstateObject, ParentRow } from '../../core/inventory.ts';
 import { UpstreamHttpError } from '../../platform/http/client.ts';
 import { odataPages } from '../../platform/http/odata.ts';
 import type { Slice, Stream, StreamContext, StreamPage } from '../stream.ts';
+import { str, num, bool, obj, type Json } from '../../core/json.ts';
 
 /**
  * Azure AI Foundry inventory through Azure Resource Manager (reference §8).
@@ -34,11 +35,6 @@ export const SUBSCRIPTIONS_API = '2022-12-01';
 /** Account kinds collected. */
 export const FOUNDRY_KINDS = ['AIServices', 'OpenAI'] as const;
 
-type Json = Record<string, unknown>;
-const s = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const n = (v: unknown): number | null => (typeof v === 'number' ? v : null);
-const b = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
-const obj = (v: unknown): Json => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 
 /** Remedy text shared by the no-subscription and 403 cases. */
 export function readerRemedy(applicationId: string | null, subscriptions: string[] = []): string {
@@ -65,17 +61,17 @@ export function normaliseAccount(j: Json): EstateObject<FoundryAccountAttrs> {
   return {
     sliceKey: '*',
     id,
-    name: s(j.name),
+    name: str(j.name),
     attrs: {
       ...scopeOf(id),
       kind: String(j.kind),
-      location: s(j.location),
-      sku: s(obj(j.sku).name),
-      endpoint: s(p.endpoint),
-      publicNetworkAccess: s(p.publicNetworkAccess),
-      disableLocalAuth: b(p.disableLocalAuth),
-      networkDefaultAction: s(obj(p.networkAcls).defaultAction),
-      provisioningState: s(p.provisioningState),
+      location: str(j.location),
+      sku: str(obj(j.sku).name),
+      endpoint: str(p.endpoint),
+      publicNetworkAccess: str(p.publicNetworkAccess),
+      disableLocalAuth: bool(p.disableLocalAuth),
+      networkDefaultAction: str(obj(p.networkAcls).defaultAction),
+      provisioningState: str(p.provisioningState),
     },
     raw: j,
   };
@@ -154,7 +150,7 @@ async function* childPages<A extends object>(ctx: StreamContext, slice: Slice, c
   const url = cursor ?? `${ctx.cloud.arm.baseUrl}${slice.params.accountId}/${collection}?api-version=${COGNITIVE_SERVICES_API}`;
   for await (const page of armPages(ctx, url)) {
     yield {
-      records: page.items.map((j) => ({ sliceKey: slice.key, id: String(j.id), name: s(j.name), attrs: map(j), raw: j })),
+      records: page.items.map((j) => ({ sliceKey: slice.key, id: String(j.id), name: str(j.name), attrs: map(j), raw: j })),
       nextCursor: page.nextLink ?? null,
     };
   }
@@ -173,10 +169,10 @@ export const foundryProjectsStream: Stream<'foundryProjects'> = {
       return {
         accountId: slice.key,
         subscriptionId: slice.params.subscriptionId!,
-        displayName: s(p.displayName),
-        isDefault: b(p.isDefault),
-        location: s(j.location),
-        provisioningState: s(p.provisioningState),
+        displayName: str(p.displayName),
+        isDefault: bool(p.isDefault),
+        location: str(j.location),
+        provisioningState: str(p.provisioningState),
       };
     }),
 };
@@ -193,18 +189,18 @@ export const foundryDeploymentsStream: Stream<'foundryDeployments'> = {
       const p = obj(j.properties);
       const model = obj(p.model);
       const sku = obj(j.sku);
-      const rai = s(p.raiPolicyName);
+      const rai = str(p.raiPolicyName);
       return {
         accountId: slice.key,
         subscriptionId: slice.params.subscriptionId!,
-        modelFormat: s(model.format),
-        modelName: s(model.name),
-        modelVersion: s(model.version),
-        sku: s(sku.name),
-        capacity: n(sku.capacity),
+        modelFormat: str(model.format),
+        modelName: str(model.name),
+        modelVersion: str(model.version),
+        sku: str(sku.name),
+        capacity: num(sku.capacity),
         raiPolicyName: rai,
         contentFilterMissing: rai === null || rai === '',
-        provisioningState: s(p.provisioningState),
+        provisioningState: str(p.provisioningState),
       };
     }),
 };

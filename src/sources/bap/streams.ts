@@ -1,6 +1,7 @@
 import type { PowerPlatformEnvironment } from '../../core/inventory.ts';
 import { odataPages } from '../../platform/http/odata.ts';
 import type { Stream } from '../stream.ts';
+import { str, obj, type Json } from '../../core/json.ts';
 
 /**
  * Power Platform environments from the admin API (BAP), visible once the application is registered as a Power
@@ -13,9 +14,6 @@ import type { Stream } from '../stream.ts';
 /** The environments list API version used. */
 export const BAP_API_VERSION = '2020-10-01';
 
-type Json = Record<string, unknown>;
-const obj = (v: unknown): Json => (v && typeof v === 'object' ? (v as Json) : {});
-const s = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 /** Maps a BAP environment object to a {@link PowerPlatformEnvironment}. */
 export function toEnvironment(j: Json): PowerPlatformEnvironment {
@@ -23,12 +21,12 @@ export function toEnvironment(j: Json): PowerPlatformEnvironment {
   const linked = obj(p.linkedEnvironmentMetadata);
   return {
     id: String(j.name),
-    displayName: s(p.displayName),
-    sku: s(p.environmentSku),
+    displayName: str(p.displayName),
+    sku: str(p.environmentSku),
     isDefault: p.isDefault === true,
-    region: s(p.azureRegion) ?? s(j.location),
-    dataverseUrl: s(linked.instanceUrl),
-    state: s(obj(obj(p.states).runtime).id),
+    region: str(p.azureRegion) ?? str(j.location),
+    dataverseUrl: str(linked.instanceUrl),
+    state: str(obj(obj(p.states).runtime).id),
     raw: j,
   };
 }

@@ -1,6 +1,7 @@
 import type { Agent, DataverseUser, StreamName, StreamRecords } from '../../core/inventory.ts';
 import { odataPages } from '../../platform/http/odata.ts';
 import type { Slice, Stream, StreamContext, StreamPage } from '../stream.ts';
+import { str, num, type Json } from '../../core/json.ts';
 
 /**
  * Dataverse Web API streams per environment: Copilot Studio agents (`bots`) and `systemusers` (to resolve agent
@@ -15,9 +16,6 @@ import type { Slice, Stream, StreamContext, StreamPage } from '../stream.ts';
 /** Dataverse Web API version used. */
 export const DATAVERSE_API = 'api/data/v9.2';
 
-type Json = Record<string, unknown>;
-const s = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const n = (v: unknown): number | null => (typeof v === 'number' ? v : null);
 
 /** The resource (token audience) of a Dataverse instance: its URL without a trailing slash. */
 export function dataverseResource(instanceUrl: string): string {
@@ -80,17 +78,17 @@ export function toAgent(j: Record<string, unknown>, environmentId: string): Agen
   return {
     environmentId,
     id: String(j.botid),
-    name: s(j.name),
-    schemaName: s(j.schemaname),
-    authenticationMode: n(j.authenticationmode),
-    authenticationTrigger: n(j.authenticationtrigger),
-    accessControlPolicy: n(j.accesscontrolpolicy),
-    ownerId: s(j._ownerid_value),
-    publishedOn: s(j.publishedon),
-    modifiedOn: s(j.modifiedon),
-    createdOn: s(j.createdon),
-    stateCode: n(j.statecode),
-    statusCode: n(j.statuscode),
+    name: str(j.name),
+    schemaName: str(j.schemaname),
+    authenticationMode: num(j.authenticationmode),
+    authenticationTrigger: num(j.authenticationtrigger),
+    accessControlPolicy: num(j.accesscontrolpolicy),
+    ownerId: str(j._ownerid_value),
+    publishedOn: str(j.publishedon),
+    modifiedOn: str(j.modifiedon),
+    createdOn: str(j.createdon),
+    stateCode: num(j.statecode),
+    statusCode: num(j.statuscode),
     raw: j,
   };
 }
@@ -113,9 +111,9 @@ export const dataverseUsersStream = dataverseEntityStream({
   map: (j, slice): DataverseUser => ({
       environmentId: slice.key,
       id: String(j.systemuserid),
-      fullName: s(j.fullname),
-      aadObjectId: s(j.azureactivedirectoryobjectid),
-      applicationId: s(j.applicationid),
+      fullName: str(j.fullname),
+      aadObjectId: str(j.azureactivedirectoryobjectid),
+      applicationId: str(j.applicationid),
       isDisabled: typeof j.isdisabled === 'boolean' ? j.isdisabled : null,
       raw: j,
     }),

@@ -6,6 +6,7 @@ import { parseRetryAfter, UpstreamHttpError } from '../../platform/http/client.t
 import { foreignLinkError } from '../../platform/http/links.ts';
 import { odataPages } from '../../platform/http/odata.ts';
 import { REFRESH_SECONDS, type Slice, type Stream, type StreamContext } from '../stream.ts';
+import { str, type Json } from '../../core/json.ts';
 
 /**
  * Microsoft Graph estate streams beyond the directory:
@@ -23,8 +24,6 @@ import { REFRESH_SECONDS, type Slice, type Stream, type StreamContext } from '..
  * allowed) fails the slice, which is recorded as errored.
  */
 
-type Json = Record<string, unknown>;
-const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 /** Requests per `$batch` (Graph's limit). */
 export const BATCH_SIZE = 20;

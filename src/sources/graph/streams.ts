@@ -1,6 +1,7 @@
 import type { DirectoryGroup, DirectoryUser, GroupMembership } from '../../core/inventory.ts';
 import { odataPages } from '../../platform/http/odata.ts';
 import type { Stream, StreamContext, StreamPage } from '../stream.ts';
+import { str, bool, type Json } from '../../core/json.ts';
 
 /**
  * Microsoft Graph v1.0 directory streams: users, groups and group memberships by delta query (incremental after the
@@ -10,9 +11,6 @@ import type { Stream, StreamContext, StreamPage } from '../stream.ts';
  * members of mixed `@odata.type`), paging (`concepts/paging.md`), throttling cost of `$select` (`throttling-limits.md`).
  */
 
-type Json = Record<string, unknown>;
-const s = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const b = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
 
 /**
  * Resource units a request costs against the tenant's Graph identity budget (`throttling-limits.md`): GET users 2,
@@ -52,12 +50,12 @@ function deltaUrl(ctx: StreamContext, path: string, select: string): string {
 export function toDirectoryUser(j: Json): DirectoryUser {
   return {
     id: String(j.id),
-    displayName: s(j.displayName),
-    userPrincipalName: s(j.userPrincipalName),
-    mail: s(j.mail),
-    accountEnabled: b(j.accountEnabled),
-    userType: s(j.userType),
-    createdDateTime: s(j.createdDateTime),
+    displayName: str(j.displayName),
+    userPrincipalName: str(j.userPrincipalName),
+    mail: str(j.mail),
+    accountEnabled: bool(j.accountEnabled),
+    userType: str(j.userType),
+    createdDateTime: str(j.createdDateTime),
     raw: j,
   };
 }
@@ -89,10 +87,10 @@ export const groupsStream: Stream<'groups'> = {
   read: (ctx, _slice, cursor) =>
     deltaPages<DirectoryGroup>(ctx, cursor ?? deltaUrl(ctx, 'groups', 'id,displayName,mail,securityEnabled,mailEnabled,groupTypes'), (j) => ({
       id: String(j.id),
-      displayName: s(j.displayName),
-      mail: s(j.mail),
-      securityEnabled: b(j.securityEnabled),
-      mailEnabled: b(j.mailEnabled),
+      displayName: str(j.displayName),
+      mail: str(j.mail),
+      securityEnabled: bool(j.securityEnabled),
+      mailEnabled: bool(j.mailEnabled),
       groupTypes: Array.isArray(j.groupTypes) ? j.groupTypes.map(String) : [],
       raw: j,
     })),
@@ -132,7 +130,7 @@ export const membershipsStream: Stream<'memberships'> = {
         for (const m of members as Json[]) {
           const memberId = String(m.id);
           if (m['@removed'] !== undefined) removed.push(`${groupId}/${memberId}`);
-          else records.push({ groupId, memberId, memberType: (s(m['@odata.type']) ?? '#microsoft.graph.directoryObject').replace('#microsoft.graph.', ''), raw: m });
+          else records.push({ groupId, memberId, memberType: (str(m['@odata.type']) ?? '#microsoft.graph.directoryObject').replace('#microsoft.graph.', ''), raw: m });
         }
       }
       yield { records, removed, nextCursor: page.nextLink ?? null, ...(page.deltaLink ? { deltaLink: page.deltaLink } : {}) };

@@ -16,6 +16,7 @@ import {
   type ScanWaitOptions,
   type WidelySharedList,
 } from './scanner.ts';
+import { obj, objects, str, bool, type Json } from '../../core/json.ts';
 
 /**
  * Power BI inventory streams: workspaces (with their reports, datasets, dashboards, dataflows and users) through the
@@ -35,11 +36,6 @@ import {
  * and comes in the next round.
  */
 
-type Json = Record<string, unknown>;
-const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
-const arr = (v: unknown): Json[] => (Array.isArray(v) ? (v.filter((x) => x && typeof x === 'object') as Json[]) : []);
-const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const bool = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
 
 /** Workspace states that mean the workspace is gone. */
 const GONE_STATES = new Set(['deleted', 'removing', 'notfound']);
@@ -73,9 +69,9 @@ const uniqSorted = (xs: (string | null | undefined)[]): string[] => [...new Set(
 
 /** Maps a scanned workspace (GetScanResult `workspaces[]`) to its estate object; `sources` = datasourceInstances by id. */
 export function toWorkspace(w: Json, sources: Map<string, Json>, scannedAt: string | null): EstateObject<PowerBiWorkspaceAttrs> {
-  const users = arr(w.users);
-  const reports: PowerBiReportSummary[] = arr(w.reports).map((r) => {
-    const ru = arr(r.users);
+  const users = objects(w.users);
+  const reports: PowerBiReportSummary[] = objects(w.reports).map((r) => {
+    const ru = objects(r.users);
     return {
       id: String(r.id),
       name: str(r.name),
@@ -87,9 +83,9 @@ export function toWorkspace(w: Json, sources: Map<string, Json>, scannedAt: stri
       externalUserCount: ru.filter(isExternal).length,
     };
   });
-  const datasets: PowerBiDatasetSummary[] = arr(w.datasets).map((d) => {
-    const du = arr(d.users);
-    const used = arr(d.datasourceUsages).map((u) => sources.get(String(u.datasourceInstanceId).toLowerCase())).filter((s): s is Json => s !== undefined);
+  const datasets: PowerBiDatasetSummary[] = objects(w.datasets).map((d) => {
+    const du = objects(d.users);
+    const used = objects(d.datasourceUsages).map((u) => sources.get(String(u.datasourceInstanceId).toLowerCase())).filter((s): s is Json => s !== undefined);
     return {
       id: String(d.id),
       name: str(d.name),
@@ -119,8 +115,8 @@ export function toWorkspace(w: Json, sources: Map<string, Json>, scannedAt: stri
       sharedWithGroup: users.some((u) => str(u.principalType) === 'Group'),
       reports,
       datasets,
-      dashboardCount: arr(w.dashboards).length,
-      dataflowCount: arr(w.dataflows).length,
+      dashboardCount: objects(w.dashboards).length,
+      dataflowCount: objects(w.dataflows).length,
       scannedAt,
     },
     raw: w,
@@ -206,10 +202,10 @@ export const powerBiWorkspacesStream: Stream<'powerBiWorkspaces'> = {
       for (let i = 0; i < batches.length; i++) {
         const { result, scannedAt } = await (jobs[i] as Promise<Awaited<ReturnType<typeof scanWorkspaces>>>);
         if (i + MAX_SCANS_IN_FLIGHT < batches.length) launch(i + MAX_SCANS_IN_FLIGHT);
-        const sources = new Map(arr(result.datasourceInstances).concat(arr(result.misconfiguredDatasourceInstances)).map((s) => [String(s.datasourceId).toLowerCase(), s]));
+        const sources = new Map(objects(result.datasourceInstances).concat(objects(result.misconfiguredDatasourceInstances)).map((s) => [String(s.datasourceId).toLowerCase(), s]));
         const records: EstateObject<PowerBiWorkspaceAttrs>[] = [];
         const removed: string[] = [];
-        for (const w of arr(result.workspaces)) {
+        for (const w of objects(result.workspaces)) {
           if (typeof w.id !== 'string') continue;
           if (GONE_STATES.has(String(w.state ?? '').toLowerCase())) removed.push(w.id.toLowerCase());
           else records.push(toWorkspace(w, sources, scannedAt));

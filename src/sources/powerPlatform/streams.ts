@@ -15,6 +15,7 @@ import type { EstateObject, ParentRow, StreamRecords } from '../../core/inventor
 import { UpstreamHttpError } from '../../platform/http/client.ts';
 import { odataPages } from '../../platform/http/odata.ts';
 import { REFRESH_SECONDS, type Slice, type Stream, type StreamContext } from '../stream.ts';
+import { str, num, bool, obj, arr, type Json } from '../../core/json.ts';
 
 /**
  * Power Platform admin inventory beyond environments: Power Apps, cloud flows, connectors, connections (per
@@ -53,12 +54,6 @@ import { REFRESH_SECONDS, type Slice, type Stream, type StreamContext } from '..
  * 403 "does not have permission to access the path" and the slice is recorded errored (checks say not evaluated).
  */
 
-type Json = Record<string, unknown>;
-const s = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const n = (v: unknown): number | null => (typeof v === 'number' ? v : null);
-const b = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
-const obj = (v: unknown): Json => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
-const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 /** API versions used. */
 export const POWER_APPS_API_VERSION = '2023-06-01';
@@ -75,7 +70,7 @@ const DEFINITION_CONCURRENCY = 8;
 
 /** The connector name of `/providers/Microsoft.PowerApps/apis/{name}` (any case), or null. */
 export function connectorIdOf(apiId: unknown): string | null {
-  const text = s(apiId);
+  const text = str(apiId);
   if (!text) return null;
   const m = /\/apis\/([^/?#]+)/i.exec(text);
   return m ? (m[1] as string) : null;
@@ -94,7 +89,7 @@ export function hostOf(url: string | null): string | null {
 
 function principal(v: unknown): PowerPlatformPrincipal {
   const o = obj(v);
-  return { id: s(o.id) ?? s(o.objectId), displayName: s(o.displayName), userPrincipalName: s(o.userPrincipalName) ?? s(o.email) };
+  return { id: str(o.id) ?? str(o.objectId), displayName: str(o.displayName), userPrincipalName: str(o.userPrincipalName) ?? str(o.email) };
 }
 
 /** One slice per stored environment (key = environment name). */
@@ -135,32 +130,32 @@ function powerAppsListStream<S extends 'powerApps' | 'connectors' | 'connections
 /** Maps an admin app to {@link PowerAppAttrs}. */
 export function toPowerApp(environmentId: string, j: Json): EstateObject<PowerAppAttrs> {
   const p = obj(j.properties);
-  const rawType = s(j.appType) ?? s(p.appType);
+  const rawType = str(j.appType) ?? str(p.appType);
   const appType = rawType === 'ClassicCanvasApp' || rawType === 'CanvasApp' ? 'canvas' : rawType === 'ModelDrivenApp' ? 'model-driven' : rawType;
   const perms = Array.isArray(p.permissions) ? p.permissions.map(obj) : null;
   const refs: ConnectorReference[] = Object.values(obj(p.connectionReferences)).map((v) => {
     const r = obj(v);
-    return { connectorId: connectorIdOf(r.id) ?? s(r.id) ?? '', displayName: s(r.displayName), connectionName: null, isCustom: b(r.isCustomApiConnection) };
+    return { connectorId: connectorIdOf(r.id) ?? str(r.id) ?? '', displayName: str(r.displayName), connectionName: null, isCustom: bool(r.isCustomApiConnection) };
   });
   const name = String(j.name);
   return {
     sliceKey: environmentId,
     id: name,
-    name: s(p.displayName) ?? s(j.displayName),
+    name: str(p.displayName) ?? str(j.displayName),
     attrs: {
       environmentId,
-      displayName: s(p.displayName) ?? s(j.displayName),
+      displayName: str(p.displayName) ?? str(j.displayName),
       appType,
       owner: principal(p.owner),
-      createdTime: s(p.createdTime),
-      lastModifiedTime: s(p.lastModifiedTime),
-      lastPublishTime: s(p.lastPublishTime),
-      sharedUsersCount: n(p.sharedUsersCount),
-      sharedGroupsCount: n(p.sharedGroupsCount),
-      sharedWithTenant: perms ? perms.some((x) => s(obj(obj(x.properties).principal).type)?.toLowerCase() === 'tenant') : null,
+      createdTime: str(p.createdTime),
+      lastModifiedTime: str(p.lastModifiedTime),
+      lastPublishTime: str(p.lastPublishTime),
+      sharedUsersCount: num(p.sharedUsersCount),
+      sharedGroupsCount: num(p.sharedGroupsCount),
+      sharedWithTenant: perms ? perms.some((x) => str(obj(obj(x.properties).principal).type)?.toLowerCase() === 'tenant') : null,
       connectionReferences: refs,
-      isBypassConsent: b(p.bypassConsent),
-      usesCustomApi: b(p.usesCustomApi),
+      isBypassConsent: bool(p.bypassConsent),
+      usesCustomApi: bool(p.usesCustomApi),
     },
     raw: j,
   };
@@ -173,7 +168,7 @@ export const powerAppsStream = powerAppsListStream('powerApps', toPowerApp, (ctx
 
 function stepSummary(v: unknown): FlowStepSummary {
   const o = obj(v);
-  return { type: s(o.type) ?? 'Unknown', kind: s(o.kind), connectorId: connectorIdOf(obj(o.api).id) ?? s(obj(o.api).name) };
+  return { type: str(o.type) ?? 'Unknown', kind: str(o.kind), connectorId: connectorIdOf(obj(o.api).id) ?? str(obj(o.api).name) };
 }
 
 const isHttpStep = (t: FlowStepSummary): boolean => t.type === 'Http' || t.type === 'HttpWebhook' || (t.connectorId !== null && HTTP_CONNECTOR_IDS.includes(t.connectorId));
@@ -184,21 +179,21 @@ export function httpTargetsOf(definition: unknown): FlowHttpTarget[] {
   const visit = (steps: unknown): void => {
     for (const v of Object.values(obj(steps))) {
       const step = obj(v);
-      const type = s(step.type);
+      const type = str(step.type);
       const inputs = obj(step.inputs);
       if (type === 'Http') {
-        const url = s(inputs.uri);
-        if (url) out.push({ via: 'Http', method: s(inputs.method), url, host: hostOf(url) });
+        const url = str(inputs.uri);
+        if (url) out.push({ via: 'Http', method: str(inputs.method), url, host: hostOf(url) });
       } else if (type === 'HttpWebhook') {
         const sub = obj(inputs.subscribe);
-        const url = s(sub.uri);
-        if (url) out.push({ via: 'HttpWebhook', method: s(sub.method), url, host: hostOf(url) });
+        const url = str(sub.uri);
+        if (url) out.push({ via: 'HttpWebhook', method: str(sub.method), url, host: hostOf(url) });
       } else if (type === 'OpenApiConnection' || type === 'ApiConnection') {
         const host = obj(inputs.host);
-        const connector = connectorIdOf(host.apiId) ?? s(host.connectionName);
+        const connector = connectorIdOf(host.apiId) ?? str(host.connectionName);
         const params = obj(inputs.parameters);
-        const url = s(params['request/url']) ?? s(params.url);
-        if (connector && HTTP_CONNECTOR_IDS.includes(connector) && url) out.push({ via: connector, method: s(params['request/method']), url, host: hostOf(url) });
+        const url = str(params['request/url']) ?? str(params.url);
+        if (connector && HTTP_CONNECTOR_IDS.includes(connector) && url) out.push({ via: connector, method: str(params['request/method']), url, host: hostOf(url) });
       }
       // Scopes, conditions, loops and switches nest their actions.
       visit(step.actions);
@@ -230,21 +225,21 @@ export function toFlow(environmentId: string, j: Json, detail: Json | null): Est
   for (const [key, v] of Object.entries(obj(dp?.connectionReferences))) {
     const r = obj(v);
     const id = connectorIdOf(r.id) ?? key;
-    refs.set(id, { connectorId: id, displayName: s(r.displayName), connectionName: s(r.connectionName) ?? s(obj(r.connection).name), isCustom: null });
+    refs.set(id, { connectorId: id, displayName: str(r.displayName), connectionName: str(r.connectionName) ?? str(obj(r.connection).name), isCustom: null });
   }
   const creator = obj(p.creator);
   const name = String(j.name);
   return {
     sliceKey: environmentId,
     id: name,
-    name: s(p.displayName),
+    name: str(p.displayName),
     attrs: {
       environmentId,
-      displayName: s(p.displayName),
-      state: s(p.state),
-      creator: { objectId: s(creator.objectId), userId: s(creator.userId), userType: s(creator.userType) },
-      createdTime: s(p.createdTime),
-      lastModifiedTime: s(p.lastModifiedTime),
+      displayName: str(p.displayName),
+      state: str(p.state),
+      creator: { objectId: str(creator.objectId), userId: str(creator.userId), userType: str(creator.userType) },
+      createdTime: str(p.createdTime),
+      lastModifiedTime: str(p.lastModifiedTime),
       triggers,
       actions,
       hasHttpTrigger: triggers.some((t) => t.type === 'Request' && t.kind === 'Http'),
@@ -302,27 +297,27 @@ async function readFlow(ctx: StreamContext, url: string, token: (force: boolean)
 /** Maps a connector of the `apis` list to {@link ConnectorAttrs} (id `{env}/{connector}`). */
 export function toConnector(environmentId: string, j: Json): EstateObject<ConnectorAttrs> {
   const p = obj(j.properties);
-  const connectorId = s(j.name) ?? connectorIdOf(j.id) ?? String(j.id);
+  const connectorId = str(j.name) ?? connectorIdOf(j.id) ?? String(j.id);
   const swagger = obj(p.swagger);
-  const swaggerHost = s(swagger.host);
-  const scheme = s(arr(swagger.schemes)[0]) ?? 'https';
-  const backendUrl = s(obj(p.backendService).serviceUrl) ?? (swaggerHost ? `${scheme}://${swaggerHost}${s(swagger.basePath) ?? ''}` : null);
-  const isCustom = b(p.isCustomApi) ?? false;
+  const swaggerHost = str(swagger.host);
+  const scheme = str(arr(swagger.schemes)[0]) ?? 'https';
+  const backendUrl = str(obj(p.backendService).serviceUrl) ?? (swaggerHost ? `${scheme}://${swaggerHost}${str(swagger.basePath) ?? ''}` : null);
+  const isCustom = bool(p.isCustomApi) ?? false;
   return {
     sliceKey: environmentId,
     id: `${environmentId}/${connectorId}`,
-    name: s(p.displayName),
+    name: str(p.displayName),
     attrs: {
       environmentId,
       connectorId,
-      displayName: s(p.displayName),
+      displayName: str(p.displayName),
       isCustom,
-      publisher: s(p.publisher),
-      tier: s(p.tier),
+      publisher: str(p.publisher),
+      tier: str(p.tier),
       backendUrl,
       backendHost: hostOf(backendUrl),
       createdBy: p.createdBy ? principal(p.createdBy) : null,
-      createdTime: s(p.createdTime),
+      createdTime: str(p.createdTime),
     },
     raw: j,
   };
@@ -336,32 +331,32 @@ export const connectorsStream = powerAppsListStream('connectors', toConnector, (
 /** Maps an admin connection to {@link ConnectionAttrs} (id `{env}/{connection}`). */
 export function toConnection(environmentId: string, j: Json): EstateObject<ConnectionAttrs> {
   const p = obj(j.properties);
-  const statuses = arr(p.statuses).map((x) => s(obj(x).status)).filter((x): x is string => x !== null);
+  const statuses = arr(p.statuses).map((x) => str(obj(x).status)).filter((x): x is string => x !== null);
   const params = obj(p.connectionParameters);
   const set = obj(p.connectionParametersSet);
-  const authenticationType = s(set.name) ?? (s(params['token:grantType']) ? 'oauth' : null) ?? s(params.authType) ?? (params.api_key !== undefined ? 'apiKey' : null);
+  const authenticationType = str(set.name) ?? (str(params['token:grantType']) ? 'oauth' : null) ?? str(params.authType) ?? (params.api_key !== undefined ? 'apiKey' : null);
   const createdBy = principal(p.createdBy);
   const grants = arr(p.permissions).map((x) => obj(obj(x).properties));
-  const others = grants.filter((g) => s(g.roleName) !== 'Owner');
+  const others = grants.filter((g) => str(g.roleName) !== 'Owner');
   const name = String(j.name);
   return {
     sliceKey: environmentId,
     id: `${environmentId}/${name}`,
-    name: s(p.displayName),
+    name: str(p.displayName),
     attrs: {
       environmentId,
       connectorId: connectorIdOf(p.apiId) ?? connectorIdOf(j.id),
-      displayName: s(p.displayName),
+      displayName: str(p.displayName),
       createdBy,
-      createdTime: s(p.createdTime),
-      lastModifiedTime: s(p.lastModifiedTime),
+      createdTime: str(p.createdTime),
+      lastModifiedTime: str(p.lastModifiedTime),
       statuses,
       isErrored: statuses.some((x) => x !== 'Connected'),
       authenticationType,
-      accountName: s(p.accountName),
+      accountName: str(p.accountName),
       isShared: others.length > 0,
-      sharedWithTenant: others.some((g) => s(obj(g.principal).type)?.toLowerCase() === 'tenant'),
-      sharedWith: others.filter((g) => s(obj(g.principal).type)?.toLowerCase() !== 'tenant').map((g) => s(obj(g.principal).id)).filter((x): x is string => x !== null),
+      sharedWithTenant: others.some((g) => str(obj(g.principal).type)?.toLowerCase() === 'tenant'),
+      sharedWith: others.filter((g) => str(obj(g.principal).type)?.toLowerCase() !== 'tenant').map((g) => str(obj(g.principal).id)).filter((x): x is string => x !== null),
     },
     raw: j,
   };
@@ -385,25 +380,25 @@ export function toDlpPolicy(j: Json): EstateObject<DlpPolicyAttrs> {
   const groups = arr(d.connectorGroups).map(obj);
   const group = (classification: string): string[] =>
     groups
-      .filter((g) => s(g.classification) === classification)
-      .flatMap((g) => arr(g.connectors).map((c) => connectorIdOf(obj(c).id) ?? s(obj(c).id)))
+      .filter((g) => str(g.classification) === classification)
+      .flatMap((g) => arr(g.connectors).map((c) => connectorIdOf(obj(c).id) ?? str(obj(c).id)))
       .filter((x): x is string => x !== null);
-  const name = s(d.name) ?? s(j.name) ?? '';
+  const name = str(d.name) ?? str(j.name) ?? '';
   return {
     sliceKey: '*',
     id: name,
-    name: s(d.displayName),
+    name: str(d.displayName),
     attrs: {
-      displayName: s(d.displayName),
-      environmentType: s(d.environmentType),
-      environments: arr(d.environments).map((e) => s(obj(e).name)).filter((x): x is string => x !== null),
-      defaultConnectorsClassification: s(d.defaultConnectorsClassification),
+      displayName: str(d.displayName),
+      environmentType: str(d.environmentType),
+      environments: arr(d.environments).map((e) => str(obj(e).name)).filter((x): x is string => x !== null),
+      defaultConnectorsClassification: str(d.defaultConnectorsClassification),
       business: group('Confidential'),
       nonBusiness: group('General'),
       blocked: group('Blocked'),
       connectorGroupsRead: Array.isArray(d.connectorGroups),
-      createdTime: s(d.createdTime),
-      lastModifiedTime: s(d.lastModifiedTime),
+      createdTime: str(d.createdTime),
+      lastModifiedTime: str(d.lastModifiedTime),
     },
     raw: j,
   };
@@ -429,7 +424,7 @@ export const dlpPoliciesStream: Stream<'dlpPolicies'> = {
       for (let i = 0; i < page.items.length; i += POLICY_CONCURRENCY) {
         await Promise.all(
           page.items.slice(i, i + POLICY_CONCURRENCY).map(async (item, k) => {
-            const name = s(obj(item.policyDefinition).name) ?? s(item.name);
+            const name = str(obj(item.policyDefinition).name) ?? str(item.name);
             read[i + k] = name ? await readDlpPolicy(ctx, `${base}/${enc(name)}`, token) : null;
           }),
         );
@@ -461,13 +456,13 @@ export function toTenantSettings(body: Json): EstateObject<TenantSettingsObjectA
     name: 'Power Platform tenant settings',
     attrs: {
       kind: 'tenantSettings',
-      disableEnvironmentCreationByNonAdminUsers: b(body.disableEnvironmentCreationByNonAdminUsers),
-      disableTrialEnvironmentCreationByNonAdminUsers: b(body.disableTrialEnvironmentCreationByNonAdminUsers),
-      disableDeveloperEnvironmentCreationByNonAdminUsers: b(obj(pp.governance).disableDeveloperEnvironmentCreationByNonAdminUsers),
-      disablePortalsCreationByNonAdminUsers: b(body.disablePortalsCreationByNonAdminUsers),
-      disableShareWithEveryone: b(apps.disableShareWithEveryone),
-      enableGuestsToMake: b(apps.enableGuestsToMake),
-      disableConnectionSharingWithEveryone: b(apps.disableConnectionSharingWithEveryone) ?? b(apps.DisableConnectionSharingWithEveryone),
+      disableEnvironmentCreationByNonAdminUsers: bool(body.disableEnvironmentCreationByNonAdminUsers),
+      disableTrialEnvironmentCreationByNonAdminUsers: bool(body.disableTrialEnvironmentCreationByNonAdminUsers),
+      disableDeveloperEnvironmentCreationByNonAdminUsers: bool(obj(pp.governance).disableDeveloperEnvironmentCreationByNonAdminUsers),
+      disablePortalsCreationByNonAdminUsers: bool(body.disablePortalsCreationByNonAdminUsers),
+      disableShareWithEveryone: bool(apps.disableShareWithEveryone),
+      enableGuestsToMake: bool(apps.enableGuestsToMake),
+      disableConnectionSharingWithEveryone: bool(apps.disableConnectionSharingWithEveryone) ?? bool(apps.DisableConnectionSharingWithEveryone),
       settings: body,
     },
     raw: body,
@@ -489,7 +484,7 @@ export function toTenantIsolation(body: Json | null): EstateObject<TenantIsolati
       allowedTenants: arr(p.allowedTenants).map((t) => {
         const o = obj(t);
         const d = obj(o.direction);
-        return { tenantId: s(o.tenantId) ?? '', inbound: d.inbound === true, outbound: d.outbound === true };
+        return { tenantId: str(o.tenantId) ?? '', inbound: d.inbound === true, outbound: d.outbound === true };
       }),
     },
     raw: body ?? {},
