@@ -1,6 +1,7 @@
 import { VigilError } from '../../core/errors.ts';
 import type { FoundryAccountAttrs, FoundryDeploymentAttrs, FoundryProjectAttrs } from '../../core/estate/foundry.ts';
-import type { EstateObject, ParentRow } from '../../core/inventory.ts';
+import type { EstateAttrs, EstateObject, ParentRow, StreamRecords } from '../../core/inventory.ts';
+import { odataListStream } from '../odata.ts';
 import { UpstreamHttpError } from '../../platform/http/client.ts';
 import { odataPages } from '../../platform/http/odata.ts';
 import type { Slice, Stream, StreamContext, StreamPage } from '../stream.ts';
@@ -145,62 +146,51 @@ function accountSlice(row: ParentRow): Slice | null {
   return { key: row.id, params: { accountId: row.id, subscriptionId: attrs.subscriptionId ?? scopeOf(row.id).subscriptionId } };
 }
 
-/** Reads `{accountId}/{collection}` pages, mapping each item. */
-async function* childPages<A extends object>(ctx: StreamContext, slice: Slice, collection: 'projects' | 'deployments', cursor: string | null, map: (j: Json) => A): AsyncGenerator<StreamPage<EstateObject<A>>> {
-  const url = cursor ?? `${ctx.cloud.arm.baseUrl}${slice.params.accountId}/${collection}?api-version=${COGNITIVE_SERVICES_API}`;
-  for await (const page of armPages(ctx, url)) {
-    yield {
-      records: page.items.map((j) => ({ sliceKey: slice.key, id: String(j.id), name: str(j.name), attrs: map(j), raw: j })),
-      nextCursor: page.nextLink ?? null,
-    };
-  }
+/**
+ * A stream of one child collection of every collected account (`GET {accountId}/{collection}`, `nextLink` paging):
+ * one slice per account, one estate object per item (id = its ARM id).
+ */
+function accountChildStream<S extends 'foundryProjects' | 'foundryDeployments'>(name: S, collection: 'projects' | 'deployments', attrs: (j: Json, slice: Slice) => EstateAttrs[S]): Stream<S> {
+  return odataListStream<S>({
+    name,
+    primaryKey: ['id'],
+    parent: 'foundryAccounts',
+    slice: accountSlice,
+    resource: (ctx) => ctx.cloud.arm.resource,
+    request: (ctx, slice, cursor) => ({ api: 'arm', url: cursor ?? `${ctx.cloud.arm.baseUrl}${slice.params.accountId}/${collection}?api-version=${COGNITIVE_SERVICES_API}` }),
+    map: (j, slice) => ({ sliceKey: slice.key, id: String(j.id), name: str(j.name), attrs: attrs(j, slice), raw: j }) as StreamRecords[S],
+  });
 }
 
 /** Foundry projects of every collected account. */
-export const foundryProjectsStream: Stream<'foundryProjects'> = {
-  name: 'foundryProjects',
-  primaryKey: ['id'],
-  parent: 'foundryAccounts',
-  slice: accountSlice,
-  resource: (ctx) => ctx.cloud.arm.resource,
-  read: (ctx, slice, cursor) =>
-    childPages<FoundryProjectAttrs>(ctx, slice, 'projects', cursor, (j) => {
-      const p = obj(j.properties);
-      return {
-        accountId: slice.key,
-        subscriptionId: slice.params.subscriptionId!,
-        displayName: str(p.displayName),
-        isDefault: bool(p.isDefault),
-        location: str(j.location),
-        provisioningState: str(p.provisioningState),
-      };
-    }),
-};
+export const foundryProjectsStream = accountChildStream('foundryProjects', 'projects', (j, slice): FoundryProjectAttrs => {
+  const p = obj(j.properties);
+  return {
+    accountId: slice.key,
+    subscriptionId: slice.params.subscriptionId!,
+    displayName: str(p.displayName),
+    isDefault: bool(p.isDefault),
+    location: str(j.location),
+    provisioningState: str(p.provisioningState),
+  };
+});
 
 /** Model deployments of every collected account, with their content filter (RAI policy). */
-export const foundryDeploymentsStream: Stream<'foundryDeployments'> = {
-  name: 'foundryDeployments',
-  primaryKey: ['id'],
-  parent: 'foundryAccounts',
-  slice: accountSlice,
-  resource: (ctx) => ctx.cloud.arm.resource,
-  read: (ctx, slice, cursor) =>
-    childPages<FoundryDeploymentAttrs>(ctx, slice, 'deployments', cursor, (j) => {
-      const p = obj(j.properties);
-      const model = obj(p.model);
-      const sku = obj(j.sku);
-      const rai = str(p.raiPolicyName);
-      return {
-        accountId: slice.key,
-        subscriptionId: slice.params.subscriptionId!,
-        modelFormat: str(model.format),
-        modelName: str(model.name),
-        modelVersion: str(model.version),
-        sku: str(sku.name),
-        capacity: num(sku.capacity),
-        raiPolicyName: rai,
-        contentFilterMissing: rai === null || rai === '',
-        provisioningState: str(p.provisioningState),
-      };
-    }),
-};
+export const foundryDeploymentsStream = accountChildStream('foundryDeployments', 'deployments', (j, slice): FoundryDeploymentAttrs => {
+  const p = obj(j.properties);
+  const model = obj(p.model);
+  const sku = obj(j.sku);
+  const rai = str(p.raiPolicyName);
+  return {
+    accountId: slice.key,
+    subscriptionId: slice.params.subscriptionId!,
+    modelFormat: str(model.format),
+    modelName: str(model.name),
+    modelVersion: str(model.version),
+    sku: str(sku.name),
+    capacity: num(sku.capacity),
+    raiPolicyName: rai,
+    contentFilterMissing: rai === null || rai === '',
+    provisioningState: str(p.provisioningState),
+  };
+});

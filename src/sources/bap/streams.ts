@@ -1,6 +1,5 @@
 import type { PowerPlatformEnvironment } from '../../core/inventory.ts';
-import { odataPages } from '../../platform/http/odata.ts';
-import type { Stream } from '../stream.ts';
+import { odataListStream } from '../odata.ts';
 import { str, obj, type Json } from '../../core/json.ts';
 
 /**
@@ -36,17 +35,15 @@ export function toEnvironment(j: Json): PowerPlatformEnvironment {
  * @throws VigilError `upstream` / `FOREIGN_LINK` when an environment's `linkedEnvironmentMetadata.instanceUrl` (or a
  *   `nextLink`) is off the hosts of the cloud profile: the page is not yielded, so the link is never stored.
  */
-export const environmentsStream: Stream<'environments'> = {
+export const environmentsStream = odataListStream({
   name: 'environments',
   primaryKey: ['id'],
   resource: (ctx) => ctx.cloud.bap.resource,
-  async *read(ctx, _slice, cursor) {
-    const url = cursor ?? `${ctx.cloud.bap.baseUrl}/providers/Microsoft.BusinessAppPlatform/scopes/admin/environments?api-version=${BAP_API_VERSION}`;
-    for await (const page of odataPages<Json>(ctx.http, { api: 'bap', url, token: ctx.tokens.bearer(ctx.cloud.bap.resource), tenantId: ctx.tenantId })) {
-      const records = page.items.map(toEnvironment);
-      // The instance URL is stored and later receives a Dataverse token: refused here, before it is stored.
-      for (const env of records) if (env.dataverseUrl !== null) ctx.http.links.check('dataverse', env.dataverseUrl, `instanceUrl of environment ${env.id}`);
-      yield { records, nextCursor: page.nextLink ?? null };
-    }
+  request: (ctx, _slice, cursor) => ({ api: 'bap', url: cursor ?? `${ctx.cloud.bap.baseUrl}/providers/Microsoft.BusinessAppPlatform/scopes/admin/environments?api-version=${BAP_API_VERSION}` }),
+  map: (j, _slice, ctx) => {
+    const env = toEnvironment(j);
+    // The instance URL is stored and later receives a Dataverse token: refused here, before its page is stored.
+    if (env.dataverseUrl !== null) ctx.http.links.check('dataverse', env.dataverseUrl, `instanceUrl of environment ${env.id}`);
+    return env;
   },
-};
+});

@@ -1,5 +1,5 @@
 import type { Agent, DataverseUser, StreamName, StreamRecords } from '../../core/inventory.ts';
-import { odataPages } from '../../platform/http/odata.ts';
+import { listPages, odataListStream, type ListRequest } from '../odata.ts';
 import type { Slice, Stream, StreamContext, StreamPage } from '../stream.ts';
 import { str, num, type Json } from '../../core/json.ts';
 
@@ -33,15 +33,20 @@ export function environmentSlice(row: { id: string; dataverse_url?: string | nul
  *   cloud profile: no token is asked for it and nothing is sent.
  */
 export async function* entityPages<R>(ctx: StreamContext, slice: Slice, entitySet: string, select: string, cursor: string | null, map: (j: Json) => R): AsyncGenerator<StreamPage<R>> {
+  const request = entityRequest(ctx, slice, entitySet, select, cursor);
+  yield* listPages(ctx, ctx.tokens.bearer(dataverseResource(slice.params.instanceUrl!)), request, map);
+}
+
+/**
+ * The page request of an entity set in the slice's environment.
+ * @throws VigilError `upstream` / `FOREIGN_LINK` when the instance URL is off the Dataverse hosts of the cloud profile.
+ */
+function entityRequest(ctx: StreamContext, slice: Slice, entitySet: string, select: string, cursor: string | null): ListRequest {
   // Before a token for it is asked: an instance URL off the Dataverse hosts is never the audience of a token.
   const instanceUrl = ctx.http.links.check('dataverse', slice.params.instanceUrl!, 'instanceUrl');
-  const resource = dataverseResource(instanceUrl);
   const pageSize = Math.min(5000, Math.max(1, ctx.dataversePageSize ?? 5000));
-  const url = cursor ?? `${resource}/${DATAVERSE_API}/${entitySet}?$select=${select}`;
-  const headers = { 'OData-MaxVersion': '4.0', 'OData-Version': '4.0', Prefer: `odata.maxpagesize=${pageSize}` };
-  for await (const page of odataPages<Json>(ctx.http, { api: 'dataverse', url, headers, token: ctx.tokens.bearer(resource), tenantId: ctx.tenantId })) {
-    yield { records: page.items.map(map), nextCursor: page.nextLink ?? null };
-  }
+  const url = cursor ?? `${dataverseResource(instanceUrl)}/${DATAVERSE_API}/${entitySet}?$select=${select}`;
+  return { api: 'dataverse', url, headers: { 'OData-MaxVersion': '4.0', 'OData-Version': '4.0', Prefer: `odata.maxpagesize=${pageSize}` } };
 }
 
 /**
@@ -58,13 +63,14 @@ export function dataverseEntityStream<S extends StreamName>(definition: {
   refreshSeconds?: number;
 }): Stream<S> {
   const { entitySet, select, map, ...rest } = definition;
-  return {
+  return odataListStream<S>({
     ...rest,
     parent: 'environments',
     slice: environmentSlice,
     resource: (_ctx, slice) => dataverseResource(slice.params.instanceUrl!),
-    read: (ctx, slice, cursor) => entityPages(ctx, slice, entitySet, select, cursor, (j) => map(j, slice)),
-  };
+    request: (ctx, slice, cursor) => entityRequest(ctx, slice, entitySet, select, cursor),
+    map,
+  });
 }
 
 /** Fields of `bot` read by Vigil (reference §4.3). */

@@ -4,7 +4,7 @@ import { VigilError } from '../../core/errors.ts';
 import type { EstateObject, ParentRow } from '../../core/inventory.ts';
 import { parseRetryAfter, UpstreamHttpError } from '../../platform/http/client.ts';
 import { foreignLinkError } from '../../platform/http/links.ts';
-import { odataPages } from '../../platform/http/odata.ts';
+import { odataListStream } from '../odata.ts';
 import { REFRESH_SECONDS, type Slice, type Stream, type StreamContext } from '../stream.ts';
 import { str, type Json } from '../../core/json.ts';
 
@@ -51,18 +51,13 @@ export function toExternalConnection(j: Json): EstateObject<ExternalConnectionAt
 }
 
 /** Microsoft Search external connections (Copilot connectors) of the tenant. */
-export const externalConnectionsStream: Stream<'externalConnections'> = {
+export const externalConnectionsStream = odataListStream({
   name: 'externalConnections',
   primaryKey: ['id'],
   resource: (ctx) => ctx.cloud.graph.resource,
-  async *read(ctx, _slice, cursor) {
-    const url = cursor ?? `${ctx.cloud.graph.baseUrl}/v1.0/external/connections`;
-    const request = { api: 'graph' as const, url, token: ctx.tokens.bearer(ctx.cloud.graph.resource), tenantId: ctx.tenantId };
-    for await (const page of odataPages<Json>(ctx.http, request)) {
-      yield { records: page.items.map(toExternalConnection), nextCursor: page.nextLink ?? null };
-    }
-  },
-};
+  request: (ctx, _slice, cursor) => ({ api: 'graph', url: cursor ?? `${ctx.cloud.graph.baseUrl}/v1.0/external/connections` }),
+  map: (j) => toExternalConnection(j),
+});
 
 /** Maps one installation of a user's personal scope to an estate object (slice = the user id). */
 export function toTeamsApp(userId: string, j: Json): EstateObject<TeamsAppAttrs> {

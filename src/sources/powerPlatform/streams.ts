@@ -14,6 +14,7 @@ import type {
 import type { EstateObject, ParentRow, StreamRecords } from '../../core/inventory.ts';
 import { UpstreamHttpError } from '../../platform/http/client.ts';
 import { odataPages } from '../../platform/http/odata.ts';
+import { odataListStream } from '../odata.ts';
 import { REFRESH_SECONDS, type Slice, type Stream, type StreamContext } from '../stream.ts';
 import { str, num, bool, obj, arr, type Json } from '../../core/json.ts';
 
@@ -108,21 +109,16 @@ function powerAppsListStream<S extends 'powerApps' | 'connectors' | 'connections
   map: (environmentId: string, j: Json) => StreamRecords[S],
   firstUrl: (ctx: StreamContext, environment: string) => string,
 ): Stream<S> {
-  return {
+  return odataListStream<S>({
     name,
     primaryKey: ['id'],
     parent: 'environments',
     refreshSeconds: REFRESH_SECONDS.environmentInventory,
     slice: environmentSliceOf,
     resource: (ctx) => ctx.cloud.powerApps.resource,
-    async *read(ctx, slice, cursor) {
-      const env = slice.params.environment as string;
-      const url = cursor ?? firstUrl(ctx, env);
-      for await (const page of odataPages<Json>(ctx.http, { api: 'powerApps', url, token: ctx.tokens.bearer(ctx.cloud.powerApps.resource), tenantId: ctx.tenantId })) {
-        yield { records: page.items.map((j) => map(env, j)), nextCursor: page.nextLink ?? null };
-      }
-    },
-  };
+    request: (ctx, slice, cursor) => ({ api: 'powerApps', url: cursor ?? firstUrl(ctx, slice.params.environment as string) }),
+    map: (j, slice) => map(slice.params.environment as string, j),
+  });
 }
 
 // --- powerApps -------------------------------------------------------------------------------------------------------
