@@ -9,9 +9,9 @@ import { copilotInteractionsStream } from './graph/copilot.ts';
 import { externalConnectionsStream, teamsAppsStream } from './graph/estate.ts';
 import { powerBiSharedLinksStream, powerBiWorkspacesStream } from './powerBi/streams.ts';
 import { connectionsStream, connectorsStream, dlpPoliciesStream, flowsStream, powerAppsStream, tenantSettingsStream } from './powerPlatform/streams.ts';
-import type { Stream } from './stream.ts';
+import { runOrder, type Stream } from './stream.ts';
 
-/** Every collection stream, in run order: parents before their children. */
+/** Every collection stream (registration order; the run order is {@link STREAM_RUN_ORDER}). */
 export const STREAMS: { [S in StreamName]: Stream<S> } = {
   users: usersStream,
   groups: groupsStream,
@@ -37,3 +37,6 @@ export const STREAMS: { [S in StreamName]: Stream<S> } = {
   teamsApps: teamsAppsStream,
   environmentSettings: environmentSettingsStream,
 };
+
+/** The order the streams run in, derived from their parent links ({@link runOrder}): parents before their children. */
+export const STREAM_RUN_ORDER: readonly StreamName[] = runOrder(Object.values(STREAMS));

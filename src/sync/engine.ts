@@ -7,7 +7,7 @@ import { forEachLimited } from '../core/pool.ts';
 import { STREAM_NAMES, type StreamName } from '../core/inventory.ts';
 import type { RunStatus } from '../core/types.ts';
 import { ROOT_SLICE, type Slice, type Stream, type StreamContext } from '../sources/stream.ts';
-import { STREAMS } from '../sources/index.ts';
+import { STREAM_RUN_ORDER, STREAMS } from '../sources/index.ts';
 import { nowIso } from '../store/db.ts';
 import { UpstreamHttpError } from '../platform/http/client.ts';
 import { isForeignLink } from '../platform/http/links.ts';
@@ -188,7 +188,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
 
   options.metrics?.runStarted();
   try {
-    for (const name of STREAM_NAMES) {
+    for (const name of STREAM_RUN_ORDER) {
       current = name;
       if (options.signal?.aborted) throw abortedError(options.signal);
       const stream = STREAMS[name] as Stream<StreamName>;
