@@ -1,12 +1,16 @@
+import type { CapabilityId } from '../core/capabilities.ts';
 import type { StreamName } from '../core/inventory.ts';
 import { foundryAccountsStream, foundryDeploymentsStream, foundryProjectsStream } from './arm/streams.ts';
-import { environmentsStream } from './bap/streams.ts';
+import { environmentsStream } from './bap/streams/environments.ts';
 import { agentComponentsStream, agentSettingsStream } from './dataverse/components.ts';
 import { environmentSettingsStream } from './dataverse/organization.ts';
 import { agentsStream, dataverseUsersStream } from './dataverse/streams.ts';
-import { groupsStream, membershipsStream, usersStream } from './graph/streams.ts';
-import { copilotInteractionsStream } from './graph/copilot.ts';
-import { externalConnectionsStream, teamsAppsStream } from './graph/estate.ts';
+import { groupsStream } from './graph/streams/groups.ts';
+import { membershipsStream } from './graph/streams/memberships.ts';
+import { usersStream } from './graph/streams/users.ts';
+import { copilotInteractionsStream } from './graph/streams/copilotInteractions.ts';
+import { externalConnectionsStream } from './graph/streams/externalConnections.ts';
+import { teamsAppsStream } from './graph/streams/teamsApps.ts';
 import { powerBiSharedLinksStream, powerBiWorkspacesStream } from './powerBi/streams.ts';
 import { connectionsStream, connectorsStream, dlpPoliciesStream, flowsStream, powerAppsStream, tenantSettingsStream } from './powerPlatform/streams.ts';
 import { runOrder, type Stream } from './stream.ts';
@@ -40,3 +44,8 @@ export const STREAMS: { [S in StreamName]: Stream<S> } = {
 
 /** The order the streams run in, derived from their parent links ({@link runOrder}): parents before their children. */
 export const STREAM_RUN_ORDER: readonly StreamName[] = runOrder(Object.values(STREAMS));
+
+/** The streams a permission capability gates (those declaring it), in run order. */
+export function streamsGatedBy(capability: CapabilityId): StreamName[] {
+  return STREAM_RUN_ORDER.filter((name) => STREAMS[name].capability === capability);
+}

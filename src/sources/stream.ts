@@ -1,4 +1,5 @@
 import type { CloudProfile } from '../config/cloud.ts';
+import type { CapabilityId } from '../core/capabilities.ts';
 import type { EstateStreamName, ParentRow, StreamName, StreamRecords } from '../core/inventory.ts';
 import type { HttpClient } from '../platform/http/client.ts';
 import type { Logger } from '../platform/log/index.ts';
@@ -80,6 +81,11 @@ export interface Stream<S extends StreamName> {
    * marked deleted.
    */
   retain?: boolean;
+  /**
+   * The permission capability without which the stream cannot run (`core/capabilities.ts`): the engine skips it with
+   * `MISSING_PERMISSION` when the token's `roles` lack it (unless the capability is judged by the API's answer).
+   */
+  capability?: CapabilityId;
   /** The token resource this stream reads (for the permission pre-check). */
   resource(ctx: StreamContext, slice: Slice): string;
   /**

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
-import { capabilityForStream, isGranted, API_DISPLAY_NAMES } from '../core/capabilities.ts';
+import { isGranted, permissionCapability, API_DISPLAY_NAMES } from '../core/capabilities.ts';
 import { isVigilError, VigilError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { forEachLimited } from '../core/pool.ts';
@@ -199,7 +199,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
         await recordError(name, '*', 'PARENT_STREAM_FAILED', `Not collected: the ${stream.parent} stream failed in this run.`, null);
         continue;
       }
-      const capability = capabilityForStream(name);
+      const capability = stream.capability ? permissionCapability(stream.capability) : undefined;
       // Capabilities judged by the API (Power BI) are not gated on `roles`: the stream runs and a refusal is recorded.
       if (capability && !capability.judgedByApi) {
         const roles = await ctx.tokens.roles(stream.resource(ctx, ROOT_SLICE));

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { PERMISSION_CAPABILITIES } from '../../src/core/capabilities.ts';
 import { STREAM_NAMES } from '../../src/core/inventory.ts';
-import { STREAM_RUN_ORDER, STREAMS } from '../../src/sources/index.ts';
+import { STREAM_RUN_ORDER, STREAMS, streamsGatedBy } from '../../src/sources/index.ts';
 import { runOrder } from '../../src/sources/stream.ts';
 
 describe('stream run order, derived from parent links', () => {
@@ -23,5 +24,19 @@ describe('stream run order, derived from parent links', () => {
   it('refuses a parent that is not registered, and a cycle, naming the streams', () => {
     expect(() => runOrder([{ name: 'agents', parent: 'environments' }])).toThrow(/agents: parent environments is not registered/);
     expect(() => runOrder([{ name: 'a', parent: 'b' }, { name: 'b', parent: 'a' }])).toThrow(/cycle: a → b, b → a/);
+  });
+});
+
+describe('permission capabilities, declared by the streams they gate', () => {
+  it('gate the streams of the seed permission table, and the audit feed gates no inventory stream', () => {
+    expect(Object.fromEntries(PERMISSION_CAPABILITIES.map((c) => [c.id, streamsGatedBy(c.id)]))).toEqual({
+      'directory.users': ['users'],
+      'directory.groups': ['groups', 'memberships'],
+      'graph.externalConnections': ['externalConnections'],
+      'teams.installedApps': ['teamsApps'],
+      'copilot.interactions': ['copilotInteractions'],
+      'audit.activityFeed': [],
+      'powerBi.tenant': ['powerBiWorkspaces', 'powerBiSharedLinks'],
+    });
   });
 });

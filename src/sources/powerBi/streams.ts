@@ -167,6 +167,7 @@ function roundOf(ctx: StreamContext, cursor: string | null, nowMs: number): Roun
 /** Every Power BI workspace with its items, through the scanner APIs; incremental by `modifiedSince`. */
 export const powerBiWorkspacesStream: Stream<'powerBiWorkspaces'> = {
   name: 'powerBiWorkspaces',
+  capability: 'powerBi.tenant',
   primaryKey: ['id'],
   delta: true,
   resource: (ctx) => ctx.cloud.powerBi.resource,
@@ -258,6 +259,7 @@ export function toSharedLink(kind: PowerBiShareKind, e: Json): EstateObject<Powe
  */
 export const powerBiSharedLinksStream: Stream<'powerBiSharedLinks'> = {
   name: 'powerBiSharedLinks',
+  capability: 'powerBi.tenant',
   primaryKey: ['id'],
   resource: (ctx) => ctx.cloud.powerBi.resource,
   async *read(ctx, _slice, cursor) {

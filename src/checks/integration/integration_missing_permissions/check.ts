@@ -1,4 +1,5 @@
 import { API_DISPLAY_NAMES, PERMISSION_CAPABILITIES } from '../../../core/capabilities.ts';
+import { streamsGatedBy } from '../../../sources/index.ts';
 import type { CheckFunction, CheckResult } from '../../types.ts';
 
 /**
@@ -11,17 +12,18 @@ import type { CheckFunction, CheckResult } from '../../types.ts';
 export const check: CheckFunction = (ctx) => {
   const results: CheckResult[] = [];
   for (const cap of PERMISSION_CAPABILITIES) {
-    if (cap.streams.length === 0) continue;
+    const streams = streamsGatedBy(cap.id);
+    if (streams.length === 0) continue;
     const base = { resourceType: 'tenant' as const, resourceId: `${ctx.tenantId}/${cap.id}`, resourceName: cap.title };
-    const gaps = cap.streams.map((s) => ctx.coverage.streamGap(s));
+    const gaps = streams.map((s) => ctx.coverage.streamGap(s));
     const missing = gaps.find((g) => g?.code === 'MISSING_PERMISSION');
     // Power BI is judged by the API (src/core/capabilities.ts `judgedByApi`): its refusal names the tenant setting
     // or the Power BI permissions to remove, and is a setup gap like a missing permission.
     const refused = gaps.find((g) => g?.code === 'POWER_BI_NOT_AUTHORIZED');
     if (refused) {
-      results.push({ ...base, status: 'fail', reason: refused.message, detail: { streams: cap.streams } });
+      results.push({ ...base, status: 'fail', reason: refused.message, detail: { streams } });
     } else if (missing) {
-      results.push({ ...base, status: 'fail', reason: `${API_DISPLAY_NAMES[cap.api]} application permission ${cap.recommended} is not granted: ${cap.title.toLowerCase()} are not collected.`, detail: { permission: cap.recommended, streams: cap.streams } });
+      results.push({ ...base, status: 'fail', reason: `${API_DISPLAY_NAMES[cap.api]} application permission ${cap.recommended} is not granted: ${cap.title.toLowerCase()} are not collected.`, detail: { permission: cap.recommended, streams } });
     } else if (gaps.some((g) => g?.code === 'NOT_COLLECTED')) {
       results.push({ ...base, status: 'not_evaluated', reason: gaps.find((g) => g)!.message });
     } else {

@@ -1,9 +1,9 @@
-import type { CopilotInteractionAttrs } from '../../core/estate/copilotInteractions.ts';
-import type { EstateObject, ParentRow } from '../../core/inventory.ts';
-import { inspectText, summarize, type InspectionResult } from '../../inspection/index.ts';
-import { odataPages } from '../../platform/http/odata.ts';
-import { REFRESH_SECONDS, type Slice, type Stream, type StreamContext, type StreamPage } from '../stream.ts';
-import { str, type Json } from '../../core/json.ts';
+import type { CopilotInteractionAttrs } from '../../../core/estate/copilotInteractions.ts';
+import type { EstateObject, ParentRow } from '../../../core/inventory.ts';
+import { inspectText, summarize, type InspectionResult } from '../../../inspection/index.ts';
+import { odataPages } from '../../../platform/http/odata.ts';
+import { REFRESH_SECONDS, type Slice, type Stream, type StreamContext, type StreamPage } from '../../stream.ts';
+import { str, type Json } from '../../../core/json.ts';
 
 /**
  * Microsoft 365 Copilot interaction history, per licensed user:
@@ -101,6 +101,7 @@ export function toInteraction(userId: string, j: Json): EstateObject<CopilotInte
 /** Copilot interaction history of each user holding a Copilot licence (one slice per user). */
 export const copilotInteractionsStream: Stream<'copilotInteractions'> = {
   name: 'copilotInteractions',
+  capability: 'copilot.interactions',
   primaryKey: ['id'],
   parent: 'users',
   delta: true,

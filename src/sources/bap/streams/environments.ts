@@ -1,6 +1,6 @@
-import type { PowerPlatformEnvironment } from '../../core/inventory.ts';
-import { odataListStream } from '../odata.ts';
-import { str, obj, type Json } from '../../core/json.ts';
+import type { PowerPlatformEnvironment } from '../../../core/inventory.ts';
+import { odataListStream } from '../../odata.ts';
+import { str, obj, type Json } from '../../../core/json.ts';
 
 /**
  * Power Platform environments from the admin API (BAP), visible once the application is registered as a Power
