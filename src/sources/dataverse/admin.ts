@@ -1,6 +1,6 @@
 import { VigilError } from '../../core/errors.ts';
 import type { StreamContext } from '../stream.ts';
-import { DATAVERSE_API, dataverseResource } from './streams.ts';
+import { DATAVERSE_API, dataverseResource } from './entity.ts';
 
 /**
  * The Dataverse Web API sequence that makes an application a System Administrator when BAP's `addAppUser` is

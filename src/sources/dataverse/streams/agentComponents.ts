@@ -1,19 +1,17 @@
 import { parse as parseYaml } from 'yaml';
-import type { EstateObject } from '../../core/inventory.ts';
+import type { EstateObject } from '../../../core/inventory.ts';
 import type {
-  AgentChannel,
   AgentComponentAttrs,
   AgentComponentKind,
-  AgentSettingsAttrs,
   ConnectionMode,
   KnowledgeSourceType,
-} from '../../core/estate/agentcomponents.ts';
-import { inspectText } from '../../inspection/index.ts';
-import { dataverseEntityStream } from './streams.ts';
-import { str, num, bool, objOrNull, type Json } from '../../core/json.ts';
+} from '../../../core/estate/agentcomponents.ts';
+import { inspectText } from '../../../inspection/index.ts';
+import { dataverseEntityStream } from '../entity.ts';
+import { str, num, bool, objOrNull, type Json } from '../../../core/json.ts';
 
 /**
- * Copilot Studio agent components and settings per environment with Dataverse.
+ * Copilot Studio agent components per environment with Dataverse (the agents' settings are `agentSettings.ts`).
  *
  * - `agentComponents`: `GET {org}/api/data/v9.2/botcomponents?$select=…` (all components of the environment, paged
  *   with `Prefer: odata.maxpagesize` and `@odata.nextLink`; full read each round, no delta). Each row's `data` (the
@@ -21,9 +19,6 @@ import { str, num, bool, objOrNull, type Json } from '../../core/json.ts';
  *   tool connector and credential mode, MCP tools, HTTP hosts called by topics, child and connected agents, instruction
  *   length and whether the instructions — the agent's and each child agent's — hold a credential). The stored `raw`
  *   drops `data` and `content` (they may hold instructions with secrets) and keeps their lengths.
- * - `agentSettings`: `GET {org}/api/data/v9.2/bots?$select=botid,name,configuration` — the generative-AI settings and
- *   the published channels parsed from the `configuration` Memo (JSON). Chosen as its own stream (not a component
- *   kind) because the settings belong to the bot row, one object per agent.
  *
  * Reading needs the same Dataverse access as `agents` (an application user with System Administrator); Dataverse
  * answers 403 `0x80072560` / `0x80040220` otherwise and that environment's slice is recorded errored.
@@ -261,64 +256,4 @@ export const agentComponentsStream = dataverseEntityStream({
   entitySet: 'botcomponents',
   select: BOT_COMPONENT_FIELDS,
   map: (j, slice): EstateObject<AgentComponentAttrs> => ({ sliceKey: slice.key, id: String(j.botcomponentid), name: str(j.name), attrs: normaliseComponent(j), raw: storedRaw(j) }),
-});
-
-const CHANNEL_FAMILIES: Record<string, AgentChannel['family']> = {
-  msteams: 'teams',
-  m365copilot: 'teams',
-  microsoft365copilot: 'teams',
-  demowebsite: 'demoWebsite',
-  pvademo: 'demoWebsite',
-  webchat: 'customWebsite',
-  customwebsite: 'customWebsite',
-  directline: 'directLine',
-  facebook: 'facebook',
-};
-
-/**
- * Settings of one bot from its `configuration` JSON (generative orchestration, general knowledge, content moderation,
- * channels). Malformed JSON gives `configurationParsed: false` and nulls.
- */
-export function parseAgentSettings(botId: string, configuration: string | null): AgentSettingsAttrs {
-  let c: Json | null = null;
-  if (configuration) {
-    try {
-      c = objOrNull(JSON.parse(configuration));
-    } catch {
-      c = null;
-    }
-  }
-  const ai = objOrNull(c?.aISettings);
-  const rawChannels = Array.isArray(c?.channels) ? (c.channels as unknown[]) : null;
-  const channels =
-    rawChannels === null
-      ? null
-      : rawChannels
-          .map((x) => str(objOrNull(x)?.channelId) ?? str(x))
-          .filter((id): id is string => id !== null)
-          .map((channelId) => ({ channelId, family: CHANNEL_FAMILIES[channelId.toLowerCase()] ?? 'other' }));
-  return {
-    botId,
-    configurationParsed: c !== null,
-    generativeActionsEnabled: bool(objOrNull(c?.settings)?.GenerativeActionsEnabled),
-    useModelKnowledge: bool(ai?.useModelKnowledge),
-    fileAnalysisEnabled: bool(ai?.isFileAnalysisEnabled),
-    contentModeration: str(ai?.contentModeration),
-    agentConnectable: bool(c?.isAgentConnectable),
-    recognizer: str(objOrNull(c?.recognizer)?.$kind),
-    channels,
-  };
-}
-
-/** Generative-AI settings and channels of every agent, one object per bot (id = botid). */
-export const agentSettingsStream = dataverseEntityStream({
-  name: 'agentSettings',
-  primaryKey: ['sliceKey', 'id'],
-  entitySet: 'bots',
-  select: 'botid,name,configuration',
-  map: (j, slice): EstateObject<AgentSettingsAttrs> => {
-    const attrs = parseAgentSettings(String(j.botid), str(j.configuration));
-    const { botId: _b, ...settings } = attrs;
-    return { sliceKey: slice.key, id: String(j.botid), name: str(j.name), attrs, raw: { botid: j.botid, name: j.name, settings } };
-  },
 });

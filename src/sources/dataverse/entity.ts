@@ -1,11 +1,11 @@
-import type { Agent, DataverseUser, StreamName, StreamRecords } from '../../core/inventory.ts';
+import type { StreamName, StreamRecords } from '../../core/inventory.ts';
 import { listPages, odataListStream, type ListRequest } from '../odata.ts';
 import type { Slice, Stream, StreamContext, StreamPage } from '../stream.ts';
-import { str, num, type Json } from '../../core/json.ts';
+import type { Json } from '../../core/json.ts';
 
 /**
- * Dataverse Web API streams per environment: Copilot Studio agents (`bots`) and `systemusers` (to resolve agent
- * owners). Paged with `Prefer: odata.maxpagesize` and `@odata.nextLink`. The token resource is the environment's
+ * Dataverse Web API reading shared by the streams per environment (`streams/agents.ts`, `dataverseUsers.ts`,
+ * `agentComponents.ts`, `agentSettings.ts`, `environmentSettings.ts`): one slice per environment with Dataverse. Paged with `Prefer: odata.maxpagesize` and `@odata.nextLink`. The token resource is the environment's
  * instance URL. Reading needs the application user to hold a security role such as System Administrator in that
  * environment; Dataverse answers 403 (`0x80072560` "The user is not a member of the organization.") otherwise.
  *
@@ -72,58 +72,6 @@ export function dataverseEntityStream<S extends StreamName>(definition: {
     map,
   });
 }
-
-/** Fields of `bot` read by Vigil (reference §4.3). */
-export const BOT_FIELDS = 'botid,name,schemaname,authenticationmode,authenticationtrigger,accesscontrolpolicy,authorizedsecuritygroupids,publishedon,_publishedby_value,_ownerid_value,statecode,statuscode,language,runtimeprovider,template,createdon,modifiedon,configuration';
-
-/**
- * Maps a Dataverse `bot` row (Web API JSON with {@link BOT_FIELDS}) of an environment to an {@link Agent}. Choice
- * columns keep their numeric values (`accesscontrolpolicy` 3 = Any (multitenant) included).
- */
-export function toAgent(j: Record<string, unknown>, environmentId: string): Agent {
-  return {
-    environmentId,
-    id: String(j.botid),
-    name: str(j.name),
-    schemaName: str(j.schemaname),
-    authenticationMode: num(j.authenticationmode),
-    authenticationTrigger: num(j.authenticationtrigger),
-    accessControlPolicy: num(j.accesscontrolpolicy),
-    ownerId: str(j._ownerid_value),
-    publishedOn: str(j.publishedon),
-    modifiedOn: str(j.modifiedon),
-    createdOn: str(j.createdon),
-    stateCode: num(j.statecode),
-    statusCode: num(j.statuscode),
-    raw: j,
-  };
-}
-
-/** Copilot Studio agents of every environment with Dataverse. */
-export const agentsStream = dataverseEntityStream({
-  name: 'agents',
-  primaryKey: ['environmentId', 'id'],
-  entitySet: 'bots',
-  select: BOT_FIELDS,
-  map: (j, slice): Agent => toAgent(j, slice.key),
-});
-
-/** Dataverse users (people and application users) of every environment with Dataverse. */
-export const dataverseUsersStream = dataverseEntityStream({
-  name: 'dataverseUsers',
-  primaryKey: ['environmentId', 'id'],
-  entitySet: 'systemusers',
-  select: 'systemuserid,fullname,domainname,azureactivedirectoryobjectid,applicationid,isdisabled,accessmode',
-  map: (j, slice): DataverseUser => ({
-      environmentId: slice.key,
-      id: String(j.systemuserid),
-      fullName: str(j.fullname),
-      aadObjectId: str(j.azureactivedirectoryobjectid),
-      applicationId: str(j.applicationid),
-      isDisabled: typeof j.isdisabled === 'boolean' ? j.isdisabled : null,
-      raw: j,
-    }),
-});
 
 /**
  * Reads one bot to learn whether the service principal can read agents in an environment (used by verification).

@@ -1,8 +1,8 @@
-import type { EnvironmentSettingsAttrs } from '../../core/estate/environmentSettings.ts';
-import type { EstateObject } from '../../core/inventory.ts';
-import { REFRESH_SECONDS } from '../stream.ts';
-import { dataverseEntityStream } from './streams.ts';
-import { str, bool, type Json } from '../../core/json.ts';
+import type { EnvironmentSettingsAttrs } from '../../../core/estate/environmentSettings.ts';
+import type { EstateObject } from '../../../core/inventory.ts';
+import { REFRESH_SECONDS } from '../../stream.ts';
+import { dataverseEntityStream } from '../entity.ts';
+import { str, bool, type Json } from '../../../core/json.ts';
 
 /**
  * `environmentSettings`: per environment with Dataverse (parent `environments`, slice = environment name), the single
