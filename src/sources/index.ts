@@ -1,6 +1,8 @@
 import type { CapabilityId } from '../core/capabilities.ts';
 import type { StreamName } from '../core/inventory.ts';
-import { foundryAccountsStream, foundryDeploymentsStream, foundryProjectsStream } from './arm/streams.ts';
+import { foundryAccountsStream } from './arm/streams/foundryAccounts.ts';
+import { foundryDeploymentsStream } from './arm/streams/foundryDeployments.ts';
+import { foundryProjectsStream } from './arm/streams/foundryProjects.ts';
 import { environmentsStream } from './bap/streams/environments.ts';
 import { agentComponentsStream } from './dataverse/streams/agentComponents.ts';
 import { agentSettingsStream } from './dataverse/streams/agentSettings.ts';

@@ -1,14 +1,15 @@
-import { VigilError } from '../../core/errors.ts';
-import type { FoundryAccountAttrs, FoundryDeploymentAttrs, FoundryProjectAttrs } from '../../core/estate/foundry.ts';
-import type { EstateAttrs, EstateObject, ParentRow, StreamRecords } from '../../core/inventory.ts';
-import { odataListStream } from '../odata.ts';
-import { UpstreamHttpError } from '../../platform/http/client.ts';
-import { odataPages } from '../../platform/http/odata.ts';
-import type { Slice, Stream, StreamContext, StreamPage } from '../stream.ts';
-import { str, num, bool, obj, type Json } from '../../core/json.ts';
+import { VigilError } from '../../../core/errors.ts';
+import type { FoundryAccountAttrs } from '../../../core/estate/foundry.ts';
+import type { EstateObject } from '../../../core/inventory.ts';
+import { COGNITIVE_SERVICES_API, scopeOf } from '../cognitiveServices.ts';
+import { UpstreamHttpError } from '../../../platform/http/client.ts';
+import { odataPages } from '../../../platform/http/odata.ts';
+import type { Stream, StreamContext, StreamPage } from '../../stream.ts';
+import { str, bool, obj, type Json } from '../../../core/json.ts';
 
 /**
- * Azure AI Foundry inventory through Azure Resource Manager (reference §8).
+ * Azure AI Foundry inventory through Azure Resource Manager (reference §8); the children of the accounts are
+ * `foundryProjects.ts` and `foundryDeployments.ts`.
  *
  * - `foundryAccounts` (root): `GET {arm}/subscriptions?api-version=2022-12-01` (the subscriptions the service
  *   principal holds a role in), then per subscription `GET /subscriptions/{sub}/providers/Microsoft.CognitiveServices/
@@ -29,8 +30,6 @@ import { str, num, bool, obj, type Json } from '../../core/json.ts';
  * `{"error":{"code","message"}}`; learn.microsoft.com `/azure/role-based-access-control/built-in-roles` (Reader).
  */
 
-/** api-version of the Cognitive Services resource provider used. */
-export const COGNITIVE_SERVICES_API = '2025-06-01';
 /** api-version of `GET /subscriptions`. */
 export const SUBSCRIPTIONS_API = '2022-12-01';
 /** Account kinds collected. */
@@ -47,12 +46,6 @@ export function readerRemedy(applicationId: string | null, subscriptions: string
 /** ARM pages of a collection (`nextLink`, checked against the link policy by `odataPages`), with the ARM token. */
 function armPages(ctx: StreamContext, url: string) {
   return odataPages<Json>(ctx.http, { api: 'arm', url, token: ctx.tokens.bearer(ctx.cloud.arm.resource), tenantId: ctx.tenantId });
-}
-
-/** Subscription id and resource group of an ARM id (`/subscriptions/{s}/resourceGroups/{rg}/…`). */
-function scopeOf(id: string): { subscriptionId: string; resourceGroup: string | null } {
-  const m = /^\/subscriptions\/([^/]+)(?:\/resourceGroups\/([^/]+))?/i.exec(id);
-  return { subscriptionId: (m?.[1] ?? '').toLowerCase(), resourceGroup: m?.[2] ?? null };
 }
 
 /** Normalises an account (ListAccountsBySubscription item). */
@@ -139,58 +132,3 @@ export const foundryAccountsStream: Stream<'foundryAccounts'> = {
     }
   },
 };
-
-/** Slice for one account row: key = its ARM id. */
-function accountSlice(row: ParentRow): Slice | null {
-  const attrs = row.raw ? (JSON.parse(row.raw) as Partial<FoundryAccountAttrs>) : {};
-  return { key: row.id, params: { accountId: row.id, subscriptionId: attrs.subscriptionId ?? scopeOf(row.id).subscriptionId } };
-}
-
-/**
- * A stream of one child collection of every collected account (`GET {accountId}/{collection}`, `nextLink` paging):
- * one slice per account, one estate object per item (id = its ARM id).
- */
-function accountChildStream<S extends 'foundryProjects' | 'foundryDeployments'>(name: S, collection: 'projects' | 'deployments', attrs: (j: Json, slice: Slice) => EstateAttrs[S]): Stream<S> {
-  return odataListStream<S>({
-    name,
-    primaryKey: ['id'],
-    parent: 'foundryAccounts',
-    slice: accountSlice,
-    resource: (ctx) => ctx.cloud.arm.resource,
-    request: (ctx, slice, cursor) => ({ api: 'arm', url: cursor ?? `${ctx.cloud.arm.baseUrl}${slice.params.accountId}/${collection}?api-version=${COGNITIVE_SERVICES_API}` }),
-    map: (j, slice) => ({ sliceKey: slice.key, id: String(j.id), name: str(j.name), attrs: attrs(j, slice), raw: j }) as StreamRecords[S],
-  });
-}
-
-/** Foundry projects of every collected account. */
-export const foundryProjectsStream = accountChildStream('foundryProjects', 'projects', (j, slice): FoundryProjectAttrs => {
-  const p = obj(j.properties);
-  return {
-    accountId: slice.key,
-    subscriptionId: slice.params.subscriptionId!,
-    displayName: str(p.displayName),
-    isDefault: bool(p.isDefault),
-    location: str(j.location),
-    provisioningState: str(p.provisioningState),
-  };
-});
-
-/** Model deployments of every collected account, with their content filter (RAI policy). */
-export const foundryDeploymentsStream = accountChildStream('foundryDeployments', 'deployments', (j, slice): FoundryDeploymentAttrs => {
-  const p = obj(j.properties);
-  const model = obj(p.model);
-  const sku = obj(j.sku);
-  const rai = str(p.raiPolicyName);
-  return {
-    accountId: slice.key,
-    subscriptionId: slice.params.subscriptionId!,
-    modelFormat: str(model.format),
-    modelName: str(model.name),
-    modelVersion: str(model.version),
-    sku: str(sku.name),
-    capacity: num(sku.capacity),
-    raiPolicyName: rai,
-    contentFilterMissing: rai === null || rai === '',
-    provisioningState: str(p.provisioningState),
-  };
-});
