@@ -16,7 +16,12 @@ import { copilotInteractionsStream } from './graph/streams/copilotInteractions.t
 import { externalConnectionsStream } from './graph/streams/externalConnections.ts';
 import { teamsAppsStream } from './graph/streams/teamsApps.ts';
 import { powerBiSharedLinksStream, powerBiWorkspacesStream } from './powerBi/streams.ts';
-import { connectionsStream, connectorsStream, dlpPoliciesStream, flowsStream, powerAppsStream, tenantSettingsStream } from './powerPlatform/streams.ts';
+import { connectionsStream } from './powerPlatform/streams/connections.ts';
+import { connectorsStream } from './powerPlatform/streams/connectors.ts';
+import { dlpPoliciesStream } from './powerPlatform/streams/dlpPolicies.ts';
+import { flowsStream } from './powerPlatform/streams/flows.ts';
+import { powerAppsStream } from './powerPlatform/streams/powerApps.ts';
+import { tenantSettingsStream } from './powerPlatform/streams/tenantSettings.ts';
 import { runOrder, type Stream } from './stream.ts';
 
 /** Every collection stream (registration order; the run order is {@link STREAM_RUN_ORDER}). */

@@ -22,7 +22,12 @@ import { groupsStream } from '../../src/sources/graph/streams/groups.ts';
 import { membershipsStream } from '../../src/sources/graph/streams/memberships.ts';
 import { toDirectoryUser } from '../../src/sources/graph/streams/users.ts';
 import { toSharedLink, toWorkspace } from '../../src/sources/powerBi/streams.ts';
-import { toConnection, toConnector, toDlpPolicy, toFlow, toPowerApp, toTenantIsolation, toTenantSettings } from '../../src/sources/powerPlatform/streams.ts';
+import { toConnection } from '../../src/sources/powerPlatform/streams/connections.ts';
+import { toConnector } from '../../src/sources/powerPlatform/streams/connectors.ts';
+import { toDlpPolicy } from '../../src/sources/powerPlatform/streams/dlpPolicies.ts';
+import { toFlow } from '../../src/sources/powerPlatform/streams/flows.ts';
+import { toPowerApp } from '../../src/sources/powerPlatform/streams/powerApps.ts';
+import { toTenantIsolation, toTenantSettings } from '../../src/sources/powerPlatform/streams/tenantSettings.ts';
 import type { HttpClient, HttpRequest } from '../../src/platform/http/client.ts';
 import type { Slice, Stream, StreamContext } from '../../src/sources/stream.ts';
 
