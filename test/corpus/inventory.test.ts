@@ -21,7 +21,8 @@ import { toInteraction } from '../../src/sources/graph/streams/copilotInteractio
 import { groupsStream } from '../../src/sources/graph/streams/groups.ts';
 import { membershipsStream } from '../../src/sources/graph/streams/memberships.ts';
 import { toDirectoryUser } from '../../src/sources/graph/streams/users.ts';
-import { toSharedLink, toWorkspace } from '../../src/sources/powerBi/streams.ts';
+import { toSharedLink } from '../../src/sources/powerBi/streams/powerBiSharedLinks.ts';
+import { toWorkspace } from '../../src/sources/powerBi/streams/powerBiWorkspaces.ts';
 import { toConnection } from '../../src/sources/powerPlatform/streams/connections.ts';
 import { toConnector } from '../../src/sources/powerPlatform/streams/connectors.ts';
 import { toDlpPolicy } from '../../src/sources/powerPlatform/streams/dlpPolicies.ts';
