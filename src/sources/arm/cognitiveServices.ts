@@ -25,11 +25,15 @@ function accountSlice(row: ParentRow): Slice | null {
   return { key: row.id, params: { accountId: row.id, subscriptionId: attrs.subscriptionId ?? scopeOf(row.id).subscriptionId } };
 }
 
+/** The attributes of an account's child read from the item; the account and subscription ids come from the slice. */
+export type AccountChildAttrs<A> = Omit<A, 'accountId' | 'subscriptionId'>;
+
 /**
  * A stream of one child collection of every collected account (`GET {accountId}/{collection}`, `nextLink` paging):
- * one slice per account, one estate object per item (id = its ARM id).
+ * one slice per account, one estate object per item (id = its ARM id), its attributes led by the account id and the
+ * account's subscription id.
  */
-export function accountChildStream<S extends 'foundryProjects' | 'foundryDeployments'>(name: S, collection: 'projects' | 'deployments', attrs: (j: Json, slice: Slice) => EstateAttrs[S]): Stream<S> {
+export function accountChildStream<S extends 'foundryProjects' | 'foundryDeployments'>(name: S, collection: 'projects' | 'deployments', attrs: (j: Json) => AccountChildAttrs<EstateAttrs[S]>): Stream<S> {
   return odataListStream<S>({
     name,
     primaryKey: ['id'],
@@ -37,6 +41,6 @@ export function accountChildStream<S extends 'foundryProjects' | 'foundryDeploym
     slice: accountSlice,
     resource: (ctx) => ctx.cloud.arm.resource,
     request: (ctx, slice, cursor) => ({ api: 'arm', url: cursor ?? `${ctx.cloud.arm.baseUrl}${slice.params.accountId}/${collection}?api-version=${COGNITIVE_SERVICES_API}` }),
-    map: (j, slice) => ({ sliceKey: slice.key, id: String(j.id), name: str(j.name), attrs: attrs(j, slice), raw: j }) as StreamRecords[S],
+    map: (j, slice) => ({ sliceKey: slice.key, id: String(j.id), name: str(j.name), attrs: { accountId: slice.key, subscriptionId: slice.params.subscriptionId!, ...attrs(j) } as EstateAttrs[S], raw: j }) as StreamRecords[S],
   });
 }

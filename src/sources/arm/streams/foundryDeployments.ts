@@ -1,6 +1,6 @@
 import type { FoundryDeploymentAttrs } from '../../../core/estate/foundry.ts';
 import { num, obj, str } from '../../../core/json.ts';
-import { accountChildStream } from '../cognitiveServices.ts';
+import { accountChildStream, type AccountChildAttrs } from '../cognitiveServices.ts';
 
 /**
  * `foundryDeployments` (parent `foundryAccounts`, slice = account id): `GET {accountId}/deployments?api-version=
@@ -8,14 +8,12 @@ import { accountChildStream } from '../cognitiveServices.ts';
  */
 
 /** Model deployments of every collected account, with their content filter (RAI policy). */
-export const foundryDeploymentsStream = accountChildStream('foundryDeployments', 'deployments', (j, slice): FoundryDeploymentAttrs => {
+export const foundryDeploymentsStream = accountChildStream('foundryDeployments', 'deployments', (j): AccountChildAttrs<FoundryDeploymentAttrs> => {
   const p = obj(j.properties);
   const model = obj(p.model);
   const sku = obj(j.sku);
   const rai = str(p.raiPolicyName);
   return {
-    accountId: slice.key,
-    subscriptionId: slice.params.subscriptionId!,
     modelFormat: str(model.format),
     modelName: str(model.name),
     modelVersion: str(model.version),

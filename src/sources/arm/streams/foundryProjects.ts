@@ -1,6 +1,6 @@
 import type { FoundryProjectAttrs } from '../../../core/estate/foundry.ts';
 import { bool, obj, str } from '../../../core/json.ts';
-import { accountChildStream } from '../cognitiveServices.ts';
+import { accountChildStream, type AccountChildAttrs } from '../cognitiveServices.ts';
 
 /**
  * `foundryProjects` (parent `foundryAccounts`, slice = account id): `GET {accountId}/projects?api-version=2025-06-01`,
@@ -8,11 +8,9 @@ import { accountChildStream } from '../cognitiveServices.ts';
  */
 
 /** Foundry projects of every collected account. */
-export const foundryProjectsStream = accountChildStream('foundryProjects', 'projects', (j, slice): FoundryProjectAttrs => {
+export const foundryProjectsStream = accountChildStream('foundryProjects', 'projects', (j): AccountChildAttrs<FoundryProjectAttrs> => {
   const p = obj(j.properties);
   return {
-    accountId: slice.key,
-    subscriptionId: slice.params.subscriptionId!,
     displayName: str(p.displayName),
     isDefault: bool(p.isDefault),
     location: str(j.location),
