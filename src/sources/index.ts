@@ -25,7 +25,20 @@ import { powerAppsStream } from './powerPlatform/streams/powerApps.ts';
 import { tenantSettingsStream } from './powerPlatform/streams/tenantSettings.ts';
 import { runOrder, type Stream } from './stream.ts';
 
-/** Every collection stream (registration order; the run order is {@link STREAM_RUN_ORDER}). */
+/**
+ * Every collection stream (registration order; the run order is {@link STREAM_RUN_ORDER}).
+ *
+ * A stream is one file, `sources/<api>/streams/<name>.ts`, exporting a {@link Stream}: its name, parent (the stream
+ * whose stored rows give its slices), primary key, cursor (what `read` resumes from), slices, refresh interval,
+ * capability (the permission that gates it) and record type (`StreamRecords[name]`). What the streams of one API
+ * share lives beside them (`graph/delta.ts`, `dataverse/entity.ts`, `powerPlatform/admin.ts`, …); a plain OData list
+ * is declared with `odataListStream` (`sources/odata.ts`).
+ *
+ * Adding one: the stream file; its import and entry here; its name in `STREAM_NAMES` and, for an estate stream
+ * (stored in `estate_objects`, no migration), its attributes type in `core/estate/` and `EstateAttrs`
+ * (`core/inventory.ts`, which imports nothing from here). A stream with its own table also needs a migration and a
+ * repository mapping in `store/`. The run order follows from the parent links (test/unit/streams.test.ts).
+ */
 export const STREAMS: { [S in StreamName]: Stream<S> } = {
   users: usersStream,
   groups: groupsStream,
