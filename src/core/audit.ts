@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { nonEmptyStr, obj, objects } from './json.ts';
 
 /**
  * Normalised audit events: the Office 365 Management Activity API common schema columns Vigil queries, plus the raw
@@ -37,7 +38,6 @@ export const RECORD_TYPES = {
   CopilotInteraction: 261,
 } as const;
 
-const str = (v: unknown): string | null => (typeof v === 'string' && v.length > 0 ? v : null);
 const int = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) ? v : typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : null);
 
 const PLAIN_UTC = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d$/;
@@ -118,10 +118,10 @@ function propertyIp(list: unknown): string | null {
  * parseable `CreationTime`.
  */
 export function recordColumns(raw: Record<string, unknown>, contentType: string): EventColumns | null {
-  const id = str(raw.Id);
+  const id = nonEmptyStr(raw.Id);
   const creationTime = auditTime(raw.CreationTime);
   if (!id || !creationTime) return null;
-  return [id, contentType, int(raw.RecordType), creationTime, str(raw.Operation), str(raw.Workload), str(raw.UserId), int(raw.UserType), recordIp(raw), str(raw.ObjectId), str(raw.OrganizationId)];
+  return [id, contentType, int(raw.RecordType), creationTime, nonEmptyStr(raw.Operation), nonEmptyStr(raw.Workload), nonEmptyStr(raw.UserId), int(raw.UserType), recordIp(raw), nonEmptyStr(raw.ObjectId), nonEmptyStr(raw.OrganizationId)];
 }
 
 /**
@@ -160,23 +160,21 @@ export interface CopilotInteraction {
   plugins: { name: string | null; id: string | null }[];
 }
 
-const arr = (v: unknown): Record<string, unknown>[] => (Array.isArray(v) ? v.filter((x): x is Record<string, unknown> => !!x && typeof x === 'object') : []);
 
 /** The Copilot view of a record, or null when it is not a CopilotInteraction. */
 export function copilotInteraction(e: Pick<AuditEvent, 'recordType' | 'raw'>): CopilotInteraction | null {
   if (e.recordType !== RECORD_TYPES.CopilotInteraction) return null;
   const d = (e.raw.CopilotEventData ?? {}) as Record<string, unknown>;
   return {
-    appHost: str(d.AppHost),
-    threadId: str(d.ThreadId),
-    contexts: arr(d.Contexts).map((c) => ({ id: str(c.Id), type: str(c.Type) })),
-    accessedResources: arr(d.AccessedResources).map((r) => ({ id: str(r.Id), name: str(r.Name), type: str(r.Type), siteUrl: str(r.SiteUrl), sensitivityLabelId: str(r.SensitivityLabelId), action: str(r.Action) })),
-    models: arr(d.ModelTransparencyDetails).map((m) => ({ provider: str(m.ModelProviderName), name: str(m.ModelName) })),
-    plugins: arr(d.AISystemPlugin).map((p) => ({ name: str(p.Name), id: str(p.Id) })),
+    appHost: nonEmptyStr(d.AppHost),
+    threadId: nonEmptyStr(d.ThreadId),
+    contexts: objects(d.Contexts).map((c) => ({ id: nonEmptyStr(c.Id), type: nonEmptyStr(c.Type) })),
+    accessedResources: objects(d.AccessedResources).map((r) => ({ id: nonEmptyStr(r.Id), name: nonEmptyStr(r.Name), type: nonEmptyStr(r.Type), siteUrl: nonEmptyStr(r.SiteUrl), sensitivityLabelId: nonEmptyStr(r.SensitivityLabelId), action: nonEmptyStr(r.Action) })),
+    models: objects(d.ModelTransparencyDetails).map((m) => ({ provider: nonEmptyStr(m.ModelProviderName), name: nonEmptyStr(m.ModelName) })),
+    plugins: objects(d.AISystemPlugin).map((p) => ({ name: nonEmptyStr(p.Name), id: nonEmptyStr(p.Id) })),
   };
 }
 
-const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 
 /** Parses a JSON string field of a record (Power Platform records nest JSON in strings); `{}`/`[]`-less values → null. */
 function jsonField(v: unknown): unknown {
@@ -191,8 +189,8 @@ function jsonField(v: unknown): unknown {
 /** `Name`/`Value` (or `NewValue`) pairs of a record list as a map (names as sent). */
 function nameValues(list: unknown): Map<string, string> {
   const out = new Map<string, string>();
-  for (const p of arr(list)) {
-    const name = str(p.Name);
+  for (const p of objects(list)) {
+    const name = nonEmptyStr(p.Name);
     const value = typeof p.Value === 'string' ? p.Value : typeof p.NewValue === 'string' ? p.NewValue : null;
     if (name && value !== null) out.set(name, value);
   }
@@ -230,9 +228,9 @@ export interface PowerPlatformAdminActivity {
 export function powerPlatformAdminActivity(e: Pick<AuditEvent, 'recordType' | 'raw'>): PowerPlatformAdminActivity | null {
   if (e.recordType !== RECORD_TYPES.PowerPlatformAdministratorActivity) return null;
   const p = nameValues(e.raw.PropertyCollection);
-  const g = (k: string) => str(p.get(`powerplatform.analytics.resource.${k}`));
-  const changes = arr(jsonField(p.get('powerplatform.analytics.resource.bot.update_details.change'))).map((c) => ({
-    property: str(c.PropertyName) ?? '',
+  const g = (k: string) => nonEmptyStr(p.get(`powerplatform.analytics.resource.${k}`));
+  const changes = objects(jsonField(p.get('powerplatform.analytics.resource.bot.update_details.change'))).map((c) => ({
+    property: nonEmptyStr(c.PropertyName) ?? '',
     oldValue: typeof c.OldValue === 'string' ? c.OldValue : null,
     newValue: typeof c.NewValue === 'string' ? c.NewValue : null,
   }));
@@ -275,12 +273,12 @@ export function dlpPolicyActivity(e: Pick<AuditEvent, 'recordType' | 'raw'>): Dl
   if (e.recordType !== RECORD_TYPES.PowerPlatformAdminDlp) return null;
   const info = obj(jsonField(e.raw.AdditionalInfo));
   const changeSet = obj(info.changeSet);
-  const classification = (v: unknown) => str(obj(v).classification);
+  const classification = (v: unknown) => nonEmptyStr(obj(v).classification);
   return {
-    policyId: str(info.policyId) ?? str(e.raw.ObjectId),
-    policyType: str(info.policyType),
-    connectorChanges: arr(changeSet.connectorChanges).map((c) => ({ name: str(c.name), id: str(c.id), previous: classification(c.previousValue), current: classification(c.currentValue) })),
-    changedProperties: arr(changeSet.changedProperties).map((c) => ({ property: str(c.name) ?? '', oldValue: str(c.previousValue), newValue: str(c.currentValue) })),
+    policyId: nonEmptyStr(info.policyId) ?? nonEmptyStr(e.raw.ObjectId),
+    policyType: nonEmptyStr(info.policyType),
+    connectorChanges: objects(changeSet.connectorChanges).map((c) => ({ name: nonEmptyStr(c.name), id: nonEmptyStr(c.id), previous: classification(c.previousValue), current: classification(c.currentValue) })),
+    changedProperties: objects(changeSet.changedProperties).map((c) => ({ property: nonEmptyStr(c.name) ?? '', oldValue: nonEmptyStr(c.previousValue), newValue: nonEmptyStr(c.currentValue) })),
   };
 }
 
@@ -312,14 +310,14 @@ const HTTP_CONNECTOR_NAMES = /^HTTP(?: Webhook)?$/i;
 /** The flow view of a record, or null when it is not RecordType 30. */
 export function flowActivity(e: Pick<AuditEvent, 'recordType' | 'raw' | 'objectId'>): FlowActivity | null {
   if (e.recordType !== RECORD_TYPES.MicrosoftFlow) return null;
-  const url = str(e.raw.FlowDetailsUrl);
-  const connectors = (str(e.raw.FlowConnectorNames) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const url = nonEmptyStr(e.raw.FlowDetailsUrl);
+  const connectors = (nonEmptyStr(e.raw.FlowConnectorNames) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   return {
     flowId: (url ? (/\/flows\/([^/?#]+)/.exec(url)?.[1] ?? null) : null) ?? e.objectId,
     environmentId: url ? (/\/environments\/([^/?#]+)/.exec(url)?.[1] ?? null) : null,
     connectors,
     httpConnectors: connectors.filter((c) => HTTP_CONNECTOR_NAMES.test(c)),
-    recipient: str(e.raw.RecipientUPN),
+    recipient: nonEmptyStr(e.raw.RecipientUPN),
   };
 }
 
@@ -354,7 +352,7 @@ export interface PowerAppsActivity {
 export function powerAppsActivity(e: Pick<AuditEvent, 'recordType' | 'raw'> & { operation?: string | null }): PowerAppsActivity | null {
   if (e.recordType === RECORD_TYPES.PowerPlatformAdministratorActivity) {
     const p = nameValues(e.raw.PropertyCollection);
-    const g = (k: string) => str(p.get(`powerplatform.analytics.resource.${k}`));
+    const g = (k: string) => nonEmptyStr(p.get(`powerplatform.analytics.resource.${k}`));
     if (g('type') !== 'PowerApp') return null;
     return {
       recordType: RECORD_TYPES.PowerPlatformAdministratorActivity,
@@ -362,7 +360,7 @@ export function powerAppsActivity(e: Pick<AuditEvent, 'recordType' | 'raw'> & { 
       appName: g('power_app.display_name'),
       environmentId: g('environment.id'),
       environmentName: g('environment.name'),
-      activity: str(p.get('powerplatform.analytics.activity.name')) ?? e.operation ?? str(e.raw.Operation),
+      activity: nonEmptyStr(p.get('powerplatform.analytics.activity.name')) ?? e.operation ?? nonEmptyStr(e.raw.Operation),
       permissionType: null,
       targetPrincipal: null,
     };
@@ -371,13 +369,13 @@ export function powerAppsActivity(e: Pick<AuditEvent, 'recordType' | 'raw'> & { 
   const info = obj(jsonField(e.raw.AdditionalInfo));
   return {
     recordType: RECORD_TYPES.PowerAppsApp,
-    appId: str(info.appName) ?? str(e.raw.AppName),
-    appName: str(info.appDisplayName),
-    environmentId: str(info.environmentName),
+    appId: nonEmptyStr(info.appName) ?? nonEmptyStr(e.raw.AppName),
+    appName: nonEmptyStr(info.appDisplayName),
+    environmentId: nonEmptyStr(info.environmentName),
     environmentName: null,
-    activity: e.operation ?? str(e.raw.Operation),
-    permissionType: str(info.permissionType),
-    targetPrincipal: str(info.targetPrincipal),
+    activity: e.operation ?? nonEmptyStr(e.raw.Operation),
+    permissionType: nonEmptyStr(info.permissionType),
+    targetPrincipal: nonEmptyStr(info.targetPrincipal),
   };
 }
 
@@ -442,19 +440,19 @@ export function directoryChange(e: Pick<AuditEvent, 'recordType' | 'raw' | 'oper
   if (e.recordType !== RECORD_TYPES.AzureActiveDirectory) return null;
   const modified = new Map<string, string>();
   const previous = new Map<string, string>();
-  for (const p of arr(e.raw.ModifiedProperties)) {
-    const name = str(p.Name);
+  for (const p of objects(e.raw.ModifiedProperties)) {
+    const name = nonEmptyStr(p.Name);
     if (name) modified.set(name, typeof p.NewValue === 'string' ? p.NewValue : '');
     if (name && typeof p.OldValue === 'string') previous.set(name, p.OldValue);
   }
   const keysAdded = keysAddedBetween(previous.get('KeyDescription') ?? null, modified.get('KeyDescription') ?? null);
-  const targets = arr(e.raw.Target);
+  const targets = objects(e.raw.Target);
   const isConsent = /^consent to application/i.test(e.operation ?? '');
   const permissions = modified.get('ConsentAction.Permissions') ?? '';
   return {
     modified,
-    targetAppId: str(modified.get('TargetId.ServicePrincipalNames')?.split(';')[0]) ?? null,
-    targetName: str(targets.find((t) => t.Type === 1)?.ID),
+    targetAppId: nonEmptyStr(modified.get('TargetId.ServicePrincipalNames')?.split(';')[0]) ?? null,
+    targetName: nonEmptyStr(targets.find((t) => t.Type === 1)?.ID),
     adminConsent: isConsent ? /^true$/i.test(modified.get('ConsentContext.IsAdminConsent') ?? '') : null,
     scopes: isConsent ? [...permissions.matchAll(/Scope:\s*([^,\]]*)/g)].flatMap((m) => m[1]!.trim().split(/\s+/)).filter(Boolean) : [],
     keyTypes: [...new Set(keysAdded.map((k) => k.keyType))],

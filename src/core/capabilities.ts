@@ -1,5 +1,3 @@
-import type { StreamName } from './inventory.ts';
-
 /**
  * What Vigil can do for a tenant, and which grant each capability needs. Both permission lists of the seed are
  * understood: the quick list (Graph GroupMember.Read.All, User.Read.All, ExternalConnection.Read.All,
@@ -24,17 +22,21 @@ export const API_DISPLAY_NAMES: Record<PermissionApi, string> = {
   powerBi: 'Power BI Service',
 };
 
-/** A capability whose grant is an application permission (visible in the token's `roles`). */
+/** Ids of the permission capabilities; a stream names the one that gates it (`Stream.capability`). */
+export type CapabilityId = 'directory.users' | 'directory.groups' | 'graph.externalConnections' | 'teams.installedApps' | 'copilot.interactions' | 'audit.activityFeed' | 'powerBi.tenant';
+
+/**
+ * A capability whose grant is an application permission (visible in the token's `roles`). The streams it gates
+ * declare it themselves (`Stream.capability` in `sources/`).
+ */
 export interface PermissionCapability {
-  id: string;
+  id: CapabilityId;
   title: string;
   api: PermissionApi;
   /** Any one of these application permissions grants the capability. */
   anyOf: string[];
   /** The permission to add when none is granted (the seed's quick-list choice). */
   recommended: string;
-  /** Streams that cannot run without it. */
-  streams: StreamName[];
   /**
    * True when the `roles` claim does not decide access and the API's answer does: the Power BI read-only admin APIs
    * serve a service principal that holds NO Power BI permission when the Fabric tenant setting "Service principals can
@@ -62,25 +64,24 @@ export const PERMISSION_LISTS: Record<'quick' | 'step-by-step', Record<Permissio
 
 /** Capabilities granted by application permissions. */
 export const PERMISSION_CAPABILITIES: readonly PermissionCapability[] = [
-  { id: 'directory.users', title: 'Users and guests (agent owners)', api: 'graph', anyOf: ['User.Read.All', 'Directory.Read.All'], recommended: 'User.Read.All', streams: ['users'] },
+  { id: 'directory.users', title: 'Users and guests (agent owners)', api: 'graph', anyOf: ['User.Read.All', 'Directory.Read.All'], recommended: 'User.Read.All' },
   {
     id: 'directory.groups',
     title: 'Groups and group memberships',
     api: 'graph',
     anyOf: ['GroupMember.Read.All', 'Group.Read.All', 'Directory.Read.All'],
     recommended: 'GroupMember.Read.All',
-    streams: ['groups', 'memberships'],
   },
-  { id: 'graph.externalConnections', title: 'Microsoft Search external connections', api: 'graph', anyOf: ['ExternalConnection.Read.All'], recommended: 'ExternalConnection.Read.All', streams: ['externalConnections'] },
-  { id: 'teams.installedApps', title: 'Teams apps installed per user', api: 'graph', anyOf: ['TeamsAppInstallation.ReadForUser.All'], recommended: 'TeamsAppInstallation.ReadForUser.All', streams: ['teamsApps'] },
-  { id: 'copilot.interactions', title: 'Microsoft 365 Copilot interaction history', api: 'graph', anyOf: ['AiEnterpriseInteraction.Read.All'], recommended: 'AiEnterpriseInteraction.Read.All', streams: ['copilotInteractions'] },
-  { id: 'audit.activityFeed', title: 'Audit log (Office 365 Management Activity API)', api: 'managementActivity', anyOf: ['ActivityFeed.Read'], recommended: 'ActivityFeed.Read', streams: [] },
-  { id: 'powerBi.tenant', title: 'Power BI tenant inventory and activity', api: 'powerBi', anyOf: ['Tenant.Read.All', 'Tenant.ReadWrite.All'], recommended: 'Tenant.Read.All', streams: ['powerBiWorkspaces', 'powerBiSharedLinks'], judgedByApi: true },
+  { id: 'graph.externalConnections', title: 'Microsoft Search external connections', api: 'graph', anyOf: ['ExternalConnection.Read.All'], recommended: 'ExternalConnection.Read.All' },
+  { id: 'teams.installedApps', title: 'Teams apps installed per user', api: 'graph', anyOf: ['TeamsAppInstallation.ReadForUser.All'], recommended: 'TeamsAppInstallation.ReadForUser.All' },
+  { id: 'copilot.interactions', title: 'Microsoft 365 Copilot interaction history', api: 'graph', anyOf: ['AiEnterpriseInteraction.Read.All'], recommended: 'AiEnterpriseInteraction.Read.All' },
+  { id: 'audit.activityFeed', title: 'Audit log (Office 365 Management Activity API)', api: 'managementActivity', anyOf: ['ActivityFeed.Read'], recommended: 'ActivityFeed.Read' },
+  { id: 'powerBi.tenant', title: 'Power BI tenant inventory and activity', api: 'powerBi', anyOf: ['Tenant.Read.All', 'Tenant.ReadWrite.All'], recommended: 'Tenant.Read.All', judgedByApi: true },
 ];
 
-/** The permission capability that gates a stream, if any. */
-export function capabilityForStream(stream: StreamName): PermissionCapability | undefined {
-  return PERMISSION_CAPABILITIES.find((c) => c.streams.includes(stream));
+/** The permission capability of an id. */
+export function permissionCapability(id: CapabilityId): PermissionCapability {
+  return PERMISSION_CAPABILITIES.find((c) => c.id === id)!;
 }
 
 /** True when `roles` (a token's `roles` claim) grants the capability. */

@@ -4,7 +4,7 @@ import { UpstreamHttpError } from '../platform/http/client.ts';
 import { acquireAdminToken } from '../platform/identity/admin.ts';
 import { addAppUser, listAllEnvironments } from '../sources/bap/client.ts';
 import { assignSystemAdministrator } from '../sources/dataverse/admin.ts';
-import { probeAgentsAccess } from '../sources/dataverse/streams.ts';
+import { probeAgentsAccess } from '../sources/dataverse/entity.ts';
 import { credentialsFor, getIntegration, streamContext, type OnboardingDeps } from './integrations.ts';
 
 /**

@@ -5,7 +5,7 @@ import type { CloudProfile } from '../config/cloud.ts';
 import { UpstreamHttpError } from '../platform/http/client.ts';
 import { discoverTenant, type ClientCredentialProvider } from '../platform/identity/index.ts';
 import { isNotManagementAppError, listAllEnvironments } from '../sources/bap/client.ts';
-import { probeAgentsAccess } from '../sources/dataverse/streams.ts';
+import { probeAgentsAccess } from '../sources/dataverse/entity.ts';
 import { POWER_BI_NOT_AUTHORIZED, powerBiConsentedRoles, probeAdminApiAccess, READ_ONLY_ADMIN_API_SETTING } from '../sources/powerBi/client.ts';
 import type { StreamContext } from '../sources/stream.ts';
 

@@ -1,4 +1,5 @@
 import type { CloudProfile } from '../config/cloud.ts';
+import type { CapabilityId } from '../core/capabilities.ts';
 import type { EstateStreamName, ParentRow, StreamName, StreamRecords } from '../core/inventory.ts';
 import type { HttpClient } from '../platform/http/client.ts';
 import type { Logger } from '../platform/log/index.ts';
@@ -80,6 +81,11 @@ export interface Stream<S extends StreamName> {
    * marked deleted.
    */
   retain?: boolean;
+  /**
+   * The permission capability without which the stream cannot run (`core/capabilities.ts`): the engine skips it with
+   * `MISSING_PERMISSION` when the token's `roles` lack it (unless the capability is judged by the API's answer).
+   */
+  capability?: CapabilityId;
   /** The token resource this stream reads (for the permission pre-check). */
   resource(ctx: StreamContext, slice: Slice): string;
   /**
@@ -101,3 +107,25 @@ export const ROOT_SLICE: Slice = Object.freeze({ key: '*', params: {} }) as Slic
  * reach Vigil through the audit feed (Power Platform admin activity, CopilotInteraction records) and `--full`.
  */
 export const REFRESH_SECONDS = { environmentInventory: 6 * 3600, perUserInventory: 24 * 3600, interactionHistory: 6 * 3600 } as const;
+
+/**
+ * The run order of a set of streams, derived from their `parent` links: every parent before its children, and
+ * otherwise the order in which the streams are given (registration order), so a registry already in order keeps it.
+ * @throws Error naming the streams when a parent is missing from the set or the links form a cycle.
+ */
+export function runOrder<N extends string>(streams: readonly { name: N; parent?: string | undefined }[]): N[] {
+  const names = new Set<string>(streams.map((s) => s.name));
+  for (const s of streams) if (s.parent !== undefined && !names.has(s.parent)) throw new Error(`stream ${s.name}: parent ${s.parent} is not registered`);
+  const order: N[] = [];
+  const placed = new Set<string>();
+  let pending = [...streams];
+  while (pending.length > 0) {
+    // The first pending stream whose parent is placed goes next (registration order among the ready ones).
+    const next = pending.find((s) => s.parent === undefined || placed.has(s.parent));
+    if (!next) throw new Error(`stream parent links form a cycle: ${pending.map((s) => `${s.name} → ${s.parent}`).join(', ')}`);
+    order.push(next.name);
+    placed.add(next.name);
+    pending = pending.filter((s) => s !== next);
+  }
+  return order;
+}

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
-import { capabilityForStream, isGranted, API_DISPLAY_NAMES } from '../core/capabilities.ts';
+import { isGranted, permissionCapability, API_DISPLAY_NAMES } from '../core/capabilities.ts';
 import { isVigilError, VigilError } from '../core/errors.ts';
 import { DATAVERSE_ACCESS_REASONS } from '../core/remediation.ts';
 import { newId } from '../core/ids.ts';
@@ -8,7 +8,7 @@ import { forEachLimited } from '../core/pool.ts';
 import { STREAM_NAMES, type StreamName } from '../core/inventory.ts';
 import type { RunStatus } from '../core/types.ts';
 import { ROOT_SLICE, type Slice, type Stream, type StreamContext } from '../sources/stream.ts';
-import { STREAMS } from '../sources/index.ts';
+import { STREAM_RUN_ORDER, STREAMS } from '../sources/index.ts';
 import { nowIso } from '../store/db.ts';
 import { UpstreamHttpError, type ApiName } from '../platform/http/client.ts';
 import { isForeignLink } from '../platform/http/links.ts';
@@ -257,7 +257,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
 
   options.metrics?.runStarted();
   try {
-    for (const name of STREAM_NAMES) {
+    for (const name of STREAM_RUN_ORDER) {
       current = name;
       streamIndex++;
       streamStarted = Date.now();
@@ -271,7 +271,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
         finished(name);
         continue;
       }
-      const capability = capabilityForStream(name);
+      const capability = stream.capability ? permissionCapability(stream.capability) : undefined;
       // Capabilities judged by the API (Power BI) are not gated on `roles`: the stream runs and a refusal is recorded.
       if (capability && !capability.judgedByApi) {
         const roles = await ctx.tokens.roles(stream.resource(ctx, ROOT_SLICE));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { scoreAgents } from '../../src/checks/risk.ts';
-import { toAgent } from '../../src/sources/dataverse/streams.ts';
+import { toAgent } from '../../src/sources/dataverse/streams/agents.ts';
 import { agentRow, checkContext, resultFor, runCheck } from '../support/checks.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { toEnvironment } from '../../src/sources/bap/streams.ts';
+import { toEnvironment } from '../../src/sources/bap/streams/environments.ts';
 import { UpstreamHttpError } from '../../src/platform/http/client.ts';
 import type { DataverseUsersTable } from '../../src/store/schema.ts';
 import { agentRow, checkContext, environmentRow, estateRow, resultFor, runCheck, userRow } from '../support/checks.ts';

@@ -9,7 +9,8 @@ import { addCustomerAppIntegration, credentialsFor, getIntegration, streamContex
 import { HttpClient } from '../../src/platform/http/client.ts';
 import { LinkPolicy } from '../../src/platform/http/links.ts';
 import { silentLogger } from '../../src/platform/log/index.ts';
-import { agentsStream, environmentSlice } from '../../src/sources/dataverse/streams.ts';
+import { environmentSlice } from '../../src/sources/dataverse/entity.ts';
+import { agentsStream } from '../../src/sources/dataverse/streams/agents.ts';
 import { countLive } from '../../src/store/repositories/inventory.ts';
 import { ingestAudit, POWER_BI_SOURCE } from '../../src/sync/audit.ts';
 import type { CollectResult } from '../../src/sync/engine.ts';

@@ -8,7 +8,7 @@ import type { EstateObject } from '../../src/core/inventory.ts';
 import { HttpClient } from '../../src/platform/http/client.ts';
 import { LinkPolicy } from '../../src/platform/http/links.ts';
 import { silentLogger } from '../../src/platform/log/index.ts';
-import { dlpPoliciesStream, toDlpPolicy } from '../../src/sources/powerPlatform/streams.ts';
+import { dlpPoliciesStream, toDlpPolicy } from '../../src/sources/powerPlatform/streams/dlpPolicies.ts';
 import type { StreamContext } from '../../src/sources/stream.ts';
 import { checkContext, environmentRow, estateRow, runCheck } from '../support/checks.ts';
 

@@ -2,6 +2,7 @@ import type { ConfidentialClientApplication, Configuration, INetworkModule, Netw
 import { X509Certificate } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { VigilError } from '../../core/errors.ts';
+import { text } from '../../core/json.ts';
 import type { CloudProfile } from '../../config/cloud.ts';
 import { type HttpClient, UpstreamHttpError } from '../http/client.ts';
 
@@ -40,12 +41,11 @@ export interface AcquiredToken {
 /** Decodes (does not verify: the token is our own, fresh from the token endpoint) the claims Vigil relies on. */
 export function readClaims(accessToken: string): AccessTokenClaims {
   const c = decodeJwt(accessToken) as Record<string, unknown>;
-  const str = (v: unknown): string => (typeof v === 'string' ? v : '');
   return {
-    aud: str(c.aud),
-    tid: str(c.tid),
-    oid: str(c.oid),
-    appId: str(c.appid) || str(c.azp),
+    aud: text(c.aud),
+    tid: text(c.tid),
+    oid: text(c.oid),
+    appId: text(c.appid) || text(c.azp),
     roles: Array.isArray(c.roles) ? c.roles.filter((r): r is string => typeof r === 'string') : [],
     exp: typeof c.exp === 'number' ? c.exp : 0,
   };
@@ -64,8 +64,7 @@ export interface UserTokenClaims {
 /** Decodes a user token's claims (not verified: the token comes straight from the token endpoint). */
 export function readUserClaims(accessToken: string): UserTokenClaims {
   const c = decodeJwt(accessToken) as Record<string, unknown>;
-  const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-  return { tid: str(c.tid), oid: str(c.oid), upn: str(c.upn) || str(c.preferred_username) || str(c.unique_name), wids: Array.isArray(c.wids) ? c.wids.filter((w): w is string => typeof w === 'string') : [] };
+  return { tid: text(c.tid), oid: text(c.oid), upn: text(c.upn) || text(c.preferred_username) || text(c.unique_name), wids: Array.isArray(c.wids) ? c.wids.filter((w): w is string => typeof w === 'string') : [] };
 }
 
 /** Remediation text per AADSTS code the client-credentials grant meets (reference-error-codes.md). */

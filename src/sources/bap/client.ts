@@ -1,7 +1,7 @@
 import type { PowerPlatformEnvironment } from '../../core/inventory.ts';
 import { UpstreamHttpError } from '../../platform/http/client.ts';
 import type { StreamContext } from '../stream.ts';
-import { BAP_API_VERSION, environmentsStream } from './streams.ts';
+import { BAP_API_VERSION, environmentsStream } from './streams/environments.ts';
 import type { HttpClient } from '../../platform/http/client.ts';
 import type { CloudProfile } from '../../config/cloud.ts';
 import { ROOT_SLICE } from '../stream.ts';

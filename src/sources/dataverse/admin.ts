@@ -1,6 +1,7 @@
 import { VigilError } from '../../core/errors.ts';
 import type { StreamContext } from '../stream.ts';
-import { DATAVERSE_API, dataverseResource } from './streams.ts';
+import { DATAVERSE_API, dataverseResource } from './entity.ts';
+import type { Json } from '../../core/json.ts';
 
 /**
  * The Dataverse Web API sequence that makes an application a System Administrator when BAP's `addAppUser` is
@@ -14,7 +15,6 @@ import { DATAVERSE_API, dataverseResource } from './streams.ts';
 /** The System Administrator security role's name. */
 export const SYSTEM_ADMINISTRATOR = 'System Administrator';
 
-type Json = Record<string, unknown>;
 
 /**
  * Runs the sequence in one environment. Returns whether the role was newly associated (false = it already was).

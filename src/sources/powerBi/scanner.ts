@@ -3,6 +3,7 @@ import { isVigilError, VigilError } from '../../core/errors.ts';
 import type { HttpResponse } from '../../platform/http/client.ts';
 import type { StreamContext } from '../stream.ts';
 import { POWER_BI_NOT_AUTHORIZED, refusalIn } from './client.ts';
+import type { Json } from '../../core/json.ts';
 
 /**
  * The Power BI admin scanner APIs (metadata scanning) and the widely-shared-artifact lists:
@@ -47,7 +48,6 @@ export interface ScanWaitOptions {
   cancelled?: () => boolean;
 }
 
-type Json = Record<string, unknown>;
 
 /** The refusal of the read-only admin APIs, worded for a stream recorded as not collected (cause and fix). */
 async function notCollected(ctx: StreamContext, e: unknown): Promise<unknown> {

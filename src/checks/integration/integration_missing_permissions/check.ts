@@ -1,5 +1,6 @@
 import { API_DISPLAY_NAMES, PERMISSION_CAPABILITIES } from '../../../core/capabilities.ts';
 import { gapReason, type ReadGap } from '../../gaps.ts';
+import { streamsGatedBy } from '../../../sources/index.ts';
 import type { CheckFunction, CheckResult } from '../../types.ts';
 
 /**
@@ -25,11 +26,12 @@ const PROVES_MISSING = new Set(['MISSING_PERMISSION', 'POWER_BI_NOT_AUTHORIZED',
 export const check: CheckFunction = (ctx) => {
   const results: CheckResult[] = [];
   for (const cap of PERMISSION_CAPABILITIES) {
-    if (cap.streams.length === 0) continue;
+    const streams = streamsGatedBy(cap.id);
+    if (streams.length === 0) continue;
     const base = { resourceType: 'tenant' as const, resourceId: `${ctx.tenantId}/${cap.id}`, resourceName: cap.title };
     const whole: ReadGap[] = [];
     const slices: ReadGap[] = [];
-    for (const stream of cap.streams) {
+    for (const stream of streams) {
       const g = ctx.coverage.streamGap(stream);
       if (g) whole.push({ ...g, stream, sliceKey: '*' });
       else for (const s of ctx.coverage.sliceGaps(stream)) slices.push({ code: s.code, message: s.message, stream, sliceKey: s.sliceKey });
@@ -38,13 +40,13 @@ export const check: CheckFunction = (ctx) => {
     if (refused?.code === 'POWER_BI_NOT_AUTHORIZED') {
       // Power BI is judged by the API (src/core/capabilities.ts `judgedByApi`): its refusal names the tenant setting
       // or the Power BI permissions to remove, and is a setup gap like a missing permission.
-      results.push({ ...base, status: 'fail', reason: refused.message, detail: { streams: cap.streams } });
+      results.push({ ...base, status: 'fail', reason: refused.message, detail: { streams: streams } });
     } else if (refused) {
       const upstream = refused.code === 'MISSING_PERMISSION' ? '' : ` (${API_DISPLAY_NAMES[cap.api]} refused the '${refused.stream}' read: ${refused.code})`;
-      results.push({ ...base, status: 'fail', reason: `${API_DISPLAY_NAMES[cap.api]} application permission ${cap.recommended} is not granted: ${cap.title.toLowerCase()} are not collected.${upstream}`, detail: { permission: cap.recommended, streams: cap.streams, code: refused.code } });
+      results.push({ ...base, status: 'fail', reason: `${API_DISPLAY_NAMES[cap.api]} application permission ${cap.recommended} is not granted: ${cap.title.toLowerCase()} are not collected.${upstream}`, detail: { permission: cap.recommended, streams: streams, code: refused.code } });
     } else if (whole.length > 0 || slices.length > 0) {
       const gap = whole[0] ?? slices[0]!;
-      results.push({ ...base, status: 'not_evaluated', reason: gapReason(gap), detail: { streams: cap.streams, code: gap.code } });
+      results.push({ ...base, status: 'not_evaluated', reason: gapReason(gap), detail: { streams: streams, code: gap.code } });
     } else {
       results.push({ ...base, status: 'pass', reason: null });
     }

@@ -1,12 +1,15 @@
-import { VigilError } from '../../core/errors.ts';
-import type { FoundryAccountAttrs, FoundryDeploymentAttrs, FoundryProjectAttrs } from '../../core/estate/foundry.ts';
-import type { EstateObject, ParentRow } from '../../core/inventory.ts';
-import { UpstreamHttpError } from '../../platform/http/client.ts';
-import { odataPages } from '../../platform/http/odata.ts';
-import type { Slice, Stream, StreamContext, StreamPage } from '../stream.ts';
+import { VigilError } from '../../../core/errors.ts';
+import type { FoundryAccountAttrs } from '../../../core/estate/foundry.ts';
+import type { EstateObject } from '../../../core/inventory.ts';
+import { COGNITIVE_SERVICES_API, scopeOf } from '../cognitiveServices.ts';
+import { UpstreamHttpError } from '../../../platform/http/client.ts';
+import { odataPages } from '../../../platform/http/odata.ts';
+import type { Stream, StreamContext, StreamPage } from '../../stream.ts';
+import { str, bool, obj, type Json } from '../../../core/json.ts';
 
 /**
- * Azure AI Foundry inventory through Azure Resource Manager (reference §8).
+ * Azure AI Foundry inventory through Azure Resource Manager (reference §8); the children of the accounts are
+ * `foundryProjects.ts` and `foundryDeployments.ts`.
  *
  * - `foundryAccounts` (root): `GET {arm}/subscriptions?api-version=2022-12-01` (the subscriptions the service
  *   principal holds a role in), then per subscription `GET /subscriptions/{sub}/providers/Microsoft.CognitiveServices/
@@ -27,18 +30,11 @@ import type { Slice, Stream, StreamContext, StreamPage } from '../stream.ts';
  * `{"error":{"code","message"}}`; learn.microsoft.com `/azure/role-based-access-control/built-in-roles` (Reader).
  */
 
-/** api-version of the Cognitive Services resource provider used. */
-export const COGNITIVE_SERVICES_API = '2025-06-01';
 /** api-version of `GET /subscriptions`. */
 export const SUBSCRIPTIONS_API = '2022-12-01';
 /** Account kinds collected. */
 export const FOUNDRY_KINDS = ['AIServices', 'OpenAI'] as const;
 
-type Json = Record<string, unknown>;
-const s = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const n = (v: unknown): number | null => (typeof v === 'number' ? v : null);
-const b = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
-const obj = (v: unknown): Json => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 
 /** Remedy text shared by the no-subscription and 403 cases. */
 export function readerRemedy(applicationId: string | null, subscriptions: string[] = []): string {
@@ -52,12 +48,6 @@ function armPages(ctx: StreamContext, url: string) {
   return odataPages<Json>(ctx.http, { api: 'arm', url, token: ctx.tokens.bearer(ctx.cloud.arm.resource), tenantId: ctx.tenantId });
 }
 
-/** Subscription id and resource group of an ARM id (`/subscriptions/{s}/resourceGroups/{rg}/…`). */
-function scopeOf(id: string): { subscriptionId: string; resourceGroup: string | null } {
-  const m = /^\/subscriptions\/([^/]+)(?:\/resourceGroups\/([^/]+))?/i.exec(id);
-  return { subscriptionId: (m?.[1] ?? '').toLowerCase(), resourceGroup: m?.[2] ?? null };
-}
-
 /** Normalises an account (ListAccountsBySubscription item). */
 export function normaliseAccount(j: Json): EstateObject<FoundryAccountAttrs> {
   const id = String(j.id);
@@ -65,17 +55,17 @@ export function normaliseAccount(j: Json): EstateObject<FoundryAccountAttrs> {
   return {
     sliceKey: '*',
     id,
-    name: s(j.name),
+    name: str(j.name),
     attrs: {
       ...scopeOf(id),
       kind: String(j.kind),
-      location: s(j.location),
-      sku: s(obj(j.sku).name),
-      endpoint: s(p.endpoint),
-      publicNetworkAccess: s(p.publicNetworkAccess),
-      disableLocalAuth: b(p.disableLocalAuth),
-      networkDefaultAction: s(obj(p.networkAcls).defaultAction),
-      provisioningState: s(p.provisioningState),
+      location: str(j.location),
+      sku: str(obj(j.sku).name),
+      endpoint: str(p.endpoint),
+      publicNetworkAccess: str(p.publicNetworkAccess),
+      disableLocalAuth: bool(p.disableLocalAuth),
+      networkDefaultAction: str(obj(p.networkAcls).defaultAction),
+      provisioningState: str(p.provisioningState),
     },
     raw: j,
   };
@@ -141,70 +131,4 @@ export const foundryAccountsStream: Stream<'foundryAccounts'> = {
       );
     }
   },
-};
-
-/** Slice for one account row: key = its ARM id. */
-function accountSlice(row: ParentRow): Slice | null {
-  const attrs = row.raw ? (JSON.parse(row.raw) as Partial<FoundryAccountAttrs>) : {};
-  return { key: row.id, params: { accountId: row.id, subscriptionId: attrs.subscriptionId ?? scopeOf(row.id).subscriptionId } };
-}
-
-/** Reads `{accountId}/{collection}` pages, mapping each item. */
-async function* childPages<A extends object>(ctx: StreamContext, slice: Slice, collection: 'projects' | 'deployments', cursor: string | null, map: (j: Json) => A): AsyncGenerator<StreamPage<EstateObject<A>>> {
-  const url = cursor ?? `${ctx.cloud.arm.baseUrl}${slice.params.accountId}/${collection}?api-version=${COGNITIVE_SERVICES_API}`;
-  for await (const page of armPages(ctx, url)) {
-    yield {
-      records: page.items.map((j) => ({ sliceKey: slice.key, id: String(j.id), name: s(j.name), attrs: map(j), raw: j })),
-      nextCursor: page.nextLink ?? null,
-    };
-  }
-}
-
-/** Foundry projects of every collected account. */
-export const foundryProjectsStream: Stream<'foundryProjects'> = {
-  name: 'foundryProjects',
-  primaryKey: ['id'],
-  parent: 'foundryAccounts',
-  slice: accountSlice,
-  resource: (ctx) => ctx.cloud.arm.resource,
-  read: (ctx, slice, cursor) =>
-    childPages<FoundryProjectAttrs>(ctx, slice, 'projects', cursor, (j) => {
-      const p = obj(j.properties);
-      return {
-        accountId: slice.key,
-        subscriptionId: slice.params.subscriptionId!,
-        displayName: s(p.displayName),
-        isDefault: b(p.isDefault),
-        location: s(j.location),
-        provisioningState: s(p.provisioningState),
-      };
-    }),
-};
-
-/** Model deployments of every collected account, with their content filter (RAI policy). */
-export const foundryDeploymentsStream: Stream<'foundryDeployments'> = {
-  name: 'foundryDeployments',
-  primaryKey: ['id'],
-  parent: 'foundryAccounts',
-  slice: accountSlice,
-  resource: (ctx) => ctx.cloud.arm.resource,
-  read: (ctx, slice, cursor) =>
-    childPages<FoundryDeploymentAttrs>(ctx, slice, 'deployments', cursor, (j) => {
-      const p = obj(j.properties);
-      const model = obj(p.model);
-      const sku = obj(j.sku);
-      const rai = s(p.raiPolicyName);
-      return {
-        accountId: slice.key,
-        subscriptionId: slice.params.subscriptionId!,
-        modelFormat: s(model.format),
-        modelName: s(model.name),
-        modelVersion: s(model.version),
-        sku: s(sku.name),
-        capacity: n(sku.capacity),
-        raiPolicyName: rai,
-        contentFilterMissing: rai === null || rai === '',
-        provisioningState: s(p.provisioningState),
-      };
-    }),
 };

@@ -1,10 +1,9 @@
-import { VigilError } from '../../core/errors.ts';
-import type { PowerBiDatasetSummary, PowerBiPrincipalSummary, PowerBiReportSummary, PowerBiSharedLinkAttrs, PowerBiShareKind, PowerBiWorkspaceAttrs } from '../../core/estate/powerBi.ts';
-import type { EstateObject } from '../../core/inventory.ts';
-import { UpstreamHttpError } from '../../platform/http/client.ts';
-import type { Stream, StreamContext } from '../stream.ts';
+import { VigilError } from '../../../core/errors.ts';
+import type { PowerBiDatasetSummary, PowerBiPrincipalSummary, PowerBiReportSummary, PowerBiWorkspaceAttrs } from '../../../core/estate/powerBi.ts';
+import type { EstateObject } from '../../../core/inventory.ts';
+import { UpstreamHttpError } from '../../../platform/http/client.ts';
+import type { Stream, StreamContext } from '../../stream.ts';
 import {
-  adminUrl,
   MAX_SCANS_IN_FLIGHT,
   MODIFIED_SINCE_MAX_AGE_MS,
   MODIFIED_SINCE_MIN_AGE_MS,
@@ -12,14 +11,13 @@ import {
   modifiedWorkspaces,
   SCAN_BATCH_SIZE,
   scanWorkspaces,
-  widelySharedPage,
   type ScanWaitOptions,
-  type WidelySharedList,
-} from './scanner.ts';
+} from '../scanner.ts';
+import { obj, objects, str, bool, type Json } from '../../../core/json.ts';
 
 /**
- * Power BI inventory streams: workspaces (with their reports, datasets, dashboards, dataflows and users) through the
- * admin scanner flow, incrementally; and the artifacts published to the web or shared with the whole organisation.
+ * `powerBiWorkspaces`: every workspace (with its reports, datasets, dashboards, dataflows and users) through the admin
+ * scanner flow, incrementally (the artifacts shared widely are `powerBiSharedLinks.ts`).
  *
  * Rounds of `powerBiWorkspaces` (learn.microsoft.com/fabric/governance/metadata-scanning-run): the first reads every
  * workspace id (`workspaces/modified` without `modifiedSince`, personal workspaces included), scans them in batches of
@@ -35,11 +33,6 @@ import {
  * and comes in the next round.
  */
 
-type Json = Record<string, unknown>;
-const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
-const arr = (v: unknown): Json[] => (Array.isArray(v) ? (v.filter((x) => x && typeof x === 'object') as Json[]) : []);
-const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const bool = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
 
 /** Workspace states that mean the workspace is gone. */
 const GONE_STATES = new Set(['deleted', 'removing', 'notfound']);
@@ -73,9 +66,9 @@ const uniqSorted = (xs: (string | null | undefined)[]): string[] => [...new Set(
 
 /** Maps a scanned workspace (GetScanResult `workspaces[]`) to its estate object; `sources` = datasourceInstances by id. */
 export function toWorkspace(w: Json, sources: Map<string, Json>, scannedAt: string | null): EstateObject<PowerBiWorkspaceAttrs> {
-  const users = arr(w.users);
-  const reports: PowerBiReportSummary[] = arr(w.reports).map((r) => {
-    const ru = arr(r.users);
+  const users = objects(w.users);
+  const reports: PowerBiReportSummary[] = objects(w.reports).map((r) => {
+    const ru = objects(r.users);
     return {
       id: String(r.id),
       name: str(r.name),
@@ -87,9 +80,9 @@ export function toWorkspace(w: Json, sources: Map<string, Json>, scannedAt: stri
       externalUserCount: ru.filter(isExternal).length,
     };
   });
-  const datasets: PowerBiDatasetSummary[] = arr(w.datasets).map((d) => {
-    const du = arr(d.users);
-    const used = arr(d.datasourceUsages).map((u) => sources.get(String(u.datasourceInstanceId).toLowerCase())).filter((s): s is Json => s !== undefined);
+  const datasets: PowerBiDatasetSummary[] = objects(w.datasets).map((d) => {
+    const du = objects(d.users);
+    const used = objects(d.datasourceUsages).map((u) => sources.get(String(u.datasourceInstanceId).toLowerCase())).filter((s): s is Json => s !== undefined);
     return {
       id: String(d.id),
       name: str(d.name),
@@ -119,8 +112,8 @@ export function toWorkspace(w: Json, sources: Map<string, Json>, scannedAt: stri
       sharedWithGroup: users.some((u) => str(u.principalType) === 'Group'),
       reports,
       datasets,
-      dashboardCount: arr(w.dashboards).length,
-      dataflowCount: arr(w.dataflows).length,
+      dashboardCount: objects(w.dashboards).length,
+      dataflowCount: objects(w.dataflows).length,
       scannedAt,
     },
     raw: w,
@@ -171,6 +164,7 @@ function roundOf(ctx: StreamContext, cursor: string | null, nowMs: number): Roun
 /** Every Power BI workspace with its items, through the scanner APIs; incremental by `modifiedSince`. */
 export const powerBiWorkspacesStream: Stream<'powerBiWorkspaces'> = {
   name: 'powerBiWorkspaces',
+  capability: 'powerBi.tenant',
   primaryKey: ['id'],
   delta: true,
   resource: (ctx) => ctx.cloud.powerBi.resource,
@@ -206,10 +200,10 @@ export const powerBiWorkspacesStream: Stream<'powerBiWorkspaces'> = {
       for (let i = 0; i < batches.length; i++) {
         const { result, scannedAt } = await (jobs[i] as Promise<Awaited<ReturnType<typeof scanWorkspaces>>>);
         if (i + MAX_SCANS_IN_FLIGHT < batches.length) launch(i + MAX_SCANS_IN_FLIGHT);
-        const sources = new Map(arr(result.datasourceInstances).concat(arr(result.misconfiguredDatasourceInstances)).map((s) => [String(s.datasourceId).toLowerCase(), s]));
+        const sources = new Map(objects(result.datasourceInstances).concat(objects(result.misconfiguredDatasourceInstances)).map((s) => [String(s.datasourceId).toLowerCase(), s]));
         const records: EstateObject<PowerBiWorkspaceAttrs>[] = [];
         const removed: string[] = [];
-        for (const w of arr(result.workspaces)) {
+        for (const w of objects(result.workspaces)) {
           if (typeof w.id !== 'string') continue;
           if (GONE_STATES.has(String(w.state ?? '').toLowerCase())) removed.push(w.id.toLowerCase());
           else records.push(toWorkspace(w, sources, scannedAt));
@@ -225,68 +219,6 @@ export const powerBiWorkspacesStream: Stream<'powerBiWorkspaces'> = {
       }
     } finally {
       cancelled = true;
-    }
-  },
-};
-
-const LISTS: { list: WidelySharedList; kind: PowerBiShareKind }[] = [
-  { list: 'publishedToWeb', kind: 'publishedToWeb' },
-  { list: 'linksSharedToWholeOrganization', kind: 'organizationLink' },
-];
-
-/** Maps an `ArtifactAccessEntry` of a widely-shared list to its estate object (`id` = `{kind}/{artifactId}`). */
-export function toSharedLink(kind: PowerBiShareKind, e: Json): EstateObject<PowerBiSharedLinkAttrs> | null {
-  const artifactId = str(e.artifactId);
-  if (!artifactId) return null;
-  const sharer = e.sharer && typeof e.sharer === 'object' ? obj(e.sharer) : null;
-  return {
-    sliceKey: '*',
-    id: `${kind}/${artifactId.toLowerCase()}`,
-    name: str(e.displayName),
-    attrs: {
-      kind,
-      artifactId: artifactId.toLowerCase(),
-      displayName: str(e.displayName),
-      artifactType: str(e.artifactType),
-      shareType: str(e.shareType),
-      accessRight: str(e.accessRight),
-      sharer: sharer ? { emailAddress: str(sharer.emailAddress), identifier: str(sharer.identifier), graphId: str(sharer.graphId), principalType: str(sharer.principalType) } : null,
-    },
-    raw: e,
-  };
-}
-
-/**
- * Artifacts published to the web and artifacts shared through links to the whole organisation: one object per artifact
- * per list, every round in full (objects no longer listed are marked deleted). Cursor: `{"k": list index, "u": page URL}`.
- */
-export const powerBiSharedLinksStream: Stream<'powerBiSharedLinks'> = {
-  name: 'powerBiSharedLinks',
-  primaryKey: ['id'],
-  resource: (ctx) => ctx.cloud.powerBi.resource,
-  async *read(ctx, _slice, cursor) {
-    let k = 0;
-    let url: string | undefined;
-    if (cursor !== null) {
-      const c = JSON.parse(cursor) as { k?: unknown; u?: unknown };
-      k = c.k === 1 ? 1 : 0;
-      url = typeof c.u === 'string' ? c.u : undefined;
-    }
-    for (; k < LISTS.length; k++) {
-      const { list, kind } = LISTS[k] as (typeof LISTS)[number];
-      url ??= adminUrl(ctx, `widelySharedArtifacts/${list}`);
-      for (let pages = 0; url !== undefined; pages++) {
-        if (pages > 100_000) throw new VigilError('upstream', 'POWER_BI_PAGING_LOOP', `Power BI ${list} kept returning continuation links.`);
-        const page = await widelySharedPage(ctx, list, url);
-        const seen = new Map<string, EstateObject<PowerBiSharedLinkAttrs>>();
-        for (const e of page.entities) {
-          const o = toSharedLink(kind, e);
-          if (o && !seen.has(o.id)) seen.set(o.id, o);
-        }
-        url = page.next;
-        const nextCursor = url !== undefined ? JSON.stringify({ k, u: url }) : k + 1 < LISTS.length ? JSON.stringify({ k: k + 1 }) : null;
-        yield { records: [...seen.values()], nextCursor };
-      }
     }
   },
 };

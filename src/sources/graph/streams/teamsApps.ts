@@ -1,19 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ExternalConnectionAttrs, TeamsAppAttrs } from '../../core/estate/graph.ts';
-import { VigilError } from '../../core/errors.ts';
-import type { EstateObject, ParentRow } from '../../core/inventory.ts';
-import { parseRetryAfter, UpstreamHttpError } from '../../platform/http/client.ts';
-import { foreignLinkError } from '../../platform/http/links.ts';
-import { odataPages } from '../../platform/http/odata.ts';
-import { REFRESH_SECONDS, type Slice, type Stream, type StreamContext } from '../stream.ts';
+import type { TeamsAppAttrs } from '../../../core/estate/graph.ts';
+import { VigilError } from '../../../core/errors.ts';
+import type { EstateObject, ParentRow } from '../../../core/inventory.ts';
+import { parseRetryAfter, UpstreamHttpError } from '../../../platform/http/client.ts';
+import { foreignLinkError } from '../../../platform/http/links.ts';
+import { REFRESH_SECONDS, type Slice, type Stream, type StreamContext } from '../../stream.ts';
+import { str, type Json } from '../../../core/json.ts';
 
 /**
- * Microsoft Graph estate streams beyond the directory:
- * - `externalConnections`: `GET /v1.0/external/connections`, paged by `@odata.nextLink`; full read every round.
- *   Needs ExternalConnection.Read.All.
- * - `teamsApps`: Teams apps installed per user, `GET /v1.0/users/{id}/teamwork/installedApps?$expand=teamsApp,
- *   teamsAppDefinition`, sent 20 at a time through `POST /v1.0/$batch` (one slice per 20 users, `covers` = their ids);
- *   full read every round. Needs TeamsAppInstallation.ReadForUser.All.
+ * `teamsApps`: Teams apps installed per user, `GET /v1.0/users/{id}/teamwork/installedApps?$expand=teamsApp,
+ * teamsAppDefinition`, sent 20 at a time through `POST /v1.0/$batch` (one slice per 20 users, `covers` = their ids);
+ * full read every round. Needs TeamsAppInstallation.ReadForUser.All.
  *
  * Batching (Graph `concepts/json-batching.md`, `throttling.md`): at most 20 requests per batch; responses come in any
  * order and are matched by id; the outer request succeeds even when inner ones fail, and each inner request is
@@ -23,47 +20,12 @@ import { REFRESH_SECONDS, type Slice, type Stream, type StreamContext } from '..
  * allowed) fails the slice, which is recorded as errored.
  */
 
-type Json = Record<string, unknown>;
-const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-
 /** Requests per `$batch` (Graph's limit). */
 export const BATCH_SIZE = 20;
 /** Attempts per inner request before the slice fails. */
 export const INNER_ATTEMPTS = 8;
 /** Longest wait for one inner `Retry-After`, seconds. */
 const MAX_INNER_WAIT_SECONDS = 120;
-
-/** Maps an external connection to an estate object (slice `*`). */
-export function toExternalConnection(j: Json): EstateObject<ExternalConnectionAttrs> {
-  const configuration = (j.configuration ?? {}) as Json;
-  return {
-    sliceKey: '*',
-    id: String(j.id),
-    name: str(j.name),
-    attrs: {
-      name: str(j.name),
-      description: str(j.description),
-      state: str(j.state),
-      authorizedAppIds: Array.isArray(configuration.authorizedAppIds) ? configuration.authorizedAppIds.map(String) : [],
-      connectorId: str(j.connectorId),
-    },
-    raw: j,
-  };
-}
-
-/** Microsoft Search external connections (Copilot connectors) of the tenant. */
-export const externalConnectionsStream: Stream<'externalConnections'> = {
-  name: 'externalConnections',
-  primaryKey: ['id'],
-  resource: (ctx) => ctx.cloud.graph.resource,
-  async *read(ctx, _slice, cursor) {
-    const url = cursor ?? `${ctx.cloud.graph.baseUrl}/v1.0/external/connections`;
-    const request = { api: 'graph' as const, url, token: ctx.tokens.bearer(ctx.cloud.graph.resource), tenantId: ctx.tenantId };
-    for await (const page of odataPages<Json>(ctx.http, request)) {
-      yield { records: page.items.map(toExternalConnection), nextCursor: page.nextLink ?? null };
-    }
-  },
-};
 
 /** Maps one installation of a user's personal scope to an estate object (slice = the user id). */
 export function toTeamsApp(userId: string, j: Json): EstateObject<TeamsAppAttrs> {
@@ -202,6 +164,7 @@ async function* readTeamsApps(ctx: StreamContext, slice: Slice) {
  */
 export const teamsAppsStream: Stream<'teamsApps'> = {
   name: 'teamsApps',
+  capability: 'teams.installedApps',
   primaryKey: ['id'],
   parent: 'users',
   slices: teamsAppsSlices,

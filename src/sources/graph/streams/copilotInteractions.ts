@@ -1,8 +1,9 @@
-import type { CopilotInteractionAttrs } from '../../core/estate/copilotInteractions.ts';
-import type { EstateObject, ParentRow } from '../../core/inventory.ts';
-import { inspectText, summarize, type InspectionResult } from '../../inspection/index.ts';
-import { odataPages } from '../../platform/http/odata.ts';
-import { REFRESH_SECONDS, type Slice, type Stream, type StreamContext, type StreamPage } from '../stream.ts';
+import type { CopilotInteractionAttrs } from '../../../core/estate/copilotInteractions.ts';
+import type { EstateObject, ParentRow } from '../../../core/inventory.ts';
+import { inspectText, summarize, type InspectionResult } from '../../../inspection/index.ts';
+import { odataPages } from '../../../platform/http/odata.ts';
+import { REFRESH_SECONDS, type Slice, type Stream, type StreamContext, type StreamPage } from '../../stream.ts';
+import { str, type Json } from '../../../core/json.ts';
 
 /**
  * Microsoft 365 Copilot interaction history, per licensed user:
@@ -31,8 +32,6 @@ export const COPILOT_SKU_IDS: readonly string[] = ['639dec6b-bb19-468b-871c-c5c4
 /** Page size asked (`$top`): the value the API page recommends. */
 const PAGE_SIZE = 100;
 
-type Json = Record<string, unknown>;
-const s = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const count = (v: unknown): number => (Array.isArray(v) ? v.length : 0);
 
 /** True when the stored Graph user JSON (`raw`, with `assignedLicenses`) holds a Copilot SKU. */
@@ -60,7 +59,7 @@ function filterBound(url: string): string | null {
 /** Maps one `aiInteraction` to an estate object: inspects the body and attachments, masks them in `raw`. */
 export function toInteraction(userId: string, j: Json): EstateObject<CopilotInteractionAttrs> {
   const body = (j.body && typeof j.body === 'object' ? j.body : {}) as Json;
-  const content = s(body.content) ?? '';
+  const content = str(body.content) ?? '';
   const results: InspectionResult[] = [];
   const bodyResult = inspectText(content);
   results.push(bodyResult);
@@ -82,13 +81,13 @@ export function toInteraction(userId: string, j: Json): EstateObject<CopilotInte
     name: null,
     attrs: {
       userId,
-      sessionId: s(j.sessionId),
-      requestId: s(j.requestId),
-      appClass: s(j.appClass),
-      interactionType: s(j.interactionType),
-      conversationType: s(j.conversationType),
-      createdDateTime: s(j.createdDateTime),
-      from: user ? { type: 'user', id: s(user.id) } : app ? { type: 'application', id: s(app.id) } : { type: null, id: null },
+      sessionId: str(j.sessionId),
+      requestId: str(j.requestId),
+      appClass: str(j.appClass),
+      interactionType: str(j.interactionType),
+      conversationType: str(j.conversationType),
+      createdDateTime: str(j.createdDateTime),
+      from: user ? { type: 'user', id: str(user.id) } : app ? { type: 'application', id: str(app.id) } : { type: null, id: null },
       contexts: count(j.contexts),
       attachments: count(j.attachments),
       links: count(j.links),
@@ -102,6 +101,7 @@ export function toInteraction(userId: string, j: Json): EstateObject<CopilotInte
 /** Copilot interaction history of each user holding a Copilot licence (one slice per user). */
 export const copilotInteractionsStream: Stream<'copilotInteractions'> = {
   name: 'copilotInteractions',
+  capability: 'copilot.interactions',
   primaryKey: ['id'],
   parent: 'users',
   delta: true,

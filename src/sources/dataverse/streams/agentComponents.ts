@@ -1,18 +1,17 @@
 import { parse as parseYaml } from 'yaml';
-import type { EstateObject } from '../../core/inventory.ts';
+import type { EstateObject } from '../../../core/inventory.ts';
 import type {
-  AgentChannel,
   AgentComponentAttrs,
   AgentComponentKind,
-  AgentSettingsAttrs,
   ConnectionMode,
   KnowledgeSourceType,
-} from '../../core/estate/agentcomponents.ts';
-import { inspectText } from '../../inspection/index.ts';
-import { dataverseEntityStream } from './streams.ts';
+} from '../../../core/estate/agentcomponents.ts';
+import { inspectText } from '../../../inspection/index.ts';
+import { dataverseEntityStream } from '../entity.ts';
+import { str, num, bool, objOrNull, type Json } from '../../../core/json.ts';
 
 /**
- * Copilot Studio agent components and settings per environment with Dataverse.
+ * Copilot Studio agent components per environment with Dataverse (the agents' settings are `agentSettings.ts`).
  *
  * - `agentComponents`: `GET {org}/api/data/v9.2/botcomponents?$select=…` (all components of the environment, paged
  *   with `Prefer: odata.maxpagesize` and `@odata.nextLink`; full read each round, no delta). Each row's `data` (the
@@ -20,9 +19,6 @@ import { dataverseEntityStream } from './streams.ts';
  *   tool connector and credential mode, MCP tools, HTTP hosts called by topics, child and connected agents, instruction
  *   length and whether the instructions — the agent's and each child agent's — hold a credential). The stored `raw`
  *   drops `data` and `content` (they may hold instructions with secrets) and keeps their lengths.
- * - `agentSettings`: `GET {org}/api/data/v9.2/bots?$select=botid,name,configuration` — the generative-AI settings and
- *   the published channels parsed from the `configuration` Memo (JSON). Chosen as its own stream (not a component
- *   kind) because the settings belong to the bot row, one object per agent.
  *
  * Reading needs the same Dataverse access as `agents` (an application user with System Administrator); Dataverse
  * answers 403 `0x80072560` / `0x80040220` otherwise and that environment's slice is recorded errored.
@@ -36,11 +32,6 @@ import { dataverseEntityStream } from './streams.ts';
  * `core/estate/agentcomponents.ts`.
  */
 
-type Json = Record<string, unknown>;
-const s = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const n = (v: unknown): number | null => (typeof v === 'number' ? v : null);
-const b = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
-const obj = (v: unknown): Json | null => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : null);
 
 /** Fields of `botcomponent` read by Vigil. */
 export const BOT_COMPONENT_FIELDS =
@@ -85,7 +76,7 @@ function httpCalls(tree: unknown): { count: number; hosts: string[]; origins: st
   for (const node of nodes(tree)) {
     if (node.kind !== 'HttpRequestAction') continue;
     count++;
-    const url = s(node.url);
+    const url = str(node.url);
     const host = urlHost(url);
     const origin = urlOrigin(url);
     if (host) hosts.add(host);
@@ -148,8 +139,8 @@ function connectionMode(v: unknown): ConnectionMode {
  * `componenttype`. Instruction text is reduced to its length.
  */
 export function normaliseComponent(j: Json): AgentComponentAttrs {
-  const componentType = n(j.componenttype);
-  const data = s(j.data);
+  const componentType = num(j.componenttype);
+  const data = str(j.data);
   let tree: unknown = null;
   let dataUnparsed = false;
   if (data && data.trim() !== '') {
@@ -159,81 +150,81 @@ export function normaliseComponent(j: Json): AgentComponentAttrs {
       dataUnparsed = true;
     }
   }
-  const root = obj(tree);
-  const yamlKind = s(root?.kind);
+  const root = objOrNull(tree);
+  const yamlKind = str(root?.kind);
   const attrs: AgentComponentAttrs = {
-    botId: s(j._parentbotid_value),
-    parentComponentId: s(j._parentbotcomponentid_value),
-    schemaName: s(j.schemaname),
+    botId: str(j._parentbotid_value),
+    parentComponentId: str(j._parentbotcomponentid_value),
+    schemaName: str(j.schemaname),
     componentType,
     yamlKind,
     kind: kindFromType(componentType),
-    stateCode: n(j.statecode),
-    modifiedOn: s(j.modifiedon),
+    stateCode: num(j.statecode),
+    modifiedOn: str(j.modifiedon),
     dataUnparsed,
   };
   if (!root) return attrs;
   switch (yamlKind) {
     case 'AdaptiveDialog': {
-      const begin = obj(root.beginDialog);
+      const begin = objOrNull(root.beginDialog);
       const http = httpCalls(root);
       attrs.kind = componentType === 17 ? 'trigger' : 'topic';
-      attrs.topic = { triggerKind: s(begin?.kind), callsHttp: http.count > 0, httpHosts: http.hosts, httpOrigins: http.origins, dynamicHttpUrls: http.dynamic };
+      attrs.topic = { triggerKind: str(begin?.kind), callsHttp: http.count > 0, httpHosts: http.hosts, httpOrigins: http.origins, dynamicHttpUrls: http.dynamic };
       break;
     }
     case 'AgentDialog': {
       // A child agent: its own instructions go through the same inspection as the agent's (text never kept).
-      const text = s(obj(root.settings)?.instructions) ?? '';
+      const text = str(objOrNull(root.settings)?.instructions) ?? '';
       attrs.kind = 'agent';
-      attrs.agent = { relation: 'child', triggerKind: s(obj(root.beginDialog)?.kind), botSchemaName: null };
+      attrs.agent = { relation: 'child', triggerKind: str(objOrNull(root.beginDialog)?.kind), botSchemaName: null };
       attrs.instructions = { length: text.length, containsSecret: inspectText(text).matches.some((m) => m.kind === 'secret'), webBrowsing: null };
       break;
     }
     case 'TaskDialog': {
-      const action = obj(root.action);
+      const action = objOrNull(root.action);
       if (action?.kind === 'InvokeConnectedAgentTaskAction') {
         // A connected agent: another agent of the environment; its instructions are its own bot's components.
         attrs.kind = 'agent';
-        attrs.agent = { relation: 'connected', triggerKind: null, botSchemaName: s(action.botSchemaName) };
+        attrs.agent = { relation: 'connected', triggerKind: null, botSchemaName: str(action.botSchemaName) };
         break;
       }
-      const details = obj(action?.operationDetails);
+      const details = objOrNull(action?.operationDetails);
       const isMcp = details?.kind === 'ModelContextProtocolMetadata';
-      const reference = s(action?.connectionReference);
+      const reference = str(action?.connectionReference);
       const connectorId = connectorOf(reference);
       attrs.kind = isMcp ? 'mcp' : 'action';
       attrs.tool = {
-        actionKind: s(action?.kind),
+        actionKind: str(action?.kind),
         connectionReference: reference,
         connectorId,
         customConnector: connectorId === null ? null : connectorId.includes('-5f') || !connectorId.startsWith('shared_'),
-        connectionMode: connectionMode(obj(action?.connectionProperties)?.mode),
-        operationId: s(action?.operationId) ?? s(details?.operationId),
-        serverHost: urlHost(s(details?.serverUrl)),
+        connectionMode: connectionMode(objOrNull(action?.connectionProperties)?.mode),
+        operationId: str(action?.operationId) ?? str(details?.operationId),
+        serverHost: urlHost(str(details?.serverUrl)),
         httpHosts: httpCalls(root).hosts,
         httpOrigins: httpCalls(root).origins,
       };
       break;
     }
     case 'KnowledgeSourceConfiguration': {
-      const source = obj(root.source);
-      const sourceKind = s(source?.kind);
-      const url = s(source?.site) ?? s(source?.siteUrl) ?? s(source?.url);
+      const source = objOrNull(root.source);
+      const sourceKind = str(source?.kind);
+      const url = str(source?.site) ?? str(source?.siteUrl) ?? str(source?.url);
       attrs.kind = 'knowledge';
       attrs.knowledge = {
         sourceType: (sourceKind && KNOWLEDGE_TYPES[sourceKind]) || 'other',
         sourceKind,
         url: url && !url.startsWith('=') ? url : null,
         host: urlHost(url),
-        connectionName: s(source?.connectionName),
+        connectionName: str(source?.connectionName),
       };
       break;
     }
     case 'GptComponentMetadata': {
-      const text = s(root.instructions) ?? '';
+      const text = str(root.instructions) ?? '';
       attrs.kind = 'instructions';
       // Only the length and a boolean leave this function: the text and the inspection excerpts are dropped.
-      attrs.instructions = { length: text.length, containsSecret: inspectText(text).matches.some((m) => m.kind === 'secret'), webBrowsing: b(obj(root.gptCapabilities)?.webBrowsing) };
+      attrs.instructions = { length: text.length, containsSecret: inspectText(text).matches.some((m) => m.kind === 'secret'), webBrowsing: bool(objOrNull(root.gptCapabilities)?.webBrowsing) };
       break;
     }
     case 'GlobalVariableComponent':
@@ -264,65 +255,5 @@ export const agentComponentsStream = dataverseEntityStream({
   primaryKey: ['sliceKey', 'id'],
   entitySet: 'botcomponents',
   select: BOT_COMPONENT_FIELDS,
-  map: (j, slice): EstateObject<AgentComponentAttrs> => ({ sliceKey: slice.key, id: String(j.botcomponentid), name: s(j.name), attrs: normaliseComponent(j), raw: storedRaw(j) }),
-});
-
-const CHANNEL_FAMILIES: Record<string, AgentChannel['family']> = {
-  msteams: 'teams',
-  m365copilot: 'teams',
-  microsoft365copilot: 'teams',
-  demowebsite: 'demoWebsite',
-  pvademo: 'demoWebsite',
-  webchat: 'customWebsite',
-  customwebsite: 'customWebsite',
-  directline: 'directLine',
-  facebook: 'facebook',
-};
-
-/**
- * Settings of one bot from its `configuration` JSON (generative orchestration, general knowledge, content moderation,
- * channels). Malformed JSON gives `configurationParsed: false` and nulls.
- */
-export function parseAgentSettings(botId: string, configuration: string | null): AgentSettingsAttrs {
-  let c: Json | null = null;
-  if (configuration) {
-    try {
-      c = obj(JSON.parse(configuration));
-    } catch {
-      c = null;
-    }
-  }
-  const ai = obj(c?.aISettings);
-  const rawChannels = Array.isArray(c?.channels) ? (c.channels as unknown[]) : null;
-  const channels =
-    rawChannels === null
-      ? null
-      : rawChannels
-          .map((x) => s(obj(x)?.channelId) ?? s(x))
-          .filter((id): id is string => id !== null)
-          .map((channelId) => ({ channelId, family: CHANNEL_FAMILIES[channelId.toLowerCase()] ?? 'other' }));
-  return {
-    botId,
-    configurationParsed: c !== null,
-    generativeActionsEnabled: b(obj(c?.settings)?.GenerativeActionsEnabled),
-    useModelKnowledge: b(ai?.useModelKnowledge),
-    fileAnalysisEnabled: b(ai?.isFileAnalysisEnabled),
-    contentModeration: s(ai?.contentModeration),
-    agentConnectable: b(c?.isAgentConnectable),
-    recognizer: s(obj(c?.recognizer)?.$kind),
-    channels,
-  };
-}
-
-/** Generative-AI settings and channels of every agent, one object per bot (id = botid). */
-export const agentSettingsStream = dataverseEntityStream({
-  name: 'agentSettings',
-  primaryKey: ['sliceKey', 'id'],
-  entitySet: 'bots',
-  select: 'botid,name,configuration',
-  map: (j, slice): EstateObject<AgentSettingsAttrs> => {
-    const attrs = parseAgentSettings(String(j.botid), s(j.configuration));
-    const { botId: _b, ...settings } = attrs;
-    return { sliceKey: slice.key, id: String(j.botid), name: s(j.name), attrs, raw: { botid: j.botid, name: j.name, settings } };
-  },
+  map: (j, slice): EstateObject<AgentComponentAttrs> => ({ sliceKey: slice.key, id: String(j.botcomponentid), name: str(j.name), attrs: normaliseComponent(j), raw: storedRaw(j) }),
 });

@@ -1,7 +1,8 @@
-import type { EnvironmentSettingsAttrs } from '../../core/estate/environmentSettings.ts';
-import type { EstateObject } from '../../core/inventory.ts';
-import { REFRESH_SECONDS } from '../stream.ts';
-import { dataverseEntityStream } from './streams.ts';
+import type { EnvironmentSettingsAttrs } from '../../../core/estate/environmentSettings.ts';
+import type { EstateObject } from '../../../core/inventory.ts';
+import { REFRESH_SECONDS } from '../../stream.ts';
+import { dataverseEntityStream } from '../entity.ts';
+import { str, bool, type Json } from '../../../core/json.ts';
 
 /**
  * `environmentSettings`: per environment with Dataverse (parent `environments`, slice = environment name), the single
@@ -25,24 +26,21 @@ export const ORGANIZATION_FIELDS = [
   'contentsecuritypolicyreporturi',
 ].join(',');
 
-type Json = Record<string, unknown>;
-const s = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const b = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
 
 /** Maps an `organization` row of environment `environmentId` to its settings object (id = the environment name). */
 export function toEnvironmentSettings(environmentId: string, j: Json): EstateObject<EnvironmentSettingsAttrs> {
   return {
     sliceKey: environmentId,
     id: environmentId,
-    name: s(j.name),
+    name: str(j.name),
     attrs: {
       environmentId,
-      organizationId: s(j.organizationid),
-      cspEnforcedModelDriven: b(j.iscontentsecuritypolicyenabled),
-      cspEnforcedCanvas: b(j.iscontentsecuritypolicyenabledforcanvas),
-      cspReportUri: s(j.contentsecuritypolicyreporturi),
-      cspConfigurationModelDriven: s(j.contentsecuritypolicyconfiguration),
-      cspConfigurationCanvas: s(j.contentsecuritypolicyconfigurationforcanvas),
+      organizationId: str(j.organizationid),
+      cspEnforcedModelDriven: bool(j.iscontentsecuritypolicyenabled),
+      cspEnforcedCanvas: bool(j.iscontentsecuritypolicyenabledforcanvas),
+      cspReportUri: str(j.contentsecuritypolicyreporturi),
+      cspConfigurationModelDriven: str(j.contentsecuritypolicyconfiguration),
+      cspConfigurationCanvas: str(j.contentsecuritypolicyconfigurationforcanvas),
     },
     raw: j,
   };

@@ -1,0 +1,49 @@
+import type { PowerPlatformEnvironment } from '../../../core/inventory.ts';
+import { odataListStream } from '../../odata.ts';
+import { str, obj, type Json } from '../../../core/json.ts';
+
+/**
+ * Power Platform environments from the admin API (BAP), visible once the application is registered as a Power
+ * Platform admin management application (BAP answers 403 "does not have permission to access the path" before).
+ *
+ * Sources: Power Platform "List environments" (`admin/api/2020-10-01/environments/list-environments.md`);
+ * "Create a service principal application" (`admin/powerplatform-api-create-service-principal.md`).
+ */
+
+/** The environments list API version used. */
+export const BAP_API_VERSION = '2020-10-01';
+
+
+/** Maps a BAP environment object to a {@link PowerPlatformEnvironment}. */
+export function toEnvironment(j: Json): PowerPlatformEnvironment {
+  const p = obj(j.properties);
+  const linked = obj(p.linkedEnvironmentMetadata);
+  return {
+    id: String(j.name),
+    displayName: str(p.displayName),
+    sku: str(p.environmentSku),
+    isDefault: p.isDefault === true,
+    region: str(p.azureRegion) ?? str(j.location),
+    dataverseUrl: str(linked.instanceUrl),
+    state: str(obj(obj(p.states).runtime).id),
+    raw: j,
+  };
+}
+
+/**
+ * Every environment of the tenant.
+ * @throws VigilError `upstream` / `FOREIGN_LINK` when an environment's `linkedEnvironmentMetadata.instanceUrl` (or a
+ *   `nextLink`) is off the hosts of the cloud profile: the page is not yielded, so the link is never stored.
+ */
+export const environmentsStream = odataListStream({
+  name: 'environments',
+  primaryKey: ['id'],
+  resource: (ctx) => ctx.cloud.bap.resource,
+  request: (ctx, _slice, cursor) => ({ api: 'bap', url: cursor ?? `${ctx.cloud.bap.baseUrl}/providers/Microsoft.BusinessAppPlatform/scopes/admin/environments?api-version=${BAP_API_VERSION}` }),
+  map: (j, _slice, ctx) => {
+    const env = toEnvironment(j);
+    // The instance URL is stored and later receives a Dataverse token: refused here, before its page is stored.
+    if (env.dataverseUrl !== null) ctx.http.links.check('dataverse', env.dataverseUrl, `instanceUrl of environment ${env.id}`);
+    return env;
+  },
+});

@@ -1,0 +1,51 @@
+import type { Json } from '../../core/json.ts';
+import { odataPages, type ODataPagingRequest } from '../../platform/http/odata.ts';
+import type { StreamContext, StreamPage } from '../stream.ts';
+
+/**
+ * Delta query reading shared by the Microsoft Graph v1.0 directory streams (`streams/users.ts`, `groups.ts`,
+ * `memberships.ts`): users, groups and group memberships by delta query (incremental after the first round;
+ * memberships through `members@delta`); all paged by `@odata.nextLink`.
+ *
+ * Sources: Graph "List users" (`api/user-list.md`), "List groups", "List group members" (`api/group-list-members.md`:
+ * members of mixed `@odata.type`), paging (`concepts/paging.md`), throttling cost of `$select` (`throttling-limits.md`).
+ */
+
+/**
+ * Resource units a request costs against the tenant's Graph identity budget (`throttling-limits.md`): GET users 2,
+ * groups/{id}/members 3, other 1; `$select` −1; never below 1.
+ */
+export function graphResourceUnits(url: string): number {
+  const path = new URL(url).pathname;
+  const base = /\/groups\/[^/]+\/members$/.test(path) ? 3 : /\/users$/.test(path) ? 2 : 1;
+  return Math.max(1, base - (url.includes('$select=') ? 1 : 0));
+}
+
+/**
+ * A Graph delta round (`users/delta`, `groups/delta`): from the first URL or a saved next/delta link, page by page.
+ * Items with `@removed` are returned as removed ids; the last page carries the next `@odata.deltaLink`. `$top` is
+ * not supported on delta: the page size is asked with `Prefer: odata.maxpagesize`.
+ * Sources: Graph `delta-query-overview.md`, `delta-query-users.md`, `api/user-delta.md`, `api/group-delta.md`.
+ */
+export async function* deltaPages<R>(ctx: StreamContext, url: string, map: (j: Json) => R): AsyncGenerator<StreamPage<R>> {
+  for await (const page of odataPages<Json>(ctx.http, deltaRequest(ctx, url))) {
+    const removed: string[] = [];
+    const records: R[] = [];
+    for (const item of page.items) {
+      if (item['@removed'] !== undefined) removed.push(String(item.id));
+      else records.push(map(item));
+    }
+    yield { records, removed, nextCursor: page.nextLink ?? null, ...(page.deltaLink ? { deltaLink: page.deltaLink } : {}) };
+  }
+}
+
+/** The first URL of a delta round of `path` (`users`, `groups`) with the `$select`ed fields. */
+export function deltaUrl(ctx: StreamContext, path: string, select: string): string {
+  return `${ctx.cloud.graph.baseUrl}/v1.0/${path}/delta?$select=${select}`;
+}
+
+/** The paging request of a delta round from `url`: page size by `Prefer: odata.maxpagesize`, Graph token, its cost. */
+export function deltaRequest(ctx: StreamContext, url: string): ODataPagingRequest {
+  const size = Math.min(999, Math.max(1, ctx.graphPageSize ?? 999));
+  return { api: 'graph', url, headers: { Prefer: `odata.maxpagesize=${size}` }, token: ctx.tokens.bearer(ctx.cloud.graph.resource), tenantId: ctx.tenantId, cost: graphResourceUnits(url) };
+}

@@ -1,0 +1,88 @@
+import type { TenantIsolationAttrs, TenantSettingsObjectAttrs } from '../../../core/estate/powerPlatform.ts';
+import type { EstateObject } from '../../../core/inventory.ts';
+import { str, bool, obj, arr, type Json } from '../../../core/json.ts';
+import { UpstreamHttpError } from '../../../platform/http/client.ts';
+import { type Stream } from '../../stream.ts';
+import { enc, TENANT_SETTINGS_API_VERSION } from '../admin.ts';
+
+/** Maps the `listTenantSettings` body to object `tenantSettings`. */
+export function toTenantSettings(body: Json): EstateObject<TenantSettingsObjectAttrs> {
+  const pp = obj(body.powerPlatform);
+  const apps = obj(pp.powerApps);
+  return {
+    sliceKey: '*',
+    id: 'tenantSettings',
+    name: 'Power Platform tenant settings',
+    attrs: {
+      kind: 'tenantSettings',
+      disableEnvironmentCreationByNonAdminUsers: bool(body.disableEnvironmentCreationByNonAdminUsers),
+      disableTrialEnvironmentCreationByNonAdminUsers: bool(body.disableTrialEnvironmentCreationByNonAdminUsers),
+      disableDeveloperEnvironmentCreationByNonAdminUsers: bool(obj(pp.governance).disableDeveloperEnvironmentCreationByNonAdminUsers),
+      disablePortalsCreationByNonAdminUsers: bool(body.disablePortalsCreationByNonAdminUsers),
+      disableShareWithEveryone: bool(apps.disableShareWithEveryone),
+      enableGuestsToMake: bool(apps.enableGuestsToMake),
+      disableConnectionSharingWithEveryone: bool(apps.disableConnectionSharingWithEveryone) ?? bool(apps.DisableConnectionSharingWithEveryone),
+      settings: body,
+    },
+    raw: body,
+  };
+}
+
+/** Maps the tenant isolation policy (null = none, 404) to object `tenantIsolation`. */
+export function toTenantIsolation(body: Json | null): EstateObject<TenantIsolationAttrs> {
+  const p = obj(body?.properties);
+  const exists = body !== null;
+  return {
+    sliceKey: '*',
+    id: 'tenantIsolation',
+    name: 'Tenant isolation policy',
+    attrs: {
+      kind: 'tenantIsolation',
+      exists,
+      enabled: exists && p.isDisabled === false,
+      allowedTenants: arr(p.allowedTenants).map((t) => {
+        const o = obj(t);
+        const d = obj(o.direction);
+        return { tenantId: str(o.tenantId) ?? '', inbound: d.inbound === true, outbound: d.outbound === true };
+      }),
+    },
+    raw: body ?? {},
+  };
+}
+
+/** Cursor of the second page (the isolation policy) of {@link tenantSettingsStream}. */
+const ISOLATION_CURSOR = 'tenantIsolation';
+
+/** Tenant settings and the tenant isolation policy: two objects, one request each. */
+export const tenantSettingsStream: Stream<'tenantSettings'> = {
+  name: 'tenantSettings',
+  primaryKey: ['id'],
+  resource: (ctx) => ctx.cloud.bap.resource,
+  async *read(ctx, _slice, cursor) {
+    const token = ctx.tokens.bearer(ctx.cloud.bap.resource);
+    if (cursor !== ISOLATION_CURSOR) {
+      const res = await ctx.http.send<Json | null>({
+        api: 'bap',
+        method: 'POST',
+        url: `${ctx.cloud.bap.baseUrl}/providers/Microsoft.BusinessAppPlatform/listTenantSettings?api-version=${TENANT_SETTINGS_API_VERSION}`,
+        token,
+        tenantId: ctx.tenantId,
+      });
+      yield { records: [toTenantSettings(obj(res.body))], nextCursor: ISOLATION_CURSOR };
+    }
+    let policy: Json | null;
+    try {
+      const res = await ctx.http.send<Json | null>({
+        api: 'bap',
+        url: `${ctx.cloud.bap.baseUrl}/providers/PowerPlatform.Governance/v1/tenants/${enc(ctx.tenantId)}/tenantIsolationPolicy`,
+        token,
+        tenantId: ctx.tenantId,
+      });
+      policy = obj(res.body);
+    } catch (e) {
+      if (!(e instanceof UpstreamHttpError && e.status === 404)) throw e;
+      policy = null;
+    }
+    yield { records: [toTenantIsolation(policy)], nextCursor: null };
+  },
+};
