@@ -50,7 +50,7 @@ const HEX = '0123456789abcdef';
 const ALNUM = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789';
 const PUBLIC_SITES = ['https://learn.microsoft.com/en-us/', 'https://www.contoso.com/support', 'https://docs.fabrikam.net/', 'https://en.wikipedia.org/wiki/'];
 /** Origins topics call with `HttpRequestAction`: two are insecure (plain HTTP, a non-standard port), as Maester's HTTP check looks for. */
-export const HTTP_ORIGINS = ['https://api.openweathermap.org', 'https://hooks.slack.com', 'http://webhook.site', 'https://api.fabrikam-erp.com:8443', 'https://prod-12.westeurope.logic.azure.com'];
+const HTTP_ORIGINS = ['https://api.openweathermap.org', 'https://hooks.slack.com', 'http://webhook.site', 'https://api.fabrikam-erp.com:8443', 'https://prod-12.westeurope.logic.azure.com'];
 const CONNECTORS = ['shared_office365', 'shared_sharepointonline', 'shared_sql', 'shared_servicenow', 'shared_commondataserviceforapps'];
 const MCP_CONNECTORS = ['shared_microsoftlearndocsmcpserver', 'shared_githubmcpserver'];
 

@@ -69,12 +69,12 @@ const armError = (reply: FastifyReply, status: number, code: string, message: st
 const subOf = (scope: string): string => (/^\/subscriptions\/([^/]+)/i.exec(scope)?.[1] ?? '').toLowerCase();
 
 /** Whether `principalId` may read Cognitive Services resources at subscription scope. */
-export function canReadSubscription(azure: AzureEstate, principalId: string, subscriptionId: string): boolean {
+function canReadSubscription(azure: AzureEstate, principalId: string, subscriptionId: string): boolean {
   return azure.roleAssignments.some((r) => r.principalId === principalId && READ_ROLES.includes(r.roleDefinitionName) && r.scope.toLowerCase() === `/subscriptions/${subscriptionId.toLowerCase()}`);
 }
 
 /** Subscriptions where the principal holds any role. */
-export function visibleSubscriptions(azure: AzureEstate, principalId: string): AzureSubscription[] {
+function visibleSubscriptions(azure: AzureEstate, principalId: string): AzureSubscription[] {
   return azure.subscriptions.filter((s) => azure.roleAssignments.some((r) => r.principalId === principalId && subOf(r.scope) === s.subscriptionId.toLowerCase()));
 }
 

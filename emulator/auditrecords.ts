@@ -1105,11 +1105,6 @@ export function renderRecordJson(kind: KindSpec, catalog: AuditCatalog, core: Re
   }
 }
 
-/** `renderRecordJson` parsed: the record as a plain object. */
-export function renderRecord(kind: KindSpec, catalog: AuditCatalog, core: RecordCore, draw: Draw): Record<string, unknown> {
-  return JSON.parse(renderRecordJson(kind, catalog, core, draw)) as Record<string, unknown>;
-}
-
 /** The feed seed (uint32) of a setting value. */
 export function feedSeed(seed: number | string): number {
   return seedToUint32(seed);

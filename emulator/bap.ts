@@ -22,7 +22,7 @@ function bapError(reply: FastifyReply, status: number, code: string, message: st
  * The BAP admin representation of an environment (reference §3.3), with `linkedEnvironmentMetadata` pointing at the
  * emulator's Dataverse: `instanceUrl` = `{base}/dataverse/{uniqueName}/`, `instanceApiUrl` = the same without slash.
  */
-export function environmentResource(base: string, tenant: Tenant, env: Environment): Record<string, unknown> {
+function environmentResource(base: string, tenant: Tenant, env: Environment): Record<string, unknown> {
   const properties: Record<string, unknown> = {
     tenantId: tenant.id,
     azureRegion: env.azureRegion,

@@ -14,7 +14,7 @@ export type ServiceName = 'identity' | 'graph' | 'bap' | 'powerApps' | 'flow' | 
 export type RouteService = ServiceName | 'control';
 
 /** Path prefixes of the services that are not at the root (identity is at the root). */
-export const SERVICE_PREFIXES: Readonly<Record<Exclude<ServiceName, 'identity'>, string>> = {
+const SERVICE_PREFIXES: Readonly<Record<Exclude<ServiceName, 'identity'>, string>> = {
   graph: '/graph',
   bap: '/bap',
   powerApps: '/powerapps',

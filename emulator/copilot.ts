@@ -54,7 +54,7 @@ export interface CopilotSizes {
 }
 
 /** Shares of prompts carrying planted content (seeded draws per pair). */
-export const PLANT_RATES = { secret: 0.12, personal: 0.12, nearMiss: 0.15 } as const;
+const PLANT_RATES = { secret: 0.12, personal: 0.12, nearMiss: 0.15 } as const;
 
 const DAY_MS = 86_400_000;
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
@@ -70,7 +70,7 @@ const PROMPTS = [
 const TOPICS = ['Contoso migration', 'Q3 forecast', 'supplier onboarding', 'HR policy', 'data platform', 'marketing launch'];
 
 /** A card number of `prefix` + random digits with a valid (or, with `valid: false`, a wrong) Luhn check digit. */
-export function cardNumber(rng: Rng, valid = true): string {
+function cardNumber(rng: Rng, valid = true): string {
   let body = `4${rng.chars(14, '0123456789')}`;
   let sum = 0;
   for (let i = 0; i < body.length; i++) {

@@ -16,32 +16,32 @@ import { bearerToken, buildQuery, newId, parseSelect, project, queryParam, resum
 import { findApp, indexes, type Bot, type DataverseOrg, type Environment, type SecurityRole, type SystemUser, type Tenant } from './tenant.ts';
 
 /** Largest and default page size of the Dataverse Web API (D-page). */
-export const DATAVERSE_MAX_PAGE_SIZE = 5000;
+const DATAVERSE_MAX_PAGE_SIZE = 5000;
 
 /** Columns served for `bots` (reference §4.3). */
-export const BOT_COLUMNS = [
+const BOT_COLUMNS = [
   'botid', 'name', 'schemaname', 'authenticationmode', 'authenticationtrigger', 'accesscontrolpolicy', 'authorizedsecuritygroupids',
   'publishedon', '_publishedby_value', '_ownerid_value', 'owneridtype', 'statecode', 'statuscode', 'language', 'runtimeprovider',
   'template', 'createdon', 'modifiedon', 'configuration',
 ] as const;
 
 /** Columns served for `botcomponents` (reference §4.3; `agentcomponents.ts`). */
-export const BOTCOMPONENT_COLUMNS = [
+const BOTCOMPONENT_COLUMNS = [
   'botcomponentid', 'name', 'schemaname', 'componenttype', 'category', 'description', 'data', 'content', '_parentbotid_value',
   '_parentbotcomponentid_value', 'reusepolicy', 'statecode', 'statuscode', 'createdon', 'modifiedon',
 ] as const;
 
 /** Columns served for `systemusers`. */
-export const SYSTEMUSER_COLUMNS = [
+const SYSTEMUSER_COLUMNS = [
   'systemuserid', 'fullname', 'domainname', 'internalemailaddress', 'azureactivedirectoryobjectid', 'applicationid', 'isdisabled',
   'accessmode', '_businessunitid_value', 'deletedstate',
 ] as const;
 
 /** Columns served for `businessunits` (`parentbusinessunitid` is accepted in `$filter` for `_parentbusinessunitid_value`). */
-export const BUSINESSUNIT_COLUMNS = ['businessunitid', 'name', '_parentbusinessunitid_value'] as const;
+const BUSINESSUNIT_COLUMNS = ['businessunitid', 'name', '_parentbusinessunitid_value'] as const;
 
 /** Columns served for `roles` (and for the `systemuserroles_association` expansion). */
-export const ROLE_COLUMNS = ['roleid', 'name', '_businessunitid_value'] as const;
+const ROLE_COLUMNS = ['roleid', 'name', '_businessunitid_value'] as const;
 
 /** GUID form of a SHA-1 over `text` (stable ids derived from model data). */
 function hashGuid(text: string): string {
@@ -53,7 +53,7 @@ function hashGuid(text: string): string {
  * The security roles of an org's root business unit: `org.roles` when set, else `DATAVERSE_ROLE_NAMES` with ids
  * derived from the org's uniqueName (stable across calls and restarts).
  */
-export function securityRoles(org: DataverseOrg): SecurityRole[] {
+function securityRoles(org: DataverseOrg): SecurityRole[] {
   return org.roles ?? DATAVERSE_ROLE_NAMES.map((name) => ({ roleid: hashGuid(`dataverse-role:${org.uniqueName.toLowerCase()}:${name}`), name }));
 }
 
@@ -84,12 +84,12 @@ function dvError(reply: FastifyReply, status: number, code: string, message: str
 }
 
 /** The served row of a bot, `@odata.etag` first. */
-export function botRow(bot: Bot): Record<string, unknown> {
+function botRow(bot: Bot): Record<string, unknown> {
   return { '@odata.etag': etag(bot.botid, bot.modifiedon), ...bot };
 }
 
 /** The served row of a systemuser, `@odata.etag` first (`deletedstate` 0: not deleted). */
-export function systemUserRow(su: SystemUser, org: DataverseOrg): Record<string, unknown> {
+function systemUserRow(su: SystemUser, org: DataverseOrg): Record<string, unknown> {
   return { '@odata.etag': etag(su.systemuserid, ''), ...su, _businessunitid_value: org.businessUnitId, deletedstate: 0 };
 }
 
@@ -122,7 +122,7 @@ function findOrg(ctx: EmulatorContext, uniqueName: string): { tenant: Tenant; en
 type Filter = { field: string; value: string | number | boolean | null }[];
 
 /** Parses `a eq 'x' and b eq 5 and c eq null and d eq {guid}`; null when unsupported. */
-export function parseFilter(raw: string): Filter | null {
+function parseFilter(raw: string): Filter | null {
   const clauses = raw.split(/\s+and\s+/i);
   const out: Filter = [];
   for (const c of clauses) {
@@ -151,13 +151,13 @@ function matches(row: Record<string, unknown>, filter: Filter): boolean {
 }
 
 /** The paging cookie `$skiptoken` Dataverse uses: `<cookie pagenumber="N" pagingcookie="…" istracking="False" />`. */
-export function pagingCookie(entity: string, pageNumber: number, firstId: string, lastId: string): string {
+function pagingCookie(entity: string, pageNumber: number, firstId: string, lastId: string): string {
   const inner = `<cookie page="${pageNumber}"><${entity}id last="{${lastId.toUpperCase()}}" first="{${firstId.toUpperCase()}}" /></cookie>`;
   return `<cookie pagenumber="${pageNumber + 1}" pagingcookie="${encodeURIComponent(inner)}" istracking="False" />`;
 }
 
 /** Reads a `pagingCookie` back: next page number and the last id of the previous page; null when malformed. */
-export function readPagingCookie(token: string): { pageNumber: number; lastId: string } | null {
+function readPagingCookie(token: string): { pageNumber: number; lastId: string } | null {
   const outer = /^<cookie pagenumber="(\d+)" pagingcookie="([^"]*)" istracking="(?:True|False)" \/>$/.exec(token.trim());
   if (!outer) return null;
   let inner: string;

@@ -268,7 +268,7 @@ function checkNumber(name: string, v: unknown, min: number, max = Infinity, inte
 }
 
 /** Validates and merges a settings patch; throws RangeError on a bad value. */
-export function mergeFeedSettings(current: FeedSettings, patch: FeedSettingsPatch): FeedSettings {
+function mergeFeedSettings(current: FeedSettings, patch: FeedSettingsPatch): FeedSettings {
   const next: FeedSettings = clone(current);
   if (patch.seed !== undefined) {
     if (typeof patch.seed !== 'number' && typeof patch.seed !== 'string') throw new RangeError('seed must be a number or a string');

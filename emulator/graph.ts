@@ -20,26 +20,25 @@ import {
   project,
   queryParam,
   resumeIndex,
-  type EmulatorContext,
-} from './common.ts';
+  type EmulatorContext } from './common.ts';
 import { decodeDeltaToken, encodeDeltaToken, type DeltaCollection, type DeltaToken, type DirectoryChanges } from './delta.ts';
 import { indexes, resolveMember, type ArrayIndex, type DirectoryGroup, type DirectoryUser, type ResolvedMember, type Tenant } from './tenant.ts';
 import type { AccessTokenClaims } from './tokens.ts';
 import type { FaultInjector } from './faults.ts';
 
 /** Graph's default property set of `user` in v1.0 list responses (user-list.md). */
-export const USER_DEFAULT_PROPERTIES = [
+const USER_DEFAULT_PROPERTIES = [
   'businessPhones', 'displayName', 'givenName', 'jobTitle', 'mail', 'mobilePhone', 'officeLocation', 'preferredLanguage', 'surname', 'userPrincipalName', 'id',
 ] as const;
 
 /** Properties `$select` may name on users (stored ones; a few more exist in Graph and answer null here). */
-export const USER_SELECTABLE = new Set<string>([
+const USER_SELECTABLE = new Set<string>([
   ...USER_DEFAULT_PROPERTIES, 'accountEnabled', 'userType', 'createdDateTime', 'department', 'companyName', 'employeeId', 'usageLocation',
   'onPremisesSyncEnabled', 'externalUserState', 'creationType', 'otherMails', 'proxyAddresses', 'mailNickname', 'country', 'city', 'assignedLicenses',
 ]);
 
 /** Properties of a group as served (all are in the default set, as in Graph v1.0). */
-export const GROUP_PROPERTIES = [
+const GROUP_PROPERTIES = [
   'id', 'deletedDateTime', 'classification', 'createdDateTime', 'description', 'displayName', 'expirationDateTime', 'groupTypes',
   'isAssignableToRole', 'mail', 'mailEnabled', 'mailNickname', 'membershipRule', 'membershipRuleProcessingState',
   'onPremisesSyncEnabled', 'preferredDataLocation', 'proxyAddresses', 'renewedDateTime', 'securityEnabled', 'securityIdentifier',
@@ -56,14 +55,14 @@ const GROUP_DELTA_SELECTABLE = new Set<string>([...GROUP_PROPERTIES, 'members'])
  * the same group object repeating with the next part of its members (delta-query-groups.md, "Paging through members
  * in a large group"). Graph's own split point is not documented (UNCONFIRMED).
  */
-export const MEMBERS_DELTA_PER_GROUP_SLOT = 5;
+const MEMBERS_DELTA_PER_GROUP_SLOT = 5;
 
 /** Roles that allow `GET /users`. */
-export const USERS_ROLES = ['User.Read.All', 'User.ReadWrite.All', 'Directory.Read.All', 'Directory.ReadWrite.All'];
+const USERS_ROLES = ['User.Read.All', 'User.ReadWrite.All', 'Directory.Read.All', 'Directory.ReadWrite.All'];
 /** Roles that allow `GET /groups`. */
-export const GROUPS_ROLES = ['Group.Read.All', 'GroupMember.Read.All', 'Group.ReadWrite.All', 'Directory.Read.All', 'Directory.ReadWrite.All'];
+const GROUPS_ROLES = ['Group.Read.All', 'GroupMember.Read.All', 'Group.ReadWrite.All', 'Directory.Read.All', 'Directory.ReadWrite.All'];
 /** Roles that allow `GET /groups/{id}/members`. */
-export const MEMBERS_ROLES = ['GroupMember.Read.All', 'Group.Read.All', 'Group.ReadWrite.All', 'Directory.Read.All', 'Directory.ReadWrite.All'];
+const MEMBERS_ROLES = ['GroupMember.Read.All', 'Group.Read.All', 'Group.ReadWrite.All', 'Directory.Read.All', 'Directory.ReadWrite.All'];
 
 export const GRAPH_CONTENT_TYPE = 'application/json;odata.metadata=minimal;odata.streaming=true;IEEE754Compatible=false;charset=utf-8';
 const GRAPH_APP_ID = '00000003-0000-0000-c000-000000000000';
@@ -79,7 +78,7 @@ export function sendError(req: FastifyRequest, reply: FastifyReply, status: numb
 }
 
 /** Full Graph representation of a user (all stored fields; extra selectable ones are null). */
-export function userResource(u: DirectoryUser): Record<string, unknown> {
+function userResource(u: DirectoryUser): Record<string, unknown> {
   return {
     businessPhones: u.businessPhones,
     displayName: u.displayName,
@@ -112,12 +111,12 @@ export function userResource(u: DirectoryUser): Record<string, unknown> {
 }
 
 /** Graph representation of a user restricted to `$select` (default set when absent). */
-export function renderUser(u: DirectoryUser, select: readonly string[] | undefined): Record<string, unknown> {
+function renderUser(u: DirectoryUser, select: readonly string[] | undefined): Record<string, unknown> {
   return project(userResource(u), select ?? USER_DEFAULT_PROPERTIES);
 }
 
 /** Full Graph representation of a group. */
-export function groupResource(g: DirectoryGroup): Record<string, unknown> {
+function groupResource(g: DirectoryGroup): Record<string, unknown> {
   return {
     id: g.id,
     deletedDateTime: null,
@@ -144,7 +143,7 @@ export function groupResource(g: DirectoryGroup): Record<string, unknown> {
 }
 
 /** A group member with `@odata.type` first, restricted to `$select` when given (absent properties are skipped). */
-export function renderMember(m: ResolvedMember, select: readonly string[] | undefined): Record<string, unknown> {
+function renderMember(m: ResolvedMember, select: readonly string[] | undefined): Record<string, unknown> {
   const type = { '@odata.type': `#microsoft.graph.${m.kind}` };
   switch (m.kind) {
     case 'user':
@@ -296,12 +295,12 @@ export interface GraphContext extends EmulatorContext {
 }
 
 /** 400 `BadRequest` message for a `$deltatoken`/`$skiptoken` that is not a token of this collection (UNCONFIRMED). */
-export const INVALID_DELTA_TOKEN_MESSAGE = 'Invalid delta token.';
+const INVALID_DELTA_TOKEN_MESSAGE = 'Invalid delta token.';
 /**
  * 410 `syncStateNotFound` message for a token issued before `expireDeltaTokens` (the code is the delta overview's;
  * the wording is UNCONFIRMED).
  */
-export const SYNC_STATE_NOT_FOUND_MESSAGE = 'The sync state is not found or has expired. Please do a full sync.';
+const SYNC_STATE_NOT_FOUND_MESSAGE = 'The sync state is not found or has expired. Please do a full sync.';
 
 /** A collection served with delta query. */
 interface DeltaSpec<T extends { id: string }> {

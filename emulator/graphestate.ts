@@ -206,7 +206,7 @@ export const INSTALLED_APPS_PAGE_SIZE = 10;
 export const BATCH_MAX_REQUESTS = 20;
 
 /** Header carrying a per-process secret on inner `$batch` requests: index.ts neither faults nor logs them again. */
-export const BATCH_INNER_HEADER = 'x-emulator-batch-inner';
+const BATCH_INNER_HEADER = 'x-emulator-batch-inner';
 const BATCH_INNER_SECRET = randomBytes(16).toString('hex');
 
 /** True for a request injected by `$batch` (its faults were decided by the batch, its outer request is logged). */

@@ -26,7 +26,7 @@ const OIDC_SCOPES = new Set(['openid', 'profile', 'offline_access', 'email']);
  * The OIDC discovery document for a tenant (or for `common`/`organizations`/`consumers`, whose issuer keeps the
  * literal `{tenantid}`), every URL pointing at the emulator. Fields per reference §1.9.
  */
-export function openIdConfiguration(base: string, pathTenant: string, tenant: Tenant | undefined): Record<string, unknown> {
+function openIdConfiguration(base: string, pathTenant: string, tenant: Tenant | undefined): Record<string, unknown> {
   const seg = tenant ? tenant.id : pathTenant;
   const issuerTenant = tenant ? tenant.id : '{tenantid}';
   return {
@@ -60,7 +60,7 @@ export function openIdConfiguration(base: string, pathTenant: string, tenant: Te
  * Parses a client-credentials `scope`: exactly one `{resource}/.default` (OIDC scopes ignored). Returns the resource
  * with trailing slashes removed (`https://service.powerapps.com//.default` → `https://service.powerapps.com`), or null.
  */
-export function resourceFromScope(scope: string): string | null {
+function resourceFromScope(scope: string): string | null {
   const items = scope.split(/\s+/).filter((s) => s.length > 0 && !OIDC_SCOPES.has(s.toLowerCase()));
   if (items.length !== 1) return null;
   const only = items[0] as string;
@@ -74,7 +74,7 @@ export function resourceFromScope(scope: string): string | null {
  * org URL `https://127.0.0.1:PORT/dataverse/{uniqueName}` (Dynamics CRM accepts any org URL under its identifier
  * URIs, so any single path segment is accepted, as the real service does for `*.crm.dynamics.com`).
  */
-export function isKnownResource(base: string, resource: string): boolean {
+function isKnownResource(base: string, resource: string): boolean {
   const r = resource.toLowerCase();
   if (Object.values(RESOURCES).some((k) => k.toLowerCase() === r)) return true;
   const prefix = `${base}/dataverse/`.toLowerCase();

@@ -40,12 +40,12 @@ export const DLP_SENSITIVE_TYPES: readonly { id: string; name: string }[] = [
 ];
 
 /** Sends an AF error body `{"error":{"code","message"}}`. */
-export function afError(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
+function afError(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
   return reply.code(status).type('application/json; charset=utf-8').send({ error: { code, message } });
 }
 
 /** The value of a query parameter, name compared case-insensitively (first occurrence), from a raw URL. */
-export function queryValue(url: string, name: string): string | undefined {
+function queryValue(url: string, name: string): string | undefined {
   const q = url.indexOf('?');
   if (q < 0) return undefined;
   const lower = name.toLowerCase();

@@ -135,7 +135,7 @@ function iso(ms: number): string {
 }
 
 /** A directory user as a Power BI principal. */
-export function principalOf(user: DirectoryUser, accessRight: string): PowerBiPrincipal {
+function principalOf(user: DirectoryUser, accessRight: string): PowerBiPrincipal {
   return { displayName: user.displayName, emailAddress: user.mail ?? user.userPrincipalName, identifier: user.userPrincipalName, graphId: user.id, principalType: 'User', userType: user.userType, accessRight };
 }
 

@@ -469,7 +469,7 @@ export function generatePowerPlatform(
  * A `listTenantSettings` body (power-platform `admin/list-tenantsettings.md`) with some risky values: anyone may create
  * production and trial environments and share apps with everyone; portal creation is restricted to admins.
  */
-export function defaultTenantSettings(): Record<string, unknown> {
+function defaultTenantSettings(): Record<string, unknown> {
   return {
     walkMeOptOut: false,
     disableNPSCommentsReachout: false,
@@ -630,7 +630,7 @@ function permission(resourceId: string, roleName: string, principal: Record<stri
 }
 
 /** The admin apps representation of an app (see module doc). */
-export function appResource(tenant: Tenant, app: PowerAppModel, expandPermissions: boolean): Record<string, unknown> {
+function appResource(tenant: Tenant, app: PowerAppModel, expandPermissions: boolean): Record<string, unknown> {
   const pp = tenant.powerPlatform ?? emptyPowerPlatform();
   const id = `/providers/Microsoft.PowerApps/apps/${app.name}`;
   const owner = principalOf(tenant, app.ownerId);
@@ -676,7 +676,7 @@ export function appResource(tenant: Tenant, app: PowerAppModel, expandPermission
 }
 
 /** Role assignments of an app: the owner, shared users and groups, and a `Tenant` principal when shared with everyone. */
-export function appPermissions(tenant: Tenant, app: PowerAppModel): Record<string, unknown>[] {
+function appPermissions(tenant: Tenant, app: PowerAppModel): Record<string, unknown>[] {
   const id = `/providers/Microsoft.PowerApps/apps/${app.name}`;
   const out = [permission(id, 'Owner', principalOf(tenant, app.ownerId))];
   for (const u of app.sharedUsers) out.push(permission(id, 'CanView', principalOf(tenant, u)));
@@ -696,7 +696,7 @@ function stepSummary(step: FlowStepModel): Record<string, unknown> {
 }
 
 /** The admin v2 flows list representation (no definition, no connection names). */
-export function flowListResource(tenant: Tenant, flow: FlowModel): Record<string, unknown> {
+function flowListResource(tenant: Tenant, flow: FlowModel): Record<string, unknown> {
   return {
     name: flow.name,
     id: `/providers/Microsoft.ProcessSimple/environments/${flow.environment}/flows/${flow.name}`,
@@ -733,7 +733,7 @@ function stepDefinition(step: FlowStepModel, trigger: boolean): Record<string, u
 }
 
 /** The single-flow representation: list fields plus `definition` and `connectionReferences`. */
-export function flowResource(tenant: Tenant, flow: FlowModel): Record<string, unknown> {
+function flowResource(tenant: Tenant, flow: FlowModel): Record<string, unknown> {
   const pp = tenant.powerPlatform ?? emptyPowerPlatform();
   const base = flowListResource(tenant, flow);
   const properties = base.properties as Record<string, unknown>;
@@ -760,7 +760,7 @@ function standardConnectorResource(c: StandardConnector): Record<string, unknown
 }
 
 /** A custom connector's representation (see module doc; backend fields UNCONFIRMED). */
-export function customConnectorResource(tenant: Tenant, c: CustomConnectorModel): Record<string, unknown> {
+function customConnectorResource(tenant: Tenant, c: CustomConnectorModel): Record<string, unknown> {
   const url = new URL(c.backendUrl);
   return {
     name: c.name,
@@ -785,7 +785,7 @@ export function customConnectorResource(tenant: Tenant, c: CustomConnectorModel)
 }
 
 /** A connection's representation (TF fixture shape). */
-export function connectionResource(tenant: Tenant, c: ConnectionModel): Record<string, unknown> {
+function connectionResource(tenant: Tenant, c: ConnectionModel): Record<string, unknown> {
   const id = `${API_PREFIX}${c.connector}/connections/${c.name}`;
   const permissions = [permission(id, 'Owner', principalOf(tenant, c.createdById))];
   for (const u of c.sharedUsers) permissions.push(permission(id, 'CanUse', principalOf(tenant, u)));
@@ -849,7 +849,7 @@ function etagOf(p: DlpPolicyModel): string {
 }
 
 /** A DLP policy's v2 list item (reference §3.3): `{ policyDefinition }` without connector groups. */
-export function dlpPolicyListItem(tenant: Tenant, p: DlpPolicyModel): Record<string, unknown> {
+function dlpPolicyListItem(tenant: Tenant, p: DlpPolicyModel): Record<string, unknown> {
   return { policyDefinition: dlpPolicyDefinition(tenant, p) };
 }
 
@@ -858,7 +858,7 @@ export function dlpPolicyListItem(tenant: Tenant, p: DlpPolicyModel): Record<str
  * `{id, name, type}` connectors; built-in HTTP connectors unprefixed) and the default custom-connector rule; no
  * `connectorConfigurationsDefinition` when none is set. Shapes: TF dlp_policy fixtures `get_policy_*.json`.
  */
-export function dlpPolicyResource(tenant: Tenant, p: DlpPolicyModel): Record<string, unknown> {
+function dlpPolicyResource(tenant: Tenant, p: DlpPolicyModel): Record<string, unknown> {
   const pp = tenant.powerPlatform ?? emptyPowerPlatform();
   const group = (classification: string, names: string[]) => ({
     classification,
@@ -1084,10 +1084,5 @@ export function registerPowerPlatformGovernance(app: FastifyInstance, ctx: Emula
     if (!policy) return ppError(reply, 404, 'TenantIsolationPolicyNotFound', `No tenant isolation policy exists for tenant '${auth.tenant.id}'.`);
     return reply.type('application/json; charset=utf-8').send({ properties: { tenantId: auth.tenant.id, isDisabled: policy.isDisabled, allowedTenants: policy.allowedTenants } });
   });
-}
-
-/** Not-found answers for `/powerapps` and `/flow` paths (the error envelope of those APIs). */
-export function powerPlatformNotFound(req: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return ppError(reply, 404, 'NotFound', `The requested path '${req.url.split('?')[0] ?? ''}' is not served by the emulator.`);
 }
 

@@ -67,7 +67,7 @@ export interface AuthorizationCode {
 }
 
 /** Lifetime of an authorization code, ms (Entra documents codes as short-lived, about 10 minutes). */
-export const AUTHORIZATION_CODE_LIFETIME_MS = 600_000;
+const AUTHORIZATION_CODE_LIFETIME_MS = 600_000;
 
 const USER_CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 const MAX_ENTRIES = 10_000;

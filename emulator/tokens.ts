@@ -14,7 +14,7 @@ import type { AppRegistration, DirectoryUser, Tenant } from './tenant.ts';
 export const DEFAULT_TOKEN_LIFETIME_SECONDS = 3599;
 
 /** First-party client id used as `appid` of minted user tokens (Azure PowerShell; reference §3.1). */
-export const USER_TOKEN_CLIENT_ID = '1950a258-227b-4e31-a9cf-717495945fc2';
+const USER_TOKEN_CLIENT_ID = '1950a258-227b-4e31-a9cf-717495945fc2';
 
 const VERIFIED_CACHE_LIMIT = 10_000;
 
@@ -47,7 +47,7 @@ export interface AccessTokenClaims {
 }
 
 /** Why a token was refused by `TokenService.verify`. */
-export type TokenRejection = 'missing' | 'malformed' | 'signature' | 'expired' | 'not-yet-valid';
+type TokenRejection = 'missing' | 'malformed' | 'signature' | 'expired' | 'not-yet-valid';
 
 /** Result of `TokenService.verify`. */
 export type VerifyResult = { ok: true; claims: AccessTokenClaims } | { ok: false; reason: TokenRejection };
@@ -233,7 +233,7 @@ export class TokenService {
  * The application permissions an app holds for a resource: exact key match on `grantedRoles`, ignoring a trailing
  * slash; BAP's two audiences share one entry.
  */
-export function grantedRolesFor(app: AppRegistration, resource: string): string[] {
+function grantedRolesFor(app: AppRegistration, resource: string): string[] {
   const norm = (r: string): string => r.replace(/\/+$/, '').toLowerCase();
   const target = norm(resource);
   const aliases = new Set([target]);

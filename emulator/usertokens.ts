@@ -33,7 +33,7 @@ export const USER_GRANT_TYPES: ReadonlySet<string> = new Set(['password', 'urn:i
 const FIRST_PARTY = new Set<string>(Object.values(PUBLIC_CLIENT_IDS));
 
 /** A delegated scope request resolved to one resource. */
-export interface UserScope {
+interface UserScope {
   /** Resource identifier, no trailing slash (the token's `aud`). */
   resource: string;
   /** The `scp` claim. */
@@ -50,7 +50,7 @@ export interface UserScope {
  * Graph permission (`User.Read`). All items must name one resource; none at all means Graph `User.Read`.
  * `.default` gives `scp` `User.Read` for Graph and `user_impersonation` elsewhere. Returns null when resources differ.
  */
-export function parseUserScope(scope: string): UserScope | null {
+function parseUserScope(scope: string): UserScope | null {
   const items = scope.split(/\s+/).filter((s) => s.length > 0);
   const oidc = new Set(items.filter((s) => OIDC_SCOPES.has(s.toLowerCase())).map((s) => s.toLowerCase()));
   const rest = items.filter((s) => !OIDC_SCOPES.has(s.toLowerCase()));

@@ -20,7 +20,7 @@ export const ROLES = ['admin', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** The organization every integration made before organizations existed belongs to (migration 0010). */
-export const DEFAULT_ORGANIZATION = { id: 'org_default', name: 'Default' } as const;
+const DEFAULT_ORGANIZATION = { id: 'org_default', name: 'Default' } as const;
 
 /** Session and lock-out policy. Durations in seconds. */
 export interface AccessPolicy {
@@ -240,7 +240,7 @@ export async function signIn(db: Executor, email: string, password: string, poli
  * write on every request: min(60 s, idle timeout / 10). The last request is then at most this long after the recorded
  * `last_seen_at`, and the idle check allows for it (see {@link authenticateSession}).
  */
-export function activityIntervalSeconds(policy: AccessPolicy): number {
+function activityIntervalSeconds(policy: AccessPolicy): number {
   return Math.min(60, policy.idleTimeoutSeconds / 10);
 }
 
@@ -251,7 +251,7 @@ export function activityIntervalSeconds(policy: AccessPolicy): number {
  * point 8: with a 60 s write interval and a 60 s idle timeout, requests every 50 s were signed out). A session thus ends
  * between `idle` and `idle + interval` after its last request, never before.
  */
-export function idleDeadline(lastSeenAt: string, policy: AccessPolicy): string {
+function idleDeadline(lastSeenAt: string, policy: AccessPolicy): string {
   return new Date(Date.parse(lastSeenAt) + (policy.idleTimeoutSeconds + activityIntervalSeconds(policy)) * 1000).toISOString();
 }
 
@@ -310,7 +310,7 @@ function keyView(k: ApiKeysTable): ApiKeyView {
 }
 
 /** API keys start with this, so secret scanners and people recognise them. */
-export const API_KEY_PREFIX = 'vgl_';
+const API_KEY_PREFIX = 'vgl_';
 
 /**
  * Creates an API key for an organization. The key is in the result once; only its SHA-256 is stored.

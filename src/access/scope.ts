@@ -27,7 +27,7 @@ export async function integrationOf(db: Executor, principal: Pick<Principal, 'or
 }
 
 /** Ids of the organization's integrations, oldest first. */
-export async function organizationIntegrationIds(db: Executor, organizationId: string): Promise<string[]> {
+async function organizationIntegrationIds(db: Executor, organizationId: string): Promise<string[]> {
   return (await listOrganizationIntegrations(db, organizationId)).map((r) => r.id);
 }
 

@@ -18,12 +18,12 @@ import type { ApiContext } from './context.ts';
 /** Name of the session cookie (HttpOnly). */
 export const SESSION_COOKIE = 'vigil_session';
 /** Name of the CSRF cookie (readable by the portal's script, echoed in {@link CSRF_HEADER}). */
-export const CSRF_COOKIE = 'vigil_csrf';
+const CSRF_COOKIE = 'vigil_csrf';
 /** Header carrying the CSRF token on cookie-authenticated changes. */
-export const CSRF_HEADER = 'x-csrf-token';
+const CSRF_HEADER = 'x-csrf-token';
 
 /** Who may call a route. */
-export type RouteAccess = 'public' | Role;
+type RouteAccess = 'public' | Role;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -50,7 +50,7 @@ export function actorOf(p: Principal): string {
 }
 
 /** True when cookies must carry `Secure` for this request. */
-export function secureCookie(ctx: Pick<ApiContext, 'secureCookies'>, request: FastifyRequest): boolean {
+function secureCookie(ctx: Pick<ApiContext, 'secureCookies'>, request: FastifyRequest): boolean {
   return ctx.secureCookies === 'auto' ? request.protocol === 'https' : ctx.secureCookies;
 }
 

@@ -26,13 +26,13 @@ const FIELD_NAMES: Record<string, string> = {
 };
 
 /** The API's name of a field a use case named after its CLI flag. */
-export function apiField(field: string | undefined): string | undefined {
+function apiField(field: string | undefined): string | undefined {
   if (!field) return undefined;
   return FIELD_NAMES[field] ?? field.replace(/^--/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 }
 
 /** HTTP status of a VigilError. Upstream refusals of a customer's credentials are the request's fault (422), not ours. */
-export function statusOf(e: VigilError): number {
+function statusOf(e: VigilError): number {
   switch (e.kind) {
     case 'invalid-input':
       return 400;
@@ -54,7 +54,7 @@ export function statusOf(e: VigilError): number {
 }
 
 /** The API body of a VigilError, with CLI flag names turned into API field names. */
-export function errorBody(e: VigilError): ApiErrorBody {
+function errorBody(e: VigilError): ApiErrorBody {
   const field = apiField(e.field);
   let message = e.message;
   let remediation = e.remediation;

@@ -47,7 +47,7 @@ export interface ServerDeps {
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** A small self-contained HTML page for the consent outcome (no scripts, no external assets). */
-export function consentPage(o: ConsentOutcome): string {
+function consentPage(o: ConsentOutcome): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Vigil: ${escapeHtml(o.title)}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"><style>body{font-family:system-ui,sans-serif;max-width:44rem;margin:3rem auto;padding:0 1rem;line-height:1.5}h1{font-size:1.4rem}.s-granted h1{color:#116329}.s-denied h1,.s-declined h1,.s-error h1,.s-invalid-state h1{color:#a40e26}code{background:#f3f3f3;padding:0 .2rem}</style></head>
 <body class="s-${o.status}"><h1>${escapeHtml(o.title)}</h1><p>${escapeHtml(o.message)}</p>${o.tenantId ? `<p>Tenant: <code>${escapeHtml(o.tenantId)}</code></p>` : ''}
@@ -96,7 +96,7 @@ async function portalPlugin(app: FastifyInstance, dir: string): Promise<void> {
  * the query string or the path parameters — as a field name (`email`, `filters.owner`, `items[2]`), or undefined.
  * Iterative, so a deeply nested body cannot exhaust the stack.
  */
-export function nulField(input: unknown): string | undefined {
+function nulField(input: unknown): string | undefined {
   const stack: [unknown, string][] = [[input, '']];
   while (stack.length) {
     const [value, path] = stack.pop()!;
@@ -121,7 +121,7 @@ export function nulField(input: unknown): string | undefined {
  * paths reference, directly or through other components, so the document (and the portal's types generated from it)
  * holds no unused twin.
  */
-export function withUsedComponentsOnly<T extends object>(document: T): T {
+function withUsedComponentsOnly<T extends object>(document: T): T {
   const components = (document as { components?: { schemas?: Record<string, unknown> } }).components;
   const schemas = components?.schemas;
   if (!schemas) return document;

@@ -19,7 +19,7 @@ import type { CheckContext, CheckMetadata, CheckResult, CoverageGap, InventoryNa
  */
 
 /** The collection stream behind an inventory part (the store's `directoryUsers` are the Graph `users` stream). */
-export function streamOf(name: InventoryName): string {
+function streamOf(name: InventoryName): string {
   return name === 'directoryUsers' ? 'users' : name;
 }
 
@@ -30,7 +30,7 @@ export interface ReadGap extends CoverageGap {
 }
 
 /** The gaps of the streams a check declares, whole-stream gaps first. */
-export function readGaps(ctx: Pick<CheckContext, 'coverage'>, check: Pick<CheckMetadata, 'reads' | 'paged'>): ReadGap[] {
+function readGaps(ctx: Pick<CheckContext, 'coverage'>, check: Pick<CheckMetadata, 'reads' | 'paged'>): ReadGap[] {
   const streams = [...new Set([...check.reads, ...check.paged].map(streamOf))];
   const whole: ReadGap[] = [];
   const slices: ReadGap[] = [];

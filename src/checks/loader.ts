@@ -36,7 +36,7 @@ const metadataSchema = z
   .strict();
 
 /** Folder of the built-in checks (`src/checks`, or `dist/src/checks` compiled, where the build copies metadata.json). */
-export const CHECKS_DIR = import.meta.dirname;
+const CHECKS_DIR = import.meta.dirname;
 
 /** Extension of the check modules beside this loader: `.ts` from source (tests, tsx), `.js` compiled. */
 const MODULE_EXT = import.meta.filename.endsWith('.ts') ? '.ts' : '.js';

@@ -43,7 +43,7 @@ export interface AgentRisk {
 }
 
 /** What an agent can touch, from its Copilot Studio components. */
-export type AgentTouch =
+type AgentTouch =
   | { status: 'not_evaluated'; reason: string }
   | {
       status: 'evaluated';
@@ -60,7 +60,7 @@ export type AgentTouch =
     };
 
 /** Summarises an agent's components into what it can touch, and the reach factor (0.6–1.0) that follows. */
-export function agentTouch(components: AgentComponentAttrs[] | null): { touch: AgentTouch; factor: number; reason: string | null } {
+function agentTouch(components: AgentComponentAttrs[] | null): { touch: AgentTouch; factor: number; reason: string | null } {
   if (!components) return { touch: { status: 'not_evaluated', reason: "The agent's tools and knowledge were not collected." }, factor: 1, reason: null };
   const active = components.filter((c) => c.stateCode !== 1);
   const tools = active.filter((c) => c.kind === 'action' || c.kind === 'mcp');

@@ -91,7 +91,7 @@ export interface CheckInventory {
 }
 
 /** The integration's own health facts (setup mode, secret expiry, credential state). */
-export interface IntegrationFacts {
+interface IntegrationFacts {
   mode: string;
   /** ISO 8601 UTC, or null when unknown or not applicable (managed app). */
   secretExpiresAt: string | null;

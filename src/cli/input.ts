@@ -1,11 +1,10 @@
 import type { Command } from 'commander';
 import type { Kysely } from 'kysely';
 import { invalidInput } from '../core/errors.ts';
-import { idPrefix, normalizeGuid, pickByPrefix } from '../core/ids.ts';
+import { idPrefix, pickByPrefix } from '../core/ids.ts';
 import { idsStartingWith } from '../store/repositories/integrations.ts';
 import type { Database } from '../store/schema.ts';
 
-export { normalizeGuid };
 /**
  * Reads all of standard input once (a secret or password piped in), without its one trailing newline. Secrets are
  * read this way or from a named environment variable, never from an argument, which would show in the process list

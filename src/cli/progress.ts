@@ -61,7 +61,7 @@ interface CollectState {
 }
 
 /** The live line of a collection. */
-export function collectText(p: Progress, recordsTotal: number, elapsedMs: number, streamElapsedMs: number): string {
+function collectText(p: Progress, recordsTotal: number, elapsedMs: number, streamElapsedMs: number): string {
   const parts = [`collecting ${p.stream} (stream ${p.streamIndex}/${p.streamsTotal})`];
   if (p.slicesTotal > 1) parts.push(`${n(p.slicesDone)}/${n(p.slicesTotal)} slices`);
   parts.push(`${n(recordsTotal)} records`, `${clock(elapsedMs)} elapsed`);
@@ -71,7 +71,7 @@ export function collectText(p: Progress, recordsTotal: number, elapsedMs: number
 }
 
 /** The line of a finished stream (not a TTY). */
-export function streamDoneLine(p: Progress): string {
+function streamDoneLine(p: Progress): string {
   const f = p.finished!;
   const head = `[${String(p.streamIndex).padStart(String(p.streamsTotal).length)}/${p.streamsTotal}] ${p.stream}`;
   if (f.reusedFrom) return `${head}: reused (read ${f.reusedFrom})`;
@@ -80,12 +80,12 @@ export function streamDoneLine(p: Progress): string {
 }
 
 /** The live line of an audit ingestion. */
-export function auditText(p: AuditProgress, recordsTotal: number, elapsedMs: number): string {
+function auditText(p: AuditProgress, recordsTotal: number, elapsedMs: number): string {
   return `ingesting ${p.contentType} (${p.index}/${p.total}) · ${blobs(p.blobs)} · ${n(p.stored)} records${p.duplicates ? ` (${n(p.duplicates)} duplicates)` : ''} · ${n(recordsTotal)} records in all · ${clock(elapsedMs)} elapsed`;
 }
 
 /** The line of a finished content type (not a TTY). */
-export function contentTypeDoneLine(p: AuditProgress): string {
+function contentTypeDoneLine(p: AuditProgress): string {
   const f = p.finished!;
   return `[${p.index}/${p.total}] ${p.contentType}: ${f.status}, ${blobs(p.blobs)}, ${n(p.stored)} records${p.duplicates ? ` (${n(p.duplicates)} duplicates)` : ''} in ${seconds(f.durationMs)}`;
 }

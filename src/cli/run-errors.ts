@@ -9,7 +9,7 @@ import { wrap } from './output.ts';
  */
 
 /** One distinct problem in one place. */
-export interface ErrorProblem {
+interface ErrorProblem {
   code: string;
   /** What went wrong, without the upstream URL. */
   reason: string;
@@ -35,7 +35,7 @@ export interface ErrorGroup {
  * The reason of an error stored before runs kept one: the message without the request ("dataverse GET https://… answered
  * 403 …" → "dataverse answered 403 …") and without an inline "Fix: …".
  */
-export function reasonOf(e: Pick<SliceError, 'message' | 'reason'>): string {
+function reasonOf(e: Pick<SliceError, 'message' | 'reason'>): string {
   if (e.reason) return e.reason;
   return e.message
     .replace(/^(\w+) [A-Z]+ https?:\/\/\S+ answered/, '$1 answered')

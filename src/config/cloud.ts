@@ -15,7 +15,7 @@ import { VigilError } from '../core/errors.ts';
  */
 
 /** One upstream API: where to call it and which resource to ask a token for (scope = `{resource}/.default`). */
-export interface ApiEndpoint {
+interface ApiEndpoint {
   /** Base URL without a trailing slash, e.g. `https://graph.microsoft.com`. */
   baseUrl: string;
   /** Token resource (application ID URI), e.g. `https://graph.microsoft.com`. */

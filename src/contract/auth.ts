@@ -4,10 +4,10 @@ import { RoleSchema } from './organization.ts';
 /** Contract of `/api/v1/auth`: sign-in, sign-out, and who the caller is. */
 
 /** A portal user as the session shows it. */
-export const UserSchema = z.object({ id: z.string(), email: z.string(), displayName: z.string().nullable(), role: RoleSchema }).meta({ id: 'User' });
+const UserSchema = z.object({ id: z.string(), email: z.string(), displayName: z.string().nullable(), role: RoleSchema }).meta({ id: 'User' });
 
 /** An organization's id and name. */
-export const OrganizationSchema = z.object({ id: z.string(), name: z.string() }).meta({ id: 'Organization' });
+const OrganizationSchema = z.object({ id: z.string(), name: z.string() }).meta({ id: 'Organization' });
 
 /** Body of a sign-in. */
 export const LoginBody = z.object({ email: z.string().min(1).max(320), password: z.string().min(1).max(1024) });

@@ -26,8 +26,6 @@ export const ErrorSchema = z
     }),
   })
   .meta({ id: 'ApiError', description: 'Error' });
-/** The error body of every failure. */
-export type ErrorBody = z.infer<typeof ErrorSchema>;
 
 /** Error responses every authenticated route can give. */
 export const commonErrors = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema } as const;

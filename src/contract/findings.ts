@@ -6,7 +6,7 @@ import { RunSchema } from './runs.ts';
 /** Contract of `/api/v1/findings` (filter, suppress, history) and `/api/v1/dashboard`. */
 
 /** A finding's suppression (accepted risk). */
-export const SuppressionSchema = z.object({ reason: z.string(), author: z.string(), expiresAt: Timestamp.nullable(), createdAt: Timestamp }).meta({ id: 'Suppression' });
+const SuppressionSchema = z.object({ reason: z.string(), author: z.string(), expiresAt: Timestamp.nullable(), createdAt: Timestamp }).meta({ id: 'Suppression' });
 
 /** A finding. */
 export const FindingSchema = z

@@ -5,7 +5,7 @@ import { RunSchema } from './runs.ts';
 /** Contract of `/api/v1/integrations`: list, create in either mode, consent link, verify, rotate, registration, environments. */
 
 /** An integration as listed (never its secret). */
-export const IntegrationSchema = z
+const IntegrationSchema = z
   .object({
     id: z.string(),
     name: z.string(),
@@ -25,10 +25,10 @@ export const IntegrationSchema = z
   .meta({ id: 'Integration' });
 
 /** System Administrator access in one environment, as last verified. */
-export const EnvironmentAccessSchema = z.object({ id: z.string(), name: z.string().nullable(), dataverse: z.boolean(), agentsReadable: z.boolean().nullable(), reason: z.string().optional() }).meta({ id: 'EnvironmentAccess' });
+const EnvironmentAccessSchema = z.object({ id: z.string(), name: z.string().nullable(), dataverse: z.boolean(), agentsReadable: z.boolean().nullable(), reason: z.string().optional() }).meta({ id: 'EnvironmentAccess' });
 
 /** The last verification of an integration's setup. */
-export const VerificationSchema = z
+const VerificationSchema = z
   .object({
     verified: z.boolean(),
     servicePrincipalObjectId: z.string().nullable(),
@@ -48,7 +48,7 @@ export const VerificationSchema = z
   .meta({ id: 'Verification' });
 
 /** One step of the setup checklist. */
-export const SetupStepSchema = z.object({ order: z.number(), title: z.string(), state: z.enum(['done', 'incomplete', 'missing', 'info']), observed: z.string(), fix: z.string().optional() }).meta({ id: 'SetupStep' });
+const SetupStepSchema = z.object({ order: z.number(), title: z.string(), state: z.enum(['done', 'incomplete', 'missing', 'info']), observed: z.string(), fix: z.string().optional() }).meta({ id: 'SetupStep' });
 
 /** One integration with its setup checklist. */
 export const IntegrationDetailSchema = z
@@ -99,7 +99,7 @@ export const RegistrationSchema = z
 export const EnvironmentListSchema = z.object({ items: z.array(EnvironmentAccessSchema) });
 
 /** Outcome of granting System Administrator in one environment. */
-export const GrantResultSchema = z
+const GrantResultSchema = z
   .object({ environmentId: z.string(), name: z.string().nullable(), result: z.enum(['granted', 'already-granted', 'failed', 'no-dataverse']), via: z.enum(['addAppUser', 'dataverse']).optional(), reason: z.string().optional(), fix: z.string().optional() })
   .meta({ id: 'GrantResult' });
 

@@ -7,7 +7,7 @@ import { FindingSchema } from './findings.ts';
 /** Contract of `/api/v1/inventory/{kind}` (filterable, keyset-paged) and the agent page. */
 
 /** One live inventory object. */
-export const InventoryItemSchema = z
+const InventoryItemSchema = z
   .object({
     integrationId: z.string(),
     id: z.string(),

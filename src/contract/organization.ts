@@ -16,7 +16,7 @@ export const PortalUserSchema = z
   .meta({ id: 'PortalUser' });
 
 /** An API key of the organization (never the key). */
-export const ApiKeySchema = z
+const ApiKeySchema = z
   .object({ id: z.string(), name: z.string(), role: RoleSchema, createdBy: z.string().nullable(), createdAt: Timestamp, expiresAt: Timestamp.nullable(), lastUsedAt: Timestamp.nullable(), revokedAt: Timestamp.nullable() })
   .meta({ id: 'ApiKey' });
 

@@ -23,7 +23,7 @@ export type Run = z.infer<typeof RunSchema>;
 const Counters = z.object({ done: z.number(), errored: z.number(), records: z.number() });
 
 /** Per-stream progress of a run, from its checkpoints. */
-export const RunProgressSchema = Counters.extend({ streams: z.record(z.string(), Counters) }).meta({ id: 'RunProgress' });
+const RunProgressSchema = Counters.extend({ streams: z.record(z.string(), Counters) }).meta({ id: 'RunProgress' });
 /** Per-stream progress of a run. */
 export type RunProgress = z.infer<typeof RunProgressSchema>;
 

@@ -117,7 +117,7 @@ function propertyIp(list: unknown): string | null {
  * path: one array per record, serialised straight into the insert). Null when the record has no `Id` or no
  * parseable `CreationTime`.
  */
-export function recordColumns(raw: Record<string, unknown>, contentType: string): EventColumns | null {
+function recordColumns(raw: Record<string, unknown>, contentType: string): EventColumns | null {
   const id = nonEmptyStr(raw.Id);
   const creationTime = auditTime(raw.CreationTime);
   if (!id || !creationTime) return null;
@@ -198,7 +198,7 @@ function nameValues(list: unknown): Map<string, string> {
 }
 
 /** One property change: before and after. */
-export interface PropertyChange {
+interface PropertyChange {
   property: string;
   oldValue: string | null;
   newValue: string | null;
@@ -248,7 +248,7 @@ export function powerPlatformAdminActivity(e: Pick<AuditEvent, 'recordType' | 'r
 }
 
 /** A connector's classification change in a DLP policy. */
-export interface DlpConnectorChange {
+interface DlpConnectorChange {
   name: string | null;
   id: string | null;
   /** `Blocked`, `Confidential` (business), `General` (non-business), or null when absent. */

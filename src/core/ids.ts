@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { VigilError } from './errors.ts';
 
 /** Matches a GUID in its canonical 8-4-4-4-12 hexadecimal form (any case), as Entra ID shows tenant and app ids. */
-export const GUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const GUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** True when `value` is a GUID in canonical form. */
 export function isGuid(value: string): boolean {
@@ -30,7 +30,7 @@ export function normalizeGuid(value: string): string {
 }
 
 /** Hexadecimal digits after the kind prefix that a short id shows at least (`fnd_3f2a9b1c`). */
-export const SHORT_ID_DIGITS = 8;
+const SHORT_ID_DIGITS = 8;
 
 /**
  * Short forms of Vigil ids for display: the kind prefix and the first {@link SHORT_ID_DIGITS} hexadecimal digits,

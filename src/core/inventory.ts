@@ -12,7 +12,7 @@ import type { ConnectionAttrs, ConnectorAttrs, DlpPolicyAttrs, FlowAttrs, PowerA
 import type { EnvironmentSettingsAttrs } from './estate/environmentSettings.ts';
 
 /** Common part of every collected object. `raw` is the upstream JSON object exactly as received. */
-export interface Collected {
+interface Collected {
   raw: Record<string, unknown>;
 }
 
@@ -152,7 +152,7 @@ export interface CoreStreamRecords {
 export type StreamRecords = CoreStreamRecords & { [K in EstateStreamName]: EstateObject<EstateAttrs[K]> };
 
 /** Names of the streams with their own tables. */
-export const CORE_STREAM_NAMES = ['users', 'groups', 'memberships', 'environments', 'dataverseUsers', 'agents'] as const;
+const CORE_STREAM_NAMES = ['users', 'groups', 'memberships', 'environments', 'dataverseUsers', 'agents'] as const;
 
 /** Names of the collection streams, in the order they run (parents before children). */
 export const STREAM_NAMES = [...CORE_STREAM_NAMES, 'agentComponents', 'agentSettings', 'foundryAccounts', 'foundryProjects', 'foundryDeployments', 'copilotInteractions', 'powerBiWorkspaces', 'powerBiSharedLinks', 'powerApps', 'flows', 'connectors', 'connections', 'dlpPolicies', 'tenantSettings', 'externalConnections', 'teamsApps', 'environmentSettings'] as const;

@@ -1,8 +1,5 @@
 /** Shared vocabulary of Vigil's use cases. Imports nothing. */
 
-/** Integration setup modes of the seed: Mode A (customer-created app) and Mode B (managed-app consent). */
-export type IntegrationMode = 'customer-app' | 'managed-app';
-
 /** Severity of a check or finding, most severe first. */
 export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const;
 export type Severity = (typeof SEVERITIES)[number];

@@ -27,7 +27,7 @@ export const detectionMetadataSchema = z
 export type DetectionMetadata = z.infer<typeof detectionMetadataSchema>;
 
 /** A stored event without its raw record (what history look-ups return). */
-export type StoredEvent = Omit<AuditEvent, 'raw'>;
+type StoredEvent = Omit<AuditEvent, 'raw'>;
 
 /** What a detection sees: a page of new events of its record types, and the history it may need. */
 export interface DetectionContext {

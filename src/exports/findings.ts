@@ -47,7 +47,7 @@ const FORMULA_START = /^[=+\-@\t\r\0]/;
  * ISO 8601 times, `true`/`false`), so no real number is ever prefixed; a consumer that reads the file as data strips one
  * leading `'` before any of these characters. Quoting and doubling of embedded quotes (RFC 4180) is csv-stringify's.
  */
-export function neutraliseCsvCell(value: string): string {
+function neutraliseCsvCell(value: string): string {
   return FORMULA_START.test(value) ? `'${value}` : value;
 }
 

@@ -16,16 +16,16 @@ import type { AlertsTable } from '../store/schema.ts';
 export const OCSF_VERSION = '1.9.0';
 
 /** Detection Finding: class 2004 in category 2 (Findings). */
-export const DETECTION_FINDING_CLASS_UID = 2004;
+const DETECTION_FINDING_CLASS_UID = 2004;
 const CATEGORY_UID = 2;
 
 /** Finding activities: Create when first generated, Update when modified (seen again, reopened), Close when resolved. */
-export const OCSF_ACTIVITY = { create: 1, update: 2, close: 3 } as const;
+const OCSF_ACTIVITY = { create: 1, update: 2, close: 3 } as const;
 export type OcsfActivity = keyof typeof OCSF_ACTIVITY;
 const ACTIVITY_NAMES: Record<number, string> = { 1: 'Create', 2: 'Update', 3: 'Close' };
 
 /** Finding status ids used by Vigil (OCSF `status_id`; 5 Archived and 6 Deleted are not used). */
-export const OCSF_STATUS = { new: 1, in_progress: 2, suppressed: 3, resolved: 4 } as const;
+const OCSF_STATUS = { new: 1, in_progress: 2, suppressed: 3, resolved: 4 } as const;
 const STATUS_NAMES: Record<number, string> = { 1: 'New', 2: 'In Progress', 3: 'Suppressed', 4: 'Resolved' };
 
 /** Vigil severity → OCSF `severity_id` (1 Informational … 5 Critical). */
@@ -112,7 +112,7 @@ function classification(activity: number, severity: Severity) {
 }
 
 /** The OCSF status of a finding: Suppressed under an active suppression, else Resolved or New. */
-export function findingStatusId(f: Pick<FindingWithSuppression, 'status' | 'suppression'>): number {
+function findingStatusId(f: Pick<FindingWithSuppression, 'status' | 'suppression'>): number {
   if (f.suppression) return OCSF_STATUS.suppressed;
   return f.status === 'resolved' ? OCSF_STATUS.resolved : OCSF_STATUS.new;
 }

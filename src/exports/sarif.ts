@@ -14,12 +14,12 @@ import type { FindingWithSuppression } from '../store/repositories/findings.ts';
  */
 
 /** The SARIF version written. */
-export const SARIF_VERSION = '2.1.0';
+const SARIF_VERSION = '2.1.0';
 /** `$schema` of the log: the OASIS 2.1.0 schema (errata 01). */
-export const SARIF_SCHEMA_URI = 'https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json';
+const SARIF_SCHEMA_URI = 'https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json';
 
 /** Vigil severity → SARIF level (§3.27.10: error, warning, note). */
-export const SARIF_LEVEL: Record<Severity, 'error' | 'warning' | 'note'> = { critical: 'error', high: 'error', medium: 'warning', low: 'note', info: 'note' };
+const SARIF_LEVEL: Record<Severity, 'error' | 'warning' | 'note'> = { critical: 'error', high: 'error', medium: 'warning', low: 'note', info: 'note' };
 
 /**
  * Vigil severity → `security-severity` (a 0–10 score string read by GitHub code scanning: ≥ 9 critical, ≥ 7 high,
@@ -38,14 +38,14 @@ export interface SarifLog {
 }
 
 /** One SARIF run. */
-export interface SarifRun {
+interface SarifRun {
   tool: { driver: { name: string; version: string; informationUri?: string; rules: SarifRule[] } };
   results: SarifResult[];
   columnKind: 'unicodeCodePoints';
 }
 
 /** A reportingDescriptor for one check. */
-export interface SarifRule {
+interface SarifRule {
   id: string;
   shortDescription: { text: string };
   fullDescription: { text: string };
@@ -56,7 +56,7 @@ export interface SarifRule {
 }
 
 /** One result (one finding). */
-export interface SarifResult {
+interface SarifResult {
   ruleId: string;
   ruleIndex?: number;
   kind: 'fail' | 'pass';
@@ -77,7 +77,7 @@ export function findingFingerprint(f: Pick<FindingWithSuppression, 'integration_
 }
 
 /** One rule per check, in the order given. */
-export function sarifRule(c: SarifCheckInfo): SarifRule {
+function sarifRule(c: SarifCheckInfo): SarifRule {
   const tags = ['security', c.area, ...Object.entries(c.frameworks).flatMap(([framework, ids]) => ids.map((id) => `${framework}/${id}`))];
   return {
     id: c.id,

@@ -40,7 +40,7 @@ export interface Detector {
 const digitsOf = (v: string): string => v.replace(/[^0-9]/g, '');
 
 /** SSA: area 000, 666 and 900–999, group 00 and serial 0000 are never issued; 078-05-1120 is the advertising sample. */
-export function isValidSsn(value: string): boolean {
+function isValidSsn(value: string): boolean {
   const m = /^(\d{3})-(\d{2})-(\d{4})$/.exec(value);
   if (!m) return false;
   const [area, group, serial] = [Number(m[1]), Number(m[2]), Number(m[3])];
@@ -51,7 +51,7 @@ export function isValidSsn(value: string): boolean {
 const NINO_UNALLOCATED_PREFIXES = new Set(['BG', 'GB', 'KN', 'NK', 'NT', 'TN', 'ZZ']);
 
 /** HMRC NIM39110 prefix rules on a NINO with or without spaces (`AB 12 34 56 C`). */
-export function isValidNino(value: string): boolean {
+function isValidNino(value: string): boolean {
   const v = value.replace(/ /g, '').toUpperCase();
   if (!/^[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]\d{6}[A-D]$/.test(v)) return false;
   return !NINO_UNALLOCATED_PREFIXES.has(v.slice(0, 2));

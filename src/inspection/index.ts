@@ -9,11 +9,10 @@ import { DETECTORS, type MatchKind, type MatchType } from './detectors.ts';
  * Cost: each detector is one linear regex pass (bounded quantifiers), so a scan is O(detectors × text length).
  */
 
-export type { MatchKind, MatchType } from './detectors.ts';
-export { isValidNino, isValidSsn } from './detectors.ts';
+export type { MatchType } from './detectors.ts';
 
 /** One finding. */
-export interface InspectionMatch {
+interface InspectionMatch {
   kind: MatchKind;
   type: MatchType;
   /**

@@ -117,7 +117,7 @@ export interface ConsentOrigin {
 }
 
 /** Seconds the administrator has, after consenting, to finish the sign-in that proves the tenant. */
-export const SIGN_IN_STAGE_SECONDS = 600;
+const SIGN_IN_STAGE_SECONDS = 600;
 
 /**
  * Builds `{login}/{tenant}/adminconsent?client_id=…&redirect_uri=…&state=…` for a tenant id or primary domain, and

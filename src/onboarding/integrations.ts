@@ -82,7 +82,7 @@ export function toView(row: repo.IntegrationRow, now = Date.now()): IntegrationV
 }
 
 /** Days before expiry at which Vigil warns about a client secret, furthest first (90, 30 and 7 days). */
-export const SECRET_WARNING_DAYS = [90, 30, 7] as const;
+const SECRET_WARNING_DAYS = [90, 30, 7] as const;
 
 /**
  * A warning when the integration's client secret has expired or expires within 90 days, naming the portal page

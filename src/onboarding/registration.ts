@@ -17,7 +17,7 @@ import { requireGuid } from './validate.ts';
  */
 
 /** Directory role template ids that may register management applications. */
-export const ADMIN_ROLE_TEMPLATES: Record<string, string> = {
+const ADMIN_ROLE_TEMPLATES: Record<string, string> = {
   '62e90394-69f5-4237-9190-012177145e10': 'Global Administrator',
   '11648597-926c-4cf3-9c36-bcebb0ba8dcc': 'Power Platform Administrator',
 };

@@ -6,7 +6,7 @@ import { isGuid, normalizeGuid } from '../core/ids.ts';
  */
 
 /** Months a client secret lives when no expiry is given: the seed instructs 24 months. */
-export const DEFAULT_SECRET_MONTHS = 24;
+const DEFAULT_SECRET_MONTHS = 24;
 
 /** Validated Mode A input. */
 export interface CustomerAppInput {
@@ -30,7 +30,7 @@ export function requireGuid(field: string, value: string | undefined, where: str
 }
 
 /** `today + months` as an ISO date at 00:00 UTC. */
-export function monthsFromNow(months: number, now = new Date()): string {
+function monthsFromNow(months: number, now = new Date()): string {
   const d = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + months, now.getUTCDate()));
   return d.toISOString();
 }

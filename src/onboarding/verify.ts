@@ -17,7 +17,7 @@ import type { StreamContext } from '../sources/stream.ts';
  */
 
 /** Status of one capability. */
-export interface CapabilityStatus {
+interface CapabilityStatus {
   id: string;
   title: string;
   api: string;
@@ -35,7 +35,7 @@ export interface CapabilityStatus {
  * understood: the one Microsoft documents (no Power BI permission, the tenant setting covering the app) and the seed's
  * (Tenant.Read.All admin-consented), which Microsoft says the read-only admin APIs refuse.
  */
-export interface PowerBiAccess {
+interface PowerBiAccess {
   /** `granted`: the API answered; `refused`: 401/403 PowerBINotAuthorizedException; `unknown`: another failure. */
   access: 'granted' | 'refused' | 'unknown';
   /** Power BI Service application permissions in the token (Microsoft: there must be none). */
@@ -56,7 +56,7 @@ export interface MissingPermission {
 }
 
 /** Access to one environment. */
-export interface EnvironmentAccess {
+interface EnvironmentAccess {
   id: string;
   name: string | null;
   dataverse: boolean;
@@ -210,7 +210,7 @@ export async function verifyIntegration(deps: VerifyDeps, ids: { tenantId: strin
  * ("Required Scope … Must not be present when authentication via a service principal is used").
  * @throws VigilError `authentication` when no Power BI token can be issued.
  */
-export async function powerBiAccess(ctx: StreamContext, roles: readonly string[]): Promise<PowerBiAccess> {
+async function powerBiAccess(ctx: StreamContext, roles: readonly string[]): Promise<PowerBiAccess> {
   const consentedPermissions = powerBiConsentedRoles(roles);
   const tenantSetting = READ_ONLY_ADMIN_API_SETTING;
   let probe: Awaited<ReturnType<typeof probeAdminApiAccess>>;

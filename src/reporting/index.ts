@@ -34,7 +34,7 @@ type Caller = Pick<Principal, 'organizationId'>;
 export type { Page, RunEvent };
 
 /** Encodes a keyset position as an opaque cursor (base64url JSON). */
-export function encodeCursor(position: Record<string, unknown>): string {
+function encodeCursor(position: Record<string, unknown>): string {
   return Buffer.from(JSON.stringify(position)).toString('base64url');
 }
 
@@ -42,7 +42,7 @@ export function encodeCursor(position: Record<string, unknown>): string {
  * Decodes a cursor made by {@link encodeCursor} and checks its shape.
  * @throws VigilError `invalid-input` naming `cursor`.
  */
-export function decodeCursor<T extends Record<string, unknown>>(cursor: string | undefined, keys: Record<keyof T, 'string' | 'number'>): T | undefined {
+function decodeCursor<T extends Record<string, unknown>>(cursor: string | undefined, keys: Record<keyof T, 'string' | 'number'>): T | undefined {
   if (cursor === undefined || cursor === '') return undefined;
   const bad = () => new VigilError('invalid-input', 'INVALID_CURSOR', 'cursor is not one this API issued.', { field: 'cursor', remediation: 'Pass the nextCursor of the previous page unchanged, or leave cursor out for the first page.' });
   let value: unknown;
@@ -72,7 +72,7 @@ export type FindingView = Finding;
 export type CheckCatalogue = Map<string, CheckMetadata>;
 
 /** Shapes a finding row for the API. */
-export function findingView(f: FindingWithSuppression, checks: CheckCatalogue): FindingView {
+function findingView(f: FindingWithSuppression, checks: CheckCatalogue): FindingView {
   const { reason: _, ...base } = findingExportView(f);
   return { ...base, severity: f.severity as Severity, title: checks.get(f.check_id)?.title ?? null, detail: f.detail ? (JSON.parse(f.detail) as Record<string, unknown>) : null };
 }
@@ -186,7 +186,7 @@ export async function listEventsPage(db: Executor, caller: Caller, filter: { int
 }
 
 /** A collection run as the API shows it. */
-export function runView(r: RunRow): Run {
+function runView(r: RunRow): Run {
   return {
     id: r.id,
     integrationId: r.integration_id,
@@ -200,7 +200,7 @@ export function runView(r: RunRow): Run {
 }
 
 /** Per-stream progress of a run from its checkpoints: slices done and errored, records stored. */
-export async function runProgress(db: Executor, runId: string): Promise<RunProgress> {
+async function runProgress(db: Executor, runId: string): Promise<RunProgress> {
   const streams: RunProgress['streams'] = {};
   const total = { done: 0, errored: 0, records: 0 };
   for (const c of await listCheckpoints(db, runId)) {
@@ -263,7 +263,7 @@ export async function listIntegrationRuns(db: Executor, caller: Caller, integrat
 }
 
 /** Days of history the dashboard's severity chart covers. */
-export const DASHBOARD_DAYS = 30;
+const DASHBOARD_DAYS = 30;
 
 /**
  * The dashboard of an organization: open findings by severity per day (UTC, last {@link DASHBOARD_DAYS} days), the

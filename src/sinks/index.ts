@@ -8,8 +8,7 @@ import { syslogSender } from './syslog.ts';
 import type { SinkName, SinkSender } from './types.ts';
 import { webhookSender } from './webhook.ts';
 
-export type { SinkEvent, SinkName, SinkSender } from './types.ts';
-export { enqueueAlert, enqueueFindingEvents, type EnqueueContext, type SinkDeliveryOutcome } from './outbox.ts';
+export { enqueueAlert, enqueueFindingEvents } from './outbox.ts';
 
 /** Vigil's version as the OCSF `metadata.product.version` (= package.json). */
 export const VIGIL_VERSION = '0.1.0';
@@ -34,7 +33,7 @@ export interface SinkOptions {
 }
 
 /** The senders of the configured sinks. */
-export function createSenders(config: VigilConfig['sinks'], options: SinkOptions = {}): SinkSender[] {
+function createSenders(config: VigilConfig['sinks'], options: SinkOptions = {}): SinkSender[] {
   const senders: SinkSender[] = [];
   if (config.webhook) senders.push(webhookSender({ url: config.webhook.url, secret: config.webhook.secret, ...options.webhook }));
   if (config.syslog) senders.push(syslogSender(config.syslog));
@@ -42,7 +41,7 @@ export function createSenders(config: VigilConfig['sinks'], options: SinkOptions
 }
 
 /** The synthetic event `vigil sinks test` sends: a Detection Finding marked as a test, informational. */
-export function testEvent(product: OcsfProduct): OcsfDetectionFinding {
+function testEvent(product: OcsfProduct): OcsfDetectionFinding {
   const now = Date.now();
   return {
     class_uid: 2004,

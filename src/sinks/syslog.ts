@@ -18,10 +18,10 @@ import type { SinkEvent, SinkSender } from './types.ts';
 /** Facility 10: security/authorization messages. */
 const FACILITY = 10;
 /** The structured data id of Vigil's element. */
-export const SYSLOG_SD_ID = 'vigil@32473';
+const SYSLOG_SD_ID = 'vigil@32473';
 
 /** Vigil severity → RFC 5424 severity (2 Critical, 3 Error, 4 Warning, 5 Notice, 6 Informational). */
-export const SYSLOG_SEVERITY: Record<string, number> = { critical: 2, high: 3, medium: 4, low: 5, info: 6 };
+const SYSLOG_SEVERITY: Record<string, number> = { critical: 2, high: 3, medium: 4, low: 5, info: 6 };
 
 /** Escapes an SD-PARAM value: `"`, `\` and `]` get a backslash (RFC 5424 §6.3.3). */
 function sdValue(v: string): string {
@@ -35,7 +35,7 @@ function headerField(v: string, max: number): string {
 }
 
 /** Options of {@link formatSyslog}. */
-export interface SyslogFormatOptions {
+interface SyslogFormatOptions {
   appName: string;
   hostname?: string;
   procId?: string;
@@ -44,7 +44,7 @@ export interface SyslogFormatOptions {
 }
 
 /** One RFC 5424 message (without framing) for `event`. */
-export function formatSyslog(event: SinkEvent, options: SyslogFormatOptions): string {
+function formatSyslog(event: SinkEvent, options: SyslogFormatOptions): string {
   const pri = FACILITY * 8 + (SYSLOG_SEVERITY[event.severity] ?? 6);
   const analytic = event.payload.finding_info.analytic.uid;
   const params: [string, string][] = [
@@ -61,7 +61,7 @@ export function formatSyslog(event: SinkEvent, options: SyslogFormatOptions): st
 }
 
 /** RFC 6587 §3.4.1 octet counting: `MSG-LEN SP SYSLOG-MSG`, the length in bytes. */
-export function octetFrame(message: string): string {
+function octetFrame(message: string): string {
   return `${Buffer.byteLength(message, 'utf8')} ${message}`;
 }
 

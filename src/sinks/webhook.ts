@@ -30,7 +30,7 @@ export interface WebhookOptions {
 }
 
 /** The signature header value of `body` sent at `timestamp` (Unix seconds): `sha256=` + hex HMAC-SHA256. */
-export function signWebhook(secret: string, timestamp: string, body: string): string {
+function signWebhook(secret: string, timestamp: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
 }
 

@@ -33,7 +33,7 @@ export interface StreamPage<R> {
 }
 
 /** Tokens for the integration's service principal, per resource. */
-export interface TokenSource {
+interface TokenSource {
   /** `(forceRefresh) => bearer token` for a resource (scope `{resource}/.default`). */
   bearer(resource: string): (forceRefresh: boolean) => Promise<string>;
   /** The `roles` claim of a token for the resource. */
@@ -54,7 +54,6 @@ export interface StreamContext {
   graphPageSize?: number;
 }
 
-export type { ParentRow } from '../core/inventory.ts';
 
 /** A stream definition. */
 export interface Stream<S extends StreamName> {

@@ -78,7 +78,7 @@ export interface DirectoryUsersTable extends InventoryColumns {
   created_date_time: string | null;
 }
 
-export interface DirectoryGroupsTable extends InventoryColumns {
+interface DirectoryGroupsTable extends InventoryColumns {
   id: string;
   display_name: string | null;
   mail: string | null;
@@ -87,7 +87,7 @@ export interface DirectoryGroupsTable extends InventoryColumns {
   group_types: string | null;
 }
 
-export interface GroupMembershipsTable extends InventoryColumns {
+interface GroupMembershipsTable extends InventoryColumns {
   group_id: string;
   member_id: string;
   member_type: string;
@@ -181,7 +181,7 @@ export interface FindingHistoryTable {
  * One object of the estate streams (migration 0008): `stream` names the kind, `slice_key` the parent it was read
  * under (environment name, user id or `*`), `attrs` the JSON of its normalised fields.
  */
-export interface EstateObjectsTable extends InventoryColumns {
+interface EstateObjectsTable extends InventoryColumns {
   stream: string;
   id: string;
   slice_key: string;
@@ -190,7 +190,7 @@ export interface EstateObjectsTable extends InventoryColumns {
 }
 
 /** The delta link a delta-capable stream slice resumes from in its next round. */
-export interface StreamStatesTable {
+interface StreamStatesTable {
   integration_id: string;
   stream: string;
   slice_key: string;
@@ -209,7 +209,7 @@ export interface CollectionSchedulesTable {
   last_enqueued_at: string | null;
 }
 
-export interface UpstreamBudgetsTable {
+interface UpstreamBudgetsTable {
   tenant_id: string;
   api: string;
   /** Tokens left in the bucket (resource units or requests). */
@@ -242,7 +242,7 @@ export interface AuditEventsTable {
 }
 
 /** Raw audit records: one content blob's text as received (a JSON array), compressed (src/store/segments.ts). */
-export interface AuditRawSegmentsTable {
+interface AuditRawSegmentsTable {
   integration_id: string;
   id: string;
   content_type: string;
@@ -268,7 +268,7 @@ export interface AuditUserIpsTable {
 }
 
 /** How far the detections have evaluated an integration's events. */
-export interface DetectionWatermarksTable {
+interface DetectionWatermarksTable {
   integration_id: string;
   /** Events with `ingested_at` at or before this instant (ISO 8601 UTC) have been evaluated. */
   evaluated_through: string;
@@ -303,7 +303,7 @@ export interface AlertsTable {
   updated_at: string;
 }
 
-export interface AlertEventsTable {
+interface AlertEventsTable {
   alert_id: string;
   event_id: string;
 }

@@ -5,9 +5,9 @@ import { VigilError } from '../core/errors.ts';
 import { privateFile } from '../platform/files/index.ts';
 
 /** Lock file of `vigil serve` in a SQLite data directory (a SQLite database held with an exclusive lock). */
-export const SERVE_LOCK_FILE = 'serve.lock';
+const SERVE_LOCK_FILE = 'serve.lock';
 /** Beside the lock: the pid and start time of the process that holds it, for the refusal message. */
-export const SERVE_PID_FILE = 'serve.pid';
+const SERVE_PID_FILE = 'serve.pid';
 
 /** A held lock; `release()` lets the next `vigil serve` start. */
 export interface ServeLock {

@@ -27,7 +27,7 @@ import { getCursor, raiseAlert, saveCursor, storeBlob } from '../store/repositor
  */
 
 /** Retention of the feed: content older than this cannot be listed or fetched. */
-export const RETENTION_MS = 7 * 86_400_000;
+const RETENTION_MS = 7 * 86_400_000;
 const WINDOW_MS = 86_400_000;
 
 /** Options of {@link ingestAudit}. */
@@ -68,7 +68,7 @@ export interface AuditProgress {
 }
 
 /** Outcome per content type. */
-export interface ContentTypeOutcome {
+interface ContentTypeOutcome {
   status: 'ok' | 'unavailable' | 'error';
   reason?: string;
   /** The error code when `status` is `error` (`FOREIGN_LINK`, an upstream code, …). */

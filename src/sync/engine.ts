@@ -76,7 +76,7 @@ export interface SliceError {
 }
 
 /** Per-stream outcome of a run. */
-export interface StreamOutcome {
+interface StreamOutcome {
   /** Records stored by this run (all attempts of a resumed run included, each once). */
   records: number;
   slices: number;
@@ -146,7 +146,7 @@ function ownerAlive(run: runs.RunRow): boolean {
 }
 
 /** Thrown when the run was stopped through its signal; the run is left resumable. */
-export function abortedError(signal: AbortSignal): VigilError {
+function abortedError(signal: AbortSignal): VigilError {
   return new VigilError('conflict', 'COLLECTION_ABORTED', `Collection stopped: ${(signal.reason as Error)?.message ?? 'aborted'}. It resumes from its last checkpoint.`);
 }
 
@@ -178,7 +178,7 @@ const API_NAMES: Record<ApiName, string> = {
  * reads as its status, code and message; a Dataverse access refusal (0x80072560 no application user, 0x80040220 missing
  * privileges) gets the fix `vigil integrations verify` gives for it ({@link DATAVERSE_ACCESS_REASONS}).
  */
-export function describeError(e: unknown): { code: string; message: string; reason: string; fix?: string } {
+function describeError(e: unknown): { code: string; message: string; reason: string; fix?: string } {
   if (e instanceof UpstreamHttpError) {
     const fix = DATAVERSE_ACCESS_REASONS[e.code] ?? e.remediation;
     const reason = `${API_NAMES[e.api]} answered ${e.status}${e.upstreamCode ? ` ${e.upstreamCode}` : ''}${e.upstreamMessage ? `: ${e.upstreamMessage}` : ''}`;

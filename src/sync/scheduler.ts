@@ -49,7 +49,7 @@ export function parseCron(expression: string): Cron {
 }
 
 /** The next due time after `from`: the next cron slot plus the integration's jitter, ISO 8601 UTC. */
-export function nextDue(cron: Cron, from: Date, jitterSeconds: number): string {
+function nextDue(cron: Cron, from: Date, jitterSeconds: number): string {
   const slot = cron.nextRun(from) ?? new Date(from.getTime() + 86_400_000);
   return new Date(slot.getTime() + jitterSeconds * 1000).toISOString();
 }

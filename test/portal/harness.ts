@@ -33,11 +33,11 @@ export interface PortalWorld {
 }
 
 /** Chromium's flags for a headless machine without a GPU, sandbox or network (the brief's list). */
-export const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 /** Debian's Chromium. */
-export const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = '/usr/bin/chromium';
 /** Where the suite writes screenshots. */
-export const SCREENSHOT_DIR = join(import.meta.dirname, '..', '..', 'test-results', 'portal');
+const SCREENSHOT_DIR = join(import.meta.dirname, '..', '..', 'test-results', 'portal');
 
 export async function portalWorld(): Promise<PortalWorld> {
   if (!existsSync(join(import.meta.dirname, '..', '..', 'web', 'dist', 'index.html'))) throw new Error('The portal is not built: run `npm run build:web` (npm ci runs it).');

@@ -40,7 +40,7 @@ export function copyDataDir(template: string): string {
 }
 
 /** Removes a data directory made by {@link copyDataDir}. */
-export function removeDataDir(dir: string): void {
+function removeDataDir(dir: string): void {
   rmSync(join(dir, '..'), { recursive: true, force: true });
 }
 
@@ -110,7 +110,7 @@ export async function dumpAudit(db: Kysely<Database>): Promise<Record<string, Ro
  * How two dumps differ, table by table, in a few words: rows only in one of them, and rows whose deleted flag
  * differs (the signature of a wrong deletion). Empty when they are equal.
  */
-export function describeDifference(reference: Record<string, Row[]>, actual: Record<string, Row[]>): string[] {
+function describeDifference(reference: Record<string, Row[]>, actual: Record<string, Row[]>): string[] {
   const out: string[] = [];
   for (const table of Object.keys(reference)) {
     const ref = reference[table] ?? [];

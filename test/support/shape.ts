@@ -9,7 +9,7 @@
  */
 
 /** The JSON type of a value. */
-export type JsonType = 'string' | 'number' | 'boolean' | 'null' | 'object' | 'array';
+type JsonType = 'string' | 'number' | 'boolean' | 'null' | 'object' | 'array';
 
 /** The merged shape of one or more JSON values at one position. */
 export interface Shape {
@@ -26,7 +26,7 @@ const typeOf = (v: unknown): JsonType => (v === null ? 'null' : Array.isArray(v)
 const empty = (): Shape => ({ types: new Set(), fields: new Map(), element: null });
 
 /** Merges `value` into `into` (created when absent) and returns it. */
-export function addSample(value: unknown, into: Shape = empty()): Shape {
+function addSample(value: unknown, into: Shape = empty()): Shape {
   const t = typeOf(value);
   into.types.add(t);
   if (t === 'object') {
@@ -118,15 +118,4 @@ export function deviations(actual: Shape, real: Shape, options: CompareOptions =
   }
   if (actual.element && real.element) out.push(...deviations(actual.element, real.element, options, `${path}[]`));
   return out.sort();
-}
-
-/** The key paths of a shape (objects' keys, arrays as `[]`), for messages and for checking a corpus file's coverage. */
-export function paths(s: Shape, prefix = ''): string[] {
-  const out: string[] = [];
-  for (const [k, f] of s.fields) {
-    const p = prefix ? `${prefix}.${k}` : k;
-    out.push(p, ...paths(f, p));
-  }
-  if (s.element) out.push(...paths(s.element, `${prefix}[]`));
-  return out;
 }

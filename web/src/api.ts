@@ -2,7 +2,7 @@
 // and one error type carrying the API's {code, message, field, remediation}.
 import type { ApiErrorBody } from './types.ts';
 
-export const API = '/api/v1';
+const API = '/api/v1';
 
 export class ApiError extends Error {
   readonly status: number;

@@ -16,24 +16,18 @@ export type {
   IntegrationDetail,
   InventoryItem,
   LoginResult,
-  Organization,
-  Region,
+  
+  
   Registration,
   Run,
-  RunProgress,
+  
   Session,
-  Severity,
-  Suppression,
-  User,
-  Verification,
-} from './api-types.ts';
+  Severity } from './api-types.ts';
 
 type Schemas = components['schemas'];
 
 /** The error body of every failure. */
 export type ApiErrorBody = Schemas['ApiError'];
-/** A portal role. */
-export type Role = Schemas['User']['role'];
 /** Mode A (customer-created app) or Mode B (operator-managed app). */
 export type IntegrationMode = Schemas['Integration']['mode'];
 /** One step of an integration's setup checklist. */

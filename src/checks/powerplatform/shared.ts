@@ -10,7 +10,7 @@ import type { CheckContext, CheckResult } from '../types.ts';
  */
 
 /** The `tenantSettings` object of the `tenantSettings` stream, or null when the stream ran without it. */
-export function tenantSettingsOf(ctx: CheckContext): TenantSettingsObjectAttrs | null {
+function tenantSettingsOf(ctx: CheckContext): TenantSettingsObjectAttrs | null {
   const row = ctx.inventory.estate('tenantSettings').find((r) => r.attrs.kind === 'tenantSettings');
   return row ? (row.attrs as TenantSettingsObjectAttrs) : null;
 }
@@ -40,7 +40,7 @@ export function tenantFlagVerdict(ctx: CheckContext, field: keyof Omit<TenantSet
  * never counted as coverage). Names compare case-insensitively. Source: Power Platform "Data policies" (policy scope:
  * all / exclude certain / add multiple environments); ScubaGear issue #1396 and #1896 (exclude-scope false results).
  */
-export function dlpCovers(policy: DlpPolicyAttrs, environmentId: string): boolean {
+function dlpCovers(policy: DlpPolicyAttrs, environmentId: string): boolean {
   const listed = policy.environments.some((e) => e.toLowerCase() === environmentId.toLowerCase());
   switch (policy.environmentType) {
     case 'AllEnvironments':

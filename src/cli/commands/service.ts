@@ -7,7 +7,7 @@ import { print } from '../output.ts';
  * Parses `--port`: a whole number from 0 to 65535 (0: any free port).
  * @throws InvalidArgumentError (a usage error: exit 2) naming the value.
  */
-export function parsePort(value: string): number {
+function parsePort(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value.trim()) || n > 65535) throw new InvalidArgumentError(`'${value}' is not a port: give a whole number from 1 to 65535, e.g. --port 8081.`);
   return n;

@@ -29,7 +29,7 @@ export type AgentComponentKind = 'topic' | 'action' | 'knowledge' | 'mcp' | 'ins
  * copilots_header_cref7_LookupDataAgent.agent.Agent/`, `extensibility/mcp/order-management-enhanced-tc/agents/
  * sourcecode/OrderManagementMCPDemo/botcomponents/cr26e_OrdersAgent.InvokeConnectedAgentTaskAction.Warehouseagent/`).
  */
-export type AgentRelation = 'child' | 'connected';
+type AgentRelation = 'child' | 'connected';
 
 /** Where a knowledge source reads from. */
 export type KnowledgeSourceType = 'publicWebsite' | 'sharePoint' | 'dataverse' | 'file' | 'graphConnector' | 'other';

@@ -2,7 +2,7 @@ import { RECORD_TYPES } from '../../core/audit.ts';
 import type { Detection } from '../types.ts';
 
 /** Creations by one user within one hour from which an alert is raised. */
-export const MASS_CREATION_THRESHOLD = 10;
+const MASS_CREATION_THRESHOLD = 10;
 const WINDOW_MS = 3_600_000;
 /** Operations that create an agent (Copilot Studio) or a flow (Power Automate). */
 const CREATIONS = ['BotCreate', 'CreateFlow'];

@@ -12,7 +12,7 @@ function positiveInt(name: string) {
 }
 
 /** Renders the demo summary for people. */
-export function renderDemo(s: DemoSummary): string {
+function renderDemo(s: DemoSummary): string {
   const missing = s.integration.missingPermissions.length ? s.integration.missingPermissions.map((m) => `${m.api} ${m.permission}`).join(', ') : 'none';
   const lines = [
     '',

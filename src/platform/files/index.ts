@@ -14,9 +14,9 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 
  */
 
 /** Mode of a private file. */
-export const PRIVATE_FILE_MODE = 0o600;
+const PRIVATE_FILE_MODE = 0o600;
 /** Mode of a private directory. */
-export const PRIVATE_DIRECTORY_MODE = 0o700;
+const PRIVATE_DIRECTORY_MODE = 0o700;
 
 /** A path whose permissions were tightened, with its mode before (octal digits, e.g. `644`). */
 export interface Tightened {

@@ -78,7 +78,7 @@ export class UpstreamHttpError extends VigilError {
 }
 
 /** Strips the query string (may hold skip tokens or, in identity flows, codes) for logs and errors. */
-export function redactUrl(url: string): string {
+function redactUrl(url: string): string {
   const i = url.indexOf('?');
   return i < 0 ? url : url.slice(0, i);
 }

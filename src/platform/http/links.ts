@@ -77,7 +77,7 @@ export interface LinkPolicyRules {
  * Parses a URL for display: its origin only (never user information, path or query, which may carry skip tokens or
  * codes), or a placeholder when it does not parse.
  */
-export function linkOrigin(url: string): string {
+function linkOrigin(url: string): string {
   try {
     const origin = new URL(url).origin;
     return origin === 'null' ? 'a URL without a host' : origin;

@@ -17,14 +17,14 @@ import { aadstsError, PipelineNetworkModule, readUserClaims, type UserTokenClaim
  */
 
 /** Default public client: the Azure CLI first-party application (terraform-provider-power-platform app_registration.md). */
-export const DEFAULT_ADMIN_CLIENT_ID = '04b07795-8ddb-461a-bbee-02f9e1bf7b46';
+const DEFAULT_ADMIN_CLIENT_ID = '04b07795-8ddb-461a-bbee-02f9e1bf7b46';
 
 /**
  * Default scope for the admin API: BAP's audience `https://service.powerapps.com/` with `.default` — a resource ID that
  * ends in a slash takes the documented double slash (`scopes-oidc.md`; Power Platform docs use
  * `https://service.powerapps.com//.default`).
  */
-export function defaultAdminScope(cloud: CloudProfile): string {
+function defaultAdminScope(cloud: CloudProfile): string {
   return `${cloud.bap.resource.replace(/\/+$/, '')}//.default`;
 }
 

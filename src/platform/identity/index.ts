@@ -17,7 +17,7 @@ import { type HttpClient, UpstreamHttpError } from '../http/client.ts';
  */
 
 /** The claims Vigil reads from an app-only access token. */
-export interface AccessTokenClaims {
+interface AccessTokenClaims {
   /** Audience: the resource the token is for. */
   aud: string;
   /** Tenant id. */
@@ -39,7 +39,7 @@ export interface AcquiredToken {
 }
 
 /** Decodes (does not verify: the token is our own, fresh from the token endpoint) the claims Vigil relies on. */
-export function readClaims(accessToken: string): AccessTokenClaims {
+function readClaims(accessToken: string): AccessTokenClaims {
   const c = decodeJwt(accessToken) as Record<string, unknown>;
   return {
     aud: text(c.aud),

@@ -28,7 +28,7 @@ import { aadstsError, PipelineNetworkModule, type CertificateCredential } from '
  * Administrators too, but they cannot consent to Graph *application* permissions, which Vigil's app needs: only a
  * Global or Privileged Role Administrator could have given the consent, so only they may bind a tenant.
  */
-export const CONSENT_ADMIN_ROLES: Readonly<Record<string, string>> = {
+const CONSENT_ADMIN_ROLES: Readonly<Record<string, string>> = {
   '62e90394-69f5-4237-9190-012177145e10': 'Global Administrator',
   'e8611ab8-c189-46e8-94e1-60213ab1f814': 'Privileged Role Administrator',
 };

@@ -8,7 +8,7 @@ export type { Logger } from 'pino';
  * Paths redacted from every log line wherever they appear: credentials and tokens never reach a log
  * (OWASP ASVS 5.0 16.2.5). The HTTP layer also logs only method, URL path and status, never headers or bodies.
  */
-export const REDACT_PATHS = [
+const REDACT_PATHS = [
   'secret',
   'clientSecret',
   'client_secret',

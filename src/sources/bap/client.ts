@@ -14,7 +14,7 @@ import { ROOT_SLICE } from '../stream.ts';
  */
 
 /** The marker of BAP's 403 for an unregistered application. */
-export const NOT_MANAGEMENT_APP_MARKER = 'does not have permission to access the path';
+const NOT_MANAGEMENT_APP_MARKER = 'does not have permission to access the path';
 
 /** True when `e` is BAP's answer to an application not registered as a management application. */
 export function isNotManagementAppError(e: unknown): boolean {

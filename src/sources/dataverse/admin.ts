@@ -13,7 +13,7 @@ import type { Json } from '../../core/json.ts';
  */
 
 /** The System Administrator security role's name. */
-export const SYSTEM_ADMINISTRATOR = 'System Administrator';
+const SYSTEM_ADMINISTRATOR = 'System Administrator';
 
 
 /**

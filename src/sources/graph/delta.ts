@@ -15,7 +15,7 @@ import type { StreamContext, StreamPage } from '../stream.ts';
  * Resource units a request costs against the tenant's Graph identity budget (`throttling-limits.md`): GET users 2,
  * groups/{id}/members 3, other 1; `$select` −1; never below 1.
  */
-export function graphResourceUnits(url: string): number {
+function graphResourceUnits(url: string): number {
   const path = new URL(url).pathname;
   const base = /\/groups\/[^/]+\/members$/.test(path) ? 3 : /\/users$/.test(path) ? 2 : 1;
   return Math.max(1, base - (url.includes('$select=') ? 1 : 0));

@@ -12,7 +12,6 @@ import type { StreamContext } from '../stream.ts';
 
 /** The content types Vigil subscribes to. */
 export const CONTENT_TYPES = ['Audit.AzureActiveDirectory', 'Audit.Exchange', 'Audit.SharePoint', 'Audit.General', 'DLP.All'] as const;
-export type ContentType = (typeof CONTENT_TYPES)[number];
 
 /** One available content blob. */
 export interface ContentItem {
@@ -65,7 +64,7 @@ export async function startSubscription(ctx: FeedContext, contentType: string): 
 }
 
 /** Formats an instant as the API's `YYYY-MM-DDTHH:MM:SS` (UTC, 24-hour clock). */
-export function feedTime(d: Date): string {
+function feedTime(d: Date): string {
   return d.toISOString().slice(0, 19);
 }
 

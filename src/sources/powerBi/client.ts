@@ -45,7 +45,7 @@ export const POWER_BI_NOT_AUTHORIZED = 'POWER_BI_NOT_AUTHORIZED';
 export const READ_ONLY_ADMIN_API_SETTING = 'Service principals can access read-only admin APIs';
 
 /** The Power BI Service application permissions that need admin consent (the app "must not" hold them). */
-export const POWER_BI_ADMIN_CONSENT_PERMISSIONS: readonly string[] = ['Tenant.Read.All', 'Tenant.ReadWrite.All'];
+const POWER_BI_ADMIN_CONSENT_PERMISSIONS: readonly string[] = ['Tenant.Read.All', 'Tenant.ReadWrite.All'];
 
 /** The Power BI Service application permissions among a token's `roles`. */
 export function powerBiConsentedRoles(roles: readonly string[]): string[] {
@@ -64,7 +64,7 @@ export function powerBiConsentedRoles(roles: readonly string[]): string[] {
  * read-only admin APIs; microsoft/powerbi-powershell #209). The body does not say which condition failed, so the roles
  * decide what to say: with Power BI permissions in the token, removing them comes first.
  */
-export function explainRefusal(roles: readonly string[]): { reason: string; fix: string } {
+function explainRefusal(roles: readonly string[]): { reason: string; fix: string } {
   const held = powerBiConsentedRoles(roles);
   const setting = `Fabric admin portal > Tenant settings > Admin API settings > "${READ_ONLY_ADMIN_API_SETTING}": Enabled, applied to specific security groups including one the app (its service principal) is a member of`;
   if (held.length > 0) {
@@ -86,7 +86,7 @@ export function explainRefusal(roles: readonly string[]): { reason: string; fix:
  * Other errors are returned unchanged. Used by every Power BI admin call (activity events, scanner, widely shared
  * artifacts).
  */
-export function powerBiRefusal(e: unknown, roles: readonly string[] = []): unknown {
+function powerBiRefusal(e: unknown, roles: readonly string[] = []): unknown {
   if (!(e instanceof UpstreamHttpError) || (e.status !== 401 && e.status !== 403) || !/PowerBINotAuthorized/i.test(`${e.upstreamCode ?? ''} ${JSON.stringify(e.body ?? '')}`)) return e;
   const { reason, fix } = explainRefusal(roles);
   return new VigilError('authorization', POWER_BI_NOT_AUTHORIZED, reason, { remediation: fix, cause: e });

@@ -59,7 +59,7 @@ async function notCollected(ctx: StreamContext, e: unknown): Promise<unknown> {
 }
 
 /** Sends one Power BI admin request (JSON in and out). @throws as described in the module comment. */
-export async function powerBiAdminCall<T>(ctx: StreamContext, method: 'GET' | 'POST', url: string, body?: unknown): Promise<HttpResponse<T>> {
+async function powerBiAdminCall<T>(ctx: StreamContext, method: 'GET' | 'POST', url: string, body?: unknown): Promise<HttpResponse<T>> {
   // The pipeline's link policy keeps the token on the profile's Power BI hosts (FOREIGN_LINK otherwise).
   try {
     return await ctx.http.send<T>({ api: 'powerBi', method, url, body, token: ctx.tokens.bearer(ctx.cloud.powerBi.resource), tenantId: ctx.tenantId });
@@ -105,7 +105,7 @@ async function acquireScanSlot(tenantId: string): Promise<() => void> {
 }
 
 /** Polls GetScanStatus with growing delays until Succeeded. @throws VigilError `upstream` SCAN_FAILED / SCAN_TIMEOUT. */
-export async function waitForScan(ctx: StreamContext, scanId: string, options: ScanWaitOptions = {}): Promise<void> {
+async function waitForScan(ctx: StreamContext, scanId: string, options: ScanWaitOptions = {}): Promise<void> {
   const started = Date.now();
   let delay = options.firstPollMs ?? 250;
   for (;;) {

@@ -122,11 +122,6 @@ export async function deleteSession(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('portal_sessions').where('id', '=', id).execute();
 }
 
-/** Ends every session of a user (password change, role change, disabling). */
-export async function deleteUserSessions(db: Executor, userId: string): Promise<void> {
-  await db.deleteFrom('portal_sessions').where('user_id', '=', userId).execute();
-}
-
 /** Deletes sessions past their absolute expiry or idle since before `idleBefore`. @returns how many. */
 export async function deleteStaleSessions(db: Executor, now: string, idleBefore: string): Promise<number> {
   const r = await db.deleteFrom('portal_sessions').where((eb) => eb.or([eb('expires_at', '<=', now), eb('last_seen_at', '<', idleBefore)])).executeTakeFirst();

@@ -89,7 +89,7 @@ export async function storeRecords(db: Kysely<Database>, integrationId: string, 
 }
 
 /** A stored event row as an event without its raw record. */
-export function toEventColumns(r: AuditEventsTable): Omit<AuditEvent, 'raw'> {
+function toEventColumns(r: AuditEventsTable): Omit<AuditEvent, 'raw'> {
   return { id: r.id, contentType: r.content_type, recordType: r.record_type, creationTime: r.creation_time, operation: r.operation, workload: r.workload, userId: r.user_id, userType: r.user_type, clientIp: r.client_ip, objectId: r.object_id, organizationId: r.organization_id };
 }
 
@@ -135,11 +135,6 @@ export async function saveCursor(db: Executor, c: Omit<AuditCursorsTable, 'updat
     .where('integration_id', '=', c.integration_id)
     .where('content_type', '=', c.content_type)
     .execute();
-}
-
-/** All cursors of an integration. */
-export async function listCursors(db: Executor, integrationId: string): Promise<AuditCursorsTable[]> {
-  return db.selectFrom('audit_cursors').selectAll().where('integration_id', '=', integrationId).orderBy('content_type').execute();
 }
 
 /** An alert to raise. */

@@ -43,7 +43,7 @@ export async function tryTake(db: Kysely<Database>, tenantId: string, api: strin
 }
 
 /** Blocks a budget until `untilMs` (never shortens an existing block). */
-export async function block(db: Executor, tenantId: string, api: string, untilMs: number, limit: BudgetLimit, nowMs: number): Promise<void> {
+async function block(db: Executor, tenantId: string, api: string, untilMs: number, limit: BudgetLimit, nowMs: number): Promise<void> {
   await db
     .insertInto('upstream_budgets')
     .values({ tenant_id: tenantId, api, tokens: limit.capacity, updated_ms: nowMs, blocked_until_ms: untilMs })

@@ -5,7 +5,7 @@ import type { CheckResultsTable, FindingHistoryTable, FindingsTable, FindingSupp
 
 /** Check results (the latest evaluation per resource) and findings (failures with a lifecycle). */
 export type CheckResultRow = CheckResultsTable;
-export type FindingRow = FindingsTable;
+type FindingRow = FindingsTable;
 
 /** One evaluated result to store. */
 export interface ResultInput {
@@ -184,7 +184,7 @@ export interface FindingFilter {
 export type FindingWithSuppression = FindingRow & { suppression: Omit<FindingSuppressionsTable, 'finding_id'> | null };
 
 /** The suppressions of these findings that are active at `at` (no expiry, or expiring after it), by finding id. */
-export async function activeSuppressions(db: Executor, findingIds: string[], at: string): Promise<Map<string, FindingSuppressionsTable>> {
+async function activeSuppressions(db: Executor, findingIds: string[], at: string): Promise<Map<string, FindingSuppressionsTable>> {
   const active = new Map<string, FindingSuppressionsTable>();
   for (let i = 0; i < findingIds.length; i += 500) {
     for (const s of await db.selectFrom('finding_suppressions').selectAll().where('finding_id', 'in', findingIds.slice(i, i + 500)).execute()) {
@@ -244,7 +244,7 @@ export async function listFindings(db: Executor, filter: FindingFilter = {}): Pr
 export type FindingEvent = 'opened' | 'resolved' | 'reopened' | 'suppressed' | 'unsuppressed' | 'suppression_expired';
 
 /** Appends one step to a finding's history. */
-export async function recordHistory(db: Executor, findingId: string, event: FindingEvent, at: string, detail: Record<string, unknown> | null = null): Promise<void> {
+async function recordHistory(db: Executor, findingId: string, event: FindingEvent, at: string, detail: Record<string, unknown> | null = null): Promise<void> {
   await db.insertInto('finding_history').values({ id: newId('fhe'), finding_id: findingId, at, event, detail: detail ? JSON.stringify(detail) : null }).execute();
 }
 

@@ -124,7 +124,7 @@ function estateMapping(stream: string): TableMapping<EstateObject> {
 }
 
 /** How each stream's records map to a table. */
-export const TABLES = Object.fromEntries(
+const TABLES = Object.fromEntries(
   STREAM_NAMES.map((s) => [s, isEstateStream(s) ? estateMapping(s) : CORE_TABLES[s as keyof CoreStreamRecords]]),
 ) as unknown as { [S in StreamName]: TableMapping<StreamRecords[S]> };
 
@@ -278,7 +278,7 @@ export async function listEnvironments(db: Executor, integrationId: string) {
 }
 
 /** Live groups' ids of an integration (slices of the memberships stream). */
-export async function listGroupIds(db: Executor, integrationId: string): Promise<string[]> {
+async function listGroupIds(db: Executor, integrationId: string): Promise<string[]> {
   const rows = await db.selectFrom('directory_groups').select('id').where('integration_id', '=', integrationId).where('deleted_at', 'is', null).orderBy('id').execute();
   return rows.map((r) => r.id);
 }
@@ -291,23 +291,6 @@ export async function listAgents(db: Executor, integrationId: string) {
 /** Live Dataverse users of an integration. */
 export async function listDataverseUsers(db: Executor, integrationId: string) {
   return db.selectFrom('dataverse_users').selectAll().where('integration_id', '=', integrationId).where('deleted_at', 'is', null).execute();
-}
-
-/** Live directory users with the given ids (chunked). */
-export async function listUsersByIds(db: Executor, integrationId: string, ids: string[]) {
-  const out = [];
-  for (let i = 0; i < ids.length; i += 500) {
-    out.push(
-      ...(await db
-        .selectFrom('directory_users')
-        .select(['id', 'display_name', 'user_principal_name', 'account_enabled', 'user_type'])
-        .where('integration_id', '=', integrationId)
-        .where('deleted_at', 'is', null)
-        .where('id', 'in', ids.slice(i, i + 500))
-        .execute()),
-    );
-  }
-  return out;
 }
 
 /**

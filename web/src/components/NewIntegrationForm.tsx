@@ -15,10 +15,10 @@ export const WHERE = {
     'After consenting: Microsoft Entra admin center › Identity › Applications › Enterprise applications › the Vigil app › Overview › Object ID (not the Application ID).',
 };
 
-export const GUID_EXAMPLE = '00000000-0000-0000-0000-000000000000';
+const GUID_EXAMPLE = '00000000-0000-0000-0000-000000000000';
 
 /** Maps an API error's `field` (possibly a path like `body.tenantId`) to one of the form's input ids. */
-export function fieldOf(err: ApiError, known: readonly string[]): string | undefined {
+function fieldOf(err: ApiError, known: readonly string[]): string | undefined {
   if (!err.field) return undefined;
   const last = err.field.split(/[./]/).filter(Boolean).pop() ?? err.field;
   return known.includes(last) ? last : undefined;

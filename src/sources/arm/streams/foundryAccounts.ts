@@ -31,13 +31,13 @@ import { str, bool, obj, type Json } from '../../../core/json.ts';
  */
 
 /** api-version of `GET /subscriptions`. */
-export const SUBSCRIPTIONS_API = '2022-12-01';
+const SUBSCRIPTIONS_API = '2022-12-01';
 /** Account kinds collected. */
-export const FOUNDRY_KINDS = ['AIServices', 'OpenAI'] as const;
+const FOUNDRY_KINDS = ['AIServices', 'OpenAI'] as const;
 
 
 /** Remedy text shared by the no-subscription and 403 cases. */
-export function readerRemedy(applicationId: string | null, subscriptions: string[] = []): string {
+function readerRemedy(applicationId: string | null, subscriptions: string[] = []): string {
   const scope = subscriptions.length > 0 ? subscriptions.map((id) => `/subscriptions/${id}`).join(', ') : '/subscriptions/<subscription-id>';
   const assignee = applicationId ?? '<application-client-id>';
   return `Grant the Azure RBAC role Reader to Vigil's service principal on each subscription holding Azure AI Foundry or Azure OpenAI resources (${scope}): az role assignment create --assignee ${assignee} --role Reader --scope /subscriptions/<subscription-id>`;

@@ -4,8 +4,7 @@ import type {
   AgentComponentAttrs,
   AgentComponentKind,
   ConnectionMode,
-  KnowledgeSourceType,
-} from '../../../core/estate/agentcomponents.ts';
+  KnowledgeSourceType } from '../../../core/estate/agentcomponents.ts';
 import { inspectText } from '../../../inspection/index.ts';
 import { dataverseEntityStream } from '../entity.ts';
 import { str, num, bool, objOrNull, type Json } from '../../../core/json.ts';
@@ -34,7 +33,7 @@ import { str, num, bool, objOrNull, type Json } from '../../../core/json.ts';
 
 
 /** Fields of `botcomponent` read by Vigil. */
-export const BOT_COMPONENT_FIELDS =
+const BOT_COMPONENT_FIELDS =
   'botcomponentid,name,schemaname,componenttype,category,description,data,content,_parentbotid_value,_parentbotcomponentid_value,reusepolicy,statecode,modifiedon';
 
 /** Every object node of a parsed YAML tree, depth first. */
@@ -51,7 +50,7 @@ function* nodes(v: unknown): Generator<Json> {
  * Keeps what an HTTP-safety check needs (plain HTTP, non-standard ports) without the path or query, which may carry
  * keys.
  */
-export function urlOrigin(url: string | null): string | null {
+function urlOrigin(url: string | null): string | null {
   if (!url || url.startsWith('=')) return null;
   try {
     const u = new URL(url);
@@ -62,7 +61,7 @@ export function urlOrigin(url: string | null): string | null {
 }
 
 /** Host of an absolute http(s) URL, lower case; null for anything else (Power Fx expressions, relative paths). */
-export function urlHost(url: string | null): string | null {
+function urlHost(url: string | null): string | null {
   const origin = urlOrigin(url);
   return origin === null ? null : new URL(origin).hostname;
 }

@@ -26,7 +26,7 @@ const CHANNEL_FAMILIES: Record<string, AgentChannel['family']> = {
  * Settings of one bot from its `configuration` JSON (generative orchestration, general knowledge, content moderation,
  * channels). Malformed JSON gives `configurationParsed: false` and nulls.
  */
-export function parseAgentSettings(botId: string, configuration: string | null): AgentSettingsAttrs {
+function parseAgentSettings(botId: string, configuration: string | null): AgentSettingsAttrs {
   let c: Json | null = null;
   if (configuration) {
     try {

@@ -16,7 +16,7 @@ import { str, bool, type Json } from '../../../core/json.ts';
  */
 
 /** Columns of `organization` read. */
-export const ORGANIZATION_FIELDS = [
+const ORGANIZATION_FIELDS = [
   'organizationid',
   'name',
   'iscontentsecuritypolicyenabled',
@@ -28,7 +28,7 @@ export const ORGANIZATION_FIELDS = [
 
 
 /** Maps an `organization` row of environment `environmentId` to its settings object (id = the environment name). */
-export function toEnvironmentSettings(environmentId: string, j: Json): EstateObject<EnvironmentSettingsAttrs> {
+function toEnvironmentSettings(environmentId: string, j: Json): EstateObject<EnvironmentSettingsAttrs> {
   return {
     sliceKey: environmentId,
     id: environmentId,

@@ -27,7 +27,7 @@ import { str, type Json } from '../../../core/json.ts';
  * `cloudlicensing-userusageright-get.md` example). Other Copilot SKUs (government clouds, education) are not
  * confirmed here: add their ids when verified.
  */
-export const COPILOT_SKU_IDS: readonly string[] = ['639dec6b-bb19-468b-871c-c5c441c4b0cb'];
+const COPILOT_SKU_IDS: readonly string[] = ['639dec6b-bb19-468b-871c-c5c441c4b0cb'];
 
 /** Page size asked (`$top`): the value the API page recommends. */
 const PAGE_SIZE = 100;
@@ -35,7 +35,7 @@ const PAGE_SIZE = 100;
 const count = (v: unknown): number => (Array.isArray(v) ? v.length : 0);
 
 /** True when the stored Graph user JSON (`raw`, with `assignedLicenses`) holds a Copilot SKU. */
-export function holdsCopilotLicence(raw: string | undefined): boolean {
+function holdsCopilotLicence(raw: string | undefined): boolean {
   if (!raw) return false;
   try {
     const licences = (JSON.parse(raw) as Json).assignedLicenses;

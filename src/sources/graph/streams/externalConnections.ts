@@ -10,7 +10,7 @@ import { odataListStream } from '../../odata.ts';
  */
 
 /** Maps an external connection to an estate object (slice `*`). */
-export function toExternalConnection(j: Json): EstateObject<ExternalConnectionAttrs> {
+function toExternalConnection(j: Json): EstateObject<ExternalConnectionAttrs> {
   const configuration = (j.configuration ?? {}) as Json;
   return {
     sliceKey: '*',

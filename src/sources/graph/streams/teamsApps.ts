@@ -21,14 +21,14 @@ import { str, type Json } from '../../../core/json.ts';
  */
 
 /** Requests per `$batch` (Graph's limit). */
-export const BATCH_SIZE = 20;
+const BATCH_SIZE = 20;
 /** Attempts per inner request before the slice fails. */
-export const INNER_ATTEMPTS = 8;
+const INNER_ATTEMPTS = 8;
 /** Longest wait for one inner `Retry-After`, seconds. */
 const MAX_INNER_WAIT_SECONDS = 120;
 
 /** Maps one installation of a user's personal scope to an estate object (slice = the user id). */
-export function toTeamsApp(userId: string, j: Json): EstateObject<TeamsAppAttrs> {
+function toTeamsApp(userId: string, j: Json): EstateObject<TeamsAppAttrs> {
   const app = (j.teamsApp ?? {}) as Json;
   const def = (j.teamsAppDefinition ?? {}) as Json;
   const displayName = str(def.displayName) ?? str(app.displayName);
@@ -52,7 +52,7 @@ export function toTeamsApp(userId: string, j: Json): EstateObject<TeamsAppAttrs>
 }
 
 /** One slice per 20 users (ordered by id), covering them: one `$batch` reads them all. */
-export function teamsAppsSlices(rows: ParentRow[]): Slice[] {
+function teamsAppsSlices(rows: ParentRow[]): Slice[] {
   const out: Slice[] = [];
   for (let i = 0; i < rows.length; i += BATCH_SIZE) {
     const ids = rows.slice(i, i + BATCH_SIZE).map((r) => r.id);

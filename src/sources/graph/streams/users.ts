@@ -21,7 +21,7 @@ export function toDirectoryUser(j: Json): DirectoryUser {
  * User fields read: identity, guest/member, enabled, and `assignedLicenses` (which users hold a Microsoft 365 Copilot
  * licence: only they have Copilot interaction history).
  */
-export const USER_FIELDS = 'id,displayName,userPrincipalName,mail,accountEnabled,userType,createdDateTime,assignedLicenses';
+const USER_FIELDS = 'id,displayName,userPrincipalName,mail,accountEnabled,userType,createdDateTime,assignedLicenses';
 
 /**
  * All users and guests of the tenant, by delta query: the first round reads everyone, later rounds only the changes

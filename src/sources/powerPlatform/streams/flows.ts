@@ -9,7 +9,7 @@ import { connectorIdOf, hostOf, environmentSliceOf, enc, readOneOrNull, FLOW_API
 const DEFINITION_CONCURRENCY = 8;
 
 /** Connectors that call a URL given in the action (`request/url`). */
-export const HTTP_CONNECTOR_IDS: readonly string[] = ['shared_webcontents'];
+const HTTP_CONNECTOR_IDS: readonly string[] = ['shared_webcontents'];
 
 function stepSummary(v: unknown): FlowStepSummary {
   const o = obj(v);
@@ -19,7 +19,7 @@ function stepSummary(v: unknown): FlowStepSummary {
 const isHttpStep = (t: FlowStepSummary): boolean => t.type === 'Http' || t.type === 'HttpWebhook' || (t.connectorId !== null && HTTP_CONNECTOR_IDS.includes(t.connectorId));
 
 /** HTTP targets in a flow definition (`properties.definition.actions`, nested scopes included). */
-export function httpTargetsOf(definition: unknown): FlowHttpTarget[] {
+function httpTargetsOf(definition: unknown): FlowHttpTarget[] {
   const out: FlowHttpTarget[] = [];
   const visit = (steps: unknown): void => {
     for (const v of Object.values(obj(steps))) {
