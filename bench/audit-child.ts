@@ -11,7 +11,12 @@ const [dataDir, tenantId, clientId, nowIso, hours] = process.argv.slice(2) as [s
 const rt = await createRuntime({ dataDir, env: process.env });
 const { integration } = await addCustomerAppIntegration(rt, { tenantId, clientId, clientSecret: process.env.BENCH_SECRET! });
 const started = process.hrtime.bigint();
-const r = await ingestAudit(rt, integration.id, { now: new Date(nowIso), initialLookbackHours: Number(hours), concurrency: rt.config.auditConcurrency, powerBi: false });
+const r = await ingestAudit(rt, integration.id, {
+  now: new Date(nowIso),
+  initialLookbackHours: Number(hours),
+  concurrency: rt.config.auditConcurrency,
+  powerBi: false,
+});
 const seconds = Number(process.hrtime.bigint() - started) / 1e9;
 const stored = Object.values(r.contentTypes).reduce((n, o) => n + o.stored, 0);
 const duplicates = Object.values(r.contentTypes).reduce((n, o) => n + o.duplicates, 0);

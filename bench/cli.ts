@@ -56,7 +56,9 @@ try {
     const m = median(shipped);
     const met = m <= c.goal;
     if (!met) missed++;
-    rows.push(`| \`${c.label}\` | ${m.toFixed(2)} (${Math.min(...shipped).toFixed(2)}–${Math.max(...shipped).toFixed(2)}) | ${median(tsx).toFixed(2)} | ${(median(tsx) / m).toFixed(1)}× | ≤ ${c.goal} s: ${met ? 'met' : '**missed**'} |`);
+    rows.push(
+      `| \`${c.label}\` | ${m.toFixed(2)} (${Math.min(...shipped).toFixed(2)}–${Math.max(...shipped).toFixed(2)}) | ${median(tsx).toFixed(2)} | ${(median(tsx) / m).toFixed(1)}× | ≤ ${c.goal} s: ${met ? 'met' : '**missed**'} |`,
+    );
     process.stderr.write(`${rows.at(-1)}\n`);
   }
   const body = [

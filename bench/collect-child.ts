@@ -30,8 +30,14 @@ const evaluateRssMiB = peakRssMiB();
 // A second collection with nothing changed upstream: delta rounds, incremental reads, fresh costly streams reused.
 const again = await collectIntegration(rt, integration.id);
 const secondRequests = requests() - firstRequests;
-const secondByApi = Object.fromEntries(Object.entries(byApi()).map(([api, n]) => [api, n - (firstByApi[api] ?? 0)]).filter(([, n]) => (n as number) > 0));
-const reused = Object.entries(again.streams).filter(([, s]) => s.reusedFrom).map(([k]) => k);
+const secondByApi = Object.fromEntries(
+  Object.entries(byApi())
+    .map(([api, n]) => [api, n - (firstByApi[api] ?? 0)])
+    .filter(([, n]) => (n as number) > 0),
+);
+const reused = Object.entries(again.streams)
+  .filter(([, s]) => s.reusedFrom)
+  .map(([k]) => k);
 await rt.close();
 process.stdout.write(
   JSON.stringify({

@@ -42,7 +42,9 @@ for (const scale of scales) {
   });
   const memberships = Object.values(tenant.memberships).reduce((n, m) => n + m.length, 0);
   const installs = Object.values(tenant.graphEstate?.installedApps ?? {}).reduce((n, a) => n + a.length, 0);
-  console.log(`scale ${scale}: ${tenant.users.length} users, ${tenant.groups.length} groups, ${memberships} memberships, ${tenant.environments.length} environments, ${installs} Teams installations (generated in ${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+  console.log(
+    `scale ${scale}: ${tenant.users.length} users, ${tenant.groups.length} groups, ${memberships} memberships, ${tenant.environments.length} environments, ${installs} Teams installations (generated in ${((Date.now() - t0) / 1000).toFixed(1)} s)`,
+  );
   const emulator = await startEmulator({ tenants: [tenant] });
   try {
     const endpoints = emulator.writeEndpointsFile(mkdtempSync(join(tmpdir(), 'bench-emu-')));
@@ -57,8 +59,21 @@ for (const scale of scales) {
       );
     });
     const res = JSON.parse(out.trim().split('\n').pop()!) as {
-      status: string; errors: unknown[]; records: number; seconds: number; collectRssMiB: number; evaluateRssMiB: number; maxRssMiB: number; firstRequests: number; firstByApi: Record<string, number>;
-      secondRequests: number; secondByApi: Record<string, number>; reused: string[]; evaluationSeconds: number; results: number; byStatus: Record<string, number>;
+      status: string;
+      errors: unknown[];
+      records: number;
+      seconds: number;
+      collectRssMiB: number;
+      evaluateRssMiB: number;
+      maxRssMiB: number;
+      firstRequests: number;
+      firstByApi: Record<string, number>;
+      secondRequests: number;
+      secondByApi: Record<string, number>;
+      reused: string[];
+      evaluationSeconds: number;
+      results: number;
+      byStatus: Record<string, number>;
     };
     console.log(JSON.stringify(res));
     rows.push(
@@ -68,6 +83,8 @@ for (const scale of scales) {
     await emulator.close();
   }
 }
-console.log('\n| scale | users | memberships | Teams installs | records | seconds | records/s | peak RSS MiB (collect / + evaluation / + 2nd run) | requests | 2nd run requests | check evaluation s |');
+console.log(
+  '\n| scale | users | memberships | Teams installs | records | seconds | records/s | peak RSS MiB (collect / + evaluation / + 2nd run) | requests | 2nd run requests | check evaluation s |',
+);
 console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const row of rows) console.log(row);

@@ -30,21 +30,42 @@ async function dropSchemas(...schemas: string[]): Promise<void> {
 }
 
 function worker(env: Record<string, string>): { child: ChildProcess; ready: Promise<void> } {
-  const child = spawn(process.execPath, [...PRODUCT_NODE_FLAGS, 'bin/vigil.mjs', 'worker'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...PRODUCT_NODE_FLAGS, 'bin/vigil.mjs', 'worker'], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const ready = new Promise<void>((resolve) => child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve()));
   return { child, ready };
 }
 
 const tenants = Array.from({ length: tenantCount }, (_, i) =>
-  generateTenant({ seed: `scale-bench-${i}`, sizes: { users: usersPerTenant, guests: Math.round(usersPerTenant / 20), groups: Math.round(usersPerTenant / 50), environments: 4, agents: Math.round(usersPerTenant / 25) } }),
+  generateTenant({
+    seed: `scale-bench-${i}`,
+    sizes: {
+      users: usersPerTenant,
+      guests: Math.round(usersPerTenant / 20),
+      groups: Math.round(usersPerTenant / 50),
+      environments: 4,
+      agents: Math.round(usersPerTenant / 25),
+    },
+  }),
 );
 const emulator = await startEmulator({ tenants });
 const endpointsFile = emulator.writeEndpointsFile(mkdtempSync(join(tmpdir(), 'bench-emu-')));
-console.log(`${tenantCount} tenants of ${usersPerTenant} users (+5 % guests, ${Math.round(usersPerTenant / 50)} groups, 4 environments, ${Math.round(usersPerTenant / 25)} agents) on PostgreSQL`);
+console.log(
+  `${tenantCount} tenants of ${usersPerTenant} users (+5 % guests, ${Math.round(usersPerTenant / 50)} groups, 4 environments, ${Math.round(usersPerTenant / 25)} agents) on PostgreSQL`,
+);
 console.log('workers  concurrency/worker  seconds  tenants/minute');
 for (const workers of [1, 2]) {
   const schema = `vigil_bench_${randomBytes(4).toString('hex')}`;
-  const env = { DATABASE_URL: databaseUrl, VIGIL_DATABASE_SCHEMA: schema, VIGIL_ENDPOINTS_FILE: endpointsFile, VIGIL_MASTER_KEY: randomBytes(32).toString('base64'), VIGIL_LOG_LEVEL: 'warn', VIGIL_WORKER_CONCURRENCY: '2' };
+  const env = {
+    DATABASE_URL: databaseUrl,
+    VIGIL_DATABASE_SCHEMA: schema,
+    VIGIL_ENDPOINTS_FILE: endpointsFile,
+    VIGIL_MASTER_KEY: randomBytes(32).toString('base64'),
+    VIGIL_LOG_LEVEL: 'warn',
+    VIGIL_WORKER_CONCURRENCY: '2',
+  };
   const rt = await createRuntime({ dataDir: mkdtempSync(join(tmpdir(), 'bench-data-')), cloud: loadCustomProfile(endpointsFile), env });
   const ids: string[] = [];
   for (const t of tenants) {

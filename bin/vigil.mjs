@@ -17,7 +17,9 @@ if (major < 22 || (major === 22 && minor < 12)) {
     const r = spawnSync(pinned, ['--optimize-for-size', fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
     process.exit(r.status ?? 1);
   }
-  process.stderr.write(`error: Vigil needs Node.js 22.12 or later; this is ${process.version}.\n  fix: install Node.js 24 LTS (or 22.12+), or run \`npx vigil\` in a clone after \`npm ci\` (it installs the Node the project is tested with).\n`);
+  process.stderr.write(
+    `error: Vigil needs Node.js 22.12 or later; this is ${process.version}.\n  fix: install Node.js 24 LTS (or 22.12+), or run \`npx vigil\` in a clone after \`npm ci\` (it installs the Node the project is tested with).\n`,
+  );
   process.exit(2);
 }
 const entry = new URL('../dist/src/main/cli.js', import.meta.url);

@@ -10,7 +10,14 @@ import { aadTimestamp, newId, queryParam, type EmulatorContext } from './common.
  * `correlation_id`, `error_uri`, then `extra` fields (e.g. `suberror`). The correlation id echoes the request's
  * `client-request-id` header (or query parameter) when present.
  */
-export function aadError(ctx: EmulatorContext, req: FastifyRequest, code: number, error: string, text: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function aadError(
+  ctx: EmulatorContext,
+  req: FastifyRequest,
+  code: number,
+  error: string,
+  text: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   const trace = newId();
   // Entra echoes the caller's client-request-id (MSAL sends it as a header or a query parameter) as correlation id.
   const header = req.headers['client-request-id'];

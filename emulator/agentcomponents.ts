@@ -50,7 +50,13 @@ const HEX = '0123456789abcdef';
 const ALNUM = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789';
 const PUBLIC_SITES = ['https://learn.microsoft.com/en-us/', 'https://www.contoso.com/support', 'https://docs.fabrikam.net/', 'https://en.wikipedia.org/wiki/'];
 /** Origins topics call with `HttpRequestAction`: two are insecure (plain HTTP, a non-standard port), as Maester's HTTP check looks for. */
-const HTTP_ORIGINS = ['https://api.openweathermap.org', 'https://hooks.slack.com', 'http://webhook.site', 'https://api.fabrikam-erp.com:8443', 'https://prod-12.westeurope.logic.azure.com'];
+const HTTP_ORIGINS = [
+  'https://api.openweathermap.org',
+  'https://hooks.slack.com',
+  'http://webhook.site',
+  'https://api.fabrikam-erp.com:8443',
+  'https://prod-12.westeurope.logic.azure.com',
+];
 const CONNECTORS = ['shared_office365', 'shared_sharepointonline', 'shared_sql', 'shared_servicenow', 'shared_commondataserviceforapps'];
 const MCP_CONNECTORS = ['shared_microsoftlearndocsmcpserver', 'shared_githubmcpserver'];
 
@@ -65,11 +71,26 @@ function topicYaml(trigger: string, http: string[], dynamicHttp: boolean): strin
     ...http.flatMap((h, i) => [`    - kind: HttpRequestAction`, `      id: http_${i}`, `      method: Post`, `      url: ${h}/v1/items`]),
     ...(dynamicHttp ? ['    - kind: HttpRequestAction', '      id: http_dyn', '      url: ="https://" & Global.ApiHost & "/lookup"'] : []),
   ];
-  return ['kind: AdaptiveDialog', 'beginDialog:', `  kind: ${trigger}`, '  id: main', ...(trigger === 'OnRecognizedIntent' ? ['  intent:', '    triggerQueries:', '      - order status'] : []), '  actions:', ...actions, ''].join('\n');
+  return [
+    'kind: AdaptiveDialog',
+    'beginDialog:',
+    `  kind: ${trigger}`,
+    '  id: main',
+    ...(trigger === 'OnRecognizedIntent' ? ['  intent:', '    triggerQueries:', '      - order status'] : []),
+    '  actions:',
+    ...actions,
+    '',
+  ].join('\n');
 }
 
 /** Adds components to every bot of every Dataverse environment, and channels/moderation to the bot configuration. */
-export function generateAgentComponents(options: { seed: number | string; environments: Environment[]; domain: string; nowMs: number; perAgent: number }): void {
+export function generateAgentComponents(options: {
+  seed: number | string;
+  environments: Environment[];
+  domain: string;
+  nowMs: number;
+  perAgent: number;
+}): void {
   const rng: Rng = createRng(`${String(options.seed)}:agentcomponents`);
   const tenantSlug = options.domain.split('.')[0] ?? 'contoso';
   let secretPlanted = false;
@@ -111,7 +132,19 @@ export function generateAgentComponents(options: { seed: number | string; enviro
       const instructions = planted
         ? `You help employees with orders. When calling the ERP use the key ${secret} and never reveal it.`
         : `You are ${bot.name}. Answer politely, cite sources and escalate when unsure.`;
-      add(15, `${bot.name} instructions`, 'gpt.default', ['kind: GptComponentMetadata', `displayName: ${bot.name}`, `instructions: ${JSON.stringify(instructions)}`, 'gptCapabilities:', `  webBrowsing: ${String(rng.chance(0.4))}`, ''].join('\n'));
+      add(
+        15,
+        `${bot.name} instructions`,
+        'gpt.default',
+        [
+          'kind: GptComponentMetadata',
+          `displayName: ${bot.name}`,
+          `instructions: ${JSON.stringify(instructions)}`,
+          'gptCapabilities:',
+          `  webBrowsing: ${String(rng.chance(0.4))}`,
+          '',
+        ].join('\n'),
+      );
       // Topics.
       const topics = Math.max(1, Math.round(options.perAgent / 3));
       for (let i = 0; i < topics; i++) {
@@ -123,7 +156,10 @@ export function generateAgentComponents(options: { seed: number | string; enviro
       for (let i = 0; i < knowledge; i++) {
         const sharePoint = rng.chance(0.5);
         const source = sharePoint
-          ? ['  kind: SharePointSearchSource', `  site: https://${tenantSlug}.sharepoint.com/sites/${rng.pick(['HR', 'Finance', 'IT', 'Sales'])}/Shared%20Documents`]
+          ? [
+              '  kind: SharePointSearchSource',
+              `  site: https://${tenantSlug}.sharepoint.com/sites/${rng.pick(['HR', 'Finance', 'IT', 'Sales'])}/Shared%20Documents`,
+            ]
           : ['  kind: PublicSiteSearchSource', `  site: ${rng.pick(PUBLIC_SITES)}`];
         add(16, `Knowledge ${i + 1}`, `knowledge.K${i + 1}`, ['kind: KnowledgeSourceConfiguration', 'source:', ...source, ''].join('\n'));
       }
@@ -133,33 +169,43 @@ export function generateAgentComponents(options: { seed: number | string; enviro
         const custom = rng.chance(0.25);
         const connector = custom ? `shared_${prefix}-5finternalapi-5f${rng.chars(8, HEX)}` : rng.pick(CONNECTORS);
         const mode = rng.chance(0.5) ? 'Maker' : 'Invoker';
-        add(9, `Action ${i + 1}`, `action.A${i + 1}`, [
-          'kind: TaskDialog',
-          `modelDisplayName: Action ${i + 1}`,
-          'action:',
-          '  kind: InvokeConnectorTaskAction',
-          `  connectionReference: ${prefix}_${bot.schemaname.split('_')[1] ?? 'agent'}.${connector}.${rng.chars(6, HEX)}`,
-          '  connectionProperties:',
-          `    mode: ${mode}`,
-          `  operationId: ${rng.pick(['GetItems', 'SendEmailV2', 'ExecuteQuery', 'CreateRecord'])}`,
-          '',
-        ].join('\n'));
+        add(
+          9,
+          `Action ${i + 1}`,
+          `action.A${i + 1}`,
+          [
+            'kind: TaskDialog',
+            `modelDisplayName: Action ${i + 1}`,
+            'action:',
+            '  kind: InvokeConnectorTaskAction',
+            `  connectionReference: ${prefix}_${bot.schemaname.split('_')[1] ?? 'agent'}.${connector}.${rng.chars(6, HEX)}`,
+            '  connectionProperties:',
+            `    mode: ${mode}`,
+            `  operationId: ${rng.pick(['GetItems', 'SendEmailV2', 'ExecuteQuery', 'CreateRecord'])}`,
+            '',
+          ].join('\n'),
+        );
       }
       // MCP tools.
       if (rng.chance(0.3)) {
-        add(9, 'MCP server', 'action.Mcp', [
-          'kind: TaskDialog',
-          'modelDisplayName: MCP server',
-          'action:',
-          '  kind: InvokeExternalAgentTaskAction',
-          `  connectionReference: ${prefix}_x.${rng.pick(MCP_CONNECTORS)}.${rng.chars(6, HEX)}`,
-          '  connectionProperties:',
-          `    mode: ${rng.chance(0.5) ? 'Maker' : 'Invoker'}`,
-          '  operationDetails:',
-          '    kind: ModelContextProtocolMetadata',
-          '    operationId: InvokeMCP',
-          '',
-        ].join('\n'));
+        add(
+          9,
+          'MCP server',
+          'action.Mcp',
+          [
+            'kind: TaskDialog',
+            'modelDisplayName: MCP server',
+            'action:',
+            '  kind: InvokeExternalAgentTaskAction',
+            `  connectionReference: ${prefix}_x.${rng.pick(MCP_CONNECTORS)}.${rng.chars(6, HEX)}`,
+            '  connectionProperties:',
+            `    mode: ${rng.chance(0.5) ? 'Maker' : 'Invoker'}`,
+            '  operationDetails:',
+            '    kind: ModelContextProtocolMetadata',
+            '    operationId: InvokeMCP',
+            '',
+          ].join('\n'),
+        );
       }
       // Child agents (the first one of the tenant gets a credential in its instructions) and connected agents.
       if (!childSecretPlanted || agentRng.chance(0.3)) {
@@ -169,20 +215,67 @@ export function generateAgentComponents(options: { seed: number | string; enviro
           ? `This agent looks up invoices. Call the billing API with the key ${PLANTED_SECRET_PREFIX}${agentRng.chars(32, ALNUM)} in the x-api-key header.`
           : 'This agent answers questions about invoices from the finance knowledge sources only.';
         const name = agentRng.pick(['Invoice Agent', 'Account Agent', 'Job Finder Agent']);
-        add(9, name, `agent.Agent_${agentRng.chars(3, ALNUM)}`, ['kind: AgentDialog', 'beginDialog:', '  kind: OnToolSelected', '  id: main', `  description: ${name} handles these requests`, '', 'settings:', '  instructions: |-', `    ${text}`, '', 'inputType: {}', 'outputType: {}'].join('\n'), null, agentRng);
+        add(
+          9,
+          name,
+          `agent.Agent_${agentRng.chars(3, ALNUM)}`,
+          [
+            'kind: AgentDialog',
+            'beginDialog:',
+            '  kind: OnToolSelected',
+            '  id: main',
+            `  description: ${name} handles these requests`,
+            '',
+            'settings:',
+            '  instructions: |-',
+            `    ${text}`,
+            '',
+            'inputType: {}',
+            'outputType: {}',
+          ].join('\n'),
+          null,
+          agentRng,
+        );
       }
       const others = org.bots.filter((o) => o.botid !== bot.botid);
       if (others.length > 0 && agentRng.chance(0.25)) {
         const target = agentRng.pick(others);
         const name = target.name.replace(/[^A-Za-z0-9]/g, '');
-        add(9, target.name, `InvokeConnectedAgentTaskAction.${name}`, ['kind: TaskDialog', `modelDisplayName: ${target.name}`, `modelDescription: ${target.name} used for these requests`, 'action:', '  kind: InvokeConnectedAgentTaskAction', `  botSchemaName: ${target.schemaname}`, '  historyType:', '    kind: ConversationHistory'].join('\n'), target.name, agentRng);
+        add(
+          9,
+          target.name,
+          `InvokeConnectedAgentTaskAction.${name}`,
+          [
+            'kind: TaskDialog',
+            `modelDisplayName: ${target.name}`,
+            `modelDescription: ${target.name} used for these requests`,
+            'action:',
+            '  kind: InvokeConnectedAgentTaskAction',
+            `  botSchemaName: ${target.schemaname}`,
+            '  historyType:',
+            '    kind: ConversationHistory',
+          ].join('\n'),
+          target.name,
+          agentRng,
+        );
       }
       // Global variables.
-      if (rng.chance(0.5)) add(12, 'ApiHost', 'GlobalVariableComponent.ApiHost', ['kind: GlobalVariableComponent', 'variable:', '  scope: Conversation', '  name: ApiHost', ''].join('\n'));
+      if (rng.chance(0.5))
+        add(
+          12,
+          'ApiHost',
+          'GlobalVariableComponent.ApiHost',
+          ['kind: GlobalVariableComponent', 'variable:', '  scope: Conversation', '  name: ApiHost', ''].join('\n'),
+        );
       // Channels and content moderation on the bot configuration (UNCONFIRMED field names).
       if (bot.configuration) {
         const conf = JSON.parse(bot.configuration) as Record<string, unknown>;
-        const channels = ['msteams', ...(rng.chance(0.5) ? ['webchat'] : []), ...(rng.chance(0.3) ? ['directline'] : []), ...(rng.chance(0.1) ? ['facebook'] : [])];
+        const channels = [
+          'msteams',
+          ...(rng.chance(0.5) ? ['webchat'] : []),
+          ...(rng.chance(0.3) ? ['directline'] : []),
+          ...(rng.chance(0.1) ? ['facebook'] : []),
+        ];
         conf.channels = channels.map((channelId) => ({ channelId }));
         const ai = (conf.aISettings ?? {}) as Record<string, unknown>;
         ai.contentModeration = rng.pick(['Low', 'Medium', 'High']);
@@ -214,7 +307,22 @@ export function componentKind(c: BotComponent): ComponentKind {
   if (kind === 'KnowledgeSourceConfiguration') return 'knowledge';
   if (kind === 'GptComponentMetadata') return 'instructions';
   if (kind === 'GlobalVariableComponent') return 'variable';
-  return ({ 0: 'topic', 9: 'topic', 2: 'variable', 12: 'variable', 3: 'entity', 11: 'entity', 5: 'trigger', 17: 'trigger', 15: 'instructions', 16: 'knowledge' } as Record<number, ComponentKind>)[c.componenttype] ?? 'other';
+  return (
+    (
+      {
+        0: 'topic',
+        9: 'topic',
+        2: 'variable',
+        12: 'variable',
+        3: 'entity',
+        11: 'entity',
+        5: 'trigger',
+        17: 'trigger',
+        15: 'instructions',
+        16: 'knowledge',
+      } as Record<number, ComponentKind>
+    )[c.componenttype] ?? 'other'
+  );
 }
 
 /** Whether a parsed YAML tree holds an `HttpRequestAction` node. */
@@ -256,7 +364,19 @@ export interface AgentComponentsGroundTruth {
 export function agentComponentsGroundTruth(tenant: Tenant, options: { appId?: string } = {}): AgentComponentsGroundTruth {
   const appId = options.appId ?? tenant.connectorAppId ?? null;
   const byKind = Object.fromEntries(COMPONENT_KINDS.map((k) => [k, 0])) as Record<ComponentKind, number>;
-  const out: AgentComponentsGroundTruth = { components: 0, byKind, componentsUnreadable: 0, agentSettings: 0, readableEnvironments: 0, unreadableEnvironments: 0, makerCredentialTools: 0, knowledgeBySourceKind: {}, topicsCallingHttp: 0, plantedSecrets: [], plantedSecretsReadable: 0 };
+  const out: AgentComponentsGroundTruth = {
+    components: 0,
+    byKind,
+    componentsUnreadable: 0,
+    agentSettings: 0,
+    readableEnvironments: 0,
+    unreadableEnvironments: 0,
+    makerCredentialTools: 0,
+    knowledgeBySourceKind: {},
+    topicsCallingHttp: 0,
+    plantedSecrets: [],
+    plantedSecretsReadable: 0,
+  };
   for (const env of tenant.environments) {
     const org = env.dataverse;
     if (!org) continue;
@@ -282,7 +402,11 @@ export function agentComponentsGroundTruth(tenant: Tenant, options: { appId?: st
       const kind = componentKind(c);
       byKind[kind]++;
       const tree = (c.data ? parseYaml(c.data) : null) as Record<string, unknown> | null;
-      if ((kind === 'action' || kind === 'mcp') && ((tree?.action as Record<string, unknown>)?.connectionProperties as Record<string, unknown>)?.mode === 'Maker') out.makerCredentialTools++;
+      if (
+        (kind === 'action' || kind === 'mcp') &&
+        ((tree?.action as Record<string, unknown>)?.connectionProperties as Record<string, unknown>)?.mode === 'Maker'
+      )
+        out.makerCredentialTools++;
       if (kind === 'knowledge') {
         const sk = String((tree?.source as Record<string, unknown>)?.kind);
         out.knowledgeBySourceKind[sk] = (out.knowledgeBySourceKind[sk] ?? 0) + 1;

@@ -70,19 +70,24 @@ const subOf = (scope: string): string => (/^\/subscriptions\/([^/]+)/i.exec(scop
 
 /** Whether `principalId` may read Cognitive Services resources at subscription scope. */
 function canReadSubscription(azure: AzureEstate, principalId: string, subscriptionId: string): boolean {
-  return azure.roleAssignments.some((r) => r.principalId === principalId && READ_ROLES.includes(r.roleDefinitionName) && r.scope.toLowerCase() === `/subscriptions/${subscriptionId.toLowerCase()}`);
+  return azure.roleAssignments.some(
+    (r) =>
+      r.principalId === principalId && READ_ROLES.includes(r.roleDefinitionName) && r.scope.toLowerCase() === `/subscriptions/${subscriptionId.toLowerCase()}`,
+  );
 }
 
 /** Subscriptions where the principal holds any role. */
 function visibleSubscriptions(azure: AzureEstate, principalId: string): AzureSubscription[] {
-  return azure.subscriptions.filter((s) => azure.roleAssignments.some((r) => r.principalId === principalId && subOf(r.scope) === s.subscriptionId.toLowerCase()));
+  return azure.subscriptions.filter((s) =>
+    azure.roleAssignments.some((r) => r.principalId === principalId && subOf(r.scope) === s.subscriptionId.toLowerCase()),
+  );
 }
 
 /** Registers the ARM routes (prefix `/arm`). */
 export function registerArm(app: FastifyInstance, ctx: EmulatorContext): void {
   const caller = async (req: FastifyRequest, reply: FastifyReply): Promise<{ tenant: Tenant; azure: AzureEstate; oid: string } | null> => {
     if (!queryParam(req, 'api-version')) {
-      armError(reply, 400, 'MissingApiVersionParameter', "The api-version query parameter (?api-version=) is required for all requests.");
+      armError(reply, 400, 'MissingApiVersionParameter', 'The api-version query parameter (?api-version=) is required for all requests.');
       return null;
     }
     const result = await ctx.tokens.verify(bearerToken(req));
@@ -108,12 +113,23 @@ export function registerArm(app: FastifyInstance, ctx: EmulatorContext): void {
   };
 
   const forbidden = (reply: FastifyReply, oid: string, action: string, scope: string): FastifyReply =>
-    armError(reply, 403, 'AuthorizationFailed', `The client '${oid}' with object id '${oid}' does not have authorization to perform action '${action}' over scope '${scope}' or the scope is invalid. If access was recently granted, please refresh your credentials.`);
+    armError(
+      reply,
+      403,
+      'AuthorizationFailed',
+      `The client '${oid}' with object id '${oid}' does not have authorization to perform action '${action}' over scope '${scope}' or the scope is invalid. If access was recently granted, please refresh your credentials.`,
+    );
 
   app.get('/subscriptions', async (req, reply) => {
     const c = await caller(req, reply);
     if (!c) return reply;
-    const subs = visibleSubscriptions(c.azure, c.oid).map((s) => ({ id: `/subscriptions/${s.subscriptionId}`, subscriptionId: s.subscriptionId, tenantId: c.tenant.id, displayName: s.displayName, state: s.state }));
+    const subs = visibleSubscriptions(c.azure, c.oid).map((s) => ({
+      id: `/subscriptions/${s.subscriptionId}`,
+      subscriptionId: s.subscriptionId,
+      tenantId: c.tenant.id,
+      displayName: s.displayName,
+      state: s.state,
+    }));
     return page(req, reply, c.azure, subs);
   });
 
@@ -121,22 +137,34 @@ export function registerArm(app: FastifyInstance, ctx: EmulatorContext): void {
     const c = await caller(req, reply);
     if (!c) return reply;
     const sub = req.params.sub.toLowerCase();
-    if (!c.azure.subscriptions.some((s) => s.subscriptionId.toLowerCase() === sub)) return armError(reply, 404, 'SubscriptionNotFound', `The subscription '${req.params.sub}' could not be found.`);
-    if (!canReadSubscription(c.azure, c.oid, sub)) return forbidden(reply, c.oid, 'Microsoft.CognitiveServices/accounts/read', `/subscriptions/${req.params.sub}`);
+    if (!c.azure.subscriptions.some((s) => s.subscriptionId.toLowerCase() === sub))
+      return armError(reply, 404, 'SubscriptionNotFound', `The subscription '${req.params.sub}' could not be found.`);
+    if (!canReadSubscription(c.azure, c.oid, sub))
+      return forbidden(reply, c.oid, 'Microsoft.CognitiveServices/accounts/read', `/subscriptions/${req.params.sub}`);
     const accounts = c.azure.accounts.filter((a) => subOf(a.id) === sub).map(({ projects: _p, deployments: _d, ...a }) => a);
     return page(req, reply, c.azure, accounts);
   });
 
   for (const child of ['projects', 'deployments'] as const) {
-    app.get<{ Params: { sub: string; rg: string; name: string } }>(`/subscriptions/:sub/resourceGroups/:rg/providers/Microsoft.CognitiveServices/accounts/:name/${child}`, async (req, reply) => {
-      const c = await caller(req, reply);
-      if (!c) return reply;
-      const id = `/subscriptions/${req.params.sub}/resourceGroups/${req.params.rg}/providers/Microsoft.CognitiveServices/accounts/${req.params.name}`.toLowerCase();
-      const account = c.azure.accounts.find((a) => a.id.toLowerCase() === id);
-      if (!canReadSubscription(c.azure, c.oid, req.params.sub)) return forbidden(reply, c.oid, `Microsoft.CognitiveServices/accounts/${child}/read`, id);
-      if (!account) return armError(reply, 404, 'ResourceNotFound', `The Resource 'Microsoft.CognitiveServices/accounts/${req.params.name}' under resource group '${req.params.rg}' was not found.`);
-      return page(req, reply, c.azure, account[child]);
-    });
+    app.get<{ Params: { sub: string; rg: string; name: string } }>(
+      `/subscriptions/:sub/resourceGroups/:rg/providers/Microsoft.CognitiveServices/accounts/:name/${child}`,
+      async (req, reply) => {
+        const c = await caller(req, reply);
+        if (!c) return reply;
+        const id =
+          `/subscriptions/${req.params.sub}/resourceGroups/${req.params.rg}/providers/Microsoft.CognitiveServices/accounts/${req.params.name}`.toLowerCase();
+        const account = c.azure.accounts.find((a) => a.id.toLowerCase() === id);
+        if (!canReadSubscription(c.azure, c.oid, req.params.sub)) return forbidden(reply, c.oid, `Microsoft.CognitiveServices/accounts/${child}/read`, id);
+        if (!account)
+          return armError(
+            reply,
+            404,
+            'ResourceNotFound',
+            `The Resource 'Microsoft.CognitiveServices/accounts/${req.params.name}' under resource group '${req.params.rg}' was not found.`,
+          );
+        return page(req, reply, c.azure, account[child]);
+      },
+    );
   }
 }
 
@@ -160,10 +188,23 @@ const MODELS = [
  * and OpenAI accounts get 1–`deploymentsPerAccount` deployments, about a third without `raiPolicyName`. About half the
  * accounts allow public network access with local (key) auth.
  */
-export function generateAzure(options: { seed: number | string; principalId: string | null; subscriptions: number; accounts: number; projectsPerAccount: number; deploymentsPerAccount: number }): AzureEstate {
+export function generateAzure(options: {
+  seed: number | string;
+  principalId: string | null;
+  subscriptions: number;
+  accounts: number;
+  projectsPerAccount: number;
+  deploymentsPerAccount: number;
+}): AzureEstate {
   const rng = createRng(`${String(options.seed)}:arm`);
-  const subscriptions: AzureSubscription[] = Array.from({ length: options.subscriptions }, (_, i) => ({ subscriptionId: rng.guid(), displayName: i === 0 ? 'Production' : `Subscription ${i + 1}`, state: 'Enabled' }));
-  const roleAssignments: AzureRoleAssignment[] = options.principalId ? subscriptions.map((s) => ({ principalId: options.principalId!, roleDefinitionName: 'Reader', scope: `/subscriptions/${s.subscriptionId}` })) : [];
+  const subscriptions: AzureSubscription[] = Array.from({ length: options.subscriptions }, (_, i) => ({
+    subscriptionId: rng.guid(),
+    displayName: i === 0 ? 'Production' : `Subscription ${i + 1}`,
+    state: 'Enabled',
+  }));
+  const roleAssignments: AzureRoleAssignment[] = options.principalId
+    ? subscriptions.map((s) => ({ principalId: options.principalId!, roleDefinitionName: 'Reader', scope: `/subscriptions/${s.subscriptionId}` }))
+    : [];
   const kinds = ['AIServices', 'OpenAI', 'AIServices', 'FormRecognizer'];
   const accounts: CognitiveAccount[] = [];
   for (let i = 0; i < options.accounts && subscriptions.length > 0; i++) {
@@ -196,7 +237,20 @@ export function generateAzure(options: { seed: number | string; principalId: str
     if (kind === 'AIServices') {
       for (let p = 0; p < options.projectsPerAccount; p++) {
         const pname = `project-${p + 1}`;
-        account.projects.push({ id: `${id}/projects/${pname}`, name: pname, type: 'Microsoft.CognitiveServices/accounts/projects', location, tags: {}, properties: { provisioningState: 'Succeeded', displayName: `Project ${p + 1}`, description: null, isDefault: p === 0, endpoints: { 'AI Foundry API': `https://${name}.services.ai.azure.com/api/projects/${pname}` } } });
+        account.projects.push({
+          id: `${id}/projects/${pname}`,
+          name: pname,
+          type: 'Microsoft.CognitiveServices/accounts/projects',
+          location,
+          tags: {},
+          properties: {
+            provisioningState: 'Succeeded',
+            displayName: `Project ${p + 1}`,
+            description: null,
+            isDefault: p === 0,
+            endpoints: { 'AI Foundry API': `https://${name}.services.ai.azure.com/api/projects/${pname}` },
+          },
+        });
       }
     }
     if (kind === 'AIServices' || kind === 'OpenAI') {
@@ -209,7 +263,11 @@ export function generateAzure(options: { seed: number | string; principalId: str
           name: model.name,
           type: 'Microsoft.CognitiveServices/accounts/deployments',
           sku: { name: rng.pick(['Standard', 'GlobalStandard']), capacity: rng.int(1, 100) },
-          properties: { model: { format: 'OpenAI', name: model.name, version: model.version }, ...(filter ? { raiPolicyName: filter } : {}), provisioningState: 'Succeeded' },
+          properties: {
+            model: { format: 'OpenAI', name: model.name, version: model.version },
+            ...(filter ? { raiPolicyName: filter } : {}),
+            provisioningState: 'Succeeded',
+          },
         });
       }
     }

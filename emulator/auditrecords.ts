@@ -230,7 +230,12 @@ function guidOf(a: number, b: number, c: number, d: number): string {
 
 /** The record Id (a version-4-shaped GUID) of (seed, stream, index). */
 export function recordGuid(seed: number, stream: number, index: number): string {
-  return guidOf(recordHash(seed, stream, index, 100), recordHash(seed, stream, index, 101), recordHash(seed, stream, index, 102), recordHash(seed, stream, index, 103));
+  return guidOf(
+    recordHash(seed, stream, index, 100),
+    recordHash(seed, stream, index, 101),
+    recordHash(seed, stream, index, 102),
+    recordHash(seed, stream, index, 103),
+  );
 }
 
 /** A fast seeded source for one record (mulberry32). */
@@ -340,16 +345,99 @@ export interface AuditCatalog {
 }
 
 const FILES = [
-  'Q3 Forecast.xlsx', 'Board Minutes.docx', 'Salary Review 2025.xlsx', 'Customer List.xlsx', 'Product Roadmap.pptx', 'Contract - Northwind.docx',
-  'Incident Report.docx', 'Budget FY26.xlsx', 'Onboarding Guide.docx', 'Architecture Overview.pptx', 'Price List.xlsx', 'Acquisition Targets.xlsx',
-  'Benefits Overview.pdf', 'Sales Deck.pptx', 'Security Review.docx', 'Supplier Scorecard.xlsx', 'Team Offsite.docx', 'Release Notes.docx',
+  'Q3 Forecast.xlsx',
+  'Board Minutes.docx',
+  'Salary Review 2025.xlsx',
+  'Customer List.xlsx',
+  'Product Roadmap.pptx',
+  'Contract - Northwind.docx',
+  'Incident Report.docx',
+  'Budget FY26.xlsx',
+  'Onboarding Guide.docx',
+  'Architecture Overview.pptx',
+  'Price List.xlsx',
+  'Acquisition Targets.xlsx',
+  'Benefits Overview.pdf',
+  'Sales Deck.pptx',
+  'Security Review.docx',
+  'Supplier Scorecard.xlsx',
+  'Team Offsite.docx',
+  'Release Notes.docx',
 ];
-const APP_NAMES = ['Expense Tracker', 'Site Inspection', 'Leave Request', 'Asset Checkout', 'Visitor Sign-In', 'Field Service Notes', 'Help Desk', 'Purchase Approvals', 'Training Tracker', 'Inventory Counter', 'Budget Planner', 'Event Registration'];
-const FLOW_NAMES = ['Notify manager on new request', 'Copy attachments to SharePoint', 'Daily sales digest', 'Sync leads to CRM', 'Approval for purchase orders', 'Post new items to Teams', 'Archive old files', 'Send survey reminders', 'Escalate overdue tickets', 'Backup form responses'];
-const CONNECTOR_NAMES = ['Office 365 Outlook', 'SharePoint', 'Microsoft Teams', 'Approvals', 'OneDrive for Business', 'Excel Online (Business)', 'Microsoft Dataverse', 'Office 365 Users', 'Microsoft Forms', 'Planner'];
-const WORKSPACES = ['Finance', 'Sales Analytics', 'HR Insights', 'Operations', 'Executive Dashboards', 'Marketing', 'Supply Chain', 'Customer Success', 'IT Service Desk', 'Product Analytics'];
-const REPORTS = ['Revenue Overview', 'Pipeline', 'Headcount', 'Attrition', 'Inventory Health', 'Campaign Performance', 'Margin by Region', 'Ticket Volume', 'Customer Churn', 'Budget vs Actuals', 'Supplier Spend', 'Weekly KPIs'];
-const THIRD_PARTY_APPS = ['Mail Merge Pro', 'PDF Converter Online', 'Calendar Sync Tool', 'DocuSign', 'Zoom', 'Sales Insights Bot', 'Contract Analyzer AI', 'Meeting Notes Assistant'];
+const APP_NAMES = [
+  'Expense Tracker',
+  'Site Inspection',
+  'Leave Request',
+  'Asset Checkout',
+  'Visitor Sign-In',
+  'Field Service Notes',
+  'Help Desk',
+  'Purchase Approvals',
+  'Training Tracker',
+  'Inventory Counter',
+  'Budget Planner',
+  'Event Registration',
+];
+const FLOW_NAMES = [
+  'Notify manager on new request',
+  'Copy attachments to SharePoint',
+  'Daily sales digest',
+  'Sync leads to CRM',
+  'Approval for purchase orders',
+  'Post new items to Teams',
+  'Archive old files',
+  'Send survey reminders',
+  'Escalate overdue tickets',
+  'Backup form responses',
+];
+const CONNECTOR_NAMES = [
+  'Office 365 Outlook',
+  'SharePoint',
+  'Microsoft Teams',
+  'Approvals',
+  'OneDrive for Business',
+  'Excel Online (Business)',
+  'Microsoft Dataverse',
+  'Office 365 Users',
+  'Microsoft Forms',
+  'Planner',
+];
+const WORKSPACES = [
+  'Finance',
+  'Sales Analytics',
+  'HR Insights',
+  'Operations',
+  'Executive Dashboards',
+  'Marketing',
+  'Supply Chain',
+  'Customer Success',
+  'IT Service Desk',
+  'Product Analytics',
+];
+const REPORTS = [
+  'Revenue Overview',
+  'Pipeline',
+  'Headcount',
+  'Attrition',
+  'Inventory Health',
+  'Campaign Performance',
+  'Margin by Region',
+  'Ticket Volume',
+  'Customer Churn',
+  'Budget vs Actuals',
+  'Supplier Spend',
+  'Weekly KPIs',
+];
+const THIRD_PARTY_APPS = [
+  'Mail Merge Pro',
+  'PDF Converter Online',
+  'Calendar Sync Tool',
+  'DocuSign',
+  'Zoom',
+  'Sales Insights Bot',
+  'Contract Analyzer AI',
+  'Meeting Notes Assistant',
+];
 const CUSTOM_CONNECTORS: { name: string; host: string }[] = [
   { name: 'Partner Orders API', host: 'api.partner-orders.example' },
   { name: 'Shipping Tracker', host: 'tracking.fastship.example' },
@@ -396,7 +484,21 @@ function feedUser(rng: Rng, id: string, upn: string, displayName: string, guest:
   const puid = `1003${rng.chars(12, '0123456789ABCDEF')}`;
   const sid = `S-1-5-21-${rng.int(1000000000, 4200000000)}-${rng.int(1000000000, 4200000000)}-${rng.int(100000000, 4200000000)}-${rng.int(10000000, 99999999)}`;
   const mailboxServer = `${rng.pick(MAILBOX_SERVERS)}${rng.int(1000, 9999)}`;
-  return { id, upn, displayName, guest, admin, puid, ips, idJson: JSON.stringify(id), upnJson: JSON.stringify(upn), nameJson: JSON.stringify(displayName), sid, mailboxGuid: rng.guid(), mailboxServer };
+  return {
+    id,
+    upn,
+    displayName,
+    guest,
+    admin,
+    puid,
+    ips,
+    idJson: JSON.stringify(id),
+    upnJson: JSON.stringify(upn),
+    nameJson: JSON.stringify(displayName),
+    sid,
+    mailboxGuid: rng.guid(),
+    mailboxServer,
+  };
 }
 
 function slugOf(domain: string): string {
@@ -423,7 +525,15 @@ export function buildCatalog(tenant: Tenant, seed: number | string): AuditCatalo
       const ipCount = rng.int(1, 3);
       const ips: string[] = [];
       for (let i = 0; i < ipCount; i++) ips.push(ipFrom(rng, guest ? GUEST_IP_PREFIXES : IP_PREFIXES));
-      return feedUser(rng, u.id, u.userPrincipalName, u.displayName, guest, (u.directoryRoles ?? []).some((r) => adminRoles.has(r)), ips);
+      return feedUser(
+        rng,
+        u.id,
+        u.userPrincipalName,
+        u.displayName,
+        guest,
+        (u.directoryRoles ?? []).some((r) => adminRoles.has(r)),
+        ips,
+      );
     });
   if (users.length === 0) users.push(feedUser(rng, rng.guid(), `admin@${domain}`, 'Administrator', false, true, [ipFrom(rng, IP_PREFIXES)]));
   const members = users.filter((u) => !u.guest);
@@ -431,7 +541,10 @@ export function buildCatalog(tenant: Tenant, seed: number | string): AuditCatalo
   const admins = members.filter((u) => u.admin);
   if (admins.length === 0) admins.push((members[0] ?? users[0]) as FeedUser);
 
-  const siteNames = tenant.groups.filter((g) => g.groupTypes.includes('Unified')).map((g) => g.mailNickname).slice(0, 30);
+  const siteNames = tenant.groups
+    .filter((g) => g.groupTypes.includes('Unified'))
+    .map((g) => g.mailNickname)
+    .slice(0, 30);
   for (const s of SITES) if (siteNames.length < 8) siteNames.push(s);
   const sites = siteNames.map((name) => ({ url: `${spHost}/sites/${name}`, name, id: rng.guid(), webId: rng.guid() }));
 
@@ -440,20 +553,35 @@ export function buildCatalog(tenant: Tenant, seed: number | string): AuditCatalo
     { id: rng.guid(), name: 'Confidential' },
     { id: rng.guid(), name: 'Highly Confidential' },
   ];
-  const environments = tenant.environments.length > 0 ? tenant.environments.map((e) => ({ id: e.name, name: e.displayName })) : [{ id: `Default-${tenant.id}`, name: `${tenant.displayName} (default)` }];
+  const environments =
+    tenant.environments.length > 0
+      ? tenant.environments.map((e) => ({ id: e.name, name: e.displayName }))
+      : [{ id: `Default-${tenant.id}`, name: `${tenant.displayName} (default)` }];
   const powerApps = Array.from({ length: rng.int(6, 14) }, () => ({ id: rng.guid(), name: rng.pick(APP_NAMES), env: rng.pick(environments).id }));
   const flows = Array.from({ length: rng.int(8, 18) }, () => ({ id: rng.guid(), name: rng.pick(FLOW_NAMES), env: rng.pick(environments).id }));
   const bots: AuditCatalog['bots'] = [];
   for (const env of tenant.environments) {
-    for (const b of env.dataverse?.bots ?? []) bots.push({ id: b.botid, name: b.name, env: env.name, envName: env.displayName, authNone: b.authenticationmode === 1 });
+    for (const b of env.dataverse?.bots ?? [])
+      bots.push({ id: b.botid, name: b.name, env: env.name, envName: env.displayName, authNone: b.authenticationmode === 1 });
   }
-  const customConnectors = CUSTOM_CONNECTORS.map((c) => ({ id: `shared_${c.name.toLowerCase().replace(/[^a-z0-9]/g, '')}-5f${rng.chars(14, HEX)}`, name: c.name, host: c.host, env: rng.pick(environments).id }));
-  const workspaces = rng.shuffle(WORKSPACES).slice(0, rng.int(4, 8)).map((name) => ({
-    id: rng.guid(),
-    name,
-    reports: rng.shuffle(REPORTS).slice(0, rng.int(2, 5)).map((r) => ({ id: rng.guid(), name: r, datasetId: rng.guid() })),
-    dashboards: [{ id: rng.guid(), name: `${name} Dashboard` }],
+  const customConnectors = CUSTOM_CONNECTORS.map((c) => ({
+    id: `shared_${c.name.toLowerCase().replace(/[^a-z0-9]/g, '')}-5f${rng.chars(14, HEX)}`,
+    name: c.name,
+    host: c.host,
+    env: rng.pick(environments).id,
   }));
+  const workspaces = rng
+    .shuffle(WORKSPACES)
+    .slice(0, rng.int(4, 8))
+    .map((name) => ({
+      id: rng.guid(),
+      name,
+      reports: rng
+        .shuffle(REPORTS)
+        .slice(0, rng.int(2, 5))
+        .map((r) => ({ id: rng.guid(), name: r, datasetId: rng.guid() })),
+      dashboards: [{ id: rng.guid(), name: `${name} Dashboard` }],
+    }));
   const dlpPolicies = [
     { id: rng.guid(), name: 'Tenant default - business data', type: 'AllEnvironments' },
     { id: rng.guid(), name: 'Block social connectors', type: 'ExceptEnvironments' },
@@ -597,7 +725,9 @@ function file(c: AuditCatalog, d: Draw, owner: FeedUser): FileRef {
   if (d.chance(0.3)) {
     // A OneDrive file: the user's own, or (guests have no OneDrive in the tenant) a member's shared with them.
     const who = owner.guest ? d.pick(c.members) : owner;
-    return fileRef(who, String(fi), () => makeFileRef(`${c.myHost}/personal/${who.upn.replace(/[@.#]/g, '_').toLowerCase()}`, 'Documents', f.name, f.ext, null));
+    return fileRef(who, String(fi), () =>
+      makeFileRef(`${c.myHost}/personal/${who.upn.replace(/[@.#]/g, '_').toLowerCase()}`, 'Documents', f.name, f.ext, null),
+    );
   }
   const site = d.pick(c.sites);
   return fileRef(site, String(fi), () => makeFileRef(site.url, 'Shared Documents', f.name, f.ext, site));
@@ -752,8 +882,12 @@ function renderPowerPlatformAdmin(c: AuditCatalog, core: RecordCore, d: Draw, sp
     const withAuth = c.bots.filter((b) => !b.authNone);
     const pool =
       variant.scenario === 'agent.authNone' || variant.scenario === 'agent.publishedAuthNone'
-        ? noAuth.length > 0 ? noAuth : c.bots
-        : variant.scenario === 'agent.published' && withAuth.length > 0 ? withAuth : c.bots;
+        ? noAuth.length > 0
+          ? noAuth
+          : c.bots
+        : variant.scenario === 'agent.published' && withAuth.length > 0
+          ? withAuth
+          : c.bots;
     const env0 = c.environments[0] as { id: string; name: string };
     const bot = pool.length > 0 ? d.pick(pool) : { id: d.guid(), name: 'Agent', env: env0.id, envName: env0.name, authNone: false };
     objectId = bot.id;
@@ -774,7 +908,13 @@ function renderPowerPlatformAdmin(c: AuditCatalog, core: RecordCore, d: Draw, sp
               { PropertyName: 'AuthenticationConnection', OldValue: 'Oauth2Connection', NewValue: '' },
               { PropertyName: 'AuthRedirectUrl', OldValue: 'https://token.botframework.com/.auth/web/redirect', NewValue: '' },
             ]
-          : [{ PropertyName: 'AuthenticationMode', OldValue: d.chance(0.5) ? 'None' : 'Integrated', NewValue: d.chance(0.5) ? 'Custom Azure AD' : 'Generic OAuth2' }];
+          : [
+              {
+                PropertyName: 'AuthenticationMode',
+                OldValue: d.chance(0.5) ? 'None' : 'Integrated',
+                NewValue: d.chance(0.5) ? 'Custom Azure AD' : 'Generic OAuth2',
+              },
+            ];
       resource.push(['powerplatform.analytics.resource.bot.update_details.change', JSON.stringify(change)]);
     }
     if (op === 'BotUpdateOperation-BotPublish') {
@@ -782,7 +922,10 @@ function renderPowerPlatformAdmin(c: AuditCatalog, core: RecordCore, d: Draw, sp
       resource.push(['powerplatform.analytics.resource.bot.authentication_mode', variant.scenario === 'agent.publishedAuthNone' ? 'None' : 'Integrated']);
     }
     if (op === 'BotUpdateOperation-BotShare') {
-      resource.push(['powerplatform.analytics.resource.bot.update_details.change', JSON.stringify([{ PropertyName: 'SharedWith', OldValue: '', NewValue: d.pick(c.users).upn }])]);
+      resource.push([
+        'powerplatform.analytics.resource.bot.update_details.change',
+        JSON.stringify([{ PropertyName: 'SharedWith', OldValue: '', NewValue: d.pick(c.users).upn }]),
+      ]);
     }
   } else {
     const connector = d.pick(c.customConnectors);
@@ -824,11 +967,25 @@ function renderPowerPlatformDlp(c: AuditCatalog, core: RecordCore, d: Draw, spec
     // default group Blocked → General (3), or the scope narrowed from all environments (4).
     const way = d.int(1, 4);
     const connectorChanges = [
-      { name: 'HTTP with Microsoft Entra ID', id: '/providers/Microsoft.PowerApps/apis/shared_webcontents', previousValue: { classification: 'Blocked' }, currentValue: { classification: 'General' } },
-      { name: 'Twitter', id: '/providers/Microsoft.PowerApps/apis/shared_twitter', previousValue: { classification: 'Blocked' }, currentValue: { classification: 'Confidential' } },
+      {
+        name: 'HTTP with Microsoft Entra ID',
+        id: '/providers/Microsoft.PowerApps/apis/shared_webcontents',
+        previousValue: { classification: 'Blocked' },
+        currentValue: { classification: 'General' },
+      },
+      {
+        name: 'Twitter',
+        id: '/providers/Microsoft.PowerApps/apis/shared_twitter',
+        previousValue: { classification: 'Blocked' },
+        currentValue: { classification: 'Confidential' },
+      },
     ];
     if (way <= 2) info.changeSet = { changedProperties: [], connectorChanges: connectorChanges.slice(0, way) };
-    else if (way === 3) info.changeSet = { changedProperties: [{ name: 'DefaultConnectorClassification', previousValue: 'Blocked', currentValue: 'General' }], connectorChanges: [] };
+    else if (way === 3)
+      info.changeSet = {
+        changedProperties: [{ name: 'DefaultConnectorClassification', previousValue: 'Blocked', currentValue: 'General' }],
+        connectorChanges: [],
+      };
     else {
       const narrowed = policy.type === 'AllEnvironments' ? 'OnlyEnvironments' : policy.type;
       info.policyType = narrowed;
@@ -857,7 +1014,8 @@ function renderPowerBi(c: AuditCatalog, core: RecordCore, d: Draw, spec: KindSpe
     const distribution = d.pick(['Workspace', 'Workspace', 'Shared', 'App']);
     item = `,"ItemName":${n},"ObjectId":${n},"DatasetName":${n},"ReportName":${n},"DatasetId":${q(report.datasetId)},"ReportId":${rid},"ArtifactId":${rid},"ArtifactName":${n},"ArtifactKind":"Report","ReportType":"PowerBIReport","DistributionMethod":"${distribution}","ConsumptionMethod":"Power BI Web"`;
   }
-  if (op === 'ExportReport') item += `,"ExportedArtifactInfo":{"ExportType":"${d.pick(['PDF', 'PowerPoint', 'Excel'])}","ArtifactType":"Report","ArtifactId":1}`;
+  if (op === 'ExportReport')
+    item += `,"ExportedArtifactInfo":{"ExportType":"${d.pick(['PDF', 'PowerPoint', 'Excel'])}","ArtifactType":"Report","ArtifactId":1}`;
   if (op === 'ShareReport') {
     const to = d.pick(c.users);
     const email = to.guest ? to.upn.slice(0, to.upn.indexOf('#EXT#')).replace(/_([^_]*)$/, '@$1') : to.upn;
@@ -907,7 +1065,13 @@ function renderEntra(c: AuditCatalog, core: RecordCore, d: Draw, spec: KindSpec)
   if (op === 'Consent to application.') {
     const app = d.pick(c.apps);
     const admin = scenario === 'entra.adminConsent';
-    const scope = d.pick(['User.Read', 'Mail.Read offline_access', 'Files.Read.All Sites.Read.All', 'Mail.ReadWrite Mail.Send', 'Calendars.Read User.ReadBasic.All']);
+    const scope = d.pick([
+      'User.Read',
+      'Mail.Read offline_access',
+      'Files.Read.All Sites.Read.All',
+      'Mail.ReadWrite Mail.Send',
+      'Calendars.Read User.ReadBasic.All',
+    ]);
     target = aadSpTarget(app.spId, app.name, app.appId);
     objectId = app.spId;
     modified = [
@@ -1012,7 +1176,8 @@ function renderExchange(c: AuditCatalog, core: RecordCore, d: Draw, spec: KindSp
   if (variant.operation === 'MailItemsAccessed') {
     const items = d.int(1, 4);
     let folderItems = '';
-    for (let i = 0; i < items; i++) folderItems += `${i > 0 ? ',' : ''}{"InternetMessageId":${q(i === 0 ? messageId : `<${d.chars(14, LOWER)}@${c.domain}>`)},"SizeInBytes":${d.int(4000, 250000)}}`;
+    for (let i = 0; i < items; i++)
+      folderItems += `${i > 0 ? ',' : ''}{"InternetMessageId":${q(i === 0 ? messageId : `<${d.chars(14, LOWER)}@${c.domain}>`)},"SizeInBytes":${d.int(4000, 250000)}}`;
     return (
       `${head(c, core, '"MailItemsAccessed"', 50)}${common},"OperationCount":${items},"OperationProperties":[{"Name":"MailAccessType","Value":"${d.chance(0.8) ? 'Bind' : 'Sync'}"},{"Name":"IsThrottled","Value":"False"}],` +
       `"SessionId":"${d.guid()}","Folders":[{"FolderItems":[${folderItems}],"Id":"LgAAAAD${d.chars(40, BASE62)}AAAB","Path":${d.pick(FOLDERS_J)}}]}`

@@ -95,7 +95,12 @@ async function authenticate(ctx: EmulatorContext, req: FastifyRequest, reply: Fa
   }
   const aud = result.claims.aud.replace(/\/+$/, '');
   if (aud !== RESOURCES.bap && aud !== RESOURCES.bapAlternate) {
-    bapError(reply, 401, 'InvalidAuthenticationTokenAudience', `The access token has been obtained for wrong audience or resource '${result.claims.aud}'. It should exactly match with one of the allowed audiences '${RESOURCES.bap}','${RESOURCES.bap}/','${RESOURCES.bapAlternate}'.`);
+    bapError(
+      reply,
+      401,
+      'InvalidAuthenticationTokenAudience',
+      `The access token has been obtained for wrong audience or resource '${result.claims.aud}'. It should exactly match with one of the allowed audiences '${RESOURCES.bap}','${RESOURCES.bap}/','${RESOURCES.bapAlternate}'.`,
+    );
     return null;
   }
   const tenant = ctx.store.get(result.claims.tid);
@@ -169,7 +174,9 @@ export function registerBap(app: FastifyInstance, ctx: EmulatorContext): void {
     const auth = await authenticate(ctx, req, reply);
     if (!auth) return reply;
     if (!auth.isUser && !auth.isManagementApp) return pathForbidden(reply, auth, envsPath);
-    return reply.type('application/json; charset=utf-8').send({ value: auth.tenant.environments.map((e) => environmentResource(ctx.baseUrl(), auth.tenant, e)) });
+    return reply
+      .type('application/json; charset=utf-8')
+      .send({ value: auth.tenant.environments.map((e) => environmentResource(ctx.baseUrl(), auth.tenant, e)) });
   });
 
   app.get<{ Params: { envId: string } }>(`${envsPath}/:envId`, async (req, reply) => {
@@ -197,7 +204,12 @@ export function registerBap(app: FastifyInstance, ctx: EmulatorContext): void {
     const org = env.dataverse;
     if (!org) return bapError(reply, 400, 'EnvironmentHasNoDataverse', `The environment '${env.name}' has no Dataverse database.`);
     if (env.refuseAddAppUser) {
-      return bapError(reply, 403, 'AppUserCreationFailed', `Failed to add the application user for application '${target.appId}' to environment '${env.name}': the environment's Dataverse organization refused the request.`);
+      return bapError(
+        reply,
+        403,
+        'AppUserCreationFailed',
+        `Failed to add the application user for application '${target.appId}' to environment '${env.name}': the environment's Dataverse organization refused the request.`,
+      );
     }
     let appUser = org.appUsers.find((a) => a.appId === target.appId);
     if (!appUser) {
@@ -229,7 +241,9 @@ export function registerBap(app: FastifyInstance, ctx: EmulatorContext): void {
     const auth = await authenticate(ctx, req, reply);
     if (!auth) return reply;
     if (!requireAdminUser(reply, auth, adminAppsPath, 'list admin applications')) return reply;
-    return reply.type('application/json; charset=utf-8').send({ value: auth.tenant.apps.filter((a) => a.isManagementApp).map((a) => ({ applicationId: a.appId })) });
+    return reply
+      .type('application/json; charset=utf-8')
+      .send({ value: auth.tenant.apps.filter((a) => a.isManagementApp).map((a) => ({ applicationId: a.appId })) });
   });
 
   app.get<{ Params: { appId: string } }>(`${adminAppsPath}/:appId`, async (req, reply) => {
@@ -237,7 +251,8 @@ export function registerBap(app: FastifyInstance, ctx: EmulatorContext): void {
     if (!auth) return reply;
     if (!requireAdminUser(reply, auth, `${adminAppsPath}/${req.params.appId}`, 'read admin applications')) return reply;
     const target = findApp(auth.tenant, req.params.appId);
-    if (!target || !target.isManagementApp) return bapError(reply, 404, 'AdminApplicationNotFound', `The admin application '${req.params.appId}' is not registered in tenant ${auth.tenant.id}.`);
+    if (!target || !target.isManagementApp)
+      return bapError(reply, 404, 'AdminApplicationNotFound', `The admin application '${req.params.appId}' is not registered in tenant ${auth.tenant.id}.`);
     return reply.type('application/json; charset=utf-8').send({ applicationId: target.appId });
   });
 
@@ -246,7 +261,8 @@ export function registerBap(app: FastifyInstance, ctx: EmulatorContext): void {
     if (!auth) return reply;
     if (!requireAdminUser(reply, auth, `${adminAppsPath}/${req.params.appId}`, 'register admin applications')) return reply;
     const target = findApp(auth.tenant, req.params.appId);
-    if (!target) return bapError(reply, 400, 'ServicePrincipalNotFound', `No service principal for application '${req.params.appId}' exists in tenant ${auth.tenant.id}.`);
+    if (!target)
+      return bapError(reply, 400, 'ServicePrincipalNotFound', `No service principal for application '${req.params.appId}' exists in tenant ${auth.tenant.id}.`);
     target.isManagementApp = true;
     return reply.type('application/json; charset=utf-8').send({ applicationId: target.appId });
   });

@@ -47,7 +47,10 @@ export interface EmulatorClient {
    * to the end: every item of every page's `value`, and the pages' bodies.
    * @throws Error on a page that does not answer 200.
    */
-  pages(first: string, options: { token: string; link?: '@odata.nextLink' | 'nextLink' }): Promise<{ items: Record<string, unknown>[]; pages: Record<string, unknown>[] }>;
+  pages(
+    first: string,
+    options: { token: string; link?: '@odata.nextLink' | 'nextLink' },
+  ): Promise<{ items: Record<string, unknown>[]; pages: Record<string, unknown>[] }>;
   /** Closes the dispatcher's connections. */
   close(): Promise<void>;
 }
@@ -99,7 +102,7 @@ export function emulatorClient(emulator: Pick<RunningEmulator, 'url' | 'caPem'>)
     async pages(first, options) {
       const items: Record<string, unknown>[] = [];
       const pages: Record<string, unknown>[] = [];
-      for (let url: string | undefined = first; url; ) {
+      for (let url: string | undefined = first; url;) {
         const res = await doRequest('GET', url, { token: options.token });
         if (res.status !== 200) throw new Error(`GET ${url} answered ${res.status}: ${res.text.slice(0, 500)}`);
         pages.push(res.json);

@@ -54,7 +54,10 @@ export function newId(): string {
 
 /** `YYYY-MM-DD HH:MM:SSZ`, the timestamp format inside AADSTS error descriptions. */
 export function aadTimestamp(date = new Date()): string {
-  return date.toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, 'Z');
+  return date
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d{3}Z$/, 'Z');
 }
 
 /** `YYYY-MM-DDTHH:MM:SS`, Graph's `innerError.date` format (UTC, no zone designator). */
@@ -81,7 +84,10 @@ export function queryParam(req: FastifyRequest, name: string): string | undefine
 /** Parses `$select=a,b, c` into trimmed, non-empty names; undefined when the option is absent or empty. */
 export function parseSelect(raw: string | undefined): string[] | undefined {
   if (raw === undefined) return undefined;
-  const names = raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  const names = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
   return names.length > 0 ? names : undefined;
 }
 

@@ -20,7 +20,13 @@ export const RESOURCES = {
 } as const;
 
 /** The Graph application permissions of the seed's quick list. */
-const QUICK_GRAPH_PERMISSIONS: readonly string[] = ['GroupMember.Read.All', 'User.Read.All', 'ExternalConnection.Read.All', 'TeamsAppInstallation.ReadForUser.All', 'AiEnterpriseInteraction.Read.All'];
+const QUICK_GRAPH_PERMISSIONS: readonly string[] = [
+  'GroupMember.Read.All',
+  'User.Read.All',
+  'ExternalConnection.Read.All',
+  'TeamsAppInstallation.ReadForUser.All',
+  'AiEnterpriseInteraction.Read.All',
+];
 
 /**
  * The Mode A permission lists of the integration contract (seed "Application permissions"): resource → application

@@ -12,7 +12,18 @@ import type { ClockState } from './clock.ts';
 import { POWER_PLATFORM_ADMIN_ROLES, SYSTEM_ADMINISTRATOR } from './constants.ts';
 import type { ServiceName } from './common.ts';
 import type { DirectoryChanges } from './delta.ts';
-import type { AddedContent, AuditGroundTruth, AuditGroundTruthOptions, FeedSettings, FeedSettingsPatch, FeedStore, FeedSubscription, PowerBiSettings, PublisherStats, TenantFeed } from './feed.ts';
+import type {
+  AddedContent,
+  AuditGroundTruth,
+  AuditGroundTruthOptions,
+  FeedSettings,
+  FeedSettingsPatch,
+  FeedStore,
+  FeedSubscription,
+  PowerBiSettings,
+  PublisherStats,
+  TenantFeed,
+} from './feed.ts';
 import type { FaultConfig, FaultCounters, FaultInjector } from './faults.ts';
 import type { ForeignLinkCounters, ForeignLinkRule, ForeignLinks } from './foreignlinks.ts';
 import { generateTenant, groundTruth, type GenerateOptions, type GroundTruth } from './generate.ts';
@@ -51,7 +62,18 @@ import type { TokenService } from './tokens.ts';
 export type ModelKind = 'users' | 'groups' | 'memberships' | 'environments' | 'bots' | 'systemusers' | 'apps' | 'appUsers' | 'servicePrincipals' | 'devices';
 
 /** Every `ModelKind`. */
-export const MODEL_KINDS: readonly ModelKind[] = ['users', 'groups', 'memberships', 'environments', 'bots', 'systemusers', 'apps', 'appUsers', 'servicePrincipals', 'devices'];
+export const MODEL_KINDS: readonly ModelKind[] = [
+  'users',
+  'groups',
+  'memberships',
+  'environments',
+  'bots',
+  'systemusers',
+  'apps',
+  'appUsers',
+  'servicePrincipals',
+  'devices',
+];
 
 /** A control-interface failure with the HTTP status it maps to (400 bad input, 404 unknown, 409 conflict). */
 export class ControlError extends Error {
@@ -268,7 +290,9 @@ export class EmulatorControl {
     if (removedMember) this.#d.changes.recordMember(t, removedMember.groupId, removedMember.memberId, removedKind, true);
     if (['users', 'groups', 'servicePrincipals', 'devices', 'apps'].includes(kind)) {
       const objectId = kind === 'apps' ? (target.object as AppRegistration).servicePrincipalObjectId : key;
-      const memberKind = ({ users: 'user', groups: 'group', servicePrincipals: 'servicePrincipal', apps: 'servicePrincipal', devices: 'device' } as const)[kind as 'users'];
+      const memberKind = ({ users: 'user', groups: 'group', servicePrincipals: 'servicePrincipal', apps: 'servicePrincipal', devices: 'device' } as const)[
+        kind as 'users'
+      ];
       if (kind === 'groups') delete t.memberships[key];
       for (const [g, ids] of Object.entries(t.memberships)) {
         if (ids.includes(objectId)) {
@@ -361,7 +385,11 @@ export class EmulatorControl {
   async mintToken(request: MintTokenRequest): Promise<{ access_token: string; expires_in: number }> {
     const t = this.tenant(request.tenantId);
     const resource = request.resource.replace(/\/+$/, '');
-    const opts = { resource, ...(request.roles ? { roles: request.roles } : {}), ...(request.expiresInSeconds !== undefined ? { expiresInSeconds: request.expiresInSeconds } : {}) };
+    const opts = {
+      resource,
+      ...(request.roles ? { roles: request.roles } : {}),
+      ...(request.expiresInSeconds !== undefined ? { expiresInSeconds: request.expiresInSeconds } : {}),
+    };
     if ((request.kind ?? 'user') === 'app') {
       const appId = request.appId ?? t.connectorAppId ?? t.apps[0]?.appId;
       const app = appId ? indexes.apps.get(t.apps, appId) : undefined;
@@ -495,7 +523,8 @@ export class EmulatorControl {
    */
   setBrowserUser(tenantIdOrDomain: string, upn: string | null): void {
     const t = this.tenant(tenantIdOrDomain);
-    if (upn !== null && !this.#d.store.list().some((x) => findUserByUpn(x, upn))) throw new ControlError(404, 'UserNotFound', `no user '${upn}' in any served tenant`);
+    if (upn !== null && !this.#d.store.list().some((x) => findUserByUpn(x, upn)))
+      throw new ControlError(404, 'UserNotFound', `no user '${upn}' in any served tenant`);
     this.#d.signIn.setBrowserUser(t.id, upn);
   }
 
@@ -506,9 +535,15 @@ export class EmulatorControl {
    */
   async mintIdToken(request: { tenantId: string; userId?: string; clientId: string; nonce?: string; expiresInSeconds?: number }): Promise<string> {
     const t = this.tenant(request.tenantId);
-    const user = request.userId ? indexes.users.get(t.users, request.userId) : t.users.find((u) => u.userType === 'Member' && (u.directoryRoles ?? []).length > 0);
+    const user = request.userId
+      ? indexes.users.get(t.users, request.userId)
+      : t.users.find((u) => u.userType === 'Member' && (u.directoryRoles ?? []).length > 0);
     if (!user) throw new ControlError(404, 'UserNotFound', `no user '${String(request.userId ?? '(first member with a role)')}' in tenant ${t.id}`);
-    return this.#d.tokens.issueIdToken(`${this.#d.baseUrl?.() ?? ''}/${t.id}/v2.0`, t, user, request.clientId, { nonce: request.nonce, wids: true, ...(request.expiresInSeconds !== undefined ? { expiresInSeconds: request.expiresInSeconds } : {}) });
+    return this.#d.tokens.issueIdToken(`${this.#d.baseUrl?.() ?? ''}/${t.id}/v2.0`, t, user, request.clientId, {
+      nonce: request.nonce,
+      wids: true,
+      ...(request.expiresInSeconds !== undefined ? { expiresInSeconds: request.expiresInSeconds } : {}),
+    });
   }
 
   /**
@@ -571,7 +606,8 @@ export class EmulatorControl {
   }
 
   #contentType(value: unknown): ContentType {
-    if (typeof value !== 'string' || !isContentType(value)) throw new ControlError(400, 'InvalidContentType', `contentType must be one of ${CONTENT_TYPES.join(', ')}`);
+    if (typeof value !== 'string' || !isContentType(value))
+      throw new ControlError(400, 'InvalidContentType', `contentType must be one of ${CONTENT_TYPES.join(', ')}`);
     return value;
   }
 
@@ -649,7 +685,12 @@ export class EmulatorControl {
    * miss). `contentCreated` (ISO) defaults to the emulated now; missing `Id`, `OrganizationId` and `CreationTime` are
    * filled in. Returns the blobs created. Throws ControlError 400 / 404.
    */
-  addAuditRecords(tenantIdOrDomain: string, contentType: string, records: Record<string, unknown>[], options: { contentCreated?: string } = {}): AddedContent[] {
+  addAuditRecords(
+    tenantIdOrDomain: string,
+    contentType: string,
+    records: Record<string, unknown>[],
+    options: { contentCreated?: string } = {},
+  ): AddedContent[] {
     const feed = this.#feed(tenantIdOrDomain);
     const ct = this.#contentType(contentType);
     try {
@@ -760,7 +801,8 @@ export class EmulatorControl {
     const needles: { value: string; what: string }[] = [];
     for (const t of this.#d.store.list()) {
       for (const u of t.users) if (u.password) needles.push({ value: u.password, what: `password of ${u.userPrincipalName}` });
-      for (const a of t.apps) for (const sec of a.secrets) if (sec.value) needles.push({ value: sec.value, what: `client secret ${sec.keyId} of app ${a.appId}` });
+      for (const a of t.apps)
+        for (const sec of a.secrets) if (sec.value) needles.push({ value: sec.value, what: `client secret ${sec.keyId} of app ${a.appId}` });
     }
     needles.push(...this.#d.signIn.credentials());
     values.forEach((v, i) => {
@@ -771,7 +813,8 @@ export class EmulatorControl {
     for (const entry of this.#d.log.list()) {
       for (const n of needles) {
         const hits = forms(n.value).filter((f) => entry.path.includes(f));
-        if (hits.length > 0) leaks.push({ seq: entry.seq, method: entry.method, path: hits.reduce((p, f) => p.split(f).join('***'), entry.path), what: n.what });
+        if (hits.length > 0)
+          leaks.push({ seq: entry.seq, method: entry.method, path: hits.reduce((p, f) => p.split(f).join('***'), entry.path), what: n.what });
       }
     }
     return leaks;
@@ -780,7 +823,8 @@ export class EmulatorControl {
   /** Throws ControlError 409 `SecretInRequestLog` when `requestLogLeaks(values)` is not empty. */
   assertNoSecretsInRequestLog(values: string[] = []): void {
     const leaks = this.requestLogLeaks(values);
-    if (leaks.length > 0) throw new ControlError(409, 'SecretInRequestLog', `credentials in the request log: ${leaks.map((l) => `#${l.seq} ${l.method} (${l.what})`).join('; ')}`);
+    if (leaks.length > 0)
+      throw new ControlError(409, 'SecretInRequestLog', `credentials in the request log: ${leaks.map((l) => `#${l.seq} ${l.method} (${l.what})`).join('; ')}`);
   }
 
   // ----------------------------------------------------------------------------------------------------------------
@@ -788,7 +832,9 @@ export class EmulatorControl {
   #env(t: Tenant, ref: unknown): Environment {
     if (typeof ref !== 'string' || ref === '') throw new ControlError(400, 'InvalidObject', "the object must name its 'environment'");
     const key = ref.toLowerCase();
-    const env = t.environments.find((e) => e.name.toLowerCase() === key || e.dataverse?.uniqueName.toLowerCase() === key || e.displayName.toLowerCase() === key);
+    const env = t.environments.find(
+      (e) => e.name.toLowerCase() === key || e.dataverse?.uniqueName.toLowerCase() === key || e.displayName.toLowerCase() === key,
+    );
     if (!env) throw new ControlError(404, 'EnvironmentNotFound', `no environment '${ref}' in tenant ${t.id}`);
     return env;
   }
@@ -887,7 +933,13 @@ export class EmulatorControl {
       case 'servicePrincipals': {
         const id = str(o, 'id') ?? randomUUID();
         if (resolveMember(t, id)) conflict(id);
-        const sp: ServicePrincipal = { id, appId: randomUUID(), displayName: 'Enterprise app', servicePrincipalType: 'Application', ...(o as Partial<ServicePrincipal>) };
+        const sp: ServicePrincipal = {
+          id,
+          appId: randomUUID(),
+          displayName: 'Enterprise app',
+          servicePrincipalType: 'Application',
+          ...(o as Partial<ServicePrincipal>),
+        };
         sp.id = id;
         t.servicePrincipals.push(sp);
         return sp;
@@ -895,7 +947,15 @@ export class EmulatorControl {
       case 'devices': {
         const id = str(o, 'id') ?? randomUUID();
         if (resolveMember(t, id)) conflict(id);
-        const device: Device = { id, deviceId: randomUUID(), displayName: 'DESKTOP-EMULATOR', operatingSystem: 'Windows', operatingSystemVersion: '10.0.22631.4460', accountEnabled: true, ...(o as Partial<Device>) };
+        const device: Device = {
+          id,
+          deviceId: randomUUID(),
+          displayName: 'DESKTOP-EMULATOR',
+          operatingSystem: 'Windows',
+          operatingSystemVersion: '10.0.22631.4460',
+          accountEnabled: true,
+          ...(o as Partial<Device>),
+        };
         device.id = id;
         t.devices.push(device);
         return device;
@@ -1139,7 +1199,10 @@ export function registerControl(app: FastifyInstance, control: EmulatorControl, 
     return k as ModelKind;
   };
 
-  app.get('/tenants', wrap(() => control.tenants().map((t) => ({ id: t.id, displayName: t.displayName, domains: t.domains }))));
+  app.get(
+    '/tenants',
+    wrap(() => control.tenants().map((t) => ({ id: t.id, displayName: t.displayName, domains: t.domains }))),
+  );
   app.post<{ Body: unknown }>(
     '/tenants',
     { bodyLimit: 512 * 1024 * 1024 },
@@ -1150,8 +1213,14 @@ export function registerControl(app: FastifyInstance, control: EmulatorControl, 
       return { id: t.id, displayName: t.displayName, domains: t.domains, connectorAppId: t.connectorAppId ?? null };
     }, 201),
   );
-  app.get<{ Params: { tid: string } }>('/tenants/:tid', wrap((req: { params: { tid: string } }) => control.tenant(req.params.tid)));
-  app.delete<{ Params: { tid: string } }>('/tenants/:tid', wrap((req: { params: { tid: string } }) => void control.removeTenant(req.params.tid)));
+  app.get<{ Params: { tid: string } }>(
+    '/tenants/:tid',
+    wrap((req: { params: { tid: string } }) => control.tenant(req.params.tid)),
+  );
+  app.delete<{ Params: { tid: string } }>(
+    '/tenants/:tid',
+    wrap((req: { params: { tid: string } }) => void control.removeTenant(req.params.tid)),
+  );
   app.get<{ Params: { tid: string }; Querystring: { appId?: string; now?: string } }>(
     '/tenants/:tid/ground-truth',
     wrap((req: { params: { tid: string }; query: { appId?: string; now?: string } }) =>
@@ -1164,43 +1233,78 @@ export function registerControl(app: FastifyInstance, control: EmulatorControl, 
   );
   app.patch<{ Params: { tid: string; kind: string; '*': string }; Body: unknown }>(
     '/tenants/:tid/:kind/*',
-    wrap((req: { params: { tid: string; kind: string; '*': string }; body: unknown }) => control.update(req.params.tid, kindOf(req.params.kind), decodeURIComponent(req.params['*']), req.body)),
+    wrap((req: { params: { tid: string; kind: string; '*': string }; body: unknown }) =>
+      control.update(req.params.tid, kindOf(req.params.kind), decodeURIComponent(req.params['*']), req.body),
+    ),
   );
   app.delete<{ Params: { tid: string; kind: string; '*': string } }>(
     '/tenants/:tid/:kind/*',
-    wrap((req: { params: { tid: string; kind: string; '*': string } }) => void control.remove(req.params.tid, kindOf(req.params.kind), decodeURIComponent(req.params['*']))),
+    wrap(
+      (req: { params: { tid: string; kind: string; '*': string } }) =>
+        void control.remove(req.params.tid, kindOf(req.params.kind), decodeURIComponent(req.params['*'])),
+    ),
   );
 
-  app.get('/faults', wrap(() => control.faults()));
-  app.put<{ Body: unknown }>('/faults', wrap((req: { body: unknown }) => {
-    if (!isObj(req.body)) throw new ControlError(400, 'InvalidObject', 'body must be a FaultConfig');
-    control.setFaults(req.body as unknown as FaultConfig);
-    return control.faults();
-  }));
-  app.delete('/faults', wrap(() => void control.clearFaults()));
+  app.get(
+    '/faults',
+    wrap(() => control.faults()),
+  );
+  app.put<{ Body: unknown }>(
+    '/faults',
+    wrap((req: { body: unknown }) => {
+      if (!isObj(req.body)) throw new ControlError(400, 'InvalidObject', 'body must be a FaultConfig');
+      control.setFaults(req.body as unknown as FaultConfig);
+      return control.faults();
+    }),
+  );
+  app.delete(
+    '/faults',
+    wrap(() => void control.clearFaults()),
+  );
 
-  app.get('/foreign-links', wrap(() => control.foreignLinks()));
-  app.put<{ Body: unknown }>('/foreign-links', wrap((req: { body: unknown }) => {
-    if (!Array.isArray(req.body)) throw new ControlError(400, 'InvalidObject', 'body must be an array of ForeignLinkRule');
-    control.setForeignLinks(req.body as ForeignLinkRule[]);
-    return control.foreignLinks();
-  }));
-  app.delete('/foreign-links', wrap(() => void control.clearForeignLinks()));
+  app.get(
+    '/foreign-links',
+    wrap(() => control.foreignLinks()),
+  );
+  app.put<{ Body: unknown }>(
+    '/foreign-links',
+    wrap((req: { body: unknown }) => {
+      if (!Array.isArray(req.body)) throw new ControlError(400, 'InvalidObject', 'body must be an array of ForeignLinkRule');
+      control.setForeignLinks(req.body as ForeignLinkRule[]);
+      return control.foreignLinks();
+    }),
+  );
+  app.delete(
+    '/foreign-links',
+    wrap(() => void control.clearForeignLinks()),
+  );
 
-  app.get<{ Querystring: { service?: string } }>('/requests', wrap((req: { query: { service?: string } }) => control.requests(req.query.service ? { service: req.query.service as ServiceName } : {})));
-  app.delete('/requests', wrap(() => void control.resetLog()));
+  app.get<{ Querystring: { service?: string } }>(
+    '/requests',
+    wrap((req: { query: { service?: string } }) => control.requests(req.query.service ? { service: req.query.service as ServiceName } : {})),
+  );
+  app.delete(
+    '/requests',
+    wrap(() => void control.resetLog()),
+  );
 
-  app.put<{ Body: unknown }>('/token-lifetime', wrap((req: { body: unknown }) => {
-    const seconds = isObj(req.body) ? req.body.seconds : undefined;
-    control.setTokenLifetime(typeof seconds === 'number' ? seconds : NaN);
-    return { seconds };
-  }));
-  app.post<{ Body: unknown }>('/tokens', wrap(async (req: { body: unknown }) => {
-    if (!isObj(req.body) || typeof req.body.tenantId !== 'string' || typeof req.body.resource !== 'string') {
-      throw new ControlError(400, 'InvalidObject', 'body must have tenantId and resource');
-    }
-    return control.mintToken(req.body as unknown as MintTokenRequest);
-  }));
+  app.put<{ Body: unknown }>(
+    '/token-lifetime',
+    wrap((req: { body: unknown }) => {
+      const seconds = isObj(req.body) ? req.body.seconds : undefined;
+      control.setTokenLifetime(typeof seconds === 'number' ? seconds : NaN);
+      return { seconds };
+    }),
+  );
+  app.post<{ Body: unknown }>(
+    '/tokens',
+    wrap(async (req: { body: unknown }) => {
+      if (!isObj(req.body) || typeof req.body.tenantId !== 'string' || typeof req.body.resource !== 'string') {
+        throw new ControlError(400, 'InvalidObject', 'body must have tenantId and resource');
+      }
+      return control.mintToken(req.body as unknown as MintTokenRequest);
+    }),
+  );
 
   const body = (req: { body: unknown }): Obj => {
     if (!isObj(req.body)) throw new ControlError(400, 'InvalidObject', 'body must be a JSON object');
@@ -1217,110 +1321,217 @@ export function registerControl(app: FastifyInstance, control: EmulatorControl, 
     return v as string[];
   };
 
-  app.put<{ Body: unknown }>('/consent-behavior', wrap((req: { body: unknown }) => {
-    const o = body(req);
-    control.setConsentBehavior(need(o, 'tenant'), need(o, 'behavior') as ConsentBehavior);
-    return { behavior: control.consentBehavior(need(o, 'tenant')) };
-  }));
-  app.get<{ Params: { tid: string } }>('/consent-behavior/:tid', wrap((req: { params: { tid: string } }) => ({ behavior: control.consentBehavior(req.params.tid) })));
-  app.put<{ Body: unknown }>('/signed-in-admin', wrap((req: { body: unknown }) => {
-    const o = body(req);
-    control.setSignedInAdminTenant(o.tenant === null ? null : need(o, 'tenant'));
-    return { tenant: o.tenant === null ? null : control.tenant(need(o, 'tenant')).id };
-  }));
-  app.post<{ Body: unknown }>('/consent', wrap((req: { body: unknown }) => {
-    const o = body(req);
-    return control.grantAdminConsent(need(o, 'tenant'), need(o, 'appId'));
-  }));
-  app.post<{ Body: unknown }>('/revoke-roles', wrap((req: { body: unknown }) => {
-    const o = body(req);
-    const roles = strings(o.roles, 'roles');
-    const resource = str(o, 'resource');
-    return { grantedRoles: control.revokeServicePrincipalRoles(need(o, 'tenant'), need(o, 'appId'), { ...(resource ? { resource } : {}), ...(roles ? { roles } : {}) }) };
-  }));
+  app.put<{ Body: unknown }>(
+    '/consent-behavior',
+    wrap((req: { body: unknown }) => {
+      const o = body(req);
+      control.setConsentBehavior(need(o, 'tenant'), need(o, 'behavior') as ConsentBehavior);
+      return { behavior: control.consentBehavior(need(o, 'tenant')) };
+    }),
+  );
+  app.get<{ Params: { tid: string } }>(
+    '/consent-behavior/:tid',
+    wrap((req: { params: { tid: string } }) => ({ behavior: control.consentBehavior(req.params.tid) })),
+  );
+  app.put<{ Body: unknown }>(
+    '/signed-in-admin',
+    wrap((req: { body: unknown }) => {
+      const o = body(req);
+      control.setSignedInAdminTenant(o.tenant === null ? null : need(o, 'tenant'));
+      return { tenant: o.tenant === null ? null : control.tenant(need(o, 'tenant')).id };
+    }),
+  );
+  app.post<{ Body: unknown }>(
+    '/consent',
+    wrap((req: { body: unknown }) => {
+      const o = body(req);
+      return control.grantAdminConsent(need(o, 'tenant'), need(o, 'appId'));
+    }),
+  );
+  app.post<{ Body: unknown }>(
+    '/revoke-roles',
+    wrap((req: { body: unknown }) => {
+      const o = body(req);
+      const roles = strings(o.roles, 'roles');
+      const resource = str(o, 'resource');
+      return {
+        grantedRoles: control.revokeServicePrincipalRoles(need(o, 'tenant'), need(o, 'appId'), {
+          ...(resource ? { resource } : {}),
+          ...(roles ? { roles } : {}),
+        }),
+      };
+    }),
+  );
 
-  app.get('/device-codes', wrap(() => control.deviceCodes()));
-  app.put<{ Body: unknown }>('/device-codes/settings', wrap((req: { body: unknown }) => {
-    const o = body(req);
-    const pick = (k: string): number | undefined => (o[k] === undefined ? undefined : typeof o[k] === 'number' ? (o[k] as number) : NaN);
-    const intervalSeconds = pick('intervalSeconds');
-    const expiresInSeconds = pick('expiresInSeconds');
-    return control.setDeviceCodeSettings({ ...(intervalSeconds !== undefined ? { intervalSeconds } : {}), ...(expiresInSeconds !== undefined ? { expiresInSeconds } : {}) });
-  }));
-  app.put<{ Body: unknown }>('/device-codes/auto-approve', wrap((req: { body: unknown }) => {
-    const o = body(req);
-    control.setDeviceCodeAutoApprove(need(o, 'tenant'), o.upn === null ? null : need(o, 'upn'));
-    return { tenant: control.tenant(need(o, 'tenant')).id, upn: o.upn ?? null };
-  }));
-  app.post<{ Params: { code: string }; Body: unknown }>('/device-codes/:code/approve', wrap((req: { params: { code: string }; body: unknown }) => control.approveDeviceCode(req.params.code, need(body(req), 'upn'))));
-  app.post<{ Params: { code: string } }>('/device-codes/:code/decline', wrap((req: { params: { code: string } }) => control.declineDeviceCode(req.params.code)));
-  app.post<{ Params: { code: string } }>('/device-codes/:code/expire', wrap((req: { params: { code: string } }) => control.expireDeviceCode(req.params.code)));
-  app.put<{ Body: unknown }>('/browser-user', wrap((req: { body: unknown }) => {
-    const o = body(req);
-    control.setBrowserUser(need(o, 'tenant'), o.upn === null ? null : need(o, 'upn'));
-    return { tenant: control.tenant(need(o, 'tenant')).id, upn: o.upn ?? null };
-  }));
-  app.delete('/sign-in-state', wrap(() => void control.resetSignInState()));
+  app.get(
+    '/device-codes',
+    wrap(() => control.deviceCodes()),
+  );
+  app.put<{ Body: unknown }>(
+    '/device-codes/settings',
+    wrap((req: { body: unknown }) => {
+      const o = body(req);
+      const pick = (k: string): number | undefined => (o[k] === undefined ? undefined : typeof o[k] === 'number' ? (o[k] as number) : NaN);
+      const intervalSeconds = pick('intervalSeconds');
+      const expiresInSeconds = pick('expiresInSeconds');
+      return control.setDeviceCodeSettings({
+        ...(intervalSeconds !== undefined ? { intervalSeconds } : {}),
+        ...(expiresInSeconds !== undefined ? { expiresInSeconds } : {}),
+      });
+    }),
+  );
+  app.put<{ Body: unknown }>(
+    '/device-codes/auto-approve',
+    wrap((req: { body: unknown }) => {
+      const o = body(req);
+      control.setDeviceCodeAutoApprove(need(o, 'tenant'), o.upn === null ? null : need(o, 'upn'));
+      return { tenant: control.tenant(need(o, 'tenant')).id, upn: o.upn ?? null };
+    }),
+  );
+  app.post<{ Params: { code: string }; Body: unknown }>(
+    '/device-codes/:code/approve',
+    wrap((req: { params: { code: string }; body: unknown }) => control.approveDeviceCode(req.params.code, need(body(req), 'upn'))),
+  );
+  app.post<{ Params: { code: string } }>(
+    '/device-codes/:code/decline',
+    wrap((req: { params: { code: string } }) => control.declineDeviceCode(req.params.code)),
+  );
+  app.post<{ Params: { code: string } }>(
+    '/device-codes/:code/expire',
+    wrap((req: { params: { code: string } }) => control.expireDeviceCode(req.params.code)),
+  );
+  app.put<{ Body: unknown }>(
+    '/browser-user',
+    wrap((req: { body: unknown }) => {
+      const o = body(req);
+      control.setBrowserUser(need(o, 'tenant'), o.upn === null ? null : need(o, 'upn'));
+      return { tenant: control.tenant(need(o, 'tenant')).id, upn: o.upn ?? null };
+    }),
+  );
+  app.delete(
+    '/sign-in-state',
+    wrap(() => void control.resetSignInState()),
+  );
 
-  app.put<{ Body: unknown }>('/environment-flags', wrap((req: { body: unknown }) => {
-    const o = body(req);
-    const flags: EnvironmentFlags = {};
-    if (o.refuseAddAppUser !== undefined) flags.refuseAddAppUser = o.refuseAddAppUser as boolean;
-    if (o.refuseRoleAssignment !== undefined) flags.refuseRoleAssignment = o.refuseRoleAssignment as boolean;
-    return control.setEnvironmentFlags(need(o, 'tenant'), need(o, 'environment'), flags);
-  }));
+  app.put<{ Body: unknown }>(
+    '/environment-flags',
+    wrap((req: { body: unknown }) => {
+      const o = body(req);
+      const flags: EnvironmentFlags = {};
+      if (o.refuseAddAppUser !== undefined) flags.refuseAddAppUser = o.refuseAddAppUser as boolean;
+      if (o.refuseRoleAssignment !== undefined) flags.refuseRoleAssignment = o.refuseRoleAssignment as boolean;
+      return control.setEnvironmentFlags(need(o, 'tenant'), need(o, 'environment'), flags);
+    }),
+  );
 
-  app.post<{ Body: unknown }>('/delta-tokens/expire', wrap((req: { body: unknown }) => void control.expireDeltaTokens(need(body(req), 'tenant'))));
+  app.post<{ Body: unknown }>(
+    '/delta-tokens/expire',
+    wrap((req: { body: unknown }) => void control.expireDeltaTokens(need(body(req), 'tenant'))),
+  );
 
-  app.post<{ Body: unknown }>('/requests/leaks', wrap((req: { body: unknown }) => {
-    const o = isObj(req.body) ? req.body : {};
-    return control.requestLogLeaks(strings(o.values, 'values') ?? []);
-  }));
+  app.post<{ Body: unknown }>(
+    '/requests/leaks',
+    wrap((req: { body: unknown }) => {
+      const o = isObj(req.body) ? req.body : {};
+      return control.requestLogLeaks(strings(o.values, 'values') ?? []);
+    }),
+  );
 
-  app.get('/clock', wrap(() => control.clock()));
-  app.put<{ Body: unknown }>('/clock', wrap((req: { body: unknown }) => {
-    const o = body(req);
-    if (o.now !== null && typeof o.now !== 'string') throw new ControlError(400, 'InvalidObject', "body must be {\"now\": ISO string | null}");
-    return control.setClock(o.now as string | null);
-  }));
-  app.post<{ Body: unknown }>('/clock/advance', wrap((req: { body: unknown }) => {
-    const o = body(req);
-    return control.advanceClock(typeof o.seconds === 'number' ? o.seconds : NaN);
-  }));
-  app.get<{ Params: { tid: string } }>('/feeds/:tid/settings', wrap((req: { params: { tid: string } }) => control.feedSettings(req.params.tid)));
-  app.put<{ Params: { tid: string }; Body: unknown }>('/feeds/:tid/settings', wrap((req: { params: { tid: string }; body: unknown }) => control.configureFeed(req.params.tid, body(req) as FeedSettingsPatch)));
-  app.get<{ Params: { tid: string } }>('/feeds/:tid/subscriptions', wrap((req: { params: { tid: string } }) => control.subscriptions(req.params.tid)));
-  app.put<{ Params: { tid: string; ct: string }; Body: unknown }>('/feeds/:tid/subscriptions/:ct', wrap((req: { params: { tid: string; ct: string }; body: unknown }) => {
-    const o = isObj(req.body) ? req.body : {};
-    if (o.enabled === false) return void control.stopSubscription(req.params.tid, req.params.ct);
-    return control.startSubscription(req.params.tid, req.params.ct);
-  }));
-  app.post<{ Params: { tid: string }; Body: unknown }>('/feeds/:tid/records', wrap((req: { params: { tid: string }; body: unknown }) => {
-    const o = body(req);
-    if (!Array.isArray(o.records)) throw new ControlError(400, 'InvalidObject', 'body must have records: object[]');
-    const contentCreated = str(o, 'contentCreated');
-    return control.addAuditRecords(req.params.tid, need(o, 'contentType'), o.records as Record<string, unknown>[], contentCreated ? { contentCreated } : {});
-  }, 201));
-  app.get<{ Params: { tid: string }; Querystring: Record<string, string | undefined> }>('/feeds/:tid/ground-truth', wrap((req: { params: { tid: string }; query: Record<string, string | undefined> }) => {
-    const { from, to, basis, includeIds } = req.query;
-    if (!from || !to) throw new ControlError(400, 'InvalidWindow', 'from and to are required');
-    if (basis !== undefined && basis !== 'contentCreated' && basis !== 'creationTime') throw new ControlError(400, 'InvalidWindow', "basis must be 'contentCreated' or 'creationTime'");
-    return control.auditGroundTruth(req.params.tid, { from, to, ...(basis ? { basis } : {}), includeIds: includeIds !== 'false' });
-  }));
-  app.get<{ Params: { tid: string }; Querystring: Record<string, string | undefined> }>('/feeds/:tid/powerbi-ground-truth', wrap((req: { params: { tid: string }; query: Record<string, string | undefined> }) => {
-    if (!req.query.from || !req.query.to) throw new ControlError(400, 'InvalidWindow', 'from and to are required');
-    return control.powerBiGroundTruth(req.params.tid, { from: req.query.from, to: req.query.to });
-  }));
-  app.get<{ Params: { tid: string } }>('/powerbi-settings/:tid', wrap((req: { params: { tid: string } }) => control.powerBiSettings(req.params.tid)));
-  app.put<{ Body: unknown }>('/powerbi-settings', wrap((req: { body: unknown }) => {
-    const { tenant, ...patch } = body(req);
-    if (typeof tenant !== 'string') throw new ControlError(400, 'InvalidObject', "body must have a string 'tenant'");
-    return control.setPowerBiSettings(tenant, patch as Partial<PowerBiSettings>);
-  }));
-  app.post<{ Params: { tid: string; wid: string }; Body: unknown }>('/powerbi-workspaces/:tid/:wid/changes', wrap((req: { params: { tid: string; wid: string }; body: unknown }) => control.changePowerBiWorkspace(req.params.tid, req.params.wid, body(req) as unknown as PowerBiWorkspaceChange)));
-  app.get('/feed-requests', wrap(() => control.publisherStats()));
-  app.delete('/feed-requests', wrap(() => void control.resetPublisherStats()));
+  app.get(
+    '/clock',
+    wrap(() => control.clock()),
+  );
+  app.put<{ Body: unknown }>(
+    '/clock',
+    wrap((req: { body: unknown }) => {
+      const o = body(req);
+      if (o.now !== null && typeof o.now !== 'string') throw new ControlError(400, 'InvalidObject', 'body must be {"now": ISO string | null}');
+      return control.setClock(o.now as string | null);
+    }),
+  );
+  app.post<{ Body: unknown }>(
+    '/clock/advance',
+    wrap((req: { body: unknown }) => {
+      const o = body(req);
+      return control.advanceClock(typeof o.seconds === 'number' ? o.seconds : NaN);
+    }),
+  );
+  app.get<{ Params: { tid: string } }>(
+    '/feeds/:tid/settings',
+    wrap((req: { params: { tid: string } }) => control.feedSettings(req.params.tid)),
+  );
+  app.put<{ Params: { tid: string }; Body: unknown }>(
+    '/feeds/:tid/settings',
+    wrap((req: { params: { tid: string }; body: unknown }) => control.configureFeed(req.params.tid, body(req) as FeedSettingsPatch)),
+  );
+  app.get<{ Params: { tid: string } }>(
+    '/feeds/:tid/subscriptions',
+    wrap((req: { params: { tid: string } }) => control.subscriptions(req.params.tid)),
+  );
+  app.put<{ Params: { tid: string; ct: string }; Body: unknown }>(
+    '/feeds/:tid/subscriptions/:ct',
+    wrap((req: { params: { tid: string; ct: string }; body: unknown }) => {
+      const o = isObj(req.body) ? req.body : {};
+      if (o.enabled === false) return void control.stopSubscription(req.params.tid, req.params.ct);
+      return control.startSubscription(req.params.tid, req.params.ct);
+    }),
+  );
+  app.post<{ Params: { tid: string }; Body: unknown }>(
+    '/feeds/:tid/records',
+    wrap((req: { params: { tid: string }; body: unknown }) => {
+      const o = body(req);
+      if (!Array.isArray(o.records)) throw new ControlError(400, 'InvalidObject', 'body must have records: object[]');
+      const contentCreated = str(o, 'contentCreated');
+      return control.addAuditRecords(req.params.tid, need(o, 'contentType'), o.records as Record<string, unknown>[], contentCreated ? { contentCreated } : {});
+    }, 201),
+  );
+  app.get<{ Params: { tid: string }; Querystring: Record<string, string | undefined> }>(
+    '/feeds/:tid/ground-truth',
+    wrap((req: { params: { tid: string }; query: Record<string, string | undefined> }) => {
+      const { from, to, basis, includeIds } = req.query;
+      if (!from || !to) throw new ControlError(400, 'InvalidWindow', 'from and to are required');
+      if (basis !== undefined && basis !== 'contentCreated' && basis !== 'creationTime')
+        throw new ControlError(400, 'InvalidWindow', "basis must be 'contentCreated' or 'creationTime'");
+      return control.auditGroundTruth(req.params.tid, { from, to, ...(basis ? { basis } : {}), includeIds: includeIds !== 'false' });
+    }),
+  );
+  app.get<{ Params: { tid: string }; Querystring: Record<string, string | undefined> }>(
+    '/feeds/:tid/powerbi-ground-truth',
+    wrap((req: { params: { tid: string }; query: Record<string, string | undefined> }) => {
+      if (!req.query.from || !req.query.to) throw new ControlError(400, 'InvalidWindow', 'from and to are required');
+      return control.powerBiGroundTruth(req.params.tid, { from: req.query.from, to: req.query.to });
+    }),
+  );
+  app.get<{ Params: { tid: string } }>(
+    '/powerbi-settings/:tid',
+    wrap((req: { params: { tid: string } }) => control.powerBiSettings(req.params.tid)),
+  );
+  app.put<{ Body: unknown }>(
+    '/powerbi-settings',
+    wrap((req: { body: unknown }) => {
+      const { tenant, ...patch } = body(req);
+      if (typeof tenant !== 'string') throw new ControlError(400, 'InvalidObject', "body must have a string 'tenant'");
+      return control.setPowerBiSettings(tenant, patch as Partial<PowerBiSettings>);
+    }),
+  );
+  app.post<{ Params: { tid: string; wid: string }; Body: unknown }>(
+    '/powerbi-workspaces/:tid/:wid/changes',
+    wrap((req: { params: { tid: string; wid: string }; body: unknown }) =>
+      control.changePowerBiWorkspace(req.params.tid, req.params.wid, body(req) as unknown as PowerBiWorkspaceChange),
+    ),
+  );
+  app.get(
+    '/feed-requests',
+    wrap(() => control.publisherStats()),
+  );
+  app.delete(
+    '/feed-requests',
+    wrap(() => void control.resetPublisherStats()),
+  );
 
-  app.get('/endpoints', wrap(() => extras.endpoints()));
+  app.get(
+    '/endpoints',
+    wrap(() => extras.endpoints()),
+  );
   app.get('/ca.pem', async (_req, reply) => reply.type('application/x-pem-file').send(extras.caPem()));
 }

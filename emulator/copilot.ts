@@ -128,7 +128,15 @@ function pair(rng: Rng, tenantId: string, user: DirectoryUser, atMs: number): St
   const base = { sessionId, requestId, appClass, conversationType, locale: 'en-us', links: [], mentions: [] };
   const promptAt = atMs;
   const responseAt = atMs + rng.int(800, 9000);
-  const contexts = rng.chance(0.5) ? [{ contextReference: `https://${tenantId}.sharepoint.com/sites/projects/${rng.chars(8, 'abcdefgh')}.docx`, displayName: `${topic}.docx`, contextType: 'File' }] : [];
+  const contexts = rng.chance(0.5)
+    ? [
+        {
+          contextReference: `https://${tenantId}.sharepoint.com/sites/projects/${rng.chars(8, 'abcdefgh')}.docx`,
+          displayName: `${topic}.docx`,
+          contextType: 'File',
+        },
+      ]
+    : [];
   const promptWire = {
     id: String(promptAt),
     ...base,
@@ -136,7 +144,12 @@ function pair(rng: Rng, tenantId: string, user: DirectoryUser, atMs: number): St
     etag: String(promptAt),
     createdDateTime: new Date(promptAt).toISOString(),
     contexts,
-    from: { '@odata.type': '#microsoft.graph.chatMessageFromIdentitySet', device: null, application: null, user: { '@odata.type': '#microsoft.graph.teamworkUserIdentity', id: user.id, displayName: user.displayName, userIdentityType: 'aadUser', tenantId } },
+    from: {
+      '@odata.type': '#microsoft.graph.chatMessageFromIdentitySet',
+      device: null,
+      application: null,
+      user: { '@odata.type': '#microsoft.graph.teamworkUserIdentity', id: user.id, displayName: user.displayName, userIdentityType: 'aadUser', tenantId },
+    },
     body: { contentType: 'text', content: prompt },
     attachments: [],
   };
@@ -147,7 +160,17 @@ function pair(rng: Rng, tenantId: string, user: DirectoryUser, atMs: number): St
     etag: String(responseAt),
     createdDateTime: new Date(responseAt).toISOString(),
     contexts: [],
-    from: { '@odata.type': '#microsoft.graph.chatMessageFromIdentitySet', device: null, user: null, application: { '@odata.type': '#microsoft.graph.teamworkApplicationIdentity', id: 'fb8d773d-7ef8-4ec0-a117-179f88add510', displayName: 'Microsoft 365 Chat', applicationIdentityType: 'bot' } },
+    from: {
+      '@odata.type': '#microsoft.graph.chatMessageFromIdentitySet',
+      device: null,
+      user: null,
+      application: {
+        '@odata.type': '#microsoft.graph.teamworkApplicationIdentity',
+        id: 'fb8d773d-7ef8-4ec0-a117-179f88add510',
+        displayName: 'Microsoft 365 Chat',
+        applicationIdentityType: 'bot',
+      },
+    },
     body: { contentType: 'text', content: `Here is what I found about ${topic}: three open items and one decision pending.` },
     attachments: [],
   };
@@ -189,7 +212,10 @@ export function generateCopilot(users: DirectoryUser[], tenantId: string, sizes:
  * @returns the interactions added (wire objects), by user id.
  * @throws RangeError for an unknown or unlicensed user id, or `pairs` < 1.
  */
-export function addCopilotInteractions(tenant: Tenant, options: { pairs?: number; userIds?: string[]; after?: string; seed?: string } = {}): Record<string, Record<string, unknown>[]> {
+export function addCopilotInteractions(
+  tenant: Tenant,
+  options: { pairs?: number; userIds?: string[]; after?: string; seed?: string } = {},
+): Record<string, Record<string, unknown>[]> {
   const pairs = options.pairs ?? 1;
   if (!Number.isInteger(pairs) || pairs < 1) throw new RangeError(`pairs must be a positive integer, got ${String(pairs)}`);
   tenant.copilot ??= { interactions: {} };
@@ -239,7 +265,15 @@ export interface CopilotGroundTruth {
 /** Recomputes the Copilot ground truth from the tenant model alone. */
 export function copilotGroundTruth(tenant: Tenant): CopilotGroundTruth {
   const licensed = tenant.users.filter(holdsCopilot);
-  const truth: CopilotGroundTruth = { licensedUsers: licensed.length, interactions: 0, withSecrets: 0, withPersonal: 0, withNearMissesOnly: 0, plantedValues: [], nearMissValues: [] };
+  const truth: CopilotGroundTruth = {
+    licensedUsers: licensed.length,
+    interactions: 0,
+    withSecrets: 0,
+    withPersonal: 0,
+    withNearMissesOnly: 0,
+    plantedValues: [],
+    nearMissValues: [],
+  };
   for (const u of licensed) {
     for (const i of tenant.copilot?.interactions[u.id] ?? []) {
       truth.interactions++;
@@ -317,10 +351,18 @@ export function registerCopilot(app: FastifyInstance, ctx: EmulatorContext, deps
         return deps.sendError(req, reply, 403, 'Authorization_RequestDenied', 'Insufficient privileges to complete the operation.');
       }
       const user = indexes.users.get(auth.tenant.users, req.params.userId);
-      if (!user) return deps.sendError(req, reply, 404, 'Request_ResourceNotFound', `Resource '${req.params.userId}' does not exist or one of its queried reference-property objects are not present.`);
+      if (!user)
+        return deps.sendError(
+          req,
+          reply,
+          404,
+          'Request_ResourceNotFound',
+          `Resource '${req.params.userId}' does not exist or one of its queried reference-property objects are not present.`,
+        );
       const topRaw = queryParam(req, '$top');
       const top = topRaw === undefined ? 100 : /^\d+$/.test(topRaw) ? Number(topRaw) : NaN;
-      if (!Number.isInteger(top) || top < 1 || top > 999) return deps.sendError(req, reply, 400, 'BadRequest', `Invalid page size specified: '${String(topRaw)}'. Must be between 1 and 999 inclusive.`);
+      if (!Number.isInteger(top) || top < 1 || top > 999)
+        return deps.sendError(req, reply, 400, 'BadRequest', `Invalid page size specified: '${String(topRaw)}'. Must be between 1 and 999 inclusive.`);
       const filterRaw = queryParam(req, '$filter');
       const filter = parseInteractionFilter(filterRaw);
       if (typeof filter === 'string') return deps.sendError(req, reply, 400, 'BadRequest', filter);
@@ -332,7 +374,8 @@ export function registerCopilot(app: FastifyInstance, ctx: EmulatorContext, deps
       const skiptoken = queryParam(req, '$skiptoken');
       if (skiptoken !== undefined) {
         const c = decodeCursor(skiptoken);
-        if (!c || c.c !== collection) return deps.sendError(req, reply, 400, 'BadRequest', 'The specified page token value has expired and can no longer be included in your request.');
+        if (!c || c.c !== collection)
+          return deps.sendError(req, reply, 400, 'BadRequest', 'The specified page token value has expired and can no longer be included in your request.');
         const at = items.findIndex((i) => i.wire.id === c.last);
         start = at >= 0 ? at + 1 : Math.min(c.index, items.length);
       }
@@ -345,7 +388,11 @@ export function registerCopilot(app: FastifyInstance, ctx: EmulatorContext, deps
       };
       const last = slice[slice.length - 1];
       if (end < items.length && last) {
-        body['@odata.nextLink'] = `${base}${buildQuery([['$top', topRaw], ['$filter', filterRaw], ['$skiptoken', encodeCursor({ c: collection, index: end, last: String(last.wire.id) })]])}`;
+        body['@odata.nextLink'] = `${base}${buildQuery([
+          ['$top', topRaw],
+          ['$filter', filterRaw],
+          ['$skiptoken', encodeCursor({ c: collection, index: end, last: String(last.wire.id) })],
+        ])}`;
       }
       body.value = slice.map((i) => i.wire);
       return reply.type('application/json;odata.metadata=minimal;odata.streaming=true;IEEE754Compatible=false;charset=utf-8').send(body);

@@ -20,21 +20,58 @@ const DATAVERSE_MAX_PAGE_SIZE = 5000;
 
 /** Columns served for `bots` (reference §4.3). */
 const BOT_COLUMNS = [
-  'botid', 'name', 'schemaname', 'authenticationmode', 'authenticationtrigger', 'accesscontrolpolicy', 'authorizedsecuritygroupids',
-  'publishedon', '_publishedby_value', '_ownerid_value', 'owneridtype', 'statecode', 'statuscode', 'language', 'runtimeprovider',
-  'template', 'createdon', 'modifiedon', 'configuration',
+  'botid',
+  'name',
+  'schemaname',
+  'authenticationmode',
+  'authenticationtrigger',
+  'accesscontrolpolicy',
+  'authorizedsecuritygroupids',
+  'publishedon',
+  '_publishedby_value',
+  '_ownerid_value',
+  'owneridtype',
+  'statecode',
+  'statuscode',
+  'language',
+  'runtimeprovider',
+  'template',
+  'createdon',
+  'modifiedon',
+  'configuration',
 ] as const;
 
 /** Columns served for `botcomponents` (reference §4.3; `agentcomponents.ts`). */
 const BOTCOMPONENT_COLUMNS = [
-  'botcomponentid', 'name', 'schemaname', 'componenttype', 'category', 'description', 'data', 'content', '_parentbotid_value',
-  '_parentbotcomponentid_value', 'reusepolicy', 'statecode', 'statuscode', 'createdon', 'modifiedon',
+  'botcomponentid',
+  'name',
+  'schemaname',
+  'componenttype',
+  'category',
+  'description',
+  'data',
+  'content',
+  '_parentbotid_value',
+  '_parentbotcomponentid_value',
+  'reusepolicy',
+  'statecode',
+  'statuscode',
+  'createdon',
+  'modifiedon',
 ] as const;
 
 /** Columns served for `systemusers`. */
 const SYSTEMUSER_COLUMNS = [
-  'systemuserid', 'fullname', 'domainname', 'internalemailaddress', 'azureactivedirectoryobjectid', 'applicationid', 'isdisabled',
-  'accessmode', '_businessunitid_value', 'deletedstate',
+  'systemuserid',
+  'fullname',
+  'domainname',
+  'internalemailaddress',
+  'azureactivedirectoryobjectid',
+  'applicationid',
+  'isdisabled',
+  'accessmode',
+  '_businessunitid_value',
+  'deletedstate',
 ] as const;
 
 /** Columns served for `businessunits` (`parentbusinessunitid` is accepted in `$filter` for `_parentbusinessunitid_value`). */
@@ -104,7 +141,14 @@ function businessUnitRow(org: DataverseOrg): Record<string, unknown> {
 }
 
 function etag(id: string, salt: string): string {
-  const n = parseInt(createHash('sha1').update(id + salt).digest('hex').slice(0, 8), 16) % 90_000_000;
+  const n =
+    parseInt(
+      createHash('sha1')
+        .update(id + salt)
+        .digest('hex')
+        .slice(0, 8),
+      16,
+    ) % 90_000_000;
   return `W/"${10_000_000 + n}"`;
 }
 
@@ -222,10 +266,7 @@ export function registerDataverse(app: FastifyInstance, ctx: EmulatorContext): v
     reply.header('odata-version', '4.0').header('req_id', id).header('x-ms-service-request-id', id);
   });
 
-  const resolve = async (
-    req: FastifyRequest<{ Params: { org: string } }>,
-    reply: FastifyReply,
-  ): Promise<Resolved | null> => {
+  const resolve = async (req: FastifyRequest<{ Params: { org: string } }>, reply: FastifyReply): Promise<Resolved | null> => {
     const found = findOrg(ctx, req.params.org);
     if (!found) {
       dvError(reply, 404, '0x80072560', `The organization '${req.params.org}' does not exist.`);
@@ -248,7 +289,13 @@ export function registerDataverse(app: FastifyInstance, ctx: EmulatorContext): v
       // Global and Power Platform Administrators are System Administrators of every org (Dataverse adds them on first
       // access; the emulator does not add a row).
       const admin = (result.claims.wids ?? []).some((w) => POWER_PLATFORM_ADMIN_ROLES.includes(w));
-      if (admin) return { ...found, systemuserid: su?.systemuserid ?? hashGuid(`dataverse-admin:${found.org.uniqueName}:${result.claims.oid}`), isUser: true, sysAdmin: true };
+      if (admin)
+        return {
+          ...found,
+          systemuserid: su?.systemuserid ?? hashGuid(`dataverse-admin:${found.org.uniqueName}:${result.claims.oid}`),
+          isUser: true,
+          sysAdmin: true,
+        };
       if (!su) {
         dvError(reply, 403, '0x80072560', 'The user is not a member of the organization.');
         return null;
@@ -295,7 +342,8 @@ export function registerDataverse(app: FastifyInstance, ctx: EmulatorContext): v
     let filter: Filter | null = null;
     if (filterRaw !== undefined) {
       filter = parseFilter(filterRaw);
-      if (!filter) return dvError(reply, 400, '0x80060888', `The query parameter $filter is not supported by the emulator: '${filterRaw}'. Use field eq value [and …].`);
+      if (!filter)
+        return dvError(reply, 400, '0x80060888', `The query parameter $filter is not supported by the emulator: '${filterRaw}'. Use field eq value [and …].`);
       filter = filter.map((f) => ({ ...f, field: coll.filterAliases?.[f.field] ?? f.field }));
       const bad = filter.find((f) => !coll.columns.includes(f.field));
       if (bad) return dvError(reply, 400, '0x80060888', `Could not find a property named '${bad.field}' on type '${typeName}'.`);
@@ -348,7 +396,11 @@ export function registerDataverse(app: FastifyInstance, ctx: EmulatorContext): v
       const token = pagingCookie(coll.entity, pageNumber, coll.key(first), coll.key(last));
       // Like Dataverse, '=' and '/' stay raw inside the encoded cookie.
       const skip = encodeURIComponent(token).replace(/%3D/g, '=').replace(/%2F/g, '/');
-      const query = buildQuery([['$select', selectRaw], ['$expand', expandRaw], ['$filter', filterRaw]]);
+      const query = buildQuery([
+        ['$select', selectRaw],
+        ['$expand', expandRaw],
+        ['$filter', filterRaw],
+      ]);
       body['@odata.nextLink'] = `${base}/api/data/v9.2/${path}${query ? `${query}&` : '?'}$skiptoken=${skip}`;
     }
     return reply.header('content-type', CONTENT_TYPE).send(body);
@@ -410,7 +462,9 @@ export function registerDataverse(app: FastifyInstance, ctx: EmulatorContext): v
           columns: ROLE_COLUMNS,
           related: (s) => {
             const names = rolesOf(org, s.systemuserid);
-            return securityRoles(org).filter((r) => names.includes(r.name)).map((r) => roleRow(r, org));
+            return securityRoles(org)
+              .filter((r) => names.includes(r.name))
+              .map((r) => roleRow(r, org));
           },
         },
       },
@@ -489,7 +543,10 @@ export function registerDataverse(app: FastifyInstance, ctx: EmulatorContext): v
     const base = `${ctx.baseUrl()}/dataverse/${org.uniqueName}/api/data/v9.2`;
     reply.header('odata-entityid', `${base}/systemusers(${su.systemuserid})`);
     if (/return=representation/i.test(String(req.headers.prefer ?? ''))) {
-      return reply.code(201).header('content-type', CONTENT_TYPE).send({ '@odata.context': `${base}/$metadata#systemusers/$entity`, ...systemUserRow(su, org) });
+      return reply
+        .code(201)
+        .header('content-type', CONTENT_TYPE)
+        .send({ '@odata.context': `${base}/$metadata#systemusers/$entity`, ...systemUserRow(su, org) });
     }
     return reply.code(204).send();
   });
@@ -525,7 +582,12 @@ export function registerDataverse(app: FastifyInstance, ctx: EmulatorContext): v
     const role = securityRoles(org).find((r) => r.roleid.toLowerCase() === roleId);
     if (!role) return dvError(reply, 400, '0x80060888', `Resource not found for the segment 'roles(${roleId})'.`);
     if (env.refuseRoleAssignment) {
-      return dvError(reply, 403, '0x80040220', `Principal user (Id=${found.systemuserid}, type=8) is missing prvAssignRole privilege (Id=${privilegeId('prvAssignRole')}) on OTC=1036 for entity 'role'.`);
+      return dvError(
+        reply,
+        403,
+        '0x80040220',
+        `Principal user (Id=${found.systemuserid}, type=8) is missing prvAssignRole privilege (Id=${privilegeId('prvAssignRole')}) on OTC=1036 for entity 'role'.`,
+      );
     }
     const roles = rolesOf(org, su.systemuserid, true);
     if (!roles.includes(role.name)) roles.push(role.name);
@@ -558,7 +620,10 @@ export function registerDataverse(app: FastifyInstance, ctx: EmulatorContext): v
       '@odata.context': `${ctx.baseUrl()}/dataverse/${found.org.uniqueName}/api/data/v9.2/$metadata#Microsoft.Dynamics.CRM.WhoAmIResponse`,
       BusinessUnitId: found.org.businessUnitId,
       UserId: found.systemuserid,
-      OrganizationId: createHash('sha1').update(found.org.uniqueName).digest('hex').replace(/^(.{8})(.{4})(.{4})(.{4})(.{12}).*$/, '$1-$2-$3-$4-$5'),
+      OrganizationId: createHash('sha1')
+        .update(found.org.uniqueName)
+        .digest('hex')
+        .replace(/^(.{8})(.{4})(.{4})(.{4})(.{12}).*$/, '$1-$2-$3-$4-$5'),
     });
   });
 }

@@ -199,7 +199,9 @@ export function decodeDeltaToken(token: string): DeltaToken | null {
       return isSeq(o.s) ? { ...base, kind: 'delta', seq: o.s } : null;
     case 'full':
       if (o.m !== undefined && !isSeq(o.m)) return null;
-      return isSeq(o.u) && isSeq(o.i) && typeof o.l === 'string' ? { ...base, kind: 'full', upTo: o.u, index: o.i, last: o.l, ...(o.m ? { members: o.m as number } : {}) } : null;
+      return isSeq(o.u) && isSeq(o.i) && typeof o.l === 'string'
+        ? { ...base, kind: 'full', upTo: o.u, index: o.i, last: o.l, ...(o.m ? { members: o.m as number } : {}) }
+        : null;
     case 'changes':
       return isSeq(o.a) && isSeq(o.u) && o.a <= o.u ? { ...base, kind: 'changes', after: o.a, upTo: o.u } : null;
     default:

@@ -62,7 +62,7 @@ function zeroCounters(): FaultCounters {
 
 /** Holds the active fault configuration and decides per request. */
 export class FaultInjector {
-  #config: Required<Omit<FaultConfig, 'match'>> & { match: string | undefined } | null = null;
+  #config: (Required<Omit<FaultConfig, 'match'>> & { match: string | undefined }) | null = null;
   #rng: Rng | null = null;
   #counters: FaultCounters = zeroCounters();
 
@@ -150,14 +150,29 @@ export function faultBody(service: ServiceName, status: 429 | 503, requestId: st
   switch (service) {
     case 'graph':
       return status === 429
-        ? { error: { code: 'TooManyRequests', message: 'Please retry again later.', innerError: { code: '429', date, message: 'Please retry after', 'request-id': requestId, status: '429' } } }
-        : { error: { code: 'serviceNotAvailable', message: 'Service is temporarily unavailable. Please retry later.', innerError: { date, 'request-id': requestId, 'client-request-id': requestId } } };
+        ? {
+            error: {
+              code: 'TooManyRequests',
+              message: 'Please retry again later.',
+              innerError: { code: '429', date, message: 'Please retry after', 'request-id': requestId, status: '429' },
+            },
+          }
+        : {
+            error: {
+              code: 'serviceNotAvailable',
+              message: 'Service is temporarily unavailable. Please retry later.',
+              innerError: { date, 'request-id': requestId, 'client-request-id': requestId },
+            },
+          };
     case 'dataverse':
       return status === 429
         ? { error: { code: '0x80072322', message: 'Number of requests exceeded the limit of 6000 over time window of 300 seconds.' } }
         : { error: { code: '0x80040216', message: 'Service Unavailable. Please retry the request.' } };
     case 'identity': {
-      const ts = now.toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, 'Z');
+      const ts = now
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d{3}Z$/, 'Z');
       const code = status === 429 ? 90055 : 90033;
       const text = status === 429 ? 'TenantThrottlingError - There are too many incoming requests.' : 'A transient error has occurred. Please try again.';
       return {

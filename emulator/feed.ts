@@ -14,7 +14,23 @@
  *   `contentCreated` and answers AF20051 once it passes its expiration.
  * - Injected records (`addRecords`) form extra blobs with the `contentCreated` the test chose.
  */
-import { buildCatalog, CONTENT_TYPES, creationTime, Draw, feedSeed, isContentType, RECORD_KINDS, recordGuid, recordHash, recordUnit, renderRecordJson, type AuditCatalog, type ContentType, type KindSpec, type RecordKind } from './auditrecords.ts';
+import {
+  buildCatalog,
+  CONTENT_TYPES,
+  creationTime,
+  Draw,
+  feedSeed,
+  isContentType,
+  RECORD_KINDS,
+  recordGuid,
+  recordHash,
+  recordUnit,
+  renderRecordJson,
+  type AuditCatalog,
+  type ContentType,
+  type KindSpec,
+  type RecordKind,
+} from './auditrecords.ts';
 import { parseUtc, type EmulatedClock } from './clock.ts';
 import type { Tenant, TenantStore } from './tenant.ts';
 
@@ -75,7 +91,10 @@ export const DEFAULT_FEED_SETTINGS: Readonly<Omit<FeedSettings, 'seed'>> = {
 };
 
 /** A change to `FeedSettings`: any subset; `mix` and `kindMix` are merged key by key. */
-export type FeedSettingsPatch = Partial<Omit<FeedSettings, 'mix' | 'kindMix'>> & { mix?: Partial<Record<ContentType, number>>; kindMix?: Partial<Record<RecordKind, number>> };
+export type FeedSettingsPatch = Partial<Omit<FeedSettings, 'mix' | 'kindMix'>> & {
+  mix?: Partial<Record<ContentType, number>>;
+  kindMix?: Partial<Record<RecordKind, number>>;
+};
 
 /** A webhook as the subscription API echoes it (the emulator stores it; it sends no notifications). */
 export interface FeedWebhook {
@@ -102,7 +121,14 @@ export interface FeedBlob {
 
 /** Outcome of fetching a blob by content id. */
 export type BlobLookup =
-  | { status: 'ok'; blob: FeedBlob; json: string; records: number; /** The text is pure ASCII (send it as Latin-1 bytes). */ ascii: boolean; /** The body, when pre-rendered (`prerender`). */ bytes?: Buffer }
+  | {
+      status: 'ok';
+      blob: FeedBlob;
+      json: string;
+      records: number;
+      /** The text is pure ASCII (send it as Latin-1 bytes). */ ascii: boolean;
+      /** The body, when pre-rendered (`prerender`). */ bytes?: Buffer;
+    }
   | { status: 'expired'; blob: FeedBlob }
   | { status: 'notFound' }
   | { status: 'invalid' };
@@ -193,7 +219,12 @@ export interface PowerBiSettings {
 }
 
 /** Default Power BI settings. */
-export const DEFAULT_POWER_BI_SETTINGS: Readonly<PowerBiSettings> = { servicePrincipalsCanUseReadOnlyAdminApis: true, rejectServicePrincipalsWithPowerBiRoles: true, pageSize: 5000, historyDays: 30 };
+export const DEFAULT_POWER_BI_SETTINGS: Readonly<PowerBiSettings> = {
+  servicePrincipalsCanUseReadOnlyAdminApis: true,
+  rejectServicePrincipalsWithPowerBiRoles: true,
+  pageSize: 5000,
+  historyDays: 30,
+};
 
 /** Counts of Management Activity requests by `PublisherIdentifier`. */
 export interface PublisherStats {
@@ -290,7 +321,8 @@ function mergeFeedSettings(current: FeedSettings, patch: FeedSettingsPatch): Fee
   if (patch.batchMinutes !== undefined) next.batchMinutes = checkNumber('batchMinutes', patch.batchMinutes, 1, 1440, true);
   if (patch.minDelayMinutes !== undefined) next.minDelayMinutes = checkNumber('minDelayMinutes', patch.minDelayMinutes, 0, 7 * 1440);
   if (patch.maxDelayMinutes !== undefined) next.maxDelayMinutes = checkNumber('maxDelayMinutes', patch.maxDelayMinutes, 0, 7 * 1440);
-  if (next.maxDelayMinutes < next.minDelayMinutes) throw new RangeError(`maxDelayMinutes (${next.maxDelayMinutes}) < minDelayMinutes (${next.minDelayMinutes})`);
+  if (next.maxDelayMinutes < next.minDelayMinutes)
+    throw new RangeError(`maxDelayMinutes (${next.maxDelayMinutes}) < minDelayMinutes (${next.minDelayMinutes})`);
   if (patch.blobSize !== undefined) next.blobSize = checkNumber('blobSize', patch.blobSize, 1, 1_000_000, true);
   if (patch.duplicateShare !== undefined) next.duplicateShare = checkNumber('duplicateShare', patch.duplicateShare, 0, 1);
   if (patch.pageSize !== undefined) next.pageSize = checkNumber('pageSize', patch.pageSize, 1, 1_000_000, true);
@@ -385,7 +417,9 @@ export class TenantFeed {
       const weights = spec.variants.map((v) => v.weight);
       const variantMap = new Int32Array(spec.variants.length).map((_, i) => i);
       spec.variants.forEach((v, i) => {
-        const met = v.requires === undefined || (v.requires === 'guests' ? c.guests.length > 0 : v.requires === 'bots' ? c.bots.length > 0 : c.bots.some((b) => b.authNone));
+        const met =
+          v.requires === undefined ||
+          (v.requires === 'guests' ? c.guests.length > 0 : v.requires === 'bots' ? c.bots.length > 0 : c.bots.some((b) => b.authNone));
         if (!met) variantMap[i] = v.fallback ?? 0;
       });
       const total = weights.reduce((a, b) => a + b, 0);
@@ -533,7 +567,11 @@ export class TenantFeed {
       for (let c = 0; c < info.chunks; c++) {
         const created = this.#created(ctIndex, w, c);
         if (created < start || created >= end) continue;
-        out.push({ blob: { contentType: ct, contentId: this.#contentId(ct, w, c, created), contentCreated: created, contentExpiration: created + CONTENT_RETENTION_MS }, w, c });
+        out.push({
+          blob: { contentType: ct, contentId: this.#contentId(ct, w, c, created), contentCreated: created, contentExpiration: created + CONTENT_RETENTION_MS },
+          w,
+          c,
+        });
       }
     }
     return out;
@@ -644,7 +682,10 @@ export class TenantFeed {
    * Starts (or re-enables) a subscription. `already` when it is enabled and nothing changes (the API's AF20024);
    * `unavailable` when the content type is in `unavailableContentTypes`.
    */
-  start(ct: ContentType, webhook: FeedWebhook | null = null): { outcome: 'started' | 'updated' | 'already' | 'unavailable'; subscription: FeedSubscription | null } {
+  start(
+    ct: ContentType,
+    webhook: FeedWebhook | null = null,
+  ): { outcome: 'started' | 'updated' | 'already' | 'unavailable'; subscription: FeedSubscription | null } {
     if (this.#settings.unavailableContentTypes.includes(ct)) return { outcome: 'unavailable', subscription: null };
     const current = this.#subscriptions.get(ct);
     if (current && current.status === 'enabled') {
@@ -691,7 +732,8 @@ export class TenantFeed {
   addRecords(ct: ContentType, records: Record<string, unknown>[], options: { contentCreated?: string } = {}): AddedContent[] {
     const created = options.contentCreated === undefined ? this.#clock.now() : parseUtc(options.contentCreated);
     if (created === null) throw new RangeError(`contentCreated is not an ISO instant: ${String(options.contentCreated)}`);
-    if (!Array.isArray(records) || records.some((r) => typeof r !== 'object' || r === null || Array.isArray(r))) throw new RangeError('records must be an array of objects');
+    if (!Array.isArray(records) || records.some((r) => typeof r !== 'object' || r === null || Array.isArray(r)))
+      throw new RangeError('records must be an array of objects');
     const draw = new Draw(recordHash(this.#seed, 15, this.#injectSeq + 1, 7));
     const filled = records.map((r) => ({
       ...(typeof r.CreationTime === 'string' ? {} : { CreationTime: creationTime(Math.floor((created - 45 * MINUTE) / 1000) * 1000) }),
@@ -710,7 +752,13 @@ export class TenantFeed {
       const ids = slice.map((r) => String(r.Id));
       const json = JSON.stringify(slice);
       this.#injected.set(contentId, { blob, records: slice, ids, json, ascii: !/[^ -\u007f]/.test(json) });
-      out.push({ contentType: ct, contentId, contentCreated: new Date(created).toISOString(), contentExpiration: new Date(blob.contentExpiration).toISOString(), ids });
+      out.push({
+        contentType: ct,
+        contentId,
+        contentCreated: new Date(created).toISOString(),
+        contentExpiration: new Date(blob.contentExpiration).toISOString(),
+        ids,
+      });
     }
     return out;
   }
@@ -760,7 +808,16 @@ export class TenantFeed {
           const info = this.#window(ctIndex, w);
           for (let c = 0; c < info.chunks; c++) {
             const created = this.#created(ctIndex, w, c);
-            genBlobs.push({ blob: { contentType: ct, contentId: this.#contentId(ct, w, c, created), contentCreated: created, contentExpiration: created + CONTENT_RETENTION_MS }, w, c });
+            genBlobs.push({
+              blob: {
+                contentType: ct,
+                contentId: this.#contentId(ct, w, c, created),
+                contentCreated: created,
+                contentExpiration: created + CONTENT_RETENTION_MS,
+              },
+              w,
+              c,
+            });
           }
         }
         injBlobs = this.#injectedBlobs(ct, -Infinity, Infinity);
@@ -837,7 +894,18 @@ export class TenantFeed {
       total.expiredUnique += truth.expired.unique;
       total.pendingUnique += truth.pending.unique;
     }
-    return { tenantId: this.tenantId, from: new Date(from).toISOString(), to: new Date(to).toISOString(), now: new Date(now).toISOString(), basis, contentTypes, total, byRecordType, byOperation, scenarios };
+    return {
+      tenantId: this.tenantId,
+      from: new Date(from).toISOString(),
+      to: new Date(to).toISOString(),
+      now: new Date(now).toISOString(),
+      basis,
+      contentTypes,
+      total,
+      byRecordType,
+      byOperation,
+      scenarios,
+    };
   }
 
   // --- Power BI ----------------------------------------------------------------------------------------------------
@@ -857,7 +925,11 @@ export class TenantFeed {
         const b = this.#firstAtOrAfter(st, hi);
         for (let k = a; k < b; k++) {
           const ref = k * STREAM_SLOTS + st.index;
-          items.push({ time: this.#time(st, k), id: recordGuid(this.#seed, st.index, k), record: () => JSON.parse(this.#renderRef(ref)) as Record<string, unknown> });
+          items.push({
+            time: this.#time(st, k),
+            id: recordGuid(this.#seed, st.index, k),
+            record: () => JSON.parse(this.#renderRef(ref)) as Record<string, unknown>,
+          });
         }
       }
       for (const b of this.#injected.values()) {
@@ -949,9 +1021,25 @@ export function contentTime(ms: number): string {
 export function parseFeedTime(text: string): number | null {
   const m = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,7}))?)?Z?)?$/i.exec(text.trim());
   if (!m) return null;
-  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4] ?? 0), Number(m[5] ?? 0), Number(m[6] ?? 0), Number((m[7] ?? '0').padEnd(3, '0').slice(0, 3)));
+  const ms = Date.UTC(
+    Number(m[1]),
+    Number(m[2]) - 1,
+    Number(m[3]),
+    Number(m[4] ?? 0),
+    Number(m[5] ?? 0),
+    Number(m[6] ?? 0),
+    Number((m[7] ?? '0').padEnd(3, '0').slice(0, 3)),
+  );
   if (Number.isNaN(ms)) return null;
   const d = new Date(ms);
-  if (d.getUTCFullYear() !== Number(m[1]) || d.getUTCMonth() + 1 !== Number(m[2]) || d.getUTCDate() !== Number(m[3]) || Number(m[4] ?? 0) > 23 || Number(m[5] ?? 0) > 59 || Number(m[6] ?? 0) > 59) return null;
+  if (
+    d.getUTCFullYear() !== Number(m[1]) ||
+    d.getUTCMonth() + 1 !== Number(m[2]) ||
+    d.getUTCDate() !== Number(m[3]) ||
+    Number(m[4] ?? 0) > 23 ||
+    Number(m[5] ?? 0) > 59 ||
+    Number(m[6] ?? 0) > 59
+  )
+    return null;
   return ms;
 }

@@ -38,7 +38,12 @@ export function parseBenchArgs(argv: readonly string[]): FeedBenchOptions {
     if (!Number.isFinite(v) || v <= 0) throw new RangeError(`${name} must be a positive number`);
     return v;
   };
-  return { records: num('--records', 1_000_000), blobSize: num('--blob-size', 200), concurrency: num('--concurrency', 8), inProcess: argv.includes('--in-process') };
+  return {
+    records: num('--records', 1_000_000),
+    blobSize: num('--blob-size', 200),
+    concurrency: num('--concurrency', 8),
+    inProcess: argv.includes('--in-process'),
+  };
 }
 
 function tenantFor(): ReturnType<typeof generateTenant> {
@@ -63,7 +68,15 @@ async function serve(options: FeedBenchOptions): Promise<void> {
     }
     if (m.type === 'stop') void emu.close().then(() => process.exit(0));
   });
-  send({ type: 'ready', url: emu.url, ca: emu.caPem, token: access_token, tenantId: tenant.id, expectedRecords: truth.total.records, expectedUnique: truth.total.unique });
+  send({
+    type: 'ready',
+    url: emu.url,
+    ca: emu.caPem,
+    token: access_token,
+    tenantId: tenant.id,
+    expectedRecords: truth.total.records,
+    expectedUnique: truth.total.unique,
+  });
 }
 
 function inProcess(options: FeedBenchOptions): void {
@@ -88,11 +101,23 @@ function inProcess(options: FeedBenchOptions): void {
     }
   }
   const ms = performance.now() - t0;
-  console.log(JSON.stringify({ mode: 'in-process', records, mb: Math.round(chars / 1e6), seconds: +(ms / 1000).toFixed(2), recordsPerSecond: Math.round((records / ms) * 1000), rssMb: Math.round(process.memoryUsage().rss / 1e6) }));
+  console.log(
+    JSON.stringify({
+      mode: 'in-process',
+      records,
+      mb: Math.round(chars / 1e6),
+      seconds: +(ms / 1000).toFixed(2),
+      recordsPerSecond: Math.round((records / ms) * 1000),
+      rssMb: Math.round(process.memoryUsage().rss / 1e6),
+    }),
+  );
 }
 
 async function client(options: FeedBenchOptions): Promise<void> {
-  const child = fork(fileURLToPath(import.meta.url), ['--serve', ...process.argv.slice(2)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(fileURLToPath(import.meta.url), ['--serve', ...process.argv.slice(2)], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   type Ready = { url: string; ca: string; token: string; tenantId: string; expectedRecords: number; expectedUnique: number };
   const messages: ((m: Record<string, unknown>) => void)[] = [];
   child.on('message', (m: Record<string, unknown>) => messages.shift()?.(m));

@@ -43,8 +43,10 @@ export class ForeignLinks {
   /** Replaces the rules. Throws RangeError for a rule without a service, a field or an http(s) origin. */
   set(rules: ForeignLinkRule[]): void {
     for (const r of rules) {
-      if (!r || typeof r.service !== 'string' || typeof r.field !== 'string' || r.field === '') throw new RangeError('a foreign-link rule needs a service and a field');
-      if (typeof r.origin !== 'string' || !/^https?:\/\/[^/?#]+$/.test(r.origin)) throw new RangeError(`origin must be scheme://host[:port] without a path, got ${String(r.origin)}`);
+      if (!r || typeof r.service !== 'string' || typeof r.field !== 'string' || r.field === '')
+        throw new RangeError('a foreign-link rule needs a service and a field');
+      if (typeof r.origin !== 'string' || !/^https?:\/\/[^/?#]+$/.test(r.origin))
+        throw new RangeError(`origin must be scheme://host[:port] without a path, got ${String(r.origin)}`);
     }
     this.#rules = rules.map((r) => ({ ...r }));
   }

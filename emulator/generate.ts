@@ -93,7 +93,28 @@ export interface TenantSizes {
 }
 
 /** Defaults for `GenerateOptions.sizes`. */
-export const DEFAULT_SIZES: Readonly<TenantSizes> = { users: 50, guests: 5, groups: 12, environments: 4, agents: 20, powerBiWorkspaces: 6, copilotUsersPercent: 20, copilotPairsPerUser: 3, apps: 10, flows: 10, connectors: 3, connections: 10, agentComponentsPerAgent: 6, azureSubscriptions: 2, foundryAccounts: 4, foundryProjects: 2, foundryDeployments: 3, externalConnections: 3, teamsAppsPerUser: 2, teamsAppCatalog: 12 };
+export const DEFAULT_SIZES: Readonly<TenantSizes> = {
+  users: 50,
+  guests: 5,
+  groups: 12,
+  environments: 4,
+  agents: 20,
+  powerBiWorkspaces: 6,
+  copilotUsersPercent: 20,
+  copilotPairsPerUser: 3,
+  apps: 10,
+  flows: 10,
+  connectors: 3,
+  connections: 10,
+  agentComponentsPerAgent: 6,
+  azureSubscriptions: 2,
+  foundryAccounts: 4,
+  foundryProjects: 2,
+  foundryDeployments: 3,
+  externalConnections: 3,
+  teamsAppsPerUser: 2,
+  teamsAppCatalog: 12,
+};
 
 /**
  * Exact shares of agents carrying each risky setting: `floor(rate × agents)` agents each, over ALL agents (readable or
@@ -199,7 +220,10 @@ function iso(ms: number): string {
 }
 
 function slug(text: string): string {
-  return text.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]/g, '');
+  return text
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]/g, '');
 }
 
 function addMonths(ms: number, months: number): number {
@@ -326,9 +350,12 @@ export function generateTenant(options: GenerateOptions): Tenant {
   }
 
   // --- enterprise apps and devices (group members of the other kinds) --------------------------------------------
-  const servicePrincipals: ServicePrincipal[] = ENTERPRISE_APPS.slice(0, Math.min(ENTERPRISE_APPS.length, 3 + Math.floor(sizes.groups / 4))).map(
-    (name) => ({ id: rng.guid(), appId: rng.guid(), displayName: name, servicePrincipalType: 'Application' as const }),
-  );
+  const servicePrincipals: ServicePrincipal[] = ENTERPRISE_APPS.slice(0, Math.min(ENTERPRISE_APPS.length, 3 + Math.floor(sizes.groups / 4))).map((name) => ({
+    id: rng.guid(),
+    appId: rng.guid(),
+    displayName: name,
+    servicePrincipalType: 'Application' as const,
+  }));
   const deviceCount = Math.min(200, Math.max(3, Math.floor(sizes.users / 20)));
   const devices: Device[] = [];
   for (let i = 0; i < deviceCount; i++) {
@@ -339,7 +366,8 @@ export function generateTenant(options: GenerateOptions): Tenant {
       deviceId: rng.guid(),
       displayName: `${prefix}-${rng.chars(7, '0123456789ABCDEFGHJKLMNPQRSTUVWXYZ')}`,
       operatingSystem: kind,
-      operatingSystemVersion: kind === 'Windows' ? `10.0.${rng.pick(['19045', '22621', '22631', '26100'])}.${rng.int(1000, 5000)}` : `${rng.int(13, 18)}.${rng.int(0, 6)}`,
+      operatingSystemVersion:
+        kind === 'Windows' ? `10.0.${rng.pick(['19045', '22621', '22631', '26100'])}.${rng.int(1000, 5000)}` : `${rng.int(13, 18)}.${rng.int(0, 6)}`,
       accountEnabled: true,
     });
   }
@@ -433,7 +461,8 @@ export function generateTenant(options: GenerateOptions): Tenant {
       sku = rng.pick(['Production', 'Sandbox', 'Developer'] as const);
       displayName = `${rng.pick(departments)} ${sku} ${i}`;
     }
-    const creator = i === 0 || !admin ? { id: 'SYSTEM', displayName: 'SYSTEM', type: 'NotSpecified' } : { id: admin.id, displayName: admin.displayName, type: 'User' };
+    const creator =
+      i === 0 || !admin ? { id: 'SYSTEM', displayName: 'SYSTEM', type: 'NotSpecified' } : { id: admin.id, displayName: admin.displayName, type: 'User' };
     const name = i === 0 ? `Default-${tenantId}` : rng.guid();
     const hasDataverse = i !== noDataverseIndex;
     environments.push({
@@ -560,7 +589,12 @@ export function generateTenant(options: GenerateOptions): Tenant {
     const n = usedAgentNames.get(base) ?? 0;
     usedAgentNames.set(base, n + 1);
     const name = n === 0 ? base : `${base} ${n + 1}`;
-    const camel = name.replace(/[^A-Za-z0-9 ]/g, '').split(' ').filter(Boolean).map((w, j) => (j === 0 ? w.toLowerCase() : (w[0] ?? '').toUpperCase() + w.slice(1))).join('');
+    const camel = name
+      .replace(/[^A-Za-z0-9 ]/g, '')
+      .split(' ')
+      .filter(Boolean)
+      .map((w, j) => (j === 0 ? w.toLowerCase() : (w[0] ?? '').toUpperCase() + w.slice(1)))
+      .join('');
 
     let owner: SystemUser;
     if (ownerGone.has(i)) {
@@ -601,7 +635,9 @@ export function generateTenant(options: GenerateOptions): Tenant {
       if (securityGroups.length === 0) accesscontrolpolicy = 1;
       else {
         const k = Math.min(securityGroups.length, rng.int(1, 3));
-        authorizedsecuritygroupids = sampleIndices(rng, securityGroups.length, k).map((j) => (securityGroups[j] as DirectoryGroup).id).join(',');
+        authorizedsecuritygroupids = sampleIndices(rng, securityGroups.length, k)
+          .map((j) => (securityGroups[j] as DirectoryGroup).id)
+          .join(',');
       }
     }
     const schemaname = `${publisherPrefix}_${camel || 'agent'}${n === 0 ? '' : String(n + 1)}`;
@@ -629,7 +665,13 @@ export function generateTenant(options: GenerateOptions): Tenant {
         settings: { GenerativeActionsEnabled: rng.chance(0.7) },
         isAgentConnectable: rng.chance(0.5),
         gPTSettings: { $kind: 'GPTSettings', defaultSchemaName: `${schemaname}.gpt.default` },
-        aISettings: { $kind: 'AISettings', useModelKnowledge: rng.chance(0.6), isFileAnalysisEnabled: rng.chance(0.5), isSemanticSearchEnabled: true, optInUseLatestModels: false },
+        aISettings: {
+          $kind: 'AISettings',
+          useModelKnowledge: rng.chance(0.6),
+          isFileAnalysisEnabled: rng.chance(0.5),
+          isSemanticSearchEnabled: true,
+          optInUseLatestModels: false,
+        },
         recognizer: { $kind: rng.pick(['GenerativeAIRecognizer', 'CopilotRecognizer']) },
       }),
     };
@@ -679,7 +721,14 @@ export function generateTenant(options: GenerateOptions): Tenant {
     ),
     copilot: generateCopilot(users, tenantId, sizes, options.seed, nowMs),
     organizationSettings: generateOrganizationSettings(environments, options.seed),
-    azure: generateAzure({ seed: options.seed, principalId: connector.servicePrincipalObjectId, subscriptions: sizes.azureSubscriptions, accounts: sizes.foundryAccounts, projectsPerAccount: sizes.foundryProjects, deploymentsPerAccount: sizes.foundryDeployments }),
+    azure: generateAzure({
+      seed: options.seed,
+      principalId: connector.servicePrincipalObjectId,
+      subscriptions: sizes.azureSubscriptions,
+      accounts: sizes.foundryAccounts,
+      projectsPerAccount: sizes.foundryProjects,
+      deploymentsPerAccount: sizes.foundryDeployments,
+    }),
   };
 }
 
@@ -741,7 +790,9 @@ export function tenantAccounts(tenant: Tenant): TenantAccounts {
   return {
     globalAdmin: account(withPassword.find((u) => roles(u).includes(DIRECTORY_ROLES.globalAdministrator) && !restricted(u))),
     powerPlatformAdmin: account(
-      withPassword.find((u) => roles(u).includes(DIRECTORY_ROLES.powerPlatformAdministrator) && !roles(u).includes(DIRECTORY_ROLES.globalAdministrator) && !restricted(u)),
+      withPassword.find(
+        (u) => roles(u).includes(DIRECTORY_ROLES.powerPlatformAdministrator) && !roles(u).includes(DIRECTORY_ROLES.globalAdministrator) && !restricted(u),
+      ),
     ),
     mfaUser: account(withPassword.find((u) => u.mfaRequired === true)),
     ordinaryUser: account(withPassword.find((u) => u.userType === 'Member' && roles(u).length === 0 && !restricted(u))),

@@ -20,7 +20,8 @@ import {
   project,
   queryParam,
   resumeIndex,
-  type EmulatorContext } from './common.ts';
+  type EmulatorContext,
+} from './common.ts';
 import { decodeDeltaToken, encodeDeltaToken, type DeltaCollection, type DeltaToken, type DirectoryChanges } from './delta.ts';
 import { indexes, resolveMember, type ArrayIndex, type DirectoryGroup, type DirectoryUser, type ResolvedMember, type Tenant } from './tenant.ts';
 import type { AccessTokenClaims } from './tokens.ts';
@@ -28,20 +29,62 @@ import type { FaultInjector } from './faults.ts';
 
 /** Graph's default property set of `user` in v1.0 list responses (user-list.md). */
 const USER_DEFAULT_PROPERTIES = [
-  'businessPhones', 'displayName', 'givenName', 'jobTitle', 'mail', 'mobilePhone', 'officeLocation', 'preferredLanguage', 'surname', 'userPrincipalName', 'id',
+  'businessPhones',
+  'displayName',
+  'givenName',
+  'jobTitle',
+  'mail',
+  'mobilePhone',
+  'officeLocation',
+  'preferredLanguage',
+  'surname',
+  'userPrincipalName',
+  'id',
 ] as const;
 
 /** Properties `$select` may name on users (stored ones; a few more exist in Graph and answer null here). */
 const USER_SELECTABLE = new Set<string>([
-  ...USER_DEFAULT_PROPERTIES, 'accountEnabled', 'userType', 'createdDateTime', 'department', 'companyName', 'employeeId', 'usageLocation',
-  'onPremisesSyncEnabled', 'externalUserState', 'creationType', 'otherMails', 'proxyAddresses', 'mailNickname', 'country', 'city', 'assignedLicenses',
+  ...USER_DEFAULT_PROPERTIES,
+  'accountEnabled',
+  'userType',
+  'createdDateTime',
+  'department',
+  'companyName',
+  'employeeId',
+  'usageLocation',
+  'onPremisesSyncEnabled',
+  'externalUserState',
+  'creationType',
+  'otherMails',
+  'proxyAddresses',
+  'mailNickname',
+  'country',
+  'city',
+  'assignedLicenses',
 ]);
 
 /** Properties of a group as served (all are in the default set, as in Graph v1.0). */
 const GROUP_PROPERTIES = [
-  'id', 'deletedDateTime', 'classification', 'createdDateTime', 'description', 'displayName', 'expirationDateTime', 'groupTypes',
-  'isAssignableToRole', 'mail', 'mailEnabled', 'mailNickname', 'membershipRule', 'membershipRuleProcessingState',
-  'onPremisesSyncEnabled', 'preferredDataLocation', 'proxyAddresses', 'renewedDateTime', 'securityEnabled', 'securityIdentifier',
+  'id',
+  'deletedDateTime',
+  'classification',
+  'createdDateTime',
+  'description',
+  'displayName',
+  'expirationDateTime',
+  'groupTypes',
+  'isAssignableToRole',
+  'mail',
+  'mailEnabled',
+  'mailNickname',
+  'membershipRule',
+  'membershipRuleProcessingState',
+  'onPremisesSyncEnabled',
+  'preferredDataLocation',
+  'proxyAddresses',
+  'renewedDateTime',
+  'securityEnabled',
+  'securityIdentifier',
   'visibility',
 ] as const;
 
@@ -152,12 +195,28 @@ function renderMember(m: ResolvedMember, select: readonly string[] | undefined):
       return { ...type, ...project(groupResource(m.object), select) };
     case 'servicePrincipal': {
       const sp = m.object;
-      const full = { id: sp.id, deletedDateTime: null, accountEnabled: true, appDisplayName: sp.displayName, appId: sp.appId, displayName: sp.displayName, servicePrincipalType: sp.servicePrincipalType };
+      const full = {
+        id: sp.id,
+        deletedDateTime: null,
+        accountEnabled: true,
+        appDisplayName: sp.displayName,
+        appId: sp.appId,
+        displayName: sp.displayName,
+        servicePrincipalType: sp.servicePrincipalType,
+      };
       return { ...type, ...project(full, select) };
     }
     case 'device': {
       const d = m.object;
-      const full = { id: d.id, deletedDateTime: null, accountEnabled: d.accountEnabled, deviceId: d.deviceId, displayName: d.displayName, operatingSystem: d.operatingSystem, operatingSystemVersion: d.operatingSystemVersion };
+      const full = {
+        id: d.id,
+        deletedDateTime: null,
+        accountEnabled: d.accountEnabled,
+        deviceId: d.deviceId,
+        displayName: d.displayName,
+        operatingSystem: d.operatingSystem,
+        operatingSystemVersion: d.operatingSystemVersion,
+      };
       return { ...type, ...project(full, select) };
     }
   }
@@ -278,7 +337,11 @@ function page<T>(
 }
 
 function nextLink(base: string, path: string, q: ListQuery, token: string): string {
-  return `${base}${path}${buildQuery([['$top', q.topRaw], ['$select', q.select?.join(',')], ['$skiptoken', token]])}`;
+  return `${base}${path}${buildQuery([
+    ['$top', q.topRaw],
+    ['$select', q.select?.join(',')],
+    ['$skiptoken', token],
+  ])}`;
 }
 
 function context(base: string, version: string, entity: string, select: readonly string[] | undefined): string {
@@ -331,7 +394,12 @@ const DELTA_SPECS: { users: DeltaSpec<DirectoryUser>; groups: DeltaSpec<Director
     typeName: 'group',
     items: (t) => t.groups,
     index: indexes.groups,
-    render: (g, select) => project(groupResource(g), select?.filter((p) => p !== 'members'), ['id']),
+    render: (g, select) =>
+      project(
+        groupResource(g),
+        select?.filter((p) => p !== 'members'),
+        ['id'],
+      ),
   },
 };
 
@@ -372,7 +440,15 @@ function membersDeltaPage(
   if (!state || state.kind === 'full') {
     const upTo = state ? state.upTo : ctx.changes.sequence(tenant);
     const items = tenant.groups;
-    let i = state ? resumeIndex(items, (x) => x.id, state.index, state.last, (id) => indexes.groups.indexOf(items, id)) : 0;
+    let i = state
+      ? resumeIndex(
+          items,
+          (x) => x.id,
+          state.index,
+          state.last,
+          (id) => indexes.groups.indexOf(items, id),
+        )
+      : 0;
     let offset = state?.kind === 'full' && i === state.index ? (state.members ?? 0) : 0;
     while (i < items.length && value.length < size) {
       const g = items[i]!;
@@ -391,7 +467,10 @@ function membersDeltaPage(
       i++;
       offset = 0;
     }
-    const next: DeltaToken = i < items.length ? { ...common, kind: 'full', upTo, index: i, last: items[i - 1]?.id ?? '', ...(offset ? { members: offset } : {}) } : { ...common, kind: 'delta', seq: upTo };
+    const next: DeltaToken =
+      i < items.length
+        ? { ...common, kind: 'full', upTo, index: i, last: items[i - 1]?.id ?? '', ...(offset ? { members: offset } : {}) }
+        : { ...common, kind: 'delta', seq: upTo };
     return { value, next };
   }
   const after = state.kind === 'delta' ? state.seq : state.after;
@@ -448,7 +527,13 @@ function preferredPageSize(req: FastifyRequest, reply: FastifyReply): number | u
  * carry `$select` and `$top` of the initial request inside the token. Page size: `$top`, else `Prefer:
  * odata.maxpagesize`, else the initial request's `$top`, else 100.
  */
-async function deltaPage<T extends { id: string }>(ctx: GraphContext, req: FastifyRequest, reply: FastifyReply, version: string, spec: DeltaSpec<T>): Promise<FastifyReply> {
+async function deltaPage<T extends { id: string }>(
+  ctx: GraphContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  version: string,
+  spec: DeltaSpec<T>,
+): Promise<FastifyReply> {
   const auth = await authenticate(ctx, req, reply);
   if (!auth) return reply;
   if (!hasRole(auth.claims, spec.roles)) return denied(req, reply);
@@ -473,7 +558,13 @@ async function deltaPage<T extends { id: string }>(ctx: GraphContext, req: Fasti
   const select = state ? (state.select ?? undefined) : q.select;
   const preferred = q.topRaw === undefined ? preferredPageSize(req, reply) : undefined;
   const size = q.topRaw !== undefined ? q.top : (preferred ?? state?.pageSize ?? 100);
-  const common = { collection: spec.collection, tenantId: tenant.id.toLowerCase(), epoch: ctx.changes.epoch(tenant), select: select ?? null, pageSize: q.topRaw !== undefined ? q.top : (state?.pageSize ?? null) };
+  const common = {
+    collection: spec.collection,
+    tenantId: tenant.id.toLowerCase(),
+    epoch: ctx.changes.epoch(tenant),
+    select: select ?? null,
+    pageSize: q.topRaw !== undefined ? q.top : (state?.pageSize ?? null),
+  };
 
   let value: Record<string, unknown>[] = [];
   let next: DeltaToken;
@@ -483,7 +574,15 @@ async function deltaPage<T extends { id: string }>(ctx: GraphContext, req: Fasti
   } else if (!state || state.kind === 'full') {
     const upTo = state ? state.upTo : ctx.changes.sequence(tenant);
     const items = spec.items(tenant);
-    const start = state ? resumeIndex(items, (x) => x.id, state.index, state.last, (id) => spec.index.indexOf(items, id)) : 0;
+    const start = state
+      ? resumeIndex(
+          items,
+          (x) => x.id,
+          state.index,
+          state.last,
+          (id) => spec.index.indexOf(items, id),
+        )
+      : 0;
     const slice = items.slice(start, start + size);
     for (const item of slice) value.push(spec.render(item, select));
     const end = start + slice.length;
@@ -550,7 +649,15 @@ export function registerGraph(app: FastifyInstance, ctx: GraphContext): void {
       const q = parseList(req, reply, USER_SELECTABLE, 'user');
       if (!q) return reply;
       const users = auth.tenant.users;
-      const p = page(req, reply, 'users', users, (u) => u.id, (id) => indexes.users.indexOf(users, id), q);
+      const p = page(
+        req,
+        reply,
+        'users',
+        users,
+        (u) => u.id,
+        (id) => indexes.users.indexOf(users, id),
+        q,
+      );
       if (!p) return reply;
       const body: Record<string, unknown> = { '@odata.context': context(ctx.baseUrl(), version, 'users', q.select) };
       if (p.next) body['@odata.nextLink'] = nextLink(ctx.baseUrl(), `/graph/${version}/users`, q, p.next);
@@ -567,7 +674,9 @@ export function registerGraph(app: FastifyInstance, ctx: GraphContext): void {
       const key = req.params.id;
       const user = indexes.users.get(auth.tenant.users, key) ?? auth.tenant.users.find((u) => u.userPrincipalName.toLowerCase() === key.toLowerCase());
       if (!user) return notFound(req, reply, key);
-      return reply.type(GRAPH_CONTENT_TYPE).send({ '@odata.context': `${context(ctx.baseUrl(), version, 'users', q.select)}/$entity`, ...renderUser(user, q.select) });
+      return reply
+        .type(GRAPH_CONTENT_TYPE)
+        .send({ '@odata.context': `${context(ctx.baseUrl(), version, 'users', q.select)}/$entity`, ...renderUser(user, q.select) });
     });
 
     app.get(`/${version}/groups`, async (req, reply) => {
@@ -577,7 +686,15 @@ export function registerGraph(app: FastifyInstance, ctx: GraphContext): void {
       const q = parseList(req, reply, GROUP_SELECTABLE, 'group');
       if (!q) return reply;
       const groups = auth.tenant.groups;
-      const p = page(req, reply, 'groups', groups, (g) => g.id, (id) => indexes.groups.indexOf(groups, id), q);
+      const p = page(
+        req,
+        reply,
+        'groups',
+        groups,
+        (g) => g.id,
+        (id) => indexes.groups.indexOf(groups, id),
+        q,
+      );
       if (!p) return reply;
       const body: Record<string, unknown> = { '@odata.context': context(ctx.baseUrl(), version, 'groups', q.select) };
       if (p.next) body['@odata.nextLink'] = nextLink(ctx.baseUrl(), `/graph/${version}/groups`, q, p.next);
@@ -593,7 +710,9 @@ export function registerGraph(app: FastifyInstance, ctx: GraphContext): void {
       if (!q) return reply;
       const group = indexes.groups.get(auth.tenant.groups, req.params.id);
       if (!group) return notFound(req, reply, req.params.id);
-      return reply.type(GRAPH_CONTENT_TYPE).send({ '@odata.context': `${context(ctx.baseUrl(), version, 'groups', q.select)}/$entity`, ...project(groupResource(group), q.select) });
+      return reply
+        .type(GRAPH_CONTENT_TYPE)
+        .send({ '@odata.context': `${context(ctx.baseUrl(), version, 'groups', q.select)}/$entity`, ...project(groupResource(group), q.select) });
     });
 
     app.get<{ Params: { id: string } }>(`/${version}/groups/:id/members`, async (req, reply) => {
@@ -605,7 +724,15 @@ export function registerGraph(app: FastifyInstance, ctx: GraphContext): void {
       const group = indexes.groups.get(auth.tenant.groups, req.params.id);
       if (!group) return notFound(req, reply, req.params.id);
       const ids = auth.tenant.memberships[group.id] ?? [];
-      const p = page(req, reply, `members:${group.id}`, ids, (id) => id, (id) => ids.indexOf(id), q);
+      const p = page(
+        req,
+        reply,
+        `members:${group.id}`,
+        ids,
+        (id) => id,
+        (id) => ids.indexOf(id),
+        q,
+      );
       if (!p) return reply;
       const body: Record<string, unknown> = { '@odata.context': context(ctx.baseUrl(), version, 'directoryObjects', q.select) };
       if (p.next) body['@odata.nextLink'] = nextLink(ctx.baseUrl(), `/graph/${version}/groups/${group.id}/members`, q, p.next);

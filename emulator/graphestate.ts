@@ -73,7 +73,24 @@ export interface GraphEstateSizes {
   teamsAppCatalog: number;
 }
 
-const STORE_APPS = ['Planner', 'Approvals', 'Polly', 'Trello', 'Jira Cloud', 'Zoom', 'Asana', 'Adobe Acrobat', 'Forms', 'Viva Insights', 'Miro', 'ServiceNow', 'Salesforce', 'GitHub', 'Power BI', 'Lists'];
+const STORE_APPS = [
+  'Planner',
+  'Approvals',
+  'Polly',
+  'Trello',
+  'Jira Cloud',
+  'Zoom',
+  'Asana',
+  'Adobe Acrobat',
+  'Forms',
+  'Viva Insights',
+  'Miro',
+  'ServiceNow',
+  'Salesforce',
+  'GitHub',
+  'Power BI',
+  'Lists',
+];
 const ORG_APPS = ['HR Portal', 'Expense Tracker', 'Leave Requests', 'Intranet News', 'IT Service Desk', 'Travel Booking', 'Sales Dashboard', 'Onboarding Hub'];
 const AGENTS = ['Helpdesk Agent', 'Sales Copilot Agent', 'Benefits Agent', 'Contract Review Agent', 'Finance Q&A Agent', 'Policy Agent', 'Recruiting Agent'];
 const CONNECTIONS = [
@@ -173,7 +190,12 @@ export interface GraphEstateGroundTruth {
 /** Recomputes the Graph estate counts from the tenant data alone. */
 export function graphEstateGroundTruth(tenant: Tenant): GraphEstateGroundTruth {
   const estate = tenant.graphEstate;
-  const out: GraphEstateGroundTruth = { externalConnections: estate?.externalConnections.length ?? 0, teamsAppInstallations: 0, teamsAppInstallationsByMethod: { store: 0, organization: 0, sideloaded: 0 }, usersWithTeamsApps: 0 };
+  const out: GraphEstateGroundTruth = {
+    externalConnections: estate?.externalConnections.length ?? 0,
+    teamsAppInstallations: 0,
+    teamsAppInstallationsByMethod: { store: 0, organization: 0, sideloaded: 0 },
+    usersWithTeamsApps: 0,
+  };
   if (!estate) return out;
   const catalog = new Map(estate.teamsApps.map((a) => [a.id, a]));
   for (const u of tenant.users) {
@@ -225,12 +247,20 @@ function unsupported(req: FastifyRequest, reply: FastifyReply, options: string[]
 }
 
 function renderConnection(c: ExternalConnection): Record<string, unknown> {
-  return { id: c.id, name: c.name, description: c.description, state: c.state, connectorId: c.connectorId, configuration: { authorizedAppIds: c.authorizedAppIds } };
+  return {
+    id: c.id,
+    name: c.name,
+    description: c.description,
+    state: c.state,
+    connectorId: c.connectorId,
+    configuration: { authorizedAppIds: c.authorizedAppIds },
+  };
 }
 
 function renderInstallation(userId: string, app: TeamsCatalogApp, expand: Set<string>): Record<string, unknown> {
   const out: Record<string, unknown> = { id: installationId(userId, app.id) };
-  if (expand.has('teamsApp')) out.teamsApp = { id: app.id, externalId: app.externalId, displayName: app.displayName, distributionMethod: app.distributionMethod };
+  if (expand.has('teamsApp'))
+    out.teamsApp = { id: app.id, externalId: app.externalId, displayName: app.displayName, distributionMethod: app.distributionMethod };
   if (expand.has('teamsAppDefinition')) {
     out.teamsAppDefinition = {
       id: Buffer.from(`${app.id}##${app.version}##Published`, 'utf8').toString('base64'),
@@ -271,14 +301,24 @@ export function registerGraphEstate(app: FastifyInstance, ctx: GraphContext): vo
       if (skiptoken !== undefined) {
         const cursor = decodeCursor(skiptoken);
         if (!cursor || cursor.c !== 'externalConnections') return sendError(req, reply, 400, 'BadRequest', 'The specified page token value has expired.');
-        start = resumeIndex(items, (c) => c.id, cursor.index, cursor.last, (id) => items.findIndex((c) => c.id === id));
+        start = resumeIndex(
+          items,
+          (c) => c.id,
+          cursor.index,
+          cursor.last,
+          (id) => items.findIndex((c) => c.id === id),
+        );
       }
       const select = parseSelect(queryParam(req, '$select'));
       const slice = items.slice(start, start + top);
       const body: Record<string, unknown> = { '@odata.context': `${ctx.baseUrl()}/graph/${version}/$metadata#external/connections` };
       const last = slice[slice.length - 1];
       if (start + slice.length < items.length && last) {
-        body['@odata.nextLink'] = `${ctx.baseUrl()}/graph/${version}/external/connections${buildQuery([['$top', topRaw], ['$select', select?.join(',')], ['$skiptoken', encodeCursor({ c: 'externalConnections', index: start + slice.length, last: last.id })]])}`;
+        body['@odata.nextLink'] = `${ctx.baseUrl()}/graph/${version}/external/connections${buildQuery([
+          ['$top', topRaw],
+          ['$select', select?.join(',')],
+          ['$skiptoken', encodeCursor({ c: 'externalConnections', index: start + slice.length, last: last.id })],
+        ])}`;
       }
       body.value = slice.map((c) => project(renderConnection(c), select, ['id']));
       return reply.type(GRAPH_CONTENT_TYPE).send(body);
@@ -294,8 +334,21 @@ export function registerGraphEstate(app: FastifyInstance, ctx: GraphContext): vo
       const user = indexes.users.get(t.users, key) ?? t.users.find((u) => u.userPrincipalName.toLowerCase() === key.toLowerCase());
       if (!user) return sendError(req, reply, 404, 'NotFound', `User '${key}' was not found.`);
       const expandRaw = queryParam(req, '$expand');
-      const expand = new Set((expandRaw ?? '').split(',').map((e) => e.trim()).filter(Boolean));
-      for (const e of expand) if (e !== 'teamsApp' && e !== 'teamsAppDefinition') return sendError(req, reply, 400, 'BadRequest', `Could not find a navigation property named '${e}' on type 'microsoft.graph.userScopeTeamsAppInstallation'.`);
+      const expand = new Set(
+        (expandRaw ?? '')
+          .split(',')
+          .map((e) => e.trim())
+          .filter(Boolean),
+      );
+      for (const e of expand)
+        if (e !== 'teamsApp' && e !== 'teamsAppDefinition')
+          return sendError(
+            req,
+            reply,
+            400,
+            'BadRequest',
+            `Could not find a navigation property named '${e}' on type 'microsoft.graph.userScopeTeamsAppInstallation'.`,
+          );
       const catalog = new Map((t.graphEstate?.teamsApps ?? []).map((a) => [a.id, a]));
       const ids = (t.graphEstate?.installedApps[user.id] ?? []).filter((a) => catalog.has(a));
       let start = 0;
@@ -303,13 +356,22 @@ export function registerGraphEstate(app: FastifyInstance, ctx: GraphContext): vo
       if (skiptoken !== undefined) {
         const cursor = decodeCursor(skiptoken);
         if (!cursor || cursor.c !== `installedApps:${user.id}`) return sendError(req, reply, 400, 'BadRequest', 'The specified page token value has expired.');
-        start = resumeIndex(ids, (a) => a, cursor.index, cursor.last, (a) => ids.indexOf(a));
+        start = resumeIndex(
+          ids,
+          (a) => a,
+          cursor.index,
+          cursor.last,
+          (a) => ids.indexOf(a),
+        );
       }
       const slice = ids.slice(start, start + INSTALLED_APPS_PAGE_SIZE);
       const body: Record<string, unknown> = { '@odata.context': `${ctx.baseUrl()}/graph/${version}/$metadata#users('${user.id}')/teamwork/installedApps` };
       const last = slice[slice.length - 1];
       if (start + slice.length < ids.length && last) {
-        body['@odata.nextLink'] = `${ctx.baseUrl()}/graph/${version}/users/${user.id}/teamwork/installedApps${buildQuery([['$expand', expandRaw], ['$skiptoken', encodeCursor({ c: `installedApps:${user.id}`, index: start + slice.length, last })]])}`;
+        body['@odata.nextLink'] = `${ctx.baseUrl()}/graph/${version}/users/${user.id}/teamwork/installedApps${buildQuery([
+          ['$expand', expandRaw],
+          ['$skiptoken', encodeCursor({ c: `installedApps:${user.id}`, index: start + slice.length, last })],
+        ])}`;
       }
       body.value = slice.map((a) => renderInstallation(user.id, catalog.get(a)!, expand));
       return reply.type(GRAPH_CONTENT_TYPE).send(body);
@@ -326,13 +388,16 @@ export function registerGraphEstate(app: FastifyInstance, ctx: GraphContext): vo
       if (requests.length > BATCH_MAX_REQUESTS) return bad(`Number of batch requests exceeds the limit of ${BATCH_MAX_REQUESTS}.`);
       const seen = new Set<string>();
       for (const r of requests) {
-        if (!r || typeof r !== 'object' || typeof r.id !== 'string' || r.id === '' || typeof r.method !== 'string' || typeof r.url !== 'string') return bad('Invalid batch payload format.');
+        if (!r || typeof r !== 'object' || typeof r.id !== 'string' || r.id === '' || typeof r.method !== 'string' || typeof r.url !== 'string')
+          return bad('Invalid batch payload format.');
         if (seen.has(r.id)) return bad(`Batch request contains duplicate ids: '${r.id}'.`);
         seen.add(r.id);
         if (/^[a-z]+:\/\//i.test(r.url)) return bad(`Invalid request URL '${r.url}': batch request URLs must be relative.`);
         const headers = (r.headers ?? {}) as Record<string, unknown>;
-        if (r.body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) return bad(`Request '${r.id}': a body requires a Content-Type header.`);
-        if (r.dependsOn !== undefined && (!Array.isArray(r.dependsOn) || r.dependsOn.some((d) => typeof d !== 'string' || !seen.has(d) || d === r.id))) return bad(`Request '${r.id}': dependsOn must name earlier requests.`);
+        if (r.body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type'))
+          return bad(`Request '${r.id}': a body requires a Content-Type header.`);
+        if (r.dependsOn !== undefined && (!Array.isArray(r.dependsOn) || r.dependsOn.some((d) => typeof d !== 'string' || !seen.has(d) || d === r.id)))
+          return bad(`Request '${r.id}': dependsOn must name earlier requests.`);
       }
       const statusById = new Map<string, number>();
       const responses: Record<string, unknown>[] = [];

@@ -46,7 +46,27 @@ function openIdConfiguration(base: string, pathTenant: string, tenant: Tenant | 
     http_logout_supported: true,
     frontchannel_logout_supported: true,
     end_session_endpoint: `${base}/${seg}/oauth2/v2.0/logout`,
-    claims_supported: ['sub', 'iss', 'cloud_instance_name', 'cloud_instance_host_name', 'cloud_graph_host_name', 'msgraph_host', 'aud', 'exp', 'iat', 'auth_time', 'acr', 'nonce', 'preferred_username', 'name', 'tid', 'ver', 'at_hash', 'c_hash', 'email'],
+    claims_supported: [
+      'sub',
+      'iss',
+      'cloud_instance_name',
+      'cloud_instance_host_name',
+      'cloud_graph_host_name',
+      'msgraph_host',
+      'aud',
+      'exp',
+      'iat',
+      'auth_time',
+      'acr',
+      'nonce',
+      'preferred_username',
+      'name',
+      'tid',
+      'ver',
+      'at_hash',
+      'c_hash',
+      'email',
+    ],
     kerberos_endpoint: `${base}/${seg}/kerberos`,
     tenant_region_scope: tenant ? 'NA' : null,
     cloud_instance_name: 'microsoftonline.com',
@@ -165,7 +185,15 @@ export function registerIdentity(app: FastifyInstance, ctx: EmulatorContext): vo
     if (grant !== undefined && USER_GRANT_TYPES.has(grant)) return handleUserGrant(ctx, req, reply, name, grant, field, basic);
 
     if (ALIASES.has(name.toLowerCase())) {
-      return sendAad(ctx, req, reply, 400, 9001023, 'invalid_request', 'The grant type is not supported over the /common or /consumers endpoints. Please use the /organizations or tenant-specific endpoint.');
+      return sendAad(
+        ctx,
+        req,
+        reply,
+        400,
+        9001023,
+        'invalid_request',
+        'The grant type is not supported over the /common or /consumers endpoints. Please use the /organizations or tenant-specific endpoint.',
+      );
     }
     const tenant = ctx.store.resolve(name);
     if (!tenant) return sendAad(ctx, req, reply, 400, 90002, 'invalid_tenant', tenantNotFound(name));
@@ -183,7 +211,15 @@ export function registerIdentity(app: FastifyInstance, ctx: EmulatorContext): vo
     if (scope === undefined || scope.trim() === '') return missing('scope');
     const resource = resourceFromScope(scope);
     if (!resource) {
-      return sendAad(ctx, req, reply, 400, 70011, 'invalid_scope', `The provided value for the input parameter 'scope' is not valid. The scope ${scope} is not valid. Client credential flows must have a single scope value with /.default suffixed to the resource identifier (application ID URI).`);
+      return sendAad(
+        ctx,
+        req,
+        reply,
+        400,
+        70011,
+        'invalid_scope',
+        `The provided value for the input parameter 'scope' is not valid. The scope ${scope} is not valid. Client credential flows must have a single scope value with /.default suffixed to the resource identifier (application ID URI).`,
+      );
     }
 
     const app = findApp(tenant, clientId);
@@ -191,26 +227,82 @@ export function registerIdentity(app: FastifyInstance, ctx: EmulatorContext): vo
       const home = ctx.store.findHomeApp(clientId);
       if (home && home.app.signInAudience === 'AzureADMultipleOrgs') {
         // Wording: Entra bodies quoted in learn.microsoft.com (Teams SDK troubleshooting) and public issues.
-        return sendAad(ctx, req, reply, 401, 7000229, 'invalid_client', `The client application ${clientId} is missing service principal in the tenant ${tenant.id}. See instructions here: https://go.microsoft.com/fwlink/?linkid=2225119`);
+        return sendAad(
+          ctx,
+          req,
+          reply,
+          401,
+          7000229,
+          'invalid_client',
+          `The client application ${clientId} is missing service principal in the tenant ${tenant.id}. See instructions here: https://go.microsoft.com/fwlink/?linkid=2225119`,
+        );
       }
-      return sendAad(ctx, req, reply, 400, 700016, 'unauthorized_client', `Application with identifier '${clientId}' was not found in the directory '${name}'. This can happen if the application has not been installed by the administrator of the tenant or consented to by any user in the tenant. You may have sent your authentication request to the wrong tenant.`);
+      return sendAad(
+        ctx,
+        req,
+        reply,
+        400,
+        700016,
+        'unauthorized_client',
+        `Application with identifier '${clientId}' was not found in the directory '${name}'. This can happen if the application has not been installed by the administrator of the tenant or consented to by any user in the tenant. You may have sent your authentication request to the wrong tenant.`,
+      );
     }
     if (field('client_assertion') !== undefined && field('client_secret') === undefined && !basic) {
-      return sendAad(ctx, req, reply, 401, 700027, 'invalid_client', `Client assertion failed signature validation. The emulator registers no certificate credentials for app '${app.appId}'.`);
+      return sendAad(
+        ctx,
+        req,
+        reply,
+        401,
+        700027,
+        'invalid_client',
+        `Client assertion failed signature validation. The emulator registers no certificate credentials for app '${app.appId}'.`,
+      );
     }
     const secret = field('client_secret') ?? basic?.secret;
     if (secret === undefined || secret === '') {
-      return sendAad(ctx, req, reply, 401, 7000218, 'invalid_client', "The request body must contain the following parameter: 'client_assertion' or 'client_secret'.");
+      return sendAad(
+        ctx,
+        req,
+        reply,
+        401,
+        7000218,
+        'invalid_client',
+        "The request body must contain the following parameter: 'client_assertion' or 'client_secret'.",
+      );
     }
     const matched = secretsOf(ctx.store, tenant, app).find((s) => s.value === secret);
     if (!matched) {
-      return sendAad(ctx, req, reply, 401, 7000215, 'invalid_client', `Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app '${app.appId}'.`);
+      return sendAad(
+        ctx,
+        req,
+        reply,
+        401,
+        7000215,
+        'invalid_client',
+        `Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app '${app.appId}'.`,
+      );
     }
     if (Date.parse(matched.endDateTime) <= Date.now()) {
-      return sendAad(ctx, req, reply, 401, 7000222, 'invalid_client', `The provided client secret keys for app '${app.appId}' are expired. Visit the Azure portal to create new keys for your app: https://aka.ms/NewClientSecret, or consider using certificate credentials for added security: https://aka.ms/certCreds.`);
+      return sendAad(
+        ctx,
+        req,
+        reply,
+        401,
+        7000222,
+        'invalid_client',
+        `The provided client secret keys for app '${app.appId}' are expired. Visit the Azure portal to create new keys for your app: https://aka.ms/NewClientSecret, or consider using certificate credentials for added security: https://aka.ms/certCreds.`,
+      );
     }
     if (!isKnownResource(ctx.baseUrl(), resource)) {
-      return sendAad(ctx, req, reply, 400, 500011, 'invalid_resource', `The resource principal named ${resource} was not found in the tenant named ${tenant.displayName}. This can happen if the application has not been installed by the administrator of the tenant or consented to by any user in the tenant. You might have sent your authentication request to the wrong tenant.`);
+      return sendAad(
+        ctx,
+        req,
+        reply,
+        400,
+        500011,
+        'invalid_resource',
+        `The resource principal named ${resource} was not found in the tenant named ${tenant.displayName}. This can happen if the application has not been installed by the administrator of the tenant or consented to by any user in the tenant. You might have sent your authentication request to the wrong tenant.`,
+      );
     }
     const { token, expiresIn } = await ctx.tokens.issueAppToken(tenant, app, { resource });
     return reply

@@ -62,7 +62,15 @@ export { TenantStore } from './tenant.ts';
 export { ControlError, EmulatorControl, MODEL_KINDS } from './control.ts';
 export type { EnvironmentFlags, LogLeak, MintTokenRequest, ModelKind, PowerBiGroundTruth } from './control.ts';
 export { DELTA_COLLECTIONS, DirectoryChanges } from './delta.ts';
-export { BATCH_MAX_REQUESTS, EXTERNAL_CONNECTION_ROLES, INSTALLED_APPS_PAGE_SIZE, INSTALLED_APPS_ROLES, generateGraphEstate, graphEstateGroundTruth, installationId } from './graphestate.ts';
+export {
+  BATCH_MAX_REQUESTS,
+  EXTERNAL_CONNECTION_ROLES,
+  INSTALLED_APPS_PAGE_SIZE,
+  INSTALLED_APPS_ROLES,
+  generateGraphEstate,
+  graphEstateGroundTruth,
+  installationId,
+} from './graphestate.ts';
 export type { ExternalConnection, GraphEstate, GraphEstateGroundTruth, GraphEstateSizes, TeamsCatalogApp } from './graphestate.ts';
 export type { DeltaCollection, DirectoryChange } from './delta.ts';
 export { FAULT_KINDS } from './faults.ts';
@@ -93,12 +101,51 @@ export type {
 } from './feed.ts';
 export { ACTIVITY_FEED_READ, DLP_SENSITIVE_TYPES, af429Body, feedMethodName, publisherIdentifierOf } from './manage.ts';
 export { FABRIC_ADMINISTRATOR_ROLE, powerBiNotAuthorized } from './powerbi.ts';
-export { DLP_BUILT_IN_CONNECTORS, HTTP_CONNECTORS, POWER_PLATFORM_RISK_RATES, STANDARD_CONNECTORS, dlpApplies, emptyPowerPlatform, generatePowerPlatform, httpSteps, isExternalUrl, powerPlatformGroundTruth } from './powerplatform.ts';
-export type { ConnectionModel, CustomConnectorModel, DlpPolicyModel, FlowModel, FlowStepModel, PowerAppModel, PowerPlatformGroundTruth, PowerPlatformModel, PowerPlatformSizes, TenantIsolationModel } from './powerplatform.ts';
+export {
+  DLP_BUILT_IN_CONNECTORS,
+  HTTP_CONNECTORS,
+  POWER_PLATFORM_RISK_RATES,
+  STANDARD_CONNECTORS,
+  dlpApplies,
+  emptyPowerPlatform,
+  generatePowerPlatform,
+  httpSteps,
+  isExternalUrl,
+  powerPlatformGroundTruth,
+} from './powerplatform.ts';
+export type {
+  ConnectionModel,
+  CustomConnectorModel,
+  DlpPolicyModel,
+  FlowModel,
+  FlowStepModel,
+  PowerAppModel,
+  PowerPlatformGroundTruth,
+  PowerPlatformModel,
+  PowerPlatformSizes,
+  TenantIsolationModel,
+} from './powerplatform.ts';
 export { changePowerBiWorkspace, generatePowerBiEstate, powerBiInventoryGroundTruth, PowerBiChangeError } from './powerbiinventory.ts';
-export type { PowerBiDataset, PowerBiDatasource, PowerBiEstate, PowerBiInventoryTruth, PowerBiPrincipal, PowerBiReport, PowerBiWorkspace, PowerBiWorkspaceChange } from './powerbiinventory.ts';
+export type {
+  PowerBiDataset,
+  PowerBiDatasource,
+  PowerBiEstate,
+  PowerBiInventoryTruth,
+  PowerBiPrincipal,
+  PowerBiReport,
+  PowerBiWorkspace,
+  PowerBiWorkspaceChange,
+} from './powerbiinventory.ts';
 export { SCAN_MAX_CONCURRENT, SCAN_MAX_WORKSPACES, SCAN_RESULT_TTL_MS } from './powerbiscanner.ts';
-export { AI_INTERACTION_ROLE, APP_CLASSES, COPILOT_SKU_ID, addCopilotInteractions, copilotGroundTruth, generateCopilot, parseInteractionFilter } from './copilot.ts';
+export {
+  AI_INTERACTION_ROLE,
+  APP_CLASSES,
+  COPILOT_SKU_ID,
+  addCopilotInteractions,
+  copilotGroundTruth,
+  generateCopilot,
+  parseInteractionFilter,
+} from './copilot.ts';
 export type { CopilotGroundTruth, CopilotModel, CopilotSizes, PlantedContent, StoredInteraction } from './copilot.ts';
 export type { EmulatorClient, EmulatorRequestOptions, EmulatorResponse } from './client.ts';
 
@@ -282,7 +329,16 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
     state.fault = decision.kind;
     if (decision.kind === 'reset') {
       state.logged = true;
-      log.add({ time: new Date().toISOString(), method: req.method, service: state.service, path: redactPath(req.url), status: 0, fault: 'reset', durationMs: performance.now() - state.start, ...publisherOf(state.service, req.url) });
+      log.add({
+        time: new Date().toISOString(),
+        method: req.method,
+        service: state.service,
+        path: redactPath(req.url),
+        status: 0,
+        fault: 'reset',
+        durationMs: performance.now() - state.start,
+        ...publisherOf(state.service, req.url),
+      });
       reply.hijack();
       req.raw.socket.destroy();
       return;
@@ -296,7 +352,10 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
     const requestId = newId();
     if (decision.retryAfter !== undefined) reply.header('retry-after', decision.retryAfter);
     if (state.service === 'graph') reply.header('request-id', requestId);
-    await reply.code(status).type('application/json').send(faultBody(state.service, status, requestId));
+    await reply
+      .code(status)
+      .type('application/json')
+      .send(faultBody(state.service, status, requestId));
     return reply;
   });
 
@@ -307,7 +366,8 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
     const rules = foreignLinks.matching(state.service, req.url.split('?')[0] ?? req.url);
     if (rules.length === 0) return payload;
     const out = foreignLinks.apply(rules, baseUrl, payload, { get: (name) => reply.getHeader(name), set: (name, value) => void reply.header(name, value) });
-    if (out !== payload && typeof out === 'string' && reply.getHeader('content-length') !== undefined) reply.header('content-length', String(Buffer.byteLength(out)));
+    if (out !== payload && typeof out === 'string' && reply.getHeader('content-length') !== undefined)
+      reply.header('content-length', String(Buffer.byteLength(out)));
     return out;
   });
 
@@ -321,7 +381,16 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
     reply.header('content-length', String(buf.length));
     // The response never finishes, so onResponse may not run: log here.
     state.logged = true;
-    log.add({ time: new Date().toISOString(), method: req.method, service: state.service as ServiceName, path: redactPath(req.url), status: reply.statusCode, fault: 'truncate', durationMs: performance.now() - state.start, ...publisherOf(state.service, req.url) });
+    log.add({
+      time: new Date().toISOString(),
+      method: req.method,
+      service: state.service as ServiceName,
+      path: redactPath(req.url),
+      status: reply.statusCode,
+      fault: 'truncate',
+      durationMs: performance.now() - state.start,
+      ...publisherOf(state.service, req.url),
+    });
     const half = buf.subarray(0, Math.floor(buf.length / 2));
     let pushed = false;
     return new Readable({
@@ -389,7 +458,10 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
     },
     { prefix: '/graph' },
   );
-  await app.register(async (scope) => registerCopilot(scope, ctx, { authenticate: (req, reply) => graphAuthenticate(ctx, req, reply), sendError: graphSendError }), { prefix: '/graph' });
+  await app.register(
+    async (scope) => registerCopilot(scope, ctx, { authenticate: (req, reply) => graphAuthenticate(ctx, req, reply), sendError: graphSendError }),
+    { prefix: '/graph' },
+  );
   await app.register(async (scope) => registerCopilotControl(scope, ctx), { prefix: '/_emulator' });
   await app.register(async (scope) => registerBap(scope, ctx), { prefix: '/bap' });
   await app.register(async (scope) => registerPowerPlatformGovernance(scope, ctx), { prefix: '/bap' });
@@ -427,4 +499,3 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
 
 /** Services that may be named in `FaultConfig.services`. */
 export const SERVICES: readonly ServiceName[] = ['identity', 'graph', 'bap', 'powerApps', 'flow', 'dataverse', 'managementActivity', 'powerBi', 'arm'];
-

@@ -122,7 +122,11 @@ async function authenticate(ctx: ManageContext, req: FastifyRequest<{ Params: Pa
     return null;
   }
   const denied = (): null => {
-    reply.code(401).header('www-authenticate', `Bearer authorization_uri="${ctx.baseUrl()}/common/oauth2/authorize", resource_id="${RESOURCES.managementActivity}"`).type('application/json; charset=utf-8').send({ Message: 'Authorization has been denied for this request.' });
+    reply
+      .code(401)
+      .header('www-authenticate', `Bearer authorization_uri="${ctx.baseUrl()}/common/oauth2/authorize", resource_id="${RESOURCES.managementActivity}"`)
+      .type('application/json; charset=utf-8')
+      .send({ Message: 'Authorization has been denied for this request.' });
     return null;
   };
   const result = await ctx.tokens.verify(bearerToken(req));
@@ -164,7 +168,8 @@ function contentTypeParam(req: FastifyRequest, reply: FastifyReply): ContentType
   return ct;
 }
 
-const WINDOW_MESSAGE = 'Start time and end time must both be specified (or both omitted) and must be less than or equal to 24 hours apart, with the start time no more than 7 days in the past.';
+const WINDOW_MESSAGE =
+  'Start time and end time must both be specified (or both omitted) and must be less than or equal to 24 hours apart, with the start time no more than 7 days in the past.';
 
 /** `YYYY-MM-DDTHH:MM:SS` (UTC), how the emulator writes implied window bounds into `NextPageUri`. */
 function feedTimeText(ms: number): string {
@@ -223,7 +228,8 @@ export function registerManage(app: FastifyInstance, ctx: ManageContext): void {
     const ct = contentTypeParam(req, reply);
     if (!ct) return reply;
     const parsed = parseWebhook(req.body);
-    if ('error' in parsed) return afError(reply, 400, 'AF20021', `The webhook endpoint {${parsed.error}) could not be validated. The address must begin with HTTPS.`);
+    if ('error' in parsed)
+      return afError(reply, 400, 'AF20021', `The webhook endpoint {${parsed.error}) could not be validated. The address must begin with HTTPS.`);
     const { outcome, subscription } = auth.feed.start(ct, parsed.webhook);
     if (outcome === 'unavailable') {
       return afError(reply, 400, 'AF20012', `Specified tenant ID (${auth.tenant.id}) is incorrectly configured in the system.`);
@@ -247,56 +253,64 @@ export function registerManage(app: FastifyInstance, ctx: ManageContext): void {
     return reply.code(200).type('application/json; charset=utf-8').send(auth.feed.subscriptions());
   });
 
-  const listing = (kind: 'content' | 'notifications') => async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply): Promise<FastifyReply> => {
-    const auth = await authenticate(ctx, req, reply);
-    if (!auth) return reply;
-    const ct = contentTypeParam(req, reply);
-    if (!ct) return reply;
-    if (!auth.feed.enabled(ct)) return afError(reply, 400, 'AF20022', 'No subscription found for the specified content type.');
-    const settings = auth.feed.settings();
-    const windowError = (): FastifyReply => afError(reply, 400, settings.windowErrorCode, WINDOW_MESSAGE);
-    const startRaw = queryValue(req.url, 'startTime');
-    const endRaw = queryValue(req.url, 'endTime');
-    const now = ctx.feeds.clock.now();
-    let start: number;
-    let end: number;
-    let startText: string;
-    let endText: string;
-    if (startRaw === undefined && endRaw === undefined) {
-      end = Math.floor(now / 1000) * 1000;
-      start = end - DAY;
-      startText = feedTimeText(start);
-      endText = feedTimeText(end);
-    } else if (startRaw === undefined || endRaw === undefined) {
-      return windowError();
-    } else {
-      const s = parseFeedTime(startRaw);
-      if (s === null) return afError(reply, 400, 'AF20002', 'Invalid parameter type: startTime. Expected type: datetime');
-      const e = parseFeedTime(endRaw);
-      if (e === null) return afError(reply, 400, 'AF20002', 'Invalid parameter type: endTime. Expected type: datetime');
-      start = s;
-      end = e;
-      startText = startRaw;
-      endText = endRaw;
-      if (end <= start || end - start > DAY || start < now - 7 * DAY) return windowError();
-    }
-    if (kind === 'notifications') return reply.code(200).type('application/json; charset=utf-8').send([]);
-    const pageRaw = queryValue(req.url, 'nextPage');
-    let items = auth.feed.listContent(ct, start, end);
-    if (pageRaw !== undefined) {
-      const cursor = decodeNextPage(pageRaw);
-      if (!cursor) return afError(reply, 400, 'AF20031', `Invalid nextPage Input: ${pageRaw}.`);
-      items = items.filter((b) => b.contentCreated > cursor.created || (b.contentCreated === cursor.created && b.contentId > cursor.contentId));
-    }
-    const page = items.slice(0, settings.pageSize);
-    if (items.length > page.length) {
-      const last = page[page.length - 1] as FeedBlob;
-      const q = new URLSearchParams({ contentType: ct, startTime: startText, endTime: endText, nextPage: encodeNextPage(last) });
-      reply.header('NextPageUri', `${ctx.baseUrl()}/manage/api/${settings.nextPageUriVersion}/${auth.tenant.id}/activity/feed/subscriptions/content?${q.toString().replace(/%3A/gi, ':')}`);
-    }
-    const base = ctx.baseUrl();
-    return reply.code(200).type('application/json; charset=utf-8').send(page.map((b) => contentItem(base, auth.tenant.id, b)));
-  };
+  const listing =
+    (kind: 'content' | 'notifications') =>
+    async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply): Promise<FastifyReply> => {
+      const auth = await authenticate(ctx, req, reply);
+      if (!auth) return reply;
+      const ct = contentTypeParam(req, reply);
+      if (!ct) return reply;
+      if (!auth.feed.enabled(ct)) return afError(reply, 400, 'AF20022', 'No subscription found for the specified content type.');
+      const settings = auth.feed.settings();
+      const windowError = (): FastifyReply => afError(reply, 400, settings.windowErrorCode, WINDOW_MESSAGE);
+      const startRaw = queryValue(req.url, 'startTime');
+      const endRaw = queryValue(req.url, 'endTime');
+      const now = ctx.feeds.clock.now();
+      let start: number;
+      let end: number;
+      let startText: string;
+      let endText: string;
+      if (startRaw === undefined && endRaw === undefined) {
+        end = Math.floor(now / 1000) * 1000;
+        start = end - DAY;
+        startText = feedTimeText(start);
+        endText = feedTimeText(end);
+      } else if (startRaw === undefined || endRaw === undefined) {
+        return windowError();
+      } else {
+        const s = parseFeedTime(startRaw);
+        if (s === null) return afError(reply, 400, 'AF20002', 'Invalid parameter type: startTime. Expected type: datetime');
+        const e = parseFeedTime(endRaw);
+        if (e === null) return afError(reply, 400, 'AF20002', 'Invalid parameter type: endTime. Expected type: datetime');
+        start = s;
+        end = e;
+        startText = startRaw;
+        endText = endRaw;
+        if (end <= start || end - start > DAY || start < now - 7 * DAY) return windowError();
+      }
+      if (kind === 'notifications') return reply.code(200).type('application/json; charset=utf-8').send([]);
+      const pageRaw = queryValue(req.url, 'nextPage');
+      let items = auth.feed.listContent(ct, start, end);
+      if (pageRaw !== undefined) {
+        const cursor = decodeNextPage(pageRaw);
+        if (!cursor) return afError(reply, 400, 'AF20031', `Invalid nextPage Input: ${pageRaw}.`);
+        items = items.filter((b) => b.contentCreated > cursor.created || (b.contentCreated === cursor.created && b.contentId > cursor.contentId));
+      }
+      const page = items.slice(0, settings.pageSize);
+      if (items.length > page.length) {
+        const last = page[page.length - 1] as FeedBlob;
+        const q = new URLSearchParams({ contentType: ct, startTime: startText, endTime: endText, nextPage: encodeNextPage(last) });
+        reply.header(
+          'NextPageUri',
+          `${ctx.baseUrl()}/manage/api/${settings.nextPageUriVersion}/${auth.tenant.id}/activity/feed/subscriptions/content?${q.toString().replace(/%3A/gi, ':')}`,
+        );
+      }
+      const base = ctx.baseUrl();
+      return reply
+        .code(200)
+        .type('application/json; charset=utf-8')
+        .send(page.map((b) => contentItem(base, auth.tenant.id, b)));
+    };
 
   app.get<{ Params: Params }>(`${root}/subscriptions/content`, listing('content'));
   app.get<{ Params: Params }>(`${root}/subscriptions/notifications`, listing('notifications'));
@@ -321,10 +335,18 @@ export function registerManage(app: FastifyInstance, ctx: ManageContext): void {
       case 'notFound':
         return afError(reply, 400, 'AF20050', `The specified content (${contentId}) does not exist.`);
       case 'expired':
-        return afError(reply, 400, 'AF20051', `Content requested with the key ${contentId} has already expired. Content older than 7 days cannot be retrieved.`);
+        return afError(
+          reply,
+          400,
+          'AF20051',
+          `Content requested with the key ${contentId} has already expired. Content older than 7 days cannot be retrieved.`,
+        );
       case 'ok':
         // ASCII-only blobs go out as a Latin-1 copy (a plain byte copy) instead of a UTF-8 encode: same bytes, cheaper.
-        return reply.code(200).type('application/json; charset=utf-8').send(found.bytes ?? (found.ascii ? Buffer.from(found.json, 'latin1') : found.json));
+        return reply
+          .code(200)
+          .type('application/json; charset=utf-8')
+          .send(found.bytes ?? (found.ascii ? Buffer.from(found.json, 'latin1') : found.json));
     }
   });
 }

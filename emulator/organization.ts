@@ -123,7 +123,10 @@ export function registerOrganization(app: FastifyInstance, ctx: EmulatorContext)
     const resource = `${ctx.baseUrl()}/dataverse/${found.org.uniqueName}`;
     const result = await ctx.tokens.verify(bearerToken(req));
     if (!result.ok || result.claims.aud.replace(/\/+$/, '').toLowerCase() !== resource.toLowerCase() || result.claims.tid !== found.tenant.id) {
-      return reply.code(401).header('www-authenticate', `Bearer authorization_uri=${ctx.baseUrl()}/${found.tenant.id}/oauth2/authorize, resource_id=${resource}/`).send();
+      return reply
+        .code(401)
+        .header('www-authenticate', `Bearer authorization_uri=${ctx.baseUrl()}/${found.tenant.id}/oauth2/authorize, resource_id=${resource}/`)
+        .send();
     }
     let systemuserid: string;
     let sysAdmin: boolean;
@@ -140,16 +143,29 @@ export function registerOrganization(app: FastifyInstance, ctx: EmulatorContext)
       sysAdmin = appUser.roles.includes(SYSTEM_ADMINISTRATOR);
     }
     if (!sysAdmin) {
-      return dvError(reply, 403, '0x80040220', `Principal user (Id=${systemuserid}, type=8, roleCount=0, privilegeCount=0, accessMode='4', MetadataCachePrivilegesCount=0, businessUnitId=${found.org.businessUnitId}) is missing prvReadOrganization privilege (Id=${privilegeId('prvReadOrganization')}) on OTC=1019 for entity 'organization'.`);
+      return dvError(
+        reply,
+        403,
+        '0x80040220',
+        `Principal user (Id=${systemuserid}, type=8, roleCount=0, privilegeCount=0, accessMode='4', MetadataCachePrivilegesCount=0, businessUnitId=${found.org.businessUnitId}) is missing prvReadOrganization privilege (Id=${privilegeId('prvReadOrganization')}) on OTC=1019 for entity 'organization'.`,
+      );
     }
     const select = parseSelect(queryParam(req, '$select'));
     const bad = select?.find((c) => !ORGANIZATION_COLUMNS.includes(c));
     if (bad) return dvError(reply, 400, '0x80060888', `Could not find a property named '${bad}' on type 'Microsoft.Dynamics.CRM.organization'.`);
     for (const opt of ['$filter', '$orderby', '$expand', '$apply', '$skip', '$skiptoken']) {
-      if (queryParam(req, opt) !== undefined) return dvError(reply, 400, '0x80060888', `The emulator does not implement the query option '${opt}' on organizations.`);
+      if (queryParam(req, opt) !== undefined)
+        return dvError(reply, 400, '0x80060888', `The emulator does not implement the query option '${opt}' on organizations.`);
     }
     const row = found.tenant.organizationSettings?.[found.org.uniqueName.toLowerCase()];
-    const value = row ? [{ '@odata.etag': `W/"${parseInt(row.organizationid.slice(0, 6), 16)}"`, ...(select ? Object.fromEntries(['organizationid', ...select].map((c) => [c, row[c as keyof OrganizationRow]])) : row) }] : [];
+    const value = row
+      ? [
+          {
+            '@odata.etag': `W/"${parseInt(row.organizationid.slice(0, 6), 16)}"`,
+            ...(select ? Object.fromEntries(['organizationid', ...select].map((c) => [c, row[c as keyof OrganizationRow]])) : row),
+          },
+        ]
+      : [];
     const context = `${resource}/api/data/v9.2/$metadata#organizations${select ? `(${select.join(',')})` : ''}`;
     return reply.code(200).header('content-type', CONTENT_TYPE).send({ '@odata.context': context, value });
   });

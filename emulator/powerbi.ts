@@ -38,12 +38,17 @@ export const FABRIC_ADMINISTRATOR_ROLE = 'a9ea8996-122f-4c74-9520-8edcd192826c';
  * issue #209 (`Resolve-PowerBIError`), and in powerbi-docs #1109. No `message` field.
  */
 export function powerBiNotAuthorized(): Record<string, unknown> {
-  return { error: { code: 'PowerBINotAuthorizedException', 'pbi.error': { code: 'PowerBINotAuthorizedException', parameters: {}, details: [], exceptionCulprit: 1 } } };
+  return {
+    error: { code: 'PowerBINotAuthorizedException', 'pbi.error': { code: 'PowerBINotAuthorizedException', parameters: {}, details: [], exceptionCulprit: 1 } },
+  };
 }
 
 function badRequest(reply: FastifyReply, message: string): FastifyReply {
   // UNCONFIRMED wording and code; the swagger only documents 200.
-  return reply.code(400).type('application/json; charset=utf-8').send({ error: { code: 'InvalidRequest', message } });
+  return reply
+    .code(400)
+    .type('application/json; charset=utf-8')
+    .send({ error: { code: 'InvalidRequest', message } });
 }
 
 interface Cursor {
@@ -68,7 +73,10 @@ function encodeToken(c: Cursor): string {
 
 function decodeToken(raw: string): Cursor | null {
   // A '+' of standard base64 turns into a space when a client sends the token unencoded.
-  let text = raw.trim().replace(/^'(.*)'$/s, '$1').replace(/ /g, '+');
+  let text = raw
+    .trim()
+    .replace(/^'(.*)'$/s, '$1')
+    .replace(/ /g, '+');
   for (let i = 0; i < 3; i++) {
     try {
       const o = JSON.parse(Buffer.from(text, 'base64').toString('utf8')) as Cursor;
@@ -116,8 +124,20 @@ export async function authorizePowerBiAdmin(ctx: PowerBiContext, req: FastifyReq
   const deny = (_sent: unknown): null => null;
   const result = await ctx.tokens.verify(bearerToken(req));
   if (!result.ok) {
-    if (result.reason === 'expired') return deny(reply.code(403).type('application/json; charset=utf-8').send({ error: { code: 'TokenExpired', message: 'Access token has expired, resubmit with a new access token' } }));
-    return deny(reply.code(401).header('www-authenticate', 'Bearer authorization_uri="https://login.microsoftonline.com/common/oauth2/authorize"').type('application/json; charset=utf-8').send(powerBiNotAuthorized()));
+    if (result.reason === 'expired')
+      return deny(
+        reply
+          .code(403)
+          .type('application/json; charset=utf-8')
+          .send({ error: { code: 'TokenExpired', message: 'Access token has expired, resubmit with a new access token' } }),
+      );
+    return deny(
+      reply
+        .code(401)
+        .header('www-authenticate', 'Bearer authorization_uri="https://login.microsoftonline.com/common/oauth2/authorize"')
+        .type('application/json; charset=utf-8')
+        .send(powerBiNotAuthorized()),
+    );
   }
   const claims = result.claims;
   const aud = claims.aud.replace(/\/+$/, '').toLowerCase();
@@ -163,14 +183,17 @@ export function registerPowerBi(app: FastifyInstance, ctx: PowerBiContext): void
       if (!decoded || decoded.t.toLowerCase() !== tenant.id.toLowerCase()) return badRequest(reply, 'Invalid continuation token.');
       cursor = decoded;
     } else {
-      if (q.startDateTime === undefined || q.endDateTime === undefined) return badRequest(reply, "Both startDateTime and endDateTime are required (or continuationToken).");
+      if (q.startDateTime === undefined || q.endDateTime === undefined)
+        return badRequest(reply, 'Both startDateTime and endDateTime are required (or continuationToken).');
       const startText = quoted(q.startDateTime);
       const endText = quoted(q.endDateTime);
-      if (startText === null || endText === null) return badRequest(reply, "startDateTime and endDateTime must be enclosed in single quotes, e.g. startDateTime='2019-08-13T07:55:00.000Z'.");
+      if (startText === null || endText === null)
+        return badRequest(reply, "startDateTime and endDateTime must be enclosed in single quotes, e.g. startDateTime='2019-08-13T07:55:00.000Z'.");
       const start = parseUtc(startText);
       const end = parseUtc(endText);
       if (start === null || end === null) return badRequest(reply, 'startDateTime and endDateTime must be ISO 8601 date-times (UTC).');
-      if (new Date(start).toISOString().slice(0, 10) !== new Date(end).toISOString().slice(0, 10)) return badRequest(reply, 'startDateTime and endDateTime must be in the same UTC day.');
+      if (new Date(start).toISOString().slice(0, 10) !== new Date(end).toISOString().slice(0, 10))
+        return badRequest(reply, 'startDateTime and endDateTime must be in the same UTC day.');
       if (end < start) return badRequest(reply, 'endDateTime must not be before startDateTime.');
       if (start < now - settings.historyDays * DAY) return badRequest(reply, `startDateTime must be within the last ${settings.historyDays} days.`);
       cursor = { v: 1, t: tenant.id, s: start, e: end + 1, c: start, o: 0 };
@@ -204,5 +227,8 @@ export function registerPowerBi(app: FastifyInstance, ctx: PowerBiContext): void
 
 /** 404 for unknown paths under `/powerbi`, in Power BI's error envelope. */
 export function powerBiNotFound(req: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return reply.code(404).type('application/json; charset=utf-8').send({ error: { code: 'NotFound', message: `The emulator does not serve ${req.method} ${req.url.split('?')[0] ?? ''}.` } });
+  return reply
+    .code(404)
+    .type('application/json; charset=utf-8')
+    .send({ error: { code: 'NotFound', message: `The emulator does not serve ${req.method} ${req.url.split('?')[0] ?? ''}.` } });
 }

@@ -127,7 +127,10 @@ const SOURCES: { type: string; details: (topic: string, domain: string) => Power
 ];
 
 function slug(s: string): string {
-  return s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+  return s
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 }
 
 function iso(ms: number): string {
@@ -136,7 +139,15 @@ function iso(ms: number): string {
 
 /** A directory user as a Power BI principal. */
 function principalOf(user: DirectoryUser, accessRight: string): PowerBiPrincipal {
-  return { displayName: user.displayName, emailAddress: user.mail ?? user.userPrincipalName, identifier: user.userPrincipalName, graphId: user.id, principalType: 'User', userType: user.userType, accessRight };
+  return {
+    displayName: user.displayName,
+    emailAddress: user.mail ?? user.userPrincipalName,
+    identifier: user.userPrincipalName,
+    graphId: user.id,
+    principalType: 'User',
+    userType: user.userType,
+    accessRight,
+  };
 }
 
 /**
@@ -179,15 +190,22 @@ export function generatePowerBiEstate(input: PowerBiGenerateInput): PowerBiEstat
     };
     if (ws.isOnDedicatedCapacity) ws.capacityId = capacityId;
     if (!personal) {
-      for (const u of rng.shuffle(members.filter((m) => m !== owner)).slice(0, rng.int(0, 3))) ws.users.push(principalOf(u, rng.pick(['Member', 'Contributor', 'Viewer'])));
+      for (const u of rng.shuffle(members.filter((m) => m !== owner)).slice(0, rng.int(0, 3)))
+        ws.users.push(principalOf(u, rng.pick(['Member', 'Contributor', 'Viewer'])));
       const guest = guests.length > 0 ? guests[i % guests.length] : undefined;
       if (guest && (i === 0 || rng.chance(0.25))) ws.users.push(principalOf(guest, 'Viewer'));
-      if (i === 1 || rng.chance(0.3)) ws.users.push({ displayName: `${topic} team`, identifier: groupId, graphId: groupId, principalType: 'Group', accessRight: 'Member' });
+      if (i === 1 || rng.chance(0.3))
+        ws.users.push({ displayName: `${topic} team`, identifier: groupId, graphId: groupId, principalType: 'Group', accessRight: 'Member' });
     }
     const datasetCount = personal ? rng.int(0, 1) : rng.int(1, 2);
     for (let d = 0; d < datasetCount; d++) {
       const src = SOURCES[rng.int(0, SOURCES.length - 1)] as (typeof SOURCES)[number];
-      const ds: PowerBiDatasource = { datasourceId: rng.guid(), datasourceType: src.type, connectionDetails: src.details(topic, input.domain), gatewayId: src.gateway ? rng.guid() : null };
+      const ds: PowerBiDatasource = {
+        datasourceId: rng.guid(),
+        datasourceType: src.type,
+        connectionDetails: src.details(topic, input.domain),
+        gatewayId: src.gateway ? rng.guid() : null,
+      };
       estate.datasources.push(ds);
       ws.datasets.push({
         id: rng.guid(),
@@ -204,7 +222,17 @@ export function generatePowerBiEstate(input: PowerBiGenerateInput): PowerBiEstat
       });
     }
     for (const ds of ws.datasets) {
-      for (let r = 0; r < rng.int(1, 2); r++) ws.reports.push(newReport(rng.guid(), `${topic} ${rng.pick(REPORT_KINDS)}`, ds.id, owner, iso(modified - rng.int(0, 30) * DAY), rng.chance(0.8) ? 'PowerBIReport' : 'PaginatedReport'));
+      for (let r = 0; r < rng.int(1, 2); r++)
+        ws.reports.push(
+          newReport(
+            rng.guid(),
+            `${topic} ${rng.pick(REPORT_KINDS)}`,
+            ds.id,
+            owner,
+            iso(modified - rng.int(0, 30) * DAY),
+            rng.chance(0.8) ? 'PowerBIReport' : 'PaginatedReport',
+          ),
+        );
     }
     for (const rep of ws.reports) {
       rep.endorsement = rng.pick([null, null, 'Promoted', 'Certified'] as const);
@@ -213,7 +241,8 @@ export function generatePowerBiEstate(input: PowerBiGenerateInput): PowerBiEstat
       if (guest && rng.chance(0.2)) rep.users.push(principalOf(guest, 'Read'));
     }
     if (!personal) {
-      for (let d = 0; d < rng.int(0, 2); d++) ws.dashboards.push({ id: rng.guid(), displayName: `${topic} dashboard${d > 0 ? ` ${d + 1}` : ''}`, isReadOnly: false });
+      for (let d = 0; d < rng.int(0, 2); d++)
+        ws.dashboards.push({ id: rng.guid(), displayName: `${topic} dashboard${d > 0 ? ` ${d + 1}` : ''}`, isReadOnly: false });
       for (let d = 0; d < rng.int(0, 1); d++) ws.dataflows.push({ objectId: rng.guid(), name: `${topic} dataflow`, configuredBy: owner.userPrincipalName });
     }
     estate.workspaces.push(ws);
@@ -223,8 +252,14 @@ export function generatePowerBiEstate(input: PowerBiGenerateInput): PowerBiEstat
   const shuffled = rng.shuffle(reports);
   const webCount = reports.length === 0 ? 0 : Math.max(1, Math.floor(reports.length / 6));
   const orgCount = reports.length === 0 ? 0 : Math.max(1, Math.floor(reports.length / 4));
-  shuffled.slice(0, webCount).forEach(({ w, r }) => (r.publishedToWebBy = (w.users[0]?.graphId ?? (members[0] as DirectoryUser).id)));
-  shuffled.slice(0, orgCount).forEach(({ w, r }) => (r.organizationLink = { sharerId: w.users[0]?.graphId ?? (members[0] as DirectoryUser).id, accessRight: rng.pick(['Read', 'ReadWrite', 'ReadReshare'] as const) }));
+  shuffled.slice(0, webCount).forEach(({ w, r }) => (r.publishedToWebBy = w.users[0]?.graphId ?? (members[0] as DirectoryUser).id));
+  shuffled.slice(0, orgCount).forEach(
+    ({ w, r }) =>
+      (r.organizationLink = {
+        sharerId: w.users[0]?.graphId ?? (members[0] as DirectoryUser).id,
+        accessRight: rng.pick(['Read', 'ReadWrite', 'ReadReshare'] as const),
+      }),
+  );
   return estate;
 }
 
@@ -322,7 +357,19 @@ export function changePowerBiWorkspace(tenant: Tenant, workspaceId: string, chan
       if (!owner) throw new PowerBiChangeError(400, 'the tenant has no member user to own the report');
       let dataset = ws.datasets[0];
       if (!dataset) {
-        dataset = { id: randomUUID(), name: `${ws.name} model`, configuredBy: owner.userPrincipalName, createdDate: at, targetStorageMode: 'Import', isEffectiveIdentityRequired: false, isEffectiveIdentityRolesRequired: false, endorsement: null, sensitivityLabelId: null, datasourceIds: [], users: [principalOf(owner, 'ReadWriteReshareExplore')] };
+        dataset = {
+          id: randomUUID(),
+          name: `${ws.name} model`,
+          configuredBy: owner.userPrincipalName,
+          createdDate: at,
+          targetStorageMode: 'Import',
+          isEffectiveIdentityRequired: false,
+          isEffectiveIdentityRolesRequired: false,
+          endorsement: null,
+          sensitivityLabelId: null,
+          datasourceIds: [],
+          users: [principalOf(owner, 'ReadWriteReshareExplore')],
+        };
         ws.datasets.push(dataset);
       }
       const report = newReport(randomUUID(), change.name ?? `${ws.name} report ${ws.reports.length + 1}`, dataset.id, owner, at, 'PowerBIReport');
@@ -333,7 +380,15 @@ export function changePowerBiWorkspace(tenant: Tenant, workspaceId: string, chan
     case 'shareExternally': {
       if (typeof change.email !== 'string' || !/^[^@\s]+@[^@\s]+$/.test(change.email)) throw new PowerBiChangeError(400, "shareExternally needs an 'email'");
       const id = randomUUID();
-      ws.users.push({ displayName: change.email, emailAddress: change.email, identifier: `${change.email.replace('@', '_')}#EXT#@${tenant.domains[0] ?? 'tenant.onmicrosoft.com'}`, graphId: id, principalType: 'User', userType: 'Guest', accessRight: 'Viewer' });
+      ws.users.push({
+        displayName: change.email,
+        emailAddress: change.email,
+        identifier: `${change.email.replace('@', '_')}#EXT#@${tenant.domains[0] ?? 'tenant.onmicrosoft.com'}`,
+        graphId: id,
+        principalType: 'User',
+        userType: 'Guest',
+        accessRight: 'Viewer',
+      });
       break;
     }
     case 'delete':
@@ -397,7 +452,9 @@ export function scanResultJson(estate: PowerBiEstate, workspaceIds: string[], op
         modifiedDateTime: r.modifiedDateTime,
         modifiedBy: r.modifiedBy,
         reportType: r.reportType,
-        ...(r.endorsement ? { endorsementDetails: { endorsement: r.endorsement, ...(r.endorsement === 'Certified' ? { certifiedBy: r.modifiedBy } : {}) } } : {}),
+        ...(r.endorsement
+          ? { endorsementDetails: { endorsement: r.endorsement, ...(r.endorsement === 'Certified' ? { certifiedBy: r.modifiedBy } : {}) } }
+          : {}),
         ...(r.sensitivityLabelId ? { sensitivityLabel: { labelId: r.sensitivityLabelId } } : {}),
         ...users(r.users, 'reportUserAccessRight'),
       })),
@@ -426,7 +483,12 @@ export function scanResultJson(estate: PowerBiEstate, workspaceIds: string[], op
   });
   const datasourceInstances = estate.datasources
     .filter((d) => usedSources.has(d.datasourceId))
-    .map((d) => ({ datasourceType: d.datasourceType, connectionDetails: d.connectionDetails, datasourceId: d.datasourceId, ...(d.gatewayId ? { gatewayId: d.gatewayId } : {}) }));
+    .map((d) => ({
+      datasourceType: d.datasourceType,
+      connectionDetails: d.connectionDetails,
+      datasourceId: d.datasourceId,
+      ...(d.gatewayId ? { gatewayId: d.gatewayId } : {}),
+    }));
   return { workspaces: out, datasourceInstances, misconfiguredDatasourceInstances: [] };
 }
 

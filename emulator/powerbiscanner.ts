@@ -105,7 +105,11 @@ export function registerPowerBiScanner(app: FastifyInstance, ctx: PowerBiContext
     let list = estateOf(tenant).workspaces.filter((w) => (since === null ? w.state !== 'Deleted' : Date.parse(w.modifiedAt) > since));
     if (flag(q.excludePersonalWorkspaces)) list = list.filter((w) => w.type !== 'PersonalGroup');
     if (flag(q.excludeInActiveWorkspaces)) list = list.filter((w) => w.state === 'Active');
-    return json(reply, 200, list.map((w) => ({ id: w.id })));
+    return json(
+      reply,
+      200,
+      list.map((w) => ({ id: w.id })),
+    );
   });
 
   app.post('/v1.0/myorg/admin/workspaces/getInfo', async (req: FastifyRequest, reply: FastifyReply) => {
@@ -114,13 +118,17 @@ export function registerPowerBiScanner(app: FastifyInstance, ctx: PowerBiContext
     const body = req.body as { workspaces?: unknown } | undefined;
     const ids = body?.workspaces;
     if (!Array.isArray(ids) || ids.length === 0 || !ids.every((id) => typeof id === 'string' && GUID.test(id))) {
-      return bad(reply, "The body must be {\"workspaces\": [workspace ids]} with 1 to 100 GUIDs.");
+      return bad(reply, 'The body must be {"workspaces": [workspace ids]} with 1 to 100 GUIDs.');
     }
     if (ids.length > SCAN_MAX_WORKSPACES) return bad(reply, `At most ${SCAN_MAX_WORKSPACES} workspaces per request; got ${ids.length}.`);
     const wall = Date.now();
-    const inFlight = [...scans.values()].filter((s) => s.tenantId === tenant.id && (statusOf(s) === 'NotStarted' || statusOf(s) === 'Running') && wall - s.createdWallMs < ABANDONED_SCAN_MS).length;
+    const inFlight = [...scans.values()].filter(
+      (s) => s.tenantId === tenant.id && (statusOf(s) === 'NotStarted' || statusOf(s) === 'Running') && wall - s.createdWallMs < ABANDONED_SCAN_MS,
+    ).length;
     if (inFlight >= SCAN_MAX_CONCURRENT) {
-      return json(reply.header('retry-after', '1'), 429, { error: { code: 'TooManyRequests', message: `At most ${SCAN_MAX_CONCURRENT} scans may run at once.` } });
+      return json(reply.header('retry-after', '1'), 429, {
+        error: { code: 'TooManyRequests', message: `At most ${SCAN_MAX_CONCURRENT} scans may run at once.` },
+      });
     }
     const q = req.query as Record<string, string | undefined>;
     const options: ScanOptions = { lineage: flag(q.lineage), datasourceDetails: flag(q.datasourceDetails), getArtifactUsers: flag(q.getArtifactUsers) };
@@ -132,7 +140,15 @@ export function registerPowerBiScanner(app: FastifyInstance, ctx: PowerBiContext
     }
     // Expired scans are forgotten here, so the map stays bounded by what 24 h of calls created.
     for (const [id, s] of scans) if (now() - s.createdMs > SCAN_RESULT_TTL_MS) scans.delete(id);
-    const scan: Scan = { id: newId(), tenantId: tenant.id, createdMs: now(), createdWallMs: wall, polls: 0, fails, result: scanResultJson(estate, ids as string[], options) };
+    const scan: Scan = {
+      id: newId(),
+      tenantId: tenant.id,
+      createdMs: now(),
+      createdWallMs: wall,
+      polls: 0,
+      fails,
+      result: scanResultJson(estate, ids as string[], options),
+    };
     scans.set(scan.id, scan);
     const location = `${ctx.baseUrl()}/powerbi/v1.0/myorg/admin/workspaces/scanStatus/${scan.id}`;
     return json(reply.header('location', location), 202, { id: scan.id, createdDateTime: new Date(scan.createdMs).toISOString(), status: 'NotStarted' });
@@ -150,15 +166,22 @@ export function registerPowerBiScanner(app: FastifyInstance, ctx: PowerBiContext
     if (!scan) return json(reply, 404, { error: { code: 'ScanNotFound', message: `No scan ${req.params.scanId}.` } });
     scan.polls++;
     const status = statusOf(scan);
-    return json(reply, 200, { id: scan.id, createdDateTime: new Date(scan.createdMs).toISOString(), status, ...(status === 'Failed' ? { error: { code: 'ScanFailed', message: 'The scan failed.' } } : {}) });
+    return json(reply, 200, {
+      id: scan.id,
+      createdDateTime: new Date(scan.createdMs).toISOString(),
+      status,
+      ...(status === 'Failed' ? { error: { code: 'ScanFailed', message: 'The scan failed.' } } : {}),
+    });
   });
 
   app.get<{ Params: { scanId: string } }>('/v1.0/myorg/admin/workspaces/scanResult/:scanId', async (req, reply) => {
     const tenant = await authorizePowerBiAdmin(ctx, req, reply);
     if (!tenant) return reply;
     const scan = findScan(tenant, req.params.scanId);
-    if (!scan) return json(reply, 404, { error: { code: 'ScanNotFound', message: `No scan ${req.params.scanId}, or its result expired (results are kept 24 hours).` } });
-    if (statusOf(scan) !== 'Succeeded') return bad(reply, `Scan ${scan.id} is ${statusOf(scan)}; call GetScanResult only after GetScanStatus answers Succeeded.`, 'ScanNotCompleted');
+    if (!scan)
+      return json(reply, 404, { error: { code: 'ScanNotFound', message: `No scan ${req.params.scanId}, or its result expired (results are kept 24 hours).` } });
+    if (statusOf(scan) !== 'Succeeded')
+      return bad(reply, `Scan ${scan.id} is ${statusOf(scan)}; call GetScanResult only after GetScanStatus answers Succeeded.`, 'ScanNotCompleted');
     return json(reply, 200, scan.result);
   });
 
@@ -179,7 +202,12 @@ export function registerPowerBiScanner(app: FastifyInstance, ctx: PowerBiContext
       const next = offset + page.length < all.length ? encodeToken(offset + page.length, kind) : null;
       return json(reply, 200, {
         artifactAccessEntities: page,
-        ...(next ? { continuationUri: `${ctx.baseUrl()}/powerbi/v1.0/myorg/admin/widelySharedArtifacts/${kind}?continuationToken='${encodeURIComponent(next)}'`, continuationToken: encodeURIComponent(next) } : {}),
+        ...(next
+          ? {
+              continuationUri: `${ctx.baseUrl()}/powerbi/v1.0/myorg/admin/widelySharedArtifacts/${kind}?continuationToken='${encodeURIComponent(next)}'`,
+              continuationToken: encodeURIComponent(next),
+            }
+          : {}),
       });
     });
   }

@@ -213,8 +213,32 @@ function iso(ms: number): string {
 
 /** Hosts generated HTTP actions and custom connectors call: external ones and the tenant's own. */
 const EXTERNAL_HOSTS = ['hooks.zapier.com', 'webhook.site', 'api.trello.com', 'requestbin.net', 'pastebin.com', 'api.ipify.org', 'ngrok-free.app'];
-const APP_NAMES = ['Expense Tracker', 'Leave Request', 'Asset Checkout', 'Site Inspection', 'Visitor Log', 'Help Desk', 'Budget Planner', 'Timesheet', 'Onboarding Hub', 'Room Booking', 'Vendor Portal', 'Field Survey'];
-const FLOW_NAMES = ['Notify on new item', 'Approval routing', 'Daily digest', 'Sync orders', 'Archive attachments', 'Escalate tickets', 'Post to Teams', 'Backup list', 'Forward invoices', 'Weekly report'];
+const APP_NAMES = [
+  'Expense Tracker',
+  'Leave Request',
+  'Asset Checkout',
+  'Site Inspection',
+  'Visitor Log',
+  'Help Desk',
+  'Budget Planner',
+  'Timesheet',
+  'Onboarding Hub',
+  'Room Booking',
+  'Vendor Portal',
+  'Field Survey',
+];
+const FLOW_NAMES = [
+  'Notify on new item',
+  'Approval routing',
+  'Daily digest',
+  'Sync orders',
+  'Archive attachments',
+  'Escalate tickets',
+  'Post to Teams',
+  'Backup list',
+  'Forward invoices',
+  'Weekly report',
+];
 const CUSTOM_CONNECTOR_NAMES = ['Contoso CRM', 'Inventory API', 'Payroll Gateway', 'Shipping Tracker', 'Legacy ERP', 'Partner Portal'];
 
 /** Exact shares (floor of rate × count, at least 1 when the count is 3+) of the risky properties placed by the generator. */
@@ -298,7 +322,15 @@ export function generatePowerPlatform(
   const order = rng.shuffle(Array.from({ length: sizes.connections }, (_, i) => i));
   const disabledSet = new Set(disabled.length > 0 ? order.slice(0, byDisabled) : []);
   const guestSet = new Set(guests.length > 0 ? order.slice(byDisabled, byDisabled + byGuests) : []);
-  const connectorChoices = ['shared_office365', 'shared_sharepointonline', 'shared_sql', 'shared_teams', 'shared_webcontents', 'shared_salesforce', 'shared_dropbox'];
+  const connectorChoices = [
+    'shared_office365',
+    'shared_sharepointonline',
+    'shared_sql',
+    'shared_teams',
+    'shared_webcontents',
+    'shared_salesforce',
+    'shared_dropbox',
+  ];
   for (let i = 0; i < sizes.connections; i++) {
     const env = envAt(i);
     const customs = connectors.filter((c) => c.environment === env.name);
@@ -333,7 +365,9 @@ export function generatePowerPlatform(
     const owner = rng.chance(0.1) && disabled.length > 0 ? rng.pick(disabled) : maker();
     const created = when(900);
     const modified = Math.min(nowMs - 1000, created + rng.int(0, 200) * DAY_MS);
-    const used = rng.shuffle(['shared_office365', 'shared_sharepointonline', 'shared_commondataserviceforapps', 'shared_sql', 'shared_teams']).slice(0, rng.int(0, 3));
+    const used = rng
+      .shuffle(['shared_office365', 'shared_sharepointonline', 'shared_commondataserviceforapps', 'shared_sql', 'shared_teams'])
+      .slice(0, rng.int(0, 3));
     const customs = connectors.filter((c) => c.environment === env.name);
     if (customs.length > 0 && rng.chance(0.3)) used.push(rng.pick(customs).name);
     const base = rng.pick(APP_NAMES);
@@ -397,12 +431,29 @@ export function generatePowerPlatform(
         const c = connections.find((x) => x.environment === env.name && x.connector === 'shared_webcontents');
         if (c) {
           useConnection(c);
-          actions.push({ name: 'Invoke_an_HTTP_request', type: 'OpenApiConnection', connector: 'shared_webcontents', uri: `https://${host}/api/${rng.chars(6, HEX)}`, method: 'POST' });
+          actions.push({
+            name: 'Invoke_an_HTTP_request',
+            type: 'OpenApiConnection',
+            connector: 'shared_webcontents',
+            uri: `https://${host}/api/${rng.chars(6, HEX)}`,
+            method: 'POST',
+          });
         } else actions.push({ name: 'HTTP', type: 'Http', uri: `https://${host}/in/${rng.chars(8, HEX)}`, method: 'POST' });
-      } else actions.push({ name: kind === 'Http' ? 'HTTP' : 'HTTP_Webhook', type: kind, uri: `https://${host}/${rng.chars(8, HEX)}`, method: rng.pick(['GET', 'POST']) });
+      } else
+        actions.push({
+          name: kind === 'Http' ? 'HTTP' : 'HTTP_Webhook',
+          type: kind,
+          uri: `https://${host}/${rng.chars(8, HEX)}`,
+          method: rng.pick(['GET', 'POST']),
+        });
     } else if (rng.chance(0.2)) {
       // Internal HTTP call: not an external target.
-      actions.push({ name: 'HTTP_internal', type: 'Http', uri: `https://${tenant.domains[0] ?? 'contoso.onmicrosoft.com'}.example.internal/status`, method: 'GET' });
+      actions.push({
+        name: 'HTTP_internal',
+        type: 'Http',
+        uri: `https://${tenant.domains[0] ?? 'contoso.onmicrosoft.com'}.example.internal/status`,
+        method: 'GET',
+      });
     }
     flows.push({
       name: rng.guid(),
@@ -483,9 +534,20 @@ function defaultTenantSettings(): Record<string, unknown> {
     powerPlatform: {
       search: { disableDocsSearch: false, disableCommunitySearch: false, disableBingVideoSearch: false },
       teamsIntegration: { shareWithColleaguesUserLimit: 10000 },
-      powerApps: { disableShareWithEveryone: false, enableGuestsToMake: true, disableMembersIndicator: false, disableMakerMatch: false, disableConnectionSharingWithEveryone: false },
+      powerApps: {
+        disableShareWithEveryone: false,
+        enableGuestsToMake: true,
+        disableMembersIndicator: false,
+        disableMakerMatch: false,
+        disableConnectionSharingWithEveryone: false,
+      },
       environments: { disablePreferredDataLocationForTeamsEnvironment: false },
-      governance: { disableAdminDigest: false, disableDeveloperEnvironmentCreationByNonAdminUsers: false, enableDefaultEnvironmentRouting: false, policy: { enableDesktopFlowDataPolicyManagement: false } },
+      governance: {
+        disableAdminDigest: false,
+        disableDeveloperEnvironmentCreationByNonAdminUsers: false,
+        enableDefaultEnvironmentRouting: false,
+        policy: { enableDesktopFlowDataPolicyManagement: false },
+      },
       licensing: { disableBillingPolicyCreationByNonAdminUsers: false, storageCapacityConsumptionWarningThreshold: 85 },
       powerPages: {},
       intelligence: { disableCopilot: false, enableOpenAiBotPublishing: false },
@@ -510,7 +572,9 @@ export function isExternalUrl(tenant: Tenant, url: string): boolean {
 
 /** The HTTP steps of a flow (type Http/HttpWebhook, or an HTTP connector) with a URI. */
 export function httpSteps(flow: FlowModel): FlowStepModel[] {
-  return [flow.trigger, ...flow.actions].filter((s) => s.uri !== undefined && (s.type === 'Http' || s.type === 'HttpWebhook' || (s.connector !== undefined && HTTP_CONNECTORS.includes(s.connector))));
+  return [flow.trigger, ...flow.actions].filter(
+    (s) => s.uri !== undefined && (s.type === 'Http' || s.type === 'HttpWebhook' || (s.connector !== undefined && HTTP_CONNECTORS.includes(s.connector))),
+  );
 }
 
 /** What a complete collection of the Power Platform streams must store, and the risky properties among it. */
@@ -626,7 +690,12 @@ function connectorDisplayName(pp: PowerPlatformModel, name: string): string {
 
 function permission(resourceId: string, roleName: string, principal: Record<string, unknown>): Record<string, unknown> {
   const key = String(principal.id);
-  return { name: key, id: `${resourceId}/permissions/${key}`, type: `${resourceId.split('/').slice(1, 3).join('/')}/permissions`, properties: { roleName, principal } };
+  return {
+    name: key,
+    id: `${resourceId}/permissions/${key}`,
+    type: `${resourceId.split('/').slice(1, 3).join('/')}/permissions`,
+    properties: { roleName, principal },
+  };
 }
 
 /** The admin apps representation of an app (see module doc). */
@@ -667,7 +736,11 @@ function appResource(tenant: Tenant, app: PowerAppModel, expandPermissions: bool
     isHeroApp: false,
     environment: { id: `/providers/Microsoft.PowerApps/environments/${app.environment}`, name: app.environment },
     connectionReferences,
-    appPlanClassification: app.connectors.some((c) => STANDARD_CONNECTORS.find((s) => s.name === c)?.tier === 'Premium' || pp.connectors.some((x) => x.name === c)) ? 'Premium' : 'Standard',
+    appPlanClassification: app.connectors.some(
+      (c) => STANDARD_CONNECTORS.find((s) => s.name === c)?.tier === 'Premium' || pp.connectors.some((x) => x.name === c),
+    )
+      ? 'Premium'
+      : 'Standard',
     usesCustomApi: app.connectors.some((c) => pp.connectors.some((x) => x.name === c)),
   };
   if (expandPermissions) properties.permissions = appPermissions(tenant, app);
@@ -708,7 +781,11 @@ function flowListResource(tenant: Tenant, flow: FlowModel): Record<string, unkno
       createdTime: flow.createdTime,
       lastModifiedTime: flow.lastModifiedTime,
       flowSuspensionReason: flow.state === 'Suspended' ? 'DlpViolation' : 'None',
-      environment: { name: flow.environment, type: 'Microsoft.ProcessSimple/environments', id: `/providers/Microsoft.ProcessSimple/environments/${flow.environment}` },
+      environment: {
+        name: flow.environment,
+        type: 'Microsoft.ProcessSimple/environments',
+        id: `/providers/Microsoft.ProcessSimple/environments/${flow.environment}`,
+      },
       definitionSummary: { triggers: [stepSummary(flow.trigger)], actions: flow.actions.map(stepSummary) },
       creator: { tenantId: tenant.id, objectId: flow.creatorId, userId: flow.creatorId, userType: 'ActiveDirectory' },
       provisioningMethod: 'FromDefinition',
@@ -725,7 +802,19 @@ function stepDefinition(step: FlowStepModel, trigger: boolean): Record<string, u
   }
   if (step.connector) {
     const parameters: Record<string, unknown> = step.uri ? { 'request/method': step.method ?? 'GET', 'request/url': step.uri } : {};
-    return { type: step.type, inputs: { host: { connectionName: step.connector, operationId: step.connector === 'shared_webcontents' ? 'InvokeHttp' : 'Operation', apiId: `${API_PREFIX}${step.connector}` }, parameters, authentication: "@parameters('$authentication')" }, ...(trigger ? {} : { runAfter: {} }) };
+    return {
+      type: step.type,
+      inputs: {
+        host: {
+          connectionName: step.connector,
+          operationId: step.connector === 'shared_webcontents' ? 'InvokeHttp' : 'Operation',
+          apiId: `${API_PREFIX}${step.connector}`,
+        },
+        parameters,
+        authentication: "@parameters('$authentication')",
+      },
+      ...(trigger ? {} : { runAfter: {} }),
+    };
   }
   if (step.type === 'Request') return { type: 'Request', kind: step.kind ?? 'Button', inputs: { schema: { type: 'object', properties: {} } } };
   if (step.type === 'Recurrence') return { type: 'Recurrence', recurrence: { frequency: 'Day', interval: 1 } };
@@ -745,7 +834,17 @@ function flowResource(tenant: Tenant, flow: FlowModel): Record<string, unknown> 
     actions: Object.fromEntries(flow.actions.map((a) => [a.name, stepDefinition(a, false)])),
   };
   properties.connectionReferences = Object.fromEntries(
-    flow.connectionReferences.map((r) => [r.connector, { connectionName: r.connection, source: 'Embedded', id: `${API_PREFIX}${r.connector}`, displayName: connectorDisplayName(pp, r.connector), tier: 'NotSpecified', apiName: r.connector.replace(/^shared_/, '') }]),
+    flow.connectionReferences.map((r) => [
+      r.connector,
+      {
+        connectionName: r.connection,
+        source: 'Embedded',
+        id: `${API_PREFIX}${r.connector}`,
+        displayName: connectorDisplayName(pp, r.connector),
+        tier: 'NotSpecified',
+        apiName: r.connector.replace(/^shared_/, ''),
+      },
+    ]),
   );
   return base;
 }
@@ -755,7 +854,14 @@ function standardConnectorResource(c: StandardConnector): Record<string, unknown
     name: c.name,
     id: `${API_PREFIX}${c.name}`,
     type: 'Microsoft.PowerApps/apis',
-    properties: { displayName: c.displayName, description: `${c.displayName} connector`, tier: c.tier, publisher: 'Microsoft', isCustomApi: false, metadata: { source: 'marketplace' } },
+    properties: {
+      displayName: c.displayName,
+      description: `${c.displayName} connector`,
+      tier: c.tier,
+      publisher: 'Microsoft',
+      isCustomApi: false,
+      metadata: { source: 'marketplace' },
+    },
   };
 }
 
@@ -770,7 +876,7 @@ function customConnectorResource(tenant: Tenant, c: CustomConnectorModel): Recor
       displayName: c.displayName,
       description: '',
       tier: 'Premium',
-      publisher: (indexes.users.get(tenant.users, c.createdById)?.displayName) ?? 'Unknown',
+      publisher: indexes.users.get(tenant.users, c.createdById)?.displayName ?? 'Unknown',
       isCustomApi: true,
       createdTime: c.createdTime,
       changedTime: c.lastModifiedTime,
@@ -778,7 +884,10 @@ function customConnectorResource(tenant: Tenant, c: CustomConnectorModel): Recor
       environment: { id: `/providers/Microsoft.PowerApps/environments/${c.environment}`, name: c.environment },
       backendService: { serviceUrl: c.backendUrl },
       swagger: { swagger: '2.0', host: url.host, basePath: url.pathname, schemes: [url.protocol.replace(':', '')] },
-      apiDefinitions: { originalSwaggerUrl: `https://paeu2weu8.blob.core.windows.net/api-swagger-files/${c.name}.json`, modifiedSwaggerUrl: `https://paeu2weu8.blob.core.windows.net/api-swagger-files/${c.name}-modified.json` },
+      apiDefinitions: {
+        originalSwaggerUrl: `https://paeu2weu8.blob.core.windows.net/api-swagger-files/${c.name}.json`,
+        modifiedSwaggerUrl: `https://paeu2weu8.blob.core.windows.net/api-swagger-files/${c.name}-modified.json`,
+      },
       metadata: { source: 'powerapps-user-defined' },
     },
   };
@@ -793,7 +902,10 @@ function connectionResource(tenant: Tenant, c: ConnectionModel): Record<string, 
   const properties: Record<string, unknown> = {
     apiId: `${API_PREFIX}${c.connector}`,
     displayName: c.displayName,
-    statuses: c.status === 'Connected' ? [{ status: 'Connected' }] : [{ status: 'Error', target: 'token', error: { code: 'Unauthorized', message: 'The refresh token has expired due to inactivity.' } }],
+    statuses:
+      c.status === 'Connected'
+        ? [{ status: 'Connected' }]
+        : [{ status: 'Error', target: 'token', error: { code: 'Unauthorized', message: 'The refresh token has expired due to inactivity.' } }],
     createdBy: principalOf(tenant, c.createdById),
     createdTime: c.createdTime,
     lastModifiedTime: c.lastModifiedTime,
@@ -803,8 +915,10 @@ function connectionResource(tenant: Tenant, c: ConnectionModel): Record<string, 
   };
   if (c.accountName) properties.accountName = c.accountName;
   if (c.authType === 'oauth') properties.connectionParameters = { 'token:grantType': 'code' };
-  else if (c.authType === 'servicePrincipal') properties.connectionParametersSet = { name: 'oauthSP', values: { 'token:clientId': { value: '00000000-0000-0000-0000-000000000000' } } };
-  else if (c.authType === 'basic') properties.connectionParameters = { server: 'sql.contoso.example', database: 'crm', authType: 'basic', username: c.accountName };
+  else if (c.authType === 'servicePrincipal')
+    properties.connectionParametersSet = { name: 'oauthSP', values: { 'token:clientId': { value: '00000000-0000-0000-0000-000000000000' } } };
+  else if (c.authType === 'basic')
+    properties.connectionParameters = { server: 'sql.contoso.example', database: 'crm', authType: 'basic', username: c.accountName };
   else properties.connectionParameters = { api_key: '' };
   return { name: c.name, id, type: 'Microsoft.PowerApps/apis/connections', properties };
 }
@@ -813,7 +927,11 @@ function connectionResource(tenant: Tenant, c: ConnectionModel): Record<string, 
  * Built-in connectors a DLP policy lists without the `/providers/Microsoft.PowerApps/apis/` prefix: the HTTP
  * trigger and actions (Microsoft Learn, connectors/powerplatformforadmins "Known issues and limitations").
  */
-export const DLP_BUILT_IN_CONNECTORS: Readonly<Record<string, string>> = { Http: 'HTTP', HttpWebhook: 'HTTP Webhook', HttpRequestReceived: 'When a HTTP request is received' };
+export const DLP_BUILT_IN_CONNECTORS: Readonly<Record<string, string>> = {
+  Http: 'HTTP',
+  HttpWebhook: 'HTTP Webhook',
+  HttpRequestReceived: 'When a HTTP request is received',
+};
 
 /**
  * A DLP policy's `policyDefinition` as the v2 LIST serves it: scope, default group, times, etag — and no
@@ -826,7 +944,11 @@ function dlpPolicyDefinition(tenant: Tenant, p: DlpPolicyModel): Record<string, 
     displayName: p.displayName,
     defaultConnectorsClassification: p.defaultConnectorsClassification,
     environmentType: p.environmentType,
-    environments: p.environments.map((e) => ({ id: `/providers/Microsoft.BusinessAppPlatform/scopes/admin/environments/${e}`, name: e, type: 'Microsoft.BusinessAppPlatform/scopes/environments' })),
+    environments: p.environments.map((e) => ({
+      id: `/providers/Microsoft.BusinessAppPlatform/scopes/admin/environments/${e}`,
+      name: e,
+      type: 'Microsoft.BusinessAppPlatform/scopes/environments',
+    })),
     createdBy: { displayName: creator?.displayName ?? 'SYSTEM' },
     createdTime: p.createdTime,
     lastModifiedBy: { displayName: creator?.displayName ?? 'SYSTEM' },
@@ -870,7 +992,13 @@ function dlpPolicyResource(tenant: Tenant, p: DlpPolicyModel): Record<string, un
   });
   const { name, displayName, defaultConnectorsClassification, ...rest } = dlpPolicyDefinition(tenant, p);
   return {
-    policyDefinition: { name, displayName, defaultConnectorsClassification, connectorGroups: [group('Confidential', p.business), group('General', p.nonBusiness), group('Blocked', p.blocked)], ...rest },
+    policyDefinition: {
+      name,
+      displayName,
+      defaultConnectorsClassification,
+      connectorGroups: [group('Confidential', p.business), group('General', p.nonBusiness), group('Blocked', p.blocked)],
+      ...rest,
+    },
     customConnectorUrlPatternsDefinition: { rules: [{ order: 1, customConnectorRuleClassification: 'Ignore', pattern: '*' }] },
   };
 }
@@ -891,7 +1019,13 @@ interface Auth {
  * audiences (401), then a user with an admin role or a registered management application (403 with "does not have
  * permission to access the path").
  */
-async function authorize(ctx: EmulatorContext, req: FastifyRequest, reply: FastifyReply, audiences: string[], requireApiVersion: boolean): Promise<Auth | null> {
+async function authorize(
+  ctx: EmulatorContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  audiences: string[],
+  requireApiVersion: boolean,
+): Promise<Auth | null> {
   if (requireApiVersion && queryParam(req, 'api-version') === undefined) {
     ppError(reply, 400, 'MissingApiVersionParameter', 'The api-version query parameter (?api-version=) is required for all requests.');
     return null;
@@ -899,12 +1033,22 @@ async function authorize(ctx: EmulatorContext, req: FastifyRequest, reply: Fasti
   const result = await ctx.tokens.verify(bearerToken(req));
   if (!result.ok) {
     reply.header('www-authenticate', `Bearer authorization_uri="${ctx.baseUrl()}/common/oauth2/authorize", error="invalid_token"`);
-    ppError(reply, 401, result.reason === 'missing' ? 'MissingAuthenticationToken' : 'InvalidAuthenticationToken', result.reason === 'missing' ? "Authentication failed. The 'Authorization' header is missing." : 'The access token is invalid.');
+    ppError(
+      reply,
+      401,
+      result.reason === 'missing' ? 'MissingAuthenticationToken' : 'InvalidAuthenticationToken',
+      result.reason === 'missing' ? "Authentication failed. The 'Authorization' header is missing." : 'The access token is invalid.',
+    );
     return null;
   }
   const aud = result.claims.aud.replace(/\/+$/, '');
   if (!audiences.includes(aud)) {
-    ppError(reply, 401, 'InvalidAuthenticationTokenAudience', `The access token has been obtained for wrong audience or resource '${result.claims.aud}'. It should exactly match with one of the allowed audiences ${audiences.map((a) => `'${a}'`).join(',')}.`);
+    ppError(
+      reply,
+      401,
+      'InvalidAuthenticationTokenAudience',
+      `The access token has been obtained for wrong audience or resource '${result.claims.aud}'. It should exactly match with one of the allowed audiences ${audiences.map((a) => `'${a}'`).join(',')}.`,
+    );
     return null;
   }
   const tenant = ctx.store.get(result.claims.tid);
@@ -915,11 +1059,21 @@ async function authorize(ctx: EmulatorContext, req: FastifyRequest, reply: Fasti
   const path = (req.url.split('?')[0] ?? '').replace(/^\/(bap|powerapps|flow)/, '');
   if (result.claims.idtyp === 'app') {
     if (!(findApp(tenant, result.claims.appid)?.isManagementApp ?? false)) {
-      ppError(reply, 403, 'Forbidden', `The service principal with id '${result.claims.oid}' for application ${result.claims.appid} does not have permission to access the path '${path}' in tenant ${tenant.id}.`);
+      ppError(
+        reply,
+        403,
+        'Forbidden',
+        `The service principal with id '${result.claims.oid}' for application ${result.claims.appid} does not have permission to access the path '${path}' in tenant ${tenant.id}.`,
+      );
       return null;
     }
   } else if (!(result.claims.wids ?? []).some((w) => POWER_PLATFORM_ADMIN_ROLES.includes(w))) {
-    ppError(reply, 403, 'Forbidden', `The user '${result.claims.upn ?? result.claims.oid}' does not have permission to access the path '${path}' in tenant ${tenant.id}.`);
+    ppError(
+      reply,
+      403,
+      'Forbidden',
+      `The user '${result.claims.upn ?? result.claims.oid}' does not have permission to access the path '${path}' in tenant ${tenant.id}.`,
+    );
     return null;
   }
   return { tenant, claims: result.claims };
@@ -931,7 +1085,16 @@ const pageSizeOf = (pp: PowerPlatformModel): number => Math.max(1, pp.pageSize ?
  * Serves one page of `items` with `nextLink` (`$skiptoken` = an opaque keyset cursor) when more remain.
  * An unreadable skip token → 400 `InvalidSkipToken`.
  */
-function sendPage<T>(req: FastifyRequest, reply: FastifyReply, ctx: EmulatorContext, collection: string, items: T[], key: (t: T) => string, pageSize: number, render: (t: T) => unknown): FastifyReply {
+function sendPage<T>(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  ctx: EmulatorContext,
+  collection: string,
+  items: T[],
+  key: (t: T) => string,
+  pageSize: number,
+  render: (t: T) => unknown,
+): FastifyReply {
   const token = queryParam(req, '$skiptoken');
   let start = 0;
   if (token !== undefined) {
@@ -977,9 +1140,21 @@ export function registerPowerApps(app: FastifyInstance, ctx: EmulatorContext): v
     const env = envOr404(reply, auth.tenant, req.params.env);
     if (!env) return reply;
     const pp = auth.tenant.powerPlatform ?? emptyPowerPlatform();
-    const expand = (queryParam(req, '$expand') ?? '').split(',').map((s) => s.trim()).includes('permissions');
+    const expand = (queryParam(req, '$expand') ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .includes('permissions');
     const items = pp.apps.filter((a) => a.environment === env.name);
-    return sendPage(req, reply, ctx, `apps:${env.name}`, items, (a) => a.name, pageSizeOf(pp), (a) => appResource(auth.tenant, a, expand));
+    return sendPage(
+      req,
+      reply,
+      ctx,
+      `apps:${env.name}`,
+      items,
+      (a) => a.name,
+      pageSizeOf(pp),
+      (a) => appResource(auth.tenant, a, expand),
+    );
   });
 
   app.get<{ Params: { env: string; app: string } }>(`${admin}/apps/:app/permissions`, async (req, reply) => {
@@ -999,7 +1174,16 @@ export function registerPowerApps(app: FastifyInstance, ctx: EmulatorContext): v
     if (!env) return reply;
     const pp = auth.tenant.powerPlatform ?? emptyPowerPlatform();
     const items = pp.connections.filter((c) => c.environment === env.name);
-    return sendPage(req, reply, ctx, `connections:${env.name}`, items, (c) => c.name, pageSizeOf(pp), (c) => connectionResource(auth.tenant, c));
+    return sendPage(
+      req,
+      reply,
+      ctx,
+      `connections:${env.name}`,
+      items,
+      (c) => c.name,
+      pageSizeOf(pp),
+      (c) => connectionResource(auth.tenant, c),
+    );
   });
 
   app.get('/providers/Microsoft.PowerApps/apis', async (req, reply) => {
@@ -1015,7 +1199,16 @@ export function registerPowerApps(app: FastifyInstance, ctx: EmulatorContext): v
       ...STANDARD_CONNECTORS.map((c) => ({ key: c.name, render: () => standardConnectorResource(c) })),
       ...pp.connectors.filter((c) => c.environment === env.name).map((c) => ({ key: c.name, render: () => customConnectorResource(auth.tenant, c) })),
     ];
-    return sendPage(req, reply, ctx, `apis:${env.name}`, items, (i) => i.key, pageSizeOf(pp), (i) => i.render());
+    return sendPage(
+      req,
+      reply,
+      ctx,
+      `apis:${env.name}`,
+      items,
+      (i) => i.key,
+      pageSizeOf(pp),
+      (i) => i.render(),
+    );
   });
 }
 
@@ -1033,7 +1226,16 @@ export function registerFlow(app: FastifyInstance, ctx: EmulatorContext): void {
     if (!env) return reply;
     const pp = auth.tenant.powerPlatform ?? emptyPowerPlatform();
     const items = pp.flows.filter((f) => f.environment === env.name);
-    return sendPage(req, reply, ctx, `flows:${env.name}`, items, (f) => f.name, pageSizeOf(pp), (f) => flowListResource(auth.tenant, f));
+    return sendPage(
+      req,
+      reply,
+      ctx,
+      `flows:${env.name}`,
+      items,
+      (f) => f.name,
+      pageSizeOf(pp),
+      (f) => flowListResource(auth.tenant, f),
+    );
   });
   const single = async (req: FastifyRequest<{ Params: { env: string; flow: string } }>, reply: FastifyReply): Promise<FastifyReply> => {
     const auth = await authorize(ctx, req, reply, audiences, true);
@@ -1079,10 +1281,12 @@ export function registerPowerPlatformGovernance(app: FastifyInstance, ctx: Emula
   app.get<{ Params: { tid: string } }>('/providers/PowerPlatform.Governance/v1/tenants/:tid/tenantIsolationPolicy', async (req, reply) => {
     const auth = await authorize(ctx, req, reply, audiences, false);
     if (!auth) return reply;
-    if (req.params.tid.toLowerCase() !== auth.tenant.id.toLowerCase()) return ppError(reply, 403, 'Forbidden', `The caller cannot read the tenant isolation policy of tenant '${req.params.tid}'.`);
+    if (req.params.tid.toLowerCase() !== auth.tenant.id.toLowerCase())
+      return ppError(reply, 403, 'Forbidden', `The caller cannot read the tenant isolation policy of tenant '${req.params.tid}'.`);
     const policy = auth.tenant.powerPlatform?.tenantIsolation ?? null;
     if (!policy) return ppError(reply, 404, 'TenantIsolationPolicyNotFound', `No tenant isolation policy exists for tenant '${auth.tenant.id}'.`);
-    return reply.type('application/json; charset=utf-8').send({ properties: { tenantId: auth.tenant.id, isDisabled: policy.isDisabled, allowedTenants: policy.allowedTenants } });
+    return reply
+      .type('application/json; charset=utf-8')
+      .send({ properties: { tenantId: auth.tenant.id, isDisabled: policy.isDisabled, allowedTenants: policy.allowedTenants } });
   });
 }
-

@@ -28,7 +28,13 @@ const OIDC_SCOPES = new Set(['openid', 'profile', 'offline_access', 'email']);
  * Grant types handled here. The device-code grant is accepted as the RFC 8628 URN and as the short `device_code`
  * MSAL sends (`GrantType.DEVICE_CODE_GRANT` in msal-common), which Entra accepts too.
  */
-export const USER_GRANT_TYPES: ReadonlySet<string> = new Set(['password', 'urn:ietf:params:oauth:grant-type:device_code', 'device_code', 'refresh_token', 'authorization_code']);
+export const USER_GRANT_TYPES: ReadonlySet<string> = new Set([
+  'password',
+  'urn:ietf:params:oauth:grant-type:device_code',
+  'device_code',
+  'refresh_token',
+  'authorization_code',
+]);
 
 const FIRST_PARTY = new Set<string>(Object.values(PUBLIC_CLIENT_IDS));
 
@@ -119,20 +125,61 @@ function checkClient(g: GrantContext, tenant: Tenant, clientId: string): Fastify
   if (!app) {
     const home = ctx.store.findHomeApp(clientId);
     if (home && home.app.signInAudience === 'AzureADMultipleOrgs') {
-      return sendAad(ctx, req, reply, 400, 65001, 'invalid_grant', `The user or administrator has not consented to use the application with ID '${clientId}' named '${home.app.displayName}'. Send an interactive authorization request for this user and resource.`, { suberror: 'consent_required' });
+      return sendAad(
+        ctx,
+        req,
+        reply,
+        400,
+        65001,
+        'invalid_grant',
+        `The user or administrator has not consented to use the application with ID '${clientId}' named '${home.app.displayName}'. Send an interactive authorization request for this user and resource.`,
+        { suberror: 'consent_required' },
+      );
     }
-    return sendAad(ctx, req, reply, 400, 700016, 'unauthorized_client', `Application with identifier '${clientId}' was not found in the directory '${tenant.displayName}'. This can happen if the application has not been installed by the administrator of the tenant or consented to by any user in the tenant. You may have sent your authentication request to the wrong tenant.`);
+    return sendAad(
+      ctx,
+      req,
+      reply,
+      400,
+      700016,
+      'unauthorized_client',
+      `Application with identifier '${clientId}' was not found in the directory '${tenant.displayName}'. This can happen if the application has not been installed by the administrator of the tenant or consented to by any user in the tenant. You may have sent your authentication request to the wrong tenant.`,
+    );
   }
   if (secret === undefined || secret === '') {
     if (allowsPublicClient(ctx.store, tenant, app)) return null;
-    return sendAad(ctx, req, reply, 401, 7000218, 'invalid_client', "The request body must contain the following parameter: 'client_assertion' or 'client_secret'.");
+    return sendAad(
+      ctx,
+      req,
+      reply,
+      401,
+      7000218,
+      'invalid_client',
+      "The request body must contain the following parameter: 'client_assertion' or 'client_secret'.",
+    );
   }
   const matched = secretsOf(ctx.store, tenant, app).find((s) => s.value === secret);
   if (!matched) {
-    return sendAad(ctx, req, reply, 401, 7000215, 'invalid_client', `Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app '${app.appId}'.`);
+    return sendAad(
+      ctx,
+      req,
+      reply,
+      401,
+      7000215,
+      'invalid_client',
+      `Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app '${app.appId}'.`,
+    );
   }
   if (Date.parse(matched.endDateTime) <= Date.now()) {
-    return sendAad(ctx, req, reply, 401, 7000222, 'invalid_client', `The provided client secret keys for app '${app.appId}' are expired. Visit the Azure portal to create new keys for your app: https://aka.ms/NewClientSecret, or consider using certificate credentials for added security: https://aka.ms/certCreds.`);
+    return sendAad(
+      ctx,
+      req,
+      reply,
+      401,
+      7000222,
+      'invalid_client',
+      `The provided client secret keys for app '${app.appId}' are expired. Visit the Azure portal to create new keys for your app: https://aka.ms/NewClientSecret, or consider using certificate credentials for added security: https://aka.ms/certCreds.`,
+    );
   }
   return null;
 }
@@ -142,14 +189,39 @@ function checkUser(g: GrantContext, user: DirectoryUser, resource: string, passw
   const { ctx, req, reply } = g;
   if (!user.accountEnabled) return sendAad(ctx, req, reply, 400, 50057, 'invalid_grant', 'The user account is disabled.');
   if (user.conditionalAccessBlocked) {
-    return sendAad(ctx, req, reply, 400, 53003, 'invalid_grant', 'Access has been blocked by Conditional Access policies. The access policy does not allow token issuance.');
+    return sendAad(
+      ctx,
+      req,
+      reply,
+      400,
+      53003,
+      'invalid_grant',
+      'Access has been blocked by Conditional Access policies. The access policy does not allow token issuance.',
+    );
   }
   if (!password) return null; // the device-login page handles MFA interactively
   if (user.mfaRegistrationRequired) {
-    return sendAad(ctx, req, reply, 400, 50079, 'interaction_required', `Due to a configuration change made by your administrator, or because you moved to a new location, you must enroll in multi-factor authentication to access '${resourceName(resource)}'.`);
+    return sendAad(
+      ctx,
+      req,
+      reply,
+      400,
+      50079,
+      'interaction_required',
+      `Due to a configuration change made by your administrator, or because you moved to a new location, you must enroll in multi-factor authentication to access '${resourceName(resource)}'.`,
+    );
   }
   if (user.mfaRequired) {
-    return sendAad(ctx, req, reply, 400, 50076, 'invalid_grant', `Due to a configuration change made by your administrator, or because you moved to a new location, you must use multi-factor authentication to access '${resourceName(resource)}'.`, { suberror: 'basic_action' });
+    return sendAad(
+      ctx,
+      req,
+      reply,
+      400,
+      50076,
+      'invalid_grant',
+      `Due to a configuration change made by your administrator, or because you moved to a new location, you must use multi-factor authentication to access '${resourceName(resource)}'.`,
+      { suberror: 'basic_action' },
+    );
   }
   return null;
 }
@@ -157,10 +229,26 @@ function checkUser(g: GrantContext, user: DirectoryUser, resource: string, passw
 function resolveScope(g: GrantContext, raw: string): UserScope | FastifyReply {
   const parsed = parseUserScope(raw);
   if (!parsed) {
-    return sendAad(g.ctx, g.req, g.reply, 400, 28000, 'invalid_scope', `Provided value for the input parameter scope '${raw}' is not valid because it contains more than one resource. Scope ${raw} is not valid.`);
+    return sendAad(
+      g.ctx,
+      g.req,
+      g.reply,
+      400,
+      28000,
+      'invalid_scope',
+      `Provided value for the input parameter scope '${raw}' is not valid because it contains more than one resource. Scope ${raw} is not valid.`,
+    );
   }
   if (!isKnown(g.ctx, parsed.resource)) {
-    return sendAad(g.ctx, g.req, g.reply, 400, 500011, 'invalid_resource', `The resource principal named ${parsed.resource} was not found in the tenant. This can happen if the application has not been installed by the administrator of the tenant or consented to by any user in the tenant. You might have sent your authentication request to the wrong tenant.`);
+    return sendAad(
+      g.ctx,
+      g.req,
+      g.reply,
+      400,
+      500011,
+      'invalid_resource',
+      `The resource principal named ${parsed.resource} was not found in the tenant. This can happen if the application has not been installed by the administrator of the tenant or consented to by any user in the tenant. You might have sent your authentication request to the wrong tenant.`,
+    );
   }
   return parsed;
 }
@@ -172,14 +260,31 @@ function isKnown(ctx: EmulatorContext, resource: string): boolean {
   return r.startsWith(prefix) && /^[^/?#]+$/.test(r.slice(prefix.length));
 }
 
-async function issue(g: GrantContext, tenant: Tenant, user: DirectoryUser, clientId: string, scope: UserScope, amr: string[], nonce?: string): Promise<FastifyReply> {
+async function issue(
+  g: GrantContext,
+  tenant: Tenant,
+  user: DirectoryUser,
+  clientId: string,
+  scope: UserScope,
+  amr: string[],
+  nonce?: string,
+): Promise<FastifyReply> {
   const { ctx, reply } = g;
   const { token, expiresIn } = await ctx.tokens.issueUserToken(tenant, user, { resource: scope.resource, clientId, scp: scope.scp, amr });
-  const body: Record<string, unknown> = { token_type: 'Bearer', scope: scope.responseScope, expires_in: expiresIn, ext_expires_in: expiresIn, access_token: token };
+  const body: Record<string, unknown> = {
+    token_type: 'Bearer',
+    scope: scope.responseScope,
+    expires_in: expiresIn,
+    ext_expires_in: expiresIn,
+    access_token: token,
+  };
   if (scope.oidc.has('offline_access')) body.refresh_token = ctx.signIn.issueRefreshToken({ tenantId: tenant.id, userId: user.id, clientId });
   if (scope.oidc.has('openid')) {
     const claims = ctx.store.findHomeApp(clientId)?.app.groupMembershipClaims;
-    body.id_token = await ctx.tokens.issueIdToken(`${ctx.baseUrl()}/${tenant.id}/v2.0`, tenant, user, clientId, { nonce, wids: claims === 'DirectoryRole' || claims === 'All' });
+    body.id_token = await ctx.tokens.issueIdToken(`${ctx.baseUrl()}/${tenant.id}/v2.0`, tenant, user, clientId, {
+      nonce,
+      wids: claims === 'DirectoryRole' || claims === 'All',
+    });
   }
   if (g.field('client_info') === '1') body.client_info = Buffer.from(JSON.stringify({ uid: user.id, utid: tenant.id })).toString('base64url');
   return reply
@@ -224,7 +329,15 @@ export async function handleUserGrant(
 
   if (grant === 'password') {
     if (alias === 'common' || alias === 'consumers') {
-      return sendAad(ctx, req, reply, 400, 9001023, 'invalid_request', 'The grant type is not supported over the /common or /consumers endpoints. Please use the /organizations or tenant-specific endpoint.');
+      return sendAad(
+        ctx,
+        req,
+        reply,
+        400,
+        9001023,
+        'invalid_request',
+        'The grant type is not supported over the /common or /consumers endpoints. Please use the /organizations or tenant-specific endpoint.',
+      );
     }
     if (!clientId) return missing(g, 'client_id');
     const username = field('username');
@@ -236,7 +349,15 @@ export async function handleUserGrant(
     const tenant = pathResolved ?? ctx.store.resolve(username.slice(username.lastIndexOf('@') + 1));
     const user = tenant ? findUserByUpn(tenant, username) : undefined;
     if (!tenant || !user) {
-      return sendAad(ctx, req, reply, 400, 50034, 'invalid_grant', `The user account {EUII Hidden} does not exist in the ${tenant ? tenant.id : '{tenant}'} directory. To sign into this application, the account must be added to the directory.`);
+      return sendAad(
+        ctx,
+        req,
+        reply,
+        400,
+        50034,
+        'invalid_grant',
+        `The user account {EUII Hidden} does not exist in the ${tenant ? tenant.id : '{tenant}'} directory. To sign into this application, the account must be added to the directory.`,
+      );
     }
     const client = checkClient(g, tenant, clientId);
     if (client) return client;
@@ -260,14 +381,50 @@ export async function handleUserGrant(
     const entry = ctx.signIn.authorizationCode(code);
     const invalid = (): FastifyReply => sendAad(ctx, req, reply, 400, 9002313, 'invalid_grant', 'Invalid request. Request is malformed or invalid.');
     if (!entry || entry.clientId.toLowerCase() !== clientId.toLowerCase() || (pathResolved && pathResolved.id !== entry.tenantId)) return invalid();
-    if (entry.redeemed) return sendAad(ctx, req, reply, 400, 54005, 'invalid_grant', 'OAuth2 Authorization code was already redeemed, please retry with a new valid code or use an existing refresh token.');
-    if (Date.now() >= entry.expiresAt) return sendAad(ctx, req, reply, 400, 70008, 'invalid_grant', 'The provided authorization code or refresh token has expired due to inactivity. Send a new interactive authorization request for this user and resource.');
-    if (entry.redirectUri !== redirectUri) return sendAad(ctx, req, reply, 400, 500112, 'invalid_grant', 'The reply address does not match the reply address provided when requesting the authorization code.');
+    if (entry.redeemed)
+      return sendAad(
+        ctx,
+        req,
+        reply,
+        400,
+        54005,
+        'invalid_grant',
+        'OAuth2 Authorization code was already redeemed, please retry with a new valid code or use an existing refresh token.',
+      );
+    if (Date.now() >= entry.expiresAt)
+      return sendAad(
+        ctx,
+        req,
+        reply,
+        400,
+        70008,
+        'invalid_grant',
+        'The provided authorization code or refresh token has expired due to inactivity. Send a new interactive authorization request for this user and resource.',
+      );
+    if (entry.redirectUri !== redirectUri)
+      return sendAad(
+        ctx,
+        req,
+        reply,
+        400,
+        500112,
+        'invalid_grant',
+        'The reply address does not match the reply address provided when requesting the authorization code.',
+      );
     if (entry.codeChallenge !== undefined) {
       const verifier = field('code_verifier');
       if (!verifier) return missing(g, 'code_verifier');
       const computed = entry.codeChallengeMethod === 'S256' ? createHash('sha256').update(verifier).digest('base64url') : verifier;
-      if (computed !== entry.codeChallenge) return sendAad(ctx, req, reply, 400, 50148, 'invalid_grant', 'The code_verifier does not match the code_challenge supplied in the authorization request for PKCE.');
+      if (computed !== entry.codeChallenge)
+        return sendAad(
+          ctx,
+          req,
+          reply,
+          400,
+          50148,
+          'invalid_grant',
+          'The code_verifier does not match the code_challenge supplied in the authorization request for PKCE.',
+        );
     }
     const tenant = ctx.store.get(entry.tenantId);
     const user = tenant ? indexes.users.get(tenant.users, entry.userId) : undefined;
@@ -289,7 +446,15 @@ export async function handleUserGrant(
     const subject = ctx.signIn.refreshGrant(token);
     if (!subject) return sendAad(ctx, req, reply, 400, 9002313, 'invalid_grant', 'Invalid request. Request is malformed or invalid.');
     if (subject.clientId.toLowerCase() !== clientId.toLowerCase()) {
-      return sendAad(ctx, req, reply, 400, 70000, 'invalid_grant', 'Provided grant is invalid or malformed. The refresh token was issued to a different client.');
+      return sendAad(
+        ctx,
+        req,
+        reply,
+        400,
+        70000,
+        'invalid_grant',
+        'Provided grant is invalid or malformed. The refresh token was issued to a different client.',
+      );
     }
     const tenant = ctx.store.get(subject.tenantId);
     const user = tenant ? indexes.users.get(tenant.users, subject.userId) : undefined;
@@ -311,14 +476,33 @@ export async function handleUserGrant(
   const code = field('device_code');
   if (!code) return missing(g, 'device_code');
   const entry = ctx.signIn.byDeviceCode(code);
-  const badCode = (): FastifyReply => sendAad(ctx, req, reply, 400, 70018, 'bad_verification_code', 'Invalid verification code due to User typing in wrong user code for device code flow. Authorization is not approved.');
+  const badCode = (): FastifyReply =>
+    sendAad(
+      ctx,
+      req,
+      reply,
+      400,
+      70018,
+      'bad_verification_code',
+      'Invalid verification code due to User typing in wrong user code for device code flow. Authorization is not approved.',
+    );
   if (!entry || entry.clientId.toLowerCase() !== clientId.toLowerCase()) return badCode();
   if (pathResolved && entry.tenantId && pathResolved.id !== entry.tenantId) return badCode();
   if (entry.status === 'redeemed') {
-    return sendAad(ctx, req, reply, 400, 70000, 'invalid_grant', "The provided value for the input parameter 'device_code' is not valid. The device code has already been redeemed.");
+    return sendAad(
+      ctx,
+      req,
+      reply,
+      400,
+      70000,
+      'invalid_grant',
+      "The provided value for the input parameter 'device_code' is not valid. The device code has already been redeemed.",
+    );
   }
-  if (Date.now() >= entry.expiresAt) return sendAad(ctx, req, reply, 400, 70019, 'expired_token', 'Verification code expired. Have the user retry the sign-in.');
-  if (entry.status === 'pending') return sendAad(ctx, req, reply, 400, 70016, 'authorization_pending', 'OAuth 2.0 device flow error. Authorization is pending. Continue polling.');
+  if (Date.now() >= entry.expiresAt)
+    return sendAad(ctx, req, reply, 400, 70019, 'expired_token', 'Verification code expired. Have the user retry the sign-in.');
+  if (entry.status === 'pending')
+    return sendAad(ctx, req, reply, 400, 70016, 'authorization_pending', 'OAuth 2.0 device flow error. Authorization is pending. Continue polling.');
   if (entry.status === 'declined') return sendAad(ctx, req, reply, 400, 65004, 'authorization_declined', 'User declined to consent to access the app.');
   const tenant = entry.approvedTenantId ? ctx.store.get(entry.approvedTenantId) : undefined;
   const user = tenant && entry.approvedUserId ? indexes.users.get(tenant.users, entry.approvedUserId) : undefined;
@@ -339,7 +523,9 @@ function deviceLoginUrl(ctx: EmulatorContext): string {
 
 /** Applies the tenant's device-code auto-approval (see `SignInState.setAutoApprove`) to a new entry. */
 function autoApprove(ctx: EmulatorContext, entry: DeviceCodeEntry): void {
-  const candidates = entry.tenantId ? [entry.tenantId] : [ctx.signIn.signedInAdminTenant, ...ctx.signIn.autoApproveTenants()].filter((t): t is string => t !== null);
+  const candidates = entry.tenantId
+    ? [entry.tenantId]
+    : [ctx.signIn.signedInAdminTenant, ...ctx.signIn.autoApproveTenants()].filter((t): t is string => t !== null);
   for (const tid of candidates) {
     const upn = ctx.signIn.autoApproveUpn(tid);
     if (upn === undefined) continue;
@@ -363,7 +549,15 @@ export function registerDeviceCode(app: FastifyInstance, ctx: EmulatorContext): 
     const name = req.params.tenant;
     const alias = name.toLowerCase();
     if (alias === 'consumers') {
-      return sendAad(ctx, req, reply, 400, 9001023, 'invalid_request', 'The grant type is not supported over the /common or /consumers endpoints. Please use the /organizations or tenant-specific endpoint.');
+      return sendAad(
+        ctx,
+        req,
+        reply,
+        400,
+        9001023,
+        'invalid_request',
+        'The grant type is not supported over the /common or /consumers endpoints. Please use the /organizations or tenant-specific endpoint.',
+      );
     }
     const tenant = TENANT_ALIASES.has(alias) ? undefined : ctx.store.resolve(name);
     if (!TENANT_ALIASES.has(alias) && !tenant) return sendAad(ctx, req, reply, 400, 90002, 'invalid_tenant', tenantNotFound(name));
@@ -374,9 +568,21 @@ export function registerDeviceCode(app: FastifyInstance, ctx: EmulatorContext): 
     if (!clientId) return missing(g, 'client_id');
     const scope = field('scope');
     if (scope === undefined || scope.trim() === '') return missing(g, 'scope');
-    const known = FIRST_PARTY.has(clientId.toLowerCase()) || (tenant ? findApp(tenant, clientId) !== undefined || ctx.store.findHomeApp(clientId)?.app.signInAudience === 'AzureADMultipleOrgs' : ctx.store.findHomeApp(clientId) !== undefined);
+    const known =
+      FIRST_PARTY.has(clientId.toLowerCase()) ||
+      (tenant
+        ? findApp(tenant, clientId) !== undefined || ctx.store.findHomeApp(clientId)?.app.signInAudience === 'AzureADMultipleOrgs'
+        : ctx.store.findHomeApp(clientId) !== undefined);
     if (!known) {
-      return sendAad(ctx, req, reply, 400, 700016, 'unauthorized_client', `Application with identifier '${clientId}' was not found in the directory '${tenant ? tenant.displayName : name}'. This can happen if the application has not been installed by the administrator of the tenant or consented to by any user in the tenant. You may have sent your authentication request to the wrong tenant.`);
+      return sendAad(
+        ctx,
+        req,
+        reply,
+        400,
+        700016,
+        'unauthorized_client',
+        `Application with identifier '${clientId}' was not found in the directory '${tenant ? tenant.displayName : name}'. This can happen if the application has not been installed by the administrator of the tenant or consented to by any user in the tenant. You may have sent your authentication request to the wrong tenant.`,
+      );
     }
     const parsed = resolveScope(g, scope);
     if (!('resource' in parsed)) return parsed;
@@ -402,6 +608,8 @@ export function registerDeviceCode(app: FastifyInstance, ctx: EmulatorContext): 
   app.get('/devicelogin', async (_req, reply) =>
     reply
       .type('text/html; charset=utf-8')
-      .send('<!doctype html><html><head><title>Enter code</title></head><body><h1>Enter code</h1><p>Vigil emulator: approve or decline device codes through the control API (<code>POST /_emulator/device-codes/{userCode}/approve</code>).</p></body></html>'),
+      .send(
+        '<!doctype html><html><head><title>Enter code</title></head><body><h1>Enter code</h1><p>Vigil emulator: approve or decline device codes through the control API (<code>POST /_emulator/device-codes/{userCode}/approve</code>).</p></body></html>',
+      ),
   );
 }

@@ -58,7 +58,11 @@ const ORGANIZATION_NAME_MAX = 200;
 /** Trims an organization name and checks its length. @throws VigilError `invalid-input` (field `organization`). */
 function organizationName(name: string): string {
   const trimmed = name.trim();
-  if (!trimmed || trimmed.length > ORGANIZATION_NAME_MAX) throw new VigilError('invalid-input', 'INVALID_ORGANIZATION', `organization must be 1 to ${ORGANIZATION_NAME_MAX} characters.`, { field: 'organization', remediation: 'Give the customer organization a short name, e.g. "Contoso".' });
+  if (!trimmed || trimmed.length > ORGANIZATION_NAME_MAX)
+    throw new VigilError('invalid-input', 'INVALID_ORGANIZATION', `organization must be 1 to ${ORGANIZATION_NAME_MAX} characters.`, {
+      field: 'organization',
+      remediation: 'Give the customer organization a short name, e.g. "Contoso".',
+    });
   return trimmed;
 }
 
@@ -95,7 +99,11 @@ export async function ensureOrganization(db: Executor, name: string = DEFAULT_OR
  */
 export async function createOrganization(db: Executor, name: string, at = new Date().toISOString()): Promise<OrganizationsTable> {
   const trimmed = organizationName(name);
-  if (await repo.findOrganizationByName(db, trimmed)) throw new VigilError('conflict', 'ORGANIZATION_EXISTS', `An organization named "${trimmed}" exists already.`, { field: 'organization', remediation: 'Use the existing organization (`vigil organizations list`), or pick another name.' });
+  if (await repo.findOrganizationByName(db, trimmed))
+    throw new VigilError('conflict', 'ORGANIZATION_EXISTS', `An organization named "${trimmed}" exists already.`, {
+      field: 'organization',
+      remediation: 'Use the existing organization (`vigil organizations list`), or pick another name.',
+    });
   return insertOrganization(db, trimmed, at);
 }
 
@@ -113,7 +121,14 @@ export interface OrganizationView {
 export async function listOrganizations(db: Executor): Promise<OrganizationView[]> {
   await ensureDefaultOrganization(db);
   const counts = await repo.organizationCounts(db);
-  return (await repo.listOrganizations(db)).map((o) => ({ id: o.id, name: o.name, createdAt: o.created_at, integrations: counts.integrations.get(o.id) ?? 0, users: counts.users.get(o.id) ?? 0, apiKeys: counts.apiKeys.get(o.id) ?? 0 }));
+  return (await repo.listOrganizations(db)).map((o) => ({
+    id: o.id,
+    name: o.name,
+    createdAt: o.created_at,
+    integrations: counts.integrations.get(o.id) ?? 0,
+    users: counts.users.get(o.id) ?? 0,
+    apiKeys: counts.apiKeys.get(o.id) ?? 0,
+  }));
 }
 
 /**
@@ -150,7 +165,17 @@ export interface PortalUserView {
 }
 
 function userView(u: repo.PortalUserRow): PortalUserView {
-  return { id: u.id, organizationId: u.organization_id, email: u.email, displayName: u.display_name, role: u.role as Role, createdAt: u.created_at, lastLoginAt: u.last_login_at, lockedUntil: u.locked_until, disabled: u.disabled_at !== null };
+  return {
+    id: u.id,
+    organizationId: u.organization_id,
+    email: u.email,
+    displayName: u.display_name,
+    role: u.role as Role,
+    createdAt: u.created_at,
+    lastLoginAt: u.last_login_at,
+    lockedUntil: u.locked_until,
+    disabled: u.disabled_at !== null,
+  };
 }
 
 /**
@@ -162,7 +187,8 @@ function userView(u: repo.PortalUserRow): PortalUserView {
 function emailUnavailable(email: string): VigilError {
   return new VigilError('conflict', 'EMAIL_UNAVAILABLE', `The address ${email} cannot be used for a new account.`, {
     field: 'email',
-    remediation: 'Use another address for this person; an address that already has an account keeps it (the operator can see which organization with `vigil users list`).',
+    remediation:
+      'Use another address for this person; an address that already has an account keeps it (the operator can see which organization with `vigil users list`).',
   });
 }
 
@@ -172,16 +198,39 @@ function emailUnavailable(email: string): VigilError {
  * @throws VigilError `invalid-input` naming the field (`email`, `password`, `role`); `conflict` / `EMAIL_UNAVAILABLE`
  *   when the address has an account, in this organization or another (see {@link emailUnavailable}).
  */
-export async function addPortalUser(db: Executor, input: { organizationId: string; email?: string; password?: string; role?: string; displayName?: string }, at = new Date().toISOString()): Promise<PortalUserView> {
+export async function addPortalUser(
+  db: Executor,
+  input: { organizationId: string; email?: string; password?: string; role?: string; displayName?: string },
+  at = new Date().toISOString(),
+): Promise<PortalUserView> {
   const email = (input.email ?? '').trim().toLowerCase();
-  if (!EMAIL.test(email) || email.length > 320) throw new VigilError('invalid-input', 'INVALID_EMAIL', `email must be an address like ann@contoso.com${input.email ? ` (got "${input.email}")` : ''}.`, { field: 'email', remediation: 'Give the address the person signs in with.' });
+  if (!EMAIL.test(email) || email.length > 320)
+    throw new VigilError('invalid-input', 'INVALID_EMAIL', `email must be an address like ann@contoso.com${input.email ? ` (got "${input.email}")` : ''}.`, {
+      field: 'email',
+      remediation: 'Give the address the person signs in with.',
+    });
   const password = input.password ?? '';
   if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) {
-    throw new VigilError('invalid-input', 'WEAK_PASSWORD', `password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters (got ${password.length}).`, { field: 'password', remediation: 'Use a passphrase of several words; length matters more than symbols.' });
+    throw new VigilError('invalid-input', 'WEAK_PASSWORD', `password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters (got ${password.length}).`, {
+      field: 'password',
+      remediation: 'Use a passphrase of several words; length matters more than symbols.',
+    });
   }
   const role = roleFrom(input.role, 'role');
   if (await repo.findPortalUserByEmail(db, email)) throw emailUnavailable(email);
-  const row: repo.PortalUserRow = { id: newId('usr'), organization_id: input.organizationId, email, display_name: input.displayName?.trim() || null, role, password_hash: await hashPassword(password), failed_logins: 0, locked_until: null, last_login_at: null, created_at: at, disabled_at: null };
+  const row: repo.PortalUserRow = {
+    id: newId('usr'),
+    organization_id: input.organizationId,
+    email,
+    display_name: input.displayName?.trim() || null,
+    role,
+    password_hash: await hashPassword(password),
+    failed_logins: 0,
+    locked_until: null,
+    last_login_at: null,
+    created_at: at,
+    disabled_at: null,
+  };
   await repo.insertPortalUser(db, row);
   return userView(row);
 }
@@ -224,14 +273,22 @@ export async function signIn(db: Executor, email: string, password: string, poli
   const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_PASSWORD_HASH);
   if (!user || user.failed_logins > policy.maxFailedLogins) throw SIGN_IN_FAILED(policy);
   if (!ok) {
-    if (user.failed_logins === policy.maxFailedLogins) await repo.lockPortalUser(db, user.id, new Date(now.getTime() + policy.lockoutSeconds * 1000).toISOString());
+    if (user.failed_logins === policy.maxFailedLogins)
+      await repo.lockPortalUser(db, user.id, new Date(now.getTime() + policy.lockoutSeconds * 1000).toISOString());
     throw SIGN_IN_FAILED(policy);
   }
   if (!(await repo.recordSignIn(db, user.id, at))) throw SIGN_IN_FAILED(policy);
   const sessionToken = newToken();
   const csrfToken = newToken();
   const expiresAt = new Date(now.getTime() + policy.absoluteTimeoutSeconds * 1000).toISOString();
-  await repo.insertSession(db, { id: tokenHash(sessionToken), user_id: user.id, csrf_hash: tokenHash(csrfToken), created_at: at, last_seen_at: at, expires_at: expiresAt });
+  await repo.insertSession(db, {
+    id: tokenHash(sessionToken),
+    user_id: user.id,
+    csrf_hash: tokenHash(csrfToken),
+    created_at: at,
+    last_seen_at: at,
+    expires_at: expiresAt,
+  });
   return { sessionToken, csrfToken, expiresAt, user: userView({ ...user, last_login_at: at, failed_logins: 0, locked_until: null }) };
 }
 
@@ -260,7 +317,12 @@ function idleDeadline(lastSeenAt: string, policy: AccessPolicy): string {
  * timeout (then it is deleted), or its user is disabled. Each use moves the idle clock (written at most once per
  * {@link activityIntervalSeconds}; the idle check allows for that, see {@link idleDeadline}).
  */
-export async function authenticateSession(db: Executor, sessionToken: string, policy: AccessPolicy = DEFAULT_ACCESS_POLICY, now = new Date()): Promise<Principal | null> {
+export async function authenticateSession(
+  db: Executor,
+  sessionToken: string,
+  policy: AccessPolicy = DEFAULT_ACCESS_POLICY,
+  now = new Date(),
+): Promise<Principal | null> {
   const s = await repo.findSession(db, tokenHash(sessionToken));
   if (!s) return null;
   const at = now.toISOString();
@@ -306,7 +368,17 @@ export interface ApiKeyView {
 }
 
 function keyView(k: ApiKeysTable): ApiKeyView {
-  return { id: k.id, organizationId: k.organization_id, name: k.name, role: k.role as Role, createdBy: k.created_by, createdAt: k.created_at, expiresAt: k.expires_at, lastUsedAt: k.last_used_at, revokedAt: k.revoked_at };
+  return {
+    id: k.id,
+    organizationId: k.organization_id,
+    name: k.name,
+    role: k.role as Role,
+    createdBy: k.created_by,
+    createdAt: k.created_at,
+    expiresAt: k.expires_at,
+    lastUsedAt: k.last_used_at,
+    revokedAt: k.revoked_at,
+  };
 }
 
 /** API keys start with this, so secret scanners and people recognise them. */
@@ -317,18 +389,41 @@ const API_KEY_PREFIX = 'vgl_';
  * @param input.expiresAt ISO 8601 UTC in the future, or omitted for a key that lasts until revoked.
  * @throws VigilError `invalid-input` naming `name`, `role` or `expiresAt`.
  */
-export async function createApiKey(db: Executor, input: { organizationId: string; name?: string; role?: string; createdBy?: string | null; expiresAt?: string | null }, now = new Date()): Promise<{ key: string; apiKey: ApiKeyView }> {
+export async function createApiKey(
+  db: Executor,
+  input: { organizationId: string; name?: string; role?: string; createdBy?: string | null; expiresAt?: string | null },
+  now = new Date(),
+): Promise<{ key: string; apiKey: ApiKeyView }> {
   const name = (input.name ?? '').trim();
-  if (!name || name.length > 200) throw new VigilError('invalid-input', 'INVALID_NAME', 'name must be 1 to 200 characters.', { field: 'name', remediation: 'Name the key after what uses it, e.g. "sentinel-connector".' });
+  if (!name || name.length > 200)
+    throw new VigilError('invalid-input', 'INVALID_NAME', 'name must be 1 to 200 characters.', {
+      field: 'name',
+      remediation: 'Name the key after what uses it, e.g. "sentinel-connector".',
+    });
   const role = roleFrom(input.role, 'role');
   let expiresAt: string | null = null;
   if (input.expiresAt) {
     const t = Date.parse(input.expiresAt);
-    if (Number.isNaN(t) || t <= now.getTime()) throw new VigilError('invalid-input', 'INVALID_EXPIRY', `expiresAt must be a future date (got "${input.expiresAt}").`, { field: 'expiresAt', remediation: 'Give an ISO 8601 date such as 2027-06-30, or none for a key that lasts until revoked.' });
+    if (Number.isNaN(t) || t <= now.getTime())
+      throw new VigilError('invalid-input', 'INVALID_EXPIRY', `expiresAt must be a future date (got "${input.expiresAt}").`, {
+        field: 'expiresAt',
+        remediation: 'Give an ISO 8601 date such as 2027-06-30, or none for a key that lasts until revoked.',
+      });
     expiresAt = new Date(t).toISOString();
   }
   const key = newToken(API_KEY_PREFIX);
-  const row: ApiKeysTable = { id: newId('key'), organization_id: input.organizationId, name, key_hash: tokenHash(key), role, created_by: input.createdBy ?? null, created_at: now.toISOString(), expires_at: expiresAt, last_used_at: null, revoked_at: null };
+  const row: ApiKeysTable = {
+    id: newId('key'),
+    organization_id: input.organizationId,
+    name,
+    key_hash: tokenHash(key),
+    role,
+    created_by: input.createdBy ?? null,
+    created_at: now.toISOString(),
+    expires_at: expiresAt,
+    last_used_at: null,
+    revoked_at: null,
+  };
   await repo.insertApiKey(db, row);
   return { key, apiKey: keyView(row) };
 }
@@ -353,5 +448,6 @@ export async function listApiKeys(db: Executor, organizationId: string): Promise
  * @throws VigilError `not-found` when the organization has no such live key (another organization's key included).
  */
 export async function revokeApiKey(db: Executor, organizationId: string, keyId: string, at = new Date().toISOString()): Promise<void> {
-  if (!(await repo.revokeApiKey(db, organizationId, keyId, at))) throw new VigilError('not-found', 'API_KEY_NOT_FOUND', `No active API key ${keyId}.`, { remediation: 'List the keys with `vigil api-keys list`.' });
+  if (!(await repo.revokeApiKey(db, organizationId, keyId, at)))
+    throw new VigilError('not-found', 'API_KEY_NOT_FOUND', `No active API key ${keyId}.`, { remediation: 'List the keys with `vigil api-keys list`.' });
 }

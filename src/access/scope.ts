@@ -45,7 +45,13 @@ export async function scopeIntegrations(db: Executor, principal: Pick<Principal,
  * caller's organization.
  * @throws VigilError `not-found` naming `what` when the object is absent or another organization's.
  */
-export async function requireOwned<T extends { integration_id: string }>(db: Executor, principal: Pick<Principal, 'organizationId'>, what: string, id: string, row: T | undefined): Promise<T> {
+export async function requireOwned<T extends { integration_id: string }>(
+  db: Executor,
+  principal: Pick<Principal, 'organizationId'>,
+  what: string,
+  id: string,
+  row: T | undefined,
+): Promise<T> {
   if (!row) throw notFound(what, id);
   if (!(await findOrganizationIntegration(db, principal.organizationId, row.integration_id))) throw notFound(what, id);
   return row;
@@ -57,6 +63,8 @@ export async function requireOwned<T extends { integration_id: string }>(db: Exe
  */
 export function requireRole(principal: Pick<Principal, 'role'>, role: Role): void {
   if (role === 'admin' && principal.role !== 'admin') {
-    throw new VigilError('authorization', 'FORBIDDEN_ROLE', 'This needs the admin role; you are signed in as a viewer.', { remediation: 'Ask an admin of your organization to do it, or to give you the admin role.' });
+    throw new VigilError('authorization', 'FORBIDDEN_ROLE', 'This needs the admin role; you are signed in as a viewer.', {
+      remediation: 'Ask an admin of your organization to do it, or to give you the admin role.',
+    });
   }
 }

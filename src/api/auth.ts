@@ -55,7 +55,12 @@ function secureCookie(ctx: Pick<ApiContext, 'secureCookies'>, request: FastifyRe
 }
 
 /** Sets the session and CSRF cookies after sign-in. */
-export function setSessionCookies(ctx: Pick<ApiContext, 'secureCookies' | 'access'>, request: FastifyRequest, reply: FastifyReply, tokens: { sessionToken: string; csrfToken: string }): void {
+export function setSessionCookies(
+  ctx: Pick<ApiContext, 'secureCookies' | 'access'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  tokens: { sessionToken: string; csrfToken: string },
+): void {
   const common = { path: '/', sameSite: 'strict' as const, secure: secureCookie(ctx, request), maxAge: ctx.access.absoluteTimeoutSeconds };
   reply.setCookie(SESSION_COOKIE, tokens.sessionToken, { ...common, httpOnly: true });
   reply.setCookie(CSRF_COOKIE, tokens.csrfToken, { ...common, httpOnly: false });
@@ -68,7 +73,10 @@ export function clearSessionCookies(reply: FastifyReply): void {
 }
 
 const unauthenticated = () =>
-  new VigilError('authentication', 'AUTHENTICATION_REQUIRED', 'Sign in, or send an API key.', { remediation: 'Portal: sign in again (a session ends after a while idle, and after a fixed time in any case). Scripts: send "Authorization: Bearer vgl_…" with a key from `vigil api-keys create`.' });
+  new VigilError('authentication', 'AUTHENTICATION_REQUIRED', 'Sign in, or send an API key.', {
+    remediation:
+      'Portal: sign in again (a session ends after a while idle, and after a fixed time in any case). Scripts: send "Authorization: Bearer vgl_…" with a key from `vigil api-keys create`.',
+  });
 
 /**
  * Registers the authentication hook on an instance holding the `/api/v1` routes (@fastify/cookie registered first).
@@ -95,7 +103,9 @@ export function registerAuthentication(app: FastifyInstance, ctx: ApiContext): v
       if (!SAFE_METHODS.has(request.method)) {
         const sent = request.headers[CSRF_HEADER];
         if (!csrfMatches(principal, typeof sent === 'string' ? sent : undefined)) {
-          throw new VigilError('authorization', 'CSRF_FAILED', 'The request lacks the CSRF token of this session.', { remediation: `Send the value of the ${CSRF_COOKIE} cookie in the ${CSRF_HEADER} header (the portal does this; reload it if it was open before a sign-in).` });
+          throw new VigilError('authorization', 'CSRF_FAILED', 'The request lacks the CSRF token of this session.', {
+            remediation: `Send the value of the ${CSRF_COOKIE} cookie in the ${CSRF_HEADER} header (the portal does this; reload it if it was open before a sign-in).`,
+          });
         }
       }
     }

@@ -71,12 +71,26 @@ export function errorHandler(logger: Logger) {
     if (err instanceof VigilError) return reply.code(statusOf(err)).send(errorBody(err));
     if (hasZodFastifySchemaValidationErrors(err)) {
       const issue = err.validation[0];
-      const path = issue?.instancePath.replace(/^\//, '').replace(/\//g, '.') || (issue?.params as { missingProperty?: string } | undefined)?.missingProperty || err.validationContext || 'body';
+      const path =
+        issue?.instancePath.replace(/^\//, '').replace(/\//g, '.') ||
+        (issue?.params as { missingProperty?: string } | undefined)?.missingProperty ||
+        err.validationContext ||
+        'body';
       const where = err.validationContext && err.validationContext !== 'body' ? ` (${err.validationContext})` : '';
-      return reply.code(400).send({ error: { code: 'INVALID_INPUT', message: `${path}${where}: ${issue?.message ?? 'invalid value'}.`, field: path, remediation: 'Correct the field as the OpenAPI document at /api/docs describes it.' } });
+      return reply.code(400).send({
+        error: {
+          code: 'INVALID_INPUT',
+          message: `${path}${where}: ${issue?.message ?? 'invalid value'}.`,
+          field: path,
+          remediation: 'Correct the field as the OpenAPI document at /api/docs describes it.',
+        },
+      });
     }
     if (isResponseSerializationError(err)) {
-      logger.error({ route: request.routeOptions.url, issues: err.cause.issues.slice(0, 3).map((i) => ({ path: i.path, code: i.code })) }, 'API response did not match its schema');
+      logger.error(
+        { route: request.routeOptions.url, issues: err.cause.issues.slice(0, 3).map((i) => ({ path: i.path, code: i.code })) },
+        'API response did not match its schema',
+      );
       return reply.code(500).send({ error: { code: 'INTERNAL', message: 'The server failed to answer; the error is logged.' } });
     }
     const status = err.statusCode ?? 500;

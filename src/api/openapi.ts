@@ -19,7 +19,9 @@ export async function openApiDocument(): Promise<Record<string, unknown>> {
   const api = new Proxy(REGISTRATION_CONTEXT, {
     get(target, key) {
       if (typeof key !== 'string' || key in target || key === 'then') return (target as Record<string | symbol, unknown>)[key];
-      throw new Error(`openApiDocument: route registration read the API context's "${key}"; read it in the handler instead, or add it to REGISTRATION_CONTEXT if it shapes the routes.`);
+      throw new Error(
+        `openApiDocument: route registration read the API context's "${key}"; read it in the handler instead, or add it to REGISTRATION_CONTEXT if it shapes the routes.`,
+      );
     },
   }) as ApiContext;
   const app = await buildServer({ ready: async () => ({ ok: false, detail: {} }), api });

@@ -76,8 +76,17 @@ async function apiPlugin(app: FastifyInstance, ctx: ApiContext): Promise<void> {
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
   });
   registerAuthentication(app, ctx);
-  for (const routes of [authRoutes, organizationRoutes, integrationRoutes, runRoutes, inventoryRoutes, findingRoutes, alertRoutes, exportRoutes]) routes(app, ctx);
-  app.setNotFoundHandler((request, reply) => reply.code(404).send({ error: { code: 'ROUTE_NOT_FOUND', message: `No route ${request.method} ${request.url.split('?')[0]}.`, remediation: 'See the OpenAPI document at /api/docs.' } }));
+  for (const routes of [authRoutes, organizationRoutes, integrationRoutes, runRoutes, inventoryRoutes, findingRoutes, alertRoutes, exportRoutes])
+    routes(app, ctx);
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({
+      error: {
+        code: 'ROUTE_NOT_FOUND',
+        message: `No route ${request.method} ${request.url.split('?')[0]}.`,
+        remediation: 'See the OpenAPI document at /api/docs.',
+      },
+    }),
+  );
 }
 
 /** The portal: built assets, and `index.html` for every other GET outside the API (client-side routes). */
@@ -86,7 +95,8 @@ async function portalPlugin(app: FastifyInstance, dir: string): Promise<void> {
   const index = readFileSync(join(dir, 'index.html'));
   await app.register(fastifyStatic, { root: dir, wildcard: false, index: false, maxAge: '1h' });
   app.get('/*', { schema: { hide: true } }, async (request, reply) => {
-    if (request.url.startsWith('/api/')) return reply.code(404).send({ error: { code: 'ROUTE_NOT_FOUND', message: `No route GET ${request.url.split('?')[0]}.` } });
+    if (request.url.startsWith('/api/'))
+      return reply.code(404).send({ error: { code: 'ROUTE_NOT_FOUND', message: `No route GET ${request.url.split('?')[0]}.` } });
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(index);
   });
 }
@@ -150,7 +160,10 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   app.addHook('preValidation', async (request) => {
     const field = nulField(request.params) ?? nulField(request.query) ?? nulField(request.body);
     if (field) {
-      throw new VigilError('invalid-input', 'NUL_IN_INPUT', `${field} contains a NUL character (U+0000), which no field accepts.`, { field, remediation: `Remove the NUL character from ${field}.` });
+      throw new VigilError('invalid-input', 'NUL_IN_INPUT', `${field} contains a NUL character (U+0000), which no field accepts.`, {
+        field,
+        remediation: `Remove the NUL character from ${field}.`,
+      });
     }
   });
   if (deps.metrics) {
@@ -167,19 +180,36 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     const handle = deps.consentCallback;
     app.get('/consent/callback', { schema: { hide: true } }, async (req, reply) => {
       const outcome = await handle(req.query as Record<string, string | undefined>);
-      if (outcome.redirect) return reply.code(302).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').header('location', outcome.redirect).send();
-      return reply.header('referrer-policy', 'no-referrer').code(outcome.httpStatus).header('cache-control', 'no-store').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'").type('text/html; charset=utf-8').send(consentPage(outcome));
+      if (outcome.redirect)
+        return reply.code(302).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').header('location', outcome.redirect).send();
+      return reply
+        .header('referrer-policy', 'no-referrer')
+        .code(outcome.httpStatus)
+        .header('cache-control', 'no-store')
+        .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+        .type('text/html; charset=utf-8')
+        .send(consentPage(outcome));
     });
   }
   if (deps.api) {
     await app.register(fastifySwagger, {
       openapi: {
         openapi: '3.1.0',
-        info: { title: 'Vigil API', version: '1', description: 'Security monitoring of the low-code and AI-agent estate of Microsoft 365 tenants. Every object belongs to the caller\'s organization; another organization\'s object answers 404. See docs/api.md.' },
+        info: {
+          title: 'Vigil API',
+          version: '1',
+          description:
+            "Security monitoring of the low-code and AI-agent estate of Microsoft 365 tenants. Every object belongs to the caller's organization; another organization's object answers 404. See docs/api.md.",
+        },
         components: {
           securitySchemes: {
             apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (vgl_…) from `vigil api-keys create` or POST /api/v1/organization/api-keys' },
-            session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'The portal session set by POST /api/v1/auth/login; changes also need the x-csrf-token header' },
+            session: {
+              type: 'apiKey',
+              in: 'cookie',
+              name: SESSION_COOKIE,
+              description: 'The portal session set by POST /api/v1/auth/login; changes also need the x-csrf-token header',
+            },
           },
         },
         security: [{ apiKey: [] }, { session: [] }],

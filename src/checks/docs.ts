@@ -19,9 +19,9 @@ export function renderChecksMarkdown(checks: LoadedCheck[]): string {
     'so a gap in what Vigil can see never reads as a pass. The "Peers" column names the open-source check each one',
     'matches or exceeds (Maester, ScubaGear); "none" where no open-source peer checks it. "Reads" names the collected',
     'inventory a check evaluates (streams in `vigil collect`; `directoryUsers` are the `users` stream): when one of them',
-    'was not collected — or the slice a resource lives under could not be read (an environment\'s Dataverse users, its',
-    'agents, one user\'s Teams apps) — the engine reports that resource as not evaluated with the stream, the slice and',
-    'the upstream\'s error code, whatever the check\'s own code concluded. A check with nothing in scope reports one',
+    "was not collected — or the slice a resource lives under could not be read (an environment's Dataverse users, its",
+    "agents, one user's Teams apps) — the engine reports that resource as not evaluated with the stream, the slice and",
+    "the upstream's error code, whatever the check's own code concluded. A check with nothing in scope reports one",
     'tenant-wide result; the dashboard lists everything not evaluated, and why.',
     '',
   ];
@@ -33,8 +33,21 @@ export function renderChecksMarkdown(checks: LoadedCheck[]): string {
     }
     lines.push('');
     for (const { metadata: m } of list) {
-      const reads = [...m.reads.map((r) => `\`${r}\``), ...m.paged.map((r) => `\`${r}\` (page by page)`)].join(', ') || 'the integration itself (setup, credentials, coverage)';
-      lines.push(`### \`${m.id}\``, '', `**Risk.** ${m.risk}`, '', `**Remediation.** ${m.remediation}`, '', `**Reads.** ${reads}`, '', `**References.** ${m.references.map((r) => `<${r}>`).join(', ')}`, '');
+      const reads =
+        [...m.reads.map((r) => `\`${r}\``), ...m.paged.map((r) => `\`${r}\` (page by page)`)].join(', ') ||
+        'the integration itself (setup, credentials, coverage)';
+      lines.push(
+        `### \`${m.id}\``,
+        '',
+        `**Risk.** ${m.risk}`,
+        '',
+        `**Remediation.** ${m.remediation}`,
+        '',
+        `**Reads.** ${reads}`,
+        '',
+        `**References.** ${m.references.map((r) => `<${r}>`).join(', ')}`,
+        '',
+      );
     }
   }
   return `${lines.join('\n').trimEnd()}\n`;

@@ -27,12 +27,18 @@ const GAP_REASONS: Record<string, string> = {
 };
 
 /** Builds the coverage view of a run from its checkpoints. */
-export function coverageFromCheckpoints(runId: string | null, checkpoints: { stream: string; slice_key: string; status: string; error_code: string | null; error_message: string | null }[]): Coverage {
+export function coverageFromCheckpoints(
+  runId: string | null,
+  checkpoints: { stream: string; slice_key: string; status: string; error_code: string | null; error_message: string | null }[],
+): Coverage {
   const gaps = new Map<string, CoverageGap>();
   for (const c of checkpoints) {
     if (c.status === 'error') {
       const code = c.error_code ?? 'ERROR';
-      gaps.set(`${c.stream}\u0000${c.slice_key}`, { code, message: GAP_REASONS[code] ? `${GAP_REASONS[code]} (${c.error_message ?? code})` : (c.error_message ?? code) });
+      gaps.set(`${c.stream}\u0000${c.slice_key}`, {
+        code,
+        message: GAP_REASONS[code] ? `${GAP_REASONS[code]} (${c.error_message ?? code})` : (c.error_message ?? code),
+      });
     } else if (c.status !== 'done') {
       gaps.set(`${c.stream}\u0000${c.slice_key}`, { code: 'INCOMPLETE', message: 'The collection of this part did not finish.' });
     }
@@ -43,7 +49,9 @@ export function coverageFromCheckpoints(runId: string | null, checkpoints: { str
     streamGap: (stream) => (runId === null ? never : (gaps.get(`${stream}\u0000*`) ?? null)),
     sliceGap: (stream, key) => (runId === null ? never : (gaps.get(`${stream}\u0000*`) ?? gaps.get(`${stream}\u0000${key}`) ?? null)),
     sliceGaps: (stream) =>
-      [...gaps.entries()].filter(([k]) => k.startsWith(`${stream}\u0000`) && k !== `${stream}\u0000*`).map(([k, g]) => ({ ...g, sliceKey: k.slice(stream.length + 1) })),
+      [...gaps.entries()]
+        .filter(([k]) => k.startsWith(`${stream}\u0000`) && k !== `${stream}\u0000*`)
+        .map(([k, g]) => ({ ...g, sliceKey: k.slice(stream.length + 1) })),
   };
 }
 
@@ -52,7 +60,12 @@ export function integrationContext(integration: IntegrationRef, now: Date, cover
   return {
     integrationId: integration.id,
     tenantId: integration.tenant_id,
-    integration: { mode: integration.mode, secretExpiresAt: integration.secret_expires_at, credentialState: integration.credential_state, credentialError: integration.credential_error },
+    integration: {
+      mode: integration.mode,
+      secretExpiresAt: integration.secret_expires_at,
+      credentialState: integration.credential_state,
+      credentialError: integration.credential_error,
+    },
     now,
     coverage,
   };
@@ -69,7 +82,9 @@ export async function runCheck(check: LoadedCheck, base: Omit<CheckContext, 'inv
     return guardResults(check.metadata, base, source, await check.run({ ...base, inventory: inventoryView(source, check.metadata) }));
   } catch (e) {
     logger?.warn({ integrationId: base.integrationId, checkId: check.metadata.id, err: (e as Error).message }, 'check failed; its result is not_evaluated');
-    return [{ resourceType: 'tenant', resourceId: base.tenantId, resourceName: null, status: 'not_evaluated', reason: `Check failed: ${(e as Error).message}` }];
+    return [
+      { resourceType: 'tenant', resourceId: base.tenantId, resourceName: null, status: 'not_evaluated', reason: `Check failed: ${(e as Error).message}` },
+    ];
   }
 }
 
@@ -114,7 +129,11 @@ export async function evaluateIntegration(
   await db.transaction().execute(async (trx) => {
     const run = await latestFinishedRun(trx, integration.id);
     const base = integrationContext(integration, now, coverageFromCheckpoints(run?.id ?? null, run ? await listCheckpoints(trx, run.id) : []));
-    const cache = new InventoryCache(trx, integration.id, checks.map((c) => c.metadata));
+    const cache = new InventoryCache(
+      trx,
+      integration.id,
+      checks.map((c) => c.metadata),
+    );
     await beginEvaluation(trx, integration.id, at);
     let done = 0;
     options.onCheck?.(0, checks.length);
@@ -124,11 +143,34 @@ export async function evaluateIntegration(
       cache.release(c.metadata.reads);
       for (const r of out) byStatus[r.status]++;
       results += out.length;
-      addCounts(counts, await applyCheckResults(trx, integration.id, base.coverage.runId, c.metadata.id, out.map((r) => ({ checkId: c.metadata.id, severity: c.metadata.severity, ...r })), at));
+      addCounts(
+        counts,
+        await applyCheckResults(
+          trx,
+          integration.id,
+          base.coverage.runId,
+          c.metadata.id,
+          out.map((r) => ({ checkId: c.metadata.id, severity: c.metadata.severity, ...r })),
+          at,
+        ),
+      );
       options.onCheck?.(++done, checks.length);
     }
-    addCounts(counts, await finishEvaluation(trx, integration.id, checks.map((c) => c.metadata.id), at));
-    if (sinks) await enqueueFindingEvents(trx, integration.id, at, new Map(checks.map((c) => [c.metadata.id, c.metadata])), { sinks: sinks.names, product: sinks.product, tenantId: integration.tenant_id });
+    addCounts(
+      counts,
+      await finishEvaluation(
+        trx,
+        integration.id,
+        checks.map((c) => c.metadata.id),
+        at,
+      ),
+    );
+    if (sinks)
+      await enqueueFindingEvents(trx, integration.id, at, new Map(checks.map((c) => [c.metadata.id, c.metadata])), {
+        sinks: sinks.names,
+        product: sinks.product,
+        tenantId: integration.tenant_id,
+      });
   });
   await deliverAfterCommit(sinks, db, options.logger);
   return { results, byStatus, findingsOpened: counts.opened, findingsOpen: counts.open, findingsResolved: counts.resolved };

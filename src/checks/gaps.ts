@@ -47,7 +47,12 @@ function readGaps(ctx: Pick<CheckContext, 'coverage'>, check: Pick<CheckMetadata
  * be read (0x80040220). …`; `sliceName` is the slice's display name when known (an environment's).
  */
 export function gapReason(gap: ReadGap, sliceName?: string | null): string {
-  const part = gap.sliceKey === '*' ? `'${gap.stream}'` : sliceName ? `'${gap.stream}' of environment ${sliceName} (${gap.sliceKey})` : `'${gap.stream}' for ${gap.sliceKey}`;
+  const part =
+    gap.sliceKey === '*'
+      ? `'${gap.stream}'`
+      : sliceName
+        ? `'${gap.stream}' of environment ${sliceName} (${gap.sliceKey})`
+        : `'${gap.stream}' for ${gap.sliceKey}`;
   return `Not evaluated: ${part} could not be read (${gap.code}). ${gap.message}`;
 }
 
@@ -95,10 +100,23 @@ function buildIndex(source: InventorySource): Map<string, Set<string>> {
  *
  * @param source the inventory the check was given (still loaded).
  */
-export function guardResults(check: Pick<CheckMetadata, 'id' | 'reads' | 'paged'>, ctx: Pick<CheckContext, 'coverage' | 'tenantId'>, source: InventorySource, results: CheckResult[]): CheckResult[] {
+export function guardResults(
+  check: Pick<CheckMetadata, 'id' | 'reads' | 'paged'>,
+  ctx: Pick<CheckContext, 'coverage' | 'tenantId'>,
+  source: InventorySource,
+  results: CheckResult[],
+): CheckResult[] {
   const out = results.length
     ? results
-    : [{ resourceType: 'tenant' as const, resourceId: ctx.tenantId, resourceName: null, status: 'pass' as const, reason: 'Nothing in scope: the collected inventory holds no resource this check covers.' }];
+    : [
+        {
+          resourceType: 'tenant' as const,
+          resourceId: ctx.tenantId,
+          resourceName: null,
+          status: 'pass' as const,
+          reason: 'Nothing in scope: the collected inventory holds no resource this check covers.',
+        },
+      ];
   const gaps = readGaps(ctx, check);
   if (gaps.length === 0) return out;
   let index: Map<string, Set<string>> | null = null;
@@ -108,18 +126,32 @@ export function guardResults(check: Pick<CheckMetadata, 'id' | 'reads' | 'paged'
   const reason = (g: ReadGap) => gapReason(g, envNames.get(g.sliceKey));
   const guarded = out.map((r): CheckResult => {
     if (r.status === 'not_evaluated') {
-      for (const g of gaps) if (g.sliceKey === '*' || r.resourceId === g.sliceKey || r.resourceId.endsWith(`/${g.stream}/${g.sliceKey}`) || r.detail?.slice === g.sliceKey) shown.add(g);
+      for (const g of gaps)
+        if (g.sliceKey === '*' || r.resourceId === g.sliceKey || r.resourceId.endsWith(`/${g.stream}/${g.sliceKey}`) || r.detail?.slice === g.sliceKey)
+          shown.add(g);
       return r;
     }
     const keys = resourceKeys(r, source, lazyIndex);
     const gap = gaps.find((g) => g.sliceKey === '*' || keys === null || keys.has(g.sliceKey));
     if (!gap) return r;
     shown.add(gap);
-    return { ...r, status: 'not_evaluated', reason: reason(gap), detail: { ...(r.detail ?? {}), code: gap.code, stream: gap.stream, slice: gap.sliceKey, checkStatus: r.status } };
+    return {
+      ...r,
+      status: 'not_evaluated',
+      reason: reason(gap),
+      detail: { ...(r.detail ?? {}), code: gap.code, stream: gap.stream, slice: gap.sliceKey, checkStatus: r.status },
+    };
   });
   for (const g of gaps) {
     if (shown.has(g)) continue;
-    guarded.push({ resourceType: 'tenant', resourceId: g.sliceKey === '*' ? ctx.tenantId : `${ctx.tenantId}/${g.stream}/${g.sliceKey}`, resourceName: g.sliceKey === '*' ? null : (envNames.get(g.sliceKey) ?? g.sliceKey), status: 'not_evaluated', reason: reason(g), detail: { code: g.code, stream: g.stream, slice: g.sliceKey } });
+    guarded.push({
+      resourceType: 'tenant',
+      resourceId: g.sliceKey === '*' ? ctx.tenantId : `${ctx.tenantId}/${g.stream}/${g.sliceKey}`,
+      resourceName: g.sliceKey === '*' ? null : (envNames.get(g.sliceKey) ?? g.sliceKey),
+      status: 'not_evaluated',
+      reason: reason(g),
+      detail: { code: g.code, stream: g.stream, slice: g.sliceKey },
+    });
   }
   return guarded;
 }

@@ -9,7 +9,17 @@ import type { CheckContext, CheckResult, EstateRow, ResourceType } from './types
 export function streamsNotEvaluated(ctx: CheckContext, streams: string[]): CheckResult[] | null {
   for (const stream of streams) {
     const gap = ctx.coverage.streamGap(stream);
-    if (gap) return [{ resourceType: 'tenant', resourceId: ctx.tenantId, resourceName: null, status: 'not_evaluated', reason: gap.message, detail: { code: gap.code, stream } }];
+    if (gap)
+      return [
+        {
+          resourceType: 'tenant',
+          resourceId: ctx.tenantId,
+          resourceName: null,
+          status: 'not_evaluated',
+          reason: gap.message,
+          detail: { code: gap.code, stream },
+        },
+      ];
   }
   return null;
 }
@@ -19,18 +29,36 @@ export function streamsNotEvaluated(ctx: CheckContext, streams: string[]): Check
  * agents could not be read: the whole tenant when the environments or agents stream did not run, an environment
  * when its Dataverse could not be read.
  */
-export function evaluateAgents(ctx: CheckContext, evaluate: (agent: AgentsTable) => Omit<CheckResult, 'resourceType' | 'resourceId' | 'resourceName'> | null): CheckResult[] {
+export function evaluateAgents(
+  ctx: CheckContext,
+  evaluate: (agent: AgentsTable) => Omit<CheckResult, 'resourceType' | 'resourceId' | 'resourceName'> | null,
+): CheckResult[] {
   const notEvaluated = streamsNotEvaluated(ctx, ['environments', 'agents']);
   if (notEvaluated) return notEvaluated;
   const results: CheckResult[] = [];
   for (const env of ctx.inventory.environments) {
     if (!env.dataverse_url) continue;
     const gap = ctx.coverage.sliceGap('agents', env.id);
-    if (gap) results.push({ resourceType: 'environment', resourceId: env.id, resourceName: env.display_name, status: 'not_evaluated', reason: gap.message, detail: { code: gap.code } });
+    if (gap)
+      results.push({
+        resourceType: 'environment',
+        resourceId: env.id,
+        resourceName: env.display_name,
+        status: 'not_evaluated',
+        reason: gap.message,
+        detail: { code: gap.code },
+      });
   }
   for (const agent of ctx.inventory.agents) {
     const v = evaluate(agent);
-    if (v) results.push({ resourceType: 'agent', resourceId: agent.id, resourceName: agent.name, ...v, detail: { ...(v.detail ?? {}), environmentId: agent.environment_id } });
+    if (v)
+      results.push({
+        resourceType: 'agent',
+        resourceId: agent.id,
+        resourceName: agent.name,
+        ...v,
+        detail: { ...(v.detail ?? {}), environmentId: agent.environment_id },
+      });
   }
   return results;
 }
@@ -80,7 +108,14 @@ export function evaluateEstate<S extends EstateStreamName>(
   if (notEvaluated) return notEvaluated;
   const results: CheckResult[] = [];
   for (const g of ctx.coverage.sliceGaps(stream)) {
-    results.push({ resourceType: 'tenant', resourceId: `${ctx.tenantId}/${stream}/${g.sliceKey}`, resourceName: g.sliceKey, status: 'not_evaluated', reason: g.message, detail: { code: g.code, stream, slice: g.sliceKey } });
+    results.push({
+      resourceType: 'tenant',
+      resourceId: `${ctx.tenantId}/${stream}/${g.sliceKey}`,
+      resourceName: g.sliceKey,
+      status: 'not_evaluated',
+      reason: g.message,
+      detail: { code: g.code, stream, slice: g.sliceKey },
+    });
   }
   for (const row of ctx.inventory.estate(stream)) {
     const v = evaluate(row);
@@ -116,10 +151,21 @@ export function evaluateAgentComponents(
     const g = env.dataverse_url ? ctx.coverage.sliceGap('agentComponents', env.id) : null;
     if (g && !ctx.coverage.sliceGap('agents', env.id)) {
       unreadable.add(env.id);
-      results.push({ resourceType: 'environment', resourceId: env.id, resourceName: env.display_name, status: 'not_evaluated', reason: `Agent components could not be read: ${g.message}`, detail: { code: g.code } });
+      results.push({
+        resourceType: 'environment',
+        resourceId: env.id,
+        resourceName: env.display_name,
+        status: 'not_evaluated',
+        reason: `Agent components could not be read: ${g.message}`,
+        detail: { code: g.code },
+      });
     }
   }
-  results.push(...evaluateAgents(ctx, (agent) => (unreadable.has(agent.environment_id) ? null : evaluate(agent, byBot.get(agent.id) ?? [], settings.get(agent.id) ?? null))));
+  results.push(
+    ...evaluateAgents(ctx, (agent) =>
+      unreadable.has(agent.environment_id) ? null : evaluate(agent, byBot.get(agent.id) ?? [], settings.get(agent.id) ?? null),
+    ),
+  );
   return results;
 }
 
@@ -153,7 +199,14 @@ export async function evaluateGrouped<S extends EstateStreamName, G>(
   }
   const results: CheckResult[] = [];
   for (const g of ctx.coverage.sliceGaps(stream)) {
-    results.push({ resourceType: 'tenant', resourceId: `${ctx.tenantId}/${stream}/${g.sliceKey}`, resourceName: g.sliceKey, status: 'not_evaluated', reason: g.message, detail: { code: g.code, stream, slice: g.sliceKey } });
+    results.push({
+      resourceType: 'tenant',
+      resourceId: `${ctx.tenantId}/${stream}/${g.sliceKey}`,
+      resourceName: g.sliceKey,
+      status: 'not_evaluated',
+      reason: g.message,
+      detail: { code: g.code, stream, slice: g.sliceKey },
+    });
   }
   let flagged = 0;
   for (const [k, state] of groups) {
@@ -172,7 +225,12 @@ export function ownerVerdict(ctx: CheckContext, objectId: string | null, label: 
   if (!objectId) return { status: 'not_evaluated', reason: `The ${label} carries no Microsoft Entra object id.` };
   const user = ctx.inventory.directoryUsers.get(objectId);
   if (!user) return { status: 'fail', reason: `The ${label} (${objectId}) no longer exists in Microsoft Entra ID.`, detail: { ownerObjectId: objectId } };
-  if (user.account_enabled === 0) return { status: 'fail', reason: `The ${label} ${user.user_principal_name ?? user.id} is disabled in Microsoft Entra ID.`, detail: { ownerObjectId: objectId } };
+  if (user.account_enabled === 0)
+    return {
+      status: 'fail',
+      reason: `The ${label} ${user.user_principal_name ?? user.id} is disabled in Microsoft Entra ID.`,
+      detail: { ownerObjectId: objectId },
+    };
   return { status: 'pass', reason: null, detail: { ownerObjectId: objectId } };
 }
 

@@ -72,10 +72,25 @@ function agentTouch(components: AgentComponentAttrs[] | null): { touch: AgentTou
   const orgKnowledge = Object.entries(knowledge).some(([k, n]) => k !== 'publicWebsite' && n > 0);
   const touch: AgentTouch = { status: 'evaluated', tools: tools.length, makerCredentialTools: maker, mcpTools: mcp, httpHosts, knowledge };
   if (maker > 0 || mcp > 0 || httpHosts.length > 0) {
-    const what = [maker ? `${maker} tool(s) on the maker's credentials` : '', mcp ? `${mcp} MCP tool(s)` : '', httpHosts.length ? `HTTP to ${httpHosts.join(', ')}` : ''].filter(Boolean).join(', ');
+    const what = [
+      maker ? `${maker} tool(s) on the maker's credentials` : '',
+      mcp ? `${mcp} MCP tool(s)` : '',
+      httpHosts.length ? `HTTP to ${httpHosts.join(', ')}` : '',
+    ]
+      .filter(Boolean)
+      .join(', ');
     return { touch, factor: 1, reason: `touches: ${what}` };
   }
-  if (tools.length > 0 || orgKnowledge) return { touch, factor: 0.8, reason: `touches: ${tools.length} tool(s), ${Object.entries(knowledge).map(([k, n]) => `${n} ${k}`).join(', ') || 'no'} knowledge` };
+  if (tools.length > 0 || orgKnowledge)
+    return {
+      touch,
+      factor: 0.8,
+      reason: `touches: ${tools.length} tool(s), ${
+        Object.entries(knowledge)
+          .map(([k, n]) => `${n} ${k}`)
+          .join(', ') || 'no'
+      } knowledge`,
+    };
   return { touch, factor: 0.6, reason: 'touches: no tools, no organisational knowledge' };
 }
 
@@ -108,7 +123,8 @@ export function scoreAgents(
       if (a.authentication_mode === AUTHENTICATION_MODE.None) [reach, factor] = ['anyone', 1];
       else if (a.access_control_policy === ACCESS_CONTROL_POLICY.AnyMultitenant) [reach, factor] = ['any tenant', 0.85];
       else if (a.access_control_policy === ACCESS_CONTROL_POLICY.Any) [reach, factor] = ['organization', 0.7];
-      else if (a.access_control_policy === ACCESS_CONTROL_POLICY.CopilotReaders || a.access_control_policy === ACCESS_CONTROL_POLICY.GroupMembership) [reach, factor] = ['restricted', 0.4];
+      else if (a.access_control_policy === ACCESS_CONTROL_POLICY.CopilotReaders || a.access_control_policy === ACCESS_CONTROL_POLICY.GroupMembership)
+        [reach, factor] = ['restricted', 0.4];
       else [reach, factor] = ['unknown', 0.5];
       if (a.state_code !== null && a.state_code !== 0) {
         reach = 'off';

@@ -47,14 +47,16 @@ export interface RuntimeOptions {
   replaceLostKey?: boolean;
 }
 
-
 /**
  * What commands get from the composition root: an `action` wrapper that opens the runtime from the global
  * options, runs the command, reports errors with the documented exit code, and always closes the runtime.
  */
 export interface CommandHost {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  action<A extends any[]>(fn: (rt: Runtime, ...args: A) => Promise<void>, options?: Pick<RuntimeOptions, 'migrate' | 'replaceLostKey'>): (...args: A) => Promise<void>;
+  action<A extends any[]>(
+    fn: (rt: Runtime, ...args: A) => Promise<void>,
+    options?: Pick<RuntimeOptions, 'migrate' | 'replaceLostKey'>,
+  ): (...args: A) => Promise<void>;
 }
 
 /** Creates the host over a runtime factory (injected by `main/`). */

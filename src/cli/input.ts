@@ -13,7 +13,9 @@ import type { Database } from '../store/schema.ts';
 export async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 /**
@@ -24,7 +26,11 @@ export function parseLimit(raw: string | number | undefined, fallback: number, o
   if (raw === undefined) return fallback;
   const text = String(raw).trim();
   if (!/^[0-9]+$/.test(text) || Number(text) < 1 || !Number.isSafeInteger(Number(text))) {
-    throw invalidInput(option, `${option} must be a positive whole number, got '${String(raw)}'.`, `Give a number such as ${fallback}, e.g. ${option} ${fallback}.`);
+    throw invalidInput(
+      option,
+      `${option} must be a positive whole number, got '${String(raw)}'.`,
+      `Give a number such as ${fallback}, e.g. ${option} ${fallback}.`,
+    );
   }
   return Number(text);
 }
@@ -51,7 +57,13 @@ export function listOptions(cmd: Command, defaultLimit: number): Command {
  * caller's own "not found" (exit 4).
  * @throws VigilError `invalid-input` / `AMBIGUOUS_ID` (exit 2) when several ids start with it, listing them.
  */
-export async function resolveId(db: Kysely<Database>, table: 'findings' | 'alerts' | 'collection_runs', kind: 'fnd' | 'alr' | 'run', input: string, field: string): Promise<string> {
+export async function resolveId(
+  db: Kysely<Database>,
+  table: 'findings' | 'alerts' | 'collection_runs',
+  kind: 'fnd' | 'alr' | 'run',
+  input: string,
+  field: string,
+): Promise<string> {
   const prefix = idPrefix(input, kind);
   if (!prefix) return input;
   return pickByPrefix(prefix, await idsStartingWith(db, table, prefix), { field, kind: field }) ?? input;

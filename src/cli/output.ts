@@ -131,7 +131,23 @@ export interface TableOptions {
   shrink?: readonly number[];
 }
 
-const BORDERLESS = { top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '', left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: ' '.repeat(GAP) };
+const BORDERLESS = {
+  top: '',
+  'top-mid': '',
+  'top-left': '',
+  'top-right': '',
+  bottom: '',
+  'bottom-mid': '',
+  'bottom-left': '',
+  'bottom-right': '',
+  left: '',
+  'left-mid': '',
+  mid: '',
+  'mid-mid': '',
+  right: '',
+  'right-mid': '',
+  middle: ' '.repeat(GAP),
+};
 
 /**
  * Lays out rows (the first is the header) as borderless, left-aligned columns with cli-table3, fitted to the terminal
@@ -150,7 +166,12 @@ export function table(rows: string[][], options: TableOptions = {}): string {
     widths = fitWidths(natural, floors, width, options.shrink ?? rest);
     if (options.shrink) widths = fitWidths(widths, floors, width, rest);
   }
-  const t = new Table({ chars: BORDERLESS, style: { 'padding-left': 0, 'padding-right': 0, head: [], border: [], compact: true }, colWidths: widths.map((w) => Math.max(1, w)), wordWrap: false });
+  const t = new Table({
+    chars: BORDERLESS,
+    style: { 'padding-left': 0, 'padding-right': 0, head: [], border: [], compact: true },
+    colWidths: widths.map((w) => Math.max(1, w)),
+    wordWrap: false,
+  });
   for (const r of rows) t.push(Array.from({ length: columns }, (_, i) => r[i] ?? ''));
   return t
     .toString()

@@ -27,7 +27,14 @@ export interface ProgressReporter {
 }
 
 /** A reporter that shows nothing (`--json`). */
-export const silentProgress: ProgressReporter = { collect: () => undefined, evaluate: () => undefined, audit: () => undefined, detect: () => undefined, done: () => undefined, update: () => undefined };
+export const silentProgress: ProgressReporter = {
+  collect: () => undefined,
+  evaluate: () => undefined,
+  audit: () => undefined,
+  detect: () => undefined,
+  done: () => undefined,
+  update: () => undefined,
+};
 
 /** `m:ss` (or `h:mm:ss`) of a duration in milliseconds. */
 export function clock(ms: number): string {

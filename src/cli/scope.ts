@@ -19,7 +19,12 @@ export async function integrationScope(db: Executor, opts: { integration?: strin
   const org = opts.organization !== undefined ? await getOrganizationByName(db, opts.organization) : undefined;
   if (opts.integration) {
     const row = await getIntegration(db, opts.integration);
-    if (org && row.organization_id !== org.id) throw notFound('integration', opts.integration, `It is not an integration of organization "${org.name}": run \`vigil integrations list --organization ${JSON.stringify(org.name)}\`.`);
+    if (org && row.organization_id !== org.id)
+      throw notFound(
+        'integration',
+        opts.integration,
+        `It is not an integration of organization "${org.name}": run \`vigil integrations list --organization ${JSON.stringify(org.name)}\`.`,
+      );
     return [row.id];
   }
   return org ? (await listOrganizationIntegrations(db, org.id)).map((r) => r.id) : undefined;

@@ -10,9 +10,15 @@ import { resolveCloudProfile, type CloudProfile } from './cloud.ts';
  */
 const envSchema = z.object({
   /** PostgreSQL connection string; SQLite in the data directory when unset. */
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://').optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://')
+    .optional(),
   /** PostgreSQL schema for Vigil's tables. */
-  VIGIL_DATABASE_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a plain lower-case identifier').default('public'),
+  VIGIL_DATABASE_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a plain lower-case identifier')
+    .default('public'),
   VIGIL_DATA_DIR: z.string().min(1).optional(),
   VIGIL_MASTER_KEY: z.string().min(1).optional(),
   VIGIL_CLOUD: z.string().default('public'),
@@ -23,20 +29,34 @@ const envSchema = z.object({
   /** Longest single wait for a `Retry-After` or backoff, in seconds. */
   VIGIL_HTTP_MAX_WAIT_SECONDS: z.coerce.number().positive().max(600).default(120),
   /** The operator-managed application (Mode B): its client id, and its secret or certificate (PEM with key). */
-  VIGIL_MANAGED_APP_CLIENT_ID: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a GUID').optional(),
+  VIGIL_MANAGED_APP_CLIENT_ID: z
+    .string()
+    .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a GUID')
+    .optional(),
   VIGIL_MANAGED_APP_CLIENT_SECRET: z.string().min(1).optional(),
   VIGIL_MANAGED_APP_CERTIFICATE_FILE: z.string().min(1).optional(),
   /** Where Entra ID sends the administrator after admin consent (must be a redirect URI of the managed app). */
   VIGIL_CONSENT_REDIRECT_URI: z.string().url().optional(),
   /** Lifetime of a consent link's signed state, seconds. */
-  VIGIL_CONSENT_STATE_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 86_400).default(3_600),
+  VIGIL_CONSENT_STATE_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(7 * 86_400)
+    .default(3_600),
   /** Public client and scope used to sign a platform administrator in (registration of the management app). */
-  VIGIL_ADMIN_CLIENT_ID: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a GUID').optional(),
+  VIGIL_ADMIN_CLIENT_ID: z
+    .string()
+    .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a GUID')
+    .optional(),
   VIGIL_ADMIN_SCOPE: z.string().min(1).optional(),
   /** After each collection, grant System Administrator in environments Vigil cannot read yet (else only report them). */
   VIGIL_AUTO_GRANT_ACCESS: z.enum(['true', 'false']).default('false'),
   /** PublisherIdentifier sent on every Management Activity call: the operator's tenant GUID (default: each integration's tenant). */
-  VIGIL_PUBLISHER_ID: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a GUID').optional(),
+  VIGIL_PUBLISHER_ID: z
+    .string()
+    .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a GUID')
+    .optional(),
   /**
    * Management Activity content blobs fetched at once per content type. Memory grows with it (one parsed blob each);
    * 4 keeps `bench:audit` above 50,000 records/s on 2 cores (bench/README.md).
@@ -93,15 +113,27 @@ const envSchema = z.object({
     .string()
     .url()
     // zod runs these refinements after a failed .url() as well: a value that is no URL must not throw from them.
-    .refine((u) => { const x = URL.canParse(u) ? new URL(u) : null; return !x || x.protocol === 'https:' || (x.protocol === 'http:' && (x.hostname === '127.0.0.1' || x.hostname === '[::1]')); }, 'must be an https:// URL (http:// only for 127.0.0.1 or [::1])')
-    .refine((u) => { const x = URL.canParse(u) ? new URL(u) : null; return !x || (!x.username && !x.password); }, 'must not hold credentials: the secret goes in VIGIL_WEBHOOK_SECRET')
+    .refine((u) => {
+      const x = URL.canParse(u) ? new URL(u) : null;
+      return !x || x.protocol === 'https:' || (x.protocol === 'http:' && (x.hostname === '127.0.0.1' || x.hostname === '[::1]'));
+    }, 'must be an https:// URL (http:// only for 127.0.0.1 or [::1])')
+    .refine((u) => {
+      const x = URL.canParse(u) ? new URL(u) : null;
+      return !x || (!x.username && !x.password);
+    }, 'must not hold credentials: the secret goes in VIGIL_WEBHOOK_SECRET')
     .optional(),
   /** HMAC-SHA256 key signing each webhook body. Never logged. */
   VIGIL_WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters (e.g. `openssl rand -hex 32`)').optional(),
   /** Syslog (RFC 5424) target: `udp://host:514`, `tcp://host:601` (octet counting, RFC 6587) or `tls://host:6514`. */
-  VIGIL_SYSLOG_TARGET: z.string().regex(/^(udp|tcp|tls):\/\/(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must look like udp://host:514, tcp://host:601 or tls://host:6514').optional(),
+  VIGIL_SYSLOG_TARGET: z
+    .string()
+    .regex(/^(udp|tcp|tls):\/\/(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must look like udp://host:514, tcp://host:601 or tls://host:6514')
+    .optional(),
   /** RFC 5424 APP-NAME of Vigil's syslog messages (1–48 printable ASCII characters, no space). */
-  VIGIL_SYSLOG_APP_NAME: z.string().regex(/^[!-~]{1,48}$/, 'must be 1–48 printable ASCII characters without spaces').default('vigil'),
+  VIGIL_SYSLOG_APP_NAME: z
+    .string()
+    .regex(/^[!-~]{1,48}$/, 'must be 1–48 printable ASCII characters without spaces')
+    .default('vigil'),
   /**
    * Test hook of the crash-recovery suite (test/reliability): `vigil collect` / `vigil audit` SIGKILL themselves after
    * this many stored pages / content blobs. Unset (always, outside that suite): no effect.
@@ -144,7 +176,14 @@ export interface VigilConfig {
   /** The deployment's region, service API URL and portal URL. */
   region: { id: 'default' | 'us'; apiUrl: string | undefined; portalUrl: string | undefined };
   /** `vigil serve` listen address, proxy trust, cookies and the portal's directory. */
-  server: { host: string; port: number; trustProxy: boolean | string; secureCookies: boolean | 'auto'; portalDir: string | undefined; loginAttemptsPerMinute: number };
+  server: {
+    host: string;
+    port: number;
+    trustProxy: boolean | string;
+    secureCookies: boolean | 'auto';
+    portalDir: string | undefined;
+    loginAttemptsPerMinute: number;
+  };
   /** Portal sessions and sign-in lock-out (seconds). */
   access: { idleTimeoutSeconds: number; absoluteTimeoutSeconds: number; maxFailedLogins: number; lockoutSeconds: number };
   /** SIEM sinks: the webhook (its secret never logged) and the syslog target; each undefined when not configured. */
@@ -202,7 +241,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: { dataDir?: string
   }
   const syslog = e.VIGIL_SYSLOG_TARGET ? /^(udp|tcp|tls):\/\/\[?([^\]]+?)\]?:(\d+)$/.exec(e.VIGIL_SYSLOG_TARGET) : null;
   if (syslog && (Number(syslog[3]) < 1 || Number(syslog[3]) > 65535)) {
-    throw new VigilError('configuration', 'CONFIG_INVALID', `Environment variable VIGIL_SYSLOG_TARGET: port ${syslog[3]} is out of range.`, { field: 'VIGIL_SYSLOG_TARGET', remediation: 'Give a port from 1 to 65535, e.g. udp://siem.example.com:514.' });
+    throw new VigilError('configuration', 'CONFIG_INVALID', `Environment variable VIGIL_SYSLOG_TARGET: port ${syslog[3]} is out of range.`, {
+      field: 'VIGIL_SYSLOG_TARGET',
+      remediation: 'Give a port from 1 to 65535, e.g. udp://siem.example.com:514.',
+    });
   }
   return Object.freeze({
     dataDir: resolve(overrides.dataDir ?? e.VIGIL_DATA_DIR ?? '.vigil'),
@@ -220,14 +262,25 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: { dataDir?: string
       portalDir: e.VIGIL_PORTAL_DIR,
       loginAttemptsPerMinute: e.VIGIL_LOGIN_ATTEMPTS_PER_MINUTE,
     },
-    access: { idleTimeoutSeconds: e.VIGIL_SESSION_IDLE_SECONDS, absoluteTimeoutSeconds: e.VIGIL_SESSION_ABSOLUTE_SECONDS, maxFailedLogins: e.VIGIL_LOGIN_MAX_FAILURES, lockoutSeconds: e.VIGIL_LOGIN_LOCKOUT_SECONDS },
+    access: {
+      idleTimeoutSeconds: e.VIGIL_SESSION_IDLE_SECONDS,
+      absoluteTimeoutSeconds: e.VIGIL_SESSION_ABSOLUTE_SECONDS,
+      maxFailedLogins: e.VIGIL_LOGIN_MAX_FAILURES,
+      lockoutSeconds: e.VIGIL_LOGIN_LOCKOUT_SECONDS,
+    },
     sinks: {
       webhook: e.VIGIL_WEBHOOK_URL && e.VIGIL_WEBHOOK_SECRET ? { url: e.VIGIL_WEBHOOK_URL, secret: e.VIGIL_WEBHOOK_SECRET } : undefined,
-      syslog: syslog ? { transport: syslog[1] as 'udp' | 'tcp' | 'tls', host: syslog[2]!, port: Number(syslog[3]), appName: e.VIGIL_SYSLOG_APP_NAME } : undefined,
+      syslog: syslog
+        ? { transport: syslog[1] as 'udp' | 'tcp' | 'tls', host: syslog[2]!, port: Number(syslog[3]), appName: e.VIGIL_SYSLOG_APP_NAME }
+        : undefined,
     },
     region: { id: e.VIGIL_REGION, apiUrl: e.VIGIL_API_URL, portalUrl: e.VIGIL_PORTAL_URL },
     managedApp: e.VIGIL_MANAGED_APP_CLIENT_ID
-      ? { clientId: e.VIGIL_MANAGED_APP_CLIENT_ID.toLowerCase(), clientSecret: e.VIGIL_MANAGED_APP_CLIENT_SECRET, certificateFile: e.VIGIL_MANAGED_APP_CERTIFICATE_FILE }
+      ? {
+          clientId: e.VIGIL_MANAGED_APP_CLIENT_ID.toLowerCase(),
+          clientSecret: e.VIGIL_MANAGED_APP_CLIENT_SECRET,
+          certificateFile: e.VIGIL_MANAGED_APP_CERTIFICATE_FILE,
+        }
       : undefined,
     autoGrantAccess: e.VIGIL_AUTO_GRANT_ACCESS === 'true',
     publisherId: e.VIGIL_PUBLISHER_ID?.toLowerCase(),
@@ -239,7 +292,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: { dataDir?: string
       stateTtlSeconds: e.VIGIL_CONSENT_STATE_TTL_SECONDS,
     },
     testKillAfterPages: e.VIGIL_TEST_KILL_AFTER_PAGES,
-    budgets: { graphRuPer10s: e.VIGIL_GRAPH_RU_PER_10S, managementPerMinute: e.VIGIL_MANAGEMENT_REQUESTS_PER_MINUTE, dataversePer5min: e.VIGIL_DATAVERSE_REQUESTS_PER_5MIN },
+    budgets: {
+      graphRuPer10s: e.VIGIL_GRAPH_RU_PER_10S,
+      managementPerMinute: e.VIGIL_MANAGEMENT_REQUESTS_PER_MINUTE,
+      dataversePer5min: e.VIGIL_DATAVERSE_REQUESTS_PER_5MIN,
+    },
     jobs: {
       workerConcurrency: e.VIGIL_WORKER_CONCURRENCY,
       cron: e.VIGIL_COLLECT_CRON,

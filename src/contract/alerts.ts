@@ -24,7 +24,11 @@ export const AlertSchema = z
 export type Alert = z.infer<typeof AlertSchema>;
 
 /** Filters of the alerts list. */
-export const AlertsQuery = PageQuery.extend({ integrationId: z.string().max(200).optional(), status: z.enum(ALERT_STATUSES).optional(), ruleId: z.string().max(200).optional() });
+export const AlertsQuery = PageQuery.extend({
+  integrationId: z.string().max(200).optional(),
+  status: z.enum(ALERT_STATUSES).optional(),
+  ruleId: z.string().max(200).optional(),
+});
 
 /** A page of alerts. */
 export const AlertPageSchema = page(AlertSchema);

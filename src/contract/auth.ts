@@ -13,9 +13,16 @@ const OrganizationSchema = z.object({ id: z.string(), name: z.string() }).meta({
 export const LoginBody = z.object({ email: z.string().min(1).max(320), password: z.string().min(1).max(1024) });
 
 /** A signed-in session: the user, the organization and the CSRF token to echo on changes. */
-export const LoginResultSchema = z.object({ user: UserSchema, organization: OrganizationSchema, csrfToken: z.string(), expiresAt: z.string() }).meta({ id: 'LoginResult' });
+export const LoginResultSchema = z
+  .object({ user: UserSchema, organization: OrganizationSchema, csrfToken: z.string(), expiresAt: z.string() })
+  .meta({ id: 'LoginResult' });
 
 /** The caller: a signed-in user or an API key, and its organization. */
 export const SessionSchema = z
-  .object({ via: z.enum(['session', 'api-key']), user: UserSchema.nullable(), apiKey: z.object({ id: z.string(), name: z.string(), role: RoleSchema }).nullable(), organization: OrganizationSchema })
+  .object({
+    via: z.enum(['session', 'api-key']),
+    user: UserSchema.nullable(),
+    apiKey: z.object({ id: z.string(), name: z.string(), role: RoleSchema }).nullable(),
+    organization: OrganizationSchema,
+  })
   .meta({ id: 'Session' });

@@ -6,7 +6,9 @@ import { RunSchema } from './runs.ts';
 /** Contract of `/api/v1/findings` (filter, suppress, history) and `/api/v1/dashboard`. */
 
 /** A finding's suppression (accepted risk). */
-const SuppressionSchema = z.object({ reason: z.string(), author: z.string(), expiresAt: Timestamp.nullable(), createdAt: Timestamp }).meta({ id: 'Suppression' });
+const SuppressionSchema = z
+  .object({ reason: z.string(), author: z.string(), expiresAt: Timestamp.nullable(), createdAt: Timestamp })
+  .meta({ id: 'Suppression' });
 
 /** A finding. */
 export const FindingSchema = z
@@ -51,16 +53,33 @@ export const FindingsQuery = PageQuery.extend({
 export const FindingPageSchema = page(FindingSchema);
 
 /** Body of a suppression. */
-export const SuppressionBody = z.object({ reason: z.string().max(2000), expiresAt: z.string().max(40).nullable().optional().describe('ISO 8601 date in the future; none: until lifted') });
+export const SuppressionBody = z.object({
+  reason: z.string().max(2000),
+  expiresAt: z.string().max(40).nullable().optional().describe('ISO 8601 date in the future; none: until lifted'),
+});
 
 /** Open findings of one UTC day, per severity. */
-const SeverityDaySchema = z.object({ date: z.string(), ...(Object.fromEntries(SEVERITIES.map((s) => [s, z.number()])) as Record<(typeof SEVERITIES)[number], z.ZodNumber>) });
+const SeverityDaySchema = z.object({
+  date: z.string(),
+  ...(Object.fromEntries(SEVERITIES.map((s) => [s, z.number()])) as Record<(typeof SEVERITIES)[number], z.ZodNumber>),
+});
 
 /** The dashboard of an organization. */
 export const DashboardSchema = z
   .object({
     severityOverTime: z.array(SeverityDaySchema),
-    riskiestAgents: z.array(z.object({ integrationId: z.string(), agentId: z.string(), environmentId: z.string(), name: z.string().nullable(), score: z.number(), openFindings: z.number(), reach: z.string(), reasons: z.array(z.string()) })),
+    riskiestAgents: z.array(
+      z.object({
+        integrationId: z.string(),
+        agentId: z.string(),
+        environmentId: z.string(),
+        name: z.string().nullable(),
+        score: z.number(),
+        openFindings: z.number(),
+        reach: z.string(),
+        reasons: z.array(z.string()),
+      }),
+    ),
     /** What was not evaluated and why: per integration, check and reason (the gap: stream, slice, code), the count and the first resources by name. */
     coverage: z.array(
       z.object({
@@ -70,7 +89,9 @@ export const DashboardSchema = z
         title: z.string(),
         notEvaluated: z.number().int().describe('Resources (or scopes) of this check not evaluated for this reason'),
         reason: z.string().nullable(),
-        resources: z.array(z.object({ resourceType: z.string(), resourceId: z.string(), resourceName: z.string().nullable() })).describe('The first resources of the group by name (at most 10)'),
+        resources: z
+          .array(z.object({ resourceType: z.string(), resourceId: z.string(), resourceName: z.string().nullable() }))
+          .describe('The first resources of the group by name (at most 10)'),
       }),
     ),
     lastCollections: z.array(z.object({ integrationId: z.string(), name: z.string(), run: RunSchema.nullable() })),

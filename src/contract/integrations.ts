@@ -25,7 +25,9 @@ const IntegrationSchema = z
   .meta({ id: 'Integration' });
 
 /** System Administrator access in one environment, as last verified. */
-const EnvironmentAccessSchema = z.object({ id: z.string(), name: z.string().nullable(), dataverse: z.boolean(), agentsReadable: z.boolean().nullable(), reason: z.string().optional() }).meta({ id: 'EnvironmentAccess' });
+const EnvironmentAccessSchema = z
+  .object({ id: z.string(), name: z.string().nullable(), dataverse: z.boolean(), agentsReadable: z.boolean().nullable(), reason: z.string().optional() })
+  .meta({ id: 'EnvironmentAccess' });
 
 /** The last verification of an integration's setup. */
 const VerificationSchema = z
@@ -34,11 +36,27 @@ const VerificationSchema = z
     servicePrincipalObjectId: z.string().nullable(),
     permissionList: z.enum(['quick', 'step-by-step', 'partial']),
     grantedRoles: z.record(z.string(), z.array(z.string())),
-    capabilities: z.array(z.object({ id: z.string(), title: z.string(), api: z.string(), status: z.enum(['granted', 'missing']), grantedBy: z.string().optional(), add: z.string().optional(), detail: z.string().optional() })),
+    capabilities: z.array(
+      z.object({
+        id: z.string(),
+        title: z.string(),
+        api: z.string(),
+        status: z.enum(['granted', 'missing']),
+        grantedBy: z.string().optional(),
+        add: z.string().optional(),
+        detail: z.string().optional(),
+      }),
+    ),
     missingPermissions: z.array(z.object({ api: z.string(), permission: z.string(), capability: z.string() })),
     managementApp: z.object({ registered: z.boolean().nullable(), detail: z.string() }),
     powerBi: z
-      .object({ access: z.enum(['granted', 'refused', 'unknown']), consentedPermissions: z.array(z.string()), tenantSetting: z.string(), detail: z.string(), fix: z.string().optional() })
+      .object({
+        access: z.enum(['granted', 'refused', 'unknown']),
+        consentedPermissions: z.array(z.string()),
+        tenantSetting: z.string(),
+        detail: z.string(),
+        fix: z.string().optional(),
+      })
       .optional()
       .describe('Power BI read-only admin API access, judged by what the API answered'),
     environments: z.array(EnvironmentAccessSchema),
@@ -48,7 +66,9 @@ const VerificationSchema = z
   .meta({ id: 'Verification' });
 
 /** One step of the setup checklist. */
-const SetupStepSchema = z.object({ order: z.number(), title: z.string(), state: z.enum(['done', 'incomplete', 'missing', 'info']), observed: z.string(), fix: z.string().optional() }).meta({ id: 'SetupStep' });
+const SetupStepSchema = z
+  .object({ order: z.number(), title: z.string(), state: z.enum(['done', 'incomplete', 'missing', 'info']), observed: z.string(), fix: z.string().optional() })
+  .meta({ id: 'SetupStep' });
 
 /** One integration with its setup checklist. */
 export const IntegrationDetailSchema = z
@@ -85,14 +105,22 @@ export const IntegrationListSchema = z.object({ items: z.array(IntegrationSchema
 export const ConsentLinkBody = z.object({ tenant: z.string().min(1).max(253).describe('Tenant ID or primary domain') });
 
 /** A single-use admin consent link (Mode B, step 1). */
-export const ConsentLinkSchema = z.object({ url: z.string(), tenantId: z.string(), clientId: z.string(), redirectUri: z.string(), expiresAt: Timestamp, instructions: z.array(z.string()) }).meta({ id: 'ConsentLink' });
+export const ConsentLinkSchema = z
+  .object({ url: z.string(), tenantId: z.string(), clientId: z.string(), redirectUri: z.string(), expiresAt: Timestamp, instructions: z.array(z.string()) })
+  .meta({ id: 'ConsentLink' });
 
 /** Body of a secret rotation. */
 export const RotateSecretBody = z.object({ clientSecret: z.string().max(1024), secretExpires: z.string().max(40).optional() });
 
 /** Registration as a Power Platform admin management application: status and both ways to register. */
 export const RegistrationSchema = z
-  .object({ registered: z.boolean().nullable(), detail: z.string(), applicationId: z.string(), powershell: z.array(z.string()), api: z.object({ method: z.literal('PUT'), url: z.string(), note: z.string() }) })
+  .object({
+    registered: z.boolean().nullable(),
+    detail: z.string(),
+    applicationId: z.string(),
+    powershell: z.array(z.string()),
+    api: z.object({ method: z.literal('PUT'), url: z.string(), note: z.string() }),
+  })
   .meta({ id: 'Registration' });
 
 /** Environment access per environment. */
@@ -100,7 +128,14 @@ export const EnvironmentListSchema = z.object({ items: z.array(EnvironmentAccess
 
 /** Outcome of granting System Administrator in one environment. */
 const GrantResultSchema = z
-  .object({ environmentId: z.string(), name: z.string().nullable(), result: z.enum(['granted', 'already-granted', 'failed', 'no-dataverse']), via: z.enum(['addAppUser', 'dataverse']).optional(), reason: z.string().optional(), fix: z.string().optional() })
+  .object({
+    environmentId: z.string(),
+    name: z.string().nullable(),
+    result: z.enum(['granted', 'already-granted', 'failed', 'no-dataverse']),
+    via: z.enum(['addAppUser', 'dataverse']).optional(),
+    reason: z.string().optional(),
+    fix: z.string().optional(),
+  })
   .meta({ id: 'GrantResult' });
 
 /** Outcomes of granting System Administrator. */

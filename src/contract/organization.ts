@@ -12,25 +12,52 @@ export const OrganizationDetailSchema = z.object({ id: z.string(), name: z.strin
 
 /** A portal user of the organization (never the password hash). */
 export const PortalUserSchema = z
-  .object({ id: z.string(), email: z.string(), displayName: z.string().nullable(), role: RoleSchema, createdAt: Timestamp, lastLoginAt: Timestamp.nullable(), lockedUntil: Timestamp.nullable(), disabled: z.boolean() })
+  .object({
+    id: z.string(),
+    email: z.string(),
+    displayName: z.string().nullable(),
+    role: RoleSchema,
+    createdAt: Timestamp,
+    lastLoginAt: Timestamp.nullable(),
+    lockedUntil: Timestamp.nullable(),
+    disabled: z.boolean(),
+  })
   .meta({ id: 'PortalUser' });
 
 /** An API key of the organization (never the key). */
 const ApiKeySchema = z
-  .object({ id: z.string(), name: z.string(), role: RoleSchema, createdBy: z.string().nullable(), createdAt: Timestamp, expiresAt: Timestamp.nullable(), lastUsedAt: Timestamp.nullable(), revokedAt: Timestamp.nullable() })
+  .object({
+    id: z.string(),
+    name: z.string(),
+    role: RoleSchema,
+    createdBy: z.string().nullable(),
+    createdAt: Timestamp,
+    expiresAt: Timestamp.nullable(),
+    lastUsedAt: Timestamp.nullable(),
+    revokedAt: Timestamp.nullable(),
+  })
   .meta({ id: 'ApiKey' });
 
 /** Portal users of the organization. */
 export const PortalUserListSchema = z.object({ items: z.array(PortalUserSchema) });
 
 /** Body of adding a portal user. */
-export const AddPortalUserBody = z.object({ email: z.string().max(320), password: z.string().max(1024), role: RoleSchema, displayName: z.string().max(200).optional() });
+export const AddPortalUserBody = z.object({
+  email: z.string().max(320),
+  password: z.string().max(1024),
+  role: RoleSchema,
+  displayName: z.string().max(200).optional(),
+});
 
 /** API keys of the organization. */
 export const ApiKeyListSchema = z.object({ items: z.array(ApiKeySchema) });
 
 /** Body of creating an API key. */
-export const CreateApiKeyBody = z.object({ name: z.string().max(200), role: RoleSchema, expiresAt: z.string().max(40).optional().describe('ISO 8601 date in the future; none: until revoked') });
+export const CreateApiKeyBody = z.object({
+  name: z.string().max(200),
+  role: RoleSchema,
+  expiresAt: z.string().max(40).optional().describe('ISO 8601 date in the future; none: until revoked'),
+});
 
 /** A created API key: the key itself, once. */
 export const CreatedApiKeySchema = z.object({ key: z.string().describe('Send as "Authorization: Bearer <key>"; shown once'), apiKey: ApiKeySchema });
@@ -39,4 +66,6 @@ export const CreatedApiKeySchema = z.object({ key: z.string().describe('Send as 
 export const ApiKeyParams = z.object({ keyId: z.string().max(200) });
 
 /** The deployment's region: the source addresses to safelist, the API and portal URLs. */
-export const RegionSchema = z.object({ id: z.string(), name: z.string(), egressIps: z.array(z.string()), apiUrl: z.string().nullable(), portalUrl: z.string().nullable() }).meta({ id: 'Region' });
+export const RegionSchema = z
+  .object({ id: z.string(), name: z.string(), egressIps: z.array(z.string()), apiUrl: z.string().nullable(), portalUrl: z.string().nullable() })
+  .meta({ id: 'Region' });

@@ -121,14 +121,29 @@ function recordColumns(raw: Record<string, unknown>, contentType: string): Event
   const id = nonEmptyStr(raw.Id);
   const creationTime = auditTime(raw.CreationTime);
   if (!id || !creationTime) return null;
-  return [id, contentType, int(raw.RecordType), creationTime, nonEmptyStr(raw.Operation), nonEmptyStr(raw.Workload), nonEmptyStr(raw.UserId), int(raw.UserType), recordIp(raw), nonEmptyStr(raw.ObjectId), nonEmptyStr(raw.OrganizationId)];
+  return [
+    id,
+    contentType,
+    int(raw.RecordType),
+    creationTime,
+    nonEmptyStr(raw.Operation),
+    nonEmptyStr(raw.Workload),
+    nonEmptyStr(raw.UserId),
+    int(raw.UserType),
+    recordIp(raw),
+    nonEmptyStr(raw.ObjectId),
+    nonEmptyStr(raw.OrganizationId),
+  ];
 }
 
 /**
  * The stored columns of a content blob's records, each with its position in the blob (where its raw record stays),
  * and how many records were malformed (no `Id` or no parseable `CreationTime`).
  */
-export function blobEvents(records: Record<string, unknown>[], contentType: string): { events: { columns: EventColumns; rawIndex: number }[]; malformed: number } {
+export function blobEvents(
+  records: Record<string, unknown>[],
+  contentType: string,
+): { events: { columns: EventColumns; rawIndex: number }[]; malformed: number } {
   const events: { columns: EventColumns; rawIndex: number }[] = [];
   let malformed = 0;
   for (let rawIndex = 0; rawIndex < records.length; rawIndex++) {
@@ -140,7 +155,19 @@ export function blobEvents(records: Record<string, unknown>[], contentType: stri
 }
 
 /** Column values of one event: id, contentType, recordType, creationTime, operation, workload, userId, userType, clientIp, objectId, organizationId. */
-export type EventColumns = [string, string, number | null, string, string | null, string | null, string | null, number | null, string | null, string | null, string | null];
+export type EventColumns = [
+  string,
+  string,
+  number | null,
+  string,
+  string | null,
+  string | null,
+  string | null,
+  number | null,
+  string | null,
+  string | null,
+  string | null,
+];
 
 /** Normalises one record; null when it has no `Id` or no parseable `CreationTime` (counted as malformed). */
 export function normalizeRecord(raw: Record<string, unknown>, contentType: string): AuditEvent | null {
@@ -155,11 +182,17 @@ export interface CopilotInteraction {
   appHost: string | null;
   threadId: string | null;
   contexts: { id: string | null; type: string | null }[];
-  accessedResources: { id: string | null; name: string | null; type: string | null; siteUrl: string | null; sensitivityLabelId: string | null; action: string | null }[];
+  accessedResources: {
+    id: string | null;
+    name: string | null;
+    type: string | null;
+    siteUrl: string | null;
+    sensitivityLabelId: string | null;
+    action: string | null;
+  }[];
   models: { provider: string | null; name: string | null }[];
   plugins: { name: string | null; id: string | null }[];
 }
-
 
 /** The Copilot view of a record, or null when it is not a CopilotInteraction. */
 export function copilotInteraction(e: Pick<AuditEvent, 'recordType' | 'raw'>): CopilotInteraction | null {
@@ -169,12 +202,18 @@ export function copilotInteraction(e: Pick<AuditEvent, 'recordType' | 'raw'>): C
     appHost: nonEmptyStr(d.AppHost),
     threadId: nonEmptyStr(d.ThreadId),
     contexts: objects(d.Contexts).map((c) => ({ id: nonEmptyStr(c.Id), type: nonEmptyStr(c.Type) })),
-    accessedResources: objects(d.AccessedResources).map((r) => ({ id: nonEmptyStr(r.Id), name: nonEmptyStr(r.Name), type: nonEmptyStr(r.Type), siteUrl: nonEmptyStr(r.SiteUrl), sensitivityLabelId: nonEmptyStr(r.SensitivityLabelId), action: nonEmptyStr(r.Action) })),
+    accessedResources: objects(d.AccessedResources).map((r) => ({
+      id: nonEmptyStr(r.Id),
+      name: nonEmptyStr(r.Name),
+      type: nonEmptyStr(r.Type),
+      siteUrl: nonEmptyStr(r.SiteUrl),
+      sensitivityLabelId: nonEmptyStr(r.SensitivityLabelId),
+      action: nonEmptyStr(r.Action),
+    })),
     models: objects(d.ModelTransparencyDetails).map((m) => ({ provider: nonEmptyStr(m.ModelProviderName), name: nonEmptyStr(m.ModelName) })),
     plugins: objects(d.AISystemPlugin).map((p) => ({ name: nonEmptyStr(p.Name), id: nonEmptyStr(p.Id) })),
   };
 }
-
 
 /** Parses a JSON string field of a record (Power Platform records nest JSON in strings); `{}`/`[]`-less values → null. */
 function jsonField(v: unknown): unknown {
@@ -243,7 +282,8 @@ export function powerPlatformAdminActivity(e: Pick<AuditEvent, 'recordType' | 'r
     botName: g('bot.display_name'),
     authenticationMode: g('bot.authentication_mode'),
     changes,
-    customConnector: resourceType === 'CustomConnector' ? { id: g('custom_connector.id'), name: g('custom_connector.display_name'), host: g('custom_connector.host') } : null,
+    customConnector:
+      resourceType === 'CustomConnector' ? { id: g('custom_connector.id'), name: g('custom_connector.display_name'), host: g('custom_connector.host') } : null,
   };
 }
 
@@ -277,8 +317,17 @@ export function dlpPolicyActivity(e: Pick<AuditEvent, 'recordType' | 'raw'>): Dl
   return {
     policyId: nonEmptyStr(info.policyId) ?? nonEmptyStr(e.raw.ObjectId),
     policyType: nonEmptyStr(info.policyType),
-    connectorChanges: objects(changeSet.connectorChanges).map((c) => ({ name: nonEmptyStr(c.name), id: nonEmptyStr(c.id), previous: classification(c.previousValue), current: classification(c.currentValue) })),
-    changedProperties: objects(changeSet.changedProperties).map((c) => ({ property: nonEmptyStr(c.name) ?? '', oldValue: nonEmptyStr(c.previousValue), newValue: nonEmptyStr(c.currentValue) })),
+    connectorChanges: objects(changeSet.connectorChanges).map((c) => ({
+      name: nonEmptyStr(c.name),
+      id: nonEmptyStr(c.id),
+      previous: classification(c.previousValue),
+      current: classification(c.currentValue),
+    })),
+    changedProperties: objects(changeSet.changedProperties).map((c) => ({
+      property: nonEmptyStr(c.name) ?? '',
+      oldValue: nonEmptyStr(c.previousValue),
+      newValue: nonEmptyStr(c.currentValue),
+    })),
   };
 }
 
@@ -311,7 +360,10 @@ const HTTP_CONNECTOR_NAMES = /^HTTP(?: Webhook)?$/i;
 export function flowActivity(e: Pick<AuditEvent, 'recordType' | 'raw' | 'objectId'>): FlowActivity | null {
   if (e.recordType !== RECORD_TYPES.MicrosoftFlow) return null;
   const url = nonEmptyStr(e.raw.FlowDetailsUrl);
-  const connectors = (nonEmptyStr(e.raw.FlowConnectorNames) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const connectors = (nonEmptyStr(e.raw.FlowConnectorNames) ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   return {
     flowId: (url ? (/\/flows\/([^/?#]+)/.exec(url)?.[1] ?? null) : null) ?? e.objectId,
     environmentId: url ? (/\/environments\/([^/?#]+)/.exec(url)?.[1] ?? null) : null,

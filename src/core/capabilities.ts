@@ -23,7 +23,14 @@ export const API_DISPLAY_NAMES: Record<PermissionApi, string> = {
 };
 
 /** Ids of the permission capabilities; a stream names the one that gates it (`Stream.capability`). */
-export type CapabilityId = 'directory.users' | 'directory.groups' | 'graph.externalConnections' | 'teams.installedApps' | 'copilot.interactions' | 'audit.activityFeed' | 'powerBi.tenant';
+export type CapabilityId =
+  | 'directory.users'
+  | 'directory.groups'
+  | 'graph.externalConnections'
+  | 'teams.installedApps'
+  | 'copilot.interactions'
+  | 'audit.activityFeed'
+  | 'powerBi.tenant';
 
 /**
  * A capability whose grant is an application permission (visible in the token's `roles`). The streams it gates
@@ -64,7 +71,13 @@ export const PERMISSION_LISTS: Record<'quick' | 'step-by-step', Record<Permissio
 
 /** Capabilities granted by application permissions. */
 export const PERMISSION_CAPABILITIES: readonly PermissionCapability[] = [
-  { id: 'directory.users', title: 'Users and guests (agent owners)', api: 'graph', anyOf: ['User.Read.All', 'Directory.Read.All'], recommended: 'User.Read.All' },
+  {
+    id: 'directory.users',
+    title: 'Users and guests (agent owners)',
+    api: 'graph',
+    anyOf: ['User.Read.All', 'Directory.Read.All'],
+    recommended: 'User.Read.All',
+  },
   {
     id: 'directory.groups',
     title: 'Groups and group memberships',
@@ -72,11 +85,42 @@ export const PERMISSION_CAPABILITIES: readonly PermissionCapability[] = [
     anyOf: ['GroupMember.Read.All', 'Group.Read.All', 'Directory.Read.All'],
     recommended: 'GroupMember.Read.All',
   },
-  { id: 'graph.externalConnections', title: 'Microsoft Search external connections', api: 'graph', anyOf: ['ExternalConnection.Read.All'], recommended: 'ExternalConnection.Read.All' },
-  { id: 'teams.installedApps', title: 'Teams apps installed per user', api: 'graph', anyOf: ['TeamsAppInstallation.ReadForUser.All'], recommended: 'TeamsAppInstallation.ReadForUser.All' },
-  { id: 'copilot.interactions', title: 'Microsoft 365 Copilot interaction history', api: 'graph', anyOf: ['AiEnterpriseInteraction.Read.All'], recommended: 'AiEnterpriseInteraction.Read.All' },
-  { id: 'audit.activityFeed', title: 'Audit log (Office 365 Management Activity API)', api: 'managementActivity', anyOf: ['ActivityFeed.Read'], recommended: 'ActivityFeed.Read' },
-  { id: 'powerBi.tenant', title: 'Power BI tenant inventory and activity', api: 'powerBi', anyOf: ['Tenant.Read.All', 'Tenant.ReadWrite.All'], recommended: 'Tenant.Read.All', judgedByApi: true },
+  {
+    id: 'graph.externalConnections',
+    title: 'Microsoft Search external connections',
+    api: 'graph',
+    anyOf: ['ExternalConnection.Read.All'],
+    recommended: 'ExternalConnection.Read.All',
+  },
+  {
+    id: 'teams.installedApps',
+    title: 'Teams apps installed per user',
+    api: 'graph',
+    anyOf: ['TeamsAppInstallation.ReadForUser.All'],
+    recommended: 'TeamsAppInstallation.ReadForUser.All',
+  },
+  {
+    id: 'copilot.interactions',
+    title: 'Microsoft 365 Copilot interaction history',
+    api: 'graph',
+    anyOf: ['AiEnterpriseInteraction.Read.All'],
+    recommended: 'AiEnterpriseInteraction.Read.All',
+  },
+  {
+    id: 'audit.activityFeed',
+    title: 'Audit log (Office 365 Management Activity API)',
+    api: 'managementActivity',
+    anyOf: ['ActivityFeed.Read'],
+    recommended: 'ActivityFeed.Read',
+  },
+  {
+    id: 'powerBi.tenant',
+    title: 'Power BI tenant inventory and activity',
+    api: 'powerBi',
+    anyOf: ['Tenant.Read.All', 'Tenant.ReadWrite.All'],
+    recommended: 'Tenant.Read.All',
+    judgedByApi: true,
+  },
 ];
 
 /** The permission capability of an id. */

@@ -39,7 +39,7 @@ const SHORT_ID_DIGITS = 8;
  */
 export function shortIds(ids: readonly string[]): Map<string, string> {
   const out = new Map<string, string>();
-  const head = (id: string) => (/^[a-z]+_/.exec(id)?.[0].length ?? 0);
+  const head = (id: string) => /^[a-z]+_/.exec(id)?.[0].length ?? 0;
   let len = SHORT_ID_DIGITS;
   const unique = [...new Set(ids)];
   for (;;) {
@@ -63,11 +63,19 @@ export function pickByPrefix(input: string, candidates: readonly string[], what:
   if (exact) return exact;
   if (candidates.length === 1) return candidates[0];
   const short = shortIds(candidates);
-  const shown = candidates.slice(0, 10).map((c) => short.get(c)!).join(', ');
-  throw new VigilError('invalid-input', 'AMBIGUOUS_ID', `'${input}' could be ${candidates.length > 10 ? 'more than 10' : candidates.length} ${what.kind}s: ${shown}${candidates.length > 10 ? ', …' : '.'}`, {
-    field: what.field,
-    remediation: 'Type more characters of the id, or copy it whole from `--wide` or `--json` output.',
-  });
+  const shown = candidates
+    .slice(0, 10)
+    .map((c) => short.get(c)!)
+    .join(', ');
+  throw new VigilError(
+    'invalid-input',
+    'AMBIGUOUS_ID',
+    `'${input}' could be ${candidates.length > 10 ? 'more than 10' : candidates.length} ${what.kind}s: ${shown}${candidates.length > 10 ? ', …' : '.'}`,
+    {
+      field: what.field,
+      remediation: 'Type more characters of the id, or copy it whole from `--wide` or `--json` output.',
+    },
+  );
 }
 
 /**

@@ -155,7 +155,26 @@ export type StreamRecords = CoreStreamRecords & { [K in EstateStreamName]: Estat
 const CORE_STREAM_NAMES = ['users', 'groups', 'memberships', 'environments', 'dataverseUsers', 'agents'] as const;
 
 /** Names of the collection streams, in the order they run (parents before children). */
-export const STREAM_NAMES = [...CORE_STREAM_NAMES, 'agentComponents', 'agentSettings', 'foundryAccounts', 'foundryProjects', 'foundryDeployments', 'copilotInteractions', 'powerBiWorkspaces', 'powerBiSharedLinks', 'powerApps', 'flows', 'connectors', 'connections', 'dlpPolicies', 'tenantSettings', 'externalConnections', 'teamsApps', 'environmentSettings'] as const;
+export const STREAM_NAMES = [
+  ...CORE_STREAM_NAMES,
+  'agentComponents',
+  'agentSettings',
+  'foundryAccounts',
+  'foundryProjects',
+  'foundryDeployments',
+  'copilotInteractions',
+  'powerBiWorkspaces',
+  'powerBiSharedLinks',
+  'powerApps',
+  'flows',
+  'connectors',
+  'connections',
+  'dlpPolicies',
+  'tenantSettings',
+  'externalConnections',
+  'teamsApps',
+  'environmentSettings',
+] as const;
 export type StreamName = (typeof STREAM_NAMES)[number];
 
 /** Names of the streams stored in `estate_objects` (every stream but the core ones). */

@@ -15,7 +15,18 @@ import { detectionMetadataSchema, type Detection } from './types.ts';
  * The detection library. Each rule's metadata is validated when the library loads; a duplicate id or a metadata
  * error stops it (a broken rule must not be skipped silently).
  */
-const ALL: Detection[] = [copilotGuest, agentAuthNone, dlpWeakened, customConnector, adminConsent, spCredentials, massCreation, flowHttp, publishToWeb, copilotNewIp];
+const ALL: Detection[] = [
+  copilotGuest,
+  agentAuthNone,
+  dlpWeakened,
+  customConnector,
+  adminConsent,
+  spCredentials,
+  massCreation,
+  flowHttp,
+  publishToWeb,
+  copilotNewIp,
+];
 
 /**
  * The validated detections.
@@ -25,7 +36,12 @@ export function loadDetections(): Detection[] {
   const ids = new Set<string>();
   for (const d of ALL) {
     const parsed = detectionMetadataSchema.safeParse(d.metadata);
-    if (!parsed.success) throw new VigilError('internal', 'DETECTION_INVALID', `Detection ${d.metadata.id}: field '${parsed.error.issues[0]!.path.join('.')}' ${parsed.error.issues[0]!.message}`);
+    if (!parsed.success)
+      throw new VigilError(
+        'internal',
+        'DETECTION_INVALID',
+        `Detection ${d.metadata.id}: field '${parsed.error.issues[0]!.path.join('.')}' ${parsed.error.issues[0]!.message}`,
+      );
     if (ids.has(d.metadata.id)) throw new VigilError('internal', 'DETECTION_INVALID', `Detection id ${d.metadata.id} is used twice.`);
     ids.add(d.metadata.id);
   }

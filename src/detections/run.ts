@@ -85,7 +85,8 @@ export async function runDetections(
   const firstSeen = await ipHistory(db, integrationId, fresh);
   const ctxBase: Omit<DetectionContext, 'events'> = {
     integrationId,
-    ipsSeenBefore: (userId, time) => new Set([...(firstSeen.get(userId.toLowerCase()) ?? new Map<string, string>())].filter(([, t]) => t < time).map(([ip]) => ip)),
+    ipsSeenBefore: (userId, time) =>
+      new Set([...(firstSeen.get(userId.toLowerCase()) ?? new Map<string, string>())].filter(([, t]) => t < time).map(([ip]) => ip)),
     find: ({ operations, from, to }) => findEventsByOperation(db, integrationId, { operations, from, to, limit: 10_000 }),
     flows: async (ids) => new Map((await getEstateObjects<FlowAttrs>(db, integrationId, 'flows', ids)).map((f) => [f.id, f.attrs])),
   };
@@ -100,8 +101,21 @@ export async function runDetections(
       const mine = events.filter((e) => e.recordType !== null && d.metadata.recordTypes.includes(e.recordType));
       if (mine.length === 0) continue;
       for (const hit of await d.run({ ...ctxBase, events: mine })) {
-        const times = hit.eventIds.map((id) => events.find((e) => e.id === id)?.creationTime).filter((t): t is string => !!t).sort();
-        const input = { integrationId, ruleId: d.metadata.id, severity: d.metadata.severity, title: hit.title, dedupeKey: hit.dedupeKey, detail: hit.detail, eventIds: hit.eventIds, windowStart: times[0] ?? null, windowEnd: times.at(-1) ?? null };
+        const times = hit.eventIds
+          .map((id) => events.find((e) => e.id === id)?.creationTime)
+          .filter((t): t is string => !!t)
+          .sort();
+        const input = {
+          integrationId,
+          ruleId: d.metadata.id,
+          severity: d.metadata.severity,
+          title: hit.title,
+          dedupeKey: hit.dedupeKey,
+          detail: hit.detail,
+          eventIds: hit.eventIds,
+          windowStart: times[0] ?? null,
+          windowEnd: times.at(-1) ?? null,
+        };
         const out = sinks?.sinks;
         const { created } = out
           ? await db.transaction().execute(async (trx) => {

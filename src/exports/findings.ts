@@ -26,12 +26,31 @@ export function findingExportView(f: FindingWithSuppression) {
     firstSeenAt: f.first_seen_at,
     lastSeenAt: f.last_seen_at,
     resolvedAt: f.resolved_at,
-    suppression: f.suppression ? { reason: f.suppression.reason, author: f.suppression.author, expiresAt: f.suppression.expires_at, createdAt: f.suppression.created_at } : null,
+    suppression: f.suppression
+      ? { reason: f.suppression.reason, author: f.suppression.author, expiresAt: f.suppression.expires_at, createdAt: f.suppression.created_at }
+      : null,
   };
 }
 
 /** CSV columns, in order (one row per finding). */
-const CSV_COLUMNS = ['id', 'integrationId', 'checkId', 'severity', 'status', 'resourceType', 'resourceId', 'resourceName', 'reason', 'firstSeenAt', 'lastSeenAt', 'resolvedAt', 'suppressed', 'suppressionReason', 'suppressionAuthor', 'suppressionExpiresAt'];
+const CSV_COLUMNS = [
+  'id',
+  'integrationId',
+  'checkId',
+  'severity',
+  'status',
+  'resourceType',
+  'resourceId',
+  'resourceName',
+  'reason',
+  'firstSeenAt',
+  'lastSeenAt',
+  'resolvedAt',
+  'suppressed',
+  'suppressionReason',
+  'suppressionAuthor',
+  'suppressionExpiresAt',
+];
 
 /**
  * Characters that make a spreadsheet (Excel, LibreOffice Calc, Google Sheets) read a CSV cell as a formula when they
@@ -66,17 +85,30 @@ export const FINDING_EXPORT_MEDIA: Record<FindingExportFormat, { contentType: st
  * line).
  * @param context.checks the check catalogue (rules of SARIF, titles of OCSF); `tenants` the tenant id per integration.
  */
-export function renderFindings(rows: FindingWithSuppression[], format: FindingExportFormat, context: { checks: CheckMetadata[]; tenants: Map<string, string>; version: string }): string {
+export function renderFindings(
+  rows: FindingWithSuppression[],
+  format: FindingExportFormat,
+  context: { checks: CheckMetadata[]; tenants: Map<string, string>; version: string },
+): string {
   if (format === 'sarif') return `${JSON.stringify(findingsToSarif(rows, context.checks, { version: context.version }), null, 2)}\n`;
   if (format === 'ocsf' || format === 'ocsf-ndjson') {
     const byId = new Map(context.checks.map((c) => [c.id, c]));
-    const events = rows.map((f) => findingToOcsf(f, byId.get(f.check_id), { product: vigilProduct(context.version), tenantId: context.tenants.get(f.integration_id) }));
+    const events = rows.map((f) =>
+      findingToOcsf(f, byId.get(f.check_id), { product: vigilProduct(context.version), tenantId: context.tenants.get(f.integration_id) }),
+    );
     return format === 'ocsf-ndjson' ? events.map((e) => `${JSON.stringify(e)}\n`).join('') : `${JSON.stringify(events, null, 2)}\n`;
   }
   const list = rows.map(findingExportView);
   if (format === 'json') return `${JSON.stringify(list, null, 2)}\n`;
   return stringify(
-    list.map((f) => ({ ...f, suppression: undefined, suppressed: f.suppression !== null, suppressionReason: f.suppression?.reason ?? '', suppressionAuthor: f.suppression?.author ?? '', suppressionExpiresAt: f.suppression?.expiresAt ?? '' })),
+    list.map((f) => ({
+      ...f,
+      suppression: undefined,
+      suppressed: f.suppression !== null,
+      suppressionReason: f.suppression?.reason ?? '',
+      suppressionAuthor: f.suppression?.author ?? '',
+      suppressionExpiresAt: f.suppression?.expiresAt ?? '',
+    })),
     { header: true, columns: CSV_COLUMNS, cast: { boolean: (b) => (b ? 'true' : 'false'), string: neutraliseCsvCell } },
   );
 }
@@ -86,7 +118,16 @@ export function renderFindings(rows: FindingWithSuppression[], format: FindingEx
  * `integrationIds` (all integrations when omitted) in `status` (all when omitted), most severe first.
  * @returns the text and the number of findings in it.
  */
-export async function exportFindings(db: Executor, options: { integrationIds?: string[] | undefined; status?: 'open' | 'resolved' | 'suppressed' | undefined; format: FindingExportFormat; checks: CheckMetadata[]; version: string }): Promise<{ text: string; count: number }> {
+export async function exportFindings(
+  db: Executor,
+  options: {
+    integrationIds?: string[] | undefined;
+    status?: 'open' | 'resolved' | 'suppressed' | undefined;
+    format: FindingExportFormat;
+    checks: CheckMetadata[];
+    version: string;
+  },
+): Promise<{ text: string; count: number }> {
   const rows = await listFindings(db, { integrationIds: options.integrationIds, status: options.status });
   const tenants = new Map((await listIntegrations(db)).map((i) => [i.id, i.tenant_id]));
   return { text: renderFindings(rows, options.format, { checks: options.checks, tenants, version: options.version }), count: rows.length };

@@ -123,7 +123,11 @@ function findingStatusId(f: Pick<FindingWithSuppression, 'status' | 'suppression
  *   `close` for a resolved finding, `create` when first and last seen are equal, else `update`.
  * @param at the event time (ISO 8601 UTC). Default: resolved_at for a resolved finding, else last_seen_at.
  */
-export function findingToOcsf(f: FindingWithSuppression, check: CheckInfo | undefined, options: OcsfOptions & { activity?: OcsfActivity; at?: string }): OcsfDetectionFinding {
+export function findingToOcsf(
+  f: FindingWithSuppression,
+  check: CheckInfo | undefined,
+  options: OcsfOptions & { activity?: OcsfActivity; at?: string },
+): OcsfDetectionFinding {
   const activity = options.activity ?? (f.status === 'resolved' ? 'close' : f.first_seen_at === f.last_seen_at ? 'create' : 'update');
   const status = findingStatusId(f);
   const reason = f.detail ? ((JSON.parse(f.detail) as { reason?: string | null }).reason ?? null) : null;
@@ -146,7 +150,12 @@ export function findingToOcsf(f: FindingWithSuppression, check: CheckInfo | unde
     },
     resources: [{ uid: f.resource_id, ...(f.resource_name ? { name: f.resource_name } : {}), type: f.resource_type }],
     ...(check ? { remediation: { desc: check.remediation, references: check.references } } : {}),
-    metadata: { version: OCSF_VERSION, product: options.product, profiles: ['cloud'], uid: `${f.id}:${OCSF_ACTIVITY[activity]}:${options.at ?? f.last_seen_at}` },
+    metadata: {
+      version: OCSF_VERSION,
+      product: options.product,
+      profiles: ['cloud'],
+      uid: `${f.id}:${OCSF_ACTIVITY[activity]}:${options.at ?? f.last_seen_at}`,
+    },
     cloud: { provider: 'Microsoft', ...(options.tenantId ? { account: { uid: options.tenantId } } : {}) },
   };
 }

@@ -65,7 +65,17 @@ interface SarifResult {
   locations: { logicalLocations: { name: string; fullyQualifiedName: string; kind: string }[] }[];
   partialFingerprints: Record<string, string>;
   suppressions?: { kind: 'external'; status: 'accepted'; justification: string; properties: { author: string; expiresAt: string | null; createdAt: string } }[];
-  properties: { findingId: string; integrationId: string; status: string; severity: string; firstSeenAt: string; lastSeenAt: string; resolvedAt: string | null; resourceType: string; resourceId: string };
+  properties: {
+    findingId: string;
+    integrationId: string;
+    status: string;
+    severity: string;
+    firstSeenAt: string;
+    lastSeenAt: string;
+    resolvedAt: string | null;
+    resourceType: string;
+    resourceId: string;
+  };
 }
 
 /**
@@ -106,10 +116,21 @@ export function findingsToSarif(findings: FindingWithSuppression[], checks: Sari
       kind: resolved ? 'pass' : 'fail',
       level: resolved ? 'none' : SARIF_LEVEL[f.severity as Severity],
       message: { text: reason ?? check?.title ?? f.check_id },
-      locations: [{ logicalLocations: [{ name: f.resource_name ?? f.resource_id, fullyQualifiedName: `${f.resource_type}/${f.resource_id}`, kind: f.resource_type }] }],
+      locations: [
+        { logicalLocations: [{ name: f.resource_name ?? f.resource_id, fullyQualifiedName: `${f.resource_type}/${f.resource_id}`, kind: f.resource_type }] },
+      ],
       partialFingerprints: { 'vigilFinding/v1': findingFingerprint(f) },
       ...(f.suppression
-        ? { suppressions: [{ kind: 'external' as const, status: 'accepted' as const, justification: f.suppression.reason, properties: { author: f.suppression.author, expiresAt: f.suppression.expires_at, createdAt: f.suppression.created_at } }] }
+        ? {
+            suppressions: [
+              {
+                kind: 'external' as const,
+                status: 'accepted' as const,
+                justification: f.suppression.reason,
+                properties: { author: f.suppression.author, expiresAt: f.suppression.expires_at, createdAt: f.suppression.created_at },
+              },
+            ],
+          }
         : {}),
       properties: {
         findingId: f.id,
@@ -127,6 +148,19 @@ export function findingsToSarif(findings: FindingWithSuppression[], checks: Sari
   return {
     $schema: SARIF_SCHEMA_URI,
     version: SARIF_VERSION,
-    runs: [{ tool: { driver: { name: 'Vigil', version: options.version, ...(options.informationUri ? { informationUri: options.informationUri } : {}), rules: checks.map(sarifRule) } }, results, columnKind: 'unicodeCodePoints' }],
+    runs: [
+      {
+        tool: {
+          driver: {
+            name: 'Vigil',
+            version: options.version,
+            ...(options.informationUri ? { informationUri: options.informationUri } : {}),
+            rules: checks.map(sarifRule),
+          },
+        },
+        results,
+        columnKind: 'unicodeCodePoints',
+      },
+    ],
   };
 }

@@ -65,7 +65,12 @@ function isRealPassword(value: string): boolean {
 
 /** The detectors, secrets first (on overlap at the same start, the longer match wins, then the earlier detector). */
 export const DETECTORS: readonly Detector[] = [
-  { kind: 'secret', type: 'private_key', group: 0, pattern: /-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----[^-]{0,16384}(?:-----END (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----)?/dg },
+  {
+    kind: 'secret',
+    type: 'private_key',
+    group: 0,
+    pattern: /-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----[^-]{0,16384}(?:-----END (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----)?/dg,
+  },
   {
     kind: 'secret',
     type: 'azure_storage_connection_string',
@@ -75,14 +80,37 @@ export const DETECTORS: readonly Detector[] = [
   { kind: 'secret', type: 'azure_storage_account_key', group: 0, pattern: /(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{86}==(?![A-Za-z0-9+/=])/dg },
   { kind: 'secret', type: 'azure_sas_token', group: 0, pattern: /\bsig=[A-Za-z0-9%+/]{40,120}(?:%3[Dd]|=){0,2}/dg },
   { kind: 'secret', type: 'aws_access_key', group: 0, pattern: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[A-Z0-9]{16}\b/dg },
-  { kind: 'secret', type: 'aws_secret_key', group: 1, pattern: /\baws_?secret_?(?:access_?)?key["']?\s{0,4}[:=]\s{0,4}["']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])/dgi },
+  {
+    kind: 'secret',
+    type: 'aws_secret_key',
+    group: 1,
+    pattern: /\baws_?secret_?(?:access_?)?key["']?\s{0,4}[:=]\s{0,4}["']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])/dgi,
+  },
   { kind: 'secret', type: 'github_token', group: 0, pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{82})\b/dg },
   { kind: 'secret', type: 'slack_token', group: 0, pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,250}/dg },
   { kind: 'secret', type: 'stripe_key', group: 0, pattern: /\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,247}\b/dg },
   { kind: 'secret', type: 'openai_key', group: 0, pattern: /\bsk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,250}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}\b)/dg },
-  { kind: 'secret', type: 'jwt', group: 0, pattern: /\beyJ[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,8192}\.[A-Za-z0-9_-]{16,1024}/dg, validate: (v) => validator.isJWT(v) },
-  { kind: 'secret', type: 'password', group: 1, pattern: /\b(?:password|passwd|pwd)["']?\s{0,4}[=:]\s{0,4}["']?([^\s;"'&,<>]{4,128})/dgi, validate: isRealPassword },
-  { kind: 'personal', type: 'iban', group: 0, pattern: /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b/dg, validate: (v) => validator.isIBAN(v.replace(/ /g, '')) },
+  {
+    kind: 'secret',
+    type: 'jwt',
+    group: 0,
+    pattern: /\beyJ[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,8192}\.[A-Za-z0-9_-]{16,1024}/dg,
+    validate: (v) => validator.isJWT(v),
+  },
+  {
+    kind: 'secret',
+    type: 'password',
+    group: 1,
+    pattern: /\b(?:password|passwd|pwd)["']?\s{0,4}[=:]\s{0,4}["']?([^\s;"'&,<>]{4,128})/dgi,
+    validate: isRealPassword,
+  },
+  {
+    kind: 'personal',
+    type: 'iban',
+    group: 0,
+    pattern: /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b/dg,
+    validate: (v) => validator.isIBAN(v.replace(/ /g, '')),
+  },
   {
     kind: 'personal',
     type: 'card_number',
@@ -95,5 +123,11 @@ export const DETECTORS: readonly Detector[] = [
   },
   { kind: 'personal', type: 'us_ssn', group: 0, pattern: /\b\d{3}-\d{2}-\d{4}\b/dg, validate: isValidSsn },
   { kind: 'personal', type: 'uk_nino', group: 0, pattern: /\b[A-Z]{2} ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b/dg, validate: isValidNino },
-  { kind: 'personal', type: 'email', group: 0, pattern: /[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}/dg, validate: (v) => validator.isEmail(v) },
+  {
+    kind: 'personal',
+    type: 'email',
+    group: 0,
+    pattern: /[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}/dg,
+    validate: (v) => validator.isEmail(v),
+  },
 ];

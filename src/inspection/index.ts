@@ -114,7 +114,13 @@ export function inspectText(text: string, options: InspectOptions = {}): Inspect
     const [rs, re] = spans[i]!;
     const before = redacted.slice(Math.max(0, rs - context), rs);
     const after = redacted.slice(re, re + context);
-    return { kind: c.kind, type: c.type, offset: c.start, length: c.end - c.start, excerpt: oneLine(`${before}${preview(text.slice(c.start, c.end))}${after}`) };
+    return {
+      kind: c.kind,
+      type: c.type,
+      offset: c.start,
+      length: c.end - c.start,
+      excerpt: oneLine(`${before}${preview(text.slice(c.start, c.end))}${after}`),
+    };
   });
   return { matches, redacted };
 }

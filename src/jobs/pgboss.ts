@@ -59,7 +59,8 @@ export class PgBossQueue implements JobQueue {
 
   private async startOnce(): Promise<void> {
     await this.boss.start();
-    if (!(await this.boss.getQueue(COLLECT_DEAD_LETTER_QUEUE))) await this.boss.createQueue(COLLECT_DEAD_LETTER_QUEUE, { name: COLLECT_DEAD_LETTER_QUEUE, retentionDays: 30 });
+    if (!(await this.boss.getQueue(COLLECT_DEAD_LETTER_QUEUE)))
+      await this.boss.createQueue(COLLECT_DEAD_LETTER_QUEUE, { name: COLLECT_DEAD_LETTER_QUEUE, retentionDays: 30 });
     const queue: PgBoss.Queue = {
       name: COLLECT_QUEUE,
       policy: 'stately',
@@ -79,18 +80,22 @@ export class PgBossQueue implements JobQueue {
 
   async work(handler: (job: CollectionJob) => Promise<void>, options: { concurrency: number }): Promise<void> {
     for (let i = 0; i < Math.max(1, options.concurrency); i++) {
-      await this.boss.work<{ integrationId: string; enqueuedAt?: string }>(COLLECT_QUEUE, { batchSize: 1, pollingIntervalSeconds: this.options.pollingIntervalSeconds ?? 2 }, async ([job]) => {
-        if (!job) return;
-        const controller = new AbortController();
-        const expiry = setTimeout(() => controller.abort(new Error(`job expired after ${job.expireInSeconds} s`)), job.expireInSeconds * 1000);
-        this.active.set(job.id, controller);
-        try {
-          await handler({ id: job.id, integrationId: job.data.integrationId, enqueuedAt: job.data.enqueuedAt ?? '', signal: controller.signal });
-        } finally {
-          clearTimeout(expiry);
-          this.active.delete(job.id);
-        }
-      });
+      await this.boss.work<{ integrationId: string; enqueuedAt?: string }>(
+        COLLECT_QUEUE,
+        { batchSize: 1, pollingIntervalSeconds: this.options.pollingIntervalSeconds ?? 2 },
+        async ([job]) => {
+          if (!job) return;
+          const controller = new AbortController();
+          const expiry = setTimeout(() => controller.abort(new Error(`job expired after ${job.expireInSeconds} s`)), job.expireInSeconds * 1000);
+          this.active.set(job.id, controller);
+          try {
+            await handler({ id: job.id, integrationId: job.data.integrationId, enqueuedAt: job.data.enqueuedAt ?? '', signal: controller.signal });
+          } finally {
+            clearTimeout(expiry);
+            this.active.delete(job.id);
+          }
+        },
+      );
     }
   }
 
@@ -103,7 +108,9 @@ export class PgBossQueue implements JobQueue {
   async deadLetters(): Promise<DeadLetter[]> {
     const { rows } = await this.boss
       .getDb()
-      .executeSql(`select id, data, output, created_on from ${this.options.schema}.job where name = $1 order by created_on desc limit 100`, [COLLECT_DEAD_LETTER_QUEUE]);
+      .executeSql(`select id, data, output, created_on from ${this.options.schema}.job where name = $1 order by created_on desc limit 100`, [
+        COLLECT_DEAD_LETTER_QUEUE,
+      ]);
     return rows.map((r: { id: string; data: { integrationId?: string }; output: { message?: string } | null; created_on: Date }) => ({
       id: r.id,
       integrationId: r.data?.integrationId ?? '',

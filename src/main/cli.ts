@@ -43,7 +43,11 @@ export const COMMAND_MODULES: ReadonlyArray<{ names: readonly string[]; load: ()
     names: ['serve', 'worker'],
     load: async () => {
       const { registerService } = await import('../cli/commands/service.ts');
-      return (program, host) => registerService(program, host, { serve: async (rt, p) => (await service()).runServe(rt, p), worker: async (rt, p) => (await service()).runWorker(rt, p) });
+      return (program, host) =>
+        registerService(program, host, {
+          serve: async (rt, p) => (await service()).runServe(rt, p),
+          worker: async (rt, p) => (await service()).runWorker(rt, p),
+        });
     },
   },
   {
@@ -52,7 +56,12 @@ export const COMMAND_MODULES: ReadonlyArray<{ names: readonly string[]; load: ()
       const { registerJobs } = await import('../cli/commands/jobs.ts');
       return (program, host) =>
         registerJobs(program, host, async (rt) => {
-          if (!rt.config.database) throw invalidInput('DATABASE_URL', 'The shared job queue needs PostgreSQL.', 'Set DATABASE_URL, or on SQLite use `vigil collect <integration>` and `vigil serve`.');
+          if (!rt.config.database)
+            throw invalidInput(
+              'DATABASE_URL',
+              'The shared job queue needs PostgreSQL.',
+              'Set DATABASE_URL, or on SQLite use `vigil collect <integration>` and `vigil serve`.',
+            );
           return (await service()).createQueue(rt);
         });
     },
@@ -105,7 +114,8 @@ export async function buildProgram(argv: readonly string[] | 'all' = 'all'): Pro
     .addHelpText('after', EXIT_CODES_HELP);
   const host = createHost(program, async (options: RuntimeOptions) => (await import('./runtime.ts')).createRuntime(options));
   const name = argv === 'all' ? undefined : commandNameOf(argv);
-  const versionOnly = argv !== 'all' && name === undefined && argv.some((a) => a === '-V' || a === '--version') && !argv.some((a) => a === '-h' || a === '--help');
+  const versionOnly =
+    argv !== 'all' && name === undefined && argv.some((a) => a === '-V' || a === '--version') && !argv.some((a) => a === '-h' || a === '--help');
   if (versionOnly) return program;
   const wanted = name === undefined ? undefined : COMMAND_MODULES.find((m) => m.names.includes(name));
   for (const m of wanted ? [wanted] : COMMAND_MODULES) (await m.load())(program, host);

@@ -34,7 +34,14 @@ export interface DemoOptions {
 
 /** The demo's summary; `vigil demo --json` prints it. */
 export interface DemoSummary {
-  integration: { id: string; verified: boolean; servicePrincipalObjectId: string | null; missingPermissions: MissingPermission[]; managementApp: boolean | null; environmentsNotReadable: string[] };
+  integration: {
+    id: string;
+    verified: boolean;
+    servicePrincipalObjectId: string | null;
+    missingPermissions: MissingPermission[];
+    managementApp: boolean | null;
+    environmentsNotReadable: string[];
+  };
   /** Live objects per collected stream (every stream, estate streams included). */
   collected: Record<string, number>;
   run: { id: string; status: string; durationMs: number; errors: number };
@@ -123,13 +130,20 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
           total: open.length,
           bySeverity,
           byCheck,
-          top: open.slice(0, 5).map((f) => ({ severity: f.severity, checkId: f.check_id, resource: f.resource_name ?? f.resource_id, reason: f.detail ? ((JSON.parse(f.detail) as { reason?: string }).reason ?? null) : null })),
+          top: open.slice(0, 5).map((f) => ({
+            severity: f.severity,
+            checkId: f.check_id,
+            resource: f.resource_name ?? f.resource_id,
+            reason: f.detail ? ((JSON.parse(f.detail) as { reason?: string }).reason ?? null) : null,
+          })),
         },
         notEvaluated: evaluation?.byStatus.not_evaluated ?? 0,
         audit: {
           eventsIngested: Object.values(audit.ingest.contentTypes).reduce((n, o) => n + o.stored, 0),
           duplicatesDropped: Object.values(audit.ingest.contentTypes).reduce((n, o) => n + o.duplicates, 0),
-          contentTypesUnavailable: Object.entries(audit.ingest.contentTypes).filter(([, o]) => o.status !== 'ok').map(([ct]) => ct),
+          contentTypesUnavailable: Object.entries(audit.ingest.contentTypes)
+            .filter(([, o]) => o.status !== 'ok')
+            .map(([ct]) => ct),
           alertsRaised: alerts.length,
           byRule: alerts.reduce<Record<string, number>>((by, a) => Object.assign(by, { [a.rule_id]: (by[a.rule_id] ?? 0) + 1 }), {}),
           top: [...alerts]

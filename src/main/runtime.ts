@@ -32,7 +32,6 @@ async function storedSecretKeyIds(db: Kysely<Database>): Promise<string[]> {
   }
 }
 
-
 /**
  * Builds the runtime.
  * @throws VigilError `configuration` for bad variables, an unsafe key file, a failed migration, or a missing master key
@@ -45,7 +44,13 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const dataDirTightened = privateDirectory(config.dataDir);
   const logger = createLogger({ level: options.verbose ? 'debug' : config.logLevel, dataDir: config.dataDir, stderr: options.verbose ?? false });
   if (dataDirTightened) logger.warn(dataDirTightened, 'permissions of an existing file tightened to owner-only');
-  const db = await openStore({ dataDir: config.dataDir, databaseUrl: config.database?.url, schema: config.database?.schema, migrate: options.migrate, onTightened: (t) => logger.warn(t, 'permissions of an existing file tightened to owner-only') });
+  const db = await openStore({
+    dataDir: config.dataDir,
+    databaseUrl: config.database?.url,
+    schema: config.database?.schema,
+    migrate: options.migrate,
+    onTightened: (t) => logger.warn(t, 'permissions of an existing file tightened to owner-only'),
+  });
   let kek: KeyEncryptionKey;
   try {
     // The key is loaded after the store is open: whether a missing key file may be generated depends on the secrets
@@ -62,7 +67,16 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     dataverse: { capacity: config.budgets.dataversePer5min, windowSeconds: 300 },
   });
   const metrics = new Metrics();
-  const http = new HttpClient({ links: LinkPolicy.fromProfile(config.cloud), caPem: config.cloud.caPem, maxAttempts: config.http.maxAttempts, maxWaitSeconds: config.http.maxWaitSeconds, logger, budget, metrics, unreachableHint: (host) => unreachableRemediation(config.cloud, (options.env ?? process.env).VIGIL_ENDPOINTS_FILE, host) });
+  const http = new HttpClient({
+    links: LinkPolicy.fromProfile(config.cloud),
+    caPem: config.cloud.caPem,
+    maxAttempts: config.http.maxAttempts,
+    maxWaitSeconds: config.http.maxWaitSeconds,
+    logger,
+    budget,
+    metrics,
+    unreachableHint: (host) => unreachableRemediation(config.cloud, (options.env ?? process.env).VIGIL_ENDPOINTS_FILE, host),
+  });
   return {
     config,
     cloud: config.cloud,

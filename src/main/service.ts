@@ -23,10 +23,21 @@ import type { Runtime } from './runtime.ts';
 
 /** The job queue for the runtime's store: pg-boss on PostgreSQL, in-process on SQLite. */
 export function createQueue(rt: Runtime): JobQueue {
-  const policy = { retryLimit: rt.config.jobs.retryLimit, retryDelaySeconds: rt.config.jobs.retryDelaySeconds, expireInSeconds: rt.config.jobs.expireInSeconds };
+  const policy = {
+    retryLimit: rt.config.jobs.retryLimit,
+    retryDelaySeconds: rt.config.jobs.retryDelaySeconds,
+    expireInSeconds: rt.config.jobs.expireInSeconds,
+  };
   if (rt.config.database) {
     const schema = rt.config.database.schema === 'public' ? 'pgboss' : `${rt.config.database.schema}_pgboss`;
-    return new PgBossQueue({ connectionString: rt.config.database.url, schema, policy, maintenanceIntervalSeconds: rt.config.jobs.maintenanceSeconds, pollingIntervalSeconds: 1, logger: rt.logger });
+    return new PgBossQueue({
+      connectionString: rt.config.database.url,
+      schema,
+      policy,
+      maintenanceIntervalSeconds: rt.config.jobs.maintenanceSeconds,
+      pollingIntervalSeconds: 1,
+      logger: rt.logger,
+    });
   }
   return new InProcessQueue(rt.logger, policy);
 }
@@ -65,12 +76,20 @@ export async function runWorker(rt: Runtime, print: (line: string) => void): Pro
   if (!rt.config.database) {
     throw new VigilError('configuration', 'WORKER_NEEDS_POSTGRES', '`vigil worker` needs the shared PostgreSQL queue, and DATABASE_URL is not set.', {
       field: 'DATABASE_URL',
-      remediation: 'Set DATABASE_URL to the PostgreSQL database shared with `vigil serve`; on a single machine with SQLite, `vigil serve` runs the collections itself.',
+      remediation:
+        'Set DATABASE_URL to the PostgreSQL database shared with `vigil serve`; on a single machine with SQLite, `vigil serve` runs the collections itself.',
     });
   }
   const queue = createQueue(rt);
   await queue.start();
-  await queue.work(collectionJobHandler({ ...rt, autoGrantAccess: rt.config.autoGrantAccess, audit: { enabled: rt.config.auditInJobs, publisherId: rt.config.publisherId, concurrency: rt.config.auditConcurrency } }), { concurrency: rt.config.jobs.workerConcurrency });
+  await queue.work(
+    collectionJobHandler({
+      ...rt,
+      autoGrantAccess: rt.config.autoGrantAccess,
+      audit: { enabled: rt.config.auditInJobs, publisherId: rt.config.publisherId, concurrency: rt.config.auditConcurrency },
+    }),
+    { concurrency: rt.config.jobs.workerConcurrency },
+  );
   print(`worker ${process.pid} ready: ${rt.config.jobs.workerConcurrency} collection(s) at a time`);
   rt.logger.info({ concurrency: rt.config.jobs.workerConcurrency }, 'worker started');
   const signal = await onSignal();
@@ -112,11 +131,18 @@ export function listenError(e: unknown, host: string, port: number): unknown {
   }
   if (code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
     const onHost = code !== 'EACCES';
-    return new VigilError('invalid-input', 'LISTEN_REFUSED', `Cannot listen on ${host}:${port} (${code}${onHost ? ': not an address of this machine' : ': ports below 1024 need privileges'}).`, {
-      field: onHost ? '--host' : '--port',
-      remediation: onHost ? 'Give an address of this machine: vigil serve --host 127.0.0.1 (or 0.0.0.0 for every interface; or set VIGIL_HOST).' : 'Use a port from 1024 up: vigil serve --port 8080 (or set VIGIL_PORT).',
-      cause: e,
-    });
+    return new VigilError(
+      'invalid-input',
+      'LISTEN_REFUSED',
+      `Cannot listen on ${host}:${port} (${code}${onHost ? ': not an address of this machine' : ': ports below 1024 need privileges'}).`,
+      {
+        field: onHost ? '--host' : '--port',
+        remediation: onHost
+          ? 'Give an address of this machine: vigil serve --host 127.0.0.1 (or 0.0.0.0 for every interface; or set VIGIL_HOST).'
+          : 'Use a port from 1024 up: vigil serve --port 8080 (or set VIGIL_PORT).',
+        cause: e,
+      },
+    );
   }
   return e;
 }
@@ -127,7 +153,15 @@ const SESSION_PURGE_INTERVAL_MS = 10 * 60 * 1000;
 async function serveUntilSignal(rt: Runtime, print: (line: string) => void): Promise<void> {
   const queue = createQueue(rt);
   await queue.start();
-  if (!rt.config.database) await queue.work(collectionJobHandler({ ...rt, autoGrantAccess: rt.config.autoGrantAccess, audit: { enabled: rt.config.auditInJobs, publisherId: rt.config.publisherId, concurrency: rt.config.auditConcurrency } }), { concurrency: rt.config.jobs.workerConcurrency });
+  if (!rt.config.database)
+    await queue.work(
+      collectionJobHandler({
+        ...rt,
+        autoGrantAccess: rt.config.autoGrantAccess,
+        audit: { enabled: rt.config.auditInJobs, publisherId: rt.config.publisherId, concurrency: rt.config.auditConcurrency },
+      }),
+      { concurrency: rt.config.jobs.workerConcurrency },
+    );
   const app = await buildServer({
     consentCallback: (query) => handleConsentCallback(rt, query),
     async ready() {

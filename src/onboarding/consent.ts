@@ -65,7 +65,14 @@ export function managedAppCredentials(deps: Pick<ConsentDeps, 'http' | 'cloud' |
   const clientId = managedAppClientId(deps.config);
   const file = deps.config.managedApp!.certificateFile;
   const certificate = file ? loadCertificateCredential(file, readFileSync(file, 'utf8')) : undefined;
-  return new ClientCredentialProvider({ cloud: deps.cloud, tenantId, clientId, clientSecret: deps.config.managedApp!.clientSecret, certificate, http: deps.http });
+  return new ClientCredentialProvider({
+    cloud: deps.cloud,
+    tenantId,
+    clientId,
+    clientSecret: deps.config.managedApp!.clientSecret,
+    certificate,
+    http: deps.http,
+  });
 }
 
 /**
@@ -77,14 +84,22 @@ export async function resolveTenant(deps: Pick<ConsentDeps, 'http' | 'cloud'>, t
   const input = normalizeGuid(tenant);
   if (!input) throw invalidInput('--tenant', '--tenant is required.', 'Give the tenant id (GUID) or its primary domain, e.g. contoso.onmicrosoft.com.');
   if (!isGuid(input) && !/^[a-z0-9.-]+\.[a-z]{2,}$/i.test(input)) {
-    throw invalidInput('--tenant', `--tenant '${input}' is neither a tenant id (GUID) nor a domain name.`, 'Give the Tenant ID or the primary domain shown in Microsoft Entra admin center > Overview.');
+    throw invalidInput(
+      '--tenant',
+      `--tenant '${input}' is neither a tenant id (GUID) nor a domain name.`,
+      'Give the Tenant ID or the primary domain shown in Microsoft Entra admin center > Overview.',
+    );
   }
   let tenantId: string;
   try {
     ({ tenantId } = await discoverTenant(deps.http, deps.cloud, input));
   } catch (e) {
     if (e instanceof VigilError && e.code === 'AADSTS90002') {
-      throw new VigilError('invalid-input', 'AADSTS90002', `No tenant '${input}' exists (AADSTS90002).`, { field: '--tenant', remediation: 'Give the Tenant ID or the primary domain shown in Microsoft Entra admin center > Overview of the customer tenant.', cause: e });
+      throw new VigilError('invalid-input', 'AADSTS90002', `No tenant '${input}' exists (AADSTS90002).`, {
+        field: '--tenant',
+        remediation: 'Give the Tenant ID or the primary domain shown in Microsoft Entra admin center > Overview of the customer tenant.',
+        cause: e,
+      });
     }
     throw e;
   }
@@ -133,7 +148,18 @@ export async function consentLink(deps: ConsentDeps, tenant: string, expectedTen
   const expiresAt = new Date(now + ttl * 1000).toISOString();
   const id = newId('cf');
   await flows.deleteExpiredConsentFlows(deps.db, new Date(now - 86_400_000).toISOString());
-  await flows.insertConsentFlow(deps.db, { id, organization_id: organizationId, initiated_by: origin.initiatedBy ?? 'operator', tenant_id: tenantId, stage: 'consent', nonce: null, verifier_envelope: null, created_at: new Date(now).toISOString(), expires_at: expiresAt, used_at: null });
+  await flows.insertConsentFlow(deps.db, {
+    id,
+    organization_id: organizationId,
+    initiated_by: origin.initiatedBy ?? 'operator',
+    tenant_id: tenantId,
+    stage: 'consent',
+    nonce: null,
+    verifier_envelope: null,
+    created_at: new Date(now).toISOString(),
+    expires_at: expiresAt,
+    used_at: null,
+  });
   const state = signState(deps.kek, { f: id, s: 'consent' }, ttl, now);
   const redirectUri = deps.config.consent.redirectUri;
   const url = `${deps.cloud.authorityHost}/${tenantId}/adminconsent?${new URLSearchParams({ client_id: clientId, redirect_uri: redirectUri, state })}`;
@@ -167,7 +193,8 @@ export interface ConsentOutcome {
   redirect?: string;
 }
 
-const RETRY = 'Ask your Vigil operator or organization administrator for a new consent link (`vigil consent-url --tenant <tenant id or domain>`, or "Get consent link" in the portal).';
+const RETRY =
+  'Ask your Vigil operator or organization administrator for a new consent link (`vigil consent-url --tenant <tenant id or domain>`, or "Get consent link" in the portal).';
 
 /** The `AADSTS<digits>` code in an error description, or undefined: the only part of upstream text shown on a page. */
 function aadstsCode(description: string | undefined): string | undefined {
@@ -184,7 +211,14 @@ function errorOutcome(query: Record<string, string | undefined>, tenantId: strin
   const code = aadstsCode(query.error_description);
   const suffix = code ? ` (${code})` : '';
   if (error === 'permission_denied' || error === 'access_denied') {
-    return { status: 'denied', httpStatus: 200, tenantId, title: stage === 'consent' ? 'Consent was cancelled' : 'Sign-in was cancelled', message: `The administrator cancelled the request${suffix}; nothing was recorded.`, next: ['Open a new consent link and choose Accept, then complete the sign-in.', RETRY] };
+    return {
+      status: 'denied',
+      httpStatus: 200,
+      tenantId,
+      title: stage === 'consent' ? 'Consent was cancelled' : 'Sign-in was cancelled',
+      message: `The administrator cancelled the request${suffix}; nothing was recorded.`,
+      next: ['Open a new consent link and choose Accept, then complete the sign-in.', RETRY],
+    };
   }
   if (error === 'consent_required' || code === 'AADSTS65004') {
     return {
@@ -193,11 +227,32 @@ function errorOutcome(query: Record<string, string | undefined>, tenantId: strin
       tenantId,
       title: `Consent was declined${suffix}`,
       message: 'The resource owner or authorization server denied the request; nothing was recorded.',
-      next: ['Sign in with a Global Administrator or Privileged Role Administrator account: only they can grant consent for the organization.', 'If your tenant routes consent through an admin consent workflow, approve the request under Enterprise applications > Admin consent requests.', RETRY],
+      next: [
+        'Sign in with a Global Administrator or Privileged Role Administrator account: only they can grant consent for the organization.',
+        'If your tenant routes consent through an admin consent workflow, approve the request under Enterprise applications > Admin consent requests.',
+        RETRY,
+      ],
     };
   }
-  const known = ['invalid_request', 'unauthorized_client', 'server_error', 'temporarily_unavailable', 'invalid_resource', 'login_required', 'interaction_required', 'unsupported_response_type', 'invalid_client'];
-  return { status: 'error', httpStatus: 200, tenantId, title: stage === 'consent' ? 'Consent failed' : 'Sign-in failed', message: `Microsoft Entra ID answered ${known.includes(error) ? error : 'an error'}${suffix}; nothing was recorded.`, next: [code ? `Look up ${code} at https://login.microsoftonline.com/error?code=${code.slice(6)}.` : 'Try again in a private browser window.', RETRY] };
+  const known = [
+    'invalid_request',
+    'unauthorized_client',
+    'server_error',
+    'temporarily_unavailable',
+    'invalid_resource',
+    'login_required',
+    'interaction_required',
+    'unsupported_response_type',
+    'invalid_client',
+  ];
+  return {
+    status: 'error',
+    httpStatus: 200,
+    tenantId,
+    title: stage === 'consent' ? 'Consent failed' : 'Sign-in failed',
+    message: `Microsoft Entra ID answered ${known.includes(error) ? error : 'an error'}${suffix}; nothing was recorded.`,
+    next: [code ? `Look up ${code} at https://login.microsoftonline.com/error?code=${code.slice(6)}.` : 'Try again in a private browser window.', RETRY],
+  };
 }
 
 /**
@@ -216,7 +271,8 @@ export async function handleConsentCallback(deps: ConsentDeps, query: Record<str
       : invalid('This consent link is not valid', 'The link was altered or not made by this Vigil deployment; nothing was recorded.');
   }
   const flow = state.data.f ? await flows.findConsentFlow(deps.db, state.data.f) : undefined;
-  if (!flow || (state.data.s !== 'consent' && state.data.s !== 'signin')) return invalid('This consent link is not valid', 'The link was altered or not made by this Vigil deployment; nothing was recorded.');
+  if (!flow || (state.data.s !== 'consent' && state.data.s !== 'signin'))
+    return invalid('This consent link is not valid', 'The link was altered or not made by this Vigil deployment; nothing was recorded.');
   const used = (): ConsentOutcome => invalid('This consent link was already used', 'Each consent link works once; nothing was recorded.');
   const now = nowIso();
   if (state.data.s === 'consent') {
@@ -233,7 +289,8 @@ export async function handleConsentCallback(deps: ConsentDeps, query: Record<str
     const pkce = newPkce();
     const expiresAt = new Date(Date.now() + SIGN_IN_STAGE_SECONDS * 1000).toISOString();
     const envelope = JSON.stringify(encryptSecret(deps.kek, pkce.verifier, `consent-flow|${flow.id}`));
-    if (!(await flows.advanceConsentFlow(deps.db, flow.id, 'consent', 'signin', now, { nonce, verifier_envelope: envelope, expires_at: expiresAt }))) return used();
+    if (!(await flows.advanceConsentFlow(deps.db, flow.id, 'consent', 'signin', now, { nonce, verifier_envelope: envelope, expires_at: expiresAt })))
+      return used();
     const next = signState(deps.kek, { f: flow.id, s: 'signin' }, SIGN_IN_STAGE_SECONDS);
     return {
       status: 'sign-in',
@@ -242,7 +299,14 @@ export async function handleConsentCallback(deps: ConsentDeps, query: Record<str
       title: 'Consent granted: now prove you administer the tenant',
       message: 'Sign in with the administrator account that granted consent.',
       next: [],
-      redirect: authorizeUrl(deps.cloud, { tenantId: flow.tenant_id, clientId, redirectUri: deps.config.consent.redirectUri, state: next, nonce, codeChallenge: pkce.challenge }),
+      redirect: authorizeUrl(deps.cloud, {
+        tenantId: flow.tenant_id,
+        clientId,
+        redirectUri: deps.config.consent.redirectUri,
+        state: next,
+        nonce,
+        codeChallenge: pkce.challenge,
+      }),
     };
   }
   // Sign-in stage: consume it before anything else, so a replayed code or state is refused.
@@ -277,13 +341,32 @@ export async function handleConsentCallback(deps: ConsentDeps, query: Record<str
     });
     admin = await validateIdToken({ cloud: deps.cloud, http: deps.http, tenantId: flow.tenant_id, clientId, nonce: flow.nonce, idToken });
   } catch (e) {
-    deps.logger?.warn({ flowId: flow.id, tenantId: flow.tenant_id, code: e instanceof VigilError ? e.code : 'error', reason: e instanceof IdTokenRejected ? e.reason : undefined, detail: e instanceof VigilError ? e.message : undefined }, 'consent sign-in did not prove the tenant');
-    if (e instanceof IdTokenRejected && e.reason === 'not-admin') return notProven('The account you signed in with holds no role that can grant admin consent in this tenant; nothing was recorded.');
-    if (e instanceof IdTokenRejected && e.reason === 'no-roles-claim') return notProven('The account you signed in with holds no role that can grant admin consent in this tenant (or, if it holds one, Vigil\'s application is not configured to show directory roles: tell the operator); nothing was recorded.');
+    deps.logger?.warn(
+      {
+        flowId: flow.id,
+        tenantId: flow.tenant_id,
+        code: e instanceof VigilError ? e.code : 'error',
+        reason: e instanceof IdTokenRejected ? e.reason : undefined,
+        detail: e instanceof VigilError ? e.message : undefined,
+      },
+      'consent sign-in did not prove the tenant',
+    );
+    if (e instanceof IdTokenRejected && e.reason === 'not-admin')
+      return notProven('The account you signed in with holds no role that can grant admin consent in this tenant; nothing was recorded.');
+    if (e instanceof IdTokenRejected && e.reason === 'no-roles-claim')
+      return notProven(
+        "The account you signed in with holds no role that can grant admin consent in this tenant (or, if it holds one, Vigil's application is not configured to show directory roles: tell the operator); nothing was recorded.",
+      );
     const code = e instanceof VigilError && /^AADSTS\d+$/.test(e.code) ? ` (${e.code})` : '';
     return notProven(`The sign-in could not be verified${code}; nothing was recorded.`);
   }
-  const outcome = await recordProof(deps.db, { tenantId: flow.tenant_id, organizationId: flow.organization_id, method: 'oidc-admin', provenBy: admin.username || null, provenByOid: admin.oid });
+  const outcome = await recordProof(deps.db, {
+    tenantId: flow.tenant_id,
+    organizationId: flow.organization_id,
+    method: 'oidc-admin',
+    provenBy: admin.username || null,
+    provenByOid: admin.oid,
+  });
   if (!outcome.bound) {
     // Shown only to a verified administrator of this very tenant: it names no organization.
     return {
@@ -295,7 +378,10 @@ export async function handleConsentCallback(deps: ConsentDeps, query: Record<str
       next: ['Ask your Vigil operator to move the tenant (`vigil tenants bind`), or use the organization it is connected to.'],
     };
   }
-  deps.logger?.info({ tenantId: flow.tenant_id, organizationId: flow.organization_id, method: 'oidc-admin', roles: admin.roles }, 'tenant proven by its administrator');
+  deps.logger?.info(
+    { tenantId: flow.tenant_id, organizationId: flow.organization_id, method: 'oidc-admin', roles: admin.roles },
+    'tenant proven by its administrator',
+  );
   const clientId = deps.config.managedApp?.clientId ?? '<managed app id>';
   return {
     status: 'granted',

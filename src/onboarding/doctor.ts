@@ -27,15 +27,23 @@ export function setupSteps(integration: IntegrationView, report: VerificationRep
   const managed = integration.mode === 'managed-app';
   const missing = report.missingPermissions;
   const steps: SetupStep[] = [];
-  const permissionsObserved = `${report.permissionList === 'partial' ? 'incomplete grant' : `grant matches the ${report.permissionList} list`}; roles: ${Object.entries(report.grantedRoles).map(([api, r]) => `${api} ${r.length ? r.join(', ') : '(none)'}`).join('; ')}`;
-  const permissionsFix = missing.length ? `Add these application permissions and grant admin consent: ${missing.map((m) => `${m.api} ${m.permission}`).join(', ')}.` : undefined;
+  const permissionsObserved = `${report.permissionList === 'partial' ? 'incomplete grant' : `grant matches the ${report.permissionList} list`}; roles: ${Object.entries(
+    report.grantedRoles,
+  )
+    .map(([api, r]) => `${api} ${r.length ? r.join(', ') : '(none)'}`)
+    .join('; ')}`;
+  const permissionsFix = missing.length
+    ? `Add these application permissions and grant admin consent: ${missing.map((m) => `${m.api} ${m.permission}`).join(', ')}.`
+    : undefined;
   if (managed) {
     steps.push({
       order: 1,
       title: 'A tenant administrator grants admin consent to the managed application',
       state: missing.length ? 'incomplete' : 'done',
       observed: `service principal ${report.servicePrincipalObjectId} issues tokens; ${permissionsObserved}`,
-      fix: missing.length ? `Permissions were revoked after consent. Consent again (vigil consent-url --tenant ${integration.tenantId}) or re-add: ${missing.map((m) => `${m.api} ${m.permission}`).join(', ')}. Until then these capabilities are not evaluated.` : undefined,
+      fix: missing.length
+        ? `Permissions were revoked after consent. Consent again (vigil consent-url --tenant ${integration.tenantId}) or re-add: ${missing.map((m) => `${m.api} ${m.permission}`).join(', ')}. Until then these capabilities are not evaluated.`
+        : undefined,
     });
   } else {
     steps.push({
@@ -43,7 +51,9 @@ export function setupSteps(integration: IntegrationView, report: VerificationRep
       title: 'Create the application, a client secret, the permissions, and grant admin consent',
       state: missing.length ? 'incomplete' : 'done',
       observed: `the secret works (service principal ${report.servicePrincipalObjectId}); ${permissionsObserved}`,
-      fix: permissionsFix ? `${permissionsFix} (App registrations > your app > API permissions > Add a permission > Application permissions, then Grant admin consent.)` : undefined,
+      fix: permissionsFix
+        ? `${permissionsFix} (App registrations > your app > API permissions > Add a permission > Application permissions, then Grant admin consent.)`
+        : undefined,
     });
   }
   steps.push({
@@ -51,7 +61,9 @@ export function setupSteps(integration: IntegrationView, report: VerificationRep
     title: `Register the ${managed ? 'managed ' : ''}application as a Power Platform admin management application`,
     state: report.managementApp.registered ? 'done' : 'missing',
     observed: report.managementApp.detail,
-    fix: report.managementApp.registered ? undefined : `A Power Platform administrator runs: vigil register-management-app --integration ${integration.id} (or --powershell for the PowerShell steps).`,
+    fix: report.managementApp.registered
+      ? undefined
+      : `A Power Platform administrator runs: vigil register-management-app --integration ${integration.id} (or --powershell for the PowerShell steps).`,
   });
   const secret = secretExpiryWarning(integration);
   steps.push({
@@ -70,7 +82,10 @@ export function setupSteps(integration: IntegrationView, report: VerificationRep
     observed: report.managementApp.registered
       ? `${withDataverse.length - unreadable.length} of ${withDataverse.length} Dataverse environments readable${unreadable.length ? `; not readable: ${unreadable.map((e) => e.name ?? e.id).join(', ')}` : ''}`
       : 'environments cannot be listed until step 2 is done',
-    fix: unreadable.length || !report.managementApp.registered ? `vigil environments grant-access --integration ${integration.id} (or Power Platform admin center > Environments > Settings > Users + permissions > Application users > + New app user > System Administrator).` : undefined,
+    fix:
+      unreadable.length || !report.managementApp.registered
+        ? `vigil environments grant-access --integration ${integration.id} (or Power Platform admin center > Environments > Settings > Users + permissions > Application users > + New app user > System Administrator).`
+        : undefined,
   });
   if (report.powerBi) {
     const p = report.powerBi;

@@ -25,7 +25,6 @@ export interface EnvironmentGrant {
   fix?: string;
 }
 
-
 function reasonOf(e: unknown): string {
   return e instanceof UpstreamHttpError ? `${e.upstreamCode ?? `HTTP ${e.status}`}: ${e.upstreamMessage ?? e.message}` : (e as Error).message;
 }
@@ -39,7 +38,14 @@ function adminTokens(deps: OnboardingDeps, tenantId: string, prompt: (message: s
   return (resource) => {
     let token = cache.get(resource);
     if (!token) {
-      token = acquireAdminToken({ cloud: deps.cloud, http: deps.http, tenantId, clientId: deps.config.adminSignIn.clientId, scope: `${resource}/.default`, signIn: { kind: 'device-code', prompt } }).then((t) => t.accessToken);
+      token = acquireAdminToken({
+        cloud: deps.cloud,
+        http: deps.http,
+        tenantId,
+        clientId: deps.config.adminSignIn.clientId,
+        scope: `${resource}/.default`,
+        signIn: { kind: 'device-code', prompt },
+      }).then((t) => t.accessToken);
       cache.set(resource, token);
     }
     return token;
@@ -105,10 +111,18 @@ export async function grantEnvironmentAccess(
       out.push({ ...base, result: 'failed', reason: 'The role was assigned but agents are still not readable.', fix: APPLICATION_USER_FIX });
     } catch (e) {
       if (isVigilError(e, 'authentication')) throw e;
-      out.push({ ...base, result: 'failed', reason: `addAppUser: ${firstError ? reasonOf(firstError) : 'no effect'}; Dataverse: ${reasonOf(e)}`, fix: APPLICATION_USER_FIX });
+      out.push({
+        ...base,
+        result: 'failed',
+        reason: `addAppUser: ${firstError ? reasonOf(firstError) : 'no effect'}; Dataverse: ${reasonOf(e)}`,
+        fix: APPLICATION_USER_FIX,
+      });
     }
   }
-  deps.logger.info({ integrationId: row.id, granted: out.filter((o) => o.result === 'granted').length, failed: out.filter((o) => o.result === 'failed').length }, 'environment access granted');
+  deps.logger.info(
+    { integrationId: row.id, granted: out.filter((o) => o.result === 'granted').length, failed: out.filter((o) => o.result === 'failed').length },
+    'environment access granted',
+  );
   return out;
 }
 
@@ -117,7 +131,12 @@ export async function grantEnvironmentAccess(
  * (`0x80072560`, typically environments created since the last grant) are granted access when `autoGrant` is on,
  * so the next collection reads them; otherwise they stay reported as "not evaluated". Returns the grants made.
  */
-export async function grantNewEnvironments(deps: OnboardingDeps, integrationId: string, errors: { stream: string; slice: string; code: string }[], autoGrant: boolean): Promise<EnvironmentGrant[]> {
+export async function grantNewEnvironments(
+  deps: OnboardingDeps,
+  integrationId: string,
+  errors: { stream: string; slice: string; code: string }[],
+  autoGrant: boolean,
+): Promise<EnvironmentGrant[]> {
   const envIds = [...new Set(errors.filter((e) => e.stream === 'agents' && e.code === '0x80072560').map((e) => e.slice))];
   if (!autoGrant || envIds.length === 0) return [];
   try {

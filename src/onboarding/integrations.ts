@@ -100,7 +100,15 @@ const aad = (row: { id: string; tenant_id: string }) => `${row.id}|${row.tenant_
 
 /** A stream context for one integration's credentials. */
 export function streamContext(deps: Pick<OnboardingDeps, 'http' | 'cloud' | 'logger' | 'pageSize'>, tokens: ClientCredentialProvider): StreamContext {
-  return { tenantId: tokens.tenantId, http: deps.http, cloud: deps.cloud, tokens, logger: deps.logger, graphPageSize: deps.pageSize?.graph, dataversePageSize: deps.pageSize?.dataverse };
+  return {
+    tenantId: tokens.tenantId,
+    http: deps.http,
+    cloud: deps.cloud,
+    tokens,
+    logger: deps.logger,
+    graphPageSize: deps.pageSize?.graph,
+    dataversePageSize: deps.pageSize?.dataverse,
+  };
 }
 
 /** Raw input of {@link addCustomerAppIntegration} (validated inside). */
@@ -126,16 +134,26 @@ export interface AddCustomerAppRequest {
  *   tenant; `TENANT_NOT_PROVEN` when no permission is granted to the app and the tenant is not yet the caller's;
  *   `conflict` / `INTEGRATION_EXISTS` when this tenant and client id are already integrated by the caller.
  */
-export async function addCustomerAppIntegration(deps: OnboardingDeps, request: AddCustomerAppRequest): Promise<{ integration: IntegrationView; report: VerificationReport }> {
+export async function addCustomerAppIntegration(
+  deps: OnboardingDeps,
+  request: AddCustomerAppRequest,
+): Promise<{ integration: IntegrationView; report: VerificationReport }> {
   const input = validateCustomerAppInput(request);
   const organizationId = await organizationFor(deps, request.organizationId);
-  const tokens = new ClientCredentialProvider({ cloud: deps.cloud, tenantId: input.tenantId, clientId: input.clientId, clientSecret: input.clientSecret, http: deps.http });
+  const tokens = new ClientCredentialProvider({
+    cloud: deps.cloud,
+    tenantId: input.tenantId,
+    clientId: input.clientId,
+    clientSecret: input.clientSecret,
+    http: deps.http,
+  });
   // The proof comes first (verification takes tokens with the secret): until the secret works, every answer is
   // Entra's answer to that secret, whoever holds the tenant.
   const report = await verifyIntegration({ cloud: deps.cloud, tokens, ctx: streamContext(deps, tokens) }, input);
   const binding = await findBinding(deps.db, input.tenantId);
   const existing = await repo.findIntegrationByApp(deps.db, input.tenantId, input.clientId);
-  if ((binding && binding.organization_id !== organizationId) || (existing && existing.organization_id !== organizationId)) throw boundElsewhere(input.tenantId);
+  if ((binding && binding.organization_id !== organizationId) || (existing && existing.organization_id !== organizationId))
+    throw boundElsewhere(input.tenantId);
   if (existing) throw integrationExists(existing, `Tenant ${input.tenantId} with client id ${input.clientId}`);
   if (!binding) {
     // A secret proves an administrator's approval only when an administrator granted the app a permission.
@@ -187,7 +205,10 @@ function integrationExists(existing: repo.IntegrationRow, what: string): VigilEr
 /** Stores a verified integration (either mode) and returns it with its verification report. */
 async function saveVerifiedIntegration(
   deps: OnboardingDeps,
-  fields: Pick<repo.IntegrationRow, 'id' | 'organization_id' | 'name' | 'mode' | 'tenant_id' | 'client_id' | 'sp_object_id' | 'secret_envelope' | 'secret_expires_at'>,
+  fields: Pick<
+    repo.IntegrationRow,
+    'id' | 'organization_id' | 'name' | 'mode' | 'tenant_id' | 'client_id' | 'sp_object_id' | 'secret_envelope' | 'secret_expires_at'
+  >,
   report: VerificationReport,
 ): Promise<{ integration: IntegrationView; report: VerificationReport }> {
   const now = nowIso();
@@ -231,20 +252,33 @@ export interface AddManagedAppRequest {
  *   link, or is bound to another organization; then `CONSENT_MISSING` (consent withdrawn since), `OBJECT_ID_MISMATCH`,
  *   `INTEGRATION_EXISTS`; `configuration` when no managed app is configured.
  */
-export async function addManagedAppIntegration(deps: OnboardingDeps, request: AddManagedAppRequest): Promise<{ integration: IntegrationView; report: VerificationReport }> {
+export async function addManagedAppIntegration(
+  deps: OnboardingDeps,
+  request: AddManagedAppRequest,
+): Promise<{ integration: IntegrationView; report: VerificationReport }> {
   const clientId = managedAppClientId(deps.config);
   const tenant = request.tenant === undefined ? undefined : normalizeGuid(request.tenant);
-  if (tenant && !isGuid(tenant)) return addManagedAppIntegration(deps, { ...request, tenant: undefined, tenantId: await resolveTenant(deps, tenant), primaryDomain: tenant });
+  if (tenant && !isGuid(tenant))
+    return addManagedAppIntegration(deps, { ...request, tenant: undefined, tenantId: await resolveTenant(deps, tenant), primaryDomain: tenant });
   const tenantId = requireGuid('--tenant-id', tenant || request.tenantId, 'Microsoft Entra admin center > Overview > Tenant ID');
-  const spObjectId = requireGuid('--sp-object-id', request.spObjectId, 'Microsoft Entra admin center > Enterprise applications > search for "Vigil" > Overview > Object ID');
+  const spObjectId = requireGuid(
+    '--sp-object-id',
+    request.spObjectId,
+    'Microsoft Entra admin center > Enterprise applications > search for "Vigil" > Overview > Object ID',
+  );
   if (request.primaryDomain) await resolveTenant(deps, request.primaryDomain, tenantId);
   const organizationId = await organizationFor(deps, request.organizationId);
   const where = 'Microsoft Entra admin center > Enterprise applications > search for "Vigil" (or the service\'s name) > Overview > Object ID';
   if (spObjectId === clientId) {
-    throw new VigilError('invalid-input', 'APPLICATION_ID_GIVEN', `${spObjectId} is the Application ID of Vigil's managed application, not the Object ID of its service principal in your tenant.`, {
-      field: '--sp-object-id',
-      remediation: `Copy the Object ID from ${where}. The Object ID is different in every tenant.`,
-    });
+    throw new VigilError(
+      'invalid-input',
+      'APPLICATION_ID_GIVEN',
+      `${spObjectId} is the Application ID of Vigil's managed application, not the Object ID of its service principal in your tenant.`,
+      {
+        field: '--sp-object-id',
+        remediation: `Copy the Object ID from ${where}. The Object ID is different in every tenant.`,
+      },
+    );
   }
   // Nothing about the tenant (consented or not, someone else's or not) is said before it is proven to be the caller's.
   await requireTenantBinding(deps.db, tenantId, organizationId);
@@ -256,11 +290,16 @@ export async function addManagedAppIntegration(deps: OnboardingDeps, request: Ad
     oid = (await tokens.token(deps.cloud.graph.resource)).claims.oid;
   } catch (e) {
     if (e instanceof VigilError && ['AADSTS700016', 'AADSTS7000229'].includes(e.code)) {
-      throw new VigilError('authorization', 'CONSENT_MISSING', `Vigil's application ${clientId} has no service principal in tenant ${tenantId}: admin consent has not been granted there.`, {
-        field: '--tenant-id',
-        remediation: `Grant admin consent first: vigil consent-url --tenant ${tenantId}, open the link in a private browser window as a Global Administrator or Privileged Role Administrator, and accept.`,
-        cause: e,
-      });
+      throw new VigilError(
+        'authorization',
+        'CONSENT_MISSING',
+        `Vigil's application ${clientId} has no service principal in tenant ${tenantId}: admin consent has not been granted there.`,
+        {
+          field: '--tenant-id',
+          remediation: `Grant admin consent first: vigil consent-url --tenant ${tenantId}, open the link in a private browser window as a Global Administrator or Privileged Role Administrator, and accept.`,
+          cause: e,
+        },
+      );
     }
     throw e;
   }
@@ -303,7 +342,10 @@ export async function getIntegration(db: Executor, idOrName: string): Promise<re
     if (id) row = await repo.findIntegration(db, id);
   }
   if (!row) {
-    throw new VigilError('not-found', 'INTEGRATION_NOT_FOUND', `No integration '${idOrName}'.`, { field: 'integration', remediation: 'Run `vigil integrations list` for the ids.' });
+    throw new VigilError('not-found', 'INTEGRATION_NOT_FOUND', `No integration '${idOrName}'.`, {
+      field: 'integration',
+      remediation: 'Run `vigil integrations list` for the ids.',
+    });
   }
   return row;
 }
@@ -314,7 +356,8 @@ export async function getIntegration(db: Executor, idOrName: string): Promise<re
  */
 export function credentialsFor(deps: Pick<OnboardingDeps, 'http' | 'cloud' | 'kek' | 'config'>, row: repo.IntegrationRow): ClientCredentialProvider {
   if (row.mode === 'managed-app') return managedAppCredentials(deps, row.tenant_id);
-  if (!row.secret_envelope) throw new VigilError('configuration', 'NO_SECRET', `Integration ${row.id} has no stored secret.`, { remediation: 'Remove and add the integration again.' });
+  if (!row.secret_envelope)
+    throw new VigilError('configuration', 'NO_SECRET', `Integration ${row.id} has no stored secret.`, { remediation: 'Remove and add the integration again.' });
   const secret = decryptSecret(deps.kek, JSON.parse(row.secret_envelope) as Envelope, aad(row));
   return new ClientCredentialProvider({ cloud: deps.cloud, tenantId: row.tenant_id, clientId: row.client_id, clientSecret: secret, http: deps.http });
 }
@@ -331,17 +374,24 @@ export async function verifyStoredIntegration(deps: OnboardingDeps, idOrName: st
     report = await verifyIntegration({ cloud: deps.cloud, tokens, ctx: streamContext(deps, tokens) }, { tenantId: row.tenant_id, clientId: row.client_id });
   } catch (e) {
     if (row.mode === 'managed-app' && e instanceof VigilError && ['AADSTS700016', 'AADSTS7000229'].includes(e.code)) {
-      throw new VigilError('authorization', 'CONSENT_MISSING', `Vigil's application ${row.client_id} no longer has a service principal in tenant ${row.tenant_id}: the enterprise application was deleted or consent was withdrawn.`, {
-        remediation: `A Global Administrator or Privileged Role Administrator grants consent again (vigil consent-url --tenant ${row.tenant_id}); Vigil then records the new service principal's Object ID at the next verify.`,
-        cause: e,
-      });
+      throw new VigilError(
+        'authorization',
+        'CONSENT_MISSING',
+        `Vigil's application ${row.client_id} no longer has a service principal in tenant ${row.tenant_id}: the enterprise application was deleted or consent was withdrawn.`,
+        {
+          remediation: `A Global Administrator or Privileged Role Administrator grants consent again (vigil consent-url --tenant ${row.tenant_id}); Vigil then records the new service principal's Object ID at the next verify.`,
+          cause: e,
+        },
+      );
     }
     await recordCredentialRefusal(deps, row.id, e);
     throw e;
   }
   // Consent granted again creates a new service principal with a new Object ID: keep the stored one current.
   if (row.mode === 'managed-app' && report.servicePrincipalObjectId && report.servicePrincipalObjectId !== row.sp_object_id) {
-    report.warnings.push(`The service principal's Object ID changed from ${row.sp_object_id} to ${report.servicePrincipalObjectId} (consent was granted again); Vigil recorded the new one.`);
+    report.warnings.push(
+      `The service principal's Object ID changed from ${row.sp_object_id} to ${report.servicePrincipalObjectId} (consent was granted again); Vigil recorded the new one.`,
+    );
     await repo.updateServicePrincipalObjectId(deps.db, row.id, report.servicePrincipalObjectId, report.checkedAt);
     row = { ...row, sp_object_id: report.servicePrincipalObjectId };
   }
@@ -378,17 +428,32 @@ export async function recordCredentialRefusal(deps: Pick<OnboardingDeps, 'db' | 
  * @throws VigilError `invalid-input` (empty secret, Secret ID pasted, bad expiry, managed-app integration);
  *   `AADSTS…` when Entra ID refuses the new secret (nothing changes).
  */
-export async function rotateSecret(deps: OnboardingDeps, idOrName: string, request: { clientSecret?: string; secretExpires?: string }): Promise<IntegrationView> {
+export async function rotateSecret(
+  deps: OnboardingDeps,
+  idOrName: string,
+  request: { clientSecret?: string; secretExpires?: string },
+): Promise<IntegrationView> {
   const row = await getIntegration(deps.db, idOrName);
   if (row.mode !== 'customer-app') {
-    throw new VigilError('invalid-input', 'NOT_CUSTOMER_APP', `Integration ${row.name} uses the operator-managed application: it has no client secret of its own.`, {
-      field: 'integration',
-      remediation: 'The service operator rotates the managed application\'s credentials (VIGIL_MANAGED_APP_CLIENT_SECRET).',
-    });
+    throw new VigilError(
+      'invalid-input',
+      'NOT_CUSTOMER_APP',
+      `Integration ${row.name} uses the operator-managed application: it has no client secret of its own.`,
+      {
+        field: 'integration',
+        remediation: "The service operator rotates the managed application's credentials (VIGIL_MANAGED_APP_CLIENT_SECRET).",
+      },
+    );
   }
   const secret = requireSecretValue(request.clientSecret);
   const expiresAt = parseSecretExpiry(request.secretExpires);
-  const candidate = new ClientCredentialProvider({ cloud: deps.cloud, tenantId: row.tenant_id, clientId: row.client_id, clientSecret: secret, http: deps.http });
+  const candidate = new ClientCredentialProvider({
+    cloud: deps.cloud,
+    tenantId: row.tenant_id,
+    clientId: row.client_id,
+    clientSecret: secret,
+    http: deps.http,
+  });
   await candidate.token(deps.cloud.graph.resource, true);
   const at = nowIso();
   await repo.replaceSecret(deps.db, row.id, JSON.stringify(encryptSecret(deps.kek, secret, aad(row))), expiresAt, at);
@@ -406,7 +471,11 @@ export interface IntegrationSummary extends Omit<IntegrationView, 'verification'
 export async function integrationSummary(db: Executor, row: repo.IntegrationRow): Promise<IntegrationSummary> {
   const { verification: _, ...view } = toView(row);
   const last = await latestFinishedRun(db, row.id);
-  return { ...view, secretWarning: secretExpiryWarning(view), lastRun: last ? { id: last.id, status: last.status, startedAt: last.started_at, finishedAt: last.finished_at } : null };
+  return {
+    ...view,
+    secretWarning: secretExpiryWarning(view),
+    lastRun: last ? { id: last.id, status: last.status, startedAt: last.started_at, finishedAt: last.finished_at } : null,
+  };
 }
 
 /** All integrations. */

@@ -26,9 +26,18 @@ export async function forgetUnreadableSecrets(deps: { db: Executor; kek: KeyEncr
   for (const row of await repo.listSecretEnvelopes(deps.db)) {
     const keyId = envelopeKeyId(row.secret_envelope) ?? 'unknown';
     if (keyId === deps.kek.id) continue;
-    await repo.forgetSecret(deps.db, row.id, `The client secret was encrypted with master key ${keyId}, which was lost and replaced by ${deps.kek.id}; the secret was forgotten. Enter it again: vigil integrations rotate-secret ${row.name}`, at);
+    await repo.forgetSecret(
+      deps.db,
+      row.id,
+      `The client secret was encrypted with master key ${keyId}, which was lost and replaced by ${deps.kek.id}; the secret was forgotten. Enter it again: vigil integrations rotate-secret ${row.name}`,
+      at,
+    );
     forgotten.push({ id: row.id, name: row.name, keyId });
   }
-  if (forgotten.length) deps.logger.warn({ integrations: forgotten.map((f) => f.id), keyId: deps.kek.id }, 'secrets encrypted with a lost master key forgotten; enter them again with rotate-secret');
+  if (forgotten.length)
+    deps.logger.warn(
+      { integrations: forgotten.map((f) => f.id), keyId: deps.kek.id },
+      'secrets encrypted with a lost master key forgotten; enter them again with rotate-secret',
+    );
   return forgotten;
 }

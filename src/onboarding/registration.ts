@@ -36,8 +36,15 @@ export async function registrationTarget(
     const row = await getIntegration(deps.db, input.integration);
     return { tenantId: row.tenant_id, applicationId: row.client_id };
   }
-  const applicationId = requireGuid('--application-id', input.applicationId ?? deps.config.managedApp?.clientId, 'your app registration > Overview > Application (client) ID');
-  const tenantId = input.tenantRequired || input.tenantId ? requireGuid('--tenant-id', input.tenantId, 'Microsoft Entra admin center > Overview > Tenant ID (or give --integration)') : undefined;
+  const applicationId = requireGuid(
+    '--application-id',
+    input.applicationId ?? deps.config.managedApp?.clientId,
+    'your app registration > Overview > Application (client) ID',
+  );
+  const tenantId =
+    input.tenantRequired || input.tenantId
+      ? requireGuid('--tenant-id', input.tenantId, 'Microsoft Entra admin center > Overview > Tenant ID (or give --integration)')
+      : undefined;
   return { tenantId, applicationId };
 }
 
@@ -60,25 +67,43 @@ export async function registerManagementApp(
   deps: { http: HttpClient; cloud: CloudProfile; logger: Logger },
   input: { tenantId: string; applicationId: string; signIn: AdminSignIn; clientId?: string; scope?: string },
 ): Promise<RegistrationResult> {
-  const { accessToken, claims } = await acquireAdminToken({ cloud: deps.cloud, http: deps.http, tenantId: input.tenantId, signIn: input.signIn, clientId: input.clientId, scope: input.scope });
+  const { accessToken, claims } = await acquireAdminToken({
+    cloud: deps.cloud,
+    http: deps.http,
+    tenantId: input.tenantId,
+    signIn: input.signIn,
+    clientId: input.clientId,
+    scope: input.scope,
+  });
   const ctx = { http: deps.http, cloud: deps.cloud, token: accessToken };
   try {
     await putManagementApp(ctx, input.applicationId);
   } catch (e) {
     if (e instanceof UpstreamHttpError && e.status === 403) {
       const roles = claims.wids.map((w) => ADMIN_ROLE_TEMPLATES[w]).filter(Boolean);
-      throw new VigilError('authorization', 'ADMIN_ROLE_MISSING', `${claims.upn || 'The signed-in user'} may not register management applications${roles.length ? '' : ': the account holds neither the Power Platform Administrator nor the Global Administrator role'} (${e.upstreamMessage ?? 'BAP answered 403'}).`, {
-        remediation: 'Sign in with a Power Platform Administrator or Global Administrator account (Microsoft Entra admin center > Roles & admins), or have one run the PowerShell steps (`vigil register-management-app --powershell`).',
-        cause: e,
-      });
+      throw new VigilError(
+        'authorization',
+        'ADMIN_ROLE_MISSING',
+        `${claims.upn || 'The signed-in user'} may not register management applications${roles.length ? '' : ': the account holds neither the Power Platform Administrator nor the Global Administrator role'} (${e.upstreamMessage ?? 'BAP answered 403'}).`,
+        {
+          remediation:
+            'Sign in with a Power Platform Administrator or Global Administrator account (Microsoft Entra admin center > Roles & admins), or have one run the PowerShell steps (`vigil register-management-app --powershell`).',
+          cause: e,
+        },
+      );
     }
     throw e;
   }
   const confirmed = await getManagementApp(ctx, input.applicationId);
   if (!confirmed) {
-    throw new VigilError('upstream', 'REGISTRATION_NOT_CONFIRMED', `BAP accepted the registration of ${input.applicationId} but does not list it.`, { remediation: 'Wait a minute and run `vigil integrations verify`; registration can take a moment to apply.' });
+    throw new VigilError('upstream', 'REGISTRATION_NOT_CONFIRMED', `BAP accepted the registration of ${input.applicationId} but does not list it.`, {
+      remediation: 'Wait a minute and run `vigil integrations verify`; registration can take a moment to apply.',
+    });
   }
-  deps.logger.info({ tenantId: input.tenantId, applicationId: input.applicationId, registeredBy: claims.upn }, 'registered as Power Platform management application');
+  deps.logger.info(
+    { tenantId: input.tenantId, applicationId: input.applicationId, registeredBy: claims.upn },
+    'registered as Power Platform management application',
+  );
   return { tenantId: input.tenantId, applicationId: confirmed.applicationId, registered: true, registeredBy: claims.upn };
 }
 

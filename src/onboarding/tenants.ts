@@ -52,14 +52,28 @@ export type ProofOutcome = { bound: true; binding: repo.TenantBindingRow } | { b
  * Records a proof for an organization: binds the tenant unless it is bound already. A tenant bound to another
  * organization stays where it is (`bound: false`); only the operator moves a tenant.
  */
-export async function recordProof(db: Executor, proof: { tenantId: string; organizationId: string; method: BindingMethod; provenBy: string | null; provenByOid?: string | null }): Promise<ProofOutcome> {
-  const binding = await repo.insertBindingIfAbsent(db, { tenant_id: proof.tenantId, organization_id: proof.organizationId, method: proof.method, proven_by: proof.provenBy, proven_by_oid: proof.provenByOid ?? null, proven_at: nowIso() });
+export async function recordProof(
+  db: Executor,
+  proof: { tenantId: string; organizationId: string; method: BindingMethod; provenBy: string | null; provenByOid?: string | null },
+): Promise<ProofOutcome> {
+  const binding = await repo.insertBindingIfAbsent(db, {
+    tenant_id: proof.tenantId,
+    organization_id: proof.organizationId,
+    method: proof.method,
+    proven_by: proof.provenBy,
+    proven_by_oid: proof.provenByOid ?? null,
+    proven_at: nowIso(),
+  });
   return binding.organization_id === proof.organizationId ? { bound: true, binding } : { bound: false };
 }
 
 function requireTenantId(tenantId: string | undefined): string {
   const t = normalizeGuid(tenantId ?? '');
-  if (!isGuid(t)) throw new VigilError('invalid-input', 'INVALID_TENANT_ID', `--tenant-id must be a tenant id (GUID)${tenantId ? ` (got "${tenantId}")` : ''}.`, { field: '--tenant-id', remediation: 'Copy the Tenant ID from Microsoft Entra admin center > Overview.' });
+  if (!isGuid(t))
+    throw new VigilError('invalid-input', 'INVALID_TENANT_ID', `--tenant-id must be a tenant id (GUID)${tenantId ? ` (got "${tenantId}")` : ''}.`, {
+      field: '--tenant-id',
+      remediation: 'Copy the Tenant ID from Microsoft Entra admin center > Overview.',
+    });
   return t;
 }
 
@@ -70,7 +84,14 @@ function requireTenantId(tenantId: string | undefined): string {
 export async function bindTenant(db: Executor, input: { tenantId?: string; organization: string; by?: string }): Promise<TenantBindingView> {
   const tenantId = requireTenantId(input.tenantId);
   const org = await getOrganizationByName(db, input.organization);
-  await repo.upsertBinding(db, { tenant_id: tenantId, organization_id: org.id, method: 'operator', proven_by: input.by ?? 'operator', proven_by_oid: null, proven_at: nowIso() });
+  await repo.upsertBinding(db, {
+    tenant_id: tenantId,
+    organization_id: org.id,
+    method: 'operator',
+    proven_by: input.by ?? 'operator',
+    proven_by_oid: null,
+    proven_at: nowIso(),
+  });
   return (await listTenantBindings(db)).find((b) => b.tenantId === tenantId)!;
 }
 
@@ -80,11 +101,22 @@ export async function bindTenant(db: Executor, input: { tenantId?: string; organ
  */
 export async function unbindTenant(db: Executor, tenantIdInput: string | undefined): Promise<{ tenantId: string }> {
   const tenantId = requireTenantId(tenantIdInput);
-  if (!(await repo.deleteBinding(db, tenantId))) throw new VigilError('not-found', 'TENANT_NOT_BOUND', `Tenant ${tenantId} is not bound to any organization.`, { field: '--tenant-id', remediation: 'Run `vigil tenants list` for the bound tenants.' });
+  if (!(await repo.deleteBinding(db, tenantId)))
+    throw new VigilError('not-found', 'TENANT_NOT_BOUND', `Tenant ${tenantId} is not bound to any organization.`, {
+      field: '--tenant-id',
+      remediation: 'Run `vigil tenants list` for the bound tenants.',
+    });
   return { tenantId };
 }
 
 /** Every binding, by organization name then tenant id. */
 export async function listTenantBindings(db: Executor): Promise<TenantBindingView[]> {
-  return (await repo.listBindings(db)).map((b) => ({ tenantId: b.tenant_id, organizationId: b.organization_id, organization: b.organization_name, method: b.method, provenBy: b.proven_by, provenAt: b.proven_at }));
+  return (await repo.listBindings(db)).map((b) => ({
+    tenantId: b.tenant_id,
+    organizationId: b.organization_id,
+    organization: b.organization_name,
+    method: b.method,
+    provenBy: b.proven_by,
+    provenAt: b.proven_at,
+  }));
 }

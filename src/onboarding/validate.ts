@@ -25,7 +25,12 @@ export interface CustomerAppInput {
 export function requireGuid(field: string, value: string | undefined, where: string): string {
   const v = normalizeGuid(value ?? '');
   if (!v) throw invalidInput(field, `${field} is required.`, `Copy it from ${where}.`);
-  if (!isGuid(v)) throw invalidInput(field, `${field} '${v}' is not a GUID (expected 8-4-4-4-12 hexadecimal digits, e.g. 72f988bf-86f1-41af-91ab-2d7cd011db47).`, `Copy it from ${where}.`);
+  if (!isGuid(v))
+    throw invalidInput(
+      field,
+      `${field} '${v}' is not a GUID (expected 8-4-4-4-12 hexadecimal digits, e.g. 72f988bf-86f1-41af-91ab-2d7cd011db47).`,
+      `Copy it from ${where}.`,
+    );
   return v.toLowerCase();
 }
 
@@ -45,10 +50,18 @@ export function parseSecretExpiry(value: string | undefined, now = new Date()): 
   const ok = /^\d{4}-\d{2}-\d{2}$/.test(v) || /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(v);
   const t = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(v) ? `${v}T00:00:00Z` : v);
   if (!ok || Number.isNaN(t) || new Date(t).toISOString().slice(0, 10) !== (/^\d{4}-\d{2}-\d{2}$/.test(v) ? v : new Date(t).toISOString().slice(0, 10))) {
-    throw invalidInput('--secret-expires', `--secret-expires '${v}' is not a date.`, 'Give the Expires date shown under App registrations > your app > Certificates & secrets, as YYYY-MM-DD (e.g. 2028-11-21).');
+    throw invalidInput(
+      '--secret-expires',
+      `--secret-expires '${v}' is not a date.`,
+      'Give the Expires date shown under App registrations > your app > Certificates & secrets, as YYYY-MM-DD (e.g. 2028-11-21).',
+    );
   }
   if (t <= now.getTime()) {
-    throw invalidInput('--secret-expires', `--secret-expires ${v} is not in the future: the secret has expired.`, 'Create a new client secret under App registrations > your app > Certificates & secrets (24 months), and give its value and expiry date.');
+    throw invalidInput(
+      '--secret-expires',
+      `--secret-expires ${v} is not in the future: the secret has expired.`,
+      'Create a new client secret under App registrations > your app > Certificates & secrets (24 months), and give its value and expiry date.',
+    );
   }
   return new Date(t).toISOString();
 }
@@ -60,7 +73,11 @@ export function parseSecretExpiry(value: string | undefined, now = new Date()): 
 export function requireSecretValue(raw: string | undefined): string {
   const secret = (raw ?? '').trim();
   if (!secret) {
-    throw invalidInput('--client-secret-env', 'The client secret is empty.', 'Pass the secret Value with --client-secret-env VAR (the variable must be set and non-empty) or pipe it to --client-secret-stdin.');
+    throw invalidInput(
+      '--client-secret-env',
+      'The client secret is empty.',
+      'Pass the secret Value with --client-secret-env VAR (the variable must be set and non-empty) or pipe it to --client-secret-stdin.',
+    );
   }
   if (isGuid(secret)) {
     throw invalidInput(
@@ -76,8 +93,21 @@ export function requireSecretValue(raw: string | undefined): string {
  * Validates Mode A input.
  * @throws VigilError `invalid-input` for the first bad field.
  */
-export function validateCustomerAppInput(raw: { name?: string | undefined; tenantId?: string | undefined; clientId?: string | undefined; clientSecret?: string | undefined; secretExpires?: string | undefined }, now = new Date()): CustomerAppInput {
-  const tenantId = requireGuid('--tenant-id', raw.tenantId, 'Microsoft Entra admin center > Overview > Tenant ID (or your app registration > Overview > Directory (tenant) ID)');
+export function validateCustomerAppInput(
+  raw: {
+    name?: string | undefined;
+    tenantId?: string | undefined;
+    clientId?: string | undefined;
+    clientSecret?: string | undefined;
+    secretExpires?: string | undefined;
+  },
+  now = new Date(),
+): CustomerAppInput {
+  const tenantId = requireGuid(
+    '--tenant-id',
+    raw.tenantId,
+    'Microsoft Entra admin center > Overview > Tenant ID (or your app registration > Overview > Directory (tenant) ID)',
+  );
   const clientId = requireGuid('--client-id', raw.clientId, 'Microsoft Entra admin center > App registrations > your app > Overview > Application (client) ID');
   const secret = requireSecretValue(raw.clientSecret);
   const name = (raw.name ?? '').trim() || `tenant-${tenantId.slice(0, 8)}`;

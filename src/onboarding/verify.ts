@@ -110,7 +110,10 @@ export async function verifyIntegration(deps: VerifyDeps, ids: { tenantId: strin
   const warnings: string[] = [];
   const discovered = await discoverTenant(ctx.http, cloud, ids.tenantId);
   if (discovered.tenantId !== ids.tenantId.toLowerCase()) {
-    throw new VigilError('invalid-input', 'TENANT_MISMATCH', `Tenant '${ids.tenantId}' resolves to ${discovered.tenantId}.`, { field: '--tenant-id', remediation: 'Give the tenant id (GUID) shown in the Microsoft Entra admin center > Overview.' });
+    throw new VigilError('invalid-input', 'TENANT_MISMATCH', `Tenant '${ids.tenantId}' resolves to ${discovered.tenantId}.`, {
+      field: '--tenant-id',
+      remediation: 'Give the tenant id (GUID) shown in the Microsoft Entra admin center > Overview.',
+    });
   }
 
   // Credentials: the Graph token comes first; its failure (wrong secret, unknown app) ends verification.
@@ -135,8 +138,15 @@ export async function verifyIntegration(deps: VerifyDeps, ids: { tenantId: strin
     const roles = grantedRoles[cap.api] ?? [];
     const grantedBy = cap.anyOf.find((p) => roles.includes(p));
     if (cap.judgedByApi) {
-      const base = { id: cap.id, title: cap.title, api: API_DISPLAY_NAMES[cap.api], detail: powerBi.fix ? `${powerBi.detail} Fix: ${powerBi.fix}` : powerBi.detail };
-      capabilities.push(powerBi.access === 'granted' ? { ...base, status: 'granted', grantedBy: `tenant setting "${powerBi.tenantSetting}"` } : { ...base, status: 'missing' });
+      const base = {
+        id: cap.id,
+        title: cap.title,
+        api: API_DISPLAY_NAMES[cap.api],
+        detail: powerBi.fix ? `${powerBi.detail} Fix: ${powerBi.fix}` : powerBi.detail,
+      };
+      capabilities.push(
+        powerBi.access === 'granted' ? { ...base, status: 'granted', grantedBy: `tenant setting "${powerBi.tenantSetting}"` } : { ...base, status: 'missing' },
+      );
     } else if (isGranted(cap, roles)) {
       capabilities.push({ id: cap.id, title: cap.title, api: API_DISPLAY_NAMES[cap.api], status: 'granted', grantedBy });
     } else {
@@ -148,11 +158,15 @@ export async function verifyIntegration(deps: VerifyDeps, ids: { tenantId: strin
   // the setup Microsoft documents).
   const judged = new Set(PERMISSION_CAPABILITIES.filter((c) => c.judgedByApi).map((c) => c.api));
   const covers = (list: 'quick' | 'step-by-step') =>
-    (Object.keys(PERMISSION_LISTS[list]) as PermissionApi[]).filter((api) => !judged.has(api)).every((api) => PERMISSION_LISTS[list][api].every((p) => (grantedRoles[api] ?? []).includes(p)));
+    (Object.keys(PERMISSION_LISTS[list]) as PermissionApi[])
+      .filter((api) => !judged.has(api))
+      .every((api) => PERMISSION_LISTS[list][api].every((p) => (grantedRoles[api] ?? []).includes(p)));
   const permissionList = covers('quick') ? 'quick' : covers('step-by-step') ? 'step-by-step' : 'partial';
   if (permissionList === 'step-by-step') {
     // The step-by-step list is complete by the seed; the capabilities it leaves out are reported, not failed.
-    warnings.push('The grant matches the seed\'s step-by-step list: external connections, Teams apps and Copilot interactions need the quick list\'s extra Graph permissions.');
+    warnings.push(
+      "The grant matches the seed's step-by-step list: external connections, Teams apps and Copilot interactions need the quick list's extra Graph permissions.",
+    );
   }
 
   // Registration as a management app, observed through BAP.
@@ -228,7 +242,11 @@ async function powerBiAccess(ctx: StreamContext, roles: readonly string[]): Prom
       detail: consentedPermissions.length
         ? `The read-only admin APIs answered. The app holds the admin-consented Power BI Service permission ${consentedPermissions.join(', ')}, which Microsoft documents a service principal must not hold for these APIs; access comes from the tenant setting "${tenantSetting}".`
         : `The read-only admin APIs answered: the tenant setting "${tenantSetting}" covers the app, which holds no Power BI permission (the setup Microsoft documents).`,
-      ...(consentedPermissions.length ? { fix: `Optional but advised by Microsoft: remove ${consentedPermissions.join(', ')} from the app (App registrations > the app > API permissions > Power BI Service > Remove permission); access stays with the tenant setting.` } : {}),
+      ...(consentedPermissions.length
+        ? {
+            fix: `Optional but advised by Microsoft: remove ${consentedPermissions.join(', ')} from the app (App registrations > the app > API permissions > Power BI Service > Remove permission); access stays with the tenant setting.`,
+          }
+        : {}),
     };
   }
   const e = probe.error;

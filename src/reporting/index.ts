@@ -14,7 +14,14 @@ import { findingExportView } from '../exports/findings.ts';
 import type { Database } from '../store/schema.ts';
 import type { Executor } from '../store/db.ts';
 import { getAlert, setAlertStatus, ALERT_STATUSES } from '../store/repositories/audit.ts';
-import { findingHistory, getFinding, hasResultsOfRun, suppressFinding, unsuppressFinding, type FindingWithSuppression } from '../store/repositories/findings.ts';
+import {
+  findingHistory,
+  getFinding,
+  hasResultsOfRun,
+  suppressFinding,
+  unsuppressFinding,
+  type FindingWithSuppression,
+} from '../store/repositories/findings.ts';
 import { findRunningRun, getRun, latestFinishedRun, listCheckpoints, listRuns, type RunRow } from '../store/repositories/runs.ts';
 import { listOrganizationIntegrations } from '../store/repositories/integrations.ts';
 import * as q from '../store/repositories/queries.ts';
@@ -44,7 +51,11 @@ function encodeCursor(position: Record<string, unknown>): string {
  */
 function decodeCursor<T extends Record<string, unknown>>(cursor: string | undefined, keys: Record<keyof T, 'string' | 'number'>): T | undefined {
   if (cursor === undefined || cursor === '') return undefined;
-  const bad = () => new VigilError('invalid-input', 'INVALID_CURSOR', 'cursor is not one this API issued.', { field: 'cursor', remediation: 'Pass the nextCursor of the previous page unchanged, or leave cursor out for the first page.' });
+  const bad = () =>
+    new VigilError('invalid-input', 'INVALID_CURSOR', 'cursor is not one this API issued.', {
+      field: 'cursor',
+      remediation: 'Pass the nextCursor of the previous page unchanged, or leave cursor out for the first page.',
+    });
   let value: unknown;
   try {
     value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
@@ -57,7 +68,12 @@ function decodeCursor<T extends Record<string, unknown>>(cursor: string | undefi
 }
 
 /** Lists one inventory kind (live objects only). @throws VigilError `not-found` for another organization's integration. */
-export async function listInventory(db: Executor, caller: Caller, kind: q.InventoryKind, filter: { integrationId?: string | undefined; environmentId?: string | undefined; q?: string | undefined; cursor?: string | undefined; limit: number }): Promise<Page<InventoryItem>> {
+export async function listInventory(
+  db: Executor,
+  caller: Caller,
+  kind: q.InventoryKind,
+  filter: { integrationId?: string | undefined; environmentId?: string | undefined; q?: string | undefined; cursor?: string | undefined; limit: number },
+): Promise<Page<InventoryItem>> {
   const integrationIds = await scopeIntegrations(db, caller, filter.integrationId);
   const after = decodeCursor<{ integrationId: string; id: string }>(filter.cursor, { integrationId: 'string', id: 'string' });
   const { items, more } = await q.pageInventory(db, kind, { integrationIds, environmentId: filter.environmentId, q: filter.q, after, limit: filter.limit });
@@ -74,7 +90,12 @@ export type CheckCatalogue = Map<string, CheckMetadata>;
 /** Shapes a finding row for the API. */
 function findingView(f: FindingWithSuppression, checks: CheckCatalogue): FindingView {
   const { reason: _, ...base } = findingExportView(f);
-  return { ...base, severity: f.severity as Severity, title: checks.get(f.check_id)?.title ?? null, detail: f.detail ? (JSON.parse(f.detail) as Record<string, unknown>) : null };
+  return {
+    ...base,
+    severity: f.severity as Severity,
+    title: checks.get(f.check_id)?.title ?? null,
+    detail: f.detail ? (JSON.parse(f.detail) as Record<string, unknown>) : null,
+  };
 }
 
 /** Filters of {@link listFindingsPage}. */
@@ -92,7 +113,16 @@ export interface FindingsFilter {
 export async function listFindingsPage(db: Executor, caller: Caller, checks: CheckCatalogue, filter: FindingsFilter): Promise<Page<FindingView>> {
   const integrationIds = await scopeIntegrations(db, caller, filter.integrationId);
   const after = decodeCursor<{ rank: number; id: string }>(filter.cursor, { rank: 'number', id: 'string' });
-  const { items, more } = await q.pageFindings(db, { integrationIds, severity: filter.severity, status: filter.status === 'all' ? undefined : filter.status, checkId: filter.checkId, resourceId: filter.resourceId, after, limit: filter.limit, at: new Date().toISOString() });
+  const { items, more } = await q.pageFindings(db, {
+    integrationIds,
+    severity: filter.severity,
+    status: filter.status === 'all' ? undefined : filter.status,
+    checkId: filter.checkId,
+    resourceId: filter.resourceId,
+    after,
+    limit: filter.limit,
+    at: new Date().toISOString(),
+  });
   const last = items.at(-1);
   return { items: items.map((f) => findingView(f, checks)), nextCursor: more && last ? encodeCursor({ rank: last.rank, id: last.id }) : null };
 }
@@ -104,7 +134,11 @@ export async function findingDetail(db: Executor, caller: Caller, checks: CheckC
   return {
     ...findingView(f, checks),
     check: check ? { title: check.title, risk: check.risk, remediation: check.remediation, references: check.references } : null,
-    history: (await findingHistory(db, id)).map((h) => ({ event: h.event, at: h.at, detail: h.detail ? (JSON.parse(h.detail) as Record<string, unknown>) : null })),
+    history: (await findingHistory(db, id)).map((h) => ({
+      event: h.event,
+      at: h.at,
+      detail: h.detail ? (JSON.parse(h.detail) as Record<string, unknown>) : null,
+    })),
   };
 }
 
@@ -115,16 +149,31 @@ export async function findingDetail(db: Executor, caller: Caller, checks: CheckC
  * @returns the suppression's end (ISO 8601 UTC) or null for until lifted.
  * @throws VigilError `invalid-input` naming the reason or expiry field; `not-found` / `FINDING_NOT_FOUND`.
  */
-export async function suppressFindingChecked(db: Executor, id: string, input: { reason: string; expiresAt?: string | null | undefined; author: string }, fields = { reason: 'reason', expiresAt: 'expiresAt' }, now = new Date()): Promise<{ expiresAt: string | null }> {
+export async function suppressFindingChecked(
+  db: Executor,
+  id: string,
+  input: { reason: string; expiresAt?: string | null | undefined; author: string },
+  fields = { reason: 'reason', expiresAt: 'expiresAt' },
+  now = new Date(),
+): Promise<{ expiresAt: string | null }> {
   const reason = input.reason.trim();
-  if (!reason || reason.length > 2000) throw new VigilError('invalid-input', 'INVALID_INPUT', `${fields.reason} must be 1 to 2,000 characters.`, { field: fields.reason, remediation: 'Say why the finding is accepted, e.g. "test environment, no data".' });
+  if (!reason || reason.length > 2000)
+    throw new VigilError('invalid-input', 'INVALID_INPUT', `${fields.reason} must be 1 to 2,000 characters.`, {
+      field: fields.reason,
+      remediation: 'Say why the finding is accepted, e.g. "test environment, no data".',
+    });
   let expiresAt: string | null = null;
   if (input.expiresAt) {
     const t = Date.parse(input.expiresAt);
-    if (Number.isNaN(t) || t <= now.getTime()) throw new VigilError('invalid-input', 'INVALID_INPUT', `${fields.expiresAt} must be a future date (got "${input.expiresAt}").`, { field: fields.expiresAt, remediation: `Give an ISO 8601 date such as 2027-03-31 or 2027-03-31T17:00:00Z, or leave ${fields.expiresAt} out to suppress until lifted.` });
+    if (Number.isNaN(t) || t <= now.getTime())
+      throw new VigilError('invalid-input', 'INVALID_INPUT', `${fields.expiresAt} must be a future date (got "${input.expiresAt}").`, {
+        field: fields.expiresAt,
+        remediation: `Give an ISO 8601 date such as 2027-03-31 or 2027-03-31T17:00:00Z, or leave ${fields.expiresAt} out to suppress until lifted.`,
+      });
     expiresAt = new Date(t).toISOString();
   }
-  if (!(await suppressFinding(db, id, { reason, author: input.author, expiresAt }, now.toISOString()))) throw notFound('finding', id, 'List the findings with `vigil findings --status all` or GET /api/v1/findings.');
+  if (!(await suppressFinding(db, id, { reason, author: input.author, expiresAt }, now.toISOString())))
+    throw notFound('finding', id, 'List the findings with `vigil findings --status all` or GET /api/v1/findings.');
   return { expiresAt };
 }
 
@@ -134,11 +183,17 @@ export async function suppressFindingChecked(db: Executor, id: string, input: { 
  */
 export async function unsuppressFindingChecked(db: Executor, id: string, author: string, now = new Date()): Promise<void> {
   if (!(await getFinding(db, id))) throw notFound('finding', id, 'List the findings with `vigil findings --status all` or GET /api/v1/findings.');
-  if (!(await unsuppressFinding(db, id, author, now.toISOString()))) throw new VigilError('conflict', 'NOT_SUPPRESSED', `Finding ${id} is not suppressed.`, { field: 'finding' });
+  if (!(await unsuppressFinding(db, id, author, now.toISOString())))
+    throw new VigilError('conflict', 'NOT_SUPPRESSED', `Finding ${id} is not suppressed.`, { field: 'finding' });
 }
 
 /** {@link suppressFindingChecked} on a finding of the caller's organization. @throws VigilError `not-found` for another organization's. */
-export async function suppressOwnedFinding(db: Executor, caller: Caller, id: string, input: { reason: string; expiresAt?: string | null | undefined; author: string }): Promise<void> {
+export async function suppressOwnedFinding(
+  db: Executor,
+  caller: Caller,
+  id: string,
+  input: { reason: string; expiresAt?: string | null | undefined; author: string },
+): Promise<void> {
   await requireOwned(db, caller, 'finding', id, await getFinding(db, id));
   await suppressFindingChecked(db, id, input);
 }
@@ -151,11 +206,27 @@ export async function unsuppressOwnedFinding(db: Executor, caller: Caller, id: s
 
 /** An alert as the API shows it. */
 export function alertView(a: NonNullable<Awaited<ReturnType<typeof getAlert>>>): Alert {
-  return { id: a.id, integrationId: a.integration_id, ruleId: a.rule_id, severity: a.severity, status: a.status, title: a.title, detail: a.detail ? (JSON.parse(a.detail) as Record<string, unknown>) : null, windowStart: a.window_start, windowEnd: a.window_end, createdAt: a.created_at, updatedAt: a.updated_at };
+  return {
+    id: a.id,
+    integrationId: a.integration_id,
+    ruleId: a.rule_id,
+    severity: a.severity,
+    status: a.status,
+    title: a.title,
+    detail: a.detail ? (JSON.parse(a.detail) as Record<string, unknown>) : null,
+    windowStart: a.window_start,
+    windowEnd: a.window_end,
+    createdAt: a.created_at,
+    updatedAt: a.updated_at,
+  };
 }
 
 /** Alerts of the organization, newest first. */
-export async function listAlertsPage(db: Executor, caller: Caller, filter: { integrationId?: string | undefined; status?: string | undefined; ruleId?: string | undefined; cursor?: string | undefined; limit: number }): Promise<Page<Alert>> {
+export async function listAlertsPage(
+  db: Executor,
+  caller: Caller,
+  filter: { integrationId?: string | undefined; status?: string | undefined; ruleId?: string | undefined; cursor?: string | undefined; limit: number },
+): Promise<Page<Alert>> {
   const integrationIds = await scopeIntegrations(db, caller, filter.integrationId);
   const before = decodeCursor<{ at: string; id: string }>(filter.cursor, { at: 'string', id: 'string' });
   const { items, more } = await q.pageAlerts(db, { integrationIds, status: filter.status, ruleId: filter.ruleId, before, limit: filter.limit });
@@ -166,21 +237,65 @@ export async function listAlertsPage(db: Executor, caller: Caller, filter: { int
 /** Sets an alert's status. @throws VigilError `not-found`; `invalid-input` naming `status`. */
 export async function setOwnedAlertStatus(db: Executor, caller: Caller, id: string, status: string, now = new Date()): Promise<Alert> {
   await requireOwned(db, caller, 'alert', id, await getAlert(db, id));
-  if (!(ALERT_STATUSES as readonly string[]).includes(status)) throw new VigilError('invalid-input', 'INVALID_INPUT', `status must be one of ${ALERT_STATUSES.join(', ')}.`, { field: 'status', remediation: 'Use acknowledged while you look into it, closed when done.' });
+  if (!(ALERT_STATUSES as readonly string[]).includes(status))
+    throw new VigilError('invalid-input', 'INVALID_INPUT', `status must be one of ${ALERT_STATUSES.join(', ')}.`, {
+      field: 'status',
+      remediation: 'Use acknowledged while you look into it, closed when done.',
+    });
   await setAlertStatus(db, id, status as (typeof ALERT_STATUSES)[number], now.toISOString());
   return alertView((await getAlert(db, id))!);
 }
 
 /** An audit event as the API shows it (normalised columns; the raw record stays in the store). */
-export function eventView(e: { id: string; integration_id: string; content_type: string; record_type: number | null; creation_time: string; operation: string | null; workload: string | null; user_id: string | null; client_ip: string | null; object_id: string | null }): Event {
-  return { id: e.id, integrationId: e.integration_id, contentType: e.content_type, recordType: e.record_type, creationTime: e.creation_time, operation: e.operation, workload: e.workload, userId: e.user_id, clientIp: e.client_ip, objectId: e.object_id };
+export function eventView(e: {
+  id: string;
+  integration_id: string;
+  content_type: string;
+  record_type: number | null;
+  creation_time: string;
+  operation: string | null;
+  workload: string | null;
+  user_id: string | null;
+  client_ip: string | null;
+  object_id: string | null;
+}): Event {
+  return {
+    id: e.id,
+    integrationId: e.integration_id,
+    contentType: e.content_type,
+    recordType: e.record_type,
+    creationTime: e.creation_time,
+    operation: e.operation,
+    workload: e.workload,
+    userId: e.user_id,
+    clientIp: e.client_ip,
+    objectId: e.object_id,
+  };
 }
 
 /** Audit events of the organization, newest first. */
-export async function listEventsPage(db: Executor, caller: Caller, filter: { integrationId?: string | undefined; since?: string | undefined; operation?: string | undefined; userId?: string | undefined; cursor?: string | undefined; limit: number }): Promise<Page<Event>> {
+export async function listEventsPage(
+  db: Executor,
+  caller: Caller,
+  filter: {
+    integrationId?: string | undefined;
+    since?: string | undefined;
+    operation?: string | undefined;
+    userId?: string | undefined;
+    cursor?: string | undefined;
+    limit: number;
+  },
+): Promise<Page<Event>> {
   const integrationIds = await scopeIntegrations(db, caller, filter.integrationId);
   const before = decodeCursor<{ at: string; id: string }>(filter.cursor, { at: 'string', id: 'string' });
-  const { items, more } = await q.pageEvents(db, { integrationIds, since: filter.since, operation: filter.operation, userId: filter.userId, before, limit: filter.limit });
+  const { items, more } = await q.pageEvents(db, {
+    integrationIds,
+    since: filter.since,
+    operation: filter.operation,
+    userId: filter.userId,
+    before,
+    limit: filter.limit,
+  });
   const last = items.at(-1);
   return { items: items.map(eventView), nextCursor: more && last ? encodeCursor({ at: last.creation_time, id: last.id }) : null };
 }
@@ -220,7 +335,11 @@ async function runProgress(db: Executor, runId: string): Promise<RunProgress> {
  * written (evaluation commits in one transaction, after the run row is finished) or `evaluationWaitMs` passes; then
  * `finished`. `idle` when no run starts within `idleMs`. Ends after `finished` or `idle`, or when `stopped()`.
  */
-export async function* followRun(db: Executor, integrationId: string, options: { pollMs: number; idleMs: number; evaluationWaitMs: number; stopped: () => boolean }): AsyncGenerator<RunEvent> {
+export async function* followRun(
+  db: Executor,
+  integrationId: string,
+  options: { pollMs: number; idleMs: number; evaluationWaitMs: number; stopped: () => boolean },
+): AsyncGenerator<RunEvent> {
   const pause = () => new Promise((resolve) => setTimeout(resolve, options.pollMs));
   const started = Date.now();
   let following: string | null = null;
@@ -277,13 +396,34 @@ export async function dashboard(db: Kysely<Database>, caller: Caller, checks: Ch
   const days = await q.openFindingsByDay(db, ids, DASHBOARD_DAYS, now);
   const ranked = (await rankAgents(db, ids)).slice(0, 10);
   return {
-    severityOverTime: days.map((d) => ({ date: d.date, ...Object.fromEntries(SEVERITIES.map((s) => [s, Math.max(0, d.counts[s] ?? 0)])) })) as ({ date: string } & Record<Severity, number>)[],
-    riskiestAgents: ranked.map((a) => ({ integrationId: a.integrationId, agentId: a.agentId, environmentId: a.environmentId, name: a.name, score: a.score, openFindings: a.openFindings, reach: a.reach, reasons: a.reasons })),
-    coverage: (await q.notEvaluated(db, ids)).map((c) => ({ integrationId: c.integrationId, integrationName: names.get(c.integrationId) ?? c.integrationId, checkId: c.checkId, title: checks.get(c.checkId)?.title ?? c.checkId, notEvaluated: c.resources, reason: c.reason, resources: c.sample })),
-    lastCollections: await Promise.all(integrations.map(async (i) => {
-      const run = await latestFinishedRun(db, i.id);
-      return { integrationId: i.id, name: i.name, run: run ? runView(run) : null };
+    severityOverTime: days.map((d) => ({ date: d.date, ...Object.fromEntries(SEVERITIES.map((s) => [s, Math.max(0, d.counts[s] ?? 0)])) })) as ({
+      date: string;
+    } & Record<Severity, number>)[],
+    riskiestAgents: ranked.map((a) => ({
+      integrationId: a.integrationId,
+      agentId: a.agentId,
+      environmentId: a.environmentId,
+      name: a.name,
+      score: a.score,
+      openFindings: a.openFindings,
+      reach: a.reach,
+      reasons: a.reasons,
     })),
+    coverage: (await q.notEvaluated(db, ids)).map((c) => ({
+      integrationId: c.integrationId,
+      integrationName: names.get(c.integrationId) ?? c.integrationId,
+      checkId: c.checkId,
+      title: checks.get(c.checkId)?.title ?? c.checkId,
+      notEvaluated: c.resources,
+      reason: c.reason,
+      resources: c.sample,
+    })),
+    lastCollections: await Promise.all(
+      integrations.map(async (i) => {
+        const run = await latestFinishedRun(db, i.id);
+        return { integrationId: i.id, name: i.name, run: run ? runView(run) : null };
+      }),
+    ),
   };
 }
 
@@ -320,7 +460,11 @@ export async function agentDetail(db: Executor, caller: Caller, checks: CheckCat
       raw: JSON.parse(a.raw) as Record<string, unknown>,
     },
     environment: { id: a.environment_id, name: env ?? null },
-    owner: owner ? { id: owner.id, name: owner.full_name, entraObjectId: owner.aad_object_id } : a.owner_id ? { id: a.owner_id, name: null, entraObjectId: null } : null,
+    owner: owner
+      ? { id: owner.id, name: owner.full_name, entraObjectId: owner.aad_object_id }
+      : a.owner_id
+        ? { id: a.owner_id, name: null, entraObjectId: null }
+        : null,
     settings: settings?.attrs ?? null,
     components: components.map((c) => ({ id: c.id, name: c.name, attributes: c.attrs })),
     findings: findings.items.map((f) => findingView(f, checks)),

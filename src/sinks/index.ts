@@ -58,7 +58,13 @@ function testEvent(product: OcsfProduct): OcsfDetectionFinding {
     status: 'New',
     time: now,
     message: 'Vigil sink test: this event checks delivery and can be ignored.',
-    finding_info: { uid: `test_${randomUUID().replaceAll('-', '')}`, title: 'Vigil sink test', types: ['Test'], created_time: now, analytic: { uid: 'sink_test', name: 'sink_test', type_id: 1, type: 'Rule' } },
+    finding_info: {
+      uid: `test_${randomUUID().replaceAll('-', '')}`,
+      title: 'Vigil sink test',
+      types: ['Test'],
+      created_time: now,
+      analytic: { uid: 'sink_test', name: 'sink_test', type_id: 1, type: 'Rule' },
+    },
     metadata: { version: OCSF_VERSION, product, profiles: ['cloud'] },
     cloud: { provider: 'Microsoft' },
   };
@@ -78,7 +84,14 @@ export function createSinks(config: VigilConfig['sinks'], logger: Logger, option
       for (const s of senders) {
         const payload = testEvent(product);
         try {
-          await s.send({ id: `evt_${randomUUID().replaceAll('-', '')}`, type: 'test', subjectId: payload.finding_info.uid, severity: 'info', integrationId: '-', payload });
+          await s.send({
+            id: `evt_${randomUUID().replaceAll('-', '')}`,
+            type: 'test',
+            subjectId: payload.finding_info.uid,
+            severity: 'info',
+            integrationId: '-',
+            payload,
+          });
           out.push({ sink: s.name, target: s.describe(), ok: true, error: null });
         } catch (e) {
           out.push({ sink: s.name, target: s.describe(), ok: false, error: (e as Error).message });

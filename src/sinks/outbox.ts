@@ -33,8 +33,14 @@ const FINDING_EVENTS: Record<string, { type: SinkEventType; activity: OcsfActivi
   resolved: { type: 'finding.resolved', activity: 'close' },
 };
 
-async function insertRows(db: Executor, rows: Omit<SinkOutboxTable, 'id' | 'sink' | 'attempts' | 'last_attempt_at' | 'last_error' | 'delivered_at'>[], sinks: SinkName[]): Promise<number> {
-  const all: SinkOutboxTable[] = rows.flatMap((r) => sinks.map((sink) => ({ ...r, id: outboxId(), sink, attempts: 0, last_attempt_at: null, last_error: null, delivered_at: null })));
+async function insertRows(
+  db: Executor,
+  rows: Omit<SinkOutboxTable, 'id' | 'sink' | 'attempts' | 'last_attempt_at' | 'last_error' | 'delivered_at'>[],
+  sinks: SinkName[],
+): Promise<number> {
+  const all: SinkOutboxTable[] = rows.flatMap((r) =>
+    sinks.map((sink) => ({ ...r, id: outboxId(), sink, attempts: 0, last_attempt_at: null, last_error: null, delivered_at: null })),
+  );
   await insertOutboxRows(db, all);
   return all.length;
 }
@@ -44,7 +50,13 @@ async function insertRows(db: Executor, rows: Omit<SinkOutboxTable, 'id' | 'sink
  * integration's findings) as OCSF Detection Findings. Call inside the evaluation's transaction.
  * @returns rows written.
  */
-export async function enqueueFindingEvents(db: Executor, integrationId: string, at: string, checks: Map<string, CheckInfo>, ctx: EnqueueContext): Promise<number> {
+export async function enqueueFindingEvents(
+  db: Executor,
+  integrationId: string,
+  at: string,
+  checks: Map<string, CheckInfo>,
+  ctx: EnqueueContext,
+): Promise<number> {
   if (ctx.sinks.length === 0) return 0;
   const steps = await findingStepsAt(db, integrationId, at, ['opened', 'reopened', 'resolved']);
   if (steps.length === 0) return 0;
@@ -60,7 +72,20 @@ export async function enqueueFindingEvents(db: Executor, integrationId: string, 
 export async function enqueueAlert(db: Executor, alert: AlertsTable, detection: DetectionInfo | undefined, ctx: EnqueueContext): Promise<number> {
   if (ctx.sinks.length === 0) return 0;
   const payload = alertToOcsf(alert, detection, { product: ctx.product, tenantId: ctx.tenantId, activity: 'create' });
-  return insertRows(db, [{ integration_id: alert.integration_id, event_type: 'alert.raised', subject_id: alert.id, severity: alert.severity, payload: JSON.stringify(payload), created_at: alert.created_at }], ctx.sinks);
+  return insertRows(
+    db,
+    [
+      {
+        integration_id: alert.integration_id,
+        event_type: 'alert.raised',
+        subject_id: alert.id,
+        severity: alert.severity,
+        payload: JSON.stringify(payload),
+        created_at: alert.created_at,
+      },
+    ],
+    ctx.sinks,
+  );
 }
 
 /** Outcome of {@link deliverOutbox} for one sink. */
@@ -75,7 +100,14 @@ export interface SinkDeliveryOutcome {
 
 /** Row → event. */
 function toEvent(r: SinkOutboxTable): SinkEvent {
-  return { id: r.id, type: r.event_type as SinkEventType, subjectId: r.subject_id, severity: r.severity, integrationId: r.integration_id, payload: JSON.parse(r.payload) as SinkEvent['payload'] };
+  return {
+    id: r.id,
+    type: r.event_type as SinkEventType,
+    subjectId: r.subject_id,
+    severity: r.severity,
+    integrationId: r.integration_id,
+    payload: JSON.parse(r.payload) as SinkEvent['payload'],
+  };
 }
 
 /**
@@ -83,7 +115,12 @@ function toEvent(r: SinkOutboxTable): SinkEvent {
  * that fails keeps its remaining events pending (order kept: the rest of that sink's batch waits for the next delivery).
  * Never throws for a sink failure: the outcome says what is left.
  */
-export async function deliverOutbox(db: Executor, senders: SinkSender[], logger: Logger, options: { batch?: number; now?: () => string } = {}): Promise<SinkDeliveryOutcome[]> {
+export async function deliverOutbox(
+  db: Executor,
+  senders: SinkSender[],
+  logger: Logger,
+  options: { batch?: number; now?: () => string } = {},
+): Promise<SinkDeliveryOutcome[]> {
   const batch = options.batch ?? 100;
   const now = options.now ?? (() => new Date().toISOString());
   const out: SinkDeliveryOutcome[] = [];

@@ -78,7 +78,10 @@ export interface SyslogOptions {
 /** Writes all frames over one TCP or TLS connection and closes it; rejects on a connection error or timeout. */
 function streamWrite(o: SyslogOptions, frames: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    const socket: Socket = o.transport === 'tls' ? tlsConnect({ host: o.host, port: o.port, servername: /^[\d.:]+$/.test(o.host) ? undefined : o.host }) : tcpConnect({ host: o.host, port: o.port });
+    const socket: Socket =
+      o.transport === 'tls'
+        ? tlsConnect({ host: o.host, port: o.port, servername: /^[\d.:]+$/.test(o.host) ? undefined : o.host })
+        : tcpConnect({ host: o.host, port: o.port });
     socket.setTimeout(o.timeoutMs ?? 10_000, () => socket.destroy(new Error('timed out')));
     socket.once('error', (e) => reject(new Error(`syslog ${o.transport}://${o.host}:${o.port}: ${e.message}`)));
     socket.once(o.transport === 'tls' ? 'secureConnect' : 'connect', () => {
@@ -102,7 +105,7 @@ function udpWrite(o: SyslogOptions, messages: string[]): Promise<void> {
         resolve();
       }
     };
-    if (left === 0) return socket.close(), resolve();
+    if (left === 0) return (socket.close(), resolve());
     for (const m of messages) socket.send(Buffer.from(m, 'utf8'), o.port, o.host, done);
   });
 }

@@ -28,7 +28,12 @@ export interface ListRequest {
  * @param token the bearer of the list's resource (`ctx.tokens.bearer(resource)`).
  * @throws VigilError `upstream` / `FOREIGN_LINK` (link policy), UpstreamHttpError (pipeline), as {@link odataPages}.
  */
-export async function* listPages<R>(ctx: StreamContext, token: (forceRefresh: boolean) => Promise<string>, request: ListRequest, map: (j: Json) => R): AsyncGenerator<StreamPage<R>> {
+export async function* listPages<R>(
+  ctx: StreamContext,
+  token: (forceRefresh: boolean) => Promise<string>,
+  request: ListRequest,
+  map: (j: Json) => R,
+): AsyncGenerator<StreamPage<R>> {
   for await (const page of odataPages<Json>(ctx.http, { ...request, token, tenantId: ctx.tenantId })) {
     yield { records: page.items.map(map), nextCursor: page.nextLink ?? null };
   }

@@ -54,7 +54,6 @@ export interface StreamContext {
   graphPageSize?: number;
 }
 
-
 /** A stream definition. */
 export interface Stream<S extends StreamName> {
   name: S;

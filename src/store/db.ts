@@ -1,6 +1,17 @@
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationInfo, type MigrationProvider, type MigrationResultSet, type Transaction } from 'kysely';
+import {
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  SqliteDialect,
+  sql,
+  type Migration,
+  type MigrationInfo,
+  type MigrationProvider,
+  type MigrationResultSet,
+  type Transaction,
+} from 'kysely';
 import { VigilError } from '../core/errors.ts';
 import { privateDirectory, privateFile, type Tightened } from '../platform/files/index.ts';
 import * as m0001 from './migrations/0001_initial.ts';
@@ -22,7 +33,20 @@ import { StorableTextPlugin } from './text.ts';
 export type Executor = Kysely<Database> | Transaction<Database>;
 
 /** Migrations in order; frozen once released. */
-const MIGRATIONS: Record<string, Migration> = { '0001_initial': m0001, '0002_schedules_budgets': m0002, '0003_credential_state': m0003, '0004_audit': m0004, '0005_audit_segments': m0005, '0006_finding_lifecycle': m0006, '0007_stream_states': m0007, '0008_estate_objects': m0008, '0009_sink_outbox': m0009, '0010_access': m0010, '0011_slice_read_mode': m0011, '0012_consent_binding': m0012 };
+const MIGRATIONS: Record<string, Migration> = {
+  '0001_initial': m0001,
+  '0002_schedules_budgets': m0002,
+  '0003_credential_state': m0003,
+  '0004_audit': m0004,
+  '0005_audit_segments': m0005,
+  '0006_finding_lifecycle': m0006,
+  '0007_stream_states': m0007,
+  '0008_estate_objects': m0008,
+  '0009_sink_outbox': m0009,
+  '0010_access': m0010,
+  '0011_slice_read_mode': m0011,
+  '0012_consent_binding': m0012,
+};
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 
@@ -92,7 +116,10 @@ export async function openStore(options: StoreOptions | string): Promise<Kysely<
   if (o.databaseUrl) {
     const schema = o.schema ?? 'public';
     if (!SCHEMA_NAME.test(schema)) {
-      throw new VigilError('configuration', 'SCHEMA_INVALID', `Schema name '${schema}' is not a plain PostgreSQL identifier.`, { field: 'VIGIL_DATABASE_SCHEMA', remediation: 'Use lower-case letters, digits and underscores.' });
+      throw new VigilError('configuration', 'SCHEMA_INVALID', `Schema name '${schema}' is not a plain PostgreSQL identifier.`, {
+        field: 'VIGIL_DATABASE_SCHEMA',
+        remediation: 'Use lower-case letters, digits and underscores.',
+      });
     }
     // node-postgres is loaded only for PostgreSQL: SQLite commands start without it.
     const { default: pg } = await import('pg');
@@ -112,7 +139,12 @@ export async function openStore(options: StoreOptions | string): Promise<Kysely<
     }
   } else {
     const file = join(o.dataDir, SQLITE_FILE);
-    const tightened = [privateDirectory(o.dataDir), privateFile(file, { create: true }), privateFile(`${file}-wal`, { create: false }), privateFile(`${file}-shm`, { create: false })];
+    const tightened = [
+      privateDirectory(o.dataDir),
+      privateFile(file, { create: true }),
+      privateFile(`${file}-wal`, { create: false }),
+      privateFile(`${file}-shm`, { create: false }),
+    ];
     for (const t of tightened) if (t) o.onTightened?.(t);
     const sqlite = new SQLite(file);
     sqlite.pragma('journal_mode = WAL');

@@ -21,7 +21,9 @@ const compress = promisify(brotliCompress);
  * @returns the compressed bytes.
  */
 export async function encodeSegment(text: string): Promise<Buffer> {
-  return compress(Buffer.from(text, 'utf8'), { params: { [constants.BROTLI_PARAM_QUALITY]: 1, [constants.BROTLI_PARAM_LGWIN]: 18, [constants.BROTLI_PARAM_SIZE_HINT]: text.length } });
+  return compress(Buffer.from(text, 'utf8'), {
+    params: { [constants.BROTLI_PARAM_QUALITY]: 1, [constants.BROTLI_PARAM_LGWIN]: 18, [constants.BROTLI_PARAM_SIZE_HINT]: text.length },
+  });
 }
 
 /**

@@ -45,10 +45,16 @@ export function acquireServeLock(dataDir: string): ServeLock {
     } catch {
       // The holder has not written its pid yet: the generic wording stands.
     }
-    throw new VigilError('conflict', 'SERVE_ALREADY_RUNNING', `Another vigil serve (${holder}) is already using the data directory ${dataDir}; two would run the same collections on one SQLite database.`, {
-      field: 'VIGIL_DATA_DIR',
-      remediation: 'Stop the other vigil serve first, or give this one its own data directory (--data-dir). To run several vigil serve processes on one database, use PostgreSQL (DATABASE_URL).',
-    });
+    throw new VigilError(
+      'conflict',
+      'SERVE_ALREADY_RUNNING',
+      `Another vigil serve (${holder}) is already using the data directory ${dataDir}; two would run the same collections on one SQLite database.`,
+      {
+        field: 'VIGIL_DATA_DIR',
+        remediation:
+          'Stop the other vigil serve first, or give this one its own data directory (--data-dir). To run several vigil serve processes on one database, use PostgreSQL (DATABASE_URL).',
+      },
+    );
   }
   writeFileSync(pidPath, `${process.pid} ${new Date().toISOString()}\n`, { mode: 0o600 });
   return {

@@ -1,4 +1,14 @@
-import { OperationNodeTransformer, type KyselyPlugin, type PluginTransformQueryArgs, type PluginTransformResultArgs, type PrimitiveValueListNode, type QueryResult, type RootOperationNode, type UnknownRow, type ValueNode } from 'kysely';
+import {
+  OperationNodeTransformer,
+  type KyselyPlugin,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type PrimitiveValueListNode,
+  type QueryResult,
+  type RootOperationNode,
+  type UnknownRow,
+  type ValueNode,
+} from 'kysely';
 
 /**
  * U+0000 (NUL) in stored text (issue 14, point 6). PostgreSQL `text` cannot hold U+0000 (a parameter containing it
@@ -35,7 +45,9 @@ class StorableTextTransformer extends OperationNodeTransformer {
   }
 
   protected override transformPrimitiveValueList(node: PrimitiveValueListNode): PrimitiveValueListNode {
-    return node.values.some((v) => typeof v === 'string' && v.includes('\u0000')) ? Object.freeze({ ...node, values: Object.freeze(node.values.map(storableText)) }) : node;
+    return node.values.some((v) => typeof v === 'string' && v.includes('\u0000'))
+      ? Object.freeze({ ...node, values: Object.freeze(node.values.map(storableText)) })
+      : node;
   }
 }
 

@@ -5,7 +5,15 @@ import { runDetections, type DetectionRunResult } from '../detections/run.ts';
 import { forEachLimited } from '../core/pool.ts';
 import { credentialsFor, getIntegration, recordCredentialRefusal, streamContext, type OnboardingDeps } from '../onboarding/integrations.ts';
 import { UpstreamHttpError } from '../platform/http/client.ts';
-import { afCode, CONTENT_TYPES, fetchContent, listContent, startSubscription, type ContentItem, type FeedContext } from '../sources/managementActivity/client.ts';
+import {
+  afCode,
+  CONTENT_TYPES,
+  fetchContent,
+  listContent,
+  startSubscription,
+  type ContentItem,
+  type FeedContext,
+} from '../sources/managementActivity/client.ts';
 import { activityEvents, POWER_BI_HISTORY_MS, POWER_BI_NOT_AUTHORIZED } from '../sources/powerBi/client.ts';
 import { nowIso } from '../store/db.ts';
 import { getCursor, raiseAlert, saveCursor, storeBlob } from '../store/repositories/audit.ts';
@@ -118,7 +126,15 @@ export async function ingestAudit(deps: OnboardingDeps, idOrName: string, option
   let index = 0;
   let typeStarted = Date.now();
   const report = (contentType: string, o: ContentTypeOutcome, finished = false) =>
-    options.onProgress?.({ contentType, index, total, blobs: o.blobs, stored: o.stored, duplicates: o.duplicates, ...(finished ? { finished: { status: o.status, durationMs: Date.now() - typeStarted } } : {}) });
+    options.onProgress?.({
+      contentType,
+      index,
+      total,
+      blobs: o.blobs,
+      stored: o.stored,
+      duplicates: o.duplicates,
+      ...(finished ? { finished: { status: o.status, durationMs: Date.now() - typeStarted } } : {}),
+    });
   for (const contentType of types) {
     index++;
     typeStarted = Date.now();
@@ -137,7 +153,19 @@ export async function ingestAudit(deps: OnboardingDeps, idOrName: string, option
       if (isVigilError(e, 'authentication')) throw e;
       outcome.status = 'unavailable';
       outcome.reason = `The tenant does not offer ${contentType}: ${e instanceof UpstreamHttpError ? `${e.upstreamCode ?? e.status} ${e.upstreamMessage ?? ''}`.trim() : (e as Error).message}`;
-      await saveCursor(deps.db, { integration_id: row.id, content_type: contentType, cursor_time: (await getCursor(deps.db, row.id, contentType))?.cursor_time ?? new Date(now.getTime() - (options.initialLookbackHours ?? 24) * 3_600_000).toISOString(), subscription: 'unavailable', last_error: outcome.reason }, nowIso());
+      await saveCursor(
+        deps.db,
+        {
+          integration_id: row.id,
+          content_type: contentType,
+          cursor_time:
+            (await getCursor(deps.db, row.id, contentType))?.cursor_time ??
+            new Date(now.getTime() - (options.initialLookbackHours ?? 24) * 3_600_000).toISOString(),
+          subscription: 'unavailable',
+          last_error: outcome.reason,
+        },
+        nowIso(),
+      );
       report(contentType, outcome, true);
       continue;
     }
@@ -185,11 +213,17 @@ export async function ingestAudit(deps: OnboardingDeps, idOrName: string, option
       outcome.status = 'error';
       outcome.reason = (e as Error).message;
       if (isVigilError(e)) outcome.code = e.code;
-      deps.logger.warn({ integrationId: row.id, contentType, error: outcome.reason }, 'audit ingestion of a content type failed; its cursor stays at the last stored window');
+      deps.logger.warn(
+        { integrationId: row.id, contentType, error: outcome.reason },
+        'audit ingestion of a content type failed; its cursor stays at the last stored window',
+      );
     }
     if (expired.length) {
       const from = expired.map((i) => i.contentCreated).sort()[0]!;
-      const to = expired.map((i) => i.contentCreated).sort().at(-1)!;
+      const to = expired
+        .map((i) => i.contentCreated)
+        .sort()
+        .at(-1)!;
       const alert = await raiseAlert(
         deps.db,
         {
@@ -216,7 +250,10 @@ export async function ingestAudit(deps: OnboardingDeps, idOrName: string, option
     report(POWER_BI_SOURCE, outcome, true);
   }
   result.durationMs = Date.now() - started;
-  deps.logger.info({ integrationId: row.id, stored: Object.values(result.contentTypes).reduce((n, o) => n + o.stored, 0), dataLossAlerts: result.dataLossAlerts.length }, 'audit ingestion finished');
+  deps.logger.info(
+    { integrationId: row.id, stored: Object.values(result.contentTypes).reduce((n, o) => n + o.stored, 0), dataLossAlerts: result.dataLossAlerts.length },
+    'audit ingestion finished',
+  );
   return result;
 }
 
@@ -231,7 +268,11 @@ export interface AuditCycleResult {
  * detections over every event not evaluated yet (including events stored by an earlier cycle that stopped).
  * @throws VigilError `authentication` when the credentials are refused (recorded on the integration).
  */
-export async function ingestAndDetect(deps: OnboardingDeps, idOrName: string, options: AuditIngestOptions & { /** Told when the detections start. */ onDetect?: () => void } = {}): Promise<AuditCycleResult> {
+export async function ingestAndDetect(
+  deps: OnboardingDeps,
+  idOrName: string,
+  options: AuditIngestOptions & { /** Told when the detections start. */ onDetect?: () => void } = {},
+): Promise<AuditCycleResult> {
   const ingest = await ingestAudit(deps, idOrName, options);
   options.onDetect?.();
   const integration = await getIntegration(deps.db, idOrName);
@@ -249,7 +290,16 @@ export const POWER_BI_SOURCE = 'PowerBI.ActivityEvents';
  * cursor moves after each day is stored, never past now − settle. A refusal is "not evaluated" with the reason and
  * the fix; a gap beyond the 30 days Power BI keeps raises a data-loss alert.
  */
-async function ingestPowerBi(deps: OnboardingDeps, integrationId: string, ctx: FeedContext, now: Date, settleMs: number, options: AuditIngestOptions, result: AuditIngestResult, onPage: (o: ContentTypeOutcome) => void): Promise<ContentTypeOutcome> {
+async function ingestPowerBi(
+  deps: OnboardingDeps,
+  integrationId: string,
+  ctx: FeedContext,
+  now: Date,
+  settleMs: number,
+  options: AuditIngestOptions,
+  result: AuditIngestResult,
+  onPage: (o: ContentTypeOutcome) => void,
+): Promise<ContentTypeOutcome> {
   const outcome: ContentTypeOutcome = { status: 'ok', stored: 0, duplicates: 0, malformed: 0, blobs: 0, expiredBlobs: 0, cursor: null };
   onPage(outcome);
   const stored = await getCursor(deps.db, integrationId, POWER_BI_SOURCE);
@@ -277,12 +327,25 @@ async function ingestPowerBi(deps: OnboardingDeps, integrationId: string, ctx: F
     if (isVigilError(e, 'authorization') && e.code === POWER_BI_NOT_AUTHORIZED) {
       outcome.status = 'unavailable';
       outcome.reason = `Not evaluated: ${e.message} ${e.remediation ?? ''}`.trim();
-      await saveCursor(deps.db, { integration_id: integrationId, content_type: POWER_BI_SOURCE, cursor_time: stored?.cursor_time ?? cursor.toISOString(), subscription: 'unavailable', last_error: outcome.reason }, nowIso());
+      await saveCursor(
+        deps.db,
+        {
+          integration_id: integrationId,
+          content_type: POWER_BI_SOURCE,
+          cursor_time: stored?.cursor_time ?? cursor.toISOString(),
+          subscription: 'unavailable',
+          last_error: outcome.reason,
+        },
+        nowIso(),
+      );
     } else {
       outcome.status = 'error';
       outcome.reason = (e as Error).message;
       if (isVigilError(e)) outcome.code = e.code;
-      deps.logger.warn({ integrationId, source: POWER_BI_SOURCE, error: outcome.reason }, 'Power BI activity events failed; the cursor stays at the last stored day');
+      deps.logger.warn(
+        { integrationId, source: POWER_BI_SOURCE, error: outcome.reason },
+        'Power BI activity events failed; the cursor stays at the last stored day',
+      );
     }
   }
   return outcome;
@@ -293,7 +356,15 @@ async function ingestPowerBi(deps: OnboardingDeps, integrationId: string, ctx: F
  * content type and the lost window [cursor, earliest) — once per window start — and returns `earliest`; otherwise
  * returns `cursor` unchanged.
  */
-async function skipLostWindow(deps: OnboardingDeps, integrationId: string, contentType: string, cursor: Date, earliest: Date, retention: string, result: AuditIngestResult): Promise<Date> {
+async function skipLostWindow(
+  deps: OnboardingDeps,
+  integrationId: string,
+  contentType: string,
+  cursor: Date,
+  earliest: Date,
+  retention: string,
+  result: AuditIngestResult,
+): Promise<Date> {
   if (cursor >= earliest) return cursor;
   const alert = await raiseAlert(
     deps.db,
@@ -319,7 +390,14 @@ async function skipLostWindow(deps: OnboardingDeps, integrationId: string, conte
  * is emptied once the columns are taken, so the parsed records do not live through the write (memory is per blob
  * in flight).
  */
-async function storeContent(deps: OnboardingDeps, integrationId: string, outcome: ContentTypeOutcome, contentType: string, contentId: string | null, fetched: { text: string; records: Record<string, unknown>[] }): Promise<void> {
+async function storeContent(
+  deps: OnboardingDeps,
+  integrationId: string,
+  outcome: ContentTypeOutcome,
+  contentType: string,
+  contentId: string | null,
+  fetched: { text: string; records: Record<string, unknown>[] },
+): Promise<void> {
   const { events, malformed } = blobEvents(fetched.records, contentType);
   const records = fetched.records.length;
   fetched.records = [];
@@ -335,7 +413,19 @@ async function storeContent(deps: OnboardingDeps, integrationId: string, outcome
  * After a window's records are stored: moves the cursor to `next` (the window end, never past now − settle; never
  * backwards) and reports it.
  */
-async function advanceCursor(deps: OnboardingDeps, integrationId: string, source: string, cursor: Date, next: Date, outcome: ContentTypeOutcome): Promise<void> {
-  if (next > cursor) await saveCursor(deps.db, { integration_id: integrationId, content_type: source, cursor_time: next.toISOString(), subscription: 'enabled', last_error: null }, nowIso());
+async function advanceCursor(
+  deps: OnboardingDeps,
+  integrationId: string,
+  source: string,
+  cursor: Date,
+  next: Date,
+  outcome: ContentTypeOutcome,
+): Promise<void> {
+  if (next > cursor)
+    await saveCursor(
+      deps.db,
+      { integration_id: integrationId, content_type: source, cursor_time: next.toISOString(), subscription: 'enabled', last_error: null },
+      nowIso(),
+    );
   outcome.cursor = (next > cursor ? next : cursor).toISOString();
 }

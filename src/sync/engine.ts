@@ -147,7 +147,11 @@ function ownerAlive(run: runs.RunRow): boolean {
 
 /** Thrown when the run was stopped through its signal; the run is left resumable. */
 function abortedError(signal: AbortSignal): VigilError {
-  return new VigilError('conflict', 'COLLECTION_ABORTED', `Collection stopped: ${(signal.reason as Error)?.message ?? 'aborted'}. It resumes from its last checkpoint.`);
+  return new VigilError(
+    'conflict',
+    'COLLECTION_ABORTED',
+    `Collection stopped: ${(signal.reason as Error)?.message ?? 'aborted'}. It resumes from its last checkpoint.`,
+  );
 }
 
 const isAbort = (e: unknown) => isVigilError(e) && e.code === 'COLLECTION_ABORTED';
@@ -214,9 +218,14 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
   const running = await runs.findRunningRun(db, integrationId);
   if (running) {
     if (ownerAlive(running)) {
-      throw new VigilError('conflict', 'COLLECTION_RUNNING', `Collection ${running.id} is already running for this integration (process ${running.owner_pid} on ${running.owner_host}).`, {
-        remediation: 'Wait for it to finish; `vigil runs <integration>` shows its progress.',
-      });
+      throw new VigilError(
+        'conflict',
+        'COLLECTION_RUNNING',
+        `Collection ${running.id} is already running for this integration (process ${running.owner_pid} on ${running.owner_host}).`,
+        {
+          remediation: 'Wait for it to finish; `vigil runs <integration>` shows its progress.',
+        },
+      );
     }
     runId = running.id;
     resumed = true;
@@ -235,10 +244,29 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
   let markedDeleted = 0;
   let current: StreamName = STREAM_NAMES[0];
 
-  const recordError = async (stream: StreamName, slice: string, code: string, message: string, cursor: string | null, readMode: ReadMode | null = null, explained: { reason?: string; fix?: string } = {}) => {
+  const recordError = async (
+    stream: StreamName,
+    slice: string,
+    code: string,
+    message: string,
+    cursor: string | null,
+    readMode: ReadMode | null = null,
+    explained: { reason?: string; fix?: string } = {},
+  ) => {
     errors.push({ stream, slice, code, message, ...explained });
     outcome[stream].erroredSlices++;
-    await runs.saveCheckpoint(db, { runId, stream, sliceKey: slice, status: 'error', cursor, readMode, addRecords: 0, errorCode: code, errorMessage: message, at: nowIso() });
+    await runs.saveCheckpoint(db, {
+      runId,
+      stream,
+      sliceKey: slice,
+      status: 'error',
+      cursor,
+      readMode,
+      addRecords: 0,
+      errorCode: code,
+      errorMessage: message,
+      at: nowIso(),
+    });
   };
 
   const streamsTotal = STREAM_NAMES.length;
@@ -252,7 +280,12 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
       slicesDone: outcome[name].slices,
       slicesTotal: outcome[name].slices,
       records: outcome[name].records,
-      finished: { durationMs: reusedFrom ? 0 : Date.now() - streamStarted, erroredSlices: outcome[name].erroredSlices, incrementalSlices: outcome[name].incrementalSlices ?? 0, ...(reusedFrom ? { reusedFrom } : {}) },
+      finished: {
+        durationMs: reusedFrom ? 0 : Date.now() - streamStarted,
+        erroredSlices: outcome[name].erroredSlices,
+        incrementalSlices: outcome[name].incrementalSlices ?? 0,
+        ...(reusedFrom ? { reusedFrom } : {}),
+      },
     });
 
   options.metrics?.runStarted();
@@ -285,7 +318,9 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
             `Not collected: the ${API_DISPLAY_NAMES[capability.api]} application permission ${capability.recommended} (or ${capability.anyOf.filter((p) => p !== capability.recommended).join(', ')}) is not granted.`,
             null,
             null,
-            { fix: `Add the application permission ${capability.recommended} (App registrations > your app > API permissions > Add a permission > Application permissions), grant admin consent, then run \`vigil integrations verify\`.` },
+            {
+              fix: `Add the application permission ${capability.recommended} (App registrations > your app > API permissions > Add a permission > Application permissions), grant admin consent, then run \`vigil integrations verify\`.`,
+            },
           );
           finished(name);
           continue;
@@ -298,7 +333,10 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
         const last = await runs.lastCompleteRead(db, integrationId, name);
         if (last && Date.now() - Date.parse(last) < stream.refreshSeconds * 1000) {
           outcome[name].reusedFrom = last;
-          ctx.logger.info({ integrationId, runId, stream: name, lastCompleteRead: last }, 'stream reused: its last complete read is within the refresh interval');
+          ctx.logger.info(
+            { integrationId, runId, stream: name, lastCompleteRead: last },
+            'stream reused: its last complete read is within the refresh interval',
+          );
           finished(name, last);
           continue;
         }
@@ -337,7 +375,14 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
         // Done before a crash: nothing to read again — unless this is a `full` run and the round was a delta one.
         if (cp?.status === 'done' && !(fromStart && stored !== 'full')) {
           doneIn(slice, stored);
-          options.onProgress?.({ stream: name, streamIndex, streamsTotal, slicesDone: ++slicesDone, slicesTotal: slices.length, records: outcome[name].records });
+          options.onProgress?.({
+            stream: name,
+            streamIndex,
+            streamsTotal,
+            slicesDone: ++slicesDone,
+            slicesTotal: slices.length,
+            records: outcome[name].records,
+          });
           return;
         }
         let mode: ReadMode;
@@ -365,7 +410,16 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
                   await upsertRecords(trx, name, integrationId, runId, page.records, at);
                   if (page.removed?.length) markedDeleted += await markDeleted(trx, name, integrationId, page.removed, at);
                   if (done && page.deltaLink) await runs.saveDeltaLink(trx, integrationId, name, slice.key, page.deltaLink, runId, at);
-                  await runs.saveCheckpoint(trx, { runId, stream: name, sliceKey: slice.key, status: done ? 'done' : 'in_progress', cursor: page.nextCursor, readMode: mode, addRecords: page.records.length, at });
+                  await runs.saveCheckpoint(trx, {
+                    runId,
+                    stream: name,
+                    sliceKey: slice.key,
+                    status: done ? 'done' : 'in_progress',
+                    cursor: page.nextCursor,
+                    readMode: mode,
+                    addRecords: page.records.length,
+                    at,
+                  });
                   await runs.heartbeat(trx, runId, at);
                 });
                 cursor = page.nextCursor;
@@ -383,14 +437,33 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
               ctx.logger.warn({ integrationId, runId, stream: name, slice: slice.key }, 'delta state expired upstream; reading the whole collection');
               await db.transaction().execute(async (trx) => {
                 await runs.clearDeltaLink(trx, integrationId, name, slice.key);
-                await runs.saveCheckpoint(trx, { runId, stream: name, sliceKey: slice.key, status: 'in_progress', cursor: null, readMode: 'full', addRecords: 0, at: nowIso() });
+                await runs.saveCheckpoint(trx, {
+                  runId,
+                  stream: name,
+                  sliceKey: slice.key,
+                  status: 'in_progress',
+                  cursor: null,
+                  readMode: 'full',
+                  addRecords: 0,
+                  at: nowIso(),
+                });
               });
               mode = 'full';
               cursor = null;
               done = false;
             }
           }
-          if (!done) await runs.saveCheckpoint(db, { runId, stream: name, sliceKey: slice.key, status: 'done', cursor: null, readMode: mode, addRecords: 0, at: nowIso() });
+          if (!done)
+            await runs.saveCheckpoint(db, {
+              runId,
+              stream: name,
+              sliceKey: slice.key,
+              status: 'done',
+              cursor: null,
+              readMode: mode,
+              addRecords: 0,
+              at: nowIso(),
+            });
           doneIn(slice, mode);
         } catch (e) {
           if (isVigilError(e, 'authentication') || isAbort(e)) throw e;
@@ -413,7 +486,8 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
       // were applied page by page, unchanged rows stay). History streams (retain) never mark anything deleted.
       if (stream.retain) continue;
       if (!stream.parent) {
-        if (fullSlices === slices.length && outcome[name].erroredSlices === 0) markedDeleted += await markUnseen(db, name, integrationId, runId, 'all', nowIso());
+        if (fullSlices === slices.length && outcome[name].erroredSlices === 0)
+          markedDeleted += await markUnseen(db, name, integrationId, runId, 'all', nowIso());
       } else {
         markedDeleted += await markUnseen(db, name, integrationId, runId, readInFull, nowIso(), stream.parent);
       }
@@ -430,7 +504,14 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
     const { code, message } = errorCode(e);
     errors.push({ stream: current, slice: '*', code, message });
     options.metrics?.runFinished('failed', (Date.now() - started) / 1000);
-    await runs.finishRun(db, runId, { status: 'failed', finishedAt: nowIso(), durationMs: Date.now() - started, counts: outcome, errors, httpStats: Object.fromEntries(ctx.http.stats) });
+    await runs.finishRun(db, runId, {
+      status: 'failed',
+      finishedAt: nowIso(),
+      durationMs: Date.now() - started,
+      counts: outcome,
+      errors,
+      httpStats: Object.fromEntries(ctx.http.stats),
+    });
     ctx.logger.error({ integrationId, runId, code }, 'collection run failed');
     throw e;
   }

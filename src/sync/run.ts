@@ -1,7 +1,15 @@
 import { evaluateIntegration, type EvaluationSummary } from '../checks/evaluate.ts';
 import { VigilError } from '../core/errors.ts';
 import { grantNewEnvironments, type EnvironmentGrant } from '../onboarding/environments.ts';
-import { credentialsFor, getIntegration, recordCredentialRefusal, secretExpiryWarning, streamContext, toView, type OnboardingDeps } from '../onboarding/integrations.ts';
+import {
+  credentialsFor,
+  getIntegration,
+  recordCredentialRefusal,
+  secretExpiryWarning,
+  streamContext,
+  toView,
+  type OnboardingDeps,
+} from '../onboarding/integrations.ts';
 import type { IntegrationRow } from '../store/repositories/integrations.ts';
 import { collect, type CollectOptions, type CollectResult } from './engine.ts';
 
@@ -36,9 +44,14 @@ export async function collectIntegration(
  */
 export function requireCollectable(row: Pick<IntegrationRow, 'id' | 'name' | 'credential_state' | 'credential_error'>): void {
   if (row.credential_state === 'ok') return;
-  throw new VigilError('authentication', 'CREDENTIALS_EXPIRED', `Integration ${row.name} is not collected: ${row.credential_error ?? 'its credentials were refused'}`, {
-    remediation: `Create a new client secret (App registrations > your app > Certificates & secrets) and run \`vigil integrations rotate-secret ${row.id}\` (or rotate it in the portal). The interrupted collection resumes from its checkpoints.`,
-  });
+  throw new VigilError(
+    'authentication',
+    'CREDENTIALS_EXPIRED',
+    `Integration ${row.name} is not collected: ${row.credential_error ?? 'its credentials were refused'}`,
+    {
+      remediation: `Create a new client secret (App registrations > your app > Certificates & secrets) and run \`vigil integrations rotate-secret ${row.id}\` (or rotate it in the portal). The interrupted collection resumes from its checkpoints.`,
+    },
+  );
 }
 
 /** Options of {@link collectAndEvaluate}. */
@@ -61,9 +74,15 @@ export async function collectAndEvaluate(
   idOrName: string,
   options: CollectAndEvaluateOptions = {},
 ): Promise<{ run: CollectResult; grants: EnvironmentGrant[]; evaluation: EvaluationSummary | null }> {
-  const run = await collectIntegration(deps, idOrName, { onProgress: options.onProgress, signal: options.signal, full: options.full, afterPage: options.afterPage });
+  const run = await collectIntegration(deps, idOrName, {
+    onProgress: options.onProgress,
+    signal: options.signal,
+    full: options.full,
+    afterPage: options.afterPage,
+  });
   const row = await getIntegration(deps.db, idOrName);
   const grants = await grantNewEnvironments(deps, row.id, run.errors, options.autoGrantAccess ?? false);
-  const evaluation = options.evaluate === false ? null : await evaluateIntegration(deps.db, row, { sinks: deps.sinks, logger: deps.logger, onCheck: options.onCheck });
+  const evaluation =
+    options.evaluate === false ? null : await evaluateIntegration(deps.db, row, { sinks: deps.sinks, logger: deps.logger, onCheck: options.onCheck });
   return { run, grants, evaluation };
 }

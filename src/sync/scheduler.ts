@@ -72,7 +72,12 @@ export async function tick(db: Kysely<Database>, queue: JobQueue, options: Sched
   for (const { integrationId, schedule } of await listSchedules(db)) {
     let row = schedule;
     if (!row) {
-      row = { integration_id: integrationId, jitter_seconds: Math.floor(random() * options.jitterSeconds), next_due_at: now.toISOString(), last_enqueued_at: null };
+      row = {
+        integration_id: integrationId,
+        jitter_seconds: Math.floor(random() * options.jitterSeconds),
+        next_due_at: now.toISOString(),
+        last_enqueued_at: null,
+      };
       if (!(await createSchedule(db, row))) continue; // another scheduler created it; it will enqueue
     }
     if (Date.parse(row.next_due_at) > now.getTime()) continue;
@@ -91,7 +96,10 @@ export async function tick(db: Kysely<Database>, queue: JobQueue, options: Sched
  * @returns the job id, or null when one is already queued (one per integration).
  * @throws VigilError `CREDENTIALS_EXPIRED` when the integration's credentials were refused (see requireCollectable).
  */
-export async function enqueueNow(queue: Pick<JobQueue, 'enqueueCollection'>, row: Pick<IntegrationRow, 'id' | 'name' | 'credential_state' | 'credential_error'>): Promise<string | null> {
+export async function enqueueNow(
+  queue: Pick<JobQueue, 'enqueueCollection'>,
+  row: Pick<IntegrationRow, 'id' | 'name' | 'credential_state' | 'credential_error'>,
+): Promise<string | null> {
   requireCollectable(row);
   return queue.enqueueCollection(row.id);
 }

@@ -58,9 +58,15 @@ export function collectionJobHandler(deps: OnboardingDeps & { autoGrantAccess?: 
     try {
       const { ingest, detections } = await ingestAndDetect(deps, row.id, { publisherId: deps.audit?.publisherId, concurrency: deps.audit?.concurrency });
       const stored = Object.values(ingest.contentTypes).reduce((n, o) => n + o.stored, 0);
-      deps.logger.info({ jobId: job.id, integrationId: row.id, stored, dataLossAlerts: ingest.dataLossAlerts.length, alertsRaised: detections.alertsRaised }, 'audit cycle finished');
+      deps.logger.info(
+        { jobId: job.id, integrationId: row.id, stored, dataLossAlerts: ingest.dataLossAlerts.length, alertsRaised: detections.alertsRaised },
+        'audit cycle finished',
+      );
     } catch (e) {
-      deps.logger.error({ jobId: job.id, integrationId: row.id, error: (e as Error).message }, 'audit cycle failed; the next job resumes from the stored cursors');
+      deps.logger.error(
+        { jobId: job.id, integrationId: row.id, error: (e as Error).message },
+        'audit cycle failed; the next job resumes from the stored cursors',
+      );
     }
   };
 }

@@ -17,15 +17,31 @@ describe('REST API: onboarding, collection and reading through /api/v1', () => {
   afterAll(async () => w?.close());
 
   const call = (s: Session, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown, csrf = true) =>
-    w.app.inject({ method, url, headers: { cookie: s.cookie, ...(csrf ? { 'x-csrf-token': s.csrf } : {}) }, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
+    w.app.inject({
+      method,
+      url,
+      headers: { cookie: s.cookie, ...(csrf ? { 'x-csrf-token': s.csrf } : {}) },
+      ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+    });
 
   it('creates a customer-app integration, verified before it is stored, and never returns the secret', async () => {
     const c = connector(w.tenants.contoso);
-    const bad = await call(admin, 'POST', '/api/v1/integrations', { mode: 'customer-app', name: 'contoso', tenantId: 'not-a-guid', clientId: c.clientId, clientSecret: c.clientSecret });
+    const bad = await call(admin, 'POST', '/api/v1/integrations', {
+      mode: 'customer-app',
+      name: 'contoso',
+      tenantId: 'not-a-guid',
+      clientId: c.clientId,
+      clientSecret: c.clientSecret,
+    });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error).toMatchObject({ field: 'tenantId', remediation: expect.stringMatching(/Tenant ID/) });
     expect(bad.body).not.toContain('--tenant-id');
-    const wrong = await call(admin, 'POST', '/api/v1/integrations', { mode: 'customer-app', name: 'contoso', ...c, clientSecret: 'Wrong~secret~value~0123456789abcdefghij' });
+    const wrong = await call(admin, 'POST', '/api/v1/integrations', {
+      mode: 'customer-app',
+      name: 'contoso',
+      ...c,
+      clientSecret: 'Wrong~secret~value~0123456789abcdefghij',
+    });
     expect(wrong.statusCode).toBe(422);
     expect(wrong.json().error.code).toBe('AADSTS7000215');
     const res = await call(admin, 'POST', '/api/v1/integrations', { mode: 'customer-app', name: 'contoso', ...c });
@@ -49,7 +65,12 @@ describe('REST API: onboarding, collection and reading through /api/v1', () => {
     const spOf = (t: typeof bound) => t.apps.find((a) => a.appId === w.managed.appId)?.servicePrincipalObjectId ?? '00000000-0000-4000-8000-00000000000a';
     const errors = [];
     for (const t of [bound, unproven]) {
-      const res = await call(fabrikamAdmin, 'POST', '/api/v1/integrations', { mode: 'managed-app', name: 'take', tenant: t.id, servicePrincipalObjectId: spOf(t) });
+      const res = await call(fabrikamAdmin, 'POST', '/api/v1/integrations', {
+        mode: 'managed-app',
+        name: 'take',
+        tenant: t.id,
+        servicePrincipalObjectId: spOf(t),
+      });
       expect(res.statusCode, res.body).toBe(422);
       errors.push(JSON.stringify(res.json().error).replaceAll(t.id, '<tenant>'));
     }
@@ -66,9 +87,23 @@ describe('REST API: onboarding, collection and reading through /api/v1', () => {
     } finally {
       await intercept.close();
     }
-    const created = await call(fabrikamAdmin, 'POST', '/api/v1/integrations', { mode: 'managed-app', name: 'fabrikam-b', tenant: unproven.id, servicePrincipalObjectId: spOf(unproven) });
+    const created = await call(fabrikamAdmin, 'POST', '/api/v1/integrations', {
+      mode: 'managed-app',
+      name: 'fabrikam-b',
+      tenant: unproven.id,
+      servicePrincipalObjectId: spOf(unproven),
+    });
     expect(created.statusCode, created.body).toBe(201);
-    expect((await call(admin, 'POST', '/api/v1/integrations', { mode: 'managed-app', name: 'take-back', tenant: unproven.id, servicePrincipalObjectId: spOf(unproven) })).statusCode).toBe(422);
+    expect(
+      (
+        await call(admin, 'POST', '/api/v1/integrations', {
+          mode: 'managed-app',
+          name: 'take-back',
+          tenant: unproven.id,
+          servicePrincipalObjectId: spOf(unproven),
+        })
+      ).statusCode,
+    ).toBe(422);
     expect((await call(admin, 'GET', '/api/v1/integrations')).body).not.toContain('fabrikam-b');
   });
 
@@ -160,7 +195,10 @@ describe('REST API: onboarding, collection and reading through /api/v1', () => {
     const doc = (await w.app.inject({ url: '/api/docs/openapi.json' })).json();
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/v1/integrations', '/api/v1/findings/{id}/suppression', '/api/v1/inventory/{kind}']));
-    expect(doc.paths['/api/v1/integrations'].post.requestBody.content['application/json'].schema.oneOf ?? doc.paths['/api/v1/integrations'].post.requestBody.content['application/json'].schema.anyOf).toHaveLength(2);
+    expect(
+      doc.paths['/api/v1/integrations'].post.requestBody.content['application/json'].schema.oneOf ??
+        doc.paths['/api/v1/integrations'].post.requestBody.content['application/json'].schema.anyOf,
+    ).toHaveLength(2);
     const ui = await w.app.inject({ url: '/api/docs' });
     expect([200, 302]).toContain(ui.statusCode);
   });
@@ -178,5 +216,4 @@ describe('REST API: onboarding, collection and reading through /api/v1', () => {
     expect((await call(s, 'POST', '/api/v1/auth/logout')).statusCode).toBe(204);
     expect((await call(s, 'GET', '/api/v1/auth/session')).statusCode).toBe(401);
   });
-
 });

@@ -8,7 +8,8 @@ describe('portal sign-in: cookies, rate limit, lock-out', () => {
   });
   afterAll(async () => w?.close());
 
-  const login = (email: string, password: string, headers: Record<string, string> = {}) => w.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password }, headers, remoteAddress: headers['x-test-ip'] ?? '127.0.0.1' });
+  const login = (email: string, password: string, headers: Record<string, string> = {}) =>
+    w.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password }, headers, remoteAddress: headers['x-test-ip'] ?? '127.0.0.1' });
 
   it('sets an HttpOnly SameSite=Strict session cookie, Secure behind a TLS proxy, and a readable CSRF cookie', async () => {
     const res = await login('viewer@contoso.test', w.password, { 'x-forwarded-proto': 'https' });
@@ -55,7 +56,12 @@ describe('portal sign-in: cookies, rate limit, lock-out', () => {
     expect([query.statusCode, query.json().error.field]).toEqual([400, 'status']);
     const path = await w.app.inject({ method: 'GET', url: '/api/v1/integrations/int%00x', headers: auth });
     expect([path.statusCode, path.json().error.code]).toEqual([400, 'NUL_IN_INPUT']);
-    const nested = await w.app.inject({ method: 'POST', url: '/api/v1/integrations', headers: { ...auth, 'content-type': 'application/json' }, payload: '{"mode":"customer-app","name":"x","tenant":{"a":["ok","b\\u0000"]}}' });
+    const nested = await w.app.inject({
+      method: 'POST',
+      url: '/api/v1/integrations',
+      headers: { ...auth, 'content-type': 'application/json' },
+      payload: '{"mode":"customer-app","name":"x","tenant":{"a":["ok","b\\u0000"]}}',
+    });
     expect([nested.statusCode, nested.json().error.field]).toEqual([400, 'tenant.a[1]']);
   });
 
@@ -79,7 +85,11 @@ describe('lock-out under a concurrent burst over real HTTP', () => {
   afterAll(async () => w?.close());
 
   const login = (password: string, clientAddress: string) =>
-    fetch(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': clientAddress }, body: JSON.stringify({ email: 'admin@contoso.test', password }) }).then((r) => r.status);
+    fetch(`${base}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': clientAddress },
+      body: JSON.stringify({ email: 'admin@contoso.test', password }),
+    }).then((r) => r.status);
 
   it('30 wrong passwords sent at once from three addresses lock the account: the right password is then refused', async () => {
     const addresses = ['198.51.100.1', '198.51.100.2', '198.51.100.3'];
@@ -89,6 +99,12 @@ describe('lock-out under a concurrent burst over real HTTP', () => {
     expect(user.locked_until).not.toBeNull();
     expect(await login(w.password, '198.51.100.4')).toBe(401);
     // The other users of the deployment are not affected.
-    expect(await fetch(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.4' }, body: JSON.stringify({ email: 'viewer@contoso.test', password: w.password }) }).then((r) => r.status)).toBe(200);
+    expect(
+      await fetch(`${base}/api/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.4' },
+        body: JSON.stringify({ email: 'viewer@contoso.test', password: w.password }),
+      }).then((r) => r.status),
+    ).toBe(200);
   });
 });

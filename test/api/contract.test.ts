@@ -30,7 +30,21 @@ describe('the API contract', () => {
 
   it('names the shapes the portal imports as components of the OpenAPI document', () => {
     const text = readFileSync(API_TYPES_FILE, 'utf8');
-    for (const name of ['Finding', 'FindingDetail', 'Alert', 'Run', 'RunProgress', 'Dashboard', 'AgentDetail', 'InventoryItem', 'Integration', 'IntegrationDetail', 'Session', 'LoginResult', 'ApiError']) {
+    for (const name of [
+      'Finding',
+      'FindingDetail',
+      'Alert',
+      'Run',
+      'RunProgress',
+      'Dashboard',
+      'AgentDetail',
+      'InventoryItem',
+      'Integration',
+      'IntegrationDetail',
+      'Session',
+      'LoginResult',
+      'ApiError',
+    ]) {
       expect(text, name).toContain(`export type ${name} = components['schemas']['${name}'];`);
     }
   });

@@ -39,7 +39,21 @@ export function connector(t: Tenant) {
 }
 
 /** Small tenants: every kind of object, few of each. */
-const SIZES = { users: 12, guests: 2, groups: 3, environments: 3, agents: 4, apps: 3, flows: 3, connectors: 2, connections: 3, powerBiWorkspaces: 2, foundryAccounts: 1, foundryProjects: 1, teamsAppsPerUser: 1 };
+const SIZES = {
+  users: 12,
+  guests: 2,
+  groups: 3,
+  environments: 3,
+  agents: 4,
+  apps: 3,
+  flows: 3,
+  connectors: 2,
+  connections: 3,
+  powerBiWorkspaces: 2,
+  foundryAccounts: 1,
+  foundryProjects: 1,
+  teamsAppsPerUser: 1,
+};
 
 export async function apiWorld(env: Record<string, string> = {}): Promise<ApiWorld> {
   const contoso = generateTenant({ seed: 'api-contoso', permissions: 'documented', sizes: SIZES });
@@ -50,12 +64,25 @@ export async function apiWorld(env: Record<string, string> = {}): Promise<ApiWor
   const rt = await createRuntime({
     dataDir: mkdtempSync(join(tmpdir(), 'vigil-data-')),
     cloud: loadCustomProfile(endpointsFile),
-    env: { ...TEST_ENV, VIGIL_AUDIT_IN_JOBS: 'false', VIGIL_MANAGED_APP_CLIENT_ID: managed.appId, VIGIL_MANAGED_APP_CLIENT_SECRET: managed.clientSecret, VIGIL_CONSENT_REDIRECT_URI: 'http://127.0.0.1:8080/consent/callback', ...env },
+    env: {
+      ...TEST_ENV,
+      VIGIL_AUDIT_IN_JOBS: 'false',
+      VIGIL_MANAGED_APP_CLIENT_ID: managed.appId,
+      VIGIL_MANAGED_APP_CLIENT_SECRET: managed.clientSecret,
+      VIGIL_CONSENT_REDIRECT_URI: 'http://127.0.0.1:8080/consent/callback',
+      ...env,
+    },
   });
   const queue = new InProcessQueue(rt.logger, { retryLimit: 0, retryDelaySeconds: 1, expireInSeconds: 600 });
   await queue.start();
   await queue.work(collectionJobHandler({ ...rt, audit: { enabled: false } }), { concurrency: 2 });
-  const app = await buildServer({ ready: async () => ({ ok: true, detail: {} }), api: { ...(await apiContext(rt, queue)), liveIdleSeconds: 5 }, metrics: rt.metrics, trustProxy: rt.config.server.trustProxy, portalDir: join(import.meta.dirname, 'no-portal') });
+  const app = await buildServer({
+    ready: async () => ({ ok: true, detail: {} }),
+    api: { ...(await apiContext(rt, queue)), liveIdleSeconds: 5 },
+    metrics: rt.metrics,
+    trustProxy: rt.config.server.trustProxy,
+    portalDir: join(import.meta.dirname, 'no-portal'),
+  });
   const password = 'correct horse battery staple';
   const orgs = { contoso: (await ensureOrganization(rt.db, 'Contoso')).id, fabrikam: (await ensureOrganization(rt.db, 'Fabrikam')).id };
   for (const [org, id] of Object.entries(orgs)) {

@@ -47,45 +47,82 @@ interface RouteCase extends Case {
 
 /** The cases of every operation of /api/v1, keyed `METHOD /path/{param}` as the OpenAPI document names it. */
 const CASES: Record<string, Case[]> = {
-  'POST /api/v1/auth/login': [{ path: '/api/v1/auth/login', access: 'public', body: { email: 'nobody@contoso.test', password: 'not the password' }, adminStatus: 401, scoped: false }],
+  'POST /api/v1/auth/login': [
+    { path: '/api/v1/auth/login', access: 'public', body: { email: 'nobody@contoso.test', password: 'not the password' }, adminStatus: 401, scoped: false },
+  ],
   'POST /api/v1/auth/logout': [{ path: '/api/v1/auth/logout', access: 'viewer', adminStatus: 204, scoped: false, endsSession: true }],
   'GET /api/v1/auth/session': [{ path: '/api/v1/auth/session', access: 'viewer', adminStatus: 200, scoped: false }],
   'GET /api/v1/organization': [{ path: '/api/v1/organization', access: 'viewer', adminStatus: 200, scoped: false }],
   'GET /api/v1/organization/users': [{ path: '/api/v1/organization/users', access: 'admin', adminStatus: 200, scoped: false }],
-  'POST /api/v1/organization/users': [{ path: '/api/v1/organization/users', access: 'admin', body: { email: 'new@contoso.test', password: 'short', role: 'viewer' }, adminStatus: 400, scoped: false }],
+  'POST /api/v1/organization/users': [
+    {
+      path: '/api/v1/organization/users',
+      access: 'admin',
+      body: { email: 'new@contoso.test', password: 'short', role: 'viewer' },
+      adminStatus: 400,
+      scoped: false,
+    },
+  ],
   'GET /api/v1/organization/api-keys': [{ path: '/api/v1/organization/api-keys', access: 'admin', adminStatus: 200, scoped: false }],
-  'POST /api/v1/organization/api-keys': [{ path: '/api/v1/organization/api-keys', access: 'admin', body: { name: 'matrix', role: 'viewer' }, adminStatus: 201, scoped: false }],
+  'POST /api/v1/organization/api-keys': [
+    { path: '/api/v1/organization/api-keys', access: 'admin', body: { name: 'matrix', role: 'viewer' }, adminStatus: 201, scoped: false },
+  ],
   'DELETE /api/v1/organization/api-keys/{keyId}': [{ path: '/api/v1/organization/api-keys/{key}', access: 'admin', scoped: true }],
   'GET /api/v1/region': [{ path: '/api/v1/region', access: 'viewer', adminStatus: 200, scoped: false }],
   'GET /api/v1/integrations': [{ path: '/api/v1/integrations', access: 'viewer', adminStatus: 200, scoped: false }],
-  'POST /api/v1/integrations': [{ path: '/api/v1/integrations', access: 'admin', body: { mode: 'customer-app', name: 'dup', tenantId: 'x', clientId: 'y', clientSecret: 'z' }, adminStatus: 400, scoped: false }],
-  'POST /api/v1/integrations/consent-link': [{ path: '/api/v1/integrations/consent-link', access: 'admin', body: { tenant: '{tenant}' }, adminStatus: 200, scoped: false }],
+  'POST /api/v1/integrations': [
+    {
+      path: '/api/v1/integrations',
+      access: 'admin',
+      body: { mode: 'customer-app', name: 'dup', tenantId: 'x', clientId: 'y', clientSecret: 'z' },
+      adminStatus: 400,
+      scoped: false,
+    },
+  ],
+  'POST /api/v1/integrations/consent-link': [
+    { path: '/api/v1/integrations/consent-link', access: 'admin', body: { tenant: '{tenant}' }, adminStatus: 200, scoped: false },
+  ],
   'GET /api/v1/integrations/{id}': [{ path: '/api/v1/integrations/{integration}', access: 'viewer', adminStatus: 200, scoped: true }],
   'POST /api/v1/integrations/{id}/verify': [{ path: '/api/v1/integrations/{integration}/verify', access: 'admin', adminStatus: 200, scoped: true }],
-  'PUT /api/v1/integrations/{id}/secret': [{ path: '/api/v1/integrations/{integration}/secret', access: 'admin', body: { clientSecret: '{secret}' }, adminStatus: 200, scoped: true }],
+  'PUT /api/v1/integrations/{id}/secret': [
+    { path: '/api/v1/integrations/{integration}/secret', access: 'admin', body: { clientSecret: '{secret}' }, adminStatus: 200, scoped: true },
+  ],
   'GET /api/v1/integrations/{id}/registration': [{ path: '/api/v1/integrations/{integration}/registration', access: 'viewer', adminStatus: 200, scoped: true }],
   'GET /api/v1/integrations/{id}/environments': [{ path: '/api/v1/integrations/{integration}/environments', access: 'viewer', adminStatus: 200, scoped: true }],
-  'POST /api/v1/integrations/{id}/environments/grant': [{ path: '/api/v1/integrations/{integration}/environments/grant', access: 'admin', adminStatus: 200, scoped: true }],
+  'POST /api/v1/integrations/{id}/environments/grant': [
+    { path: '/api/v1/integrations/{integration}/environments/grant', access: 'admin', adminStatus: 200, scoped: true },
+  ],
   'DELETE /api/v1/integrations/{id}': [{ path: '/api/v1/integrations/{integration}', access: 'admin', scoped: true }],
   'POST /api/v1/integrations/{id}/runs': [{ path: '/api/v1/integrations/{integration}/runs', access: 'admin', adminStatus: 202, scoped: true }],
   'GET /api/v1/integrations/{id}/runs': [{ path: '/api/v1/integrations/{integration}/runs', access: 'viewer', adminStatus: 200, scoped: true }],
   'GET /api/v1/integrations/{id}/runs/live': [{ path: '/api/v1/integrations/{integration}/runs/live', access: 'viewer', adminStatus: 200, scoped: true }],
   'GET /api/v1/runs/{id}': [{ path: '/api/v1/runs/{run}', access: 'viewer', adminStatus: 200, scoped: true }],
   'GET /api/v1/inventory/{kind}': [
-    ...['agents', 'apps', 'flows', 'connectors', 'connections', 'environments', 'users', 'groups', 'powerbi-workspaces', 'foundry-projects'].map((kind) => ({ path: `/api/v1/inventory/${kind}`, access: 'viewer' as const, adminStatus: 200, scoped: false })),
+    ...['agents', 'apps', 'flows', 'connectors', 'connections', 'environments', 'users', 'groups', 'powerbi-workspaces', 'foundry-projects'].map((kind) => ({
+      path: `/api/v1/inventory/${kind}`,
+      access: 'viewer' as const,
+      adminStatus: 200,
+      scoped: false,
+    })),
     { path: '/api/v1/inventory/agents?integrationId={integration}', access: 'viewer', adminStatus: 200, scoped: true },
   ],
-  'GET /api/v1/integrations/{id}/agents/{agentId}': [{ path: '/api/v1/integrations/{integration}/agents/{agent}', access: 'viewer', adminStatus: 200, scoped: true }],
+  'GET /api/v1/integrations/{id}/agents/{agentId}': [
+    { path: '/api/v1/integrations/{integration}/agents/{agent}', access: 'viewer', adminStatus: 200, scoped: true },
+  ],
   'GET /api/v1/findings': [
     { path: '/api/v1/findings?status=all', access: 'viewer', adminStatus: 200, scoped: false },
     { path: '/api/v1/findings?integrationId={integration}', access: 'viewer', adminStatus: 200, scoped: true },
   ],
   'GET /api/v1/findings/{id}': [{ path: '/api/v1/findings/{finding}', access: 'viewer', adminStatus: 200, scoped: true }],
-  'POST /api/v1/findings/{id}/suppression': [{ path: '/api/v1/findings/{finding}/suppression', access: 'admin', body: { reason: 'matrix' }, adminStatus: 200, scoped: true }],
+  'POST /api/v1/findings/{id}/suppression': [
+    { path: '/api/v1/findings/{finding}/suppression', access: 'admin', body: { reason: 'matrix' }, adminStatus: 200, scoped: true },
+  ],
   'DELETE /api/v1/findings/{id}/suppression': [{ path: '/api/v1/findings/{finding}/suppression', access: 'admin', adminStatus: 200, scoped: true }],
   'GET /api/v1/dashboard': [{ path: '/api/v1/dashboard', access: 'viewer', adminStatus: 200, scoped: false }],
   'GET /api/v1/alerts': [{ path: '/api/v1/alerts', access: 'viewer', adminStatus: 200, scoped: false }],
-  'PUT /api/v1/alerts/{id}/status': [{ path: '/api/v1/alerts/{alert}/status', access: 'admin', body: { status: 'acknowledged' }, adminStatus: 200, scoped: true }],
+  'PUT /api/v1/alerts/{id}/status': [
+    { path: '/api/v1/alerts/{alert}/status', access: 'admin', body: { status: 'acknowledged' }, adminStatus: 200, scoped: true },
+  ],
   'GET /api/v1/events': [
     { path: '/api/v1/events', access: 'viewer', adminStatus: 200, scoped: false },
     { path: '/api/v1/events?integrationId={integration}', access: 'viewer', adminStatus: 200, scoped: true },
@@ -99,7 +136,11 @@ const CASES: Record<string, Case[]> = {
 /** The operations of an OpenAPI document, as `METHOD /path/{param}`. */
 function operationsOf(document: { paths: Record<string, Record<string, unknown>> }): string[] {
   const methods = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace']);
-  return Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).filter((m) => methods.has(m)).map((m) => `${m.toUpperCase()} ${path}`));
+  return Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.keys(item)
+      .filter((m) => methods.has(m))
+      .map((m) => `${m.toUpperCase()} ${path}`),
+  );
 }
 
 /** The matrix's routes, in the document's order; the keys of CASES missing from the document; its operations missing from CASES. */
@@ -123,22 +164,40 @@ describe('authorisation matrix of /api/v1', () => {
   beforeAll(async () => {
     w = await apiWorld({ VIGIL_LOGIN_ATTEMPTS_PER_MINUTE: '1000' });
     const key = (k: string): Caller => ({ name: k, headers: { authorization: `Bearer ${k}` } });
-    for (const [org, keyName] of [['contoso', 'contosoAdmin'], ['fabrikam', 'fabrikamAdmin']] as const) {
+    for (const [org, keyName] of [
+      ['contoso', 'contosoAdmin'],
+      ['fabrikam', 'fabrikamAdmin'],
+    ] as const) {
       const c = connector(w.tenants[org]);
-      const res = await w.app.inject({ method: 'POST', url: '/api/v1/integrations', headers: key(w.keys[keyName]).headers, payload: { mode: 'customer-app', name: org, ...c } });
+      const res = await w.app.inject({
+        method: 'POST',
+        url: '/api/v1/integrations',
+        headers: key(w.keys[keyName]).headers,
+        payload: { mode: 'customer-app', name: org, ...c },
+      });
       expect(res.statusCode, res.body).toBe(201);
       const integrationId = res.json().integration.id as string;
       ids[`${org}Integration`] = integrationId;
       await collectAndEvaluate(w.rt, integrationId);
-      ids[`${org}Alert`] = (await raiseAlert(w.rt.db, { integrationId, ruleId: 'matrix', severity: 'high', title: `${org} alert`, dedupeKey: org, detail: {} }, new Date().toISOString())).id;
+      ids[`${org}Alert`] = (
+        await raiseAlert(
+          w.rt.db,
+          { integrationId, ruleId: 'matrix', severity: 'high', title: `${org} alert`, dedupeKey: org, detail: {} },
+          new Date().toISOString(),
+        )
+      ).id;
     }
     const cid = ids.contosoIntegration!;
     ids.integration = cid;
     ids.run = (await w.rt.db.selectFrom('collection_runs').select('id').where('integration_id', '=', cid).executeTakeFirstOrThrow()).id;
-    ids.finding = (await w.rt.db.selectFrom('findings').select('id').where('integration_id', '=', cid).where('status', '=', 'open').executeTakeFirstOrThrow()).id;
+    ids.finding = (
+      await w.rt.db.selectFrom('findings').select('id').where('integration_id', '=', cid).where('status', '=', 'open').executeTakeFirstOrThrow()
+    ).id;
     ids.agent = (await w.rt.db.selectFrom('agents').select('id').where('integration_id', '=', cid).executeTakeFirstOrThrow()).id;
     ids.alert = ids.contosoAlert!;
-    ids.key = (await w.rt.db.selectFrom('api_keys').select('id').where('organization_id', '=', w.orgs.contoso).where('name', '=', 'siem').executeTakeFirstOrThrow()).id;
+    ids.key = (
+      await w.rt.db.selectFrom('api_keys').select('id').where('organization_id', '=', w.orgs.contoso).where('name', '=', 'siem').executeTakeFirstOrThrow()
+    ).id;
     ids.tenant = w.tenants.contoso.id;
     ids.secret = connector(w.tenants.contoso).clientSecret;
     contosoMarks.push(cid, ids.run, ids.finding, ids.agent, ids.alert, w.tenants.contoso.id, 'contoso alert');
@@ -166,11 +225,20 @@ describe('authorisation matrix of /api/v1', () => {
   const bodyOf = (b: unknown, values: Record<string, string>) => (b === undefined ? undefined : (JSON.parse(fill(JSON.stringify(b), values)) as unknown));
 
   const injectSend: Send = async (caller, method, url, body) => {
-    const res = await w.app.inject({ method, url, headers: { ...caller.headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { payload: JSON.stringify(body) }) });
+    const res = await w.app.inject({
+      method,
+      url,
+      headers: { ...caller.headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+    });
     return { status: res.statusCode, body: res.body };
   };
   const httpSend: Send = async (caller, method, url, body) => {
-    const res = await fetch(`${baseUrl}${url}`, { method, headers: { ...caller.headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const res = await fetch(`${baseUrl}${url}`, {
+      method,
+      headers: { ...caller.headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     return { status: res.status, body: await res.text() };
   };
 
@@ -184,7 +252,10 @@ describe('authorisation matrix of /api/v1', () => {
   /** Whether the matrix sends this case as this caller (a case that ends the session is not sent with a session). */
   const sends = (r: RouteCase, caller: Caller) => !(r.endsSession && 'cookie' in caller.headers);
 
-  for (const [transport, pick] of [['in-process', () => injectSend], ['real HTTP', () => httpSend]] as const) {
+  for (const [transport, pick] of [
+    ['in-process', () => injectSend],
+    ['real HTTP', () => httpSend],
+  ] as const) {
     describe(transport, () => {
       it('anonymous callers get 401 on every route but the public ones, before validation', async () => {
         for (const r of ROUTES) {
@@ -229,7 +300,9 @@ describe('authorisation matrix of /api/v1', () => {
       }, 60_000);
 
       it("another organization's admin and viewer: Contoso's objects are 404 like ids that never existed, and no list shows them", async () => {
-        const absent = Object.fromEntries(Object.entries(ids).map(([k, v]) => [k, k === 'tenant' || k === 'secret' ? v : `${v.split('_')[0]}_doesnotexist000000`]));
+        const absent = Object.fromEntries(
+          Object.entries(ids).map(([k, v]) => [k, k === 'tenant' || k === 'secret' ? v : `${v.split('_')[0]}_doesnotexist000000`]),
+        );
         for (const other of [callers.fabrikamAdmin!, callers.fabrikamAdminKey!, callers.fabrikamViewer!]) {
           for (const r of ROUTES.filter((route) => sends(route, other))) {
             const a = await pick()(other, r.method, fill(r.path, ids), bodyOf(r.body, ids));
@@ -249,7 +322,8 @@ describe('authorisation matrix of /api/v1', () => {
             }
             if (r.scoped) continue; // the 404 repeats the id asked for, and equals the never-existed answer above
             // The consent link names the tenant the caller typed in: that is its input, not Contoso's data.
-            for (const mark of contosoMarks.filter((m) => !(r.path.endsWith('/consent-link') && m === ids.tenant))) expect(a.body, `${label} leaks ${mark}`).not.toContain(mark);
+            for (const mark of contosoMarks.filter((m) => !(r.path.endsWith('/consent-link') && m === ids.tenant)))
+              expect(a.body, `${label} leaks ${mark}`).not.toContain(mark);
           }
         }
         // Nothing they tried changed Contoso's objects.

@@ -49,7 +49,12 @@ describe('child and connected agents from real solution exports', () => {
     for (const folder of [CHILD, CHILD2]) {
       const a = normaliseComponent(row(folder));
       const text = (parseYaml(readFileSync(join(DIR, folder, 'data'), 'utf8')) as { settings: { instructions: string } }).settings.instructions;
-      expect(a, folder).toMatchObject({ componentType: 9, yamlKind: 'AgentDialog', kind: 'agent', agent: { relation: 'child', triggerKind: 'OnToolSelected', botSchemaName: null } });
+      expect(a, folder).toMatchObject({
+        componentType: 9,
+        yamlKind: 'AgentDialog',
+        kind: 'agent',
+        agent: { relation: 'child', triggerKind: 'OnToolSelected', botSchemaName: null },
+      });
       expect(a.instructions, folder).toEqual({ length: text.length, containsSecret: false, webBrowsing: null });
       expect(a.topic).toBeUndefined();
     }
@@ -57,15 +62,24 @@ describe('child and connected agents from real solution exports', () => {
 
   it('types a TaskDialog invoking InvokeConnectedAgentTaskAction as a connected agent naming the called bot, not as a connector tool', () => {
     const a = normaliseComponent(row(CONNECTED));
-    expect(a).toMatchObject({ componentType: 9, yamlKind: 'TaskDialog', kind: 'agent', agent: { relation: 'connected', triggerKind: null, botSchemaName: 'cr26e_Warehouseagent' } });
+    expect(a).toMatchObject({
+      componentType: 9,
+      yamlKind: 'TaskDialog',
+      kind: 'agent',
+      agent: { relation: 'connected', triggerKind: null, botSchemaName: 'cr26e_Warehouseagent' },
+    });
     expect(a.tool).toBeUndefined();
   });
 
-  it('keeps the parent GptComponentMetadata (componenttype 15) as the agent\'s instructions', () => {
-    expect(normaliseComponent(row(PARENT))).toMatchObject({ componentType: 15, kind: 'instructions', instructions: { length: 0, containsSecret: false, webBrowsing: true } });
+  it("keeps the parent GptComponentMetadata (componenttype 15) as the agent's instructions", () => {
+    expect(normaliseComponent(row(PARENT))).toMatchObject({
+      componentType: 15,
+      kind: 'instructions',
+      instructions: { length: 0, containsSecret: false, webBrowsing: true },
+    });
   });
 
-  it('finds a credential in a child agent\'s instructions, and agent_hardcoded_credentials fails its parent agent', async () => {
+  it("finds a credential in a child agent's instructions, and agent_hardcoded_credentials fails its parent agent", async () => {
     const leaking = normaliseComponent(row(CHILD2, childWithSecret()));
     expect(leaking).toMatchObject({ kind: 'agent', instructions: { containsSecret: true } });
     const comp = (id: string, botId: string, attrs: AgentComponentAttrs) => estateRow('agentComponents', id, { ...attrs, botId }, { sliceKey: 'env1' });

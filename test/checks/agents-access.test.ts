@@ -36,7 +36,21 @@ const bot = (botid: string, accesscontrolpolicy: number | null, authenticationmo
 /** The store row the repository writes for a bot of environment `env1`. */
 const row = (j: ReturnType<typeof bot>) => {
   const a = toAgent(j, 'env1');
-  return agentRow({ id: a.id, name: a.name, schema_name: a.schemaName, authentication_mode: a.authenticationMode, authentication_trigger: a.authenticationTrigger, access_control_policy: a.accessControlPolicy, owner_id: a.ownerId, published_on: a.publishedOn, modified_on: a.modifiedOn, created_on: a.createdOn, state_code: a.stateCode, status_code: a.statusCode, raw: JSON.stringify(j) });
+  return agentRow({
+    id: a.id,
+    name: a.name,
+    schema_name: a.schemaName,
+    authentication_mode: a.authenticationMode,
+    authentication_trigger: a.authenticationTrigger,
+    access_control_policy: a.accessControlPolicy,
+    owner_id: a.ownerId,
+    published_on: a.publishedOn,
+    modified_on: a.modifiedOn,
+    created_on: a.createdOn,
+    state_code: a.stateCode,
+    status_code: a.statusCode,
+    raw: JSON.stringify(j),
+  });
 };
 
 const MULTI = 'a1a1a1a1-0000-4000-8000-000000000003';
@@ -47,8 +61,15 @@ const FUTURE = 'e5e5e5e5-0000-4000-8000-000000000009';
 
 describe('access control policy 3, Any (multitenant)', () => {
   it('agent_shared_with_everyone fails it (broader than Any), fails Any, passes readers and groups, does not pass an unknown value', async () => {
-    const r = await runCheck('agent_shared_with_everyone', checkContext({ agents: [row(bot(MULTI, 3, 2)), row(bot(ANY, 0, 2)), row(bot(READERS, 1, 2)), row(bot(GROUPS, 2, 3)), row(bot(FUTURE, 9, 2))] }));
-    expect(resultFor(r, MULTI)).toMatchObject({ status: 'fail', reason: expect.stringContaining('any Microsoft Entra tenant'), detail: expect.objectContaining({ reach: 'any-tenant' }) });
+    const r = await runCheck(
+      'agent_shared_with_everyone',
+      checkContext({ agents: [row(bot(MULTI, 3, 2)), row(bot(ANY, 0, 2)), row(bot(READERS, 1, 2)), row(bot(GROUPS, 2, 3)), row(bot(FUTURE, 9, 2))] }),
+    );
+    expect(resultFor(r, MULTI)).toMatchObject({
+      status: 'fail',
+      reason: expect.stringContaining('any Microsoft Entra tenant'),
+      detail: expect.objectContaining({ reach: 'any-tenant' }),
+    });
     expect(resultFor(r, ANY)).toMatchObject({ status: 'fail', detail: expect.objectContaining({ reach: 'organization' }) });
     expect(resultFor(r, READERS)?.status).toBe('pass');
     expect(resultFor(r, GROUPS)?.status).toBe('pass');
@@ -56,7 +77,10 @@ describe('access control policy 3, Any (multitenant)', () => {
   });
 
   it('agent_public_without_authentication fails 3 with authentication None, passes 3 with Microsoft authentication', async () => {
-    const r = await runCheck('agent_public_without_authentication', checkContext({ agents: [row(bot(MULTI, 3, 1)), row(bot(ANY, 3, 2)), row(bot(READERS, 1, 2)), row(bot(FUTURE, 9, 1))] }));
+    const r = await runCheck(
+      'agent_public_without_authentication',
+      checkContext({ agents: [row(bot(MULTI, 3, 1)), row(bot(ANY, 3, 2)), row(bot(READERS, 1, 2)), row(bot(FUTURE, 9, 1))] }),
+    );
     expect(resultFor(r, MULTI)).toMatchObject({ status: 'fail', reason: expect.stringContaining('Any (multitenant)') });
     expect(resultFor(r, ANY)?.status).toBe('pass');
     expect(resultFor(r, READERS)?.status).toBe('pass');

@@ -3,16 +3,25 @@ import { agentRow, checkContext, resultFor, runCheck, sliceError, streamError } 
 
 describe('agent_shared_with_everyone', () => {
   it('passes an agent restricted to Copilot readers or groups', async () => {
-    const r = await runCheck('agent_shared_with_everyone', checkContext({ agents: [agentRow({ id: 'a', access_control_policy: 1 }), agentRow({ id: 'b', access_control_policy: 2 })] }));
+    const r = await runCheck(
+      'agent_shared_with_everyone',
+      checkContext({ agents: [agentRow({ id: 'a', access_control_policy: 1 }), agentRow({ id: 'b', access_control_policy: 2 })] }),
+    );
     expect(r.map((x) => x.status)).toEqual(['pass', 'pass']);
   });
   it('fails an agent whose access control policy is Any', async () => {
-    const r = await runCheck('agent_shared_with_everyone', checkContext({ agents: [agentRow({ id: 'a', access_control_policy: 0 }), agentRow({ id: 'b', access_control_policy: 1 })] }));
+    const r = await runCheck(
+      'agent_shared_with_everyone',
+      checkContext({ agents: [agentRow({ id: 'a', access_control_policy: 0 }), agentRow({ id: 'b', access_control_policy: 1 })] }),
+    );
     expect(resultFor(r, 'a')).toMatchObject({ status: 'fail', reason: expect.stringMatching(/Any/) });
     expect(resultFor(r, 'b')?.status).toBe('pass');
   });
   it('is not evaluated where agents could not be read: the tenant when the stream did not run, the environment when its Dataverse refused', async () => {
-    const none = await runCheck('agent_shared_with_everyone', checkContext({ agents: [agentRow()], checkpoints: [streamError('agents', 'PARENT_STREAM_FAILED')] }));
+    const none = await runCheck(
+      'agent_shared_with_everyone',
+      checkContext({ agents: [agentRow()], checkpoints: [streamError('agents', 'PARENT_STREAM_FAILED')] }),
+    );
     expect(none).toEqual([expect.objectContaining({ resourceType: 'tenant', status: 'not_evaluated' })]);
     const env = await runCheck('agent_shared_with_everyone', checkContext({ agents: [], checkpoints: [sliceError('agents', 'env1')] }));
     expect(env).toEqual([expect.objectContaining({ resourceType: 'environment', resourceId: 'env1', status: 'not_evaluated' })]);
@@ -21,7 +30,10 @@ describe('agent_shared_with_everyone', () => {
 
 describe('agent_no_authentication', () => {
   it('passes agents that authenticate with Microsoft or manually', async () => {
-    const r = await runCheck('agent_no_authentication', checkContext({ agents: [agentRow({ id: 'a', authentication_mode: 2 }), agentRow({ id: 'b', authentication_mode: 3 })] }));
+    const r = await runCheck(
+      'agent_no_authentication',
+      checkContext({ agents: [agentRow({ id: 'a', authentication_mode: 2 }), agentRow({ id: 'b', authentication_mode: 3 })] }),
+    );
     expect(r.map((x) => x.status)).toEqual(['pass', 'pass']);
   });
   it('fails an agent whose authentication is None', async () => {

@@ -27,7 +27,20 @@ function privilegeDenied(): UpstreamHttpError {
 }
 
 function systemUser(environmentId: string, id: string, aad: string): DataverseUsersTable {
-  return { integration_id: 'int_1', environment_id: environmentId, id, full_name: id, aad_object_id: aad, application_id: null, is_disabled: 0, raw: '{}', first_seen_at: '', last_seen_at: '', last_seen_run: 'run', deleted_at: null };
+  return {
+    integration_id: 'int_1',
+    environment_id: environmentId,
+    id,
+    full_name: id,
+    aad_object_id: aad,
+    application_id: null,
+    is_disabled: 0,
+    raw: '{}',
+    first_seen_at: '',
+    last_seen_at: '',
+    last_seen_run: 'run',
+    deleted_at: null,
+  };
 }
 
 describe('slice gaps are the engine’s rule (issue 15, defect 7)', () => {
@@ -40,7 +53,11 @@ describe('slice gaps are the engine’s rule (issue 15, defect 7)', () => {
     // env2's users could not be read: its agent's owner is unknown (it is in fact the guest's, but Vigil cannot see it).
     const ctx = checkContext({
       environments: [env1, env2],
-      agents: [agentRow({ id: 'a1', environment_id: 'env1', owner_id: 'su1' }), agentRow({ id: 'a2', environment_id: 'env1', owner_id: 'su2' }), agentRow({ id: 'b1', environment_id: 'env2', owner_id: 'su9' })],
+      agents: [
+        agentRow({ id: 'a1', environment_id: 'env1', owner_id: 'su1' }),
+        agentRow({ id: 'a2', environment_id: 'env1', owner_id: 'su2' }),
+        agentRow({ id: 'b1', environment_id: 'env2', owner_id: 'su9' }),
+      ],
       dataverseUsers: [systemUser('env1', 'su1', 'u1'), systemUser('env1', 'su2', 'g1')],
       users: [member, guest],
       checkpoints: [checkpointOf('dataverseUsers', 'env2', privilegeDenied())],
@@ -49,7 +66,10 @@ describe('slice gaps are the engine’s rule (issue 15, defect 7)', () => {
     expect(resultFor(r, 'a1')?.status).toBe('pass');
     expect(resultFor(r, 'a2')).toMatchObject({ status: 'fail', reason: expect.stringContaining('#EXT#') });
     const b1 = resultFor(r, 'b1');
-    expect(b1).toMatchObject({ status: 'not_evaluated', detail: expect.objectContaining({ stream: 'dataverseUsers', slice: 'env2', code: '0x80040220', checkStatus: 'pass' }) });
+    expect(b1).toMatchObject({
+      status: 'not_evaluated',
+      detail: expect.objectContaining({ stream: 'dataverseUsers', slice: 'env2', code: '0x80040220', checkStatus: 'pass' }),
+    });
     // The reason names the slice, the code, and carries Dataverse's own words (the missing privilege).
     expect(b1?.reason).toContain("'dataverseUsers' of environment Sales (env2)");
     expect(b1?.reason).toContain('0x80040220');
@@ -77,7 +97,9 @@ describe('slice gaps are the engine’s rule (issue 15, defect 7)', () => {
     });
     const r = await runCheck('guest_owns_agent', ctx);
     expect(resultFor(r, 'a1')?.status).toBe('pass');
-    expect(r).toContainEqual(expect.objectContaining({ resourceId: 'tenant-1/dataverseUsers/env2', status: 'not_evaluated', reason: expect.stringContaining('0x80040220') }));
+    expect(r).toContainEqual(
+      expect.objectContaining({ resourceId: 'tenant-1/dataverseUsers/env2', status: 'not_evaluated', reason: expect.stringContaining('0x80040220') }),
+    );
   });
 
   it('a check with nothing in scope returns one tenant-wide result instead of none', async () => {
@@ -89,15 +111,43 @@ describe('slice gaps are the engine’s rule (issue 15, defect 7)', () => {
 describe('DLP checks on the default environment when the environment list has none (issue 15, defect 7)', () => {
   // A recorded BAP answer (terraform-provider-power-platform): two environments, neither isDefault.
   const environments = (real('bap-environments-no-default.json').value as Record<string, unknown>[]).map(toEnvironment).map((e) =>
-    environmentRow({ id: e.id, display_name: e.displayName, sku: e.sku, is_default: e.isDefault ? 1 : 0, region: e.region, dataverse_url: e.dataverseUrl, state: e.state }),
+    environmentRow({
+      id: e.id,
+      display_name: e.displayName,
+      sku: e.sku,
+      is_default: e.isDefault ? 1 : 0,
+      region: e.region,
+      dataverse_url: e.dataverseUrl,
+      state: e.state,
+    }),
   );
-  const allEnvironments = estateRow('dlpPolicies', 'p-all', { displayName: 'All', environmentType: 'AllEnvironments', environments: [], defaultConnectorsClassification: 'Blocked', business: [], nonBusiness: [], blocked: ['http', 'httpwebhook', 'shared_webcontents'], createdTime: null, lastModifiedTime: null });
-
-  it.each(['pp_dlp_default_environment', 'pp_dlp_http_connector_not_blocked'])('%s is not evaluated, saying the list has no default environment', async (id) => {
-    expect(environments.map((e) => e.is_default)).toEqual([0, 0]);
-    const r = await runCheck(id, checkContext({ environments, estate: { dlpPolicies: [allEnvironments] } }));
-    expect(r).toEqual([expect.objectContaining({ resourceType: 'tenant', status: 'not_evaluated', reason: expect.stringContaining('has no default environment'), detail: expect.objectContaining({ code: 'NO_DEFAULT_ENVIRONMENT' }) })]);
+  const allEnvironments = estateRow('dlpPolicies', 'p-all', {
+    displayName: 'All',
+    environmentType: 'AllEnvironments',
+    environments: [],
+    defaultConnectorsClassification: 'Blocked',
+    business: [],
+    nonBusiness: [],
+    blocked: ['http', 'httpwebhook', 'shared_webcontents'],
+    createdTime: null,
+    lastModifiedTime: null,
   });
+
+  it.each(['pp_dlp_default_environment', 'pp_dlp_http_connector_not_blocked'])(
+    '%s is not evaluated, saying the list has no default environment',
+    async (id) => {
+      expect(environments.map((e) => e.is_default)).toEqual([0, 0]);
+      const r = await runCheck(id, checkContext({ environments, estate: { dlpPolicies: [allEnvironments] } }));
+      expect(r).toEqual([
+        expect.objectContaining({
+          resourceType: 'tenant',
+          status: 'not_evaluated',
+          reason: expect.stringContaining('has no default environment'),
+          detail: expect.objectContaining({ code: 'NO_DEFAULT_ENVIRONMENT' }),
+        }),
+      ]);
+    },
+  );
 
   it('the non-default check still judges both recorded environments', async () => {
     const r = await runCheck('pp_environment_without_dlp', checkContext({ environments, estate: { dlpPolicies: [allEnvironments] } }));
@@ -137,7 +187,11 @@ describe('property: an errored slice of any stream never yields a verdict on wha
       const row = await getIntegration(rt.db, integration.id);
       const checkpoints = await listCheckpoints(rt.db, run.runId);
       const checks = await loadChecks();
-      const cache = new InventoryCache(rt.db, integration.id, checks.map((c) => c.metadata));
+      const cache = new InventoryCache(
+        rt.db,
+        integration.id,
+        checks.map((c) => c.metadata),
+      );
       await cache.load([...new Set(checks.flatMap((c) => c.metadata.reads))]);
       const now = new Date(w.tenant.referenceTime!);
 
@@ -145,12 +199,15 @@ describe('property: an errored slice of any stream never yields a verdict on wha
       const parents = new Map<string, Set<string>>();
       const under = (id: string, key: string) => parents.set(id, new Set([...(parents.get(id) ?? []), key]));
       for (const e of await rt.db.selectFrom('environments').select('id').where('integration_id', '=', integration.id).execute()) under(e.id, e.id);
-      for (const a of await rt.db.selectFrom('agents').select(['id', 'environment_id']).where('integration_id', '=', integration.id).execute()) under(a.id, a.environment_id);
-      for (const o of await rt.db.selectFrom('estate_objects').select(['id', 'slice_key']).where('integration_id', '=', integration.id).execute()) under(o.id, o.slice_key);
+      for (const a of await rt.db.selectFrom('agents').select(['id', 'environment_id']).where('integration_id', '=', integration.id).execute())
+        under(a.id, a.environment_id);
+      for (const o of await rt.db.selectFrom('estate_objects').select(['id', 'slice_key']).where('integration_id', '=', integration.id).execute())
+        under(o.id, o.slice_key);
       for (const u of await rt.db.selectFrom('directory_users').select('id').where('integration_id', '=', integration.id).execute()) under(u.id, u.id);
       const dependsOn = (r: { resourceType: string; resourceId: string }, sliceKey: string) =>
         sliceKey === '*' || r.resourceType === 'tenant' || r.resourceId === sliceKey || !parents.has(r.resourceId) || parents.get(r.resourceId)!.has(sliceKey);
-      const streamsOf = (c: (typeof checks)[number]) => new Set<string>([...c.metadata.reads, ...c.metadata.paged].map((n) => (n === 'directoryUsers' ? 'users' : n)));
+      const streamsOf = (c: (typeof checks)[number]) =>
+        new Set<string>([...c.metadata.reads, ...c.metadata.paged].map((n) => (n === 'directoryUsers' ? 'users' : n)));
 
       const evaluate = async (cps: typeof checkpoints) => {
         const base = integrationContext(row, now, coverageFromCheckpoints(run.runId, cps));
@@ -180,12 +237,22 @@ describe('property: an errored slice of any stream never yields a verdict on wha
           if (!streamsOf(c).has(cp.stream)) continue;
           judged++;
           const verdicts = out.filter((r) => r.status !== 'not_evaluated' && dependsOn(r, cp.slice_key));
-          expect(verdicts.map((r) => `${r.resourceType}/${r.resourceId}: ${r.status}`), where).toEqual([]);
-          const shown = out.some((r) => r.status === 'not_evaluated' && (cp.slice_key === '*' || r.resourceId === cp.slice_key || r.resourceId.endsWith(`/${cp.stream}/${cp.slice_key}`) || dependsOn(r, cp.slice_key)));
+          expect(
+            verdicts.map((r) => `${r.resourceType}/${r.resourceId}: ${r.status}`),
+            where,
+          ).toEqual([]);
+          const shown = out.some(
+            (r) =>
+              r.status === 'not_evaluated' &&
+              (cp.slice_key === '*' || r.resourceId === cp.slice_key || r.resourceId.endsWith(`/${cp.stream}/${cp.slice_key}`) || dependsOn(r, cp.slice_key)),
+          );
           expect(shown, `${where}: the gap is shown`).toBe(true);
           const reported = new Set(out.map((r) => `${r.resourceType}/${r.resourceId}`));
           const vanished = baseline.get(c.metadata.id)!.filter((r) => !reported.has(`${r.resourceType}/${r.resourceId}`) && !dependsOn(r, cp.slice_key));
-          expect(vanished.map((r) => `${r.resourceType}/${r.resourceId}`), `${where}: resources outside the gap still reported`).toEqual([]);
+          expect(
+            vanished.map((r) => `${r.resourceType}/${r.resourceId}`),
+            `${where}: resources outside the gap still reported`,
+          ).toEqual([]);
         }
       }
       expect(judged).toBeGreaterThan(injections.length); // each injected slice was read by more than one check on average

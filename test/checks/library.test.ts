@@ -27,7 +27,8 @@ describe('check library', async () => {
       }
       const next = sources.indexOf('\ndescribe(', start + 1);
       const block = sources.slice(start, next < 0 ? undefined : next);
-      for (const word of ['passes', 'fails', 'not evaluated']) if (!new RegExp(`it\\(['"\`][^'"\`]*${word}`).test(block)) missing.push(`${m.id}: no it('… ${word} …')`);
+      for (const word of ['passes', 'fails', 'not evaluated'])
+        if (!new RegExp(`it\\(['"\`][^'"\`]*${word}`).test(block)) missing.push(`${m.id}: no it('… ${word} …')`);
     }
     expect(missing).toEqual([]);
   });

@@ -81,7 +81,14 @@ describe('Power Platform inventory parsers on recorded responses', () => {
   it('environments (BAP list, TF fixture; Power Apps environment list, cli mock): id, name, SKU, default, region, Dataverse URL, state', () => {
     const envs = [...itemsOf('bap-environments-list.json'), ...itemsOf('powerapps-environments-list.json')].map(toEnvironment);
     expect(envs.map((e) => [e.id, e.displayName, e.sku, e.isDefault, e.dataverseUrl, e.state])).toEqual([
-      ['00000000-0000-0000-0000-000000000001', "Admin AdminOnMicrosoft's Environment", 'Developer', false, 'https://00000000-0000-0000-0000-000000000001.crm4.dynamics.com/', 'Enabled'],
+      [
+        '00000000-0000-0000-0000-000000000001',
+        "Admin AdminOnMicrosoft's Environment",
+        'Developer',
+        false,
+        'https://00000000-0000-0000-0000-000000000001.crm4.dynamics.com/',
+        'Enabled',
+      ],
       ['00000000-0000-0000-0000-000000000002', 'displayname', 'Sandbox', false, null, 'Enabled'],
       ['Default-2ca3eaa5-140f-4175-9563-2172edf9f447', 'Contoso (default) (contoso)', 'Default', true, 'https://contoso.crm4.dynamics.com/', 'Enabled'],
     ]);
@@ -116,7 +123,18 @@ describe('Power Platform inventory parsers on recorded responses', () => {
 
   it('connections (TF fixture): connector, status, authentication, owner-only sharing', () => {
     const cs = itemsOf('powerapps-connections-list.json').map((j) => toConnection('env-1', j));
-    expect(cs.map((c) => [c.id, c.attrs.connectorId, c.name, c.attrs.statuses, c.attrs.isErrored, c.attrs.authenticationType, c.attrs.isShared, c.attrs.sharedWithTenant])).toEqual([
+    expect(
+      cs.map((c) => [
+        c.id,
+        c.attrs.connectorId,
+        c.name,
+        c.attrs.statuses,
+        c.attrs.isErrored,
+        c.attrs.authenticationType,
+        c.attrs.isShared,
+        c.attrs.sharedWithTenant,
+      ]),
+    ).toEqual([
       ['env-1/00000000-0000-0000-0000-000000000001', 'shared_commondataserviceforapps', 'My CDS Connection', ['Connected'], false, 'oauth', false, false],
       ['env-1/00000000-0000-0000-0000-000000000002', 'shared_flowmanagement', 'My Flow Connection', ['Connected'], false, 'firstParty', false, false],
     ]);
@@ -125,11 +143,21 @@ describe('Power Platform inventory parsers on recorded responses', () => {
 
   it('flows (cli mocks): list items and the single flow with its definition', () => {
     const flows = itemsOf('flow-admin-flows-list.json').map((j) => toFlow('env-1', j, null));
-    expect(flows.map((f) => [f.id, f.name, f.attrs.state, f.attrs.creator.objectId, f.attrs.hasHttpTrigger, f.attrs.hasHttpAction, f.attrs.definitionRead])).toEqual([
+    expect(
+      flows.map((f) => [f.id, f.name, f.attrs.state, f.attrs.creator.objectId, f.attrs.hasHttpTrigger, f.attrs.hasHttpAction, f.attrs.definitionRead]),
+    ).toEqual([
       ['fc2d4ef5-4151-4e93-9aaa-1f380d7ed95d', 'Invoicing flow', 'Started', '9723d9b0-b8d6-48af-b381-fb4a9f0403e4', false, false, false],
       ['0eabab30-8e55-4100-911f-e7afd9ba8919', 'Invoicing flow 2', 'Started', '9723d9b0-b8d6-48af-b381-fb4a9f0403e4', false, false, false],
       ['1c6ee23a-a835-44bc-a4f5-462b658efc13', 'Send myself a reminder in 10 minutes', 'Started', 'da8f7aea-cf43-497f-ad62-c2feae89a194', false, false, false],
-      ['3989cb59-ce1a-4a5c-bb78-257c5c39381d', 'Get a daily digest of the top CNN news', 'Started', 'da8f7aea-cf43-497f-ad62-c2feae89a194', false, false, false],
+      [
+        '3989cb59-ce1a-4a5c-bb78-257c5c39381d',
+        'Get a daily digest of the top CNN news',
+        'Started',
+        'da8f7aea-cf43-497f-ad62-c2feae89a194',
+        false,
+        false,
+        false,
+      ],
     ]);
     // A button trigger is a Request trigger of kind Button, not an HTTP trigger.
     expect(flows[2]!.attrs.triggers).toEqual([{ type: 'Request', kind: 'Button', connectorId: null }]);
@@ -151,8 +179,16 @@ describe('Power Platform inventory parsers on recorded responses', () => {
     expect(p.attrs.blocked).toEqual([]);
     expect(p.attrs.connectorGroupsRead).toBe(true);
     // The list items carry no groups (issue 15 defect 1): they say so, instead of looking as if they blocked nothing.
-    expect(itemsOf('dlp-policies-list.json').map(toDlpPolicy).every((x) => x.attrs.connectorGroupsRead === false)).toBe(true);
-    expect(itemsOf('dlp-policies-list.json').map(toDlpPolicy).map((x) => [x.id, x.name, x.attrs.environmentType, x.attrs.environments])).toEqual([
+    expect(
+      itemsOf('dlp-policies-list.json')
+        .map(toDlpPolicy)
+        .every((x) => x.attrs.connectorGroupsRead === false),
+    ).toBe(true);
+    expect(
+      itemsOf('dlp-policies-list.json')
+        .map(toDlpPolicy)
+        .map((x) => [x.id, x.name, x.attrs.environmentType, x.attrs.environments]),
+    ).toEqual([
       ['00000000-0000-0000-0000-000000000001', 'a1', 'AllEnvironments', []],
       ['00000000-0000-0000-0000-000000000002', 'a2', 'ExceptEnvironments', ['be0eb809-e58a-ec1b-8fce-ea40b0e53442']],
     ]);
@@ -166,19 +202,39 @@ describe('Power Platform inventory parsers on recorded responses', () => {
       expect(s.attrs.disableEnvironmentCreationByNonAdminUsers, name).toBe(false);
     }
     const iso = toTenantIsolation(load('bap-tenant-isolation-policy.json'));
-    expect(iso.attrs).toEqual({ kind: 'tenantIsolation', exists: true, enabled: true, allowedTenants: [{ tenantId: '11111111-1111-1111-1111-111111111111', inbound: true, outbound: false }] });
+    expect(iso.attrs).toEqual({
+      kind: 'tenantIsolation',
+      exists: true,
+      enabled: true,
+      allowedTenants: [{ tenantId: '11111111-1111-1111-1111-111111111111', inbound: true, outbound: false }],
+    });
   });
 
   it('Dataverse bots (cli mock) and systemusers (TF fixture), read through the streams', async () => {
     const slice = { key: 'env-1', params: { environmentId: 'env-1', instanceUrl: 'https://contoso-dev.crm4.dynamics.com' } };
     const { records: bots } = await readAll(agentsStream, pagesOf('dataverse-bots-list.json'), slice);
     expect(bots.map((b) => [b.id, b.name, b.schemaName, b.authenticationMode, b.accessControlPolicy, b.ownerId, b.publishedOn, b.stateCode])).toEqual([
-      ['3a081d91-5ea8-40a7-8ac9-abbaa3fcb893', 'CLI 365 Copilot', 'new_bot_23f5f58697fd43d595eb451c9797a53d', 1, 0, '5fa787c1-1c4d-ed11-bba1-000d3a2caf7f', '2022-11-19T10:43:24Z', 0],
+      [
+        '3a081d91-5ea8-40a7-8ac9-abbaa3fcb893',
+        'CLI 365 Copilot',
+        'new_bot_23f5f58697fd43d595eb451c9797a53d',
+        1,
+        0,
+        '5fa787c1-1c4d-ed11-bba1-000d3a2caf7f',
+        '2022-11-19T10:43:24Z',
+        0,
+      ],
     ]);
     const { records: users } = await readAll(dataverseUsersStream, pagesOf('dataverse-systemusers-list.json'), slice);
     const raw = itemsOf('dataverse-systemusers-list.json');
     expect(users).toHaveLength(raw.length);
-    expect(users[0]).toMatchObject({ environmentId: 'env-1', id: '00000000-0000-0000-0000-000000000002', aadObjectId: '00000000-0000-0000-0000-000000000002', applicationId: null, isDisabled: false });
+    expect(users[0]).toMatchObject({
+      environmentId: 'env-1',
+      id: '00000000-0000-0000-0000-000000000002',
+      aadObjectId: '00000000-0000-0000-0000-000000000002',
+      applicationId: null,
+      isDisabled: false,
+    });
     expect(users[0]!.fullName).toBe(raw[0]!.fullname);
   });
 });
@@ -188,8 +244,13 @@ describe('Graph, ARM and Power BI parsers on recorded responses', () => {
     const pages = pagesOf('graph-groups-delta-members.json');
     const { records: groups } = await readAll(groupsStream, pages, { key: '*', params: {} });
     expect(groups.map((g) => g.id)).toEqual([
-      'c2f798fd-f95d-4623-8824-63aec21fffff', 'ec22655c-8eb2-432a-b4ea-8b8a254bffff', '2e5807ce-58f3-4a94-9b37-ffff2e085957', '421e797f-9406-4934-b778-4908421e3505',
-      'bed7f0d4-750e-4e7e-ffff-169002d06fc9', '421e797f-9406-ffff-b778-4908421e3505', '2e5807ce-58f3-4a94-9b37-ffff2e085957',
+      'c2f798fd-f95d-4623-8824-63aec21fffff',
+      'ec22655c-8eb2-432a-b4ea-8b8a254bffff',
+      '2e5807ce-58f3-4a94-9b37-ffff2e085957',
+      '421e797f-9406-4934-b778-4908421e3505',
+      'bed7f0d4-750e-4e7e-ffff-169002d06fc9',
+      '421e797f-9406-ffff-b778-4908421e3505',
+      '2e5807ce-58f3-4a94-9b37-ffff2e085957',
     ]);
     expect(groups[0]!.displayName).toBe('TestGroup1');
     const { records: members, removed } = await readAll(membershipsStream, pages, { key: '*', params: {} });
@@ -206,16 +267,37 @@ describe('Graph, ARM and Power BI parsers on recorded responses', () => {
 
   it('users delta (Graph docs): id, name, UPN, mail; fields not selected stay unknown', () => {
     const u = toDirectoryUser(itemsOf('graph-users-delta.json')[0]!);
-    expect(u).toMatchObject({ id: 'id-value', displayName: 'displayName-value', userPrincipalName: 'userPrincipalName-value', mail: 'mail-value', accountEnabled: null, userType: null });
+    expect(u).toMatchObject({
+      id: 'id-value',
+      displayName: 'displayName-value',
+      userPrincipalName: 'userPrincipalName-value',
+      mail: 'mail-value',
+      accountEnabled: null,
+      userType: null,
+    });
   });
 
   it('Copilot interaction history (Graph docs): prompt and response, who sent it, counts', () => {
     const [first, second] = pagesOf('graph-copilot-interactions.json').map((p) => p.value as Json[]);
     const teams = toInteraction('4db02e4b-d144-400e-b194-53253a34c5be', first![0]!);
     expect(teams.id).toBe('4db02e4b-d144-400e-b194-53253a34c5be/1731701801008');
-    expect(teams.attrs).toMatchObject({ interactionType: 'aiResponse', appClass: 'IPM.SkypeTeams.Message.Copilot.Teams', sessionId: '19:icg2t_AWPYJyJ2oDLB_CZyh29QXpZvbdpljKf7qKotk1@thread.v2', from: { type: 'application', id: 'fb8d773d-7ef8-4ec0-a117-179f88add510' }, contexts: 1, attachments: 1, links: 0 });
+    expect(teams.attrs).toMatchObject({
+      interactionType: 'aiResponse',
+      appClass: 'IPM.SkypeTeams.Message.Copilot.Teams',
+      sessionId: '19:icg2t_AWPYJyJ2oDLB_CZyh29QXpZvbdpljKf7qKotk1@thread.v2',
+      from: { type: 'application', id: 'fb8d773d-7ef8-4ec0-a117-179f88add510' },
+      contexts: 1,
+      attachments: 1,
+      links: 0,
+    });
     const prompt = toInteraction('4db02e4b-d144-400e-b194-53253a34c5be', second![1]!);
-    expect(prompt.attrs).toMatchObject({ interactionType: 'userPrompt', conversationType: 'bizchat', requestId: 'f128b7a9-657e-b420-201e-5602114a29f4', from: { type: 'user', id: '4db02e4b-d144-400e-b194-53253a34c5be' }, bodyLength: 'What should be on my radar from emails last week?'.length });
+    expect(prompt.attrs).toMatchObject({
+      interactionType: 'userPrompt',
+      conversationType: 'bizchat',
+      requestId: 'f128b7a9-657e-b420-201e-5602114a29f4',
+      from: { type: 'user', id: '4db02e4b-d144-400e-b194-53253a34c5be' },
+      bodyLength: 'What should be on my radar from emails last week?'.length,
+    });
     const answer = toInteraction('4db02e4b-d144-400e-b194-53253a34c5be', second![0]!);
     expect(answer.attrs.links).toBe(2);
     expect(answer.attrs.requestId).toBe(prompt.attrs.requestId);
@@ -223,20 +305,32 @@ describe('Graph, ARM and Power BI parsers on recorded responses', () => {
 
   it('ARM Cognitive Services (REST spec examples): accounts, deployments, projects', async () => {
     const accounts = itemsOf('arm-cognitive-accounts-list.json').map(normaliseAccount);
-    expect(accounts.map((a) => [a.name, a.attrs.kind, a.attrs.subscriptionId, a.attrs.resourceGroup, a.attrs.location, a.attrs.sku, a.attrs.endpoint])).toEqual([
-      ['bingSearch', 'Bing.Search', '00000000-1111-2222-3333-444444444444', 'bvttest', 'global', 'S1', 'https://api.cognitive.microsoft.com/bing/v5.0'],
-      ['CrisProd', 'CRIS', '00000000-1111-2222-3333-444444444444', 'bvttest', 'westus', 'S0', 'https://westus.api.cognitive.microsoft.com/sts/v1.0'],
-      ['rayrptest0308', 'Face', '00000000-1111-2222-3333-444444444444', 'bvttest', 'westus', 'S0', 'https://westus.api.cognitive.microsoft.com/face/v1.0'],
-      ['raytest02', 'Emotion', '00000000-1111-2222-3333-444444444444', 'bvttest', 'westus', 'S0', 'https://westus.api.cognitive.microsoft.com/emotion/v1.0'],
-    ]);
+    expect(accounts.map((a) => [a.name, a.attrs.kind, a.attrs.subscriptionId, a.attrs.resourceGroup, a.attrs.location, a.attrs.sku, a.attrs.endpoint])).toEqual(
+      [
+        ['bingSearch', 'Bing.Search', '00000000-1111-2222-3333-444444444444', 'bvttest', 'global', 'S1', 'https://api.cognitive.microsoft.com/bing/v5.0'],
+        ['CrisProd', 'CRIS', '00000000-1111-2222-3333-444444444444', 'bvttest', 'westus', 'S0', 'https://westus.api.cognitive.microsoft.com/sts/v1.0'],
+        ['rayrptest0308', 'Face', '00000000-1111-2222-3333-444444444444', 'bvttest', 'westus', 'S0', 'https://westus.api.cognitive.microsoft.com/face/v1.0'],
+        ['raytest02', 'Emotion', '00000000-1111-2222-3333-444444444444', 'bvttest', 'westus', 'S0', 'https://westus.api.cognitive.microsoft.com/emotion/v1.0'],
+      ],
+    );
     // Not stated in these records: unknown, not "enabled".
     expect(accounts[0]!.attrs.publicNetworkAccess).toBeNull();
     expect(accounts[0]!.attrs.disableLocalAuth).toBeNull();
-    const accountId = '/subscriptions/00000000-1111-2222-3333-444444444444/resourceGroups/myResourceGroup/providers/Microsoft.CognitiveServices/accounts/myAccount';
+    const accountId =
+      '/subscriptions/00000000-1111-2222-3333-444444444444/resourceGroups/myResourceGroup/providers/Microsoft.CognitiveServices/accounts/myAccount';
     const slice = { key: accountId.toLowerCase(), params: { accountId, subscriptionId: '00000000-1111-2222-3333-444444444444' } };
     const { records: deps } = await readAll(foundryDeploymentsStream, [{ value: [load('arm-cognitive-deployment.json')] }], slice);
     expect(deps).toHaveLength(1);
-    expect(deps[0]!.attrs).toMatchObject({ modelFormat: 'OpenAI', modelName: 'ada', modelVersion: '1', sku: 'Standard', capacity: 1, raiPolicyName: null, contentFilterMissing: true, provisioningState: 'Succeeded' });
+    expect(deps[0]!.attrs).toMatchObject({
+      modelFormat: 'OpenAI',
+      modelName: 'ada',
+      modelVersion: '1',
+      sku: 'Standard',
+      capacity: 1,
+      raiPolicyName: null,
+      contentFilterMissing: true,
+      provisioningState: 'Succeeded',
+    });
     const { records: projects } = await readAll(foundryProjectsStream, [{ value: [load('arm-cognitive-project.json')] }], slice);
     expect(projects[0]!.attrs).toMatchObject({ displayName: 'myProject', isDefault: false, location: 'westus', provisioningState: 'Succeeded' });
   });
@@ -247,9 +341,22 @@ describe('Graph, ARM and Power BI parsers on recorded responses', () => {
     const ws = (result.workspaces as Json[]).map((w) => toWorkspace(w, sources, '2020-06-15T16:46:28Z'));
     expect(ws.map((w) => [w.id, w.name, w.attrs.type, w.attrs.state])).toEqual([['d507422c-8d6d-4361-ac7a-30074a8cd0a1', 'V2 shared', 'Workspace', 'Active']]);
     const ds = ws[0]!.attrs.datasets[0]!;
-    expect(ds).toMatchObject({ id: 'e7e8a355-e77b-4418-a7b8-ae5972fdaa03', name: 'ExportB', configuredBy: 'john@contoso.com', datasourceTypes: ['Sql'], servers: ['qlserver.database.windows.net'], gatewayIds: ['e820592e-f8cf-4a6f-b1ed-566799d29565'] });
+    expect(ds).toMatchObject({
+      id: 'e7e8a355-e77b-4418-a7b8-ae5972fdaa03',
+      name: 'ExportB',
+      configuredBy: 'john@contoso.com',
+      datasourceTypes: ['Sql'],
+      servers: ['qlserver.database.windows.net'],
+      gatewayIds: ['e820592e-f8cf-4a6f-b1ed-566799d29565'],
+    });
     expect(ws[0]!.attrs.reports[0]).toMatchObject({ id: 'c6d072d1-ed20-4b60-8329-16c4b934203b', reportType: 'PaginatedReport', endorsement: 'Certified' });
     const link = toSharedLink('organizationLink', (load('powerbi-widelyshared-links.json').artifactAccessEntities as Json[])[0]!);
-    expect(link?.attrs).toMatchObject({ artifactId: '41ce06d1-d81b-4ea0-bc6d-2ce3dd2f8e87', artifactType: 'Report', shareType: 'Link', accessRight: 'ReadWrite', sharer: { emailAddress: 'john@contoso.com', graphId: '3fadb6e4-130c-4a8f-aeac-416e38b66756', principalType: 'User' } });
+    expect(link?.attrs).toMatchObject({
+      artifactId: '41ce06d1-d81b-4ea0-bc6d-2ce3dd2f8e87',
+      artifactType: 'Report',
+      shareType: 'Link',
+      accessRight: 'ReadWrite',
+      sharer: { emailAddress: 'john@contoso.com', graphId: '3fadb6e4-130c-4a8f-aeac-416e38b66756', principalType: 'User' },
+    });
   });
 });

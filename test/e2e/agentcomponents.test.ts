@@ -20,9 +20,14 @@ describe('Copilot Studio agent components', () => {
   let rt: Runtime;
   let integrationId: string;
   beforeAll(async () => {
-    w = await world({ seed: 'agentcomponents-e2e', sizes: { users: 20, guests: 2, groups: 4, environments: 4, agents: 12, powerBiWorkspaces: 0, apps: 0, flows: 0, connections: 0, foundryAccounts: 0 } });
+    w = await world({
+      seed: 'agentcomponents-e2e',
+      sizes: { users: 20, guests: 2, groups: 4, environments: 4, agents: 12, powerBiWorkspaces: 0, apps: 0, flows: 0, connections: 0, foundryAccounts: 0 },
+    });
     rt = await w.runtime();
-    ({ integration: { id: integrationId } } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret }));
+    ({
+      integration: { id: integrationId },
+    } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret }));
   }, 60_000);
   afterAll(async () => w.close());
 
@@ -56,18 +61,27 @@ describe('Copilot Studio agent components', () => {
     expect(truth.plantedSecretsReadable).toBe(2);
     expect(rows.filter((r) => r.attrs.kind === 'agent' && r.attrs.agent?.relation === 'child' && r.attrs.instructions?.containsSecret)).toHaveLength(1);
     expect(readableSecrets).toBe(truth.plantedSecretsReadable);
-    const all = JSON.stringify(await rt.db.selectFrom('estate_objects').selectAll().execute()) + JSON.stringify(await rt.db.selectFrom('agents').selectAll().execute());
+    const all =
+      JSON.stringify(await rt.db.selectFrom('estate_objects').selectAll().execute()) + JSON.stringify(await rt.db.selectFrom('agents').selectAll().execute());
     for (const secret of truth.plantedSecrets) expect(all).not.toContain(secret);
   }, 60_000);
 
   it('a second round after adds, changes and deletions equals the new ground truth and marks deletions', async () => {
-    const org = w.tenant.environments.find((e) => e.dataverse && agentComponentsGroundTruth(w.tenant).readableEnvironments > 0 && e.dataverse.appUsers.some((a) => a.appId === w.app.appId))!.dataverse!;
+    const org = w.tenant.environments.find(
+      (e) => e.dataverse && agentComponentsGroundTruth(w.tenant).readableEnvironments > 0 && e.dataverse.appUsers.some((a) => a.appId === w.app.appId),
+    )!.dataverse!;
     const comps = org.botcomponents!;
     const removed = comps.splice(0, 2);
     const changed = comps[0] as BotComponent;
     changed.data = 'kind: KnowledgeSourceConfiguration\nsource:\n  kind: PublicSiteSearchSource\n  site: https://changed.example.org/\n';
     changed.modifiedon = new Date().toISOString();
-    comps.push({ ...changed, botcomponentid: '0f0f0f0f-0000-4000-8000-000000000001', schemaname: 'new.topic', componenttype: 9, data: 'kind: AdaptiveDialog\nbeginDialog:\n  kind: OnRecognizedIntent\n  id: main\n  actions: []\n' });
+    comps.push({
+      ...changed,
+      botcomponentid: '0f0f0f0f-0000-4000-8000-000000000001',
+      schemaname: 'new.topic',
+      componenttype: 9,
+      data: 'kind: AdaptiveDialog\nbeginDialog:\n  kind: OnRecognizedIntent\n  id: main\n  actions: []\n',
+    });
     const truth = agentComponentsGroundTruth(w.tenant);
     const run = await collectIntegration(rt, integrationId);
     expect(run.streams.agentComponents.records).toBe(truth.components);

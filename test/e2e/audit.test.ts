@@ -15,7 +15,14 @@ describe('audit ingestion through the emulated Management Activity API', () => {
   beforeAll(async () => {
     w = await world({ seed: 'audit', sizes: { users: 25, guests: 3, groups: 3, environments: 3, agents: 5 } });
     w.emulator.control.setClock(new Date(T).toISOString());
-    w.emulator.control.configureFeed(w.tenant.id, { recordsPerHour: 400, pageSize: 7, blobSize: 25, duplicateShare: 0.1, unavailableContentTypes: ['DLP.All'], since: new Date(T - 10 * 24 * HOUR).toISOString() });
+    w.emulator.control.configureFeed(w.tenant.id, {
+      recordsPerHour: 400,
+      pageSize: 7,
+      blobSize: 25,
+      duplicateShare: 0.1,
+      unavailableContentTypes: ['DLP.All'],
+      since: new Date(T - 10 * 24 * HOUR).toISOString(),
+    });
   });
   afterAll(async () => w.close());
 
@@ -89,7 +96,9 @@ describe('audit ingestion through the emulated Management Activity API', () => {
     } finally {
       w.emulator.control.clearFaults();
     }
-    const truth = w.emulator.control.auditGroundTruth(w.tenant.id, { from: new Date(T - 2 * HOUR).toISOString(), to: new Date(T).toISOString() }).contentTypes['Audit.General'].ids!;
+    const truth = w.emulator.control.auditGroundTruth(w.tenant.id, { from: new Date(T - 2 * HOUR).toISOString(), to: new Date(T).toISOString() }).contentTypes[
+      'Audit.General'
+    ].ids!;
     expect(await storedIds(rt)).toEqual([...truth].sort());
   });
 
@@ -100,8 +109,12 @@ describe('audit ingestion through the emulated Management Activity API', () => {
     // page holds both, so only the fetch of the second sees the upstream's later clock.
     w.emulator.control.configureFeed(w.tenant.id, { pageSize: 1000 });
     const oldest = T - 167 * HOUR;
-    const [first] = w.emulator.control.addAuditRecords(w.tenant.id, 'Audit.General', [{ Operation: 'FileAccessed', RecordType: 6, UserId: 'ann@x' }], { contentCreated: new Date(oldest + 60_000).toISOString() });
-    const [second] = w.emulator.control.addAuditRecords(w.tenant.id, 'Audit.General', [{ Operation: 'FileAccessed', RecordType: 6, UserId: 'bob@x' }], { contentCreated: new Date(oldest + 120_000).toISOString() });
+    const [first] = w.emulator.control.addAuditRecords(w.tenant.id, 'Audit.General', [{ Operation: 'FileAccessed', RecordType: 6, UserId: 'ann@x' }], {
+      contentCreated: new Date(oldest + 60_000).toISOString(),
+    });
+    const [second] = w.emulator.control.addAuditRecords(w.tenant.id, 'Audit.General', [{ Operation: 'FileAccessed', RecordType: 6, UserId: 'bob@x' }], {
+      contentCreated: new Date(oldest + 120_000).toISOString(),
+    });
     try {
       const r = await ingestAudit(rt, integration.id, {
         now: new Date(T),
@@ -131,7 +144,8 @@ describe('audit ingestion through the emulated Management Activity API', () => {
       const rt = await w.runtime();
       const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
       const r = await ingestAudit(rt, integration.id, { now: new Date(T) });
-      for (const [ct, o] of Object.entries(r.contentTypes)) if (ct !== POWER_BI_SOURCE) expect(o).toMatchObject({ status: 'unavailable', reason: expect.stringMatching(/ActivityFeed\.Read/) });
+      for (const [ct, o] of Object.entries(r.contentTypes))
+        if (ct !== POWER_BI_SOURCE) expect(o).toMatchObject({ status: 'unavailable', reason: expect.stringMatching(/ActivityFeed\.Read/) });
     } finally {
       w.app.grantedRoles['https://manage.office.com'] = ['ActivityFeed.Read'];
     }
@@ -153,7 +167,11 @@ describe('detections over the emulated feed match its ground truth', () => {
     // Power BI activity events are left out: they also serve records whose feed blobs are not created yet.
     const { ingest, detections } = await ingestAndDetect(rt, integration.id, { now: new Date(T), initialLookbackHours: 48, powerBi: false });
     for (const [ct, o] of Object.entries(ingest.contentTypes)) expect(o.status, ct).toBe('ok');
-    const s = w.emulator.control.auditGroundTruth(w.tenant.id, { from: new Date(T - 48 * HOUR).toISOString(), to: new Date(T).toISOString(), includeIds: false }).scenarios;
+    const s = w.emulator.control.auditGroundTruth(w.tenant.id, {
+      from: new Date(T - 48 * HOUR).toISOString(),
+      to: new Date(T).toISOString(),
+      includeIds: false,
+    }).scenarios;
     const n = (...names: string[]) => names.reduce((sum, k) => sum + (s[k] ?? 0), 0);
     // Per-record rules: one alert per scenario record. Their near-misses (member on labelled content, authentication
     // changed to something other than None, DLP policy created or renamed, connector updated, user consent, app role
@@ -175,7 +193,8 @@ describe('detections over the emulated feed match its ground truth', () => {
     const flows = await listAlerts(rt.db, { integrationId: integration.id, ruleId: 'flow_external_http' });
     expect(flows.length).toBeGreaterThan(0);
     expect(flows.length).toBeLessThanOrEqual(n('flow.externalHttp'));
-    for (const a of flows) for (const host of (JSON.parse(a.detail!) as { hosts: string[] }).hosts) expect(host).not.toMatch(/microsoft\.com|sharepoint\.com|azure\.com/);
+    for (const a of flows)
+      for (const host of (JSON.parse(a.detail!) as { hosts: string[] }).hosts) expect(host).not.toMatch(/microsoft\.com|sharepoint\.com|azure\.com/);
     // Every alert links the events that raised it; a second cycle raises nothing new.
     const linked = await rt.db.selectFrom('alert_events').select('alert_id').distinct().execute();
     expect(linked.length).toBe((await listAlerts(rt.db, { integrationId: integration.id })).length);
@@ -207,7 +226,11 @@ describe('detections over the emulated feed match its ground truth', () => {
       const rt = await w.runtime();
       const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
       const r = await ingestAudit(rt, integration.id, { now: new Date(T), initialLookbackHours: 2 });
-      expect(r.contentTypes[POWER_BI_SOURCE]).toMatchObject({ status: 'unavailable', stored: 0, reason: expect.stringMatching(/Service principals can access read-only admin APIs/) });
+      expect(r.contentTypes[POWER_BI_SOURCE]).toMatchObject({
+        status: 'unavailable',
+        stored: 0,
+        reason: expect.stringMatching(/Service principals can access read-only admin APIs/),
+      });
       expect(r.contentTypes['Audit.General']!.status).toBe('ok');
     } finally {
       w.emulator.control.setPowerBiAdminApiAccess(w.tenant.id, true);
@@ -220,14 +243,28 @@ describe('vigil audit killed with SIGKILL at random points', () => {
   beforeAll(async () => {
     w = await world({ seed: 'audit-kill', sizes: { users: 30, guests: 3, groups: 3, environments: 3, agents: 5 } });
     // Real time (the CLI reads the clock): a day of 1,500 records an hour in blobs of 40.
-    w.emulator.control.configureFeed(w.tenant.id, { recordsPerHour: 1500, blobSize: 40, pageSize: 50, duplicateShare: 0.05, since: new Date(Date.now() - 3 * 24 * HOUR).toISOString() });
+    w.emulator.control.configureFeed(w.tenant.id, {
+      recordsPerHour: 1500,
+      blobSize: 40,
+      pageSize: 50,
+      duplicateShare: 0.05,
+      since: new Date(Date.now() - 3 * 24 * HOUR).toISOString(),
+    });
   });
   afterAll(async () => w.close());
 
   it('resumes from its cursors: every available record stored exactly once, none from outside the window', async () => {
     const rt = await w.runtime();
     const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
-    const count = async () => Number((await rt.db.selectFrom('audit_events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst())?.n ?? 0);
+    const count = async () =>
+      Number(
+        (
+          await rt.db
+            .selectFrom('audit_events')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirst()
+        )?.n ?? 0,
+      );
     const run = () => {
       const child = spawn(process.execPath, [...CLI, '--data-dir', rt.config.dataDir, 'audit', integration.id, '--json'], {
         env: { ...process.env, ...TEST_ENV, VIGIL_ENDPOINTS_FILE: w.endpointsFile },
@@ -238,7 +275,11 @@ describe('vigil audit killed with SIGKILL at random points', () => {
     };
     const firstStart = Date.now();
     // Kill after a random number of stored events, three times; each rerun resumes from the cursors.
-    for (const [low, high] of [[500, 3000], [6000, 12000], [15000, 22000]] as const) {
+    for (const [low, high] of [
+      [500, 3000],
+      [6000, 12000],
+      [15000, 22000],
+    ] as const) {
       const target = low + Math.floor(Math.random() * (high - low));
       const p = run();
       await until(`${target} events stored`, async () => (await count()) >= target, 60_000);
@@ -250,7 +291,10 @@ describe('vigil audit killed with SIGKILL at random points', () => {
     expect(await last.exited).toBe(0);
     const finalEnd = Date.now();
     const stored = new Set((await rt.db.selectFrom('audit_events').select('id').where('content_type', '!=', POWER_BI_SOURCE).execute()).map((r) => r.id));
-    const ids = (from: number, to: number) => Object.values(w.emulator.control.auditGroundTruth(w.tenant.id, { from: new Date(from).toISOString(), to: new Date(to).toISOString() }).contentTypes).flatMap((c) => c.ids ?? []);
+    const ids = (from: number, to: number) =>
+      Object.values(
+        w.emulator.control.auditGroundTruth(w.tenant.id, { from: new Date(from).toISOString(), to: new Date(to).toISOString() }).contentTypes,
+      ).flatMap((c) => c.ids ?? []);
     // The first run's window starts 24 h before its own clock (a few seconds after firstStart).
     const mustHave = ids(firstStart - 24 * HOUR + 30_000, finalStart);
     const mayHave = new Set(ids(firstStart - 24 * HOUR, finalEnd));
@@ -265,9 +309,15 @@ describe('vigil audit killed with SIGKILL at random points', () => {
     const all = new Set((await rt.db.selectFrom('audit_events').select('id').execute()).map((r) => r.id));
     for (const a of alerts) expect(a.eventIds.length > 0 && a.eventIds.every((id) => all.has(id)), a.ruleId).toBe(true);
     expect((await vigil(['alerts', 'ack', alerts[0]!.id], env)).code).toBe(0);
-    expect((JSON.parse((await vigil(['alerts', '--status', 'acknowledged', '--json'], env)).stdout) as { id: string }[]).map((a) => a.id)).toEqual([alerts[0]!.id]);
+    expect((JSON.parse((await vigil(['alerts', '--status', 'acknowledged', '--json'], env)).stdout) as { id: string }[]).map((a) => a.id)).toEqual([
+      alerts[0]!.id,
+    ]);
     expect((await vigil(['alerts', 'close', 'alr_nope'], env)).code).not.toBe(0);
-    const events = JSON.parse((await vigil(['events', '--operation', 'CopilotInteraction', '--limit', '3', '--json', '--raw'], env)).stdout) as { id: string; operation: string; raw: { Id: string; CopilotEventData?: unknown } }[];
+    const events = JSON.parse((await vigil(['events', '--operation', 'CopilotInteraction', '--limit', '3', '--json', '--raw'], env)).stdout) as {
+      id: string;
+      operation: string;
+      raw: { Id: string; CopilotEventData?: unknown };
+    }[];
     expect(events).toHaveLength(3);
     for (const e of events) expect([e.operation, e.raw.Id, typeof e.raw.CopilotEventData]).toEqual(['CopilotInteraction', e.id, 'object']);
     const bad = await vigil(['events', '--since', 'yesterday-ish', '--json'], env);

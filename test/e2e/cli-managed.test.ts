@@ -10,7 +10,6 @@ import { TEST_ENV } from './harness.ts';
 import { CLI, freePort, vigil } from '../support/process.ts';
 import { browse } from '../support/browser.ts';
 
-
 describe('Mode B from the CLI alone', () => {
   let emulator: RunningEmulator;
   afterAll(async () => emulator?.close());
@@ -50,7 +49,11 @@ describe('Mode B from the CLI alone', () => {
 
       // 2. Registration by a Power Platform administrator (password grant from stdin).
       const ppa = tenantAccounts(tenant).powerPlatformAdmin!;
-      const registered = await vigil(['register-management-app', '--tenant-id', tenant.id, '--username', ppa.userPrincipalName, '--password-stdin', '--json'], env, ppa.password);
+      const registered = await vigil(
+        ['register-management-app', '--tenant-id', tenant.id, '--username', ppa.userPrincipalName, '--password-stdin', '--json'],
+        env,
+        ppa.password,
+      );
       expect(registered.code, registered.stderr).toBe(0);
       expect(JSON.parse(registered.stdout)).toMatchObject({ registered: true, applicationId: managed.appId });
 
@@ -59,7 +62,10 @@ describe('Mode B from the CLI alone', () => {
       const wrong = await vigil(['integrations', 'add', '--mode', 'managed-app', '--tenant-id', tenant.id, '--sp-object-id', managed.appId], env);
       expect(wrong.code).toBe(2);
       expect(wrong.stderr).toMatch(/Application ID of Vigil's managed application, not the Object ID/);
-      const added = await vigil(['integrations', 'add', '--mode', 'managed-app', '--tenant-id', tenant.id, '--sp-object-id', objectId, '--name', 'B', '--json'], env);
+      const added = await vigil(
+        ['integrations', 'add', '--mode', 'managed-app', '--tenant-id', tenant.id, '--sp-object-id', objectId, '--name', 'B', '--json'],
+        env,
+      );
       expect(added.code, added.stderr).toBe(0);
 
       // 4. System Administrator everywhere, then the doctor says every step is done but Power BI: the managed app's
@@ -73,7 +79,9 @@ describe('Mode B from the CLI alone', () => {
       expect(steps.map((s) => s.state)).toEqual(['done', 'done', 'done', 'done', 'missing', 'info']);
       const text = await vigil(['integrations', 'verify', 'B'], env);
       expect(text.stdout).toMatch(/4\. ok +Give the application System Administrator in every environment/);
-      expect(text.stdout).toMatch(/5\. MISSING Power BI: the tenant setting "Service principals can access read-only admin APIs" covers the application[\s\S]*fix: Remove Tenant\.Read\.All/);
+      expect(text.stdout).toMatch(
+        /5\. MISSING Power BI: the tenant setting "Service principals can access read-only admin APIs" covers the application[\s\S]*fix: Remove Tenant\.Read\.All/,
+      );
 
       // 5. The operator moves the tenant explicitly (method "operator"); an unknown organization is refused.
       expect((await vigil(['tenants', 'bind', '--tenant-id', tenant.id, '--organization', 'Nobody'], env)).stderr).toMatch(/No organization named "Nobody"/);

@@ -23,17 +23,28 @@ describe('vigil CLI', () => {
   afterAll(async () => w.close());
 
   it('rejects bad input with exit code 2, naming the field and the fix, in text and JSON', async () => {
-    const text = await vigil(['integrations', 'add', '--mode', 'customer-app', '--tenant-id', 'contoso', '--client-id', w.app.appId, '--client-secret-stdin'], env, w.secret);
+    const text = await vigil(
+      ['integrations', 'add', '--mode', 'customer-app', '--tenant-id', 'contoso', '--client-id', w.app.appId, '--client-secret-stdin'],
+      env,
+      w.secret,
+    );
     expect(text.code).toBe(2);
     expect(text.stderr).toMatch(/--tenant-id 'contoso' is not a GUID/);
     expect(text.stderr).toMatch(/fix: Copy it from Microsoft Entra admin center/);
-    const json = await vigil(['integrations', 'add', '--mode', 'customer-app', '--tenant-id', w.tenant.id, '--client-id', w.app.appId, '--client-secret-env', 'UNSET_VAR_X', '--json'], env);
+    const json = await vigil(
+      ['integrations', 'add', '--mode', 'customer-app', '--tenant-id', w.tenant.id, '--client-id', w.app.appId, '--client-secret-env', 'UNSET_VAR_X', '--json'],
+      env,
+    );
     expect(json.code).toBe(2);
     expect(JSON.parse(json.stdout).error).toMatchObject({ code: 'INVALID_INPUT', field: '--client-secret-env' });
   });
 
   it('exits 3 when Entra ID refuses the secret, and saves nothing', async () => {
-    const r = await vigil(['integrations', 'add', '--mode', 'customer-app', '--tenant-id', w.tenant.id, '--client-id', w.app.appId, '--client-secret-stdin', '--json'], env, 'wrong~secret~value~0000000000000000000000');
+    const r = await vigil(
+      ['integrations', 'add', '--mode', 'customer-app', '--tenant-id', w.tenant.id, '--client-id', w.app.appId, '--client-secret-stdin', '--json'],
+      env,
+      'wrong~secret~value~0000000000000000000000',
+    );
     expect(r.code).toBe(3);
     expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'AADSTS7000215' });
     const list = await vigil(['integrations', 'list', '--json'], env);
@@ -41,7 +52,24 @@ describe('vigil CLI', () => {
   });
 
   it('adds with the secret from stdin, collects, and lists findings as JSON', async () => {
-    const add = await vigil(['integrations', 'add', '--mode', 'customer-app', '--tenant-id', w.tenant.id, '--client-id', w.app.appId, '--client-secret-stdin', '--name', 'Contoso', '--json'], env, `${w.secret}\n`);
+    const add = await vigil(
+      [
+        'integrations',
+        'add',
+        '--mode',
+        'customer-app',
+        '--tenant-id',
+        w.tenant.id,
+        '--client-id',
+        w.app.appId,
+        '--client-secret-stdin',
+        '--name',
+        'Contoso',
+        '--json',
+      ],
+      env,
+      `${w.secret}\n`,
+    );
     expect(add.code, add.stderr).toBe(0);
     const added = JSON.parse(add.stdout);
     expect(added.verification.verified).toBe(true);
@@ -61,7 +89,10 @@ describe('vigil CLI', () => {
     const open = JSON.parse((await vigil(['findings', '--json'], env)).stdout) as { id: string }[];
     expect(open.map((f) => f.id)).not.toContain(target);
     expect(open).toHaveLength(findings.length - 1);
-    const shown = JSON.parse((await vigil(['findings', 'show', target, '--json'], env)).stdout) as { suppression: { author: string }; history: { event: string }[] };
+    const shown = JSON.parse((await vigil(['findings', 'show', target, '--json'], env)).stdout) as {
+      suppression: { author: string };
+      history: { event: string }[];
+    };
     expect([shown.suppression.author, shown.history.map((h) => h.event)]).toEqual(['ann', ['opened', 'suppressed']]);
     expect((await vigil(['findings', 'unsuppress', target], env)).code).toBe(0);
     // Agents ranked by risk: every collected agent, highest first; agents without authentication reach anyone.
@@ -76,7 +107,9 @@ describe('vigil CLI', () => {
     const csvFile = join(mkdtempSync(join(tmpdir(), 'vigil-export-')), 'findings.csv');
     expect((await vigil(['findings', 'export', '--format', 'csv', '--status', 'open', '--output', csvFile], env)).code).toBe(0);
     const csv = readFileSync(csvFile, 'utf8').trimEnd().split('\n');
-    expect(csv[0]).toBe('id,integrationId,checkId,severity,status,resourceType,resourceId,resourceName,reason,firstSeenAt,lastSeenAt,resolvedAt,suppressed,suppressionReason,suppressionAuthor,suppressionExpiresAt');
+    expect(csv[0]).toBe(
+      'id,integrationId,checkId,severity,status,resourceType,resourceId,resourceName,reason,firstSeenAt,lastSeenAt,resolvedAt,suppressed,suppressionReason,suppressionAuthor,suppressionExpiresAt',
+    );
     expect(csv).toHaveLength(findings.length + 1);
     expect(csv.slice(1).every((line) => line.startsWith('fnd_'))).toBe(true);
     expect((await vigil(['findings', 'export', '--format', 'xml'], env)).code).not.toBe(0);
@@ -86,20 +119,44 @@ describe('vigil CLI', () => {
   });
 
   it('creates organizations only on purpose: a mistyped --organization is refused naming the existing ones', async () => {
-    const typo = await vigil(['users', 'add', '--email', 'bob@contoso.com', '--organization', 'Contso', '--password-stdin'], env, 'correct horse battery staple\n');
+    const typo = await vigil(
+      ['users', 'add', '--email', 'bob@contoso.com', '--organization', 'Contso', '--password-stdin'],
+      env,
+      'correct horse battery staple\n',
+    );
     expect(typo.code).toBe(4);
     expect(typo.stderr).toMatch(/No organization named "Contso"\. The organizations are: "Default"/);
     expect(typo.stderr).toMatch(/fix: .*vigil organizations create "Contso"/);
     expect((await vigil(['organizations', 'create', 'Contoso'], env)).code).toBe(0);
     expect((await vigil(['organizations', 'create', 'Fabrikam'], env)).code).toBe(0);
     const orgs = JSON.parse((await vigil(['organizations', 'list', '--json'], env)).stdout) as { name: string; integrations: number }[];
-    expect(orgs.map((o) => [o.name, o.integrations])).toEqual([['Default', 1], ['Contoso', 0], ['Fabrikam', 0]]);
+    expect(orgs.map((o) => [o.name, o.integrations])).toEqual([
+      ['Default', 1],
+      ['Contoso', 0],
+      ['Fabrikam', 0],
+    ]);
     // Lists are scoped: the integration added without --organization is Default's, so Contoso sees none of it.
     const [contosoIntegrations, contosoFindings, defaultFindings, unknown, again] = await Promise.all([
       vigil(['integrations', 'list', '--organization', 'Contoso', '--json'], env),
       vigil(['findings', '--organization', 'Contoso', '--json'], env),
       vigil(['findings', '--organization', 'Default', '--json'], env),
-      vigil(['integrations', 'add', '--mode', 'customer-app', '--organization', 'Nobody', '--tenant-id', w.tenant.id, '--client-id', w.app.appId, '--client-secret-stdin'], env, w.secret),
+      vigil(
+        [
+          'integrations',
+          'add',
+          '--mode',
+          'customer-app',
+          '--organization',
+          'Nobody',
+          '--tenant-id',
+          w.tenant.id,
+          '--client-id',
+          w.app.appId,
+          '--client-secret-stdin',
+        ],
+        env,
+        w.secret,
+      ),
       vigil(['organizations', 'create', 'Contoso', '--json'], env),
     ]);
     expect([again.code, JSON.parse(again.stdout).error.code]).toEqual([5, 'ORGANIZATION_EXISTS']);
@@ -115,7 +172,11 @@ describe('vigil CLI', () => {
     expect(JSON.parse(noStdin.stdout).error).toMatchObject({ field: '--password-stdin' });
     const weak = await vigil(['users', 'add', '--email', 'ann@contoso.com', '--organization', 'Contoso', '--password-stdin', '--json'], env, 'short\n');
     expect(JSON.parse(weak.stdout).error).toMatchObject({ field: 'password', code: 'WEAK_PASSWORD' });
-    const added = await vigil(['users', 'add', '--email', 'ann@contoso.com', '--role', 'admin', '--organization', 'Contoso', '--password-stdin', '--json'], env, 'correct horse battery staple\n');
+    const added = await vigil(
+      ['users', 'add', '--email', 'ann@contoso.com', '--role', 'admin', '--organization', 'Contoso', '--password-stdin', '--json'],
+      env,
+      'correct horse battery staple\n',
+    );
     expect(added.code, added.stderr).toBe(0);
     expect(JSON.parse(added.stdout)).toMatchObject({ email: 'ann@contoso.com', role: 'admin', organization: 'Contoso' });
     expect(added.stdout + added.stderr).not.toContain('correct horse');
@@ -158,7 +219,11 @@ describe('vigil CLI', () => {
       vigil(['integrations', 'add', '--tenant-id', w.tenant.id], env),
       vigil(['agents', '--limit', 'abc'], env),
       vigil(['integrations', 'list'], { ...env, VIGIL_HTTP_MAX_ATTEMPTS: 'many' }),
-      vigil(['integrations', 'add', '--mode', 'customer-app', '--tenant-id', w.tenant.id, '--client-id', w.app.appId, '--client-secret-stdin'], env, 'wrong~secret~value~0000000000000000000000'),
+      vigil(
+        ['integrations', 'add', '--mode', 'customer-app', '--tenant-id', w.tenant.id, '--client-id', w.app.appId, '--client-secret-stdin'],
+        env,
+        'wrong~secret~value~0000000000000000000000',
+      ),
       vigil(['integrations', 'show', 'nope'], env),
       vigil(['serve', '--port', busyPort], { ...env, VIGIL_PORT: '1' }),
       vigil(['collect', 'Contoso'], { ...env, VIGIL_ENDPOINTS_FILE: deadFile }),
@@ -167,17 +232,31 @@ describe('vigil CLI', () => {
     expect([help.code, version.code]).toEqual([0, 0]);
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
     // Usage errors exit 2 with the message, the suggestion and one line pointing to --help — not the whole help.
-    expect([typo.code, typo.stderr.trim().split('\n')]).toEqual([2, ["error: unknown command 'colect'", '(Did you mean collect?)', '(run `vigil --help` for usage)']]);
-    expect([missing.code, missing.stderr]).toEqual([2, expect.stringMatching(/required option '--mode <mode>' not specified\n\(run `vigil integrations add --help` for usage\)\n$/)]);
+    expect([typo.code, typo.stderr.trim().split('\n')]).toEqual([
+      2,
+      ["error: unknown command 'colect'", '(Did you mean collect?)', '(run `vigil --help` for usage)'],
+    ]);
+    expect([missing.code, missing.stderr]).toEqual([
+      2,
+      expect.stringMatching(/required option '--mode <mode>' not specified\n\(run `vigil integrations add --help` for usage\)\n$/),
+    ]);
     expect([notNumber.code, notNumber.stderr]).toEqual([2, expect.stringMatching(/--limit/)]);
     // A bad configuration value exits 2 naming the variable (docs/configuration.md).
     expect([badConfig.code, badConfig.stderr]).toEqual([2, expect.stringMatching(/VIGIL_HTTP_MAX_ATTEMPTS/)]);
     expect([refused.code, refused.stderr]).toEqual([3, expect.stringMatching(/AADSTS7000215/)]);
     expect(unknown.code).toBe(4);
     // The flag wins over VIGIL_PORT; the busy port is a conflict naming the port and the fix.
-    expect([portTaken.code, portTaken.stderr]).toEqual([5, expect.stringMatching(new RegExp(`Port ${busyPort} on 127\\.0\\.0\\.1 is already in use[\\s\\S]*fix: .*--port`))]);
+    expect([portTaken.code, portTaken.stderr]).toEqual([
+      5,
+      expect.stringMatching(new RegExp(`Port ${busyPort} on 127\\.0\\.0\\.1 is already in use[\\s\\S]*fix: .*--port`)),
+    ]);
     // An unreachable endpoint names the host and the setting that named it, after one retry, not half a minute.
-    expect([unreachable.code, unreachable.stderr]).toEqual([6, expect.stringMatching(new RegExp(`Cannot reach 127\\.0\\.0\\.1:${dead}[\\s\\S]*fix: .*VIGIL_ENDPOINTS_FILE=${deadFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`))]);
+    expect([unreachable.code, unreachable.stderr]).toEqual([
+      6,
+      expect.stringMatching(
+        new RegExp(`Cannot reach 127\\.0\\.0\\.1:${dead}[\\s\\S]*fix: .*VIGIL_ENDPOINTS_FILE=${deadFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+      ),
+    ]);
     expect(unreachable.stderr).toMatch(/\[ECONNREFUSED, 2 attempts\]/);
     // 1 is for bugs only: anything that is not a VigilError is reported as internal.
     const stderr = vi.spyOn(process.stderr, 'write').mockReturnValue(true);
@@ -211,7 +290,15 @@ describe('vigil serve on SQLite', () => {
     try {
       const dataDir = mkdtempSync(join(tmpdir(), 'vigil-serve-'));
       const env = { VIGIL_ENDPOINTS_FILE: w.endpointsFile, VIGIL_DATA_DIR: dataDir, VIGIL_PORT: '0', VIGIL_SCHEDULER_TICK_SECONDS: '1' };
-      expect((await vigil(['integrations', 'add', '--mode', 'customer-app', '--tenant-id', w.tenant.id, '--client-id', w.app.appId, '--client-secret-stdin', '--name', 'S'], env, w.secret)).code).toBe(0);
+      expect(
+        (
+          await vigil(
+            ['integrations', 'add', '--mode', 'customer-app', '--tenant-id', w.tenant.id, '--client-id', w.app.appId, '--client-secret-stdin', '--name', 'S'],
+            env,
+            w.secret,
+          )
+        ).code,
+      ).toBe(0);
       const child = spawn(process.execPath, [...CLI, 'serve'], { env: { ...process.env, ...TEST_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
       onTestFinished(() => void child.kill('SIGKILL'));
       let out = '';

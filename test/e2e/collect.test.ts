@@ -72,7 +72,13 @@ describe.each([
     expect(failures(results, 'environment_agents_not_readable', 'fail', 'environment')).toBe(w.truth.unreadableEnvironments);
     expect(failures(results, 'agent_no_authentication', 'not_evaluated', 'environment')).toBe(w.truth.unreadableEnvironments);
     const membershipKinds = await rt.db.selectFrom('group_memberships').select('member_type').where('deleted_at', 'is', null).execute();
-    expect(new Set(membershipKinds.map((m) => m.member_type))).toEqual(new Set(Object.entries(w.truth.membershipsByKind).filter(([, n]) => n > 0).map(([k]) => k)));
+    expect(new Set(membershipKinds.map((m) => m.member_type))).toEqual(
+      new Set(
+        Object.entries(w.truth.membershipsByKind)
+          .filter(([, n]) => n > 0)
+          .map(([k]) => k),
+      ),
+    );
   });
 });
 
@@ -90,7 +96,12 @@ describe('collection reliability', () => {
   afterAll(async () => w.close());
 
   it('a run with 10% injected faults (429 with and without Retry-After, fractional, 503, resets, truncated bodies) stores the same database', async () => {
-    w.emulator.control.setFaults({ rate: 0.1, kinds: ['429', '429-fractional', '429-no-retry-after', '503', 'reset', 'truncate'], seed: 7, services: ['graph', 'bap', 'dataverse'] });
+    w.emulator.control.setFaults({
+      rate: 0.1,
+      kinds: ['429', '429-fractional', '429-no-retry-after', '503', 'reset', 'truncate'],
+      seed: 7,
+      services: ['graph', 'bap', 'dataverse'],
+    });
     try {
       // Smaller Graph pages: more requests for the faults to land on; page size does not change what is stored.
       const { rt } = await collected(w, undefined, { ...env, VIGIL_GRAPH_PAGE_SIZE: '8' });
@@ -141,7 +152,9 @@ describe('collection reliability', () => {
     const { rt, integrationId } = await collected(w, undefined, env);
     const ctl = w.emulator.control;
     const user = w.tenant.users.find((u) => u.userType === 'Member')!;
-    const env2 = w.tenant.environments.find((e) => e.dataverse?.bots.some((b) => b.authenticationmode === 1) && e.dataverse.appUsers.some((a) => a.appId === w.app.appId))!;
+    const env2 = w.tenant.environments.find(
+      (e) => e.dataverse?.bots.some((b) => b.authenticationmode === 1) && e.dataverse.appUsers.some((a) => a.appId === w.app.appId),
+    )!;
     const bot = env2.dataverse!.bots.find((b) => b.authenticationmode === 1)!;
     ctl.remove(w.tenant.id, 'users', user.id);
     ctl.update(w.tenant.id, 'bots', bot.botid, { authenticationmode: 2 });
@@ -150,7 +163,12 @@ describe('collection reliability', () => {
     await evaluateIntegration(rt.db, await getIntegration(rt.db, integrationId), { now: new Date(w.tenant.referenceTime!) });
     const row = await rt.db.selectFrom('directory_users').select(['deleted_at']).where('id', '=', user.id).executeTakeFirstOrThrow();
     expect(row.deleted_at).not.toBeNull();
-    const finding = await rt.db.selectFrom('findings').selectAll().where('check_id', '=', 'agent_no_authentication').where('resource_id', '=', bot.botid).executeTakeFirstOrThrow();
+    const finding = await rt.db
+      .selectFrom('findings')
+      .selectAll()
+      .where('check_id', '=', 'agent_no_authentication')
+      .where('resource_id', '=', bot.botid)
+      .executeTakeFirstOrThrow();
     expect(finding.status).toBe('resolved');
   });
 
@@ -180,8 +198,16 @@ describe('collection reliability', () => {
     const changed = await collectIntegration(rt, integrationId);
     expect(changed.streams.users).toMatchObject({ records: 2, incrementalSlices: 1 });
     expect(await liveUsers()).toBe(usersBefore);
-    const rows = await rt.db.selectFrom('directory_users').select(['id', 'display_name', 'deleted_at']).where('id', 'in', [hire.id, renamed.id, leaver.id]).execute();
-    expect(Object.fromEntries(rows.map((r) => [r.id, [r.display_name, r.deleted_at !== null]]))).toEqual({ [hire.id]: ['Delta Hire', false], [renamed.id]: ['Renamed Person', false], [leaver.id]: [expect.any(String), true] });
+    const rows = await rt.db
+      .selectFrom('directory_users')
+      .select(['id', 'display_name', 'deleted_at'])
+      .where('id', 'in', [hire.id, renamed.id, leaver.id])
+      .execute();
+    expect(Object.fromEntries(rows.map((r) => [r.id, [r.display_name, r.deleted_at !== null]]))).toEqual({
+      [hire.id]: ['Delta Hire', false],
+      [renamed.id]: ['Renamed Person', false],
+      [leaver.id]: [expect.any(String), true],
+    });
 
     // The upstream forgets the sync state (410 syncStateNotFound): the same run reads everything and still agrees.
     ctl.expireDeltaTokens(w.tenant.id);
@@ -212,7 +238,9 @@ describe('collection reliability', () => {
     await verifyStoredIntegration(rt, integrationId);
     await rt.close();
     const dir = rt.config.dataDir;
-    const files = [...readdirSync(dir).map((f) => join(dir, f)), ...readdirSync(join(dir, 'logs')).map((f) => join(dir, 'logs', f))].filter((f) => !f.endsWith('logs'));
+    const files = [...readdirSync(dir).map((f) => join(dir, f)), ...readdirSync(join(dir, 'logs')).map((f) => join(dir, 'logs', f))].filter(
+      (f) => !f.endsWith('logs'),
+    );
     expect(files.some((f) => f.endsWith('vigil.db'))).toBe(true);
     expect(files.some((f) => f.endsWith('vigil.log'))).toBe(true);
     const logs = readFileSync(join(dir, 'logs', 'vigil.log'), 'utf8');

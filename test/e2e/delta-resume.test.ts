@@ -27,7 +27,9 @@ describe.each(DIALECTS)('a collection stopped after a checkpoint and resumed (%s
     store = await freshStore(dialect);
     // Five users a Graph page: the users round spans several pages, so a stop can land inside it.
     rt = await w.runtime(store.dataDir, { ...store.env, VIGIL_GRAPH_PAGE_SIZE: '5' });
-    ({ integration: { id: integrationId } } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret }));
+    ({
+      integration: { id: integrationId },
+    } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret }));
     await collectIntegration(rt, integrationId);
   });
   afterAll(async () => {
@@ -56,7 +58,16 @@ describe.each(DIALECTS)('a collection stopped after a checkpoint and resumed (%s
     const t = groundTruth(w.tenant);
     return { users: t.users, groups: t.groups, memberships: t.memberships, powerBiWorkspaces: w.tenant.powerBi!.workspaces.length };
   };
-  const deletedUsers = async () => (await rt.db.selectFrom('directory_users').select('id').where('integration_id', '=', integrationId).where('deleted_at', 'is not', null).orderBy('id').execute()).map((r) => r.id);
+  const deletedUsers = async () =>
+    (
+      await rt.db
+        .selectFrom('directory_users')
+        .select('id')
+        .where('integration_id', '=', integrationId)
+        .where('deleted_at', 'is not', null)
+        .orderBy('id')
+        .execute()
+    ).map((r) => r.id);
 
   it('killed right after its delta round of users checkpointed done: the resumed run marks deleted only the leaver', async () => {
     const ctl = w.emulator.control;
@@ -82,22 +93,35 @@ describe.each(DIALECTS)('a collection stopped after a checkpoint and resumed (%s
     const stopped = await stoppedAfter('users', 2);
     const users = stopped.checkpoints.find((c) => c.stream === 'users')!;
     expect([users.status, users.read_mode, users.cursor === null]).toEqual(['in_progress', 'full', false]);
-    expect(await rt.db.selectFrom('stream_states').select('stream').where('integration_id', '=', integrationId).where('stream', '=', 'users').execute()).toEqual([]);
+    expect(
+      await rt.db.selectFrom('stream_states').select('stream').where('integration_id', '=', integrationId).where('stream', '=', 'users').execute(),
+    ).toEqual([]);
 
     const resumed = await collectIntegration(rt, integrationId);
     expect(resumed.runId).toBe(stopped.runId);
     expect(resumed.streams.users.incrementalSlices ?? 0).toBe(0);
     expect(await live()).toEqual(truth());
     // The full round's end stored the next delta link, from the resumed run.
-    const link = await rt.db.selectFrom('stream_states').select('run_id').where('integration_id', '=', integrationId).where('stream', '=', 'users').executeTakeFirst();
+    const link = await rt.db
+      .selectFrom('stream_states')
+      .select('run_id')
+      .where('integration_id', '=', integrationId)
+      .where('stream', '=', 'users')
+      .executeTakeFirst();
     expect(link?.run_id).toBe(stopped.runId);
   });
 
   it('`full` brings back rows an earlier version wrongly marked deleted, a resumed run included, and reads everything from the start', async () => {
     // What an interrupted run of an earlier version left: the directory and the Power BI estate marked deleted.
     const at = new Date().toISOString();
-    for (const table of ['directory_users', 'directory_groups', 'group_memberships'] as const) await rt.db.updateTable(table).set({ deleted_at: at }).where('integration_id', '=', integrationId).execute();
-    await rt.db.updateTable('estate_objects').set({ deleted_at: at }).where('integration_id', '=', integrationId).where('stream', '=', 'powerBiWorkspaces').execute();
+    for (const table of ['directory_users', 'directory_groups', 'group_memberships'] as const)
+      await rt.db.updateTable(table).set({ deleted_at: at }).where('integration_id', '=', integrationId).execute();
+    await rt.db
+      .updateTable('estate_objects')
+      .set({ deleted_at: at })
+      .where('integration_id', '=', integrationId)
+      .where('stream', '=', 'powerBiWorkspaces')
+      .execute();
     expect(await live()).toEqual({ users: 0, groups: 0, memberships: 0, powerBiWorkspaces: 0 });
 
     // A plain run reads by delta: nothing changed upstream, nothing comes back. Stop it after that round of users.
@@ -110,7 +134,9 @@ describe.each(DIALECTS)('a collection stopped after a checkpoint and resumed (%s
     expect([full.resumed, full.runId]).toEqual([true, stopped.runId]);
     for (const s of ['users', 'groups', 'memberships', 'powerBiWorkspaces'] as const) expect(full.streams[s].incrementalSlices ?? 0, s).toBe(0);
     expect(await live()).toEqual(truth());
-    const modes = (await listCheckpoints(rt.db, stopped.runId)).filter((c) => ['users', 'groups', 'memberships', 'powerBiWorkspaces'].includes(c.stream)).map((c) => `${c.stream}:${c.read_mode}`);
+    const modes = (await listCheckpoints(rt.db, stopped.runId))
+      .filter((c) => ['users', 'groups', 'memberships', 'powerBiWorkspaces'].includes(c.stream))
+      .map((c) => `${c.stream}:${c.read_mode}`);
     expect(modes.sort()).toEqual(['groups:full', 'memberships:full', 'powerBiWorkspaces:full', 'users:full']);
 
     // And a `full` run from scratch does the same, then the next plain run reads by delta again (a new link).
@@ -127,7 +153,8 @@ describe.each(DIALECTS)('a collection stopped after a checkpoint and resumed (%s
     // The damage as an interrupted run of an earlier version left it: the directory marked deleted, delta links kept
     // (so every later delta round saw no change and left it so).
     const at = new Date().toISOString();
-    for (const table of ['directory_users', 'directory_groups', 'group_memberships'] as const) await rt.db.updateTable(table).set({ deleted_at: at }).where('integration_id', '=', integrationId).execute();
+    for (const table of ['directory_users', 'directory_groups', 'group_memberships'] as const)
+      await rt.db.updateTable(table).set({ deleted_at: at }).where('integration_id', '=', integrationId).execute();
     expect(await rt.db.selectFrom('stream_states').select('stream').where('integration_id', '=', integrationId).execute()).not.toEqual([]);
     await m0011.down(rt.db);
     await m0011.up(rt.db);

@@ -37,9 +37,27 @@ describe('environment settings (Dataverse organization: content security policy)
   let rt: Runtime;
   let integrationId: string;
   beforeAll(async () => {
-    w = await world({ seed: 'env-settings-e2e', sizes: { users: 12, guests: 1, groups: 2, environments: 5, agents: 2, powerBiWorkspaces: 0, apps: 0, flows: 0, connectors: 0, connections: 0, foundryAccounts: 0, agentComponentsPerAgent: 0 } });
+    w = await world({
+      seed: 'env-settings-e2e',
+      sizes: {
+        users: 12,
+        guests: 1,
+        groups: 2,
+        environments: 5,
+        agents: 2,
+        powerBiWorkspaces: 0,
+        apps: 0,
+        flows: 0,
+        connectors: 0,
+        connections: 0,
+        foundryAccounts: 0,
+        agentComponentsPerAgent: 0,
+      },
+    });
     rt = await w.runtime();
-    ({ integration: { id: integrationId } } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret }));
+    ({
+      integration: { id: integrationId },
+    } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret }));
   }, 60_000);
   afterAll(async () => w.close());
 
@@ -59,7 +77,8 @@ describe('environment settings (Dataverse organization: content security policy)
     await evaluateIntegration(rt.db, integration, { checks: [check] });
     const results = (await listCheckResults(rt.db, integrationId)).filter((r) => r.check_id === check.metadata.id);
     const byEnv = Object.fromEntries(results.map((r) => [r.resource_id, r.status]));
-    for (const [env, row] of Object.entries(truth.readable)) expect(byEnv[env], env).toBe(row.iscontentsecuritypolicyenabled && row.iscontentsecuritypolicyenabledforcanvas ? 'pass' : 'fail');
+    for (const [env, row] of Object.entries(truth.readable))
+      expect(byEnv[env], env).toBe(row.iscontentsecuritypolicyenabled && row.iscontentsecuritypolicyenabledforcanvas ? 'pass' : 'fail');
     expect(results.filter((r) => r.status === 'not_evaluated')).toHaveLength(truth.unreadableEnvironments);
   }, 60_000);
 
@@ -80,7 +99,12 @@ describe('environment settings (Dataverse organization: content security policy)
     expect(now).toEqual(truthAttrs(w));
     expect(now[locked.name]).toBeDefined();
     expect(now[readableEnvs[0]!]?.cspReportUri).toBe('https://csp.changed.example.org/report');
-    const deleted = await rt.db.selectFrom('estate_objects').select('id').where('stream', '=', 'environmentSettings').where('deleted_at', 'is not', null).execute();
+    const deleted = await rt.db
+      .selectFrom('estate_objects')
+      .select('id')
+      .where('stream', '=', 'environmentSettings')
+      .where('deleted_at', 'is not', null)
+      .execute();
     expect(deleted.map((d) => d.id)).toEqual([removedEnv]);
   }, 60_000);
 });

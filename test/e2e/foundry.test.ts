@@ -12,10 +12,27 @@ describe('Azure AI Foundry inventory through ARM', () => {
   let rt: Runtime;
   let integrationId: string;
   beforeAll(async () => {
-    w = await world({ seed: 'foundry-e2e', sizes: { users: 10, guests: 1, groups: 2, environments: 1, agents: 2, powerBiWorkspaces: 0, apps: 0, flows: 0, connections: 0, foundryAccounts: 7, azureSubscriptions: 2 } });
+    w = await world({
+      seed: 'foundry-e2e',
+      sizes: {
+        users: 10,
+        guests: 1,
+        groups: 2,
+        environments: 1,
+        agents: 2,
+        powerBiWorkspaces: 0,
+        apps: 0,
+        flows: 0,
+        connections: 0,
+        foundryAccounts: 7,
+        azureSubscriptions: 2,
+      },
+    });
     w.tenant.azure!.pageSize = 2; // exercise nextLink paging
     rt = await w.runtime();
-    ({ integration: { id: integrationId } } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret }));
+    ({
+      integration: { id: integrationId },
+    } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret }));
   }, 60_000);
   afterAll(async () => w.close());
 
@@ -26,7 +43,9 @@ describe('Azure AI Foundry inventory through ARM', () => {
     expect(run.errors.filter((e) => e.stream.startsWith('foundry'))).toEqual([]);
     const accounts = await listEstateObjects<FoundryAccountAttrs>(rt.db, integrationId, 'foundryAccounts');
     expect(accounts).toHaveLength(truth.accounts);
-    expect(accounts.filter((a) => a.attrs.publicNetworkAccess === 'Enabled' && a.attrs.disableLocalAuth === false)).toHaveLength(truth.accountsPublicWithLocalAuth);
+    expect(accounts.filter((a) => a.attrs.publicNetworkAccess === 'Enabled' && a.attrs.disableLocalAuth === false)).toHaveLength(
+      truth.accountsPublicWithLocalAuth,
+    );
     expect(await listEstateObjects(rt.db, integrationId, 'foundryProjects')).toHaveLength(truth.projects);
     const deployments = await listEstateObjects<FoundryDeploymentAttrs>(rt.db, integrationId, 'foundryDeployments');
     expect(deployments).toHaveLength(truth.deployments);

@@ -31,7 +31,9 @@ describe('Graph estate collection', () => {
   beforeAll(async () => {
     w = await world({ seed: 'graph-estate', sizes });
     rt = await w.runtime(undefined, env);
-    ({ integration: { id: integrationId } } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret }));
+    ({
+      integration: { id: integrationId },
+    } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret }));
   });
   afterAll(async () => w.close());
 
@@ -42,7 +44,13 @@ describe('Graph estate collection', () => {
     // 20 users per $batch slice.
     expect(run.streams.teamsApps.slices).toBe(Math.ceil(w.tenant.users.length / 20));
     const kinds = await rt.db.selectFrom('group_memberships').select('member_type').where('deleted_at', 'is', null).execute();
-    expect(new Set(kinds.map((k) => k.member_type))).toEqual(new Set(Object.entries(groundTruth(w.tenant).membershipsByKind).filter(([, n]) => n > 0).map(([k]) => k)));
+    expect(new Set(kinds.map((k) => k.member_type))).toEqual(
+      new Set(
+        Object.entries(groundTruth(w.tenant).membershipsByKind)
+          .filter(([, n]) => n > 0)
+          .map(([k]) => k),
+      ),
+    );
     const apps = await rt.db.selectFrom('estate_objects').select(['attrs', 'slice_key']).where('stream', '=', 'teamsApps').execute();
     const methods = new Set(apps.map((a) => (JSON.parse(a.attrs) as { distributionMethod: string }).distributionMethod));
     expect(methods).toEqual(new Set(['store', 'organization', 'sideloaded']));
@@ -86,7 +94,8 @@ describe('Graph estate collection', () => {
     const run = await collectIntegration(rt, integrationId);
     expect(run.streams.memberships.incrementalSlices).toBe(1);
     expect(g3Members).toBeGreaterThan(0);
-    const membership = (g: string, m: string) => rt.db.selectFrom('group_memberships').select('deleted_at').where('group_id', '=', g).where('member_id', '=', m).executeTakeFirstOrThrow();
+    const membership = (g: string, m: string) =>
+      rt.db.selectFrom('group_memberships').select('deleted_at').where('group_id', '=', g).where('member_id', '=', m).executeTakeFirstOrThrow();
     const checkMemberships = async () => {
       expect((await membership(g1.id, newcomer.id)).deleted_at).toBeNull();
       expect((await membership(g2.id, leaving)).deleted_at).not.toBeNull();
@@ -101,7 +110,8 @@ describe('Graph estate collection', () => {
     expect(full.streams.memberships.incrementalSlices ?? 0).toBe(0);
     expect(await stored()).toEqual(expected());
     await checkMemberships();
-    const estateRow = (stream: string, id: string) => rt.db.selectFrom('estate_objects').select('deleted_at').where('stream', '=', stream).where('id', '=', id).executeTakeFirstOrThrow();
+    const estateRow = (stream: string, id: string) =>
+      rt.db.selectFrom('estate_objects').select('deleted_at').where('stream', '=', stream).where('id', '=', id).executeTakeFirstOrThrow();
     expect((await estateRow('externalConnections', removedConnection.id)).deleted_at).not.toBeNull();
     const installId = (userId: string, appId: string) => `${userId}/${Buffer.from(`${userId}##${appId}`).toString('base64')}`;
     expect((await estateRow('teamsApps', installId(uninstaller.id, uninstalled))).deleted_at).not.toBeNull();
@@ -113,7 +123,14 @@ describe('Graph estate collection', () => {
     const { integration } = await addCustomerAppIntegration(fresh, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
     w.emulator.control.faults(); // counters start from here
     const before = w.emulator.control.faults().counters.total;
-    w.emulator.control.setFaults({ rate: 0.3, kinds: ['429', '429-fractional'], seed: 11, services: ['graph'], match: '/installedApps', maxRetryAfterSeconds: 0.3 });
+    w.emulator.control.setFaults({
+      rate: 0.3,
+      kinds: ['429', '429-fractional'],
+      seed: 11,
+      services: ['graph'],
+      match: '/installedApps',
+      maxRetryAfterSeconds: 0.3,
+    });
     try {
       const run = await collectIntegration(fresh, integration.id);
       expect(run.errors.filter((e) => e.stream === 'teamsApps')).toEqual([]);

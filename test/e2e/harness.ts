@@ -88,9 +88,17 @@ export async function dumpDatabase(db: Kysely<Database>): Promise<Record<string,
     let q = (db as any).selectFrom(table).selectAll();
     for (const o of order) q = q.orderBy(o);
     const rows = (await q.execute()) as Record<string, unknown>[];
-    out[table] = rows.map(({ integration_id: _i, first_seen_at: _f, last_seen_at: _l, last_seen_run: _r, deleted_at, ...rest }) => ({ ...rest, deleted: deleted_at !== null }));
+    out[table] = rows.map(({ integration_id: _i, first_seen_at: _f, last_seen_at: _l, last_seen_run: _r, deleted_at, ...rest }) => ({
+      ...rest,
+      deleted: deleted_at !== null,
+    }));
   }
-  out.check_results = await db.selectFrom('check_results').select(['check_id', 'resource_id', 'status', 'reason']).orderBy('check_id').orderBy('resource_id').execute();
+  out.check_results = await db
+    .selectFrom('check_results')
+    .select(['check_id', 'resource_id', 'status', 'reason'])
+    .orderBy('check_id')
+    .orderBy('resource_id')
+    .execute();
   out.findings = await db.selectFrom('findings').select(['check_id', 'resource_id', 'status', 'severity']).orderBy('check_id').orderBy('resource_id').execute();
   return out;
 }

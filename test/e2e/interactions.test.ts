@@ -38,7 +38,9 @@ describe('Copilot interaction history collection and content inspection', () => 
   beforeAll(async () => {
     w = await world({ seed: 'copilot-e2e', sizes: SIZES });
     rt = await w.runtime();
-    ({ integration: { id: integrationId } } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret }));
+    ({
+      integration: { id: integrationId },
+    } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret }));
   });
   afterAll(async () => w.close());
 

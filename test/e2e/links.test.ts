@@ -43,8 +43,23 @@ describe('a bearer token never follows a link to another host', () => {
     w = await world({
       seed: 'foreign-links',
       sizes: {
-        users: 20, guests: 2, groups: 3, environments: 2, agents: 4, powerBiWorkspaces: 8, apps: 3, flows: 2, connectors: 1, connections: 2,
-        azureSubscriptions: 1, foundryAccounts: 3, foundryProjects: 1, foundryDeployments: 1, externalConnections: 2, teamsAppsPerUser: 12, teamsAppCatalog: 14,
+        users: 20,
+        guests: 2,
+        groups: 3,
+        environments: 2,
+        agents: 4,
+        powerBiWorkspaces: 8,
+        apps: 3,
+        flows: 2,
+        connectors: 1,
+        connections: 2,
+        azureSubscriptions: 1,
+        foundryAccounts: 3,
+        foundryProjects: 1,
+        foundryDeployments: 1,
+        externalConnections: 2,
+        teamsAppsPerUser: 12,
+        teamsAppCatalog: 14,
       },
     });
     // Vigil trusts the emulator's CA and the foreign host's: only the link policy stands between its tokens and that host.
@@ -63,7 +78,10 @@ describe('a bearer token never follows a link to another host', () => {
     await w?.close();
     await foreign?.close();
     // The figures of the closing note: kinds tried, links handed out, tokens received by the foreign host.
-    console.info(`foreign links: ${tally.length} kinds, ${tally.reduce((n, t) => n + t.links, 0)} links tried, ${tally.reduce((n, t) => n + t.tokens, 0)} tokens leaked`, tally);
+    console.info(
+      `foreign links: ${tally.length} kinds, ${tally.reduce((n, t) => n + t.links, 0)} links tried, ${tally.reduce((n, t) => n + t.tokens, 0)} tokens leaked`,
+      tally,
+    );
   });
 
   async function fresh(env: Record<string, string> = {}, store?: TestStore): Promise<{ rt: Runtime; integrationId: string; dataDir: string }> {
@@ -167,13 +185,23 @@ describe('a bearer token never follows a link to another host', () => {
     const first = await collectIntegration(rt, integrationId);
     expect(first.errors.filter((e) => e.stream === 'users')).toEqual([]);
     const planted = `${foreign.origin}/graph/v1.0/users/delta?$deltatoken=planted-by-an-attacker`;
-    const updated = await rt.db.updateTable('stream_states').set({ delta_link: planted }).where('integration_id', '=', integrationId).where('stream', '=', 'users').executeTakeFirst();
+    const updated = await rt.db
+      .updateTable('stream_states')
+      .set({ delta_link: planted })
+      .where('integration_id', '=', integrationId)
+      .where('stream', '=', 'users')
+      .executeTakeFirst();
     expect(Number(updated.numUpdatedRows)).toBe(1);
 
     let run!: CollectResult;
-    await attack(`stored graph @odata.deltaLink (${dialect})`, [], async () => {
-      run = await collectIntegration(rt, integrationId);
-    }, 1);
+    await attack(
+      `stored graph @odata.deltaLink (${dialect})`,
+      [],
+      async () => {
+        run = await collectIntegration(rt, integrationId);
+      },
+      1,
+    );
     expectRefused(streamError(run, 'users'), /Microsoft Graph/);
     // The refused link is dropped, not kept for the next run or copied into the slice's checkpoint.
     await expectNothingForeignStored(rt, dataDir);
@@ -209,10 +237,15 @@ describe('a bearer token never follows a link to another host', () => {
     const { rt, integrationId } = await fresh();
     const ctx = streamContext(rt, credentialsFor(rt, await getIntegration(rt.db, integrationId)));
     const requests = w.emulator.control.requests().length;
-    await attack('stored dataverse instanceUrl', [], async () => {
-      const pages = agentsStream.read(ctx, environmentSlice({ id: 'planted-environment', dataverse_url: `${foreign.origin}/dataverse/org/` })!, null);
-      await expect(pages.next()).rejects.toMatchObject({ code: 'FOREIGN_LINK', message: expect.stringMatching(/Dataverse/) });
-    }, 1);
+    await attack(
+      'stored dataverse instanceUrl',
+      [],
+      async () => {
+        const pages = agentsStream.read(ctx, environmentSlice({ id: 'planted-environment', dataverse_url: `${foreign.origin}/dataverse/org/` })!, null);
+        await expect(pages.next()).rejects.toMatchObject({ code: 'FOREIGN_LINK', message: expect.stringMatching(/Dataverse/) });
+      },
+      1,
+    );
     // Not even a token request: the audience would have been the foreign host.
     expect(w.emulator.control.requests().slice(requests)).toEqual([]);
   });
@@ -250,9 +283,13 @@ describe('a bearer token never follows a link to another host', () => {
   it('Power BI continuationUri of the widely shared artifacts', async () => {
     const { rt, integrationId, dataDir } = await fresh();
     let run!: CollectResult;
-    await attack('powerBi widelyShared continuationUri', [{ service: 'powerBi', field: 'continuationUri', origin: foreign.origin, match: '/widelySharedArtifacts' }], async () => {
-      run = await collectIntegration(rt, integrationId);
-    });
+    await attack(
+      'powerBi widelyShared continuationUri',
+      [{ service: 'powerBi', field: 'continuationUri', origin: foreign.origin, match: '/widelySharedArtifacts' }],
+      async () => {
+        run = await collectIntegration(rt, integrationId);
+      },
+    );
     expectRefused(streamError(run, 'powerBiSharedLinks'), /Power BI.*continuationUri/);
     await expectNothingForeignStored(rt, dataDir);
   });
@@ -271,10 +308,14 @@ describe('a bearer token never follows a link to another host', () => {
   it('Power BI continuationUri of the activity events', async () => {
     const { rt, integrationId, dataDir } = await fresh();
     let outcome!: { status: string; code?: string; reason?: string };
-    await attack('powerBi activityevents continuationUri', [{ service: 'powerBi', field: 'continuationUri', origin: foreign.origin, match: '/activityevents' }], async () => {
-      const r = await ingestAudit(rt, integrationId, { now: new Date(T), initialLookbackHours: 6, contentTypes: [] });
-      outcome = r.contentTypes[POWER_BI_SOURCE]!;
-    });
+    await attack(
+      'powerBi activityevents continuationUri',
+      [{ service: 'powerBi', field: 'continuationUri', origin: foreign.origin, match: '/activityevents' }],
+      async () => {
+        const r = await ingestAudit(rt, integrationId, { now: new Date(T), initialLookbackHours: 6, contentTypes: [] });
+        outcome = r.contentTypes[POWER_BI_SOURCE]!;
+      },
+    );
     expect(outcome.status).toBe('error');
     expectRefused(outcome, /Power BI.*continuationUri/);
     await expectNothingForeignStored(rt, dataDir);

@@ -39,7 +39,12 @@ describe('Mode B: managed-app consent, registration, environment access', () => 
     rt = await createRuntime({
       dataDir: mkdtempSync(join(tmpdir(), 'vigil-data-')),
       cloud: loadCustomProfile(endpointsFile),
-      env: { ...TEST_ENV, VIGIL_MANAGED_APP_CLIENT_ID: managed.appId, VIGIL_MANAGED_APP_CLIENT_SECRET: managed.clientSecret, VIGIL_CONSENT_REDIRECT_URI: REDIRECT },
+      env: {
+        ...TEST_ENV,
+        VIGIL_MANAGED_APP_CLIENT_ID: managed.appId,
+        VIGIL_MANAGED_APP_CLIENT_SECRET: managed.clientSecret,
+        VIGIL_CONSENT_REDIRECT_URI: REDIRECT,
+      },
     });
   });
   afterAll(async () => {
@@ -60,7 +65,10 @@ describe('Mode B: managed-app consent, registration, environment access', () => 
 
   it('refuses an integration before consent, naming the proof to make', async () => {
     const sp = randomUUID();
-    await expect(addManagedAppIntegration(rt, { tenantId: t1.id, spObjectId: sp })).rejects.toMatchObject({ code: 'TENANT_NOT_PROVEN', remediation: expect.stringMatching(/consent-url/) });
+    await expect(addManagedAppIntegration(rt, { tenantId: t1.id, spObjectId: sp })).rejects.toMatchObject({
+      code: 'TENANT_NOT_PROVEN',
+      remediation: expect.stringMatching(/consent-url/),
+    });
   });
 
   it('resolves a primary domain and refuses the domain of another tenant', async () => {
@@ -102,7 +110,12 @@ describe('Mode B: managed-app consent, registration, environment access', () => 
     await expect(addManagedAppIntegration(rt, { tenantId: t1.id, spObjectId: randomUUID() })).rejects.toMatchObject({ code: 'OBJECT_ID_MISMATCH' });
     const sp = t1.apps.find((a) => a.appId === managed.appId)!;
     expect(sp.servicePrincipalObjectId).not.toBe(managed.appId);
-    const { integration, report } = await addManagedAppIntegration(rt, { tenantId: t1.id, spObjectId: sp.servicePrincipalObjectId, primaryDomain: t1.domains[0], name: 'Fabrikam' });
+    const { integration, report } = await addManagedAppIntegration(rt, {
+      tenantId: t1.id,
+      spObjectId: sp.servicePrincipalObjectId,
+      primaryDomain: t1.domains[0],
+      name: 'Fabrikam',
+    });
     expect(report).toMatchObject({ verified: true, permissionList: 'quick', servicePrincipalObjectId: sp.servicePrincipalObjectId });
     expect(report.managementApp.registered).toBe(false);
     const steps = setupSteps(integration, report);
@@ -122,12 +135,19 @@ describe('Mode B: managed-app consent, registration, environment access', () => 
   it('registration: MFA blocks the password grant, a user without the platform role is refused, the device code registers', async () => {
     const accounts = tenantAccounts(t1);
     const base = { tenantId: t1.id, applicationId: managed.appId };
-    await expect(registerManagementApp(rt, { ...base, signIn: { kind: 'password', username: accounts.mfaUser!.userPrincipalName, password: accounts.mfaUser!.password } })).rejects.toMatchObject({
+    await expect(
+      registerManagementApp(rt, { ...base, signIn: { kind: 'password', username: accounts.mfaUser!.userPrincipalName, password: accounts.mfaUser!.password } }),
+    ).rejects.toMatchObject({
       code: 'AADSTS50076',
       message: expect.stringMatching(/Multi-factor authentication or Conditional Access/),
       remediation: expect.stringMatching(/device-code/),
     });
-    await expect(registerManagementApp(rt, { ...base, signIn: { kind: 'password', username: accounts.ordinaryUser!.userPrincipalName, password: accounts.ordinaryUser!.password } })).rejects.toMatchObject({
+    await expect(
+      registerManagementApp(rt, {
+        ...base,
+        signIn: { kind: 'password', username: accounts.ordinaryUser!.userPrincipalName, password: accounts.ordinaryUser!.password },
+      }),
+    ).rejects.toMatchObject({
       code: 'ADMIN_ROLE_MISSING',
       remediation: expect.stringMatching(/Power Platform Administrator/),
     });
@@ -169,7 +189,12 @@ describe('Mode B: managed-app consent, registration, environment access', () => 
     const accounts = tenantAccounts(t1);
     const canaries = [managed.clientSecret, accounts.mfaUser!.password, accounts.ordinaryUser!.password, accounts.powerPlatformAdmin!.password];
     const dir = rt.config.dataDir;
-    const files = [...readdirSync(dir).filter((f) => f.startsWith('vigil.db')).map((f) => join(dir, f)), join(dir, 'logs', 'vigil.log')];
+    const files = [
+      ...readdirSync(dir)
+        .filter((f) => f.startsWith('vigil.db'))
+        .map((f) => join(dir, f)),
+      join(dir, 'logs', 'vigil.log'),
+    ];
     for (const f of files) {
       const bytes = readFileSync(f);
       for (const c of canaries) expect(bytes.includes(Buffer.from(c)), `${c.slice(0, 3)}… in ${f}`).toBe(false);

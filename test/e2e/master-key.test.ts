@@ -26,7 +26,24 @@ describe('lost master key', () => {
     const first = await vigil(['integrations', 'list', '--json'], env);
     expect(first.code, first.stderr).toBe(0);
     expect(statSync(keyFile()).mode & 0o777).toBe(0o600);
-    const add = await vigil(['integrations', 'add', '--mode', 'customer-app', '--tenant-id', w.tenant.id, '--client-id', w.app.appId, '--client-secret-stdin', '--name', 'Contoso', '--json'], env, `${w.secret}\n`);
+    const add = await vigil(
+      [
+        'integrations',
+        'add',
+        '--mode',
+        'customer-app',
+        '--tenant-id',
+        w.tenant.id,
+        '--client-id',
+        w.app.appId,
+        '--client-secret-stdin',
+        '--name',
+        'Contoso',
+        '--json',
+      ],
+      env,
+      `${w.secret}\n`,
+    );
     expect(add.code, add.stderr).toBe(0);
     const original = readFileSync(keyFile(), 'utf8');
 

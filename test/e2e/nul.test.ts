@@ -60,14 +60,22 @@ describe('U+0000 from upstream on PostgreSQL', () => {
     );
     const r = await ingestAudit(rt, integration, { now: new Date(T), initialLookbackHours: 3, contentTypes: ['Audit.General'], powerBi: false });
     expect(r.contentTypes['Audit.General']!.status, JSON.stringify(r).slice(0, 600)).toBe('ok');
-    const rows = await rt.db.selectFrom('audit_events').select(['id', 'user_id', 'operation', 'raw_segment_id', 'raw_index']).where('id', 'in', planted!.ids).orderBy('raw_index').execute();
+    const rows = await rt.db
+      .selectFrom('audit_events')
+      .select(['id', 'user_id', 'operation', 'raw_segment_id', 'raw_index'])
+      .where('id', 'in', planted!.ids)
+      .orderBy('raw_index')
+      .execute();
     expect(rows.map((e) => e.id)).toEqual(planted!.ids);
     expect(rows[1]).toMatchObject({ user_id: `mallory${NUL_REPLACEMENT}@contoso.test`, operation: `File${NUL_REPLACEMENT}Accessed` });
     const cursor = await getCursor(rt.db, integration, 'Audit.General');
     expect(cursor!.last_error).toBeNull();
     expect(Date.parse(cursor!.cursor_time)).toBeGreaterThan(T - 60 * 60_000);
     const segment = await rt.db.selectFrom('audit_raw_segments').select(['codec', 'data']).where('id', '=', rows[1]!.raw_segment_id).executeTakeFirstOrThrow();
-    expect(decodeSegment(segment.codec, segment.data)[rows[1]!.raw_index]).toMatchObject({ UserId: `mallory${NUL}@contoso.test`, ObjectId: `https://contoso.sharepoint.com/${NUL}` });
+    expect(decodeSegment(segment.codec, segment.data)[rows[1]!.raw_index]).toMatchObject({
+      UserId: `mallory${NUL}@contoso.test`,
+      ObjectId: `https://contoso.sharepoint.com/${NUL}`,
+    });
   }, 120_000);
 });
 

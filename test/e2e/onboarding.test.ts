@@ -46,7 +46,9 @@ describe('Mode A onboarding against the emulator', () => {
 
   it('says the secret VALUE is needed when the secret is wrong (AADSTS7000215), and saves nothing', async () => {
     const rt = await w.runtime();
-    const e = await rejection(addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: 'Xy7Q~this-is-the-wrong-secret-value-000000' }));
+    const e = await rejection(
+      addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: 'Xy7Q~this-is-the-wrong-secret-value-000000' }),
+    );
     expect(e.code).toBe('AADSTS7000215');
     expect(e.field).toBe('--client-secret');
     expect(e.message).toMatch(/secret VALUE, not the secret ID/);
@@ -113,26 +115,40 @@ describe('permission gaps are "not evaluated", never passes', () => {
     await evaluateIntegration(rt.db, await getIntegration(rt.db, integration.id));
     const all = await listCheckResults(rt.db, integration.id);
     // Every check that reads Power Platform or Copilot Studio data says why it could not look — never a pass.
-    const dependent = all.filter((r) => /^(agent_|pp_)/.test(r.check_id) || ['environment_agents_not_readable', 'guest_owns_agent', 'guest_owns_app', 'guest_owns_flow'].includes(r.check_id));
+    const dependent = all.filter(
+      (r) =>
+        /^(agent_|pp_)/.test(r.check_id) || ['environment_agents_not_readable', 'guest_owns_agent', 'guest_owns_app', 'guest_owns_flow'].includes(r.check_id),
+    );
     expect(new Set(dependent.map((r) => r.check_id)).size).toBeGreaterThanOrEqual(25);
     expect(dependent.filter((r) => !(r.status === 'not_evaluated' && r.resource_type === 'tenant'))).toEqual([]);
     expect(dependent.filter((r) => !/management application|environments stream failed/.test(r.reason ?? ''))).toEqual([]);
-    expect(all.find((r) => r.check_id === 'integration_not_management_app')).toMatchObject({ status: 'fail', reason: expect.stringMatching(/not a Power Platform admin management application/) });
+    expect(all.find((r) => r.check_id === 'integration_not_management_app')).toMatchObject({
+      status: 'fail',
+      reason: expect.stringMatching(/not a Power Platform admin management application/),
+    });
     await w.close();
   });
 
-  it('with the step-by-step list: users and groups collected, the quick list\'s extras reported missing', async () => {
+  it("with the step-by-step list: users and groups collected, the quick list's extras reported missing", async () => {
     w = await world({ seed: 'step', sizes: { users: 20, guests: 2, groups: 4, environments: 3, agents: 12 }, permissions: 'step-by-step' });
     const rt = await w.runtime();
     const { report } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
     expect(report.permissionList).toBe('step-by-step');
     expect(report.capabilities.find((c) => c.id === 'directory.groups')).toMatchObject({ status: 'granted', grantedBy: 'Group.Read.All' });
-    expect(report.missingPermissions.map((m) => m.permission).sort()).toEqual(['AiEnterpriseInteraction.Read.All', 'ExternalConnection.Read.All', 'TeamsAppInstallation.ReadForUser.All']);
+    expect(report.missingPermissions.map((m) => m.permission).sort()).toEqual([
+      'AiEnterpriseInteraction.Read.All',
+      'ExternalConnection.Read.All',
+      'TeamsAppInstallation.ReadForUser.All',
+    ]);
     await w.close();
   });
 
   it('without User.Read.All: users are not collected and agent owners are not evaluated', async () => {
-    w = await world({ seed: 'nousers', sizes: { users: 20, guests: 2, groups: 4, environments: 3, agents: 12 }, permissions: ['GroupMember.Read.All', 'ActivityFeed.Read', 'Tenant.Read.All'] });
+    w = await world({
+      seed: 'nousers',
+      sizes: { users: 20, guests: 2, groups: 4, environments: 3, agents: 12 },
+      permissions: ['GroupMember.Read.All', 'ActivityFeed.Read', 'Tenant.Read.All'],
+    });
     const rt = await w.runtime();
     const { integration, report } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
     expect(report.missingPermissions).toContainEqual({ api: 'Microsoft Graph', permission: 'User.Read.All', capability: 'directory.users' });
@@ -140,7 +156,9 @@ describe('permission gaps are "not evaluated", never passes', () => {
     expect(run.errors).toContainEqual(expect.objectContaining({ stream: 'users', code: 'MISSING_PERMISSION' }));
     expect(run.streams.groups.records).toBe(w.truth.groups);
     await evaluateIntegration(rt.db, await getIntegration(rt.db, integration.id));
-    const owner = (await listCheckResults(rt.db, integration.id)).filter((r) => r.check_id === 'agent_owner_disabled_or_missing' && r.resource_type === 'agent');
+    const owner = (await listCheckResults(rt.db, integration.id)).filter(
+      (r) => r.check_id === 'agent_owner_disabled_or_missing' && r.resource_type === 'agent',
+    );
     expect(owner.length).toBeGreaterThan(0);
     // Owners that exist in Dataverse can only be judged against the directory, which Vigil could not read.
     expect(owner.filter((r) => r.status === 'pass' && r.reason === null)).toEqual([]);

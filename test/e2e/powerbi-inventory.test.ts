@@ -41,7 +41,9 @@ function expected(t: PowerBiInventoryTruth): Collected {
 
 /** Power BI requests of the log, as `METHOD /path-after-admin`. */
 function powerBiCalls(entries: RequestLogEntry[]): string[] {
-  return entries.filter((e) => e.service === 'powerBi').map((e) => `${e.method} ${e.path.replace(/^\/powerbi\/v1\.0\/myorg\/admin\//, '').replace(/\?.*$/, '')}`);
+  return entries
+    .filter((e) => e.service === 'powerBi')
+    .map((e) => `${e.method} ${e.path.replace(/^\/powerbi\/v1\.0\/myorg\/admin\//, '').replace(/\?.*$/, '')}`);
 }
 
 describe('Power BI inventory through the scanner APIs', () => {
@@ -52,14 +54,20 @@ describe('Power BI inventory through the scanner APIs', () => {
   beforeAll(async () => {
     w = await world({ seed: 'pbi-inventory', sizes: { users: 12, guests: 3, groups: 2, environments: 1, agents: 0, powerBiWorkspaces: WORKSPACES } });
     rt = await w.runtime();
-    ({ integration: { id: integrationId } } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret }));
+    ({
+      integration: { id: integrationId },
+    } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret }));
   });
   afterAll(async () => w.close());
 
   const truth = () => powerBiInventoryGroundTruth(w.tenant);
 
-  it('set up as Microsoft documents (no Power BI permission, the tenant setting on): verified from the API\'s answer, not the roles claim', async () => {
-    const { report, integration } = await addCustomerAppIntegration(await w.runtime(), { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
+  it("set up as Microsoft documents (no Power BI permission, the tenant setting on): verified from the API's answer, not the roles claim", async () => {
+    const { report, integration } = await addCustomerAppIntegration(await w.runtime(), {
+      tenantId: w.tenant.id,
+      clientId: w.app.appId,
+      clientSecret: w.secret,
+    });
     expect(report.grantedRoles.powerBi).toEqual([]);
     expect(report.powerBi).toMatchObject({ access: 'granted', consentedPermissions: [], tenantSetting: 'Service principals can access read-only admin APIs' });
     expect(report.capabilities.find((c) => c.id === 'powerBi.tenant')).toMatchObject({ status: 'granted' });
@@ -129,7 +137,13 @@ describe('Power BI inventory through the scanner APIs', () => {
     expect(ws.find((o) => o.id === c.id)).toBeUndefined();
     expect(ws.find((o) => o.id === a.id)!.attrs.reports.map((r) => r.name)).toContain('Board pack');
     expect(ws.find((o) => o.id === b.id)!.attrs.users.some((u) => u.emailAddress === 'auditor@partner.example' && u.userType === 'Guest')).toBe(true);
-    const deleted = await rt.db.selectFrom('estate_objects').select(['deleted_at']).where('integration_id', '=', integrationId).where('stream', '=', 'powerBiWorkspaces').where('id', '=', c.id).executeTakeFirstOrThrow();
+    const deleted = await rt.db
+      .selectFrom('estate_objects')
+      .select(['deleted_at'])
+      .where('integration_id', '=', integrationId)
+      .where('stream', '=', 'powerBiWorkspaces')
+      .where('id', '=', c.id)
+      .executeTakeFirstOrThrow();
     expect(deleted.deleted_at).not.toBeNull();
   });
 
@@ -150,7 +164,15 @@ describe('Power BI inventory through the scanner APIs', () => {
   it('a previous round older than the 30 days modifiedSince accepts starts a full round', async () => {
     const last = await latestFinishedRun(rt.db, integrationId);
     const ctx = streamContext(rt, credentialsFor(rt, await getIntegration(rt.db, integrationId)));
-    await saveDeltaLink(rt.db, integrationId, 'powerBiWorkspaces', '*', modifiedUrl(ctx, new Date(Date.now() - 31 * 86_400_000).toISOString()), last!.id, new Date().toISOString());
+    await saveDeltaLink(
+      rt.db,
+      integrationId,
+      'powerBiWorkspaces',
+      '*',
+      modifiedUrl(ctx, new Date(Date.now() - 31 * 86_400_000).toISOString()),
+      last!.id,
+      new Date().toISOString(),
+    );
     w.emulator.control.resetLog();
     const run = await collectIntegration(rt, integrationId);
     expect(run.errors.filter((e) => e.stream.startsWith('powerBi'))).toEqual([]);
@@ -195,7 +217,10 @@ describe('Power BI inventory through the scanner APIs', () => {
       const run = await collectIntegration(fresh, integration.id);
       for (const stream of ['powerBiWorkspaces', 'powerBiSharedLinks']) {
         const error = run.errors.find((e) => e.stream === stream);
-        expect(error, stream).toMatchObject({ code: 'POWER_BI_NOT_AUTHORIZED', message: expect.stringMatching(/Not collected.*"Service principals can access read-only admin APIs"/) });
+        expect(error, stream).toMatchObject({
+          code: 'POWER_BI_NOT_AUTHORIZED',
+          message: expect.stringMatching(/Not collected.*"Service principals can access read-only admin APIs"/),
+        });
       }
       expect(await listEstateObjects(fresh.db, integration.id, 'powerBiWorkspaces')).toEqual([]);
       // The rest of the collection went on.
@@ -226,7 +251,11 @@ describe('Power BI inventory through the scanner APIs', () => {
 describe('Power BI with Tenant.Read.All admin-consented, as the seed lists', () => {
   let w: World;
   beforeAll(async () => {
-    w = await world({ seed: 'pbi-seed-grant', permissions: 'quick', sizes: { users: 8, guests: 1, groups: 2, environments: 1, agents: 0, powerBiWorkspaces: 4 } });
+    w = await world({
+      seed: 'pbi-seed-grant',
+      permissions: 'quick',
+      sizes: { users: 8, guests: 1, groups: 2, environments: 1, agents: 0, powerBiWorkspaces: 4 },
+    });
   });
   afterAll(async () => w.close());
 
@@ -237,11 +266,23 @@ describe('Power BI with Tenant.Read.All admin-consented, as the seed lists', () 
     expect(report.powerBi).toMatchObject({ access: 'refused', consentedPermissions: ['Tenant.Read.All'] });
     expect(report.powerBi!.fix).toMatch(/^Remove Tenant\.Read\.All from the app .*"Service principals can access read-only admin APIs": Enabled/);
     const step = setupSteps(integration, report).find((x) => x.title.startsWith('Power BI'))!;
-    expect(step).toMatchObject({ state: 'missing', observed: expect.stringMatching(/must not have any admin-consent-required Power BI permissions/), fix: expect.stringMatching(/Remove Tenant\.Read\.All/) });
+    expect(step).toMatchObject({
+      state: 'missing',
+      observed: expect.stringMatching(/must not have any admin-consent-required Power BI permissions/),
+      fix: expect.stringMatching(/Remove Tenant\.Read\.All/),
+    });
 
     const run = await collectIntegration(rt, integration.id);
     for (const stream of ['powerBiWorkspaces', 'powerBiSharedLinks']) {
-      expect(run.errors.find((e) => e.stream === stream), stream).toMatchObject({ code: 'POWER_BI_NOT_AUTHORIZED', message: expect.stringMatching(/^Not collected: .*holds the admin-consented Power BI Service application permission Tenant\.Read\.All.*Fix: Remove Tenant\.Read\.All/) });
+      expect(
+        run.errors.find((e) => e.stream === stream),
+        stream,
+      ).toMatchObject({
+        code: 'POWER_BI_NOT_AUTHORIZED',
+        message: expect.stringMatching(
+          /^Not collected: .*holds the admin-consented Power BI Service application permission Tenant\.Read\.All.*Fix: Remove Tenant\.Read\.All/,
+        ),
+      });
     }
     // Called, not skipped on the roles claim: the refusal is Power BI's answer.
     expect(w.emulator.control.requests({ service: 'powerBi' }).some((e) => e.status === 401)).toBe(true);
@@ -255,7 +296,11 @@ describe('Power BI with Tenant.Read.All admin-consented, as the seed lists', () 
     try {
       const rt = await w.runtime();
       const { integration, report } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
-      expect(report.powerBi).toMatchObject({ access: 'granted', consentedPermissions: ['Tenant.Read.All'], fix: expect.stringMatching(/remove Tenant\.Read\.All/) });
+      expect(report.powerBi).toMatchObject({
+        access: 'granted',
+        consentedPermissions: ['Tenant.Read.All'],
+        fix: expect.stringMatching(/remove Tenant\.Read\.All/),
+      });
       expect(setupSteps(integration, report).find((x) => x.title.startsWith('Power BI'))).toMatchObject({ state: 'incomplete' });
       const run = await collectIntegration(rt, integration.id);
       expect(run.errors.filter((e) => e.stream.startsWith('powerBi'))).toEqual([]);

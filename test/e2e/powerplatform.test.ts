@@ -16,7 +16,14 @@ async function stored(rt: Runtime, integrationId: string): Promise<Record<(typeo
 }
 
 function expected(t: PowerPlatformGroundTruth): Record<(typeof STREAMS)[number], number> {
-  return { powerApps: t.powerApps, flows: t.flows, connectors: t.connectors, connections: t.connections, dlpPolicies: t.dlpPolicies, tenantSettings: t.tenantSettings };
+  return {
+    powerApps: t.powerApps,
+    flows: t.flows,
+    connectors: t.connectors,
+    connections: t.connections,
+    dlpPolicies: t.dlpPolicies,
+    tenantSettings: t.tenantSettings,
+  };
 }
 
 describe('Power Platform inventory collected over the emulator', () => {
@@ -24,10 +31,15 @@ describe('Power Platform inventory collected over the emulator', () => {
   let rt: Runtime;
   let integrationId: string;
   beforeAll(async () => {
-    w = await world({ seed: 'pp-e2e', sizes: { users: 30, guests: 4, groups: 4, environments: 4, agents: 4, powerBiWorkspaces: 0, apps: 14, flows: 14, connectors: 4, connections: 14 } });
+    w = await world({
+      seed: 'pp-e2e',
+      sizes: { users: 30, guests: 4, groups: 4, environments: 4, agents: 4, powerBiWorkspaces: 0, apps: 14, flows: 14, connectors: 4, connections: 14 },
+    });
     w.tenant.powerPlatform!.pageSize = 2; // several nextLink pages per environment
     rt = await w.runtime();
-    ({ integration: { id: integrationId } } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret }));
+    ({
+      integration: { id: integrationId },
+    } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret }));
   }, 60_000);
   afterAll(async () => w.close());
 
@@ -44,7 +56,8 @@ describe('Power Platform inventory collected over the emulator', () => {
     expect(apps.every((a) => a.attrs.owner.id !== null && a.attrs.environmentId === a.sliceKey)).toBe(true);
 
     const flows = await listEstateObjects<FlowAttrs>(rt.db, integrationId, 'flows');
-    const external = (f: FlowAttrs) => f.httpTargets.some((t) => t.host !== null && !t.host.endsWith('.internal') && !w.tenant.domains.some((d) => t.host === d || t.host!.endsWith(`.${d}`)));
+    const external = (f: FlowAttrs) =>
+      f.httpTargets.some((t) => t.host !== null && !t.host.endsWith('.internal') && !w.tenant.domains.some((d) => t.host === d || t.host!.endsWith(`.${d}`)));
     expect(flows.filter((f) => external(f.attrs))).toHaveLength(truth.risks.flowsWithExternalHttp);
     expect(flows.filter((f) => f.attrs.hasHttpTrigger)).toHaveLength(truth.risks.flowsWithHttpTrigger);
     // Definitions are read only for flows with an HTTP action; those carry connection names.
@@ -52,7 +65,12 @@ describe('Power Platform inventory collected over the emulator', () => {
     const model = w.tenant.powerPlatform!;
     for (const f of flows.filter((x) => x.attrs.definitionRead)) {
       const m = model.flows.find((x) => x.name === f.id)!;
-      expect(f.attrs.connectionReferences.filter((r) => r.connectionName).map((r) => r.connectionName).sort()).toEqual(m.connectionReferences.map((r) => r.connection).sort());
+      expect(
+        f.attrs.connectionReferences
+          .filter((r) => r.connectionName)
+          .map((r) => r.connectionName)
+          .sort(),
+      ).toEqual(m.connectionReferences.map((r) => r.connection).sort());
     }
 
     const connections = await listEstateObjects<ConnectionAttrs>(rt.db, integrationId, 'connections');
@@ -61,7 +79,9 @@ describe('Power Platform inventory collected over the emulator', () => {
     expect(connections.filter((c) => users.get(c.attrs.createdBy.id!)?.userType === 'Guest')).toHaveLength(truth.risks.connectionsByGuests);
     expect(connections.filter((c) => c.attrs.isErrored)).toHaveLength(truth.risks.connectionsErrored);
     expect(connections.filter((c) => c.attrs.sharedWithTenant)).toHaveLength(truth.risks.connectionsSharedWithTenant);
-    expect(connections.filter((c) => c.attrs.authenticationType === 'oauth').every((c) => c.attrs.accountName === c.attrs.createdBy.userPrincipalName)).toBe(true);
+    expect(connections.filter((c) => c.attrs.authenticationType === 'oauth').every((c) => c.attrs.accountName === c.attrs.createdBy.userPrincipalName)).toBe(
+      true,
+    );
 
     const connectors = await listEstateObjects<ConnectorAttrs>(rt.db, integrationId, 'connectors');
     expect(connectors.filter((c) => c.attrs.isCustom)).toHaveLength(truth.customConnectors);
@@ -114,7 +134,14 @@ describe('Power Platform inventory collected over the emulator', () => {
     expect(flow.attrs.displayName).toBe('Renamed flow');
     expect(flow.attrs.state).toBe('Stopped');
 
-    const deleted = await rt.db.selectFrom('estate_objects').select(['stream', 'id']).where('integration_id', '=', integrationId).where('deleted_at', 'is not', null).where('stream', 'in', [...STREAMS]).orderBy('stream').execute();
+    const deleted = await rt.db
+      .selectFrom('estate_objects')
+      .select(['stream', 'id'])
+      .where('integration_id', '=', integrationId)
+      .where('deleted_at', 'is not', null)
+      .where('stream', 'in', [...STREAMS])
+      .orderBy('stream')
+      .execute();
     expect(deleted).toEqual([
       { stream: 'connections', id: `${goneConnection.environment}/${goneConnection.name}` },
       { stream: 'dlpPolicies', id: goneDlp.name },
@@ -126,7 +153,11 @@ describe('Power Platform inventory collected over the emulator', () => {
     w.app.isManagementApp = false;
     try {
       const run = await collectIntegration(rt, integrationId);
-      for (const s of STREAMS) expect(run.errors.some((e) => e.stream === s), s).toBe(true);
+      for (const s of STREAMS)
+        expect(
+          run.errors.some((e) => e.stream === s),
+          s,
+        ).toBe(true);
       expect(run.errors.find((e) => e.stream === 'dlpPolicies')?.message).toContain('does not have permission to access the path');
       expect(run.errors.find((e) => e.stream === 'powerApps')?.code).toBe('PARENT_STREAM_FAILED');
       expect(await stored(rt, integrationId)).toEqual(before);

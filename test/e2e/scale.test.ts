@@ -25,8 +25,22 @@ describe('serve + two workers on PostgreSQL', () => {
 
   it('collects five tenants exactly once each, and a worker killed mid-collection has its job finished by the other', async () => {
     // The job semantics are under test, not the estate: the tenants carry directory, environments and agents only.
-    const lean = { apps: 0, flows: 0, connectors: 0, connections: 0, powerBiWorkspaces: 0, copilotUsersPercent: 0, teamsAppsPerUser: 0, externalConnections: 0, foundryAccounts: 0, azureSubscriptions: 0, agentComponentsPerAgent: 0 };
-    const tenants = [1, 2, 3, 4, 5].map((i) => generateTenant({ seed: `scale-${i}`, sizes: { users: 200 + 40 * i, guests: 10, groups: 12, environments: 3, agents: 20, ...lean } }));
+    const lean = {
+      apps: 0,
+      flows: 0,
+      connectors: 0,
+      connections: 0,
+      powerBiWorkspaces: 0,
+      copilotUsersPercent: 0,
+      teamsAppsPerUser: 0,
+      externalConnections: 0,
+      foundryAccounts: 0,
+      azureSubscriptions: 0,
+      agentComponentsPerAgent: 0,
+    };
+    const tenants = [1, 2, 3, 4, 5].map((i) =>
+      generateTenant({ seed: `scale-${i}`, sizes: { users: 200 + 40 * i, guests: 10, groups: 12, environments: 3, agents: 20, ...lean } }),
+    );
     emulator = await startEmulator({ tenants });
     const endpointsFile = emulator.writeEndpointsFile(mkdtempSync(join(tmpdir(), 'vigil-emu-')));
     store = await freshStore('postgres');
@@ -67,13 +81,22 @@ describe('serve + two workers on PostgreSQL', () => {
     // Kill worker A once it owns a running collection with some pages stored.
     const victim = await until(
       'a run owned by worker A',
-      async () => rt.db.selectFrom('collection_runs').selectAll().where('status', '=', 'running').where('owner_pid', '=', workerA.child.pid!).executeTakeFirst(),
+      async () =>
+        rt.db.selectFrom('collection_runs').selectAll().where('status', '=', 'running').where('owner_pid', '=', workerA.child.pid!).executeTakeFirst(),
       90_000,
     );
-    await until('pages stored by worker A', async () => {
-      const n = await rt.db.selectFrom('checkpoints').select((eb) => eb.fn.countAll<number>().as('n')).where('run_id', '=', victim.id).executeTakeFirst();
-      return Number(n?.n ?? 0) >= 2;
-    }, 90_000);
+    await until(
+      'pages stored by worker A',
+      async () => {
+        const n = await rt.db
+          .selectFrom('checkpoints')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('run_id', '=', victim.id)
+          .executeTakeFirst();
+        return Number(n?.n ?? 0) >= 2;
+      },
+      90_000,
+    );
     workerA.child.kill('SIGKILL');
     await workerA.exited;
 
@@ -87,7 +110,9 @@ describe('serve + two workers on PostgreSQL', () => {
       120_000,
     ).catch(async (e: Error) => {
       const runs = await rt.db.selectFrom('collection_runs').select(['integration_id', 'status', 'attempts', 'errors']).execute();
-      throw new Error(`${e.message}: runs ${JSON.stringify(runs).slice(0, 3000)}\nworker B: ${workerB.output().slice(-3000)}\nserve: ${serve.output().slice(-1500)}`);
+      throw new Error(
+        `${e.message}: runs ${JSON.stringify(runs).slice(0, 3000)}\nworker B: ${workerB.output().slice(-3000)}\nserve: ${serve.output().slice(-1500)}`,
+      );
     });
     emulator.control.clearFaults();
     const runs = await rt.db.selectFrom('collection_runs').selectAll().execute();
@@ -98,7 +123,17 @@ describe('serve + two workers on PostgreSQL', () => {
     expect(resumed.owner_pid).toBe(workerB.child.pid);
     for (const [integrationId, tenant] of ids) {
       const truth = groundTruth(tenant);
-      expect(await countLive(rt.db, integrationId), `${integrationId === victim.integration_id ? 'killed' : 'other'} ${JSON.stringify(await rt.db.selectFrom('checkpoints').selectAll().where('run_id', '=', runs.find((r) => r.integration_id === integrationId)!.id).where('stream', 'in', ['groups', 'users']).execute())}`).toMatchObject({
+      expect(
+        await countLive(rt.db, integrationId),
+        `${integrationId === victim.integration_id ? 'killed' : 'other'} ${JSON.stringify(
+          await rt.db
+            .selectFrom('checkpoints')
+            .selectAll()
+            .where('run_id', '=', runs.find((r) => r.integration_id === integrationId)!.id)
+            .where('stream', 'in', ['groups', 'users'])
+            .execute(),
+        )}`,
+      ).toMatchObject({
         users: truth.users,
         groups: truth.groups,
         memberships: truth.memberships,
@@ -111,7 +146,11 @@ describe('serve + two workers on PostgreSQL', () => {
       expect(JSON.parse(run.counts!).users.records).toBe(truth.users);
     }
     // Checks are evaluated right after each collection finishes.
-    await until('checks evaluated for all five', async () => (await rt.db.selectFrom('check_results').select('integration_id').distinct().execute()).length === 5, 30_000);
+    await until(
+      'checks evaluated for all five',
+      async () => (await rt.db.selectFrom('check_results').select('integration_id').distinct().execute()).length === 5,
+      30_000,
+    );
 
     // Graceful shutdown on SIGTERM.
     serve.child.kill('SIGTERM');

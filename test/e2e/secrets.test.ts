@@ -33,10 +33,15 @@ describe('client secret lifecycle (Mode A)', () => {
     expect(kept.filter((c) => c.status === 'done').map((c) => c.stream)).toContain('users');
 
     // While expired, collection refuses with the fix instead of failing again and again.
-    await expect(collectIntegration(rt, integration.id)).rejects.toMatchObject({ code: 'CREDENTIALS_EXPIRED', remediation: expect.stringMatching(/rotate-secret/) });
+    await expect(collectIntegration(rt, integration.id)).rejects.toMatchObject({
+      code: 'CREDENTIALS_EXPIRED',
+      remediation: expect.stringMatching(/rotate-secret/),
+    });
 
     // A bad new secret is refused by the tenant and changes nothing.
-    await expect(rotateSecret(rt, integration.id, { clientSecret: 'Bad8Q~not-the-new-secret-value-000000000000' })).rejects.toMatchObject({ code: 'AADSTS7000215' });
+    await expect(rotateSecret(rt, integration.id, { clientSecret: 'Bad8Q~not-the-new-secret-value-000000000000' })).rejects.toMatchObject({
+      code: 'AADSTS7000215',
+    });
     expect((await getIntegration(rt.db, integration.id)).secret_envelope).toBe(row.secret_envelope);
 
     // The customer creates a new secret; Vigil checks it, swaps it in, and the run resumes where it stopped.
@@ -52,8 +57,13 @@ describe('client secret lifecycle (Mode A)', () => {
   it('a rotation with a bad new secret keeps the old secret working', async () => {
     const rt = await w.runtime();
     const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.app.secrets.at(-1)!.value });
-    await expect(rotateSecret(rt, integration.id, { clientSecret: '9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d' })).rejects.toMatchObject({ field: '--client-secret-env', message: expect.stringMatching(/Secret ID/) });
-    await expect(rotateSecret(rt, integration.id, { clientSecret: 'Bad8Q~still-not-the-secret-value-00000000000' })).rejects.toMatchObject({ code: 'AADSTS7000215' });
+    await expect(rotateSecret(rt, integration.id, { clientSecret: '9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d' })).rejects.toMatchObject({
+      field: '--client-secret-env',
+      message: expect.stringMatching(/Secret ID/),
+    });
+    await expect(rotateSecret(rt, integration.id, { clientSecret: 'Bad8Q~still-not-the-secret-value-00000000000' })).rejects.toMatchObject({
+      code: 'AADSTS7000215',
+    });
     const { report } = await verifyStoredIntegration(rt, integration.id);
     expect(report.verified).toBe(true);
     expect(toView(await getIntegration(rt.db, integration.id)).credentialState).toBe('ok');

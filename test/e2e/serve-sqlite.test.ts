@@ -24,7 +24,12 @@ describe('vigil serve on one SQLite data directory', () => {
     running.push(p);
     return p;
   };
-  const listening = (p: VigilProcess) => until('vigil serve to listen', () => /listening on (\S+)/.exec(p.output())?.[1] ?? (p.child.exitCode !== null ? `exited ${p.output()}` : undefined), 60_000);
+  const listening = (p: VigilProcess) =>
+    until(
+      'vigil serve to listen',
+      () => /listening on (\S+)/.exec(p.output())?.[1] ?? (p.child.exitCode !== null ? `exited ${p.output()}` : undefined),
+      60_000,
+    );
   const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
 
   it('creates the database, its WAL and shared memory, the log, the key and the lock owner-only, in a data directory that already existed', async () => {
@@ -69,7 +74,15 @@ describe('vigil serve on one SQLite data directory', () => {
     const org = await ensureOrganization(rt.db, 'Contoso');
     const user = await addPortalUser(rt.db, { organizationId: org.id, email: 'ann@contoso.test', password: 'correct horse battery staple', role: 'viewer' });
     const ago = (s: number) => new Date(Date.now() - s * 1000).toISOString();
-    const session = (id: string, createdAgo: number, seenAgo: number, expiresIn: number) => insertSession(rt.db, { id, user_id: user.id, csrf_hash: `csrf-${id}`, created_at: ago(createdAgo), last_seen_at: ago(seenAgo), expires_at: ago(-expiresIn) });
+    const session = (id: string, createdAgo: number, seenAgo: number, expiresIn: number) =>
+      insertSession(rt.db, {
+        id,
+        user_id: user.id,
+        csrf_hash: `csrf-${id}`,
+        created_at: ago(createdAgo),
+        last_seen_at: ago(seenAgo),
+        expires_at: ago(-expiresIn),
+      });
     await session('idle', 7200, 7200, 36_000);
     await session('expired', 50_000, 10, -100);
     await session('live', 600, 10, 36_000);

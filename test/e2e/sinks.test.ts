@@ -109,7 +109,17 @@ function parse5424(line: string): Parsed {
     }
   }
   expect(line[i]).toBe(' ');
-  return { pri: Number(head[1]), version: head[2]!, timestamp: head[3]!, hostname: head[4]!, appName: head[5]!, procId: head[6]!, msgId: head[7]!, sd, msg: line.slice(i + 1) };
+  return {
+    pri: Number(head[1]),
+    version: head[2]!,
+    timestamp: head[3]!,
+    hostname: head[4]!,
+    appName: head[5]!,
+    procId: head[6]!,
+    msgId: head[7]!,
+    sd,
+    msg: line.slice(i + 1),
+  };
 }
 
 /** Checks a syslog message against the event it carries. */
@@ -191,7 +201,12 @@ describe('SIEM sinks: signed webhook with retries and outbox, syslog over UDP an
     const row = await getIntegration(rt.db, integration.id);
     expect(first.evaluation!.findingsOpened).toBeGreaterThan(3);
     expect(hook.requests.every((q) => q.signed)).toBe(true);
-    const got = () => hook.accepted().map((q) => `${q.body.finding_info.uid}:${q.event}`).filter((k) => !k.includes('alert.')).sort();
+    const got = () =>
+      hook
+        .accepted()
+        .map((q) => `${q.body.finding_info.uid}:${q.event}`)
+        .filter((k) => !k.includes('alert.'))
+        .sort();
     expect(got()).toEqual(await lifecycle(rt));
     expect(got().filter((k) => k.endsWith('finding.opened'))).toHaveLength(first.evaluation!.findingsOpened);
 
@@ -220,10 +235,21 @@ describe('SIEM sinks: signed webhook with retries and outbox, syslog over UDP an
     w.emulator.control.setClock(new Date(T).toISOString());
     w.emulator.control.configureFeed(w.tenant.id, { recordsPerHour: 60, since: new Date(T - 6 * 3_600_000).toISOString() });
     await ingestAudit(rt, integration.id, { now: new Date(T), initialLookbackHours: 6, powerBi: false });
-    const types = (await rt.db.selectFrom('audit_events').select('record_type').distinct().execute()).map((r) => r.record_type).filter((t): t is number => t !== null);
+    const types = (await rt.db.selectFrom('audit_events').select('record_type').distinct().execute())
+      .map((r) => r.record_type)
+      .filter((t): t is number => t !== null);
     expect(types.length).toBeGreaterThan(0);
     const everyTenth: Detection = {
-      metadata: { id: 'test_every_tenth', title: 'Every tenth event', severity: 'medium', description: 'A test rule raising one alert for every tenth event.', response: 'Nothing to do: this rule exists for tests.', references: ['https://learn.microsoft.com/office/office-365-management-api/'], frameworks: {}, recordTypes: types } as DetectionMetadata,
+      metadata: {
+        id: 'test_every_tenth',
+        title: 'Every tenth event',
+        severity: 'medium',
+        description: 'A test rule raising one alert for every tenth event.',
+        response: 'Nothing to do: this rule exists for tests.',
+        references: ['https://learn.microsoft.com/office/office-365-management-api/'],
+        frameworks: {},
+        recordTypes: types,
+      } as DetectionMetadata,
       run: (ctx) => ctx.events.filter((_, i) => i % 10 === 0).map((e) => ({ dedupeKey: e.id, title: `Event ${e.id}`, eventIds: [e.id], detail: {} })),
     };
     const detections = await runDetections(rt.db, integration.id, [everyTenth], { sinks, tenantId: w.tenant.id, logger: rt.logger });
@@ -238,7 +264,12 @@ describe('SIEM sinks: signed webhook with retries and outbox, syslog over UDP an
     // Syslog (UDP) got every event too — it was never down — as RFC 5424 lines whose header and structured data parse.
     const expectedAll = [...(await lifecycle(rt)), ...alertIds.map((id) => `${id}:alert.raised`)].sort();
     await until('every syslog datagram', () => udpLines.length >= expectedAll.length, 10_000);
-    expect(udpLines.map((l) => checkSyslog(parse5424(l), 'vigil-test')).map((e) => `${e.uid}:${e.event}`).sort()).toEqual(expectedAll);
+    expect(
+      udpLines
+        .map((l) => checkSyslog(parse5424(l), 'vigil-test'))
+        .map((e) => `${e.uid}:${e.event}`)
+        .sort(),
+    ).toEqual(expectedAll);
 
     // The secret is in no log line (the log holds the sink's own lines: it is not empty of them).
     await rt.close();
@@ -258,7 +289,12 @@ describe('SIEM sinks: signed webhook with retries and outbox, syslog over UDP an
     const steps = await lifecycle(rt);
     expect(steps).toHaveLength(evaluation!.findingsOpened);
     await until('every syslog frame', () => tcpLines.length >= steps.length, 10_000);
-    expect(tcpLines.map((l) => checkSyslog(parse5424(l), 'vigil')).map((e) => `${e.uid}:${e.event}`).sort()).toEqual(steps);
+    expect(
+      tcpLines
+        .map((l) => checkSyslog(parse5424(l), 'vigil'))
+        .map((e) => `${e.uid}:${e.event}`)
+        .sort(),
+    ).toEqual(steps);
 
     const env = { VIGIL_DATA_DIR: rt.config.dataDir, VIGIL_ENDPOINTS_FILE: w.endpointsFile, VIGIL_SYSLOG_TARGET: `tcp://127.0.0.1:${port}` };
     const tested = await vigil(['sinks', 'test', '--json'], env);

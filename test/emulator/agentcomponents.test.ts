@@ -41,7 +41,10 @@ describe('Dataverse botcomponents', () => {
     }
     expect(seen).toEqual(readable.botcomponents!.map((c) => c.botcomponentid));
     const bot = readable.bots[0]!;
-    const filtered = await http.get(`/dataverse/${readable.uniqueName}/api/data/v9.2/botcomponents?$select=botcomponentid&$filter=_parentbotid_value eq ${bot.botid}`, { token });
+    const filtered = await http.get(
+      `/dataverse/${readable.uniqueName}/api/data/v9.2/botcomponents?$select=botcomponentid&$filter=_parentbotid_value eq ${bot.botid}`,
+      { token },
+    );
     expect((filtered.json.value as unknown[]).length).toBe(readable.botcomponents!.filter((c) => c._parentbotid_value === bot.botid).length);
   });
 
@@ -62,7 +65,13 @@ describe('Dataverse botcomponents', () => {
     const agents = all.filter((c) => componentKind(c) === 'agent');
     expect(agents.every((c) => c.componenttype === 9)).toBe(true);
     const child = agents.find((c) => c.data?.startsWith('kind: AgentDialog'))!;
-    expect(parseYaml(child.data!)).toMatchObject({ kind: 'AgentDialog', beginDialog: { kind: 'OnToolSelected', id: 'main' }, settings: { instructions: expect.any(String) }, inputType: {}, outputType: {} });
+    expect(parseYaml(child.data!)).toMatchObject({
+      kind: 'AgentDialog',
+      beginDialog: { kind: 'OnToolSelected', id: 'main' },
+      settings: { instructions: expect.any(String) },
+      inputType: {},
+      outputType: {},
+    });
     expect(child.schemaname).toMatch(/\.agent\.Agent_/);
   });
 });

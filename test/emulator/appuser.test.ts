@@ -1,7 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorClient, type EmulatorClient } from '../../emulator/client.ts';
 import { generateTenant, tenantAccounts } from '../../emulator/generate.ts';
-import { generateManagedApp, PUBLIC_CLIENT_IDS, startEmulator, type DataverseOrg, type Environment, type ManagedApp, type RunningEmulator, type TenantAccounts, type Tenant } from '../../emulator/index.ts';
+import {
+  generateManagedApp,
+  PUBLIC_CLIENT_IDS,
+  startEmulator,
+  type DataverseOrg,
+  type Environment,
+  type ManagedApp,
+  type RunningEmulator,
+  type TenantAccounts,
+  type Tenant,
+} from '../../emulator/index.ts';
 
 const BAP = '/bap/providers/Microsoft.BusinessAppPlatform';
 const V = 'api-version=2020-10-01';
@@ -36,7 +46,13 @@ async function userToken(who: keyof TenantAccounts, resource = 'https://service.
   const a = accounts[who]!;
   const res = await http.request('POST', `/${tenant.id}/oauth2/v2.0/token`, {
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'password', client_id: PUBLIC_CLIENT_IDS.powerAppsModule, scope: `${resource}//.default`, username: a.userPrincipalName, password: a.password }).toString(),
+    body: new URLSearchParams({
+      grant_type: 'password',
+      client_id: PUBLIC_CLIENT_IDS.powerAppsModule,
+      scope: `${resource}//.default`,
+      username: a.userPrincipalName,
+      password: a.password,
+    }).toString(),
   });
   expect(res.status).toBe(200);
   return res.json.access_token as string;
@@ -61,7 +77,12 @@ describe('BAP adminApplications needs a Global or Power Platform Administrator',
     expect((await http.get(`${BAP}/adminApplications?${V}`, { token: app })).status).toBe(403);
 
     const ordinary = await userToken('ordinaryUser');
-    for (const [method, p] of [['PUT', path], ['GET', path], ['DELETE', path], ['GET', `${BAP}/adminApplications?${V}`]] as const) {
+    for (const [method, p] of [
+      ['PUT', path],
+      ['GET', path],
+      ['DELETE', path],
+      ['GET', `${BAP}/adminApplications?${V}`],
+    ] as const) {
       const res = await http.request(method, p, { token: ordinary });
       expect(res.status).toBe(403);
       expect(res.json.error.code).toBe('Forbidden');
@@ -120,7 +141,9 @@ describe('BAP addAppUser', () => {
     expect(none.json.error.code).toBe('EnvironmentHasNoDataverse');
 
     const other = tenant.environments.find((e) => e.dataverse && e !== dvEnv)!;
-    const flags = await http.request('PUT', '/_emulator/environment-flags', { body: { tenant: tenant.id, environment: other.dataverse!.uniqueName, refuseAddAppUser: true } });
+    const flags = await http.request('PUT', '/_emulator/environment-flags', {
+      body: { tenant: tenant.id, environment: other.dataverse!.uniqueName, refuseAddAppUser: true },
+    });
     expect(flags.json.refuseAddAppUser).toBe(true);
     const refused = await http.request('POST', path(other), { token: app, body });
     expect(refused.status).toBe(403);
@@ -154,10 +177,16 @@ describe('Dataverse Web API application-user sequence', () => {
     expect(m).not.toBeNull();
     const systemUserId = m![1]!;
     expect(entityId.startsWith(`${dvResource()}/api/data/v9.2/`)).toBe(true);
-    const dup = await http.request('POST', `${dvBase()}/systemusers`, { token, body: { applicationid: managed.appId, accessmode: 4, isdisabled: false, 'businessunitid@odata.bind': `/businessunits(${org.businessUnitId})` } });
+    const dup = await http.request('POST', `${dvBase()}/systemusers`, {
+      token,
+      body: { applicationid: managed.appId, accessmode: 4, isdisabled: false, 'businessunitid@odata.bind': `/businessunits(${org.businessUnitId})` },
+    });
     expect(dup.status).toBe(412);
     expect(dup.json.error.code).toBe('0x80040237');
-    const badBu = await http.request('POST', `${dvBase()}/systemusers`, { token, body: { applicationid: '0b0b0b0b-1111-4222-8333-444444444444', 'businessunitid@odata.bind': '/businessunits(00000000-0000-4000-8000-000000000000)' } });
+    const badBu = await http.request('POST', `${dvBase()}/systemusers`, {
+      token,
+      body: { applicationid: '0b0b0b0b-1111-4222-8333-444444444444', 'businessunitid@odata.bind': '/businessunits(00000000-0000-4000-8000-000000000000)' },
+    });
     expect(badBu.status).toBe(404);
 
     // Not yet privileged: an application user without roles.
@@ -166,7 +195,9 @@ describe('Dataverse Web API application-user sequence', () => {
     expect(denied.status).toBe(403);
     expect(denied.json.error.code).toBe('0x80040220');
 
-    const roles = await http.get(`${dvBase()}/roles?$select=roleid,name,_businessunitid_value&$filter=_businessunitid_value eq ${org.businessUnitId}`, { token });
+    const roles = await http.get(`${dvBase()}/roles?$select=roleid,name,_businessunitid_value&$filter=_businessunitid_value eq ${org.businessUnitId}`, {
+      token,
+    });
     expect(roles.status).toBe(200);
     const names = (roles.json.value as { name: string }[]).map((r) => r.name);
     expect(names).toEqual(expect.arrayContaining(['System Administrator', 'Basic User', 'Environment Maker']));
@@ -182,13 +213,24 @@ describe('Dataverse Web API application-user sequence', () => {
     expect((await http.request('POST', ref, { token, body: { '@odata.id': roleUrl } })).status).toBe(204); // idempotent
     const found = await http.get(find, { token });
     expect(found.json.value).toHaveLength(1);
-    expect(found.json.value[0]).toMatchObject({ applicationid: managed.appId, systemuserid: systemUserId, isdisabled: false, deletedstate: 0, _businessunitid_value: org.businessUnitId });
-    expect(found.json.value[0].systemuserroles_association).toEqual([{ '@odata.etag': expect.any(String), roleid: sysAdmin.roleid, name: 'System Administrator', _businessunitid_value: org.businessUnitId }]);
+    expect(found.json.value[0]).toMatchObject({
+      applicationid: managed.appId,
+      systemuserid: systemUserId,
+      isdisabled: false,
+      deletedstate: 0,
+      _businessunitid_value: org.businessUnitId,
+    });
+    expect(found.json.value[0].systemuserroles_association).toEqual([
+      { '@odata.etag': expect.any(String), roleid: sysAdmin.roleid, name: 'System Administrator', _businessunitid_value: org.businessUnitId },
+    ]);
     expect((await http.get(`${dvBase()}/bots`, { token: appDv })).status).toBe(200);
     // An application user holding System Administrator may run the sequence itself.
     expect((await http.get(`${dvBase()}/roles`, { token: appDv })).status).toBe(200);
 
-    const unknownRole = await http.request('POST', ref, { token, body: { '@odata.id': `${dvResource()}/api/data/v9.2/roles(00000000-0000-4000-8000-000000000000)` } });
+    const unknownRole = await http.request('POST', ref, {
+      token,
+      body: { '@odata.id': `${dvResource()}/api/data/v9.2/roles(00000000-0000-4000-8000-000000000000)` },
+    });
     expect(unknownRole.status).toBe(400);
     const del = await http.request('DELETE', `${ref}?$id=${encodeURIComponent(roleUrl)}`, { token });
     expect(del.status).toBe(204);
@@ -213,7 +255,9 @@ describe('Dataverse Web API application-user sequence', () => {
     const post = await http.request('POST', `${dvBase()}/systemusers`, { token: ordinary, body: { applicationid: managed.appId } });
     expect(post.status).toBe(403);
     // A person who is a systemuser but holds no role is a member, not privileged.
-    const maker = org.systemusers.find((s) => s.azureactivedirectoryobjectid && tenant.users.some((u) => u.id === s.azureactivedirectoryobjectid && u.id !== accounts.globalAdmin!.id))!;
+    const maker = org.systemusers.find(
+      (s) => s.azureactivedirectoryobjectid && tenant.users.some((u) => u.id === s.azureactivedirectoryobjectid && u.id !== accounts.globalAdmin!.id),
+    )!;
     const user = tenant.users.find((u) => u.id === maker.azureactivedirectoryobjectid)!;
     const token = await emu.control.mintToken({ tenantId: tenant.id, userId: user.id, resource: dvResource() });
     const who = await http.get(`${dvBase()}/WhoAmI`, { token: token.access_token });

@@ -14,7 +14,8 @@ beforeAll(async () => {
   emu = await startEmulator({ tenants: [tenant] });
   http = emulatorClient(emu);
   const app = tenant.apps[0]!;
-  token = (await http.token({ tenant: tenant.id, clientId: app.appId, clientSecret: app.secrets[0]!.value, scope: 'https://management.azure.com/.default' })).json.access_token as string;
+  token = (await http.token({ tenant: tenant.id, clientId: app.appId, clientSecret: app.secrets[0]!.value, scope: 'https://management.azure.com/.default' }))
+    .json.access_token as string;
 });
 afterAll(async () => {
   await http.close();
@@ -27,7 +28,11 @@ describe('ARM Cognitive Services', () => {
   it('lists subscriptions, accounts with nextLink paging, projects and deployments', async () => {
     const subs = await all('/arm/subscriptions?api-version=2022-12-01');
     expect(subs.map((s) => s.subscriptionId)).toEqual(tenant.azure!.subscriptions.map((s) => s.subscriptionId));
-    const accounts = (await Promise.all(subs.map((s) => all(`/arm/subscriptions/${String(s.subscriptionId)}/providers/Microsoft.CognitiveServices/accounts?api-version=2025-06-01`)))).flat();
+    const accounts = (
+      await Promise.all(
+        subs.map((s) => all(`/arm/subscriptions/${String(s.subscriptionId)}/providers/Microsoft.CognitiveServices/accounts?api-version=2025-06-01`)),
+      )
+    ).flat();
     expect(accounts).toHaveLength(tenant.azure!.accounts.length);
     const foundry = accounts.filter((a) => a.kind === 'AIServices' || a.kind === 'OpenAI');
     const deployments = (await Promise.all(foundry.map((a) => all(`/arm${String(a.id)}/deployments?api-version=2025-06-01`)))).flat();

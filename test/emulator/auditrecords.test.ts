@@ -32,7 +32,11 @@ beforeAll(() => {
   clock.set(NOW);
   feed = new FeedStore(new TenantStore([tenant]), clock).feed(tenant.id) as TenantFeed;
   // Plenty of the rare kinds: a busy Audit.General and Azure AD / DLP share.
-  feed.configure({ recordsPerHour: 4000, mix: { 'Audit.General': 0.5, 'Audit.AzureActiveDirectory': 0.2, 'DLP.All': 0.1, 'Audit.Exchange': 0.1, 'Audit.SharePoint': 0.1 }, kindMix: { powerPlatformAdmin: 25, powerPlatformDlp: 10 } });
+  feed.configure({
+    recordsPerHour: 4000,
+    mix: { 'Audit.General': 0.5, 'Audit.AzureActiveDirectory': 0.2, 'DLP.All': 0.1, 'Audit.Exchange': 0.1, 'Audit.SharePoint': 0.1 },
+    kindMix: { powerPlatformAdmin: 25, powerPlatformDlp: 10 },
+  });
   for (const ct of CONTENT_TYPES) records.set(ct, collect(feed, ct, WINDOW.from, WINDOW.to));
 });
 
@@ -106,7 +110,16 @@ describe('Audit.General kinds', () => {
     expect(copilot.length).toBeGreaterThan(100);
     for (const r of copilot) {
       expect(r).toMatchObject({ RecordType: 261, Workload: 'Copilot', Version: 1 });
-      expect(Object.keys(r.CopilotEventData)).toEqual(['AppHost', 'Contexts', 'ThreadId', 'MessageIds', 'Messages', 'AccessedResources', 'ModelTransparencyDetails', 'AISystemPlugin']);
+      expect(Object.keys(r.CopilotEventData)).toEqual([
+        'AppHost',
+        'Contexts',
+        'ThreadId',
+        'MessageIds',
+        'Messages',
+        'AccessedResources',
+        'ModelTransparencyDetails',
+        'AISystemPlugin',
+      ]);
       expect(r.CopilotEventData.ThreadId).toMatch(/^19:[A-Za-z0-9]+@thread\.v2$/);
       expect(r.CopilotEventData.Messages.filter((m: Rec) => m.isPrompt)).not.toHaveLength(0);
       for (const a of r.CopilotEventData.AccessedResources) expect(Object.keys(a).slice(0, 5)).toEqual(['Id', 'SiteUrl', 'Name', 'Type', 'Action']);
@@ -131,10 +144,21 @@ describe('Audit.General kinds', () => {
     const apps = general().filter((r) => r.RecordType === 256 && prop(r, 'powerplatform.analytics.resource.type') === 'PowerApp');
     expect(apps.some((r) => r.Operation === 'LaunchPowerApp')).toBe(true);
     for (const r of apps) {
-      expect(r).toMatchObject({ Workload: 'PowerPlatform', ResultStatus: 'Succeeded', EnvironmentId: prop(r, 'powerplatform.analytics.resource.environment.id'), ClientIP: prop(r, 'enduser.ip_address') });
+      expect(r).toMatchObject({
+        Workload: 'PowerPlatform',
+        ResultStatus: 'Succeeded',
+        EnvironmentId: prop(r, 'powerplatform.analytics.resource.environment.id'),
+        ClientIP: prop(r, 'enduser.ip_address'),
+      });
       // Vigil's typed view reads the app, its environment and the activity from the record.
       const view = powerAppsActivity(normalizeRecord(r, 'Audit.General')!)!;
-      expect(view).toMatchObject({ recordType: 256, appId: prop(r, 'powerplatform.analytics.resource.power_app.id'), appName: prop(r, 'powerplatform.analytics.resource.power_app.display_name'), environmentId: r.EnvironmentId, activity: r.Operation });
+      expect(view).toMatchObject({
+        recordType: 256,
+        appId: prop(r, 'powerplatform.analytics.resource.power_app.id'),
+        appName: prop(r, 'powerplatform.analytics.resource.power_app.display_name'),
+        environmentId: r.EnvironmentId,
+        activity: r.Operation,
+      });
       expect(view.appId).toMatch(/^[0-9a-f-]{36}$/);
     }
     const flows = general().filter((r) => r.RecordType === 30);
@@ -142,7 +166,10 @@ describe('Audit.General kinds', () => {
     // Real flow records carry connector names, never an action's URL (Microsoft Learn "View Power Automate activity
     // logs"): the emulator invents no action detail.
     expect(flows.some((r) => 'FlowHttpActions' in r)).toBe(false);
-    const names = (r: Rec) => String(r.FlowConnectorNames).split(',').map((s) => s.trim());
+    const names = (r: Rec) =>
+      String(r.FlowConnectorNames)
+        .split(',')
+        .map((s) => s.trim());
     expect(flows.some((r) => names(r).includes('HTTP'))).toBe(true);
     expect(flows.some((r) => names(r).includes('HTTP with Microsoft Entra ID (preauthorized)'))).toBe(true);
     const pbi = general().filter((r) => r.RecordType === 20);
@@ -162,19 +189,29 @@ describe('Audit.General kinds', () => {
       expect(prop(r, 'type')).toBe('PowerPlatformAdministratorActivityRecord');
       expect(prop(r, 'powerplatform.analytics.activity.name')).toBe(r.Operation);
     }
-    const authNone = admin.filter((r) => r.Operation === 'BotUpdateOperation-BotAuthUpdate' && JSON.parse(prop(r, 'powerplatform.analytics.resource.bot.update_details.change')).some((c: Rec) => c.PropertyName === 'AuthenticationMode' && c.NewValue === 'None'));
+    const authNone = admin.filter(
+      (r) =>
+        r.Operation === 'BotUpdateOperation-BotAuthUpdate' &&
+        JSON.parse(prop(r, 'powerplatform.analytics.resource.bot.update_details.change')).some(
+          (c: Rec) => c.PropertyName === 'AuthenticationMode' && c.NewValue === 'None',
+        ),
+    );
     expect(authNone.length).toBeGreaterThan(0);
     const noAuthBots = new Set(tenant.environments.flatMap((e) => e.dataverse?.bots.filter((b) => b.authenticationmode === 1).map((b) => b.botid) ?? []));
     for (const r of authNone) expect(noAuthBots.has(r.ObjectId)).toBe(true);
     const connectors = admin.filter((r) => r.Operation === 'CreateCustomConnector');
     expect(connectors.length).toBeGreaterThan(0);
     expect(prop(connectors[0]!, 'powerplatform.analytics.resource.type')).toBe('CustomConnector');
-    const published = admin.filter((r) => r.Operation === 'BotUpdateOperation-BotPublish' && prop(r, 'powerplatform.analytics.resource.bot.authentication_mode') === 'None');
+    const published = admin.filter(
+      (r) => r.Operation === 'BotUpdateOperation-BotPublish' && prop(r, 'powerplatform.analytics.resource.bot.authentication_mode') === 'None',
+    );
     expect(published.length).toBeGreaterThan(0);
     const dlp = general().filter((r) => r.RecordType === 187);
     expect(new Set(dlp.map((r) => r.Operation))).toEqual(new Set(['CreateDlpPolicy', 'UpdateDlpPolicy', 'DeleteDlpPolicy']));
     for (const r of dlp) expect(JSON.parse(r.AdditionalInfo).policyId).toBe(r.ObjectId);
-    expect(dlp.some((r) => JSON.parse(r.AdditionalInfo).changeSet?.connectorChanges?.some((c: Rec) => c.previousValue.classification === 'Blocked'))).toBe(true);
+    expect(dlp.some((r) => JSON.parse(r.AdditionalInfo).changeSet?.connectorChanges?.some((c: Rec) => c.previousValue.classification === 'Blocked'))).toBe(
+      true,
+    );
   });
 
   it('ground-truth scenario counts match the records', () => {
@@ -182,7 +219,9 @@ describe('Audit.General kinds', () => {
     const all = [...records.values()].flat();
     const unique = new Map(all.map((r) => [r.Id, r]));
     expect(unique.size).toBe(truth.total.unique);
-    const guestLabelled = [...unique.values()].filter((r) => r.RecordType === 261 && r.UserType === 10 && r.CopilotEventData.AccessedResources.some((a: Rec) => a.SensitivityLabelId)).length;
+    const guestLabelled = [...unique.values()].filter(
+      (r) => r.RecordType === 261 && r.UserType === 10 && r.CopilotEventData.AccessedResources.some((a: Rec) => a.SensitivityLabelId),
+    ).length;
     expect(truth.scenarios['copilot.guestLabelled']).toBe(guestLabelled);
     const publishToWeb = [...unique.values()].filter((r) => r.Operation === 'PublishToWebReport').length;
     expect(truth.byOperation.PublishToWebReport ?? 0).toBe(publishToWeb);
@@ -223,7 +262,11 @@ describe('other content types', () => {
     expect(sp.every((r) => r.RecordType === 6 && ['SharePoint', 'OneDrive'].includes(r.Workload))).toBe(true);
     expect(sp.some((r) => r.Operation === 'FileAccessed')).toBe(true);
     const dlp = records.get('DLP.All')!;
-    expect(dlp.every((r) => r.Operation === 'DlpRuleMatch' && r.UserKey === 'DlpAgent' && r.PolicyDetails[0].Rules[0].ConditionsMatched.SensitiveInformation.length > 0)).toBe(true);
+    expect(
+      dlp.every(
+        (r) => r.Operation === 'DlpRuleMatch' && r.UserKey === 'DlpAgent' && r.PolicyDetails[0].Rules[0].ConditionsMatched.SensitiveInformation.length > 0,
+      ),
+    ).toBe(true);
     expect(dlp.some((r) => r.RecordType === 11 && r.SharePointMetaData.FilePathUrl === r.ObjectId)).toBe(true);
     expect(dlp.some((r) => r.RecordType === 13 && r.ExchangeMetaData.MessageID === r.ObjectId)).toBe(true);
   });

@@ -42,7 +42,11 @@ describe('BAP management-app registration', () => {
     expect((await http.get(`${ADMIN_APPS}/${app.appId}?api-version=2020-10-01`, { token })).status).toBe(403);
 
     const admin = await emu.control.mintToken({ tenantId: tenant.id, resource: 'https://service.powerapps.com' });
-    const put = await http.request('PUT', `${ADMIN_APPS}/${app.appId}?api-version=2020-10-01`, { token: admin.access_token, headers: { 'content-type': 'application/json' }, body: '' });
+    const put = await http.request('PUT', `${ADMIN_APPS}/${app.appId}?api-version=2020-10-01`, {
+      token: admin.access_token,
+      headers: { 'content-type': 'application/json' },
+      body: '',
+    });
     expect(put.status).toBe(200);
     expect(put.json).toEqual({ applicationId: app.appId });
 
@@ -95,7 +99,10 @@ describe('BAP management-app registration', () => {
 
     const one = await http.get(`/bap/providers/Microsoft.BusinessAppPlatform/scopes/admin/environments/${def!.name}?api-version=2020-10-01`, { token });
     expect(one.json.name).toBe(def!.name);
-    const missing = await http.get('/bap/providers/Microsoft.BusinessAppPlatform/scopes/admin/environments/00000000-0000-4000-8000-000000000000?api-version=2020-10-01', { token });
+    const missing = await http.get(
+      '/bap/providers/Microsoft.BusinessAppPlatform/scopes/admin/environments/00000000-0000-4000-8000-000000000000?api-version=2020-10-01',
+      { token },
+    );
     expect(missing.status).toBe(404);
     expect(missing.json.error.code).toBe('EnvironmentNotFound');
   });
@@ -123,10 +130,14 @@ describe('BAP addAppUser', () => {
     expect(denied.json.error.code).toBe('0x80072560');
 
     const token = await appToken();
-    const add = await http.request('POST', `/bap/providers/Microsoft.BusinessAppPlatform/scopes/admin/environments/${env.name}/addAppUser?api-version=2020-10-01`, {
-      token,
-      body: { servicePrincipalAppId: app.appId },
-    });
+    const add = await http.request(
+      'POST',
+      `/bap/providers/Microsoft.BusinessAppPlatform/scopes/admin/environments/${env.name}/addAppUser?api-version=2020-10-01`,
+      {
+        token,
+        body: { servicePrincipalAppId: app.appId },
+      },
+    );
     expect(add.status).toBe(200);
     const ok = await http.get(bots, { token: dvToken });
     expect(ok.status).toBe(200);

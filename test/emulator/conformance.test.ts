@@ -26,7 +26,12 @@ const REAL = new URL('../fixtures/real/', import.meta.url);
 const load = (rel: string): unknown => JSON.parse(readFileSync(new URL(rel, REAL), 'utf8'));
 const loadRecords = (rel: string): Json[] => {
   const text = readFileSync(new URL(rel, REAL), 'utf8');
-  return rel.endsWith('.ndjson') ? text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Json) : (JSON.parse(text) as Json[]);
+  return rel.endsWith('.ndjson')
+    ? text
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as Json)
+    : (JSON.parse(text) as Json[]);
 };
 /** The pages of a corpus file: one page object, or an array of pages. */
 const pages = (rel: string): Json[] => {
@@ -223,7 +228,25 @@ const PBI = 'https://analysis.windows.net/powerbi/api';
 const MANAGE = 'https://manage.office.com';
 
 beforeAll(async () => {
-  tenant = generateTenant({ seed: 'conformance', permissions: 'documented', sizes: { users: 20, guests: 3, groups: 4, environments: 3, agents: 6, apps: 8, flows: 12, connectors: 3, connections: 8, foundryAccounts: 4, powerBiWorkspaces: 4, copilotUsersPercent: 50, copilotPairsPerUser: 3 } });
+  tenant = generateTenant({
+    seed: 'conformance',
+    permissions: 'documented',
+    sizes: {
+      users: 20,
+      guests: 3,
+      groups: 4,
+      environments: 3,
+      agents: 6,
+      apps: 8,
+      flows: 12,
+      connectors: 3,
+      connections: 8,
+      foundryAccounts: 4,
+      powerBiWorkspaces: 4,
+      copilotUsersPercent: 50,
+      copilotPairsPerUser: 3,
+    },
+  });
   for (const app of tenant.apps) app.isManagementApp = true;
   emu = await startEmulator({ tenants: [tenant] });
   http = emulatorClient(emu);
@@ -240,11 +263,18 @@ describe('emulator conformance with the real corpus: Power Platform', () => {
   it('Power Apps admin apps list (items and envelope)', async () => {
     const page = await call(`/powerapps/providers/Microsoft.PowerApps/scopes/admin/environments/${env()}/apps?api-version=2023-06-01&$expand=permissions`, PA);
     conforms('apps', page.value as Json[], items('inventory/powerapps-admin-apps-list.json'), { maps: ['properties.connectionReferences'] });
-    conforms('appsEnvelope', [envelope(page)], pages('inventory/powerapps-admin-apps-list.json').map((p) => envelope(p)));
+    conforms(
+      'appsEnvelope',
+      [envelope(page)],
+      pages('inventory/powerapps-admin-apps-list.json').map((p) => envelope(p)),
+    );
   });
 
   it('connectors (apis) and connections lists', async () => {
-    const apis = await call(`/powerapps/providers/Microsoft.PowerApps/apis?api-version=2019-05-01&$filter=${encodeURIComponent(`environment eq '${env()}'`)}`, PA);
+    const apis = await call(
+      `/powerapps/providers/Microsoft.PowerApps/apis?api-version=2019-05-01&$filter=${encodeURIComponent(`environment eq '${env()}'`)}`,
+      PA,
+    );
     conforms('apis', apis.value as Json[], items('inventory/powerapps-apis-list.json'));
     const conns = await call(`/powerapps/providers/Microsoft.PowerApps/scopes/admin/environments/${env()}/connections?api-version=2016-11-01`, PA);
     conforms('connections', conns.value as Json[], items('inventory/powerapps-connections-list.json'));
@@ -256,9 +286,14 @@ describe('emulator conformance with the real corpus: Power Platform', () => {
     conforms('flows', flows, items('inventory/flow-admin-flows-list.json'));
     // The list never carries the definition: only the single GET does (the list-vs-item split).
     expect(flows.some((f) => 'definition' in (f.properties as Json))).toBe(false);
-    const single = await call(`/flow/providers/Microsoft.ProcessSimple/scopes/admin/environments/${env()}/flows/${String(flows[0]!.name)}?api-version=2016-11-01`, FLOW);
+    const single = await call(
+      `/flow/providers/Microsoft.ProcessSimple/scopes/admin/environments/${env()}/flows/${String(flows[0]!.name)}?api-version=2016-11-01`,
+      FLOW,
+    );
     expect(Object.keys(single.properties as Json)).toContain('definition');
-    conforms('flowSingle', [single], [load('inventory/flow-get-with-definition.json')], { maps: ['properties.connectionReferences', 'properties.definition.actions', 'properties.definition.triggers'] });
+    conforms('flowSingle', [single], [load('inventory/flow-get-with-definition.json')], {
+      maps: ['properties.connectionReferences', 'properties.definition.actions', 'properties.definition.triggers'],
+    });
   });
 
   it('DLP policies: list and single policy', async () => {
@@ -282,9 +317,15 @@ describe('emulator conformance with the real corpus: Power Platform', () => {
   it('Dataverse bots and systemusers rows', async () => {
     const dv = tenant.environments.find((e) => e.dataverse)!.dataverse!;
     const resource = `${emu.url}/dataverse/${dv.uniqueName}`;
-    const bots = await call(`/dataverse/${dv.uniqueName}/api/data/v9.2/bots?$select=botid,name,schemaname,authenticationmode,authenticationtrigger,accesscontrolpolicy,authorizedsecuritygroupids,publishedon,_publishedby_value,_ownerid_value,statecode,statuscode,language,runtimeprovider,template,createdon,modifiedon,configuration`, resource);
+    const bots = await call(
+      `/dataverse/${dv.uniqueName}/api/data/v9.2/bots?$select=botid,name,schemaname,authenticationmode,authenticationtrigger,accesscontrolpolicy,authorizedsecuritygroupids,publishedon,_publishedby_value,_ownerid_value,statecode,statuscode,language,runtimeprovider,template,createdon,modifiedon,configuration`,
+      resource,
+    );
     conforms('bots', bots.value as Json[], items('inventory/dataverse-bots-list.json'));
-    const users = await call(`/dataverse/${dv.uniqueName}/api/data/v9.2/systemusers?$select=systemuserid,fullname,domainname,azureactivedirectoryobjectid,applicationid,isdisabled,accessmode`, resource);
+    const users = await call(
+      `/dataverse/${dv.uniqueName}/api/data/v9.2/systemusers?$select=systemuserid,fullname,domainname,azureactivedirectoryobjectid,applicationid,isdisabled,accessmode`,
+      resource,
+    );
     conforms('systemusers', users.value as Json[], items('inventory/dataverse-systemusers-list.json'));
   });
 });
@@ -293,12 +334,19 @@ describe('emulator conformance with the real corpus: Graph, ARM, Power BI, Manag
   it('Graph groups delta with members@delta, users delta, Copilot interaction history', async () => {
     const gd = await call('/graph/v1.0/groups/delta?$select=id,members', GRAPH);
     conforms('groupsDelta', gd.value as Json[], items('inventory/graph-groups-delta-members.json'));
-    const ud = await call('/graph/v1.0/users/delta?$select=id,displayName,userPrincipalName,mail,accountEnabled,userType,createdDateTime,assignedLicenses', GRAPH);
+    const ud = await call(
+      '/graph/v1.0/users/delta?$select=id,displayName,userPrincipalName,mail,accountEnabled,userType,createdDateTime,assignedLicenses',
+      GRAPH,
+    );
     conforms('usersDelta', ud.value as Json[], items('inventory/graph-users-delta.json'));
     const licensed = tenant.users.find((u) => (u.assignedLicenses ?? []).length > 0 && u.userType === 'Member')!;
     const ints = await call(`/graph/v1.0/copilot/users/${licensed.id}/interactionHistory/getAllEnterpriseInteractions`, GRAPH);
     conforms('interactions', ints.value as Json[], items('inventory/graph-copilot-interactions.json'));
-    conforms('interactionsEnvelope', [envelope(ints)], pages('inventory/graph-copilot-interactions.json').map((p) => envelope(p)));
+    conforms(
+      'interactionsEnvelope',
+      [envelope(ints)],
+      pages('inventory/graph-copilot-interactions.json').map((p) => envelope(p)),
+    );
   });
 
   it('ARM Cognitive Services accounts, deployments and projects', async () => {
@@ -318,16 +366,23 @@ describe('emulator conformance with the real corpus: Graph, ARM, Power BI, Manag
     emu.control.configureFeed(tenant.id, { recordsPerHour: 2000 });
     const ev = await call(`/powerbi/v1.0/myorg/admin/activityevents?startDateTime='2025-06-10T08:00:00.000Z'&endDateTime='2025-06-10T09:00:00.000Z'`, PBI);
     const realPages = pages('inventory/powerbi-activityevents.json');
-    conforms('activityEventsEnvelope', [envelope(ev, 'activityEventEntities')], realPages.map((p) => envelope(p, 'activityEventEntities')));
+    conforms(
+      'activityEventsEnvelope',
+      [envelope(ev, 'activityEventEntities')],
+      realPages.map((p) => envelope(p, 'activityEventEntities')),
+    );
     const realEvents = [...realPages.flatMap((p) => p.activityEventEntities as Json[]), ...loadRecords('audit/powerbi-docs-activity-log.json')];
     conforms('audit20', ev.activityEventEntities as Json[], realEvents);
     const modified = await call('/powerbi/v1.0/myorg/admin/workspaces/modified', PBI);
     conforms('scannerModified', modified as unknown as unknown[], load('inventory/powerbi-scanner-modified.json') as unknown[]);
     const ids = (modified as unknown as { id: string }[]).slice(0, 4).map((w) => w.id);
-    const scan = await call('/powerbi/v1.0/myorg/admin/workspaces/getInfo?lineage=true&datasourceDetails=true&getArtifactUsers=true', PBI, 'POST', { workspaces: ids });
+    const scan = await call('/powerbi/v1.0/myorg/admin/workspaces/getInfo?lineage=true&datasourceDetails=true&getArtifactUsers=true', PBI, 'POST', {
+      workspaces: ids,
+    });
     conforms('scannerGetInfo', [scan], [load('inventory/powerbi-scanner-getinfo.json')]);
     let status = scan;
-    for (let i = 0; i < 20 && status.status !== 'Succeeded'; i++) status = await call(`/powerbi/v1.0/myorg/admin/workspaces/scanStatus/${String(scan.id)}`, PBI);
+    for (let i = 0; i < 20 && status.status !== 'Succeeded'; i++)
+      status = await call(`/powerbi/v1.0/myorg/admin/workspaces/scanStatus/${String(scan.id)}`, PBI);
     conforms('scannerStatus', [status], [load('inventory/powerbi-scanner-scanstatus.json')]);
     const result = await call(`/powerbi/v1.0/myorg/admin/workspaces/scanResult/${String(scan.id)}`, PBI);
     conforms('scannerResult', [result], [load('inventory/powerbi-scanner-scanresult.json')]);

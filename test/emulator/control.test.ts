@@ -75,20 +75,36 @@ describe('in-process control', () => {
   it('adds bots and environments, reflected by BAP, Dataverse and ground truth', async () => {
     const before = emu.control.groundTruth(tenant.id);
     const env = tenant.environments.find((e) => e.dataverse?.appUsers.length)!;
-    const bot = emu.control.add(tenant.id, 'bots', { environment: env.displayName, name: 'Late Agent', authenticationmode: 1, accesscontrolpolicy: 0 }) as { botid: string };
+    const bot = emu.control.add(tenant.id, 'bots', { environment: env.displayName, name: 'Late Agent', authenticationmode: 1, accesscontrolpolicy: 0 }) as {
+      botid: string;
+    };
     const after = emu.control.groundTruth(tenant.id);
     expect(after.agents).toBe(before.agents + 1);
     expect(after.risks.noAuthentication).toBe(before.risks.noAuthentication + 1);
 
     emu.control.add(tenant.id, 'environments', { displayName: 'Pop-up Sandbox', dataverse: { uniqueName: 'unqpopup' } });
-    const bap = (await http.token({ tenant: tenant.id, clientId: tenant.apps[0]!.appId, clientSecret: tenant.apps[0]!.secrets[0]!.value, scope: 'https://service.powerapps.com/.default' })).json.access_token;
+    const bap = (
+      await http.token({
+        tenant: tenant.id,
+        clientId: tenant.apps[0]!.appId,
+        clientSecret: tenant.apps[0]!.secrets[0]!.value,
+        scope: 'https://service.powerapps.com/.default',
+      })
+    ).json.access_token;
     const envs = await http.get('/bap/providers/Microsoft.BusinessAppPlatform/scopes/admin/environments?api-version=2020-10-01', { token: bap });
     const popup = envs.json.value.find((e: { properties: { displayName: string } }) => e.properties.displayName === 'Pop-up Sandbox');
     expect(popup.properties.linkedEnvironmentMetadata.instanceUrl).toBe(`${emu.url}/dataverse/unqpopup/`);
 
     emu.control.add(tenant.id, 'appUsers', { environment: 'unqpopup', appId: tenant.apps[0]!.appId });
     emu.control.add(tenant.id, 'bots', { environment: 'unqpopup', name: 'Popup Bot' });
-    const dv = (await http.token({ tenant: tenant.id, clientId: tenant.apps[0]!.appId, clientSecret: tenant.apps[0]!.secrets[0]!.value, scope: `${emu.url}/dataverse/unqpopup/.default` })).json.access_token;
+    const dv = (
+      await http.token({
+        tenant: tenant.id,
+        clientId: tenant.apps[0]!.appId,
+        clientSecret: tenant.apps[0]!.secrets[0]!.value,
+        scope: `${emu.url}/dataverse/unqpopup/.default`,
+      })
+    ).json.access_token;
     const bots = await http.get('/dataverse/unqpopup/api/data/v9.2/bots?$select=name', { token: dv });
     expect(bots.json.value.map((b: { name: string }) => b.name)).toEqual(['Popup Bot']);
 
@@ -111,7 +127,9 @@ describe('HTTP control', () => {
     expect((await http.request('DELETE', `/_emulator/tenants/${tenant.id}/groups/${gid}`)).status).toBe(204);
     expect((await http.request('POST', `/_emulator/tenants/${tenant.id}/unicorns`, { body: {} })).status).toBe(400);
 
-    const minted = await http.request('POST', '/_emulator/tokens', { body: { tenantId: tenant.id, resource: 'https://graph.microsoft.com', kind: 'app', roles: [] } });
+    const minted = await http.request('POST', '/_emulator/tokens', {
+      body: { tenantId: tenant.id, resource: 'https://graph.microsoft.com', kind: 'app', roles: [] },
+    });
     expect(minted.status).toBe(200);
     const denied = await http.get('/graph/v1.0/users', { token: minted.json.access_token });
     expect(denied.status).toBe(403);
@@ -128,7 +146,9 @@ describe('HTTP control', () => {
     expect(tok.json.expires_in).toBe(60);
     emu.control.setTokenLifetime(3599);
 
-    const gen = await http.request('POST', '/_emulator/tenants', { body: { generate: { seed: 'http-tenant', sizes: { users: 5, environments: 1, agents: 1 } } } });
+    const gen = await http.request('POST', '/_emulator/tenants', {
+      body: { generate: { seed: 'http-tenant', sizes: { users: 5, environments: 1, agents: 1 } } },
+    });
     expect(gen.status).toBe(201);
     const truth = await http.get(`/_emulator/tenants/${gen.json.id}/ground-truth`);
     expect(truth.json.users).toBe(10);
@@ -141,7 +161,12 @@ describe('HTTP control', () => {
     const app = tenant.apps[0]!;
     await http.request('POST', `/${tenant.id}/oauth2/v2.0/token?client_secret=${encodeURIComponent(app.secrets[0]!.value)}`, {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: app.appId, client_secret: app.secrets[0]!.value, scope: 'https://graph.microsoft.com/.default' }).toString(),
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: app.appId,
+        client_secret: app.secrets[0]!.value,
+        scope: 'https://graph.microsoft.com/.default',
+      }).toString(),
     });
     const text = JSON.stringify(emu.control.requests());
     expect(text).not.toContain(app.secrets[0]!.value);
@@ -179,6 +204,8 @@ describe('sign-in control', () => {
     expect((await http.request('DELETE', '/_emulator/sign-in-state')).status).toBe(204);
     expect(emu.control.consentBehavior(tenant.id)).toBe('approve');
     expect(emu.control.deviceCodes()).toEqual([]);
-    expect((await http.request('PUT', '/_emulator/environment-flags', { body: { tenant: tenant.id, environment: 'no-such-env', refuseAddAppUser: true } })).status).toBe(404);
+    expect(
+      (await http.request('PUT', '/_emulator/environment-flags', { body: { tenant: tenant.id, environment: 'no-such-env', refuseAddAppUser: true } })).status,
+    ).toBe(404);
   });
 });

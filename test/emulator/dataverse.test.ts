@@ -37,17 +37,30 @@ describe('Dataverse bots', () => {
       expect(res.status).toBe(200);
       expect(res.headers['odata-version']).toBe('4.0');
       expect(res.headers['preference-applied']).toBe('odata.maxpagesize=5');
-      expect(res.json['@odata.context']).toBe(`${emu.url}/dataverse/${readable.uniqueName}/api/data/v9.2/$metadata#bots(botid,name,authenticationmode,accesscontrolpolicy,_ownerid_value,modifiedon,publishedon)`);
+      expect(res.json['@odata.context']).toBe(
+        `${emu.url}/dataverse/${readable.uniqueName}/api/data/v9.2/$metadata#bots(botid,name,authenticationmode,accesscontrolpolicy,_ownerid_value,modifiedon,publishedon)`,
+      );
       const value = res.json.value as Record<string, unknown>[];
       expect(value.length).toBeLessThanOrEqual(5);
       for (const b of value) {
-        expect(Object.keys(b)).toEqual(['@odata.etag', 'botid', 'name', 'authenticationmode', 'accesscontrolpolicy', '_ownerid_value', 'modifiedon', 'publishedon']);
+        expect(Object.keys(b)).toEqual([
+          '@odata.etag',
+          'botid',
+          'name',
+          'authenticationmode',
+          'accesscontrolpolicy',
+          '_ownerid_value',
+          'modifiedon',
+          'publishedon',
+        ]);
         seen.push(b.botid as string);
       }
       url = res.json['@odata.nextLink'] as string | undefined;
       if (url) {
         expect(url.startsWith(`${emu.url}/dataverse/${readable.uniqueName}/api/data/v9.2/bots?$select=`)).toBe(true);
-        expect(decodeURIComponent(new URL(url).searchParams.get('$skiptoken') ?? '')).toMatch(/^<cookie pagenumber="\d+" pagingcookie=".+" istracking="False" \/>$/);
+        expect(decodeURIComponent(new URL(url).searchParams.get('$skiptoken') ?? '')).toMatch(
+          /^<cookie pagenumber="\d+" pagingcookie=".+" istracking="False" \/>$/,
+        );
       }
       pages++;
     }
@@ -61,7 +74,27 @@ describe('Dataverse bots', () => {
     expect(res.headers['preference-applied']).toBe('odata.maxpagesize=5000');
     expect(res.json['@odata.nextLink']).toBeUndefined();
     const bot = res.json.value[0];
-    for (const col of ['botid', 'name', 'schemaname', 'authenticationmode', 'authenticationtrigger', 'accesscontrolpolicy', 'authorizedsecuritygroupids', 'publishedon', '_publishedby_value', '_ownerid_value', 'owneridtype', 'statecode', 'statuscode', 'language', 'runtimeprovider', 'template', 'createdon', 'modifiedon', 'configuration']) {
+    for (const col of [
+      'botid',
+      'name',
+      'schemaname',
+      'authenticationmode',
+      'authenticationtrigger',
+      'accesscontrolpolicy',
+      'authorizedsecuritygroupids',
+      'publishedon',
+      '_publishedby_value',
+      '_ownerid_value',
+      'owneridtype',
+      'statecode',
+      'statuscode',
+      'language',
+      'runtimeprovider',
+      'template',
+      'createdon',
+      'modifiedon',
+      'configuration',
+    ]) {
       expect(bot).toHaveProperty(col);
     }
     expect(bot.owneridtype).toBe('systemuser');
@@ -71,13 +104,21 @@ describe('Dataverse bots', () => {
   it('serves systemusers with $filter on applicationid', async () => {
     const token = await dvToken(readable);
     const app = tenant.apps[0]!;
-    const res = await http.get(`/dataverse/${readable.uniqueName}/api/data/v9.2/systemusers?$select=systemuserid,fullname,applicationid,azureactivedirectoryobjectid,isdisabled,accessmode&$filter=applicationid eq ${app.appId}`, { token });
+    const res = await http.get(
+      `/dataverse/${readable.uniqueName}/api/data/v9.2/systemusers?$select=systemuserid,fullname,applicationid,azureactivedirectoryobjectid,isdisabled,accessmode&$filter=applicationid eq ${app.appId}`,
+      { token },
+    );
     expect(res.status).toBe(200);
     expect(res.json.value).toHaveLength(1);
     expect(res.json.value[0]).toMatchObject({ applicationid: app.appId, accessmode: 4, azureactivedirectoryobjectid: app.servicePrincipalObjectId });
     const people = await http.get(`/dataverse/${readable.uniqueName}/api/data/v9.2/systemusers`, { token });
     expect(people.json.value.length).toBe(readable.systemusers.length);
-    expect(people.json.value.some((s: { applicationid: string | null; azureactivedirectoryobjectid: string | null }) => s.applicationid === null && s.azureactivedirectoryobjectid !== null)).toBe(true);
+    expect(
+      people.json.value.some(
+        (s: { applicationid: string | null; azureactivedirectoryobjectid: string | null }) =>
+          s.applicationid === null && s.azureactivedirectoryobjectid !== null,
+      ),
+    ).toBe(true);
   });
 });
 
@@ -99,7 +140,9 @@ describe('Dataverse access', () => {
       const res = await http.get(`/dataverse/${readable.uniqueName}/api/data/v9.2/bots`, { token });
       expect(res.status).toBe(403);
       expect(res.json.error.code).toBe('0x80040220');
-      expect(res.json.error.message).toMatch(new RegExp(`^Principal user \\(Id=${appUser.systemuserid}, type=8\\) is missing prvReadbot privilege \\(Id=[0-9a-f-]{36}\\)$`));
+      expect(res.json.error.message).toMatch(
+        new RegExp(`^Principal user \\(Id=${appUser.systemuserid}, type=8\\) is missing prvReadbot privilege \\(Id=[0-9a-f-]{36}\\)$`),
+      );
     } finally {
       appUser.roles = roles;
     }

@@ -105,7 +105,9 @@ describe('fault selection', () => {
   });
 
   it('is configurable over the HTTP control API', async () => {
-    const put = await http.request('PUT', '/_emulator/faults', { body: { rate: 1, kinds: ['429-fractional'], services: ['graph'], maxRetryAfterSeconds: 0.2 } });
+    const put = await http.request('PUT', '/_emulator/faults', {
+      body: { rate: 1, kinds: ['429-fractional'], services: ['graph'], maxRetryAfterSeconds: 0.2 },
+    });
     expect(put.status).toBe(200);
     const res = await http.get(USERS, { token: graphToken });
     expect(res.status).toBe(429);

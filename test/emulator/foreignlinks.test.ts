@@ -30,7 +30,9 @@ describe('foreign-link fault', () => {
     const next = plain.json['@odata.nextLink'] as string;
     expect(next.startsWith(`${emu.url}/graph/v1.0/users`)).toBe(true);
 
-    const res = await http.request('PUT', '/_emulator/foreign-links', { body: [{ service: 'graph', field: '@odata.nextLink', origin: EVIL, match: '/users' }] });
+    const res = await http.request('PUT', '/_emulator/foreign-links', {
+      body: [{ service: 'graph', field: '@odata.nextLink', origin: EVIL, match: '/users' }],
+    });
     expect(res.status).toBe(200);
     const foreign = await http.get('/graph/v1.0/users?$top=5', { token: graphToken });
     expect(foreign.json['@odata.nextLink']).toBe(`${EVIL}${next.slice(emu.url.length)}`);

@@ -127,7 +127,13 @@ describe('generateTenant', () => {
   it('grants the permission presets and explicit lists per resource', () => {
     const quick = generateTenant({ seed: 1, now: NOW }).apps[0]!.grantedRoles;
     expect(quick).toEqual(PERMISSION_SETS.quick);
-    expect(quick['https://graph.microsoft.com']).toEqual(['GroupMember.Read.All', 'User.Read.All', 'ExternalConnection.Read.All', 'TeamsAppInstallation.ReadForUser.All', 'AiEnterpriseInteraction.Read.All']);
+    expect(quick['https://graph.microsoft.com']).toEqual([
+      'GroupMember.Read.All',
+      'User.Read.All',
+      'ExternalConnection.Read.All',
+      'TeamsAppInstallation.ReadForUser.All',
+      'AiEnterpriseInteraction.Read.All',
+    ]);
     const step = generateTenant({ seed: 1, now: NOW, permissions: 'step-by-step', managementApp: false }).apps[0]!;
     expect(step.grantedRoles['https://graph.microsoft.com']).toEqual(['User.Read.All', 'Group.Read.All']);
     expect(step.grantedRoles['https://manage.office.com']).toEqual(['ActivityFeed.Read']);

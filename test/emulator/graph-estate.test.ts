@@ -15,8 +15,15 @@ let bare: Tenant;
 
 beforeAll(async () => {
   members = generateTenant({ seed: 'estate-members', sizes: { users: 60, guests: 4, groups: 8, environments: 1, agents: 0 } });
-  estate = generateTenant({ seed: 'estate-apps', sizes: { users: 30, guests: 3, groups: 2, environments: 1, agents: 0, externalConnections: 4, teamsAppCatalog: 14 } });
-  bare = generateTenant({ seed: 'estate-bare', permissions: ['User.Read.All', 'GroupMember.Read.All'], sizes: { users: 6, groups: 2, environments: 1, agents: 0 } });
+  estate = generateTenant({
+    seed: 'estate-apps',
+    sizes: { users: 30, guests: 3, groups: 2, environments: 1, agents: 0, externalConnections: 4, teamsAppCatalog: 14 },
+  });
+  bare = generateTenant({
+    seed: 'estate-bare',
+    permissions: ['User.Read.All', 'GroupMember.Read.All'],
+    sizes: { users: 6, groups: 2, environments: 1, agents: 0 },
+  });
   emu = await startEmulator({ tenants: [members, estate, bare] });
   http = emulatorClient(emu);
 });
@@ -68,7 +75,9 @@ describe('groups/delta with members', () => {
     expect(first.added).toHaveLength(truth.memberships);
     expect(new Set(first.added).size).toBe(truth.memberships);
     expect(first.removed).toEqual([]);
-    const kinds = Object.entries(truth.membershipsByKind).filter(([, n]) => n > 0).map(([k]) => `#microsoft.graph.${k}`);
+    const kinds = Object.entries(truth.membershipsByKind)
+      .filter(([, n]) => n > 0)
+      .map(([k]) => `#microsoft.graph.${k}`);
     expect(first.types).toEqual(new Set(kinds));
     const allCompany = initial.items.filter((g) => g.id === members.groups[0]!.id);
     expect(allCompany.length).toBeGreaterThan(1);
@@ -87,7 +96,9 @@ describe('groups/delta with members', () => {
     ctl.add(members.id, 'memberships', { groupId: g1.id, memberId: newcomer.id });
     const leaving = members.memberships[g2.id]!.find((id) => members.users.some((u) => u.id === id))!;
     ctl.remove(members.id, 'memberships', { groupId: g2.id, memberId: leaving });
-    const leaver = members.users.find((u) => u.id !== newcomer.id && u.id !== leaving && Object.values(members.memberships).filter((ids) => ids.includes(u.id)).length >= 2)!;
+    const leaver = members.users.find(
+      (u) => u.id !== newcomer.id && u.id !== leaving && Object.values(members.memberships).filter((ids) => ids.includes(u.id)).length >= 2,
+    )!;
     const leaverGroups = members.groups.filter((g) => members.memberships[g.id]!.includes(leaver.id) && g.id !== g3.id).map((g) => g.id);
     // A deleted group also leaves the groups it was a member of.
     const containing = members.groups.filter((g) => members.memberships[g.id]!.includes(g3.id)).map((g) => `${g.id}/${g3.id}`);
@@ -103,7 +114,10 @@ describe('groups/delta with members', () => {
     // Without members in $select, membership changes are not group changes.
     const plain = await round('/graph/v1.0/groups/delta?$select=displayName', token);
     expect(plain.items.some((g) => 'members@delta' in g)).toBe(false);
-    ctl.add(members.id, 'memberships', { groupId: g1.id, memberId: leaver.id === g1.id ? members.users[1]!.id : members.users.find((u) => !members.memberships[g1.id]!.includes(u.id))!.id });
+    ctl.add(members.id, 'memberships', {
+      groupId: g1.id,
+      memberId: leaver.id === g1.id ? members.users[1]!.id : members.users.find((u) => !members.memberships[g1.id]!.includes(u.id))!.id,
+    });
     expect((await round(plain.deltaLink, token)).items).toEqual([]);
   });
 });
@@ -114,7 +128,10 @@ describe('$batch', () => {
   it('routes inner requests to the same handlers, answers in any order, 404 inside for an unknown user', async () => {
     const token = await graphToken(estate);
     const users = estate.users.slice(0, 5);
-    const requests = [...users.map((u, i) => ({ id: String(i + 1), method: 'GET', url: appsUrl(u.id) })), { id: 'gone', method: 'GET', url: appsUrl('00000000-0000-4000-8000-000000000000') }];
+    const requests = [
+      ...users.map((u, i) => ({ id: String(i + 1), method: 'GET', url: appsUrl(u.id) })),
+      { id: 'gone', method: 'GET', url: appsUrl('00000000-0000-4000-8000-000000000000') },
+    ];
     const res = await http.request('POST', '/graph/v1.0/$batch', { token, body: { requests } });
     expect(res.status).toBe(200);
     const responses = res.json.responses as { id: string; status: number; body: Json }[];
@@ -146,7 +163,10 @@ describe('$batch', () => {
     expect((await http.request('POST', '/graph/v1.0/$batch', { token, body: { requests: many.slice(0, 20) } })).status).toBe(200);
     const dupes = await http.request('POST', '/graph/v1.0/$batch', { token, body: { requests: [many[0], { ...many[1], id: many[0]!.id }] } });
     expect(dupes.status).toBe(400);
-    const absolute = await http.request('POST', '/graph/v1.0/$batch', { token, body: { requests: [{ id: '1', method: 'GET', url: `${emu.url}/graph/v1.0${appsUrl(estate.users[0]!.id)}` }] } });
+    const absolute = await http.request('POST', '/graph/v1.0/$batch', {
+      token,
+      body: { requests: [{ id: '1', method: 'GET', url: `${emu.url}/graph/v1.0${appsUrl(estate.users[0]!.id)}` }] },
+    });
     expect(absolute.status).toBe(400);
   });
 
@@ -199,7 +219,10 @@ describe('external connections and installed apps', () => {
 
   it('generates a realistic mix fast for a large tenant (50,000 users, about 100,000 installations)', () => {
     const started = performance.now();
-    const big = generateTenant({ seed: 'estate-big', sizes: { users: 50_000, guests: 0, groups: 10, environments: 1, agents: 0, teamsAppsPerUser: 2, teamsAppCatalog: 40 } });
+    const big = generateTenant({
+      seed: 'estate-big',
+      sizes: { users: 50_000, guests: 0, groups: 10, environments: 1, agents: 0, teamsAppsPerUser: 2, teamsAppCatalog: 40 },
+    });
     const truth = graphEstateGroundTruth(big);
     expect(performance.now() - started).toBeLessThan(20_000);
     expect(truth.teamsAppInstallations).toBeGreaterThan(80_000);
@@ -207,6 +230,8 @@ describe('external connections and installed apps', () => {
     for (const n of Object.values(truth.teamsAppInstallationsByMethod)) expect(n).toBeGreaterThan(0);
     // Sideloaded custom agents are few in the catalogue but installed by many users each.
     const agents = big.graphEstate!.teamsApps.filter((a) => a.distributionMethod === 'sideloaded').length;
-    expect(truth.teamsAppInstallationsByMethod.sideloaded / agents).toBeGreaterThan(truth.teamsAppInstallationsByMethod.store / big.graphEstate!.teamsApps.filter((a) => a.distributionMethod === 'store').length);
+    expect(truth.teamsAppInstallationsByMethod.sideloaded / agents).toBeGreaterThan(
+      truth.teamsAppInstallationsByMethod.store / big.graphEstate!.teamsApps.filter((a) => a.distributionMethod === 'store').length,
+    );
   });
 });

@@ -51,7 +51,19 @@ describe('Graph users', () => {
     expect(res.json.value).toHaveLength(100);
     expect(res.json['@odata.context']).toBe(`${emu.url}/graph/v1.0/$metadata#users`);
     expect(Object.keys(res.json.value[0]).sort()).toEqual(
-      ['businessPhones', 'displayName', 'givenName', 'id', 'jobTitle', 'mail', 'mobilePhone', 'officeLocation', 'preferredLanguage', 'surname', 'userPrincipalName'].sort(),
+      [
+        'businessPhones',
+        'displayName',
+        'givenName',
+        'id',
+        'jobTitle',
+        'mail',
+        'mobilePhone',
+        'officeLocation',
+        'preferredLanguage',
+        'surname',
+        'userPrincipalName',
+      ].sort(),
     );
   });
 
@@ -73,7 +85,10 @@ describe('Graph users', () => {
 describe('Graph groups and members', () => {
   it('lists groups and pages mixed-type members', async () => {
     const token = await graphToken(big);
-    const groups = await all('/graph/v1.0/groups?$top=5&$select=id,displayName,groupTypes,securityEnabled,mailEnabled,visibility,mail,description,createdDateTime', token);
+    const groups = await all(
+      '/graph/v1.0/groups?$top=5&$select=id,displayName,groupTypes,securityEnabled,mailEnabled,visibility,mail,description,createdDateTime',
+      token,
+    );
     expect(groups.items).toHaveLength(15);
     expect(groups.pages).toHaveLength(3);
     let memberships = 0;

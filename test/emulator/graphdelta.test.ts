@@ -79,7 +79,19 @@ describe('users/delta', () => {
     expect([...new URL(r.deltaLink).searchParams.keys()]).toEqual(['$deltatoken']);
     expect(r.pages[0]!['@odata.context']).toBe(`${emu.url}/graph/v1.0/$metadata#users`);
     expect(Object.keys(r.items[0]!).sort()).toEqual(
-      ['businessPhones', 'displayName', 'givenName', 'id', 'jobTitle', 'mail', 'mobilePhone', 'officeLocation', 'preferredLanguage', 'surname', 'userPrincipalName'].sort(),
+      [
+        'businessPhones',
+        'displayName',
+        'givenName',
+        'id',
+        'jobTitle',
+        'mail',
+        'mobilePhone',
+        'officeLocation',
+        'preferredLanguage',
+        'surname',
+        'userPrincipalName',
+      ].sort(),
     );
     expect(r.items.some((i) => '@removed' in i)).toBe(false);
   });
@@ -209,7 +221,9 @@ describe('$select', () => {
 
     emu.control.update(select.id, 'users', select.users[0]!.id, { accountEnabled: false });
     const changes = await round(r.deltaLink, token);
-    expect(changes.items).toEqual([{ id: select.users[0]!.id, displayName: select.users[0]!.displayName, accountEnabled: false, userType: select.users[0]!.userType }]);
+    expect(changes.items).toEqual([
+      { id: select.users[0]!.id, displayName: select.users[0]!.displayName, accountEnabled: false, userType: select.users[0]!.userType },
+    ]);
 
     const g = await round('/graph/v1.0/groups/delta?$select=id,displayName&$top=2', token);
     expect(g.items).toEqual(select.groups.map((x) => ({ id: x.id, displayName: x.displayName })));

@@ -20,7 +20,16 @@ beforeAll(async () => {
     appId: '11111111-2222-4333-8444-555555555555',
     displayName: 'Old Integration',
     servicePrincipalObjectId: '66666666-7777-4888-9999-000000000000',
-    secrets: [{ keyId: 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee', displayName: 'old', hint: 'old', value: 'old8Q~expiredexpiredexpiredexpiredexpire', startDateTime: '2020-01-01T00:00:00Z', endDateTime: '2022-01-01T00:00:00Z' }],
+    secrets: [
+      {
+        keyId: 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee',
+        displayName: 'old',
+        hint: 'old',
+        value: 'old8Q~expiredexpiredexpiredexpiredexpire',
+        startDateTime: '2020-01-01T00:00:00Z',
+        endDateTime: '2022-01-01T00:00:00Z',
+      },
+    ],
     grantedRoles: {},
     isManagementApp: false,
   });
@@ -101,7 +110,11 @@ describe('client credentials', () => {
     const { appId, secret, sp } = connector();
     const jwks = createLocalJWKSet((await http.get(`/${tenant.id}/discovery/v2.0/keys`)).json as JSONWebKeySet);
     const cases: [string, string, string[] | undefined][] = [
-      ['https://graph.microsoft.com/.default', 'https://graph.microsoft.com', ['GroupMember.Read.All', 'User.Read.All', 'ExternalConnection.Read.All', 'TeamsAppInstallation.ReadForUser.All', 'AiEnterpriseInteraction.Read.All']],
+      [
+        'https://graph.microsoft.com/.default',
+        'https://graph.microsoft.com',
+        ['GroupMember.Read.All', 'User.Read.All', 'ExternalConnection.Read.All', 'TeamsAppInstallation.ReadForUser.All', 'AiEnterpriseInteraction.Read.All'],
+      ],
       ['https://manage.office.com/.default', 'https://manage.office.com', ['ActivityFeed.Read']],
       ['https://analysis.windows.net/powerbi/api/.default', 'https://analysis.windows.net/powerbi/api', ['Tenant.Read.All']],
       ['https://service.powerapps.com//.default', 'https://service.powerapps.com', undefined],
@@ -115,7 +128,18 @@ describe('client credentials', () => {
       expect(res.json.ext_expires_in).toBe(3599);
       const { payload, protectedHeader } = await jwtVerify(res.json.access_token, jwks, { algorithms: ['RS256'] });
       expect(protectedHeader.kid).toBeDefined();
-      expect(payload).toMatchObject({ aud, iss: `https://sts.windows.net/${tenant.id}/`, ver: '1.0', tid: tenant.id, oid: sp, sub: sp, appid: appId, azp: appId, appidacr: '1', idtyp: 'app' });
+      expect(payload).toMatchObject({
+        aud,
+        iss: `https://sts.windows.net/${tenant.id}/`,
+        ver: '1.0',
+        tid: tenant.id,
+        oid: sp,
+        sub: sp,
+        appid: appId,
+        azp: appId,
+        appidacr: '1',
+        idtyp: 'app',
+      });
       expect(payload.oid).not.toBe(payload.appid);
       expect(payload.roles).toEqual(roles);
       expect(payload.exp! - payload.iat!).toBe(3599);
@@ -126,7 +150,13 @@ describe('client credentials', () => {
   it('accepts HTTP Basic client authentication and per-environment Dataverse resources', async () => {
     const { appId, secret } = connector();
     const org = tenant.environments.find((e) => e.dataverse)!.dataverse!;
-    const res = await http.token({ tenant: tenant.id, clientId: appId, clientSecret: secret, basic: true, scope: `${emu.url}/dataverse/${org.uniqueName}/.default` });
+    const res = await http.token({
+      tenant: tenant.id,
+      clientId: appId,
+      clientSecret: secret,
+      basic: true,
+      scope: `${emu.url}/dataverse/${org.uniqueName}/.default`,
+    });
     expect(res.status).toBe(200);
     const claims = decodeJwt(res.json.access_token);
     expect(claims.aud).toBe(`${emu.url}/dataverse/${org.uniqueName}`);
@@ -152,10 +182,19 @@ describe('client credentials', () => {
     const t = tenant.id;
 
     let d = expectAadError(await http.token({ tenant: t, clientId: appId, clientSecret: 'abc8Q~wrong' }), 401, 'invalid_client', 7000215);
-    expect(d).toContain(`Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app '${appId}'.`);
+    expect(d).toContain(
+      `Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app '${appId}'.`,
+    );
 
-    d = expectAadError(await http.token({ tenant: t, clientId: '11111111-2222-4333-8444-555555555555', clientSecret: 'old8Q~expiredexpiredexpiredexpiredexpire' }), 401, 'invalid_client', 7000222);
-    expect(d).toContain("The provided client secret keys for app '11111111-2222-4333-8444-555555555555' are expired. Visit the Azure portal to create new keys for your app");
+    d = expectAadError(
+      await http.token({ tenant: t, clientId: '11111111-2222-4333-8444-555555555555', clientSecret: 'old8Q~expiredexpiredexpiredexpiredexpire' }),
+      401,
+      'invalid_client',
+      7000222,
+    );
+    expect(d).toContain(
+      "The provided client secret keys for app '11111111-2222-4333-8444-555555555555' are expired. Visit the Azure portal to create new keys for your app",
+    );
 
     d = expectAadError(await http.token({ tenant: 'contoso-missing.onmicrosoft.com', clientId: appId, clientSecret: secret }), 400, 'invalid_tenant', 90002);
     expect(d).toContain("Tenant 'contoso-missing.onmicrosoft.com' not found");
@@ -167,10 +206,30 @@ describe('client credentials', () => {
     d = expectAadError(await http.token({ tenant: t, clientId: appId }), 401, 'invalid_client', 7000218);
     expect(d).toContain("'client_assertion' or 'client_secret'");
 
-    expectAadError(await http.token({ tenant: t, clientId: appId, clientSecret: secret, grantType: 'urn:ietf:params:oauth:grant-type:saml2-bearer' }), 400, 'unsupported_grant_type', 70003);
-    expectAadError(await http.token({ tenant: t, clientId: appId, clientSecret: secret, scope: 'https://graph.microsoft.com/User.Read.All' }), 400, 'invalid_scope', 70011);
-    expectAadError(await http.token({ tenant: t, clientId: appId, clientSecret: secret, scope: 'https://graph.microsoft.com/.default https://manage.office.com/.default' }), 400, 'invalid_scope', 70011);
-    d = expectAadError(await http.token({ tenant: t, clientId: appId, clientSecret: secret, scope: 'https://unknown.example.com/.default' }), 400, 'invalid_resource', 500011);
+    expectAadError(
+      await http.token({ tenant: t, clientId: appId, clientSecret: secret, grantType: 'urn:ietf:params:oauth:grant-type:saml2-bearer' }),
+      400,
+      'unsupported_grant_type',
+      70003,
+    );
+    expectAadError(
+      await http.token({ tenant: t, clientId: appId, clientSecret: secret, scope: 'https://graph.microsoft.com/User.Read.All' }),
+      400,
+      'invalid_scope',
+      70011,
+    );
+    expectAadError(
+      await http.token({ tenant: t, clientId: appId, clientSecret: secret, scope: 'https://graph.microsoft.com/.default https://manage.office.com/.default' }),
+      400,
+      'invalid_scope',
+      70011,
+    );
+    d = expectAadError(
+      await http.token({ tenant: t, clientId: appId, clientSecret: secret, scope: 'https://unknown.example.com/.default' }),
+      400,
+      'invalid_resource',
+      500011,
+    );
     expect(d).toContain('The resource principal named https://unknown.example.com was not found in the tenant');
   });
 
@@ -213,6 +272,8 @@ describe('MSAL Node', () => {
       auth: { clientId: appId, clientSecret: 'nope', authority: `${emu.url}/${tenant.id}`, knownAuthorities: [`127.0.0.1:${emu.port}`] },
       system: { networkClient },
     });
-    await expect(wrong.acquireTokenByClientCredential({ scopes: ['https://graph.microsoft.com/.default'] })).rejects.toMatchObject({ errorCode: 'invalid_client' });
+    await expect(wrong.acquireTokenByClientCredential({ scopes: ['https://graph.microsoft.com/.default'] })).rejects.toMatchObject({
+      errorCode: 'invalid_client',
+    });
   });
 });

@@ -37,7 +37,9 @@ describe('Copilot interaction history', () => {
     const withSku = (res.json.value as { assignedLicenses: { skuId: string }[] }[]).filter((u) => u.assignedLicenses.some((l) => l.skuId === COPILOT_SKU_ID));
     expect(withSku).toHaveLength(licensed(tenant).length);
     const delta = await all('/graph/v1.0/users/delta?$select=id,assignedLicenses', tok);
-    expect(delta.items.filter((u) => (u.assignedLicenses as { skuId: string }[]).some((l) => l.skuId === COPILOT_SKU_ID))).toHaveLength(licensed(tenant).length);
+    expect(delta.items.filter((u) => (u.assignedLicenses as { skuId: string }[]).some((l) => l.skuId === COPILOT_SKU_ID))).toHaveLength(
+      licensed(tenant).length,
+    );
     const plain = await http.get('/graph/v1.0/users?$top=1', { token: tok });
     expect(plain.json.value[0]).not.toHaveProperty('assignedLicenses');
   });
@@ -71,7 +73,7 @@ describe('Copilot interaction history', () => {
     const cls = String(stored[0]!.appClass);
     const byClass = await all(`${PATH(u.id)}?$filter=${encodeURIComponent(`appClass eq '${cls}'`)}`, tok);
     expect(byClass.items.length).toBe(stored.filter((i) => i.appClass === cls).length);
-    const bad = await http.get(`${PATH(u.id)}?$filter=${encodeURIComponent('locale eq \'en-us\'')}`, { token: tok });
+    const bad = await http.get(`${PATH(u.id)}?$filter=${encodeURIComponent("locale eq 'en-us'")}`, { token: tok });
     expect(bad.status).toBe(400);
   });
 

@@ -18,7 +18,10 @@ const get = (path: string, tok = token) => http.get(path, { token: tok });
 const post = (path: string, tok = token, body?: unknown) => http.request('POST', path, { token: tok, ...(body === undefined ? {} : { body }) });
 
 /** Lists every page of a content window, following NextPageUri; returns items and the page count. */
-async function listAll(ct: string, query: string): Promise<{ items: { contentId: string; contentUri: string; contentCreated: string; contentExpiration: string; contentType: string }[]; pages: number }> {
+async function listAll(
+  ct: string,
+  query: string,
+): Promise<{ items: { contentId: string; contentUri: string; contentCreated: string; contentExpiration: string; contentType: string }[]; pages: number }> {
   let url: string | undefined = `${root()}/subscriptions/content?contentType=${ct}&${query}&PublisherIdentifier=${PUB}`;
   const items = [];
   let pages = 0;
@@ -74,7 +77,10 @@ describe('subscriptions', () => {
   });
 
   it('rejects unknown, missing and unavailable content types; lists nothing without a subscription', async () => {
-    expect((await post(`${root()}/subscriptions/start?contentType=Audit.Nope`)).json.error).toEqual({ code: 'AF20020', message: 'The specified content type is not valid.' });
+    expect((await post(`${root()}/subscriptions/start?contentType=Audit.Nope`)).json.error).toEqual({
+      code: 'AF20020',
+      message: 'The specified content type is not valid.',
+    });
     expect((await post(`${root()}/subscriptions/start`)).json.error.code).toBe('AF20001');
     emu.control.configureFeed(tenant.id, { unavailableContentTypes: ['DLP.All'] });
     const dlp = await post(`${root()}/subscriptions/start?contentType=DLP.All`);
@@ -87,7 +93,11 @@ describe('subscriptions', () => {
   });
 
   it('echoes a webhook and refuses a non-HTTPS address', async () => {
-    const bad = await post(`${root(other)}/subscriptions/start?contentType=Audit.Exchange`, (await emu.control.mintToken({ tenantId: other.id, resource: 'https://manage.office.com', kind: 'app' })).access_token, { webhook: { address: 'http://hook.example' } });
+    const bad = await post(
+      `${root(other)}/subscriptions/start?contentType=Audit.Exchange`,
+      (await emu.control.mintToken({ tenantId: other.id, resource: 'https://manage.office.com', kind: 'app' })).access_token,
+      { webhook: { address: 'http://hook.example' } },
+    );
     expect(bad.json.error.code).toBe('AF20021');
   });
 });
@@ -99,13 +109,20 @@ describe('authentication', () => {
     expect(none.json).toEqual({ Message: 'Authorization has been denied for this request.' });
     const graph = (await emu.control.mintToken({ tenantId: tenant.id, resource: 'https://graph.microsoft.com', kind: 'app' })).access_token;
     expect((await get(`${root()}/subscriptions/list`, graph)).status).toBe(401);
-    const noRole = (await emu.control.mintToken({ tenantId: tenant.id, resource: 'https://manage.office.com', kind: 'app', roles: ['ServiceHealth.Read'] })).access_token;
+    const noRole = (await emu.control.mintToken({ tenantId: tenant.id, resource: 'https://manage.office.com', kind: 'app', roles: ['ServiceHealth.Read'] }))
+      .access_token;
     const denied = await get(`${root()}/subscriptions/list`, noRole);
     expect(denied.status).toBe(403);
-    expect(denied.json.error).toEqual({ code: 'AF10001', message: 'The permission set (ServiceHealth.Read) sent in the request did not include the expected permission ActivityFeed.Read.' });
+    expect(denied.json.error).toEqual({
+      code: 'AF10001',
+      message: 'The permission set (ServiceHealth.Read) sent in the request did not include the expected permission ActivityFeed.Read.',
+    });
     const mismatch = await get(`${root(other)}/subscriptions/list`);
     expect(mismatch.status).toBe(403);
-    expect(mismatch.json.error).toEqual({ code: 'AF20010', message: `The tenant ID passed in the URL (${other.id}) does not match the tenant ID passed in the access token (${tenant.id}).` });
+    expect(mismatch.json.error).toEqual({
+      code: 'AF20010',
+      message: `The tenant ID passed in the URL (${other.id}) does not match the tenant ID passed in the access token (${tenant.id}).`,
+    });
     expect((await get('/manage/api/v1.0/contoso.com/activity/feed/subscriptions/list')).json.error.code).toBe('AF20013');
   });
 });
@@ -139,7 +156,9 @@ describe('content listing', () => {
 
   it('accepts the three documented time formats, start inclusive and end exclusive', async () => {
     const at = '2025-06-10T08:00:00.000Z';
-    const [planted] = emu.control.addAuditRecords(tenant.id, 'Audit.Exchange', [{ RecordType: 50, Operation: 'MailItemsAccessed', UserId: 'probe@x' }], { contentCreated: at });
+    const [planted] = emu.control.addAuditRecords(tenant.id, 'Audit.Exchange', [{ RecordType: 50, Operation: 'MailItemsAccessed', UserId: 'probe@x' }], {
+      contentCreated: at,
+    });
     const ids = async (start: string, end: string) => {
       const res = await get(`${root()}/subscriptions/content?contentType=Audit.Exchange&startTime=${start}&endTime=${end}`);
       expect(res.status).toBe(200);
@@ -152,9 +171,15 @@ describe('content listing', () => {
   });
 
   it('answers window errors with AF20055 (or AF20030 when configured) and bad times with AF20002', async () => {
-    const message = 'Start time and end time must both be specified (or both omitted) and must be less than or equal to 24 hours apart, with the start time no more than 7 days in the past.';
+    const message =
+      'Start time and end time must both be specified (or both omitted) and must be less than or equal to 24 hours apart, with the start time no more than 7 days in the past.';
     const base = `${root()}/subscriptions/content?contentType=Audit.General`;
-    for (const q of ['&startTime=2025-06-10T00:00', '&endTime=2025-06-10T00:00', '&startTime=2025-06-08T00:00&endTime=2025-06-09T00:00:01', '&startTime=2025-06-02T11:00&endTime=2025-06-03T00:00']) {
+    for (const q of [
+      '&startTime=2025-06-10T00:00',
+      '&endTime=2025-06-10T00:00',
+      '&startTime=2025-06-08T00:00&endTime=2025-06-09T00:00:01',
+      '&startTime=2025-06-02T11:00&endTime=2025-06-03T00:00',
+    ]) {
       const res = await get(`${base}${q}`);
       expect(res.status, q).toBe(400);
       expect(res.json.error, q).toEqual({ code: 'AF20055', message });
@@ -164,7 +189,10 @@ describe('content listing', () => {
     emu.control.configureFeed(tenant.id, { windowErrorCode: 'AF20030' });
     expect((await get(`${base}&startTime=2025-06-08T00:00&endTime=2025-06-10T00:00`)).json.error.code).toBe('AF20030');
     emu.control.configureFeed(tenant.id, { windowErrorCode: 'AF20055' });
-    expect((await get(`${base}&startTime=10/06/2025&endTime=2025-06-10T01:00`)).json.error).toEqual({ code: 'AF20002', message: 'Invalid parameter type: startTime. Expected type: datetime' });
+    expect((await get(`${base}&startTime=10/06/2025&endTime=2025-06-10T01:00`)).json.error).toEqual({
+      code: 'AF20002',
+      message: 'Invalid parameter type: startTime. Expected type: datetime',
+    });
   });
 
   it('pages with NextPageUri (absolute, same window, &nextPage=) until absent; the union is the whole listing', async () => {
@@ -173,7 +201,11 @@ describe('content listing', () => {
     const first = await get(`${root()}/subscriptions/content?contentType=Audit.General&${window}&PublisherIdentifier=${PUB}`);
     expect(first.json).toHaveLength(7);
     const next = first.headers.nextpageuri as string;
-    expect(next).toMatch(new RegExp(`^${emu.url.replace(/\./g, '\\.')}/manage/api/v1\\.0/${tenant.id}/activity/feed/subscriptions/content\\?contentType=Audit\\.General&startTime=2025-06-09T12:00:00&endTime=2025-06-10T12:00:00&nextPage=\\w`));
+    expect(next).toMatch(
+      new RegExp(
+        `^${emu.url.replace(/\./g, '\\.')}/manage/api/v1\\.0/${tenant.id}/activity/feed/subscriptions/content\\?contentType=Audit\\.General&startTime=2025-06-09T12:00:00&endTime=2025-06-10T12:00:00&nextPage=\\w`,
+      ),
+    );
     const paged = await listAll('Audit.General', window);
     emu.control.configureFeed(tenant.id, { pageSize: 10_000 });
     const whole = await listAll('Audit.General', window);
@@ -221,15 +253,21 @@ describe('content blobs', () => {
     const id = list.json[0].contentId as string;
     const unknown = id.replace(/^\d{4}/, '2019');
     expect((await get(`${root()}/audit/${unknown}`)).json.error).toEqual({ code: 'AF20050', message: `The specified content (${unknown}) does not exist.` });
-    expect((await get(`${root()}/audit/not-a-content-id`)).json.error).toEqual({ code: 'AF20052', message: 'Content ID not-a-content-id in the URL is invalid.' });
+    expect((await get(`${root()}/audit/not-a-content-id`)).json.error).toEqual({
+      code: 'AF20052',
+      message: 'Content ID not-a-content-id in the URL is invalid.',
+    });
   });
 
   it('a blob exists only once the clock reaches contentCreated and expires 7 days later (AF20051)', async () => {
     const created = Date.parse(NOW) + HOUR;
-    const [added] = emu.control.addAuditRecords(tenant.id, 'Audit.General', [{ RecordType: 20, Operation: 'ViewReport', UserId: 'a@b' }], { contentCreated: new Date(created).toISOString() });
+    const [added] = emu.control.addAuditRecords(tenant.id, 'Audit.General', [{ RecordType: 20, Operation: 'ViewReport', UserId: 'a@b' }], {
+      contentCreated: new Date(created).toISOString(),
+    });
     const uri = `${root()}/audit/${added!.contentId}`;
     const window = `startTime=2025-06-10T12:00&endTime=2025-06-10T14:00`;
-    const listed = async () => (await get(`${root()}/subscriptions/content?contentType=Audit.General&${window}`)).json.map((i: { contentId: string }) => i.contentId);
+    const listed = async () =>
+      (await get(`${root()}/subscriptions/content?contentType=Audit.General&${window}`)).json.map((i: { contentId: string }) => i.contentId);
     expect(await listed()).not.toContain(added!.contentId);
     expect((await get(uri)).json.error.code).toBe('AF20050');
     emu.control.advanceClock(2 * 3600);
@@ -240,7 +278,12 @@ describe('content blobs', () => {
     emu.control.advanceClock(1);
     const expired = await get(uri);
     expect(expired.status).toBe(400);
-    expect(expired.json).toEqual({ error: { code: 'AF20051', message: `Content requested with the key ${added!.contentId} has already expired. Content older than 7 days cannot be retrieved.` } });
+    expect(expired.json).toEqual({
+      error: {
+        code: 'AF20051',
+        message: `Content requested with the key ${added!.contentId} has already expired. Content older than 7 days cannot be retrieved.`,
+      },
+    });
   });
 
   it('generated blobs expire on the clock too', async () => {
@@ -323,8 +366,27 @@ describe('feed data and ground truth', () => {
 
   it('planted records are served as given and counted by the ground truth', async () => {
     emu.control.setClock(NOW);
-    const positive = { RecordType: 256, Operation: 'BotUpdateOperation-BotAuthUpdate', Workload: 'PowerPlatform', UserId: 'mallory@x', PropertyCollection: [{ Name: 'powerplatform.analytics.resource.bot.update_details.change', Value: '[{"PropertyName":"AuthenticationMode","OldValue":"Integrated","NewValue":"None"}]' }] };
-    const nearMiss = { ...positive, PropertyCollection: [{ Name: 'powerplatform.analytics.resource.bot.update_details.change', Value: '[{"PropertyName":"AuthenticationMode","OldValue":"None","NewValue":"Integrated"}]' }] };
+    const positive = {
+      RecordType: 256,
+      Operation: 'BotUpdateOperation-BotAuthUpdate',
+      Workload: 'PowerPlatform',
+      UserId: 'mallory@x',
+      PropertyCollection: [
+        {
+          Name: 'powerplatform.analytics.resource.bot.update_details.change',
+          Value: '[{"PropertyName":"AuthenticationMode","OldValue":"Integrated","NewValue":"None"}]',
+        },
+      ],
+    };
+    const nearMiss = {
+      ...positive,
+      PropertyCollection: [
+        {
+          Name: 'powerplatform.analytics.resource.bot.update_details.change',
+          Value: '[{"PropertyName":"AuthenticationMode","OldValue":"None","NewValue":"Integrated"}]',
+        },
+      ],
+    };
     const added = emu.control.addAuditRecords(tenant.id, 'Audit.General', [positive, nearMiss], { contentCreated: '2025-06-10T11:00:00Z' });
     expect(added).toHaveLength(1);
     const blob = await get(`${root()}/audit/${added[0]!.contentId}`);

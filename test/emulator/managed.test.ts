@@ -6,7 +6,13 @@ import { generateTenant, tenantAccounts } from '../../emulator/generate.ts';
 import { ControlError, DIRECTORY_ROLES, generateManagedApp, startEmulator, type ManagedApp, type RunningEmulator, type Tenant } from '../../emulator/index.ts';
 
 const REDIRECT = 'https://vigil.example.com/consent/callback';
-const QUICK_GRAPH = ['GroupMember.Read.All', 'User.Read.All', 'ExternalConnection.Read.All', 'TeamsAppInstallation.ReadForUser.All', 'AiEnterpriseInteraction.Read.All'];
+const QUICK_GRAPH = [
+  'GroupMember.Read.All',
+  'User.Read.All',
+  'ExternalConnection.Read.All',
+  'TeamsAppInstallation.ReadForUser.All',
+  'AiEnterpriseInteraction.Read.All',
+];
 
 let emu: RunningEmulator;
 let http: EmulatorClient;
@@ -43,7 +49,13 @@ describe('generateManagedApp', () => {
     expect(tenant.apps).toEqual([app]);
     expect(tenant.connectorAppId).toBeUndefined();
     expect(tenant.environments).toHaveLength(0);
-    expect(app).toMatchObject({ appId: managed.appId, homeTenantId: tenant.id, signInAudience: 'AzureADMultipleOrgs', redirectUris: [REDIRECT, 'http://localhost:8080/consent'], grantedRoles: {} });
+    expect(app).toMatchObject({
+      appId: managed.appId,
+      homeTenantId: tenant.id,
+      signInAudience: 'AzureADMultipleOrgs',
+      redirectUris: [REDIRECT, 'http://localhost:8080/consent'],
+      grantedRoles: {},
+    });
     expect(app.secrets[0]!.value).toBe(managed.clientSecret);
     expect(app.servicePrincipalObjectId).not.toBe(app.appId);
     expect(app.requiredResourceAccess).toEqual({
@@ -72,7 +84,9 @@ describe('admin consent (v1) and the service principal it creates', () => {
     expect(res.status).toBe(401);
     expect(res.json.error).toBe('invalid_client');
     expect(res.json.error_codes).toEqual([7000229]);
-    expect(res.json.error_description).toContain(`AADSTS7000229: The client application ${managed.appId} is missing service principal in the tenant ${alpha.id}.`);
+    expect(res.json.error_description).toContain(
+      `AADSTS7000229: The client application ${managed.appId} is missing service principal in the tenant ${alpha.id}.`,
+    );
   });
 
   it('approves: 302 with admin_consent=True, a service principal with its own id, and roles in the token', async () => {
@@ -88,7 +102,14 @@ describe('admin consent (v1) and the service principal it creates', () => {
     const graph = await ccToken(alpha.id);
     expect(graph.status).toBe(200);
     const claims = decodeJwt(graph.json.access_token);
-    expect(claims).toMatchObject({ tid: alpha.id, oid: sp.servicePrincipalObjectId, sub: sp.servicePrincipalObjectId, appid: managed.appId, idtyp: 'app', roles: QUICK_GRAPH });
+    expect(claims).toMatchObject({
+      tid: alpha.id,
+      oid: sp.servicePrincipalObjectId,
+      sub: sp.servicePrincipalObjectId,
+      appid: managed.appId,
+      idtyp: 'app',
+      roles: QUICK_GRAPH,
+    });
     const manage = decodeJwt((await ccToken(alpha.id, 'https://manage.office.com/.default')).json.access_token);
     expect(manage.roles).toEqual(['ActivityFeed.Read']);
     const pbi = decodeJwt((await ccToken(alpha.id, 'https://analysis.windows.net/powerbi/api/.default')).json.access_token);
@@ -119,14 +140,19 @@ describe('admin consent (v1) and the service principal it creates', () => {
   });
 
   it('revokes granted roles in one tenant only', async () => {
-    emu.control.revokeServicePrincipalRoles(beta.id, managed.appId, { resource: 'https://graph.microsoft.com', roles: ['User.Read.All', 'AiEnterpriseInteraction.Read.All'] });
+    emu.control.revokeServicePrincipalRoles(beta.id, managed.appId, {
+      resource: 'https://graph.microsoft.com',
+      roles: ['User.Read.All', 'AiEnterpriseInteraction.Read.All'],
+    });
     const b = decodeJwt((await ccToken(beta.id)).json.access_token);
     expect(b.roles).toEqual(['GroupMember.Read.All', 'ExternalConnection.Read.All', 'TeamsAppInstallation.ReadForUser.All']);
     const a = decodeJwt((await ccToken(alpha.id)).json.access_token);
     expect(a.roles).toEqual(QUICK_GRAPH);
 
     // Over HTTP: every role of a resource; the claim disappears.
-    const res = await http.request('POST', '/_emulator/revoke-roles', { body: { tenant: beta.domains[0], appId: managed.appId, resource: 'https://manage.office.com' } });
+    const res = await http.request('POST', '/_emulator/revoke-roles', {
+      body: { tenant: beta.domains[0], appId: managed.appId, resource: 'https://manage.office.com' },
+    });
     expect(res.status).toBe(200);
     expect(res.json.grantedRoles['https://manage.office.com']).toBeUndefined();
     expect(decodeJwt((await ccToken(beta.id, 'https://manage.office.com/.default')).json.access_token).roles).toBeUndefined();
@@ -137,11 +163,15 @@ describe('admin consent (v1) and the service principal it creates', () => {
   });
 
   it('rejects a redirect_uri that is not registered (AADSTS50011), unknown apps and tenants', async () => {
-    const bad = await http.get(consentUrl(gamma.id, { client_id: managed.appId, redirect_uri: `${REDIRECT}/other`, state: 'x' }), { headers: { accept: 'text/html' } });
+    const bad = await http.get(consentUrl(gamma.id, { client_id: managed.appId, redirect_uri: `${REDIRECT}/other`, state: 'x' }), {
+      headers: { accept: 'text/html' },
+    });
     expect(bad.status).toBe(400);
     expect(bad.headers['content-type']).toContain('text/html');
     expect(bad.text).toContain('AADSTS50011: The redirect URI');
-    const json = await http.get(consentUrl(gamma.id, { client_id: managed.appId, redirect_uri: 'https://evil.example.com/' }), { headers: { accept: 'application/json' } });
+    const json = await http.get(consentUrl(gamma.id, { client_id: managed.appId, redirect_uri: 'https://evil.example.com/' }), {
+      headers: { accept: 'application/json' },
+    });
     expect(json.status).toBe(400);
     expect(json.json.error_codes).toEqual([50011]);
     const noApp = await http.get(consentUrl(gamma.id, { client_id: '00000000-1111-4222-8333-444444444444', redirect_uri: REDIRECT }));
@@ -179,7 +209,9 @@ describe('admin consent (v2) and common/organizations', () => {
     const missing = await http.get(consentUrl(gamma.id, { client_id: managed.appId, redirect_uri: REDIRECT, state: 'v2' }, true));
     expect(missing.status).toBe(400);
     expect(missing.text).toContain("AADSTS900144: The request body must contain the following parameter: 'scope'.");
-    const res = await http.get(consentUrl(gamma.id, { client_id: managed.appId, scope: 'https://graph.microsoft.com/.default', redirect_uri: REDIRECT, state: 'v2' }, true));
+    const res = await http.get(
+      consentUrl(gamma.id, { client_id: managed.appId, scope: 'https://graph.microsoft.com/.default', redirect_uri: REDIRECT, state: 'v2' }, true),
+    );
     expect(res.status).toBe(302);
     expect(res.headers.location).toBe(`${REDIRECT}?admin_consent=True&tenant=${gamma.id}&state=v2&scope=https%3a%2f%2fgraph.microsoft.com%2f.default`);
     expect(decodeJwt((await ccToken(gamma.id)).json.access_token).roles).toEqual(QUICK_GRAPH);
@@ -215,14 +247,33 @@ describe('OpenID Connect sign-in: /authorize and the authorization_code grant', 
   const authorize = (tenant: string, params: Record<string, string>) => http.get(`/${tenant}/oauth2/v2.0/authorize?${new URLSearchParams(params)}`);
   const pkce = { verifier: 'v'.repeat(43), challenge: createHash('sha256').update('v'.repeat(43)).digest('base64url') };
   const signIn = (tenant: Tenant, extra: Record<string, string> = {}) =>
-    authorize(tenant.id, { client_id: managed.appId, response_type: 'code', redirect_uri: REDIRECT, scope: 'openid profile', state: 's.1', nonce: 'n-1', code_challenge: pkce.challenge, code_challenge_method: 'S256', ...extra });
+    authorize(tenant.id, {
+      client_id: managed.appId,
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      scope: 'openid profile',
+      state: 's.1',
+      nonce: 'n-1',
+      code_challenge: pkce.challenge,
+      code_challenge_method: 'S256',
+      ...extra,
+    });
   const redeem = (tenant: string, code: string, extra: Record<string, string> = {}) =>
     http.request('POST', `/${tenant}/oauth2/v2.0/token`, {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', client_id: managed.appId, client_secret: managed.clientSecret, code, redirect_uri: REDIRECT, code_verifier: pkce.verifier, scope: 'openid profile', ...extra }).toString(),
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        client_id: managed.appId,
+        client_secret: managed.clientSecret,
+        code,
+        redirect_uri: REDIRECT,
+        code_verifier: pkce.verifier,
+        scope: 'openid profile',
+        ...extra,
+      }).toString(),
     });
 
-  it('signs the tenant\'s Global Administrator in by default and issues an ID token with tid, oid, nonce and wids, once', async () => {
+  it("signs the tenant's Global Administrator in by default and issues an ID token with tid, oid, nonce and wids, once", async () => {
     const res = await signIn(beta); // beta consented above
     expect(res.status).toBe(302);
     const location = new URL(String(res.headers.location));
@@ -233,11 +284,20 @@ describe('OpenID Connect sign-in: /authorize and the authorization_code grant', 
     expect(tokens.status).toBe(200);
     const id = decodeJwt(tokens.json.id_token as string);
     const admin = tenantAccounts(beta).globalAdmin!;
-    expect(id).toMatchObject({ aud: managed.appId, iss: `${emu.url}/${beta.id}/v2.0`, tid: beta.id, oid: admin.id, preferred_username: admin.userPrincipalName, nonce: 'n-1', wids: [DIRECTORY_ROLES.globalAdministrator], ver: '2.0' });
+    expect(id).toMatchObject({
+      aud: managed.appId,
+      iss: `${emu.url}/${beta.id}/v2.0`,
+      tid: beta.id,
+      oid: admin.id,
+      preferred_username: admin.userPrincipalName,
+      nonce: 'n-1',
+      wids: [DIRECTORY_ROLES.globalAdministrator],
+      ver: '2.0',
+    });
     expect((await redeem(beta.id, code)).json.error_codes).toEqual([54005]);
   });
 
-  it('refuses a wrong PKCE verifier, another redirect URI, another tenant\'s path, and a code of an app without consent', async () => {
+  it("refuses a wrong PKCE verifier, another redirect URI, another tenant's path, and a code of an app without consent", async () => {
     const code = () => signIn(beta).then((r) => new URL(String(r.headers.location)).searchParams.get('code')!);
     expect((await redeem(beta.id, await code(), { code_verifier: 'w'.repeat(43) })).json.error_codes).toEqual([50148]);
     expect((await redeem(beta.id, await code(), { redirect_uri: 'http://localhost:8080/consent' })).json.error_codes).toEqual([500112]);
@@ -247,7 +307,7 @@ describe('OpenID Connect sign-in: /authorize and the authorization_code grant', 
     expect(new URL(String(unconsented.headers.location)).searchParams.get('error')).toBe('consent_required');
   });
 
-  it('signs in the account the test chooses: a user without roles gets no wids; another tenant\'s account is refused (AADSTS50020)', async () => {
+  it("signs in the account the test chooses: a user without roles gets no wids; another tenant's account is refused (AADSTS50020)", async () => {
     const ordinary = tenantAccounts(beta).ordinaryUser!;
     emu.control.setBrowserUser(beta.id, ordinary.userPrincipalName);
     const res = await signIn(beta);

@@ -14,10 +14,16 @@ let tenant: Tenant;
 let token: string;
 
 const get = (path: string) => http.get(path.startsWith('https:') ? path : `${ADMIN}${path}`, { token });
-const getInfo = (ids: unknown, query = 'lineage=true&datasourceDetails=true&getArtifactUsers=true') => http.request('POST', `${ADMIN}/workspaces/getInfo?${query}`, { token, body: { workspaces: ids } });
+const getInfo = (ids: unknown, query = 'lineage=true&datasourceDetails=true&getArtifactUsers=true') =>
+  http.request('POST', `${ADMIN}/workspaces/getInfo?${query}`, { token, body: { workspaces: ids } });
 
 beforeAll(async () => {
-  tenant = generateTenant({ seed: 'pbi-scanner', permissions: ['User.Read.All', 'ActivityFeed.Read'], now: new Date(NOW).toISOString(), sizes: { users: 15, guests: 2, environments: 1, agents: 0, powerBiWorkspaces: 9 } });
+  tenant = generateTenant({
+    seed: 'pbi-scanner',
+    permissions: ['User.Read.All', 'ActivityFeed.Read'],
+    now: new Date(NOW).toISOString(),
+    sizes: { users: 15, guests: 2, environments: 1, agents: 0, powerBiWorkspaces: 9 },
+  });
   emu = await startEmulator({ tenants: [tenant] });
   emu.control.setClock(new Date(NOW).toISOString());
   http = emulatorClient(emu);
@@ -40,9 +46,17 @@ describe('Power BI scanner routes', () => {
     expect(truth.publishedToWeb).toBeGreaterThan(0);
     expect(truth.organizationLinks).toBeGreaterThan(0);
     // Same seed, same model; the rest of the tenant is not disturbed by the Power BI generator's own rng.
-    const again = generateTenant({ seed: 'pbi-scanner', now: new Date(NOW).toISOString(), sizes: { users: 15, guests: 2, environments: 1, agents: 0, powerBiWorkspaces: 9 } });
+    const again = generateTenant({
+      seed: 'pbi-scanner',
+      now: new Date(NOW).toISOString(),
+      sizes: { users: 15, guests: 2, environments: 1, agents: 0, powerBiWorkspaces: 9 },
+    });
     expect(again.powerBi).toEqual(tenant.powerBi);
-    const without = generateTenant({ seed: 'pbi-scanner', now: new Date(NOW).toISOString(), sizes: { users: 15, guests: 2, environments: 1, agents: 0, powerBiWorkspaces: 0 } });
+    const without = generateTenant({
+      seed: 'pbi-scanner',
+      now: new Date(NOW).toISOString(),
+      sizes: { users: 15, guests: 2, environments: 1, agents: 0, powerBiWorkspaces: 0 },
+    });
     expect({ ...without, powerBi: undefined }).toEqual({ ...again, powerBi: undefined });
   });
 
@@ -79,7 +93,11 @@ describe('Power BI scanner routes', () => {
     const result = await get(`/workspaces/scanResult/${started.json.id}`);
     expect(result.status).toBe(200);
     const truth = powerBiInventoryGroundTruth(tenant);
-    const workspaces = result.json.workspaces as { reports: { users: unknown[] }[]; datasets: { datasourceUsages: unknown[] }[]; users: { groupUserAccessRight: string }[] }[];
+    const workspaces = result.json.workspaces as {
+      reports: { users: unknown[] }[];
+      datasets: { datasourceUsages: unknown[] }[];
+      users: { groupUserAccessRight: string }[];
+    }[];
     expect(workspaces).toHaveLength(truth.workspaces);
     expect(workspaces.reduce((n, w) => n + w.reports.length, 0)).toBe(truth.reports);
     expect(workspaces.every((w) => w.users.every((u) => typeof u.groupUserAccessRight === 'string'))).toBe(true);
@@ -131,7 +149,9 @@ describe('Power BI scanner routes', () => {
     await get(`/workspaces/scanStatus/${scan.json.id}`);
     expect((await get(`/workspaces/scanResult/${scan.json.id}`)).json.workspaces).toEqual([expect.objectContaining({ id: victim.id, state: 'Deleted' })]);
     expect(((await get('/workspaces/modified')).json as { id: string }[]).map((w) => w.id)).not.toContain(victim.id);
-    expect(((await get(`/workspaces/modified?modifiedSince=${new Date(NOW - 40 * MINUTE).toISOString()}`)).json as { id: string }[]).map((w) => w.id)).toContain(victim.id);
+    expect(
+      ((await get(`/workspaces/modified?modifiedSince=${new Date(NOW - 40 * MINUTE).toISOString()}`)).json as { id: string }[]).map((w) => w.id),
+    ).toContain(victim.id);
   });
 
   it('pages the widely shared artifacts with continuation links, one list per kind', async () => {

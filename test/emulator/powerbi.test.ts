@@ -30,7 +30,11 @@ async function all(query: string): Promise<{ entities: Record<string, unknown>[]
 
 beforeAll(async () => {
   // The app as Microsoft documents it for the read-only admin APIs: no Power BI permission.
-  tenant = generateTenant({ seed: 'powerbi', permissions: ['User.Read.All', 'ActivityFeed.Read'], sizes: { users: 20, guests: 2, environments: 1, agents: 0 } });
+  tenant = generateTenant({
+    seed: 'powerbi',
+    permissions: ['User.Read.All', 'ActivityFeed.Read'],
+    sizes: { users: 20, guests: 2, environments: 1, agents: 0 },
+  });
   emu = await startEmulator({ tenants: [tenant] });
   http = emulatorClient(emu);
   appToken = (await emu.control.mintToken({ tenantId: tenant.id, resource: 'https://analysis.windows.net/powerbi/api', kind: 'app' })).access_token;
@@ -51,7 +55,11 @@ describe('Power BI activity events', () => {
   it('answers one UTC day page by page (one hour per page) until lastResultSet, matching the ground truth', async () => {
     const { entities, pages } = await all("startDateTime='2025-06-10T07:55:00.000Z'&endDateTime='2025-06-10T10:59:59.999Z'");
     expect(pages.length).toBe(4); // 07:55–08:55, 08:55–09:55, 09:55–10:55, 10:55–11:00
-    expect(pages.slice(0, -1).every((p) => !p.last && p.uri?.startsWith(`${emu.url}/powerbi/v1.0/myorg/admin/activityevents?continuationToken='`) && p.uri.endsWith("'"))).toBe(true);
+    expect(
+      pages
+        .slice(0, -1)
+        .every((p) => !p.last && p.uri?.startsWith(`${emu.url}/powerbi/v1.0/myorg/admin/activityevents?continuationToken='`) && p.uri.endsWith("'")),
+    ).toBe(true);
     expect(pages.at(-1)).toMatchObject({ last: true, uri: null });
     const truth = emu.control.powerBiGroundTruth(tenant.id, { from: '2025-06-10T07:55:00Z', to: '2025-06-10T11:00:00Z' });
     expect(truth.count).toBeGreaterThan(100);
@@ -84,7 +92,9 @@ describe('Power BI activity events', () => {
     expect(entities.length).toBeGreaterThan(0);
     expect(entities.every((e) => e.Activity === 'ViewReport')).toBe(true);
     const user = String(entities[0]!.UserId);
-    const mine = await all(`startDateTime='2025-06-10T06:00:00Z'&endDateTime='2025-06-10T08:00:00Z'&$filter=Activity eq 'ViewReport' and UserId eq '${user.toUpperCase()}'`);
+    const mine = await all(
+      `startDateTime='2025-06-10T06:00:00Z'&endDateTime='2025-06-10T08:00:00Z'&$filter=Activity eq 'ViewReport' and UserId eq '${user.toUpperCase()}'`,
+    );
     expect(mine.entities.length).toBeGreaterThan(0);
     expect(mine.entities.every((e) => e.UserId === user)).toBe(true);
     emu.control.setClock('2025-06-10T19:30:00Z');
@@ -93,7 +103,22 @@ describe('Power BI activity events', () => {
   });
 
   it('serves planted RecordType 20 records of Audit.General', async () => {
-    const [added] = emu.control.addAuditRecords(tenant.id, 'Audit.General', [{ RecordType: 20, CreationTime: '2025-06-10T03:00:00', Operation: 'PublishToWebReport', Activity: 'PublishToWebReport', Workload: 'PowerBI', UserId: 'x@y', ReportName: 'Board pack' }], { contentCreated: '2025-06-10T04:00:00Z' });
+    const [added] = emu.control.addAuditRecords(
+      tenant.id,
+      'Audit.General',
+      [
+        {
+          RecordType: 20,
+          CreationTime: '2025-06-10T03:00:00',
+          Operation: 'PublishToWebReport',
+          Activity: 'PublishToWebReport',
+          Workload: 'PowerBI',
+          UserId: 'x@y',
+          ReportName: 'Board pack',
+        },
+      ],
+      { contentCreated: '2025-06-10T04:00:00Z' },
+    );
     const { entities } = await all("startDateTime='2025-06-10T03:00:00Z'&endDateTime='2025-06-10T03:59:59Z'&$filter=Activity eq 'PublishToWebReport'");
     expect(entities.map((e) => e.Id)).toContain(added!.ids[0]);
   });
@@ -119,26 +144,37 @@ describe('Power BI activity events', () => {
     expect(refused.status).toBe(401);
     expect(refused.json.error.code).toBe('PowerBINotAuthorizedException');
     const admin = tenantAccounts(tenant).globalAdmin!;
-    const adminToken = (await emu.control.mintToken({ tenantId: tenant.id, resource: 'https://analysis.windows.net/powerbi/api', userId: admin.id })).access_token;
+    const adminToken = (await emu.control.mintToken({ tenantId: tenant.id, resource: 'https://analysis.windows.net/powerbi/api', userId: admin.id }))
+      .access_token;
     expect((await events("startDateTime='2025-06-10T01:00:00Z'&endDateTime='2025-06-10T02:00:00Z'", adminToken)).status).toBe(200);
     const ordinary = tenantAccounts(tenant).ordinaryUser!;
-    const userToken = (await emu.control.mintToken({ tenantId: tenant.id, resource: 'https://analysis.windows.net/powerbi/api', userId: ordinary.id })).access_token;
+    const userToken = (await emu.control.mintToken({ tenantId: tenant.id, resource: 'https://analysis.windows.net/powerbi/api', userId: ordinary.id }))
+      .access_token;
     expect((await events("startDateTime='2025-06-10T01:00:00Z'&endDateTime='2025-06-10T02:00:00Z'", userToken)).status).toBe(401);
     // The setting on: an app holding no Power BI role is served; one holding Tenant.Read.All (admin-consented) is
     // refused with the same 401, as Microsoft documents ("must not have any admin-consent required permissions").
     emu.control.setPowerBiAdminApiAccess(tenant.id, true);
     expect((await events("startDateTime='2025-06-10T01:00:00Z'&endDateTime='2025-06-10T02:00:00Z'")).status).toBe(200);
-    const consented = (await emu.control.mintToken({ tenantId: tenant.id, resource: 'https://analysis.windows.net/powerbi/api', kind: 'app', roles: ['Tenant.Read.All'] })).access_token;
+    const consented = (
+      await emu.control.mintToken({ tenantId: tenant.id, resource: 'https://analysis.windows.net/powerbi/api', kind: 'app', roles: ['Tenant.Read.All'] })
+    ).access_token;
     const withRoles = await events("startDateTime='2025-06-10T01:00:00Z'&endDateTime='2025-06-10T02:00:00Z'", consented);
     expect(withRoles.status).toBe(401);
-    expect(withRoles.json).toEqual({ error: { code: 'PowerBINotAuthorizedException', 'pbi.error': { code: 'PowerBINotAuthorizedException', parameters: {}, details: [], exceptionCulprit: 1 } } });
+    expect(withRoles.json).toEqual({
+      error: {
+        code: 'PowerBINotAuthorizedException',
+        'pbi.error': { code: 'PowerBINotAuthorizedException', parameters: {}, details: [], exceptionCulprit: 1 },
+      },
+    });
     // The tenants some report: such apps served too (a setting, off by default).
     emu.control.setPowerBiSettings(tenant.id, { rejectServicePrincipalsWithPowerBiRoles: false });
     expect((await events("startDateTime='2025-06-10T01:00:00Z'&endDateTime='2025-06-10T02:00:00Z'", consented)).status).toBe(200);
     emu.control.setPowerBiSettings(tenant.id, { rejectServicePrincipalsWithPowerBiRoles: true });
     const manage = (await emu.control.mintToken({ tenantId: tenant.id, resource: 'https://manage.office.com', kind: 'app' })).access_token;
     expect((await events("startDateTime='2025-06-10T01:00:00Z'&endDateTime='2025-06-10T02:00:00Z'", manage)).status).toBe(401);
-    const expired = (await emu.control.mintToken({ tenantId: tenant.id, resource: 'https://analysis.windows.net/powerbi/api', kind: 'app', expiresInSeconds: -10 })).access_token;
+    const expired = (
+      await emu.control.mintToken({ tenantId: tenant.id, resource: 'https://analysis.windows.net/powerbi/api', kind: 'app', expiresInSeconds: -10 })
+    ).access_token;
     expect((await events("startDateTime='2025-06-10T01:00:00Z'&endDateTime='2025-06-10T02:00:00Z'", expired)).json.error.code).toBe('TokenExpired');
   });
 });

@@ -14,7 +14,11 @@ const FLOW = '/flow/providers/Microsoft.ProcessSimple/scopes/admin/environments'
 const readRealJson = (file: string): unknown => JSON.parse(readFileSync(new URL(`../fixtures/real/dlp/${file}`, import.meta.url), 'utf8'));
 
 beforeAll(async () => {
-  tenant = generateTenant({ seed: 'pp-routes', managementApp: false, sizes: { environments: 3, agents: 4, apps: 12, flows: 12, connectors: 3, connections: 12 } });
+  tenant = generateTenant({
+    seed: 'pp-routes',
+    managementApp: false,
+    sizes: { environments: 3, agents: 4, apps: 12, flows: 12, connectors: 3, connections: 12 },
+  });
   emu = await startEmulator({ tenants: [tenant] });
   http = emulatorClient(emu);
 });
@@ -89,11 +93,21 @@ describe('Power Platform inventory routes', () => {
       let flows = 0;
       for (const e of tenant.environments) {
         const a = await allPages(`${appsPath(e.name)}&$expand=permissions`, pa);
-        expect(a.items.map((x) => x.name).sort()).toEqual(pp.apps.filter((x) => x.environment === e.name).map((x) => x.name).sort());
+        expect(a.items.map((x) => x.name).sort()).toEqual(
+          pp.apps
+            .filter((x) => x.environment === e.name)
+            .map((x) => x.name)
+            .sort(),
+        );
         if (a.items.length > 2) expect(a.pages).toBeGreaterThan(1);
         apps += a.items.length;
         const f = await allPages(`${FLOW}/${e.name}/v2/flows?api-version=2016-11-01`, flow);
-        expect(f.items.map((x) => x.name).sort()).toEqual(pp.flows.filter((x) => x.environment === e.name).map((x) => x.name).sort());
+        expect(f.items.map((x) => x.name).sort()).toEqual(
+          pp.flows
+            .filter((x) => x.environment === e.name)
+            .map((x) => x.name)
+            .sort(),
+        );
         flows += f.items.length;
         const c = await allPages(`${PA}/apis?api-version=2019-05-01&$filter=environment eq '${e.name}'`, pa);
         expect(c.items.length).toBe(STANDARD_CONNECTORS.length + pp.connectors.filter((x) => x.environment === e.name).length);
@@ -115,7 +129,9 @@ describe('Power Platform inventory routes', () => {
       const props = app.properties as Record<string, unknown>;
       expect(props.sharedUsersCount).toBe(shared.sharedUsers.length);
       expect((props.permissions as { properties: { principal: { type: string } } }[]).some((p) => p.properties.principal.type === 'Tenant')).toBe(true);
-      const perms = await http.get(`${PA}/scopes/admin/environments/${shared.environment}/apps/${shared.name}/permissions?api-version=2023-06-01`, { token: pa });
+      const perms = await http.get(`${PA}/scopes/admin/environments/${shared.environment}/apps/${shared.name}/permissions?api-version=2023-06-01`, {
+        token: pa,
+      });
       expect(perms.json.value).toEqual(props.permissions);
       const plain = await allPages(appsPath(shared.environment), pa);
       expect((plain.items[0]!.properties as Record<string, unknown>).permissions).toBeUndefined();
@@ -168,7 +184,9 @@ describe('Power Platform inventory routes', () => {
       expect((await http.request('POST', '/bap/providers/Microsoft.BusinessAppPlatform/listTenantSettings', { token: pa })).status).toBe(400);
 
       const iso = await http.get(`/bap/providers/PowerPlatform.Governance/v1/tenants/${tenant.id}/tenantIsolationPolicy`, { token: pa });
-      expect(iso.json).toEqual({ properties: { tenantId: tenant.id, isDisabled: pp.tenantIsolation!.isDisabled, allowedTenants: pp.tenantIsolation!.allowedTenants } });
+      expect(iso.json).toEqual({
+        properties: { tenantId: tenant.id, isDisabled: pp.tenantIsolation!.isDisabled, allowedTenants: pp.tenantIsolation!.allowedTenants },
+      });
       const saved = pp.tenantIsolation;
       pp.tenantIsolation = null;
       try {
@@ -197,7 +215,10 @@ describe('Power Platform generator', () => {
     expect(truth.risks.environmentCreationOpen).toBe(true);
 
     const started = performance.now();
-    const big = generateTenant({ seed: 'pp-big', sizes: { users: 500, environments: 50, agents: 0, apps: 5000, flows: 5000, connections: 2000, connectors: 50 } });
+    const big = generateTenant({
+      seed: 'pp-big',
+      sizes: { users: 500, environments: 50, agents: 0, apps: 5000, flows: 5000, connections: 2000, connectors: 50 },
+    });
     expect(big.powerPlatform!.apps).toHaveLength(5000);
     expect(big.powerPlatform!.flows).toHaveLength(5000);
     // Generous bound: the point is "not quadratic", not a timing assertion on a shared machine.

@@ -4,7 +4,15 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorClient, type EmulatorClient } from '../../emulator/client.ts';
 import { generateTenant, tenantAccounts } from '../../emulator/generate.ts';
-import { ControlError, DIRECTORY_ROLES, PUBLIC_CLIENT_IDS, startEmulator, type RunningEmulator, type TenantAccounts, type Tenant } from '../../emulator/index.ts';
+import {
+  ControlError,
+  DIRECTORY_ROLES,
+  PUBLIC_CLIENT_IDS,
+  startEmulator,
+  type RunningEmulator,
+  type TenantAccounts,
+  type Tenant,
+} from '../../emulator/index.ts';
 
 const GA = DIRECTORY_ROLES.globalAdministrator;
 const PPA = DIRECTORY_ROLES.powerPlatformAdministrator;
@@ -37,9 +45,19 @@ function form(tenantSeg: string, fields: Record<string, string>, path = 'token')
   });
 }
 
-function ropc(fields: Partial<Record<'username' | 'password' | 'scope' | 'client_id' | 'client_secret', string>>, tenantSeg = tenant.id): ReturnType<typeof form> {
+function ropc(
+  fields: Partial<Record<'username' | 'password' | 'scope' | 'client_id' | 'client_secret', string>>,
+  tenantSeg = tenant.id,
+): ReturnType<typeof form> {
   const a = accounts.globalAdmin!;
-  return form(tenantSeg, { grant_type: 'password', client_id: CLI, scope: 'https://service.powerapps.com//.default', username: a.userPrincipalName, password: a.password, ...fields });
+  return form(tenantSeg, {
+    grant_type: 'password',
+    client_id: CLI,
+    scope: 'https://service.powerapps.com//.default',
+    username: a.userPrincipalName,
+    password: a.password,
+    ...fields,
+  });
 }
 
 function expectAad(res: { status: number; json: Record<string, unknown> }, status: number, error: string, code: number): string {
@@ -120,9 +138,14 @@ describe('resource-owner password grant', () => {
       });
       expect(typeof c.name).toBe('string');
     }
-    const ppa = decodeJwt((await ropc({ username: accounts.powerPlatformAdmin!.userPrincipalName, password: accounts.powerPlatformAdmin!.password })).json.access_token);
+    const ppa = decodeJwt(
+      (await ropc({ username: accounts.powerPlatformAdmin!.userPrincipalName, password: accounts.powerPlatformAdmin!.password })).json.access_token,
+    );
     expect(ppa.wids).toEqual([PPA]);
-    const plain = decodeJwt((await ropc({ username: accounts.ordinaryUser!.userPrincipalName, password: accounts.ordinaryUser!.password, scope: 'User.Read openid profile' })).json.access_token);
+    const plain = decodeJwt(
+      (await ropc({ username: accounts.ordinaryUser!.userPrincipalName, password: accounts.ordinaryUser!.password, scope: 'User.Read openid profile' })).json
+        .access_token,
+    );
     expect(plain.wids).toBeUndefined();
     expect(plain.aud).toBe('https://graph.microsoft.com');
     expect(plain.scp).toBe('User.Read');
@@ -133,11 +156,22 @@ describe('resource-owner password grant', () => {
     expect(res.status).toBe(200);
     expect(decodeJwt(res.json.access_token).tid).toBe(tenant.id);
     expect(typeof res.json.refresh_token).toBe('string');
-    expect(decodeJwt(res.json.id_token)).toMatchObject({ aud: CLI, tid: tenant.id, oid: accounts.globalAdmin!.id, preferred_username: accounts.globalAdmin!.userPrincipalName, ver: '2.0' });
+    expect(decodeJwt(res.json.id_token)).toMatchObject({
+      aud: CLI,
+      tid: tenant.id,
+      oid: accounts.globalAdmin!.id,
+      preferred_username: accounts.globalAdmin!.userPrincipalName,
+      ver: '2.0',
+    });
     expect(res.json.scope).toContain('https://service.powerapps.com/user_impersonation');
 
     // The refresh token gets another resource's token.
-    const refreshed = await form(tenant.id, { grant_type: 'refresh_token', client_id: CLI, refresh_token: res.json.refresh_token, scope: 'https://api.bap.microsoft.com/.default offline_access' });
+    const refreshed = await form(tenant.id, {
+      grant_type: 'refresh_token',
+      client_id: CLI,
+      refresh_token: res.json.refresh_token,
+      scope: 'https://api.bap.microsoft.com/.default offline_access',
+    });
     expect(refreshed.status).toBe(200);
     expect(decodeJwt(refreshed.json.access_token)).toMatchObject({ aud: 'https://api.bap.microsoft.com', oid: accounts.globalAdmin!.id });
     expectAad(await form(tenant.id, { grant_type: 'refresh_token', client_id: CLI, refresh_token: 'nope' }), 400, 'invalid_grant', 9002313);
@@ -186,17 +220,29 @@ describe('resource-owner password grant', () => {
 
   it('works with MSAL acquireTokenByUsernamePassword', async () => {
     const a = accounts.powerPlatformAdmin!;
-    const result = await pca(tenant.domains[0]!, PUBLIC_CLIENT_IDS.powerAppsModule).acquireTokenByUsernamePassword({ scopes: ['https://service.powerapps.com//.default'], username: a.userPrincipalName, password: a.password });
+    const result = await pca(tenant.domains[0]!, PUBLIC_CLIENT_IDS.powerAppsModule).acquireTokenByUsernamePassword({
+      scopes: ['https://service.powerapps.com//.default'],
+      username: a.userPrincipalName,
+      password: a.password,
+    });
     expect(result?.accessToken).toBeTruthy();
     expect(decodeJwt(result!.accessToken)).toMatchObject({ tid: tenant.id, oid: a.id, wids: [PPA], appid: PUBLIC_CLIENT_IDS.powerAppsModule });
     expect(result!.account?.username).toBe(a.userPrincipalName);
 
     const mfa = accounts.mfaUser!;
-    await expect(pca(tenant.id).acquireTokenByUsernamePassword({ scopes: ['https://service.powerapps.com//.default'], username: mfa.userPrincipalName, password: mfa.password })).rejects.toMatchObject({
+    await expect(
+      pca(tenant.id).acquireTokenByUsernamePassword({
+        scopes: ['https://service.powerapps.com//.default'],
+        username: mfa.userPrincipalName,
+        password: mfa.password,
+      }),
+    ).rejects.toMatchObject({
       errorCode: 'invalid_grant',
       subError: 'basic_action',
     });
-    await expect(pca(tenant.id).acquireTokenByUsernamePassword({ scopes: ['https://service.powerapps.com//.default'], username: a.userPrincipalName, password: 'bad' })).rejects.toMatchObject({ errorCode: 'invalid_grant' });
+    await expect(
+      pca(tenant.id).acquireTokenByUsernamePassword({ scopes: ['https://service.powerapps.com//.default'], username: a.userPrincipalName, password: 'bad' }),
+    ).rejects.toMatchObject({ errorCode: 'invalid_grant' });
   });
 });
 
@@ -212,11 +258,20 @@ describe('device-code flow', () => {
 
     const poll = () => form(tenant.id, { grant_type: DEVICE_GRANT, client_id: CLI, device_code: start.json.device_code });
     expectAad(await poll(), 400, 'authorization_pending', 70016);
-    const approved = await http.request('POST', `/_emulator/device-codes/${start.json.user_code}/approve`, { body: { upn: accounts.globalAdmin!.userPrincipalName } });
+    const approved = await http.request('POST', `/_emulator/device-codes/${start.json.user_code}/approve`, {
+      body: { upn: accounts.globalAdmin!.userPrincipalName },
+    });
     expect(approved.status).toBe(200);
     const res = await poll();
     expect(res.status).toBe(200);
-    expect(decodeJwt(res.json.access_token)).toMatchObject({ aud: 'https://service.powerapps.com', idtyp: 'user', oid: accounts.globalAdmin!.id, appid: CLI, wids: [GA], tid: tenant.id });
+    expect(decodeJwt(res.json.access_token)).toMatchObject({
+      aud: 'https://service.powerapps.com',
+      idtyp: 'user',
+      oid: accounts.globalAdmin!.id,
+      appid: CLI,
+      wids: [GA],
+      tid: tenant.id,
+    });
     expect(res.json.refresh_token).toBeDefined();
     expectAad(await poll(), 400, 'invalid_grant', 70000);
   });
@@ -242,7 +297,12 @@ describe('device-code flow', () => {
     emu.control.approveDeviceCode(c.user_code, ordinary.userPrincipalName);
     expectAad(await poll(c.device_code), 400, 'invalid_grant', 53003);
     delete ordinary.conditionalAccessBlocked;
-    expectAad(await form(tenant.id, { client_id: '00000000-0000-4000-8000-000000000001', scope: 'User.Read' }, 'devicecode'), 400, 'unauthorized_client', 700016);
+    expectAad(
+      await form(tenant.id, { client_id: '00000000-0000-4000-8000-000000000001', scope: 'User.Read' }, 'devicecode'),
+      400,
+      'unauthorized_client',
+      700016,
+    );
   });
 
   it('works with MSAL acquireTokenByDeviceCode (interval and auto-approval through control)', async () => {
@@ -263,9 +323,14 @@ describe('device-code flow', () => {
     expect(result!.account?.username).toBe(a.userPrincipalName);
 
     // Auto-approve (over HTTP) on the organizations endpoint.
-    const put = await http.request('PUT', '/_emulator/device-codes/auto-approve', { body: { tenant: other.domains[0], upn: tenantAccounts(other).powerPlatformAdmin!.userPrincipalName } });
+    const put = await http.request('PUT', '/_emulator/device-codes/auto-approve', {
+      body: { tenant: other.domains[0], upn: tenantAccounts(other).powerPlatformAdmin!.userPrincipalName },
+    });
     expect(put.status).toBe(200);
-    const auto = await pca('organizations').acquireTokenByDeviceCode({ scopes: ['https://api.bap.microsoft.com/.default'], deviceCodeCallback: () => undefined });
+    const auto = await pca('organizations').acquireTokenByDeviceCode({
+      scopes: ['https://api.bap.microsoft.com/.default'],
+      deviceCodeCallback: () => undefined,
+    });
     expect(decodeJwt(auto!.accessToken)).toMatchObject({ tid: other.id, wids: [PPA], aud: 'https://api.bap.microsoft.com' });
     emu.control.setDeviceCodeAutoApprove(other.id, null);
 

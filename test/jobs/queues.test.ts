@@ -9,14 +9,20 @@ import { until } from '../support/process.ts';
 
 const policy = { retryLimit: 2, retryDelaySeconds: 1, expireInSeconds: 30 };
 
-
 const queues: [string, () => Promise<{ queue: JobQueue; cleanup: () => Promise<void> }>][] = [
   ['in-process', async () => ({ queue: new InProcessQueue(silentLogger(), { ...policy, retryDelaySeconds: 0.05 }), cleanup: async () => undefined })],
   [
     'pg-boss',
     async () => {
       const schema = `vigil_test_${randomBytes(6).toString('hex')}_pgboss`;
-      const queue = new PgBossQueue({ connectionString: TEST_DATABASE_URL, schema, policy, maintenanceIntervalSeconds: 1, pollingIntervalSeconds: 0.5, logger: silentLogger() });
+      const queue = new PgBossQueue({
+        connectionString: TEST_DATABASE_URL,
+        schema,
+        policy,
+        maintenanceIntervalSeconds: 1,
+        pollingIntervalSeconds: 0.5,
+        logger: silentLogger(),
+      });
       return { queue, cleanup: () => dropSchema(schema) };
     },
   ],

@@ -52,7 +52,10 @@ describe('portal dashboard on a partial run', () => {
     const text = (await coverage.textContent()) ?? '';
     expect(await page.getByRole('main').textContent()).not.toContain('Every check was evaluated');
     // The missing privilege, with the upstream's code and words, on the environment it hit …
-    const privilege = coverage.getByRole('listitem').filter({ hasText: '0x80040220' }).filter({ hasText: `environment ${privilegeEnv.displayName}` });
+    const privilege = coverage
+      .getByRole('listitem')
+      .filter({ hasText: '0x80040220' })
+      .filter({ hasText: `environment ${privilegeEnv.displayName}` });
     expect(await privilege.count()).toBeGreaterThan(0);
     const group = privilege.first();
     expect(await group.getByRole('link', { name: 'Contoso partial' }).count()).toBe(1);
@@ -68,7 +71,9 @@ describe('portal dashboard on a partial run', () => {
     await w.screenshot('17-dashboard-partial-coverage');
 
     // The API serves the same list (what the portal renders), with resources for every group.
-    const dash = (await (await page.request.get(`${w.baseUrl}/api/v1/dashboard`)).json()) as { coverage: { checkId: string; reason: string | null; notEvaluated: number; resources: unknown[] }[] };
+    const dash = (await (await page.request.get(`${w.baseUrl}/api/v1/dashboard`)).json()) as {
+      coverage: { checkId: string; reason: string | null; notEvaluated: number; resources: unknown[] }[];
+    };
     expect(dash.coverage.length).toBeGreaterThan(0);
     for (const c of dash.coverage) expect(c.resources.length, c.checkId).toBe(Math.min(c.notEvaluated, 10));
     expect(dash.coverage.some((c) => c.checkId === 'guest_owns_agent' && c.reason?.includes('0x80040220'))).toBe(true);

@@ -33,25 +33,54 @@ export interface PortalWorld {
 }
 
 /** Chromium's flags for a headless machine without a GPU, sandbox or network (the brief's list). */
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 /** Debian's Chromium. */
 const CHROMIUM = '/usr/bin/chromium';
 /** Where the suite writes screenshots. */
 const SCREENSHOT_DIR = join(import.meta.dirname, '..', '..', 'test-results', 'portal');
 
 export async function portalWorld(): Promise<PortalWorld> {
-  if (!existsSync(join(import.meta.dirname, '..', '..', 'web', 'dist', 'index.html'))) throw new Error('The portal is not built: run `npm run build:web` (npm ci runs it).');
+  if (!existsSync(join(import.meta.dirname, '..', '..', 'web', 'dist', 'index.html')))
+    throw new Error('The portal is not built: run `npm run build:web` (npm ci runs it).');
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const sizes = { users: 15, guests: 2, groups: 3, environments: 3, agents: 6, apps: 3, flows: 3, connectors: 2, connections: 3, powerBiWorkspaces: 2, foundryAccounts: 1, foundryProjects: 1, teamsAppsPerUser: 1 };
+  const sizes = {
+    users: 15,
+    guests: 2,
+    groups: 3,
+    environments: 3,
+    agents: 6,
+    apps: 3,
+    flows: 3,
+    connectors: 2,
+    connections: 3,
+    powerBiWorkspaces: 2,
+    foundryAccounts: 1,
+    foundryProjects: 1,
+    teamsAppsPerUser: 1,
+  };
   const contoso = generateTenant({ seed: 'portal-contoso', permissions: 'documented', sizes, displayName: 'Contoso' });
   const fabrikam = generateTenant({ seed: 'portal-fabrikam', permissions: 'documented', sizes, displayName: 'Fabrikam' });
   const managed = generateManagedApp({ seed: 'portal-operator', redirectUris: [`${baseUrl}/consent/callback`] });
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium is missing at ${CHROMIUM}: \`npm test\` installs Debian's chromium (scripts/test-prereqs.sh), or run \`apt-get install chromium\`.`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `Chromium is missing at ${CHROMIUM}: \`npm test\` installs Debian's chromium (scripts/test-prereqs.sh), or run \`apt-get install chromium\`.`,
+    );
   // Everything started is stopped again when a later step fails (a failed launch left \`vigil serve\` running before).
   const cleanup: Array<() => Promise<unknown> | unknown> = [];
   const stopAll = async () => {
-    for (const stop of cleanup.reverse()) await Promise.resolve().then(stop).catch(() => undefined);
+    for (const stop of cleanup.reverse())
+      await Promise.resolve()
+        .then(stop)
+        .catch(() => undefined);
   };
   try {
     const emulator = await startEmulator({ tenants: [contoso, fabrikam], managedApps: [managed] });

@@ -65,7 +65,10 @@ describe('portal in Chromium', () => {
     await w.screenshot('03-integration-checklist-before');
     if (!allGreen(before)) {
       await page.getByRole('button', { name: 'Grant System Administrator' }).click();
-      await page.getByText(/granted/i).first().waitFor({ timeout: 30_000 });
+      await page
+        .getByText(/granted/i)
+        .first()
+        .waitFor({ timeout: 30_000 });
       await page.getByRole('button', { name: 'Verify again' }).click();
     }
     await expect.poll(checklist, { timeout: 30_000 }).toSatisfy(allGreen);
@@ -109,9 +112,17 @@ describe('portal in Chromium', () => {
     // A Power Platform administrator registers the managed app (the PowerShell or API way the page shows).
     expect(await page.locator('pre[aria-label="PowerShell commands"]').textContent()).toContain(`New-PowerAppManagementApp -ApplicationId ${w.managed.appId}`);
     const admin = tenantAccounts(w.fabrikam).powerPlatformAdmin!;
-    const rt = await createRuntime({ dataDir: mkdtempSync(join(tmpdir(), 'vigil-admin-')), cloud: loadCustomProfile(w.emulator.writeEndpointsFile(mkdtempSync(join(tmpdir(), 'vigil-emu-')))), env: TEST_ENV });
+    const rt = await createRuntime({
+      dataDir: mkdtempSync(join(tmpdir(), 'vigil-admin-')),
+      cloud: loadCustomProfile(w.emulator.writeEndpointsFile(mkdtempSync(join(tmpdir(), 'vigil-emu-')))),
+      env: TEST_ENV,
+    });
     try {
-      await registerManagementApp(rt, { tenantId: w.fabrikam.id, applicationId: w.managed.appId, signIn: { kind: 'password', username: admin.userPrincipalName, password: admin.password } });
+      await registerManagementApp(rt, {
+        tenantId: w.fabrikam.id,
+        applicationId: w.managed.appId,
+        signIn: { kind: 'password', username: admin.userPrincipalName, password: admin.password },
+      });
     } finally {
       await rt.close();
     }
@@ -119,12 +130,17 @@ describe('portal in Chromium', () => {
     await expect.poll(async () => (await checklist()).filter((s) => s === 'done').length, { timeout: 30_000 }).toBeGreaterThan(1);
     if (!allGreen(await checklist())) {
       await page.getByRole('button', { name: 'Grant System Administrator' }).click();
-      await page.getByText(/granted/i).first().waitFor({ timeout: 30_000 });
+      await page
+        .getByText(/granted/i)
+        .first()
+        .waitFor({ timeout: 30_000 });
       await page.getByRole('button', { name: 'Verify again' }).click();
     }
     // The managed app's consent carries Tenant.Read.All (the seed's list), which Power BI's read-only admin APIs refuse
     // (Microsoft documents it): the checklist's Power BI step says to remove it; the tenant's admin revokes it.
-    await expect.poll(async () => (await page.locator('ol[aria-label="Setup checklist"]').textContent()) ?? '', { timeout: 30_000 }).toMatch(/Remove Tenant\.Read\.All/);
+    await expect
+      .poll(async () => (await page.locator('ol[aria-label="Setup checklist"]').textContent()) ?? '', { timeout: 30_000 })
+      .toMatch(/Remove Tenant\.Read\.All/);
     w.emulator.control.revokeServicePrincipalRoles(w.fabrikam.id, w.managed.appId, { resource: 'https://analysis.windows.net/powerbi/api' });
     await page.getByRole('button', { name: 'Verify again' }).click();
     await expect.poll(checklist, { timeout: 30_000 }).toSatisfy(allGreen);
@@ -132,7 +148,9 @@ describe('portal in Chromium', () => {
   });
 
   it('opens an agent with findings from the inventory, and suppresses one of its findings', async () => {
-    const findings = (await (await page.request.get(`${w.baseUrl}/api/v1/findings?status=open&limit=500`)).json()) as { items: { resourceType: string; resourceId: string; resourceName: string | null }[] };
+    const findings = (await (await page.request.get(`${w.baseUrl}/api/v1/findings?status=open&limit=500`)).json()) as {
+      items: { resourceType: string; resourceId: string; resourceName: string | null }[];
+    };
     const onAgent = findings.items.find((f) => f.resourceType === 'agent' && f.resourceName);
     expect(onAgent, 'an open finding on an agent').toBeDefined();
     await nav('Inventory').click();
@@ -160,11 +178,17 @@ describe('portal in Chromium', () => {
     await page.getByRole('heading', { level: 1 }).waitFor();
     await w.screenshot('14-alerts');
     await nav('Dashboard').click();
-    await page.getByRole('img', { name: /severity/i }).first().waitFor();
+    await page
+      .getByRole('img', { name: /severity/i })
+      .first()
+      .waitFor();
     await w.screenshot('15-dashboard');
     await page.setViewportSize({ width: 400, height: 800 });
     await page.reload();
-    await page.getByRole('img', { name: /severity/i }).first().waitFor();
+    await page
+      .getByRole('img', { name: /severity/i })
+      .first()
+      .waitFor();
     expect(await page.evaluate<boolean>('document.documentElement.scrollWidth <= window.innerWidth + 1')).toBe(true);
     await w.screenshot('16-dashboard-narrow');
     await page.setViewportSize({ width: 1280, height: 800 });

@@ -33,10 +33,19 @@ describe('vigil audit killed by SIGKILL at random blobs and resumed', () => {
     w = await world({ seed: 'reliability-audit', sizes: { users: 20, guests: 2, groups: 3, environments: 1, agents: 0 } });
     const frozen = Date.now() - 2 * HOUR;
     w.emulator.control.setClock(new Date(frozen).toISOString());
-    w.emulator.control.configureFeed(w.tenant.id, { recordsPerHour: 300, batchMinutes: 30, pageSize: 5, duplicateShare: 0.05, unavailableContentTypes: ['DLP.All'], since: new Date(frozen - 6 * HOUR).toISOString() });
+    w.emulator.control.configureFeed(w.tenant.id, {
+      recordsPerHour: 300,
+      batchMinutes: 30,
+      pageSize: 5,
+      duplicateShare: 0.05,
+      unavailableContentTypes: ['DLP.All'],
+      since: new Date(frozen - 6 * HOUR).toISOString(),
+    });
     fresh = join(mkdtempSync(join(tmpdir(), 'vigil-rel-template-')), 'data');
     const rt = await w.runtime(fresh);
-    ({ integration: { id: integrationId } } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret }));
+    ({
+      integration: { id: integrationId },
+    } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret }));
     await rt.close();
     cliEnv = { VIGIL_ENDPOINTS_FILE: w.endpointsFile };
   });

@@ -70,13 +70,33 @@ describe('vigil collect killed by SIGKILL at random pages and resumed', () => {
     w = await world({
       seed: 'reliability-collect',
       sizes: {
-        users: 24, guests: 3, groups: 5, environments: 3, agents: 6, powerBiWorkspaces: 2, copilotUsersPercent: 20, copilotPairsPerUser: 2, apps: 3, flows: 3, connectors: 1,
-        connections: 3, agentComponentsPerAgent: 2, azureSubscriptions: 1, foundryAccounts: 1, foundryProjects: 1, foundryDeployments: 1, externalConnections: 1, teamsAppsPerUser: 1, teamsAppCatalog: 4,
+        users: 24,
+        guests: 3,
+        groups: 5,
+        environments: 3,
+        agents: 6,
+        powerBiWorkspaces: 2,
+        copilotUsersPercent: 20,
+        copilotPairsPerUser: 2,
+        apps: 3,
+        flows: 3,
+        connectors: 1,
+        connections: 3,
+        agentComponentsPerAgent: 2,
+        azureSubscriptions: 1,
+        foundryAccounts: 1,
+        foundryProjects: 1,
+        foundryDeployments: 1,
+        externalConnections: 1,
+        teamsAppsPerUser: 1,
+        teamsAppCatalog: 4,
       },
     });
     fresh = join(mkdtempSync(join(tmpdir(), 'vigil-rel-template-')), 'data');
     const rt = await w.runtime(fresh, env);
-    ({ integration: { id: integrationId } } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret }));
+    ({
+      integration: { id: integrationId },
+    } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret }));
     await rt.close();
     cliEnv = { ...env, VIGIL_ENDPOINTS_FILE: w.endpointsFile };
   });

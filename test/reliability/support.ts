@@ -71,7 +71,11 @@ export async function dumpCollection(db: Kysely<Database>): Promise<Record<strin
     let q = (db as any).selectFrom(table).selectAll();
     for (const o of order) q = q.orderBy(o);
     const rows = (await q.execute()) as Row[];
-    out[table] = rows.map(({ integration_id: _i, first_seen_at: _f, last_seen_at: _l, last_seen_run: _r, deleted_at, ...rest }) => ({ ...rest, ...withoutReadTime(rest), deleted: deleted_at !== null }));
+    out[table] = rows.map(({ integration_id: _i, first_seen_at: _f, last_seen_at: _l, last_seen_run: _r, deleted_at, ...rest }) => ({
+      ...rest,
+      ...withoutReadTime(rest),
+      deleted: deleted_at !== null,
+    }));
   }
   out.check_results = await db.selectFrom('check_results').select(['check_id', 'resource_id', 'status']).orderBy('check_id').orderBy('resource_id').execute();
   out.findings = await db.selectFrom('findings').select(['check_id', 'resource_id', 'status']).orderBy('check_id').orderBy('resource_id').execute();
@@ -99,9 +103,17 @@ export async function dumpAudit(db: Kysely<Database>): Promise<Record<string, Ro
       detail: a.detail,
       window_start: a.window_start,
       window_end: a.window_end,
-      events: links.filter((l) => l.alert_id === a.id).map((l) => l.event_id).sort(),
+      events: links
+        .filter((l) => l.alert_id === a.id)
+        .map((l) => l.event_id)
+        .sort(),
     })),
-    audit_user_ips: await db.selectFrom('audit_user_ips').select(['user_key', 'client_ip', 'first_seen', 'last_seen']).orderBy('user_key').orderBy('client_ip').execute(),
+    audit_user_ips: await db
+      .selectFrom('audit_user_ips')
+      .select(['user_key', 'client_ip', 'first_seen', 'last_seen'])
+      .orderBy('user_key')
+      .orderBy('client_ip')
+      .execute(),
     audit_cursors: await db.selectFrom('audit_cursors').select(['content_type', 'subscription', 'last_error']).orderBy('content_type').execute(),
   };
 }

@@ -44,7 +44,26 @@ describe.each(DIALECTS)('access on %s', (dialect) => {
     store = await freshStore(dialect, { migrate: false });
     await migrateTo(store.db, '0009_sink_outbox');
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    await (store.db as any).insertInto('integrations').values({ id: 'int_old', name: 'old', mode: 'customer-app', tenant_id: 't', client_id: 'c', sp_object_id: null, secret_envelope: null, secret_expires_at: null, verification: null, verified_at: null, created_at: 'x', updated_at: 'x', credential_state: 'ok', credential_error: null, secret_rotated_at: null }).execute();
+    await (store.db as any)
+      .insertInto('integrations')
+      .values({
+        id: 'int_old',
+        name: 'old',
+        mode: 'customer-app',
+        tenant_id: 't',
+        client_id: 'c',
+        sp_object_id: null,
+        secret_envelope: null,
+        secret_expires_at: null,
+        verification: null,
+        verified_at: null,
+        created_at: 'x',
+        updated_at: 'x',
+        credential_state: 'ok',
+        credential_error: null,
+        secret_rotated_at: null,
+      })
+      .execute();
     await migrate(store.db);
     expect(await store.db.selectFrom('integrations').select(['id', 'organization_id']).execute()).toEqual([{ id: 'int_old', organization_id: 'org_default' }]);
     expect((await ensureOrganization(store.db)).id).toBe('org_default');
@@ -53,16 +72,34 @@ describe.each(DIALECTS)('access on %s', (dialect) => {
   it('adds users with validated fields; signs in with a session and CSRF token that are never stored in plain text', async () => {
     store = await freshStore(dialect);
     const org = await ensureOrganization(store.db, 'Contoso');
-    expect((await rejection(addPortalUser(store.db, { organizationId: org.id, email: 'not-an-email', password: PASSWORD, role: 'admin' }))).field).toBe('email');
-    expect((await rejection(addPortalUser(store.db, { organizationId: org.id, email: 'ann@contoso.com', password: 'short', role: 'admin' }))).field).toBe('password');
-    expect((await rejection(addPortalUser(store.db, { organizationId: org.id, email: 'ann@contoso.com', password: PASSWORD, role: 'owner' }))).field).toBe('role');
+    expect((await rejection(addPortalUser(store.db, { organizationId: org.id, email: 'not-an-email', password: PASSWORD, role: 'admin' }))).field).toBe(
+      'email',
+    );
+    expect((await rejection(addPortalUser(store.db, { organizationId: org.id, email: 'ann@contoso.com', password: 'short', role: 'admin' }))).field).toBe(
+      'password',
+    );
+    expect((await rejection(addPortalUser(store.db, { organizationId: org.id, email: 'ann@contoso.com', password: PASSWORD, role: 'owner' }))).field).toBe(
+      'role',
+    );
     const ann = await addPortalUser(store.db, { organizationId: org.id, email: 'Ann@Contoso.com', password: PASSWORD, role: 'admin' });
     expect(ann).toMatchObject({ email: 'ann@contoso.com', role: 'admin', organizationId: org.id });
     // The answer for a taken address is one and the same in its own organization and in another: it names neither.
     const same = await rejection(addPortalUser(store.db, { organizationId: org.id, email: 'ann@contoso.com', password: PASSWORD, role: 'viewer' }));
-    const other = await rejection(addPortalUser(store.db, { organizationId: (await ensureOrganization(store.db, 'Fabrikam')).id, email: 'ANN@contoso.com', password: PASSWORD, role: 'viewer' }));
+    const other = await rejection(
+      addPortalUser(store.db, {
+        organizationId: (await ensureOrganization(store.db, 'Fabrikam')).id,
+        email: 'ANN@contoso.com',
+        password: PASSWORD,
+        role: 'viewer',
+      }),
+    );
     expect(same.code).toBe('EMAIL_UNAVAILABLE');
-    expect({ code: other.code, message: other.message, remediation: other.remediation, field: other.field }).toEqual({ code: same.code, message: same.message, remediation: same.remediation, field: same.field });
+    expect({ code: other.code, message: other.message, remediation: other.remediation, field: other.field }).toEqual({
+      code: same.code,
+      message: same.message,
+      remediation: same.remediation,
+      field: same.field,
+    });
     expect(`${other.message} ${other.remediation}`).not.toMatch(/Contoso\b|usr_|org_/);
 
     const s = await signIn(store.db, 'ANN@contoso.com', PASSWORD);
@@ -99,7 +136,8 @@ describe.each(DIALECTS)('access on %s', (dialect) => {
 
     const busy = await signIn(store.db, 'ann@contoso.com', PASSWORD, DEFAULT_ACCESS_POLICY, t0);
     let t = 0;
-    for (; t < DEFAULT_ACCESS_POLICY.absoluteTimeoutSeconds - 600; t += 1200) expect(await authenticateSession(store.db, busy.sessionToken, DEFAULT_ACCESS_POLICY, at(t))).not.toBeNull();
+    for (; t < DEFAULT_ACCESS_POLICY.absoluteTimeoutSeconds - 600; t += 1200)
+      expect(await authenticateSession(store.db, busy.sessionToken, DEFAULT_ACCESS_POLICY, at(t))).not.toBeNull();
     expect(await authenticateSession(store.db, busy.sessionToken, DEFAULT_ACCESS_POLICY, at(DEFAULT_ACCESS_POLICY.absoluteTimeoutSeconds))).toBeNull();
   });
 
@@ -132,7 +170,8 @@ describe.each(DIALECTS)('access on %s', (dialect) => {
     const old = await signIn(store.db, 'ann@contoso.com', PASSWORD, DEFAULT_ACCESS_POLICY, at(-DEFAULT_ACCESS_POLICY.absoluteTimeoutSeconds + 100));
     expect(await authenticateSession(store.db, busy.sessionToken, DEFAULT_ACCESS_POLICY, at(1000))).not.toBeNull();
     // `old` is used every 25 minutes for 12 hours: never idle, but past its absolute timeout at 100 s.
-    for (let t = -DEFAULT_ACCESS_POLICY.absoluteTimeoutSeconds + 100; t <= 50; t += 1500) expect(await authenticateSession(store.db, old.sessionToken, DEFAULT_ACCESS_POLICY, at(t))).not.toBeNull();
+    for (let t = -DEFAULT_ACCESS_POLICY.absoluteTimeoutSeconds + 100; t <= 50; t += 1500)
+      expect(await authenticateSession(store.db, old.sessionToken, DEFAULT_ACCESS_POLICY, at(t))).not.toBeNull();
     expect(await authenticateSession(store.db, old.sessionToken, DEFAULT_ACCESS_POLICY, at(99))).not.toBeNull();
     expect(await store.db.selectFrom('portal_sessions').select('id').execute()).toHaveLength(3);
     // At 1900 s: `idle` was last used 1900 s ago (past 1800 + 60), `old` passed its 12 hours, `busy` was used at 1000 s.
@@ -153,8 +192,16 @@ describe.each(DIALECTS)('access on %s', (dialect) => {
       expect([wrong.code, wrong.message]).toEqual([unknown.code, unknown.message]);
     }
     // Locked: the right password is refused too, until the lock-out ends.
-    expect((await rejection(signIn(store.db, 'ann@contoso.com', PASSWORD, DEFAULT_ACCESS_POLICY, new Date(t0.getTime() + 60_000)))).code).toBe('SIGN_IN_FAILED');
-    const after = await signIn(store.db, 'ann@contoso.com', PASSWORD, DEFAULT_ACCESS_POLICY, new Date(t0.getTime() + (DEFAULT_ACCESS_POLICY.lockoutSeconds + 1) * 1000));
+    expect((await rejection(signIn(store.db, 'ann@contoso.com', PASSWORD, DEFAULT_ACCESS_POLICY, new Date(t0.getTime() + 60_000)))).code).toBe(
+      'SIGN_IN_FAILED',
+    );
+    const after = await signIn(
+      store.db,
+      'ann@contoso.com',
+      PASSWORD,
+      DEFAULT_ACCESS_POLICY,
+      new Date(t0.getTime() + (DEFAULT_ACCESS_POLICY.lockoutSeconds + 1) * 1000),
+    );
     expect(after.user.lockedUntil).toBeNull();
   });
 
@@ -179,12 +226,22 @@ describe.each(DIALECTS)('access on %s', (dialect) => {
     const t0 = new Date('2026-11-21T08:00:00Z');
     // The right password is sent as the 11th attempt of the burst: it is counted after ten others, so it is refused
     // whatever their passwords turn out to be, even though its scrypt finishes before theirs lock the account.
-    const burst = Array.from({ length: 31 }, (_, i) => signIn(store.db, 'ann@contoso.com', i === 10 ? PASSWORD : `wrong password ${i}`, DEFAULT_ACCESS_POLICY, t0).then(() => 'signed in', (e: VigilError) => e.code));
+    const burst = Array.from({ length: 31 }, (_, i) =>
+      signIn(store.db, 'ann@contoso.com', i === 10 ? PASSWORD : `wrong password ${i}`, DEFAULT_ACCESS_POLICY, t0).then(
+        () => 'signed in',
+        (e: VigilError) => e.code,
+      ),
+    );
     expect(new Set(await Promise.all(burst))).toEqual(new Set(['SIGN_IN_FAILED']));
     const row = await store.db.selectFrom('portal_users').select(['locked_until']).executeTakeFirstOrThrow();
     expect(row.locked_until).toBe(new Date(t0.getTime() + DEFAULT_ACCESS_POLICY.lockoutSeconds * 1000).toISOString());
-    expect((await rejection(signIn(store.db, 'ann@contoso.com', PASSWORD, DEFAULT_ACCESS_POLICY, new Date(t0.getTime() + 60_000)))).code).toBe('SIGN_IN_FAILED');
-    expect((await signIn(store.db, 'ann@contoso.com', PASSWORD, DEFAULT_ACCESS_POLICY, new Date(t0.getTime() + (DEFAULT_ACCESS_POLICY.lockoutSeconds + 1) * 1000))).user.email).toBe('ann@contoso.com');
+    expect((await rejection(signIn(store.db, 'ann@contoso.com', PASSWORD, DEFAULT_ACCESS_POLICY, new Date(t0.getTime() + 60_000)))).code).toBe(
+      'SIGN_IN_FAILED',
+    );
+    expect(
+      (await signIn(store.db, 'ann@contoso.com', PASSWORD, DEFAULT_ACCESS_POLICY, new Date(t0.getTime() + (DEFAULT_ACCESS_POLICY.lockoutSeconds + 1) * 1000)))
+        .user.email,
+    ).toBe('ann@contoso.com');
   });
 
   it('API keys: shown once, stored hashed, scoped to their organization, revocable, expiring', async () => {
@@ -192,7 +249,9 @@ describe.each(DIALECTS)('access on %s', (dialect) => {
     const contoso = await ensureOrganization(store.db, 'Contoso');
     const fabrikam = await ensureOrganization(store.db, 'Fabrikam');
     expect((await rejection(createApiKey(store.db, { organizationId: contoso.id, name: '', role: 'viewer' }))).field).toBe('name');
-    expect((await rejection(createApiKey(store.db, { organizationId: contoso.id, name: 'x', role: 'viewer', expiresAt: '2020-01-01' }))).field).toBe('expiresAt');
+    expect((await rejection(createApiKey(store.db, { organizationId: contoso.id, name: 'x', role: 'viewer', expiresAt: '2020-01-01' }))).field).toBe(
+      'expiresAt',
+    );
     const { key, apiKey } = await createApiKey(store.db, { organizationId: contoso.id, name: 'sentinel', role: 'viewer', createdBy: 'ann@contoso.com' });
     expect(key).toMatch(/^vgl_[A-Za-z0-9_-]{43}$/);
     expect(JSON.stringify(await listApiKeys(store.db, contoso.id))).not.toContain(key);

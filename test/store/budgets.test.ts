@@ -27,10 +27,15 @@ describe.each(DIALECTS)('shared throttling budgets on %s', (dialect) => {
     let now = 5_000_000;
     const slept: number[] = [];
     const workerA = new SharedBudget(store.db, { graph: limit }, () => now);
-    const workerB = new SharedBudget(store.db, { graph: limit }, () => now, async (ms) => {
-      slept.push(ms);
-      now += ms;
-    });
+    const workerB = new SharedBudget(
+      store.db,
+      { graph: limit },
+      () => now,
+      async (ms) => {
+        slept.push(ms);
+        now += ms;
+      },
+    );
     await workerA.acquire('tenant-1', 'graph', 1);
     await workerA.penalize('tenant-1', 'graph', 2.5);
     await workerB.acquire('tenant-1', 'graph', 1);

@@ -6,7 +6,15 @@ import type { FlowAttrs } from '../../src/core/estate/powerPlatform.ts';
 import { DIALECTS, freshStore, type TestStore } from './dialects.ts';
 import { insertTestIntegration } from './fixtures.ts';
 
-const record = (id: string, time: string, over: Record<string, unknown>) => ({ Id: id, CreationTime: time, UserId: 'ann@contoso.com', ClientIP: '203.0.113.10', RecordType: 261, Operation: 'CopilotInteraction', ...over });
+const record = (id: string, time: string, over: Record<string, unknown>) => ({
+  Id: id,
+  CreationTime: time,
+  UserId: 'ann@contoso.com',
+  ClientIP: '203.0.113.10',
+  RecordType: 261,
+  Operation: 'CopilotInteraction',
+  ...over,
+});
 
 describe.each(DIALECTS)('detections over the store on %s', (dialect) => {
   let store: TestStore;
@@ -17,9 +25,20 @@ describe.each(DIALECTS)('detections over the store on %s', (dialect) => {
     const db = store.db;
     await insertTestIntegration(db, 'int_1');
     // History: Ann always worked from 203.0.113.10.
-    expect(await storeRecords(db, 'int_1', 'Audit.General', [record('a1', '2026-11-01T08:00:00', {}), record('a2', '2026-11-02T08:00:00', {})], '2026-11-02T09:00:00.000Z')).toBe(2);
+    expect(
+      await storeRecords(
+        db,
+        'int_1',
+        'Audit.General',
+        [record('a1', '2026-11-01T08:00:00', {}), record('a2', '2026-11-02T08:00:00', {})],
+        '2026-11-02T09:00:00.000Z',
+      ),
+    ).toBe(2);
     const since = '2026-11-20T00:00:00.000Z';
-    const fresh = [record('b1', '2026-11-20T08:00:00', { ClientIP: '198.51.100.7' }), record('b2', '2026-11-20T08:05:00', { Operation: 'PublishToWebReport', RecordType: 20 })];
+    const fresh = [
+      record('b1', '2026-11-20T08:00:00', { ClientIP: '198.51.100.7' }),
+      record('b2', '2026-11-20T08:05:00', { Operation: 'PublishToWebReport', RecordType: 20 }),
+    ];
     // The same records arrive twice (duplicates by design upstream): stored once.
     expect(await storeRecords(db, 'int_1', 'Audit.General', [...fresh, ...fresh], since)).toBe(2);
     expect(await storeRecords(db, 'int_1', 'Audit.General', fresh, since)).toBe(0);
@@ -32,7 +51,11 @@ describe.each(DIALECTS)('detections over the store on %s', (dialect) => {
     expect(await runDetections(db, 'int_1')).toMatchObject({ events: 0, alertsRaised: 0 });
     const alerts = await listAlerts(db, { integrationId: 'int_1' });
     expect(alerts.map((a) => a.status)).toEqual(['new', 'new']);
-    const linked = await db.selectFrom('alert_events').select(['event_id']).where('alert_id', '=', alerts.find((a) => a.rule_id === 'copilot_new_ip')!.id).execute();
+    const linked = await db
+      .selectFrom('alert_events')
+      .select(['event_id'])
+      .where('alert_id', '=', alerts.find((a) => a.rule_id === 'copilot_new_ip')!.id)
+      .execute();
     expect(linked).toEqual([{ event_id: 'b1' }]);
     expect(await setAlertStatus(db, alerts[0]!.id, 'acknowledged', 'now')).toBe(true);
     expect(await setAlertStatus(db, 'alr_missing', 'closed', 'now')).toBe(false);
@@ -62,7 +85,9 @@ describe.each(DIALECTS)('detections over the store on %s', (dialect) => {
       { id: 'c3', client_ip: '2001:db8::1' },
       { id: 'c4', client_ip: null },
     ]);
-    expect((await withRaw(db, await db.selectFrom('audit_events').selectAll().orderBy('id').execute())).map((e) => e.raw.ClientIP)).toEqual(fresh.map((r) => r.ClientIP));
+    expect((await withRaw(db, await db.selectFrom('audit_events').selectAll().orderBy('id').execute())).map((e) => e.raw.ClientIP)).toEqual(
+      fresh.map((r) => r.ClientIP),
+    );
     // Only the IPv6 address is new for Ann; the port-less and unmapped forms of her known addresses are not.
     await runDetections(db, 'int_1');
     const alerts = await listAlerts(db, { integrationId: 'int_1', ruleId: 'copilot_new_ip' });
@@ -74,14 +99,50 @@ describe.each(DIALECTS)('detections over the store on %s', (dialect) => {
     const db = store.db;
     await insertTestIntegration(db, 'int_1');
     const attrs = (urls: string[]): FlowAttrs => ({
-      environmentId: 'env-1', displayName: 'Order sync', state: 'Started', creator: { objectId: null, userId: null, userType: null }, createdTime: '2026-11-01T08:00:00Z', lastModifiedTime: '2026-11-20T08:00:30Z',
-      triggers: [], actions: urls.map(() => ({ type: 'Http', kind: null, connectorId: null })), hasHttpTrigger: false, hasHttpAction: true,
-      httpTargets: urls.map((url) => ({ via: 'Http', method: 'POST', url, host: new URL(url).hostname })), connectionReferences: [], definitionRead: true,
+      environmentId: 'env-1',
+      displayName: 'Order sync',
+      state: 'Started',
+      creator: { objectId: null, userId: null, userType: null },
+      createdTime: '2026-11-01T08:00:00Z',
+      lastModifiedTime: '2026-11-20T08:00:30Z',
+      triggers: [],
+      actions: urls.map(() => ({ type: 'Http', kind: null, connectorId: null })),
+      hasHttpTrigger: false,
+      hasHttpAction: true,
+      httpTargets: urls.map((url) => ({ via: 'Http', method: 'POST', url, host: new URL(url).hostname })),
+      connectionReferences: [],
+      definitionRead: true,
     });
     const flowRecord = (sliceKey: string, id: string, urls: string[]) => ({ sliceKey, id, name: 'Order sync', attrs: attrs(urls), raw: {} });
-    await upsertRecords(db, 'flows', 'int_1', 'run_1', [flowRecord('env-1', '0b1d2c3e-0000-4000-8000-000000000001', ['https://hooks.zapier.com/hooks/catch/1/abc/']), flowRecord('env-1', '0b1d2c3e-0000-4000-8000-000000000002', ['https://graph.microsoft.com/v1.0/me'])], '2026-11-20T08:30:00.000Z');
-    const edit = (id: string, flowId: string) => ({ Id: id, CreationTime: '2026-11-20T08:00:00', RecordType: 30, Operation: 'EditFlow', Workload: 'MicrosoftFlow', UserId: 'ann@contoso.com', ClientIP: '203.0.113.10', FlowDetailsUrl: `https://make.powerautomate.com/environments/env-1/flows/${flowId}/details`, FlowConnectorNames: 'HTTP' });
-    await storeRecords(db, 'int_1', 'Audit.General', [edit('f1', '0b1d2c3e-0000-4000-8000-000000000001'), edit('f2', '0b1d2c3e-0000-4000-8000-000000000002')], '2026-11-20T09:00:00.000Z');
+    await upsertRecords(
+      db,
+      'flows',
+      'int_1',
+      'run_1',
+      [
+        flowRecord('env-1', '0b1d2c3e-0000-4000-8000-000000000001', ['https://hooks.zapier.com/hooks/catch/1/abc/']),
+        flowRecord('env-1', '0b1d2c3e-0000-4000-8000-000000000002', ['https://graph.microsoft.com/v1.0/me']),
+      ],
+      '2026-11-20T08:30:00.000Z',
+    );
+    const edit = (id: string, flowId: string) => ({
+      Id: id,
+      CreationTime: '2026-11-20T08:00:00',
+      RecordType: 30,
+      Operation: 'EditFlow',
+      Workload: 'MicrosoftFlow',
+      UserId: 'ann@contoso.com',
+      ClientIP: '203.0.113.10',
+      FlowDetailsUrl: `https://make.powerautomate.com/environments/env-1/flows/${flowId}/details`,
+      FlowConnectorNames: 'HTTP',
+    });
+    await storeRecords(
+      db,
+      'int_1',
+      'Audit.General',
+      [edit('f1', '0b1d2c3e-0000-4000-8000-000000000001'), edit('f2', '0b1d2c3e-0000-4000-8000-000000000002')],
+      '2026-11-20T09:00:00.000Z',
+    );
     await runDetections(db, 'int_1');
     const alerts = await listAlerts(db, { integrationId: 'int_1', ruleId: 'flow_external_http' });
     expect(alerts.map((a) => (JSON.parse(a.detail!) as { hosts: string[] }).hosts)).toEqual([['hooks.zapier.com']]);

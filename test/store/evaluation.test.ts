@@ -18,7 +18,17 @@ function installations(appId: string, distributionMethod: string, n: number, fro
       sliceKey: userId,
       id: `${userId}/${appId}`,
       name: appId,
-      attrs: { userId, installationId: `i-${appId}`, teamsAppId: appId, externalId: null, displayName: `App ${appId}`, version: '1.0', distributionMethod, azureADAppId: null, publishingState: 'published' },
+      attrs: {
+        userId,
+        installationId: `i-${appId}`,
+        teamsAppId: appId,
+        externalId: null,
+        displayName: `App ${appId}`,
+        version: '1.0',
+        distributionMethod,
+        azureADAppId: null,
+        publishingState: 'published',
+      },
       raw: {},
     };
   });
@@ -35,12 +45,16 @@ describe.each(DIALECTS)('evaluation over the store on %s', (dialect) => {
     await insertRun(db, { id: 'run1', integration_id: 'int_1', started_at: '2026-11-01T00:00:00.000Z', owner_host: 'h', owner_pid: 1 });
     // A custom app on more users than one page holds, a second one on 19 users (under the threshold of 20), a store app.
     const wide = ESTATE_PAGE_SIZE + 700;
-    const records = [...installations('custom-wide', 'organization', wide), ...installations('custom-few', 'sideloaded', 19, 5000), ...installations('store-app', 'store', 300)];
+    const records = [
+      ...installations('custom-wide', 'organization', wide),
+      ...installations('custom-few', 'sideloaded', 19, 5000),
+      ...installations('store-app', 'store', 300),
+    ];
     await upsertRecords(db, 'teamsApps', 'int_1', 'run1', records, '2026-11-01T00:00:00.000Z');
     await finishRun(db, 'run1', { status: 'succeeded', finishedAt: '2026-11-01T00:10:00.000Z', durationMs: 1, counts: {}, errors: [], httpStats: {} });
 
     const seen: string[] = [];
-    for (let after: string | null = null; ; ) {
+    for (let after: string | null = null; ;) {
       const page: { id: string }[] = await pageEstateObjects(db, 'int_1', 'teamsApps', after, ESTATE_PAGE_SIZE);
       seen.push(...page.map((r) => r.id));
       if (page.length < ESTATE_PAGE_SIZE) break;
@@ -59,7 +73,14 @@ describe.each(DIALECTS)('evaluation over the store on %s', (dialect) => {
 
     // The wide app is removed for all but 5 users: the finding resolves, the tenant passes.
     await insertRun(db, { id: 'run2', integration_id: 'int_1', started_at: '2026-11-02T00:00:00.000Z', owner_host: 'h', owner_pid: 1 });
-    await upsertRecords(db, 'teamsApps', 'int_1', 'run2', [...installations('custom-wide', 'organization', 5), ...installations('custom-few', 'sideloaded', 19, 5000)], '2026-11-02T00:00:00.000Z');
+    await upsertRecords(
+      db,
+      'teamsApps',
+      'int_1',
+      'run2',
+      [...installations('custom-wide', 'organization', 5), ...installations('custom-few', 'sideloaded', 19, 5000)],
+      '2026-11-02T00:00:00.000Z',
+    );
     await markUnseen(db, 'teamsApps', 'int_1', 'run2', 'all', '2026-11-02T00:00:00.000Z');
     await finishRun(db, 'run2', { status: 'succeeded', finishedAt: '2026-11-02T00:10:00.000Z', durationMs: 1, counts: {}, errors: [], httpStats: {} });
     const second = await evaluateIntegration(db, integration, { checks: teams });

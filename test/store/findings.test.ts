@@ -1,10 +1,26 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { applyEvaluation, findingHistory, getFinding, listFindings, suppressFinding, unsuppressFinding, type ResultInput } from '../../src/store/repositories/findings.ts';
+import {
+  applyEvaluation,
+  findingHistory,
+  getFinding,
+  listFindings,
+  suppressFinding,
+  unsuppressFinding,
+  type ResultInput,
+} from '../../src/store/repositories/findings.ts';
 import { notEvaluated, NOT_EVALUATED_SAMPLE } from '../../src/store/repositories/queries.ts';
 import { DIALECTS, freshStore, type TestStore } from './dialects.ts';
 import { insertTestIntegration } from './fixtures.ts';
 
-const r = (resourceId: string, status: ResultInput['status']): ResultInput => ({ checkId: 'agent_dormant', severity: 'low', resourceType: 'agent', resourceId, resourceName: resourceId, status, reason: status });
+const r = (resourceId: string, status: ResultInput['status']): ResultInput => ({
+  checkId: 'agent_dormant',
+  severity: 'low',
+  resourceType: 'agent',
+  resourceId,
+  resourceName: resourceId,
+  status,
+  reason: status,
+});
 
 describe.each(DIALECTS)('findings lifecycle on %s', (dialect) => {
   let store: TestStore;
@@ -15,8 +31,16 @@ describe.each(DIALECTS)('findings lifecycle on %s', (dialect) => {
     const db = store.db;
     await insertTestIntegration(db, 'int_1');
 
-    expect(await applyEvaluation(db, 'int_1', null, [r('a', 'fail'), r('b', 'fail'), r('c', 'pass')], '2026-01-01T00:00:00Z')).toEqual({ opened: 2, open: 2, resolved: 0 });
-    expect(await applyEvaluation(db, 'int_1', null, [r('a', 'fail'), r('b', 'not_evaluated')], '2026-01-02T00:00:00Z')).toEqual({ opened: 0, open: 1, resolved: 0 });
+    expect(await applyEvaluation(db, 'int_1', null, [r('a', 'fail'), r('b', 'fail'), r('c', 'pass')], '2026-01-01T00:00:00Z')).toEqual({
+      opened: 2,
+      open: 2,
+      resolved: 0,
+    });
+    expect(await applyEvaluation(db, 'int_1', null, [r('a', 'fail'), r('b', 'not_evaluated')], '2026-01-02T00:00:00Z')).toEqual({
+      opened: 0,
+      open: 1,
+      resolved: 0,
+    });
     const [a] = await listFindings(db, { status: 'open' }).then((f) => f.filter((x) => x.resource_id === 'a'));
     expect(a).toMatchObject({ first_seen_at: '2026-01-01T00:00:00Z', last_seen_at: '2026-01-02T00:00:00Z' });
     expect((await listFindings(db, { status: 'open' })).map((f) => f.resource_id).sort()).toEqual(['a', 'b']);
@@ -34,12 +58,16 @@ describe.each(DIALECTS)('findings lifecycle on %s', (dialect) => {
     await insertTestIntegration(db, 'int_1');
     await applyEvaluation(db, 'int_1', null, [r('a', 'fail'), r('b', 'fail')], '2026-01-01T00:00:00.000Z');
     const a = (await listFindings(db, { status: 'open', at: '2026-01-01T00:00:00.000Z' })).find((f) => f.resource_id === 'a')!;
-    expect(await suppressFinding(db, a.id, { reason: 'sandbox, no data', author: 'ann', expiresAt: '2026-02-01T00:00:00.000Z' }, '2026-01-05T00:00:00.000Z')).toBe(true);
+    expect(
+      await suppressFinding(db, a.id, { reason: 'sandbox, no data', author: 'ann', expiresAt: '2026-02-01T00:00:00.000Z' }, '2026-01-05T00:00:00.000Z'),
+    ).toBe(true);
     expect(await suppressFinding(db, 'fnd_missing', { reason: 'x', author: 'ann', expiresAt: null }, '2026-01-05T00:00:00.000Z')).toBe(false);
     // Suppressed: out of the open list, in the suppressed list, with who and why; the lifecycle goes on underneath.
     const jan = '2026-01-10T00:00:00.000Z';
     expect((await listFindings(db, { status: 'open', at: jan })).map((f) => f.resource_id)).toEqual(['b']);
-    expect((await listFindings(db, { status: 'suppressed', at: jan })).map((f) => [f.resource_id, f.suppression?.author, f.suppression?.reason])).toEqual([['a', 'ann', 'sandbox, no data']]);
+    expect((await listFindings(db, { status: 'suppressed', at: jan })).map((f) => [f.resource_id, f.suppression?.author, f.suppression?.reason])).toEqual([
+      ['a', 'ann', 'sandbox, no data'],
+    ]);
     await applyEvaluation(db, 'int_1', null, [r('a', 'pass'), r('b', 'fail')], '2026-01-10T00:00:00.000Z');
     await applyEvaluation(db, 'int_1', null, [r('a', 'fail'), r('b', 'fail')], '2026-01-20T00:00:00.000Z');
     expect((await listFindings(db, { status: 'open', at: '2026-01-20T00:00:00.000Z' })).map((f) => f.resource_id)).toEqual(['b']);
@@ -75,7 +103,11 @@ describe.each(DIALECTS)('coverage read model on %s (issue 15, defect 8)', (diale
     const results: ResultInput[] = [
       r('pass-1', 'pass'),
       r('fail-1', 'fail'),
-      ...Array.from({ length: 12 }, (_, i) => ({ ...r(`agent-${String(i).padStart(2, '0')}`, 'not_evaluated'), resourceName: `Agent ${String(12 - i).padStart(2, '0')}`, reason: gap })),
+      ...Array.from({ length: 12 }, (_, i) => ({
+        ...r(`agent-${String(i).padStart(2, '0')}`, 'not_evaluated'),
+        resourceName: `Agent ${String(12 - i).padStart(2, '0')}`,
+        reason: gap,
+      })),
       { ...r('env3', 'not_evaluated'), resourceType: 'environment', resourceName: 'Lab', reason: 'Agent components could not be read.' },
     ];
     await applyEvaluation(db, 'int_1', null, results, '2026-01-01T00:00:00Z');

@@ -8,7 +8,16 @@ import { findRunningRun, insertRun, listCheckpoints, saveCheckpoint } from '../.
 import { DIALECTS, freshStore, type TestStore } from './dialects.ts';
 import { insertTestIntegration } from './fixtures.ts';
 
-const user = (id: string, name = id) => ({ id, displayName: name, userPrincipalName: `${id}@x`, mail: null, accountEnabled: true, userType: 'Member', createdDateTime: null, raw: { id, displayName: name } });
+const user = (id: string, name = id) => ({
+  id,
+  displayName: name,
+  userPrincipalName: `${id}@x`,
+  mail: null,
+  accountEnabled: true,
+  userType: 'Member',
+  createdDateTime: null,
+  raw: { id, displayName: name },
+});
 const member = (groupId: string, memberId: string): GroupMembership => ({ groupId, memberId, memberType: 'user', raw: { id: memberId } });
 
 describe.each(DIALECTS)('store on %s', (dialect) => {
@@ -39,16 +48,49 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
     const db = store.db;
     await migrateTo(db, '0004_audit');
     await insertTestIntegration(db, 'int_1');
-    const raws = Array.from({ length: 1203 }, (_, i) => ({ Id: `id-${String(i).padStart(5, '0')}`, CreationTime: '2026-11-01T08:00:00', Operation: 'CopilotInteraction', UserId: i % 2 ? 'Ann@contoso.com' : 'bob@contoso.com', ClientIP: `203.0.113.${i % 3}`, Note: `é ${i}` }));
+    const raws = Array.from({ length: 1203 }, (_, i) => ({
+      Id: `id-${String(i).padStart(5, '0')}`,
+      CreationTime: '2026-11-01T08:00:00',
+      Operation: 'CopilotInteraction',
+      UserId: i % 2 ? 'Ann@contoso.com' : 'bob@contoso.com',
+      ClientIP: `203.0.113.${i % 3}`,
+      Note: `é ${i}`,
+    }));
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const old = db as unknown as Kysely<any>;
     for (let i = 0; i < raws.length; i += 400) {
       await old
         .insertInto('audit_events')
-        .values(raws.slice(i, i + 400).map((r) => ({ integration_id: 'int_1', id: r.Id, content_type: 'Audit.General', record_type: 261, creation_time: '2026-11-01T08:00:00.000Z', operation: r.Operation, workload: null, user_id: r.UserId, user_type: 0, client_ip: r.ClientIP, object_id: null, organization_id: null, raw: JSON.stringify(r), ingested_at: '2026-11-01T09:00:00.000Z' })))
+        .values(
+          raws.slice(i, i + 400).map((r) => ({
+            integration_id: 'int_1',
+            id: r.Id,
+            content_type: 'Audit.General',
+            record_type: 261,
+            creation_time: '2026-11-01T08:00:00.000Z',
+            operation: r.Operation,
+            workload: null,
+            user_id: r.UserId,
+            user_type: 0,
+            client_ip: r.ClientIP,
+            object_id: null,
+            organization_id: null,
+            raw: JSON.stringify(r),
+            ingested_at: '2026-11-01T09:00:00.000Z',
+          })),
+        )
         .execute();
     }
-    expect(await migrate(db)).toEqual(['0005_audit_segments', '0006_finding_lifecycle', '0007_stream_states', '0008_estate_objects', '0009_sink_outbox', '0010_access', '0011_slice_read_mode', '0012_consent_binding']);
+    expect(await migrate(db)).toEqual([
+      '0005_audit_segments',
+      '0006_finding_lifecycle',
+      '0007_stream_states',
+      '0008_estate_objects',
+      '0009_sink_outbox',
+      '0010_access',
+      '0011_slice_read_mode',
+      '0012_consent_binding',
+    ]);
     const events = await withRaw(db, await db.selectFrom('audit_events').selectAll().orderBy('id').execute());
     expect(events.map((e) => e.raw)).toEqual(raws);
     expect(await db.selectFrom('audit_user_ips').select(['user_key', 'client_ip']).orderBy('user_key').orderBy('client_ip').execute()).toEqual(
@@ -86,7 +128,13 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
     await markUnseen(db, 'groups', 'int_1', 'run2', 'all', 't2');
     await upsertRecords(db, 'memberships', 'int_1', 'run2', [member('g1', 'u1')], 't2');
     expect(await markUnseen(db, 'memberships', 'int_1', 'run2', ['g1'], 't2')).toBe(2);
-    const live = await db.selectFrom('group_memberships').select(['group_id', 'member_id']).where('deleted_at', 'is', null).orderBy('group_id').orderBy('member_id').execute();
+    const live = await db
+      .selectFrom('group_memberships')
+      .select(['group_id', 'member_id'])
+      .where('deleted_at', 'is', null)
+      .orderBy('group_id')
+      .orderBy('member_id')
+      .execute();
     expect(live).toEqual([
       { group_id: 'g1', member_id: 'u1' },
       { group_id: 'g2', member_id: 'u1' },
@@ -98,7 +146,16 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
     const db = store.db;
     await insertTestIntegration(db, 'int_1');
     await insertRun(db, { id: 'run1', integration_id: 'int_1', started_at: 't', owner_host: 'h', owner_pid: 1 });
-    await saveCheckpoint(db, { runId: 'run1', stream: 'users', sliceKey: '*', status: 'in_progress', cursor: 'next1', readMode: 'delta', addRecords: 999, at: 't1' });
+    await saveCheckpoint(db, {
+      runId: 'run1',
+      stream: 'users',
+      sliceKey: '*',
+      status: 'in_progress',
+      cursor: 'next1',
+      readMode: 'delta',
+      addRecords: 999,
+      at: 't1',
+    });
     expect(await listCheckpoints(db, 'run1')).toEqual([expect.objectContaining({ status: 'in_progress', read_mode: 'delta' })]);
     // A delta state lost upstream turns the round into a full one: the mode is replaced with the cursor.
     await saveCheckpoint(db, { runId: 'run1', stream: 'users', sliceKey: '*', status: 'done', cursor: null, readMode: 'full', addRecords: 5, at: 't2' });

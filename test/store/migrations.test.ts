@@ -16,13 +16,21 @@ import { dropSchema, TEST_DATABASE_URL } from './dialects.ts';
 const schemaName = (tag: string) => `vigil_mig_${tag}_${randomBytes(5).toString('hex')}`;
 
 function admin(searchPath?: string): Kysely<unknown> {
-  return new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 1, ...(searchPath ? { options: `-c search_path=${searchPath}` } : {}) }) }) });
+  return new Kysely<unknown>({
+    dialect: new PostgresDialect({
+      pool: new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 1, ...(searchPath ? { options: `-c search_path=${searchPath}` } : {}) }),
+    }),
+  });
 }
 
 async function tablesNamed(name: string, schemas: string[]): Promise<string[]> {
   const a = admin();
   try {
-    const r = await sql<{ table_schema: string }>`select table_schema from information_schema.tables where table_name = ${name} and table_schema in (${sql.join(schemas)}) order by table_schema`.execute(a);
+    const r = await sql<{
+      table_schema: string;
+    }>`select table_schema from information_schema.tables where table_name = ${name} and table_schema in (${sql.join(schemas)}) order by table_schema`.execute(
+      a,
+    );
     return r.rows.map((x) => x.table_schema);
   } finally {
     await a.destroy();
@@ -50,12 +58,19 @@ describe('migrations on postgres', () => {
     await sql`create schema ${sql.id(other)}`.execute(a);
     await sql`create table ${sql.id(other, 'kysely_migration')} (name varchar(255) primary key, timestamp varchar(255) not null)`.execute(a);
     await sql`create table ${sql.id(other, 'kysely_migration_lock')} (id varchar(255) primary key, is_locked integer not null default 0)`.execute(a);
-    await sql`insert into ${sql.id(other, 'kysely_migration')} values ('0001_initial', '2020-01-01'), ('0002_schedules_budgets', '2020-01-01'), ('0003_credential_state', '2020-01-01'), ('2020_other_app', '2020-01-01')`.execute(a);
+    await sql`insert into ${sql.id(other, 'kysely_migration')} values ('0001_initial', '2020-01-01'), ('0002_schedules_budgets', '2020-01-01'), ('0003_credential_state', '2020-01-01'), ('2020_other_app', '2020-01-01')`.execute(
+      a,
+    );
 
     const db = await openStore({ dataDir: '/nonexistent', databaseUrl: TEST_DATABASE_URL, schema: mine, poolSize: 2, migrate: false });
     opened.push(db as unknown as Kysely<unknown>);
     await migrateTo(db, '0004_audit');
-    expect((await migrationStatus(db)).filter((m) => m.executedAt).map((m) => m.name)).toEqual(['0001_initial', '0002_schedules_budgets', '0003_credential_state', '0004_audit']);
+    expect((await migrationStatus(db)).filter((m) => m.executedAt).map((m) => m.name)).toEqual([
+      '0001_initial',
+      '0002_schedules_budgets',
+      '0003_credential_state',
+      '0004_audit',
+    ]);
     const applied = await migrate(db);
     expect(applied[0]).toBe('0005_audit_segments');
     // Vigil's tables and its migration table are in its schema; the other schema's table is untouched.
@@ -76,7 +91,9 @@ describe('migrations on postgres', () => {
     const url = TEST_DATABASE_URL.replace(/\/[^/]*$/, `/${database}`);
     try {
       const mine = 'vigil';
-      const old = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1, options: `-c search_path=${mine}` }) }) });
+      const old = new Kysely<Database>({
+        dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1, options: `-c search_path=${mine}` }) }),
+      });
       await sql`create schema ${sql.id(mine)}`.execute(old);
       const first: Record<string, Migration> = { '0001_initial': m0001, '0002_schedules_budgets': m0002 };
       const r = await new Migrator({ db: old, provider: { getMigrations: async () => first } }).migrateToLatest();

@@ -29,7 +29,12 @@ export async function browse(url: string, options: { dispatcher: Agent; intercep
       hop = { url: current, ...(await options.intercept.handle(`${u.pathname}${u.search}`)) };
     } else {
       const res = await request(current, { dispatcher: options.dispatcher });
-      hop = { url: current, status: res.statusCode, location: res.headers.location === undefined ? undefined : String(res.headers.location), body: await res.body.text() };
+      hop = {
+        url: current,
+        status: res.statusCode,
+        location: res.headers.location === undefined ? undefined : String(res.headers.location),
+        body: await res.body.text(),
+      };
     }
     hops.push(hop);
     next = hop.status >= 300 && hop.status < 400 && hop.location ? new URL(hop.location, current).toString() : undefined;

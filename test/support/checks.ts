@@ -16,15 +16,47 @@ type Checkpoint = Parameters<typeof coverageFromCheckpoints>[1][number];
 
 /** A store row of the `environments` table. */
 export function environmentRow(over: Partial<EnvironmentsTable> = {}): EnvironmentsTable {
-  return { integration_id: 'int_1', id: 'env1', display_name: 'Prod', sku: 'Production', is_default: 0, region: 'unitedstates', dataverse_url: 'https://org1.crm.dynamics.com/', state: 'Enabled', raw: '{}', first_seen_at: '', last_seen_at: '', last_seen_run: 'run', deleted_at: null, ...over };
+  return {
+    integration_id: 'int_1',
+    id: 'env1',
+    display_name: 'Prod',
+    sku: 'Production',
+    is_default: 0,
+    region: 'unitedstates',
+    dataverse_url: 'https://org1.crm.dynamics.com/',
+    state: 'Enabled',
+    raw: '{}',
+    first_seen_at: '',
+    last_seen_at: '',
+    last_seen_run: 'run',
+    deleted_at: null,
+    ...over,
+  };
 }
 
 /** A store row of the `agents` table. */
 export function agentRow(over: Partial<AgentsTable> = {}): AgentsTable {
   return {
-    integration_id: 'int_1', environment_id: 'env1', id: 'bot1', name: 'Bot', schema_name: 'cr_bot', authentication_mode: 2, authentication_trigger: 1, access_control_policy: 1,
-    owner_id: 'su1', published_on: '2026-10-01T00:00:00Z', modified_on: '2026-10-01T00:00:00Z', created_on: null, state_code: 0, status_code: 1,
-    raw: '{}', first_seen_at: '', last_seen_at: '', last_seen_run: 'run', deleted_at: null, ...over,
+    integration_id: 'int_1',
+    environment_id: 'env1',
+    id: 'bot1',
+    name: 'Bot',
+    schema_name: 'cr_bot',
+    authentication_mode: 2,
+    authentication_trigger: 1,
+    access_control_policy: 1,
+    owner_id: 'su1',
+    published_on: '2026-10-01T00:00:00Z',
+    modified_on: '2026-10-01T00:00:00Z',
+    created_on: null,
+    state_code: 0,
+    status_code: 1,
+    raw: '{}',
+    first_seen_at: '',
+    last_seen_at: '',
+    last_seen_run: 'run',
+    deleted_at: null,
+    ...over,
   };
 }
 
@@ -34,7 +66,12 @@ export function userRow(over: Partial<Pick<DirectoryUsersTable, 'id' | 'display_
 }
 
 /** A live estate object. */
-export function estateRow<S extends EstateStreamName>(_stream: S, id: string, attrs: EstateAttrs[S], over: Partial<EstateRow<EstateAttrs[S]>> = {}): EstateRow<EstateAttrs[S]> {
+export function estateRow<S extends EstateStreamName>(
+  _stream: S,
+  id: string,
+  attrs: EstateAttrs[S],
+  over: Partial<EstateRow<EstateAttrs[S]>> = {},
+): EstateRow<EstateAttrs[S]> {
   return { id, sliceKey: '*', name: id, attrs, firstSeenAt: '2026-10-01T00:00:00Z', lastSeenAt: '2026-11-20T00:00:00Z', ...over };
 }
 

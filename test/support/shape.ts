@@ -61,8 +61,7 @@ export interface CompareOptions {
   maps?: readonly string[];
 }
 
-const allowed = (path: string, allow: readonly string[]): boolean =>
-  allow.some((a) => path === a || path.startsWith(`${a}.`) || path.startsWith(`${a}[`));
+const allowed = (path: string, allow: readonly string[]): boolean => allow.some((a) => path === a || path.startsWith(`${a}.`) || path.startsWith(`${a}[`));
 
 function mapValues(s: Shape): Shape {
   const out = empty();

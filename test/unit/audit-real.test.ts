@@ -42,7 +42,7 @@ describe('client addresses (issue 15, defect 2)', () => {
     expect(normalizeIp('[fe80::1%eth0]:443')).toBe('fe80::1');
   });
 
-  it('reads the IPv4-mapped address of Microsoft\'s Power Apps example as IPv4', () => {
+  it("reads the IPv4-mapped address of Microsoft's Power Apps example as IPv4", () => {
     const p = fixture<{ Name: string; Value: string }[]>('powerapps-propertycollection.json');
     expect(normalizeIp(p.find((x) => x.Name === 'enduser.ip_address')!.Value)).toBe('172.172.34.12');
   });
@@ -86,21 +86,42 @@ describe('Power Apps activity (issue 15, defect 4)', () => {
 
   it('is not a Power Apps activity when the 256 record is about another resource', () => {
     const other = record(256);
-    other.PropertyCollection = (other.PropertyCollection as { Name: string; Value: string }[]).map((p) => (p.Name === 'powerplatform.analytics.resource.type' ? { ...p, Value: 'Bot' } : p));
+    other.PropertyCollection = (other.PropertyCollection as { Name: string; Value: string }[]).map((p) =>
+      p.Name === 'powerplatform.analytics.resource.type' ? { ...p, Value: 'Bot' } : p,
+    );
     expect(powerAppsActivity(normalizeRecord(other, 'Audit.General')!)).toBeNull();
   });
 
   it('still reads the RecordType 45 form (AppName, AdditionalInfo)', () => {
-    const e = normalizeRecord({ Id: 'x', CreationTime: '2026-01-22T10:00:00', RecordType: 45, Operation: 'LaunchPowerApp', AppName: 'a81399c4-8e32-4460-b0d6-69d7d6c404e5', AdditionalInfo: JSON.stringify({ environmentName: 'Default-99ca106f-36df-429e-9998-b6131ea7cc86', appDisplayName: 'Test canvas app' }) }, 'Audit.General')!;
-    expect(powerAppsActivity(e)).toMatchObject({ recordType: 45, appId: 'a81399c4-8e32-4460-b0d6-69d7d6c404e5', appName: 'Test canvas app', activity: 'LaunchPowerApp' });
+    const e = normalizeRecord(
+      {
+        Id: 'x',
+        CreationTime: '2026-01-22T10:00:00',
+        RecordType: 45,
+        Operation: 'LaunchPowerApp',
+        AppName: 'a81399c4-8e32-4460-b0d6-69d7d6c404e5',
+        AdditionalInfo: JSON.stringify({ environmentName: 'Default-99ca106f-36df-429e-9998-b6131ea7cc86', appDisplayName: 'Test canvas app' }),
+      },
+      'Audit.General',
+    )!;
+    expect(powerAppsActivity(e)).toMatchObject({
+      recordType: 45,
+      appId: 'a81399c4-8e32-4460-b0d6-69d7d6c404e5',
+      appName: 'Test canvas app',
+      activity: 'LaunchPowerApp',
+    });
   });
 });
 
 describe('credentials added (issue 15, defect 6)', () => {
-  const [secretBesideCert, certBesideSecret] = composed<Record<string, unknown>[]>('sp-credentials.json').map((r) => normalizeRecord(r, 'Audit.AzureActiveDirectory')!);
+  const [secretBesideCert, certBesideSecret] = composed<Record<string, unknown>[]>('sp-credentials.json').map((r) =>
+    normalizeRecord(r, 'Audit.AzureActiveDirectory')!,
+  );
   const rule = loadDetections().find((d) => d.metadata.id === 'service_principal_credentials_added')!;
   const titles = async (events: NonNullable<ReturnType<typeof normalizeRecord>>[]) =>
-    (await rule.run({ integrationId: 'int_1', events, ipsSeenBefore: () => new Set(), find: async () => [], flows: async () => new Map() })).map((h) => h.title);
+    (await rule.run({ integrationId: 'int_1', events, ipsSeenBefore: () => new Set(), find: async () => [], flows: async () => new Map() })).map(
+      (h) => h.title,
+    );
 
   it('parses the KeyDescription list of a record', () => {
     expect(credentialKeys((secretBesideCert!.raw.ModifiedProperties as { NewValue: string }[])[0]!.NewValue)).toEqual([
@@ -110,11 +131,16 @@ describe('credentials added (issue 15, defect 6)', () => {
   });
 
   it('counts only the key the change added, not the keys the object already held', () => {
-    expect(directoryChange(secretBesideCert!)!.keysAdded).toEqual([{ keyId: '480946b1-433f-4634-8b85-bfe21266007e', keyType: 'Password', displayName: 'test' }]);
+    expect(directoryChange(secretBesideCert!)!.keysAdded).toEqual([
+      { keyId: '480946b1-433f-4634-8b85-bfe21266007e', keyType: 'Password', displayName: 'test' },
+    ]);
     expect(directoryChange(certBesideSecret!)!.keyTypes).toEqual(['AsymmetricX509Cert']);
   });
 
   it('titles a secret added beside a certificate as a client secret, and the reverse as a certificate', async () => {
-    expect(await titles([secretBesideCert!, certBesideSecret!])).toEqual(['Client secret added to Contoso Sync by admin@contoso.onmicrosoft.com', 'Certificate added to Nexa-Payroll-Connector by admin@contoso.onmicrosoft.com']);
+    expect(await titles([secretBesideCert!, certBesideSecret!])).toEqual([
+      'Client secret added to Contoso Sync by admin@contoso.onmicrosoft.com',
+      'Certificate added to Nexa-Payroll-Connector by admin@contoso.onmicrosoft.com',
+    ]);
   });
 });

@@ -20,7 +20,10 @@ describe('tables fitted to the terminal', () => {
   it('keeps every line within the width, cuts free text with an ellipsis, and leaves ids and check ids whole', () => {
     for (const width of [80, 120, 200]) {
       const lines = table(rows, { width, shrink: [3, 4] }).split('\n');
-      expect(lines.every((l) => [...l].length <= width), `width ${width}`).toBe(true);
+      expect(
+        lines.every((l) => [...l].length <= width),
+        `width ${width}`,
+      ).toBe(true);
       expect(lines[1]).toMatch(/…$/);
       expect(lines[1]!.startsWith('fnd_616d3122  critical  agent_public_without_authentication  ')).toBe(true);
       expect(lines[2]).toMatch(/short$/);
@@ -33,7 +36,13 @@ describe('tables fitted to the terminal', () => {
 
   it('does not count colour codes as width', () => {
     const c = colors(true);
-    const coloured = table([['A', 'SEVERITY'], ['x', severityText('critical', c)]], { width: 40 });
+    const coloured = table(
+      [
+        ['A', 'SEVERITY'],
+        ['x', severityText('critical', c)],
+      ],
+      { width: 40 },
+    );
     expect(coloured).toContain(ESC);
     // eslint-disable-next-line no-control-regex
     expect(coloured.split('\n')[1]!.replace(/\x1b\[[0-9;]*m/g, '')).toBe('x  critical');
@@ -97,13 +106,21 @@ describe('short ids', () => {
     const b = 'fnd_616d3122aaaa4c66b0d1b8357196da6f';
     const c = 'fnd_91a6e0360000000000000000000000ff';
     expect(shortIds([a, c]).get(a)).toBe('fnd_616d3122');
-    expect(shortIds([a, b, c])).toEqual(new Map([[a, 'fnd_616d3122f'], [b, 'fnd_616d3122a'], [c, 'fnd_91a6e0360']]));
+    expect(shortIds([a, b, c])).toEqual(
+      new Map([
+        [a, 'fnd_616d3122f'],
+        [b, 'fnd_616d3122a'],
+        [c, 'fnd_91a6e0360'],
+      ]),
+    );
   });
   it('resolves a unique prefix, refuses an ambiguous one listing the candidates (exit 2), and returns nothing for none', () => {
     expect(idPrefix('616D3122', 'fnd')).toBe('fnd_616d3122');
     expect(idPrefix('fnd_61', 'fnd')).toBe('fnd_61');
     expect(idPrefix('fnd_nope', 'fnd')).toBeUndefined();
-    expect(pickByPrefix('fnd_616d', ['fnd_616d3122f2924c66b0d1b8357196da6f'], { field: 'finding', kind: 'finding' })).toBe('fnd_616d3122f2924c66b0d1b8357196da6f');
+    expect(pickByPrefix('fnd_616d', ['fnd_616d3122f2924c66b0d1b8357196da6f'], { field: 'finding', kind: 'finding' })).toBe(
+      'fnd_616d3122f2924c66b0d1b8357196da6f',
+    );
     expect(pickByPrefix('fnd_616d', [], { field: 'finding', kind: 'finding' })).toBeUndefined();
     try {
       pickByPrefix('fnd_6', ['fnd_616d3122f2924c66b0d1b8357196da6f', 'fnd_62be9e7132924e9bb679173475a2fbfc'], { field: 'finding', kind: 'finding' });
@@ -118,7 +135,13 @@ describe('short ids', () => {
 describe('GUIDs as people paste them', () => {
   it('are normalised: no dashes, braces, upper case', () => {
     const g = '72f988bf-86f1-41af-91ab-2d7cd011db47';
-    for (const v of ['72f988bf86f141af91ab2d7cd011db47', '{72F988BF-86F1-41AF-91AB-2D7CD011DB47}', ` ${g.toUpperCase()} `, '{72f988bf86f141af91ab2d7cd011db47}']) expect(normalizeGuid(v)).toBe(g);
+    for (const v of [
+      '72f988bf86f141af91ab2d7cd011db47',
+      '{72F988BF-86F1-41AF-91AB-2D7CD011DB47}',
+      ` ${g.toUpperCase()} `,
+      '{72f988bf86f141af91ab2d7cd011db47}',
+    ])
+      expect(normalizeGuid(v)).toBe(g);
     expect(normalizeGuid(' contoso ')).toBe('contoso');
   });
 });
@@ -138,7 +161,14 @@ describe('errors of a partial run', () => {
     dv('agents', 'bots'),
     dv('agentComponents', 'botcomponents'),
     dv('agentSettings', 'bots'),
-    { stream: 'powerBiWorkspaces', slice: '*', code: 'POWER_BI_NOT_AUTHORIZED', message: 'Not collected: Power BI refused. Fix: Remove Tenant.Read.All.', reason: 'Not collected: Power BI refused.', fix: 'Remove Tenant.Read.All.' },
+    {
+      stream: 'powerBiWorkspaces',
+      slice: '*',
+      code: 'POWER_BI_NOT_AUTHORIZED',
+      message: 'Not collected: Power BI refused. Fix: Remove Tenant.Read.All.',
+      reason: 'Not collected: Power BI refused.',
+      fix: 'Remove Tenant.Read.All.',
+    },
     dv('environmentSettings', 'organizations'),
   ];
 
@@ -167,13 +197,35 @@ describe('progress when not a terminal', () => {
     const p = createProgress(stream, { now: () => t });
     p.collect({ stream: 'users', streamIndex: 1, streamsTotal: 23, slicesDone: 0, slicesTotal: 1, records: 1000 });
     t = 1200;
-    p.collect({ stream: 'users', streamIndex: 1, streamsTotal: 23, slicesDone: 1, slicesTotal: 1, records: 3005, finished: { durationMs: 1200, erroredSlices: 0, incrementalSlices: 1 } });
-    p.collect({ stream: 'agents', streamIndex: 6, streamsTotal: 23, slicesDone: 7, slicesTotal: 7, records: 172, finished: { durationMs: 100, erroredSlices: 1, incrementalSlices: 0 } });
+    p.collect({
+      stream: 'users',
+      streamIndex: 1,
+      streamsTotal: 23,
+      slicesDone: 1,
+      slicesTotal: 1,
+      records: 3005,
+      finished: { durationMs: 1200, erroredSlices: 0, incrementalSlices: 1 },
+    });
+    p.collect({
+      stream: 'agents',
+      streamIndex: 6,
+      streamsTotal: 23,
+      slicesDone: 7,
+      slicesTotal: 7,
+      records: 172,
+      finished: { durationMs: 100, erroredSlices: 1, incrementalSlices: 0 },
+    });
     p.evaluate(0, 46);
     t = 2000;
     p.evaluate(46, 46);
     p.done();
-    expect(out.split('\n')).toEqual(['[ 1/23] users: 3,005 records (changes since the last run) in 1.2 s', '[ 6/23] agents: 172 records in 0.1 s, 1 errored slice', 'evaluating 46 checks', 'checks evaluated: 46 in 0.8 s', '']);
+    expect(out.split('\n')).toEqual([
+      '[ 1/23] users: 3,005 records (changes since the last run) in 1.2 s',
+      '[ 6/23] agents: 172 records in 0.1 s, 1 errored slice',
+      'evaluating 46 checks',
+      'checks evaluated: 46 in 0.8 s',
+      '',
+    ]);
     expect(out).not.toContain('\r');
   });
   it('gives an ETA only from enough slices of a sliced stream', () => {

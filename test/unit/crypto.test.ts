@@ -36,7 +36,9 @@ describe('envelope encryption of client secrets', () => {
 
   it('never generates a key while the database holds secrets: MASTER_KEY_MISSING names the key they need, and no file is written', () => {
     const dir = mkdtempSync(join(tmpdir(), 'vigil-'));
-    expect(() => loadKeyEncryptionKey(dir, undefined, { storedKeyIds: ['0123456789abcdef'] })).toThrow(expect.objectContaining({ code: 'MASTER_KEY_MISSING', kind: 'configuration', message: expect.stringMatching(/0123456789abcdef/) }));
+    expect(() => loadKeyEncryptionKey(dir, undefined, { storedKeyIds: ['0123456789abcdef'] })).toThrow(
+      expect.objectContaining({ code: 'MASTER_KEY_MISSING', kind: 'configuration', message: expect.stringMatching(/0123456789abcdef/) }),
+    );
     expect(existsSync(join(dir, 'master.key'))).toBe(false);
     // Knowingly replaced (vigil master-key reset --forget-secrets): a new key is written.
     expect(loadKeyEncryptionKey(dir, undefined, { storedKeyIds: ['0123456789abcdef'], replaceLostKey: true }).id).not.toBe('0123456789abcdef');

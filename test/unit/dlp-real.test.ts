@@ -64,9 +64,19 @@ describe('dlpPolicies stream over the real list-then-get answers', () => {
   it('reads the list, then each policy, and stores the groups only the single policy carries', async () => {
     seen.length = 0;
     const got = await readAll();
-    expect(seen).toEqual(['/providers/PowerPlatform.Governance/v2/policies', '/providers/PowerPlatform.Governance/v2/policies/00000000-0000-0000-0000-000000000001', '/providers/PowerPlatform.Governance/v2/policies/00000000-0000-0000-0000-000000000002']);
+    expect(seen).toEqual([
+      '/providers/PowerPlatform.Governance/v2/policies',
+      '/providers/PowerPlatform.Governance/v2/policies/00000000-0000-0000-0000-000000000001',
+      '/providers/PowerPlatform.Governance/v2/policies/00000000-0000-0000-0000-000000000002',
+    ]);
     const a2 = got.find((p) => p.id === '00000000-0000-0000-0000-000000000002')!.attrs;
-    expect(a2).toMatchObject({ displayName: 'a2', environmentType: 'ExceptEnvironments', environments: ['be0eb809-e58a-ec1b-8fce-ea40b0e53442'], defaultConnectorsClassification: 'General', connectorGroupsRead: true });
+    expect(a2).toMatchObject({
+      displayName: 'a2',
+      environmentType: 'ExceptEnvironments',
+      environments: ['be0eb809-e58a-ec1b-8fce-ea40b0e53442'],
+      defaultConnectorsClassification: 'General',
+      connectorGroupsRead: true,
+    });
     expect(a2.business).toEqual(['shared_office365users', 'shared_azureblob']);
     expect(a2.nonBusiness).toEqual(['shared_powerappsforappmakers', 'shared_microsoftspatialservices', 'shared_sql', 'shared_bttn']);
     expect(a2.blocked).toEqual([]);
@@ -97,11 +107,13 @@ describe('pp_dlp_http_connector_not_blocked on real-shaped policies', () => {
   const blockingHttp = (): Json => {
     const b = structuredClone(ONE['00000000-0000-0000-0000-000000000002']!);
     const groups = (b.policyDefinition as Json).connectorGroups as { classification: string; connectors: Json[] }[];
-    groups.find((g) => g.classification === 'Blocked')!.connectors.push(
-      { id: 'Http', name: 'HTTP', type: 'Microsoft.PowerApps/apis' },
-      { id: 'HttpWebhook', name: 'HTTP Webhook', type: 'Microsoft.PowerApps/apis' },
-      { id: '/providers/Microsoft.PowerApps/apis/shared_webcontents', name: 'HTTP with Microsoft Entra ID', type: 'Microsoft.PowerApps/apis' },
-    );
+    groups
+      .find((g) => g.classification === 'Blocked')!
+      .connectors.push(
+        { id: 'Http', name: 'HTTP', type: 'Microsoft.PowerApps/apis' },
+        { id: 'HttpWebhook', name: 'HTTP Webhook', type: 'Microsoft.PowerApps/apis' },
+        { id: '/providers/Microsoft.PowerApps/apis/shared_webcontents', name: 'HTTP with Microsoft Entra ID', type: 'Microsoft.PowerApps/apis' },
+      );
     return b;
   };
 
@@ -112,7 +124,13 @@ describe('pp_dlp_http_connector_not_blocked on real-shaped policies', () => {
   it('passes the recorded "Block All Policy" (default group Blocked, HTTP unlisted) for the environment it covers', async () => {
     const body = real('tf-get-policy-block-all.json');
     const env = ((body.policyDefinition as Json).environments as Json[])[0]!.name as string;
-    const r = await runCheck('pp_dlp_http_connector_not_blocked', checkContext({ environments: [environmentRow({ id: env, is_default: 1 })], estate: { dlpPolicies: [estateRow('dlpPolicies', 'p', toDlpPolicy(body).attrs)] } }));
+    const r = await runCheck(
+      'pp_dlp_http_connector_not_blocked',
+      checkContext({
+        environments: [environmentRow({ id: env, is_default: 1 })],
+        estate: { dlpPolicies: [estateRow('dlpPolicies', 'p', toDlpPolicy(body).attrs)] },
+      }),
+    );
     expect(r[0]).toMatchObject({ resourceId: env, status: 'pass' });
   });
 

@@ -54,16 +54,29 @@ describe('dlp_policy_weakened on documented DLP update records', () => {
   });
 
   it('fires when the default group moves from Blocked to General', async () => {
-    const hits = await run([record('UpdateDlpPolicy', withChange('DefaultConnectorClassification', 'Blocked', 'General', { defaultConnectorClassification: 'General' }))]);
+    const hits = await run([
+      record('UpdateDlpPolicy', withChange('DefaultConnectorClassification', 'Blocked', 'General', { defaultConnectorClassification: 'General' })),
+    ]);
     expect(hits).toHaveLength(1);
     expect(hits[0]!.title).toContain('default group Blocked → General');
-    expect(hits[0]!.detail).toMatchObject({ policyId: 'eb1e0480-0fe9-434e-9ad8-df4047a666ec', defaultConnectorClassification: { previous: 'Blocked', current: 'General' }, scope: null });
+    expect(hits[0]!.detail).toMatchObject({
+      policyId: 'eb1e0480-0fe9-434e-9ad8-df4047a666ec',
+      defaultConnectorClassification: { previous: 'Blocked', current: 'General' },
+      scope: null,
+    });
   });
 
   it('fires when the scope narrows from all environments to some (Only or Except), or from Except to Only', async () => {
-    for (const [from, to] of [['AllEnvironments', 'OnlyEnvironments'], ['AllEnvironments', 'ExceptEnvironments'], ['ExceptEnvironments', 'OnlyEnvironments']] as const) {
+    for (const [from, to] of [
+      ['AllEnvironments', 'OnlyEnvironments'],
+      ['AllEnvironments', 'ExceptEnvironments'],
+      ['ExceptEnvironments', 'OnlyEnvironments'],
+    ] as const) {
       const hits = await run([record('UpdateDlpPolicy', withChange('DlpPolicyType', from, to, { policyType: to }))]);
-      expect(hits.map((h) => h.detail.scope), `${from} → ${to}`).toEqual([{ previous: from, current: to }]);
+      expect(
+        hits.map((h) => h.detail.scope),
+        `${from} → ${to}`,
+      ).toEqual([{ previous: from, current: to }]);
     }
   });
 

@@ -15,7 +15,12 @@ import { buildProgram } from '../../src/main/cli.ts';
  */
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const DOCS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const DOCS = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
 
 let program: Command;
@@ -68,7 +73,8 @@ function problemsOf(line: string): string[] {
   let cmd = program;
   let i = 0;
   // Global options may come first (`vigil --data-dir <dir> findings`).
-  while (tokens[i]?.startsWith('--') && program.options.some((o) => o.long === tokens[i])) i += program.options.find((o) => o.long === tokens[i])!.required ? 2 : 1;
+  while (tokens[i]?.startsWith('--') && program.options.some((o) => o.long === tokens[i]))
+    i += program.options.find((o) => o.long === tokens[i])!.required ? 2 : 1;
   for (; i < tokens.length; i++) {
     const sub = cmd.commands.find((c) => c.name() === tokens[i] || c.aliases().includes(tokens[i]!));
     if (!sub) break;
@@ -78,7 +84,8 @@ function problemsOf(line: string): string[] {
   const next = tokens[i];
   // A bare word where a subcommand must come (no default subcommand, no arguments of its own) is an unknown command.
   const hasDefault = cmd.commands.some((c) => (cmd as unknown as { _defaultCommandName?: string })._defaultCommandName === c.name());
-  if (cmd.commands.length > 0 && !hasDefault && next && /^[a-z][a-z-]*$/.test(next) && cmd.registeredArguments.length === 0) problems.push(`\`${commandPath(cmd)} ${next}\`: no such command`);
+  if (cmd.commands.length > 0 && !hasDefault && next && /^[a-z][a-z-]*$/.test(next) && cmd.registeredArguments.length === 0)
+    problems.push(`\`${commandPath(cmd)} ${next}\`: no such command`);
   const effective = hasDefault ? cmd.commands.find((c) => (cmd as unknown as { _defaultCommandName?: string })._defaultCommandName === c.name())! : cmd;
   const known = new Set(['--help', ...[effective, ...ancestors(effective)].flatMap((c) => c.options.map((o) => o.long).filter((l): l is string => !!l))]);
   for (const t of tokens.slice(i)) {
@@ -103,7 +110,11 @@ describe('docs in step with the configuration', () => {
 
   it('names in the README, the docs and --help only variables that exist', () => {
     const texts = [...DOCS.map((f) => [f, read(f)] as const), ...allCommands(program).map((c) => [`${commandPath(c)} --help`, helpOf(c)] as const)];
-    const unknown = texts.flatMap(([where, text]) => [...new Set([...text.matchAll(/\b(VIGIL_[A-Z0-9_]+|DATABASE_URL)\b/g)].map((m) => m[1]!))].filter((v) => !CONFIG_VARIABLES.includes(v) && !NOT_CONFIGURATION.includes(v) && !readByTests(v)).map((v) => `${where}: ${v}`));
+    const unknown = texts.flatMap(([where, text]) =>
+      [...new Set([...text.matchAll(/\b(VIGIL_[A-Z0-9_]+|DATABASE_URL)\b/g)].map((m) => m[1]!))]
+        .filter((v) => !CONFIG_VARIABLES.includes(v) && !NOT_CONFIGURATION.includes(v) && !readByTests(v))
+        .map((v) => `${where}: ${v}`),
+    );
     expect(unknown).toEqual([]);
   });
 

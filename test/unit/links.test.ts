@@ -92,7 +92,12 @@ describe('the refusal', () => {
       }
       throw new Error('not refused');
     })();
-    expect(err).toMatchObject({ kind: 'upstream', code: FOREIGN_LINK, field: '@odata.deltaLink', detail: { api: 'graph', origin: 'https://evil.example:8443' } });
+    expect(err).toMatchObject({
+      kind: 'upstream',
+      code: FOREIGN_LINK,
+      field: '@odata.deltaLink',
+      detail: { api: 'graph', origin: 'https://evil.example:8443' },
+    });
     expect(err.message).toContain('Microsoft Graph');
     expect(err.message).toContain('https://evil.example:8443');
     expect(JSON.stringify(err.toJSON())).not.toMatch(/SECRET-SKIP|deltatoken|\/v1\.0\/users/);

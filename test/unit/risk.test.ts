@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { scoreAgents } from '../../src/checks/risk.ts';
 
-const agent = (id: string, over: Partial<{ authentication_mode: number | null; access_control_policy: number | null; published_on: string | null; state_code: number | null }> = {}) => ({
+const agent = (
+  id: string,
+  over: Partial<{ authentication_mode: number | null; access_control_policy: number | null; published_on: string | null; state_code: number | null }> = {},
+) => ({
   environment_id: 'env1',
   id,
   name: id,
@@ -15,7 +18,10 @@ const finding = (resourceId: string, severity: string, checkId = 'c') => ({ reso
 
 describe('agent risk score: findings weighted by severity plus reach', () => {
   it('ranks a public agent without authentication and with findings first, and explains every point', () => {
-    const [top, second, third] = scoreAgents([agent('quiet', { access_control_policy: 2 }), agent('open', { authentication_mode: 1 }), agent('org')], [finding('open', 'critical', 'agent_public_without_authentication'), finding('open', 'high', 'agent_no_authentication'), finding('org', 'low')]);
+    const [top, second, third] = scoreAgents(
+      [agent('quiet', { access_control_policy: 2 }), agent('open', { authentication_mode: 1 }), agent('org')],
+      [finding('open', 'critical', 'agent_public_without_authentication'), finding('open', 'high', 'agent_no_authentication'), finding('org', 'low')],
+    );
     expect(top).toMatchObject({ agentId: 'open', score: 95, reach: 'anyone', openFindings: 2 });
     expect(top!.reasons).toEqual(['2 open finding(s): agent_public_without_authentication, agent_no_authentication (+65)', 'reach: anyone (+30)']);
     expect([second!.agentId, second!.score, second!.reach]).toEqual(['org', 25, 'organization']);
@@ -33,14 +39,45 @@ describe('agent risk score: findings weighted by severity plus reach', () => {
   });
 
   it('scales reach by what the agent can touch once its components are known', () => {
-    const base = { botId: 'x', parentComponentId: null, schemaName: null, componentType: 9, yamlKind: null, stateCode: 0, modifiedOn: null, dataUnparsed: false };
-    const tool = { actionKind: 'InvokeConnectorTaskAction', connectionReference: null, connectorId: 'shared_office365', customConnector: false, operationId: null, serverHost: null, httpHosts: [], httpOrigins: [] };
+    const base = {
+      botId: 'x',
+      parentComponentId: null,
+      schemaName: null,
+      componentType: 9,
+      yamlKind: null,
+      stateCode: 0,
+      modifiedOn: null,
+      dataUnparsed: false,
+    };
+    const tool = {
+      actionKind: 'InvokeConnectorTaskAction',
+      connectionReference: null,
+      connectorId: 'shared_office365',
+      customConnector: false,
+      operationId: null,
+      serverHost: null,
+      httpHosts: [],
+      httpOrigins: [],
+    };
     const components = new Map([
       ['maker', [{ ...base, kind: 'action' as const, tool: { ...tool, connectionMode: 'maker' as const } }]],
-      ['sp', [{ ...base, kind: 'knowledge' as const, knowledge: { sourceType: 'sharePoint' as const, sourceKind: null, url: null, host: null, connectionName: null } }]],
+      [
+        'sp',
+        [
+          {
+            ...base,
+            kind: 'knowledge' as const,
+            knowledge: { sourceType: 'sharePoint' as const, sourceKind: null, url: null, host: null, connectionName: null },
+          },
+        ],
+      ],
     ]);
     const ranked = scoreAgents([agent('maker'), agent('sp'), agent('bare')], [], components);
-    expect(ranked.map((r) => [r.agentId, r.score])).toEqual([['maker', 21], ['sp', 17], ['bare', 13]]);
+    expect(ranked.map((r) => [r.agentId, r.score])).toEqual([
+      ['maker', 21],
+      ['sp', 17],
+      ['bare', 13],
+    ]);
     expect(ranked[0]!.reasons[0]).toMatch(/1 tool\(s\) on the maker's credentials/);
     expect(ranked[0]!.touch).toMatchObject({ status: 'evaluated', tools: 1, makerCredentialTools: 1 });
   });

@@ -18,12 +18,19 @@ describe('stream run order, derived from parent links', () => {
   });
 
   it('moves a child registered before its parent to after it, keeping the rest in registration order', () => {
-    expect(runOrder([{ name: 'agents', parent: 'environments' }, { name: 'users' }, { name: 'environments' }, { name: 'teamsApps', parent: 'users' }])).toEqual(['users', 'environments', 'agents', 'teamsApps']);
+    expect(runOrder([{ name: 'agents', parent: 'environments' }, { name: 'users' }, { name: 'environments' }, { name: 'teamsApps', parent: 'users' }])).toEqual(
+      ['users', 'environments', 'agents', 'teamsApps'],
+    );
   });
 
   it('refuses a parent that is not registered, and a cycle, naming the streams', () => {
     expect(() => runOrder([{ name: 'agents', parent: 'environments' }])).toThrow(/agents: parent environments is not registered/);
-    expect(() => runOrder([{ name: 'a', parent: 'b' }, { name: 'b', parent: 'a' }])).toThrow(/cycle: a → b, b → a/);
+    expect(() =>
+      runOrder([
+        { name: 'a', parent: 'b' },
+        { name: 'b', parent: 'a' },
+      ]),
+    ).toThrow(/cycle: a → b, b → a/);
   });
 });
 

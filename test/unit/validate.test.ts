@@ -51,10 +51,12 @@ describe('Mode A input validation', () => {
 describe('client secret expiry warning', async () => {
   const { secretExpiryWarning } = await import('../../src/onboarding/integrations.ts');
   it('warns at 90 days, urgently at 7, and after expiry, naming the portal page and the rotation command', () => {
-    expect(secretExpiryWarning({ name: "C", secretDaysLeft: 91, secretExpiresAt: "2027-01-01T00:00:00Z" })).toBeNull();
-    expect(secretExpiryWarning({ name: "C", secretDaysLeft: 90, secretExpiresAt: "2027-01-01T00:00:00Z" })).toMatch(/expires in 90 days/);
-    expect(secretExpiryWarning({ name: "C", secretDaysLeft: 7, secretExpiresAt: "2027-01-01T00:00:00Z" })).toMatch(/^URGENT/);
-    expect(secretExpiryWarning({ name: 'C', secretDaysLeft: 12, secretExpiresAt: '2027-01-01T00:00:00Z' })).toMatch(/expires in 12 days .*Certificates & secrets/);
+    expect(secretExpiryWarning({ name: 'C', secretDaysLeft: 91, secretExpiresAt: '2027-01-01T00:00:00Z' })).toBeNull();
+    expect(secretExpiryWarning({ name: 'C', secretDaysLeft: 90, secretExpiresAt: '2027-01-01T00:00:00Z' })).toMatch(/expires in 90 days/);
+    expect(secretExpiryWarning({ name: 'C', secretDaysLeft: 7, secretExpiresAt: '2027-01-01T00:00:00Z' })).toMatch(/^URGENT/);
+    expect(secretExpiryWarning({ name: 'C', secretDaysLeft: 12, secretExpiresAt: '2027-01-01T00:00:00Z' })).toMatch(
+      /expires in 12 days .*Certificates & secrets/,
+    );
     expect(secretExpiryWarning({ name: 'C', secretDaysLeft: -2, secretExpiresAt: '2027-01-01T00:00:00Z' })).toMatch(/expired on 2027-01-01/);
   });
 });

@@ -35,17 +35,17 @@ export function App() {
   return (
     <Layout>
       <ErrorBoundary resetKey={location.pathname}>
-      <Routes>
-        <Route path="/" element={<DashboardPage />} />
-        <Route path="/integrations" element={<IntegrationsPage />} />
-        <Route path="/integrations/:id" element={<IntegrationDetailPage />} />
-        <Route path="/integrations/:integrationId/agents/:agentId" element={<AgentPage />} />
-        <Route path="/inventory" element={<InventoryPage />} />
-        <Route path="/findings" element={<FindingsPage />} />
-        <Route path="/findings/:id" element={<FindingDetailPage />} />
-        <Route path="/alerts" element={<AlertsPage />} />
-        <Route path="*" element={<NotFoundPage />} />
-      </Routes>
+        <Routes>
+          <Route path="/" element={<DashboardPage />} />
+          <Route path="/integrations" element={<IntegrationsPage />} />
+          <Route path="/integrations/:id" element={<IntegrationDetailPage />} />
+          <Route path="/integrations/:integrationId/agents/:agentId" element={<AgentPage />} />
+          <Route path="/inventory" element={<InventoryPage />} />
+          <Route path="/findings" element={<FindingsPage />} />
+          <Route path="/findings/:id" element={<FindingDetailPage />} />
+          <Route path="/alerts" element={<AlertsPage />} />
+          <Route path="*" element={<NotFoundPage />} />
+        </Routes>
       </ErrorBoundary>
     </Layout>
   );

@@ -68,7 +68,13 @@ async function request<T>(method: string, path: string, body?: unknown, query?: 
     });
   } catch (e) {
     if ((e as Error).name === 'AbortError') throw e;
-    throw new ApiError(0, 'NETWORK', 'The Vigil server could not be reached.', undefined, 'Check your connection and that the server is running, then try again.');
+    throw new ApiError(
+      0,
+      'NETWORK',
+      'The Vigil server could not be reached.',
+      undefined,
+      'Check your connection and that the server is running, then try again.',
+    );
   }
   const text = await res.text();
   let json: unknown = null;
@@ -87,7 +93,13 @@ async function request<T>(method: string, path: string, body?: unknown, query?: 
       const after = res.headers.get('retry-after');
       remediation = after ? `Try again in ${after} seconds.` : 'Try again in a moment.';
     }
-    throw new ApiError(res.status, err?.code ?? `HTTP_${res.status}`, err?.message ?? `The server answered ${res.status} ${res.statusText}.`, err?.field, remediation);
+    throw new ApiError(
+      res.status,
+      err?.code ?? `HTTP_${res.status}`,
+      err?.message ?? `The server answered ${res.status} ${res.statusText}.`,
+      err?.field,
+      remediation,
+    );
   }
   return json as T;
 }

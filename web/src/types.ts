@@ -16,13 +16,11 @@ export type {
   IntegrationDetail,
   InventoryItem,
   LoginResult,
-  
-  
   Registration,
   Run,
-  
   Session,
-  Severity } from './api-types.ts';
+  Severity,
+} from './api-types.ts';
 
 type Schemas = components['schemas'];
 

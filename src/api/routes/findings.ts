@@ -9,48 +9,78 @@ import type { ApiContext } from '../context.ts';
 /** `/api/v1/findings` (filter, suppress, history) and `/api/v1/dashboard`. */
 export function findingRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  r.get('/findings', {
-    schema: {
-      tags: ['findings'],
-      summary: 'Findings, most severe first',
-      querystring: FindingsQuery,
-      response: { 200: FindingPageSchema, ...commonErrors },
+  r.get(
+    '/findings',
+    {
+      schema: {
+        tags: ['findings'],
+        summary: 'Findings, most severe first',
+        querystring: FindingsQuery,
+        response: { 200: FindingPageSchema, ...commonErrors },
+      },
     },
-  }, async (request) => listFindingsPage(ctx.db, principalOf(request), ctx.checks, request.query));
-
-  r.get('/findings/:id', { schema: { tags: ['findings'], summary: 'One finding with its check and its history', params: IdParams, response: { 200: FindingDetailSchema, ...commonErrors } } }, async (request) =>
-    findingDetail(ctx.db, principalOf(request), ctx.checks, request.params.id),
+    async (request) => listFindingsPage(ctx.db, principalOf(request), ctx.checks, request.query),
   );
 
-  r.post('/findings/:id/suppression', {
-    config: { access: 'admin' },
-    schema: {
-      tags: ['findings'],
-      summary: 'Suppress a finding (accepted risk) with a reason, until a date or until lifted; recorded in its history',
-      params: IdParams,
-      body: SuppressionBody,
-      response: { 200: FindingDetailSchema, ...commonErrors },
+  r.get(
+    '/findings/:id',
+    {
+      schema: {
+        tags: ['findings'],
+        summary: 'One finding with its check and its history',
+        params: IdParams,
+        response: { 200: FindingDetailSchema, ...commonErrors },
+      },
     },
-  }, async (request) => {
-    const p = principalOf(request);
-    await suppressOwnedFinding(ctx.db, p, request.params.id, { reason: request.body.reason, expiresAt: request.body.expiresAt, author: actorOf(p) });
-    return findingDetail(ctx.db, p, ctx.checks, request.params.id);
-  });
+    async (request) => findingDetail(ctx.db, principalOf(request), ctx.checks, request.params.id),
+  );
 
-  r.delete('/findings/:id/suppression', {
-    config: { access: 'admin' },
-    schema: { tags: ['findings'], summary: 'Lift the suppression of a finding', params: IdParams, response: { 200: FindingDetailSchema, 409: ErrorSchema, ...commonErrors } },
-  }, async (request) => {
-    const p = principalOf(request);
-    await unsuppressOwnedFinding(ctx.db, p, request.params.id, actorOf(p));
-    return findingDetail(ctx.db, p, ctx.checks, request.params.id);
-  });
-
-  r.get('/dashboard', {
-    schema: {
-      tags: ['findings'],
-      summary: 'Open findings by severity per day (30 days, UTC), riskiest agents, coverage, last collection per integration',
-      response: { 200: DashboardSchema, ...commonErrors },
+  r.post(
+    '/findings/:id/suppression',
+    {
+      config: { access: 'admin' },
+      schema: {
+        tags: ['findings'],
+        summary: 'Suppress a finding (accepted risk) with a reason, until a date or until lifted; recorded in its history',
+        params: IdParams,
+        body: SuppressionBody,
+        response: { 200: FindingDetailSchema, ...commonErrors },
+      },
     },
-  }, async (request) => dashboard(ctx.db, principalOf(request), ctx.checks));
+    async (request) => {
+      const p = principalOf(request);
+      await suppressOwnedFinding(ctx.db, p, request.params.id, { reason: request.body.reason, expiresAt: request.body.expiresAt, author: actorOf(p) });
+      return findingDetail(ctx.db, p, ctx.checks, request.params.id);
+    },
+  );
+
+  r.delete(
+    '/findings/:id/suppression',
+    {
+      config: { access: 'admin' },
+      schema: {
+        tags: ['findings'],
+        summary: 'Lift the suppression of a finding',
+        params: IdParams,
+        response: { 200: FindingDetailSchema, 409: ErrorSchema, ...commonErrors },
+      },
+    },
+    async (request) => {
+      const p = principalOf(request);
+      await unsuppressOwnedFinding(ctx.db, p, request.params.id, actorOf(p));
+      return findingDetail(ctx.db, p, ctx.checks, request.params.id);
+    },
+  );
+
+  r.get(
+    '/dashboard',
+    {
+      schema: {
+        tags: ['findings'],
+        summary: 'Open findings by severity per day (30 days, UTC), riskiest agents, coverage, last collection per integration',
+        response: { 200: DashboardSchema, ...commonErrors },
+      },
+    },
+    async (request) => dashboard(ctx.db, principalOf(request), ctx.checks),
+  );
 }

@@ -9,22 +9,30 @@ import type { ApiContext } from '../context.ts';
 /** `/api/v1/inventory/{kind}` (filterable, keyset-paged) and the agent page. */
 export function inventoryRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  r.get('/inventory/:kind', {
-    schema: {
-      tags: ['inventory'],
-      summary: 'Live objects of one inventory kind, ordered by integration and id',
-      params: InventoryParams,
-      querystring: InventoryQuery,
-      response: { 200: InventoryPageSchema, ...commonErrors },
+  r.get(
+    '/inventory/:kind',
+    {
+      schema: {
+        tags: ['inventory'],
+        summary: 'Live objects of one inventory kind, ordered by integration and id',
+        params: InventoryParams,
+        querystring: InventoryQuery,
+        response: { 200: InventoryPageSchema, ...commonErrors },
+      },
     },
-  }, async (request) => listInventory(ctx.db, principalOf(request), request.params.kind, request.query));
+    async (request) => listInventory(ctx.db, principalOf(request), request.params.kind, request.query),
+  );
 
-  r.get('/integrations/:id/agents/:agentId', {
-    schema: {
-      tags: ['inventory'],
-      summary: 'One Copilot Studio agent: configuration, authentication, sharing, components, owner, findings, events',
-      params: AgentParams,
-      response: { 200: AgentDetailSchema, ...commonErrors },
+  r.get(
+    '/integrations/:id/agents/:agentId',
+    {
+      schema: {
+        tags: ['inventory'],
+        summary: 'One Copilot Studio agent: configuration, authentication, sharing, components, owner, findings, events',
+        params: AgentParams,
+        response: { 200: AgentDetailSchema, ...commonErrors },
+      },
     },
-  }, async (request) => agentDetail(ctx.db, principalOf(request), ctx.checks, request.params.id, request.params.agentId));
+    async (request) => agentDetail(ctx.db, principalOf(request), ctx.checks, request.params.id, request.params.agentId),
+  );
 }

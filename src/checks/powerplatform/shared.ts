@@ -30,7 +30,9 @@ export function tenantFlagVerdict(ctx: CheckContext, field: keyof Omit<TenantSet
   if (!settings) return { status: 'not_evaluated', reason: 'The Power Platform tenant settings were not in the collected inventory.' };
   const value = settings[field];
   if (value === null) return { status: 'not_evaluated', reason: `The tenant settings did not include '${field}'.` };
-  return value ? { status: 'pass', reason: `'${field}' is true.`, detail: { [field]: true } } : { status: 'fail', reason: failReason, detail: { [field]: false } };
+  return value
+    ? { status: 'pass', reason: `'${field}' is true.`, detail: { [field]: true } }
+    : { status: 'fail', reason: failReason, detail: { [field]: false } };
 }
 
 /**
@@ -63,7 +65,12 @@ function dlpCovers(policy: DlpPolicyAttrs, environmentId: string): boolean {
  * environment list without one is incomplete — the tenant gets one `not_evaluated` result saying so instead of no
  * result at all (which read as "nothing wrong").
  */
-export function evaluateEnvironmentsDlp(ctx: CheckContext, include: (isDefault: boolean) => boolean, verdict: (covering: { id: string; name: string | null }[]) => Verdict, options: { defaultOnly?: boolean } = {}): CheckResult[] {
+export function evaluateEnvironmentsDlp(
+  ctx: CheckContext,
+  include: (isDefault: boolean) => boolean,
+  verdict: (covering: { id: string; name: string | null }[]) => Verdict,
+  options: { defaultOnly?: boolean } = {},
+): CheckResult[] {
   const notEvaluated = streamsNotEvaluated(ctx, ['environments', 'dlpPolicies']);
   if (notEvaluated) return notEvaluated;
   if (options.defaultOnly && !ctx.inventory.environments.some((e) => e.is_default === 1)) {
@@ -84,7 +91,13 @@ export function evaluateEnvironmentsDlp(ctx: CheckContext, include: (isDefault: 
     if (!include(env.is_default === 1)) continue;
     const covering = policies.filter((p) => dlpCovers(p.attrs, env.id)).map((p) => ({ id: p.id, name: p.name }));
     const v = verdict(covering);
-    results.push({ resourceType: 'environment', resourceId: env.id, resourceName: env.display_name, ...v, detail: { ...(v.detail ?? {}), isDefault: env.is_default === 1, policies: covering.map((p) => p.id) } });
+    results.push({
+      resourceType: 'environment',
+      resourceId: env.id,
+      resourceName: env.display_name,
+      ...v,
+      detail: { ...(v.detail ?? {}), isDefault: env.is_default === 1, policies: covering.map((p) => p.id) },
+    });
   }
   return results;
 }
@@ -118,7 +131,20 @@ export function organisationDomains(ctx: CheckContext): Set<string> {
  * suffixes (`azurewebsites.net`, `logic.azure.com`, `blob.core.windows.net`, …) are NOT here: every Azure customer
  * has hosts under them, so they do not show the destination belongs to the organisation.
  */
-export const MICROSOFT_SERVICE_HOSTS: readonly string[] = ['graph.microsoft.com', 'graph.microsoft.us', 'dod-graph.microsoft.us', 'microsoftgraph.chinacloudapi.cn', 'management.azure.com', 'management.usgovcloudapi.net', 'login.microsoftonline.com', 'login.microsoftonline.us', 'api.powerbi.com', 'api.powerplatform.com', 'api.bap.microsoft.com', 'api.flow.microsoft.com'];
+export const MICROSOFT_SERVICE_HOSTS: readonly string[] = [
+  'graph.microsoft.com',
+  'graph.microsoft.us',
+  'dod-graph.microsoft.us',
+  'microsoftgraph.chinacloudapi.cn',
+  'management.azure.com',
+  'management.usgovcloudapi.net',
+  'login.microsoftonline.com',
+  'login.microsoftonline.us',
+  'api.powerbi.com',
+  'api.powerplatform.com',
+  'api.bap.microsoft.com',
+  'api.flow.microsoft.com',
+];
 
 /** True when `host` equals or is a subdomain of one of `domains`. */
 export function hostUnder(host: string, domains: Iterable<string>): boolean {

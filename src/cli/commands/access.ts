@@ -20,10 +20,18 @@ export function registerAccess(program: Command, host: CommandHost): void {
     .option('--name <display name>', 'shown in the portal')
     .option('--password-stdin', 'read the password from standard input (required: never pass it as an argument)')
     .option('--json', 'print JSON')
-    .addHelpText('after', '\nExample (after `vigil organizations create Contoso`): printf %s "$PW" | vigil users add --email ann@contoso.com --role admin --organization Contoso --password-stdin')
+    .addHelpText(
+      'after',
+      '\nExample (after `vigil organizations create Contoso`): printf %s "$PW" | vigil users add --email ann@contoso.com --role admin --organization Contoso --password-stdin',
+    )
     .action(
       host.action(async (rt, opts: { email: string; role: string; organization: string; name?: string; passwordStdin?: boolean; json?: boolean }) => {
-        if (!opts.passwordStdin) throw invalidInput('--password-stdin', 'The password is read from standard input.', 'Pipe it: printf %s "$PW" | vigil users add --email … --password-stdin');
+        if (!opts.passwordStdin)
+          throw invalidInput(
+            '--password-stdin',
+            'The password is read from standard input.',
+            'Pipe it: printf %s "$PW" | vigil users add --email … --password-stdin',
+          );
         const password = await readStdin();
         const org = await getOrganizationByName(rt.db, opts.organization);
         const user = await addPortalUser(rt.db, { organizationId: org.id, email: opts.email, password, role: opts.role, displayName: opts.name });
@@ -41,7 +49,12 @@ export function registerAccess(program: Command, host: CommandHost): void {
         const org = await getOrganizationByName(rt.db, opts.organization);
         const list = await listPortalUsers(rt.db, org.id);
         if (opts.json) return printJson(list);
-        print(table([['EMAIL', 'ROLE', 'LAST SIGN-IN', 'LOCKED UNTIL', 'ID'], ...list.map((u) => [u.email, u.role, u.lastLoginAt ?? 'never', u.lockedUntil ?? '', u.id])]));
+        print(
+          table([
+            ['EMAIL', 'ROLE', 'LAST SIGN-IN', 'LOCKED UNTIL', 'ID'],
+            ...list.map((u) => [u.email, u.role, u.lastLoginAt ?? 'never', u.lockedUntil ?? '', u.id]),
+          ]),
+        );
       }),
     );
 
@@ -57,9 +70,21 @@ export function registerAccess(program: Command, host: CommandHost): void {
     .action(
       host.action(async (rt, opts: { name: string; role: string; organization: string; expires?: string; json?: boolean }) => {
         const org = await getOrganizationByName(rt.db, opts.organization);
-        const { key, apiKey } = await createApiKey(rt.db, { organizationId: org.id, name: opts.name, role: opts.role, expiresAt: opts.expires ?? null, createdBy: 'cli' });
+        const { key, apiKey } = await createApiKey(rt.db, {
+          organizationId: org.id,
+          name: opts.name,
+          role: opts.role,
+          expiresAt: opts.expires ?? null,
+          createdBy: 'cli',
+        });
         if (opts.json) return printJson({ key, ...apiKey });
-        print(`API key ${apiKey.id} (${apiKey.role}, organization ${org.name}):`, '', `  ${key}`, '', 'Store it now: it is not shown again. Revoke with `vigil api-keys revoke ' + apiKey.id + '`.');
+        print(
+          `API key ${apiKey.id} (${apiKey.role}, organization ${org.name}):`,
+          '',
+          `  ${key}`,
+          '',
+          'Store it now: it is not shown again. Revoke with `vigil api-keys revoke ' + apiKey.id + '`.',
+        );
       }),
     );
   keys
@@ -72,7 +97,12 @@ export function registerAccess(program: Command, host: CommandHost): void {
         const org = await getOrganizationByName(rt.db, opts.organization);
         const list = await listApiKeys(rt.db, org.id);
         if (opts.json) return printJson(list);
-        print(table([['ID', 'NAME', 'ROLE', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED'], ...list.map((k) => [k.id, k.name, k.role, k.createdAt, k.lastUsedAt ?? 'never', k.expiresAt ?? '', k.revokedAt ?? ''])]));
+        print(
+          table([
+            ['ID', 'NAME', 'ROLE', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED'],
+            ...list.map((k) => [k.id, k.name, k.role, k.createdAt, k.lastUsedAt ?? 'never', k.expiresAt ?? '', k.revokedAt ?? '']),
+          ]),
+        );
       }),
     );
   keys

@@ -10,7 +10,9 @@ export function registerAgents(program: Command, host: CommandHost): void {
   listOptions(
     program
       .command('agents')
-      .description('Copilot Studio agents ranked by risk score: open findings weighted by severity, plus how far the agent reaches (who can use it, what it can touch)'),
+      .description(
+        'Copilot Studio agents ranked by risk score: open findings weighted by severity, plus how far the agent reaches (who can use it, what it can touch)',
+      ),
     50,
   )
     .option('--integration <integration>', 'only this integration (id or name)')
@@ -20,12 +22,27 @@ export function registerAgents(program: Command, host: CommandHost): void {
       host.action(async (rt, opts: ListOptions & { integration?: string; organization?: string }) => {
         const limit = parseLimit(opts.limit, 50);
         const integrations = await integrationRowsInScope(rt.db, opts);
-        const shown = (await rankAgents(rt.db, integrations.map((i) => i.id))).slice(0, limit);
+        const shown = (
+          await rankAgents(
+            rt.db,
+            integrations.map((i) => i.id),
+          )
+        ).slice(0, limit);
         if (opts.json) return printJson(shown);
         if (shown.length === 0) return print('No agents collected yet (run `vigil collect <integration>`).');
         const touch = (a: (typeof shown)[number]) =>
-          a.touch.status === 'evaluated' ? `${a.touch.tools} tool(s), ${Object.values(a.touch.knowledge).reduce((n, k) => n + k, 0)} knowledge` : 'not evaluated';
-        print(table([['SCORE', 'AGENT', 'REACH', 'TOUCHES', 'FINDINGS', 'WHY'], ...shown.map((a) => [String(a.score), a.name ?? a.agentId, a.reach, touch(a), String(a.openFindings), a.reasons.join('; ')])], { wide: opts.wide, shrink: [5, 1] }));
+          a.touch.status === 'evaluated'
+            ? `${a.touch.tools} tool(s), ${Object.values(a.touch.knowledge).reduce((n, k) => n + k, 0)} knowledge`
+            : 'not evaluated';
+        print(
+          table(
+            [
+              ['SCORE', 'AGENT', 'REACH', 'TOUCHES', 'FINDINGS', 'WHY'],
+              ...shown.map((a) => [String(a.score), a.name ?? a.agentId, a.reach, touch(a), String(a.openFindings), a.reasons.join('; ')]),
+            ],
+            { wide: opts.wide, shrink: [5, 1] },
+          ),
+        );
       }),
     );
 }

@@ -16,7 +16,9 @@ import { createProgress, silentProgress } from '../progress.ts';
 export function registerAudit(program: Command, host: CommandHost): void {
   program
     .command('audit <integration>')
-    .description('Ingest the Office 365 Management Activity feed and Power BI activity events of an integration up to now (resumes from its cursors), then run the detections')
+    .description(
+      'Ingest the Office 365 Management Activity feed and Power BI activity events of an integration up to now (resumes from its cursors), then run the detections',
+    )
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, integration: string, opts: { json?: boolean }) => {
@@ -29,10 +31,25 @@ export function registerAudit(program: Command, host: CommandHost): void {
           onDetect: () => progress.detect(),
         }).finally(() => progress.done());
         if (opts.json) return printJson({ ...r, detections });
-        print(table([['CONTENT TYPE', 'STATUS', 'STORED', 'DUPLICATES', 'BLOBS', 'EXPIRED', 'CURSOR'], ...Object.entries(r.contentTypes).map(([ct, o]) => [ct, o.status, String(o.stored), String(o.duplicates), String(o.blobs), String(o.expiredBlobs), o.cursor ?? '-'])]));
+        print(
+          table([
+            ['CONTENT TYPE', 'STATUS', 'STORED', 'DUPLICATES', 'BLOBS', 'EXPIRED', 'CURSOR'],
+            ...Object.entries(r.contentTypes).map(([ct, o]) => [
+              ct,
+              o.status,
+              String(o.stored),
+              String(o.duplicates),
+              String(o.blobs),
+              String(o.expiredBlobs),
+              o.cursor ?? '-',
+            ]),
+          ]),
+        );
         for (const [ct, o] of Object.entries(r.contentTypes)) if (o.reason) print(`  ${wrap(`${ct}: ${o.reason}`, terminalWidth() - 2, '    ')}`);
         if (r.dataLossAlerts.length) print(`${r.dataLossAlerts.length} data-loss alert(s) raised: vigil alerts --rule audit_data_loss`);
-        print(`Detections: ${detections.events} new event(s) evaluated, ${detections.alertsRaised} alert(s) raised${detections.alertsRaised ? ' (vigil alerts)' : ''}.`);
+        print(
+          `Detections: ${detections.events} new event(s) evaluated, ${detections.alertsRaised} alert(s) raised${detections.alertsRaised ? ' (vigil alerts)' : ''}.`,
+        );
       }),
     );
 
@@ -42,22 +59,42 @@ export function registerAudit(program: Command, host: CommandHost): void {
     .option('--since <iso>', 'only events at or after this instant (ISO 8601)')
     .option('--operation <name>', 'only this Operation')
     .option('--user <upn>', 'only this UserId')
-    .option('--raw', 'with --json: include each event\'s raw record as the API sent it')
+    .option('--raw', "with --json: include each event's raw record as the API sent it")
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, opts: ListOptions & { integration?: string; organization?: string; since?: string; operation?: string; user?: string; raw?: boolean }) => {
-        const limit = parseLimit(opts.limit, 100);
-        if (opts.since && Number.isNaN(Date.parse(opts.since))) throw new VigilError('invalid-input', 'INVALID_INPUT', `--since '${opts.since}' is not a date.`, { field: '--since', remediation: 'Give an ISO 8601 date, e.g. 2026-11-20 or 2026-11-20T08:00:00Z.' });
-        const integrationIds = await integrationScope(rt.db, opts);
-        const rows = await listEvents(rt.db, { integrationIds, since: opts.since ? new Date(opts.since).toISOString() : undefined, operation: opts.operation, userId: opts.user, limit });
-        const events = rows.map(eventView);
-        if (opts.json && opts.raw) {
-          const raws = await withRaw(rt.db, rows);
-          return printJson(events.map((e, i) => ({ ...e, raw: raws[i]!.raw })));
-        }
-        if (opts.json) return printJson(events);
-        print(table([['TIME', 'OPERATION', 'WORKLOAD', 'USER', 'CLIENT IP'], ...events.map((e) => [e.creationTime, e.operation ?? '', e.workload ?? '', e.userId ?? '', e.clientIp ?? ''])], { wide: opts.wide, shrink: [3] }));
-      }),
+      host.action(
+        async (rt, opts: ListOptions & { integration?: string; organization?: string; since?: string; operation?: string; user?: string; raw?: boolean }) => {
+          const limit = parseLimit(opts.limit, 100);
+          if (opts.since && Number.isNaN(Date.parse(opts.since)))
+            throw new VigilError('invalid-input', 'INVALID_INPUT', `--since '${opts.since}' is not a date.`, {
+              field: '--since',
+              remediation: 'Give an ISO 8601 date, e.g. 2026-11-20 or 2026-11-20T08:00:00Z.',
+            });
+          const integrationIds = await integrationScope(rt.db, opts);
+          const rows = await listEvents(rt.db, {
+            integrationIds,
+            since: opts.since ? new Date(opts.since).toISOString() : undefined,
+            operation: opts.operation,
+            userId: opts.user,
+            limit,
+          });
+          const events = rows.map(eventView);
+          if (opts.json && opts.raw) {
+            const raws = await withRaw(rt.db, rows);
+            return printJson(events.map((e, i) => ({ ...e, raw: raws[i]!.raw })));
+          }
+          if (opts.json) return printJson(events);
+          print(
+            table(
+              [
+                ['TIME', 'OPERATION', 'WORKLOAD', 'USER', 'CLIENT IP'],
+                ...events.map((e) => [e.creationTime, e.operation ?? '', e.workload ?? '', e.userId ?? '', e.clientIp ?? '']),
+              ],
+              { wide: opts.wide, shrink: [3] },
+            ),
+          );
+        },
+      ),
     );
 
   const alerts = program.command('alerts').description('Alerts (data loss and detections): list, acknowledge, close');
@@ -70,8 +107,17 @@ export function registerAudit(program: Command, host: CommandHost): void {
     .action(
       host.action(async (rt, opts: ListOptions & { integration?: string; organization?: string; status?: string; rule?: string }) => {
         const integrationIds = await integrationScope(rt.db, opts);
-        const { rows: alertRows, more } = limitRows(await listAlerts(rt.db, { integrationIds, status: opts.status === 'all' ? undefined : opts.status, ruleId: opts.rule }), opts, 100);
-        const linked = opts.json ? await alertEventIds(rt.db, alertRows.map((a) => a.id)) : new Map<string, string[]>();
+        const { rows: alertRows, more } = limitRows(
+          await listAlerts(rt.db, { integrationIds, status: opts.status === 'all' ? undefined : opts.status, ruleId: opts.rule }),
+          opts,
+          100,
+        );
+        const linked = opts.json
+          ? await alertEventIds(
+              rt.db,
+              alertRows.map((a) => a.id),
+            )
+          : new Map<string, string[]>();
         const rows = alertRows.map((a) => ({ ...alertView(a), eventIds: linked.get(a.id) ?? [] }));
         if (opts.json) return printJson(rows);
         if (rows.length === 0) return print('No alerts.');
@@ -90,14 +136,19 @@ export function registerAudit(program: Command, host: CommandHost): void {
         if (more) print(more);
       }),
     );
-  for (const [verb, status] of [['ack', 'acknowledged'], ['close', 'closed'], ['reopen', 'new']] as const) {
+  for (const [verb, status] of [
+    ['ack', 'acknowledged'],
+    ['close', 'closed'],
+    ['reopen', 'new'],
+  ] as const) {
     alerts
       .command(`${verb} <alert>`)
       .description(`Mark an alert ${status}`)
       .action(
         host.action(async (rt, input: string) => {
           const id = await resolveId(rt.db, 'alerts', 'alr', input, 'alert');
-          if (!(await setAlertStatus(rt.db, id, status, nowIso()))) throw new VigilError('not-found', 'ALERT_NOT_FOUND', `No alert '${input}'.`, { field: 'alert', remediation: 'Run `vigil alerts` for the ids.' });
+          if (!(await setAlertStatus(rt.db, id, status, nowIso())))
+            throw new VigilError('not-found', 'ALERT_NOT_FOUND', `No alert '${input}'.`, { field: 'alert', remediation: 'Run `vigil alerts` for the ids.' });
           print(`Alert ${id} is ${status}.`);
         }),
       );

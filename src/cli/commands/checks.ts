@@ -21,7 +21,15 @@ export function registerChecks(program: Command): void {
         return;
       }
       if (opts.json) return printJson(shown.rows.map((c) => c.metadata));
-      print(table([['CHECK', 'SEVERITY', 'AREA', 'RESOURCE', 'TITLE'], ...shown.rows.map(({ metadata: m }) => [m.id, severityText(m.severity), m.area, m.resourceType, m.title])], { wide: opts.wide, shrink: [4] }));
+      print(
+        table(
+          [
+            ['CHECK', 'SEVERITY', 'AREA', 'RESOURCE', 'TITLE'],
+            ...shown.rows.map(({ metadata: m }) => [m.id, severityText(m.severity), m.area, m.resourceType, m.title]),
+          ],
+          { wide: opts.wide, shrink: [4] },
+        ),
+      );
       print(shown.more ?? `${matching.length} checks.`);
     });
   checks

@@ -17,12 +17,19 @@ export function registerCollect(program: Command, host: CommandHost): void {
     .command('collect <integration>')
     .description('Collect an integration (resuming an interrupted run), then evaluate the checks')
     .option('--no-checks', 'collect only')
-    .option('--full', 'read everything from the start: every stream, also those whose last complete read is within their refresh interval, and users, groups, memberships and Power BI workspaces in full instead of from their delta links')
+    .option(
+      '--full',
+      'read everything from the start: every stream, also those whose last complete read is within their refresh interval, and users, groups, memberships and Power BI workspaces in full instead of from their delta links',
+    )
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, integration: string, opts: { checks: boolean; full?: boolean; json?: boolean }) => {
         const progress = opts.json ? silentProgress : createProgress();
-        const { run: result, grants, evaluation } = await collectAndEvaluate(rt, integration, {
+        const {
+          run: result,
+          grants,
+          evaluation,
+        } = await collectAndEvaluate(rt, integration, {
           onProgress: (p) => progress.collect(p),
           onCheck: (done, total) => progress.evaluate(done, total),
           autoGrantAccess: rt.config.autoGrantAccess,
@@ -36,16 +43,30 @@ export function registerCollect(program: Command, host: CommandHost): void {
           `Run ${result.runId}: ${result.status}${result.resumed ? ' (resumed)' : ''} in ${(result.durationMs / 1000).toFixed(1)} s`,
           table([
             ['STREAM', 'RECORDS', 'SLICES', 'ERRORED'],
-            ...Object.entries(result.streams).map(([s, o]) => [s, o.reusedFrom ? `reused (read ${o.reusedFrom})` : String(o.records), String(o.slices), String(o.erroredSlices)]),
+            ...Object.entries(result.streams).map(([s, o]) => [
+              s,
+              o.reusedFrom ? `reused (read ${o.reusedFrom})` : String(o.records),
+              String(o.slices),
+              String(o.erroredSlices),
+            ]),
           ]),
         );
         if (result.errors.length) {
           const environments = new Map((await listEnvironments(rt.db, row.id)).map((e) => [e.id, e.display_name]));
-          print(...renderErrorGroups(groupRunErrors(result.errors, environments), { verbose: Boolean(program.opts<{ verbose?: boolean }>().verbose), width: terminalWidth() }));
+          print(
+            ...renderErrorGroups(groupRunErrors(result.errors, environments), {
+              verbose: Boolean(program.opts<{ verbose?: boolean }>().verbose),
+              width: terminalWidth(),
+            }),
+          );
           print(`  (each errored slice with its upstream request: vigil runs ${row.name} --json)`);
         }
-        if (evaluation) print(`Checks: ${evaluation.byStatus.fail} failed, ${evaluation.byStatus.pass} passed, ${evaluation.byStatus.not_evaluated} not evaluated; ${evaluation.findingsOpen} open findings.`);
-        for (const g of grants) print(`  access ${g.result} in environment ${g.name ?? g.environmentId}${g.reason ? `: ${g.reason}` : ' (collected from the next run)'}`);
+        if (evaluation)
+          print(
+            `Checks: ${evaluation.byStatus.fail} failed, ${evaluation.byStatus.pass} passed, ${evaluation.byStatus.not_evaluated} not evaluated; ${evaluation.findingsOpen} open findings.`,
+          );
+        for (const g of grants)
+          print(`  access ${g.result} in environment ${g.name ?? g.environmentId}${g.reason ? `: ${g.reason}` : ' (collected from the next run)'}`);
         const warning = secretExpiryWarning(toView(row));
         if (warning) print(`warning: ${warning}`);
         if (result.status === 'failed') process.exitCode = EXIT.upstream;
@@ -71,7 +92,21 @@ export function registerCollect(program: Command, host: CommandHost): void {
         }));
         if (opts.json) return printJson(runs);
         const short = opts.wide ? undefined : shortIds(runs.map((r) => r.id));
-        print(table([['RUN', 'STATUS', 'STARTED', 'SECONDS', 'ERRORS'], ...runs.map((r) => [short?.get(r.id) ?? r.id, r.status, r.startedAt, r.durationMs === null ? '-' : (r.durationMs / 1000).toFixed(1), String(r.errors.length)])], { wide: opts.wide }));
+        print(
+          table(
+            [
+              ['RUN', 'STATUS', 'STARTED', 'SECONDS', 'ERRORS'],
+              ...runs.map((r) => [
+                short?.get(r.id) ?? r.id,
+                r.status,
+                r.startedAt,
+                r.durationMs === null ? '-' : (r.durationMs / 1000).toFixed(1),
+                String(r.errors.length),
+              ]),
+            ],
+            { wide: opts.wide },
+          ),
+        );
       }),
     );
 }

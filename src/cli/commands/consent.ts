@@ -11,7 +11,7 @@ import { print, printJson } from '../output.ts';
 export function registerConsent(program: Command, host: CommandHost): void {
   program
     .command('consent-url')
-    .description("Print the admin consent link of the operator-managed application for a customer tenant (Mode B, step 1)")
+    .description('Print the admin consent link of the operator-managed application for a customer tenant (Mode B, step 1)')
     .requiredOption('--tenant <tenant>', 'tenant id (GUID) or primary domain')
     .option('--tenant-id <guid>', 'when --tenant is a domain: the tenant id it must belong to')
     .option('--organization <name>', 'the organization the tenant joins once its administrator signs in (must exist; default: the default organization)')
@@ -21,7 +21,14 @@ export function registerConsent(program: Command, host: CommandHost): void {
         const organizationId = opts.organization ? (await getOrganizationByName(rt.db, opts.organization)).id : undefined;
         const link = await consentLink(rt, opts.tenant, opts.tenantId, { organizationId, initiatedBy: 'operator' });
         if (opts.json) return printJson(link);
-        print(`Admin consent link for tenant ${link.tenantId}:`, '', link.url, '', ...link.instructions.map((i) => `- ${i}`), `- After consent the browser returns to ${link.redirectUri}.`);
+        print(
+          `Admin consent link for tenant ${link.tenantId}:`,
+          '',
+          link.url,
+          '',
+          ...link.instructions.map((i) => `- ${i}`),
+          `- After consent the browser returns to ${link.redirectUri}.`,
+        );
       }),
     );
 }

@@ -11,21 +11,27 @@ export function registerDb(program: Command, host: CommandHost): void {
     .description('Apply pending migrations (other commands also apply them on start)')
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, opts: { json?: boolean }) => {
-        const applied = await migrate(rt.db);
-        if (opts.json) return printJson({ dialect: dialectOf(rt.db), applied });
-        print(applied.length ? `Applied ${applied.join(', ')} (${dialectOf(rt.db)}).` : `Nothing to apply: the ${dialectOf(rt.db)} schema is up to date.`);
-      }, { migrate: false }),
+      host.action(
+        async (rt, opts: { json?: boolean }) => {
+          const applied = await migrate(rt.db);
+          if (opts.json) return printJson({ dialect: dialectOf(rt.db), applied });
+          print(applied.length ? `Applied ${applied.join(', ')} (${dialectOf(rt.db)}).` : `Nothing to apply: the ${dialectOf(rt.db)} schema is up to date.`);
+        },
+        { migrate: false },
+      ),
     );
   cmd
     .command('status')
     .description('List migrations and when each was applied')
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, opts: { json?: boolean }) => {
-        const status = (await migrationStatus(rt.db)).map((m) => ({ name: m.name, appliedAt: m.executedAt?.toISOString() ?? null }));
-        if (opts.json) return printJson({ dialect: dialectOf(rt.db), migrations: status });
-        print(`Dialect: ${dialectOf(rt.db)}`, table([['MIGRATION', 'APPLIED'], ...status.map((m) => [m.name, m.appliedAt ?? 'pending'])]));
-      }, { migrate: false }),
+      host.action(
+        async (rt, opts: { json?: boolean }) => {
+          const status = (await migrationStatus(rt.db)).map((m) => ({ name: m.name, appliedAt: m.executedAt?.toISOString() ?? null }));
+          if (opts.json) return printJson({ dialect: dialectOf(rt.db), migrations: status });
+          print(`Dialect: ${dialectOf(rt.db)}`, table([['MIGRATION', 'APPLIED'], ...status.map((m) => [m.name, m.appliedAt ?? 'pending'])]));
+        },
+        { migrate: false },
+      ),
     );
 }

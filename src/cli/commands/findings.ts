@@ -18,7 +18,10 @@ import { print, printJson, severityText, table } from '../output.ts';
 const view = findingExportView;
 
 function notFound(id: string): VigilError {
-  return new VigilError('not-found', 'FINDING_NOT_FOUND', `No finding '${id}'.`, { field: 'finding', remediation: 'Run `vigil findings --status all` for the ids.' });
+  return new VigilError('not-found', 'FINDING_NOT_FOUND', `No finding '${id}'.`, {
+    field: 'finding',
+    remediation: 'Run `vigil findings --status all` for the ids.',
+  });
 }
 
 /** `vigil findings` (list, show, suppress, unsuppress). */
@@ -34,7 +37,12 @@ export function registerFindings(program: Command, host: CommandHost): void {
     .action(
       host.action(async (rt, opts: ListOptions & { integration?: string; organization?: string; status: string; severity?: Severity; check?: string }) => {
         const integrationIds = await integrationScope(rt.db, opts);
-        const rows = await listFindings(rt.db, { integrationIds, status: opts.status === 'all' ? undefined : (opts.status as 'open' | 'resolved' | 'suppressed'), severity: opts.severity, checkId: opts.check });
+        const rows = await listFindings(rt.db, {
+          integrationIds,
+          status: opts.status === 'all' ? undefined : (opts.status as 'open' | 'resolved' | 'suppressed'),
+          severity: opts.severity,
+          checkId: opts.check,
+        });
         const { rows: list, more } = limitRows(rows.map(view), opts, 100);
         if (opts.json) return printJson(list);
         if (list.length === 0) return print('No findings.');
@@ -44,7 +52,14 @@ export function registerFindings(program: Command, host: CommandHost): void {
           table(
             [
               ['FINDING', 'SEVERITY', ...(withStatus ? ['STATUS'] : []), 'CHECK', 'RESOURCE', 'REASON'],
-              ...list.map((f) => [short?.get(f.id) ?? f.id, severityText(f.severity), ...(withStatus ? [f.suppression ? 'suppressed' : f.status] : []), f.checkId, `${f.resourceName ?? f.resourceId}`, f.suppression ? `(suppressed: ${f.suppression.reason})` : (f.reason ?? '')]),
+              ...list.map((f) => [
+                short?.get(f.id) ?? f.id,
+                severityText(f.severity),
+                ...(withStatus ? [f.suppression ? 'suppressed' : f.status] : []),
+                f.checkId,
+                `${f.resourceName ?? f.resourceId}`,
+                f.suppression ? `(suppressed: ${f.suppression.reason})` : (f.reason ?? ''),
+              ]),
             ],
             { wide: opts.wide, shrink: withStatus ? [4, 5] : [3, 4] },
           ),
@@ -55,7 +70,9 @@ export function registerFindings(program: Command, host: CommandHost): void {
 
   findings
     .command('export')
-    .description('Export findings for other tools: json (an array), csv (one row per finding, RFC 4180), sarif (SARIF 2.1.0 log) or ocsf (OCSF Detection Finding events, a JSON array; --ndjson for one per line)')
+    .description(
+      'Export findings for other tools: json (an array), csv (one row per finding, RFC 4180), sarif (SARIF 2.1.0 log) or ocsf (OCSF Detection Finding events, a JSON array; --ndjson for one per line)',
+    )
     .addOption(new Option('--format <format>', 'output format').choices(['json', 'csv', 'sarif', 'ocsf']).makeOptionMandatory())
     .option('--ndjson', 'with --format ocsf: one event per line (newline-delimited JSON) instead of an array')
     .option('--integration <integration>', 'only this integration (id or name)')
@@ -63,24 +80,42 @@ export function registerFindings(program: Command, host: CommandHost): void {
     .addOption(new Option('--status <status>', 'finding status').choices(['open', 'resolved', 'suppressed', 'all']).default('all'))
     .option('--output <file>', 'write to this file (written whole, then renamed into place) instead of standard output')
     .action(
-      host.action(async (rt, opts: { format: 'json' | 'csv' | 'sarif' | 'ocsf'; ndjson?: boolean; integration?: string; organization?: string; status: string; output?: string }) => {
-        if (opts.ndjson && opts.format !== 'ocsf') throw new VigilError('invalid-input', 'INVALID_INPUT', '--ndjson applies to --format ocsf only.', { field: '--ndjson', remediation: 'Use --format ocsf --ndjson, or leave --ndjson out.' });
-        const integrationIds = await integrationScope(rt.db, opts);
-        const checks = opts.format === 'sarif' || opts.format === 'ocsf' ? (await loadChecks()).map((c) => c.metadata) : [];
-        const format = opts.format === 'ocsf' && opts.ndjson ? 'ocsf-ndjson' : opts.format;
-        const { text, count } = await exportFindings(rt.db, { integrationIds, status: opts.status === 'all' ? undefined : (opts.status as 'open' | 'resolved' | 'suppressed'), format, checks, version: VIGIL_VERSION });
-        if (!opts.output) return void process.stdout.write(text);
-        const target = resolve(opts.output);
-        const temp = `${target}.${process.pid}.tmp`;
-        try {
-          writeFileSync(temp, text, { mode: 0o600 });
-          renameSync(temp, target);
-        } catch (e) {
-          rmSync(temp, { force: true });
-          throw new VigilError('invalid-input', 'OUTPUT_NOT_WRITABLE', `Cannot write ${target}: ${(e as Error).message}`, { field: '--output', remediation: 'Give a path in a directory you can write to.' });
-        }
-        print(`${count} finding(s) written to ${target} (${opts.format}).`);
-      }),
+      host.action(
+        async (
+          rt,
+          opts: { format: 'json' | 'csv' | 'sarif' | 'ocsf'; ndjson?: boolean; integration?: string; organization?: string; status: string; output?: string },
+        ) => {
+          if (opts.ndjson && opts.format !== 'ocsf')
+            throw new VigilError('invalid-input', 'INVALID_INPUT', '--ndjson applies to --format ocsf only.', {
+              field: '--ndjson',
+              remediation: 'Use --format ocsf --ndjson, or leave --ndjson out.',
+            });
+          const integrationIds = await integrationScope(rt.db, opts);
+          const checks = opts.format === 'sarif' || opts.format === 'ocsf' ? (await loadChecks()).map((c) => c.metadata) : [];
+          const format = opts.format === 'ocsf' && opts.ndjson ? 'ocsf-ndjson' : opts.format;
+          const { text, count } = await exportFindings(rt.db, {
+            integrationIds,
+            status: opts.status === 'all' ? undefined : (opts.status as 'open' | 'resolved' | 'suppressed'),
+            format,
+            checks,
+            version: VIGIL_VERSION,
+          });
+          if (!opts.output) return void process.stdout.write(text);
+          const target = resolve(opts.output);
+          const temp = `${target}.${process.pid}.tmp`;
+          try {
+            writeFileSync(temp, text, { mode: 0o600 });
+            renameSync(temp, target);
+          } catch (e) {
+            rmSync(temp, { force: true });
+            throw new VigilError('invalid-input', 'OUTPUT_NOT_WRITABLE', `Cannot write ${target}: ${(e as Error).message}`, {
+              field: '--output',
+              remediation: 'Give a path in a directory you can write to.',
+            });
+          }
+          print(`${count} finding(s) written to ${target} (${opts.format}).`);
+        },
+      ),
     );
 
   findings
@@ -92,13 +127,32 @@ export function registerFindings(program: Command, host: CommandHost): void {
         const id = await resolveId(rt.db, 'findings', 'fnd', input, 'finding');
         const f = await getFinding(rt.db, id);
         if (!f) throw notFound(input);
-        const history = (await findingHistory(rt.db, id)).map((h) => ({ at: h.at, event: h.event, detail: h.detail ? (JSON.parse(h.detail) as Record<string, unknown>) : null }));
+        const history = (await findingHistory(rt.db, id)).map((h) => ({
+          at: h.at,
+          event: h.event,
+          detail: h.detail ? (JSON.parse(h.detail) as Record<string, unknown>) : null,
+        }));
         if (opts.json) return printJson({ ...view(f), history });
         const v = view(f);
         print(`${v.id}  ${v.severity}  ${v.checkId}  ${v.resourceName ?? v.resourceId}  (${v.status}${v.suppression ? ', suppressed' : ''})`);
         if (v.reason) print(`  ${v.reason}`);
-        if (v.suppression) print(`  suppressed by ${v.suppression.author}${v.suppression.expiresAt ? ` until ${v.suppression.expiresAt}` : ''}: ${v.suppression.reason}`);
-        print(table([['  AT', 'EVENT', 'DETAIL'], ...history.map((h) => [`  ${h.at}`, h.event, h.detail ? Object.entries(h.detail).filter(([, x]) => x !== null).map(([k, x]) => `${k}: ${String(x)}`).join('; ') : ''])]));
+        if (v.suppression)
+          print(`  suppressed by ${v.suppression.author}${v.suppression.expiresAt ? ` until ${v.suppression.expiresAt}` : ''}: ${v.suppression.reason}`);
+        print(
+          table([
+            ['  AT', 'EVENT', 'DETAIL'],
+            ...history.map((h) => [
+              `  ${h.at}`,
+              h.event,
+              h.detail
+                ? Object.entries(h.detail)
+                    .filter(([, x]) => x !== null)
+                    .map(([k, x]) => `${k}: ${String(x)}`)
+                    .join('; ')
+                : '',
+            ]),
+          ]),
+        );
       }),
     );
 
@@ -112,7 +166,12 @@ export function registerFindings(program: Command, host: CommandHost): void {
       host.action(async (rt, input: string, opts: { reason: string; until?: string; by?: string }) => {
         const id = await resolveId(rt.db, 'findings', 'fnd', input, 'finding');
         const author = opts.by?.trim() || userInfo().username;
-        const { expiresAt } = await suppressFindingChecked(rt.db, id, { reason: opts.reason, expiresAt: opts.until, author }, { reason: '--reason', expiresAt: '--until' });
+        const { expiresAt } = await suppressFindingChecked(
+          rt.db,
+          id,
+          { reason: opts.reason, expiresAt: opts.until, author },
+          { reason: '--reason', expiresAt: '--until' },
+        );
         print(`Finding ${id} suppressed by ${author}${expiresAt ? ` until ${expiresAt}` : ' until lifted'}.`);
       }),
     );

@@ -1,6 +1,17 @@
 import { type Command, Option } from 'commander';
 import { invalidInput } from '../../core/errors.ts';
-import { addCustomerAppIntegration, addManagedAppIntegration, getIntegration, listIntegrationViews, removeIntegration, rotateSecret, secretExpiryWarning, toView, verifyStoredIntegration, type IntegrationView } from '../../onboarding/integrations.ts';
+import {
+  addCustomerAppIntegration,
+  addManagedAppIntegration,
+  getIntegration,
+  listIntegrationViews,
+  removeIntegration,
+  rotateSecret,
+  secretExpiryWarning,
+  toView,
+  verifyStoredIntegration,
+  type IntegrationView,
+} from '../../onboarding/integrations.ts';
 import type { VerificationReport } from '../../onboarding/verify.ts';
 import { print, printJson, table } from '../output.ts';
 import { getOrganizationByName } from '../../access/index.ts';
@@ -11,18 +22,23 @@ import type { CommandHost } from '../host.ts';
 import { shortIds } from '../../core/ids.ts';
 import { limitRows, listOptions, readStdin, type ListOptions } from '../input.ts';
 
-
 /**
  * Reads the client secret from the environment variable named by `--client-secret-env` or from stdin
  * (`--client-secret-stdin`): never from an argument, which would show in the process list and shell history.
  * @throws VigilError `invalid-input` naming the flag.
  */
 async function readSecret(opts: { clientSecretEnv?: string; clientSecretStdin?: boolean }): Promise<string> {
-  if (opts.clientSecretEnv && opts.clientSecretStdin) throw invalidInput('--client-secret-env', 'Give the secret one way only.', 'Use either --client-secret-env VAR or --client-secret-stdin.');
+  if (opts.clientSecretEnv && opts.clientSecretStdin)
+    throw invalidInput('--client-secret-env', 'Give the secret one way only.', 'Use either --client-secret-env VAR or --client-secret-stdin.');
   if (opts.clientSecretStdin) return readStdin();
   if (opts.clientSecretEnv) {
     const secret = process.env[opts.clientSecretEnv];
-    if (secret === undefined) throw invalidInput('--client-secret-env', `Environment variable ${opts.clientSecretEnv} is not set.`, `Export it first: export ${opts.clientSecretEnv}='<secret value>'`);
+    if (secret === undefined)
+      throw invalidInput(
+        '--client-secret-env',
+        `Environment variable ${opts.clientSecretEnv} is not set.`,
+        `Export it first: export ${opts.clientSecretEnv}='<secret value>'`,
+      );
     return secret;
   }
   throw invalidInput('--client-secret-env', 'No client secret given.', 'Use --client-secret-env VAR or --client-secret-stdin.');
@@ -30,7 +46,10 @@ async function readSecret(opts: { clientSecretEnv?: string; clientSecretStdin?: 
 
 /** Renders a verification report for people. */
 export function renderReport(r: VerificationReport, mode = 'customer-app'): string {
-  const lines = [`Verification of application ${r.clientId} in tenant ${r.tenantId}`, `  credentials        ok (service principal Object ID ${r.servicePrincipalObjectId ?? 'unknown'})`];
+  const lines = [
+    `Verification of application ${r.clientId} in tenant ${r.tenantId}`,
+    `  credentials        ok (service principal Object ID ${r.servicePrincipalObjectId ?? 'unknown'})`,
+  ];
   lines.push(`  permission list    ${r.permissionList === 'partial' ? 'incomplete' : `matches the ${r.permissionList} list`}`);
   for (const c of r.capabilities) {
     if (c.detail !== undefined) {
@@ -38,10 +57,15 @@ export function renderReport(r: VerificationReport, mode = 'customer-app'): stri
       lines.push(`  ${c.status === 'granted' ? 'ok     ' : 'MISSING'}  ${c.title} — ${c.detail}`);
       continue;
     }
-    const fix = mode === 'managed-app' ? `${c.api} ${c.add} is not granted (revoked after consent?): this capability is not evaluated` : `add ${c.api} application permission ${c.add}, then grant admin consent`;
+    const fix =
+      mode === 'managed-app'
+        ? `${c.api} ${c.add} is not granted (revoked after consent?): this capability is not evaluated`
+        : `add ${c.api} application permission ${c.add}, then grant admin consent`;
     lines.push(`  ${c.status === 'granted' ? 'ok     ' : 'MISSING'}  ${c.title}${c.status === 'granted' ? ` (${c.grantedBy})` : ` — ${fix}`}`);
   }
-  lines.push(`  ${r.managementApp.registered ? 'ok     ' : 'MISSING'}  Power Platform admin management application${r.managementApp.registered ? '' : ` — ${r.managementApp.detail}`}`);
+  lines.push(
+    `  ${r.managementApp.registered ? 'ok     ' : 'MISSING'}  Power Platform admin management application${r.managementApp.registered ? '' : ` — ${r.managementApp.detail}`}`,
+  );
   for (const e of r.environments) {
     const state = !e.dataverse ? 'no Dataverse' : e.agentsReadable ? 'agents readable' : `NOT READABLE — ${e.reason}`;
     lines.push(`    environment ${e.name ?? e.id}: ${state}`);
@@ -77,8 +101,8 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
     .option('--client-secret-env <var>', 'name of the environment variable holding the client secret value')
     .option('--client-secret-stdin', 'read the client secret value from standard input')
     .option('--secret-expires <date>', 'client secret expiry, YYYY-MM-DD (default: 24 months from today)')
-    .option('--sp-object-id <guid>', 'managed-app: Object ID of Vigil\'s service principal in your tenant (Enterprise applications)')
-    .option('--primary-domain <domain>', 'managed-app: the tenant\'s primary domain, checked against --tenant-id')
+    .option('--sp-object-id <guid>', "managed-app: Object ID of Vigil's service principal in your tenant (Enterprise applications)")
+    .option('--primary-domain <domain>', "managed-app: the tenant's primary domain, checked against --tenant-id")
     .option('--name <name>', 'display name of the integration (default: tenant-<first 8 of tenant id>)')
     .option('--organization <name>', 'the organization whose users see it (must exist: `vigil organizations create <name>`)', 'Default')
     .option('--json', 'print JSON')
@@ -87,35 +111,86 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
       '\nThe secret is never taken as an argument (it would show in the process list and shell history).\nExamples:\n  VIGIL_CLIENT_SECRET=... vigil integrations add --mode customer-app --tenant-id <guid> --client-id <guid> --client-secret-env VIGIL_CLIENT_SECRET\n  vigil integrations add --mode managed-app --tenant-id <guid> --sp-object-id <Object ID>   (after `vigil consent-url`)',
     )
     .action(
-      host.action(async (rt, opts: { mode: string; organization: string; tenantId?: string; clientId?: string; clientSecretEnv?: string; clientSecretStdin?: boolean; secretExpires?: string; name?: string; spObjectId?: string; primaryDomain?: string; json?: boolean }) => {
-        const organizationId = (await getOrganizationByName(rt.db, opts.organization)).id;
-        if (opts.mode === 'managed-app') {
-          if (opts.clientSecretEnv || opts.clientSecretStdin || opts.clientId) {
-            throw invalidInput('--client-id', 'Mode managed-app uses the operator-managed application: it takes no client id or secret.', 'Give --tenant-id and --sp-object-id (the Object ID of Vigil\'s service principal in your tenant).');
+      host.action(
+        async (
+          rt,
+          opts: {
+            mode: string;
+            organization: string;
+            tenantId?: string;
+            clientId?: string;
+            clientSecretEnv?: string;
+            clientSecretStdin?: boolean;
+            secretExpires?: string;
+            name?: string;
+            spObjectId?: string;
+            primaryDomain?: string;
+            json?: boolean;
+          },
+        ) => {
+          const organizationId = (await getOrganizationByName(rt.db, opts.organization)).id;
+          if (opts.mode === 'managed-app') {
+            if (opts.clientSecretEnv || opts.clientSecretStdin || opts.clientId) {
+              throw invalidInput(
+                '--client-id',
+                'Mode managed-app uses the operator-managed application: it takes no client id or secret.',
+                "Give --tenant-id and --sp-object-id (the Object ID of Vigil's service principal in your tenant).",
+              );
+            }
+            const { integration, report } = await addManagedAppIntegration(rt, {
+              organizationId,
+              name: opts.name,
+              tenantId: opts.tenantId,
+              spObjectId: opts.spObjectId,
+              primaryDomain: opts.primaryDomain,
+            });
+            if (opts.json) printJson({ integration: { ...integration, verification: undefined }, verification: report });
+            else
+              print(
+                `Added integration ${integration.name} (${integration.id}).`,
+                renderReport(report, 'managed-app'),
+                `Next: vigil integrations verify ${integration.id}, then vigil collect ${integration.id}`,
+              );
+            return;
           }
-          const { integration, report } = await addManagedAppIntegration(rt, { organizationId, name: opts.name, tenantId: opts.tenantId, spObjectId: opts.spObjectId, primaryDomain: opts.primaryDomain });
+          const secret = await readSecret(opts);
+          const { integration, report } = await addCustomerAppIntegration(rt, {
+            organizationId,
+            name: opts.name,
+            tenantId: opts.tenantId,
+            clientId: opts.clientId,
+            clientSecret: secret,
+            secretExpires: opts.secretExpires,
+          });
           if (opts.json) printJson({ integration: { ...integration, verification: undefined }, verification: report });
-          else print(`Added integration ${integration.name} (${integration.id}).`, renderReport(report, 'managed-app'), `Next: vigil integrations verify ${integration.id}, then vigil collect ${integration.id}`);
-          return;
-        }
-        const secret = await readSecret(opts);
-        const { integration, report } = await addCustomerAppIntegration(rt, { organizationId, name: opts.name, tenantId: opts.tenantId, clientId: opts.clientId, clientSecret: secret, secretExpires: opts.secretExpires });
-        if (opts.json) printJson({ integration: { ...integration, verification: undefined }, verification: report });
-        else print(`Added integration ${integration.name} (${integration.id}).`, renderReport(report), `Next: vigil collect ${integration.id}`);
-      }),
+          else print(`Added integration ${integration.name} (${integration.id}).`, renderReport(report), `Next: vigil collect ${integration.id}`);
+        },
+      ),
     );
 
   listOptions(cmd.command('list').description('List integrations (of every organization unless --organization)'), 100)
-    .option('--organization <name>', 'only this organization\'s integrations (must exist)')
+    .option('--organization <name>', "only this organization's integrations (must exist)")
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, opts: ListOptions & { organization?: string }) => {
         const scope = await integrationScope(rt.db, opts);
-        const { rows: views, more } = limitRows((await listIntegrationViews(rt.db)).filter((v) => !scope || scope.includes(v.id)), opts, 100);
+        const { rows: views, more } = limitRows(
+          (await listIntegrationViews(rt.db)).filter((v) => !scope || scope.includes(v.id)),
+          opts,
+          100,
+        );
         if (opts.json) return printJson(views.map((v) => ({ ...v, verification: undefined })));
         if (views.length === 0) return print('No integrations. Add one with `vigil integrations add`.');
         const short = opts.wide ? undefined : shortIds(views.map((v) => v.id));
-        print(table([['ID', 'NAME', 'MODE', 'TENANT', 'SECRET EXPIRES'], ...views.map((v) => [short?.get(v.id) ?? v.id, v.name, v.mode, v.tenantId, v.secretExpiresAt?.slice(0, 10) ?? '-'])], { wide: opts.wide }));
+        print(
+          table(
+            [
+              ['ID', 'NAME', 'MODE', 'TENANT', 'SECRET EXPIRES'],
+              ...views.map((v) => [short?.get(v.id) ?? v.id, v.name, v.mode, v.tenantId, v.secretExpiresAt?.slice(0, 10) ?? '-']),
+            ],
+            { wide: opts.wide },
+          ),
+        );
         if (more) print(more);
         for (const v of views) {
           const warning = secretExpiryWarning(v);
@@ -141,7 +216,7 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
 
   cmd
     .command('verify <integration>')
-    .description('Setup doctor: check every setup step of the integration\'s mode in order, with the fix for each one not done')
+    .description("Setup doctor: check every setup step of the integration's mode in order, with the fix for each one not done")
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, integration: string, opts: { json?: boolean }) => {
@@ -149,13 +224,16 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
         const steps = setupSteps(view, report, regionById(rt.config.region.id, 'VIGIL_REGION'));
         if (opts.json) return printJson({ integrationId: view.id, mode: view.mode, steps, report });
         print(`Setup of ${view.name} (${view.mode}), step by step:`, renderSteps(steps));
-        if (steps.some((s) => s.state === 'missing' || s.state === 'incomplete')) print('', 'Capabilities whose step is not done are reported as "not evaluated", never as passing.');
+        if (steps.some((s) => s.state === 'missing' || s.state === 'incomplete'))
+          print('', 'Capabilities whose step is not done are reported as "not evaluated", never as passing.');
       }),
     );
 
   cmd
     .command('rotate-secret <integration>')
-    .description('Replace the client secret of a customer-created app: the new secret is verified against the tenant first, and the old one stays until it works')
+    .description(
+      'Replace the client secret of a customer-created app: the new secret is verified against the tenant first, and the old one stays until it works',
+    )
     .option('--client-secret-env <var>', 'name of the environment variable holding the NEW client secret value')
     .option('--client-secret-stdin', 'read the new client secret value from standard input')
     .option('--secret-expires <date>', 'expiry of the new secret, YYYY-MM-DD (default: 24 months from today)')
@@ -164,7 +242,10 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
       host.action(async (rt, integration: string, opts: { clientSecretEnv?: string; clientSecretStdin?: boolean; secretExpires?: string; json?: boolean }) => {
         const v = await rotateSecret(rt, integration, { clientSecret: await readSecret(opts), secretExpires: opts.secretExpires });
         if (opts.json) return printJson({ ...v, verification: undefined });
-        print(`The new client secret of ${v.name} works and replaced the old one; it expires ${v.secretExpiresAt?.slice(0, 10)} (${v.secretDaysLeft} days).`, 'You can now delete the old secret under App registrations > your app > Certificates & secrets.');
+        print(
+          `The new client secret of ${v.name} works and replaced the old one; it expires ${v.secretExpiresAt?.slice(0, 10)} (${v.secretDaysLeft} days).`,
+          'You can now delete the old secret under App registrations > your app > Certificates & secrets.',
+        );
       }),
     );
 

@@ -40,7 +40,12 @@ export function registerJobs(program: Command, host: CommandHost, createQueue: (
           const { rows: dead, more } = limitRows(await queue.deadLetters(), opts, 100);
           if (opts.json) return printJson(dead);
           if (dead.length === 0) return print('No dead-lettered jobs.');
-          print(table([['JOB', 'INTEGRATION', 'FAILED', 'ERROR'], ...dead.map((d) => [d.id, d.integrationId, d.failedAt ?? '-', d.error ?? ''])], { wide: opts.wide, shrink: [3] }));
+          print(
+            table([['JOB', 'INTEGRATION', 'FAILED', 'ERROR'], ...dead.map((d) => [d.id, d.integrationId, d.failedAt ?? '-', d.error ?? ''])], {
+              wide: opts.wide,
+              shrink: [3],
+            }),
+          );
           if (more) print(more);
         } finally {
           await queue.stop({ timeoutSeconds: 1 });

@@ -8,7 +8,9 @@ export function registerMasterKey(program: Command, host: CommandHost): void {
   const cmd = program.command('master-key').description('The key that encrypts stored client secrets (VIGIL_MASTER_KEY or <data dir>/master.key)');
   cmd
     .command('reset')
-    .description('The master key is lost for good: write a new key file and forget the secrets it can no longer open (enter them again with `vigil integrations rotate-secret`). Restore the original key instead if you can.')
+    .description(
+      'The master key is lost for good: write a new key file and forget the secrets it can no longer open (enter them again with `vigil integrations rotate-secret`). Restore the original key instead if you can.',
+    )
     .requiredOption('--forget-secrets', 'confirm that the stored secrets encrypted with the lost key are to be forgotten')
     .option('--json', 'print JSON')
     .action(

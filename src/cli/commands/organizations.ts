@@ -18,19 +18,30 @@ export function registerOrganizations(program: Command, host: CommandHost): void
       host.action(async (rt, opts: { json?: boolean }) => {
         const list = await listOrganizations(rt.db);
         if (opts.json) return printJson(list);
-        print(table([['NAME', 'INTEGRATIONS', 'USERS', 'API KEYS', 'CREATED', 'ID'], ...list.map((o) => [o.name, String(o.integrations), String(o.users), String(o.apiKeys), o.createdAt.slice(0, 10), o.id])]));
+        print(
+          table([
+            ['NAME', 'INTEGRATIONS', 'USERS', 'API KEYS', 'CREATED', 'ID'],
+            ...list.map((o) => [o.name, String(o.integrations), String(o.users), String(o.apiKeys), o.createdAt.slice(0, 10), o.id]),
+          ]),
+        );
       }),
     );
   orgs
     .command('create <name>')
     .description('Create an organization; then give it integrations (`integrations add --organization`), users and API keys')
     .option('--json', 'print JSON')
-    .addHelpText('after', '\nExample:\n  vigil organizations create Contoso\n  vigil users add --email ann@contoso.com --role admin --organization Contoso --password-stdin\n  vigil integrations add --mode customer-app --organization Contoso --tenant-id <guid> --client-id <guid> --client-secret-env VIGIL_CLIENT_SECRET')
+    .addHelpText(
+      'after',
+      '\nExample:\n  vigil organizations create Contoso\n  vigil users add --email ann@contoso.com --role admin --organization Contoso --password-stdin\n  vigil integrations add --mode customer-app --organization Contoso --tenant-id <guid> --client-id <guid> --client-secret-env VIGIL_CLIENT_SECRET',
+    )
     .action(
       host.action(async (rt, name: string, opts: { json?: boolean }) => {
         const org = await createOrganization(rt.db, name);
         if (opts.json) return printJson({ id: org.id, name: org.name, createdAt: org.created_at });
-        print(`Created organization ${org.name} (${org.id}).`, `Next: vigil users add --organization ${JSON.stringify(org.name)} …, vigil integrations add --organization ${JSON.stringify(org.name)} …`);
+        print(
+          `Created organization ${org.name} (${org.id}).`,
+          `Next: vigil users add --organization ${JSON.stringify(org.name)} …, vigil integrations add --organization ${JSON.stringify(org.name)} …`,
+        );
       }),
     );
 }

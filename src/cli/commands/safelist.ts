@@ -16,12 +16,14 @@ export function registerSafelist(program: Command): void {
         const config = loadConfig(process.env, { dataDir: program.opts<{ dataDir?: string }>().dataDir });
         const regions = opts.all ? Object.values(REGIONS) : [regionById(opts.region ?? config.region.id)];
         const urls = { apiUrl: config.region.apiUrl ?? null, portalUrl: config.region.portalUrl ?? null };
-        if (opts.json) return printJson(regions.map((r) => ({ region: r.id, name: r.name, egressIps: r.egressIps, ...(r.id === config.region.id ? urls : {}) })));
+        if (opts.json)
+          return printJson(regions.map((r) => ({ region: r.id, name: r.name, egressIps: r.egressIps, ...(r.id === config.region.id ? urls : {}) })));
         for (const r of regions) {
           print(`${r.name} region (${r.id}): safelist these source addresses only if your policy requires it`, ...r.egressIps.map((ip) => `  ${ip}`));
-          if (r.id === config.region.id && (urls.apiUrl || urls.portalUrl)) print(`  service API: ${urls.apiUrl ?? '-'}`, `  portal:      ${urls.portalUrl ?? '-'}`);
+          if (r.id === config.region.id && (urls.apiUrl || urls.portalUrl))
+            print(`  service API: ${urls.apiUrl ?? '-'}`, `  portal:      ${urls.portalUrl ?? '-'}`);
         }
-        print('These are the hosted service\'s addresses; a self-hosted Vigil calls Microsoft from your own network.');
+        print("These are the hosted service's addresses; a self-hosted Vigil calls Microsoft from your own network.");
       } catch (e) {
         process.exitCode = reportError(e, Boolean(opts.json));
       }

@@ -9,18 +9,26 @@ import { print } from '../output.ts';
  */
 function parsePort(value: string): number {
   const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || n > 65535) throw new InvalidArgumentError(`'${value}' is not a port: give a whole number from 1 to 65535, e.g. --port 8081.`);
+  if (!/^\d+$/.test(value.trim()) || n > 65535)
+    throw new InvalidArgumentError(`'${value}' is not a port: give a whole number from 1 to 65535, e.g. --port 8081.`);
   return n;
 }
 
 /** `vigil serve` and `vigil worker` — runners injected by main/. */
-export function registerService(program: Command, host: CommandHost, runners: { serve: (rt: Runtime, p: (l: string) => void) => Promise<void>; worker: (rt: Runtime, p: (l: string) => void) => Promise<void> }): void {
+export function registerService(
+  program: Command,
+  host: CommandHost,
+  runners: { serve: (rt: Runtime, p: (l: string) => void) => Promise<void>; worker: (rt: Runtime, p: (l: string) => void) => Promise<void> },
+): void {
   program
     .command('serve')
     .description('Run the service: the portal and API, /healthz and /readyz, the collection scheduler, and (on SQLite) the collection workers')
     .option('--host <address>', 'address to listen on (default: $VIGIL_HOST, else 127.0.0.1; 0.0.0.0 for every interface)')
     .option('--port <n>', 'TCP port to listen on (default: $VIGIL_PORT, else 8080)', parsePort)
-    .addHelpText('after', '\nA flag wins over its environment variable (VIGIL_HOST, VIGIL_PORT), which wins over the default 127.0.0.1:8080.\nStops gracefully on SIGTERM. See docs/configuration.md.')
+    .addHelpText(
+      'after',
+      '\nA flag wins over its environment variable (VIGIL_HOST, VIGIL_PORT), which wins over the default 127.0.0.1:8080.\nStops gracefully on SIGTERM. See docs/configuration.md.',
+    )
     // The flags stand in for their environment variables before the runtime reads its configuration, so everything
     // derived from the address (the consent redirect URI when VIGIL_API_URL is unset) follows them too.
     .hook('preAction', (_root, cmd) => {

@@ -27,7 +27,9 @@ export function registerSinks(program: Command, host: CommandHost): void {
         const results = await configured(rt).test();
         if (results.some((r) => !r.ok)) process.exitCode = EXIT.upstream;
         if (opts.json) return printJson(results);
-        print(table([['SINK', 'TARGET', 'RESULT'], ...results.map((r) => [r.sink, r.target, r.ok ? 'delivered' : `failed: ${r.error ?? ''}`])], { wide: true })); // one row a sink: errors whole
+        print(
+          table([['SINK', 'TARGET', 'RESULT'], ...results.map((r) => [r.sink, r.target, r.ok ? 'delivered' : `failed: ${r.error ?? ''}`])], { wide: true }),
+        ); // one row a sink: errors whole
       }),
     );
   sinks
@@ -39,7 +41,11 @@ export function registerSinks(program: Command, host: CommandHost): void {
         const results = await configured(rt).deliver(rt.db);
         if (results.some((r) => r.error)) process.exitCode = EXIT.upstream;
         if (opts.json) return printJson(results);
-        print(table([['SINK', 'DELIVERED', 'PENDING', 'LAST ERROR'], ...results.map((r) => [r.sink, String(r.delivered), String(r.pending), r.error ?? ''])], { wide: true }));
+        print(
+          table([['SINK', 'DELIVERED', 'PENDING', 'LAST ERROR'], ...results.map((r) => [r.sink, String(r.delivered), String(r.pending), r.error ?? ''])], {
+            wide: true,
+          }),
+        );
       }),
     );
 }

@@ -20,7 +20,12 @@ export function registerTenants(program: Command, host: CommandHost): void {
         const org = opts.organization !== undefined ? await getOrganizationByName(rt.db, opts.organization) : undefined;
         const list = (await listTenantBindings(rt.db)).filter((b) => !org || b.organizationId === org.id);
         if (opts.json) return printJson(list);
-        print(table([['TENANT', 'ORGANIZATION', 'METHOD', 'PROVEN BY', 'PROVEN AT'], ...list.map((b) => [b.tenantId, b.organization, b.method, b.provenBy ?? '', b.provenAt])]));
+        print(
+          table([
+            ['TENANT', 'ORGANIZATION', 'METHOD', 'PROVEN BY', 'PROVEN AT'],
+            ...list.map((b) => [b.tenantId, b.organization, b.method, b.provenBy ?? '', b.provenAt]),
+          ]),
+        );
       }),
     );
   tenants

@@ -8,8 +8,12 @@ export const detection: Detection = {
     title: 'Copilot Studio agent set to "No authentication"',
     severity: 'high',
     description: 'An agent was created, published or updated with its authentication set to none: anyone who reaches a channel can use it and its tools.',
-    response: 'Ask the maker why; set Settings > Security > Authentication to Microsoft or manual authentication and republish; consider a DLP rule on the "Chat without Microsoft Entra ID authentication" connector.',
-    references: ['https://learn.microsoft.com/microsoft-copilot-studio/admin-logging-copilot-studio', 'https://learn.microsoft.com/microsoft-copilot-studio/configuration-end-user-authentication'],
+    response:
+      'Ask the maker why; set Settings > Security > Authentication to Microsoft or manual authentication and republish; consider a DLP rule on the "Chat without Microsoft Entra ID authentication" connector.',
+    references: [
+      'https://learn.microsoft.com/microsoft-copilot-studio/admin-logging-copilot-studio',
+      'https://learn.microsoft.com/microsoft-copilot-studio/configuration-end-user-authentication',
+    ],
     frameworks: { 'owasp-llm-2025': ['LLM06: Excessive Agency'], 'mitre-atlas': ['AML.T0040: AI Model Inference API Access'] },
     recordTypes: [RECORD_TYPES.PowerPlatformAdministratorActivity],
   },
@@ -18,10 +22,26 @@ export const detection: Detection = {
       const a = powerPlatformAdminActivity(e);
       if (!a || a.resourceType !== 'Bot') return [];
       // Changed to none (BotUpdateOperation-BotAuthUpdate lists the change), or published while none.
-      const changedToNone = a.changes.some((c) => /^authenticationmode$/i.test(c.property) && /^none$/i.test(c.newValue ?? '') && !/^none$/i.test(c.oldValue ?? ''));
+      const changedToNone = a.changes.some(
+        (c) => /^authenticationmode$/i.test(c.property) && /^none$/i.test(c.newValue ?? '') && !/^none$/i.test(c.oldValue ?? ''),
+      );
       const publishedNone = /BotPublish/i.test(e.operation ?? '') && /^none$/i.test(a.authenticationMode ?? '');
       if (!changedToNone && !publishedNone) return [];
       const agent = a.botName ?? a.botId ?? e.objectId ?? 'an agent';
-      return [{ dedupeKey: e.id, title: `Agent ${agent} ${changedToNone ? 'set to' : 'published with'} no authentication by ${e.userId}`, eventIds: [e.id], detail: { user: e.userId, agentId: a.botId ?? e.objectId, agent: a.botName, environmentId: a.environmentId, environment: a.environmentName, operation: e.operation } }];
+      return [
+        {
+          dedupeKey: e.id,
+          title: `Agent ${agent} ${changedToNone ? 'set to' : 'published with'} no authentication by ${e.userId}`,
+          eventIds: [e.id],
+          detail: {
+            user: e.userId,
+            agentId: a.botId ?? e.objectId,
+            agent: a.botName,
+            environmentId: a.environmentId,
+            environment: a.environmentName,
+            operation: e.operation,
+          },
+        },
+      ];
     }),
 };

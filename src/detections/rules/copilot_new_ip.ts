@@ -7,8 +7,9 @@ export const detection: Detection = {
     id: 'copilot_new_ip',
     title: 'Copilot used from an IP address never seen for the user',
     severity: 'low',
-    description: 'A Copilot interaction came from a client IP that none of the user\'s earlier audited activity came from: a new location, or a session token used from elsewhere. Users without history do not alert.',
-    response: 'Check the user\'s sign-in logs for the IP (location, device, Conditional Access result); revoke sessions if the sign-in is not the user\'s.',
+    description:
+      "A Copilot interaction came from a client IP that none of the user's earlier audited activity came from: a new location, or a session token used from elsewhere. Users without history do not alert.",
+    response: "Check the user's sign-in logs for the IP (location, device, Conditional Access result); revoke sessions if the sign-in is not the user's.",
     references: ['https://learn.microsoft.com/office/office-365-management-api/copilot-schema', 'https://attack.mitre.org/techniques/T1550/004/'],
     frameworks: { 'owasp-llm-2025': ['LLM02: Sensitive Information Disclosure'], 'mitre-attack': ['T1550.004: Web Session Cookie'] },
     recordTypes: [RECORD_TYPES.CopilotInteraction],
@@ -22,7 +23,12 @@ export const detection: Detection = {
       if (!e.userId || !ip) continue;
       const seen = ctx.ipsSeenBefore(e.userId, e.creationTime);
       if (seen.size > 0 && !seen.has(ip)) {
-        hits.push({ dedupeKey: `${e.userId.toLowerCase()}|${ip}`, title: `${e.userId} used Copilot from new IP ${ip}`, eventIds: [e.id], detail: { user: e.userId, ip, knownIps: [...seen].slice(0, 20) } });
+        hits.push({
+          dedupeKey: `${e.userId.toLowerCase()}|${ip}`,
+          title: `${e.userId} used Copilot from new IP ${ip}`,
+          eventIds: [e.id],
+          detail: { user: e.userId, ip, knownIps: [...seen].slice(0, 20) },
+        });
       }
     }
     return hits;

@@ -39,9 +39,14 @@ export const detection: Detection = {
     id: 'dlp_policy_weakened',
     title: 'Power Platform DLP policy deleted or weakened',
     severity: 'high',
-    description: 'A data loss prevention policy (PowerPlatformAdminDlp, RecordType 187) was deleted, or updated so that it stops less: a connector moved to a less restrictive group (Blocked to business or non-business, business to non-business), the default group for unlisted and new connectors moved to a less restrictive one (e.g. Blocked to General), or the scope narrowed (all environments to some, or "all except" to "only these"). Renames and tightening edits do not alert.',
-    response: 'Confirm the change with the administrator; compare the policy with its previous version (Power Platform admin center > Policies > Data policies) and restore the connector groups, the default group and the scope if the change was not approved.',
-    references: ['https://learn.microsoft.com/power-platform/admin/dlp-activity-logging', 'https://learn.microsoft.com/office/office-365-management-api/office-365-management-activity-api-schema'],
+    description:
+      'A data loss prevention policy (PowerPlatformAdminDlp, RecordType 187) was deleted, or updated so that it stops less: a connector moved to a less restrictive group (Blocked to business or non-business, business to non-business), the default group for unlisted and new connectors moved to a less restrictive one (e.g. Blocked to General), or the scope narrowed (all environments to some, or "all except" to "only these"). Renames and tightening edits do not alert.',
+    response:
+      'Confirm the change with the administrator; compare the policy with its previous version (Power Platform admin center > Policies > Data policies) and restore the connector groups, the default group and the scope if the change was not approved.',
+    references: [
+      'https://learn.microsoft.com/power-platform/admin/dlp-activity-logging',
+      'https://learn.microsoft.com/office/office-365-management-api/office-365-management-activity-api-schema',
+    ],
     frameworks: { 'mitre-attack': ['T1562: Impair Defenses'] },
     recordTypes: [RECORD_TYPES.PowerPlatformAdminDlp],
   },
@@ -50,7 +55,9 @@ export const detection: Detection = {
       const p = dlpPolicyActivity(e);
       if (!p) return [];
       const deleted = /^DeleteDlpPolicy$/i.test(e.operation ?? '');
-      const loosened = p.connectorChanges.filter((c) => (RANK[c.previous?.toLowerCase() ?? ''] ?? -1) > (RANK[c.current?.toLowerCase() ?? ''] ?? -1) && c.current !== null);
+      const loosened = p.connectorChanges.filter(
+        (c) => (RANK[c.previous?.toLowerCase() ?? ''] ?? -1) > (RANK[c.current?.toLowerCase() ?? ''] ?? -1) && c.current !== null,
+      );
       const defaultGroup = changed(p, 'DefaultConnectorClassification');
       const defaultLoosened = defaultGroup && lower(RANK, defaultGroup.oldValue, defaultGroup.newValue) ? defaultGroup : null;
       const scope = changed(p, 'DlpPolicyType');

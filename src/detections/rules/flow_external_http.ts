@@ -3,7 +3,8 @@ import type { FlowAttrs } from '../../core/estate/powerPlatform.ts';
 import type { Detection, DetectionHit } from '../types.ts';
 
 /** Hosts that are not "external" for this rule: Microsoft's own service endpoints. */
-const MICROSOFT_HOSTS = /(^|\.)(microsoft\.com|microsoftonline\.com|office\.com|office365\.com|sharepoint\.com|dynamics\.com|powerapps\.com|azure\.com|windows\.net|powerplatform\.com|logic\.azure\.com)$/i;
+const MICROSOFT_HOSTS =
+  /(^|\.)(microsoft\.com|microsoftonline\.com|office\.com|office365\.com|sharepoint\.com|dynamics\.com|powerapps\.com|azure\.com|windows\.net|powerplatform\.com|logic\.azure\.com)$/i;
 
 /** How far the inventory's `lastModifiedTime` may trail the record and still describe the version it audits. */
 const SAME_VERSION_MS = 5 * 60_000;
@@ -31,7 +32,14 @@ function evaluate(e: AuditEvent, f: FlowActivity, flow: FlowAttrs | null): Detec
     const hosts = [...new Set(flow.httpTargets.flatMap((t) => (t.host && !MICROSOFT_HOSTS.test(t.host) ? [t.host] : [])))].sort();
     if (hosts.length === 0) return [];
     const targets = flow.httpTargets.filter((t) => t.host !== null && hosts.includes(t.host)).map((t) => ({ via: t.via, method: t.method, url: t.url }));
-    return [{ dedupeKey: `${f.flowId ?? e.id}|${hosts.join(',')}`, title: `Flow ${name} sends data to ${hosts.join(', ')}`, eventIds: [e.id], detail: { user: e.userId, flowId: f.flowId, environmentId: f.environmentId, basis: 'inventory', hosts, targets } }];
+    return [
+      {
+        dedupeKey: `${f.flowId ?? e.id}|${hosts.join(',')}`,
+        title: `Flow ${name} sends data to ${hosts.join(', ')}`,
+        eventIds: [e.id],
+        detail: { user: e.userId, flowId: f.flowId, environmentId: f.environmentId, basis: 'inventory', hosts, targets },
+      },
+    ];
   }
   if (f.httpConnectors.length === 0) return [];
   return [
@@ -51,9 +59,13 @@ export const detection: Detection = {
     title: 'Flow sends data to an external HTTP endpoint',
     severity: 'medium',
     description:
-      'A Power Automate flow (RecordType 30) was created or changed and calls an HTTP endpoint outside Microsoft\'s services: a path for data to leave the tenant that DLP connector groups do not cover unless the HTTP connector is blocked. The audit record names the flow\'s connectors, not its URLs: the targets come from the collected flow definitions; a flow not collected yet alerts when its record lists the HTTP connector.',
-    response: 'Review the flow\'s HTTP actions and the data they send; block or restrict the HTTP connector in the environment\'s DLP policy, or add the host to an endpoint filtering rule.',
-    references: ['https://learn.microsoft.com/power-platform/admin/activity-logging-auditing/activity-logs-power-automate', 'https://learn.microsoft.com/power-platform/admin/connector-endpoint-filtering'],
+      "A Power Automate flow (RecordType 30) was created or changed and calls an HTTP endpoint outside Microsoft's services: a path for data to leave the tenant that DLP connector groups do not cover unless the HTTP connector is blocked. The audit record names the flow's connectors, not its URLs: the targets come from the collected flow definitions; a flow not collected yet alerts when its record lists the HTTP connector.",
+    response:
+      "Review the flow's HTTP actions and the data they send; block or restrict the HTTP connector in the environment's DLP policy, or add the host to an endpoint filtering rule.",
+    references: [
+      'https://learn.microsoft.com/power-platform/admin/activity-logging-auditing/activity-logs-power-automate',
+      'https://learn.microsoft.com/power-platform/admin/connector-endpoint-filtering',
+    ],
     frameworks: { 'mitre-attack': ['T1567: Exfiltration Over Web Service'] },
     recordTypes: [RECORD_TYPES.MicrosoftFlow],
   },

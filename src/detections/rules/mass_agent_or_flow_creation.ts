@@ -15,7 +15,10 @@ export const detection: Detection = {
     severity: 'medium',
     description: `A single account created ${MASS_CREATION_THRESHOLD} or more Copilot Studio agents or Power Automate flows within one hour: scripted creation, a compromised maker account, or shadow automation.`,
     response: 'Review what was created (owners, connections, HTTP targets) and whether the account is compromised; disable what is not needed.',
-    references: ['https://learn.microsoft.com/power-platform/admin/logging-power-automate', 'https://learn.microsoft.com/microsoft-copilot-studio/admin-logging-copilot-studio'],
+    references: [
+      'https://learn.microsoft.com/power-platform/admin/logging-power-automate',
+      'https://learn.microsoft.com/microsoft-copilot-studio/admin-logging-copilot-studio',
+    ],
     frameworks: { 'owasp-llm-2025': ['LLM06: Excessive Agency'], 'mitre-attack': ['T1059: Command and Scripting Interpreter'] },
     recordTypes: [RECORD_TYPES.PowerPlatformAdministratorActivity, RECORD_TYPES.MicrosoftFlow],
   },
@@ -24,7 +27,11 @@ export const detection: Detection = {
     if (creations.length === 0) return [];
     // Bursts may straddle runs: count the stored creations around the new ones, not only this page.
     const times = creations.map((e) => Date.parse(e.creationTime));
-    const stored = await ctx.find({ operations: CREATIONS, from: new Date(Math.min(...times) - WINDOW_MS).toISOString(), to: new Date(Math.max(...times) + WINDOW_MS).toISOString() });
+    const stored = await ctx.find({
+      operations: CREATIONS,
+      from: new Date(Math.min(...times) - WINDOW_MS).toISOString(),
+      to: new Date(Math.max(...times) + WINDOW_MS).toISOString(),
+    });
     const users = new Set(creations.map((e) => e.userId!.toLowerCase()));
     const byUser = new Map<string, { t: number; id: string }[]>();
     for (const e of stored) {
@@ -39,7 +46,12 @@ export const detection: Detection = {
         while (list[j]!.t - list[i]!.t > WINDOW_MS) i++;
         if (j - i + 1 >= MASS_CREATION_THRESHOLD) {
           const burst = list.slice(i, j + 1);
-          hits.push({ dedupeKey: `${user}|${new Date(burst[0]!.t).toISOString().slice(0, 13)}`, title: `${user} created ${burst.length} agents or flows within an hour`, eventIds: burst.map((b) => b.id), detail: { user, count: burst.length, from: new Date(burst[0]!.t).toISOString(), to: new Date(burst.at(-1)!.t).toISOString() } });
+          hits.push({
+            dedupeKey: `${user}|${new Date(burst[0]!.t).toISOString().slice(0, 13)}`,
+            title: `${user} created ${burst.length} agents or flows within an hour`,
+            eventIds: burst.map((b) => b.id),
+            detail: { user, count: burst.length, from: new Date(burst[0]!.t).toISOString(), to: new Date(burst.at(-1)!.t).toISOString() },
+          });
           break;
         }
       }

@@ -20,8 +20,10 @@ export const detection: Detection = {
     id: 'service_principal_credentials_added',
     title: 'Credentials added to a service principal',
     severity: 'high',
-    description: 'A password or certificate credential was added to a service principal or application: whoever holds it can act as that application with all its permissions.',
-    response: 'Confirm the owner added it; remove unknown credentials under App registrations > Certificates & secrets (or the service principal via Graph) and review the sign-ins of the application.',
+    description:
+      'A password or certificate credential was added to a service principal or application: whoever holds it can act as that application with all its permissions.',
+    response:
+      'Confirm the owner added it; remove unknown credentials under App registrations > Certificates & secrets (or the service principal via Graph) and review the sign-ins of the application.',
     references: ['https://learn.microsoft.com/entra/identity/monitoring-health/reference-audit-activities', 'https://attack.mitre.org/techniques/T1098/001/'],
     frameworks: { 'mitre-attack': ['T1098.001: Additional Cloud Credentials'] },
     recordTypes: [RECORD_TYPES.AzureActiveDirectory],
@@ -31,6 +33,20 @@ export const detection: Detection = {
       if (!/^(add service principal credentials|update application . certificates and secrets management)/i.test(e.operation ?? '')) return [];
       const d = directoryChange(e);
       const target = d?.targetName ?? d?.targetAppId ?? e.objectId ?? 'a service principal';
-      return [{ dedupeKey: e.id, title: `${credentialNoun(d?.keyTypes ?? [])} added to ${target} by ${e.userId}`, eventIds: [e.id], detail: { user: e.userId, target: d?.targetName ?? null, appId: d?.targetAppId ?? null, servicePrincipal: e.objectId, keyTypes: d?.keyTypes ?? [], keysAdded: d?.keysAdded ?? [] } }];
+      return [
+        {
+          dedupeKey: e.id,
+          title: `${credentialNoun(d?.keyTypes ?? [])} added to ${target} by ${e.userId}`,
+          eventIds: [e.id],
+          detail: {
+            user: e.userId,
+            target: d?.targetName ?? null,
+            appId: d?.targetAppId ?? null,
+            servicePrincipal: e.objectId,
+            keyTypes: d?.keyTypes ?? [],
+            keysAdded: d?.keysAdded ?? [],
+          },
+        },
+      ];
     }),
 };

@@ -25,11 +25,20 @@ function renderDemo(s: DemoSummary): string {
     `Collected (run ${s.run.status}, ${(s.run.durationMs / 1000).toFixed(1)} s)`,
     table(Object.entries(s.collected).map(([k, v]) => [`  ${k}`, String(v)])),
     '',
-    `Findings: ${s.findings.total} open (${Object.entries(s.findings.bySeverity).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`).join(', ') || 'none'}); ${s.notEvaluated} results not evaluated`,
+    `Findings: ${s.findings.total} open (${
+      Object.entries(s.findings.bySeverity)
+        .filter(([, n]) => n > 0)
+        .map(([k, n]) => `${n} ${k}`)
+        .join(', ') || 'none'
+    }); ${s.notEvaluated} results not evaluated`,
     table([['  SEVERITY', 'CHECK', 'RESOURCE', 'REASON'], ...s.findings.top.map((f) => [`  ${f.severity}`, f.checkId, f.resource, f.reason ?? ''])]),
     '',
     `Audit: ${s.audit.eventsIngested} events ingested (${s.audit.duplicatesDropped} duplicates dropped)${s.audit.contentTypesUnavailable.length ? `; not available: ${s.audit.contentTypesUnavailable.join(', ')}` : ''}`,
-    `Alerts: ${s.audit.alertsRaised} raised (${Object.entries(s.audit.byRule).map(([r, n]) => `${n} ${r}`).join(', ') || 'none'})`,
+    `Alerts: ${s.audit.alertsRaised} raised (${
+      Object.entries(s.audit.byRule)
+        .map(([r, n]) => `${n} ${r}`)
+        .join(', ') || 'none'
+    })`,
     table([['  SEVERITY', 'RULE', 'TITLE'], ...s.audit.top.map((a) => [`  ${a.severity}`, a.ruleId, a.title])]),
     '',
     `Database: ${s.database}`,
@@ -53,7 +62,11 @@ export function registerDemo(program: Command, run: (o: DemoOptions) => Promise<
     .action(async (opts: { json?: boolean; seed: string; users?: number; guests?: number; groups?: number; environments?: number; agents?: number }) => {
       const global = program.opts<{ dataDir?: string; verbose?: boolean }>();
       const progress = opts.json ? { update: () => undefined, done: () => undefined } : createProgress();
-      const sizes = Object.fromEntries(Object.entries({ users: opts.users, guests: opts.guests, groups: opts.groups, environments: opts.environments, agents: opts.agents }).filter(([, v]) => v !== undefined));
+      const sizes = Object.fromEntries(
+        Object.entries({ users: opts.users, guests: opts.guests, groups: opts.groups, environments: opts.environments, agents: opts.agents }).filter(
+          ([, v]) => v !== undefined,
+        ),
+      );
       try {
         const summary = await run({
           dataDir: global.dataDir,

@@ -21,12 +21,18 @@ export function registerEmulator(program: Command, run: (o: EmulatorRunOptions) 
     .option('--groups <n>', 'groups', count)
     .option('--environments <n>', 'environments', count)
     .option('--agents <n>', 'agents', count)
-    .action(async (opts: { port?: number; seed: string; dir: string; users?: number; guests?: number; groups?: number; environments?: number; agents?: number }) => {
-      const sizes = Object.fromEntries(Object.entries({ users: opts.users, guests: opts.guests, groups: opts.groups, environments: opts.environments, agents: opts.agents }).filter(([, v]) => v !== undefined));
-      try {
-        await run({ port: opts.port, seed: opts.seed, dir: opts.dir, sizes, print: (l) => print(l) });
-      } catch (e) {
-        process.exitCode = reportError(e, false);
-      }
-    });
+    .action(
+      async (opts: { port?: number; seed: string; dir: string; users?: number; guests?: number; groups?: number; environments?: number; agents?: number }) => {
+        const sizes = Object.fromEntries(
+          Object.entries({ users: opts.users, guests: opts.guests, groups: opts.groups, environments: opts.environments, agents: opts.agents }).filter(
+            ([, v]) => v !== undefined,
+          ),
+        );
+        try {
+          await run({ port: opts.port, seed: opts.seed, dir: opts.dir, sizes, print: (l) => print(l) });
+        } catch (e) {
+          process.exitCode = reportError(e, false);
+        }
+      },
+    );
 }

@@ -91,10 +91,15 @@ export function loadKeyEncryptionKey(dataDir: string, masterKey: string | undefi
   if (!existsSync(path)) {
     const stored = [...new Set(options.storedKeyIds ?? [])];
     if (stored.length && !options.replaceLostKey) {
-      throw new VigilError('configuration', 'MASTER_KEY_MISSING', `The master key is missing: ${path} does not exist and VIGIL_MASTER_KEY is not set, but the database holds client secrets encrypted with master key ${stored.join(', ')}. Vigil does not generate a new key, which would leave them unreadable.`, {
-        field: 'VIGIL_MASTER_KEY',
-        remediation: `Restore the original key: copy the backed-up master.key to ${path} (chmod 600), or set VIGIL_MASTER_KEY to the original key (its id, the first 16 hex characters of its SHA-256, is ${stored.join(' or ')}). If the key is lost for good: run \`vigil master-key reset --forget-secrets\`, which writes a new key and forgets the unreadable secrets, then enter each integration's secret again with \`vigil integrations rotate-secret <integration>\`.`,
-      });
+      throw new VigilError(
+        'configuration',
+        'MASTER_KEY_MISSING',
+        `The master key is missing: ${path} does not exist and VIGIL_MASTER_KEY is not set, but the database holds client secrets encrypted with master key ${stored.join(', ')}. Vigil does not generate a new key, which would leave them unreadable.`,
+        {
+          field: 'VIGIL_MASTER_KEY',
+          remediation: `Restore the original key: copy the backed-up master.key to ${path} (chmod 600), or set VIGIL_MASTER_KEY to the original key (its id, the first 16 hex characters of its SHA-256, is ${stored.join(' or ')}). If the key is lost for good: run \`vigil master-key reset --forget-secrets\`, which writes a new key and forgets the unreadable secrets, then enter each integration's secret again with \`vigil integrations rotate-secret <integration>\`.`,
+        },
+      );
     }
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     writeFileSync(path, randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
@@ -155,9 +160,14 @@ export function encryptSecret(kek: KeyEncryptionKey, secret: string, associatedD
  */
 export function decryptSecret(kek: KeyEncryptionKey, envelope: Envelope, associatedData: string): string {
   if (envelope.kid !== kek.id) {
-    throw new VigilError('configuration', 'MASTER_KEY_MISMATCH', `This secret was encrypted with master key ${envelope.kid}, but the loaded key is ${kek.id}.`, {
-      remediation: 'Start Vigil with the master key (VIGIL_MASTER_KEY or the data directory key file) that was in use when the secret was stored.',
-    });
+    throw new VigilError(
+      'configuration',
+      'MASTER_KEY_MISMATCH',
+      `This secret was encrypted with master key ${envelope.kid}, but the loaded key is ${kek.id}.`,
+      {
+        remediation: 'Start Vigil with the master key (VIGIL_MASTER_KEY or the data directory key file) that was in use when the secret was stored.',
+      },
+    );
   }
   const aad = Buffer.from(associatedData, 'utf8');
   try {

@@ -17,13 +17,19 @@ function stateKey(kek: KeyEncryptionKey): Buffer {
 
 /** Signs `data` with an expiry `ttlSeconds` from `now` and a random nonce. */
 export function signState(kek: KeyEncryptionKey, data: Record<string, string>, ttlSeconds: number, now = Date.now()): string {
-  const payload = Buffer.from(JSON.stringify({ ...data, exp: Math.floor(now / 1000) + ttlSeconds, n: randomBytes(9).toString('base64url') })).toString('base64url');
+  const payload = Buffer.from(JSON.stringify({ ...data, exp: Math.floor(now / 1000) + ttlSeconds, n: randomBytes(9).toString('base64url') })).toString(
+    'base64url',
+  );
   const signature = createHmac('sha256', stateKey(kek)).update(payload).digest('base64url');
   return `${payload}.${signature}`;
 }
 
 /** Checks a state token; returns its data or why it was refused. */
-export function verifyState(kek: KeyEncryptionKey, token: string | undefined, now = Date.now()): { ok: true; data: Record<string, string> } | { ok: false; reason: StateRejection } {
+export function verifyState(
+  kek: KeyEncryptionKey,
+  token: string | undefined,
+  now = Date.now(),
+): { ok: true; data: Record<string, string> } | { ok: false; reason: StateRejection } {
   const [payload, signature, extra] = (token ?? '').split('.');
   if (!payload || !signature || extra !== undefined) return { ok: false, reason: 'malformed' };
   const expected = createHmac('sha256', stateKey(kek)).update(payload).digest();

@@ -64,11 +64,24 @@ export class UpstreamHttpError extends VigilError {
   readonly upstreamMessage: string | undefined;
   /** The upstream's error body as received (Microsoft error bodies hold no secrets of ours); not serialised. */
   declare readonly body: unknown;
-  constructor(api: ApiName, method: string, url: string, status: number, upstreamCode: string | undefined, upstreamMessage: string | undefined, body?: unknown) {
+  constructor(
+    api: ApiName,
+    method: string,
+    url: string,
+    status: number,
+    upstreamCode: string | undefined,
+    upstreamMessage: string | undefined,
+    body?: unknown,
+  ) {
     const kind = status === 401 ? 'authentication' : status === 403 ? 'authorization' : status === 404 ? 'not-found' : 'upstream';
-    super(kind, upstreamCode ?? `HTTP_${status}`, `${api} ${method} ${redactUrl(url)} answered ${status}${upstreamCode ? ` ${upstreamCode}` : ''}${upstreamMessage ? `: ${upstreamMessage}` : ''}`, {
-      detail: { status, api, ...(upstreamCode ? { upstreamCode } : {}) },
-    });
+    super(
+      kind,
+      upstreamCode ?? `HTTP_${status}`,
+      `${api} ${method} ${redactUrl(url)} answered ${status}${upstreamCode ? ` ${upstreamCode}` : ''}${upstreamMessage ? `: ${upstreamMessage}` : ''}`,
+      {
+        detail: { status, api, ...(upstreamCode ? { upstreamCode } : {}) },
+      },
+    );
     this.status = status;
     this.api = api;
     this.upstreamCode = upstreamCode;
@@ -270,11 +283,16 @@ export class HttpClient {
         const unreachable = UNREACHABLE[reason];
         if (unreachable && attempt >= Math.min(this.maxAttempts, UNREACHABLE_ATTEMPTS)) {
           const host = new URL(req.url).host;
-          throw new VigilError('upstream', 'UPSTREAM_UNREACHABLE', `Cannot reach ${host} (${req.api}): ${unreachable} [${reason}, ${attempt} attempt${attempt > 1 ? 's' : ''}].`, {
-            remediation: this.unreachableHint?.(host) ?? `Check that this machine can reach ${host} (DNS, firewall, proxy).`,
-            detail: { host, api: req.api, reason },
-            cause: e,
-          });
+          throw new VigilError(
+            'upstream',
+            'UPSTREAM_UNREACHABLE',
+            `Cannot reach ${host} (${req.api}): ${unreachable} [${reason}, ${attempt} attempt${attempt > 1 ? 's' : ''}].`,
+            {
+              remediation: this.unreachableHint?.(host) ?? `Check that this machine can reach ${host} (DNS, firewall, proxy).`,
+              detail: { host, api: req.api, reason },
+              cause: e,
+            },
+          );
         }
         if (attempt >= this.maxAttempts) {
           throw new VigilError('upstream', 'NETWORK_ERROR', `${req.api} ${method} ${redactUrl(req.url)} failed after ${attempt} attempts: ${reason}`, {
@@ -296,7 +314,8 @@ export class HttpClient {
             await this.wait(req, attempt, undefined, 'unparsable body');
             continue;
           }
-          if (status < 400) throw new VigilError('upstream', 'INVALID_BODY', `${req.api} ${method} ${redactUrl(req.url)} returned a body that is not JSON.`, { cause: e });
+          if (status < 400)
+            throw new VigilError('upstream', 'INVALID_BODY', `${req.api} ${method} ${redactUrl(req.url)} returned a body that is not JSON.`, { cause: e });
           body = text;
         }
       }

@@ -99,8 +99,7 @@ export function foreignLinkError(api: ApiName, url: string, what: string, profil
     `${API_NAMES[api]}: refused ${what} pointing at ${origin}, ${why ?? `which is not a ${api} host of the cloud profile '${profileName}'`}; no token was sent there and the link was not stored.`,
     {
       field: what,
-      remediation:
-        `Vigil only sends a ${api} token to the ${api} hosts of its cloud profile. If ${origin} really serves ${api} for this tenant, set VIGIL_CLOUD or an endpoints file (VIGIL_ENDPOINTS_FILE) that names it. Otherwise treat it as an attempt to redirect Vigil's credentials: check the network path to Microsoft and who can write Vigil's database. A refused stored link is dropped, so the next collection reads this stream from the start.`,
+      remediation: `Vigil only sends a ${api} token to the ${api} hosts of its cloud profile. If ${origin} really serves ${api} for this tenant, set VIGIL_CLOUD or an endpoints file (VIGIL_ENDPOINTS_FILE) that names it. Otherwise treat it as an attempt to redirect Vigil's credentials: check the network path to Microsoft and who can write Vigil's database. A refused stored link is dropped, so the next collection reads this stream from the start.`,
       detail: { api, origin, link: what },
     },
   );

@@ -30,7 +30,10 @@ function defaultAdminScope(cloud: CloudProfile): string {
 
 /** How the administrator signs in. */
 export type AdminSignIn =
-  | { kind: 'device-code'; /** Shows Microsoft's message ("To sign in, use a web browser to open … and enter the code …"). */ prompt: (message: string) => void }
+  | {
+      kind: 'device-code';
+      /** Shows Microsoft's message ("To sign in, use a web browser to open … and enter the code …"). */ prompt: (message: string) => void;
+    }
   | { kind: 'password'; username: string; password: string };
 
 /** Options of {@link acquireAdminToken}. */
@@ -60,7 +63,10 @@ export async function acquireAdminToken(options: AdminTokenOptions): Promise<{ a
       authority: `${cloud.authorityHost}/${options.tenantId}`,
       ...(cloud.name === 'public' ? {} : { knownAuthorities: [new URL(cloud.authorityHost).host] }),
     },
-    system: { networkClient: new PipelineNetworkModule(options.http), loggerOptions: { logLevel: LogLevel.Error, piiLoggingEnabled: false, loggerCallback: () => undefined } },
+    system: {
+      networkClient: new PipelineNetworkModule(options.http),
+      loggerOptions: { logLevel: LogLevel.Error, piiLoggingEnabled: false, loggerCallback: () => undefined },
+    },
   });
   const scopes = [options.scope ?? defaultAdminScope(cloud)];
   let result;
@@ -75,24 +81,48 @@ export async function acquireAdminToken(options: AdminTokenOptions): Promise<{ a
     const code = /AADSTS(\d+)/.exec(text)?.[1];
     if (code && MFA_BLOCKS.has(code) && signIn.kind === 'device-code') {
       throw new VigilError('authentication', `AADSTS${code}`, `A Conditional Access or MFA policy blocks this sign-in (AADSTS${code}).`, {
-        remediation: 'Sign in from a device your policies allow, or have the administrator run the PowerShell steps on such a device (`vigil register-management-app --powershell`).',
+        remediation:
+          'Sign in from a device your policies allow, or have the administrator run the PowerShell steps on such a device (`vigil register-management-app --powershell`).',
         cause: e,
       });
     }
     if (code && MFA_BLOCKS.has(code)) {
-      throw new VigilError('authentication', `AADSTS${code}`, `Multi-factor authentication or Conditional Access blocks the password sign-in of ${signIn.kind === 'password' ? signIn.username : 'this account'} (AADSTS${code}).`, {
-        field: '--password-stdin',
-        remediation: 'Run the command again without --username/--password-stdin: the device-code sign-in (the default) works with MFA and Conditional Access.',
+      throw new VigilError(
+        'authentication',
+        `AADSTS${code}`,
+        `Multi-factor authentication or Conditional Access blocks the password sign-in of ${signIn.kind === 'password' ? signIn.username : 'this account'} (AADSTS${code}).`,
+        {
+          field: '--password-stdin',
+          remediation:
+            'Run the command again without --username/--password-stdin: the device-code sign-in (the default) works with MFA and Conditional Access.',
+          cause: e,
+        },
+      );
+    }
+    if (code === '50126') {
+      throw new VigilError('authentication', 'AADSTS50126', 'The username or password is wrong (AADSTS50126).', {
+        field: '--username',
+        remediation: "Check the administrator's user principal name and password, or use the device-code sign-in.",
         cause: e,
       });
     }
-    if (code === '50126') {
-      throw new VigilError('authentication', 'AADSTS50126', 'The username or password is wrong (AADSTS50126).', { field: '--username', remediation: 'Check the administrator\'s user principal name and password, or use the device-code sign-in.', cause: e });
-    }
-    if (err.errorCode === 'authorization_declined') throw new VigilError('authentication', 'DEVICE_CODE_DECLINED', 'The sign-in was declined in the browser.', { remediation: 'Run the command again and approve the sign-in.', cause: e });
-    if (err.errorCode === 'expired_token' || code === '70019') throw new VigilError('authentication', 'DEVICE_CODE_EXPIRED', 'The device code expired before the sign-in finished (15 minutes).', { remediation: 'Run the command again and finish the sign-in within 15 minutes.', cause: e });
+    if (err.errorCode === 'authorization_declined')
+      throw new VigilError('authentication', 'DEVICE_CODE_DECLINED', 'The sign-in was declined in the browser.', {
+        remediation: 'Run the command again and approve the sign-in.',
+        cause: e,
+      });
+    if (err.errorCode === 'expired_token' || code === '70019')
+      throw new VigilError('authentication', 'DEVICE_CODE_EXPIRED', 'The device code expired before the sign-in finished (15 minutes).', {
+        remediation: 'Run the command again and finish the sign-in within 15 minutes.',
+        cause: e,
+      });
     if (code) throw aadstsError(code, text.slice(text.indexOf(`AADSTS${code}`)), e);
-    throw new VigilError('authentication', 'ADMIN_SIGN_IN_FAILED', `The administrator sign-in failed: ${(err.errorMessage ?? err.message ?? '').split(/\r?\n/)[0]}`, { cause: e });
+    throw new VigilError(
+      'authentication',
+      'ADMIN_SIGN_IN_FAILED',
+      `The administrator sign-in failed: ${(err.errorMessage ?? err.message ?? '').split(/\r?\n/)[0]}`,
+      { cause: e },
+    );
   }
   if (!result?.accessToken) throw new VigilError('authentication', 'ADMIN_SIGN_IN_FAILED', 'The administrator sign-in returned no token.');
   return { accessToken: result.accessToken, claims: readUserClaims(result.accessToken) };

@@ -64,7 +64,12 @@ export interface UserTokenClaims {
 /** Decodes a user token's claims (not verified: the token comes straight from the token endpoint). */
 export function readUserClaims(accessToken: string): UserTokenClaims {
   const c = decodeJwt(accessToken) as Record<string, unknown>;
-  return { tid: text(c.tid), oid: text(c.oid), upn: text(c.upn) || text(c.preferred_username) || text(c.unique_name), wids: Array.isArray(c.wids) ? c.wids.filter((w): w is string => typeof w === 'string') : [] };
+  return {
+    tid: text(c.tid),
+    oid: text(c.oid),
+    upn: text(c.upn) || text(c.preferred_username) || text(c.unique_name),
+    wids: Array.isArray(c.wids) ? c.wids.filter((w): w is string => typeof w === 'string') : [],
+  };
 }
 
 /** Remediation text per AADSTS code the client-credentials grant meets (reference-error-codes.md). */
@@ -73,7 +78,8 @@ const AADSTS_HELP: Record<string, { field?: string; kind: 'authentication' | 'au
     field: '--client-secret',
     kind: 'authentication',
     message: 'The client secret was rejected (AADSTS7000215). Vigil needs the secret VALUE, not the secret ID.',
-    remediation: 'In the Microsoft Entra admin center open App registrations > your app > Certificates & secrets, create a new client secret and copy its Value column (shown once), not the Secret ID.',
+    remediation:
+      'In the Microsoft Entra admin center open App registrations > your app > Certificates & secrets, create a new client secret and copy its Value column (shown once), not the Secret ID.',
   },
   '7000222': {
     field: '--client-secret',
@@ -91,7 +97,8 @@ const AADSTS_HELP: Record<string, { field?: string; kind: 'authentication' | 'au
     field: '--client-id',
     kind: 'authentication',
     message: 'The application (client) ID was not found in this tenant (AADSTS700016).',
-    remediation: "Copy the Application (client) ID from App registrations > your app > Overview, and check that --tenant-id is that app's Directory (tenant) ID.",
+    remediation:
+      "Copy the Application (client) ID from App registrations > your app > Overview, and check that --tenant-id is that app's Directory (tenant) ID.",
   },
   '90002': {
     field: '--tenant-id',
@@ -119,7 +126,12 @@ export function aadstsError(code: string, description: string, cause?: unknown):
   const help = AADSTS_HELP[code];
   const firstLine = description.split(/\r?\n/)[0] ?? description;
   if (help) {
-    return new VigilError(help.kind, `AADSTS${code}`, help.message, { field: help.field, remediation: help.remediation, detail: { upstream: firstLine }, cause });
+    return new VigilError(help.kind, `AADSTS${code}`, help.message, {
+      field: help.field,
+      remediation: help.remediation,
+      detail: { upstream: firstLine },
+      cause,
+    });
   }
   return new VigilError('authentication', `AADSTS${code}`, `Microsoft Entra ID refused the request: ${firstLine}`, {
     remediation: `Look up AADSTS${code} at https://login.microsoftonline.com/error?code=${code}.`,
@@ -133,7 +145,12 @@ function fromMsalError(e: unknown): VigilError {
   const text = `${err.errorMessage ?? ''} ${err.message ?? ''}`;
   const m = /AADSTS(\d+)/.exec(text);
   if (m) return aadstsError(m[1]!, text.slice(text.indexOf(`AADSTS${m[1]}`)), e);
-  return new VigilError('upstream', 'TOKEN_REQUEST_FAILED', `Token request failed: ${err.errorCode ?? ''} ${(err.errorMessage ?? err.message ?? '').split(/\r?\n/)[0]}`.trim(), { cause: e });
+  return new VigilError(
+    'upstream',
+    'TOKEN_REQUEST_FAILED',
+    `Token request failed: ${err.errorCode ?? ''} ${(err.errorMessage ?? err.message ?? '').split(/\r?\n/)[0]}`.trim(),
+    { cause: e },
+  );
 }
 
 /**
@@ -229,7 +246,13 @@ export class ClientCredentialProvider {
       auth: {
         clientId: options.clientId,
         ...(options.certificate
-          ? { clientCertificate: { privateKey: options.certificate.privateKey, thumbprintSha256: options.certificate.thumbprintSha256, x5c: options.certificate.certificatePem } }
+          ? {
+              clientCertificate: {
+                privateKey: options.certificate.privateKey,
+                thumbprintSha256: options.certificate.thumbprintSha256,
+                x5c: options.certificate.certificatePem,
+              },
+            }
           : { clientSecret: options.clientSecret }),
         authority: `${options.cloud.authorityHost}/${options.tenantId}`,
         // Outside the public cloud (emulator, custom endpoint sets) the authority host is trusted as configured

@@ -102,20 +102,32 @@ export async function redeemAuthorizationCode(r: CodeRedemption): Promise<string
   const app = new ConfidentialClientApplication({
     auth: {
       clientId: r.clientId,
-      ...(r.certificate ? { clientCertificate: { privateKey: r.certificate.privateKey, thumbprintSha256: r.certificate.thumbprintSha256, x5c: r.certificate.certificatePem } } : { clientSecret: r.clientSecret }),
+      ...(r.certificate
+        ? { clientCertificate: { privateKey: r.certificate.privateKey, thumbprintSha256: r.certificate.thumbprintSha256, x5c: r.certificate.certificatePem } }
+        : { clientSecret: r.clientSecret }),
       authority: `${r.cloud.authorityHost}/${r.tenantId}`,
       ...(r.cloud.name === 'public' ? {} : { knownAuthorities: [authorityUrl.host] }),
     },
-    system: { networkClient: new PipelineNetworkModule(r.http), loggerOptions: { logLevel: LogLevel.Error, piiLoggingEnabled: false, loggerCallback: () => undefined } },
+    system: {
+      networkClient: new PipelineNetworkModule(r.http),
+      loggerOptions: { logLevel: LogLevel.Error, piiLoggingEnabled: false, loggerCallback: () => undefined },
+    },
   });
   let idToken: string | undefined;
   try {
-    idToken = (await app.acquireTokenByCode({ code: r.code, scopes: ['openid', 'profile'], redirectUri: r.redirectUri, codeVerifier: r.codeVerifier, nonce: r.nonce }, { code: r.code, nonce: r.nonce }))?.idToken;
+    idToken = (
+      await app.acquireTokenByCode(
+        { code: r.code, scopes: ['openid', 'profile'], redirectUri: r.redirectUri, codeVerifier: r.codeVerifier, nonce: r.nonce },
+        { code: r.code, nonce: r.nonce },
+      )
+    )?.idToken;
   } catch (e) {
     const err = e as { errorCode?: string; errorMessage?: string; message?: string };
     const text = `${err.errorMessage ?? ''} ${err.message ?? ''}`;
     const m = /AADSTS(\d+)/.exec(text);
-    throw m ? aadstsError(m[1]!, text.slice(text.indexOf(`AADSTS${m[1]}`)), e) : new VigilError('upstream', 'TOKEN_REQUEST_FAILED', `The sign-in code could not be redeemed (${err.errorCode ?? 'no code'}).`, { cause: e });
+    throw m
+      ? aadstsError(m[1]!, text.slice(text.indexOf(`AADSTS${m[1]}`)), e)
+      : new VigilError('upstream', 'TOKEN_REQUEST_FAILED', `The sign-in code could not be redeemed (${err.errorCode ?? 'no code'}).`, { cause: e });
   }
   if (!idToken) throw new VigilError('upstream', 'ID_TOKEN_MISSING', 'The token endpoint answered without an ID token.');
   return idToken;
@@ -136,8 +148,14 @@ export type IdTokenRejection = 'discovery' | 'signature' | 'issuer' | 'audience'
 
 /** An ID token that did not prove anything; `reason` says which check failed. */
 export class IdTokenRejected extends VigilError {
-  constructor(readonly reason: IdTokenRejection, message: string) {
-    super('authentication', 'ID_TOKEN_REJECTED', message, { remediation: 'Open a new consent link and sign in as a Global Administrator, Privileged Role Administrator, Cloud Application Administrator or Application Administrator of the tenant.' });
+  constructor(
+    readonly reason: IdTokenRejection,
+    message: string,
+  ) {
+    super('authentication', 'ID_TOKEN_REJECTED', message, {
+      remediation:
+        'Open a new consent link and sign in as a Global Administrator, Privileged Role Administrator, Cloud Application Administrator or Application Administrator of the tenant.',
+    });
   }
 }
 
@@ -173,10 +191,15 @@ export async function validateIdToken(c: IdTokenCheck): Promise<AdminIdentity> {
   const expectedIssuer = `${c.cloud.authorityHost.replace(/\/+$/, '')}/${tenantId}/v2.0`;
   let jwks: JSONWebKeySet;
   try {
-    const discovery = await c.http.send<{ issuer?: string; jwks_uri?: string }>({ api: 'identity', url: `${c.cloud.authorityHost}/${tenantId}/v2.0/.well-known/openid-configuration` });
+    const discovery = await c.http.send<{ issuer?: string; jwks_uri?: string }>({
+      api: 'identity',
+      url: `${c.cloud.authorityHost}/${tenantId}/v2.0/.well-known/openid-configuration`,
+    });
     const jwksUri = discovery.body?.jwks_uri ?? '';
-    if (discovery.body?.issuer !== expectedIssuer) throw new IdTokenRejected('discovery', `The OpenID configuration of tenant ${tenantId} names another issuer.`);
-    if (new URL(jwksUri).origin !== authority.origin) throw new IdTokenRejected('discovery', `The OpenID configuration of tenant ${tenantId} points its keys outside ${authority.host}.`);
+    if (discovery.body?.issuer !== expectedIssuer)
+      throw new IdTokenRejected('discovery', `The OpenID configuration of tenant ${tenantId} names another issuer.`);
+    if (new URL(jwksUri).origin !== authority.origin)
+      throw new IdTokenRejected('discovery', `The OpenID configuration of tenant ${tenantId} points its keys outside ${authority.host}.`);
     jwks = (await c.http.send<JSONWebKeySet>({ api: 'identity', url: jwksUri })).body;
   } catch (e) {
     if (e instanceof IdTokenRejected) throw e;
@@ -198,14 +221,21 @@ export async function validateIdToken(c: IdTokenCheck): Promise<AdminIdentity> {
       if (e.claim === 'aud') throw new IdTokenRejected('audience', 'The ID token is for another application.');
       throw new IdTokenRejected('claims', `The ID token lacks or has an invalid '${e.claim}' claim.`);
     }
-    throw new IdTokenRejected('signature', 'The ID token is not signed by the tenant\'s published keys.');
+    throw new IdTokenRejected('signature', "The ID token is not signed by the tenant's published keys.");
   }
   if (payload.nonce !== c.nonce) throw new IdTokenRejected('nonce', 'The ID token was not issued for this sign-in (nonce).');
-  if (typeof payload.tid !== 'string' || payload.tid.toLowerCase() !== tenantId) throw new IdTokenRejected('tenant', 'The ID token was issued by another tenant.');
+  if (typeof payload.tid !== 'string' || payload.tid.toLowerCase() !== tenantId)
+    throw new IdTokenRejected('tenant', 'The ID token was issued by another tenant.');
   if (!Array.isArray(payload.wids)) {
-    throw new IdTokenRejected('no-roles-claim', 'The ID token carries no directory roles (wids): the managed application must emit directory roles in its group claims (groupMembershipClaims "DirectoryRole").');
+    throw new IdTokenRejected(
+      'no-roles-claim',
+      'The ID token carries no directory roles (wids): the managed application must emit directory roles in its group claims (groupMembershipClaims "DirectoryRole").',
+    );
   }
-  const roles = payload.wids.filter((w): w is string => typeof w === 'string').map((w) => CONSENT_ADMIN_ROLES[w.toLowerCase()]).filter((r): r is string => r !== undefined);
+  const roles = payload.wids
+    .filter((w): w is string => typeof w === 'string')
+    .map((w) => CONSENT_ADMIN_ROLES[w.toLowerCase()])
+    .filter((r): r is string => r !== undefined);
   if (roles.length === 0) throw new IdTokenRejected('not-admin', 'The account that signed in holds no role that can grant admin consent in the tenant.');
   return { tid: tenantId, oid: String(payload.oid), username: typeof payload.preferred_username === 'string' ? payload.preferred_username : '', roles };
 }

@@ -33,14 +33,28 @@ export type AccountChildAttrs<A> = Omit<A, 'accountId' | 'subscriptionId'>;
  * one slice per account, one estate object per item (id = its ARM id), its attributes led by the account id and the
  * account's subscription id.
  */
-export function accountChildStream<S extends 'foundryProjects' | 'foundryDeployments'>(name: S, collection: 'projects' | 'deployments', attrs: (j: Json) => AccountChildAttrs<EstateAttrs[S]>): Stream<S> {
+export function accountChildStream<S extends 'foundryProjects' | 'foundryDeployments'>(
+  name: S,
+  collection: 'projects' | 'deployments',
+  attrs: (j: Json) => AccountChildAttrs<EstateAttrs[S]>,
+): Stream<S> {
   return odataListStream<S>({
     name,
     primaryKey: ['id'],
     parent: 'foundryAccounts',
     slice: accountSlice,
     resource: (ctx) => ctx.cloud.arm.resource,
-    request: (ctx, slice, cursor) => ({ api: 'arm', url: cursor ?? `${ctx.cloud.arm.baseUrl}${slice.params.accountId}/${collection}?api-version=${COGNITIVE_SERVICES_API}` }),
-    map: (j, slice) => ({ sliceKey: slice.key, id: String(j.id), name: str(j.name), attrs: { accountId: slice.key, subscriptionId: slice.params.subscriptionId!, ...attrs(j) } as EstateAttrs[S], raw: j }) as StreamRecords[S],
+    request: (ctx, slice, cursor) => ({
+      api: 'arm',
+      url: cursor ?? `${ctx.cloud.arm.baseUrl}${slice.params.accountId}/${collection}?api-version=${COGNITIVE_SERVICES_API}`,
+    }),
+    map: (j, slice) =>
+      ({
+        sliceKey: slice.key,
+        id: String(j.id),
+        name: str(j.name),
+        attrs: { accountId: slice.key, subscriptionId: slice.params.subscriptionId!, ...attrs(j) } as EstateAttrs[S],
+        raw: j,
+      }) as StreamRecords[S],
   });
 }

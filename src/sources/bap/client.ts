@@ -50,7 +50,13 @@ export const adminApplicationUrl = (cloud: CloudProfile, appId: string) =>
  * @throws UpstreamHttpError (403 when the user is not an administrator).
  */
 export async function putManagementApp(ctx: AdminApiContext, appId: string): Promise<{ applicationId: string }> {
-  const res = await ctx.http.send<{ applicationId?: string } | null>({ api: 'bap', method: 'PUT', url: adminApplicationUrl(ctx.cloud, appId), body: {}, token: async () => ctx.token });
+  const res = await ctx.http.send<{ applicationId?: string } | null>({
+    api: 'bap',
+    method: 'PUT',
+    url: adminApplicationUrl(ctx.cloud, appId),
+    body: {},
+    token: async () => ctx.token,
+  });
   return { applicationId: res.body?.applicationId ?? appId };
 }
 
@@ -60,7 +66,11 @@ export async function putManagementApp(ctx: AdminApiContext, appId: string): Pro
  */
 export async function getManagementApp(ctx: AdminApiContext, appId: string): Promise<{ applicationId: string } | null> {
   try {
-    const res = await ctx.http.send<{ applicationId?: string } | null>({ api: 'bap', url: adminApplicationUrl(ctx.cloud, appId), token: async () => ctx.token });
+    const res = await ctx.http.send<{ applicationId?: string } | null>({
+      api: 'bap',
+      url: adminApplicationUrl(ctx.cloud, appId),
+      token: async () => ctx.token,
+    });
     return { applicationId: res.body?.applicationId ?? appId };
   } catch (e) {
     if (e instanceof UpstreamHttpError && e.status === 404) return null;

@@ -15,21 +15,28 @@ import type { Json } from '../../core/json.ts';
 /** The System Administrator security role's name. */
 const SYSTEM_ADMINISTRATOR = 'System Administrator';
 
-
 /**
  * Runs the sequence in one environment. Returns whether the role was newly associated (false = it already was).
  * @throws UpstreamHttpError when Dataverse refuses a step; VigilError `ROLE_NOT_FOUND` when the role is missing.
  */
-export async function assignSystemAdministrator(ctx: StreamContext, instanceUrl: string, appId: string, token: (forceRefresh: boolean) => Promise<string>): Promise<boolean> {
+export async function assignSystemAdministrator(
+  ctx: StreamContext,
+  instanceUrl: string,
+  appId: string,
+  token: (forceRefresh: boolean) => Promise<string>,
+): Promise<boolean> {
   const base = `${dataverseResource(instanceUrl)}/${DATAVERSE_API}`;
   const headers = { 'OData-MaxVersion': '4.0', 'OData-Version': '4.0' };
-  const get = async (path: string) => (await ctx.http.send<{ value?: Json[] }>({ api: 'dataverse', url: `${base}/${path}`, headers, token, tenantId: ctx.tenantId })).body?.value ?? [];
+  const get = async (path: string) =>
+    (await ctx.http.send<{ value?: Json[] }>({ api: 'dataverse', url: `${base}/${path}`, headers, token, tenantId: ctx.tenantId })).body?.value ?? [];
 
   const [root] = await get(`businessunits?$select=businessunitid,name&$filter=parentbusinessunitid eq null`);
   if (!root) throw new VigilError('upstream', 'ROOT_BUSINESS_UNIT_NOT_FOUND', 'Dataverse returned no root business unit.');
   const rootId = String(root.businessunitid);
 
-  let [user] = await get(`systemusers?$select=systemuserid,applicationid&$expand=systemuserroles_association($select=roleid,name)&$filter=applicationid eq ${appId}`);
+  let [user] = await get(
+    `systemusers?$select=systemuserid,applicationid&$expand=systemuserroles_association($select=roleid,name)&$filter=applicationid eq ${appId}`,
+  );
   if (!user) {
     const created = await ctx.http.send({
       api: 'dataverse',

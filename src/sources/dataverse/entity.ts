@@ -16,7 +16,6 @@ import type { Json } from '../../core/json.ts';
 /** Dataverse Web API version used. */
 export const DATAVERSE_API = 'api/data/v9.2';
 
-
 /** The resource (token audience) of a Dataverse instance: its URL without a trailing slash. */
 export function dataverseResource(instanceUrl: string): string {
   return instanceUrl.replace(/\/+$/, '');
@@ -32,7 +31,14 @@ export function environmentSlice(row: { id: string; dataverse_url?: string | nul
  * @throws VigilError `upstream` / `FOREIGN_LINK` when the instance URL (or a next link) is off the Dataverse hosts of the
  *   cloud profile: no token is asked for it and nothing is sent.
  */
-async function* entityPages<R>(ctx: StreamContext, slice: Slice, entitySet: string, select: string, cursor: string | null, map: (j: Json) => R): AsyncGenerator<StreamPage<R>> {
+async function* entityPages<R>(
+  ctx: StreamContext,
+  slice: Slice,
+  entitySet: string,
+  select: string,
+  cursor: string | null,
+  map: (j: Json) => R,
+): AsyncGenerator<StreamPage<R>> {
   const request = entityRequest(ctx, slice, entitySet, select, cursor);
   yield* listPages(ctx, ctx.tokens.bearer(dataverseResource(slice.params.instanceUrl!)), request, map);
 }

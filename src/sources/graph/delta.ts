@@ -47,5 +47,12 @@ export function deltaUrl(ctx: StreamContext, path: string, select: string): stri
 /** The paging request of a delta round from `url`: page size by `Prefer: odata.maxpagesize`, Graph token, its cost. */
 export function deltaRequest(ctx: StreamContext, url: string): ODataPagingRequest {
   const size = Math.min(999, Math.max(1, ctx.graphPageSize ?? 999));
-  return { api: 'graph', url, headers: { Prefer: `odata.maxpagesize=${size}` }, token: ctx.tokens.bearer(ctx.cloud.graph.resource), tenantId: ctx.tenantId, cost: graphResourceUnits(url) };
+  return {
+    api: 'graph',
+    url,
+    headers: { Prefer: `odata.maxpagesize=${size}` },
+    token: ctx.tokens.bearer(ctx.cloud.graph.resource),
+    tenantId: ctx.tenantId,
+    cost: graphResourceUnits(url),
+  };
 }

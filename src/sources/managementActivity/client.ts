@@ -39,7 +39,14 @@ function withPublisher(url: string, publisherId: string): string {
 
 function request(ctx: FeedContext, url: string, method: HttpRequest['method'] = 'GET'): HttpRequest {
   // The pipeline's link policy keeps the token on the profile's Management Activity hosts (FOREIGN_LINK otherwise).
-  return { api: 'managementActivity', method, url: withPublisher(url, ctx.publisherId), token: ctx.tokens.bearer(ctx.cloud.managementActivity.resource), tenantId: ctx.tenantId, throttledWhen: isAf429 };
+  return {
+    api: 'managementActivity',
+    method,
+    url: withPublisher(url, ctx.publisherId),
+    token: ctx.tokens.bearer(ctx.cloud.managementActivity.resource),
+    tenantId: ctx.tenantId,
+    throttledWhen: isAf429,
+  };
 }
 
 const feedRoot = (ctx: FeedContext) => `${ctx.cloud.managementActivity.baseUrl}/api/v1.0/${ctx.tenantId}/activity/feed`;
@@ -76,7 +83,8 @@ function feedTime(d: Date): string {
  *   Activity hosts (the page is not yielded, nothing is fetched from it); UpstreamHttpError from the pipeline.
  */
 export async function* listContent(ctx: FeedContext, contentType: string, start: Date, end: Date): AsyncGenerator<ContentItem[]> {
-  let url: string | undefined = `${feedRoot(ctx)}/subscriptions/content?contentType=${encodeURIComponent(contentType)}&startTime=${feedTime(start)}&endTime=${feedTime(end)}`;
+  let url: string | undefined =
+    `${feedRoot(ctx)}/subscriptions/content?contentType=${encodeURIComponent(contentType)}&startTime=${feedTime(start)}&endTime=${feedTime(end)}`;
   while (url) {
     const res: { body: ContentItem[] | null; headers: Record<string, string> } = await ctx.http.send<ContentItem[] | null>(request(ctx, url));
     const items = Array.isArray(res.body) ? res.body : [];

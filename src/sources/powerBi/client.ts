@@ -87,7 +87,12 @@ function explainRefusal(roles: readonly string[]): { reason: string; fix: string
  * artifacts).
  */
 function powerBiRefusal(e: unknown, roles: readonly string[] = []): unknown {
-  if (!(e instanceof UpstreamHttpError) || (e.status !== 401 && e.status !== 403) || !/PowerBINotAuthorized/i.test(`${e.upstreamCode ?? ''} ${JSON.stringify(e.body ?? '')}`)) return e;
+  if (
+    !(e instanceof UpstreamHttpError) ||
+    (e.status !== 401 && e.status !== 403) ||
+    !/PowerBINotAuthorized/i.test(`${e.upstreamCode ?? ''} ${JSON.stringify(e.body ?? '')}`)
+  )
+    return e;
   const { reason, fix } = explainRefusal(roles);
   return new VigilError('authorization', POWER_BI_NOT_AUTHORIZED, reason, { remediation: fix, cause: e });
 }
@@ -131,9 +136,14 @@ export async function probeAdminApiAccess(ctx: StreamContext, now = new Date()):
  */
 export async function* activityEvents(ctx: StreamContext, start: Date, end: Date): AsyncGenerator<ActivityEventsPage> {
   if (start.toISOString().slice(0, 10) !== end.toISOString().slice(0, 10) || end < start) {
-    throw new VigilError('invalid-input', 'POWER_BI_WINDOW', `Power BI activity windows lie in one UTC day: ${start.toISOString()} to ${end.toISOString()} does not.`);
+    throw new VigilError(
+      'invalid-input',
+      'POWER_BI_WINDOW',
+      `Power BI activity windows lie in one UTC day: ${start.toISOString()} to ${end.toISOString()} does not.`,
+    );
   }
-  let url: string | undefined = `${ctx.cloud.powerBi.baseUrl}/v1.0/myorg/admin/activityevents?startDateTime='${start.toISOString()}'&endDateTime='${end.toISOString()}'`;
+  let url: string | undefined =
+    `${ctx.cloud.powerBi.baseUrl}/v1.0/myorg/admin/activityevents?startDateTime='${start.toISOString()}'&endDateTime='${end.toISOString()}'`;
   while (url) {
     let res: { body: ActivityEventsBody | null };
     try {

@@ -48,12 +48,14 @@ export interface ScanWaitOptions {
   cancelled?: () => boolean;
 }
 
-
 /** The refusal of the read-only admin APIs, worded for a stream recorded as not collected (cause and fix). */
 async function notCollected(ctx: StreamContext, e: unknown): Promise<unknown> {
   const r = await refusalIn(ctx, e);
   if (isVigilError(r) && r.code === POWER_BI_NOT_AUTHORIZED) {
-    return new VigilError('authorization', POWER_BI_NOT_AUTHORIZED, `Not collected: ${r.message} Fix: ${r.remediation ?? ''}`.trim(), { remediation: r.remediation, cause: e });
+    return new VigilError('authorization', POWER_BI_NOT_AUTHORIZED, `Not collected: ${r.message} Fix: ${r.remediation ?? ''}`.trim(), {
+      remediation: r.remediation,
+      cause: e,
+    });
   }
   return r;
 }
@@ -116,12 +118,21 @@ async function waitForScan(ctx: StreamContext, scanId: string, options: ScanWait
     if (status === 'Succeeded') return;
     if (status === 'Failed') {
       const err = (res.body?.error ?? {}) as Json;
-      throw new VigilError('upstream', 'POWER_BI_SCAN_FAILED', `Power BI scan ${scanId} failed${typeof err.code === 'string' ? ` (${err.code})` : ''}; the workspaces of this batch were not collected.`);
+      throw new VigilError(
+        'upstream',
+        'POWER_BI_SCAN_FAILED',
+        `Power BI scan ${scanId} failed${typeof err.code === 'string' ? ` (${err.code})` : ''}; the workspaces of this batch were not collected.`,
+      );
     }
     if (Date.now() - started > (options.maxWaitMs ?? 600_000)) {
-      throw new VigilError('upstream', 'POWER_BI_SCAN_TIMEOUT', `Power BI scan ${scanId} was still ${status || 'pending'} after ${Math.round((Date.now() - started) / 1000)} s.`, {
-        remediation: 'Power BI may be busy; the next collection resumes from this batch.',
-      });
+      throw new VigilError(
+        'upstream',
+        'POWER_BI_SCAN_TIMEOUT',
+        `Power BI scan ${scanId} was still ${status || 'pending'} after ${Math.round((Date.now() - started) / 1000)} s.`,
+        {
+          remediation: 'Power BI may be busy; the next collection resumes from this batch.',
+        },
+      );
     }
     delay = Math.min(delay * 2, options.maxPollMs ?? 15_000);
   }
@@ -133,10 +144,18 @@ async function waitForScan(ctx: StreamContext, scanId: string, options: ScanWait
  * @returns the GetScanResult body and the scan's `createdDateTime`.
  */
 export async function scanWorkspaces(ctx: StreamContext, ids: string[], options: ScanWaitOptions = {}): Promise<{ result: Json; scannedAt: string | null }> {
-  if (ids.length === 0 || ids.length > SCAN_BATCH_SIZE) throw new VigilError('invalid-input', 'SCAN_BATCH_SIZE', `A Power BI scan takes 1 to ${SCAN_BATCH_SIZE} workspaces; got ${ids.length}.`, { field: 'workspaces' });
+  if (ids.length === 0 || ids.length > SCAN_BATCH_SIZE)
+    throw new VigilError('invalid-input', 'SCAN_BATCH_SIZE', `A Power BI scan takes 1 to ${SCAN_BATCH_SIZE} workspaces; got ${ids.length}.`, {
+      field: 'workspaces',
+    });
   const release = await acquireScanSlot(ctx.tenantId);
   try {
-    const started = await powerBiAdminCall<Json | null>(ctx, 'POST', adminUrl(ctx, 'workspaces/getInfo?lineage=true&datasourceDetails=true&getArtifactUsers=true'), { workspaces: ids });
+    const started = await powerBiAdminCall<Json | null>(
+      ctx,
+      'POST',
+      adminUrl(ctx, 'workspaces/getInfo?lineage=true&datasourceDetails=true&getArtifactUsers=true'),
+      { workspaces: ids },
+    );
     const scanId = typeof started.body?.id === 'string' ? started.body.id : null;
     if (!scanId) throw new VigilError('upstream', 'POWER_BI_SCAN_ID_MISSING', 'Power BI accepted a scan request but returned no scan id.');
     await waitForScan(ctx, scanId, options);

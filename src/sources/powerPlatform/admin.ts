@@ -44,7 +44,6 @@ import { REFRESH_SECONDS, type Slice, type Stream, type StreamContext } from '..
  * 403 "does not have permission to access the path" and the slice is recorded errored (checks say not evaluated).
  */
 
-
 /** API versions used. */
 export const POWER_APPS_API_VERSION = '2023-06-01';
 export const CONNECTORS_API_VERSION = '2019-05-01';

@@ -166,7 +166,19 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of ['findings', 'check_results', 'agents', 'dataverse_users', 'environments', 'group_memberships', 'directory_groups', 'directory_users', 'checkpoints', 'collection_runs', 'integrations']) {
+  for (const t of [
+    'findings',
+    'check_results',
+    'agents',
+    'dataverse_users',
+    'environments',
+    'group_memberships',
+    'directory_groups',
+    'directory_users',
+    'checkpoints',
+    'collection_runs',
+    'integrations',
+  ]) {
     await db.schema.dropTable(t).execute();
   }
 }

@@ -6,7 +6,10 @@ import type { Kysely } from 'kysely';
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('integrations').addColumn('credential_state', 'varchar(16)', (c) => c.notNull().defaultTo('ok')).execute();
+  await db.schema
+    .alterTable('integrations')
+    .addColumn('credential_state', 'varchar(16)', (c) => c.notNull().defaultTo('ok'))
+    .execute();
   await db.schema.alterTable('integrations').addColumn('credential_error', 'text').execute();
   await db.schema.alterTable('integrations').addColumn('secret_rotated_at', 'varchar(32)').execute();
 }

@@ -93,7 +93,19 @@ export async function up(db: Kysely<any>): Promise<void> {
       const segmentId = `seg_migrated_${String(++n).padStart(8, '0')}`;
       const text = `[${list.map((r) => r.raw as string).join(',')}]`;
       const data = await compress(Buffer.from(text, 'utf8'), { params: { [constants.BROTLI_PARAM_QUALITY]: 1 } });
-      await db.insertInto('audit_raw_segments').values({ integration_id: integrationId, id: segmentId, content_type: list[0]!.content_type, content_id: null, codec: 'br', records: list.length, data, stored_at: now }).execute();
+      await db
+        .insertInto('audit_raw_segments')
+        .values({
+          integration_id: integrationId,
+          id: segmentId,
+          content_type: list[0]!.content_type,
+          content_id: null,
+          codec: 'br',
+          records: list.length,
+          data,
+          stored_at: now,
+        })
+        .execute();
       await db
         .insertInto('audit_events_v2')
         .values(list.map(({ raw: _raw, ...r }, i) => ({ ...r, raw_segment_id: segmentId, raw_index: i })))

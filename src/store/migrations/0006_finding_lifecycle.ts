@@ -24,13 +24,24 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('detail', 'text')
     .execute();
   await db.schema.createIndex('finding_history_finding_idx').on('finding_history').columns(['finding_id', 'at']).execute();
-  const rows = (await db.selectFrom('findings').select(['id', 'first_seen_at', 'status', 'resolved_at']).execute()) as { id: string; first_seen_at: string; status: string; resolved_at: string | null }[];
+  const rows = (await db.selectFrom('findings').select(['id', 'first_seen_at', 'status', 'resolved_at']).execute()) as {
+    id: string;
+    first_seen_at: string;
+    status: string;
+    resolved_at: string | null;
+  }[];
   let n = 0;
   const history = rows.flatMap((f) => [
     { id: `fhe_migrated_${String(++n).padStart(10, '0')}`, finding_id: f.id, at: f.first_seen_at, event: 'opened', detail: null },
-    ...(f.status === 'resolved' && f.resolved_at ? [{ id: `fhe_migrated_${String(++n).padStart(10, '0')}`, finding_id: f.id, at: f.resolved_at, event: 'resolved', detail: null }] : []),
+    ...(f.status === 'resolved' && f.resolved_at
+      ? [{ id: `fhe_migrated_${String(++n).padStart(10, '0')}`, finding_id: f.id, at: f.resolved_at, event: 'resolved', detail: null }]
+      : []),
   ]);
-  for (let i = 0; i < history.length; i += 500) await db.insertInto('finding_history').values(history.slice(i, i + 500)).execute();
+  for (let i = 0; i < history.length; i += 500)
+    await db
+      .insertInto('finding_history')
+      .values(history.slice(i, i + 500))
+      .execute();
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

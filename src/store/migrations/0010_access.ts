@@ -51,7 +51,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('last_used_at', 'varchar(32)')
     .addColumn('revoked_at', 'varchar(32)')
     .execute();
-  await db.schema.alterTable('integrations').addColumn('organization_id', 'varchar(64)', (c) => c.references('organizations.id')).execute();
+  await db.schema
+    .alterTable('integrations')
+    .addColumn('organization_id', 'varchar(64)', (c) => c.references('organizations.id'))
+    .execute();
   const existing = await db.selectFrom('integrations').select('id').limit(1).execute();
   if (existing.length > 0) {
     await db.insertInto('organizations').values({ id: 'org_default', name: 'Default', created_at: new Date().toISOString() }).execute();

@@ -46,7 +46,17 @@ export async function up(db: Kysely<any>): Promise<void> {
     const tenant = r.tenant_id.toLowerCase();
     if (seen.has(tenant)) continue;
     seen.add(tenant);
-    await db.insertInto('tenant_bindings').values({ tenant_id: tenant, organization_id: r.organization_id, method: 'operator', proven_by: 'migration 0012 (integrated before tenant binding)', proven_by_oid: null, proven_at: at }).execute();
+    await db
+      .insertInto('tenant_bindings')
+      .values({
+        tenant_id: tenant,
+        organization_id: r.organization_id,
+        method: 'operator',
+        proven_by: 'migration 0012 (integrated before tenant binding)',
+        proven_by_oid: null,
+        proven_at: at,
+      })
+      .execute();
   }
 }
 

@@ -21,9 +21,14 @@ export async function listOrganizations(db: Executor): Promise<OrganizationsTabl
 }
 
 /** Integrations, portal users and API keys (revoked ones excluded) per organization id. */
-export async function organizationCounts(db: Executor): Promise<{ integrations: Map<string, number>; users: Map<string, number>; apiKeys: Map<string, number> }> {
+export async function organizationCounts(
+  db: Executor,
+): Promise<{ integrations: Map<string, number>; users: Map<string, number>; apiKeys: Map<string, number> }> {
   const count = async (table: 'integrations' | 'portal_users' | 'api_keys') => {
-    let q = db.selectFrom(table).select(['organization_id', db.fn.countAll<number>().as('n')]).groupBy('organization_id');
+    let q = db
+      .selectFrom(table)
+      .select(['organization_id', db.fn.countAll<number>().as('n')])
+      .groupBy('organization_id');
     if (table === 'api_keys') q = q.where('revoked_at', 'is', null);
     const rows = (await q.execute()) as { organization_id: string | null; n: number | string }[];
     return new Map(rows.filter((r) => r.organization_id !== null).map((r) => [r.organization_id!, Number(r.n)]));
@@ -124,7 +129,10 @@ export async function deleteSession(db: Executor, id: string): Promise<void> {
 
 /** Deletes sessions past their absolute expiry or idle since before `idleBefore`. @returns how many. */
 export async function deleteStaleSessions(db: Executor, now: string, idleBefore: string): Promise<number> {
-  const r = await db.deleteFrom('portal_sessions').where((eb) => eb.or([eb('expires_at', '<=', now), eb('last_seen_at', '<', idleBefore)])).executeTakeFirst();
+  const r = await db
+    .deleteFrom('portal_sessions')
+    .where((eb) => eb.or([eb('expires_at', '<=', now), eb('last_seen_at', '<', idleBefore)]))
+    .executeTakeFirst();
   return Number(r.numDeletedRows);
 }
 
@@ -143,7 +151,13 @@ export async function listApiKeys(db: Executor, organizationId: string): Promise
 
 /** Revokes a key of the organization. @returns false when the organization has no such live key. */
 export async function revokeApiKey(db: Executor, organizationId: string, id: string, at: string): Promise<boolean> {
-  const r = await db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('organization_id', '=', organizationId).where('revoked_at', 'is', null).executeTakeFirst();
+  const r = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: at })
+    .where('id', '=', id)
+    .where('organization_id', '=', organizationId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
   return Number(r.numUpdatedRows) > 0;
 }
 

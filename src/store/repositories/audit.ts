@@ -51,9 +51,16 @@ const sqliteStatements = new WeakMap<object, { run(...values: unknown[]): { chan
  * measured, see {@link sqliteHandle}); rows already stored are skipped. Must run inside a Kysely transaction.
  * @returns how many rows were new.
  */
-function insertEventRowsSqlite(handle: NonNullable<ReturnType<typeof sqliteHandle>>, integrationId: string, segmentId: string, events: BlobToStore['events'], at: string): number {
+function insertEventRowsSqlite(
+  handle: NonNullable<ReturnType<typeof sqliteHandle>>,
+  integrationId: string,
+  segmentId: string,
+  events: BlobToStore['events'],
+  at: string,
+): number {
   let stmt = sqliteStatements.get(handle);
-  if (!stmt) sqliteStatements.set(handle, (stmt = handle.prepare(`${EVENT_INSERT} values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing`)));
+  if (!stmt)
+    sqliteStatements.set(handle, (stmt = handle.prepare(`${EVENT_INSERT} values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing`)));
   let inserted = 0;
   for (const e of events) inserted += stmt.run(integrationId, ...e.columns.map(storableText), segmentId, e.rawIndex, at).changes;
   return inserted;
@@ -72,8 +79,22 @@ export async function storeBlob(db: Kysely<Database>, integrationId: string, blo
   const data = await encodeSegment(blob.text);
   const segmentId = newId('seg');
   return db.transaction().execute(async (trx) => {
-    await trx.insertInto('audit_raw_segments').values({ integration_id: integrationId, id: segmentId, content_type: blob.contentType, content_id: blob.contentId, codec: RAW_CODEC, records: blob.records, data, stored_at: at }).execute();
-    const inserted = handle ? insertEventRowsSqlite(handle, integrationId, segmentId, blob.events, at) : await insertEventRowsPostgres(trx, integrationId, segmentId, blob.events, at);
+    await trx
+      .insertInto('audit_raw_segments')
+      .values({
+        integration_id: integrationId,
+        id: segmentId,
+        content_type: blob.contentType,
+        content_id: blob.contentId,
+        codec: RAW_CODEC,
+        records: blob.records,
+        data,
+        stored_at: at,
+      })
+      .execute();
+    const inserted = handle
+      ? insertEventRowsSqlite(handle, integrationId, segmentId, blob.events, at)
+      : await insertEventRowsPostgres(trx, integrationId, segmentId, blob.events, at);
     if (inserted === 0) await trx.deleteFrom('audit_raw_segments').where('integration_id', '=', integrationId).where('id', '=', segmentId).execute();
     return inserted;
   });
@@ -83,14 +104,32 @@ export async function storeBlob(db: Kysely<Database>, integrationId: string, blo
  * Stores records that did not come as a content blob (tests, imports): normalised, then stored as one blob.
  * @returns how many were new; records without `Id` or a parseable `CreationTime` are skipped.
  */
-export async function storeRecords(db: Kysely<Database>, integrationId: string, contentType: string, records: Record<string, unknown>[], at: string): Promise<number> {
+export async function storeRecords(
+  db: Kysely<Database>,
+  integrationId: string,
+  contentType: string,
+  records: Record<string, unknown>[],
+  at: string,
+): Promise<number> {
   const { events } = blobEvents(records, contentType);
   return storeBlob(db, integrationId, { contentType, contentId: null, text: JSON.stringify(records), records: records.length, events }, at);
 }
 
 /** A stored event row as an event without its raw record. */
 function toEventColumns(r: AuditEventsTable): Omit<AuditEvent, 'raw'> {
-  return { id: r.id, contentType: r.content_type, recordType: r.record_type, creationTime: r.creation_time, operation: r.operation, workload: r.workload, userId: r.user_id, userType: r.user_type, clientIp: r.client_ip, objectId: r.object_id, organizationId: r.organization_id };
+  return {
+    id: r.id,
+    contentType: r.content_type,
+    recordType: r.record_type,
+    creationTime: r.creation_time,
+    operation: r.operation,
+    workload: r.workload,
+    userId: r.user_id,
+    userType: r.user_type,
+    clientIp: r.client_ip,
+    objectId: r.object_id,
+    organizationId: r.organization_id,
+  };
 }
 
 /**
@@ -125,7 +164,10 @@ export async function getCursor(db: Executor, integrationId: string, contentType
 export async function saveCursor(db: Executor, c: Omit<AuditCursorsTable, 'updated_at'>, at: string): Promise<void> {
   const existing = await getCursor(db, c.integration_id, c.content_type);
   if (!existing) {
-    await db.insertInto('audit_cursors').values({ ...c, updated_at: at }).execute();
+    await db
+      .insertInto('audit_cursors')
+      .values({ ...c, updated_at: at })
+      .execute();
     return;
   }
   const cursor = Date.parse(c.cursor_time) > Date.parse(existing.cursor_time) ? c.cursor_time : existing.cursor_time;
@@ -153,14 +195,38 @@ export interface AlertInput {
 
 /** Raises an alert unless one with the same rule and key exists; returns its id and whether it is new. */
 export async function raiseAlert(db: Executor, a: AlertInput, at: string): Promise<{ id: string; created: boolean }> {
-  const existing = await db.selectFrom('alerts').select('id').where('integration_id', '=', a.integrationId).where('rule_id', '=', a.ruleId).where('dedupe_key', '=', a.dedupeKey).executeTakeFirst();
+  const existing = await db
+    .selectFrom('alerts')
+    .select('id')
+    .where('integration_id', '=', a.integrationId)
+    .where('rule_id', '=', a.ruleId)
+    .where('dedupe_key', '=', a.dedupeKey)
+    .executeTakeFirst();
   if (existing) return { id: existing.id, created: false };
   const id = newId('alr');
   await db
     .insertInto('alerts')
-    .values({ id, integration_id: a.integrationId, rule_id: a.ruleId, severity: a.severity, status: 'new', title: a.title, dedupe_key: a.dedupeKey, detail: JSON.stringify(a.detail), window_start: a.windowStart ?? null, window_end: a.windowEnd ?? null, created_at: at, updated_at: at })
+    .values({
+      id,
+      integration_id: a.integrationId,
+      rule_id: a.ruleId,
+      severity: a.severity,
+      status: 'new',
+      title: a.title,
+      dedupe_key: a.dedupeKey,
+      detail: JSON.stringify(a.detail),
+      window_start: a.windowStart ?? null,
+      window_end: a.windowEnd ?? null,
+      created_at: at,
+      updated_at: at,
+    })
     .execute();
-  if (a.eventIds?.length) await db.insertInto('alert_events').values(a.eventIds.map((event_id) => ({ alert_id: id, event_id }))).onConflict((oc) => oc.doNothing()).execute();
+  if (a.eventIds?.length)
+    await db
+      .insertInto('alert_events')
+      .values(a.eventIds.map((event_id) => ({ alert_id: id, event_id })))
+      .onConflict((oc) => oc.doNothing())
+      .execute();
   return { id, created: true };
 }
 
@@ -170,7 +236,10 @@ export async function getAlert(db: Executor, alertId: string): Promise<AlertsTab
 }
 
 /** Alerts, newest first; `integrationIds` keeps those of these integrations (none for an empty list). */
-export async function listAlerts(db: Executor, filter: { integrationId?: string; integrationIds?: string[]; status?: string; ruleId?: string } = {}): Promise<AlertsTable[]> {
+export async function listAlerts(
+  db: Executor,
+  filter: { integrationId?: string; integrationIds?: string[]; status?: string; ruleId?: string } = {},
+): Promise<AlertsTable[]> {
   if (filter.integrationIds?.length === 0) return [];
   let q = db.selectFrom('alerts').selectAll();
   if (filter.integrationId) q = q.where('integration_id', '=', filter.integrationId);
@@ -184,14 +253,22 @@ export async function listAlerts(db: Executor, filter: { integrationId?: string;
 export async function alertEventIds(db: Executor, alertIds: string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   for (let i = 0; i < alertIds.length; i += 500) {
-    const rows = await db.selectFrom('alert_events').select(['alert_id', 'event_id']).where('alert_id', 'in', alertIds.slice(i, i + 500)).orderBy('event_id').execute();
+    const rows = await db
+      .selectFrom('alert_events')
+      .select(['alert_id', 'event_id'])
+      .where('alert_id', 'in', alertIds.slice(i, i + 500))
+      .orderBy('event_id')
+      .execute();
     for (const r of rows) out.set(r.alert_id, [...(out.get(r.alert_id) ?? []), r.event_id]);
   }
   return out;
 }
 
 /** Events of an integration, newest first, with optional filters (`integrationIds`: of these integrations; none for an empty list). */
-export async function listEvents(db: Executor, filter: { integrationId?: string; integrationIds?: string[]; since?: string; operation?: string; userId?: string; limit?: number } = {}): Promise<AuditEventsTable[]> {
+export async function listEvents(
+  db: Executor,
+  filter: { integrationId?: string; integrationIds?: string[]; since?: string; operation?: string; userId?: string; limit?: number } = {},
+): Promise<AuditEventsTable[]> {
   if (filter.integrationIds?.length === 0) return [];
   let q = db.selectFrom('audit_events').selectAll();
   if (filter.integrationId) q = q.where('integration_id', '=', filter.integrationId);
@@ -199,7 +276,10 @@ export async function listEvents(db: Executor, filter: { integrationId?: string;
   if (filter.since) q = q.where('creation_time', '>=', filter.since);
   if (filter.operation) q = q.where('operation', '=', filter.operation);
   if (filter.userId) q = q.where('user_id', '=', filter.userId);
-  return q.orderBy('creation_time', 'desc').limit(filter.limit ?? 1000).execute();
+  return q
+    .orderBy('creation_time', 'desc')
+    .limit(filter.limit ?? 1000)
+    .execute();
 }
 
 /** Alert lifecycle states. */
@@ -215,7 +295,10 @@ export async function setAlertStatus(db: Executor, alertId: string, status: (typ
 
 /** Where the detections stopped: events with `ingested_at` at or before it were evaluated ('' = none yet). */
 export async function getDetectionWatermark(db: Executor, integrationId: string): Promise<string> {
-  return (await db.selectFrom('detection_watermarks').select('evaluated_through').where('integration_id', '=', integrationId).executeTakeFirst())?.evaluated_through ?? '';
+  return (
+    (await db.selectFrom('detection_watermarks').select('evaluated_through').where('integration_id', '=', integrationId).executeTakeFirst())
+      ?.evaluated_through ?? ''
+  );
 }
 
 /** Moves the detection watermark to `through` (ISO 8601 UTC). */
@@ -229,7 +312,12 @@ export async function saveDetectionWatermark(db: Executor, integrationId: string
 
 /** The latest `ingested_at` after `after`, or undefined when nothing new was stored. */
 export async function latestIngestedAfter(db: Executor, integrationId: string, after: string): Promise<string | undefined> {
-  const r = await db.selectFrom('audit_events').select(sql<string | null>`max(ingested_at)`.as('m')).where('integration_id', '=', integrationId).where('ingested_at', '>', after).executeTakeFirst();
+  const r = await db
+    .selectFrom('audit_events')
+    .select(sql<string | null>`max(ingested_at)`.as('m'))
+    .where('integration_id', '=', integrationId)
+    .where('ingested_at', '>', after)
+    .executeTakeFirst();
   return r?.m ?? undefined;
 }
 
@@ -237,8 +325,18 @@ export async function latestIngestedAfter(db: Executor, integrationId: string, a
  * One page of events stored in (after, through] of the given record types, ordered by (`creation_time`, `id`),
  * starting after `from` (keyset paging).
  */
-export async function pageStoredEvents(db: Executor, integrationId: string, q: { after: string; through: string; recordTypes: number[]; from?: { creationTime: string; id: string }; limit: number }): Promise<AuditEventsTable[]> {
-  let query = db.selectFrom('audit_events').selectAll().where('integration_id', '=', integrationId).where('ingested_at', '>', q.after).where('ingested_at', '<=', q.through).where('record_type', 'in', q.recordTypes);
+export async function pageStoredEvents(
+  db: Executor,
+  integrationId: string,
+  q: { after: string; through: string; recordTypes: number[]; from?: { creationTime: string; id: string }; limit: number },
+): Promise<AuditEventsTable[]> {
+  let query = db
+    .selectFrom('audit_events')
+    .selectAll()
+    .where('integration_id', '=', integrationId)
+    .where('ingested_at', '>', q.after)
+    .where('ingested_at', '<=', q.through)
+    .where('record_type', 'in', q.recordTypes);
   if (q.from) {
     const f = q.from;
     query = query.where((eb) => eb.or([eb('creation_time', '>', f.creationTime), eb.and([eb('creation_time', '=', f.creationTime), eb('id', '>', f.id)])]));
@@ -247,9 +345,22 @@ export async function pageStoredEvents(db: Executor, integrationId: string, q: {
 }
 
 /** Stored events of these operations created in [from, to], oldest first, at most `limit`, without raw records. */
-export async function findEventsByOperation(db: Executor, integrationId: string, q: { operations: string[]; from: string; to: string; limit: number }): Promise<Omit<AuditEvent, 'raw'>[]> {
+export async function findEventsByOperation(
+  db: Executor,
+  integrationId: string,
+  q: { operations: string[]; from: string; to: string; limit: number },
+): Promise<Omit<AuditEvent, 'raw'>[]> {
   if (q.operations.length === 0) return [];
-  const rows = await db.selectFrom('audit_events').selectAll().where('integration_id', '=', integrationId).where('operation', 'in', q.operations).where('creation_time', '>=', q.from).where('creation_time', '<=', q.to).orderBy('creation_time').limit(q.limit).execute();
+  const rows = await db
+    .selectFrom('audit_events')
+    .selectAll()
+    .where('integration_id', '=', integrationId)
+    .where('operation', 'in', q.operations)
+    .where('creation_time', '>=', q.from)
+    .where('creation_time', '<=', q.to)
+    .orderBy('creation_time')
+    .limit(q.limit)
+    .execute();
   return rows.map(toEventColumns);
 }
 
@@ -260,7 +371,12 @@ export type UserIp = Omit<AuditUserIpsTable, 'integration_id'>;
 export async function userIpsStoredBetween(db: Executor, integrationId: string, after: string, through: string): Promise<UserIp[]> {
   return (await db
     .selectFrom('audit_events')
-    .select([sql<string>`lower(user_id)`.as('user_key'), 'client_ip', sql<string>`min(creation_time)`.as('first_seen'), sql<string>`max(creation_time)`.as('last_seen')])
+    .select([
+      sql<string>`lower(user_id)`.as('user_key'),
+      'client_ip',
+      sql<string>`min(creation_time)`.as('first_seen'),
+      sql<string>`max(creation_time)`.as('last_seen'),
+    ])
     .where('integration_id', '=', integrationId)
     .where('ingested_at', '>', after)
     .where('ingested_at', '<=', through)
@@ -274,7 +390,14 @@ export async function userIpsStoredBetween(db: Executor, integrationId: string, 
 export async function knownUserIps(db: Executor, integrationId: string, userKeys: string[]): Promise<UserIp[]> {
   const out: UserIp[] = [];
   for (let i = 0; i < userKeys.length; i += 500) {
-    out.push(...(await db.selectFrom('audit_user_ips').select(['user_key', 'client_ip', 'first_seen', 'last_seen']).where('integration_id', '=', integrationId).where('user_key', 'in', userKeys.slice(i, i + 500)).execute()));
+    out.push(
+      ...(await db
+        .selectFrom('audit_user_ips')
+        .select(['user_key', 'client_ip', 'first_seen', 'last_seen'])
+        .where('integration_id', '=', integrationId)
+        .where('user_key', 'in', userKeys.slice(i, i + 500))
+        .execute()),
+    );
   }
   return out;
 }

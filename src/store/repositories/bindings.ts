@@ -16,7 +16,11 @@ export async function findBinding(db: Executor, tenantId: string): Promise<Tenan
  */
 export async function insertBindingIfAbsent(db: Executor, row: TenantBindingRow): Promise<TenantBindingRow> {
   const value = { ...row, tenant_id: row.tenant_id.toLowerCase() };
-  await db.insertInto('tenant_bindings').values(value).onConflict((oc) => oc.column('tenant_id').doNothing()).execute();
+  await db
+    .insertInto('tenant_bindings')
+    .values(value)
+    .onConflict((oc) => oc.column('tenant_id').doNothing())
+    .execute();
   return (await findBinding(db, value.tenant_id))!;
 }
 
@@ -26,7 +30,15 @@ export async function upsertBinding(db: Executor, row: TenantBindingRow): Promis
   await db
     .insertInto('tenant_bindings')
     .values(value)
-    .onConflict((oc) => oc.column('tenant_id').doUpdateSet({ organization_id: value.organization_id, method: value.method, proven_by: value.proven_by, proven_by_oid: value.proven_by_oid, proven_at: value.proven_at }))
+    .onConflict((oc) =>
+      oc.column('tenant_id').doUpdateSet({
+        organization_id: value.organization_id,
+        method: value.method,
+        proven_by: value.proven_by,
+        proven_by_oid: value.proven_by_oid,
+        proven_at: value.proven_at,
+      }),
+    )
     .execute();
 }
 
@@ -60,7 +72,14 @@ export async function findConsentFlow(db: Executor, id: string): Promise<Consent
  * Moves a flow from `from` to `to` (with the given fields) only if it is still at `from` and not expired at `now`:
  * the single-use guarantee. Returns true for the one caller that wins; a replay or a concurrent second use gets false.
  */
-export async function advanceConsentFlow(db: Executor, id: string, from: ConsentFlowRow['stage'], to: ConsentFlowRow['stage'], now: string, set: Partial<Pick<ConsentFlowRow, 'nonce' | 'verifier_envelope' | 'expires_at'>> = {}): Promise<boolean> {
+export async function advanceConsentFlow(
+  db: Executor,
+  id: string,
+  from: ConsentFlowRow['stage'],
+  to: ConsentFlowRow['stage'],
+  now: string,
+  set: Partial<Pick<ConsentFlowRow, 'nonce' | 'verifier_envelope' | 'expires_at'>> = {},
+): Promise<boolean> {
   const r = await db
     .updateTable('consent_flows')
     .set({ ...set, stage: to, used_at: now })

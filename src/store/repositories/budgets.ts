@@ -47,7 +47,11 @@ async function block(db: Executor, tenantId: string, api: string, untilMs: numbe
   await db
     .insertInto('upstream_budgets')
     .values({ tenant_id: tenantId, api, tokens: limit.capacity, updated_ms: nowMs, blocked_until_ms: untilMs })
-    .onConflict((oc) => oc.columns(['tenant_id', 'api']).doUpdateSet({ blocked_until_ms: sql`case when upstream_budgets.blocked_until_ms > ${untilMs} then upstream_budgets.blocked_until_ms else ${untilMs} end` }))
+    .onConflict((oc) =>
+      oc.columns(['tenant_id', 'api']).doUpdateSet({
+        blocked_until_ms: sql`case when upstream_budgets.blocked_until_ms > ${untilMs} then upstream_budgets.blocked_until_ms else ${untilMs} end`,
+      }),
+    )
     .execute();
 }
 

@@ -67,7 +67,14 @@ export async function beginEvaluation(db: Executor, integrationId: string, at: s
  * Stores one check's results in place of its previous ones and moves its findings along (see {@link applyEvaluation}):
  * a finding of this check whose resource is absent from `results` is resolved (the resource is gone or out of scope).
  */
-export async function applyCheckResults(db: Executor, integrationId: string, runId: string | null, checkId: string, results: ResultInput[], at: string): Promise<FindingCounts> {
+export async function applyCheckResults(
+  db: Executor,
+  integrationId: string,
+  runId: string | null,
+  checkId: string,
+  results: ResultInput[],
+  at: string,
+): Promise<FindingCounts> {
   await db.deleteFrom('check_results').where('integration_id', '=', integrationId).where('check_id', '=', checkId).execute();
   for (let i = 0; i < results.length; i += 200) {
     const rows: CheckResultRow[] = results.slice(i, i + 200).map((r) => ({
@@ -84,7 +91,12 @@ export async function applyCheckResults(db: Executor, integrationId: string, run
     await db.insertInto('check_results').values(rows).execute();
   }
 
-  const existing = await db.selectFrom('findings').select(['id', 'resource_id', 'status']).where('integration_id', '=', integrationId).where('check_id', '=', checkId).execute();
+  const existing = await db
+    .selectFrom('findings')
+    .select(['id', 'resource_id', 'status'])
+    .where('integration_id', '=', integrationId)
+    .where('check_id', '=', checkId)
+    .execute();
   const byResource = new Map(existing.map((f) => [f.resource_id, f]));
   const seen = new Set<string>();
   const counts: FindingCounts = { opened: 0, open: 0, resolved: 0 };
@@ -121,7 +133,14 @@ export async function applyCheckResults(db: Executor, integrationId: string, run
         }
         await db
           .updateTable('findings')
-          .set({ status: 'open', last_seen_at: at, resolved_at: null, severity: r.severity, resource_name: r.resourceName, detail: JSON.stringify({ reason: r.reason, ...r.detail }) })
+          .set({
+            status: 'open',
+            last_seen_at: at,
+            resolved_at: null,
+            severity: r.severity,
+            resource_name: r.resourceName,
+            detail: JSON.stringify({ reason: r.reason, ...r.detail }),
+          })
           .where('id', '=', f.id)
           .execute();
       }
@@ -148,7 +167,9 @@ export async function applyCheckResults(db: Executor, integrationId: string, run
 export async function finishEvaluation(db: Executor, integrationId: string, evaluated: string[], at: string): Promise<FindingCounts> {
   const counts: FindingCounts = { opened: 0, open: 0, resolved: 0 };
   const ran = new Set(evaluated);
-  const stale = (await db.selectFrom('check_results').select('check_id').distinct().where('integration_id', '=', integrationId).execute()).filter((r) => !ran.has(r.check_id));
+  const stale = (await db.selectFrom('check_results').select('check_id').distinct().where('integration_id', '=', integrationId).execute()).filter(
+    (r) => !ran.has(r.check_id),
+  );
   for (const r of stale) await db.deleteFrom('check_results').where('integration_id', '=', integrationId).where('check_id', '=', r.check_id).execute();
   const open = await db.selectFrom('findings').select(['id', 'check_id']).where('integration_id', '=', integrationId).where('status', '=', 'open').execute();
   for (const f of open) {
@@ -187,7 +208,11 @@ export type FindingWithSuppression = FindingRow & { suppression: Omit<FindingSup
 async function activeSuppressions(db: Executor, findingIds: string[], at: string): Promise<Map<string, FindingSuppressionsTable>> {
   const active = new Map<string, FindingSuppressionsTable>();
   for (let i = 0; i < findingIds.length; i += 500) {
-    for (const s of await db.selectFrom('finding_suppressions').selectAll().where('finding_id', 'in', findingIds.slice(i, i + 500)).execute()) {
+    for (const s of await db
+      .selectFrom('finding_suppressions')
+      .selectAll()
+      .where('finding_id', 'in', findingIds.slice(i, i + 500))
+      .execute()) {
       if (s.expires_at === null || s.expires_at > at) active.set(s.finding_id, s);
     }
   }
@@ -198,7 +223,12 @@ async function activeSuppressions(db: Executor, findingIds: string[], at: string
  * The lifecycle steps (`events`) an evaluation recorded at `at` for an integration's findings, oldest first: each
  * finding row with the step and its suppression active at `at`.
  */
-export async function findingStepsAt(db: Executor, integrationId: string, at: string, events: FindingEvent[]): Promise<(FindingWithSuppression & { step: FindingEvent })[]> {
+export async function findingStepsAt(
+  db: Executor,
+  integrationId: string,
+  at: string,
+  events: FindingEvent[],
+): Promise<(FindingWithSuppression & { step: FindingEvent })[]> {
   const steps = await db
     .selectFrom('finding_history')
     .innerJoin('findings', 'findings.id', 'finding_history.finding_id')
@@ -212,7 +242,11 @@ export async function findingStepsAt(db: Executor, integrationId: string, at: st
   const suppressed = await activeSuppressions(db, [...new Set(steps.map((s) => s.id))], at);
   return steps.map(({ step, ...f }) => {
     const sup = suppressed.get(f.id);
-    return { ...f, step: step as FindingEvent, suppression: sup ? { reason: sup.reason, author: sup.author, expires_at: sup.expires_at, created_at: sup.created_at } : null };
+    return {
+      ...f,
+      step: step as FindingEvent,
+      suppression: sup ? { reason: sup.reason, author: sup.author, expires_at: sup.expires_at, created_at: sup.created_at } : null,
+    };
   });
 }
 
@@ -229,7 +263,11 @@ export async function listFindings(db: Executor, filter: FindingFilter = {}): Pr
   if (filter.severity) q = q.where('severity', '=', filter.severity);
   if (filter.checkId) q = q.where('check_id', '=', filter.checkId);
   const rows = await q.orderBy('last_seen_at', 'desc').execute();
-  const suppressions = await activeSuppressions(db, rows.map((r) => r.id), at);
+  const suppressions = await activeSuppressions(
+    db,
+    rows.map((r) => r.id),
+    at,
+  );
   const order = ['critical', 'high', 'medium', 'low', 'info'];
   return rows
     .map((r) => {
@@ -245,7 +283,10 @@ export type FindingEvent = 'opened' | 'resolved' | 'reopened' | 'suppressed' | '
 
 /** Appends one step to a finding's history. */
 async function recordHistory(db: Executor, findingId: string, event: FindingEvent, at: string, detail: Record<string, unknown> | null = null): Promise<void> {
-  await db.insertInto('finding_history').values({ id: newId('fhe'), finding_id: findingId, at, event, detail: detail ? JSON.stringify(detail) : null }).execute();
+  await db
+    .insertInto('finding_history')
+    .values({ id: newId('fhe'), finding_id: findingId, at, event, detail: detail ? JSON.stringify(detail) : null })
+    .execute();
 }
 
 /** A finding's history, oldest first. */
@@ -259,7 +300,10 @@ export async function getFinding(db: Executor, findingId: string, at = new Date(
   if (!row) return undefined;
   const s = await db.selectFrom('finding_suppressions').selectAll().where('finding_id', '=', findingId).executeTakeFirst();
   const active = s && (s.expires_at === null || s.expires_at > at) ? s : null;
-  return { ...row, suppression: active ? { reason: active.reason, author: active.author, expires_at: active.expires_at, created_at: active.created_at } : null };
+  return {
+    ...row,
+    suppression: active ? { reason: active.reason, author: active.author, expires_at: active.expires_at, created_at: active.created_at } : null,
+  };
 }
 
 /**
@@ -267,11 +311,19 @@ export async function getFinding(db: Executor, findingId: string, at = new Date(
  * while its lifecycle goes on underneath; when the suppression expires the finding shows again as it stands.
  * @returns false when no such finding exists.
  */
-export async function suppressFinding(db: Executor, findingId: string, s: { reason: string; author: string; expiresAt: string | null }, at: string): Promise<boolean> {
+export async function suppressFinding(
+  db: Executor,
+  findingId: string,
+  s: { reason: string; author: string; expiresAt: string | null },
+  at: string,
+): Promise<boolean> {
   const row = await db.selectFrom('findings').select('id').where('id', '=', findingId).executeTakeFirst();
   if (!row) return false;
   await db.deleteFrom('finding_suppressions').where('finding_id', '=', findingId).execute();
-  await db.insertInto('finding_suppressions').values({ finding_id: findingId, reason: s.reason, author: s.author, expires_at: s.expiresAt, created_at: at }).execute();
+  await db
+    .insertInto('finding_suppressions')
+    .values({ finding_id: findingId, reason: s.reason, author: s.author, expires_at: s.expiresAt, created_at: at })
+    .execute();
   await recordHistory(db, findingId, 'suppressed', at, { reason: s.reason, author: s.author, expiresAt: s.expiresAt });
   return true;
 }
@@ -305,7 +357,9 @@ async function expireSuppressions(db: Executor, integrationId: string, at: strin
 
 /** True once an evaluation stamped with this collection run has been written (evaluation commits in one transaction). */
 export async function hasResultsOfRun(db: Executor, integrationId: string, runId: string): Promise<boolean> {
-  return Boolean(await db.selectFrom('check_results').select('run_id').where('integration_id', '=', integrationId).where('run_id', '=', runId).limit(1).executeTakeFirst());
+  return Boolean(
+    await db.selectFrom('check_results').select('run_id').where('integration_id', '=', integrationId).where('run_id', '=', runId).limit(1).executeTakeFirst(),
+  );
 }
 
 /** The latest check results of an integration. */

@@ -5,8 +5,14 @@ import type { IntegrationsTable } from '../schema.ts';
 export type IntegrationRow = IntegrationsTable;
 
 /** Inserts a new integration (credential state `ok` unless given). */
-export async function insertIntegration(db: Executor, row: Omit<IntegrationRow, 'credential_state' | 'credential_error' | 'secret_rotated_at'> & Partial<IntegrationRow>): Promise<void> {
-  await db.insertInto('integrations').values({ credential_state: 'ok', credential_error: null, secret_rotated_at: null, ...row }).execute();
+export async function insertIntegration(
+  db: Executor,
+  row: Omit<IntegrationRow, 'credential_state' | 'credential_error' | 'secret_rotated_at'> & Partial<IntegrationRow>,
+): Promise<void> {
+  await db
+    .insertInto('integrations')
+    .values({ credential_state: 'ok', credential_error: null, secret_rotated_at: null, ...row })
+    .execute();
 }
 
 /** Records that Entra ID refused the integration's credentials (`expired` or `rejected`), with the fix. */
@@ -40,7 +46,12 @@ export async function integrationIdsStartingWith(db: Executor, prefix: string, l
 }
 
 /** Ids in `table` starting with `prefix` (a kind and hexadecimal digits, as {@link integrationIdsStartingWith}). */
-export async function idsStartingWith(db: Executor, table: 'integrations' | 'findings' | 'alerts' | 'collection_runs', prefix: string, limit = 11): Promise<string[]> {
+export async function idsStartingWith(
+  db: Executor,
+  table: 'integrations' | 'findings' | 'alerts' | 'collection_runs',
+  prefix: string,
+  limit = 11,
+): Promise<string[]> {
   if (!/^[a-z]+_[0-9a-f]*$/.test(prefix)) return [];
   return (await db.selectFrom(table).select('id').where('id', 'like', `${prefix}%`).orderBy('id').limit(limit).execute()).map((r) => r.id as string);
 }
@@ -67,7 +78,11 @@ export async function listIntegrations(db: Executor): Promise<IntegrationRow[]> 
 
 /** Stores the latest verification report (JSON) of an integration. */
 export async function updateVerification(db: Executor, id: string, verification: unknown, at: string): Promise<void> {
-  await db.updateTable('integrations').set({ verification: JSON.stringify(verification), verified_at: at, updated_at: at }).where('id', '=', id).execute();
+  await db
+    .updateTable('integrations')
+    .set({ verification: JSON.stringify(verification), verified_at: at, updated_at: at })
+    .where('id', '=', id)
+    .execute();
 }
 
 /** Deletes an integration and, by cascade, everything collected for it. Returns true when a row was deleted. */
@@ -89,5 +104,9 @@ export async function listSecretEnvelopes(db: Executor): Promise<{ id: string; n
 
 /** Forgets an integration's stored secret (it can no longer be opened) and stops its collections with `error` as the fix. */
 export async function forgetSecret(db: Executor, id: string, error: string, at: string): Promise<void> {
-  await db.updateTable('integrations').set({ secret_envelope: null, credential_state: 'rejected', credential_error: error, updated_at: at }).where('id', '=', id).execute();
+  await db
+    .updateTable('integrations')
+    .set({ secret_envelope: null, credential_state: 'rejected', credential_error: error, updated_at: at })
+    .where('id', '=', id)
+    .execute();
 }

@@ -1,5 +1,20 @@
 import { sql } from 'kysely';
-import { isEstateStream, STREAM_NAMES, type Agent, type CoreStreamRecords, type DataverseUser, type DirectoryGroup, type DirectoryUser, type EstateObject, type EstateStreamName, type GroupMembership, type ParentRow, type PowerPlatformEnvironment, type StreamName, type StreamRecords } from '../../core/inventory.ts';
+import {
+  isEstateStream,
+  STREAM_NAMES,
+  type Agent,
+  type CoreStreamRecords,
+  type DataverseUser,
+  type DirectoryGroup,
+  type DirectoryUser,
+  type EstateObject,
+  type EstateStreamName,
+  type GroupMembership,
+  type ParentRow,
+  type PowerPlatformEnvironment,
+  type StreamName,
+  type StreamRecords,
+} from '../../core/inventory.ts';
 import type { Executor } from '../db.ts';
 import type { InventoryTable } from '../schema.ts';
 
@@ -26,7 +41,12 @@ interface TableMapping<R> {
 
 /** The parent streams a child stream can be sliced by: four core streams, or any estate stream. */
 export type ParentStream = 'groups' | 'environments' | 'users' | 'agents' | EstateStreamName;
-const PARENT_TABLES: Record<'groups' | 'environments' | 'users' | 'agents', InventoryTable> = { groups: 'directory_groups', environments: 'environments', users: 'directory_users', agents: 'agents' };
+const PARENT_TABLES: Record<'groups' | 'environments' | 'users' | 'agents', InventoryTable> = {
+  groups: 'directory_groups',
+  environments: 'environments',
+  users: 'directory_users',
+  agents: 'agents',
+};
 
 /** How the first six streams' records map to their own tables. */
 const CORE_TABLES: { [S in keyof CoreStreamRecords]: TableMapping<CoreStreamRecords[S]> } = {
@@ -147,7 +167,15 @@ export async function upsertRecords<S extends StreamName>(
   const mapping = TABLES[stream] as TableMapping<StreamRecords[S]>;
   const byKey = new Map<string, Record<string, unknown>>();
   for (const r of records) {
-    const row = { integration_id: integrationId, ...mapping.toRow(r), raw: JSON.stringify(r.raw), first_seen_at: now, last_seen_at: now, last_seen_run: runId, deleted_at: null };
+    const row = {
+      integration_id: integrationId,
+      ...mapping.toRow(r),
+      raw: JSON.stringify(r.raw),
+      first_seen_at: now,
+      last_seen_at: now,
+      last_seen_run: runId,
+      deleted_at: null,
+    };
     byKey.set(mapping.key.map((k) => String(row[k as keyof typeof row])).join('\u0000'), row);
   }
   const rows = [...byKey.values()];
@@ -158,7 +186,9 @@ export async function upsertRecords<S extends StreamName>(
       .insertInto(mapping.table as any)
       .values(rows.slice(i, i + CHUNK))
       .onConflict((oc) =>
-        oc.columns(['integration_id', ...mapping.key] as never).doUpdateSet(Object.fromEntries(updateColumns.map((c) => [c, sql.ref(`excluded.${c}`)])) as never),
+        oc
+          .columns(['integration_id', ...mapping.key] as never)
+          .doUpdateSet(Object.fromEntries(updateColumns.map((c) => [c, sql.ref(`excluded.${c}`)])) as never),
       )
       .execute();
   }
@@ -193,14 +223,19 @@ export async function markUnseen(
     return Number(r.numUpdatedRows ?? 0);
   }
   for (let i = 0; i < completedSlices.length; i += 500) {
-    const r = await base().where('last_seen_run', '!=', runId).where(mapping.sliceColumn, 'in', completedSlices.slice(i, i + 500)).executeTakeFirst();
+    const r = await base()
+      .where('last_seen_run', '!=', runId)
+      .where(mapping.sliceColumn, 'in', completedSlices.slice(i, i + 500))
+      .executeTakeFirst();
     marked += Number(r.numUpdatedRows ?? 0);
   }
   if (parent && isEstateStream(parent)) {
     // Rows whose estate parent is gone (or deleted).
     const r = await base()
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      .where(mapping.sliceColumn, 'not in', (qb: any) => qb.selectFrom('estate_objects').select('id').where('integration_id', '=', integrationId).where('stream', '=', parent).where('deleted_at', 'is', null))
+      .where(mapping.sliceColumn, 'not in', (qb: any) =>
+        qb.selectFrom('estate_objects').select('id').where('integration_id', '=', integrationId).where('stream', '=', parent).where('deleted_at', 'is', null),
+      )
       .executeTakeFirst();
     return marked + Number(r.numUpdatedRows ?? 0);
   }
@@ -208,7 +243,9 @@ export async function markUnseen(
   if (parentTable) {
     const r = await base()
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      .where(mapping.sliceColumn, 'not in', (qb: any) => qb.selectFrom(parentTable).select('id').where('integration_id', '=', integrationId).where('deleted_at', 'is', null))
+      .where(mapping.sliceColumn, 'not in', (qb: any) =>
+        qb.selectFrom(parentTable).select('id').where('integration_id', '=', integrationId).where('deleted_at', 'is', null),
+      )
       .executeTakeFirst();
     marked += Number(r.numUpdatedRows ?? 0);
   }
@@ -227,7 +264,9 @@ export async function markDeleted(db: Executor, stream: StreamName, integrationI
     const groups = ids.filter((id) => !id.includes('/'));
     const pairs = ids.filter((id) => id.includes('/')).map((id) => id.split('/', 2) as [string, string]);
     for (let i = 0; i < groups.length; i += 500) {
-      const r = await liveRows(db, mapping, integrationId, now).where('group_id', 'in', groups.slice(i, i + 500)).executeTakeFirst();
+      const r = await liveRows(db, mapping, integrationId, now)
+        .where('group_id', 'in', groups.slice(i, i + 500))
+        .executeTakeFirst();
       marked += Number(r.numUpdatedRows ?? 0);
     }
     for (let i = 0; i < pairs.length; i += 200) {
@@ -241,7 +280,9 @@ export async function markDeleted(db: Executor, stream: StreamName, integrationI
     return marked;
   }
   for (let i = 0; i < ids.length; i += 500) {
-    const r = await liveRows(db, mapping, integrationId, now).where('id', 'in', ids.slice(i, i + 500)).executeTakeFirst();
+    const r = await liveRows(db, mapping, integrationId, now)
+      .where('id', 'in', ids.slice(i, i + 500))
+      .executeTakeFirst();
     marked += Number(r.numUpdatedRows ?? 0);
   }
   return marked;
@@ -279,13 +320,26 @@ export async function listEnvironments(db: Executor, integrationId: string) {
 
 /** Live groups' ids of an integration (slices of the memberships stream). */
 async function listGroupIds(db: Executor, integrationId: string): Promise<string[]> {
-  const rows = await db.selectFrom('directory_groups').select('id').where('integration_id', '=', integrationId).where('deleted_at', 'is', null).orderBy('id').execute();
+  const rows = await db
+    .selectFrom('directory_groups')
+    .select('id')
+    .where('integration_id', '=', integrationId)
+    .where('deleted_at', 'is', null)
+    .orderBy('id')
+    .execute();
   return rows.map((r) => r.id);
 }
 
 /** Live agents of an integration. */
 export async function listAgents(db: Executor, integrationId: string) {
-  return db.selectFrom('agents').selectAll().where('integration_id', '=', integrationId).where('deleted_at', 'is', null).orderBy('environment_id').orderBy('id').execute();
+  return db
+    .selectFrom('agents')
+    .selectAll()
+    .where('integration_id', '=', integrationId)
+    .where('deleted_at', 'is', null)
+    .orderBy('environment_id')
+    .orderBy('id')
+    .execute();
 }
 
 /** Live Dataverse users of an integration. */
@@ -301,7 +355,7 @@ export async function listDataverseUsers(db: Executor, integrationId: string) {
  */
 export async function* parentPages(db: Executor, integrationId: string, parent: ParentStream, pageSize = 5000): AsyncGenerator<ParentRow[]> {
   if (isEstateStream(parent) || parent === 'users') {
-    for (let after: string | null = null; ; ) {
+    for (let after: string | null = null; ;) {
       const page: ParentRow[] = await parentPage(db, integrationId, parent, after, pageSize);
       if (page.length > 0) yield page;
       if (page.length < pageSize) return;
@@ -317,7 +371,12 @@ export async function* parentPages(db: Executor, integrationId: string, parent: 
       return;
     case 'agents': {
       const envs = new Map((await listEnvironments(db, integrationId)).map((e) => [e.id, e.dataverse_url]));
-      yield (await listAgents(db, integrationId)).map((a) => ({ id: a.id, display_name: a.name, environment_id: a.environment_id, dataverse_url: envs.get(a.environment_id) ?? null }));
+      yield (await listAgents(db, integrationId)).map((a) => ({
+        id: a.id,
+        display_name: a.name,
+        environment_id: a.environment_id,
+        dataverse_url: envs.get(a.environment_id) ?? null,
+      }));
     }
   }
 }
@@ -333,7 +392,12 @@ async function parentPage(db: Executor, integrationId: string, parent: ParentStr
     if (afterId !== null) q = q.where('id', '>', afterId);
     return q.orderBy('id').limit(limit).execute();
   }
-  let q = db.selectFrom('estate_objects').select(['id', 'name', 'attrs']).where('integration_id', '=', integrationId).where('stream', '=', parent).where('deleted_at', 'is', null);
+  let q = db
+    .selectFrom('estate_objects')
+    .select(['id', 'name', 'attrs'])
+    .where('integration_id', '=', integrationId)
+    .where('stream', '=', parent)
+    .where('deleted_at', 'is', null);
   if (afterId !== null) q = q.where('id', '>', afterId);
   return (await q.orderBy('id').limit(limit).execute()).map((r) => ({ id: r.id, display_name: r.name, raw: r.attrs }));
 }
@@ -350,7 +414,13 @@ export async function listEstateObjects<A extends object = Record<string, unknow
  * One page of the live objects of an estate stream, ordered by id: the objects after `afterId` (null: from the
  * start), at most `limit` of them. Keyset paging, so a large stream is read without holding it (checks' `paged`).
  */
-export async function pageEstateObjects<A extends object = Record<string, unknown>>(db: Executor, integrationId: string, stream: string, afterId: string | null, limit: number) {
+export async function pageEstateObjects<A extends object = Record<string, unknown>>(
+  db: Executor,
+  integrationId: string,
+  stream: string,
+  afterId: string | null,
+  limit: number,
+) {
   let q = estateQuery(db, integrationId, stream);
   if (afterId !== null) q = q.where('id', '>', afterId);
   return (await q.limit(limit).execute()).map((r) => estateRow<A>(r));
@@ -364,7 +434,13 @@ export async function getEstateObjects<A extends object = Record<string, unknown
   const out: ReturnType<typeof estateRow<A>>[] = [];
   const unique = [...new Set(ids)];
   for (let i = 0; i < unique.length; i += 500) {
-    out.push(...(await estateQuery(db, integrationId, stream).where('id', 'in', unique.slice(i, i + 500)).execute()).map((r) => estateRow<A>(r)));
+    out.push(
+      ...(
+        await estateQuery(db, integrationId, stream)
+          .where('id', 'in', unique.slice(i, i + 500))
+          .execute()
+      ).map((r) => estateRow<A>(r)),
+    );
   }
   return out;
 }

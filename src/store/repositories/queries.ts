@@ -18,7 +18,18 @@ interface KindMapping {
 }
 
 /** The inventory kinds of the API, in the order the portal shows them. */
-export const INVENTORY_KINDS = ['agents', 'apps', 'flows', 'connectors', 'connections', 'environments', 'users', 'groups', 'powerbi-workspaces', 'foundry-projects'] as const;
+export const INVENTORY_KINDS = [
+  'agents',
+  'apps',
+  'flows',
+  'connectors',
+  'connections',
+  'environments',
+  'users',
+  'groups',
+  'powerbi-workspaces',
+  'foundry-projects',
+] as const;
 /** One of {@link INVENTORY_KINDS}. */
 export type InventoryKind = (typeof INVENTORY_KINDS)[number];
 
@@ -79,7 +90,11 @@ export async function pageInventory(db: Executor, kind: InventoryKind, query: In
     const a = query.after;
     q = q.where((eb) => eb.or([eb('integration_id', '>', a.integrationId), eb.and([eb('integration_id', '=', a.integrationId), eb('id', '>', a.id)])]));
   }
-  const rows = (await q.orderBy('integration_id').orderBy('id').limit(query.limit + 1).execute()) as unknown as Record<string, unknown>[];
+  const rows = (await q
+    .orderBy('integration_id')
+    .orderBy('id')
+    .limit(query.limit + 1)
+    .execute()) as unknown as Record<string, unknown>[];
   const more = rows.length > query.limit;
   return {
     more,
@@ -135,9 +150,18 @@ export async function pageFindings(db: Executor, query: FindingQuery) {
   if (query.integrationIds.length === 0) return { items: [], more: false };
   let q = db
     .selectFrom('findings as f')
-    .leftJoin('finding_suppressions as s', (j) => j.onRef('s.finding_id', '=', 'f.id').on((eb) => eb.or([eb('s.expires_at', 'is', null), eb('s.expires_at', '>', query.at)])))
+    .leftJoin('finding_suppressions as s', (j) =>
+      j.onRef('s.finding_id', '=', 'f.id').on((eb) => eb.or([eb('s.expires_at', 'is', null), eb('s.expires_at', '>', query.at)])),
+    )
     .selectAll('f')
-    .select(['s.reason as s_reason', 's.author as s_author', 's.expires_at as s_expires_at', 's.created_at as s_created_at', 's.finding_id as s_finding_id', SEVERITY_RANK.as('rank')])
+    .select([
+      's.reason as s_reason',
+      's.author as s_author',
+      's.expires_at as s_expires_at',
+      's.created_at as s_created_at',
+      's.finding_id as s_finding_id',
+      SEVERITY_RANK.as('rank'),
+    ])
     .where('f.integration_id', 'in', query.integrationIds);
   if (query.severity) q = q.where('f.severity', '=', query.severity);
   if (query.checkId) q = q.where('f.check_id', '=', query.checkId);
@@ -149,7 +173,11 @@ export async function pageFindings(db: Executor, query: FindingQuery) {
     const a = query.after;
     q = q.where((eb) => eb.or([eb(SEVERITY_RANK, '>', a.rank), eb.and([eb(SEVERITY_RANK, '=', a.rank), eb('f.id', '>', a.id)])]));
   }
-  const rows = await q.orderBy(SEVERITY_RANK).orderBy('f.id').limit(query.limit + 1).execute();
+  const rows = await q
+    .orderBy(SEVERITY_RANK)
+    .orderBy('f.id')
+    .limit(query.limit + 1)
+    .execute();
   const more = rows.length > query.limit;
   return {
     more,
@@ -166,7 +194,12 @@ export async function pageFindings(db: Executor, query: FindingQuery) {
  * and reopened steps add one, resolved steps take one away.
  * @returns `days` entries, oldest first, `date` as YYYY-MM-DD.
  */
-export async function openFindingsByDay(db: Executor, integrationIds: string[], days: number, now = new Date()): Promise<{ date: string; counts: Record<string, number> }[]> {
+export async function openFindingsByDay(
+  db: Executor,
+  integrationIds: string[],
+  days: number,
+  now = new Date(),
+): Promise<{ date: string; counts: Record<string, number> }[]> {
   const dates: string[] = [];
   for (let i = days - 1; i >= 0; i--) dates.push(new Date(now.getTime() - i * 86_400_000).toISOString().slice(0, 10));
   const running: Record<string, number> = {};
@@ -209,7 +242,10 @@ export const NOT_EVALUATED_SAMPLE = 10;
  * gap: stream, slice, upstream code): the number of resources and the first {@link NOT_EVALUATED_SAMPLE} of them by
  * name. Results are stored with status `not_evaluated` (core `CheckStatus`).
  */
-export async function notEvaluated(db: Executor, integrationIds: string[]): Promise<{ integrationId: string; checkId: string; reason: string | null; resources: number; sample: NotEvaluatedResource[] }[]> {
+export async function notEvaluated(
+  db: Executor,
+  integrationIds: string[],
+): Promise<{ integrationId: string; checkId: string; reason: string | null; resources: number; sample: NotEvaluatedResource[] }[]> {
   if (integrationIds.length === 0) return [];
   const rows = await db
     .selectFrom('check_results')
@@ -224,7 +260,12 @@ export async function notEvaluated(db: Executor, integrationIds: string[]): Prom
   const ranked = db
     .selectFrom('check_results')
     .select(['integration_id', 'check_id', 'reason', 'resource_type', 'resource_id', 'resource_name'])
-    .select((eb) => eb.fn.agg<number>('row_number').over((ob) => ob.partitionBy(['integration_id', 'check_id', 'reason']).orderBy('resource_name').orderBy('resource_id')).as('rn'))
+    .select((eb) =>
+      eb.fn
+        .agg<number>('row_number')
+        .over((ob) => ob.partitionBy(['integration_id', 'check_id', 'reason']).orderBy('resource_name').orderBy('resource_id'))
+        .as('rn'),
+    )
     .where('integration_id', 'in', integrationIds)
     .where('status', '=', 'not_evaluated')
     .as('ranked');
@@ -235,7 +276,13 @@ export async function notEvaluated(db: Executor, integrationIds: string[]): Prom
     const k = key(r.integration_id, r.check_id, r.reason);
     samples.set(k, [...(samples.get(k) ?? []), { resourceType: r.resource_type, resourceId: r.resource_id, resourceName: r.resource_name }]);
   }
-  return rows.map((r) => ({ integrationId: r.integration_id, checkId: r.check_id, reason: r.reason, resources: Number(r.n), sample: samples.get(key(r.integration_id, r.check_id, r.reason)) ?? [] }));
+  return rows.map((r) => ({
+    integrationId: r.integration_id,
+    checkId: r.check_id,
+    reason: r.reason,
+    resources: Number(r.n),
+    sample: samples.get(key(r.integration_id, r.check_id, r.reason)) ?? [],
+  }));
 }
 
 /** Filters and position of {@link pageAlerts}. */
@@ -258,7 +305,11 @@ export async function pageAlerts(db: Executor, query: AlertQuery) {
     const b = query.before;
     q = q.where((eb) => eb.or([eb('created_at', '<', b.at), eb.and([eb('created_at', '=', b.at), eb('id', '<', b.id)])]));
   }
-  const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
+  const rows = await q
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(query.limit + 1)
+    .execute();
   return { items: rows.slice(0, query.limit), more: rows.length > query.limit };
 }
 
@@ -285,13 +336,23 @@ export async function pageEvents(db: Executor, query: EventQuery) {
     const b = query.before;
     q = q.where((eb) => eb.or([eb('creation_time', '<', b.at), eb.and([eb('creation_time', '=', b.at), eb('id', '<', b.id)])]));
   }
-  const rows = await q.orderBy('creation_time', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
+  const rows = await q
+    .orderBy('creation_time', 'desc')
+    .orderBy('id', 'desc')
+    .limit(query.limit + 1)
+    .execute();
   return { items: rows.slice(0, query.limit), more: rows.length > query.limit };
 }
 
 /** One live agent of an integration with its raw Dataverse row, or undefined. */
 export async function findAgent(db: Executor, integrationId: string, agentId: string) {
-  return db.selectFrom('agents').selectAll().where('integration_id', '=', integrationId).where('id', '=', agentId).where('deleted_at', 'is', null).executeTakeFirst();
+  return db
+    .selectFrom('agents')
+    .selectAll()
+    .where('integration_id', '=', integrationId)
+    .where('id', '=', agentId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
 }
 
 /**
@@ -321,5 +382,11 @@ export async function environmentNames(db: Executor, integrationId: string, ids:
 
 /** Dataverse system users by id (an agent's owner is one), with their Entra object id. */
 export async function dataverseUser(db: Executor, integrationId: string, environmentId: string, id: string) {
-  return db.selectFrom('dataverse_users').select(['id', 'full_name', 'aad_object_id']).where('integration_id', '=', integrationId).where('environment_id', '=', environmentId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('dataverse_users')
+    .select(['id', 'full_name', 'aad_object_id'])
+    .where('integration_id', '=', integrationId)
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }

@@ -10,13 +10,29 @@ export type CheckpointRow = CheckpointsTable;
 export async function insertRun(db: Executor, row: Pick<RunRow, 'id' | 'integration_id' | 'started_at' | 'owner_host' | 'owner_pid'>): Promise<void> {
   await db
     .insertInto('collection_runs')
-    .values({ ...row, status: 'running', heartbeat_at: row.started_at, attempts: 1, finished_at: null, duration_ms: null, counts: null, errors: null, http_stats: null })
+    .values({
+      ...row,
+      status: 'running',
+      heartbeat_at: row.started_at,
+      attempts: 1,
+      finished_at: null,
+      duration_ms: null,
+      counts: null,
+      errors: null,
+      http_stats: null,
+    })
     .execute();
 }
 
 /** The run of an integration still marked `running`, if any. */
 export async function findRunningRun(db: Executor, integrationId: string): Promise<RunRow | undefined> {
-  return db.selectFrom('collection_runs').selectAll().where('integration_id', '=', integrationId).where('status', '=', 'running').orderBy('started_at', 'desc').executeTakeFirst();
+  return db
+    .selectFrom('collection_runs')
+    .selectAll()
+    .where('integration_id', '=', integrationId)
+    .where('status', '=', 'running')
+    .orderBy('started_at', 'desc')
+    .executeTakeFirst();
 }
 
 /** Takes over a run left `running` by a dead process: new owner, attempt count + 1. */
@@ -30,7 +46,11 @@ export async function claimRun(db: Executor, runId: string, ownerHost: string, o
 
 /** Gives up ownership of a running run so that any process may resume it at once. */
 export async function releaseRun(db: Executor, runId: string): Promise<void> {
-  await db.updateTable('collection_runs').set({ owner_host: null, owner_pid: null, heartbeat_at: new Date(0).toISOString() }).where('id', '=', runId).execute();
+  await db
+    .updateTable('collection_runs')
+    .set({ owner_host: null, owner_pid: null, heartbeat_at: new Date(0).toISOString() })
+    .where('id', '=', runId)
+    .execute();
 }
 
 /** Records that the run's owner is alive. */
@@ -71,7 +91,13 @@ export async function integrationsWithRunningRuns(db: Executor): Promise<string[
 
 /** The latest finished run (any status but `running`) of an integration. */
 export async function latestFinishedRun(db: Executor, integrationId: string): Promise<RunRow | undefined> {
-  return db.selectFrom('collection_runs').selectAll().where('integration_id', '=', integrationId).where('status', '!=', 'running').orderBy('started_at', 'desc').executeTakeFirst();
+  return db
+    .selectFrom('collection_runs')
+    .selectAll()
+    .where('integration_id', '=', integrationId)
+    .where('status', '!=', 'running')
+    .orderBy('started_at', 'desc')
+    .executeTakeFirst();
 }
 
 /** Runs of an integration, newest first. */
@@ -97,7 +123,18 @@ export type ReadMode = 'full' | 'delta';
  */
 export async function saveCheckpoint(
   db: Executor,
-  cp: { runId: string; stream: string; sliceKey: string; status: SliceStatus; cursor: string | null; readMode: ReadMode | null; addRecords: number; errorCode?: string | null; errorMessage?: string | null; at: string },
+  cp: {
+    runId: string;
+    stream: string;
+    sliceKey: string;
+    status: SliceStatus;
+    cursor: string | null;
+    readMode: ReadMode | null;
+    addRecords: number;
+    errorCode?: string | null;
+    errorMessage?: string | null;
+    at: string;
+  },
 ): Promise<void> {
   await db
     .insertInto('checkpoints')
@@ -129,11 +166,27 @@ export async function saveCheckpoint(
 
 /** The delta link a stream slice starts its next round from, if a complete round issued one. */
 export async function getDeltaLink(db: Executor, integrationId: string, stream: string, sliceKey: string): Promise<string | undefined> {
-  return (await db.selectFrom('stream_states').select('delta_link').where('integration_id', '=', integrationId).where('stream', '=', stream).where('slice_key', '=', sliceKey).executeTakeFirst())?.delta_link;
+  return (
+    await db
+      .selectFrom('stream_states')
+      .select('delta_link')
+      .where('integration_id', '=', integrationId)
+      .where('stream', '=', stream)
+      .where('slice_key', '=', sliceKey)
+      .executeTakeFirst()
+  )?.delta_link;
 }
 
 /** Saves the delta link of a complete round (call in the transaction that stores the round's last page). */
-export async function saveDeltaLink(db: Executor, integrationId: string, stream: string, sliceKey: string, deltaLink: string, runId: string, at: string): Promise<void> {
+export async function saveDeltaLink(
+  db: Executor,
+  integrationId: string,
+  stream: string,
+  sliceKey: string,
+  deltaLink: string,
+  runId: string,
+  at: string,
+): Promise<void> {
   await db
     .insertInto('stream_states')
     .values({ integration_id: integrationId, stream, slice_key: sliceKey, delta_link: deltaLink, run_id: runId, updated_at: at })

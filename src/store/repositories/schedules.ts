@@ -9,18 +9,30 @@ export async function listSchedules(db: Executor): Promise<{ integrationId: stri
   const rows = await db
     .selectFrom('integrations')
     .leftJoin('collection_schedules', 'collection_schedules.integration_id', 'integrations.id')
-    .select(['integrations.id as integrationId', 'collection_schedules.jitter_seconds', 'collection_schedules.next_due_at', 'collection_schedules.last_enqueued_at'])
+    .select([
+      'integrations.id as integrationId',
+      'collection_schedules.jitter_seconds',
+      'collection_schedules.next_due_at',
+      'collection_schedules.last_enqueued_at',
+    ])
     .orderBy('integrations.id')
     .execute();
   return rows.map((r) => ({
     integrationId: r.integrationId,
-    schedule: r.next_due_at === null ? null : { integration_id: r.integrationId, jitter_seconds: r.jitter_seconds!, next_due_at: r.next_due_at, last_enqueued_at: r.last_enqueued_at },
+    schedule:
+      r.next_due_at === null
+        ? null
+        : { integration_id: r.integrationId, jitter_seconds: r.jitter_seconds!, next_due_at: r.next_due_at, last_enqueued_at: r.last_enqueued_at },
   }));
 }
 
 /** Creates a schedule; returns false when another scheduler created it first. */
 export async function createSchedule(db: Executor, row: ScheduleRow): Promise<boolean> {
-  const r = await db.insertInto('collection_schedules').values(row).onConflict((oc) => oc.column('integration_id').doNothing()).executeTakeFirst();
+  const r = await db
+    .insertInto('collection_schedules')
+    .values(row)
+    .onConflict((oc) => oc.column('integration_id').doNothing())
+    .executeTakeFirst();
   return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
 }
 

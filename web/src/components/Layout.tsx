@@ -36,7 +36,11 @@ export function Layout({ children }: { children: ReactNode }) {
           <Link to="/" className="brand-name">
             Vigil
           </Link>
-          {session ? <span className="org" title="Organization">{session.organization.name}</span> : null}
+          {session ? (
+            <span className="org" title="Organization">
+              {session.organization.name}
+            </span>
+          ) : null}
         </div>
         {session ? (
           <nav aria-label="Main" className="main-nav">

@@ -7,9 +7,9 @@ import { ErrorSummary, Field, formatTime, isDomain, isGuid, todayIso, type FormE
 /** Where each value is found, said once for the hint and again in the error. */
 export const WHERE = {
   tenantId: 'Microsoft Entra admin center › Identity › Overview › Tenant ID.',
-  clientId: "Microsoft Entra admin center › Identity › Applications › App registrations › your app › Overview › Application (client) ID.",
+  clientId: 'Microsoft Entra admin center › Identity › Applications › App registrations › your app › Overview › Application (client) ID.',
   clientSecret: "The secret's Value (not its Secret ID) from your app's Certificates & secrets page; it is shown only once, when created.",
-  secretExpires: "The Expires date shown beside the secret on the Certificates & secrets page (24 months is the instructed lifetime).",
+  secretExpires: 'The Expires date shown beside the secret on the Certificates & secrets page (24 months is the instructed lifetime).',
   tenant: 'The Tenant ID (a GUID) or the primary domain, such as contoso.onmicrosoft.com, both on the Overview page of the Microsoft Entra admin center.',
   servicePrincipalObjectId:
     'After consenting: Microsoft Entra admin center › Identity › Applications › Enterprise applications › the Vigil app › Overview › Object ID (not the Application ID).',
@@ -31,7 +31,12 @@ export function toFormError(e: unknown, known: readonly string[]): FormError {
 
 /** Validates a customer-app secret and its optional expiry; used by creation and rotation. */
 export function validateSecret(clientSecret: string, secretExpires: string, errs: FormError[]): void {
-  if (!clientSecret.trim()) errs.push({ field: 'clientSecret', message: 'Enter the client secret.', remediation: `Paste ${WHERE.clientSecret.charAt(0).toLowerCase()}${WHERE.clientSecret.slice(1)}` });
+  if (!clientSecret.trim())
+    errs.push({
+      field: 'clientSecret',
+      message: 'Enter the client secret.',
+      remediation: `Paste ${WHERE.clientSecret.charAt(0).toLowerCase()}${WHERE.clientSecret.slice(1)}`,
+    });
   if (secretExpires) {
     if (!/^\d{4}-\d{2}-\d{2}$/.test(secretExpires) || Number.isNaN(Date.parse(secretExpires))) {
       errs.push({ field: 'secretExpires', message: 'Enter the expiry date as YYYY-MM-DD.', remediation: `Use ${WHERE.secretExpires}` });
@@ -65,7 +70,12 @@ export function NewIntegrationForm({ onCancel }: { onCancel: () => void }) {
 
   function checkTenant(errs: FormError[]) {
     const t = tenant.trim();
-    if (!t) errs.push({ field: 'tenant', message: 'Enter the tenant ID or primary domain.', remediation: `Find ${WHERE.tenant.charAt(0).toLowerCase()}${WHERE.tenant.slice(1)}` });
+    if (!t)
+      errs.push({
+        field: 'tenant',
+        message: 'Enter the tenant ID or primary domain.',
+        remediation: `Find ${WHERE.tenant.charAt(0).toLowerCase()}${WHERE.tenant.slice(1)}`,
+      });
     else if (!isGuid(t) && !isDomain(t)) {
       errs.push({
         field: 'tenant',
@@ -93,7 +103,8 @@ export function NewIntegrationForm({ onCancel }: { onCancel: () => void }) {
 
   function validate(): FormError[] {
     const errs: FormError[] = [];
-    if (name.trim().length > 200) errs.push({ field: 'name', message: 'The name is longer than 200 characters.', remediation: 'Use a shorter label, such as "Contoso production".' });
+    if (name.trim().length > 200)
+      errs.push({ field: 'name', message: 'The name is longer than 200 characters.', remediation: 'Use a shorter label, such as "Contoso production".' });
     if (mode === 'customer-app') {
       if (!isGuid(tenantId)) {
         errs.push({
@@ -109,7 +120,11 @@ export function NewIntegrationForm({ onCancel }: { onCancel: () => void }) {
           remediation: `Find it in the ${WHERE.clientId}`,
         });
       } else if (isGuid(tenantId) && clientId.trim().toLowerCase() === tenantId.trim().toLowerCase()) {
-        errs.push({ field: 'clientId', message: 'The client ID is the same as the tenant ID.', remediation: `Copy the Application (client) ID of the app registration: ${WHERE.clientId}` });
+        errs.push({
+          field: 'clientId',
+          message: 'The client ID is the same as the tenant ID.',
+          remediation: `Copy the Application (client) ID of the app registration: ${WHERE.clientId}`,
+        });
       }
       validateSecret(clientSecret, secretExpires, errs);
     } else {
@@ -154,14 +169,36 @@ export function NewIntegrationForm({ onCancel }: { onCancel: () => void }) {
       <fieldset className="mode-choice">
         <legend>Setup mode</legend>
         <div className="radio">
-          <input type="radio" id="mode-customer" name="mode" value="customer-app" checked={mode === 'customer-app'} onChange={() => { setMode('customer-app'); setErrors([]); }} aria-describedby="mode-customer-hint" />
+          <input
+            type="radio"
+            id="mode-customer"
+            name="mode"
+            value="customer-app"
+            checked={mode === 'customer-app'}
+            onChange={() => {
+              setMode('customer-app');
+              setErrors([]);
+            }}
+            aria-describedby="mode-customer-hint"
+          />
           <label htmlFor="mode-customer">Customer-created app (Mode A)</label>
           <div className="hint" id="mode-customer-hint">
             You registered an app in your tenant, created a client secret and granted the permissions.
           </div>
         </div>
         <div className="radio">
-          <input type="radio" id="mode-managed" name="mode" value="managed-app" checked={mode === 'managed-app'} onChange={() => { setMode('managed-app'); setErrors([]); }} aria-describedby="mode-managed-hint" />
+          <input
+            type="radio"
+            id="mode-managed"
+            name="mode"
+            value="managed-app"
+            checked={mode === 'managed-app'}
+            onChange={() => {
+              setMode('managed-app');
+              setErrors([]);
+            }}
+            aria-describedby="mode-managed-hint"
+          />
           <label htmlFor="mode-managed">Managed app consent (Mode B)</label>
           <div className="hint" id="mode-managed-hint">
             A global administrator consents to Vigil&apos;s own app in your tenant; no secret to manage.
@@ -169,14 +206,64 @@ export function NewIntegrationForm({ onCancel }: { onCancel: () => void }) {
         </div>
       </fieldset>
 
-      <Field id="name" label="Name" value={name} onChange={(e) => setName(e.target.value)} error={errFor('name')} hint="Optional: a label for this tenant, such as Contoso production." autoComplete="off" />
+      <Field
+        id="name"
+        label="Name"
+        value={name}
+        onChange={(e) => setName(e.target.value)}
+        error={errFor('name')}
+        hint="Optional: a label for this tenant, such as Contoso production."
+        autoComplete="off"
+      />
 
       {mode === 'customer-app' ? (
         <>
-          <Field id="tenantId" label="Tenant ID" value={tenantId} onChange={(e) => setTenantId(e.target.value)} error={errFor('tenantId')} hint={WHERE.tenantId} placeholder={GUID_EXAMPLE} autoComplete="off" spellCheck={false} required />
-          <Field id="clientId" label="Client ID" value={clientId} onChange={(e) => setClientId(e.target.value)} error={errFor('clientId')} hint={WHERE.clientId} placeholder={GUID_EXAMPLE} autoComplete="off" spellCheck={false} required />
-          <Field id="clientSecret" label="Client secret" type="password" value={clientSecret} onChange={(e) => setClientSecret(e.target.value)} error={errFor('clientSecret')} hint={`${WHERE.clientSecret} Vigil stores it encrypted and never shows it again.`} autoComplete="new-password" spellCheck={false} required />
-          <Field id="secretExpires" label="Secret expires" type="date" value={secretExpires} min={todayIso()} onChange={(e) => setSecretExpires(e.target.value)} error={errFor('secretExpires')} hint={`${WHERE.secretExpires} Vigil warns ahead of it; if left empty, 24 months from today is assumed.`} />
+          <Field
+            id="tenantId"
+            label="Tenant ID"
+            value={tenantId}
+            onChange={(e) => setTenantId(e.target.value)}
+            error={errFor('tenantId')}
+            hint={WHERE.tenantId}
+            placeholder={GUID_EXAMPLE}
+            autoComplete="off"
+            spellCheck={false}
+            required
+          />
+          <Field
+            id="clientId"
+            label="Client ID"
+            value={clientId}
+            onChange={(e) => setClientId(e.target.value)}
+            error={errFor('clientId')}
+            hint={WHERE.clientId}
+            placeholder={GUID_EXAMPLE}
+            autoComplete="off"
+            spellCheck={false}
+            required
+          />
+          <Field
+            id="clientSecret"
+            label="Client secret"
+            type="password"
+            value={clientSecret}
+            onChange={(e) => setClientSecret(e.target.value)}
+            error={errFor('clientSecret')}
+            hint={`${WHERE.clientSecret} Vigil stores it encrypted and never shows it again.`}
+            autoComplete="new-password"
+            spellCheck={false}
+            required
+          />
+          <Field
+            id="secretExpires"
+            label="Secret expires"
+            type="date"
+            value={secretExpires}
+            min={todayIso()}
+            onChange={(e) => setSecretExpires(e.target.value)}
+            error={errFor('secretExpires')}
+            hint={`${WHERE.secretExpires} Vigil warns ahead of it; if left empty, 24 months from today is assumed.`}
+          />
           <div className="actions">
             <button type="submit" disabled={busy !== null}>
               Create integration
@@ -189,7 +276,20 @@ export function NewIntegrationForm({ onCancel }: { onCancel: () => void }) {
       ) : (
         <>
           <h3>Step 1: admin consent</h3>
-          <Field id="tenant" label="Tenant ID or primary domain" value={tenant} onChange={(e) => { setTenant(e.target.value); setConsent(null); }} error={errFor('tenant')} hint={WHERE.tenant} autoComplete="off" spellCheck={false} required />
+          <Field
+            id="tenant"
+            label="Tenant ID or primary domain"
+            value={tenant}
+            onChange={(e) => {
+              setTenant(e.target.value);
+              setConsent(null);
+            }}
+            error={errFor('tenant')}
+            hint={WHERE.tenant}
+            autoComplete="off"
+            spellCheck={false}
+            required
+          />
           <button type="button" onClick={() => void getConsentLink()} disabled={busy !== null}>
             Get consent link
           </button>

@@ -101,7 +101,15 @@ export function RunPanel({ integrationId, isAdmin, onFinished }: { integrationId
         if (typeof data === 'string' && data) {
           try {
             const e = JSON.parse(data) as { code?: string; message?: string; remediation?: string };
-            setError(new ApiError(0, e.code ?? 'LIVE_ERROR', e.message ?? 'Progress could not be read.', undefined, e.remediation ?? 'The run list below still shows the outcome; reload the page to follow again.'));
+            setError(
+              new ApiError(
+                0,
+                e.code ?? 'LIVE_ERROR',
+                e.message ?? 'Progress could not be read.',
+                undefined,
+                e.remediation ?? 'The run list below still shows the outcome; reload the page to follow again.',
+              ),
+            );
           } catch {
             /* not JSON */
           }
@@ -161,7 +169,8 @@ export function RunPanel({ integrationId, isAdmin, onFinished }: { integrationId
               <StatusBadge status={run.status} /> Collection started <Time value={run.startedAt} />
             </p>
             <p>
-              Streams done: <strong>{counters?.done ?? 0}</strong>, errored: <strong>{counters?.errored ?? 0}</strong>, records stored: <strong>{counters?.records ?? 0}</strong>
+              Streams done: <strong>{counters?.done ?? 0}</strong>, errored: <strong>{counters?.errored ?? 0}</strong>, records stored:{' '}
+              <strong>{counters?.records ?? 0}</strong>
             </p>
             <progress aria-label="Collection in progress" />
             {counters?.streams && Object.keys(counters.streams).length ? (
@@ -214,7 +223,13 @@ export function RunPanel({ integrationId, isAdmin, onFinished }: { integrationId
                     {countsSummary(r.counts)}
                     {r.counts ? <JsonValue value={r.counts} summary="All counts" /> : null}
                   </td>
-                  <td>{r.errors?.length ? <JsonValue value={r.errors} summary={`${r.errors.length} error${r.errors.length === 1 ? '' : 's'}`} /> : <span className="muted">none</span>}</td>
+                  <td>
+                    {r.errors?.length ? (
+                      <JsonValue value={r.errors} summary={`${r.errors.length} error${r.errors.length === 1 ? '' : 's'}`} />
+                    ) : (
+                      <span className="muted">none</span>
+                    )}
+                  </td>
                 </tr>
               ))}
             </tbody>

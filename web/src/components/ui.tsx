@@ -183,7 +183,19 @@ export function KeyValues({ entries }: { entries: [string, ReactNode][] }) {
 }
 
 /** Previous/Next paging over an opaque cursor. */
-export function Pager({ hasPrevious, nextCursor, onPrevious, onNext, label = 'Pages' }: { hasPrevious: boolean; nextCursor: string | null | undefined; onPrevious: () => void; onNext: () => void; label?: string }) {
+export function Pager({
+  hasPrevious,
+  nextCursor,
+  onPrevious,
+  onNext,
+  label = 'Pages',
+}: {
+  hasPrevious: boolean;
+  nextCursor: string | null | undefined;
+  onPrevious: () => void;
+  onNext: () => void;
+  label?: string;
+}) {
   return (
     <nav className="pager" aria-label={label}>
       <button type="button" onClick={onPrevious} disabled={!hasPrevious}>

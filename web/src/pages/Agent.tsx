@@ -5,9 +5,20 @@ import { useApi, useTitle } from '../hooks.ts';
 import type { AgentDetail } from '../types.ts';
 
 // Dataverse `bot` option sets (learn.microsoft.com/power-apps/developer/data-platform/reference/entities/bot).
-const AUTH_MODE: Record<number, string> = { 0: 'Unspecified', 1: 'No authentication', 2: 'Authenticate with Microsoft (integrated)', 3: 'Authenticate manually (custom Microsoft Entra ID)', 4: 'Authenticate manually (generic OAuth 2)' };
+const AUTH_MODE: Record<number, string> = {
+  0: 'Unspecified',
+  1: 'No authentication',
+  2: 'Authenticate with Microsoft (integrated)',
+  3: 'Authenticate manually (custom Microsoft Entra ID)',
+  4: 'Authenticate manually (generic OAuth 2)',
+};
 const AUTH_TRIGGER: Record<number, string> = { 0: 'As needed', 1: 'Always (sign-in required)' };
-const ACCESS_POLICY: Record<number, string> = { 0: 'Any user who can reach a channel', 1: 'Agent readers only (shared users)', 2: 'Members of security groups', 3: 'Any user of any Microsoft Entra tenant (multitenant)' };
+const ACCESS_POLICY: Record<number, string> = {
+  0: 'Any user who can reach a channel',
+  1: 'Agent readers only (shared users)',
+  2: 'Members of security groups',
+  3: 'Any user of any Microsoft Entra tenant (multitenant)',
+};
 
 function option(v: number | string | null | undefined, labels: Record<number, string>) {
   if (v === null || v === undefined) return <span className="muted">not set</span>;
@@ -38,9 +49,35 @@ export function AgentPage() {
               entries={[
                 ['Agent ID', <code key="i">{a.id}</code>],
                 ['Schema name', a.schemaName],
-                ['Environment', data.environment ? <Link key="e" to={`/inventory?kind=agents&integrationId=${encodeURIComponent(integrationId)}&environmentId=${encodeURIComponent(data.environment.id)}`}>{data.environment.name ?? data.environment.id}</Link> : a.environmentId],
-                ['Owner', data.owner ? (data.owner.name ?? data.owner.id) : <span key="o" className="muted">unknown</span>],
-                ['State', a.stateCode === null ? null : `${a.stateCode === 0 ? 'Active' : a.stateCode === 1 ? 'Inactive' : a.stateCode} (status ${a.statusCode ?? '—'})`],
+                [
+                  'Environment',
+                  data.environment ? (
+                    <Link
+                      key="e"
+                      to={`/inventory?kind=agents&integrationId=${encodeURIComponent(integrationId)}&environmentId=${encodeURIComponent(data.environment.id)}`}
+                    >
+                      {data.environment.name ?? data.environment.id}
+                    </Link>
+                  ) : (
+                    a.environmentId
+                  ),
+                ],
+                [
+                  'Owner',
+                  data.owner ? (
+                    (data.owner.name ?? data.owner.id)
+                  ) : (
+                    <span key="o" className="muted">
+                      unknown
+                    </span>
+                  ),
+                ],
+                [
+                  'State',
+                  a.stateCode === null
+                    ? null
+                    : `${a.stateCode === 0 ? 'Active' : a.stateCode === 1 ? 'Inactive' : a.stateCode} (status ${a.statusCode ?? '—'})`,
+                ],
                 ['Published', <Time key="p" value={a.publishedOn} />],
                 ['Modified', <Time key="m" value={a.modifiedOn} />],
                 ['Created', <Time key="c" value={a.createdOn} />],
@@ -61,7 +98,9 @@ export function AgentPage() {
                 <strong>Anyone with the link or a channel can chat with this agent without signing in.</strong>
               </p>
             ) : null}
-            <h2 id="h-sharing" className="mt">Sharing and access control</h2>
+            <h2 id="h-sharing" className="mt">
+              Sharing and access control
+            </h2>
             <KeyValues entries={[['Access control policy', option(a.accessControlPolicy, ACCESS_POLICY)]]} />
           </section>
 

@@ -59,7 +59,12 @@ export function AlertsPage() {
             <option value="closed">closed</option>
           </select>
         </div>
-        <IntegrationSelect id="a-integration" value={integrationId} onChange={(v) => filters.update({ integrationId: v })} integrations={integrations.data?.items ?? []} />
+        <IntegrationSelect
+          id="a-integration"
+          value={integrationId}
+          onChange={(v) => filters.update({ integrationId: v })}
+          integrations={integrations.data?.items ?? []}
+        />
       </form>
       <p role="status" className="visually-hidden">
         {announce}
@@ -83,7 +88,13 @@ export function AlertsPage() {
                   </>
                 ) : null}
               </p>
-              {a.detail !== null && a.detail !== undefined ? typeof a.detail === 'string' ? <p>{a.detail}</p> : <JsonValue value={a.detail} summary="Detail" /> : null}
+              {a.detail !== null && a.detail !== undefined ? (
+                typeof a.detail === 'string' ? (
+                  <p>{a.detail}</p>
+                ) : (
+                  <JsonValue value={a.detail} summary="Detail" />
+                )
+              ) : null}
               {isAdmin ? (
                 <div className="actions">
                   {ACTIONS[a.status]?.map((act) => (

@@ -103,7 +103,11 @@ export function DashboardPage() {
 
           <section aria-labelledby="h-coverage" className="card wide">
             <h2 id="h-coverage">Coverage: what was not evaluated, and why</h2>
-            {data.coverage.length ? <CoverageGroups coverage={data.coverage} /> : <p className="muted">Every check was evaluated on every resource in the last collections.</p>}
+            {data.coverage.length ? (
+              <CoverageGroups coverage={data.coverage} />
+            ) : (
+              <p className="muted">Every check was evaluated on every resource in the last collections.</p>
+            )}
           </section>
         </div>
       ) : null}

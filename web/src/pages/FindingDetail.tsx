@@ -3,7 +3,19 @@ import { Link, useParams } from 'react-router';
 import { api, ApiError, seg } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { toFormError } from '../components/NewIntegrationForm.tsx';
-import { ErrorMessage, ErrorSummary, Field, JsonValue, KeyValues, Loading, SeverityBadge, StatusBadge, Time, todayIso, type FormError } from '../components/ui.tsx';
+import {
+  ErrorMessage,
+  ErrorSummary,
+  Field,
+  JsonValue,
+  KeyValues,
+  Loading,
+  SeverityBadge,
+  StatusBadge,
+  Time,
+  todayIso,
+  type FormError,
+} from '../components/ui.tsx';
 import { useApi, useTitle } from '../hooks.ts';
 import type { Finding, FindingDetail, Integration, Page } from '../types.ts';
 
@@ -23,8 +35,18 @@ function SuppressForm({ id, onDone }: { id: string; onDone: (f: Finding) => void
   async function submit(e: FormEvent) {
     e.preventDefault();
     const errs: FormError[] = [];
-    if (!reason.trim()) errs.push({ field: 'reason', message: 'Enter the reason for suppressing this finding.', remediation: 'Say why the risk is accepted or handled elsewhere, for auditors and colleagues.' });
-    if (until && until <= todayIso()) errs.push({ field: 'expiresAt', message: 'The end date must be in the future.', remediation: 'Choose a later date, or leave it empty to suppress until lifted.' });
+    if (!reason.trim())
+      errs.push({
+        field: 'reason',
+        message: 'Enter the reason for suppressing this finding.',
+        remediation: 'Say why the risk is accepted or handled elsewhere, for auditors and colleagues.',
+      });
+    if (until && until <= todayIso())
+      errs.push({
+        field: 'expiresAt',
+        message: 'The end date must be in the future.',
+        remediation: 'Choose a later date, or leave it empty to suppress until lifted.',
+      });
     setErrors(errs);
     if (errs.length || busy) return;
     setBusy(true);
@@ -55,9 +77,27 @@ function SuppressForm({ id, onDone }: { id: string; onDone: (f: Finding) => void
             {reasonErr.remediation ? <span className="remediation"> {reasonErr.remediation}</span> : null}
           </div>
         ) : null}
-        <textarea id="reason" name="reason" rows={3} value={reason} onChange={(e) => setReason(e.target.value)} aria-invalid={reasonErr ? true : undefined} aria-describedby={reasonErr ? 'reason-error reason-hint' : 'reason-hint'} required />
+        <textarea
+          id="reason"
+          name="reason"
+          rows={3}
+          value={reason}
+          onChange={(e) => setReason(e.target.value)}
+          aria-invalid={reasonErr ? true : undefined}
+          aria-describedby={reasonErr ? 'reason-error reason-hint' : 'reason-hint'}
+          required
+        />
       </div>
-      <Field id="expiresAt" label="Suppress until" type="date" min={todayIso()} value={until} onChange={(e) => setUntil(e.target.value)} error={errFor('expiresAt')} hint="Optional. The finding reopens after this day (UTC) if still present." />
+      <Field
+        id="expiresAt"
+        label="Suppress until"
+        type="date"
+        min={todayIso()}
+        value={until}
+        onChange={(e) => setUntil(e.target.value)}
+        error={errFor('expiresAt')}
+        hint="Optional. The finding reopens after this day (UTC) if still present."
+      />
       <button type="submit" aria-disabled={busy}>
         Suppress
       </button>
@@ -116,7 +156,12 @@ export function FindingDetailPage() {
                 ['Check', <code key="c">{f.checkId}</code>],
                 ['Resource', `${f.resourceName ?? f.resourceId} (${f.resourceType})`],
                 ['Resource ID', <code key="r">{f.resourceId}</code>],
-                ['Integration', <Link key="i" to={`/integrations/${seg(f.integrationId)}`}>{integrations.data?.items.find((i) => i.id === f.integrationId)?.name ?? f.integrationId}</Link>],
+                [
+                  'Integration',
+                  <Link key="i" to={`/integrations/${seg(f.integrationId)}`}>
+                    {integrations.data?.items.find((i) => i.id === f.integrationId)?.name ?? f.integrationId}
+                  </Link>,
+                ],
                 ['First seen', <Time key="f" value={f.firstSeenAt} />],
                 ['Last seen', <Time key="l" value={f.lastSeenAt} />],
                 ['Resolved', <Time key="rs" value={f.resolvedAt} />],
@@ -197,7 +242,14 @@ export function FindingDetailPage() {
                   .sort((a, b) => b.at.localeCompare(a.at))
                   .map((h, n) => (
                     <li key={`${h.at}-${n}`}>
-                      <Time value={h.at} /> <strong>{h.event}</strong> {h.detail !== null && h.detail !== undefined ? typeof h.detail === 'object' ? <JsonValue value={h.detail} summary="Detail" /> : String(h.detail) : null}
+                      <Time value={h.at} /> <strong>{h.event}</strong>{' '}
+                      {h.detail !== null && h.detail !== undefined ? (
+                        typeof h.detail === 'object' ? (
+                          <JsonValue value={h.detail} summary="Detail" />
+                        ) : (
+                          String(h.detail)
+                        )
+                      ) : null}
                     </li>
                   ))}
               </ol>

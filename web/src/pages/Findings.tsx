@@ -47,7 +47,12 @@ export function FindingsPage() {
             ))}
           </select>
         </div>
-        <IntegrationSelect id="f-integration" value={integrationId} onChange={(v) => filters.update({ integrationId: v })} integrations={integrations.data?.items ?? []} />
+        <IntegrationSelect
+          id="f-integration"
+          value={integrationId}
+          onChange={(v) => filters.update({ integrationId: v })}
+          integrations={integrations.data?.items ?? []}
+        />
       </form>
       {checkId || resourceId ? (
         <p>

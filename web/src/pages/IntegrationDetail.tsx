@@ -4,7 +4,20 @@ import { api, ApiError, seg } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { toFormError, validateSecret, WHERE } from '../components/NewIntegrationForm.tsx';
 import { RunPanel } from '../components/RunPanel.tsx';
-import { ErrorMessage, ErrorSummary, Field, formatTime, JsonValue, KeyValues, Loading, StatusBadge, TableScroll, Time, todayIso, type FormError } from '../components/ui.tsx';
+import {
+  ErrorMessage,
+  ErrorSummary,
+  Field,
+  formatTime,
+  JsonValue,
+  KeyValues,
+  Loading,
+  StatusBadge,
+  TableScroll,
+  Time,
+  todayIso,
+  type FormError,
+} from '../components/ui.tsx';
 import { useApi, useTitle } from '../hooks.ts';
 import type { EnvironmentAccess, GrantResult, IntegrationDetail, Registration, Step } from '../types.ts';
 
@@ -50,14 +63,23 @@ function RegistrationSection({ id }: { id: string }) {
   return (
     <section aria-labelledby="h-registration" className="card">
       <h2 id="h-registration">Management-app registration</h2>
-      <p className="muted">Power Platform admin APIs answer only applications registered as management applications. Either way below registers it; then choose Verify again.</p>
+      <p className="muted">
+        Power Platform admin APIs answer only applications registered as management applications. Either way below registers it; then choose Verify again.
+      </p>
       <ErrorMessage error={reg.error} />
       {reg.loading && !r ? <Loading /> : null}
       {r ? (
         <>
           <p>
             Status:{' '}
-            {r.registered === true ? <StatusBadge status="done" /> : r.registered === false ? <StatusBadge status="missing" /> : <span className="badge st-neutral">unknown</span>} {r.detail}
+            {r.registered === true ? (
+              <StatusBadge status="done" />
+            ) : r.registered === false ? (
+              <StatusBadge status="missing" />
+            ) : (
+              <span className="badge st-neutral">unknown</span>
+            )}{' '}
+            {r.detail}
           </p>
           <p>
             Application (client) ID: <code>{r.applicationId}</code>
@@ -68,9 +90,7 @@ function RegistrationSection({ id }: { id: string }) {
           </pre>
           <h3>Way 2: the REST API</h3>
           <pre className="code-block" tabIndex={0} aria-label="API call">
-            <code>
-              {`${r.api.method} ${r.api.url}`}
-            </code>
+            <code>{`${r.api.method} ${r.api.url}`}</code>
           </pre>
           <p className="small muted">{r.api.note ?? 'Call it with a token of a Power Platform administrator for the BAP API.'}</p>
         </>
@@ -135,7 +155,9 @@ function EnvironmentsSection({ id, isAdmin, onGranted }: { id: string; isAdmin: 
                     {e.name ?? e.id} <div className="small muted">{e.id}</div>
                   </td>
                   <td>{yesNo(e.dataverse)}</td>
-                  <td>{e.agentsReadable === true ? <StatusBadge status="granted" /> : e.agentsReadable === false ? <StatusBadge status="missing" /> : 'unknown'}</td>
+                  <td>
+                    {e.agentsReadable === true ? <StatusBadge status="granted" /> : e.agentsReadable === false ? <StatusBadge status="missing" /> : 'unknown'}
+                  </td>
                   <td>{e.reason ?? ''}</td>
                 </tr>
               ))}
@@ -149,7 +171,9 @@ function EnvironmentsSection({ id, isAdmin, onGranted }: { id: string; isAdmin: 
             Grant System Administrator
           </button>{' '}
           <span id="grant-hint" className="small muted">
-            {missing ? `Grants the role in the ${missing} environment${missing === 1 ? '' : 's'} where it is missing.` : 'Grants the role wherever it is missing, new environments included.'}
+            {missing
+              ? `Grants the role in the ${missing} environment${missing === 1 ? '' : 's'} where it is missing.`
+              : 'Grants the role wherever it is missing, new environments included.'}
           </span>
         </p>
       ) : null}
@@ -228,8 +252,28 @@ function RotateSecretForm({ id, onRotated }: { id: string; onRotated: (d: Integr
           The new secret was verified and now replaces the old one. Delete the old secret in the Entra admin center.
         </p>
       ) : null}
-      <Field id="clientSecret" label="Client secret" type="password" value={clientSecret} onChange={(e) => setClientSecret(e.target.value)} error={errFor('clientSecret')} hint={`The new secret: ${WHERE.clientSecret} Vigil verifies it before it replaces the old one.`} autoComplete="new-password" spellCheck={false} required />
-      <Field id="secretExpires" label="Secret expires" type="date" min={todayIso()} value={secretExpires} onChange={(e) => setSecretExpires(e.target.value)} error={errFor('secretExpires')} hint={WHERE.secretExpires} />
+      <Field
+        id="clientSecret"
+        label="Client secret"
+        type="password"
+        value={clientSecret}
+        onChange={(e) => setClientSecret(e.target.value)}
+        error={errFor('clientSecret')}
+        hint={`The new secret: ${WHERE.clientSecret} Vigil verifies it before it replaces the old one.`}
+        autoComplete="new-password"
+        spellCheck={false}
+        required
+      />
+      <Field
+        id="secretExpires"
+        label="Secret expires"
+        type="date"
+        min={todayIso()}
+        value={secretExpires}
+        onChange={(e) => setSecretExpires(e.target.value)}
+        error={errFor('secretExpires')}
+        hint={WHERE.secretExpires}
+      />
       <button type="submit" aria-disabled={busy}>
         Rotate secret
       </button>
@@ -335,10 +379,16 @@ export function IntegrationDetailPage() {
             ['Tenant ID', <code key="t">{i.tenantId}</code>],
             ['Client ID', i.clientId ? <code key="c">{i.clientId}</code> : null],
             ['Service principal Object ID', i.servicePrincipalObjectId ? <code key="s">{i.servicePrincipalObjectId}</code> : null],
-            ['Credential', <span key="cr">
-              <StatusBadge status={i.credentialState} /> {i.credentialError ?? ''}
-            </span>],
-            ['Secret expires', i.secretExpiresAt ? `${formatTime(i.secretExpiresAt)}${i.secretDaysLeft !== null ? ` (${i.secretDaysLeft} days left)` : ''}` : null],
+            [
+              'Credential',
+              <span key="cr">
+                <StatusBadge status={i.credentialState} /> {i.credentialError ?? ''}
+              </span>,
+            ],
+            [
+              'Secret expires',
+              i.secretExpiresAt ? `${formatTime(i.secretExpiresAt)}${i.secretDaysLeft !== null ? ` (${i.secretDaysLeft} days left)` : ''}` : null,
+            ],
             ['Created', <Time key="cr2" value={i.createdAt} />],
             ['Last verified', <Time key="v" value={i.verifiedAt} />],
           ]}
@@ -437,8 +487,8 @@ export function IntegrationDetailPage() {
       <section aria-labelledby="h-safelist" className="card">
         <h2 id="h-safelist">IP safelist</h2>
         <p>
-          Vigil calls your tenant from these addresses ({d.safelist.name}, region <code>{d.safelist.region}</code>). Add them to any Conditional Access named location or firewall that restricts the
-          service principal.
+          Vigil calls your tenant from these addresses ({d.safelist.name}, region <code>{d.safelist.region}</code>). Add them to any Conditional Access named
+          location or firewall that restricts the service principal.
         </p>
         {d.safelist.egressIps.length ? (
           <ul className="ip-list">

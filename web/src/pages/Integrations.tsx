@@ -39,8 +39,7 @@ export function IntegrationsPage() {
           <ul>
             {warnings.map((i) => (
               <li key={i.id}>
-                <strong>{i.name}</strong>: {i.secretWarning}{' '}
-                <Link to={`/integrations/${seg(i.id)}#rotate-secret`}>Rotate the secret of {i.name}</Link>
+                <strong>{i.name}</strong>: {i.secretWarning} <Link to={`/integrations/${seg(i.id)}#rotate-secret`}>Rotate the secret of {i.name}</Link>
               </li>
             ))}
           </ul>
@@ -59,10 +58,7 @@ export function IntegrationsPage() {
       <ErrorMessage error={list.error} />
       {list.loading && !list.data ? <Loading /> : null}
       {list.data && !items.length ? (
-        <p>
-          No integrations yet.{' '}
-          {isAdmin ? 'Choose CREATE NEW to connect a Microsoft Entra tenant.' : 'An administrator of your organization can add one.'}
-        </p>
+        <p>No integrations yet. {isAdmin ? 'Choose CREATE NEW to connect a Microsoft Entra tenant.' : 'An administrator of your organization can add one.'}</p>
       ) : null}
       {items.length ? (
         <TableScroll label="Integrations">

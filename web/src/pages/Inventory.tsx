@@ -16,7 +16,17 @@ function attrSummary(a: Record<string, unknown>): string {
     .join(' · ');
 }
 
-export function IntegrationSelect({ id, value, onChange, integrations }: { id: string; value: string; onChange: (v: string) => void; integrations: Integration[] }) {
+export function IntegrationSelect({
+  id,
+  value,
+  onChange,
+  integrations,
+}: {
+  id: string;
+  value: string;
+  onChange: (v: string) => void;
+  integrations: Integration[];
+}) {
   return (
     <div className="field">
       <label htmlFor={id}>Integration</label>
@@ -75,7 +85,12 @@ export function InventoryPage() {
             ))}
           </select>
         </div>
-        <IntegrationSelect id="inv-integration" value={integrationId} onChange={(v) => filters.update({ integrationId: v })} integrations={integrations.data?.items ?? []} />
+        <IntegrationSelect
+          id="inv-integration"
+          value={integrationId}
+          onChange={(v) => filters.update({ integrationId: v })}
+          integrations={integrations.data?.items ?? []}
+        />
         <div className="field">
           <label htmlFor="inv-q">Search</label>
           <input id="inv-q" type="search" value={qDraft} onChange={(e) => setQDraft(e.target.value)} placeholder="Name or id" />
@@ -116,33 +131,36 @@ export function InventoryPage() {
             </thead>
             <tbody>
               {items.map((it) => (
-                  <tr key={`${it.integrationId}/${it.id}`}>
-                    <td>
-                      {kind === 'agents' ? (
-                        <Link to={`/integrations/${seg(it.integrationId)}/agents/${seg(it.id)}`}>{it.name || it.id}</Link>
-                      ) : (
-                        <span>{it.name || it.id}</span>
-                      )}
-                      <div className="small muted">{it.id}</div>
-                      {kind === 'environments' ? (
-                        <Link className="small" to={`/inventory?kind=agents&integrationId=${encodeURIComponent(it.integrationId)}&environmentId=${encodeURIComponent(it.id)}`}>
-                          Agents in {it.name || it.id}
-                        </Link>
-                      ) : null}
-                    </td>
-                    <td>{names.get(it.integrationId) ?? it.integrationId}</td>
-                    <td>{it.environmentId ? <code className="small">{it.environmentId}</code> : <span className="muted">—</span>}</td>
-                    <td>
-                      <span className="small">{attrSummary(it.attributes)}</span>
-                      {Object.keys(it.attributes).length ? <JsonValue value={it.attributes} summary="All attributes" /> : null}
-                    </td>
-                    <td>
-                      <Time value={it.firstSeenAt} />
-                    </td>
-                    <td>
-                      <Time value={it.lastSeenAt} />
-                    </td>
-                  </tr>
+                <tr key={`${it.integrationId}/${it.id}`}>
+                  <td>
+                    {kind === 'agents' ? (
+                      <Link to={`/integrations/${seg(it.integrationId)}/agents/${seg(it.id)}`}>{it.name || it.id}</Link>
+                    ) : (
+                      <span>{it.name || it.id}</span>
+                    )}
+                    <div className="small muted">{it.id}</div>
+                    {kind === 'environments' ? (
+                      <Link
+                        className="small"
+                        to={`/inventory?kind=agents&integrationId=${encodeURIComponent(it.integrationId)}&environmentId=${encodeURIComponent(it.id)}`}
+                      >
+                        Agents in {it.name || it.id}
+                      </Link>
+                    ) : null}
+                  </td>
+                  <td>{names.get(it.integrationId) ?? it.integrationId}</td>
+                  <td>{it.environmentId ? <code className="small">{it.environmentId}</code> : <span className="muted">—</span>}</td>
+                  <td>
+                    <span className="small">{attrSummary(it.attributes)}</span>
+                    {Object.keys(it.attributes).length ? <JsonValue value={it.attributes} summary="All attributes" /> : null}
+                  </td>
+                  <td>
+                    <Time value={it.firstSeenAt} />
+                  </td>
+                  <td>
+                    <Time value={it.lastSeenAt} />
+                  </td>
+                </tr>
               ))}
             </tbody>
           </table>

@@ -28,8 +28,15 @@ export function SignInPage() {
       setErrors([
         {
           field,
-          message: a?.code === 'SIGN_IN_FAILED' || a?.status === 401 ? 'The e-mail address or password is not right, or the account is locked or disabled.' : (a?.message ?? 'Sign-in failed.'),
-          remediation: a?.remediation ?? (a?.status === 401 ? 'Check both and try again; after five failures the account is locked for 15 minutes. An administrator can reset it with vigil users.' : undefined),
+          message:
+            a?.code === 'SIGN_IN_FAILED' || a?.status === 401
+              ? 'The e-mail address or password is not right, or the account is locked or disabled.'
+              : (a?.message ?? 'Sign-in failed.'),
+          remediation:
+            a?.remediation ??
+            (a?.status === 401
+              ? 'Check both and try again; after five failures the account is locked for 15 minutes. An administrator can reset it with vigil users.'
+              : undefined),
         },
       ]);
       setPassword('');
@@ -49,8 +56,26 @@ export function SignInPage() {
       ) : null}
       <ErrorSummary errors={errors} title="Sign-in failed" />
       <form onSubmit={(e) => void submit(e)} noValidate>
-        <Field id="email" label="Email" type="email" autoComplete="username" value={email} onChange={(e) => setEmail(e.target.value)} error={errFor('email')} required />
-        <Field id="password" label="Password" type="password" autoComplete="current-password" value={password} onChange={(e) => setPassword(e.target.value)} error={errFor('password')} required />
+        <Field
+          id="email"
+          label="Email"
+          type="email"
+          autoComplete="username"
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+          error={errFor('email')}
+          required
+        />
+        <Field
+          id="password"
+          label="Password"
+          type="password"
+          autoComplete="current-password"
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+          error={errFor('password')}
+          required
+        />
         <button type="submit" disabled={busy}>
           Sign in
         </button>

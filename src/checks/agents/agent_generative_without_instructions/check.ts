@@ -7,8 +7,11 @@ import type { CheckFunction } from '../../types.ts';
  */
 export const check: CheckFunction = (ctx) =>
   evaluateAgentComponents(ctx, (_agent, components, settings) => {
-    if (!settings || settings.generativeActionsEnabled === null) return { status: 'not_evaluated', reason: "The agent's configuration does not state whether generative orchestration is on." };
+    if (!settings || settings.generativeActionsEnabled === null)
+      return { status: 'not_evaluated', reason: "The agent's configuration does not state whether generative orchestration is on." };
     if (!settings.generativeActionsEnabled) return { status: 'pass', reason: 'Classic (topic-based) orchestration.' };
     const hasInstructions = components.some((c) => c.attrs.kind === 'instructions' && (c.attrs.instructions?.length ?? 0) > 0);
-    return hasInstructions ? { status: 'pass', reason: null } : { status: 'fail', reason: 'Generative orchestration is on and the agent has no custom instructions.' };
+    return hasInstructions
+      ? { status: 'pass', reason: null }
+      : { status: 'fail', reason: 'Generative orchestration is on and the agent has no custom instructions.' };
   });

@@ -7,5 +7,9 @@ export const check: CheckFunction = (ctx) =>
     const maker = components.filter((c) => (c.attrs.kind === 'action' || c.attrs.kind === 'mcp') && c.attrs.tool?.connectionMode === 'maker');
     if (maker.length === 0) return { status: 'pass', reason: null };
     const connectors = [...new Set(maker.map((c) => c.attrs.tool?.connectorId).filter((x): x is string => !!x))];
-    return { status: 'fail', reason: `${maker.length} tool(s) run on the maker's connection${connectors.length ? ` (${connectors.join(', ')})` : ''}: every user acts with the maker's access.`, detail: { components: maker.map((c) => c.id), connectors } };
+    return {
+      status: 'fail',
+      reason: `${maker.length} tool(s) run on the maker's connection${connectors.length ? ` (${connectors.join(', ')})` : ''}: every user acts with the maker's access.`,
+      detail: { components: maker.map((c) => c.id), connectors },
+    };
   });

@@ -21,7 +21,8 @@ export const check: CheckFunction = (ctx) => {
     if (usersGap) return { status: 'not_evaluated', reason: `Directory users could not be read: ${usersGap.message}` };
     const person = ctx.inventory.directoryUsers.get(owner.aad_object_id);
     if (!person) return { status: 'fail', reason: `The owner ${owner.full_name ?? owner.aad_object_id} no longer exists in Microsoft Entra ID.` };
-    if (person.account_enabled === 0) return { status: 'fail', reason: `The owner ${person.user_principal_name ?? person.id} is disabled in Microsoft Entra ID.` };
+    if (person.account_enabled === 0)
+      return { status: 'fail', reason: `The owner ${person.user_principal_name ?? person.id} is disabled in Microsoft Entra ID.` };
     return { status: 'pass', reason: null };
   });
 };

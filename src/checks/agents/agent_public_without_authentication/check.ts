@@ -13,8 +13,12 @@ export const check: CheckFunction = (ctx) =>
     }
     if (agent.authentication_mode !== AUTHENTICATION_MODE.None) return { status: 'pass', reason: null };
     if (isBroadAccess(agent.access_control_policy)) {
-      return { status: 'fail', reason: `Access control policy is '${agent.access_control_policy === 3 ? 'Any (multitenant)' : 'Any'}' and authentication is None.` };
+      return {
+        status: 'fail',
+        reason: `Access control policy is '${agent.access_control_policy === 3 ? 'Any (multitenant)' : 'Any'}' and authentication is None.`,
+      };
     }
-    if (!isKnownAccessPolicy(agent.access_control_policy)) return { status: 'not_evaluated', reason: `Authentication is None and the access control policy value ${agent.access_control_policy} is unknown.` };
+    if (!isKnownAccessPolicy(agent.access_control_policy))
+      return { status: 'not_evaluated', reason: `Authentication is None and the access control policy value ${agent.access_control_policy} is unknown.` };
     return { status: 'pass', reason: null };
   });

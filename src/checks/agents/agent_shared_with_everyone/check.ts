@@ -12,9 +12,19 @@ export const check: CheckFunction = (ctx) =>
     const policy = agent.access_control_policy;
     if (policy === null) return { status: 'not_evaluated', reason: 'The agent record carries no access control policy.' };
     if (policy === ACCESS_CONTROL_POLICY.AnyMultitenant) {
-      return { status: 'fail', reason: "Access control policy is 'Any (multitenant)': users signed in to any Microsoft Entra tenant, not only this organisation's, can use the agent.", detail: { accessControlPolicy: policy, reach: 'any-tenant' } };
+      return {
+        status: 'fail',
+        reason: "Access control policy is 'Any (multitenant)': users signed in to any Microsoft Entra tenant, not only this organisation's, can use the agent.",
+        detail: { accessControlPolicy: policy, reach: 'any-tenant' },
+      };
     }
-    if (policy === ACCESS_CONTROL_POLICY.Any) return { status: 'fail', reason: "Access control policy is 'Any': every user who reaches a channel can use the agent.", detail: { accessControlPolicy: policy, reach: 'organization' } };
-    if (!isKnownAccessPolicy(policy)) return { status: 'not_evaluated', reason: `Unknown access control policy value ${policy}.`, detail: { accessControlPolicy: policy } };
+    if (policy === ACCESS_CONTROL_POLICY.Any)
+      return {
+        status: 'fail',
+        reason: "Access control policy is 'Any': every user who reaches a channel can use the agent.",
+        detail: { accessControlPolicy: policy, reach: 'organization' },
+      };
+    if (!isKnownAccessPolicy(policy))
+      return { status: 'not_evaluated', reason: `Unknown access control policy value ${policy}.`, detail: { accessControlPolicy: policy } };
     return { status: 'pass', reason: null };
   });

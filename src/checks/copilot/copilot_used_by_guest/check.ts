@@ -17,7 +17,11 @@ export const check: CheckFunction = (ctx) =>
     },
     (userId, { count, last }) => {
       const user = ctx.inventory.directoryUsers.get(userId);
-      return { status: 'fail', name: user?.user_principal_name ?? null, reason: `Guest ${user?.user_principal_name ?? userId} used Microsoft 365 Copilot (${count} interaction(s), last ${last || 'unknown'}).` };
+      return {
+        status: 'fail',
+        name: user?.user_principal_name ?? null,
+        reason: `Guest ${user?.user_principal_name ?? userId} used Microsoft 365 Copilot (${count} interaction(s), last ${last || 'unknown'}).`,
+      };
     },
     { requires: ['users'], passReason: 'No guest has Copilot interaction history.' },
   );

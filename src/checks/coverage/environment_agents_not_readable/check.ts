@@ -12,7 +12,20 @@ export const check: CheckFunction = (ctx) => {
   return ctx.inventory.environments.map((env) => {
     const gap = env.dataverse_url ? ctx.coverage.sliceGap('agents', env.id) : null;
     return gap
-      ? { resourceType: 'environment' as const, resourceId: env.id, resourceName: env.display_name, status: 'fail' as const, reason: gap.message, detail: { code: gap.code } }
-      : { resourceType: 'environment' as const, resourceId: env.id, resourceName: env.display_name, status: 'pass' as const, reason: env.dataverse_url ? null : 'No Dataverse: no agents.' };
+      ? {
+          resourceType: 'environment' as const,
+          resourceId: env.id,
+          resourceName: env.display_name,
+          status: 'fail' as const,
+          reason: gap.message,
+          detail: { code: gap.code },
+        }
+      : {
+          resourceType: 'environment' as const,
+          resourceId: env.id,
+          resourceName: env.display_name,
+          status: 'pass' as const,
+          reason: env.dataverse_url ? null : 'No Dataverse: no agents.',
+        };
   });
 };

@@ -9,8 +9,17 @@ import type { CheckFunction } from '../../types.ts';
  */
 export const check: CheckFunction = (ctx) =>
   evaluateEstate(ctx, 'externalConnections', 'externalConnection', (c) => {
-    if (c.attrs.state !== 'ready' && c.attrs.state !== 'limitExceeded') return { status: 'pass', reason: `State ${c.attrs.state ?? 'unknown'}: serves no content.` };
-    if (c.attrs.authorizedAppIds.length > 1) return { status: 'fail', reason: `${c.attrs.authorizedAppIds.length} applications can push content into this connection (${c.attrs.authorizedAppIds.join(', ')}).` };
-    if (!c.attrs.connectorId) return { status: 'fail', reason: 'Custom connection: content pushed by custom code is served to Microsoft Search and Copilot with the permissions that code sets.' };
+    if (c.attrs.state !== 'ready' && c.attrs.state !== 'limitExceeded')
+      return { status: 'pass', reason: `State ${c.attrs.state ?? 'unknown'}: serves no content.` };
+    if (c.attrs.authorizedAppIds.length > 1)
+      return {
+        status: 'fail',
+        reason: `${c.attrs.authorizedAppIds.length} applications can push content into this connection (${c.attrs.authorizedAppIds.join(', ')}).`,
+      };
+    if (!c.attrs.connectorId)
+      return {
+        status: 'fail',
+        reason: 'Custom connection: content pushed by custom code is served to Microsoft Search and Copilot with the permissions that code sets.',
+      };
     return { status: 'pass', reason: null };
   });

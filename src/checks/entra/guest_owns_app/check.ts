@@ -8,4 +8,5 @@ import type { CheckFunction } from '../../types.ts';
  * the tenant when the `powerApps` or `users` stream did not run.
  * Source: Microsoft Learn "Properties of a Microsoft Entra B2B collaboration user" (entra/external-id/user-properties).
  */
-export const check: CheckFunction = (ctx) => evaluateEstate(ctx, 'powerApps', 'app', (app) => guestVerdict(ctx, app.attrs.owner.id, 'owner'), { requires: ['users'] });
+export const check: CheckFunction = (ctx) =>
+  evaluateEstate(ctx, 'powerApps', 'app', (app) => guestVerdict(ctx, app.attrs.owner.id, 'owner'), { requires: ['users'] });

@@ -43,7 +43,12 @@ export const check: CheckFunction = (ctx) => {
       results.push({ ...base, status: 'fail', reason: refused.message, detail: { streams: streams } });
     } else if (refused) {
       const upstream = refused.code === 'MISSING_PERMISSION' ? '' : ` (${API_DISPLAY_NAMES[cap.api]} refused the '${refused.stream}' read: ${refused.code})`;
-      results.push({ ...base, status: 'fail', reason: `${API_DISPLAY_NAMES[cap.api]} application permission ${cap.recommended} is not granted: ${cap.title.toLowerCase()} are not collected.${upstream}`, detail: { permission: cap.recommended, streams: streams, code: refused.code } });
+      results.push({
+        ...base,
+        status: 'fail',
+        reason: `${API_DISPLAY_NAMES[cap.api]} application permission ${cap.recommended} is not granted: ${cap.title.toLowerCase()} are not collected.${upstream}`,
+        detail: { permission: cap.recommended, streams: streams, code: refused.code },
+      });
     } else if (whole.length > 0 || slices.length > 0) {
       const gap = whole[0] ?? slices[0]!;
       results.push({ ...base, status: 'not_evaluated', reason: gapReason(gap), detail: { streams: streams, code: gap.code } });

@@ -10,6 +10,7 @@ export const check: CheckFunction = (ctx) => {
   const base = { resourceType: 'tenant' as const, resourceId: ctx.tenantId, resourceName: null };
   const gap = ctx.coverage.streamGap('environments');
   if (!gap) return [{ ...base, status: 'pass', reason: null }];
-  if (gap.code === 'Forbidden') return [{ ...base, status: 'fail', reason: `The application is not a Power Platform admin management application: ${gap.message}` }];
+  if (gap.code === 'Forbidden')
+    return [{ ...base, status: 'fail', reason: `The application is not a Power Platform admin management application: ${gap.message}` }];
   return [{ ...base, status: 'not_evaluated', reason: gap.message, detail: { code: gap.code } }];
 };

@@ -12,6 +12,12 @@ export const check: CheckFunction = (ctx) =>
     if (w.attrs.externalUserCount === 0 && artifacts.length === 0) return { status: 'pass', reason: null };
     const parts = [];
     if (w.attrs.externalUserCount > 0) parts.push(`${w.attrs.externalUserCount} guest(s) hold a workspace role`);
-    if (artifacts.length > 0) parts.push(`${artifacts.length} report(s)/dataset(s) shared with guests (${artifacts.slice(0, 3).map((a) => a.name ?? a.id).join(', ')})`);
+    if (artifacts.length > 0)
+      parts.push(
+        `${artifacts.length} report(s)/dataset(s) shared with guests (${artifacts
+          .slice(0, 3)
+          .map((a) => a.name ?? a.id)
+          .join(', ')})`,
+      );
     return { status: 'fail', reason: `${parts.join('; ')}.`, detail: { artifacts: artifacts.map((a) => a.id) } };
   });

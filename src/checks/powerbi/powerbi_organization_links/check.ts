@@ -12,8 +12,12 @@ export const check: CheckFunction = (ctx) => {
     const right = l.attrs.accessRight ?? 'Read';
     return right === 'Read' || right === 'None'
       ? { status: 'pass', reason: 'Organisation-wide link with read access only.' }
-      : { status: 'fail', reason: `"${l.attrs.displayName ?? l.attrs.artifactId}" is shared with the whole organisation with ${right} access by ${l.attrs.sharer?.emailAddress ?? 'an unknown user'}.` };
+      : {
+          status: 'fail',
+          reason: `"${l.attrs.displayName ?? l.attrs.artifactId}" is shared with the whole organisation with ${right} access by ${l.attrs.sharer?.emailAddress ?? 'an unknown user'}.`,
+        };
   });
-  if (results.length === 0) return [{ resourceType: 'tenant', resourceId: ctx.tenantId, resourceName: null, status: 'pass', reason: 'No organisation-wide links.' }];
+  if (results.length === 0)
+    return [{ resourceType: 'tenant', resourceId: ctx.tenantId, resourceName: null, status: 'pass', reason: 'No organisation-wide links.' }];
   return results;
 };

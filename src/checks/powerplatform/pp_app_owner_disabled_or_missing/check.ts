@@ -9,4 +9,5 @@ import type { CheckFunction } from '../../types.ts';
  * directory users and is reported as gone.)
  * Source: Microsoft Learn "Manage orphaned resources" (power-platform/admin/manage-orphaned-resources).
  */
-export const check: CheckFunction = (ctx) => evaluateEstate(ctx, 'powerApps', 'app', (app) => ownerVerdict(ctx, app.attrs.owner.id, 'owner'), { requires: ['users'] });
+export const check: CheckFunction = (ctx) =>
+  evaluateEstate(ctx, 'powerApps', 'app', (app) => ownerVerdict(ctx, app.attrs.owner.id, 'owner'), { requires: ['users'] });

@@ -11,8 +11,13 @@ import type { CheckFunction } from '../../types.ts';
  */
 export const check: CheckFunction = (ctx) =>
   evaluateEstate(ctx, 'powerApps', 'app', (app) => {
-    if (app.attrs.sharedWithTenant === null) return { status: 'not_evaluated', reason: 'The app was listed without its permissions: whether it is shared with everyone is unknown.' };
+    if (app.attrs.sharedWithTenant === null)
+      return { status: 'not_evaluated', reason: 'The app was listed without its permissions: whether it is shared with everyone is unknown.' };
     return app.attrs.sharedWithTenant
-      ? { status: 'fail', reason: 'The app is shared with everyone in the organisation, guests included.', detail: { owner: app.attrs.owner.userPrincipalName ?? app.attrs.owner.id } }
+      ? {
+          status: 'fail',
+          reason: 'The app is shared with everyone in the organisation, guests included.',
+          detail: { owner: app.attrs.owner.userPrincipalName ?? app.attrs.owner.id },
+        }
       : { status: 'pass', reason: null };
   });

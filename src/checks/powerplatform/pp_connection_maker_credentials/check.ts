@@ -16,5 +16,9 @@ export const check: CheckFunction = (ctx) =>
     if (!shared || c.attrs.authenticationType !== 'oauth') return { status: 'pass', reason: null };
     const who = c.attrs.sharedWithTenant ? 'everyone in the organisation' : `${c.attrs.sharedWith.length} user(s) or group(s)`;
     const account = c.attrs.accountName ?? c.attrs.createdBy.userPrincipalName ?? c.attrs.createdBy.id ?? 'its maker';
-    return { status: 'fail', reason: `Shared with ${who} and runs on ${account}'s own credentials (${c.attrs.connectorId ?? 'unknown connector'}).`, detail: { connectorId: c.attrs.connectorId, sharedWithTenant: c.attrs.sharedWithTenant, sharedWith: c.attrs.sharedWith } };
+    return {
+      status: 'fail',
+      reason: `Shared with ${who} and runs on ${account}'s own credentials (${c.attrs.connectorId ?? 'unknown connector'}).`,
+      detail: { connectorId: c.attrs.connectorId, sharedWithTenant: c.attrs.sharedWithTenant, sharedWith: c.attrs.sharedWith },
+    };
   });

@@ -22,11 +22,16 @@ export const check: CheckFunction = (ctx) => {
     const sliceGap = ctx.coverage.sliceGap('environmentSettings', env.id);
     const s = settings.get(env.id);
     if (sliceGap) {
-      results.push({ ...base, status: 'not_evaluated', reason: `The environment's Dataverse settings could not be read: ${sliceGap.message}`, detail: { code: sliceGap.code } });
+      results.push({
+        ...base,
+        status: 'not_evaluated',
+        reason: `The environment's Dataverse settings could not be read: ${sliceGap.message}`,
+        detail: { code: sliceGap.code },
+      });
       continue;
     }
     if (!s || s.cspEnforcedModelDriven === null || s.cspEnforcedCanvas === null) {
-      results.push({ ...base, status: 'not_evaluated', reason: 'The environment\'s content security policy settings were not returned.' });
+      results.push({ ...base, status: 'not_evaluated', reason: "The environment's content security policy settings were not returned." });
       continue;
     }
     const missing = [s.cspEnforcedModelDriven ? null : 'model-driven', s.cspEnforcedCanvas ? null : 'canvas'].filter((x): x is string => x !== null);
@@ -34,7 +39,12 @@ export const check: CheckFunction = (ctx) => {
     results.push(
       missing.length === 0
         ? { ...base, status: 'pass', reason: 'The content security policy is enforced for model-driven and canvas apps.', detail }
-        : { ...base, status: 'fail', reason: `The content security policy is not enforced for ${missing.join(' and ')} apps${s.cspReportUri ? ' (violations are only reported)' : ''}.`, detail },
+        : {
+            ...base,
+            status: 'fail',
+            reason: `The content security policy is not enforced for ${missing.join(' and ')} apps${s.cspReportUri ? ' (violations are only reported)' : ''}.`,
+            detail,
+          },
     );
   }
   return results;

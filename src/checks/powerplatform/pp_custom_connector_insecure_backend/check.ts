@@ -21,6 +21,11 @@ export const check: CheckFunction = (ctx) =>
     } catch {
       return { status: 'not_evaluated', reason: `The backend URL '${c.attrs.backendUrl}' is not an absolute URL.` };
     }
-    if (protocol === 'http:') return { status: 'fail', reason: `The backend ${c.attrs.backendUrl} is plain HTTP: requests and credentials travel unencrypted.`, detail: { backendHost: c.attrs.backendHost } };
+    if (protocol === 'http:')
+      return {
+        status: 'fail',
+        reason: `The backend ${c.attrs.backendUrl} is plain HTTP: requests and credentials travel unencrypted.`,
+        detail: { backendHost: c.attrs.backendHost },
+      };
     return { status: 'pass', reason: null, detail: { backendHost: c.attrs.backendHost } };
   });

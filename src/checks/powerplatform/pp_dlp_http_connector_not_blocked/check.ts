@@ -40,8 +40,17 @@ export const check: CheckFunction = (ctx) => {
       const open = HTTP_DLP_CONNECTORS.filter((c) => !covering.some((p) => blocks(policies.get(p.id)!, c)));
       if (open.length === 0) return { status: 'pass', reason: 'The HTTP connectors are blocked in the default environment.' };
       const unread = covering.filter((p) => policies.get(p.id)!.connectorGroupsRead === false);
-      if (unread.length > 0) return { status: 'not_evaluated', reason: `The connector groups of DLP polic${unread.length === 1 ? 'y' : 'ies'} ${unread.map((p) => p.name ?? p.id).join(', ')} were not read.`, detail: { open, unread: unread.map((p) => p.id) } };
-      return { status: 'fail', reason: `HTTP connector(s) not blocked in the default environment: ${open.join(', ')}${covering.length === 0 ? ' (no DLP policy covers it)' : ''}.`, detail: { open } };
+      if (unread.length > 0)
+        return {
+          status: 'not_evaluated',
+          reason: `The connector groups of DLP polic${unread.length === 1 ? 'y' : 'ies'} ${unread.map((p) => p.name ?? p.id).join(', ')} were not read.`,
+          detail: { open, unread: unread.map((p) => p.id) },
+        };
+      return {
+        status: 'fail',
+        reason: `HTTP connector(s) not blocked in the default environment: ${open.join(', ')}${covering.length === 0 ? ' (no DLP policy covers it)' : ''}.`,
+        detail: { open },
+      };
     },
     { defaultOnly: true },
   );

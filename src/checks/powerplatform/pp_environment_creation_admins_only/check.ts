@@ -10,5 +10,9 @@ import { tenantFlagVerdict } from '../shared.ts';
  */
 export const check: CheckFunction = (ctx) =>
   evaluateTenant(ctx, ['tenantSettings'], () =>
-    tenantFlagVerdict(ctx, 'disableEnvironmentCreationByNonAdminUsers', 'Any licensed user can create production and sandbox environments (disableEnvironmentCreationByNonAdminUsers is false).'),
+    tenantFlagVerdict(
+      ctx,
+      'disableEnvironmentCreationByNonAdminUsers',
+      'Any licensed user can create production and sandbox environments (disableEnvironmentCreationByNonAdminUsers is false).',
+    ),
   );

@@ -22,11 +22,16 @@ export const check: CheckFunction = (ctx) => {
     'flow',
     (flow) => {
       if (!flow.attrs.hasHttpAction) return { status: 'pass', reason: null };
-      if (!flow.attrs.definitionRead) return { status: 'not_evaluated', reason: 'The flow has HTTP actions but its definition was not read: their URLs are unknown.' };
+      if (!flow.attrs.definitionRead)
+        return { status: 'not_evaluated', reason: 'The flow has HTTP actions but its definition was not read: their URLs are unknown.' };
       const external = [...new Set(flow.attrs.httpTargets.filter((t) => t.host !== null && !hostUnder(t.host, internal)).map((t) => t.host!))];
       const dynamic = flow.attrs.httpTargets.filter((t) => t.host === null).map((t) => t.url);
-      if (external.length === 0 && dynamic.length === 0) return { status: 'pass', reason: 'HTTP actions call only the organisation\'s and Microsoft service hosts.' };
-      const parts = [external.length ? `calls host(s) outside the organisation: ${external.join(', ')}` : null, dynamic.length ? `${dynamic.length} URL(s) computed at run time` : null].filter(Boolean);
+      if (external.length === 0 && dynamic.length === 0)
+        return { status: 'pass', reason: "HTTP actions call only the organisation's and Microsoft service hosts." };
+      const parts = [
+        external.length ? `calls host(s) outside the organisation: ${external.join(', ')}` : null,
+        dynamic.length ? `${dynamic.length} URL(s) computed at run time` : null,
+      ].filter(Boolean);
       return { status: 'fail', reason: `The flow ${parts.join('; ')}.`, detail: { externalHosts: external, dynamicUrls: dynamic.length } };
     },
     { requires: ['users'] },

@@ -13,6 +13,10 @@ import type { CheckFunction } from '../../types.ts';
 export const check: CheckFunction = (ctx) =>
   evaluateEstate(ctx, 'flows', 'flow', (flow) =>
     flow.attrs.hasHttpTrigger
-      ? { status: 'fail', reason: `Started by an HTTP request trigger: anyone with its URL can run it (state ${flow.attrs.state ?? 'unknown'}).`, detail: { state: flow.attrs.state } }
+      ? {
+          status: 'fail',
+          reason: `Started by an HTTP request trigger: anyone with its URL can run it (state ${flow.attrs.state ?? 'unknown'}).`,
+          detail: { state: flow.attrs.state },
+        }
       : { status: 'pass', reason: null },
   );

@@ -13,6 +13,9 @@ export const check: CheckFunction = (ctx) =>
     ctx,
     'flows',
     'flow',
-    (flow) => (/service ?principal|application/i.test(flow.attrs.creator.userType ?? '') ? { status: 'pass', reason: 'Created by a service principal.' } : ownerVerdict(ctx, flow.attrs.creator.objectId, 'creator')),
+    (flow) =>
+      /service ?principal|application/i.test(flow.attrs.creator.userType ?? '')
+        ? { status: 'pass', reason: 'Created by a service principal.' }
+        : ownerVerdict(ctx, flow.attrs.creator.objectId, 'creator'),
     { requires: ['users'] },
   );

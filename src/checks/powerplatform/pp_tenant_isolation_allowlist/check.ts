@@ -16,11 +16,20 @@ export const check: CheckFunction = (ctx) =>
   evaluateTenant(ctx, ['tenantSettings'], () => {
     const iso = tenantIsolationOf(ctx);
     if (!iso) return { status: 'not_evaluated', reason: 'The tenant isolation policy was not in the collected inventory.' };
-    if (!iso.enabled) return { status: 'fail', reason: 'Tenant isolation is off, so no allowlist is enforced: every tenant is allowed inbound and outbound.', detail: { exists: iso.exists } };
+    if (!iso.enabled)
+      return {
+        status: 'fail',
+        reason: 'Tenant isolation is off, so no allowlist is enforced: every tenant is allowed inbound and outbound.',
+        detail: { exists: iso.exists },
+      };
     const any = iso.allowedTenants.filter((t) => t.tenantId === '*' && (t.inbound || t.outbound));
     if (any.length > 0) {
       const directions = [any.some((t) => t.inbound) ? 'inbound' : null, any.some((t) => t.outbound) ? 'outbound' : null].filter(Boolean).join(' and ');
       return { status: 'fail', reason: `The allowlist allows any tenant (*) ${directions}.`, detail: { directions } };
     }
-    return { status: 'pass', reason: `${iso.allowedTenants.length} named tenant(s) allowed.`, detail: { allowedTenants: iso.allowedTenants.map((t) => t.tenantId) } };
+    return {
+      status: 'pass',
+      reason: `${iso.allowedTenants.length} named tenant(s) allowed.`,
+      detail: { allowedTenants: iso.allowedTenants.map((t) => t.tenantId) },
+    };
   });

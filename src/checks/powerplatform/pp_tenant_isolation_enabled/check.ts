@@ -13,5 +13,11 @@ export const check: CheckFunction = (ctx) =>
     const iso = tenantIsolationOf(ctx);
     if (!iso) return { status: 'not_evaluated', reason: 'The tenant isolation policy was not in the collected inventory.' };
     if (iso.enabled) return { status: 'pass', reason: 'Tenant isolation is on.', detail: { allowedTenants: iso.allowedTenants.length } };
-    return { status: 'fail', reason: iso.exists ? 'Tenant isolation is turned off: connections to and from any tenant are allowed.' : 'No tenant isolation policy exists: connections to and from any tenant are allowed.', detail: { exists: iso.exists } };
+    return {
+      status: 'fail',
+      reason: iso.exists
+        ? 'Tenant isolation is turned off: connections to and from any tenant are allowed.'
+        : 'No tenant isolation policy exists: connections to and from any tenant are allowed.',
+      detail: { exists: iso.exists },
+    };
   });

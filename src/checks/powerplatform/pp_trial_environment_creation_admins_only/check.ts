@@ -10,5 +10,9 @@ import { tenantFlagVerdict } from '../shared.ts';
  */
 export const check: CheckFunction = (ctx) =>
   evaluateTenant(ctx, ['tenantSettings'], () =>
-    tenantFlagVerdict(ctx, 'disableTrialEnvironmentCreationByNonAdminUsers', 'Any user can create trial environments (disableTrialEnvironmentCreationByNonAdminUsers is false).'),
+    tenantFlagVerdict(
+      ctx,
+      'disableTrialEnvironmentCreationByNonAdminUsers',
+      'Any user can create trial environments (disableTrialEnvironmentCreationByNonAdminUsers is false).',
+    ),
   );

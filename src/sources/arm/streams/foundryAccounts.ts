@@ -35,7 +35,6 @@ const SUBSCRIPTIONS_API = '2022-12-01';
 /** Account kinds collected. */
 const FOUNDRY_KINDS = ['AIServices', 'OpenAI'] as const;
 
-
 /** Remedy text shared by the no-subscription and 403 cases. */
 function readerRemedy(applicationId: string | null, subscriptions: string[] = []): string {
   const scope = subscriptions.length > 0 ? subscriptions.map((id) => `/subscriptions/${id}`).join(', ') : '/subscriptions/<subscription-id>';

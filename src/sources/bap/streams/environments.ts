@@ -13,7 +13,6 @@ import { str, obj, type Json } from '../../../core/json.ts';
 /** The environments list API version used. */
 export const BAP_API_VERSION = '2020-10-01';
 
-
 /** Maps a BAP environment object to a {@link PowerPlatformEnvironment}. */
 export function toEnvironment(j: Json): PowerPlatformEnvironment {
   const p = obj(j.properties);
@@ -39,7 +38,10 @@ export const environmentsStream = odataListStream({
   name: 'environments',
   primaryKey: ['id'],
   resource: (ctx) => ctx.cloud.bap.resource,
-  request: (ctx, _slice, cursor) => ({ api: 'bap', url: cursor ?? `${ctx.cloud.bap.baseUrl}/providers/Microsoft.BusinessAppPlatform/scopes/admin/environments?api-version=${BAP_API_VERSION}` }),
+  request: (ctx, _slice, cursor) => ({
+    api: 'bap',
+    url: cursor ?? `${ctx.cloud.bap.baseUrl}/providers/Microsoft.BusinessAppPlatform/scopes/admin/environments?api-version=${BAP_API_VERSION}`,
+  }),
   map: (j, _slice, ctx) => {
     const env = toEnvironment(j);
     // The instance URL is stored and later receives a Dataverse token: refused here, before its page is stored.

@@ -1,10 +1,6 @@
 import { parse as parseYaml } from 'yaml';
 import type { EstateObject } from '../../../core/inventory.ts';
-import type {
-  AgentComponentAttrs,
-  AgentComponentKind,
-  ConnectionMode,
-  KnowledgeSourceType } from '../../../core/estate/agentcomponents.ts';
+import type { AgentComponentAttrs, AgentComponentKind, ConnectionMode, KnowledgeSourceType } from '../../../core/estate/agentcomponents.ts';
 import { inspectText } from '../../../inspection/index.ts';
 import { dataverseEntityStream } from '../entity.ts';
 import { str, num, bool, objOrNull, type Json } from '../../../core/json.ts';
@@ -30,7 +26,6 @@ import { str, num, bool, objOrNull, type Json } from '../../../core/json.ts';
  * `evals/fixtures/agent-with-mcp-action/actions/*.mcs.yml`). What is UNCONFIRMED is listed in
  * `core/estate/agentcomponents.ts`.
  */
-
 
 /** Fields of `botcomponent` read by Vigil. */
 const BOT_COMPONENT_FIELDS =
@@ -168,7 +163,13 @@ export function normaliseComponent(j: Json): AgentComponentAttrs {
       const begin = objOrNull(root.beginDialog);
       const http = httpCalls(root);
       attrs.kind = componentType === 17 ? 'trigger' : 'topic';
-      attrs.topic = { triggerKind: str(begin?.kind), callsHttp: http.count > 0, httpHosts: http.hosts, httpOrigins: http.origins, dynamicHttpUrls: http.dynamic };
+      attrs.topic = {
+        triggerKind: str(begin?.kind),
+        callsHttp: http.count > 0,
+        httpHosts: http.hosts,
+        httpOrigins: http.origins,
+        dynamicHttpUrls: http.dynamic,
+      };
       break;
     }
     case 'AgentDialog': {
@@ -223,7 +224,11 @@ export function normaliseComponent(j: Json): AgentComponentAttrs {
       const text = str(root.instructions) ?? '';
       attrs.kind = 'instructions';
       // Only the length and a boolean leave this function: the text and the inspection excerpts are dropped.
-      attrs.instructions = { length: text.length, containsSecret: inspectText(text).matches.some((m) => m.kind === 'secret'), webBrowsing: bool(objOrNull(root.gptCapabilities)?.webBrowsing) };
+      attrs.instructions = {
+        length: text.length,
+        containsSecret: inspectText(text).matches.some((m) => m.kind === 'secret'),
+        webBrowsing: bool(objOrNull(root.gptCapabilities)?.webBrowsing),
+      };
       break;
     }
     case 'GlobalVariableComponent':
@@ -254,5 +259,11 @@ export const agentComponentsStream = dataverseEntityStream({
   primaryKey: ['sliceKey', 'id'],
   entitySet: 'botcomponents',
   select: BOT_COMPONENT_FIELDS,
-  map: (j, slice): EstateObject<AgentComponentAttrs> => ({ sliceKey: slice.key, id: String(j.botcomponentid), name: str(j.name), attrs: normaliseComponent(j), raw: storedRaw(j) }),
+  map: (j, slice): EstateObject<AgentComponentAttrs> => ({
+    sliceKey: slice.key,
+    id: String(j.botcomponentid),
+    name: str(j.name),
+    attrs: normaliseComponent(j),
+    raw: storedRaw(j),
+  }),
 });

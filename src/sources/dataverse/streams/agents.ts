@@ -3,7 +3,8 @@ import { num, str } from '../../../core/json.ts';
 import { dataverseEntityStream } from '../entity.ts';
 
 /** Fields of `bot` read by Vigil (reference §4.3). */
-const BOT_FIELDS = 'botid,name,schemaname,authenticationmode,authenticationtrigger,accesscontrolpolicy,authorizedsecuritygroupids,publishedon,_publishedby_value,_ownerid_value,statecode,statuscode,language,runtimeprovider,template,createdon,modifiedon,configuration';
+const BOT_FIELDS =
+  'botid,name,schemaname,authenticationmode,authenticationtrigger,accesscontrolpolicy,authorizedsecuritygroupids,publishedon,_publishedby_value,_ownerid_value,statecode,statuscode,language,runtimeprovider,template,createdon,modifiedon,configuration';
 
 /**
  * Maps a Dataverse `bot` row (Web API JSON with {@link BOT_FIELDS}) of an environment to an {@link Agent}. Choice

@@ -26,7 +26,6 @@ const ORGANIZATION_FIELDS = [
   'contentsecuritypolicyreporturi',
 ].join(',');
 
-
 /** Maps an `organization` row of environment `environmentId` to its settings object (id = the environment name). */
 function toEnvironmentSettings(environmentId: string, j: Json): EstateObject<EnvironmentSettingsAttrs> {
   return {

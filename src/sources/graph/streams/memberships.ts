@@ -36,7 +36,13 @@ export const membershipsStream: Stream<'memberships'> = {
         for (const m of members as Json[]) {
           const memberId = String(m.id);
           if (m['@removed'] !== undefined) removed.push(`${groupId}/${memberId}`);
-          else records.push({ groupId, memberId, memberType: (str(m['@odata.type']) ?? '#microsoft.graph.directoryObject').replace('#microsoft.graph.', ''), raw: m });
+          else
+            records.push({
+              groupId,
+              memberId,
+              memberType: (str(m['@odata.type']) ?? '#microsoft.graph.directoryObject').replace('#microsoft.graph.', ''),
+              raw: m,
+            });
         }
       }
       yield { records, removed, nextCursor: page.nextLink ?? null, ...(page.deltaLink ? { deltaLink: page.deltaLink } : {}) };

@@ -85,7 +85,13 @@ function relativeLink(ctx: StreamContext, link: string): string {
   const base = `${ctx.cloud.graph.baseUrl}/v1.0`;
   // The link is kept as sent (its skip token is opaque), so it must start with the base as written.
   if (!link.startsWith(`${base}/`)) {
-    throw foreignLinkError('graph', link, 'the $batch inner @odata.nextLink', ctx.http.links.profileName, `outside ${new URL(base).pathname}, the root that $batch request URLs are relative to`);
+    throw foreignLinkError(
+      'graph',
+      link,
+      'the $batch inner @odata.nextLink',
+      ctx.http.links.profileName,
+      `outside ${new URL(base).pathname}, the root that $batch request URLs are relative to`,
+    );
   }
   return link.slice(base.length);
 }
@@ -105,7 +111,11 @@ function header(headers: Record<string, string> | undefined, name: string): stri
  */
 async function* readTeamsApps(ctx: StreamContext, slice: Slice) {
   const userIds = (slice.params.userIds ?? '').split(',').filter(Boolean);
-  const queue: InnerRequest[] = userIds.map((userId) => ({ userId, url: `/users/${encodeURIComponent(userId)}/teamwork/installedApps?$expand=teamsApp,teamsAppDefinition`, attempts: 0 }));
+  const queue: InnerRequest[] = userIds.map((userId) => ({
+    userId,
+    url: `/users/${encodeURIComponent(userId)}/teamwork/installedApps?$expand=teamsApp,teamsAppDefinition`,
+    attempts: 0,
+  }));
   const records: EstateObject<TeamsAppAttrs>[] = [];
   const batchUrl = `${ctx.cloud.graph.baseUrl}/v1.0/$batch`;
   while (queue.length > 0) {
@@ -124,7 +134,8 @@ async function* readTeamsApps(ctx: StreamContext, slice: Slice) {
     let waitSeconds = 0;
     for (const [i, req] of batch.entries()) {
       const r = byId.get(String(i + 1));
-      if (!r) throw new VigilError('upstream', 'BATCH_RESPONSE_MISSING', `graph $batch answered without a response for request ${i + 1} (${req.url.split('?')[0]}).`);
+      if (!r)
+        throw new VigilError('upstream', 'BATCH_RESPONSE_MISSING', `graph $batch answered without a response for request ${i + 1} (${req.url.split('?')[0]}).`);
       if (r.status >= 200 && r.status < 300) {
         const body = (r.body ?? {}) as Json;
         for (const item of (Array.isArray(body.value) ? body.value : []) as Json[]) records.push(toTeamsApp(req.userId, item));
@@ -135,14 +146,24 @@ async function* readTeamsApps(ctx: StreamContext, slice: Slice) {
       } else if ([429, 503, 504].includes(r.status)) {
         req.attempts++;
         if (req.attempts >= INNER_ATTEMPTS) {
-          throw new VigilError('upstream', 'BATCH_THROTTLED', `graph kept throttling ${req.url.split('?')[0]} inside $batch after ${req.attempts} attempts.`, { remediation: 'Collect again later; Graph limits Teams app reads per tenant.' });
+          throw new VigilError('upstream', 'BATCH_THROTTLED', `graph kept throttling ${req.url.split('?')[0]} inside $batch after ${req.attempts} attempts.`, {
+            remediation: 'Collect again later; Graph limits Teams app reads per tenant.',
+          });
         }
         const after = parseRetryAfter(header(r.headers, 'retry-after'));
         waitSeconds = Math.max(waitSeconds, after ?? Math.random() * Math.min(8, 0.5 * 2 ** (req.attempts - 1)));
         retry.push(req);
       } else {
         const err = ((r.body ?? {}) as { error?: { code?: unknown; message?: unknown } }).error;
-        throw new UpstreamHttpError('graph', 'GET', `${ctx.cloud.graph.baseUrl}/v1.0${req.url}`, r.status, str(err?.code) ?? undefined, str(err?.message) ?? undefined, r.body);
+        throw new UpstreamHttpError(
+          'graph',
+          'GET',
+          `${ctx.cloud.graph.baseUrl}/v1.0${req.url}`,
+          r.status,
+          str(err?.code) ?? undefined,
+          str(err?.message) ?? undefined,
+          r.body,
+        );
       }
     }
     if (retry.length > 0) {

@@ -32,7 +32,9 @@ export function toSharedLink(kind: PowerBiShareKind, e: Json): EstateObject<Powe
       artifactType: str(e.artifactType),
       shareType: str(e.shareType),
       accessRight: str(e.accessRight),
-      sharer: sharer ? { emailAddress: str(sharer.emailAddress), identifier: str(sharer.identifier), graphId: str(sharer.graphId), principalType: str(sharer.principalType) } : null,
+      sharer: sharer
+        ? { emailAddress: str(sharer.emailAddress), identifier: str(sharer.identifier), graphId: str(sharer.graphId), principalType: str(sharer.principalType) }
+        : null,
     },
     raw: e,
   };

@@ -33,7 +33,6 @@ import { obj, objects, str, bool, type Json } from '../../../core/json.ts';
  * and comes in the next round.
  */
 
-
 /** Workspace states that mean the workspace is gone. */
 const GONE_STATES = new Set(['deleted', 'removing', 'notfound']);
 
@@ -82,7 +81,9 @@ export function toWorkspace(w: Json, sources: Map<string, Json>, scannedAt: stri
   });
   const datasets: PowerBiDatasetSummary[] = objects(w.datasets).map((d) => {
     const du = objects(d.users);
-    const used = objects(d.datasourceUsages).map((u) => sources.get(String(u.datasourceInstanceId).toLowerCase())).filter((s): s is Json => s !== undefined);
+    const used = objects(d.datasourceUsages)
+      .map((u) => sources.get(String(u.datasourceInstanceId).toLowerCase()))
+      .filter((s): s is Json => s !== undefined);
     return {
       id: String(d.id),
       name: str(d.name),
@@ -175,7 +176,8 @@ export const powerBiWorkspacesStream: Stream<'powerBiWorkspaces'> = {
     try {
       ids = await modifiedWorkspaces(ctx, listUrl);
     } catch (e) {
-      if (round.m !== null && e instanceof UpstreamHttpError && e.status === 400) throw resync(listUrl, `Power BI refused modifiedSince=${round.m} (${e.message}); reading every workspace.`);
+      if (round.m !== null && e instanceof UpstreamHttpError && e.status === 400)
+        throw resync(listUrl, `Power BI refused modifiedSince=${round.m} (${e.message}); reading every workspace.`);
       throw e;
     }
     if (round.a !== null) ids = ids.filter((id) => id > (round.a as string));
@@ -200,7 +202,11 @@ export const powerBiWorkspacesStream: Stream<'powerBiWorkspaces'> = {
       for (let i = 0; i < batches.length; i++) {
         const { result, scannedAt } = await (jobs[i] as Promise<Awaited<ReturnType<typeof scanWorkspaces>>>);
         if (i + MAX_SCANS_IN_FLIGHT < batches.length) launch(i + MAX_SCANS_IN_FLIGHT);
-        const sources = new Map(objects(result.datasourceInstances).concat(objects(result.misconfiguredDatasourceInstances)).map((s) => [String(s.datasourceId).toLowerCase(), s]));
+        const sources = new Map(
+          objects(result.datasourceInstances)
+            .concat(objects(result.misconfiguredDatasourceInstances))
+            .map((s) => [String(s.datasourceId).toLowerCase(), s]),
+        );
         const records: EstateObject<PowerBiWorkspaceAttrs>[] = [];
         const removed: string[] = [];
         for (const w of objects(result.workspaces)) {

@@ -6,10 +6,13 @@ import { connectorIdOf, principal, enc, powerAppsListStream, CONNECTIONS_API_VER
 /** Maps an admin connection to {@link ConnectionAttrs} (id `{env}/{connection}`). */
 export function toConnection(environmentId: string, j: Json): EstateObject<ConnectionAttrs> {
   const p = obj(j.properties);
-  const statuses = arr(p.statuses).map((x) => str(obj(x).status)).filter((x): x is string => x !== null);
+  const statuses = arr(p.statuses)
+    .map((x) => str(obj(x).status))
+    .filter((x): x is string => x !== null);
   const params = obj(p.connectionParameters);
   const set = obj(p.connectionParametersSet);
-  const authenticationType = str(set.name) ?? (str(params['token:grantType']) ? 'oauth' : null) ?? str(params.authType) ?? (params.api_key !== undefined ? 'apiKey' : null);
+  const authenticationType =
+    str(set.name) ?? (str(params['token:grantType']) ? 'oauth' : null) ?? str(params.authType) ?? (params.api_key !== undefined ? 'apiKey' : null);
   const createdBy = principal(p.createdBy);
   const grants = arr(p.permissions).map((x) => obj(obj(x).properties));
   const others = grants.filter((g) => str(g.roleName) !== 'Owner');
@@ -31,11 +34,19 @@ export function toConnection(environmentId: string, j: Json): EstateObject<Conne
       accountName: str(p.accountName),
       isShared: others.length > 0,
       sharedWithTenant: others.some((g) => str(obj(g.principal).type)?.toLowerCase() === 'tenant'),
-      sharedWith: others.filter((g) => str(obj(g.principal).type)?.toLowerCase() !== 'tenant').map((g) => str(obj(g.principal).id)).filter((x): x is string => x !== null),
+      sharedWith: others
+        .filter((g) => str(obj(g.principal).type)?.toLowerCase() !== 'tenant')
+        .map((g) => str(obj(g.principal).id))
+        .filter((x): x is string => x !== null),
     },
     raw: j,
   };
 }
 
 /** Connections of each environment. */
-export const connectionsStream = powerAppsListStream('connections', toConnection, (ctx, env) => `${ctx.cloud.powerApps.baseUrl}/providers/Microsoft.PowerApps/scopes/admin/environments/${enc(env)}/connections?api-version=${CONNECTIONS_API_VERSION}`);
+export const connectionsStream = powerAppsListStream(
+  'connections',
+  toConnection,
+  (ctx, env) =>
+    `${ctx.cloud.powerApps.baseUrl}/providers/Microsoft.PowerApps/scopes/admin/environments/${enc(env)}/connections?api-version=${CONNECTIONS_API_VERSION}`,
+);

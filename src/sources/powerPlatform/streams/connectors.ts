@@ -33,4 +33,9 @@ export function toConnector(environmentId: string, j: Json): EstateObject<Connec
 }
 
 /** Connectors (standard and custom) listed in each environment. */
-export const connectorsStream = powerAppsListStream('connectors', toConnector, (ctx, env) => `${ctx.cloud.powerApps.baseUrl}/providers/Microsoft.PowerApps/apis?api-version=${CONNECTORS_API_VERSION}&$filter=${enc(`environment eq '${env}'`)}`);
+export const connectorsStream = powerAppsListStream(
+  'connectors',
+  toConnector,
+  (ctx, env) =>
+    `${ctx.cloud.powerApps.baseUrl}/providers/Microsoft.PowerApps/apis?api-version=${CONNECTORS_API_VERSION}&$filter=${enc(`environment eq '${env}'`)}`,
+);

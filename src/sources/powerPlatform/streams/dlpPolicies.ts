@@ -29,7 +29,9 @@ export function toDlpPolicy(j: Json): EstateObject<DlpPolicyAttrs> {
     attrs: {
       displayName: str(d.displayName),
       environmentType: str(d.environmentType),
-      environments: arr(d.environments).map((e) => str(obj(e).name)).filter((x): x is string => x !== null),
+      environments: arr(d.environments)
+        .map((e) => str(obj(e).name))
+        .filter((x): x is string => x !== null),
       defaultConnectorsClassification: str(d.defaultConnectorsClassification),
       business: group('Confidential'),
       nonBusiness: group('General'),

@@ -16,7 +16,8 @@ function stepSummary(v: unknown): FlowStepSummary {
   return { type: str(o.type) ?? 'Unknown', kind: str(o.kind), connectorId: connectorIdOf(obj(o.api).id) ?? str(obj(o.api).name) };
 }
 
-const isHttpStep = (t: FlowStepSummary): boolean => t.type === 'Http' || t.type === 'HttpWebhook' || (t.connectorId !== null && HTTP_CONNECTOR_IDS.includes(t.connectorId));
+const isHttpStep = (t: FlowStepSummary): boolean =>
+  t.type === 'Http' || t.type === 'HttpWebhook' || (t.connectorId !== null && HTTP_CONNECTOR_IDS.includes(t.connectorId));
 
 /** HTTP targets in a flow definition (`properties.definition.actions`, nested scopes included). */
 function httpTargetsOf(definition: unknown): FlowHttpTarget[] {
@@ -38,7 +39,8 @@ function httpTargetsOf(definition: unknown): FlowHttpTarget[] {
         const connector = connectorIdOf(host.apiId) ?? str(host.connectionName);
         const params = obj(inputs.parameters);
         const url = str(params['request/url']) ?? str(params.url);
-        if (connector && HTTP_CONNECTOR_IDS.includes(connector) && url) out.push({ via: connector, method: str(params['request/method']), url, host: hostOf(url) });
+        if (connector && HTTP_CONNECTOR_IDS.includes(connector) && url)
+          out.push({ via: connector, method: str(params['request/method']), url, host: hostOf(url) });
       }
       // Scopes, conditions, loops and switches nest their actions.
       visit(step.actions);
@@ -65,7 +67,8 @@ export function toFlow(environmentId: string, j: Json, detail: Json | null): Est
   const dp = detail ? obj(detail.properties) : null;
   const refs = new Map<string, ConnectorReference>();
   for (const step of [...triggers, ...actions]) {
-    if (step.connectorId && !refs.has(step.connectorId)) refs.set(step.connectorId, { connectorId: step.connectorId, displayName: null, connectionName: null, isCustom: null });
+    if (step.connectorId && !refs.has(step.connectorId))
+      refs.set(step.connectorId, { connectorId: step.connectorId, displayName: null, connectionName: null, isCustom: null });
   }
   for (const [key, v] of Object.entries(obj(dp?.connectionReferences))) {
     const r = obj(v);
@@ -117,7 +120,9 @@ export const flowsStream: Stream<'flows'> = {
           page.items.slice(i, i + DEFINITION_CONCURRENCY).map(async (j, k) => {
             const summary = obj(obj(j.properties).definitionSummary);
             const needsDefinition = arr(summary.actions).map(stepSummary).some(isHttpStep);
-            const detail = needsDefinition ? await readOneOrNull(ctx, 'flow', `${base}/flows/${enc(String(j.name))}?api-version=${FLOW_API_VERSION}`, token) : null;
+            const detail = needsDefinition
+              ? await readOneOrNull(ctx, 'flow', `${base}/flows/${enc(String(j.name))}?api-version=${FLOW_API_VERSION}`, token)
+              : null;
             records[i + k] = toFlow(env, j, detail);
           }),
         );

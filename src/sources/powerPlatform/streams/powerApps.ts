@@ -11,7 +11,12 @@ export function toPowerApp(environmentId: string, j: Json): EstateObject<PowerAp
   const perms = Array.isArray(p.permissions) ? p.permissions.map(obj) : null;
   const refs: ConnectorReference[] = Object.values(obj(p.connectionReferences)).map((v) => {
     const r = obj(v);
-    return { connectorId: connectorIdOf(r.id) ?? str(r.id) ?? '', displayName: str(r.displayName), connectionName: null, isCustom: bool(r.isCustomApiConnection) };
+    return {
+      connectorId: connectorIdOf(r.id) ?? str(r.id) ?? '',
+      displayName: str(r.displayName),
+      connectionName: null,
+      isCustom: bool(r.isCustomApiConnection),
+    };
   });
   const name = String(j.name);
   return {
@@ -38,4 +43,9 @@ export function toPowerApp(environmentId: string, j: Json): EstateObject<PowerAp
 }
 
 /** Power Apps of each environment. */
-export const powerAppsStream = powerAppsListStream('powerApps', toPowerApp, (ctx, env) => `${ctx.cloud.powerApps.baseUrl}/providers/Microsoft.PowerApps/scopes/admin/environments/${enc(env)}/apps?api-version=${POWER_APPS_API_VERSION}&$expand=permissions`);
+export const powerAppsStream = powerAppsListStream(
+  'powerApps',
+  toPowerApp,
+  (ctx, env) =>
+    `${ctx.cloud.powerApps.baseUrl}/providers/Microsoft.PowerApps/scopes/admin/environments/${enc(env)}/apps?api-version=${POWER_APPS_API_VERSION}&$expand=permissions`,
+);
