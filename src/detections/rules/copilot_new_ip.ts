@@ -1,4 +1,5 @@
-import { normalizeIp, RECORD_TYPES } from '../../core/audit.ts';
+import { RECORD_TYPES } from '../../core/audit.ts';
+import { normalizeIp } from '../../sources/managementActivity/records.ts';
 import type { Detection } from '../types.ts';
 
 /** Copilot used from an IP address never seen for that user. */
