@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import { normalizeIp, type AuditEvent } from '../core/audit.ts';
+import { type AuditEvent } from '../core/audit.ts';
+import { normalizeIp } from '../sources/managementActivity/records.ts';
 import { nowIso } from '../store/db.ts';
 import {
   findEventsByOperation,

@@ -1,5 +1,6 @@
+import type { Kysely } from 'kysely';
 import { isGranted, PERMISSION_CAPABILITIES } from '../core/capabilities.ts';
-import { blobEvents } from '../core/audit.ts';
+import { blobEvents } from '../sources/managementActivity/records.ts';
 import { isVigilError } from '../core/errors.ts';
 import { runDetections, type DetectionRunResult } from '../detections/run.ts';
 import { forEachLimited } from '../core/pool.ts';
@@ -17,6 +18,7 @@ import {
 import { activityEvents, POWER_BI_HISTORY_MS, POWER_BI_NOT_AUTHORIZED } from '../sources/powerBi/client.ts';
 import { nowIso } from '../store/db.ts';
 import { getCursor, raiseAlert, saveCursor, storeBlob } from '../store/repositories/audit.ts';
+import type { Database } from '../store/schema.ts';
 
 /**
  * Audit ingestion from the Office 365 Management Activity API that loses nothing silently:
@@ -428,4 +430,19 @@ async function advanceCursor(
       nowIso(),
     );
   outcome.cursor = (next > cursor ? next : cursor).toISOString();
+}
+
+/**
+ * Stores records that did not come as a content blob (tests, imports): normalised, then stored as one blob.
+ * @returns how many were new; records without `Id` or a parseable `CreationTime` are skipped.
+ */
+export async function storeRecords(
+  db: Kysely<Database>,
+  integrationId: string,
+  contentType: string,
+  records: Record<string, unknown>[],
+  at: string,
+): Promise<number> {
+  const { events } = blobEvents(records, contentType);
+  return storeBlob(db, integrationId, { contentType, contentId: null, text: JSON.stringify(records), records: records.length, events }, at);
 }

@@ -5,9 +5,9 @@ import { isVigilError, VigilError } from '../core/errors.ts';
 import { DATAVERSE_ACCESS_REASONS } from '../core/remediation.ts';
 import { newId } from '../core/ids.ts';
 import { forEachLimited } from '../core/pool.ts';
-import { STREAM_NAMES, type StreamName } from '../core/inventory.ts';
+import { STREAM_NAMES, type StreamName, type StreamRecords } from '../core/inventory.ts';
 import type { RunStatus } from '../core/types.ts';
-import { ROOT_SLICE, type Slice, type Stream, type StreamContext } from '../sources/stream.ts';
+import { ROOT_SLICE, runOrder, type Slice, type Stream, type StreamContext, type StreamPage } from '../sources/stream.ts';
 import { STREAM_RUN_ORDER, STREAMS } from '../sources/index.ts';
 import { nowIso } from '../store/db.ts';
 import { UpstreamHttpError, type ApiName } from '../platform/http/client.ts';
@@ -108,6 +108,11 @@ export interface CollectOptions {
   db: Kysely<Database>;
   integrationId: string;
   ctx: StreamContext;
+  /**
+   * The streams to run, by name (run in the order their parent links give, {@link runOrder}); every parent a stream
+   * names must be among them. @default the registry, `STREAMS` (sources/index.ts)
+   */
+  streams?: { [S in StreamName]?: Stream<S> };
   /** Slices read at once within one stream. @default 4 */
   concurrency?: number;
   /**
@@ -202,16 +207,121 @@ function errorCode(e: unknown): { code: string; message: string } {
   return { code, message };
 }
 
+/** A run in progress: what the steps of {@link collect} share. */
+interface RunState {
+  options: CollectOptions;
+  db: Kysely<Database>;
+  integrationId: string;
+  ctx: StreamContext;
+  runId: string;
+  /** The streams of this run, by name. */
+  streams: { [S in StreamName]?: Stream<S> };
+  /** Number of streams in the run (progress reports). */
+  streamsTotal: number;
+  /** Checkpoints the run already holds (a resumed run), by `stream\u0000slice`. */
+  checkpoints: Map<string, runs.CheckpointRow>;
+  outcome: Record<StreamName, StreamOutcome>;
+  errors: SliceError[];
+  /** Root streams with an errored slice, and streams skipped: their children are not read. */
+  failedStreams: Set<StreamName>;
+  markedDeleted: number;
+  /** The stream being run (named on the run's error when the run fails). */
+  current: StreamName;
+}
+
+/** One stream's read within a run: what {@link runStream} and {@link readSlice} share. */
+interface StreamRun {
+  name: StreamName;
+  stream: Stream<StreamName>;
+  /** Position of the stream in the run, 1-based. */
+  index: number;
+  started: number;
+  slicesTotal: number;
+  slicesDone: number;
+  /** A `full` run reading this stream from the start instead of its delta links. */
+  fromStart: boolean;
+  /** Parent keys of the slices whose round in this run was complete and full: only they may mark rows deleted. */
+  readInFull: string[];
+  fullSlices: number;
+}
+
+/**
+ * Records an errored slice apart from an empty one: its error in the run's list, and a checkpoint `error` with the
+ * cursor it stopped at and its read mode (a resumed run goes on from there).
+ */
+async function recordError(
+  run: RunState,
+  stream: StreamName,
+  slice: string,
+  code: string,
+  message: string,
+  cursor: string | null,
+  readMode: ReadMode | null = null,
+  explained: { reason?: string; fix?: string } = {},
+): Promise<void> {
+  run.errors.push({ stream, slice, code, message, ...explained });
+  run.outcome[stream].erroredSlices++;
+  await runs.saveCheckpoint(run.db, {
+    runId: run.runId,
+    stream,
+    sliceKey: slice,
+    status: 'error',
+    cursor,
+    readMode,
+    addRecords: 0,
+    errorCode: code,
+    errorMessage: message,
+    at: nowIso(),
+  });
+}
+
+/** Reports a page or slice read of a stream. */
+function progress(run: RunState, s: StreamRun): void {
+  run.options.onProgress?.({
+    stream: s.name,
+    streamIndex: s.index,
+    streamsTotal: run.streamsTotal,
+    slicesDone: s.slicesDone,
+    slicesTotal: s.slicesTotal,
+    records: run.outcome[s.name].records,
+  });
+}
+
+/** Reports a stream's end (read, reused or skipped). */
+function finished(run: RunState, s: Pick<StreamRun, 'name' | 'index' | 'started'>, reusedFrom?: string): void {
+  const o = run.outcome[s.name];
+  run.options.onProgress?.({
+    stream: s.name,
+    streamIndex: s.index,
+    streamsTotal: run.streamsTotal,
+    slicesDone: o.slices,
+    slicesTotal: o.slices,
+    records: o.records,
+    finished: {
+      durationMs: reusedFrom ? 0 : Date.now() - s.started,
+      erroredSlices: o.erroredSlices,
+      incrementalSlices: o.incrementalSlices ?? 0,
+      ...(reusedFrom ? { reusedFrom } : {}),
+    },
+  });
+}
+
 /**
  * Collects every stream for one integration: starts a run, or resumes the integration's unfinished run when its
- * owner process is gone.
+ * owner process is gone; then runs the streams in their run order ({@link runStream}: parents before children) and
+ * records how the run ended. Steps: `collect → runStream → readSlice → storePage`.
  *
  * @throws VigilError `conflict` / `COLLECTION_RUNNING` when a live process is collecting this integration;
- *   `authentication` errors (secret expired, app removed) after recording the run as failed.
+ *   `conflict` / `COLLECTION_ABORTED` when stopped through `signal` (the run stays resumable);
+ *   `authentication` errors (secret expired, app removed) after releasing the run (it resumes once fixed);
+ *   any other error after recording the run as failed.
  */
 export async function collect(options: CollectOptions): Promise<CollectResult> {
   const { db, integrationId, ctx } = options;
   const started = Date.now();
+  // Injected streams (tests) run in the order of their parent links; the registry's order is computed once.
+  const streams = options.streams ?? STREAMS;
+  const order = options.streams ? runOrder(Object.values(options.streams) as Stream<StreamName>[]) : STREAM_RUN_ORDER;
   const host = hostname();
   let runId: string;
   let resumed = false;
@@ -237,260 +347,29 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
     ctx.logger.info({ integrationId, runId }, 'collection run started');
   }
 
-  const checkpoints = new Map((await runs.listCheckpoints(db, runId)).map((c) => [`${c.stream}\u0000${c.slice_key}`, c]));
-  const outcome = Object.fromEntries(STREAM_NAMES.map((s) => [s, { records: 0, slices: 0, erroredSlices: 0 }])) as Record<StreamName, StreamOutcome>;
-  const errors: SliceError[] = [];
-  const failedStreams = new Set<StreamName>();
-  let markedDeleted = 0;
-  let current: StreamName = STREAM_NAMES[0];
-
-  const recordError = async (
-    stream: StreamName,
-    slice: string,
-    code: string,
-    message: string,
-    cursor: string | null,
-    readMode: ReadMode | null = null,
-    explained: { reason?: string; fix?: string } = {},
-  ) => {
-    errors.push({ stream, slice, code, message, ...explained });
-    outcome[stream].erroredSlices++;
-    await runs.saveCheckpoint(db, {
-      runId,
-      stream,
-      sliceKey: slice,
-      status: 'error',
-      cursor,
-      readMode,
-      addRecords: 0,
-      errorCode: code,
-      errorMessage: message,
-      at: nowIso(),
-    });
+  const run: RunState = {
+    options,
+    db,
+    integrationId,
+    ctx,
+    runId,
+    streams,
+    streamsTotal: order.length,
+    checkpoints: new Map((await runs.listCheckpoints(db, runId)).map((c) => [`${c.stream}\u0000${c.slice_key}`, c])),
+    outcome: Object.fromEntries(STREAM_NAMES.map((s) => [s, { records: 0, slices: 0, erroredSlices: 0 }])) as Record<StreamName, StreamOutcome>,
+    errors: [],
+    failedStreams: new Set(),
+    markedDeleted: 0,
+    current: order[0] ?? STREAM_NAMES[0],
   };
-
-  const streamsTotal = STREAM_NAMES.length;
-  let streamIndex = 0;
-  let streamStarted = Date.now();
-  const finished = (name: StreamName, reusedFrom?: string) =>
-    options.onProgress?.({
-      stream: name,
-      streamIndex,
-      streamsTotal,
-      slicesDone: outcome[name].slices,
-      slicesTotal: outcome[name].slices,
-      records: outcome[name].records,
-      finished: {
-        durationMs: reusedFrom ? 0 : Date.now() - streamStarted,
-        erroredSlices: outcome[name].erroredSlices,
-        incrementalSlices: outcome[name].incrementalSlices ?? 0,
-        ...(reusedFrom ? { reusedFrom } : {}),
-      },
-    });
 
   options.metrics?.runStarted();
   try {
-    for (const name of STREAM_RUN_ORDER) {
-      current = name;
-      streamIndex++;
-      streamStarted = Date.now();
+    let index = 0;
+    for (const name of order) {
+      run.current = name;
       if (options.signal?.aborted) throw abortedError(options.signal);
-      const stream = STREAMS[name] as Stream<StreamName>;
-      // Children of a stream that failed in this run would read stale parents: record why they were skipped.
-      if (stream.parent && failedStreams.has(stream.parent)) {
-        failedStreams.add(name);
-        outcome[name].slices = 1;
-        await recordError(name, '*', 'PARENT_STREAM_FAILED', `Not collected: the ${stream.parent} stream failed in this run.`, null);
-        finished(name);
-        continue;
-      }
-      const capability = stream.capability ? permissionCapability(stream.capability) : undefined;
-      // Capabilities judged by the API (Power BI) are not gated on `roles`: the stream runs and a refusal is recorded.
-      if (capability && !capability.judgedByApi) {
-        const roles = await ctx.tokens.roles(stream.resource(ctx, ROOT_SLICE));
-        if (!isGranted(capability, roles)) {
-          failedStreams.add(name);
-          outcome[name].slices = 1;
-          await recordError(
-            name,
-            '*',
-            'MISSING_PERMISSION',
-            `Not collected: the ${API_DISPLAY_NAMES[capability.api]} application permission ${capability.recommended} (or ${capability.anyOf.filter((p) => p !== capability.recommended).join(', ')}) is not granted.`,
-            null,
-            null,
-            {
-              fix: `Add the application permission ${capability.recommended} (App registrations > your app > API permissions > Add a permission > Application permissions), grant admin consent, then run \`vigil integrations verify\`.`,
-            },
-          );
-          finished(name);
-          continue;
-        }
-      }
-
-      // Costly streams with no incremental read upstream are reused while their last complete read is fresh.
-      // A resumed run that already started the stream finishes it.
-      if (stream.refreshSeconds && !options.full && ![...checkpoints.keys()].some((k) => k.startsWith(`${name}\u0000`))) {
-        const last = await runs.lastCompleteRead(db, integrationId, name);
-        if (last && Date.now() - Date.parse(last) < stream.refreshSeconds * 1000) {
-          outcome[name].reusedFrom = last;
-          ctx.logger.info(
-            { integrationId, runId, stream: name, lastCompleteRead: last },
-            'stream reused: its last complete read is within the refresh interval',
-          );
-          finished(name, last);
-          continue;
-        }
-      }
-
-      let slices: Slice[];
-      if (!stream.parent) slices = [ROOT_SLICE];
-      else {
-        // Slices are small (keys and parameters); the parent rows behind them are read and dropped page by page.
-        slices = [];
-        for await (const parents of parentPages(db, integrationId, stream.parent)) {
-          slices.push(...(stream.slices ? stream.slices(parents) : parents.map((p) => stream.slice!(p)).filter((s): s is Slice => s !== null)));
-        }
-      }
-      outcome[name].slices = slices.length;
-      let slicesDone = 0;
-      // A `full` run reads delta streams from the start, except history streams: they mark nothing deleted, so a
-      // full round of them would learn nothing a delta round does not (and re-read every user's whole history).
-      const fromStart = options.full === true && !stream.retain;
-      /** Parent keys of the slices whose round in this run was complete and full: only they may mark rows deleted. */
-      const readInFull: string[] = [];
-      let fullSlices = 0;
-      const doneIn = (slice: Slice, mode: ReadMode | null) => {
-        if (mode === 'full') {
-          readInFull.push(...(slice.covers ?? [slice.key]));
-          fullSlices++;
-        } else outcome[name].incrementalSlices = (outcome[name].incrementalSlices ?? 0) + 1;
-      };
-
-      await forEachLimited(slices, stream.parent ? (options.concurrency ?? 4) : 1, async (slice) => {
-        const cp = checkpoints.get(`${name}\u0000${slice.key}`);
-        outcome[name].records += cp?.records ?? 0;
-        // How this run read the slice so far (checkpoints from before migration 0011 hold no mode: a stream without
-        // delta is always read in full; for a delta stream it is unknown).
-        const stored: ReadMode | null = (cp?.read_mode as ReadMode | null | undefined) ?? (cp && !stream.delta ? 'full' : null);
-        // Done before a crash: nothing to read again — unless this is a `full` run and the round was a delta one.
-        if (cp?.status === 'done' && !(fromStart && stored !== 'full')) {
-          doneIn(slice, stored);
-          options.onProgress?.({
-            stream: name,
-            streamIndex,
-            streamsTotal,
-            slicesDone: ++slicesDone,
-            slicesTotal: slices.length,
-            records: outcome[name].records,
-          });
-          return;
-        }
-        let mode: ReadMode;
-        let cursor: string | null;
-        if (cp && cp.status !== 'done' && stored !== null && !(fromStart && stored === 'delta') && (stored === 'full' || cp.cursor !== null)) {
-          // A round of this run stopped mid-way (crash or errored slice): it goes on from its cursor, in its mode.
-          mode = stored;
-          cursor = cp.cursor;
-        } else {
-          // A new round. Delta-capable streams start from the delta link of their previous complete round (only the
-          // changes come back, removals as ids), unless the run is `full`: then everything is read from the start,
-          // and the round's end stores a new delta link.
-          const link = stream.delta && !fromStart ? await runs.getDeltaLink(db, integrationId, name, slice.key) : undefined;
-          mode = link ? 'delta' : 'full';
-          cursor = link ?? null;
-        }
-        let done = false;
-        try {
-          for (;;) {
-            try {
-              for await (const page of stream.read(ctx, slice, cursor)) {
-                const at = nowIso();
-                done = page.nextCursor === null;
-                await db.transaction().execute(async (trx) => {
-                  await upsertRecords(trx, name, integrationId, runId, page.records, at);
-                  if (page.removed?.length) markedDeleted += await markDeleted(trx, name, integrationId, page.removed, at);
-                  if (done && page.deltaLink) await runs.saveDeltaLink(trx, integrationId, name, slice.key, page.deltaLink, runId, at);
-                  await runs.saveCheckpoint(trx, {
-                    runId,
-                    stream: name,
-                    sliceKey: slice.key,
-                    status: done ? 'done' : 'in_progress',
-                    cursor: page.nextCursor,
-                    readMode: mode,
-                    addRecords: page.records.length,
-                    at,
-                  });
-                  await runs.heartbeat(trx, runId, at);
-                });
-                cursor = page.nextCursor;
-                outcome[name].records += page.records.length;
-                options.onProgress?.({ stream: name, streamIndex, streamsTotal, slicesDone, slicesTotal: slices.length, records: outcome[name].records });
-                await options.afterPage?.(name, slice.key);
-                if (options.signal?.aborted) throw abortedError(options.signal);
-              }
-              break;
-            } catch (e) {
-              // The upstream forgot the delta state (410 syncStateNotFound / resyncRequired): read everything again.
-              // Forgetting the link and turning the slice's round into a full one from the start is one transaction,
-              // so a crash right after it resumes the full round, never the delta one.
-              if (mode !== 'delta' || !isDeltaStateLost(e)) throw e;
-              ctx.logger.warn({ integrationId, runId, stream: name, slice: slice.key }, 'delta state expired upstream; reading the whole collection');
-              await db.transaction().execute(async (trx) => {
-                await runs.clearDeltaLink(trx, integrationId, name, slice.key);
-                await runs.saveCheckpoint(trx, {
-                  runId,
-                  stream: name,
-                  sliceKey: slice.key,
-                  status: 'in_progress',
-                  cursor: null,
-                  readMode: 'full',
-                  addRecords: 0,
-                  at: nowIso(),
-                });
-              });
-              mode = 'full';
-              cursor = null;
-              done = false;
-            }
-          }
-          if (!done)
-            await runs.saveCheckpoint(db, {
-              runId,
-              stream: name,
-              sliceKey: slice.key,
-              status: 'done',
-              cursor: null,
-              readMode: mode,
-              addRecords: 0,
-              at: nowIso(),
-            });
-          doneIn(slice, mode);
-        } catch (e) {
-          if (isVigilError(e, 'authentication') || isAbort(e)) throw e;
-          const { code, message, ...explained } = describeError(e);
-          ctx.logger.warn({ integrationId, runId, stream: name, slice: slice.key, code }, 'slice failed');
-          // A link refused by the link policy is kept nowhere: not the stored delta link it may have been (the next
-          // round reads in full), not the slice's cursor.
-          if (isForeignLink(e)) {
-            if (mode === 'delta') await runs.clearDeltaLink(db, integrationId, name, slice.key);
-            cursor = null;
-          }
-          await recordError(name, slice.key, code, message, cursor, mode, explained);
-        }
-        options.onProgress?.({ stream: name, streamIndex, streamsTotal, slicesDone: ++slicesDone, slicesTotal: slices.length, records: outcome[name].records });
-      });
-
-      if (outcome[name].erroredSlices > 0 && !stream.parent) failedStreams.add(name);
-      finished(name);
-      // Only a complete full round tells which objects are gone: a delta round sees only the changes (its removals
-      // were applied page by page, unchanged rows stay). History streams (retain) never mark anything deleted.
-      if (stream.retain) continue;
-      if (!stream.parent) {
-        if (fullSlices === slices.length && outcome[name].erroredSlices === 0)
-          markedDeleted += await markUnseen(db, name, integrationId, runId, 'all', nowIso());
-      } else {
-        markedDeleted += await markUnseen(db, name, integrationId, runId, readInFull, nowIso(), stream.parent);
-      }
+      await runStream(run, name, ++index);
     }
   } catch (e) {
     // Stopped, or the credentials were refused (expired secret): the run keeps its checkpoints and is released,
@@ -502,24 +381,259 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
       throw e;
     }
     const { code, message } = errorCode(e);
-    errors.push({ stream: current, slice: '*', code, message });
+    run.errors.push({ stream: run.current, slice: '*', code, message });
     options.metrics?.runFinished('failed', (Date.now() - started) / 1000);
     await runs.finishRun(db, runId, {
       status: 'failed',
       finishedAt: nowIso(),
       durationMs: Date.now() - started,
-      counts: outcome,
-      errors,
+      counts: run.outcome,
+      errors: run.errors,
       httpStats: Object.fromEntries(ctx.http.stats),
     });
     ctx.logger.error({ integrationId, runId, code }, 'collection run failed');
     throw e;
   }
 
+  const { outcome, errors, markedDeleted } = run;
   const status: RunStatus = errors.length === 0 ? 'succeeded' : 'partial';
   const durationMs = Date.now() - started;
   options.metrics?.runFinished(status, durationMs / 1000);
   await runs.finishRun(db, runId, { status, finishedAt: nowIso(), durationMs, counts: outcome, errors, httpStats: Object.fromEntries(ctx.http.stats) });
   ctx.logger.info({ integrationId, runId, status, durationMs }, 'collection run finished');
   return { runId, status, resumed, streams: outcome, errors, markedDeleted, durationMs };
+}
+
+/**
+ * Runs one stream of the run: skips it (recorded as an errored `*` slice) when its parent failed in this run or the
+ * token lacks its permission; reuses it when its last complete read is within its refresh interval; otherwise lists
+ * its slices (one for a root stream, one per parent row or batch of rows for a child), reads them
+ * ({@link readSlice}, up to `concurrency` at once for a child stream) and, after a complete full round, marks the
+ * objects it did not see as deleted.
+ * @throws what {@link readSlice} rethrows (abort, authentication) and store errors: the run fails or stops.
+ */
+async function runStream(run: RunState, name: StreamName, index: number): Promise<void> {
+  const { db, integrationId, ctx, runId, options, outcome } = run;
+  const stream = run.streams[name] as Stream<StreamName>;
+  const started = Date.now();
+  // Children of a stream that failed in this run would read stale parents: record why they were skipped.
+  if (stream.parent && run.failedStreams.has(stream.parent)) {
+    run.failedStreams.add(name);
+    outcome[name].slices = 1;
+    await recordError(run, name, '*', 'PARENT_STREAM_FAILED', `Not collected: the ${stream.parent} stream failed in this run.`, null);
+    finished(run, { name, index, started });
+    return;
+  }
+  const capability = stream.capability ? permissionCapability(stream.capability) : undefined;
+  // Capabilities judged by the API (Power BI) are not gated on `roles`: the stream runs and a refusal is recorded.
+  if (capability && !capability.judgedByApi) {
+    const roles = await ctx.tokens.roles(stream.resource(ctx, ROOT_SLICE));
+    if (!isGranted(capability, roles)) {
+      run.failedStreams.add(name);
+      outcome[name].slices = 1;
+      await recordError(
+        run,
+        name,
+        '*',
+        'MISSING_PERMISSION',
+        `Not collected: the ${API_DISPLAY_NAMES[capability.api]} application permission ${capability.recommended} (or ${capability.anyOf.filter((p) => p !== capability.recommended).join(', ')}) is not granted.`,
+        null,
+        null,
+        {
+          fix: `Add the application permission ${capability.recommended} (App registrations > your app > API permissions > Add a permission > Application permissions), grant admin consent, then run \`vigil integrations verify\`.`,
+        },
+      );
+      finished(run, { name, index, started });
+      return;
+    }
+  }
+
+  // Costly streams with no incremental read upstream are reused while their last complete read is fresh.
+  // A resumed run that already started the stream finishes it.
+  if (stream.refreshSeconds && !options.full && ![...run.checkpoints.keys()].some((k) => k.startsWith(`${name}\u0000`))) {
+    const last = await runs.lastCompleteRead(db, integrationId, name);
+    if (last && Date.now() - Date.parse(last) < stream.refreshSeconds * 1000) {
+      outcome[name].reusedFrom = last;
+      ctx.logger.info({ integrationId, runId, stream: name, lastCompleteRead: last }, 'stream reused: its last complete read is within the refresh interval');
+      finished(run, { name, index, started }, last);
+      return;
+    }
+  }
+
+  let slices: Slice[];
+  if (!stream.parent) slices = [ROOT_SLICE];
+  else {
+    // Slices are small (keys and parameters); the parent rows behind them are read and dropped page by page.
+    slices = [];
+    for await (const parents of parentPages(db, integrationId, stream.parent)) {
+      slices.push(...(stream.slices ? stream.slices(parents) : parents.map((p) => stream.slice!(p)).filter((s): s is Slice => s !== null)));
+    }
+  }
+  outcome[name].slices = slices.length;
+  const s: StreamRun = {
+    name,
+    stream,
+    index,
+    started,
+    slicesTotal: slices.length,
+    slicesDone: 0,
+    // A `full` run reads delta streams from the start, except history streams: they mark nothing deleted, so a
+    // full round of them would learn nothing a delta round does not (and re-read every user's whole history).
+    fromStart: options.full === true && !stream.retain,
+    readInFull: [],
+    fullSlices: 0,
+  };
+  await forEachLimited(slices, stream.parent ? (options.concurrency ?? 4) : 1, (slice) => readSlice(run, s, slice));
+
+  if (outcome[name].erroredSlices > 0 && !stream.parent) run.failedStreams.add(name);
+  finished(run, s);
+  // Only a complete full round tells which objects are gone: a delta round sees only the changes (its removals
+  // were applied page by page, unchanged rows stay). History streams (retain) never mark anything deleted.
+  if (stream.retain) return;
+  if (!stream.parent) {
+    if (s.fullSlices === slices.length && outcome[name].erroredSlices === 0)
+      run.markedDeleted += await markUnseen(db, name, integrationId, runId, 'all', nowIso());
+  } else {
+    run.markedDeleted += await markUnseen(db, name, integrationId, runId, s.readInFull, nowIso(), stream.parent);
+  }
+}
+
+/** Counts a slice done in this run, by how it was read: a full round's parents may mark rows deleted. */
+function sliceDone(run: RunState, s: StreamRun, slice: Slice, mode: ReadMode | null): void {
+  if (mode === 'full') {
+    s.readInFull.push(...(slice.covers ?? [slice.key]));
+    s.fullSlices++;
+  } else run.outcome[s.name].incrementalSlices = (run.outcome[s.name].incrementalSlices ?? 0) + 1;
+}
+
+/**
+ * Reads one slice of a stream page by page, each page stored with its checkpoint ({@link storePage}). Where it starts:
+ * a slice done before a crash is not read again (unless a `full` run finds it read by delta); a round stopped mid-way
+ * goes on from its cursor in its own mode; otherwise a new round starts from the slice's stored delta link (delta)
+ * or from the start (full). A delta state lost upstream (410) turns the round into a full one from the start.
+ * An upstream error is recorded as the slice's error ({@link recordError}) and the run goes on.
+ * @throws VigilError `authentication` and `COLLECTION_ABORTED` (the run stops, resumable); store errors.
+ */
+async function readSlice(run: RunState, s: StreamRun, slice: Slice): Promise<void> {
+  const { db, integrationId, ctx, runId, options, outcome } = run;
+  const { name, stream } = s;
+  const cp = run.checkpoints.get(`${name}\u0000${slice.key}`);
+  outcome[name].records += cp?.records ?? 0;
+  // How this run read the slice so far (checkpoints from before migration 0011 hold no mode: a stream without
+  // delta is always read in full; for a delta stream it is unknown).
+  const stored: ReadMode | null = (cp?.read_mode as ReadMode | null | undefined) ?? (cp && !stream.delta ? 'full' : null);
+  // Done before a crash: nothing to read again — unless this is a `full` run and the round was a delta one.
+  if (cp?.status === 'done' && !(s.fromStart && stored !== 'full')) {
+    sliceDone(run, s, slice, stored);
+    s.slicesDone++;
+    progress(run, s);
+    return;
+  }
+  let mode: ReadMode;
+  let cursor: string | null;
+  if (cp && cp.status !== 'done' && stored !== null && !(s.fromStart && stored === 'delta') && (stored === 'full' || cp.cursor !== null)) {
+    // A round of this run stopped mid-way (crash or errored slice): it goes on from its cursor, in its mode.
+    mode = stored;
+    cursor = cp.cursor;
+  } else {
+    // A new round. Delta-capable streams start from the delta link of their previous complete round (only the
+    // changes come back, removals as ids), unless the run is `full`: then everything is read from the start,
+    // and the round's end stores a new delta link.
+    const link = stream.delta && !s.fromStart ? await runs.getDeltaLink(db, integrationId, name, slice.key) : undefined;
+    mode = link ? 'delta' : 'full';
+    cursor = link ?? null;
+  }
+  let done = false;
+  try {
+    for (;;) {
+      try {
+        for await (const page of stream.read(ctx, slice, cursor)) {
+          done = await storePage(run, name, slice, page, mode);
+          cursor = page.nextCursor;
+          outcome[name].records += page.records.length;
+          progress(run, s);
+          await options.afterPage?.(name, slice.key);
+          if (options.signal?.aborted) throw abortedError(options.signal);
+        }
+        break;
+      } catch (e) {
+        // The upstream forgot the delta state (410 syncStateNotFound / resyncRequired): read everything again.
+        // Forgetting the link and turning the slice's round into a full one from the start is one transaction,
+        // so a crash right after it resumes the full round, never the delta one.
+        if (mode !== 'delta' || !isDeltaStateLost(e)) throw e;
+        ctx.logger.warn({ integrationId, runId, stream: name, slice: slice.key }, 'delta state expired upstream; reading the whole collection');
+        await db.transaction().execute(async (trx) => {
+          await runs.clearDeltaLink(trx, integrationId, name, slice.key);
+          await runs.saveCheckpoint(trx, {
+            runId,
+            stream: name,
+            sliceKey: slice.key,
+            status: 'in_progress',
+            cursor: null,
+            readMode: 'full',
+            addRecords: 0,
+            at: nowIso(),
+          });
+        });
+        mode = 'full';
+        cursor = null;
+        done = false;
+      }
+    }
+    if (!done)
+      await runs.saveCheckpoint(db, {
+        runId,
+        stream: name,
+        sliceKey: slice.key,
+        status: 'done',
+        cursor: null,
+        readMode: mode,
+        addRecords: 0,
+        at: nowIso(),
+      });
+    sliceDone(run, s, slice, mode);
+  } catch (e) {
+    if (isVigilError(e, 'authentication') || isAbort(e)) throw e;
+    const { code, message, ...explained } = describeError(e);
+    ctx.logger.warn({ integrationId, runId, stream: name, slice: slice.key, code }, 'slice failed');
+    // A link refused by the link policy is kept nowhere: not the stored delta link it may have been (the next
+    // round reads in full), not the slice's cursor.
+    if (isForeignLink(e)) {
+      if (mode === 'delta') await runs.clearDeltaLink(db, integrationId, name, slice.key);
+      cursor = null;
+    }
+    await recordError(run, name, slice.key, code, message, cursor, mode, explained);
+  }
+  s.slicesDone++;
+  progress(run, s);
+}
+
+/**
+ * Stores one page in one transaction: its records upserted (idempotent: a page stored again after a crash changes
+ * nothing), the ids a delta round reports removed marked deleted, on a round's last page the next delta link, the
+ * slice's checkpoint (next cursor, read mode, records added; `done` on the last page) and the run's heartbeat. A crash
+ * leaves either all of it or none.
+ * @returns true when this was the slice's last page (`nextCursor` null).
+ */
+async function storePage(run: RunState, name: StreamName, slice: Slice, page: StreamPage<unknown>, mode: ReadMode): Promise<boolean> {
+  const { db, integrationId, runId } = run;
+  const at = nowIso();
+  const done = page.nextCursor === null;
+  await db.transaction().execute(async (trx) => {
+    await upsertRecords(trx, name, integrationId, runId, page.records as StreamRecords[StreamName][], at);
+    if (page.removed?.length) run.markedDeleted += await markDeleted(trx, name, integrationId, page.removed, at);
+    if (done && page.deltaLink) await runs.saveDeltaLink(trx, integrationId, name, slice.key, page.deltaLink, runId, at);
+    await runs.saveCheckpoint(trx, {
+      runId,
+      stream: name,
+      sliceKey: slice.key,
+      status: done ? 'done' : 'in_progress',
+      cursor: page.nextCursor,
+      readMode: mode,
+      addRecords: page.records.length,
+      at,
+    });
+    await runs.heartbeat(trx, runId, at);
+  });
+  return done;
 }

@@ -18,18 +18,16 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadDetections } from '../../src/detections/index.ts';
 import type { Detection } from '../../src/detections/types.ts';
+import { RECORD_TYPES, type AuditEvent } from '../../src/core/audit.ts';
+import { auditTime, normalizeRecord } from '../../src/sources/managementActivity/records.ts';
 import {
-  auditTime,
   copilotInteraction,
   directoryChange,
   dlpPolicyActivity,
   flowActivity,
-  normalizeRecord,
   powerAppsActivity,
   powerPlatformAdminActivity,
-  RECORD_TYPES,
-  type AuditEvent,
-} from '../../src/core/audit.ts';
+} from '../../src/sources/managementActivity/views.ts';
 
 type Json = Record<string, unknown>;
 

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { creationTime } from '../../emulator/auditrecords.ts';
-import { normalizeRecord, powerAppsActivity } from '../../src/core/audit.ts';
+import { normalizeRecord } from '../../src/sources/managementActivity/records.ts';
+import { powerAppsActivity } from '../../src/sources/managementActivity/views.ts';
 import { EmulatedClock, parseUtc } from '../../emulator/clock.ts';
 import { FeedStore, parseFeedTime, type TenantFeed } from '../../emulator/feed.ts';
 import { generateTenant } from '../../emulator/generate.ts';

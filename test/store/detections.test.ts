@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { runDetections } from '../../src/detections/run.ts';
-import { listAlerts, mergeUserIps, setAlertStatus, storeRecords, withRaw } from '../../src/store/repositories/audit.ts';
+import { listAlerts, mergeUserIps, setAlertStatus, withRaw } from '../../src/store/repositories/audit.ts';
+import { storeRecords } from '../../src/sync/audit.ts';
 import { upsertRecords } from '../../src/store/repositories/inventory.ts';
 import type { FlowAttrs } from '../../src/core/estate/powerPlatform.ts';
 import { DIALECTS, freshStore, type TestStore } from './dialects.ts';

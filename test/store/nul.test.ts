@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { storeRecords, withRaw } from '../../src/store/repositories/audit.ts';
+import { withRaw } from '../../src/store/repositories/audit.ts';
+import { storeRecords } from '../../src/sync/audit.ts';
 import { upsertRecords } from '../../src/store/repositories/inventory.ts';
 import { decodeSegment } from '../../src/store/segments.ts';
 import { NUL_REPLACEMENT } from '../../src/store/text.ts';

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { credentialKeys, directoryChange, normalizeIp, normalizeRecord, powerAppsActivity, powerPlatformAdminActivity } from '../../src/core/audit.ts';
+import { normalizeIp, normalizeRecord } from '../../src/sources/managementActivity/records.ts';
+import { credentialKeys, directoryChange, powerAppsActivity, powerPlatformAdminActivity } from '../../src/sources/managementActivity/views.ts';
 import { loadDetections } from '../../src/detections/index.ts';
 
 // Records and values from public sources (test/fixtures/real/audit-defects/SOURCES.md), read by the normaliser and

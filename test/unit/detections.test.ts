@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeRecord, type AuditEvent } from '../../src/core/audit.ts';
+import { type AuditEvent } from '../../src/core/audit.ts';
+import { normalizeRecord } from '../../src/sources/managementActivity/records.ts';
 import { loadDetections } from '../../src/detections/index.ts';
 import type { DetectionContext } from '../../src/detections/types.ts';
 import type { FlowAttrs } from '../../src/core/estate/powerPlatform.ts';

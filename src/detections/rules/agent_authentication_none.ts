@@ -1,4 +1,5 @@
-import { powerPlatformAdminActivity, RECORD_TYPES } from '../../core/audit.ts';
+import { RECORD_TYPES } from '../../core/audit.ts';
+import { powerPlatformAdminActivity } from '../../sources/managementActivity/views.ts';
 import type { Detection } from '../types.ts';
 
 /** A Copilot Studio agent was published or changed with authentication set to none. */

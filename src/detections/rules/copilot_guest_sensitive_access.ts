@@ -1,4 +1,5 @@
-import { copilotInteraction, RECORD_TYPES } from '../../core/audit.ts';
+import { RECORD_TYPES } from '../../core/audit.ts';
+import { copilotInteraction } from '../../sources/managementActivity/views.ts';
 import { isGuest } from '../helpers.ts';
 import type { Detection } from '../types.ts';
 

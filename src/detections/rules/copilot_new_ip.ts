@@ -1,4 +1,5 @@
-import { normalizeIp, RECORD_TYPES } from '../../core/audit.ts';
+import { RECORD_TYPES } from '../../core/audit.ts';
+import { normalizeIp } from '../../sources/managementActivity/records.ts';
 import type { Detection } from '../types.ts';
 
 /** Copilot used from an IP address never seen for that user. */
@@ -17,7 +18,7 @@ export const detection: Detection = {
   run: (ctx) => {
     const hits = [];
     for (const e of ctx.events) {
-      // Stored events carry normalised addresses (core/audit.ts normalizeIp); normalising again keeps rows stored
+      // Stored events carry normalised addresses (sources/managementActivity/records.ts normalizeIp); normalising again keeps rows stored
       // before that comparable (`1.2.3.4:40927` is 1.2.3.4).
       const ip = normalizeIp(e.clientIp);
       if (!e.userId || !ip) continue;

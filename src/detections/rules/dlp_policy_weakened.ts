@@ -1,4 +1,5 @@
-import { dlpPolicyActivity, RECORD_TYPES, type DlpPolicyActivity } from '../../core/audit.ts';
+import { RECORD_TYPES } from '../../core/audit.ts';
+import { dlpPolicyActivity, type DlpPolicyActivity } from '../../sources/managementActivity/views.ts';
 import type { Detection } from '../types.ts';
 
 /**

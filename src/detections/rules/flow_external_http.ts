@@ -1,4 +1,5 @@
-import { flowActivity, RECORD_TYPES, type AuditEvent, type FlowActivity } from '../../core/audit.ts';
+import { RECORD_TYPES, type AuditEvent } from '../../core/audit.ts';
+import { flowActivity, type FlowActivity } from '../../sources/managementActivity/views.ts';
 import type { FlowAttrs } from '../../core/estate/powerPlatform.ts';
 import type { Detection, DetectionHit } from '../types.ts';
 

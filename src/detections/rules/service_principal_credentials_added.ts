@@ -1,4 +1,5 @@
-import { directoryChange, RECORD_TYPES } from '../../core/audit.ts';
+import { RECORD_TYPES } from '../../core/audit.ts';
+import { directoryChange } from '../../sources/managementActivity/views.ts';
 import type { Detection } from '../types.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { blobEvents, type AuditEvent, type EventColumns } from '../../core/audit.ts';
+import type { AuditEvent, EventColumns } from '../../core/audit.ts';
 import { newId } from '../../core/ids.ts';
 import { sqliteHandle, type Executor } from '../db.ts';
 import type { AlertsTable, AuditCursorsTable, AuditEventsTable, AuditUserIpsTable, Database } from '../schema.ts';
@@ -98,21 +98,6 @@ export async function storeBlob(db: Kysely<Database>, integrationId: string, blo
     if (inserted === 0) await trx.deleteFrom('audit_raw_segments').where('integration_id', '=', integrationId).where('id', '=', segmentId).execute();
     return inserted;
   });
-}
-
-/**
- * Stores records that did not come as a content blob (tests, imports): normalised, then stored as one blob.
- * @returns how many were new; records without `Id` or a parseable `CreationTime` are skipped.
- */
-export async function storeRecords(
-  db: Kysely<Database>,
-  integrationId: string,
-  contentType: string,
-  records: Record<string, unknown>[],
-  at: string,
-): Promise<number> {
-  const { events } = blobEvents(records, contentType);
-  return storeBlob(db, integrationId, { contentType, contentId: null, text: JSON.stringify(records), records: records.length, events }, at);
 }
 
 /** A stored event row as an event without its raw record. */
