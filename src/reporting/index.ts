@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { integrationOf, integrationsInScope, notFound, requireOwned, requireRole, scopeIntegrations } from '../access/scope.ts';
 import { actorOf, type Caller } from '../access/index.ts';
-import { loadChecks } from '../checks/loader.ts';
+import { loadCheckMetadata } from '../checks/loader.ts';
 import { rankAgents } from '../checks/risk.ts';
 import type { CheckMetadata } from '../checks/types.ts';
 import type { Alert, Event } from '../contract/alerts.ts';
@@ -83,7 +83,7 @@ export type CheckCatalogue = Map<string, CheckMetadata>;
 
 /** The check catalogue of this installation (every check's metadata, by id), as the API and the CLI show findings with it. */
 export async function checkCatalogue(): Promise<CheckCatalogue> {
-  return new Map((await loadChecks()).map((c) => [c.metadata.id, c.metadata]));
+  return new Map((await loadCheckMetadata()).map((m) => [m.id, m]));
 }
 
 /** Shapes a finding row for the API. */

@@ -56,6 +56,10 @@ describe('CLI --json equals the API for the same objects', () => {
     const listed = (await api('GET', '/api/v1/findings?status=all&limit=500')).json.items as { id: string }[];
     expect(listed.length).toBeGreaterThan(0);
     expect(await cli(['findings', '--status', 'all', '--organization', 'Contoso'])).toEqual(listed);
+    // The operator narrowed to another organization sees none of Contoso's, as Fabrikam's key does through the API.
+    const fabrikam = await w.app.inject({ url: '/api/v1/findings?status=all', headers: { authorization: `Bearer ${w.keys.fabrikamAdmin}` } });
+    expect(await cli(['findings', '--status', 'all', '--organization', 'Fabrikam'])).toEqual(fabrikam.json().items);
+    expect(fabrikam.json().items).toEqual([]);
     expect(await cli(['findings', '--severity', 'high'])).toEqual((await api('GET', '/api/v1/findings?severity=high&limit=500')).json.items);
     const id = listed[0]!.id;
     expect(await cli(['findings', 'show', id])).toEqual((await api('GET', `/api/v1/findings/${id}`)).json);
