@@ -15,8 +15,14 @@ import { findingExportView } from '../exports/findings.ts';
 import type { Database } from '../store/schema.ts';
 import type { Executor } from '../store/db.ts';
 import { alertEventIds, getAlert, setAlertStatus as storeAlertStatus, ALERT_STATUSES, withRaw } from '../store/repositories/audit.ts';
-import { findingHistory, getFinding, hasResultsOfRun, type FindingWithSuppression } from '../store/repositories/findings.ts';
-import * as findingsRepo from '../store/repositories/findings.ts';
+import {
+  findingHistory,
+  getFinding,
+  hasResultsOfRun,
+  suppressFinding as storeSuppression,
+  unsuppressFinding as liftStoredSuppression,
+  type FindingWithSuppression,
+} from '../store/repositories/findings.ts';
 import { findRunningRun, getRun, latestFinishedRun, listCheckpoints, listRuns, type RunRow } from '../store/repositories/runs.ts';
 import * as q from '../store/repositories/queries.ts';
 
@@ -186,8 +192,7 @@ export async function suppressFinding(
       });
     expiresAt = new Date(t).toISOString();
   }
-  if (!(await findingsRepo.suppressFinding(db, id, { reason, author: actorOf(caller), expiresAt }, now.toISOString())))
-    throw notFound('finding', id, FINDING_IDS);
+  if (!(await storeSuppression(db, id, { reason, author: actorOf(caller), expiresAt }, now.toISOString()))) throw notFound('finding', id, FINDING_IDS);
   return findingDetail(db, caller, checks, id);
 }
 
@@ -199,7 +204,7 @@ export async function suppressFinding(
 export async function unsuppressFinding(db: Executor, caller: Caller, checks: CheckCatalogue, id: string, now = new Date()): Promise<FindingDetail> {
   requireRole(caller, 'admin');
   await requireOwned(db, caller, 'finding', id, await getFinding(db, id), FINDING_IDS);
-  if (!(await findingsRepo.unsuppressFinding(db, id, actorOf(caller), now.toISOString())))
+  if (!(await liftStoredSuppression(db, id, actorOf(caller), now.toISOString())))
     throw new VigilError('conflict', 'NOT_SUPPRESSED', `Finding ${id} is not suppressed.`, { field: 'finding' });
   return findingDetail(db, caller, checks, id);
 }
