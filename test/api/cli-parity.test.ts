@@ -60,6 +60,8 @@ describe('CLI --json equals the API for the same objects', () => {
     const fabrikam = await w.app.inject({ url: '/api/v1/findings?status=all', headers: { authorization: `Bearer ${w.keys.fabrikamAdmin}` } });
     expect(await cli(['findings', '--status', 'all', '--organization', 'Fabrikam'])).toEqual(fabrikam.json().items);
     expect(fabrikam.json().items).toEqual([]);
+    const foreign = await vigil(['findings', '--integration', 'contoso', '--organization', 'Fabrikam'], env);
+    expect([foreign.code, foreign.stderr]).toEqual([4, expect.stringMatching(/not an integration of organization "Fabrikam"/)]);
     expect(await cli(['findings', '--severity', 'high'])).toEqual((await api('GET', '/api/v1/findings?severity=high&limit=500')).json.items);
     const id = listed[0]!.id;
     expect(await cli(['findings', 'show', id])).toEqual((await api('GET', `/api/v1/findings/${id}`)).json);
