@@ -41,6 +41,32 @@ export type Principal =
   | { kind: 'user'; userId: string; email: string; organizationId: string; role: Role; sessionId: string; csrfHash: string }
   | { kind: 'apiKey'; keyId: string; name: string; organizationId: string; role: Role };
 
+/**
+ * The operator at the command line (`vigil …` on the host, who holds the data directory and its master key): sees
+ * every organization, or one when `--organization` names it, and may do what an admin may. `name` is who decides, for
+ * history entries (`--by`, else the operating-system user).
+ */
+export interface Operator {
+  kind: 'operator';
+  name: string;
+  /** The one organization the command is narrowed to, or null for all of them. */
+  organizationId: string | null;
+  role: 'admin';
+}
+
+/** An operator caller: every organization unless `organizationId` narrows it to one. */
+export function operator(name: string, organizationId: string | null = null): Operator {
+  return { kind: 'operator', name, organizationId, role: 'admin' };
+}
+
+/** Who calls a use case: a signed-in user or an API key (through the API), or the operator (through the CLI). */
+export type Caller = Principal | Operator;
+
+/** Who the caller is, for history entries (suppressions): the user's email, the API key's name or the operator's name. */
+export function actorOf(c: Caller): string {
+  return c.kind === 'user' ? c.email : c.kind === 'apiKey' ? `api-key:${c.name}` : c.name;
+}
+
 const PASSWORD_MIN = 12;
 const PASSWORD_MAX = 256;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;

@@ -1,14 +1,36 @@
 import { VigilError } from '../core/errors.ts';
 import type { Executor } from '../store/db.ts';
-import { findOrganizationIntegration, listOrganizationIntegrations, type IntegrationRow } from '../store/repositories/integrations.ts';
-import type { Principal, Role } from './index.ts';
+import {
+  findIntegration,
+  findOrganizationIntegration,
+  listIntegrations,
+  listOrganizationIntegrations,
+  type IntegrationRow,
+} from '../store/repositories/integrations.ts';
+import type { Caller, Role } from './index.ts';
 
 /**
  * Organization scoping: every object the API serves belongs to one organization through its integration, and a
  * caller sees only its own. Another organization's object is answered exactly like one that does not exist
  * (`not-found`), so the API never confirms that it exists (OWASP API Security Top 10 2023, API1 "Broken Object Level
- * Authorization": check ownership on every object id, answer 404).
+ * Authorization": check ownership on every object id, answer 404). The operator at the command line is scoped the
+ * same way: to the organization named with `--organization`, or to every organization (`organizationId` null).
  */
+
+/** The caller field scoping reads: the caller's organization, or null for the operator's view of every organization. */
+type Scope = Pick<Caller, 'organizationId'>;
+
+/** The integration `id` within the scope (every integration for a null organization), or undefined. */
+async function scopedIntegration(db: Executor, scope: Scope, id: string): Promise<IntegrationRow | undefined> {
+  if (scope.organizationId !== null) return findOrganizationIntegration(db, scope.organizationId, id);
+  const row = await findIntegration(db, id);
+  return row?.id === id ? row : undefined;
+}
+
+/** The integrations within the scope, oldest first. */
+export async function integrationsInScope(db: Executor, scope: Scope): Promise<IntegrationRow[]> {
+  return scope.organizationId === null ? listIntegrations(db) : listOrganizationIntegrations(db, scope.organizationId);
+}
 
 /** The not-found error of an object outside the caller's organization, or absent. */
 export function notFound(what: string, id: string, remediation?: string): VigilError {
@@ -20,24 +42,19 @@ export function notFound(what: string, id: string, remediation?: string): VigilE
  * organizations).
  * @throws VigilError `not-found` / `INTEGRATION_NOT_FOUND` when absent or another organization's.
  */
-export async function integrationOf(db: Executor, principal: Pick<Principal, 'organizationId'>, id: string): Promise<IntegrationRow> {
-  const row = await findOrganizationIntegration(db, principal.organizationId, id);
+export async function integrationOf(db: Executor, principal: Scope, id: string): Promise<IntegrationRow> {
+  const row = await scopedIntegration(db, principal, id);
   if (!row) throw notFound('integration', id, 'List the integrations with GET /api/v1/integrations.');
   return row;
-}
-
-/** Ids of the organization's integrations, oldest first. */
-async function organizationIntegrationIds(db: Executor, organizationId: string): Promise<string[]> {
-  return (await listOrganizationIntegrations(db, organizationId)).map((r) => r.id);
 }
 
 /**
  * The integrations a list is read from: the one asked for (checked to be the organization's) or all of them.
  * @throws VigilError `not-found` when `integrationId` is not the organization's.
  */
-export async function scopeIntegrations(db: Executor, principal: Pick<Principal, 'organizationId'>, integrationId: string | undefined): Promise<string[]> {
+export async function scopeIntegrations(db: Executor, principal: Scope, integrationId: string | undefined): Promise<string[]> {
   if (integrationId) return [(await integrationOf(db, principal, integrationId)).id];
-  return organizationIntegrationIds(db, principal.organizationId);
+  return (await integrationsInScope(db, principal)).map((r) => r.id);
 }
 
 /**
@@ -47,13 +64,14 @@ export async function scopeIntegrations(db: Executor, principal: Pick<Principal,
  */
 export async function requireOwned<T extends { integration_id: string }>(
   db: Executor,
-  principal: Pick<Principal, 'organizationId'>,
+  principal: Scope,
   what: string,
   id: string,
   row: T | undefined,
+  remediation?: string,
 ): Promise<T> {
-  if (!row) throw notFound(what, id);
-  if (!(await findOrganizationIntegration(db, principal.organizationId, row.integration_id))) throw notFound(what, id);
+  if (!row) throw notFound(what, id, remediation);
+  if (!(await scopedIntegration(db, principal, row.integration_id))) throw notFound(what, id, remediation);
   return row;
 }
 
@@ -61,7 +79,7 @@ export async function requireOwned<T extends { integration_id: string }>(
  * Refuses a principal below `role` (admin > viewer).
  * @throws VigilError `authorization` / `FORBIDDEN_ROLE`.
  */
-export function requireRole(principal: Pick<Principal, 'role'>, role: Role): void {
+export function requireRole(principal: Pick<Caller, 'role'>, role: Role): void {
   if (role === 'admin' && principal.role !== 'admin') {
     throw new VigilError('authorization', 'FORBIDDEN_ROLE', 'This needs the admin role; you are signed in as a viewer.', {
       remediation: 'Ask an admin of your organization to do it, or to give you the admin role.',

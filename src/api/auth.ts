@@ -44,11 +44,6 @@ export function principalOf(request: FastifyRequest): Principal {
   return request.principal;
 }
 
-/** Who the caller is, for history entries (suppressions): the user's email or the API key's name. */
-export function actorOf(p: Principal): string {
-  return p.kind === 'user' ? p.email : `api-key:${p.name}`;
-}
-
 /** True when cookies must carry `Secure` for this request. */
 function secureCookie(ctx: Pick<ApiContext, 'secureCookies'>, request: FastifyRequest): boolean {
   return ctx.secureCookies === 'auto' ? request.protocol === 'https' : ctx.secureCookies;

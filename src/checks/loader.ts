@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { VigilError } from '../core/errors.ts';
 import { SEVERITIES } from '../core/types.ts';
 import { ESTATE_STREAM_NAMES, type EstateStreamName } from '../core/inventory.ts';
-import { INVENTORY_NAMES, RESOURCE_TYPES, type CheckFunction, type LoadedCheck } from './types.ts';
+import { INVENTORY_NAMES, RESOURCE_TYPES, type CheckFunction, type CheckMetadata, type LoadedCheck } from './types.ts';
 
 /**
  * Loads checks from `checks/<area>/<check_id>/{metadata.json,check.ts}` (`check.js` when compiled). Metadata is data, validated here; the id
@@ -46,7 +46,21 @@ const MODULE_EXT = import.meta.filename.endsWith('.ts') ? '.ts' : '.js';
  * @throws VigilError `internal` / `CHECK_INVALID` naming the folder and the field.
  */
 export async function loadChecks(dir: string = CHECKS_DIR): Promise<LoadedCheck[]> {
-  const checks: LoadedCheck[] = [];
+  return (await readChecks(dir, true)) as LoadedCheck[];
+}
+
+/**
+ * The validated metadata of every check under `dir`, without loading their code: the catalogue that shows findings
+ * (titles, risk, remediation), read faster than {@link loadChecks} by commands that evaluate nothing.
+ * @throws VigilError `internal` / `CHECK_INVALID` naming the folder and the field.
+ */
+export async function loadCheckMetadata(dir: string = CHECKS_DIR): Promise<CheckMetadata[]> {
+  return (await readChecks(dir, false)).map((c) => c.metadata);
+}
+
+/** Reads every check under `dir`: metadata always, the code when `withCode`. */
+async function readChecks(dir: string, withCode: boolean): Promise<(Omit<LoadedCheck, 'run'> & { run?: CheckFunction })[]> {
+  const checks: (Omit<LoadedCheck, 'run'> & { run?: CheckFunction })[] = [];
   for (const area of readdirSync(dir).sort()) {
     const areaDir = join(dir, area);
     if (!statSync(areaDir).isDirectory()) continue;
@@ -67,6 +81,10 @@ export async function loadChecks(dir: string = CHECKS_DIR): Promise<LoadedCheck[
       }
       if (parsed.data.id !== id) throw fail(`metadata id '${parsed.data.id}' does not match the folder name '${id}'`);
       if (parsed.data.area !== area) throw fail(`metadata area '${parsed.data.area}' does not match the folder '${area}'`);
+      if (!withCode) {
+        checks.push({ metadata: parsed.data });
+        continue;
+      }
       const mod = (await import(pathToFileURL(join(folder, `check${MODULE_EXT}`)).href)) as { check?: CheckFunction };
       if (typeof mod.check !== 'function') throw fail(`check${MODULE_EXT} does not export a function named \`check\``);
       checks.push({ metadata: parsed.data, run: mod.check });

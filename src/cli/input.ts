@@ -79,3 +79,23 @@ export function limitRows<T>(rows: readonly T[], opts: ListOptions, defaultLimit
   if (rows.length <= limit) return { rows: [...rows] };
   return { rows: rows.slice(0, limit), more: `… ${rows.length - limit} more (showing ${limit} of ${rows.length}; --limit ${rows.length} shows all)` };
 }
+
+/** Page size the CLI reads lists in (the API's largest). */
+const PAGE_SIZE = 500;
+
+/**
+ * Every item of a paged use case (src/reporting), read a page of {@link PAGE_SIZE} at a time from the first: the CLI
+ * lists what the API pages, then {@link limitRows} decides what to print.
+ */
+export async function allPages<T>(
+  read: (page: { cursor: string | undefined; limit: number }) => Promise<{ items: T[]; nextCursor: string | null }>,
+): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await read({ cursor, limit: PAGE_SIZE });
+    items.push(...page.items);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  return items;
+}

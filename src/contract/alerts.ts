@@ -18,6 +18,7 @@ export const AlertSchema = z
     windowEnd: Timestamp.nullable(),
     createdAt: Timestamp,
     updatedAt: Timestamp,
+    eventIds: z.array(z.string()).describe('Ids of the audit records behind the alert (the events list filters them by id)'),
   })
   .meta({ id: 'Alert' });
 /** An alert as the API shows it. */

@@ -58,6 +58,36 @@ export const SuppressionBody = z.object({
   expiresAt: z.string().max(40).nullable().optional().describe('ISO 8601 date in the future; none: until lifted'),
 });
 
+/** What an agent can touch, from its Copilot Studio components, or why that is not known. */
+const AgentTouchSchema = z.discriminatedUnion('status', [
+  z.object({ status: z.literal('not_evaluated'), reason: z.string() }),
+  z.object({
+    status: z.literal('evaluated'),
+    tools: z.number().int().describe('Connector, flow and MCP tools'),
+    makerCredentialTools: z.number().int().describe("Tools whose connection runs with the maker's credentials"),
+    mcpTools: z.number().int(),
+    httpHosts: z.array(z.string()).describe('Hosts called by HTTP requests in tools and topics'),
+    knowledge: z.record(z.string(), z.number()).describe('Knowledge sources by type (publicWebsite, sharePoint, …)'),
+  }),
+]);
+
+/** A Copilot Studio agent ranked by risk: open findings weighted by severity, times how far it reaches. */
+const RankedAgentSchema = z
+  .object({
+    integrationId: z.string(),
+    agentId: z.string(),
+    environmentId: z.string(),
+    name: z.string().nullable(),
+    score: z.number().describe('0–100'),
+    openFindings: z.number(),
+    reach: z.string().describe('anyone, any tenant, organization, restricted, makers only, off or unknown'),
+    reasons: z.array(z.string()),
+    touch: AgentTouchSchema,
+  })
+  .meta({ id: 'RankedAgent' });
+/** A Copilot Studio agent ranked by risk. */
+export type RankedAgent = z.infer<typeof RankedAgentSchema>;
+
 /** Open findings of one UTC day, per severity. */
 const SeverityDaySchema = z.object({
   date: z.string(),
@@ -68,18 +98,7 @@ const SeverityDaySchema = z.object({
 export const DashboardSchema = z
   .object({
     severityOverTime: z.array(SeverityDaySchema),
-    riskiestAgents: z.array(
-      z.object({
-        integrationId: z.string(),
-        agentId: z.string(),
-        environmentId: z.string(),
-        name: z.string().nullable(),
-        score: z.number(),
-        openFindings: z.number(),
-        reach: z.string(),
-        reasons: z.array(z.string()),
-      }),
-    ),
+    riskiestAgents: z.array(RankedAgentSchema),
     /** What was not evaluated and why: per integration, check and reason (the gap: stream, slice, code), the count and the first resources by name. */
     coverage: z.array(
       z.object({

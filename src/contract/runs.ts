@@ -12,8 +12,10 @@ export const RunSchema = z
     startedAt: Timestamp,
     finishedAt: Timestamp.nullable(),
     durationMs: z.number().nullable(),
-    counts: Json.nullable(),
-    errors: z.array(z.unknown()).nullable(),
+    attempts: z.number().int().describe('Times the run was started: 1, plus one per resumption after an interruption'),
+    counts: Json.nullable().describe('Per stream: records, slices, errored slices (null while running)'),
+    errors: z.array(z.unknown()).nullable().describe('Errored slices with their upstream request (null while running)'),
+    http: Json.nullable().describe('HTTP requests per upstream service: counts, retries, throttling (null while running)'),
   })
   .meta({ id: 'Run' });
 /** A collection run. */

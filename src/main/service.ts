@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { ApiContext } from '../api/context.ts';
-import { loadChecks } from '../checks/loader.ts';
+import { checkCatalogue } from '../reporting/index.ts';
 import { regionById } from '../config/regions.ts';
 import { buildServer } from '../api/server.ts';
 import { handleConsentCallback } from '../onboarding/consent.ts';
@@ -55,7 +55,7 @@ export async function apiContext(rt: Runtime, queue: Pick<JobQueue, 'enqueueColl
     queue,
     access: rt.config.access,
     region: { ...regionById(rt.config.region.id, 'VIGIL_REGION'), apiUrl: rt.config.region.apiUrl ?? null, portalUrl: rt.config.region.portalUrl ?? null },
-    checks: new Map((await loadChecks()).map((c) => [c.metadata.id, c.metadata])),
+    checks: await checkCatalogue(),
     secureCookies: rt.config.server.secureCookies,
     loginAttemptsPerMinute: rt.config.server.loginAttemptsPerMinute,
   };

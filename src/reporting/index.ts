@@ -1,11 +1,12 @@
 import type { Kysely } from 'kysely';
-import { integrationOf, notFound, requireOwned, scopeIntegrations } from '../access/scope.ts';
-import type { Principal } from '../access/index.ts';
+import { integrationOf, integrationsInScope, notFound, requireOwned, requireRole, scopeIntegrations } from '../access/scope.ts';
+import { actorOf, type Caller } from '../access/index.ts';
+import { loadCheckMetadata } from '../checks/loader.ts';
 import { rankAgents } from '../checks/risk.ts';
 import type { CheckMetadata } from '../checks/types.ts';
 import type { Alert, Event } from '../contract/alerts.ts';
 import type { Page } from '../contract/common.ts';
-import type { Dashboard, Finding, FindingDetail } from '../contract/findings.ts';
+import type { Dashboard, Finding, FindingDetail, RankedAgent } from '../contract/findings.ts';
 import type { AgentDetail, InventoryItem } from '../contract/inventory.ts';
 import type { Run, RunDetail, RunEvent, RunProgress } from '../contract/runs.ts';
 import { VigilError } from '../core/errors.ts';
@@ -13,29 +14,28 @@ import { SEVERITIES, type Severity } from '../core/types.ts';
 import { findingExportView } from '../exports/findings.ts';
 import type { Database } from '../store/schema.ts';
 import type { Executor } from '../store/db.ts';
-import { getAlert, setAlertStatus, ALERT_STATUSES } from '../store/repositories/audit.ts';
+import { alertEventIds, getAlert, setAlertStatus as storeAlertStatus, ALERT_STATUSES, withRaw } from '../store/repositories/audit.ts';
 import {
   findingHistory,
   getFinding,
   hasResultsOfRun,
-  suppressFinding,
-  unsuppressFinding,
+  suppressFinding as storeSuppression,
+  unsuppressFinding as liftStoredSuppression,
   type FindingWithSuppression,
 } from '../store/repositories/findings.ts';
 import { findRunningRun, getRun, latestFinishedRun, listCheckpoints, listRuns, type RunRow } from '../store/repositories/runs.ts';
-import { listOrganizationIntegrations } from '../store/repositories/integrations.ts';
 import * as q from '../store/repositories/queries.ts';
 
 /**
- * Read models of the API and portal, every one scoped to the caller's organization: inventory tables, findings with
- * suppression, alerts, events, runs with their live progress, the dashboard and the agent page; and the decisions
- * people take on them (suppress a finding, set an alert's status), shared with the CLI. Lists are keyset-paged with an
- * opaque cursor. Each returns the type inferred from its response schema in `contract/` (the API contract), so a view
- * that drifts from what the API declares fails to compile.
+ * The use cases of the API, the portal and the CLI, one function per operation, each taking the caller: inventory
+ * tables, findings with suppression, alerts, events, runs with their live progress, agents ranked by risk, the
+ * dashboard and the agent page; and the decisions people take on them (suppress a finding, set an alert's status).
+ * The API passes the signed-in user or API key, the CLI an operator (src/access `operator`): both are scoped by
+ * organization (src/access/scope.ts) and go through the same checks, and both print the view returned here, so
+ * `vigil … --json` equals the API's JSON for the same object. Lists are keyset-paged with an opaque cursor. Each
+ * returns the type inferred from its response schema in `contract/` (the API contract), so a view that drifts from
+ * what the API declares fails to compile.
  */
-
-/** The principal fields scoping needs. */
-type Caller = Pick<Principal, 'organizationId'>;
 
 /** The page and live-event shapes of these views, re-exported for their callers (routes, CLI). */
 export type { Page, RunEvent };
@@ -87,6 +87,11 @@ export type FindingView = Finding;
 /** Check catalogue entries by id (titles, risk, remediation). */
 export type CheckCatalogue = Map<string, CheckMetadata>;
 
+/** The check catalogue of this installation (every check's metadata, by id), as the API and the CLI show findings with it. */
+export async function checkCatalogue(): Promise<CheckCatalogue> {
+  return new Map((await loadCheckMetadata()).map((m) => [m.id, m]));
+}
+
 /** Shapes a finding row for the API. */
 function findingView(f: FindingWithSuppression, checks: CheckCatalogue): FindingView {
   const { reason: _, ...base } = findingExportView(f);
@@ -129,7 +134,7 @@ export async function listFindingsPage(db: Executor, caller: Caller, checks: Che
 
 /** One finding with its check and history. @throws VigilError `not-found` (absent or another organization's). */
 export async function findingDetail(db: Executor, caller: Caller, checks: CheckCatalogue, id: string): Promise<FindingDetail> {
-  const f = await requireOwned(db, caller, 'finding', id, await getFinding(db, id));
+  const f = await requireOwned(db, caller, 'finding', id, await getFinding(db, id), FINDING_IDS);
   const check = checks.get(f.check_id);
   return {
     ...findingView(f, checks),
@@ -142,20 +147,35 @@ export async function findingDetail(db: Executor, caller: Caller, checks: CheckC
   };
 }
 
+/** Where to look for finding ids, in a not-found error. */
+const FINDING_IDS = 'List the findings with `vigil findings --status all` or GET /api/v1/findings.';
+
+/** Names of the suppression inputs in the caller's terms: body fields for the API (the default), flags for the CLI. */
+export interface SuppressionFields {
+  reason: string;
+  expiresAt: string;
+}
+
 /**
- * Suppresses a finding (accepted risk), recorded in its history with the author and reason. Shared by
- * `vigil findings suppress` and the API; `fields` names the inputs in the caller's terms (flags or body fields).
+ * Suppresses a finding of the caller's organization (accepted risk), recorded in its history with the caller as the
+ * author. Admin only.
  * @param input.expiresAt ISO 8601 date or date-time in the future, or absent for until lifted.
- * @returns the suppression's end (ISO 8601 UTC) or null for until lifted.
- * @throws VigilError `invalid-input` naming the reason or expiry field; `not-found` / `FINDING_NOT_FOUND`.
+ * @param fields names the inputs in the caller's terms (body fields or flags), for errors.
+ * @returns the finding as it now stands.
+ * @throws VigilError `not-found` / `FINDING_NOT_FOUND` (absent or another organization's); `invalid-input` naming the
+ *   reason or expiry field; `authorization` / `FORBIDDEN_ROLE` for a viewer.
  */
-export async function suppressFindingChecked(
+export async function suppressFinding(
   db: Executor,
+  caller: Caller,
+  checks: CheckCatalogue,
   id: string,
-  input: { reason: string; expiresAt?: string | null | undefined; author: string },
-  fields = { reason: 'reason', expiresAt: 'expiresAt' },
+  input: { reason: string; expiresAt?: string | null | undefined },
+  fields: SuppressionFields = { reason: 'reason', expiresAt: 'expiresAt' },
   now = new Date(),
-): Promise<{ expiresAt: string | null }> {
+): Promise<FindingDetail> {
+  requireRole(caller, 'admin');
+  await requireOwned(db, caller, 'finding', id, await getFinding(db, id), FINDING_IDS);
   const reason = input.reason.trim();
   if (!reason || reason.length > 2000)
     throw new VigilError('invalid-input', 'INVALID_INPUT', `${fields.reason} must be 1 to 2,000 characters.`, {
@@ -172,40 +192,25 @@ export async function suppressFindingChecked(
       });
     expiresAt = new Date(t).toISOString();
   }
-  if (!(await suppressFinding(db, id, { reason, author: input.author, expiresAt }, now.toISOString())))
-    throw notFound('finding', id, 'List the findings with `vigil findings --status all` or GET /api/v1/findings.');
-  return { expiresAt };
+  if (!(await storeSuppression(db, id, { reason, author: actorOf(caller), expiresAt }, now.toISOString()))) throw notFound('finding', id, FINDING_IDS);
+  return findingDetail(db, caller, checks, id);
 }
 
 /**
- * Lifts a finding's suppression (shared by `vigil findings unsuppress` and the API).
- * @throws VigilError `not-found` / `FINDING_NOT_FOUND`; `conflict` / `NOT_SUPPRESSED`.
+ * Lifts the suppression of a finding of the caller's organization, recorded in its history. Admin only.
+ * @returns the finding as it now stands.
+ * @throws VigilError `not-found` / `FINDING_NOT_FOUND`; `conflict` / `NOT_SUPPRESSED`; `authorization` for a viewer.
  */
-export async function unsuppressFindingChecked(db: Executor, id: string, author: string, now = new Date()): Promise<void> {
-  if (!(await getFinding(db, id))) throw notFound('finding', id, 'List the findings with `vigil findings --status all` or GET /api/v1/findings.');
-  if (!(await unsuppressFinding(db, id, author, now.toISOString())))
+export async function unsuppressFinding(db: Executor, caller: Caller, checks: CheckCatalogue, id: string, now = new Date()): Promise<FindingDetail> {
+  requireRole(caller, 'admin');
+  await requireOwned(db, caller, 'finding', id, await getFinding(db, id), FINDING_IDS);
+  if (!(await liftStoredSuppression(db, id, actorOf(caller), now.toISOString())))
     throw new VigilError('conflict', 'NOT_SUPPRESSED', `Finding ${id} is not suppressed.`, { field: 'finding' });
+  return findingDetail(db, caller, checks, id);
 }
 
-/** {@link suppressFindingChecked} on a finding of the caller's organization. @throws VigilError `not-found` for another organization's. */
-export async function suppressOwnedFinding(
-  db: Executor,
-  caller: Caller,
-  id: string,
-  input: { reason: string; expiresAt?: string | null | undefined; author: string },
-): Promise<void> {
-  await requireOwned(db, caller, 'finding', id, await getFinding(db, id));
-  await suppressFindingChecked(db, id, input);
-}
-
-/** {@link unsuppressFindingChecked} on a finding of the caller's organization. */
-export async function unsuppressOwnedFinding(db: Executor, caller: Caller, id: string, author: string): Promise<void> {
-  await requireOwned(db, caller, 'finding', id, await getFinding(db, id));
-  await unsuppressFindingChecked(db, id, author);
-}
-
-/** An alert as the API shows it. */
-export function alertView(a: NonNullable<Awaited<ReturnType<typeof getAlert>>>): Alert {
+/** An alert as the API shows it, with the ids of its audit records. */
+function alertView(a: NonNullable<Awaited<ReturnType<typeof getAlert>>>, eventIds: string[]): Alert {
   return {
     id: a.id,
     integrationId: a.integration_id,
@@ -218,7 +223,17 @@ export function alertView(a: NonNullable<Awaited<ReturnType<typeof getAlert>>>):
     windowEnd: a.window_end,
     createdAt: a.created_at,
     updatedAt: a.updated_at,
+    eventIds,
   };
+}
+
+/** Alert views of stored rows, their audit record ids read in one pass. */
+async function alertViews(db: Executor, rows: NonNullable<Awaited<ReturnType<typeof getAlert>>>[]): Promise<Alert[]> {
+  const linked = await alertEventIds(
+    db,
+    rows.map((a) => a.id),
+  );
+  return rows.map((a) => alertView(a, linked.get(a.id) ?? []));
 }
 
 /** Alerts of the organization, newest first. */
@@ -231,23 +246,29 @@ export async function listAlertsPage(
   const before = decodeCursor<{ at: string; id: string }>(filter.cursor, { at: 'string', id: 'string' });
   const { items, more } = await q.pageAlerts(db, { integrationIds, status: filter.status, ruleId: filter.ruleId, before, limit: filter.limit });
   const last = items.at(-1);
-  return { items: items.map(alertView), nextCursor: more && last ? encodeCursor({ at: last.created_at, id: last.id }) : null };
+  return { items: await alertViews(db, items), nextCursor: more && last ? encodeCursor({ at: last.created_at, id: last.id }) : null };
 }
 
-/** Sets an alert's status. @throws VigilError `not-found`; `invalid-input` naming `status`. */
-export async function setOwnedAlertStatus(db: Executor, caller: Caller, id: string, status: string, now = new Date()): Promise<Alert> {
-  await requireOwned(db, caller, 'alert', id, await getAlert(db, id));
+/**
+ * Sets the status of an alert of the caller's organization (new, acknowledged, closed). Admin only.
+ * @returns the alert as it now stands.
+ * @throws VigilError `not-found` / `ALERT_NOT_FOUND` (absent or another organization's); `invalid-input` naming
+ *   `status`; `authorization` / `FORBIDDEN_ROLE` for a viewer.
+ */
+export async function setAlertStatus(db: Executor, caller: Caller, id: string, status: string, now = new Date()): Promise<Alert> {
+  requireRole(caller, 'admin');
+  await requireOwned(db, caller, 'alert', id, await getAlert(db, id), 'List the alerts with `vigil alerts` or GET /api/v1/alerts.');
   if (!(ALERT_STATUSES as readonly string[]).includes(status))
     throw new VigilError('invalid-input', 'INVALID_INPUT', `status must be one of ${ALERT_STATUSES.join(', ')}.`, {
       field: 'status',
       remediation: 'Use acknowledged while you look into it, closed when done.',
     });
-  await setAlertStatus(db, id, status as (typeof ALERT_STATUSES)[number], now.toISOString());
-  return alertView((await getAlert(db, id))!);
+  await storeAlertStatus(db, id, status as (typeof ALERT_STATUSES)[number], now.toISOString());
+  return (await alertViews(db, [(await getAlert(db, id))!]))[0]!;
 }
 
 /** An audit event as the API shows it (normalised columns; the raw record stays in the store). */
-export function eventView(e: {
+function eventView(e: {
   id: string;
   integration_id: string;
   content_type: string;
@@ -273,31 +294,47 @@ export function eventView(e: {
   };
 }
 
-/** Audit events of the organization, newest first. */
-export async function listEventsPage(
-  db: Executor,
-  caller: Caller,
-  filter: {
-    integrationId?: string | undefined;
-    since?: string | undefined;
-    operation?: string | undefined;
-    userId?: string | undefined;
-    cursor?: string | undefined;
-    limit: number;
-  },
-): Promise<Page<Event>> {
+/** Filters of {@link listEventsPage}. */
+interface EventsFilter {
+  integrationId?: string | undefined;
+  /** An instant parsable by `Date` (the API passes ISO 8601 with an offset); events at or after it. */
+  since?: string | undefined;
+  operation?: string | undefined;
+  userId?: string | undefined;
+  cursor?: string | undefined;
+  limit: number;
+}
+
+/** Audit events of the organization, newest first. @throws VigilError `not-found` / `invalid-input` (cursor). */
+export async function listEventsPage(db: Executor, caller: Caller, filter: EventsFilter): Promise<Page<Event>> {
+  const { items, more } = await eventRows(db, caller, filter);
+  const last = items.at(-1);
+  return { items: items.map(eventView), nextCursor: more && last ? encodeCursor({ at: last.creation_time, id: last.id }) : null };
+}
+
+/**
+ * Audit events as {@link listEventsPage} lists them, each with its raw record as the upstream API sent it (the CLI's
+ * `events --json --raw`; the API serves normalised events only).
+ * @throws Error when a raw record is missing (the database was altered outside Vigil).
+ */
+export async function listEventsWithRaw(db: Executor, caller: Caller, filter: EventsFilter): Promise<(Event & { raw: Record<string, unknown> })[]> {
+  const { items } = await eventRows(db, caller, filter);
+  const raws = await withRaw(db, items);
+  return items.map((e, i) => ({ ...eventView(e), raw: raws[i]!.raw }));
+}
+
+/** One page of stored event rows within the caller's scope. */
+async function eventRows(db: Executor, caller: Caller, filter: EventsFilter) {
   const integrationIds = await scopeIntegrations(db, caller, filter.integrationId);
   const before = decodeCursor<{ at: string; id: string }>(filter.cursor, { at: 'string', id: 'string' });
-  const { items, more } = await q.pageEvents(db, {
+  return q.pageEvents(db, {
     integrationIds,
-    since: filter.since,
+    since: filter.since ? new Date(filter.since).toISOString() : undefined,
     operation: filter.operation,
     userId: filter.userId,
     before,
     limit: filter.limit,
   });
-  const last = items.at(-1);
-  return { items: items.map(eventView), nextCursor: more && last ? encodeCursor({ at: last.creation_time, id: last.id }) : null };
 }
 
 /** A collection run as the API shows it. */
@@ -309,8 +346,10 @@ function runView(r: RunRow): Run {
     startedAt: r.started_at,
     finishedAt: r.finished_at,
     durationMs: r.duration_ms,
+    attempts: r.attempts,
     counts: r.counts ? (JSON.parse(r.counts) as Record<string, unknown>) : null,
     errors: r.errors ? (JSON.parse(r.errors) as unknown[]) : null,
+    http: r.http_stats ? (JSON.parse(r.http_stats) as Record<string, unknown>) : null,
   };
 }
 
@@ -371,11 +410,18 @@ export async function* followRun(
 
 /** One run of the organization with its progress. @throws VigilError `not-found` (absent or another organization's). */
 export async function runDetail(db: Executor, caller: Caller, runId: string): Promise<RunDetail> {
-  const run = await requireOwned(db, caller, 'run', runId, await getRun(db, runId));
+  const run = await requireOwned(
+    db,
+    caller,
+    'run',
+    runId,
+    await getRun(db, runId),
+    'List the runs with `vigil runs <integration>` or GET /api/v1/integrations/{id}/runs.',
+  );
   return { ...runView(run), progress: await runProgress(db, run.id) };
 }
 
-/** Recent runs of one integration of the organization. */
+/** Recent runs of one integration of the organization, newest first. @throws VigilError `not-found` for another organization's integration. */
 export async function listIntegrationRuns(db: Executor, caller: Caller, integrationId: string, limit = 20): Promise<Run[]> {
   const row = await integrationOf(db, caller, integrationId);
   return (await listRuns(db, row.id, limit)).map(runView);
@@ -390,25 +436,15 @@ const DASHBOARD_DAYS = 30;
  * and the first resources by name), and the last collection per integration.
  */
 export async function dashboard(db: Kysely<Database>, caller: Caller, checks: CheckCatalogue, now = new Date()): Promise<Dashboard> {
-  const integrations = await listOrganizationIntegrations(db, caller.organizationId);
+  const integrations = await integrationsInScope(db, caller);
   const ids = integrations.map((i) => i.id);
   const names = new Map(integrations.map((i) => [i.id, i.name]));
   const days = await q.openFindingsByDay(db, ids, DASHBOARD_DAYS, now);
-  const ranked = (await rankAgents(db, ids)).slice(0, 10);
   return {
     severityOverTime: days.map((d) => ({ date: d.date, ...Object.fromEntries(SEVERITIES.map((s) => [s, Math.max(0, d.counts[s] ?? 0)])) })) as ({
       date: string;
     } & Record<Severity, number>)[],
-    riskiestAgents: ranked.map((a) => ({
-      integrationId: a.integrationId,
-      agentId: a.agentId,
-      environmentId: a.environmentId,
-      name: a.name,
-      score: a.score,
-      openFindings: a.openFindings,
-      reach: a.reach,
-      reasons: a.reasons,
-    })),
+    riskiestAgents: await riskiestAgents(db, caller, { limit: 10 }),
     coverage: (await q.notEvaluated(db, ids)).map((c) => ({
       integrationId: c.integrationId,
       integrationName: names.get(c.integrationId) ?? c.integrationId,
@@ -425,6 +461,31 @@ export async function dashboard(db: Kysely<Database>, caller: Caller, checks: Ch
       }),
     ),
   };
+}
+
+/**
+ * Copilot Studio agents of the organization (or of one of its integrations) ranked by risk, highest score first: open
+ * findings weighted by severity, times how far the agent reaches (see `checks/risk.ts`).
+ * @param filter.limit at most this many agents.
+ * @throws VigilError `not-found` for another organization's integration.
+ */
+export async function riskiestAgents(
+  db: Kysely<Database>,
+  caller: Caller,
+  filter: { integrationId?: string | undefined; limit: number },
+): Promise<RankedAgent[]> {
+  const ranked = await rankAgents(db, await scopeIntegrations(db, caller, filter.integrationId));
+  return ranked.slice(0, filter.limit).map((a) => ({
+    integrationId: a.integrationId,
+    agentId: a.agentId,
+    environmentId: a.environmentId,
+    name: a.name,
+    score: a.score,
+    openFindings: a.openFindings,
+    reach: a.reach,
+    reasons: a.reasons,
+    touch: a.touch,
+  }));
 }
 
 /**

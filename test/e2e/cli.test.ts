@@ -77,7 +77,7 @@ describe('vigil CLI', () => {
     const collect = await vigil(['collect', 'Contoso', '--json'], env);
     expect(collect.code, collect.stderr).toBe(0);
     const { run, evaluation } = JSON.parse(collect.stdout);
-    expect(run.streams.users.records).toBe(w.truth.users);
+    expect(run.counts.users.records).toBe(w.truth.users);
     const findings = JSON.parse((await vigil(['findings', '--json'], env)).stdout) as { checkId: string; severity: string }[];
     expect(findings.length).toBe(evaluation.findingsOpen);
     expect(findings.filter((f) => f.checkId === 'agent_no_authentication')).toHaveLength(w.truth.risks.noAuthentication);

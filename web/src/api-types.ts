@@ -2773,6 +2773,8 @@ export interface components {
             createdAt: string;
             /** @description ISO 8601 UTC */
             updatedAt: string;
+            /** @description Ids of the audit records behind the alert (the events list filters them by id) */
+            eventIds: string[];
         };
         Event: {
             id: string;
@@ -2856,10 +2858,18 @@ export interface components {
             startedAt: string;
             finishedAt: string | null;
             durationMs: number | null;
+            /** @description Times the run was started: 1, plus one per resumption after an interruption */
+            attempts: number;
+            /** @description Per stream: records, slices, errored slices (null while running) */
             counts: {
                 [key: string]: unknown;
             } | null;
+            /** @description Errored slices with their upstream request (null while running) */
             errors: unknown[] | null;
+            /** @description HTTP requests per upstream service: counts, retries, throttling (null while running) */
+            http: {
+                [key: string]: unknown;
+            } | null;
         };
         RunProgress: {
             done: number;
@@ -2882,10 +2892,18 @@ export interface components {
             startedAt: string;
             finishedAt: string | null;
             durationMs: number | null;
+            /** @description Times the run was started: 1, plus one per resumption after an interruption */
+            attempts: number;
+            /** @description Per stream: records, slices, errored slices (null while running) */
             counts: {
                 [key: string]: unknown;
             } | null;
+            /** @description Errored slices with their upstream request (null while running) */
             errors: unknown[] | null;
+            /** @description HTTP requests per upstream service: counts, retries, throttling (null while running) */
+            http: {
+                [key: string]: unknown;
+            } | null;
             progress: components["schemas"]["RunProgress"];
         };
         Suppression: {
@@ -2951,6 +2969,37 @@ export interface components {
                 } | null;
             }[];
         };
+        RankedAgent: {
+            integrationId: string;
+            agentId: string;
+            environmentId: string;
+            name: string | null;
+            /** @description 0–100 */
+            score: number;
+            openFindings: number;
+            /** @description anyone, any tenant, organization, restricted, makers only, off or unknown */
+            reach: string;
+            reasons: string[];
+            touch: {
+                /** @constant */
+                status: "not_evaluated";
+                reason: string;
+            } | {
+                /** @constant */
+                status: "evaluated";
+                /** @description Connector, flow and MCP tools */
+                tools: number;
+                /** @description Tools whose connection runs with the maker's credentials */
+                makerCredentialTools: number;
+                mcpTools: number;
+                /** @description Hosts called by HTTP requests in tools and topics */
+                httpHosts: string[];
+                /** @description Knowledge sources by type (publicWebsite, sharePoint, …) */
+                knowledge: {
+                    [key: string]: number;
+                };
+            };
+        };
         Dashboard: {
             severityOverTime: {
                 date: string;
@@ -2960,16 +3009,7 @@ export interface components {
                 low: number;
                 info: number;
             }[];
-            riskiestAgents: {
-                integrationId: string;
-                agentId: string;
-                environmentId: string;
-                name: string | null;
-                score: number;
-                openFindings: number;
-                reach: string;
-                reasons: string[];
-            }[];
+            riskiestAgents: components["schemas"]["RankedAgent"][];
             coverage: {
                 integrationId: string;
                 integrationName: string;
@@ -3199,6 +3239,7 @@ export type RunDetail = components['schemas']['RunDetail'];
 export type Suppression = components['schemas']['Suppression'];
 export type Finding = components['schemas']['Finding'];
 export type FindingDetail = components['schemas']['FindingDetail'];
+export type RankedAgent = components['schemas']['RankedAgent'];
 export type Dashboard = components['schemas']['Dashboard'];
 export type Integration = components['schemas']['Integration'];
 export type EnvironmentAccess = components['schemas']['EnvironmentAccess'];

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { listAlertsPage, listEventsPage, setOwnedAlertStatus } from '../../reporting/index.ts';
+import { listAlertsPage, listEventsPage, setAlertStatus } from '../../reporting/index.ts';
 import { principalOf } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
 import { AlertPageSchema, AlertSchema, AlertsQuery, AlertStatusBody, EventPageSchema, EventsQuery } from '../../contract/alerts.ts';
@@ -28,7 +28,7 @@ export function alertRoutes(app: FastifyInstance, ctx: ApiContext): void {
       config: { access: 'admin' },
       schema: { tags: ['alerts'], summary: "Set an alert's status", params: IdParams, body: AlertStatusBody, response: { 200: AlertSchema, ...commonErrors } },
     },
-    async (request) => setOwnedAlertStatus(ctx.db, principalOf(request), request.params.id, request.body.status),
+    async (request) => setAlertStatus(ctx.db, principalOf(request), request.params.id, request.body.status),
   );
 
   r.get(
@@ -41,7 +41,6 @@ export function alertRoutes(app: FastifyInstance, ctx: ApiContext): void {
         response: { 200: EventPageSchema, ...commonErrors },
       },
     },
-    async (request) =>
-      listEventsPage(ctx.db, principalOf(request), { ...request.query, since: request.query.since ? new Date(request.query.since).toISOString() : undefined }),
+    async (request) => listEventsPage(ctx.db, principalOf(request), request.query),
   );
 }

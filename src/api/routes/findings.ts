@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { dashboard, findingDetail, listFindingsPage, suppressOwnedFinding, unsuppressOwnedFinding } from '../../reporting/index.ts';
+import { dashboard, findingDetail, listFindingsPage, suppressFinding, unsuppressFinding } from '../../reporting/index.ts';
 import { commonErrors, ErrorSchema, IdParams } from '../../contract/common.ts';
 import { DashboardSchema, FindingDetailSchema, FindingPageSchema, FindingsQuery, SuppressionBody } from '../../contract/findings.ts';
-import { actorOf, principalOf } from '../auth.ts';
+import { principalOf } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
 
 /** `/api/v1/findings` (filter, suppress, history) and `/api/v1/dashboard`. */
@@ -47,11 +47,7 @@ export function findingRoutes(app: FastifyInstance, ctx: ApiContext): void {
         response: { 200: FindingDetailSchema, ...commonErrors },
       },
     },
-    async (request) => {
-      const p = principalOf(request);
-      await suppressOwnedFinding(ctx.db, p, request.params.id, { reason: request.body.reason, expiresAt: request.body.expiresAt, author: actorOf(p) });
-      return findingDetail(ctx.db, p, ctx.checks, request.params.id);
-    },
+    async (request) => suppressFinding(ctx.db, principalOf(request), ctx.checks, request.params.id, request.body),
   );
 
   r.delete(
@@ -65,11 +61,7 @@ export function findingRoutes(app: FastifyInstance, ctx: ApiContext): void {
         response: { 200: FindingDetailSchema, 409: ErrorSchema, ...commonErrors },
       },
     },
-    async (request) => {
-      const p = principalOf(request);
-      await unsuppressOwnedFinding(ctx.db, p, request.params.id, actorOf(p));
-      return findingDetail(ctx.db, p, ctx.checks, request.params.id);
-    },
+    async (request) => unsuppressFinding(ctx.db, principalOf(request), ctx.checks, request.params.id),
   );
 
   r.get(

@@ -17,7 +17,8 @@ import {
 import { registrationInstructions } from '../../onboarding/registration.ts';
 import { listIntegrationRuns } from '../../reporting/index.ts';
 import { listOrganizationIntegrations, type IntegrationRow } from '../../store/repositories/integrations.ts';
-import { actorOf, principalOf } from '../auth.ts';
+import { actorOf } from '../../access/index.ts';
+import { principalOf } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
 import { commonErrors, ErrorSchema, IdParams, NoContent } from '../../contract/common.ts';
 import {

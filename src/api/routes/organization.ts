@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { addPortalUser, createApiKey, listApiKeys, listPortalUsers, revokeApiKey } from '../../access/index.ts';
+import { actorOf, addPortalUser, createApiKey, listApiKeys, listPortalUsers, revokeApiKey } from '../../access/index.ts';
 import { getOrganization } from '../../store/repositories/access.ts';
-import { actorOf, principalOf } from '../auth.ts';
+import { principalOf } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
 import { commonErrors, ErrorSchema, NoContent } from '../../contract/common.ts';
 import {

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { rankAgents } from '../../checks/risk.ts';
+import { riskiestAgents } from '../../reporting/index.ts';
 import type { CommandHost } from '../host.ts';
 import { listOptions, parseLimit, type ListOptions } from '../input.ts';
-import { integrationRowsInScope, ORGANIZATION_FILTER_HELP } from '../scope.ts';
+import { operatorScope, ORGANIZATION_FILTER_HELP } from '../scope.ts';
 import { print, printJson, table } from '../output.ts';
 
 /** `vigil agents`: Copilot Studio agents ranked by risk score (findings × reach). */
@@ -21,13 +21,8 @@ export function registerAgents(program: Command, host: CommandHost): void {
     .action(
       host.action(async (rt, opts: ListOptions & { integration?: string; organization?: string }) => {
         const limit = parseLimit(opts.limit, 50);
-        const integrations = await integrationRowsInScope(rt.db, opts);
-        const shown = (
-          await rankAgents(
-            rt.db,
-            integrations.map((i) => i.id),
-          )
-        ).slice(0, limit);
+        const { caller, integrationId } = await operatorScope(rt.db, opts);
+        const shown = await riskiestAgents(rt.db, caller, { integrationId, limit });
         if (opts.json) return printJson(shown);
         if (shown.length === 0) return print('No agents collected yet (run `vigil collect <integration>`).');
         const touch = (a: (typeof shown)[number]) =>

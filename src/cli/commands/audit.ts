@@ -1,14 +1,13 @@
 import { type Command, Option } from 'commander';
 import { VigilError } from '../../core/errors.ts';
-import { alertEventIds, ALERT_STATUSES, listAlerts, listEvents, setAlertStatus, withRaw } from '../../store/repositories/audit.ts';
-import { nowIso } from '../../store/db.ts';
+import { ALERT_STATUSES } from '../../store/repositories/audit.ts';
 import { ingestAndDetect } from '../../sync/audit.ts';
-import { alertView, eventView } from '../../reporting/index.ts';
+import { listAlertsPage, listEventsPage, listEventsWithRaw, setAlertStatus } from '../../reporting/index.ts';
 import type { CommandHost } from '../host.ts';
 import { killAfterPages } from '../killhook.ts';
 import { shortIds } from '../../core/ids.ts';
-import { limitRows, listOptions, parseLimit, resolveId, type ListOptions } from '../input.ts';
-import { integrationScope, ORGANIZATION_FILTER_HELP } from '../scope.ts';
+import { allPages, limitRows, listOptions, parseLimit, resolveId, type ListOptions } from '../input.ts';
+import { operatorScope, ORGANIZATION_FILTER_HELP } from '../scope.ts';
 import { print, printJson, severityText, table, terminalWidth, wrap } from '../output.ts';
 import { createProgress, silentProgress } from '../progress.ts';
 
@@ -70,19 +69,10 @@ export function registerAudit(program: Command, host: CommandHost): void {
               field: '--since',
               remediation: 'Give an ISO 8601 date, e.g. 2026-11-20 or 2026-11-20T08:00:00Z.',
             });
-          const integrationIds = await integrationScope(rt.db, opts);
-          const rows = await listEvents(rt.db, {
-            integrationIds,
-            since: opts.since ? new Date(opts.since).toISOString() : undefined,
-            operation: opts.operation,
-            userId: opts.user,
-            limit,
-          });
-          const events = rows.map(eventView);
-          if (opts.json && opts.raw) {
-            const raws = await withRaw(rt.db, rows);
-            return printJson(events.map((e, i) => ({ ...e, raw: raws[i]!.raw })));
-          }
+          const { caller, integrationId } = await operatorScope(rt.db, opts);
+          const filter = { integrationId, since: opts.since, operation: opts.operation, userId: opts.user, limit };
+          if (opts.json && opts.raw) return printJson(await listEventsWithRaw(rt.db, caller, filter));
+          const events = (await listEventsPage(rt.db, caller, filter)).items;
           if (opts.json) return printJson(events);
           print(
             table(
@@ -106,19 +96,13 @@ export function registerAudit(program: Command, host: CommandHost): void {
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, opts: ListOptions & { integration?: string; organization?: string; status?: string; rule?: string }) => {
-        const integrationIds = await integrationScope(rt.db, opts);
-        const { rows: alertRows, more } = limitRows(
-          await listAlerts(rt.db, { integrationIds, status: opts.status === 'all' ? undefined : opts.status, ruleId: opts.rule }),
+        const { caller, integrationId } = await operatorScope(rt.db, opts);
+        const status = opts.status === 'all' ? undefined : opts.status;
+        const { rows, more } = limitRows(
+          await allPages((page) => listAlertsPage(rt.db, caller, { integrationId, status, ruleId: opts.rule, ...page })),
           opts,
           100,
         );
-        const linked = opts.json
-          ? await alertEventIds(
-              rt.db,
-              alertRows.map((a) => a.id),
-            )
-          : new Map<string, string[]>();
-        const rows = alertRows.map((a) => ({ ...alertView(a), eventIds: linked.get(a.id) ?? [] }));
         if (opts.json) return printJson(rows);
         if (rows.length === 0) return print('No alerts.');
         const short = opts.wide ? undefined : shortIds(rows.map((a) => a.id));
@@ -144,12 +128,14 @@ export function registerAudit(program: Command, host: CommandHost): void {
     alerts
       .command(`${verb} <alert>`)
       .description(`Mark an alert ${status}`)
+      .option('--json', 'print the alert as it now stands, as JSON')
       .action(
-        host.action(async (rt, input: string) => {
+        host.action(async (rt, input: string, opts: { json?: boolean }) => {
           const id = await resolveId(rt.db, 'alerts', 'alr', input, 'alert');
-          if (!(await setAlertStatus(rt.db, id, status, nowIso())))
-            throw new VigilError('not-found', 'ALERT_NOT_FOUND', `No alert '${input}'.`, { field: 'alert', remediation: 'Run `vigil alerts` for the ids.' });
-          print(`Alert ${id} is ${status}.`);
+          const { caller } = await operatorScope(rt.db, {});
+          const alert = await setAlertStatus(rt.db, caller, id, status);
+          if (opts.json) return printJson(alert);
+          print(`Alert ${id} is ${alert.status}.`);
         }),
       );
   }

@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
 import { getIntegration, secretExpiryWarning, toView } from '../../onboarding/integrations.ts';
 import { listEnvironments } from '../../store/repositories/inventory.ts';
-import { listRuns } from '../../store/repositories/runs.ts';
+import { listIntegrationRuns, runDetail } from '../../reporting/index.ts';
 import { collectAndEvaluate } from '../../sync/run.ts';
 import type { CommandHost } from '../host.ts';
 import { killAfterPages } from '../killhook.ts';
 import { shortIds } from '../../core/ids.ts';
 import { listOptions, parseLimit, type ListOptions } from '../input.ts';
+import { operatorScope } from '../scope.ts';
 import { EXIT, print, printJson, table, terminalWidth } from '../output.ts';
 import { createProgress, silentProgress } from '../progress.ts';
 import { groupRunErrors, renderErrorGroups } from '../run-errors.ts';
@@ -38,7 +39,11 @@ export function registerCollect(program: Command, host: CommandHost): void {
           afterPage: killAfterPages(rt.config.testKillAfterPages),
         }).finally(() => progress.done());
         const row = await getIntegration(rt.db, integration);
-        if (opts.json) return printJson({ run: result, evaluation, grants });
+        if (opts.json) {
+          // The run as the API shows it (GET /api/v1/runs/{id}), and what only this collection knows.
+          const run = await runDetail(rt.db, (await operatorScope(rt.db, {})).caller, result.runId);
+          return printJson({ run, resumed: result.resumed, markedDeleted: result.markedDeleted, evaluation, grants });
+        }
         print(
           `Run ${result.runId}: ${result.status}${result.resumed ? ' (resumed)' : ''} in ${(result.durationMs / 1000).toFixed(1)} s`,
           table([
@@ -79,17 +84,7 @@ export function registerCollect(program: Command, host: CommandHost): void {
       host.action(async (rt, integration: string, opts: ListOptions) => {
         const limit = parseLimit(opts.limit, 20);
         const row = await getIntegration(rt.db, integration);
-        const runs = (await listRuns(rt.db, row.id, limit)).map((r) => ({
-          id: r.id,
-          status: r.status,
-          startedAt: r.started_at,
-          finishedAt: r.finished_at,
-          durationMs: r.duration_ms,
-          attempts: r.attempts,
-          streams: r.counts ? JSON.parse(r.counts) : null,
-          errors: r.errors ? JSON.parse(r.errors) : [],
-          http: r.http_stats ? JSON.parse(r.http_stats) : null,
-        }));
+        const runs = await listIntegrationRuns(rt.db, (await operatorScope(rt.db, {})).caller, row.id, limit);
         if (opts.json) return printJson(runs);
         const short = opts.wide ? undefined : shortIds(runs.map((r) => r.id));
         print(
@@ -101,7 +96,7 @@ export function registerCollect(program: Command, host: CommandHost): void {
                 r.status,
                 r.startedAt,
                 r.durationMs === null ? '-' : (r.durationMs / 1000).toFixed(1),
-                String(r.errors.length),
+                String(r.errors?.length ?? 0),
               ]),
             ],
             { wide: opts.wide },

@@ -1,27 +1,22 @@
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
-import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { VigilError } from '../../core/errors.ts';
 import { SEVERITIES, type Severity } from '../../core/types.ts';
-import { findingHistory, getFinding, listFindings } from '../../store/repositories/findings.ts';
-import { suppressFindingChecked, unsuppressFindingChecked } from '../../reporting/index.ts';
+import { checkCatalogue, findingDetail, listFindingsPage, suppressFinding, unsuppressFinding, type FindingView } from '../../reporting/index.ts';
 import { loadChecks } from '../../checks/loader.ts';
-import { exportFindings, findingExportView } from '../../exports/findings.ts';
+import { exportFindings } from '../../exports/findings.ts';
 import { VIGIL_VERSION } from '../../sinks/index.ts';
 import type { CommandHost } from '../host.ts';
-import { integrationScope, ORGANIZATION_FILTER_HELP } from '../scope.ts';
+import { integrationScope, operatorScope, ORGANIZATION_FILTER_HELP } from '../scope.ts';
 import { shortIds } from '../../core/ids.ts';
-import { limitRows, listOptions, resolveId, type ListOptions } from '../input.ts';
+import { allPages, limitRows, listOptions, resolveId, type ListOptions } from '../input.ts';
 import { print, printJson, severityText, table } from '../output.ts';
 
-const view = findingExportView;
-
-function notFound(id: string): VigilError {
-  return new VigilError('not-found', 'FINDING_NOT_FOUND', `No finding '${id}'.`, {
-    field: 'finding',
-    remediation: 'Run `vigil findings --status all` for the ids.',
-  });
+/** The check's reason for a finding (in its detail), or null. */
+function reasonOf(f: FindingView): string | null {
+  const reason = f.detail?.['reason'];
+  return typeof reason === 'string' ? reason : null;
 }
 
 /** `vigil findings` (list, show, suppress, unsuppress). */
@@ -35,37 +30,46 @@ export function registerFindings(program: Command, host: CommandHost): void {
     .option('--check <id>', 'only this check id')
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, opts: ListOptions & { integration?: string; organization?: string; status: string; severity?: Severity; check?: string }) => {
-        const integrationIds = await integrationScope(rt.db, opts);
-        const rows = await listFindings(rt.db, {
-          integrationIds,
-          status: opts.status === 'all' ? undefined : (opts.status as 'open' | 'resolved' | 'suppressed'),
-          severity: opts.severity,
-          checkId: opts.check,
-        });
-        const { rows: list, more } = limitRows(rows.map(view), opts, 100);
-        if (opts.json) return printJson(list);
-        if (list.length === 0) return print('No findings.');
-        const short = opts.wide ? undefined : shortIds(list.map((f) => f.id));
-        const withStatus = opts.status === 'all';
-        print(
-          table(
-            [
-              ['FINDING', 'SEVERITY', ...(withStatus ? ['STATUS'] : []), 'CHECK', 'RESOURCE', 'REASON'],
-              ...list.map((f) => [
-                short?.get(f.id) ?? f.id,
-                severityText(f.severity),
-                ...(withStatus ? [f.suppression ? 'suppressed' : f.status] : []),
-                f.checkId,
-                `${f.resourceName ?? f.resourceId}`,
-                f.suppression ? `(suppressed: ${f.suppression.reason})` : (f.reason ?? ''),
-              ]),
-            ],
-            { wide: opts.wide, shrink: withStatus ? [4, 5] : [3, 4] },
-          ),
-        );
-        if (more) print(more);
-      }),
+      host.action(
+        async (
+          rt,
+          opts: ListOptions & {
+            integration?: string;
+            organization?: string;
+            status: 'open' | 'resolved' | 'suppressed' | 'all';
+            severity?: Severity;
+            check?: string;
+          },
+        ) => {
+          const { caller, integrationId } = await operatorScope(rt.db, opts);
+          const checks = await checkCatalogue();
+          const rows = await allPages((page) =>
+            listFindingsPage(rt.db, caller, checks, { integrationId, status: opts.status, severity: opts.severity, checkId: opts.check, ...page }),
+          );
+          const { rows: list, more } = limitRows(rows, opts, 100);
+          if (opts.json) return printJson(list);
+          if (list.length === 0) return print('No findings.');
+          const short = opts.wide ? undefined : shortIds(list.map((f) => f.id));
+          const withStatus = opts.status === 'all';
+          print(
+            table(
+              [
+                ['FINDING', 'SEVERITY', ...(withStatus ? ['STATUS'] : []), 'CHECK', 'RESOURCE', 'REASON'],
+                ...list.map((f) => [
+                  short?.get(f.id) ?? f.id,
+                  severityText(f.severity),
+                  ...(withStatus ? [f.suppression ? 'suppressed' : f.status] : []),
+                  f.checkId,
+                  `${f.resourceName ?? f.resourceId}`,
+                  f.suppression ? `(suppressed: ${f.suppression.reason})` : (reasonOf(f) ?? ''),
+                ]),
+              ],
+              { wide: opts.wide, shrink: withStatus ? [4, 5] : [3, 4] },
+            ),
+          );
+          if (more) print(more);
+        },
+      ),
     );
 
   findings
@@ -125,17 +129,13 @@ export function registerFindings(program: Command, host: CommandHost): void {
     .action(
       host.action(async (rt, input: string, opts: { json?: boolean }) => {
         const id = await resolveId(rt.db, 'findings', 'fnd', input, 'finding');
-        const f = await getFinding(rt.db, id);
-        if (!f) throw notFound(input);
-        const history = (await findingHistory(rt.db, id)).map((h) => ({
-          at: h.at,
-          event: h.event,
-          detail: h.detail ? (JSON.parse(h.detail) as Record<string, unknown>) : null,
-        }));
-        if (opts.json) return printJson({ ...view(f), history });
-        const v = view(f);
+        const { caller } = await operatorScope(rt.db, {});
+        const v = await findingDetail(rt.db, caller, await checkCatalogue(), id);
+        if (opts.json) return printJson(v);
+        const history = v.history;
         print(`${v.id}  ${v.severity}  ${v.checkId}  ${v.resourceName ?? v.resourceId}  (${v.status}${v.suppression ? ', suppressed' : ''})`);
-        if (v.reason) print(`  ${v.reason}`);
+        const reason = reasonOf(v);
+        if (reason) print(`  ${reason}`);
         if (v.suppression)
           print(`  suppressed by ${v.suppression.author}${v.suppression.expiresAt ? ` until ${v.suppression.expiresAt}` : ''}: ${v.suppression.reason}`);
         print(
@@ -165,14 +165,17 @@ export function registerFindings(program: Command, host: CommandHost): void {
     .action(
       host.action(async (rt, input: string, opts: { reason: string; until?: string; by?: string }) => {
         const id = await resolveId(rt.db, 'findings', 'fnd', input, 'finding');
-        const author = opts.by?.trim() || userInfo().username;
-        const { expiresAt } = await suppressFindingChecked(
+        const { caller } = await operatorScope(rt.db, {}, opts.by);
+        const f = await suppressFinding(
           rt.db,
+          caller,
+          await checkCatalogue(),
           id,
-          { reason: opts.reason, expiresAt: opts.until, author },
+          { reason: opts.reason, expiresAt: opts.until },
           { reason: '--reason', expiresAt: '--until' },
         );
-        print(`Finding ${id} suppressed by ${author}${expiresAt ? ` until ${expiresAt}` : ' until lifted'}.`);
+        const expiresAt = f.suppression?.expiresAt;
+        print(`Finding ${id} suppressed by ${caller.name}${expiresAt ? ` until ${expiresAt}` : ' until lifted'}.`);
       }),
     );
 
@@ -183,7 +186,8 @@ export function registerFindings(program: Command, host: CommandHost): void {
     .action(
       host.action(async (rt, input: string, opts: { by?: string }) => {
         const id = await resolveId(rt.db, 'findings', 'fnd', input, 'finding');
-        await unsuppressFindingChecked(rt.db, id, opts.by?.trim() || userInfo().username);
+        const { caller } = await operatorScope(rt.db, {}, opts.by);
+        await unsuppressFinding(rt.db, caller, await checkCatalogue(), id);
         print(`Finding ${id} is no longer suppressed.`);
       }),
     );

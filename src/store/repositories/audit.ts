@@ -249,24 +249,6 @@ export async function alertEventIds(db: Executor, alertIds: string[]): Promise<M
   return out;
 }
 
-/** Events of an integration, newest first, with optional filters (`integrationIds`: of these integrations; none for an empty list). */
-export async function listEvents(
-  db: Executor,
-  filter: { integrationId?: string; integrationIds?: string[]; since?: string; operation?: string; userId?: string; limit?: number } = {},
-): Promise<AuditEventsTable[]> {
-  if (filter.integrationIds?.length === 0) return [];
-  let q = db.selectFrom('audit_events').selectAll();
-  if (filter.integrationId) q = q.where('integration_id', '=', filter.integrationId);
-  if (filter.integrationIds) q = q.where('integration_id', 'in', filter.integrationIds);
-  if (filter.since) q = q.where('creation_time', '>=', filter.since);
-  if (filter.operation) q = q.where('operation', '=', filter.operation);
-  if (filter.userId) q = q.where('user_id', '=', filter.userId);
-  return q
-    .orderBy('creation_time', 'desc')
-    .limit(filter.limit ?? 1000)
-    .execute();
-}
-
 /** Alert lifecycle states. */
 export const ALERT_STATUSES = ['new', 'acknowledged', 'closed'] as const;
 
