@@ -29,9 +29,11 @@ export interface ReadGap extends CoverageGap {
   sliceKey: string;
 }
 
-/** The gaps of the streams a check declares, whole-stream gaps first. */
-function readGaps(ctx: Pick<CheckContext, 'coverage'>, check: Pick<CheckMetadata, 'reads' | 'paged'>): ReadGap[] {
-  const streams = [...new Set([...check.reads, ...check.paged].map(streamOf))];
+/**
+ * The gaps of `streams` in the latest collection: whole-stream gaps (slice key `*`) and, for streams read as a whole,
+ * their errored slices.
+ */
+export function streamGaps(ctx: Pick<CheckContext, 'coverage'>, streams: readonly string[]): { whole: ReadGap[]; slices: ReadGap[] } {
   const whole: ReadGap[] = [];
   const slices: ReadGap[] = [];
   for (const stream of streams) {
@@ -39,6 +41,12 @@ function readGaps(ctx: Pick<CheckContext, 'coverage'>, check: Pick<CheckMetadata
     if (g) whole.push({ ...g, stream, sliceKey: '*' });
     else for (const s of ctx.coverage.sliceGaps(stream)) slices.push({ code: s.code, message: s.message, stream, sliceKey: s.sliceKey });
   }
+  return { whole, slices };
+}
+
+/** The gaps of the streams a check declares, whole-stream gaps first. */
+function readGaps(ctx: Pick<CheckContext, 'coverage'>, check: Pick<CheckMetadata, 'reads' | 'paged'>): ReadGap[] {
+  const { whole, slices } = streamGaps(ctx, [...new Set([...check.reads, ...check.paged].map(streamOf))]);
   return [...whole, ...slices];
 }
 

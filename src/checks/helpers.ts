@@ -90,6 +90,21 @@ export function isKnownAccessPolicy(policy: number): boolean {
 export type Verdict = Omit<CheckResult, 'resourceType' | 'resourceId' | 'resourceName'>;
 
 /**
+ * One "not evaluated" result per errored slice of `stream` (resource `<tenant>/<stream>/<slice>`, reason the slice's
+ * error message, detail `{ code, stream, slice }`): the resources of that slice were never read.
+ */
+function sliceGapResults(ctx: CheckContext, stream: EstateStreamName): CheckResult[] {
+  return ctx.coverage.sliceGaps(stream).map((g) => ({
+    resourceType: 'tenant' as const,
+    resourceId: `${ctx.tenantId}/${stream}/${g.sliceKey}`,
+    resourceName: g.sliceKey,
+    status: 'not_evaluated' as const,
+    reason: g.message,
+    detail: { code: g.code, stream, slice: g.sliceKey },
+  }));
+}
+
+/**
  * Evaluates a per-object predicate over the live objects of an estate stream, and reports `not_evaluated` — never a
  * pass — where the objects could not be read: the whole tenant when the stream (or one it depends on, `requires`)
  * did not run, one result per unreadable slice (an environment, a user batch) otherwise.
@@ -106,17 +121,7 @@ export function evaluateEstate<S extends EstateStreamName>(
 ): CheckResult[] {
   const notEvaluated = streamsNotEvaluated(ctx, [...(options.requires ?? []), stream]);
   if (notEvaluated) return notEvaluated;
-  const results: CheckResult[] = [];
-  for (const g of ctx.coverage.sliceGaps(stream)) {
-    results.push({
-      resourceType: 'tenant',
-      resourceId: `${ctx.tenantId}/${stream}/${g.sliceKey}`,
-      resourceName: g.sliceKey,
-      status: 'not_evaluated',
-      reason: g.message,
-      detail: { code: g.code, stream, slice: g.sliceKey },
-    });
-  }
+  const results: CheckResult[] = sliceGapResults(ctx, stream);
   for (const row of ctx.inventory.estate(stream)) {
     const v = evaluate(row);
     if (v) results.push({ resourceType, resourceId: row.id, resourceName: row.name, ...v, detail: { ...(v.detail ?? {}), parent: row.sliceKey } });
@@ -197,17 +202,7 @@ export async function evaluateGrouped<S extends EstateStreamName, G>(
       if (k !== null) groups.set(k, fold(groups.get(k), row));
     }
   }
-  const results: CheckResult[] = [];
-  for (const g of ctx.coverage.sliceGaps(stream)) {
-    results.push({
-      resourceType: 'tenant',
-      resourceId: `${ctx.tenantId}/${stream}/${g.sliceKey}`,
-      resourceName: g.sliceKey,
-      status: 'not_evaluated',
-      reason: g.message,
-      detail: { code: g.code, stream, slice: g.sliceKey },
-    });
-  }
+  const results: CheckResult[] = sliceGapResults(ctx, stream);
   let flagged = 0;
   for (const [k, state] of groups) {
     const v = evaluate(k, state);

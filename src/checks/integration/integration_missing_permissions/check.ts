@@ -1,5 +1,5 @@
 import { API_DISPLAY_NAMES, PERMISSION_CAPABILITIES } from '../../../core/capabilities.ts';
-import { gapReason, type ReadGap } from '../../gaps.ts';
+import { gapReason, streamGaps } from '../../gaps.ts';
 import { streamsGatedBy } from '../../../sources/index.ts';
 import type { CheckFunction, CheckResult } from '../../types.ts';
 
@@ -29,13 +29,7 @@ export const check: CheckFunction = (ctx) => {
     const streams = streamsGatedBy(cap.id);
     if (streams.length === 0) continue;
     const base = { resourceType: 'tenant' as const, resourceId: `${ctx.tenantId}/${cap.id}`, resourceName: cap.title };
-    const whole: ReadGap[] = [];
-    const slices: ReadGap[] = [];
-    for (const stream of streams) {
-      const g = ctx.coverage.streamGap(stream);
-      if (g) whole.push({ ...g, stream, sliceKey: '*' });
-      else for (const s of ctx.coverage.sliceGaps(stream)) slices.push({ code: s.code, message: s.message, stream, sliceKey: s.sliceKey });
-    }
+    const { whole, slices } = streamGaps(ctx, streams);
     const refused = whole.find((g) => PROVES_MISSING.has(g.code));
     if (refused?.code === 'POWER_BI_NOT_AUTHORIZED') {
       // Power BI is judged by the API (src/core/capabilities.ts `judgedByApi`): its refusal names the tenant setting
