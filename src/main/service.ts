@@ -82,14 +82,7 @@ export async function runWorker(rt: Runtime, print: (line: string) => void): Pro
   }
   const queue = createQueue(rt);
   await queue.start();
-  await queue.work(
-    collectionJobHandler({
-      ...rt,
-      autoGrantAccess: rt.config.autoGrantAccess,
-      audit: { enabled: rt.config.auditInJobs, publisherId: rt.config.publisherId, concurrency: rt.config.auditConcurrency },
-    }),
-    { concurrency: rt.config.jobs.workerConcurrency },
-  );
+  await workCollections(rt, queue);
   print(`worker ${process.pid} ready: ${rt.config.jobs.workerConcurrency} collection(s) at a time`);
   rt.logger.info({ concurrency: rt.config.jobs.workerConcurrency }, 'worker started');
   const signal = await onSignal();
@@ -147,21 +140,28 @@ export function listenError(e: unknown, host: string, port: number): unknown {
   return e;
 }
 
+/**
+ * Runs queued collections in this process, `VIGIL_WORKER_CONCURRENCY` at a time, with the configured environment
+ * access and audit settings (`vigil worker`, and `vigil serve` on SQLite).
+ */
+async function workCollections(rt: Runtime, queue: JobQueue): Promise<void> {
+  await queue.work(
+    collectionJobHandler({
+      ...rt,
+      autoGrantAccess: rt.config.autoGrantAccess,
+      audit: { enabled: rt.config.auditInJobs, publisherId: rt.config.publisherId, concurrency: rt.config.auditConcurrency },
+    }),
+    { concurrency: rt.config.jobs.workerConcurrency },
+  );
+}
+
 /** How often `vigil serve` deletes ended portal sessions, in milliseconds (and once at start). */
 const SESSION_PURGE_INTERVAL_MS = 10 * 60 * 1000;
 
 async function serveUntilSignal(rt: Runtime, print: (line: string) => void): Promise<void> {
   const queue = createQueue(rt);
   await queue.start();
-  if (!rt.config.database)
-    await queue.work(
-      collectionJobHandler({
-        ...rt,
-        autoGrantAccess: rt.config.autoGrantAccess,
-        audit: { enabled: rt.config.auditInJobs, publisherId: rt.config.publisherId, concurrency: rt.config.auditConcurrency },
-      }),
-      { concurrency: rt.config.jobs.workerConcurrency },
-    );
+  if (!rt.config.database) await workCollections(rt, queue);
   const app = await buildServer({
     consentCallback: (query) => handleConsentCallback(rt, query),
     async ready() {
