@@ -10,9 +10,18 @@ import type { Principal, Role } from './index.ts';
  * Authorization": check ownership on every object id, answer 404).
  */
 
+/** The objects an id can name, with the code of their not-found error. */
+const NOT_FOUND = {
+  integration: 'INTEGRATION_NOT_FOUND',
+  finding: 'FINDING_NOT_FOUND',
+  alert: 'ALERT_NOT_FOUND',
+  run: 'RUN_NOT_FOUND',
+  agent: 'AGENT_NOT_FOUND',
+} as const;
+
 /** The not-found error of an object outside the caller's organization, or absent. */
-export function notFound(what: string, id: string, remediation?: string): VigilError {
-  return new VigilError('not-found', `${what.toUpperCase().replace(/[^A-Z]+/g, '_')}_NOT_FOUND`, `No ${what} '${id}'.`, remediation ? { remediation } : {});
+export function notFound(what: keyof typeof NOT_FOUND, id: string, remediation?: string): VigilError {
+  return new VigilError('not-found', NOT_FOUND[what], `No ${what} '${id}'.`, remediation ? { remediation } : {});
 }
 
 /**
@@ -48,7 +57,7 @@ export async function scopeIntegrations(db: Executor, principal: Pick<Principal,
 export async function requireOwned<T extends { integration_id: string }>(
   db: Executor,
   principal: Pick<Principal, 'organizationId'>,
-  what: string,
+  what: keyof typeof NOT_FOUND,
   id: string,
   row: T | undefined,
 ): Promise<T> {

@@ -37,13 +37,13 @@ export async function registrationTarget(
     return { tenantId: row.tenant_id, applicationId: row.client_id };
   }
   const applicationId = requireGuid(
-    '--application-id',
+    'applicationId',
     input.applicationId ?? deps.config.managedApp?.clientId,
     'your app registration > Overview > Application (client) ID',
   );
   const tenantId =
     input.tenantRequired || input.tenantId
-      ? requireGuid('--tenant-id', input.tenantId, 'Microsoft Entra admin center > Overview > Tenant ID (or give --integration)')
+      ? requireGuid('tenantId', input.tenantId, 'Microsoft Entra admin center > Overview > Tenant ID (or give --integration)')
       : undefined;
   return { tenantId, applicationId };
 }

@@ -92,16 +92,16 @@ export async function acquireAdminToken(options: AdminTokenOptions): Promise<{ a
         `AADSTS${code}`,
         `Multi-factor authentication or Conditional Access blocks the password sign-in of ${signIn.kind === 'password' ? signIn.username : 'this account'} (AADSTS${code}).`,
         {
-          field: '--password-stdin',
-          remediation:
-            'Run the command again without --username/--password-stdin: the device-code sign-in (the default) works with MFA and Conditional Access.',
+          field: 'adminPassword',
+          remediation: (name) =>
+            `Run the command again without ${name('adminUsername')}/${name('adminPassword')}: the device-code sign-in (the default) works with MFA and Conditional Access.`,
           cause: e,
         },
       );
     }
     if (code === '50126') {
       throw new VigilError('authentication', 'AADSTS50126', 'The username or password is wrong (AADSTS50126).', {
-        field: '--username',
+        field: 'adminUsername',
         remediation: "Check the administrator's user principal name and password, or use the device-code sign-in.",
         cause: e,
       });
