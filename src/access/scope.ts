@@ -72,8 +72,6 @@ export async function requireOwned<T extends { integration_id: string }>(
  */
 export function requireRole(principal: Pick<Principal, 'role'>, role: Role): void {
   if (role === 'admin' && principal.role !== 'admin') {
-    throw new VigilError('authorization', 'FORBIDDEN_ROLE', 'This needs the admin role; you are signed in as a viewer.', {
-      remediation: 'Ask an admin of your organization to do it, or to give you the admin role.',
-    });
+    throw new VigilError('authorization', 'FORBIDDEN_ROLE', 'This needs the admin role; you are signed in as a viewer.');
   }
 }

@@ -108,7 +108,6 @@ export async function resolveTenant(deps: Pick<ConsentDeps, 'http' | 'cloud'>, t
   if (expectedTenantId && tenantId !== expectedTenantId.toLowerCase()) {
     throw new VigilError('invalid-input', 'DOMAIN_OF_ANOTHER_TENANT', `The domain ${input} belongs to tenant ${tenantId}, not to tenant ${expectedTenantId}.`, {
       field: 'tenantId',
-      remediation: 'Check the tenant id and the primary domain in Microsoft Entra admin center > Overview of the tenant you mean to connect.',
     });
   }
   return tenantId;

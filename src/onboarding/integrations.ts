@@ -344,7 +344,6 @@ export async function getIntegration(db: Executor, idOrName: string): Promise<re
   if (!row) {
     throw new VigilError('not-found', 'INTEGRATION_NOT_FOUND', `No integration '${idOrName}'.`, {
       field: 'integration',
-      remediation: 'Run `vigil integrations list` for the ids.',
     });
   }
   return row;
@@ -356,8 +355,7 @@ export async function getIntegration(db: Executor, idOrName: string): Promise<re
  */
 export function credentialsFor(deps: Pick<OnboardingDeps, 'http' | 'cloud' | 'kek' | 'config'>, row: repo.IntegrationRow): ClientCredentialProvider {
   if (row.mode === 'managed-app') return managedAppCredentials(deps, row.tenant_id);
-  if (!row.secret_envelope)
-    throw new VigilError('configuration', 'NO_SECRET', `Integration ${row.id} has no stored secret.`, { remediation: 'Remove and add the integration again.' });
+  if (!row.secret_envelope) throw new VigilError('configuration', 'NO_SECRET', `Integration ${row.id} has no stored secret.`);
   const secret = decryptSecret(deps.kek, JSON.parse(row.secret_envelope) as Envelope, aad(row));
   return new ClientCredentialProvider({ cloud: deps.cloud, tenantId: row.tenant_id, clientId: row.client_id, clientSecret: secret, http: deps.http });
 }
@@ -441,7 +439,6 @@ export async function rotateSecret(
       `Integration ${row.name} uses the operator-managed application: it has no client secret of its own.`,
       {
         field: 'integration',
-        remediation: "The service operator rotates the managed application's credentials (VIGIL_MANAGED_APP_CLIENT_SECRET).",
       },
     );
   }

@@ -96,9 +96,7 @@ export async function registerManagementApp(
   }
   const confirmed = await getManagementApp(ctx, input.applicationId);
   if (!confirmed) {
-    throw new VigilError('upstream', 'REGISTRATION_NOT_CONFIRMED', `BAP accepted the registration of ${input.applicationId} but does not list it.`, {
-      remediation: 'Wait a minute and run `vigil integrations verify`; registration can take a moment to apply.',
-    });
+    throw new VigilError('upstream', 'REGISTRATION_NOT_CONFIRMED', `BAP accepted the registration of ${input.applicationId} but does not list it.`);
   }
   deps.logger.info(
     { tenantId: input.tenantId, applicationId: input.applicationId, registeredBy: claims.upn },

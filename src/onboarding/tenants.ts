@@ -76,7 +76,6 @@ function requireTenantId(tenantId: string | undefined): string {
       (name) => `${name('tenantId')} must be a tenant id (GUID)${tenantId ? ` (got "${tenantId}")` : ''}.`,
       {
         field: 'tenantId',
-        remediation: 'Copy the Tenant ID from Microsoft Entra admin center > Overview.',
       },
     );
   return t;
@@ -109,7 +108,6 @@ export async function unbindTenant(db: Executor, tenantIdInput: string | undefin
   if (!(await repo.deleteBinding(db, tenantId)))
     throw new VigilError('not-found', 'TENANT_NOT_BOUND', `Tenant ${tenantId} is not bound to any organization.`, {
       field: 'tenantId',
-      remediation: 'Run `vigil tenants list` for the bound tenants.',
     });
   return { tenantId };
 }

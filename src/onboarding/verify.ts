@@ -112,7 +112,6 @@ export async function verifyIntegration(deps: VerifyDeps, ids: { tenantId: strin
   if (discovered.tenantId !== ids.tenantId.toLowerCase()) {
     throw new VigilError('invalid-input', 'TENANT_MISMATCH', `Tenant '${ids.tenantId}' resolves to ${discovered.tenantId}.`, {
       field: 'tenantId',
-      remediation: 'Give the tenant id (GUID) shown in the Microsoft Entra admin center > Overview.',
     });
   }
 

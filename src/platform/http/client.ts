@@ -289,7 +289,6 @@ export class HttpClient {
         }
         if (attempt >= this.maxAttempts) {
           throw new VigilError('upstream', 'NETWORK_ERROR', `${req.api} ${method} ${redactUrl(req.url)} failed after ${attempt} attempts: ${reason}`, {
-            remediation: 'Check network access to the upstream host; Vigil retried with backoff.',
             cause: e,
           });
         }

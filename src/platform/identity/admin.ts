@@ -102,18 +102,15 @@ export async function acquireAdminToken(options: AdminTokenOptions): Promise<{ a
     if (code === '50126') {
       throw new VigilError('authentication', 'AADSTS50126', 'The username or password is wrong (AADSTS50126).', {
         field: 'adminUsername',
-        remediation: "Check the administrator's user principal name and password, or use the device-code sign-in.",
         cause: e,
       });
     }
     if (err.errorCode === 'authorization_declined')
       throw new VigilError('authentication', 'DEVICE_CODE_DECLINED', 'The sign-in was declined in the browser.', {
-        remediation: 'Run the command again and approve the sign-in.',
         cause: e,
       });
     if (err.errorCode === 'expired_token' || code === '70019')
       throw new VigilError('authentication', 'DEVICE_CODE_EXPIRED', 'The device code expired before the sign-in finished (15 minutes).', {
-        remediation: 'Run the command again and finish the sign-in within 15 minutes.',
         cause: e,
       });
     if (code) throw aadstsError(code, text.slice(text.indexOf(`AADSTS${code}`)), e);

@@ -210,7 +210,6 @@ export function loadCertificateCredential(path: string, pem: string): Certificat
   if (!cert || !key) {
     throw new VigilError('configuration', 'CERTIFICATE_INVALID', `${path} must hold a PEM certificate and its PEM private key.`, {
       field: 'VIGIL_MANAGED_APP_CERTIFICATE_FILE',
-      remediation: 'Concatenate the certificate and its unencrypted private key into one PEM file (mode 0600).',
     });
   }
   const thumbprintSha256 = new X509Certificate(cert).fingerprint256.replaceAll(':', '').toLowerCase();
