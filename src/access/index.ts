@@ -75,7 +75,6 @@ function roleFrom(value: string | undefined, field: string): Role {
   if (value && (ROLES as readonly string[]).includes(value)) return value as Role;
   throw new VigilError('invalid-input', 'INVALID_ROLE', `${field} must be one of ${ROLES.join(', ')}${value ? ` (got "${value}")` : ''}.`, {
     field,
-    remediation: 'Use admin to manage integrations, users and API keys; viewer to read.',
   });
 }
 
@@ -87,7 +86,6 @@ function organizationName(name: string): string {
   if (!trimmed || trimmed.length > ORGANIZATION_NAME_MAX)
     throw new VigilError('invalid-input', 'INVALID_ORGANIZATION', `organization must be 1 to ${ORGANIZATION_NAME_MAX} characters.`, {
       field: 'organization',
-      remediation: 'Give the customer organization a short name, e.g. "Contoso".',
     });
   return trimmed;
 }
@@ -128,7 +126,6 @@ export async function createOrganization(db: Executor, name: string, at = new Da
   if (await repo.findOrganizationByName(db, trimmed))
     throw new VigilError('conflict', 'ORGANIZATION_EXISTS', `An organization named "${trimmed}" exists already.`, {
       field: 'organization',
-      remediation: 'Use the existing organization (`vigil organizations list`), or pick another name.',
     });
   return insertOrganization(db, trimmed, at);
 }
@@ -213,8 +210,6 @@ function userView(u: repo.PortalUserRow): PortalUserView {
 function emailUnavailable(email: string): VigilError {
   return new VigilError('conflict', 'EMAIL_UNAVAILABLE', `The address ${email} cannot be used for a new account.`, {
     field: 'email',
-    remediation:
-      'Use another address for this person; an address that already has an account keeps it (the operator can see which organization with `vigil users list`).',
   });
 }
 
@@ -233,13 +228,11 @@ export async function addPortalUser(
   if (!EMAIL.test(email) || email.length > 320)
     throw new VigilError('invalid-input', 'INVALID_EMAIL', `email must be an address like ann@contoso.com${input.email ? ` (got "${input.email}")` : ''}.`, {
       field: 'email',
-      remediation: 'Give the address the person signs in with.',
     });
   const password = input.password ?? '';
   if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) {
     throw new VigilError('invalid-input', 'WEAK_PASSWORD', `password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters (got ${password.length}).`, {
       field: 'password',
-      remediation: 'Use a passphrase of several words; length matters more than symbols.',
     });
   }
   const role = roleFrom(input.role, 'role');
@@ -424,7 +417,6 @@ export async function createApiKey(
   if (!name || name.length > 200)
     throw new VigilError('invalid-input', 'INVALID_NAME', 'name must be 1 to 200 characters.', {
       field: 'name',
-      remediation: 'Name the key after what uses it, e.g. "sentinel-connector".',
     });
   const role = roleFrom(input.role, 'role');
   let expiresAt: string | null = null;
@@ -433,7 +425,6 @@ export async function createApiKey(
     if (Number.isNaN(t) || t <= now.getTime())
       throw new VigilError('invalid-input', 'INVALID_EXPIRY', `expiresAt must be a future date (got "${input.expiresAt}").`, {
         field: 'expiresAt',
-        remediation: 'Give an ISO 8601 date such as 2027-06-30, or none for a key that lasts until revoked.',
       });
     expiresAt = new Date(t).toISOString();
   }
@@ -474,6 +465,5 @@ export async function listApiKeys(db: Executor, organizationId: string): Promise
  * @throws VigilError `not-found` when the organization has no such live key (another organization's key included).
  */
 export async function revokeApiKey(db: Executor, organizationId: string, keyId: string, at = new Date().toISOString()): Promise<void> {
-  if (!(await repo.revokeApiKey(db, organizationId, keyId, at)))
-    throw new VigilError('not-found', 'API_KEY_NOT_FOUND', `No active API key ${keyId}.`, { remediation: 'List the keys with `vigil api-keys list`.' });
+  if (!(await repo.revokeApiKey(db, organizationId, keyId, at))) throw new VigilError('not-found', 'API_KEY_NOT_FOUND', `No active API key ${keyId}.`);
 }

@@ -32,9 +32,18 @@ export async function integrationsInScope(db: Executor, scope: Scope): Promise<I
   return scope.organizationId === null ? listIntegrations(db) : listOrganizationIntegrations(db, scope.organizationId);
 }
 
+/** The objects an id can name, with the code of their not-found error. */
+const NOT_FOUND = {
+  integration: 'INTEGRATION_NOT_FOUND',
+  finding: 'FINDING_NOT_FOUND',
+  alert: 'ALERT_NOT_FOUND',
+  run: 'RUN_NOT_FOUND',
+  agent: 'AGENT_NOT_FOUND',
+} as const;
+
 /** The not-found error of an object outside the caller's organization, or absent. */
-export function notFound(what: string, id: string, remediation?: string): VigilError {
-  return new VigilError('not-found', `${what.toUpperCase().replace(/[^A-Z]+/g, '_')}_NOT_FOUND`, `No ${what} '${id}'.`, remediation ? { remediation } : {});
+export function notFound(what: keyof typeof NOT_FOUND, id: string, remediation?: string): VigilError {
+  return new VigilError('not-found', NOT_FOUND[what], `No ${what} '${id}'.`, remediation ? { remediation } : {});
 }
 
 /**
@@ -65,7 +74,7 @@ export async function scopeIntegrations(db: Executor, principal: Scope, integrat
 export async function requireOwned<T extends { integration_id: string }>(
   db: Executor,
   principal: Scope,
-  what: string,
+  what: keyof typeof NOT_FOUND,
   id: string,
   row: T | undefined,
   remediation?: string,
@@ -81,8 +90,6 @@ export async function requireOwned<T extends { integration_id: string }>(
  */
 export function requireRole(principal: Pick<Caller, 'role'>, role: Role): void {
   if (role === 'admin' && principal.role !== 'admin') {
-    throw new VigilError('authorization', 'FORBIDDEN_ROLE', 'This needs the admin role; you are signed in as a viewer.', {
-      remediation: 'Ask an admin of your organization to do it, or to give you the admin role.',
-    });
+    throw new VigilError('authorization', 'FORBIDDEN_ROLE', 'This needs the admin role; you are signed in as a viewer.');
   }
 }

@@ -67,11 +67,7 @@ export function clearSessionCookies(reply: FastifyReply): void {
   reply.clearCookie(CSRF_COOKIE, { path: '/' });
 }
 
-const unauthenticated = () =>
-  new VigilError('authentication', 'AUTHENTICATION_REQUIRED', 'Sign in, or send an API key.', {
-    remediation:
-      'Portal: sign in again (a session ends after a while idle, and after a fixed time in any case). Scripts: send "Authorization: Bearer vgl_…" with a key from `vigil api-keys create`.',
-  });
+const unauthenticated = () => new VigilError('authentication', 'AUTHENTICATION_REQUIRED', 'Sign in, or send an API key.');
 
 /**
  * Registers the authentication hook on an instance holding the `/api/v1` routes (@fastify/cookie registered first).

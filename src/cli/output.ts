@@ -1,35 +1,16 @@
 import Table from 'cli-table3';
 import pc from 'picocolors';
-import { isVigilError, type ErrorKind } from '../core/errors.ts';
+import { EXIT, exitCodeOf } from '../core/error-catalogue.ts';
+import { isVigilError } from '../core/errors.ts';
+import { flagOf } from './flags.ts';
 
 /**
  * Rendering helpers shared by commands: JSON for scripts, short text for people, and the exit codes of
  * `vigil --help`.
  */
 
-/** Exit codes, documented in `vigil --help`. */
-export const EXIT = {
-  ok: 0,
-  internal: 1,
-  invalidInput: 2,
-  /** Microsoft Entra ID or an upstream refused the credentials or a permission; nothing was saved. */
-  denied: 3,
-  notFound: 4,
-  conflict: 5,
-  /** An upstream failed after retries, or a collection failed. */
-  upstream: 6,
-} as const;
-
-const KIND_EXIT: Record<ErrorKind, number> = {
-  'invalid-input': EXIT.invalidInput,
-  configuration: EXIT.invalidInput,
-  authentication: EXIT.denied,
-  authorization: EXIT.denied,
-  'not-found': EXIT.notFound,
-  conflict: EXIT.conflict,
-  upstream: EXIT.upstream,
-  internal: EXIT.internal,
-};
+/** Exit codes, documented in `vigil --help` (the catalogue derives them from error kinds). */
+export { EXIT };
 
 /** Text of the exit codes for `--help`. */
 export const EXIT_CODES_HELP = `
@@ -53,17 +34,18 @@ export function print(...lines: string[]): void {
 }
 
 /**
- * Reports an error (JSON on stdout with `--json`, text on stderr otherwise) and returns the exit code.
- * Only VigilError messages are shown in full; anything else is reported as an internal error.
+ * Reports an error (JSON on stdout with `--json`, text on stderr otherwise) with fields named by their flags, and
+ * returns the exit code. Only VigilError messages are shown in full; anything else is reported as an internal error.
  */
 export function reportError(e: unknown, json: boolean): number {
   if (isVigilError(e)) {
-    if (json) printJson({ error: e.toJSON() });
+    const shown = e.render(flagOf);
+    if (json) printJson({ error: shown });
     else {
-      process.stderr.write(`error: ${e.message}${e.field ? ` [${e.field}]` : ''}\n`);
-      if (e.remediation) process.stderr.write(`  fix: ${e.remediation}\n`);
+      process.stderr.write(`error: ${shown.message}${shown.field ? ` [${shown.field}]` : ''}\n`);
+      if (shown.remediation) process.stderr.write(`  fix: ${shown.remediation}\n`);
     }
-    return KIND_EXIT[e.kind];
+    return exitCodeOf(e.kind);
   }
   const message = (e as Error)?.message ?? String(e);
   if (json) printJson({ error: { code: 'INTERNAL', kind: 'internal', message } });

@@ -126,7 +126,6 @@ export function resolveCloudProfile(cloud: string, endpointsFile: string | undef
   if (cloud === 'public') return PUBLIC_CLOUD;
   throw new VigilError('configuration', 'UNKNOWN_CLOUD', `Unknown cloud '${cloud}'.`, {
     field: 'VIGIL_CLOUD',
-    remediation: "Use 'public', or set VIGIL_ENDPOINTS_FILE to a custom endpoints file. Sovereign clouds come in a later release.",
   });
 }
 

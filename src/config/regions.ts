@@ -25,7 +25,7 @@ export const REGIONS: Readonly<Record<Region['id'], Region>> = Object.freeze({
  * The region named `id`.
  * @throws VigilError `invalid-input` naming the field and the valid names.
  */
-export function regionById(id: string, field = '--region'): Region {
+export function regionById(id: string, field = 'region'): Region {
   const r = REGIONS[id as Region['id']];
   if (!r)
     throw new VigilError('invalid-input', 'UNKNOWN_REGION', `Unknown region '${id}'.`, {

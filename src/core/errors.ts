@@ -1,79 +1,119 @@
+import {
+  defaultRemediation,
+  type AadstsCode,
+  type AadstsKind,
+  type CataloguedCode,
+  type ErrorCode,
+  type ErrorKind,
+  type KindOf,
+  type UpstreamCode,
+  type UpstreamKind,
+} from './error-catalogue.ts';
+
 /**
- * The error catalogue of Vigil. Every error a person can meet carries a stable `code`, a message that says what
- * happened, and a `remediation` that says what to do (which field, which permission, which portal page).
+ * The one error type of Vigil. Every error a person can meet carries a stable `code` from the catalogue
+ * (`core/error-catalogue.ts`), a message that says what happened, and a `remediation` that says what to do (which
+ * field, which permission, which portal page).
+ *
+ * Fields are named in domain terms (`tenantId`, `clientSecret`, the API's JSON names): a text that names a field is
+ * written as a function of a {@link FieldNamer}, so the CLI shows its flag (`--tenant-id`) where the API shows the
+ * JSON field, and nothing below `cli/` knows a flag name.
  *
  * `core/` imports nothing: these types are shared by every layer.
  */
 
-/** Broad families of failure; the CLI maps them to exit codes and the API (later) to HTTP statuses. */
-export type ErrorKind =
-  /** Bad input from the person or script calling Vigil (a field, a flag, a file). */
-  | 'invalid-input'
-  /** A named object (integration, run) does not exist. */
-  | 'not-found'
-  /** An upstream rejected our credentials or the tenant/app identity (AADSTS errors). */
-  | 'authentication'
-  /** An upstream answered 403: a permission, role or registration is missing. */
-  | 'authorization'
-  /** An upstream failed after every retry (5xx, throttling, network). */
-  | 'upstream'
-  /** A conflict with Vigil's own state (a collection already running). */
-  | 'conflict'
-  /** Configuration of Vigil itself is wrong (master key, endpoints file). */
-  | 'configuration'
-  /** A bug. */
-  | 'internal';
+export type { ErrorCode, ErrorKind } from './error-catalogue.ts';
+
+/** How an entry point names a domain field (the CLI: its flag; the API: its JSON field). */
+export type FieldNamer = (field: string) => string;
+
+/** A message or remediation: plain text, or text naming fields through the caller's {@link FieldNamer}. */
+export type ErrorText = string | ((name: FieldNamer) => string);
+
+/** Domain names as they are (the API's JSON field names). */
+const asIs: FieldNamer = (field) => field;
 
 /** Options of {@link VigilError}. */
-export interface VigilErrorOptions {
-  /** The input field or flag at fault, e.g. `--tenant-id`. */
+interface VigilErrorOptions {
+  /** The input field at fault in domain terms (`tenantId`), or an environment variable, header or upstream field. */
   field?: string;
-  /** What the person should do next. */
-  remediation?: string;
+  /** What the person should do next; the catalogue's fixed text when not given. */
+  remediation?: ErrorText;
   /** Extra structured detail safe to show and log (never a secret). */
   detail?: Record<string, unknown>;
   /** The underlying error. */
   cause?: unknown;
 }
 
+/** The constructor's arguments: a catalogued code with one of the kinds the catalogue allows for it. */
+type VigilErrorArgs =
+  | { [C in CataloguedCode]: [kind: KindOf<C>, code: C, message: ErrorText, options?: VigilErrorOptions] }[CataloguedCode]
+  | [kind: AadstsKind, code: AadstsCode, message: ErrorText, options?: VigilErrorOptions]
+  | [kind: UpstreamKind, code: UpstreamCode, message: ErrorText, options?: VigilErrorOptions];
+
+/** An error as an entry point shows it: texts with fields named the entry point's way. */
+export interface RenderedError {
+  code: string;
+  kind: ErrorKind;
+  message: string;
+  field?: string;
+  remediation?: string;
+  detail?: Record<string, unknown>;
+}
+
 /**
  * The one error type Vigil throws on purpose.
  *
- * `code` is stable (e.g. `AADSTS7000215`, `INVALID_GUID`, `BAP_NOT_MANAGEMENT_APP`) and safe to match in scripts;
- * `message` and `remediation` are for people. Neither ever contains a secret.
+ * `code` is stable (e.g. `AADSTS7000215`, `INVALID_TENANT_ID`, `CONSENT_MISSING`) and safe to match in scripts;
+ * `message` and `remediation` are for people (with fields in domain terms; see {@link VigilError.render}). Neither
+ * ever contains a secret. An unknown code, or a kind the catalogue does not give the code, does not compile.
  */
 export class VigilError extends Error {
   readonly kind: ErrorKind;
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly field: string | undefined;
   readonly remediation: string | undefined;
   readonly detail: Record<string, unknown> | undefined;
+  readonly #message: ErrorText;
+  readonly #remediation: ErrorText | undefined;
 
-  constructor(kind: ErrorKind, code: string, message: string, options: VigilErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+  constructor(...[kind, code, message, options = {}]: VigilErrorArgs) {
+    super(text(message, asIs), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'VigilError';
     this.kind = kind;
     this.code = code;
     this.field = options.field;
-    this.remediation = options.remediation;
+    this.#message = message;
+    this.#remediation = options.remediation ?? defaultRemediation(code);
+    this.remediation = this.#remediation === undefined ? undefined : text(this.#remediation, asIs);
     this.detail = options.detail;
   }
 
-  /** A plain object for `--json` output and logs: code, kind, message, field, remediation, detail. */
-  toJSON(): Record<string, unknown> {
+  /** Code, kind, message, field, remediation and detail, with fields named by `name` (domain names by default). */
+  render(name: FieldNamer = asIs): RenderedError {
+    const remediation = this.#remediation === undefined ? undefined : text(this.#remediation, name);
     return {
       code: this.code,
       kind: this.kind,
-      message: this.message,
-      ...(this.field ? { field: this.field } : {}),
-      ...(this.remediation ? { remediation: this.remediation } : {}),
+      message: text(this.#message, name),
+      ...(this.field ? { field: name(this.field) } : {}),
+      ...(remediation ? { remediation } : {}),
       ...(this.detail ? { detail: this.detail } : {}),
     };
   }
+
+  /** A plain object for logs: {@link VigilError.render} with domain names. */
+  toJSON(): RenderedError {
+    return this.render();
+  }
 }
 
-/** Shorthand for an input error naming the field and the fix. */
-export function invalidInput(field: string, message: string, remediation: string): VigilError {
+function text(t: ErrorText, name: FieldNamer): string {
+  return typeof t === 'string' ? t : t(name);
+}
+
+/** Shorthand for an `INVALID_INPUT` error naming the field (domain terms) and the fix. */
+export function invalidInput(field: string, message: ErrorText, remediation: ErrorText): VigilError {
   return new VigilError('invalid-input', 'INVALID_INPUT', message, { field, remediation });
 }
 

@@ -51,7 +51,8 @@ export function managedAppClientId(config: Pick<VigilConfig, 'managedApp'>): str
   if (!config.managedApp) {
     throw new VigilError('configuration', 'MANAGED_APP_NOT_CONFIGURED', 'This Vigil deployment has no operator-managed application configured.', {
       field: 'VIGIL_MANAGED_APP_CLIENT_ID',
-      remediation: 'Set VIGIL_MANAGED_APP_CLIENT_ID and VIGIL_MANAGED_APP_CLIENT_SECRET (or VIGIL_MANAGED_APP_CERTIFICATE_FILE), or use --mode customer-app.',
+      remediation: (name) =>
+        `Set VIGIL_MANAGED_APP_CLIENT_ID and VIGIL_MANAGED_APP_CLIENT_SECRET (or VIGIL_MANAGED_APP_CERTIFICATE_FILE), or use ${name('mode')} customer-app.`,
     });
   }
   return config.managedApp.clientId;
@@ -82,11 +83,12 @@ export function managedAppCredentials(deps: Pick<ConsentDeps, 'http' | 'cloud' |
  */
 export async function resolveTenant(deps: Pick<ConsentDeps, 'http' | 'cloud'>, tenant: string, expectedTenantId?: string): Promise<string> {
   const input = normalizeGuid(tenant);
-  if (!input) throw invalidInput('--tenant', '--tenant is required.', 'Give the tenant id (GUID) or its primary domain, e.g. contoso.onmicrosoft.com.');
+  if (!input)
+    throw invalidInput('tenant', (name) => `${name('tenant')} is required.`, 'Give the tenant id (GUID) or its primary domain, e.g. contoso.onmicrosoft.com.');
   if (!isGuid(input) && !/^[a-z0-9.-]+\.[a-z]{2,}$/i.test(input)) {
     throw invalidInput(
-      '--tenant',
-      `--tenant '${input}' is neither a tenant id (GUID) nor a domain name.`,
+      'tenant',
+      (name) => `${name('tenant')} '${input}' is neither a tenant id (GUID) nor a domain name.`,
       'Give the Tenant ID or the primary domain shown in Microsoft Entra admin center > Overview.',
     );
   }
@@ -96,7 +98,7 @@ export async function resolveTenant(deps: Pick<ConsentDeps, 'http' | 'cloud'>, t
   } catch (e) {
     if (e instanceof VigilError && e.code === 'AADSTS90002') {
       throw new VigilError('invalid-input', 'AADSTS90002', `No tenant '${input}' exists (AADSTS90002).`, {
-        field: '--tenant',
+        field: 'tenant',
         remediation: 'Give the Tenant ID or the primary domain shown in Microsoft Entra admin center > Overview of the customer tenant.',
         cause: e,
       });
@@ -105,8 +107,7 @@ export async function resolveTenant(deps: Pick<ConsentDeps, 'http' | 'cloud'>, t
   }
   if (expectedTenantId && tenantId !== expectedTenantId.toLowerCase()) {
     throw new VigilError('invalid-input', 'DOMAIN_OF_ANOTHER_TENANT', `The domain ${input} belongs to tenant ${tenantId}, not to tenant ${expectedTenantId}.`, {
-      field: '--tenant-id',
-      remediation: 'Check the tenant id and the primary domain in Microsoft Entra admin center > Overview of the tenant you mean to connect.',
+      field: 'tenantId',
     });
   }
   return tenantId;

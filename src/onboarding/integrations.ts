@@ -185,7 +185,7 @@ export async function addCustomerAppIntegration(
  */
 function boundElsewhere(tenantId: string): VigilError {
   return new VigilError('conflict', 'TENANT_BOUND_ELSEWHERE', `Tenant ${tenantId} is connected to another organization of this Vigil deployment.`, {
-    field: '--tenant-id',
+    field: 'tenantId',
     remediation: 'A tenant belongs to one organization. Ask the Vigil operator to move it (`vigil tenants bind --tenant-id <id> --organization <name>`).',
   });
 }
@@ -260,9 +260,9 @@ export async function addManagedAppIntegration(
   const tenant = request.tenant === undefined ? undefined : normalizeGuid(request.tenant);
   if (tenant && !isGuid(tenant))
     return addManagedAppIntegration(deps, { ...request, tenant: undefined, tenantId: await resolveTenant(deps, tenant), primaryDomain: tenant });
-  const tenantId = requireGuid('--tenant-id', tenant || request.tenantId, 'Microsoft Entra admin center > Overview > Tenant ID');
+  const tenantId = requireGuid('tenantId', tenant || request.tenantId, 'Microsoft Entra admin center > Overview > Tenant ID');
   const spObjectId = requireGuid(
-    '--sp-object-id',
+    'servicePrincipalObjectId',
     request.spObjectId,
     'Microsoft Entra admin center > Enterprise applications > search for "Vigil" > Overview > Object ID',
   );
@@ -275,7 +275,7 @@ export async function addManagedAppIntegration(
       'APPLICATION_ID_GIVEN',
       `${spObjectId} is the Application ID of Vigil's managed application, not the Object ID of its service principal in your tenant.`,
       {
-        field: '--sp-object-id',
+        field: 'servicePrincipalObjectId',
         remediation: `Copy the Object ID from ${where}. The Object ID is different in every tenant.`,
       },
     );
@@ -295,7 +295,7 @@ export async function addManagedAppIntegration(
         'CONSENT_MISSING',
         `Vigil's application ${clientId} has no service principal in tenant ${tenantId}: admin consent has not been granted there.`,
         {
-          field: '--tenant-id',
+          field: 'tenantId',
           remediation: `Grant admin consent first: vigil consent-url --tenant ${tenantId}, open the link in a private browser window as a Global Administrator or Privileged Role Administrator, and accept.`,
           cause: e,
         },
@@ -305,7 +305,7 @@ export async function addManagedAppIntegration(
   }
   if (oid.toLowerCase() !== spObjectId) {
     throw new VigilError('invalid-input', 'OBJECT_ID_MISMATCH', `${spObjectId} is not the Object ID of Vigil's service principal in tenant ${tenantId}.`, {
-      field: '--sp-object-id',
+      field: 'servicePrincipalObjectId',
       remediation: `Copy the Object ID from ${where} (not the Application ID, and not the Object ID of an app registration).`,
     });
   }
@@ -344,7 +344,6 @@ export async function getIntegration(db: Executor, idOrName: string): Promise<re
   if (!row) {
     throw new VigilError('not-found', 'INTEGRATION_NOT_FOUND', `No integration '${idOrName}'.`, {
       field: 'integration',
-      remediation: 'Run `vigil integrations list` for the ids.',
     });
   }
   return row;
@@ -356,8 +355,7 @@ export async function getIntegration(db: Executor, idOrName: string): Promise<re
  */
 export function credentialsFor(deps: Pick<OnboardingDeps, 'http' | 'cloud' | 'kek' | 'config'>, row: repo.IntegrationRow): ClientCredentialProvider {
   if (row.mode === 'managed-app') return managedAppCredentials(deps, row.tenant_id);
-  if (!row.secret_envelope)
-    throw new VigilError('configuration', 'NO_SECRET', `Integration ${row.id} has no stored secret.`, { remediation: 'Remove and add the integration again.' });
+  if (!row.secret_envelope) throw new VigilError('configuration', 'NO_SECRET', `Integration ${row.id} has no stored secret.`);
   const secret = decryptSecret(deps.kek, JSON.parse(row.secret_envelope) as Envelope, aad(row));
   return new ClientCredentialProvider({ cloud: deps.cloud, tenantId: row.tenant_id, clientId: row.client_id, clientSecret: secret, http: deps.http });
 }
@@ -441,7 +439,6 @@ export async function rotateSecret(
       `Integration ${row.name} uses the operator-managed application: it has no client secret of its own.`,
       {
         field: 'integration',
-        remediation: "The service operator rotates the managed application's credentials (VIGIL_MANAGED_APP_CLIENT_SECRET).",
       },
     );
   }

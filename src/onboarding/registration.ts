@@ -37,13 +37,13 @@ export async function registrationTarget(
     return { tenantId: row.tenant_id, applicationId: row.client_id };
   }
   const applicationId = requireGuid(
-    '--application-id',
+    'applicationId',
     input.applicationId ?? deps.config.managedApp?.clientId,
     'your app registration > Overview > Application (client) ID',
   );
   const tenantId =
     input.tenantRequired || input.tenantId
-      ? requireGuid('--tenant-id', input.tenantId, 'Microsoft Entra admin center > Overview > Tenant ID (or give --integration)')
+      ? requireGuid('tenantId', input.tenantId, 'Microsoft Entra admin center > Overview > Tenant ID (or give --integration)')
       : undefined;
   return { tenantId, applicationId };
 }
@@ -96,9 +96,7 @@ export async function registerManagementApp(
   }
   const confirmed = await getManagementApp(ctx, input.applicationId);
   if (!confirmed) {
-    throw new VigilError('upstream', 'REGISTRATION_NOT_CONFIRMED', `BAP accepted the registration of ${input.applicationId} but does not list it.`, {
-      remediation: 'Wait a minute and run `vigil integrations verify`; registration can take a moment to apply.',
-    });
+    throw new VigilError('upstream', 'REGISTRATION_NOT_CONFIRMED', `BAP accepted the registration of ${input.applicationId} but does not list it.`);
   }
   deps.logger.info(
     { tenantId: input.tenantId, applicationId: input.applicationId, registeredBy: claims.upn },

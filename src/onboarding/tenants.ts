@@ -30,7 +30,7 @@ export interface TenantBindingView {
  */
 export function tenantNotProven(tenantId: string): VigilError {
   return new VigilError('authorization', 'TENANT_NOT_PROVEN', `Your organization has not proven that it administers tenant ${tenantId}.`, {
-    field: '--tenant-id',
+    field: 'tenantId',
     remediation:
       'Prove you administer this tenant: get a consent link (`vigil consent-url --tenant <tenant>`, or "Get consent link" in the portal), open it in a private browser window, accept as a Global Administrator or Privileged Role Administrator of the tenant, and complete the sign-in that follows; then add the integration.',
   });
@@ -70,10 +70,14 @@ export async function recordProof(
 function requireTenantId(tenantId: string | undefined): string {
   const t = normalizeGuid(tenantId ?? '');
   if (!isGuid(t))
-    throw new VigilError('invalid-input', 'INVALID_TENANT_ID', `--tenant-id must be a tenant id (GUID)${tenantId ? ` (got "${tenantId}")` : ''}.`, {
-      field: '--tenant-id',
-      remediation: 'Copy the Tenant ID from Microsoft Entra admin center > Overview.',
-    });
+    throw new VigilError(
+      'invalid-input',
+      'INVALID_TENANT_ID',
+      (name) => `${name('tenantId')} must be a tenant id (GUID)${tenantId ? ` (got "${tenantId}")` : ''}.`,
+      {
+        field: 'tenantId',
+      },
+    );
   return t;
 }
 
@@ -103,8 +107,7 @@ export async function unbindTenant(db: Executor, tenantIdInput: string | undefin
   const tenantId = requireTenantId(tenantIdInput);
   if (!(await repo.deleteBinding(db, tenantId)))
     throw new VigilError('not-found', 'TENANT_NOT_BOUND', `Tenant ${tenantId} is not bound to any organization.`, {
-      field: '--tenant-id',
-      remediation: 'Run `vigil tenants list` for the bound tenants.',
+      field: 'tenantId',
     });
   return { tenantId };
 }

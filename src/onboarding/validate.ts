@@ -2,7 +2,8 @@ import { invalidInput } from '../core/errors.ts';
 import { isGuid, normalizeGuid } from '../core/ids.ts';
 
 /**
- * Validation of onboarding input. Every error names the flag and the fix (the portal page where the right value is).
+ * Validation of onboarding input. Every error names the field (in domain terms: `tenantId`; the CLI shows its flag)
+ * and the fix (the portal page where the right value is).
  */
 
 /** Months a client secret lives when no expiry is given: the seed instructs 24 months. */
@@ -24,11 +25,11 @@ export interface CustomerAppInput {
  */
 export function requireGuid(field: string, value: string | undefined, where: string): string {
   const v = normalizeGuid(value ?? '');
-  if (!v) throw invalidInput(field, `${field} is required.`, `Copy it from ${where}.`);
+  if (!v) throw invalidInput(field, (name) => `${name(field)} is required.`, `Copy it from ${where}.`);
   if (!isGuid(v))
     throw invalidInput(
       field,
-      `${field} '${v}' is not a GUID (expected 8-4-4-4-12 hexadecimal digits, e.g. 72f988bf-86f1-41af-91ab-2d7cd011db47).`,
+      (name) => `${name(field)} '${v}' is not a GUID (expected 8-4-4-4-12 hexadecimal digits, e.g. 72f988bf-86f1-41af-91ab-2d7cd011db47).`,
       `Copy it from ${where}.`,
     );
   return v.toLowerCase();
@@ -42,7 +43,7 @@ function monthsFromNow(months: number, now = new Date()): string {
 
 /**
  * Parses a secret expiry (`YYYY-MM-DD` or a full ISO 8601 timestamp); defaults to 24 months from `now`.
- * @throws VigilError `invalid-input` on `--secret-expires` when malformed or not in the future.
+ * @throws VigilError `invalid-input` on `secretExpires` when malformed or not in the future.
  */
 export function parseSecretExpiry(value: string | undefined, now = new Date()): string {
   if (value === undefined || value.trim() === '') return monthsFromNow(DEFAULT_SECRET_MONTHS, now);
@@ -51,15 +52,15 @@ export function parseSecretExpiry(value: string | undefined, now = new Date()): 
   const t = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(v) ? `${v}T00:00:00Z` : v);
   if (!ok || Number.isNaN(t) || new Date(t).toISOString().slice(0, 10) !== (/^\d{4}-\d{2}-\d{2}$/.test(v) ? v : new Date(t).toISOString().slice(0, 10))) {
     throw invalidInput(
-      '--secret-expires',
-      `--secret-expires '${v}' is not a date.`,
+      'secretExpires',
+      (name) => `${name('secretExpires')} '${v}' is not a date.`,
       'Give the Expires date shown under App registrations > your app > Certificates & secrets, as YYYY-MM-DD (e.g. 2028-11-21).',
     );
   }
   if (t <= now.getTime()) {
     throw invalidInput(
-      '--secret-expires',
-      `--secret-expires ${v} is not in the future: the secret has expired.`,
+      'secretExpires',
+      (name) => `${name('secretExpires')} ${v} is not in the future: the secret has expired.`,
       'Create a new client secret under App registrations > your app > Certificates & secrets (24 months), and give its value and expiry date.',
     );
   }
@@ -68,20 +69,20 @@ export function parseSecretExpiry(value: string | undefined, now = new Date()): 
 
 /**
  * Checks a client secret value: present, and not a GUID (the Secret ID pasted instead of the value).
- * @throws VigilError `invalid-input` on `--client-secret-env`.
+ * @throws VigilError `invalid-input` on `clientSecret`.
  */
 export function requireSecretValue(raw: string | undefined): string {
   const secret = (raw ?? '').trim();
   if (!secret) {
     throw invalidInput(
-      '--client-secret-env',
+      'clientSecret',
       'The client secret is empty.',
-      'Pass the secret Value with --client-secret-env VAR (the variable must be set and non-empty) or pipe it to --client-secret-stdin.',
+      'Give the Value of the client secret (App registrations > your app > Certificates & secrets); it must not be empty.',
     );
   }
   if (isGuid(secret)) {
     throw invalidInput(
-      '--client-secret-env',
+      'clientSecret',
       'The client secret looks like a GUID: that is the Secret ID, not the secret value.',
       'Under App registrations > your app > Certificates & secrets, copy the Value column (shown only when the secret is created); if it is hidden now, create a new client secret.',
     );
@@ -104,13 +105,13 @@ export function validateCustomerAppInput(
   now = new Date(),
 ): CustomerAppInput {
   const tenantId = requireGuid(
-    '--tenant-id',
+    'tenantId',
     raw.tenantId,
     'Microsoft Entra admin center > Overview > Tenant ID (or your app registration > Overview > Directory (tenant) ID)',
   );
-  const clientId = requireGuid('--client-id', raw.clientId, 'Microsoft Entra admin center > App registrations > your app > Overview > Application (client) ID');
+  const clientId = requireGuid('clientId', raw.clientId, 'Microsoft Entra admin center > App registrations > your app > Overview > Application (client) ID');
   const secret = requireSecretValue(raw.clientSecret);
   const name = (raw.name ?? '').trim() || `tenant-${tenantId.slice(0, 8)}`;
-  if (name.length > 200) throw invalidInput('--name', '--name is longer than 200 characters.', 'Use a shorter display name.');
+  if (name.length > 200) throw invalidInput('name', (n) => `${n('name')} is longer than 200 characters.`, 'Use a shorter display name.');
   return { name, tenantId, clientId, clientSecret: secret, secretExpiresAt: parseSecretExpiry(raw.secretExpires, now) };
 }

@@ -111,8 +111,7 @@ export async function verifyIntegration(deps: VerifyDeps, ids: { tenantId: strin
   const discovered = await discoverTenant(ctx.http, cloud, ids.tenantId);
   if (discovered.tenantId !== ids.tenantId.toLowerCase()) {
     throw new VigilError('invalid-input', 'TENANT_MISMATCH', `Tenant '${ids.tenantId}' resolves to ${discovered.tenantId}.`, {
-      field: '--tenant-id',
-      remediation: 'Give the tenant id (GUID) shown in the Microsoft Entra admin center > Overview.',
+      field: 'tenantId',
     });
   }
 

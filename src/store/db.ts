@@ -118,7 +118,6 @@ export async function openStore(options: StoreOptions | string): Promise<Kysely<
     if (!SCHEMA_NAME.test(schema)) {
       throw new VigilError('configuration', 'SCHEMA_INVALID', `Schema name '${schema}' is not a plain PostgreSQL identifier.`, {
         field: 'VIGIL_DATABASE_SCHEMA',
-        remediation: 'Use lower-case letters, digits and underscores.',
       });
     }
     // node-postgres is loaded only for PostgreSQL: SQLite commands start without it.
@@ -133,7 +132,6 @@ export async function openStore(options: StoreOptions | string): Promise<Kysely<
       await db.destroy();
       throw new VigilError('configuration', 'DATABASE_UNREACHABLE', `Cannot use the PostgreSQL database: ${(e as Error).message}`, {
         field: 'DATABASE_URL',
-        remediation: 'Check DATABASE_URL (postgres://user:password@host:5432/database) and that the server accepts connections.',
         cause: e,
       });
     }

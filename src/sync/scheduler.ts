@@ -43,7 +43,6 @@ export function parseCron(expression: string): Cron {
   } catch (e) {
     throw new VigilError('configuration', 'CRON_INVALID', `VIGIL_COLLECT_CRON '${expression}' is not a cron expression: ${(e as Error).message}`, {
       field: 'VIGIL_COLLECT_CRON',
-      remediation: "Use five fields, minute hour day month weekday, e.g. '0 * * * *' for hourly.",
     });
   }
 }

@@ -43,7 +43,14 @@ describe('REST API: onboarding, collection and reading through /api/v1', () => {
       clientSecret: 'Wrong~secret~value~0123456789abcdefghij',
     });
     expect(wrong.statusCode).toBe(422);
-    expect(wrong.json().error.code).toBe('AADSTS7000215');
+    expect(wrong.json().error).toMatchObject({ code: 'AADSTS7000215', field: 'clientSecret' }); // the form's field, not a CLI flag
+    const guid = await call(admin, 'POST', '/api/v1/integrations', {
+      mode: 'customer-app',
+      name: 'contoso',
+      ...c,
+      clientSecret: '9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d',
+    });
+    expect([guid.statusCode, guid.json().error.field, guid.json().error.message]).toEqual([400, 'clientSecret', expect.stringMatching(/Secret ID/)]);
     const res = await call(admin, 'POST', '/api/v1/integrations', { mode: 'customer-app', name: 'contoso', ...c });
     expect(res.statusCode).toBe(201);
     expect(res.body).not.toContain(c.clientSecret);

@@ -46,7 +46,7 @@ describe('vigil CLI', () => {
       'wrong~secret~value~0000000000000000000000',
     );
     expect(r.code).toBe(3);
-    expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'AADSTS7000215' });
+    expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'AADSTS7000215', field: '--client-secret-env' });
     const list = await vigil(['integrations', 'list', '--json'], env);
     expect(JSON.parse(list.stdout)).toEqual([]);
   });

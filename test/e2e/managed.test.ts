@@ -76,7 +76,7 @@ describe('Mode B: managed-app consent, registration, environment access', () => 
     expect(link.tenantId).toBe(t1.id);
     expect(link.url).toMatch(new RegExp(`/${t1.id}/adminconsent\\?client_id=${managed.appId}&redirect_uri=`));
     expect(link.instructions.join(' ')).toMatch(/private/);
-    await expect(consentLink(rt, t2.domains[0]!, t1.id)).rejects.toMatchObject({ code: 'DOMAIN_OF_ANOTHER_TENANT', field: '--tenant-id' });
+    await expect(consentLink(rt, t2.domains[0]!, t1.id)).rejects.toMatchObject({ code: 'DOMAIN_OF_ANOTHER_TENANT', field: 'tenantId' });
   });
 
   it('handles consent granted, cancelled, declined (AADSTS65004), and a tampered or expired state', async () => {
@@ -104,7 +104,7 @@ describe('Mode B: managed-app consent, registration, environment access', () => 
   it('says exactly when the Application ID or another id is given instead of the Object ID, then creates the integration', async () => {
     await expect(addManagedAppIntegration(rt, { tenantId: t1.id, spObjectId: managed.appId })).rejects.toMatchObject({
       code: 'APPLICATION_ID_GIVEN',
-      field: '--sp-object-id',
+      field: 'servicePrincipalObjectId',
       remediation: expect.stringMatching(/Enterprise applications/),
     });
     await expect(addManagedAppIntegration(rt, { tenantId: t1.id, spObjectId: randomUUID() })).rejects.toMatchObject({ code: 'OBJECT_ID_MISMATCH' });

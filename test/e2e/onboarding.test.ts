@@ -50,23 +50,23 @@ describe('Mode A onboarding against the emulator', () => {
       addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: 'Xy7Q~this-is-the-wrong-secret-value-000000' }),
     );
     expect(e.code).toBe('AADSTS7000215');
-    expect(e.field).toBe('--client-secret');
+    expect(e.field).toBe('clientSecret');
     expect(e.message).toMatch(/secret VALUE, not the secret ID/);
     expect(e.remediation).toMatch(/Certificates & secrets/);
     expect(await listIntegrationViews(rt.db)).toEqual([]);
   });
 
-  it('reports an unknown tenant (AADSTS90002) on --tenant-id', async () => {
+  it('reports an unknown tenant (AADSTS90002) on tenantId', async () => {
     const rt = await w.runtime();
     const e = await rejection(addCustomerAppIntegration(rt, { tenantId: randomUUID(), clientId: w.app.appId, clientSecret: w.secret }));
-    expect(e).toMatchObject({ code: 'AADSTS90002', field: '--tenant-id' });
+    expect(e).toMatchObject({ code: 'AADSTS90002', field: 'tenantId' });
     expect(await listIntegrationViews(rt.db)).toEqual([]);
   });
 
-  it('reports an application not in the tenant (AADSTS700016) on --client-id', async () => {
+  it('reports an application not in the tenant (AADSTS700016) on clientId', async () => {
     const rt = await w.runtime();
     const e = await rejection(addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: randomUUID(), clientSecret: w.secret }));
-    expect(e).toMatchObject({ code: 'AADSTS700016', field: '--client-id' });
+    expect(e).toMatchObject({ code: 'AADSTS700016', field: 'clientId' });
     expect(e.remediation).toMatch(/Application \(client\) ID/);
   });
 
@@ -91,7 +91,7 @@ describe('Mode A onboarding against the emulator', () => {
     w.app.secrets[0]!.endDateTime = new Date(Date.now() - 86_400_000).toISOString();
     try {
       const e = await rejection(verifyStoredIntegration(rt, integration.id));
-      expect(e).toMatchObject({ code: 'AADSTS7000222', field: '--client-secret' });
+      expect(e).toMatchObject({ code: 'AADSTS7000222', field: 'clientSecret' });
       expect(e.message).toMatch(/expired/);
     } finally {
       w.app.secrets[0]!.endDateTime = original;

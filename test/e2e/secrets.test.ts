@@ -58,7 +58,7 @@ describe('client secret lifecycle (Mode A)', () => {
     const rt = await w.runtime();
     const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.app.secrets.at(-1)!.value });
     await expect(rotateSecret(rt, integration.id, { clientSecret: '9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d' })).rejects.toMatchObject({
-      field: '--client-secret-env',
+      field: 'clientSecret',
       message: expect.stringMatching(/Secret ID/),
     });
     await expect(rotateSecret(rt, integration.id, { clientSecret: 'Bad8Q~still-not-the-secret-value-00000000000' })).rejects.toMatchObject({

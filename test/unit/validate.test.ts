@@ -6,10 +6,10 @@ const now = new Date('2026-11-21T10:00:00Z');
 
 describe('Mode A input validation', () => {
   it.each([
-    ['tenantId', 'contoso.com', '--tenant-id', /not a GUID/],
-    ['tenantId', '', '--tenant-id', /required/],
-    ['clientId', '1234', '--client-id', /not a GUID/],
-    ['clientSecret', '   ', '--client-secret-env', /empty/],
+    ['tenantId', 'contoso.com', 'tenantId', /not a GUID/],
+    ['tenantId', '', 'tenantId', /required/],
+    ['clientId', '1234', 'clientId', /not a GUID/],
+    ['clientSecret', '   ', 'clientSecret', /empty/],
   ])('rejects %s=%j naming %s', (key, value, field, message) => {
     const err = (() => {
       try {
@@ -39,7 +39,7 @@ describe('Mode A input validation', () => {
   });
 
   it.each(['2026-11-20', '2025-01-01', 'next year', '2027-02-30', '21/11/2028'])('rejects expiry %j', (value) => {
-    expect(() => parseSecretExpiry(value, now)).toThrow(expect.objectContaining({ field: '--secret-expires' }));
+    expect(() => parseSecretExpiry(value, now)).toThrow(expect.objectContaining({ field: 'secretExpires' }));
   });
 
   it('accepts a future date and a full timestamp', () => {

@@ -43,7 +43,6 @@ function parseKey(text: string, source: string): Buffer {
   if (buf.length !== 32) {
     throw new VigilError('configuration', 'MASTER_KEY_INVALID', `The master key from ${source} is not 32 bytes (base64 or 64 hex characters).`, {
       field: source,
-      remediation: 'Generate one with `openssl rand -base64 32` and set VIGIL_MASTER_KEY to it, or unset it to use the key file in the data directory.',
     });
   }
   return buf;
@@ -160,14 +159,7 @@ export function encryptSecret(kek: KeyEncryptionKey, secret: string, associatedD
  */
 export function decryptSecret(kek: KeyEncryptionKey, envelope: Envelope, associatedData: string): string {
   if (envelope.kid !== kek.id) {
-    throw new VigilError(
-      'configuration',
-      'MASTER_KEY_MISMATCH',
-      `This secret was encrypted with master key ${envelope.kid}, but the loaded key is ${kek.id}.`,
-      {
-        remediation: 'Start Vigil with the master key (VIGIL_MASTER_KEY or the data directory key file) that was in use when the secret was stored.',
-      },
-    );
+    throw new VigilError('configuration', 'MASTER_KEY_MISMATCH', `This secret was encrypted with master key ${envelope.kid}, but the loaded key is ${kek.id}.`);
   }
   const aad = Buffer.from(associatedData, 'utf8');
   try {
@@ -178,7 +170,6 @@ export function decryptSecret(kek: KeyEncryptionKey, envelope: Envelope, associa
     return plain.toString('utf8');
   } catch (e) {
     throw new VigilError('configuration', 'SECRET_TAMPERED', 'A stored secret failed its integrity check and cannot be used.', {
-      remediation: 'Store the secret again (remove and add the integration).',
       cause: e,
     });
   }

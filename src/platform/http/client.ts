@@ -1,6 +1,7 @@
 import { rootCertificates } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Agent, Dispatcher, request as undiciRequest } from 'undici';
+import { upstreamCode } from '../../core/error-catalogue.ts';
 import { VigilError } from '../../core/errors.ts';
 import type { Logger } from '../log/index.ts';
 import type { ThrottleBudget } from './budget.ts';
@@ -64,27 +65,19 @@ export class UpstreamHttpError extends VigilError {
   readonly upstreamMessage: string | undefined;
   /** The upstream's error body as received (Microsoft error bodies hold no secrets of ours); not serialised. */
   declare readonly body: unknown;
-  constructor(
-    api: ApiName,
-    method: string,
-    url: string,
-    status: number,
-    upstreamCode: string | undefined,
-    upstreamMessage: string | undefined,
-    body?: unknown,
-  ) {
+  constructor(api: ApiName, method: string, url: string, status: number, upstream: string | undefined, upstreamMessage: string | undefined, body?: unknown) {
     const kind = status === 401 ? 'authentication' : status === 403 ? 'authorization' : status === 404 ? 'not-found' : 'upstream';
     super(
       kind,
-      upstreamCode ?? `HTTP_${status}`,
-      `${api} ${method} ${redactUrl(url)} answered ${status}${upstreamCode ? ` ${upstreamCode}` : ''}${upstreamMessage ? `: ${upstreamMessage}` : ''}`,
+      upstreamCode(upstream ?? `HTTP_${status}`),
+      `${api} ${method} ${redactUrl(url)} answered ${status}${upstream ? ` ${upstream}` : ''}${upstreamMessage ? `: ${upstreamMessage}` : ''}`,
       {
-        detail: { status, api, ...(upstreamCode ? { upstreamCode } : {}) },
+        detail: { status, api, ...(upstream ? { upstreamCode: upstream } : {}) },
       },
     );
     this.status = status;
     this.api = api;
-    this.upstreamCode = upstreamCode;
+    this.upstreamCode = upstream;
     this.upstreamMessage = upstreamMessage;
     Object.defineProperty(this, 'body', { value: body, enumerable: false });
   }
@@ -296,7 +289,6 @@ export class HttpClient {
         }
         if (attempt >= this.maxAttempts) {
           throw new VigilError('upstream', 'NETWORK_ERROR', `${req.api} ${method} ${redactUrl(req.url)} failed after ${attempt} attempts: ${reason}`, {
-            remediation: 'Check network access to the upstream host; Vigil retried with backoff.',
             cause: e,
           });
         }

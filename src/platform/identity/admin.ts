@@ -92,28 +92,25 @@ export async function acquireAdminToken(options: AdminTokenOptions): Promise<{ a
         `AADSTS${code}`,
         `Multi-factor authentication or Conditional Access blocks the password sign-in of ${signIn.kind === 'password' ? signIn.username : 'this account'} (AADSTS${code}).`,
         {
-          field: '--password-stdin',
-          remediation:
-            'Run the command again without --username/--password-stdin: the device-code sign-in (the default) works with MFA and Conditional Access.',
+          field: 'adminPassword',
+          remediation: (name) =>
+            `Run the command again without ${name('adminUsername')}/${name('adminPassword')}: the device-code sign-in (the default) works with MFA and Conditional Access.`,
           cause: e,
         },
       );
     }
     if (code === '50126') {
       throw new VigilError('authentication', 'AADSTS50126', 'The username or password is wrong (AADSTS50126).', {
-        field: '--username',
-        remediation: "Check the administrator's user principal name and password, or use the device-code sign-in.",
+        field: 'adminUsername',
         cause: e,
       });
     }
     if (err.errorCode === 'authorization_declined')
       throw new VigilError('authentication', 'DEVICE_CODE_DECLINED', 'The sign-in was declined in the browser.', {
-        remediation: 'Run the command again and approve the sign-in.',
         cause: e,
       });
     if (err.errorCode === 'expired_token' || code === '70019')
       throw new VigilError('authentication', 'DEVICE_CODE_EXPIRED', 'The device code expired before the sign-in finished (15 minutes).', {
-        remediation: 'Run the command again and finish the sign-in within 15 minutes.',
         cause: e,
       });
     if (code) throw aadstsError(code, text.slice(text.indexOf(`AADSTS${code}`)), e);

@@ -1,7 +1,8 @@
 import type { ConfidentialClientApplication, Configuration, INetworkModule, NetworkRequestOptions, NetworkResponse } from '@azure/msal-node';
 import { X509Certificate } from 'node:crypto';
 import { decodeJwt } from 'jose';
-import { VigilError } from '../../core/errors.ts';
+import type { AadstsKind } from '../../core/error-catalogue.ts';
+import { type ErrorText, VigilError } from '../../core/errors.ts';
 import { text } from '../../core/json.ts';
 import type { CloudProfile } from '../../config/cloud.ts';
 import { type HttpClient, UpstreamHttpError } from '../http/client.ts';
@@ -73,35 +74,35 @@ export function readUserClaims(accessToken: string): UserTokenClaims {
 }
 
 /** Remediation text per AADSTS code the client-credentials grant meets (reference-error-codes.md). */
-const AADSTS_HELP: Record<string, { field?: string; kind: 'authentication' | 'authorization' | 'invalid-input'; message: string; remediation: string }> = {
+const AADSTS_HELP: Record<string, { field?: string; kind: AadstsKind; message: string; remediation: ErrorText }> = {
   '7000215': {
-    field: '--client-secret',
+    field: 'clientSecret',
     kind: 'authentication',
     message: 'The client secret was rejected (AADSTS7000215). Vigil needs the secret VALUE, not the secret ID.',
     remediation:
       'In the Microsoft Entra admin center open App registrations > your app > Certificates & secrets, create a new client secret and copy its Value column (shown once), not the Secret ID.',
   },
   '7000222': {
-    field: '--client-secret',
+    field: 'clientSecret',
     kind: 'authentication',
     message: 'The client secret has expired (AADSTS7000222).',
     remediation: 'Create a new client secret under App registrations > your app > Certificates & secrets, then give Vigil the new value.',
   },
   '7000218': {
-    field: '--client-secret',
+    field: 'clientSecret',
     kind: 'invalid-input',
     message: 'No client secret was sent (AADSTS7000218).',
-    remediation: 'Give the client secret with --client-secret-env VAR or --client-secret-stdin.',
+    remediation: 'Give the Value of the client secret (App registrations > your app > Certificates & secrets).',
   },
   '700016': {
-    field: '--client-id',
+    field: 'clientId',
     kind: 'authentication',
     message: 'The application (client) ID was not found in this tenant (AADSTS700016).',
-    remediation:
-      "Copy the Application (client) ID from App registrations > your app > Overview, and check that --tenant-id is that app's Directory (tenant) ID.",
+    remediation: (name) =>
+      `Copy the Application (client) ID from App registrations > your app > Overview, and check that ${name('tenantId')} is that app's Directory (tenant) ID.`,
   },
   '90002': {
-    field: '--tenant-id',
+    field: 'tenantId',
     kind: 'authentication',
     message: 'The tenant was not found (AADSTS90002).',
     remediation: 'Copy the Tenant ID from Microsoft Entra admin center > Overview, and check that the cloud (VIGIL_CLOUD) is the one the tenant lives in.',
@@ -209,7 +210,6 @@ export function loadCertificateCredential(path: string, pem: string): Certificat
   if (!cert || !key) {
     throw new VigilError('configuration', 'CERTIFICATE_INVALID', `${path} must hold a PEM certificate and its PEM private key.`, {
       field: 'VIGIL_MANAGED_APP_CERTIFICATE_FILE',
-      remediation: 'Concatenate the certificate and its unencrypted private key into one PEM file (mode 0600).',
     });
   }
   const thumbprintSha256 = new X509Certificate(cert).fingerprint256.replaceAll(':', '').toLowerCase();

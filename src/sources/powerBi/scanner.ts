@@ -129,9 +129,6 @@ async function waitForScan(ctx: StreamContext, scanId: string, options: ScanWait
         'upstream',
         'POWER_BI_SCAN_TIMEOUT',
         `Power BI scan ${scanId} was still ${status || 'pending'} after ${Math.round((Date.now() - started) / 1000)} s.`,
-        {
-          remediation: 'Power BI may be busy; the next collection resumes from this batch.',
-        },
       );
     }
     delay = Math.min(delay * 2, options.maxPollMs ?? 15_000);

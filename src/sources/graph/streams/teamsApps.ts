@@ -146,9 +146,7 @@ async function* readTeamsApps(ctx: StreamContext, slice: Slice) {
       } else if ([429, 503, 504].includes(r.status)) {
         req.attempts++;
         if (req.attempts >= INNER_ATTEMPTS) {
-          throw new VigilError('upstream', 'BATCH_THROTTLED', `graph kept throttling ${req.url.split('?')[0]} inside $batch after ${req.attempts} attempts.`, {
-            remediation: 'Collect again later; Graph limits Teams app reads per tenant.',
-          });
+          throw new VigilError('upstream', 'BATCH_THROTTLED', `graph kept throttling ${req.url.split('?')[0]} inside $batch after ${req.attempts} attempts.`);
         }
         const after = parseRetryAfter(header(r.headers, 'retry-after'));
         waitSeconds = Math.max(waitSeconds, after ?? Math.random() * Math.min(8, 0.5 * 2 ** (req.attempts - 1)));
