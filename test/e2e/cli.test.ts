@@ -167,6 +167,8 @@ describe('vigil CLI', () => {
   });
 
   it('bootstraps access: `vigil users add` reads the password from stdin, `vigil api-keys create` shows the key once', async () => {
+    // Its own organizations (0: created, 5: an earlier test of this file made them), so it also runs alone (-t).
+    for (const name of ['Contoso', 'Fabrikam']) expect([0, 5]).toContain((await vigil(['organizations', 'create', name], env)).code);
     const noStdin = await vigil(['users', 'add', '--email', 'ann@contoso.com', '--role', 'admin', '--organization', 'Contoso', '--json'], env);
     expect(noStdin.code).toBe(2);
     expect(JSON.parse(noStdin.stdout).error).toMatchObject({ field: '--password-stdin' });
@@ -196,6 +198,12 @@ describe('vigil CLI', () => {
     expect((await vigil(['api-keys', 'revoke', id, '--organization', 'Contoso', '--json'], env)).code).toBe(0);
     const after = JSON.parse((await vigil(['api-keys', 'list', '--organization', 'Contoso', '--json'], env)).stdout) as { revokedAt: string | null }[];
     expect(after[0]!.revokedAt).not.toBeNull();
+    // The access lists take --limit like every list: at most n rows, and a bad value is exit 2 naming the option.
+    expect((await vigil(['api-keys', 'create', '--name', 'second', '--organization', 'Contoso', '--json'], env)).code).toBe(0);
+    const limited = await vigil(['api-keys', 'list', '--organization', 'Contoso', '--limit', '1'], env);
+    expect([limited.code, limited.stdout]).toEqual([0, expect.stringMatching(/… 1 more \(showing 1 of 2/)]);
+    const bad = await vigil(['users', 'list', '--organization', 'Contoso', '--limit', 'abc'], env);
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringMatching(/--limit must be a positive whole number, got 'abc'/)]);
   });
 
   it('exits with every code `vigil --help` names, on the path it names', async () => {

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { addPortalUser, createApiKey, getOrganizationByName, listApiKeys, listPortalUsers, revokeApiKey } from '../../access/index.ts';
 import { invalidInput } from '../../core/errors.ts';
 import type { CommandHost } from '../host.ts';
-import { readStdin } from '../input.ts';
+import { limitRows, listOptions, readStdin, type ListOptions } from '../input.ts';
 import { print, printJson, table } from '../output.ts';
 
 /**
@@ -39,22 +39,24 @@ export function registerAccess(program: Command, host: CommandHost): void {
         print(`Added ${user.role} ${user.email} to organization ${org.name} (${user.id}). They sign in at the portal of \`vigil serve\`.`);
       }),
     );
-  users
-    .command('list')
-    .description('List the portal users of an organization')
+  listOptions(users.command('list').description('List the portal users of an organization'), 100)
     .option('--organization <name>', 'the customer organization (must exist)', 'Default')
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, opts: { organization: string; json?: boolean }) => {
+      host.action(async (rt, opts: ListOptions & { organization: string }) => {
         const org = await getOrganizationByName(rt.db, opts.organization);
-        const list = await listPortalUsers(rt.db, org.id);
+        const { rows: list, more } = limitRows(await listPortalUsers(rt.db, org.id), opts, 100);
         if (opts.json) return printJson(list);
         print(
-          table([
-            ['EMAIL', 'ROLE', 'LAST SIGN-IN', 'LOCKED UNTIL', 'ID'],
-            ...list.map((u) => [u.email, u.role, u.lastLoginAt ?? 'never', u.lockedUntil ?? '', u.id]),
-          ]),
+          table(
+            [
+              ['EMAIL', 'ROLE', 'LAST SIGN-IN', 'LOCKED UNTIL', 'ID'],
+              ...list.map((u) => [u.email, u.role, u.lastLoginAt ?? 'never', u.lockedUntil ?? '', u.id]),
+            ],
+            { wide: opts.wide },
+          ),
         );
+        if (more) print(more);
       }),
     );
 
@@ -87,22 +89,24 @@ export function registerAccess(program: Command, host: CommandHost): void {
         );
       }),
     );
-  keys
-    .command('list')
-    .description('List the API keys of an organization (never the keys themselves)')
+  listOptions(keys.command('list').description('List the API keys of an organization (never the keys themselves)'), 100)
     .option('--organization <name>', 'the customer organization (must exist)', 'Default')
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, opts: { organization: string; json?: boolean }) => {
+      host.action(async (rt, opts: ListOptions & { organization: string }) => {
         const org = await getOrganizationByName(rt.db, opts.organization);
-        const list = await listApiKeys(rt.db, org.id);
+        const { rows: list, more } = limitRows(await listApiKeys(rt.db, org.id), opts, 100);
         if (opts.json) return printJson(list);
         print(
-          table([
-            ['ID', 'NAME', 'ROLE', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED'],
-            ...list.map((k) => [k.id, k.name, k.role, k.createdAt, k.lastUsedAt ?? 'never', k.expiresAt ?? '', k.revokedAt ?? '']),
-          ]),
+          table(
+            [
+              ['ID', 'NAME', 'ROLE', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED'],
+              ...list.map((k) => [k.id, k.name, k.role, k.createdAt, k.lastUsedAt ?? 'never', k.expiresAt ?? '', k.revokedAt ?? '']),
+            ],
+            { wide: opts.wide },
+          ),
         );
+        if (more) print(more);
       }),
     );
   keys

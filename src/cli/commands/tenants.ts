@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { getOrganizationByName } from '../../access/index.ts';
 import { bindTenant, listTenantBindings, unbindTenant } from '../../onboarding/tenants.ts';
 import type { CommandHost } from '../host.ts';
+import { limitRows, listOptions, type ListOptions } from '../input.ts';
 import { print, printJson, table } from '../output.ts';
 
 /**
@@ -10,22 +11,28 @@ import { print, printJson, table } from '../output.ts';
  */
 export function registerTenants(program: Command, host: CommandHost): void {
   const tenants = program.command('tenants').description('Tenant bindings: the organization each tenant belongs to (list, bind, unbind)');
-  tenants
-    .command('list')
-    .description('List bound tenants with their organization, how they were proven, by whom and when')
+  listOptions(tenants.command('list').description('List bound tenants with their organization, how they were proven, by whom and when'), 100)
     .option('--organization <name>', 'only the tenants of this organization (must exist)')
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, opts: { organization?: string; json?: boolean }) => {
+      host.action(async (rt, opts: ListOptions & { organization?: string }) => {
         const org = opts.organization !== undefined ? await getOrganizationByName(rt.db, opts.organization) : undefined;
-        const list = (await listTenantBindings(rt.db)).filter((b) => !org || b.organizationId === org.id);
+        const { rows: list, more } = limitRows(
+          (await listTenantBindings(rt.db)).filter((b) => !org || b.organizationId === org.id),
+          opts,
+          100,
+        );
         if (opts.json) return printJson(list);
         print(
-          table([
-            ['TENANT', 'ORGANIZATION', 'METHOD', 'PROVEN BY', 'PROVEN AT'],
-            ...list.map((b) => [b.tenantId, b.organization, b.method, b.provenBy ?? '', b.provenAt]),
-          ]),
+          table(
+            [
+              ['TENANT', 'ORGANIZATION', 'METHOD', 'PROVEN BY', 'PROVEN AT'],
+              ...list.map((b) => [b.tenantId, b.organization, b.method, b.provenBy ?? '', b.provenAt]),
+            ],
+            { wide: opts.wide },
+          ),
         );
+        if (more) print(more);
       }),
     );
   tenants
