@@ -1,11 +1,10 @@
 import { userInfo } from 'node:os';
 import { getOrganizationByName, operator, type Operator } from '../access/index.ts';
-import { notFound } from '../access/scope.ts';
+import { integrationsInScope, notFound } from '../access/scope.ts';
 import { getIntegration } from '../onboarding/integrations.ts';
 import type { OrganizationsTable } from '../store/schema.ts';
 import type { Executor } from '../store/db.ts';
 import type { IntegrationRow } from '../store/repositories/integrations.ts';
-import { listOrganizationIntegrations } from '../store/repositories/integrations.ts';
 
 /** Help text of `--organization` on the commands that list an organization's objects. */
 export const ORGANIZATION_FILTER_HELP = "only this organization's integrations (must exist; see `vigil organizations list`)";
@@ -41,9 +40,9 @@ async function integrationIn(db: Executor, input: string, org: OrganizationsTabl
  *   or an integration of another organization.
  */
 export async function integrationScope(db: Executor, opts: ScopeOptions): Promise<string[] | undefined> {
-  const org = opts.organization !== undefined ? await getOrganizationByName(db, opts.organization) : undefined;
-  if (opts.integration) return [(await integrationIn(db, opts.integration, org)).id];
-  return org ? (await listOrganizationIntegrations(db, org.id)).map((r) => r.id) : undefined;
+  const { caller, integrationId } = await operatorScope(db, opts);
+  if (integrationId) return [integrationId];
+  return caller.organizationId === null ? undefined : (await integrationsInScope(db, caller)).map((r) => r.id);
 }
 
 /** Who decides, for history entries: `--by`, else the operating-system user (`operator` when it has no name). */

@@ -4,33 +4,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadChecks } from '../../src/checks/loader.ts';
 import type { CheckContext } from '../../src/checks/types.ts';
-import { checkContext, environmentRow, runCheck, userRow, type ContextInput } from '../support/checks.ts';
+import { agentRow, checkContext, environmentRow, runCheck, userRow, type ContextInput } from '../support/checks.ts';
 import type { AgentsTable } from '../../src/store/schema.ts';
 
-function agent(over: Partial<AgentsTable>): AgentsTable {
-  return {
-    integration_id: 'int_1',
-    environment_id: 'env1',
-    id: 'bot1',
-    name: 'Bot',
-    schema_name: null,
-    authentication_mode: 2,
-    authentication_trigger: 1,
-    access_control_policy: 1,
-    owner_id: 'su1',
-    published_on: '2026-10-01T00:00:00Z',
-    modified_on: '2026-10-01T00:00:00Z',
-    created_on: null,
-    state_code: 0,
-    status_code: 1,
-    raw: '{}',
-    first_seen_at: '',
-    last_seen_at: '',
-    last_seen_run: 'run',
-    deleted_at: null,
-    ...over,
-  };
-}
+/** An agent row (the shared test row, without a schema name). */
+const agent = (over: Partial<AgentsTable>): AgentsTable => agentRow({ schema_name: null, ...over });
 
 function context(agents: AgentsTable[], checkpoints: NonNullable<ContextInput['checkpoints']> = []): CheckContext {
   return checkContext({
