@@ -172,8 +172,7 @@ export async function ingestAudit(deps: OnboardingDeps, idOrName: string, option
       continue;
     }
 
-    const stored = await getCursor(deps.db, row.id, contentType);
-    let cursor = new Date(stored?.cursor_time ?? now.getTime() - Math.min(167, options.initialLookbackHours ?? 24) * 3_600_000);
+    let cursor = await startingCursor(deps, row.id, contentType, now, options);
     // A small margin inside the retention: a window starting exactly 7 days back is refused by the API.
     cursor = await skipLostWindow(deps, row.id, contentType, cursor, new Date(now.getTime() - RETENTION_MS + 5 * 60_000), '7-day', result);
 
@@ -305,7 +304,7 @@ async function ingestPowerBi(
   const outcome: ContentTypeOutcome = { status: 'ok', stored: 0, duplicates: 0, malformed: 0, blobs: 0, expiredBlobs: 0, cursor: null };
   onPage(outcome);
   const stored = await getCursor(deps.db, integrationId, POWER_BI_SOURCE);
-  let cursor = new Date(stored?.cursor_time ?? now.getTime() - Math.min(167, options.initialLookbackHours ?? 24) * 3_600_000);
+  let cursor = await startingCursor(deps, integrationId, POWER_BI_SOURCE, now, options);
   cursor = await skipLostWindow(deps, integrationId, POWER_BI_SOURCE, cursor, new Date(now.getTime() - POWER_BI_HISTORY_MS + 5 * 60_000), '30-day', result);
   try {
     while (cursor < now) {
@@ -409,6 +408,24 @@ async function storeContent(
   deps.metrics?.eventsIngested(contentType, inserted);
   outcome.duplicates += events.length - inserted;
   outcome.blobs++;
+}
+
+/**
+ * Where a source's collection starts: its stored cursor, or — on the first run — `now` minus the initial look-back
+ * (hours, at most 167 so the first window stays inside the 7-day retention), saved at once. Saving the start before the
+ * first window is read keeps it fixed: a first run killed part-way and resumed later reads from the same instant, not
+ * from its own later "now" minus the look-back, which would skip the records in between.
+ */
+async function startingCursor(deps: OnboardingDeps, integrationId: string, source: string, now: Date, options: AuditIngestOptions): Promise<Date> {
+  const stored = await getCursor(deps.db, integrationId, source);
+  if (stored) return new Date(stored.cursor_time);
+  const start = new Date(now.getTime() - Math.min(167, options.initialLookbackHours ?? 24) * 3_600_000);
+  await saveCursor(
+    deps.db,
+    { integration_id: integrationId, content_type: source, cursor_time: start.toISOString(), subscription: 'enabled', last_error: null },
+    nowIso(),
+  );
+  return start;
 }
 
 /**

@@ -69,6 +69,33 @@ describe('audit ingestion through the emulated Management Activity API', () => {
     expect(await storedIds(rt)).toEqual(expected);
   });
 
+  it('a first run stopped before its first window was stored and resumed later reads from the first run’s start', async () => {
+    const rt = await w.runtime();
+    const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
+    const first = T - 40 * 60_000;
+    let blobs = 0;
+    const stopped = await ingestAudit(rt, integration.id, {
+      now: new Date(first),
+      initialLookbackHours: 24,
+      contentTypes: ['Audit.General'],
+      powerBi: false,
+      afterBlob: () => {
+        if (++blobs === 2) throw new Error('killed');
+      },
+    });
+    expect(stopped.contentTypes['Audit.General']!.status).toBe('error');
+    // Resumed 40 minutes later: the records of the first run's first 40 minutes are still owed.
+    const r = await ingestAudit(rt, integration.id, { now: new Date(T), initialLookbackHours: 24, contentTypes: ['Audit.General'], powerBi: false });
+    expect(r.contentTypes['Audit.General']!.status).toBe('ok');
+    const truth = w.emulator.control.auditGroundTruth(w.tenant.id, { from: new Date(first - 24 * HOUR).toISOString(), to: new Date(T).toISOString() });
+    const expected = (truth.contentTypes['Audit.General']!.ids ?? []).sort();
+    const stored = (
+      await rt.db.selectFrom('audit_events').select('id').where('integration_id', '=', integration.id).where('content_type', '=', 'Audit.General').execute()
+    ).map((x) => x.id);
+    expect(expected.length).toBeGreaterThan(100);
+    expect(expected.filter((id) => !stored.includes(id))).toEqual([]);
+  });
+
   it('an 8-day outage raises a data-loss alert naming the content type and the lost window', async () => {
     const rt = await w.runtime();
     const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
