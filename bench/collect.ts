@@ -1,23 +1,75 @@
 /**
- * Collection benchmark (issue 6): generates a large tenant — 50,000 users (5 % guests), 10,000 groups with about
- * 500,000 memberships, 50 environments, 5,000 apps, 5,000 flows, 1,000 agents, about 100,000 Teams app
- * installations — and a tenth of it, collects each from the emulator over real HTTPS into SQLite, and prints wall
- * time, requests, records/s, the collector's peak RSS, the time to evaluate every check over the tenant, and the
- * requests of a second, unchanged collection. Memory must stay flat as the tenant grows.
+ * Collection benchmark (issues 6 and 18): Vigil as shipped — `bin/vigil.mjs` running the compiled `dist/` with the
+ * product's own Node flags, a separate process per command, exactly as a user runs it — against a generated tenant
+ * served by the emulator over real HTTPS, with its baselines measured in the same run:
  *
- * Run: npm run bench:collect [-- scale1,scale2,…]   (scale 1 = the full tenant; default 0.1,1)
+ * 1. `vigil integrations add` and `vigil environments grant-access` (untimed set-up, as the seed prescribes: System
+ *    Administrator in every environment, so a complete collection is possible);
+ * 2. `vigil collect --no-checks --json`, timed by /usr/bin/time (wall, user + system CPU, peak RSS); the requests are
+ *    counted by the emulator (an independent witness), with their bodies kept for the baselines;
+ * 3. `vigil collect --json` again with nothing changed upstream (its requests; then every check evaluated, timed by
+ *    the product);
+ * 4. baselines (bench/replay-child.ts): the first collection's requests replayed by Node's fetch writing nothing, and
+ *    the same replay upserting every object into SQLite through better-sqlite3.
+ *
+ * A collection that ends `partial` or `failed` (an errored slice) is a failed benchmark: its errors are printed, nothing
+ * is written to bench/README.md, and the process exits 1. Otherwise the table replaces the `bench:collect` section of
+ * bench/README.md (bench/readme.ts).
+ *
+ * Run: npm run bench:collect [-- scale1,scale2,…]   (scale 1 = the full tenant: 50,000 users; default 0.1,1)
+ * Needs /usr/bin/time (Debian package `time`).
  */
 
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { generateTenant, startEmulator } from '../emulator/index.ts';
 import { PRODUCT_NODE_FLAGS } from './peak.ts';
+import { writeBenchSection } from './readme.ts';
+
+const ROOT = join(import.meta.dirname, '..');
+const VIGIL = join(ROOT, 'bin', 'vigil.mjs');
+const TIME = '/usr/bin/time';
+if (!existsSync(TIME)) throw new Error('bench:collect needs /usr/bin/time (Debian package `time`: apt-get install -y time)');
+if (!existsSync(join(ROOT, 'dist', 'src', 'main', 'cli.js'))) throw new Error('Vigil is not built: run `npm run build:js` first');
+
+/** What /usr/bin/time measured of one process. */
+interface Measured {
+  stdout: string;
+  wallSeconds: number;
+  cpuSeconds: number;
+  peakRssMiB: number;
+}
+
+/** Runs `node [flags] args…` under /usr/bin/time; rejects with the tail of stderr when it exits non-zero. */
+function measure(nodeArgs: string[], env: Record<string, string>): Promise<Measured> {
+  const out = join(mkdtempSync(join(tmpdir(), 'bench-time-')), 'time');
+  return new Promise((resolve, reject) => {
+    // The emulator serves from this process: the child is spawned asynchronously so it can.
+    execFile(
+      TIME,
+      ['-f', '%e %U %S %M', '-o', out, process.execPath, ...nodeArgs],
+      { env: { ...process.env, ...env }, maxBuffer: 256 << 20 },
+      (err, stdout, stderr) => {
+        if (err) return reject(new Error(`${nodeArgs.join(' ')} failed: ${err.message}\n${stderr.slice(-3000)}`));
+        const [wall, user, sys, rssKiB] = readFileSync(out, 'utf8').trim().split('\n').pop()!.split(' ').map(Number) as [number, number, number, number];
+        resolve({ stdout, wallSeconds: wall, cpuSeconds: user + sys, peakRssMiB: rssKiB / 1024 });
+      },
+    );
+  });
+}
+
+interface RunJson {
+  run: { status: string; progress: { records: number; errored: number }; errors: unknown[] | null };
+  evaluation?: { results: number; durationMs: number; byStatus: Record<string, number> };
+}
 
 const scales = (process.argv[2] ?? '0.1,1').split(',').map(Number);
+const loadAtStart = loadavg()[0]!;
 const r = (n: number, scale: number) => Math.max(1, Math.round(n * scale));
 const rows: string[] = [];
+const failures: string[] = [];
 for (const scale of scales) {
   const t0 = Date.now();
   const tenant = generateTenant({
@@ -41,50 +93,106 @@ for (const scale of scales) {
     },
   });
   const memberships = Object.values(tenant.memberships).reduce((n, m) => n + m.length, 0);
-  const installs = Object.values(tenant.graphEstate?.installedApps ?? {}).reduce((n, a) => n + a.length, 0);
   console.log(
-    `scale ${scale}: ${tenant.users.length} users, ${tenant.groups.length} groups, ${memberships} memberships, ${tenant.environments.length} environments, ${installs} Teams installations (generated in ${((Date.now() - t0) / 1000).toFixed(1)} s)`,
+    `scale ${scale}: ${tenant.users.length} users, ${tenant.groups.length} groups, ${memberships} memberships (generated in ${((Date.now() - t0) / 1000).toFixed(1)} s)`,
   );
-  const emulator = await startEmulator({ tenants: [tenant] });
+  const emulator = await startEmulator({ tenants: [tenant], logLimit: 1_000_000, logBodies: true });
+  // The generated app holds Power BI's Tenant.Read.All, which Microsoft documents makes the read-only admin APIs refuse
+  // a service principal; the benchmark measures a complete collection, so Power BI serves such apps (as some tenants do).
+  emulator.control.setPowerBiSettings(tenant.id, { rejectServicePrincipalsWithPowerBiRoles: false });
   try {
-    const endpoints = emulator.writeEndpointsFile(mkdtempSync(join(tmpdir(), 'bench-emu-')));
+    const work = mkdtempSync(join(tmpdir(), 'bench-collect-'));
+    const endpoints = emulator.writeEndpointsFile(join(work, 'emulator'));
     const app = tenant.apps.find((a) => a.appId === tenant.connectorAppId)!;
-    const out = await new Promise<string>((resolve, reject) => {
-      // The emulator runs in this process, so the child is spawned asynchronously to let it serve.
-      execFile(
-        process.execPath,
-        [...PRODUCT_NODE_FLAGS, '--import', 'tsx', 'bench/collect-child.ts', mkdtempSync(join(tmpdir(), 'bench-data-')), tenant.id, app.appId],
-        { env: { ...process.env, VIGIL_ENDPOINTS_FILE: endpoints, BENCH_SECRET: app.secrets[0]!.value, VIGIL_LOG_LEVEL: 'warn' }, maxBuffer: 16 << 20 },
-        (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr.slice(-2000)}`)) : resolve(stdout)),
-      );
-    });
-    const res = JSON.parse(out.trim().split('\n').pop()!) as {
-      status: string;
-      errors: unknown[];
-      records: number;
-      seconds: number;
-      collectRssMiB: number;
-      evaluateRssMiB: number;
-      maxRssMiB: number;
-      firstRequests: number;
-      firstByApi: Record<string, number>;
-      secondRequests: number;
-      secondByApi: Record<string, number>;
-      reused: string[];
-      evaluationSeconds: number;
-      results: number;
-      byStatus: Record<string, number>;
+    const env = {
+      VIGIL_DATA_DIR: join(work, 'data'),
+      VIGIL_ENDPOINTS_FILE: endpoints,
+      VIGIL_LOG_LEVEL: 'warn',
+      BENCH_SECRET: app.secrets[0]!.value,
+      NODE_EXTRA_CA_CERTS: join(dirname(endpoints), 'ca.pem'),
     };
-    console.log(JSON.stringify(res));
+    const vigil = (...args: string[]) => measure([...PRODUCT_NODE_FLAGS, VIGIL, ...args], env);
+    const added = JSON.parse(
+      (
+        await vigil(
+          'integrations',
+          'add',
+          '--mode',
+          'customer-app',
+          '--tenant-id',
+          tenant.id,
+          '--client-id',
+          app.appId,
+          '--client-secret-env',
+          'BENCH_SECRET',
+          '--json',
+        )
+      ).stdout,
+    ) as { integration?: { id: string }; id?: string };
+    const integrationId = added.integration?.id ?? added.id!;
+    await vigil('environments', 'grant-access', '--integration', integrationId, '--json');
+
+    emulator.control.resetLog();
+    const first = await vigil('collect', integrationId, '--no-checks', '--json');
+    const firstRun = JSON.parse(first.stdout) as RunJson;
+    const logged = emulator.control.requests().filter((e) => e.service !== 'identity');
+    const records = firstRun.run.progress.records;
+    if (firstRun.run.status !== 'succeeded') {
+      failures.push(
+        `scale ${scale}: the first collection ended ${firstRun.run.status}: ${firstRun.run.progress.errored} errored slices, ${JSON.stringify(firstRun.run.errors?.slice(0, 3))}`,
+      );
+      continue;
+    }
+
+    emulator.control.resetLog();
+    const second = await vigil('collect', integrationId, '--json');
+    const secondRun = JSON.parse(second.stdout) as RunJson;
+    const secondRequests = emulator.control.requests().filter((e) => e.service !== 'identity').length;
+    if (secondRun.run.status !== 'succeeded') {
+      failures.push(`scale ${scale}: the second collection ended ${secondRun.run.status}`);
+      continue;
+    }
+
+    const requestsFile = join(work, 'requests.json');
+    writeFileSync(requestsFile, JSON.stringify(logged.map(({ method, service, path, body, headers }) => ({ method, service, path, body, headers }))));
+    const replay = (mode: 'fetch' | 'sqlite') =>
+      measure([join(ROOT, 'bench', 'replay-child.ts'), requestsFile, endpoints, tenant.id, app.appId, mode, join(work, `replay-${mode}.db`), '4'], env);
+    const raw = await replay('fetch');
+    const rawDb = await replay('sqlite');
+    const rawDbOut = JSON.parse(rawDb.stdout) as { statuses: Record<string, number>; objects: number };
+    const notOk = Object.entries(rawDbOut.statuses).filter(([s]) => !s.startsWith('2'));
+    console.log(
+      JSON.stringify({
+        scale,
+        records,
+        first: { ...first, stdout: undefined },
+        second: { ...second, stdout: undefined },
+        raw: { ...raw, stdout: raw.stdout.trim() },
+        rawDb: { ...rawDb, stdout: undefined },
+        rawDbOut,
+      }),
+    );
+    const n = (x: number) => x.toLocaleString('en');
+    const s = (x: number) => x.toFixed(1);
     rows.push(
-      `| ${scale} | ${tenant.users.length.toLocaleString('en')} | ${memberships.toLocaleString('en')} | ${installs.toLocaleString('en')} | ${res.records.toLocaleString('en')} | ${res.seconds.toFixed(1)} | ${Math.round(res.records / res.seconds).toLocaleString('en')} | ${res.collectRssMiB.toFixed(0)} / ${res.evaluateRssMiB.toFixed(0)} / ${res.maxRssMiB.toFixed(0)} | ${res.firstRequests.toLocaleString('en')} | ${res.secondRequests} (${((100 * res.secondRequests) / res.firstRequests).toFixed(1)} %) | ${res.evaluationSeconds.toFixed(1)} (${res.results.toLocaleString('en')} results) |`,
+      `| ${scale} | ${n(tenant.users.length)} | ${n(records)} | ${n(logged.length)} | ${s(first.wallSeconds)} | ${s(first.cpuSeconds)} | ${first.peakRssMiB.toFixed(0)} | ${s(raw.wallSeconds)} / ${s(raw.cpuSeconds)} | ${s(rawDb.wallSeconds)} / ${s(rawDb.cpuSeconds)}${notOk.length ? ` (${notOk.map(([k, v]) => `${v}× ${k}`).join(', ')})` : ''} | ${(first.cpuSeconds / rawDb.cpuSeconds).toFixed(1)}× | ${n(secondRequests)} (${((100 * secondRequests) / logged.length).toFixed(1)} %) | ${s((secondRun.evaluation?.durationMs ?? NaN) / 1000)} (${n(secondRun.evaluation?.results ?? 0)} results) | ${second.peakRssMiB.toFixed(0)} |`,
     );
   } finally {
     await emulator.close();
   }
 }
-console.log(
-  '\n| scale | users | memberships | Teams installs | records | seconds | records/s | peak RSS MiB (collect / + evaluation / + 2nd run) | requests | 2nd run requests | check evaluation s |',
+
+const table = [
+  '| scale | users | records | requests | Vigil s | Vigil CPU s | Vigil peak RSS MiB | raw fetch s / CPU s | raw fetch + better-sqlite3 s / CPU s | Vigil CPU ÷ raw + SQLite CPU (goal ≤ 2×) | 2nd run requests (goal ≤ 5 %) | check evaluation s (goal ≤ 5) | 2nd run + evaluation peak RSS MiB |',
+  '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ...rows,
+].join('\n');
+console.log(`\n${table}`);
+if (failures.length) {
+  console.error(`\nbench:collect FAILED — a partial run is not a benchmark; bench/README.md left as it was:\n${failures.join('\n')}`);
+  process.exit(1);
+}
+writeBenchSection(
+  'collect',
+  `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench:collect -- ${scales.join(',')}\`, Node ${process.version}, ${process.platform}/${process.arch}, 1-minute load average ${loadAtStart.toFixed(1)} at the start (other work on the machine shows in the times); Vigil run as shipped (\`node ${PRODUCT_NODE_FLAGS.join(' ')} bin/vigil.mjs\`), times and peak RSS by /usr/bin/time, requests counted by the emulator. Budgets as configured by default (no throttling enforced by the emulator).\n\n${table}`,
 );
-console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-for (const row of rows) console.log(row);

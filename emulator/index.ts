@@ -34,7 +34,7 @@ import { authenticate as graphAuthenticate, graphNotFound, registerGraph, sendEr
 import { registerCopilot, registerCopilotControl } from './copilot.ts';
 import { aadError, registerIdentity } from './identity.ts';
 import { generateSigningMaterial, generateTlsMaterial } from './keys.ts';
-import { redactPath, RequestLog } from './log.ts';
+import { redactPath, RequestLog, type RequestLogEntry } from './log.ts';
 import { af429Body, manageNotFound, publisherIdentifierOf, registerManage } from './manage.ts';
 import type { ManagedApp } from './managed.ts';
 import { powerBiNotFound, registerPowerBi } from './powerbi.ts';
@@ -187,6 +187,11 @@ export interface StartEmulatorOptions {
   tokenLifetimeSeconds?: number;
   /** Request-log capacity (entries). @default 10000 */
   logLimit?: number;
+  /**
+   * Keep each request's JSON body in the log (`RequestLogEntry.body`), for benchmarks that replay Vigil's requests
+   * with a plain client. Never the token endpoint's form body (identity is never logged with a body). @default false
+   */
+  logBodies?: boolean;
 }
 
 /** A running emulator. */
@@ -238,6 +243,16 @@ export function writeEndpointsFile(emulator: Pick<RunningEmulator, 'caPem' | 'en
   const file = join(abs, 'endpoints.json');
   writeFileSync(file, `${JSON.stringify({ ...emulator.endpoints, caFile }, null, 2)}\n`);
   return file;
+}
+
+/** The parts of a request a replaying client needs besides its path: JSON body and the headers that shape the answer. */
+function replayable(req: FastifyRequest): Pick<RequestLogEntry, 'body' | 'headers'> {
+  const headers: Record<string, string> = {};
+  for (const name of ['prefer', 'consistencylevel', 'content-type']) {
+    const v = req.headers[name];
+    if (typeof v === 'string') headers[name] = v;
+  }
+  return { ...(req.method !== 'GET' && req.body !== undefined ? { body: JSON.stringify(req.body) } : {}), headers };
 }
 
 interface RequestState {
@@ -414,6 +429,7 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
       path: redactPath(req.url),
       status: reply.statusCode,
       ...(state.fault ? { fault: state.fault } : {}),
+      ...(options.logBodies && state.service !== 'identity' ? replayable(req) : {}),
       durationMs: performance.now() - state.start,
       ...publisherOf(state.service, req.url),
     });

@@ -95,6 +95,8 @@ export interface EvaluationSummary {
   findingsOpened: number;
   findingsOpen: number;
   findingsResolved: number;
+  /** Wall time of the evaluation (every check, its results and findings written), milliseconds. */
+  durationMs: number;
 }
 
 /**
@@ -119,6 +121,7 @@ export async function evaluateIntegration(
     onCheck?: (done: number, total: number) => void;
   } = {},
 ): Promise<EvaluationSummary> {
+  const started = performance.now();
   const checks = options.checks ?? (await loadChecks());
   const now = options.now ?? new Date();
   const at = nowIso();
@@ -173,5 +176,12 @@ export async function evaluateIntegration(
       });
   });
   await deliverAfterCommit(sinks, db, options.logger);
-  return { results, byStatus, findingsOpened: counts.opened, findingsOpen: counts.open, findingsResolved: counts.resolved };
+  return {
+    results,
+    byStatus,
+    findingsOpened: counts.opened,
+    findingsOpen: counts.open,
+    findingsResolved: counts.resolved,
+    durationMs: Math.round(performance.now() - started),
+  };
 }
