@@ -20,45 +20,15 @@
  * Needs /usr/bin/time (Debian package `time`).
  */
 
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { generateTenant, startEmulator } from '../emulator/index.ts';
 import { PRODUCT_NODE_FLAGS } from './peak.ts';
 import { writeBenchSection } from './readme.ts';
+import { addIntegration, assertShippedBenchReady, measure, ROOT, vigil } from './shipped.ts';
 
-const ROOT = join(import.meta.dirname, '..');
-const VIGIL = join(ROOT, 'bin', 'vigil.mjs');
-const TIME = '/usr/bin/time';
-if (!existsSync(TIME)) throw new Error('bench:collect needs /usr/bin/time (Debian package `time`: apt-get install -y time)');
-if (!existsSync(join(ROOT, 'dist', 'src', 'main', 'cli.js'))) throw new Error('Vigil is not built: run `npm run build:js` first');
-
-/** What /usr/bin/time measured of one process. */
-interface Measured {
-  stdout: string;
-  wallSeconds: number;
-  cpuSeconds: number;
-  peakRssMiB: number;
-}
-
-/** Runs `node [flags] args…` under /usr/bin/time; rejects with the tail of stderr when it exits non-zero. */
-function measure(nodeArgs: string[], env: Record<string, string>): Promise<Measured> {
-  const out = join(mkdtempSync(join(tmpdir(), 'bench-time-')), 'time');
-  return new Promise((resolve, reject) => {
-    // The emulator serves from this process: the child is spawned asynchronously so it can.
-    execFile(
-      TIME,
-      ['-f', '%e %U %S %M', '-o', out, process.execPath, ...nodeArgs],
-      { env: { ...process.env, ...env }, maxBuffer: 256 << 20 },
-      (err, stdout, stderr) => {
-        if (err) return reject(new Error(`${nodeArgs.join(' ')} failed: ${err.message}\n${stderr.slice(-3000)}`));
-        const [wall, user, sys, rssKiB] = readFileSync(out, 'utf8').trim().split('\n').pop()!.split(' ').map(Number) as [number, number, number, number];
-        resolve({ stdout, wallSeconds: wall, cpuSeconds: user + sys, peakRssMiB: rssKiB / 1024 });
-      },
-    );
-  });
-}
+assertShippedBenchReady();
 
 interface RunJson {
   run: { status: string; progress: { records: number; errored: number }; errors: unknown[] | null };
@@ -111,29 +81,11 @@ for (const scale of scales) {
       BENCH_SECRET: app.secrets[0]!.value,
       NODE_EXTRA_CA_CERTS: join(dirname(endpoints), 'ca.pem'),
     };
-    const vigil = (...args: string[]) => measure([...PRODUCT_NODE_FLAGS, VIGIL, ...args], env);
-    const added = JSON.parse(
-      (
-        await vigil(
-          'integrations',
-          'add',
-          '--mode',
-          'customer-app',
-          '--tenant-id',
-          tenant.id,
-          '--client-id',
-          app.appId,
-          '--client-secret-env',
-          'BENCH_SECRET',
-          '--json',
-        )
-      ).stdout,
-    ) as { integration?: { id: string }; id?: string };
-    const integrationId = added.integration?.id ?? added.id!;
-    await vigil('environments', 'grant-access', '--integration', integrationId, '--json');
+    const integrationId = await addIntegration(env, tenant.id, app.appId);
+    await vigil(env, 'environments', 'grant-access', '--integration', integrationId, '--json');
 
     emulator.control.resetLog();
-    const first = await vigil('collect', integrationId, '--no-checks', '--json');
+    const first = await vigil(env, 'collect', integrationId, '--no-checks', '--json');
     const firstRun = JSON.parse(first.stdout) as RunJson;
     const logged = emulator.control.requests().filter((e) => e.service !== 'identity');
     const records = firstRun.run.progress.records;
@@ -145,7 +97,7 @@ for (const scale of scales) {
     }
 
     emulator.control.resetLog();
-    const second = await vigil('collect', integrationId, '--json');
+    const second = await vigil(env, 'collect', integrationId, '--json');
     const secondRun = JSON.parse(second.stdout) as RunJson;
     const secondRequests = emulator.control.requests().filter((e) => e.service !== 'identity').length;
     if (secondRun.run.status !== 'succeeded') {
