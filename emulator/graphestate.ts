@@ -4,8 +4,9 @@
  * - `GET /{v}/users/{id|upn}/teamwork/installedApps` — Teams apps installed for a user, `$expand=teamsApp,
  *   teamsAppDefinition`, paged by `@odata.nextLink`;
  * - `POST /{v}/$batch` — JSON batching: at most 20 requests, unique ids, inner requests routed to the same handlers,
- *   responses in any order, each inner request throttled on its own (inner 429 with `Retry-After`, driven by the
- *   fault injector: `FaultConfig.match` is tested against the inner path).
+ *   responses in any order, each inner request throttled on its own (inner 429 with `Retry-After`, outer 200): by the
+ *   enforced limits (`throttling.ts`, charged to the inner request's own service) and by the fault injector
+ *   (`FaultConfig.match` is tested against the inner path).
  * The model (`Tenant.graphEstate`), its generator (own PRNG stream `{seed}:graphestate`) and its ground truth live here.
  *
  * Sources: learn.microsoft.com/graph/api/externalconnectors-external-list-connections,

@@ -21,8 +21,9 @@
  * - Graph Teams (`users/{id}/teamwork/installedApps`, `teams/…`, `appCatalogs/…`, `chats`): GET 300 / 10 s per app per
  *   tenant and 3,000 / 10 s per app across tenants — `concepts/throttling-teams-graphsvc.md` (generated table "GET |
  *   600 per 10 s | 300 per 10 s | 6000 per 10 s | 3000 per 10 s": two configurations in one row; the stricter one is
- *   the default here). The older `teams-throttling-limits.md` said GET installedApps 60 rps per app per tenant and
- *   600 rps across tenants. Non-GET Teams requests are not limited here.
+ *   the default here; a 2026 Microsoft Q&A quotes the live page's "Other GET API calls = 30 rps / 1500 rps", the
+ *   same 30 rps per app per tenant). The older `teams-throttling-limits.md` said GET installedApps 60 rps per app per
+ *   tenant and 600 rps across tenants. Non-GET Teams requests are not limited here.
  * - Graph `$batch`: "Requests in a batch are evaluated individually against throttling limits and if any request
  *   exceeds the limits, it fails with a status of 429" (`concepts/throttling.md`, Throttling and batching): each inner
  *   request is charged to its own service's buckets; an inner request over a limit gets an inner 429 with

@@ -183,6 +183,65 @@ describe('Graph $batch', () => {
   });
 });
 
+describe('Dataverse, Management Activity, Power BI and Power Platform', () => {
+  const mint = (resource: string) => emu.control.mintToken({ tenantId: small.id, resource, kind: 'app' });
+  /** Statuses of `n` requests until one is refused (the refusal's response is returned too). */
+  async function until(path: string, tok: string, n: number): Promise<{ statuses: number[]; last: Awaited<ReturnType<EmulatorClient['get']>> }> {
+    const statuses: number[] = [];
+    let last = await http.get(path, { token: tok });
+    statuses.push(last.status);
+    for (let i = 1; i < n; i++) {
+      last = await http.get(path, { token: tok });
+      statuses.push(last.status);
+    }
+    return { statuses, last };
+  }
+
+  it('Dataverse: over the per-user request limit 429 0x80072322 with Retry-After', async () => {
+    const org = small.environments.find((e) => e.dataverse)!.dataverse!;
+    const tok = (await mint(`${emu.url}/dataverse/${org.uniqueName}`)).access_token;
+    emu.control.setThrottling({ enabled: true, limits: { dataverseUser: { capacity: 5, windowSeconds: 300 } } });
+    const { statuses, last } = await until(`/dataverse/${org.uniqueName}/api/data/v9.2/WhoAmI`, tok, 6);
+    expect(statuses.slice(0, 5).includes(429)).toBe(false);
+    expect(last.status).toBe(429);
+    expect(last.headers['retry-after']).toBe('60'); // one request at 5 per 300 s
+    expect(last.json.error).toEqual({ code: '0x80072322', message: 'Number of requests exceeded the limit of 5 over time window of 300 seconds.' });
+    expect(emu.control.throttling().byLimit.dataverseUser).toEqual({ requests: 6, throttled: 1 });
+  });
+
+  it('Management Activity: over the per-tenant limit HTTP 403 AF429 without Retry-After', async () => {
+    const tok = (await mint(RESOURCES.managementActivity)).access_token;
+    emu.control.setThrottling({ enabled: true, limits: { managementActivityTenant: { capacity: 3, windowSeconds: 60 } } });
+    const pub = '46b472a7-c68e-4adf-8ade-3db49497518e';
+    const { statuses, last } = await until(`/manage/api/v1.0/${small.id}/activity/feed/subscriptions/list?PublisherIdentifier=${pub}`, tok, 4);
+    expect(statuses.slice(0, 3).every((s) => s !== 403 && s !== 429)).toBe(true);
+    expect(last.status).toBe(403);
+    expect(last.headers['retry-after']).toBeUndefined();
+    expect(last.json.error.code).toBe('AF429');
+    expect(last.json.error.message).toMatch(new RegExp(`^Too many requests\\. Method=\\w+, PublisherId=${pub}$`));
+  });
+
+  it('Power BI admin: over the per-tenant hourly limit 429 with Retry-After', async () => {
+    const tok = (await mint(RESOURCES.powerBi)).access_token;
+    emu.control.setThrottling({ enabled: true, limits: { powerBiActivityEvents: { capacity: 2, windowSeconds: 3600 } } });
+    const path = "/powerbi/v1.0/myorg/admin/activityevents?startDateTime='2025-06-09T00:00:00Z'&endDateTime='2025-06-09T01:00:00Z'";
+    const { statuses, last } = await until(path, tok, 3);
+    expect(statuses.slice(0, 2).includes(429)).toBe(false);
+    expect(last.status).toBe(429);
+    expect(last.headers['retry-after']).toBe('1800');
+    expect(last.json.error.code).toBe('TooManyRequests');
+  });
+
+  it('Power Platform admin (BAP): the chosen per-app-per-tenant limit answers 429 with Retry-After', async () => {
+    const tok = (await mint(RESOURCES.bap)).access_token;
+    emu.control.setThrottling({ enabled: true, limits: { powerPlatformAppTenant: { capacity: 3, windowSeconds: 60 } } });
+    const { statuses, last } = await until('/bap/providers/Microsoft.BusinessAppPlatform/scopes/admin/environments?api-version=2020-10-01', tok, 4);
+    expect(statuses.slice(0, 3).includes(429)).toBe(false);
+    expect(last.status).toBe(429);
+    expect(last.headers['retry-after']).toBe('20');
+  });
+});
+
 describe('control over HTTP', () => {
   it('PUT /_emulator/throttling turns it on, GET reads counters, DELETE /throttling/counters zeroes them; bad input 400', async () => {
     const put = await http.request('PUT', '/_emulator/throttling', {
