@@ -1,6 +1,7 @@
 /**
  * Control interface of the running emulator, in process (`EmulatorControl`) and over HTTP under `/_emulator/` (JSON),
- * for tests and benchmarks: change tenants while they are served, inject faults, read the request log, change the
+ * for tests and benchmarks: change tenants while they are served, inject faults, enforce the documented limits
+ * (`setThrottling`, `throttling()`), read the request log, change the
  * token lifetime, mint tokens (e.g. a user token for BAP's adminApplications PUT).
  *
  * Errors are `ControlError` in process and `{"error":{"code","message"}}` with the same status over HTTP.

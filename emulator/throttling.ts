@@ -253,6 +253,17 @@ const IDENTITY_ROOTS = new Set([
 /** Path segments that make a Graph request a Teams one. */
 const TEAMS_SEGMENTS = new Set(['teamwork', 'installedApps', 'joinedTeams', 'chats', 'teams', 'appCatalogs']);
 
+/** Power BI admin paths (after `admin/`) and the limits they count against. */
+const POWER_BI_ROUTES: readonly [RegExp, LimitName[]][] = [
+  [/^activityevents$/, ['powerBiActivityEvents']],
+  [/^workspaces\/modified$/, ['powerBiModifiedWorkspaces']],
+  [/^workspaces\/getInfo$/, ['powerBiGetInfo']],
+  [/^workspaces\/scanStatus\//, ['powerBiScanStatus']],
+  [/^workspaces\/scanResult\//, ['powerBiScanResult']],
+  [/^widelySharedArtifacts\//, ['powerBiWidelyShared']],
+  [/^groups$/, ['powerBiAdminGroupsHour', 'powerBiAdminGroupsMinute']],
+];
+
 /** Base RU costs of the identity table (throttling-limits.md); `me/…` rows also apply to `users/{id}/…`. */
 const RU_COSTS: readonly { method: string; path: RegExp; cost: number; write: number }[] = [
   { method: 'GET', path: /^applications$/, cost: 2, write: 0 },
@@ -555,29 +566,15 @@ export class Throttler {
         };
       }
       case 'managementActivity': {
-        const m = /^\/manage\/api\/v1\.0\/([^/]+)\//.exec(pathPart);
+        const m = /^\/manage\/api\/v1(?:\.0)?\/([^/]+)\//.exec(pathPart);
         const tenant = (m?.[1] ?? id.tid).toLowerCase();
         return { charges: [this.#rate('managementActivityTenant', tenant, 1)], refusalHeaders: none, admitHeaders: none };
       }
       case 'powerBi': {
         const m = /^\/powerbi\/v1\.0\/myorg\/admin\/(.*)$/.exec(pathPart);
         if (!m) return null;
-        const p = m[1] ?? '';
-        const names: LimitName[] = p.startsWith('activityevents')
-          ? ['powerBiActivityEvents']
-          : p.startsWith('workspaces/modified')
-            ? ['powerBiModifiedWorkspaces']
-            : p.startsWith('workspaces/getInfo')
-              ? ['powerBiGetInfo']
-              : p.startsWith('workspaces/scanStatus/')
-                ? ['powerBiScanStatus']
-                : p.startsWith('workspaces/scanResult/')
-                  ? ['powerBiScanResult']
-                  : p.startsWith('widelySharedArtifacts/')
-                    ? ['powerBiWidelyShared']
-                    : p === 'groups'
-                      ? ['powerBiAdminGroupsHour', 'powerBiAdminGroupsMinute']
-                      : [];
+        const p = (m[1] ?? '').replace(/\/+$/, '');
+        const names = POWER_BI_ROUTES.find(([test]) => test.test(p))?.[1] ?? [];
         return { charges: names.map((n) => this.#rate(n, id.tid, 1)), refusalHeaders: none, admitHeaders: none };
       }
       case 'bap':

@@ -85,6 +85,15 @@ describe('Graph identity & access (resource units per app + tenant)', () => {
     expect(emu.control.requests().at(-1)).toMatchObject({ status: 429, throttled: true });
   });
 
+  it('x-ms-throttle-limit-percentage appears once more than 0.8 of the app + tenant bucket is used', async () => {
+    emu.control.setThrottling({ enabled: true, limits: { graphIdentityAppTenant: { small: 10, medium: 10, large: 10, windowSeconds: LONG } } });
+    const pct: (string | undefined)[] = [];
+    for (let i = 0; i < 10; i++)
+      pct.push((await http.get('/graph/v1.0/users?$select=id', { token })).headers['x-ms-throttle-limit-percentage'] as string | undefined);
+    expect(pct.slice(0, 8).every((p) => p === undefined)).toBe(true);
+    expect(pct.slice(8)).toEqual(['0.9', '1.0']);
+  });
+
   it('$select lowers the cost by 1, $expand raises it, $top < 20 lowers it, never below 1', async () => {
     emu.control.setThrottling({ enabled: true, limits: { graphIdentityAppTenant: { small: 20, medium: 40, large: 80, windowSeconds: LONG } } });
     expect((await http.get('/graph/v1.0/users?$select=id', { token })).headers['x-ms-resource-unit']).toBe('1');
@@ -209,6 +218,15 @@ describe('Dataverse, Management Activity, Power BI and Power Platform', () => {
     expect(emu.control.throttling().byLimit.dataverseUser).toEqual({ requests: 6, throttled: 1 });
   });
 
+  it('Dataverse: a finished request frees its concurrency slot (sequential requests at a limit of 1 all pass)', async () => {
+    const org = small.environments.find((e) => e.dataverse)!.dataverse!;
+    const tok = (await mint(`${emu.url}/dataverse/${org.uniqueName}`)).access_token;
+    emu.control.setThrottling({ enabled: true, limits: { dataverseConcurrency: 1 } });
+    const { statuses } = await until(`/dataverse/${org.uniqueName}/api/data/v9.2/WhoAmI`, tok, 5);
+    expect(statuses.includes(429)).toBe(false);
+    expect(emu.control.throttling().byLimit.dataverseConcurrency).toEqual({ requests: 5, throttled: 0 });
+  });
+
   it('Management Activity: over the per-tenant limit HTTP 403 AF429 without Retry-After', async () => {
     const tok = (await mint(RESOURCES.managementActivity)).access_token;
     emu.control.setThrottling({ enabled: true, limits: { managementActivityTenant: { capacity: 3, windowSeconds: 60 } } });
@@ -219,6 +237,8 @@ describe('Dataverse, Management Activity, Power BI and Power Platform', () => {
     expect(last.headers['retry-after']).toBeUndefined();
     expect(last.json.error.code).toBe('AF429');
     expect(last.json.error.message).toMatch(new RegExp(`^Too many requests\\. Method=\\w+, PublisherId=${pub}$`));
+    // The same tenant's bucket on the api/v1 path.
+    expect((await http.get(`/manage/api/v1/${small.id}/activity/feed/subscriptions/list`, { token: tok })).status).toBe(403);
   });
 
   it('Power BI admin: over the per-tenant hourly limit 429 with Retry-After', async () => {
