@@ -118,8 +118,7 @@ export type LimitName = keyof ThrottlingLimits;
 
 const HOUR = 3600;
 
-/** The documented figures (module docstring). */
-export const DEFAULT_LIMITS: Readonly<ThrottlingLimits> = Object.freeze({
+const DEFAULTS: ThrottlingLimits = {
   graphGlobalApp: { capacity: 130_000, windowSeconds: 10 },
   graphIdentityAppTenant: { small: 3_500, medium: 5_000, large: 8_000, windowSeconds: 10 },
   graphIdentityApp: { capacity: 150_000, windowSeconds: 20 },
@@ -140,7 +139,12 @@ export const DEFAULT_LIMITS: Readonly<ThrottlingLimits> = Object.freeze({
   powerBiAdminGroupsHour: { capacity: 50, windowSeconds: HOUR },
   powerBiAdminGroupsMinute: { capacity: 15, windowSeconds: 60 },
   powerPlatformAppTenant: { capacity: 300, windowSeconds: 60 },
-});
+};
+
+/** The documented figures (module docstring), frozen. */
+export const DEFAULT_LIMITS: Readonly<ThrottlingLimits> = Object.freeze(
+  Object.fromEntries(Object.entries(DEFAULTS).map(([k, v]) => [k, typeof v === 'object' ? Object.freeze(v) : v])) as unknown as ThrottlingLimits,
+);
 
 /** Throttling settings (`setThrottling`). */
 export interface ThrottlingConfig {
@@ -374,7 +378,7 @@ export class Throttler {
             : ok(v.capacity) && ok(v.windowSeconds);
       if (!valid)
         throw new RangeError(`limit ${name} must be ${name === 'dataverseConcurrency' ? 'a positive number' : 'positive capacities and windowSeconds'}`);
-      (limits as unknown as Record<string, unknown>)[name] = value;
+      (limits as unknown as Record<string, unknown>)[name] = structuredClone(value);
     }
     this.#enabled = config.enabled === true;
     this.#scale = scale;
