@@ -75,6 +75,14 @@ export const ERROR_CATALOGUE = {
     kind: 'invalid-input',
     remediation: 'Check the tenant id and the primary domain in Microsoft Entra admin center > Overview of the tenant you mean to connect.',
   },
+  /**
+   * No tenant has the id or domain a person typed (OpenID discovery answered AADSTS90002): their input is wrong. A
+   * token request refused with AADSTS90002 (for a tenant id handed over with credentials) stays `AADSTS90002`.
+   */
+  TENANT_NOT_FOUND: {
+    kind: 'invalid-input',
+    remediation: 'Give the Tenant ID or the primary domain shown in Microsoft Entra admin center > Overview of the customer tenant.',
+  },
   TENANT_MISMATCH: { kind: 'invalid-input', remediation: 'Give the tenant id (GUID) shown in the Microsoft Entra admin center > Overview.' },
   SCAN_BATCH_SIZE: { kind: 'invalid-input' },
   POWER_BI_WINDOW: { kind: 'invalid-input' },
@@ -139,8 +147,8 @@ export const ERROR_CATALOGUE = {
   AADSTS7000218: { kind: 'invalid-input' },
   /** No such application in the tenant. */
   AADSTS700016: { kind: 'authentication' },
-  /** No such tenant: refused token request, or a typed tenant. */
-  AADSTS90002: { kind: ['authentication', 'invalid-input'] },
+  /** No such tenant: a token request refused (a tenant typed by a person and not found is `TENANT_NOT_FOUND`). */
+  AADSTS90002: { kind: 'authentication' },
   /** A wrong scope. */
   AADSTS70011: { kind: 'invalid-input' },
   /** The resource is not in the tenant. */

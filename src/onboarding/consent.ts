@@ -79,7 +79,8 @@ export function managedAppCredentials(deps: Pick<ConsentDeps, 'http' | 'cloud' |
 /**
  * Resolves a tenant given as id or primary domain through OpenID discovery; when both a domain and an expected tenant
  * id are given, checks they are the same tenant.
- * @throws VigilError `invalid-input` / `DOMAIN_OF_ANOTHER_TENANT`, or `AADSTS90002` for an unknown tenant.
+ * @throws VigilError `invalid-input` / `DOMAIN_OF_ANOTHER_TENANT`, or `TENANT_NOT_FOUND` for an unknown tenant
+ *   (discovery answered AADSTS90002).
  */
 export async function resolveTenant(deps: Pick<ConsentDeps, 'http' | 'cloud'>, tenant: string, expectedTenantId?: string): Promise<string> {
   const input = normalizeGuid(tenant);
@@ -97,9 +98,9 @@ export async function resolveTenant(deps: Pick<ConsentDeps, 'http' | 'cloud'>, t
     ({ tenantId } = await discoverTenant(deps.http, deps.cloud, input));
   } catch (e) {
     if (e instanceof VigilError && e.code === 'AADSTS90002') {
-      throw new VigilError('invalid-input', 'AADSTS90002', `No tenant '${input}' exists (AADSTS90002).`, {
+      throw new VigilError('invalid-input', 'TENANT_NOT_FOUND', `No tenant '${input}' exists (AADSTS90002).`, {
         field: 'tenant',
-        remediation: 'Give the Tenant ID or the primary domain shown in Microsoft Entra admin center > Overview of the customer tenant.',
+        detail: { upstreamCode: 'AADSTS90002' },
         cause: e,
       });
     }

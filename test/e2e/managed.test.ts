@@ -77,6 +77,14 @@ describe('Mode B: managed-app consent, registration, environment access', () => 
     expect(link.url).toMatch(new RegExp(`/${t1.id}/adminconsent\\?client_id=${managed.appId}&redirect_uri=`));
     expect(link.instructions.join(' ')).toMatch(/private/);
     await expect(consentLink(rt, t2.domains[0]!, t1.id)).rejects.toMatchObject({ code: 'DOMAIN_OF_ANOTHER_TENANT', field: 'tenantId' });
+    // A typed tenant that does not exist is the person's input (400, exit 2), not a refused credential.
+    await expect(consentLink(rt, 'nope.onmicrosoft.com')).rejects.toMatchObject({
+      code: 'TENANT_NOT_FOUND',
+      kind: 'invalid-input',
+      field: 'tenant',
+      message: expect.stringContaining('(AADSTS90002)'),
+      detail: { upstreamCode: 'AADSTS90002' },
+    });
   });
 
   it('handles consent granted, cancelled, declined (AADSTS65004), and a tampered or expired state', async () => {
