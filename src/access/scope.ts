@@ -43,7 +43,7 @@ const NOT_FOUND = {
 
 /** The not-found error of an object outside the caller's organization, or absent. */
 export function notFound(what: keyof typeof NOT_FOUND, id: string, remediation?: string): VigilError {
-  return new VigilError('not-found', NOT_FOUND[what], `No ${what} '${id}'.`, remediation ? { remediation } : {});
+  return new VigilError(NOT_FOUND[what], `No ${what} '${id}'.`, remediation ? { remediation } : {});
 }
 
 /**
@@ -90,6 +90,6 @@ export async function requireOwned<T extends { integration_id: string }>(
  */
 export function requireRole(principal: Pick<Caller, 'role'>, role: Role): void {
   if (role === 'admin' && principal.role !== 'admin') {
-    throw new VigilError('authorization', 'FORBIDDEN_ROLE', 'This needs the admin role; you are signed in as a viewer.');
+    throw new VigilError('FORBIDDEN_ROLE', 'This needs the admin role; you are signed in as a viewer.');
   }
 }

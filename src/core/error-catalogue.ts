@@ -27,8 +27,8 @@ export type ErrorKind =
 
 /** One entry of {@link ERROR_CATALOGUE}. */
 interface CatalogueEntry {
-  /** The kind; a list when the same upstream code means different things where it is met (AADSTS90002). */
-  readonly kind: ErrorKind | readonly ErrorKind[];
+  /** The kind: one per code (a code that meant two things where it was met is split in two, as TENANT_NOT_FOUND). */
+  readonly kind: ErrorKind;
   /**
    * The error concerns the caller of Vigil's API itself (its session, key or role), not credentials or permissions
    * it handed to Vigil: the API answers 401/403 instead of 422.
@@ -228,9 +228,6 @@ export type CataloguedCode = keyof typeof ERROR_CATALOGUE;
 /** A Microsoft Entra ID code Vigil passes on as Microsoft names it (`AADSTS<n>`), kind `authentication` unless listed. */
 export type AadstsCode = `AADSTS${string}`;
 
-/** Kinds an AADSTS code Vigil does not list may be thrown with. */
-export type AadstsKind = 'authentication' | 'authorization' | 'invalid-input';
-
 declare const upstream: unique symbol;
 
 /**
@@ -249,11 +246,6 @@ export function upstreamCode(code: string): UpstreamCode {
 
 /** Every code a {@link VigilError} can carry. */
 export type ErrorCode = CataloguedCode | AadstsCode | UpstreamCode;
-
-type KindsOf<K> = K extends readonly (infer E)[] ? E : K;
-
-/** The kinds a catalogued code may be thrown with. */
-export type KindOf<C extends CataloguedCode> = KindsOf<(typeof ERROR_CATALOGUE)[C]['kind']>;
 
 /** Exit codes of the CLI, documented in `vigil --help`. */
 export const EXIT = {
@@ -294,6 +286,14 @@ const KIND_STATUS: Record<ErrorKind, number> = {
 /** The catalogue entry of a code (`undefined` for an AADSTS code Vigil does not list). */
 function entryOf(code: string): CatalogueEntry | undefined {
   return Object.hasOwn(ERROR_CATALOGUE, code) ? ERROR_CATALOGUE[code as CataloguedCode] : undefined;
+}
+
+/**
+ * The kind of a catalogued or AADSTS code: the catalogue's, and `authentication` for an AADSTS code Vigil does not
+ * list (Microsoft Entra ID refused a request). An {@link UpstreamCode}'s kind follows the HTTP status instead.
+ */
+export function kindOf(code: CataloguedCode | AadstsCode): ErrorKind {
+  return entryOf(code)?.kind ?? 'authentication';
 }
 
 /** The CLI's exit code of an error of `kind` (see {@link EXIT}). */

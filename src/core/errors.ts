@@ -1,11 +1,10 @@
 import {
   defaultRemediation,
+  kindOf,
   type AadstsCode,
-  type AadstsKind,
   type CataloguedCode,
   type ErrorCode,
   type ErrorKind,
-  type KindOf,
   type UpstreamCode,
   type UpstreamKind,
 } from './error-catalogue.ts';
@@ -45,11 +44,13 @@ interface VigilErrorOptions {
   cause?: unknown;
 }
 
-/** The constructor's arguments: a catalogued code with one of the kinds the catalogue allows for it. */
+/**
+ * The constructor's arguments: a catalogued or AADSTS code, whose kind the catalogue gives (no kind may be passed);
+ * or an upstream's own code, whose kind the thrower gives from the HTTP status (the one explicit kind).
+ */
 type VigilErrorArgs =
-  | { [C in CataloguedCode]: [kind: KindOf<C>, code: C, message: ErrorText, options?: VigilErrorOptions] }[CataloguedCode]
-  | [kind: AadstsKind, code: AadstsCode, message: ErrorText, options?: VigilErrorOptions]
-  | [kind: UpstreamKind, code: UpstreamCode, message: ErrorText, options?: VigilErrorOptions];
+  | [code: CataloguedCode | AadstsCode, message: ErrorText, options?: VigilErrorOptions & { kind?: never }]
+  | [code: UpstreamCode, message: ErrorText, options: VigilErrorOptions & { kind: UpstreamKind }];
 
 /** An error as an entry point shows it: texts with fields named the entry point's way. */
 export interface RenderedError {
@@ -66,7 +67,8 @@ export interface RenderedError {
  *
  * `code` is stable (e.g. `AADSTS7000215`, `INVALID_TENANT_ID`, `CONSENT_MISSING`) and safe to match in scripts;
  * `message` and `remediation` are for people (with fields in domain terms; see {@link VigilError.render}). Neither
- * ever contains a secret. An unknown code, or a kind the catalogue does not give the code, does not compile.
+ * ever contains a secret. `kind` comes from the catalogue (`kindOf`), so a code has one kind wherever it is thrown;
+ * an unknown code, or a kind passed with a catalogued code, does not compile.
  */
 export class VigilError extends Error {
   readonly kind: ErrorKind;
@@ -77,10 +79,10 @@ export class VigilError extends Error {
   readonly #message: ErrorText;
   readonly #remediation: ErrorText | undefined;
 
-  constructor(...[kind, code, message, options = {}]: VigilErrorArgs) {
+  constructor(...[code, message, options = {}]: VigilErrorArgs) {
     super(text(message, asIs), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'VigilError';
-    this.kind = kind;
+    this.kind = options.kind ?? kindOf(code as CataloguedCode | AadstsCode);
     this.code = code;
     this.field = options.field;
     this.#message = message;
@@ -114,7 +116,7 @@ function text(t: ErrorText, name: FieldNamer): string {
 
 /** Shorthand for an `INVALID_INPUT` error naming the field (domain terms) and the fix. */
 export function invalidInput(field: string, message: ErrorText, remediation: ErrorText): VigilError {
-  return new VigilError('invalid-input', 'INVALID_INPUT', message, { field, remediation });
+  return new VigilError('INVALID_INPUT', message, { field, remediation });
 }
 
 /** True when `e` is a {@link VigilError} of one of the given kinds (any kind when none given). */

@@ -68,7 +68,6 @@ export function pickByPrefix(input: string, candidates: readonly string[], what:
     .map((c) => short.get(c)!)
     .join(', ');
   throw new VigilError(
-    'invalid-input',
     'AMBIGUOUS_ID',
     `'${input}' could be ${candidates.length > 10 ? 'more than 10' : candidates.length} ${what.kind}s: ${shown}${candidates.length > 10 ? ', …' : '.'}`,
     {

@@ -49,7 +49,7 @@ export interface ConsentDeps {
  */
 export function managedAppClientId(config: Pick<VigilConfig, 'managedApp'>): string {
   if (!config.managedApp) {
-    throw new VigilError('configuration', 'MANAGED_APP_NOT_CONFIGURED', 'This Vigil deployment has no operator-managed application configured.', {
+    throw new VigilError('MANAGED_APP_NOT_CONFIGURED', 'This Vigil deployment has no operator-managed application configured.', {
       field: 'VIGIL_MANAGED_APP_CLIENT_ID',
       remediation: (name) =>
         `Set VIGIL_MANAGED_APP_CLIENT_ID and VIGIL_MANAGED_APP_CLIENT_SECRET (or VIGIL_MANAGED_APP_CERTIFICATE_FILE), or use ${name('mode')} customer-app.`,
@@ -98,7 +98,7 @@ export async function resolveTenant(deps: Pick<ConsentDeps, 'http' | 'cloud'>, t
     ({ tenantId } = await discoverTenant(deps.http, deps.cloud, input));
   } catch (e) {
     if (e instanceof VigilError && e.code === 'AADSTS90002') {
-      throw new VigilError('invalid-input', 'TENANT_NOT_FOUND', `No tenant '${input}' exists (AADSTS90002).`, {
+      throw new VigilError('TENANT_NOT_FOUND', `No tenant '${input}' exists (AADSTS90002).`, {
         field: 'tenant',
         detail: { upstreamCode: 'AADSTS90002' },
         cause: e,
@@ -107,7 +107,7 @@ export async function resolveTenant(deps: Pick<ConsentDeps, 'http' | 'cloud'>, t
     throw e;
   }
   if (expectedTenantId && tenantId !== expectedTenantId.toLowerCase()) {
-    throw new VigilError('invalid-input', 'DOMAIN_OF_ANOTHER_TENANT', `The domain ${input} belongs to tenant ${tenantId}, not to tenant ${expectedTenantId}.`, {
+    throw new VigilError('DOMAIN_OF_ANOTHER_TENANT', `The domain ${input} belongs to tenant ${tenantId}, not to tenant ${expectedTenantId}.`, {
       field: 'tenantId',
     });
   }

@@ -184,7 +184,7 @@ export async function addCustomerAppIntegration(
  * that tenant (so, someone of the tenant): it names no organization and no integration.
  */
 function boundElsewhere(tenantId: string): VigilError {
-  return new VigilError('conflict', 'TENANT_BOUND_ELSEWHERE', `Tenant ${tenantId} is connected to another organization of this Vigil deployment.`, {
+  return new VigilError('TENANT_BOUND_ELSEWHERE', `Tenant ${tenantId} is connected to another organization of this Vigil deployment.`, {
     field: 'tenantId',
     remediation: 'A tenant belongs to one organization. Ask the Vigil operator to move it (`vigil tenants bind --tenant-id <id> --organization <name>`).',
   });
@@ -197,7 +197,7 @@ async function organizationFor(deps: OnboardingDeps, organizationId: string | un
 
 /** The conflict of adding an integration the caller's organization already has: it names the existing one. */
 function integrationExists(existing: repo.IntegrationRow, what: string): VigilError {
-  return new VigilError('conflict', 'INTEGRATION_EXISTS', `${what} is already integrated as ${existing.id} (${existing.name}).`, {
+  return new VigilError('INTEGRATION_EXISTS', `${what} is already integrated as ${existing.id} (${existing.name}).`, {
     remediation: `Use \`vigil integrations verify ${existing.id}\`, or remove it first.`,
   });
 }
@@ -271,7 +271,6 @@ export async function addManagedAppIntegration(
   const where = 'Microsoft Entra admin center > Enterprise applications > search for "Vigil" (or the service\'s name) > Overview > Object ID';
   if (spObjectId === clientId) {
     throw new VigilError(
-      'invalid-input',
       'APPLICATION_ID_GIVEN',
       `${spObjectId} is the Application ID of Vigil's managed application, not the Object ID of its service principal in your tenant.`,
       {
@@ -291,7 +290,6 @@ export async function addManagedAppIntegration(
   } catch (e) {
     if (e instanceof VigilError && ['AADSTS700016', 'AADSTS7000229'].includes(e.code)) {
       throw new VigilError(
-        'authorization',
         'CONSENT_MISSING',
         `Vigil's application ${clientId} has no service principal in tenant ${tenantId}: admin consent has not been granted there.`,
         {
@@ -304,7 +302,7 @@ export async function addManagedAppIntegration(
     throw e;
   }
   if (oid.toLowerCase() !== spObjectId) {
-    throw new VigilError('invalid-input', 'OBJECT_ID_MISMATCH', `${spObjectId} is not the Object ID of Vigil's service principal in tenant ${tenantId}.`, {
+    throw new VigilError('OBJECT_ID_MISMATCH', `${spObjectId} is not the Object ID of Vigil's service principal in tenant ${tenantId}.`, {
       field: 'servicePrincipalObjectId',
       remediation: `Copy the Object ID from ${where} (not the Application ID, and not the Object ID of an app registration).`,
     });
@@ -342,7 +340,7 @@ export async function getIntegration(db: Executor, idOrName: string): Promise<re
     if (id) row = await repo.findIntegration(db, id);
   }
   if (!row) {
-    throw new VigilError('not-found', 'INTEGRATION_NOT_FOUND', `No integration '${idOrName}'.`, {
+    throw new VigilError('INTEGRATION_NOT_FOUND', `No integration '${idOrName}'.`, {
       field: 'integration',
     });
   }
@@ -355,7 +353,7 @@ export async function getIntegration(db: Executor, idOrName: string): Promise<re
  */
 export function credentialsFor(deps: Pick<OnboardingDeps, 'http' | 'cloud' | 'kek' | 'config'>, row: repo.IntegrationRow): ClientCredentialProvider {
   if (row.mode === 'managed-app') return managedAppCredentials(deps, row.tenant_id);
-  if (!row.secret_envelope) throw new VigilError('configuration', 'NO_SECRET', `Integration ${row.id} has no stored secret.`);
+  if (!row.secret_envelope) throw new VigilError('NO_SECRET', `Integration ${row.id} has no stored secret.`);
   const secret = decryptSecret(deps.kek, JSON.parse(row.secret_envelope) as Envelope, aad(row));
   return new ClientCredentialProvider({ cloud: deps.cloud, tenantId: row.tenant_id, clientId: row.client_id, clientSecret: secret, http: deps.http });
 }
@@ -373,7 +371,6 @@ export async function verifyStoredIntegration(deps: OnboardingDeps, idOrName: st
   } catch (e) {
     if (row.mode === 'managed-app' && e instanceof VigilError && ['AADSTS700016', 'AADSTS7000229'].includes(e.code)) {
       throw new VigilError(
-        'authorization',
         'CONSENT_MISSING',
         `Vigil's application ${row.client_id} no longer has a service principal in tenant ${row.tenant_id}: the enterprise application was deleted or consent was withdrawn.`,
         {
@@ -433,14 +430,9 @@ export async function rotateSecret(
 ): Promise<IntegrationView> {
   const row = await getIntegration(deps.db, idOrName);
   if (row.mode !== 'customer-app') {
-    throw new VigilError(
-      'invalid-input',
-      'NOT_CUSTOMER_APP',
-      `Integration ${row.name} uses the operator-managed application: it has no client secret of its own.`,
-      {
-        field: 'integration',
-      },
-    );
+    throw new VigilError('NOT_CUSTOMER_APP', `Integration ${row.name} uses the operator-managed application: it has no client secret of its own.`, {
+      field: 'integration',
+    });
   }
   const secret = requireSecretValue(request.clientSecret);
   const expiresAt = parseSecretExpiry(request.secretExpires);

@@ -82,7 +82,6 @@ export async function registerManagementApp(
     if (e instanceof UpstreamHttpError && e.status === 403) {
       const roles = claims.wids.map((w) => ADMIN_ROLE_TEMPLATES[w]).filter(Boolean);
       throw new VigilError(
-        'authorization',
         'ADMIN_ROLE_MISSING',
         `${claims.upn || 'The signed-in user'} may not register management applications${roles.length ? '' : ': the account holds neither the Power Platform Administrator nor the Global Administrator role'} (${e.upstreamMessage ?? 'BAP answered 403'}).`,
         {
@@ -96,7 +95,7 @@ export async function registerManagementApp(
   }
   const confirmed = await getManagementApp(ctx, input.applicationId);
   if (!confirmed) {
-    throw new VigilError('upstream', 'REGISTRATION_NOT_CONFIRMED', `BAP accepted the registration of ${input.applicationId} but does not list it.`);
+    throw new VigilError('REGISTRATION_NOT_CONFIRMED', `BAP accepted the registration of ${input.applicationId} but does not list it.`);
   }
   deps.logger.info(
     { tenantId: input.tenantId, applicationId: input.applicationId, registeredBy: claims.upn },

@@ -110,7 +110,7 @@ export async function verifyIntegration(deps: VerifyDeps, ids: { tenantId: strin
   const warnings: string[] = [];
   const discovered = await discoverTenant(ctx.http, cloud, ids.tenantId);
   if (discovered.tenantId !== ids.tenantId.toLowerCase()) {
-    throw new VigilError('invalid-input', 'TENANT_MISMATCH', `Tenant '${ids.tenantId}' resolves to ${discovered.tenantId}.`, {
+    throw new VigilError('TENANT_MISMATCH', `Tenant '${ids.tenantId}' resolves to ${discovered.tenantId}.`, {
       field: 'tenantId',
     });
   }

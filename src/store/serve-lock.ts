@@ -46,7 +46,6 @@ export function acquireServeLock(dataDir: string): ServeLock {
       // The holder has not written its pid yet: the generic wording stands.
     }
     throw new VigilError(
-      'conflict',
       'SERVE_ALREADY_RUNNING',
       `Another vigil serve (${holder}) is already using the data directory ${dataDir}; two would run the same collections on one SQLite database.`,
       {

@@ -152,11 +152,7 @@ function ownerAlive(run: runs.RunRow): boolean {
 
 /** Thrown when the run was stopped through its signal; the run is left resumable. */
 function abortedError(signal: AbortSignal): VigilError {
-  return new VigilError(
-    'conflict',
-    'COLLECTION_ABORTED',
-    `Collection stopped: ${(signal.reason as Error)?.message ?? 'aborted'}. It resumes from its last checkpoint.`,
-  );
+  return new VigilError('COLLECTION_ABORTED', `Collection stopped: ${(signal.reason as Error)?.message ?? 'aborted'}. It resumes from its last checkpoint.`);
 }
 
 const isAbort = (e: unknown) => isVigilError(e) && e.code === 'COLLECTION_ABORTED';
@@ -329,7 +325,6 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
   if (running) {
     if (ownerAlive(running)) {
       throw new VigilError(
-        'conflict',
         'COLLECTION_RUNNING',
         `Collection ${running.id} is already running for this integration (process ${running.owner_pid} on ${running.owner_host}).`,
         {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ERROR_CATALOGUE, EXIT, exitCodeOf, httpStatusOf, type ErrorKind } from '../../src/core/error-catalogue.ts';
+import { ERROR_CATALOGUE, EXIT, exitCodeOf, httpStatusOf, upstreamCode, type ErrorKind } from '../../src/core/error-catalogue.ts';
 import { VigilError, invalidInput } from '../../src/core/errors.ts';
 import { FIELD_FLAGS, flagOf } from '../../src/cli/flags.ts';
 import { buildProgram } from '../../src/main/cli.ts';
@@ -9,31 +9,29 @@ import { aadstsError } from '../../src/platform/identity/index.ts';
 /**
  * The error catalogue: every code has a kind, every kind an HTTP status and an exit code, and the fields errors name
  * in domain terms become CLI flags only in `cli/flags.ts`. That every code thrown is catalogued is the compiler's
- * job (`VigilError`'s code is an `ErrorCode`): the `@ts-expect-error` lines below fail `npm run typecheck` if an
- * unknown code or a kind the catalogue does not allow ever compiles.
+ * job (`VigilError`'s code is an `ErrorCode`, and its kind comes from the catalogue): the `@ts-expect-error` lines
+ * below fail `npm run typecheck` if an unknown code, or a kind passed with a catalogued code, ever compiles.
  */
 
-const entries = Object.entries(ERROR_CATALOGUE) as [string, { kind: ErrorKind | readonly ErrorKind[]; caller?: true; remediation?: string }][];
-const kindsOf = (k: ErrorKind | readonly ErrorKind[]): readonly ErrorKind[] => (typeof k === 'string' ? [k] : k);
+const entries = Object.entries(ERROR_CATALOGUE) as [string, { kind: ErrorKind; caller?: true; remediation?: string }][];
 const exitCodes = Object.values(EXIT).filter((c) => c !== EXIT.ok);
 
 describe('the error catalogue', () => {
-  it('gives every code, with each of its kinds, an HTTP error status and a documented non-zero exit code', () => {
+  it('gives every code one kind, an HTTP error status and a documented non-zero exit code', () => {
     expect(entries.length).toBeGreaterThan(80);
-    for (const [code, entry] of entries) {
+    for (const [code, { kind }] of entries) {
       expect(code, code).toMatch(/^[A-Z][A-Z0-9_]*$/);
-      for (const kind of kindsOf(entry.kind)) {
-        const status = httpStatusOf(kind, code);
-        expect(status >= 400 && status <= 599, `${code} ${kind} → ${status}`).toBe(true);
-        expect(exitCodes, `${code} ${kind}`).toContain(exitCodeOf(kind));
-      }
+      expect(typeof kind, code).toBe('string');
+      const status = httpStatusOf(kind, code);
+      expect(status >= 400 && status <= 599, `${code} ${kind} → ${status}`).toBe(true);
+      expect(exitCodes, `${code} ${kind}`).toContain(exitCodeOf(kind));
     }
   });
 
   it("answers 401/403 only for the API caller's own sign-in and role, and 422 for credentials an upstream refused", () => {
     const byStatus = (s: number) =>
       entries
-        .filter(([code, e]) => kindsOf(e.kind).some((k) => httpStatusOf(k, code) === s))
+        .filter(([code, e]) => httpStatusOf(e.kind, code) === s)
         .map(([code]) => code)
         .sort();
     expect(byStatus(401)).toEqual(['AUTHENTICATION_REQUIRED', 'SIGN_IN_FAILED']);
@@ -48,15 +46,26 @@ describe('the error catalogue', () => {
   });
 
   it('fills in the remediation of a code that has one fixed text, unless the thrower gives its own', () => {
-    expect(new VigilError('configuration', 'NO_SECRET', 'Integration x has no stored secret.').remediation).toBe('Remove and add the integration again.');
-    expect(new VigilError('configuration', 'NO_SECRET', 'x', { remediation: 'own' }).remediation).toBe('own');
+    expect(new VigilError('NO_SECRET', 'Integration x has no stored secret.').remediation).toBe('Remove and add the integration again.');
+    expect(new VigilError('NO_SECRET', 'x', { remediation: 'own' }).remediation).toBe('own');
   });
 
-  it('does not compile an unknown code or a kind the catalogue does not give the code', () => {
+  it("takes an error's kind from the catalogue, and from the HTTP status only for an upstream's own code", () => {
+    for (const [code, { kind }] of entries) expect(new VigilError(code as keyof typeof ERROR_CATALOGUE, 'x').kind, code).toBe(kind);
+    expect(new VigilError('AADSTS7000218', 'x').kind).toBe('invalid-input'); // a listed AADSTS code: the catalogue's kind
+    expect(new VigilError(`AADSTS${'9999999'}`, 'x').kind).toBe('authentication'); // one Vigil does not list
+    expect(new VigilError(upstreamCode('Forbidden'), 'x', { kind: 'authorization' }).kind).toBe('authorization');
+  });
+
+  it('does not compile an unknown code, a kind given with a catalogued code, or an upstream code without its kind', () => {
     // @ts-expect-error: not a catalogued code
-    expect(new VigilError('internal', 'NOT_A_CODE', 'x').code).toBe('NOT_A_CODE');
-    // @ts-expect-error: INTEGRATION_NOT_FOUND is `not-found`, never `conflict`
-    expect(new VigilError('conflict', 'INTEGRATION_NOT_FOUND', 'x').kind).toBe('conflict');
+    expect(new VigilError('NOT_A_CODE', 'x').code).toBe('NOT_A_CODE');
+    // @ts-expect-error: the former signature (kind first): 'not-found' is no code
+    expect(new VigilError('not-found', 'INTEGRATION_NOT_FOUND', 'x').kind).toBe('authentication');
+    // @ts-expect-error: INTEGRATION_NOT_FOUND is `not-found` by the catalogue; no kind may be given
+    expect(new VigilError('INTEGRATION_NOT_FOUND', 'x', { kind: 'conflict' }).kind).toBe('conflict');
+    // @ts-expect-error: an upstream's code needs the kind its HTTP status gives
+    expect(new VigilError(upstreamCode('Forbidden'), 'x').kind).toBe('authentication');
   });
 });
 
