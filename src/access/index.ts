@@ -169,7 +169,7 @@ export async function getOrganizationByName(db: Executor, name: string): Promise
   const known = names.length ? `The organizations are: ${names.map((n) => JSON.stringify(n)).join(', ')}.` : 'There are no organizations yet.';
   throw new VigilError('ORGANIZATION_NOT_FOUND', `No organization named "${name}". ${known}`, {
     field: 'organization',
-    remediation: `Check the spelling, or create it first: vigil organizations create ${JSON.stringify(trimmed)}`,
+    remediation: (_, act) => `Check the spelling, or create it first: ${act({ do: 'createOrganization', name: trimmed })}.`,
     detail: { organizations: names },
   });
 }

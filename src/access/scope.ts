@@ -1,4 +1,4 @@
-import { VigilError } from '../core/errors.ts';
+import { type ErrorText, VigilError } from '../core/errors.ts';
 import type { Executor } from '../store/db.ts';
 import {
   findIntegration,
@@ -42,7 +42,7 @@ const NOT_FOUND = {
 } as const;
 
 /** The not-found error of an object outside the caller's organization, or absent. */
-export function notFound(what: keyof typeof NOT_FOUND, id: string, remediation?: string): VigilError {
+export function notFound(what: keyof typeof NOT_FOUND, id: string, remediation?: ErrorText): VigilError {
   return new VigilError(NOT_FOUND[what], `No ${what} '${id}'.`, remediation ? { remediation } : {});
 }
 
@@ -77,7 +77,7 @@ export async function requireOwned<T extends { integration_id: string }>(
   what: keyof typeof NOT_FOUND,
   id: string,
   row: T | undefined,
-  remediation?: string,
+  remediation?: ErrorText,
 ): Promise<T> {
   if (!row) throw notFound(what, id, remediation);
   if (!(await scopedIntegration(db, principal, row.integration_id))) throw notFound(what, id, remediation);

@@ -6,6 +6,8 @@
  * `core/` imports nothing: these types are shared by every layer.
  */
 
+import type { ActionNamer } from './actions.ts';
+
 /** Broad families of failure; they give the CLI's exit code and the API's HTTP status. */
 export type ErrorKind =
   /** Bad input from the person or script calling Vigil (a field, a flag, a file). */
@@ -25,6 +27,9 @@ export type ErrorKind =
   /** A bug. */
   | 'internal';
 
+/** A catalogue remediation naming steps through the surface's wording (the field namer is unused here). */
+type CatalogueRemediation = string | ((name: (field: string) => string, act: ActionNamer) => string);
+
 /** One entry of {@link ERROR_CATALOGUE}. */
 interface CatalogueEntry {
   /** The kind: one per code (a code that meant two things where it was met is split in two, as TENANT_NOT_FOUND). */
@@ -34,8 +39,11 @@ interface CatalogueEntry {
    * it handed to Vigil: the API answers 401/403 instead of 422.
    */
   readonly caller?: true;
-  /** The remediation when the thrower gives none (one fixed text fits every occurrence). */
-  readonly remediation?: string;
+  /**
+   * The remediation when the thrower gives none (one fixed text fits every occurrence): plain text, or text naming
+   * the step to take through the surface's {@link ActionNamer} (never a CLI command line).
+   */
+  readonly remediation?: CatalogueRemediation;
 }
 
 /**
@@ -89,23 +97,26 @@ export const ERROR_CATALOGUE = {
   POWER_BI_CURSOR: { kind: 'invalid-input' },
 
   // Objects by id or name.
-  INTEGRATION_NOT_FOUND: { kind: 'not-found', remediation: 'Run `vigil integrations list` for the ids.' },
+  INTEGRATION_NOT_FOUND: { kind: 'not-found', remediation: (_, act) => `To see the ids, ${act({ do: 'listIntegrations' })}.` },
   FINDING_NOT_FOUND: { kind: 'not-found' },
   ALERT_NOT_FOUND: { kind: 'not-found' },
   RUN_NOT_FOUND: { kind: 'not-found' },
   AGENT_NOT_FOUND: { kind: 'not-found' },
-  API_KEY_NOT_FOUND: { kind: 'not-found', remediation: 'List the keys with `vigil api-keys list`.' },
+  API_KEY_NOT_FOUND: { kind: 'not-found', remediation: (_, act) => `To see the keys, ${act({ do: 'listApiKeys' })}.` },
   ORGANIZATION_NOT_FOUND: { kind: 'not-found' },
-  TENANT_NOT_BOUND: { kind: 'not-found', remediation: 'Run `vigil tenants list` for the bound tenants.' },
+  TENANT_NOT_BOUND: { kind: 'not-found', remediation: (_, act) => `To see the bound tenants, ${act({ do: 'listTenants' })}.` },
 
   // Vigil's own state.
   INTEGRATION_EXISTS: { kind: 'conflict' },
   TENANT_BOUND_ELSEWHERE: { kind: 'conflict' },
-  ORGANIZATION_EXISTS: { kind: 'conflict', remediation: 'Use the existing organization (`vigil organizations list`), or pick another name.' },
+  ORGANIZATION_EXISTS: {
+    kind: 'conflict',
+    remediation: (_, act) => `Use the existing organization, or pick another name (to see them, ${act({ do: 'listOrganizations' })}).`,
+  },
   EMAIL_UNAVAILABLE: {
     kind: 'conflict',
-    remediation:
-      'Use another address for this person; an address that already has an account keeps it (the operator can see which organization with `vigil users list`).',
+    remediation: (_, act) =>
+      `Use another address for this person; an address that already has an account keeps it (to learn where, ${act({ do: 'findAccount' })}).`,
   },
   NOT_SUPPRESSED: { kind: 'conflict' },
   COLLECTION_RUNNING: { kind: 'conflict' },
@@ -119,8 +130,8 @@ export const ERROR_CATALOGUE = {
   AUTHENTICATION_REQUIRED: {
     kind: 'authentication',
     caller: true,
-    remediation:
-      'Portal: sign in again (a session ends after a while idle, and after a fixed time in any case). Scripts: send "Authorization: Bearer vgl_…" with a key from `vigil api-keys create`.',
+    remediation: (_, act) =>
+      `Portal: sign in again (a session ends after a while idle, and after a fixed time in any case). Scripts: send "Authorization: Bearer vgl_…" with an API key (to get one, ${act({ do: 'createApiKey' })}).`,
   },
   SIGN_IN_FAILED: { kind: 'authentication', caller: true },
   FORBIDDEN_ROLE: { kind: 'authorization', caller: true, remediation: 'Ask an admin of your organization to do it, or to give you the admin role.' },
@@ -180,7 +191,10 @@ export const ERROR_CATALOGUE = {
   ROOT_BUSINESS_UNIT_NOT_FOUND: { kind: 'upstream' },
   APPLICATION_USER_NOT_CREATED: { kind: 'upstream' },
   ROLE_NOT_FOUND: { kind: 'upstream' },
-  REGISTRATION_NOT_CONFIRMED: { kind: 'upstream', remediation: 'Wait a minute and run `vigil integrations verify`; registration can take a moment to apply.' },
+  REGISTRATION_NOT_CONFIRMED: {
+    kind: 'upstream',
+    remediation: (_, act) => `Wait a minute, then ${act({ do: 'verifyIntegration' })}; registration can take a moment to apply.`,
+  },
   COLLECTION_FAILED: { kind: 'upstream' },
 
   // Configuration of Vigil itself.
@@ -311,6 +325,6 @@ export function httpStatusOf(kind: ErrorKind, code: string): number {
 }
 
 /** The catalogue's remediation of a code, when one fixed text fits it. */
-export function defaultRemediation(code: string): string | undefined {
+export function defaultRemediation(code: string): CatalogueRemediation | undefined {
   return entryOf(code)?.remediation;
 }

@@ -8,6 +8,7 @@ import {
   type UpstreamCode,
   type UpstreamKind,
 } from './error-catalogue.ts';
+import { describeAction, type ActionNamer } from './actions.ts';
 
 /**
  * The one error type of Vigil. Every error a person can meet carries a stable `code` from the catalogue
@@ -16,7 +17,9 @@ import {
  *
  * Fields are named in domain terms (`tenantId`, `clientSecret`, the API's JSON names): a text that names a field is
  * written as a function of a {@link FieldNamer}, so the CLI shows its flag (`--tenant-id`) where the API shows the
- * JSON field, and nothing below `cli/` knows a flag name.
+ * JSON field, and nothing below `cli/` knows a flag name. A step to take is named the same way, as an `Action`
+ * (`core/actions.ts`) given to the text's {@link ActionNamer}: the CLI shows its `vigil` command line, the API and
+ * the portal its domain words and API route.
  *
  * `core/` imports nothing: these types are shared by every layer.
  */
@@ -26,8 +29,11 @@ export type { ErrorCode, ErrorKind } from './error-catalogue.ts';
 /** How an entry point names a domain field (the CLI: its flag; the API: its JSON field). */
 export type FieldNamer = (field: string) => string;
 
-/** A message or remediation: plain text, or text naming fields through the caller's {@link FieldNamer}. */
-export type ErrorText = string | ((name: FieldNamer) => string);
+/**
+ * A message or remediation: plain text, or text naming fields through the caller's {@link FieldNamer} and steps
+ * through its {@link ActionNamer}. Plain text never holds a CLI flag or command line.
+ */
+export type ErrorText = string | ((name: FieldNamer, act: ActionNamer) => string);
 
 /** Domain names as they are (the API's JSON field names). */
 const asIs: FieldNamer = (field) => field;
@@ -80,38 +86,41 @@ export class VigilError extends Error {
   readonly #remediation: ErrorText | undefined;
 
   constructor(...[code, message, options = {}]: VigilErrorArgs) {
-    super(text(message, asIs), options.cause === undefined ? undefined : { cause: options.cause });
+    super(text(message, asIs, describeAction), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'VigilError';
     this.kind = options.kind ?? kindOf(code as CataloguedCode | AadstsCode);
     this.code = code;
     this.field = options.field;
     this.#message = message;
     this.#remediation = options.remediation ?? defaultRemediation(code);
-    this.remediation = this.#remediation === undefined ? undefined : text(this.#remediation, asIs);
+    this.remediation = this.#remediation === undefined ? undefined : text(this.#remediation, asIs, describeAction);
     this.detail = options.detail;
   }
 
-  /** Code, kind, message, field, remediation and detail, with fields named by `name` (domain names by default). */
-  render(name: FieldNamer = asIs): RenderedError {
-    const remediation = this.#remediation === undefined ? undefined : text(this.#remediation, name);
+  /**
+   * Code, kind, message, field, remediation and detail, with fields named by `name` and steps by `act` (by default
+   * domain names and the domain wording of `core/actions.ts`, which the API shows).
+   */
+  render(name: FieldNamer = asIs, act: ActionNamer = describeAction): RenderedError {
+    const remediation = this.#remediation === undefined ? undefined : text(this.#remediation, name, act);
     return {
       code: this.code,
       kind: this.kind,
-      message: text(this.#message, name),
+      message: text(this.#message, name, act),
       ...(this.field ? { field: name(this.field) } : {}),
       ...(remediation ? { remediation } : {}),
       ...(this.detail ? { detail: this.detail } : {}),
     };
   }
 
-  /** A plain object for logs: {@link VigilError.render} with domain names. */
+  /** A plain object for logs: {@link VigilError.render} with domain names and wording. */
   toJSON(): RenderedError {
     return this.render();
   }
 }
 
-function text(t: ErrorText, name: FieldNamer): string {
-  return typeof t === 'string' ? t : t(name);
+function text(t: ErrorText, name: FieldNamer, act: ActionNamer): string {
+  return typeof t === 'string' ? t : t(name, act);
 }
 
 /** Shorthand for an `INVALID_INPUT` error naming the field (domain terms) and the fix. */

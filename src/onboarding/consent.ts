@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Kysely } from 'kysely';
 import { ensureDefaultOrganization } from '../access/index.ts';
+import { describeAction } from '../core/actions.ts';
 import { VigilError, invalidInput } from '../core/errors.ts';
 import { isGuid, newId, normalizeGuid } from '../core/ids.ts';
 import type { CloudProfile } from '../config/cloud.ts';
@@ -195,8 +196,7 @@ export interface ConsentOutcome {
   redirect?: string;
 }
 
-const RETRY =
-  'Ask your Vigil operator or organization administrator for a new consent link (`vigil consent-url --tenant <tenant id or domain>`, or "Get consent link" in the portal).';
+const RETRY = 'Ask your Vigil operator or organization administrator for a new consent link ("Get consent link" in the portal).';
 
 /** The `AADSTS<digits>` code in an error description, or undefined: the only part of upstream text shown on a page. */
 function aadstsCode(description: string | undefined): string | undefined {
@@ -377,7 +377,7 @@ export async function handleConsentCallback(deps: ConsentDeps, query: Record<str
       tenantId: flow.tenant_id,
       title: 'This tenant is connected to another organization',
       message: 'Your tenant is already connected to another organization of this Vigil deployment; nothing was changed.',
-      next: ['Ask your Vigil operator to move the tenant (`vigil tenants bind`), or use the organization it is connected to.'],
+      next: ['Ask your Vigil operator to move the tenant to another organization, or use the organization it is connected to.'],
     };
   }
   deps.logger?.info(
@@ -393,8 +393,8 @@ export async function handleConsentCallback(deps: ConsentDeps, query: Record<str
     message: `Vigil's application now has a service principal in tenant ${flow.tenant_id}, and your sign-in as ${admin.roles[0]} proved that you administer it: the tenant is connected to your organization.`,
     next: [
       `Find its Object ID: Microsoft Entra admin center > Enterprise applications > search for "Vigil" (application ID ${clientId}) > Overview > Object ID. It is not the Application ID.`,
-      `Register the application as a Power Platform admin management application: vigil register-management-app --tenant-id ${flow.tenant_id} --application-id ${clientId} (or New-PowerAppManagementApp -ApplicationId ${clientId} in PowerShell).`,
-      `Create the integration: vigil integrations add --mode managed-app --tenant-id ${flow.tenant_id} --sp-object-id <Object ID>.`,
+      `Then ${describeAction({ do: 'registerManagementApp', tenantId: flow.tenant_id, applicationId: clientId })}.`,
+      `Then ${describeAction({ do: 'addManagedIntegration', tenantId: flow.tenant_id })}.`,
     ],
   };
 }

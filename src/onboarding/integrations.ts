@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { ensureDefaultOrganization } from '../access/index.ts';
 import { VigilError } from '../core/errors.ts';
+import { describeAction, type ActionNamer } from '../core/actions.ts';
 import { idPrefix, isGuid, newId, normalizeGuid, pickByPrefix } from '../core/ids.ts';
 import type { CloudProfile } from '../config/cloud.ts';
 import type { VigilConfig } from '../config/index.ts';
@@ -86,14 +87,18 @@ const SECRET_WARNING_DAYS = [90, 30, 7] as const;
 
 /**
  * A warning when the integration's client secret has expired or expires within 90 days, naming the portal page
- * where a new one is created and the command that swaps it in; null otherwise. The warning tightens at 30 and 7 days.
+ * where a new one is created and the step that swaps it in (worded by `act`: the domain wording unless the CLI
+ * passes its own); null otherwise. The warning tightens at 30 and 7 days.
  */
-export function secretExpiryWarning(view: Pick<IntegrationView, 'name' | 'secretDaysLeft' | 'secretExpiresAt'> & { id?: string }): string | null {
+export function secretExpiryWarning(
+  view: Pick<IntegrationView, 'name' | 'secretDaysLeft' | 'secretExpiresAt'> & { id?: string },
+  act: ActionNamer = describeAction,
+): string | null {
   if (view.secretDaysLeft === null || view.secretDaysLeft > SECRET_WARNING_DAYS[0]) return null;
   const date = view.secretExpiresAt!.slice(0, 10);
   const when = view.secretDaysLeft < 0 ? `expired on ${date}` : `expires in ${view.secretDaysLeft} days (${date})`;
   const urgency = view.secretDaysLeft <= SECRET_WARNING_DAYS[2] ? 'URGENT: ' : '';
-  return `${urgency}The client secret of ${view.name} ${when}. Create a new one under App registrations > your app > Certificates & secrets, then run \`vigil integrations rotate-secret ${view.id ?? '<integration>'}\`.`;
+  return `${urgency}The client secret of ${view.name} ${when}. Create a new one under App registrations > your app > Certificates & secrets, then ${act({ do: 'rotateSecret', integration: view.id })}.`;
 }
 
 const aad = (row: { id: string; tenant_id: string }) => `${row.id}|${row.tenant_id}`;
@@ -186,7 +191,7 @@ export async function addCustomerAppIntegration(
 function boundElsewhere(tenantId: string): VigilError {
   return new VigilError('TENANT_BOUND_ELSEWHERE', `Tenant ${tenantId} is connected to another organization of this Vigil deployment.`, {
     field: 'tenantId',
-    remediation: 'A tenant belongs to one organization. Ask the Vigil operator to move it (`vigil tenants bind --tenant-id <id> --organization <name>`).',
+    remediation: (_, act) => `A tenant belongs to one organization: ${act({ do: 'bindTenant', tenantId })}.`,
   });
 }
 
@@ -198,7 +203,7 @@ async function organizationFor(deps: OnboardingDeps, organizationId: string | un
 /** The conflict of adding an integration the caller's organization already has: it names the existing one. */
 function integrationExists(existing: repo.IntegrationRow, what: string): VigilError {
   return new VigilError('INTEGRATION_EXISTS', `${what} is already integrated as ${existing.id} (${existing.name}).`, {
-    remediation: `Use \`vigil integrations verify ${existing.id}\`, or remove it first.`,
+    remediation: (_, act) => `To check the existing one, ${act({ do: 'verifyIntegration', integration: existing.id })}; or remove it first.`,
   });
 }
 
@@ -294,7 +299,8 @@ export async function addManagedAppIntegration(
         `Vigil's application ${clientId} has no service principal in tenant ${tenantId}: admin consent has not been granted there.`,
         {
           field: 'tenantId',
-          remediation: `Grant admin consent first: vigil consent-url --tenant ${tenantId}, open the link in a private browser window as a Global Administrator or Privileged Role Administrator, and accept.`,
+          remediation: (_, act) =>
+            `Grant admin consent first: ${act({ do: 'consentLink', tenant: tenantId })}, open the link in a private browser window as a Global Administrator or Privileged Role Administrator, and accept.`,
           cause: e,
         },
       );
@@ -374,7 +380,8 @@ export async function verifyStoredIntegration(deps: OnboardingDeps, idOrName: st
         'CONSENT_MISSING',
         `Vigil's application ${row.client_id} no longer has a service principal in tenant ${row.tenant_id}: the enterprise application was deleted or consent was withdrawn.`,
         {
-          remediation: `A Global Administrator or Privileged Role Administrator grants consent again (vigil consent-url --tenant ${row.tenant_id}); Vigil then records the new service principal's Object ID at the next verify.`,
+          remediation: (_, act) =>
+            `A Global Administrator or Privileged Role Administrator grants consent again (${act({ do: 'consentLink', tenant: row.tenant_id })}); Vigil then records the new service principal's Object ID at the next verify.`,
           cause: e,
         },
       );

@@ -31,8 +31,8 @@ export interface TenantBindingView {
 export function tenantNotProven(tenantId: string): VigilError {
   return new VigilError('TENANT_NOT_PROVEN', `Your organization has not proven that it administers tenant ${tenantId}.`, {
     field: 'tenantId',
-    remediation:
-      'Prove you administer this tenant: get a consent link (`vigil consent-url --tenant <tenant>`, or "Get consent link" in the portal), open it in a private browser window, accept as a Global Administrator or Privileged Role Administrator of the tenant, and complete the sign-in that follows; then add the integration.',
+    remediation: (_, act) =>
+      `Prove you administer this tenant: ${act({ do: 'consentLink', tenant: tenantId })}, open it in a private browser window, accept as a Global Administrator or Privileged Role Administrator of the tenant, and complete the sign-in that follows; then add the integration.`,
   });
 }
 

@@ -9,7 +9,7 @@ import type { Page } from '../contract/common.ts';
 import type { Dashboard, Finding, FindingDetail, RankedAgent } from '../contract/findings.ts';
 import type { AgentDetail, InventoryItem } from '../contract/inventory.ts';
 import type { Run, RunDetail, RunEvent, RunProgress } from '../contract/runs.ts';
-import { VigilError } from '../core/errors.ts';
+import { type ErrorText, VigilError } from '../core/errors.ts';
 import { SEVERITIES, type Severity } from '../core/types.ts';
 import { findingExportView } from '../exports/findings.ts';
 import type { Database } from '../store/schema.ts';
@@ -148,7 +148,7 @@ export async function findingDetail(db: Executor, caller: Caller, checks: CheckC
 }
 
 /** Where to look for finding ids, in a not-found error. */
-const FINDING_IDS = 'List the findings with `vigil findings --status all` or GET /api/v1/findings.';
+const FINDING_IDS: ErrorText = (_, act) => `To see the findings, ${act({ do: 'listFindings' })}.`;
 
 /** Names of the suppression inputs in the caller's terms: body fields for the API (the default), flags for the CLI. */
 export interface SuppressionFields {
@@ -257,7 +257,7 @@ export async function listAlertsPage(
  */
 export async function setAlertStatus(db: Executor, caller: Caller, id: string, status: string, now = new Date()): Promise<Alert> {
   requireRole(caller, 'admin');
-  await requireOwned(db, caller, 'alert', id, await getAlert(db, id), 'List the alerts with `vigil alerts` or GET /api/v1/alerts.');
+  await requireOwned(db, caller, 'alert', id, await getAlert(db, id), (_, act) => `To see the alerts, ${act({ do: 'listAlerts' })}.`);
   if (!(ALERT_STATUSES as readonly string[]).includes(status))
     throw new VigilError('INVALID_INPUT', `status must be one of ${ALERT_STATUSES.join(', ')}.`, {
       field: 'status',
@@ -410,14 +410,7 @@ export async function* followRun(
 
 /** One run of the organization with its progress. @throws VigilError `not-found` (absent or another organization's). */
 export async function runDetail(db: Executor, caller: Caller, runId: string): Promise<RunDetail> {
-  const run = await requireOwned(
-    db,
-    caller,
-    'run',
-    runId,
-    await getRun(db, runId),
-    'List the runs with `vigil runs <integration>` or GET /api/v1/integrations/{id}/runs.',
-  );
+  const run = await requireOwned(db, caller, 'run', runId, await getRun(db, runId), (_, act) => `To see the runs, ${act({ do: 'listRuns' })}.`);
   return { ...runView(run), progress: await runProgress(db, run.id) };
 }
 

@@ -51,7 +51,7 @@ export function acquireServeLock(dataDir: string): ServeLock {
       {
         field: 'VIGIL_DATA_DIR',
         remediation:
-          'Stop the other vigil serve first, or give this one its own data directory (--data-dir). To run several vigil serve processes on one database, use PostgreSQL (DATABASE_URL).',
+          'Stop the other vigil serve first, or give this one its own data directory (VIGIL_DATA_DIR). To run several vigil serve processes on one database, use PostgreSQL (DATABASE_URL).',
       },
     );
   }

@@ -10,6 +10,7 @@ import { loadCustomProfile } from '../../src/config/cloud.ts';
 import { createRuntime, type Runtime } from '../../src/main/runtime.ts';
 import { consentLink } from '../../src/onboarding/consent.ts';
 import { setupSteps } from '../../src/onboarding/doctor.ts';
+import { actionOf } from '../../src/cli/flags.ts';
 import { grantEnvironmentAccess } from '../../src/onboarding/environments.ts';
 import { addManagedAppIntegration, verifyStoredIntegration } from '../../src/onboarding/integrations.ts';
 import { registerManagementApp } from '../../src/onboarding/registration.ts';
@@ -67,7 +68,7 @@ describe('Mode B: managed-app consent, registration, environment access', () => 
     const sp = randomUUID();
     await expect(addManagedAppIntegration(rt, { tenantId: t1.id, spObjectId: sp })).rejects.toMatchObject({
       code: 'TENANT_NOT_PROVEN',
-      remediation: expect.stringMatching(/consent-url/),
+      remediation: expect.stringContaining('"Get consent link" in the portal'),
     });
   });
 
@@ -136,7 +137,8 @@ describe('Mode B: managed-app consent, registration, environment access', () => 
       [5, 'missing'],
       [6, 'info'],
     ]);
-    expect(steps[1]!.fix).toMatch(/register-management-app/);
+    expect(steps[1]!.fix).toMatch(/New-PowerAppManagementApp in PowerShell/);
+    expect(setupSteps(integration, report, undefined, actionOf)[1]!.fix).toContain(`run \`vigil register-management-app --integration ${integration.id}\``);
     expect(steps[4]!.fix).toMatch(/^Remove Tenant\.Read\.All/);
   });
 

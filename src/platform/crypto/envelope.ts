@@ -95,7 +95,8 @@ export function loadKeyEncryptionKey(dataDir: string, masterKey: string | undefi
         `The master key is missing: ${path} does not exist and VIGIL_MASTER_KEY is not set, but the database holds client secrets encrypted with master key ${stored.join(', ')}. Vigil does not generate a new key, which would leave them unreadable.`,
         {
           field: 'VIGIL_MASTER_KEY',
-          remediation: `Restore the original key: copy the backed-up master.key to ${path} (chmod 600), or set VIGIL_MASTER_KEY to the original key (its id, the first 16 hex characters of its SHA-256, is ${stored.join(' or ')}). If the key is lost for good: run \`vigil master-key reset --forget-secrets\`, which writes a new key and forgets the unreadable secrets, then enter each integration's secret again with \`vigil integrations rotate-secret <integration>\`.`,
+          remediation: (_, act) =>
+            `Restore the original key: copy the backed-up master.key to ${path} (chmod 600), or set VIGIL_MASTER_KEY to the original key (its id, the first 16 hex characters of its SHA-256, is ${stored.join(' or ')}). If the key is lost for good: ${act({ do: 'resetMasterKey' })}, then for each integration ${act({ do: 'rotateSecret' })}.`,
         },
       );
     }

@@ -81,8 +81,7 @@ export async function acquireAdminToken(options: AdminTokenOptions): Promise<{ a
     const code = /AADSTS(\d+)/.exec(text)?.[1];
     if (code && MFA_BLOCKS.has(code) && signIn.kind === 'device-code') {
       throw new VigilError(`AADSTS${code}`, `A Conditional Access or MFA policy blocks this sign-in (AADSTS${code}).`, {
-        remediation:
-          'Sign in from a device your policies allow, or have the administrator run the PowerShell steps on such a device (`vigil register-management-app --powershell`).',
+        remediation: (_, act) => `Sign in from a device your policies allow, or have the administrator ${act({ do: 'registerManagementAppPowerShell' })}.`,
         cause: e,
       });
     }
