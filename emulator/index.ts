@@ -34,7 +34,7 @@ import { authenticate as graphAuthenticate, graphNotFound, registerGraph, sendEr
 import { registerCopilot, registerCopilotControl } from './copilot.ts';
 import { aadError, registerIdentity } from './identity.ts';
 import { generateSigningMaterial, generateTlsMaterial } from './keys.ts';
-import { redactPath, RequestLog } from './log.ts';
+import { redactPath, RequestLog, type RequestLogEntry } from './log.ts';
 import { af429Body, manageNotFound, publisherIdentifierOf, registerManage } from './manage.ts';
 import type { ManagedApp } from './managed.ts';
 import { powerBiNotFound, registerPowerBi } from './powerbi.ts';
@@ -43,6 +43,7 @@ import { registerPowerBiScanner } from './powerbiscanner.ts';
 import { registerOrganization } from './organization.ts';
 import { SignInState } from './signin.ts';
 import { TenantStore, type Tenant } from './tenant.ts';
+import { isRefusal, refusalResponse, Throttler, tokenIdentity, type ThrottlingConfig } from './throttling.ts';
 import { DEFAULT_TOKEN_LIFETIME_SECONDS, TokenService } from './tokens.ts';
 
 export { AGENT_RISK_RATES, DEFAULT_SIZES, generateTenant, groundTruth, agentRiskFlags, permissionsToGrantedRoles, tenantAccounts } from './generate.ts';
@@ -183,10 +184,17 @@ export interface StartEmulatorOptions {
   managedApps?: ManagedApp[];
   /** Fault injection from the start (see `FaultConfig`). */
   faults?: FaultConfig;
+  /** Enforce the documented limits from the start (see `ThrottlingConfig`, `throttling.ts`). @default off */
+  throttling?: ThrottlingConfig;
   /** Initial token lifetime, seconds. @default 3599 */
   tokenLifetimeSeconds?: number;
   /** Request-log capacity (entries). @default 10000 */
   logLimit?: number;
+  /**
+   * Keep each request's JSON body in the log (`RequestLogEntry.body`), for benchmarks that replay Vigil's requests
+   * with a plain client. Never the token endpoint's form body (identity is never logged with a body). @default false
+   */
+  logBodies?: boolean;
 }
 
 /** A running emulator. */
@@ -240,10 +248,22 @@ export function writeEndpointsFile(emulator: Pick<RunningEmulator, 'caPem' | 'en
   return file;
 }
 
+/** The parts of a request a replaying client needs besides its path: JSON body and the headers that shape the answer. */
+function replayable(req: FastifyRequest): Pick<RequestLogEntry, 'body' | 'headers'> {
+  const headers: Record<string, string> = {};
+  for (const name of ['prefer', 'consistencylevel', 'content-type']) {
+    const v = req.headers[name];
+    if (typeof v === 'string') headers[name] = v;
+  }
+  return { ...(req.method !== 'GET' && req.body !== undefined ? { body: JSON.stringify(req.body) } : {}), headers };
+}
+
 interface RequestState {
   service: RouteService;
   start: number;
   fault?: FaultKind;
+  /** Answered 429/AF429 by the enforced limits. */
+  throttled?: boolean;
   logged?: boolean;
 }
 
@@ -277,6 +297,8 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
   }
   const tokens = new TokenService(signing, options.tokenLifetimeSeconds ?? DEFAULT_TOKEN_LIFETIME_SECONDS);
   const faults = new FaultInjector(options.faults);
+  const throttling = new Throttler((tid) => store.get(tid)?.users.length);
+  if (options.throttling) throttling.set(options.throttling);
   const foreignLinks = new ForeignLinks();
   const log = new RequestLog(options.logLimit);
   const signIn = new SignInState();
@@ -284,7 +306,7 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
   const feeds = new FeedStore(store, clock);
   const changes = new DirectoryChanges();
   let baseUrl = '';
-  const control = new EmulatorControl({ store, tokens, faults, log, signIn, feeds, changes, foreignLinks, baseUrl: () => baseUrl });
+  const control = new EmulatorControl({ store, tokens, faults, throttling, log, signIn, feeds, changes, foreignLinks, baseUrl: () => baseUrl });
 
   const ctx: EmulatorContext = { store, tokens, signIn, baseUrl: () => baseUrl };
   const feedCtx = { ...ctx, feeds };
@@ -321,9 +343,29 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
     stateOf(req);
   });
 
+  // The documented limits (throttling.ts), before random faults: a throttled request is answered here.
   app.addHook('preHandler', async (req, reply) => {
     const state = stateOf(req);
-    if (state.service === 'control' || isBatchInner(req)) return;
+    if (state.service === 'control' || !throttling.enabled || isBatchInner(req)) return;
+    const service = state.service;
+    const verdict = throttling.admit({ service, method: req.method, url: req.url, claims: tokenIdentity(req) });
+    if (!verdict) return;
+    if (!isRefusal(verdict)) {
+      for (const [k, v] of Object.entries(verdict.headers)) reply.header(k, v);
+      if (verdict.release) reply.raw.once('close', verdict.release);
+      return;
+    }
+    state.throttled = true;
+    const requestId = (reply.getHeader('request-id') as string | undefined) ?? newId();
+    const answer = refusalResponse(service, verdict, req.url, requestId);
+    for (const [k, v] of Object.entries(answer.headers)) reply.header(k, v);
+    await reply.code(answer.status).type('application/json; charset=utf-8').send(answer.body);
+    return reply;
+  });
+
+  app.addHook('preHandler', async (req, reply) => {
+    const state = stateOf(req);
+    if (state.service === 'control' || state.throttled || isBatchInner(req)) return;
     const decision = faults.decide(state.service, req.url.split('?')[0] ?? req.url);
     if (!decision) return;
     state.fault = decision.kind;
@@ -414,6 +456,8 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
       path: redactPath(req.url),
       status: reply.statusCode,
       ...(state.fault ? { fault: state.fault } : {}),
+      ...(options.logBodies && state.service !== 'identity' ? replayable(req) : {}),
+      ...(state.throttled ? { throttled: true as const } : {}),
       durationMs: performance.now() - state.start,
       ...publisherOf(state.service, req.url),
     });
@@ -453,8 +497,8 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
   registerIdentity(app, ctx);
   await app.register(
     async (scope) => {
-      registerGraph(scope, { ...ctx, changes, faults });
-      registerGraphEstate(scope, { ...ctx, changes, faults });
+      registerGraph(scope, { ...ctx, changes, faults, throttling });
+      registerGraphEstate(scope, { ...ctx, changes, faults, throttling });
     },
     { prefix: '/graph' },
   );

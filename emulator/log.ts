@@ -18,6 +18,8 @@ export interface RequestLogEntry {
   path: string;
   status: number;
   fault?: FaultKind;
+  /** Present (true) when the enforced limits refused the request (`throttling.ts`). */
+  throttled?: true;
   /** Wall time from arrival to the response being handed to the socket, milliseconds. */
   durationMs: number;
   /**
@@ -25,6 +27,10 @@ export interface RequestLogEntry {
    * null when absent. Other services never carry the field.
    */
   publisherIdentifier?: string | null;
+  /** The JSON request body as parsed and serialised again, only when the emulator runs with `logBodies` (never identity's). */
+  body?: string;
+  /** With `logBodies`: the request's `Prefer`, `ConsistencyLevel` and `Content-Type` headers (those it sent). */
+  headers?: Record<string, string>;
 }
 
 const SECRET_PARAMS = /^(client_secret|client_assertion|password|access_token|refresh_token|code|assertion|sig|signature)$/i;

@@ -96,6 +96,8 @@ export interface EvaluationSummary {
   findingsOpened: number;
   findingsOpen: number;
   findingsResolved: number;
+  /** Wall time of the evaluation (every check, its results and findings written), milliseconds. */
+  durationMs: number;
 }
 
 /**
@@ -120,6 +122,7 @@ export async function evaluateIntegration(
     onCheck?: (done: number, total: number) => void;
   } = {},
 ): Promise<EvaluationSummary> {
+  const started = performance.now();
   const checks = options.checks ?? (await loadChecks());
   const now = options.now ?? new Date();
   const at = nowIso();
@@ -174,5 +177,12 @@ export async function evaluateIntegration(
       });
   });
   await deliverAfterCommit(sinks, db, options.logger);
-  return { results, byStatus, findingsOpened: counts.opened, findingsOpen: counts.open, findingsResolved: counts.resolved };
+  return {
+    results,
+    byStatus,
+    findingsOpened: counts.opened,
+    findingsOpen: counts.open,
+    findingsResolved: counts.resolved,
+    durationMs: Math.round(performance.now() - started),
+  };
 }

@@ -18,6 +18,7 @@ export const FIELD_FLAGS: Readonly<Record<string, string>> = {
   region: '--region',
   adminUsername: '--username',
   adminPassword: '--password-stdin',
+  dataDir: '--data-dir',
 };
 
 /** A field's flag (`tenantId` → `--tenant-id`); other fields (environment variables, flags already) as they are. */

@@ -199,6 +199,11 @@ export const ERROR_CATALOGUE = {
 
   // Configuration of Vigil itself.
   CONFIG_INVALID: { kind: 'configuration' },
+  /** The data directory (or another directory Vigil keeps files in) cannot be created where it was asked for. */
+  DATA_DIR_UNUSABLE: {
+    kind: 'configuration',
+    remediation: 'Choose a directory on a local file system that the user running Vigil can write to (VIGIL_DATA_DIR), or create it first.',
+  },
   ENDPOINTS_FILE_INVALID: { kind: 'configuration' },
   UNKNOWN_CLOUD: {
     kind: 'configuration',

@@ -1,3 +1,4 @@
+import { useQueryClient } from '@tanstack/react-query';
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { api, ApiError, setCsrfToken, setUnauthorizedHandler } from './api.ts';
 import type { LoginResult, Session } from './types.ts';
@@ -22,12 +23,15 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   const [notice, setNotice] = useState<string | null>(null);
   const sessionRef = useRef<Session | null | undefined>(undefined);
   sessionRef.current = session;
+  // What one session fetched is not shown to the next: the cache empties whenever the session ends.
+  const queryClient = useQueryClient();
 
   useEffect(() => {
     setUnauthorizedHandler(() => {
       if (sessionRef.current) setNotice('Your session ended. Sign in again to continue.');
       setSession(null);
       setCsrfToken(null);
+      queryClient.clear();
     });
     api
       .get<Session>('/auth/session')
@@ -37,7 +41,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
         setSession(null);
       });
     return () => setUnauthorizedHandler(null);
-  }, []);
+  }, [queryClient]);
 
   const signIn = useCallback(async (email: string, password: string) => {
     const r = await api.post<LoginResult>('/auth/login', { email, password });
@@ -56,7 +60,8 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     setCsrfToken(null);
     setNotice('You are signed out.');
     setSession(null);
-  }, []);
+    queryClient.clear();
+  }, [queryClient]);
 
   const value = useMemo<AuthState>(
     () => ({ session, bootError, isAdmin: session?.user?.role === 'admin', signIn, signOut, notice }),

@@ -1,53 +1,6 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useEffect, useState, type ChangeEvent } from 'react';
 import { useSearchParams } from 'react-router';
-import { api, ApiError } from './api.ts';
-
-type Query = Record<string, string | number | null | undefined>;
-
-export interface Loaded<T> {
-  data: T | null;
-  error: ApiError | null;
-  loading: boolean;
-  /** Fetches again (keeps the current data on screen meanwhile). */
-  reload: () => void;
-  /** Replaces the data with an answer obtained elsewhere (e.g. a POST that answers the same shape). */
-  setData: (d: T) => void;
-}
-
-/** GETs `path` (null: nothing yet) whenever it or the query changes. */
-export function useApi<T>(path: string | null, query?: Query): Loaded<T> {
-  const [data, setData] = useState<T | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [loading, setLoading] = useState<boolean>(path !== null);
-  const [tick, setTick] = useState(0);
-  const key = path === null ? null : `${path}?${JSON.stringify(query ?? {})}`;
-  const queryRef = useRef(query);
-  queryRef.current = query;
-
-  useEffect(() => {
-    if (path === null) return;
-    const ctl = new AbortController();
-    setLoading(true);
-    api
-      .get<T>(path, queryRef.current, ctl.signal)
-      .then((d) => {
-        setData(d);
-        setError(null);
-      })
-      .catch((e: unknown) => {
-        if ((e as Error).name === 'AbortError') return;
-        setError(e instanceof ApiError ? e : new ApiError(0, 'CLIENT', (e as Error).message));
-      })
-      .finally(() => {
-        if (!ctl.signal.aborted) setLoading(false);
-      });
-    return () => ctl.abort();
-    // `key` stands for path and query.
-  }, [key, tick]);
-
-  const reload = useCallback(() => setTick((t) => t + 1), []);
-  return { data, error, loading, reload, setData };
-}
+import type { FormError } from './components/ui.tsx';
 
 /** Sets the document title for the page. */
 export function useTitle(title: string): void {
@@ -59,10 +12,10 @@ export function useTitle(title: string): void {
 /**
  * The filters of a list page, kept in the URL's query (so Back and shared links work), and Previous/Next over the
  * API's keyset cursors: the API gives only the next cursor, so the cursors of the pages already seen are kept to go
- * back. `update` changes filters (and returns to the first page); `onFilterChange` runs when it does. Spread
+ * back. `update` changes filters (and returns to the first page). Spread `bind(name)` into a `<SelectFilter>` and
  * `pager(nextCursor)` into `<Pager>`.
  */
-export function useListFilters(onFilterChange?: () => void) {
+export function useListFilters() {
   const [params, setParams] = useSearchParams();
   const cursor = params.get('cursor') ?? '';
   const [trail, setTrail] = useState<string[]>([]);
@@ -74,15 +27,18 @@ export function useListFilters(onFilterChange?: () => void) {
     }
     setParams(p);
   };
+  const update = (next: Record<string, string>) => {
+    setTrail([]);
+    go({ ...next, cursor: '' });
+  };
+  const get = (name: string, fallback = '') => params.get(name) ?? fallback;
   return {
     /** A filter's value, or `fallback` when absent. */
-    get: (name: string, fallback = '') => params.get(name) ?? fallback,
+    get,
     cursor,
-    update(next: Record<string, string>) {
-      setTrail([]);
-      onFilterChange?.();
-      go({ ...next, cursor: '' });
-    },
+    update,
+    /** `value` and `onChange` of the control for filter `name`. */
+    bind: (name: string, fallback = '') => ({ value: get(name, fallback), onChange: (v: string) => update({ [name]: v }) }),
     pager: (nextCursor: string | null | undefined) => ({
       hasPrevious: trail.length > 0 || !!cursor,
       nextCursor,
@@ -95,6 +51,37 @@ export function useListFilters(onFilterChange?: () => void) {
         setTrail((t) => [...t, cursor]);
         go({ cursor: nextCursor });
       },
+    }),
+  };
+}
+
+/** The props `useForm().field(name)` gives a `<Field>`. */
+export interface FieldBinding {
+  id: string;
+  value: string;
+  onChange: (e: ChangeEvent<HTMLInputElement | HTMLTextAreaElement>) => void;
+  error: FormError | undefined;
+}
+
+/**
+ * The values and errors of a form of text fields named by `K`. Spread `field(name)` into a `<Field>`: its id (the
+ * name, which an error's `field` and the error summary's link point at), value, onChange and error.
+ */
+export function useForm<K extends string>(initial: Record<K, string>) {
+  const [values, setValues] = useState(initial);
+  const [errors, setErrors] = useState<FormError[]>([]);
+  const set = (k: K, v: string) => setValues((s) => ({ ...s, [k]: v }));
+  return {
+    values,
+    errors,
+    setErrors,
+    set,
+    reset: () => setValues(initial),
+    field: (k: K): FieldBinding => ({
+      id: k,
+      value: values[k],
+      onChange: (e: ChangeEvent<HTMLInputElement | HTMLTextAreaElement>) => set(k, e.target.value),
+      error: errors.find((e) => e.field === k),
     }),
   };
 }

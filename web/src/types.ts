@@ -35,11 +35,29 @@ export type AlertStatus = NonNullable<NonNullable<paths['/api/v1/alerts']['get']
 /** The inventory kinds of `/api/v1/inventory/{kind}`. */
 export type InventoryKind = paths['/api/v1/inventory/{kind}']['get']['parameters']['path']['kind'];
 
-/** A page of a list: the items and the cursor of the next page (null on the last). */
-export interface Page<T> {
-  items: T[];
-  nextCursor: string | null;
+/** The JSON a successful `method` on `path` answers (its 200, 201 or 202 response), as the OpenAPI document says. */
+type Answer<P extends keyof paths, M extends 'get' | 'post' | 'put' | 'delete'> = paths[P][M] extends {
+  responses: infer R;
 }
+  ? { [S in keyof R]: S extends 200 | 201 | 202 ? (R[S] extends { content: { 'application/json': infer J } } ? J : never) : never }[keyof R]
+  : never;
+
+/** `GET /integrations`: a page of integrations. */
+export type IntegrationPage = Answer<'/api/v1/integrations', 'get'>;
+/** `GET /findings`: a page of findings. */
+export type FindingPage = Answer<'/api/v1/findings', 'get'>;
+/** `GET /alerts`: a page of alerts. */
+export type AlertPage = Answer<'/api/v1/alerts', 'get'>;
+/** `GET /inventory/{kind}`: a page of inventory items. */
+export type InventoryPage = Answer<'/api/v1/inventory/{kind}', 'get'>;
+/** `GET /integrations/{id}/runs`: a page of runs, newest first. */
+export type RunPage = Answer<'/api/v1/integrations/{id}/runs', 'get'>;
+/** `GET /integrations/{id}/environments`: System Administrator access per environment. */
+export type EnvironmentList = Answer<'/api/v1/integrations/{id}/environments', 'get'>;
+/** `POST /integrations/{id}/environments/grant`: the outcome per environment. */
+export type GrantList = Answer<'/api/v1/integrations/{id}/environments/grant', 'post'>;
+/** `POST /integrations/{id}/runs`: whether a new collection was queued. */
+export type RunQueued = Answer<'/api/v1/integrations/{id}/runs', 'post'>;
 
 /** Severities, most severe first (the order of the API's enumeration). */
 export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const satisfies readonly Schemas['Severity'][];

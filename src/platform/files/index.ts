@@ -1,4 +1,6 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { VigilError } from '../../core/errors.ts';
 
 /**
  * Private files of the data directory (issue 14, point 8): the SQLite database with its WAL and shared-memory files,
@@ -40,8 +42,49 @@ function tighten(path: string, mode: number): Tightened | undefined {
  * @returns what was tightened, or undefined.
  */
 export function privateDirectory(path: string): Tightened | undefined {
-  mkdirSync(path, { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
+  makeDirectories(resolve(path));
   return tighten(path, PRIVATE_DIRECTORY_MODE);
+}
+
+/**
+ * Creates `path` and its missing parents (mode 0700), one level at a time from the nearest existing ancestor.
+ * Not `mkdirSync(…, { recursive: true })`: under a pseudo file system such as /proc, `mkdir` answers ENOENT while the
+ * parent exists, and Node's recursive mkdir then retries the parent and the child forever (the process hangs).
+ * @throws VigilError `DATA_DIR_UNUSABLE` naming the path and the reason (a file in the way, no permission, a file
+ *   system that takes no directories).
+ */
+function makeDirectories(path: string): void {
+  const missing: string[] = [];
+  let at = path;
+  for (;;) {
+    let st;
+    try {
+      st = statSync(at);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(at) === at) throw unusable(path, at, e);
+      missing.unshift(at);
+      at = dirname(at);
+      continue;
+    }
+    if (!st.isDirectory()) throw unusable(path, at, undefined, 'is a file, not a directory');
+    break;
+  }
+  for (const dir of missing) {
+    try {
+      mkdirSync(dir, { mode: PRIVATE_DIRECTORY_MODE });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST' && statSync(dir).isDirectory()) continue;
+      throw unusable(path, dir, e);
+    }
+  }
+}
+
+function unusable(path: string, at: string, cause: unknown, reason?: string): VigilError {
+  const why = reason ?? (cause as NodeJS.ErrnoException | undefined)?.code ?? String(cause);
+  return new VigilError('DATA_DIR_UNUSABLE', `Cannot create the directory ${path}: ${at} ${reason ?? `could not be created (${why})`}.`, {
+    field: 'dataDir',
+    cause,
+  });
 }
 
 /**

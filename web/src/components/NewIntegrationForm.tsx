@@ -1,6 +1,8 @@
 import { useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
 import { api, ApiError, seg } from '../api.ts';
+import { useForm, type FieldBinding } from '../hooks.ts';
+import { useApiMutation } from '../query.ts';
 import type { ConsentLink, IntegrationDetail, IntegrationMode } from '../types.ts';
 import { ErrorSummary, Field, formatTime, isDomain, isGuid, todayIso, type FormError } from './ui.tsx';
 
@@ -52,21 +54,59 @@ export function validateSecret(clientSecret: string, secretExpires: string, errs
 
 const FIELDS = ['name', 'tenantId', 'clientId', 'clientSecret', 'secretExpires', 'tenant', 'servicePrincipalObjectId'] as const;
 
+/** What a GUID input takes besides its field: the example as placeholder, no autocomplete or spelling check. */
+const GUID_INPUT = { placeholder: GUID_EXAMPLE, autoComplete: 'off', spellCheck: false, required: true } as const;
+
+/** The client secret and its expiry date, as creation and rotation ask for them (each with its own hints). */
+export function SecretFields({
+  form,
+  hints,
+}: {
+  form: { field: (k: 'clientSecret' | 'secretExpires') => FieldBinding };
+  hints: { secret: string; expires: string };
+}) {
+  return (
+    <>
+      <Field
+        {...form.field('clientSecret')}
+        label="Client secret"
+        type="password"
+        hint={hints.secret}
+        autoComplete="new-password"
+        spellCheck={false}
+        required
+      />
+      <Field {...form.field('secretExpires')} label="Secret expires" type="date" min={todayIso()} hint={hints.expires} />
+    </>
+  );
+}
+
+const MODES: { mode: IntegrationMode; id: string; label: string; hint: string }[] = [
+  {
+    mode: 'customer-app',
+    id: 'mode-customer',
+    label: 'Customer-created app (Mode A)',
+    hint: 'You registered an app in your tenant, created a client secret and granted the permissions.',
+  },
+  {
+    mode: 'managed-app',
+    id: 'mode-managed',
+    label: 'Managed app consent (Mode B)',
+    hint: "A global administrator consents to Vigil's own app in your tenant; no secret to manage.",
+  },
+];
+
 export function NewIntegrationForm({ onCancel }: { onCancel: () => void }) {
   const navigate = useNavigate();
   const [mode, setMode] = useState<IntegrationMode>('customer-app');
-  const [name, setName] = useState('');
-  const [tenantId, setTenantId] = useState('');
-  const [clientId, setClientId] = useState('');
-  const [clientSecret, setClientSecret] = useState('');
-  const [secretExpires, setSecretExpires] = useState('');
-  const [tenant, setTenant] = useState('');
-  const [spObjectId, setSpObjectId] = useState('');
-  const [consent, setConsent] = useState<ConsentLink | null>(null);
-  const [errors, setErrors] = useState<FormError[]>([]);
-  const [busy, setBusy] = useState<null | 'consent' | 'create'>(null);
-
-  const errFor = (f: string) => errors.find((e) => e.field === f);
+  const form = useForm({ name: '', tenantId: '', clientId: '', clientSecret: '', secretExpires: '', tenant: '', servicePrincipalObjectId: '' });
+  const { name, tenantId, clientId, clientSecret, secretExpires, tenant, servicePrincipalObjectId: spObjectId } = form.values;
+  const consent = useApiMutation((t: string) => api.post<ConsentLink>('/integrations/consent-link', { tenant: t }));
+  const create = useApiMutation((body: object) => api.post<IntegrationDetail>('/integrations', body), {
+    invalidates: ['/integrations', '/dashboard'],
+    onSuccess: (created) => void navigate(`/integrations/${seg(created.integration.id)}`),
+  });
+  const busy = consent.isPending || create.isPending;
 
   function checkTenant(errs: FormError[]) {
     const t = tenant.trim();
@@ -85,22 +125,18 @@ export function NewIntegrationForm({ onCancel }: { onCancel: () => void }) {
     }
   }
 
-  async function getConsentLink() {
+  function getConsentLink() {
     const errs: FormError[] = [];
     checkTenant(errs);
-    setErrors(errs);
+    form.setErrors(errs);
     if (errs.length) return;
-    setBusy('consent');
-    try {
-      setConsent(await api.post<ConsentLink>('/integrations/consent-link', { tenant: tenant.trim() }));
-    } catch (e) {
-      const fe = toFormError(e, FIELDS);
-      setErrors([{ ...fe, field: fe.field ?? 'tenant' }]);
-    } finally {
-      setBusy(null);
-    }
+    consent.mutate(tenant.trim(), {
+      onError: (e) => {
+        const fe = toFormError(e, FIELDS);
+        form.setErrors([{ ...fe, field: fe.field ?? 'tenant' }]);
+      },
+    });
   }
-
   function validate(): FormError[] {
     const errs: FormError[] = [];
     if (name.trim().length > 200)
@@ -140,210 +176,122 @@ export function NewIntegrationForm({ onCancel }: { onCancel: () => void }) {
     return errs;
   }
 
-  async function submit(e: FormEvent) {
+  function submit(e: FormEvent) {
     e.preventDefault();
     const errs = validate();
-    setErrors(errs);
+    form.setErrors(errs);
     if (errs.length) return;
     const named = name.trim() ? { name: name.trim() } : {};
     const body =
       mode === 'customer-app'
         ? { mode, ...named, tenantId: tenantId.trim(), clientId: clientId.trim(), clientSecret, ...(secretExpires ? { secretExpires } : {}) }
         : { mode, ...named, tenant: tenant.trim(), servicePrincipalObjectId: spObjectId.trim() };
-    setBusy('create');
-    try {
-      const created = await api.post<IntegrationDetail>('/integrations', body);
-      void navigate(`/integrations/${seg(created.integration.id)}`);
-    } catch (err) {
-      setErrors([toFormError(err, FIELDS)]);
-      setBusy(null);
-    }
+    create.mutate(body, { onError: (err) => form.setErrors([toFormError(err, FIELDS)]) });
   }
 
+  const c = consent.data;
   return (
-    <form onSubmit={(e) => void submit(e)} noValidate aria-describedby="new-integration-intro">
+    <form onSubmit={submit} noValidate aria-describedby="new-integration-intro">
       <p id="new-integration-intro" className="muted">
         Vigil reads your tenant through a service principal. Choose how it is created; the checklist on the next page verifies every setup step.
       </p>
-      <ErrorSummary errors={errors} />
+      <ErrorSummary errors={form.errors} />
       <fieldset className="mode-choice">
         <legend>Setup mode</legend>
-        <div className="radio">
-          <input
-            type="radio"
-            id="mode-customer"
-            name="mode"
-            value="customer-app"
-            checked={mode === 'customer-app'}
-            onChange={() => {
-              setMode('customer-app');
-              setErrors([]);
-            }}
-            aria-describedby="mode-customer-hint"
-          />
-          <label htmlFor="mode-customer">Customer-created app (Mode A)</label>
-          <div className="hint" id="mode-customer-hint">
-            You registered an app in your tenant, created a client secret and granted the permissions.
+        {MODES.map((m) => (
+          <div className="radio" key={m.mode}>
+            <input
+              type="radio"
+              id={m.id}
+              name="mode"
+              value={m.mode}
+              checked={mode === m.mode}
+              onChange={() => {
+                setMode(m.mode);
+                form.setErrors([]);
+              }}
+              aria-describedby={`${m.id}-hint`}
+            />
+            <label htmlFor={m.id}>{m.label}</label>
+            <div className="hint" id={`${m.id}-hint`}>
+              {m.hint}
+            </div>
           </div>
-        </div>
-        <div className="radio">
-          <input
-            type="radio"
-            id="mode-managed"
-            name="mode"
-            value="managed-app"
-            checked={mode === 'managed-app'}
-            onChange={() => {
-              setMode('managed-app');
-              setErrors([]);
-            }}
-            aria-describedby="mode-managed-hint"
-          />
-          <label htmlFor="mode-managed">Managed app consent (Mode B)</label>
-          <div className="hint" id="mode-managed-hint">
-            A global administrator consents to Vigil&apos;s own app in your tenant; no secret to manage.
-          </div>
-        </div>
+        ))}
       </fieldset>
 
-      <Field
-        id="name"
-        label="Name"
-        value={name}
-        onChange={(e) => setName(e.target.value)}
-        error={errFor('name')}
-        hint="Optional: a label for this tenant, such as Contoso production."
-        autoComplete="off"
-      />
+      <Field {...form.field('name')} label="Name" hint="Optional: a label for this tenant, such as Contoso production." autoComplete="off" />
 
       {mode === 'customer-app' ? (
         <>
-          <Field
-            id="tenantId"
-            label="Tenant ID"
-            value={tenantId}
-            onChange={(e) => setTenantId(e.target.value)}
-            error={errFor('tenantId')}
-            hint={WHERE.tenantId}
-            placeholder={GUID_EXAMPLE}
-            autoComplete="off"
-            spellCheck={false}
-            required
+          <Field {...form.field('tenantId')} label="Tenant ID" hint={WHERE.tenantId} {...GUID_INPUT} />
+          <Field {...form.field('clientId')} label="Client ID" hint={WHERE.clientId} {...GUID_INPUT} />
+          <SecretFields
+            form={form}
+            hints={{
+              secret: `${WHERE.clientSecret} Vigil stores it encrypted and never shows it again.`,
+              expires: `${WHERE.secretExpires} Vigil warns ahead of it; if left empty, 24 months from today is assumed.`,
+            }}
           />
-          <Field
-            id="clientId"
-            label="Client ID"
-            value={clientId}
-            onChange={(e) => setClientId(e.target.value)}
-            error={errFor('clientId')}
-            hint={WHERE.clientId}
-            placeholder={GUID_EXAMPLE}
-            autoComplete="off"
-            spellCheck={false}
-            required
-          />
-          <Field
-            id="clientSecret"
-            label="Client secret"
-            type="password"
-            value={clientSecret}
-            onChange={(e) => setClientSecret(e.target.value)}
-            error={errFor('clientSecret')}
-            hint={`${WHERE.clientSecret} Vigil stores it encrypted and never shows it again.`}
-            autoComplete="new-password"
-            spellCheck={false}
-            required
-          />
-          <Field
-            id="secretExpires"
-            label="Secret expires"
-            type="date"
-            value={secretExpires}
-            min={todayIso()}
-            onChange={(e) => setSecretExpires(e.target.value)}
-            error={errFor('secretExpires')}
-            hint={`${WHERE.secretExpires} Vigil warns ahead of it; if left empty, 24 months from today is assumed.`}
-          />
-          <div className="actions">
-            <button type="submit" disabled={busy !== null}>
-              Create integration
-            </button>
-            <button type="button" className="secondary" onClick={onCancel}>
-              Cancel
-            </button>
-          </div>
         </>
       ) : (
         <>
           <h3>Step 1: admin consent</h3>
           <Field
-            id="tenant"
-            label="Tenant ID or primary domain"
-            value={tenant}
+            {...form.field('tenant')}
             onChange={(e) => {
-              setTenant(e.target.value);
-              setConsent(null);
+              form.set('tenant', e.target.value);
+              consent.reset();
             }}
-            error={errFor('tenant')}
+            label="Tenant ID or primary domain"
             hint={WHERE.tenant}
             autoComplete="off"
             spellCheck={false}
             required
           />
-          <button type="button" onClick={() => void getConsentLink()} disabled={busy !== null}>
+          <button type="button" onClick={getConsentLink} disabled={busy}>
             Get consent link
           </button>
-          {consent ? (
+          {c ? (
             <div className="consent" role="status">
               <p>
-                A global administrator of tenant <code>{consent.tenantId}</code> opens this link and accepts (valid until {formatTime(consent.expiresAt)}):
+                A global administrator of tenant <code>{c.tenantId}</code> opens this link and accepts (valid until {formatTime(c.expiresAt)}):
               </p>
               <p className="consent-link">
-                <a href={consent.url} target="_blank" rel="noopener noreferrer">
+                <a href={c.url} target="_blank" rel="noopener noreferrer">
                   Open the admin consent page (opens in a new tab)
                 </a>
               </p>
               <details>
                 <summary>Show the consent URL</summary>
                 <pre className="wrap">
-                  <code>{consent.url}</code>
+                  <code>{c.url}</code>
                 </pre>
               </details>
-              {consent.instructions.length ? (
+              {c.instructions.length ? (
                 <ol>
-                  {consent.instructions.map((s, i) => (
+                  {c.instructions.map((s, i) => (
                     <li key={i}>{s}</li>
                   ))}
                 </ol>
               ) : null}
               <p className="small muted">
-                Application (client) ID <code>{consent.clientId}</code>; the consent returns to <code>{consent.redirectUri}</code>.
+                Application (client) ID <code>{c.clientId}</code>; the consent returns to <code>{c.redirectUri}</code>.
               </p>
             </div>
           ) : null}
           <h3>Step 2: the service principal</h3>
-          <Field
-            id="servicePrincipalObjectId"
-            label="Service principal Object ID"
-            value={spObjectId}
-            onChange={(e) => setSpObjectId(e.target.value)}
-            error={errFor('servicePrincipalObjectId')}
-            hint={WHERE.servicePrincipalObjectId}
-            placeholder={GUID_EXAMPLE}
-            autoComplete="off"
-            spellCheck={false}
-            required
-          />
-          <div className="actions">
-            <button type="submit" disabled={busy !== null}>
-              Create integration
-            </button>
-            <button type="button" className="secondary" onClick={onCancel}>
-              Cancel
-            </button>
-          </div>
+          <Field {...form.field('servicePrincipalObjectId')} label="Service principal Object ID" hint={WHERE.servicePrincipalObjectId} {...GUID_INPUT} />
         </>
       )}
+      <div className="actions">
+        <button type="submit" disabled={busy}>
+          Create integration
+        </button>
+        <button type="button" className="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
     </form>
   );
 }

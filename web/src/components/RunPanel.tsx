@@ -1,8 +1,10 @@
+import { useQueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, apiUrl, ApiError, seg } from '../api.ts';
-import { useApi } from '../hooks.ts';
-import type { LiveProgress, Page, Run } from '../types.ts';
-import { ErrorMessage, formatDuration, JsonValue, StatusBadge, TableScroll, Time } from './ui.tsx';
+import { apiScope, useApiMutation, useApiQuery } from '../query.ts';
+import type { LiveProgress, Run, RunPage, RunQueued } from '../types.ts';
+import { column, DataTable, statusColumn, timeColumn, type Column } from './DataTable.tsx';
+import { ErrorMessage, formatDuration, JsonValue, Loaded, StatusBadge, Time } from './ui.tsx';
 
 /** How long to keep asking the live stream after starting a run that a worker has not picked up yet. */
 const START_RETRIES = 20;
@@ -31,19 +33,42 @@ function countsSummary(counts: Record<string, unknown> | null): string {
   return `${records} records from ${streams} streams${errored ? `, ${errored} errored slices` : ''}`;
 }
 
-/** Run collection, its live progress over server-sent events, and the recent runs. */
-export function RunPanel({ integrationId, isAdmin, onFinished }: { integrationId: string; isAdmin: boolean; onFinished: () => void }) {
-  const runs = useApi<Page<Run>>(`/integrations/${seg(integrationId)}/runs`, { limit: 20 });
+const RUNS: Column<Run>[] = [
+  timeColumn('Started', (r) => r.startedAt),
+  statusColumn((r) => r.status),
+  column('Duration', (r) => formatDuration(r.durationMs)),
+  column('Counts', (r) => (
+    <>
+      {countsSummary(r.counts)}
+      {r.counts ? <JsonValue value={r.counts} summary="All counts" /> : null}
+    </>
+  )),
+  column('Errors', (r) =>
+    r.errors?.length ? (
+      <JsonValue value={r.errors} summary={`${r.errors.length} error${r.errors.length === 1 ? '' : 's'}`} />
+    ) : (
+      <span className="muted">none</span>
+    ),
+  ),
+];
+
+/**
+ * Run collection, its live progress over server-sent events, and the recent runs. A finished run changes findings,
+ * inventory, alerts and the integration's state, so every cached answer is fetched again.
+ */
+export function RunPanel({ integrationId, isAdmin }: { integrationId: string; isAdmin: boolean }) {
+  const runsPath = `/integrations/${seg(integrationId)}/runs`;
+  const runs = useApiQuery<RunPage>(runsPath, { limit: 20 });
+  const client = useQueryClient();
   const [live, setLive] = useState<LiveProgress | null>(null);
   const [phase, setPhase] = useState<'idle' | 'queued' | 'running'>('idle');
   const [finished, setFinished] = useState<Run | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
-  const [note, setNote] = useState<string | null>(null);
   const esRef = useRef<EventSource | null>(null);
   const timerRef = useRef<ReturnType<typeof setTimeout> | null>(null);
-  const onFinishedRef = useRef(onFinished);
-  onFinishedRef.current = onFinished;
-  const reloadRuns = runs.reload;
+  const reloadRuns = useCallback(() => void client.invalidateQueries({ queryKey: apiScope(runsPath) }), [client, runsPath]);
+  const reloadAll = useCallback(() => void client.invalidateQueries({ queryKey: apiScope('/') }), [client]);
+  const startRun = useApiMutation(() => api.post<RunQueued>(runsPath));
 
   const stop = useCallback(() => {
     esRef.current?.close();
@@ -75,8 +100,7 @@ export function RunPanel({ integrationId, isAdmin, onFinished }: { integrationId
         }
         setLive(null);
         setPhase('idle');
-        reloadRuns();
-        onFinishedRef.current();
+        reloadAll();
       });
       es.addEventListener('idle', (ev) => {
         try {
@@ -124,7 +148,7 @@ export function RunPanel({ integrationId, isAdmin, onFinished }: { integrationId
         // Otherwise the browser reconnects by itself.
       };
     },
-    [integrationId, stop, reloadRuns],
+    [integrationId, stop, reloadRuns, reloadAll],
   );
 
   // A run may already be in progress when the page opens.
@@ -133,21 +157,14 @@ export function RunPanel({ integrationId, isAdmin, onFinished }: { integrationId
     return stop;
   }, [watch, stop]);
 
-  async function start() {
+  function start() {
     if (phase !== 'idle') return;
     setError(null);
     setFinished(null);
     setPhase('queued');
-    try {
-      const r = await api.post<{ jobId: string | null; queued: boolean }>(`/integrations/${seg(integrationId)}/runs`);
-      setNote(r.queued ? null : 'A collection of this integration was already waiting; following it.');
-    } catch (e) {
-      setError(e instanceof ApiError ? e : new ApiError(0, 'CLIENT', (e as Error).message));
-      setPhase('idle');
-      return;
-    }
-    watch(START_RETRIES);
+    startRun.mutate(undefined, { onSuccess: () => watch(START_RETRIES), onError: () => setPhase('idle') });
   }
+  const note = startRun.data && !startRun.data.queued ? 'A collection of this integration was already waiting; following it.' : null;
 
   const run = live?.run;
   const counters = live?.progress ?? live?.checkpoints;
@@ -155,11 +172,11 @@ export function RunPanel({ integrationId, isAdmin, onFinished }: { integrationId
     <section aria-labelledby="h-runs" className="card">
       <h2 id="h-runs">Collection</h2>
       {isAdmin ? (
-        <button type="button" onClick={() => void start()} aria-disabled={phase !== 'idle'} className={phase !== 'idle' ? 'is-busy' : undefined}>
+        <button type="button" onClick={start} aria-disabled={phase !== 'idle'} className={phase !== 'idle' ? 'is-busy' : undefined}>
           Run collection
         </button>
       ) : null}
-      <ErrorMessage error={error} />
+      <ErrorMessage error={error ?? startRun.error} />
       <div className="live" role="status" aria-live="polite">
         {phase === 'queued' && !run ? <p>Collection queued; waiting for a worker to start it…</p> : null}
         {note ? <p>{note}</p> : null}
@@ -195,47 +212,7 @@ export function RunPanel({ integrationId, isAdmin, onFinished }: { integrationId
       </div>
 
       <h3>Recent runs</h3>
-      <ErrorMessage error={runs.error} />
-      {runs.data && !runs.data.items.length ? <p className="muted">No collection has run yet.</p> : null}
-      {runs.data?.items.length ? (
-        <TableScroll label="Recent runs">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Started</th>
-                <th scope="col">Status</th>
-                <th scope="col">Duration</th>
-                <th scope="col">Counts</th>
-                <th scope="col">Errors</th>
-              </tr>
-            </thead>
-            <tbody>
-              {runs.data.items.map((r) => (
-                <tr key={r.id}>
-                  <td>
-                    <Time value={r.startedAt} />
-                  </td>
-                  <td>
-                    <StatusBadge status={r.status} />
-                  </td>
-                  <td>{formatDuration(r.durationMs)}</td>
-                  <td>
-                    {countsSummary(r.counts)}
-                    {r.counts ? <JsonValue value={r.counts} summary="All counts" /> : null}
-                  </td>
-                  <td>
-                    {r.errors?.length ? (
-                      <JsonValue value={r.errors} summary={`${r.errors.length} error${r.errors.length === 1 ? '' : 's'}`} />
-                    ) : (
-                      <span className="muted">none</span>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableScroll>
-      ) : null}
+      <Loaded query={runs}>{(page) => <DataTable label="Recent runs" rows={page.items} columns={RUNS} empty="No collection has run yet." />}</Loaded>
     </section>
   );
 }

@@ -1,4 +1,4 @@
-import { useEffect, useRef, type InputHTMLAttributes, type ReactNode } from 'react';
+import { useEffect, useRef, type ChangeEvent, type InputHTMLAttributes, type ReactNode } from 'react';
 import type { Severity } from '../types.ts';
 
 /** A form error: the field it belongs to (its input id), the message and how to fix it. */
@@ -43,18 +43,21 @@ export function ErrorMessage({ error }: { error: { message: string; remediation?
   );
 }
 
-type FieldProps = Omit<InputHTMLAttributes<HTMLInputElement>, 'id'> & {
+type FieldProps = Omit<InputHTMLAttributes<HTMLInputElement>, 'id' | 'onChange'> & {
   id: string;
   label: string;
   hint?: ReactNode;
   error?: FormError | null | undefined;
+  onChange?: (e: ChangeEvent<HTMLInputElement | HTMLTextAreaElement>) => void;
+  /** A multi-line text area of this many rows instead of an input. */
+  rows?: number;
 };
 
-/** A labelled input with its hint and error, both linked through aria-describedby. */
-export function Field({ id, label, hint, error, className, ...rest }: FieldProps) {
+/** A labelled input (or text area) with its hint and error, both linked through aria-describedby. */
+export function Field({ id, label, hint, error, className, rows, ...rest }: FieldProps) {
   const hintId = hint ? `${id}-hint` : undefined;
   const errId = error ? `${id}-error` : undefined;
-  const describedBy = [errId, hintId].filter(Boolean).join(' ') || undefined;
+  const control = { id, name: id, 'aria-invalid': error ? true : undefined, 'aria-describedby': [errId, hintId].filter(Boolean).join(' ') || undefined };
   return (
     <div className={`field${error ? ' field-invalid' : ''}${className ? ` ${className}` : ''}`}>
       <label htmlFor={id}>{label}</label>
@@ -70,8 +73,25 @@ export function Field({ id, label, hint, error, className, ...rest }: FieldProps
           {error.remediation ? <span className="remediation"> {error.remediation}</span> : null}
         </div>
       ) : null}
-      <input id={id} name={id} aria-invalid={error ? true : undefined} aria-describedby={describedBy} {...rest} />
+      {rows ? <textarea {...control} rows={rows} value={rest.value} onChange={rest.onChange} required={rest.required} /> : <input {...control} {...rest} />}
     </div>
+  );
+}
+
+/** What a fetch is showing: its error, "Loading…" while there is nothing yet, then `children(data)`. */
+export function Loaded<T>({
+  query,
+  children,
+}: {
+  query: { data: T | undefined; error: { message: string; remediation?: string | undefined } | null; isPending: boolean };
+  children: (data: T) => ReactNode;
+}) {
+  return (
+    <>
+      <ErrorMessage error={query.error} />
+      {query.isPending ? <Loading /> : null}
+      {query.data !== undefined ? children(query.data) : null}
+    </>
   );
 }
 
@@ -128,6 +148,13 @@ const STATUS_CLASS: Record<string, string> = {
 export function StatusBadge({ status }: { status: string | null | undefined }) {
   if (!status) return <span className="muted">—</span>;
   return <span className={`badge st-${STATUS_CLASS[status] ?? 'neutral'}`}>{status}</span>;
+}
+
+/** A yes/no/unknown answer as a badge: `yes` when true, `no` when false, a neutral "unknown" otherwise. */
+export function BoolBadge({ value, yes, no }: { value: boolean | string | null | undefined; yes: string; no: string }) {
+  if (value === true) return <StatusBadge status={yes} />;
+  if (value === false) return <StatusBadge status={no} />;
+  return <span className="badge st-neutral">unknown</span>;
 }
 
 const pad = (n: number) => String(n).padStart(2, '0');

@@ -1,7 +1,8 @@
 import { useState, type FormEvent } from 'react';
 import { Link, useParams } from 'react-router';
-import { api, ApiError, seg } from '../api.ts';
+import { api, seg } from '../api.ts';
 import { useAuth } from '../auth.tsx';
+import { IntegrationName } from '../components/ListPage.tsx';
 import { toFormError } from '../components/NewIntegrationForm.tsx';
 import {
   ErrorMessage,
@@ -16,23 +17,28 @@ import {
   todayIso,
   type FormError,
 } from '../components/ui.tsx';
-import { useApi, useTitle } from '../hooks.ts';
-import type { Finding, FindingDetail, Integration, Page } from '../types.ts';
+import { useForm, useTitle } from '../hooks.ts';
+import { apiKey, useApiMutation, useApiQuery } from '../query.ts';
+import type { Finding, FindingDetail } from '../types.ts';
 
 /** A suppression "until" a date lasts through that whole day (UTC). */
 function endOfDay(date: string): string {
   return `${date}T23:59:59.000Z`;
 }
 
-function SuppressForm({ id, onDone }: { id: string; onDone: (f: Finding) => void }) {
-  const [reason, setReason] = useState('');
-  const [until, setUntil] = useState('');
-  const [errors, setErrors] = useState<FormError[]>([]);
-  const [busy, setBusy] = useState(false);
-  const errFor = (f: string) => errors.find((e) => e.field === f);
-  const reasonErr = errFor('reason');
+function SuppressForm({ id, onDone }: { id: string; onDone: () => void }) {
+  const form = useForm({ reason: '', expiresAt: '' });
+  const { reason, expiresAt: until } = form.values;
+  const suppress = useFindingChange(
+    id,
+    (body: { reason: string; expiresAt?: string }) => api.post<Finding>(`/findings/${seg(id)}/suppression`, body),
+    () => {
+      form.reset();
+      onDone();
+    },
+  );
 
-  async function submit(e: FormEvent) {
+  function submit(e: FormEvent) {
     e.preventDefault();
     const errs: FormError[] = [];
     if (!reason.trim())
@@ -47,90 +53,56 @@ function SuppressForm({ id, onDone }: { id: string; onDone: (f: Finding) => void
         message: 'The end date must be in the future.',
         remediation: 'Choose a later date, or leave it empty to suppress until lifted.',
       });
-    setErrors(errs);
-    if (errs.length || busy) return;
-    setBusy(true);
-    try {
-      const f = await api.post<Finding>(`/findings/${seg(id)}/suppression`, { reason: reason.trim(), ...(until ? { expiresAt: endOfDay(until) } : {}) });
-      setReason('');
-      setUntil('');
-      onDone(f);
-    } catch (err) {
-      setErrors([toFormError(err, ['reason', 'expiresAt'])]);
-    } finally {
-      setBusy(false);
-    }
+    form.setErrors(errs);
+    if (errs.length || suppress.isPending) return;
+    suppress.mutate(
+      { reason: reason.trim(), ...(until ? { expiresAt: endOfDay(until) } : {}) },
+      { onError: (err) => form.setErrors([toFormError(err, ['reason', 'expiresAt'])]) },
+    );
   }
 
   return (
-    <form onSubmit={(e) => void submit(e)} noValidate>
-      <ErrorSummary errors={errors} title="The finding was not suppressed" />
-      <div className={`field${reasonErr ? ' field-invalid' : ''}`}>
-        <label htmlFor="reason">Reason</label>
-        <div className="hint" id="reason-hint">
-          Recorded in the finding&apos;s history with your name.
-        </div>
-        {reasonErr ? (
-          <div className="field-error" id="reason-error">
-            <span className="visually-hidden">Error: </span>
-            {reasonErr.message}
-            {reasonErr.remediation ? <span className="remediation"> {reasonErr.remediation}</span> : null}
-          </div>
-        ) : null}
-        <textarea
-          id="reason"
-          name="reason"
-          rows={3}
-          value={reason}
-          onChange={(e) => setReason(e.target.value)}
-          aria-invalid={reasonErr ? true : undefined}
-          aria-describedby={reasonErr ? 'reason-error reason-hint' : 'reason-hint'}
-          required
-        />
-      </div>
+    <form onSubmit={submit} noValidate>
+      <ErrorSummary errors={form.errors} title="The finding was not suppressed" />
+      <Field {...form.field('reason')} label="Reason" rows={3} hint="Recorded in the finding's history with your name." required />
       <Field
-        id="expiresAt"
+        {...form.field('expiresAt')}
         label="Suppress until"
         type="date"
         min={todayIso()}
-        value={until}
-        onChange={(e) => setUntil(e.target.value)}
-        error={errFor('expiresAt')}
         hint="Optional. The finding reopens after this day (UTC) if still present."
       />
-      <button type="submit" aria-disabled={busy}>
+      <button type="submit" aria-disabled={suppress.isPending}>
         Suppress
       </button>
     </form>
   );
 }
 
+/**
+ * A change of finding `id`'s suppression. The answer is the finding without its history: it is merged into the
+ * cached detail at once, then the findings (this one and every list) are fetched again.
+ */
+function useFindingChange<V>(id: string, call: (vars: V) => Promise<Finding>, onSuccess: () => void) {
+  return useApiMutation(call, {
+    invalidates: ['/findings', '/dashboard'],
+    update: (next, _vars, client) => client.setQueryData<FindingDetail>(apiKey(`/findings/${seg(id)}`), (f) => f && { ...f, ...next }),
+    onSuccess,
+  });
+}
+
 export function FindingDetailPage() {
   const { id = '' } = useParams();
   const { isAdmin } = useAuth();
-  const detail = useApi<FindingDetail>(`/findings/${seg(id)}`);
-  const integrations = useApi<Page<Integration>>('/integrations');
-  const [liftError, setLiftError] = useState<ApiError | null>(null);
+  const detail = useApiQuery<FindingDetail>(`/findings/${seg(id)}`);
   const [message, setMessage] = useState<string | null>(null);
+  const lift = useFindingChange(
+    id,
+    () => api.del<Finding>(`/findings/${seg(id)}/suppression`),
+    () => setMessage('The suppression was lifted.'),
+  );
   const f = detail.data;
   useTitle(f ? (f.title ?? f.checkId) : 'Finding');
-
-  function changed(next: Finding, msg: string) {
-    // The suppression answers the finding without its history: keep what we have and fetch the rest.
-    if (f) detail.setData({ ...f, ...next });
-    setMessage(msg);
-    detail.reload();
-  }
-
-  async function lift() {
-    setLiftError(null);
-    try {
-      const next = await api.del<Finding>(`/findings/${seg(id)}/suppression`);
-      changed(next, 'The suppression was lifted.');
-    } catch (e) {
-      setLiftError(e instanceof ApiError ? e : new ApiError(0, 'CLIENT', (e as Error).message));
-    }
-  }
 
   return (
     <>
@@ -139,7 +111,7 @@ export function FindingDetailPage() {
       </p>
       <h1>{f ? (f.title ?? f.checkId) : 'Finding'}</h1>
       <ErrorMessage error={detail.error} />
-      {detail.loading && !f ? <Loading /> : null}
+      {detail.isPending ? <Loading /> : null}
       {message ? (
         <p className="success" role="status">
           {message}
@@ -159,7 +131,7 @@ export function FindingDetailPage() {
                 [
                   'Integration',
                   <Link key="i" to={`/integrations/${seg(f.integrationId)}`}>
-                    {integrations.data?.items.find((i) => i.id === f.integrationId)?.name ?? f.integrationId}
+                    <IntegrationName id={f.integrationId} />
                   </Link>,
                 ],
                 ['First seen', <Time key="f" value={f.firstSeenAt} />],
@@ -221,14 +193,14 @@ export function FindingDetailPage() {
                   ]}
                 />
                 {isAdmin ? (
-                  <button type="button" onClick={() => void lift()}>
+                  <button type="button" onClick={() => lift.mutate(undefined)}>
                     Lift suppression
                   </button>
                 ) : null}
-                <ErrorMessage error={liftError} />
+                <ErrorMessage error={lift.error} />
               </>
             ) : isAdmin ? (
-              <SuppressForm id={f.id} onDone={(next) => changed(next, 'The finding is suppressed.')} />
+              <SuppressForm id={f.id} onDone={() => setMessage('The finding is suppressed.')} />
             ) : (
               <p className="muted">Not suppressed. Administrators can suppress a finding with a reason.</p>
             )}

@@ -1,25 +1,26 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Link, useLocation, useParams } from 'react-router';
-import { api, ApiError, seg } from '../api.ts';
+import { api, seg } from '../api.ts';
 import { useAuth } from '../auth.tsx';
-import { toFormError, validateSecret, WHERE } from '../components/NewIntegrationForm.tsx';
+import { column, DataTable, NameAndId, statusColumn, type Column } from '../components/DataTable.tsx';
+import { SecretFields, toFormError, validateSecret, WHERE } from '../components/NewIntegrationForm.tsx';
 import { RunPanel } from '../components/RunPanel.tsx';
 import {
+  BoolBadge,
   ErrorMessage,
   ErrorSummary,
-  Field,
   formatTime,
   JsonValue,
   KeyValues,
+  Loaded,
   Loading,
   StatusBadge,
-  TableScroll,
   Time,
-  todayIso,
   type FormError,
 } from '../components/ui.tsx';
-import { useApi, useTitle } from '../hooks.ts';
-import type { EnvironmentAccess, GrantResult, IntegrationDetail, Registration, Step } from '../types.ts';
+import { useForm, useTitle } from '../hooks.ts';
+import { apiKey, useApiMutation, useApiQuery } from '../query.ts';
+import type { EnvironmentAccess, EnvironmentList, GrantList, GrantResult, IntegrationDetail, Registration, Step } from '../types.ts';
 
 const POLL_MS = 15_000;
 const AUTO_VERIFY_MS = 30_000;
@@ -58,43 +59,34 @@ function Checklist({ steps }: { steps: Step[] }) {
 }
 
 function RegistrationSection({ id }: { id: string }) {
-  const reg = useApi<Registration>(`/integrations/${seg(id)}/registration`);
-  const r = reg.data;
+  const reg = useApiQuery<Registration>(`/integrations/${seg(id)}/registration`);
   return (
     <section aria-labelledby="h-registration" className="card">
       <h2 id="h-registration">Management-app registration</h2>
       <p className="muted">
         Power Platform admin APIs answer only applications registered as management applications. Either way below registers it; then choose Verify again.
       </p>
-      <ErrorMessage error={reg.error} />
-      {reg.loading && !r ? <Loading /> : null}
-      {r ? (
-        <>
-          <p>
-            Status:{' '}
-            {r.registered === true ? (
-              <StatusBadge status="done" />
-            ) : r.registered === false ? (
-              <StatusBadge status="missing" />
-            ) : (
-              <span className="badge st-neutral">unknown</span>
-            )}{' '}
-            {r.detail}
-          </p>
-          <p>
-            Application (client) ID: <code>{r.applicationId}</code>
-          </p>
-          <h3>Way 1: PowerShell (as a Power Platform administrator)</h3>
-          <pre className="code-block" tabIndex={0} aria-label="PowerShell commands">
-            <code>{r.powershell.join('\n')}</code>
-          </pre>
-          <h3>Way 2: the REST API</h3>
-          <pre className="code-block" tabIndex={0} aria-label="API call">
-            <code>{`${r.api.method} ${r.api.url}`}</code>
-          </pre>
-          <p className="small muted">{r.api.note ?? 'Call it with a token of a Power Platform administrator for the BAP API.'}</p>
-        </>
-      ) : null}
+      <Loaded query={reg}>
+        {(r) => (
+          <>
+            <p>
+              Status: <BoolBadge value={r.registered} yes="done" no="missing" /> {r.detail}
+            </p>
+            <p>
+              Application (client) ID: <code>{r.applicationId}</code>
+            </p>
+            <h3>Way 1: PowerShell (as a Power Platform administrator)</h3>
+            <pre className="code-block" tabIndex={0} aria-label="PowerShell commands">
+              <code>{r.powershell.join('\n')}</code>
+            </pre>
+            <h3>Way 2: the REST API</h3>
+            <pre className="code-block" tabIndex={0} aria-label="API call">
+              <code>{`${r.api.method} ${r.api.url}`}</code>
+            </pre>
+            <p className="small muted">{r.api.note ?? 'Call it with a token of a Power Platform administrator for the BAP API.'}</p>
+          </>
+        )}
+      </Loaded>
     </section>
   );
 }
@@ -106,68 +98,38 @@ function yesNo(v: boolean | string | null | undefined): string {
   return v;
 }
 
-function EnvironmentsSection({ id, isAdmin, onGranted }: { id: string; isAdmin: boolean; onGranted: () => void }) {
-  const envs = useApi<{ items: EnvironmentAccess[] }>(`/integrations/${seg(id)}/environments`);
-  const [results, setResults] = useState<GrantResult[] | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+const ENVIRONMENTS: Column<EnvironmentAccess>[] = [
+  column('Environment', (e) => <NameAndId name={e.name ?? e.id} id={e.id} />),
+  column('Dataverse', (e) => yesNo(e.dataverse)),
+  column('Agents readable', (e) => <BoolBadge value={e.agentsReadable} yes="granted" no="missing" />),
+  column('Reason', (e) => e.reason ?? ''),
+];
 
-  async function grant() {
-    if (busy) return;
-    setBusy(true);
-    setError(null);
-    try {
-      const r = await api.post<{ items: GrantResult[] }>(`/integrations/${seg(id)}/environments/grant`);
-      setResults(r.items);
-      envs.reload();
-      onGranted();
-    } catch (e) {
-      setError(e instanceof ApiError ? e : new ApiError(0, 'CLIENT', (e as Error).message));
-    } finally {
-      setBusy(false);
-    }
-  }
+const GRANTS: Column<GrantResult>[] = [
+  column('Environment', (r) => r.name ?? r.environmentId),
+  statusColumn((r) => r.result, 'Result'),
+  column('Via', (r) => r.via ?? ''),
+  column('Reason and fix', (r) => (
+    <>
+      {r.reason ?? ''}
+      {r.fix ? <div className="fix">Fix: {r.fix}</div> : null}
+    </>
+  )),
+];
 
-  const items = envs.data?.items ?? [];
-  const missing = items.filter((e) => e.agentsReadable !== true).length;
+function EnvironmentsSection({ id, isAdmin }: { id: string; isAdmin: boolean }) {
+  const envs = useApiQuery<EnvironmentList>(`/integrations/${seg(id)}/environments`);
+  // Granting changes the verification: the whole integration is fetched again.
+  const grant = useApiMutation(() => api.post<GrantList>(`/integrations/${seg(id)}/environments/grant`), { invalidates: [`/integrations/${seg(id)}`] });
+  const missing = (envs.data?.items ?? []).filter((e) => e.agentsReadable !== true).length;
   return (
     <section aria-labelledby="h-envs" className="card">
       <h2 id="h-envs">System Administrator per environment</h2>
       <p className="muted">Vigil needs the System Administrator security role in each Dataverse environment to read agents and their components.</p>
-      <ErrorMessage error={envs.error} />
-      {envs.loading && !envs.data ? <Loading /> : null}
-      {envs.data && !items.length ? <p className="muted">No environments found yet.</p> : null}
-      {items.length ? (
-        <TableScroll label="Environments">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Environment</th>
-                <th scope="col">Dataverse</th>
-                <th scope="col">Agents readable</th>
-                <th scope="col">Reason</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((e) => (
-                <tr key={e.id}>
-                  <td>
-                    {e.name ?? e.id} <div className="small muted">{e.id}</div>
-                  </td>
-                  <td>{yesNo(e.dataverse)}</td>
-                  <td>
-                    {e.agentsReadable === true ? <StatusBadge status="granted" /> : e.agentsReadable === false ? <StatusBadge status="missing" /> : 'unknown'}
-                  </td>
-                  <td>{e.reason ?? ''}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableScroll>
-      ) : null}
+      <Loaded query={envs}>{(page) => <DataTable label="Environments" rows={page.items} columns={ENVIRONMENTS} empty="No environments found yet." />}</Loaded>
       {isAdmin ? (
         <p>
-          <button type="button" onClick={() => void grant()} aria-disabled={busy} aria-describedby="grant-hint">
+          <button type="button" onClick={() => !grant.isPending && grant.mutate(undefined)} aria-disabled={grant.isPending} aria-describedby="grant-hint">
             Grant System Administrator
           </button>{' '}
           <span id="grant-hint" className="small muted">
@@ -177,158 +139,120 @@ function EnvironmentsSection({ id, isAdmin, onGranted }: { id: string; isAdmin: 
           </span>
         </p>
       ) : null}
-      {busy ? <p role="status">Granting…</p> : null}
-      <ErrorMessage error={error} />
-      {results ? (
+      {grant.isPending ? <p role="status">Granting…</p> : null}
+      <ErrorMessage error={grant.error} />
+      {grant.data ? (
         <div role="status">
           <h3>Grant results</h3>
-          <TableScroll label="Grant results">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Environment</th>
-                  <th scope="col">Result</th>
-                  <th scope="col">Via</th>
-                  <th scope="col">Reason and fix</th>
-                </tr>
-              </thead>
-              <tbody>
-                {results.map((r) => (
-                  <tr key={r.environmentId}>
-                    <td>{r.name ?? r.environmentId}</td>
-                    <td>
-                      <StatusBadge status={r.result} />
-                    </td>
-                    <td>{r.via ?? ''}</td>
-                    <td>
-                      {r.reason ?? ''}
-                      {r.fix ? <div className="fix">Fix: {r.fix}</div> : null}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableScroll>
+          <DataTable label="Grant results" rows={grant.data.items} columns={GRANTS} rowId={(r) => r.environmentId} />
         </div>
       ) : null}
     </section>
   );
 }
 
-function RotateSecretForm({ id, onRotated }: { id: string; onRotated: (d: IntegrationDetail) => void }) {
-  const [clientSecret, setClientSecret] = useState('');
-  const [secretExpires, setSecretExpires] = useState('');
-  const [errors, setErrors] = useState<FormError[]>([]);
-  const [busy, setBusy] = useState(false);
-  const [done, setDone] = useState(false);
-  const errFor = (f: string) => errors.find((e) => e.field === f);
+function RotateSecretForm({ id }: { id: string }) {
+  const form = useForm({ clientSecret: '', secretExpires: '' });
+  const rotate = useIntegrationChange(
+    id,
+    (body: { clientSecret: string; secretExpires?: string }) => api.put<IntegrationDetail>(`/integrations/${seg(id)}/secret`, body),
+    {
+      also: ['/integrations', '/dashboard'],
+      onSuccess: form.reset,
+    },
+  );
 
-  async function submit(e: FormEvent) {
+  function submit(e: FormEvent) {
     e.preventDefault();
-    setDone(false);
+    rotate.reset();
+    const { clientSecret, secretExpires } = form.values;
     const errs: FormError[] = [];
     validateSecret(clientSecret, secretExpires, errs);
-    setErrors(errs);
-    if (errs.length || busy) return;
-    setBusy(true);
-    try {
-      const d = await api.put<IntegrationDetail>(`/integrations/${seg(id)}/secret`, { clientSecret, ...(secretExpires ? { secretExpires } : {}) });
-      setClientSecret('');
-      setSecretExpires('');
-      setDone(true);
-      onRotated(d);
-    } catch (err) {
-      setErrors([toFormError(err, ['clientSecret', 'secretExpires'])]);
-    } finally {
-      setBusy(false);
-    }
+    form.setErrors(errs);
+    if (errs.length || rotate.isPending) return;
+    rotate.mutate(
+      { clientSecret, ...(secretExpires ? { secretExpires } : {}) },
+      { onError: (err) => form.setErrors([toFormError(err, ['clientSecret', 'secretExpires'])]) },
+    );
   }
 
   return (
-    <form onSubmit={(e) => void submit(e)} noValidate>
-      <ErrorSummary errors={errors} title="The secret was not rotated" />
-      {done ? (
+    <form onSubmit={submit} noValidate>
+      <ErrorSummary errors={form.errors} title="The secret was not rotated" />
+      {rotate.isSuccess ? (
         <p className="success" role="status">
           The new secret was verified and now replaces the old one. Delete the old secret in the Entra admin center.
         </p>
       ) : null}
-      <Field
-        id="clientSecret"
-        label="Client secret"
-        type="password"
-        value={clientSecret}
-        onChange={(e) => setClientSecret(e.target.value)}
-        error={errFor('clientSecret')}
-        hint={`The new secret: ${WHERE.clientSecret} Vigil verifies it before it replaces the old one.`}
-        autoComplete="new-password"
-        spellCheck={false}
-        required
+      <SecretFields
+        form={form}
+        hints={{ secret: `The new secret: ${WHERE.clientSecret} Vigil verifies it before it replaces the old one.`, expires: WHERE.secretExpires }}
       />
-      <Field
-        id="secretExpires"
-        label="Secret expires"
-        type="date"
-        min={todayIso()}
-        value={secretExpires}
-        onChange={(e) => setSecretExpires(e.target.value)}
-        error={errFor('secretExpires')}
-        hint={WHERE.secretExpires}
-      />
-      <button type="submit" aria-disabled={busy}>
+      <button type="submit" aria-disabled={rotate.isPending}>
         Rotate secret
       </button>
     </form>
   );
 }
 
+/**
+ * A change that answers the integration's detail (verify, rotate): the answer replaces the cached detail at once,
+ * then everything under the integration (and the paths of `also`) is fetched again.
+ */
+function useIntegrationChange<V>(id: string, call: (vars: V) => Promise<IntegrationDetail>, opts: { also?: string[]; onSuccess?: () => void } = {}) {
+  const path = `/integrations/${seg(id)}`;
+  return useApiMutation(call, {
+    invalidates: [path, ...(opts.also ?? [])],
+    update: (d, _vars, client) => client.setQueryData(apiKey(path), d),
+    onSuccess: opts.onSuccess,
+  });
+}
+
+type Capability = NonNullable<IntegrationDetail['verification']>['capabilities'][number];
+
+const CAPABILITIES: Column<Capability>[] = [
+  column('Capability', (c) => c.title),
+  column('API', (c) => c.api),
+  statusColumn((c) => c.status),
+  column('Granted by / to add', (c) => (
+    <>
+      {c.status === 'granted' ? list(c.grantedBy) : list(c.add) && <>Add: {list(c.add)}</>}
+      {c.detail ? <div>{c.detail}</div> : null}
+    </>
+  )),
+];
+
+/** Whether every step is done (or only informs). */
+const allDone = (d: IntegrationDetail | undefined) => (d ? d.steps.every((s) => s.state === 'done' || s.state === 'info') : false);
+
 export function IntegrationDetailPage() {
   const { id = '' } = useParams();
   const { isAdmin } = useAuth();
   const location = useLocation();
-  const detail = useApi<IntegrationDetail>(`/integrations/${seg(id)}`);
-  const [verifying, setVerifying] = useState(false);
-  const [verifyError, setVerifyError] = useState<ApiError | null>(null);
+  // The live checklist: fetched again while a step is still open (someone may verify elsewhere, or a collection
+  // runs); TanStack Query pauses the interval while the tab is hidden.
+  const detail = useApiQuery<IntegrationDetail>(`/integrations/${seg(id)}`, undefined, {
+    refetchInterval: (q) => (q.state.data && !allDone(q.state.data) ? POLL_MS : false),
+  });
+  const verify = useIntegrationChange(id, () => api.post<IntegrationDetail>(`/integrations/${seg(id)}/verify`));
   const [autoVerify, setAutoVerify] = useState(false);
   const d = detail.data;
   useTitle(d ? d.integration.name : 'Integration');
-  const allDone = d ? d.steps.every((s) => s.state === 'done' || s.state === 'info') : false;
-  const { reload, setData } = detail;
-  const verifyingRef = useRef(false);
-
-  async function verify() {
-    if (verifyingRef.current) return;
-    verifyingRef.current = true;
-    setVerifying(true);
-    setVerifyError(null);
-    try {
-      setData(await api.post<IntegrationDetail>(`/integrations/${seg(id)}/verify`));
-    } catch (e) {
-      setVerifyError(e instanceof ApiError ? e : new ApiError(0, 'CLIENT', (e as Error).message));
-    } finally {
-      verifyingRef.current = false;
-      setVerifying(false);
-    }
-  }
-  const verifyRef = useRef(verify);
-  verifyRef.current = verify;
-
-  // The live checklist: refresh while a step is still open (someone may verify elsewhere, or a collection runs).
-  useEffect(() => {
-    if (!d || allDone) return;
-    const t = setInterval(() => {
-      if (document.visibilityState === 'visible') reload();
-    }, POLL_MS);
-    return () => clearInterval(t);
-  }, [d, allDone, reload]);
+  const done = allDone(d);
+  const verifyNow = () => {
+    if (!verify.isPending) verify.mutate(undefined);
+  };
+  const verifyRef = useRef(verifyNow);
+  verifyRef.current = verifyNow;
 
   // Optional: re-verify automatically while steps are missing (each verification asks the tenant for tokens).
   useEffect(() => {
-    if (!autoVerify || allDone) return;
+    if (!autoVerify || done) return;
     const t = setInterval(() => {
-      if (document.visibilityState === 'visible') void verifyRef.current();
+      if (document.visibilityState === 'visible') verifyRef.current();
     }, AUTO_VERIFY_MS);
     return () => clearInterval(t);
-  }, [autoVerify, allDone]);
+  }, [autoVerify, done]);
 
   // Links such as #rotate-secret land on their section once it is rendered.
   const hashDone = useRef(false);
@@ -347,7 +271,7 @@ export function IntegrationDetailPage() {
       <>
         <h1>Integration</h1>
         <ErrorMessage error={detail.error} />
-        {detail.loading ? <Loading /> : null}
+        {detail.isPending ? <Loading /> : null}
         <p>
           <Link to="/integrations">All integrations</Link>
         </p>
@@ -398,12 +322,12 @@ export function IntegrationDetailPage() {
       <section aria-labelledby="h-checklist" className="card">
         <h2 id="h-checklist">Setup steps</h2>
         <p role="status" aria-live="polite" className="checklist-status">
-          {verifying ? 'Verifying…' : `${doneCount} of ${d.steps.length} steps done${allDone ? ': setup complete.' : '.'}`}
+          {verify.isPending ? 'Verifying…' : `${doneCount} of ${d.steps.length} steps done${done ? ': setup complete.' : '.'}`}
           {v ? <> Last checked {formatTime(v.checkedAt)}.</> : ' Not verified yet.'}
         </p>
         {isAdmin ? (
           <div className="actions">
-            <button type="button" onClick={() => void verify()} aria-disabled={verifying} className={verifying ? 'is-busy' : undefined}>
+            <button type="button" onClick={verifyNow} aria-disabled={verify.isPending} className={verify.isPending ? 'is-busy' : undefined}>
               Verify again
             </button>
             <label className="inline-check">
@@ -411,7 +335,7 @@ export function IntegrationDetailPage() {
             </label>
           </div>
         ) : null}
-        <ErrorMessage error={verifyError} />
+        <ErrorMessage error={verify.error} />
         {d.steps.length ? <Checklist steps={d.steps} /> : <p className="muted">No steps to show.</p>}
         {v?.warnings.length ? (
           <div className="banner warn">
@@ -425,7 +349,7 @@ export function IntegrationDetailPage() {
         ) : null}
       </section>
 
-      <RunPanel integrationId={i.id} isAdmin={isAdmin} onFinished={reload} />
+      <RunPanel integrationId={i.id} isAdmin={isAdmin} />
 
       <section aria-labelledby="h-perms" className="card">
         <h2 id="h-perms">Permissions per capability</h2>
@@ -437,33 +361,7 @@ export function IntegrationDetailPage() {
                 Permission list recognised: <JsonValue value={v.permissionList} />
               </p>
             ) : null}
-            <TableScroll label="Permissions per capability">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Capability</th>
-                    <th scope="col">API</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Granted by / to add</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {v.capabilities.map((c) => (
-                    <tr key={c.id}>
-                      <td>{c.title}</td>
-                      <td>{c.api}</td>
-                      <td>
-                        <StatusBadge status={c.status} />
-                      </td>
-                      <td>
-                        {c.status === 'granted' ? list(c.grantedBy) : list(c.add) && <>Add: {list(c.add)}</>}
-                        {c.detail ? <div>{c.detail}</div> : null}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableScroll>
+            <DataTable label="Permissions per capability" rows={v.capabilities} columns={CAPABILITIES} />
             {v.missingPermissions.length ? (
               <>
                 <h3>Missing application permissions</h3>
@@ -482,7 +380,7 @@ export function IntegrationDetailPage() {
       </section>
 
       <RegistrationSection id={i.id} />
-      <EnvironmentsSection id={i.id} isAdmin={isAdmin} onGranted={reload} />
+      <EnvironmentsSection id={i.id} isAdmin={isAdmin} />
 
       <section aria-labelledby="h-safelist" className="card">
         <h2 id="h-safelist">IP safelist</h2>
@@ -506,7 +404,7 @@ export function IntegrationDetailPage() {
       {i.mode === 'customer-app' && isAdmin ? (
         <section aria-labelledby="h-rotate" className="card" id="rotate-secret" tabIndex={-1}>
           <h2 id="h-rotate">Rotate the secret</h2>
-          <RotateSecretForm id={i.id} onRotated={setData} />
+          <RotateSecretForm id={i.id} />
         </section>
       ) : null}
     </>

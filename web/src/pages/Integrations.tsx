@@ -2,20 +2,55 @@ import { useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
 import { seg } from '../api.ts';
 import { useAuth } from '../auth.tsx';
+import { column, DataTable, timeColumn, type Column } from '../components/DataTable.tsx';
 import { NewIntegrationForm } from '../components/NewIntegrationForm.tsx';
-import { ErrorMessage, Loading, StatusBadge, TableScroll, Time } from '../components/ui.tsx';
-import { useApi, useTitle } from '../hooks.ts';
-import type { Integration, Page } from '../types.ts';
+import { Loaded, StatusBadge, Time } from '../components/ui.tsx';
+import { useTitle } from '../hooks.ts';
+import { useIntegrations } from '../query.ts';
+import type { Integration } from '../types.ts';
 
 const MODE_LABEL: Record<string, string> = { 'customer-app': 'Customer-created app', 'managed-app': 'Managed app' };
+
+/** When the client secret expires, and how many days are left. */
+function SecretExpiry({ i }: { i: Integration }) {
+  if (!i.secretExpiresAt) return <span className="muted">{i.mode === 'managed-app' ? 'not applicable' : 'unknown'}</span>;
+  return (
+    <>
+      <Time value={i.secretExpiresAt} />
+      {i.secretDaysLeft !== null ? <div className={`small${i.secretWarning ? ' text-warn' : ''}`}>{i.secretDaysLeft} days left</div> : null}
+    </>
+  );
+}
+
+const COLUMNS: Column<Integration>[] = [
+  column('Name', (i) => <Link to={`/integrations/${seg(i.id)}`}>{i.name}</Link>),
+  column('Mode', (i) => MODE_LABEL[i.mode] ?? i.mode),
+  column('Tenant ID', (i) => <code>{i.tenantId}</code>),
+  column('Credential', (i) => (
+    <>
+      <StatusBadge status={i.credentialState} />
+      {i.credentialError ? <div className="small">{i.credentialError}</div> : null}
+    </>
+  )),
+  timeColumn('Verified', (i) => i.verifiedAt),
+  column('Secret expires', (i) => <SecretExpiry i={i} />),
+  column('Last collection', (i) =>
+    i.lastRun ? (
+      <>
+        <StatusBadge status={i.lastRun.status} /> <Time value={i.lastRun.finishedAt ?? i.lastRun.startedAt} />
+      </>
+    ) : (
+      <span className="muted">never</span>
+    ),
+  ),
+];
 
 export function IntegrationsPage() {
   useTitle('Integrations');
   const { isAdmin } = useAuth();
-  const list = useApi<Page<Integration>>('/integrations');
+  const { query, items } = useIntegrations();
   const [creating, setCreating] = useState(false);
   const formHeading = useRef<HTMLHeadingElement>(null);
-  const items = list.data?.items ?? [];
   const warnings = items.filter((i) => i.secretWarning);
 
   useEffect(() => {
@@ -55,68 +90,16 @@ export function IntegrationsPage() {
         </section>
       ) : null}
 
-      <ErrorMessage error={list.error} />
-      {list.loading && !list.data ? <Loading /> : null}
-      {list.data && !items.length ? (
-        <p>No integrations yet. {isAdmin ? 'Choose CREATE NEW to connect a Microsoft Entra tenant.' : 'An administrator of your organization can add one.'}</p>
-      ) : null}
-      {items.length ? (
-        <TableScroll label="Integrations">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Mode</th>
-                <th scope="col">Tenant ID</th>
-                <th scope="col">Credential</th>
-                <th scope="col">Verified</th>
-                <th scope="col">Secret expires</th>
-                <th scope="col">Last collection</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((i) => (
-                <tr key={i.id}>
-                  <td>
-                    <Link to={`/integrations/${seg(i.id)}`}>{i.name}</Link>
-                  </td>
-                  <td>{MODE_LABEL[i.mode] ?? i.mode}</td>
-                  <td>
-                    <code>{i.tenantId}</code>
-                  </td>
-                  <td>
-                    <StatusBadge status={i.credentialState} />
-                    {i.credentialError ? <div className="small">{i.credentialError}</div> : null}
-                  </td>
-                  <td>
-                    <Time value={i.verifiedAt} />
-                  </td>
-                  <td>
-                    {i.secretExpiresAt ? (
-                      <>
-                        <Time value={i.secretExpiresAt} />
-                        {i.secretDaysLeft !== null ? <div className={`small${i.secretWarning ? ' text-warn' : ''}`}>{i.secretDaysLeft} days left</div> : null}
-                      </>
-                    ) : (
-                      <span className="muted">{i.mode === 'managed-app' ? 'not applicable' : 'unknown'}</span>
-                    )}
-                  </td>
-                  <td>
-                    {i.lastRun ? (
-                      <>
-                        <StatusBadge status={i.lastRun.status} /> <Time value={i.lastRun.finishedAt ?? i.lastRun.startedAt} />
-                      </>
-                    ) : (
-                      <span className="muted">never</span>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableScroll>
-      ) : null}
-      {list.data?.nextCursor ? <p className="muted">Showing the first {items.length} integrations.</p> : null}
+      <Loaded query={query}>
+        {(page) => (
+          <DataTable
+            label="Integrations"
+            rows={page.items}
+            columns={COLUMNS}
+            empty={`No integrations yet. ${isAdmin ? 'Choose CREATE NEW to connect a Microsoft Entra tenant.' : 'An administrator of your organization can add one.'}`}
+          />
+        )}
+      </Loaded>
     </>
   );
 }

@@ -1,11 +1,15 @@
-import { useState, type FormEvent } from 'react';
+import { useMemo, useState } from 'react';
 import { Link } from 'react-router';
 import { seg } from '../api.ts';
-import { ErrorMessage, JsonValue, Loading, Pager, TableScroll, Time } from '../components/ui.tsx';
-import { useApi, useTitle, useListFilters } from '../hooks.ts';
-import { INVENTORY_KINDS, type Integration, type InventoryItem, type InventoryKind, type Page } from '../types.ts';
+import { column, DataTable, NameAndId, timeColumn, type Column } from '../components/DataTable.tsx';
+import { FilterBar, FilterNote, IntegrationFilter, IntegrationName, PagedList, SelectFilter } from '../components/ListPage.tsx';
+import { JsonValue } from '../components/ui.tsx';
+import { useListFilters, useTitle } from '../hooks.ts';
+import { useApiQuery } from '../query.ts';
+import { INVENTORY_KINDS, type InventoryItem, type InventoryKind, type InventoryPage as Page } from '../types.ts';
 
 const PAGE_SIZE = 50;
+const KIND_OPTIONS = INVENTORY_KINDS.map((k) => ({ value: k.id, label: k.label }));
 
 /** A few attributes shown inline; the rest behind "All attributes". */
 function attrSummary(a: Record<string, unknown>): string {
@@ -16,42 +20,54 @@ function attrSummary(a: Record<string, unknown>): string {
     .join(' · ');
 }
 
-export function IntegrationSelect({
-  id,
-  value,
-  onChange,
-  integrations,
-}: {
-  id: string;
-  value: string;
-  onChange: (v: string) => void;
-  integrations: Integration[];
-}) {
+/** The inventory page listing the agents of one environment. */
+export const environmentAgentsUrl = (integrationId: string, environmentId: string) =>
+  `/inventory?kind=agents&integrationId=${encodeURIComponent(integrationId)}&environmentId=${encodeURIComponent(environmentId)}`;
+
+/** The name cell: agents link to their page, environments to their agents. */
+function ItemName({ it, kind }: { it: InventoryItem; kind: InventoryKind }) {
+  const name = it.name || it.id;
   return (
-    <div className="field">
-      <label htmlFor={id}>Integration</label>
-      <select id={id} value={value} onChange={(e) => onChange(e.target.value)}>
-        <option value="">All integrations</option>
-        {integrations.map((i) => (
-          <option key={i.id} value={i.id}>
-            {i.name}
-          </option>
-        ))}
-      </select>
-    </div>
+    <>
+      <NameAndId
+        name={kind === 'agents' ? <Link to={`/integrations/${seg(it.integrationId)}/agents/${seg(it.id)}`}>{name}</Link> : <span>{name}</span>}
+        id={it.id}
+      />
+      {kind === 'environments' ? (
+        <Link className="small" to={environmentAgentsUrl(it.integrationId, it.id)}>
+          Agents in {name}
+        </Link>
+      ) : null}
+    </>
   );
+}
+
+function columnsFor(kind: InventoryKind): Column<InventoryItem>[] {
+  return [
+    column('Name', (it) => <ItemName it={it} kind={kind} />),
+    column('Integration', (it) => <IntegrationName id={it.integrationId} />),
+    column('Environment', (it) => (it.environmentId ? <code className="small">{it.environmentId}</code> : <span className="muted">—</span>)),
+    column('Attributes', (it) => (
+      <>
+        <span className="small">{attrSummary(it.attributes)}</span>
+        {Object.keys(it.attributes).length ? <JsonValue value={it.attributes} summary="All attributes" /> : null}
+      </>
+    )),
+    timeColumn('First seen', (it) => it.firstSeenAt),
+    timeColumn('Last seen', (it) => it.lastSeenAt),
+  ];
 }
 
 export function InventoryPage() {
   const filters = useListFilters();
   const kindParam = filters.get('kind', 'agents');
-  const kind: InventoryKind = (INVENTORY_KINDS.find((k) => k.id === kindParam)?.id ?? 'agents') as InventoryKind;
+  const kind: InventoryKind = INVENTORY_KINDS.find((k) => k.id === kindParam)?.id ?? 'agents';
   const q = filters.get('q');
   const integrationId = filters.get('integrationId');
   const environmentId = filters.get('environmentId');
-  const cursor = filters.cursor;
   const kindLabel = INVENTORY_KINDS.find((k) => k.id === kind)?.label ?? kind;
   useTitle(`Inventory: ${kindLabel}`);
+  const columns = useMemo(() => columnsFor(kind), [kind]);
 
   const [qDraft, setQDraft] = useState(q);
   const [lastQ, setLastQ] = useState(q);
@@ -61,36 +77,14 @@ export function InventoryPage() {
     setQDraft(q);
   }
 
-  const integrations = useApi<Page<Integration>>('/integrations');
-  const page = useApi<Page<InventoryItem>>(`/inventory/${kind}`, { integrationId, environmentId, q, cursor, limit: PAGE_SIZE });
-  const names = new Map((integrations.data?.items ?? []).map((i) => [i.id, i.name]));
+  const page = useApiQuery<Page>(`/inventory/${kind}`, { integrationId, environmentId, q, cursor: filters.cursor, limit: PAGE_SIZE });
 
-  function search(e: FormEvent) {
-    e.preventDefault();
-    filters.update({ q: qDraft.trim() });
-  }
-
-  const items = page.data?.items ?? [];
   return (
     <>
       <h1>Inventory</h1>
-      <form className="filters" onSubmit={search} role="search" aria-label="Inventory filters">
-        <div className="field">
-          <label htmlFor="inv-kind">Kind</label>
-          <select id="inv-kind" value={kind} onChange={(e) => filters.update({ kind: e.target.value, environmentId: '' })}>
-            {INVENTORY_KINDS.map((k) => (
-              <option key={k.id} value={k.id}>
-                {k.label}
-              </option>
-            ))}
-          </select>
-        </div>
-        <IntegrationSelect
-          id="inv-integration"
-          value={integrationId}
-          onChange={(v) => filters.update({ integrationId: v })}
-          integrations={integrations.data?.items ?? []}
-        />
+      <FilterBar label="Inventory filters" onSubmit={() => filters.update({ q: qDraft.trim() })}>
+        <SelectFilter id="inv-kind" label="Kind" options={KIND_OPTIONS} value={kind} onChange={(v) => filters.update({ kind: v, environmentId: '' })} />
+        <IntegrationFilter id="inv-integration" {...filters.bind('integrationId')} />
         <div className="field">
           <label htmlFor="inv-q">Search</label>
           <input id="inv-q" type="search" value={qDraft} onChange={(e) => setQDraft(e.target.value)} placeholder="Name or id" />
@@ -98,77 +92,28 @@ export function InventoryPage() {
         <div className="field field-button">
           <button type="submit">Search</button>
         </div>
-      </form>
-      {environmentId ? (
-        <p>
-          Environment <code>{environmentId}</code>{' '}
-          <button type="button" className="link-button" onClick={() => filters.update({ environmentId: '' })}>
-            Show all environments
-          </button>
-        </p>
-      ) : null}
+      </FilterBar>
+      <FilterNote filters={[['Environment', environmentId]]} clear="Show all environments" onClear={() => filters.update({ environmentId: '' })} />
 
-      <ErrorMessage error={page.error} />
       <h2 className="visually-hidden" id="h-results">
         {kindLabel}
       </h2>
-      <p role="status" className="muted">
-        {page.loading ? 'Loading…' : `${items.length} ${kindLabel.toLowerCase()} on this page${q ? ` matching "${q}"` : ''}.`}
-      </p>
-      {page.loading && !page.data ? <Loading /> : null}
-      {items.length ? (
-        <TableScroll label={kindLabel}>
-          <table aria-describedby="h-results">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Integration</th>
-                <th scope="col">Environment</th>
-                <th scope="col">Attributes</th>
-                <th scope="col">First seen</th>
-                <th scope="col">Last seen</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((it) => (
-                <tr key={`${it.integrationId}/${it.id}`}>
-                  <td>
-                    {kind === 'agents' ? (
-                      <Link to={`/integrations/${seg(it.integrationId)}/agents/${seg(it.id)}`}>{it.name || it.id}</Link>
-                    ) : (
-                      <span>{it.name || it.id}</span>
-                    )}
-                    <div className="small muted">{it.id}</div>
-                    {kind === 'environments' ? (
-                      <Link
-                        className="small"
-                        to={`/inventory?kind=agents&integrationId=${encodeURIComponent(it.integrationId)}&environmentId=${encodeURIComponent(it.id)}`}
-                      >
-                        Agents in {it.name || it.id}
-                      </Link>
-                    ) : null}
-                  </td>
-                  <td>{names.get(it.integrationId) ?? it.integrationId}</td>
-                  <td>{it.environmentId ? <code className="small">{it.environmentId}</code> : <span className="muted">—</span>}</td>
-                  <td>
-                    <span className="small">{attrSummary(it.attributes)}</span>
-                    {Object.keys(it.attributes).length ? <JsonValue value={it.attributes} summary="All attributes" /> : null}
-                  </td>
-                  <td>
-                    <Time value={it.firstSeenAt} />
-                  </td>
-                  <td>
-                    <Time value={it.lastSeenAt} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableScroll>
-      ) : page.data ? (
-        <p>Nothing found. {q || integrationId || environmentId ? 'Try fewer filters.' : 'Run a collection on an integration to fill the inventory.'}</p>
-      ) : null}
-      <Pager label="Inventory pages" {...filters.pager(page.data?.nextCursor)} />
+      <PagedList
+        query={page}
+        summary={(n) => `${n} ${kindLabel.toLowerCase()} on this page${q ? ` matching "${q}"` : ''}.`}
+        pager={{ label: 'Inventory pages', ...filters.pager(page.data?.nextCursor) }}
+      >
+        {(items) => (
+          <DataTable
+            label={kindLabel}
+            rows={items}
+            columns={columns}
+            rowId={(it) => `${it.integrationId}/${it.id}`}
+            describedBy="h-results"
+            empty={`Nothing found. ${q || integrationId || environmentId ? 'Try fewer filters.' : 'Run a collection on an integration to fill the inventory.'}`}
+          />
+        )}
+      </PagedList>
     </>
   );
 }

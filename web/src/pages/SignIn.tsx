@@ -2,14 +2,13 @@ import { useState, type FormEvent } from 'react';
 import { ApiError } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { ErrorSummary, Field, type FormError } from '../components/ui.tsx';
-import { useTitle } from '../hooks.ts';
+import { useForm, useTitle } from '../hooks.ts';
 
 export function SignInPage() {
   useTitle('Sign in');
   const { signIn, notice } = useAuth();
-  const [email, setEmail] = useState('');
-  const [password, setPassword] = useState('');
-  const [errors, setErrors] = useState<FormError[]>([]);
+  const form = useForm({ email: '', password: '' });
+  const { email, password } = form.values;
   const [busy, setBusy] = useState(false);
 
   async function submit(e: FormEvent) {
@@ -17,7 +16,7 @@ export function SignInPage() {
     const errs: FormError[] = [];
     if (!email.trim()) errs.push({ field: 'email', message: 'Enter your e-mail address.' });
     if (!password) errs.push({ field: 'password', message: 'Enter your password.' });
-    setErrors(errs);
+    form.setErrors(errs);
     if (errs.length) return;
     setBusy(true);
     try {
@@ -25,7 +24,7 @@ export function SignInPage() {
     } catch (err) {
       const a = err instanceof ApiError ? err : null;
       const field = a?.field === 'email' || a?.field === 'password' ? a.field : undefined;
-      setErrors([
+      form.setErrors([
         {
           field,
           message:
@@ -39,13 +38,12 @@ export function SignInPage() {
               : undefined),
         },
       ]);
-      setPassword('');
+      form.set('password', '');
     } finally {
       setBusy(false);
     }
   }
 
-  const errFor = (f: string) => errors.find((e) => e.field === f);
   return (
     <div className="narrow">
       <h1>Sign in to Vigil</h1>
@@ -54,28 +52,10 @@ export function SignInPage() {
           {notice}
         </p>
       ) : null}
-      <ErrorSummary errors={errors} title="Sign-in failed" />
+      <ErrorSummary errors={form.errors} title="Sign-in failed" />
       <form onSubmit={(e) => void submit(e)} noValidate>
-        <Field
-          id="email"
-          label="Email"
-          type="email"
-          autoComplete="username"
-          value={email}
-          onChange={(e) => setEmail(e.target.value)}
-          error={errFor('email')}
-          required
-        />
-        <Field
-          id="password"
-          label="Password"
-          type="password"
-          autoComplete="current-password"
-          value={password}
-          onChange={(e) => setPassword(e.target.value)}
-          error={errFor('password')}
-          required
-        />
+        <Field {...form.field('email')} label="Email" type="email" autoComplete="username" required />
+        <Field {...form.field('password')} label="Password" type="password" autoComplete="current-password" required />
         <button type="submit" disabled={busy}>
           Sign in
         </button>
