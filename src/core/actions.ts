@@ -92,7 +92,7 @@ export const ACTIONS: { readonly [K in Action['do']]: ActionEntry<Extract<Action
   bindTenant: { operator: true, says: (a) => `move the tenant${a.tenantId ? ` ${a.tenantId}` : ''} to another organization` },
   listOrganizations: { operator: true, says: () => 'list the organizations' },
   createOrganization: { operator: true, says: (a) => `create the organization${a.name ? ` ${JSON.stringify(a.name)}` : ''}` },
-  findAccount: { operator: true, says: () => 'tell you which organization holds the address' },
+  findAccount: { operator: true, says: () => 'look up which organization holds the address' },
   resetMasterKey: { operator: true, says: () => 'write a new master key and forget the secrets the lost key encrypted' },
 };
 

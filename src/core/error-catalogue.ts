@@ -111,12 +111,12 @@ export const ERROR_CATALOGUE = {
   TENANT_BOUND_ELSEWHERE: { kind: 'conflict' },
   ORGANIZATION_EXISTS: {
     kind: 'conflict',
-    remediation: (_, act) => `Use the existing organization, or pick another name (to see them, ${act({ do: 'listOrganizations' })}).`,
+    remediation: (_, act) => `Use the existing organization, or pick another name. To see them, ${act({ do: 'listOrganizations' })}.`,
   },
   EMAIL_UNAVAILABLE: {
     kind: 'conflict',
     remediation: (_, act) =>
-      `Use another address for this person; an address that already has an account keeps it (to learn where, ${act({ do: 'findAccount' })}).`,
+      `Use another address for this person; an address that already has an account keeps it. To learn where, ${act({ do: 'findAccount' })}.`,
   },
   NOT_SUPPRESSED: { kind: 'conflict' },
   COLLECTION_RUNNING: { kind: 'conflict' },
@@ -131,7 +131,7 @@ export const ERROR_CATALOGUE = {
     kind: 'authentication',
     caller: true,
     remediation: (_, act) =>
-      `Portal: sign in again (a session ends after a while idle, and after a fixed time in any case). Scripts: send "Authorization: Bearer vgl_…" with an API key (to get one, ${act({ do: 'createApiKey' })}).`,
+      `Portal: sign in again (a session ends after a while idle, and after a fixed time in any case). Scripts: send "Authorization: Bearer vgl_…" with an API key. To get one, ${act({ do: 'createApiKey' })}.`,
   },
   SIGN_IN_FAILED: { kind: 'authentication', caller: true },
   FORBIDDEN_ROLE: { kind: 'authorization', caller: true, remediation: 'Ask an admin of your organization to do it, or to give you the admin role.' },
