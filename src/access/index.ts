@@ -73,7 +73,7 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 function roleFrom(value: string | undefined, field: string): Role {
   if (value && (ROLES as readonly string[]).includes(value)) return value as Role;
-  throw new VigilError('invalid-input', 'INVALID_ROLE', `${field} must be one of ${ROLES.join(', ')}${value ? ` (got "${value}")` : ''}.`, {
+  throw new VigilError('INVALID_ROLE', `${field} must be one of ${ROLES.join(', ')}${value ? ` (got "${value}")` : ''}.`, {
     field,
   });
 }
@@ -84,7 +84,7 @@ const ORGANIZATION_NAME_MAX = 200;
 function organizationName(name: string): string {
   const trimmed = name.trim();
   if (!trimmed || trimmed.length > ORGANIZATION_NAME_MAX)
-    throw new VigilError('invalid-input', 'INVALID_ORGANIZATION', `organization must be 1 to ${ORGANIZATION_NAME_MAX} characters.`, {
+    throw new VigilError('INVALID_ORGANIZATION', `organization must be 1 to ${ORGANIZATION_NAME_MAX} characters.`, {
       field: 'organization',
     });
   return trimmed;
@@ -124,7 +124,7 @@ export async function ensureOrganization(db: Executor, name: string = DEFAULT_OR
 export async function createOrganization(db: Executor, name: string, at = new Date().toISOString()): Promise<OrganizationsTable> {
   const trimmed = organizationName(name);
   if (await repo.findOrganizationByName(db, trimmed))
-    throw new VigilError('conflict', 'ORGANIZATION_EXISTS', `An organization named "${trimmed}" exists already.`, {
+    throw new VigilError('ORGANIZATION_EXISTS', `An organization named "${trimmed}" exists already.`, {
       field: 'organization',
     });
   return insertOrganization(db, trimmed, at);
@@ -167,9 +167,9 @@ export async function getOrganizationByName(db: Executor, name: string): Promise
   if (org) return org;
   const names = (await repo.listOrganizations(db)).map((o) => o.name);
   const known = names.length ? `The organizations are: ${names.map((n) => JSON.stringify(n)).join(', ')}.` : 'There are no organizations yet.';
-  throw new VigilError('not-found', 'ORGANIZATION_NOT_FOUND', `No organization named "${name}". ${known}`, {
+  throw new VigilError('ORGANIZATION_NOT_FOUND', `No organization named "${name}". ${known}`, {
     field: 'organization',
-    remediation: `Check the spelling, or create it first: vigil organizations create ${JSON.stringify(trimmed)}`,
+    remediation: (_, act) => `Check the spelling, or create it first: ${act({ do: 'createOrganization', name: trimmed })}.`,
     detail: { organizations: names },
   });
 }
@@ -208,7 +208,7 @@ function userView(u: repo.PortalUserRow): PortalUserView {
  * organization about another's users).
  */
 function emailUnavailable(email: string): VigilError {
-  return new VigilError('conflict', 'EMAIL_UNAVAILABLE', `The address ${email} cannot be used for a new account.`, {
+  return new VigilError('EMAIL_UNAVAILABLE', `The address ${email} cannot be used for a new account.`, {
     field: 'email',
   });
 }
@@ -226,12 +226,12 @@ export async function addPortalUser(
 ): Promise<PortalUserView> {
   const email = (input.email ?? '').trim().toLowerCase();
   if (!EMAIL.test(email) || email.length > 320)
-    throw new VigilError('invalid-input', 'INVALID_EMAIL', `email must be an address like ann@contoso.com${input.email ? ` (got "${input.email}")` : ''}.`, {
+    throw new VigilError('INVALID_EMAIL', `email must be an address like ann@contoso.com${input.email ? ` (got "${input.email}")` : ''}.`, {
       field: 'email',
     });
   const password = input.password ?? '';
   if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) {
-    throw new VigilError('invalid-input', 'WEAK_PASSWORD', `password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters (got ${password.length}).`, {
+    throw new VigilError('WEAK_PASSWORD', `password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters (got ${password.length}).`, {
       field: 'password',
     });
   }
@@ -269,7 +269,7 @@ export interface SignIn {
 }
 
 const SIGN_IN_FAILED = (policy: AccessPolicy) =>
-  new VigilError('authentication', 'SIGN_IN_FAILED', 'Sign-in failed: the email or password is wrong, or the account is locked after repeated failures.', {
+  new VigilError('SIGN_IN_FAILED', 'Sign-in failed: the email or password is wrong, or the account is locked after repeated failures.', {
     remediation: `Check the address and password. After ${policy.maxFailedLogins} failures in a row the account is locked for ${Math.ceil(policy.lockoutSeconds / 60)} minute(s).`,
   });
 
@@ -415,7 +415,7 @@ export async function createApiKey(
 ): Promise<{ key: string; apiKey: ApiKeyView }> {
   const name = (input.name ?? '').trim();
   if (!name || name.length > 200)
-    throw new VigilError('invalid-input', 'INVALID_NAME', 'name must be 1 to 200 characters.', {
+    throw new VigilError('INVALID_NAME', 'name must be 1 to 200 characters.', {
       field: 'name',
     });
   const role = roleFrom(input.role, 'role');
@@ -423,7 +423,7 @@ export async function createApiKey(
   if (input.expiresAt) {
     const t = Date.parse(input.expiresAt);
     if (Number.isNaN(t) || t <= now.getTime())
-      throw new VigilError('invalid-input', 'INVALID_EXPIRY', `expiresAt must be a future date (got "${input.expiresAt}").`, {
+      throw new VigilError('INVALID_EXPIRY', `expiresAt must be a future date (got "${input.expiresAt}").`, {
         field: 'expiresAt',
       });
     expiresAt = new Date(t).toISOString();
@@ -465,5 +465,5 @@ export async function listApiKeys(db: Executor, organizationId: string): Promise
  * @throws VigilError `not-found` when the organization has no such live key (another organization's key included).
  */
 export async function revokeApiKey(db: Executor, organizationId: string, keyId: string, at = new Date().toISOString()): Promise<void> {
-  if (!(await repo.revokeApiKey(db, organizationId, keyId, at))) throw new VigilError('not-found', 'API_KEY_NOT_FOUND', `No active API key ${keyId}.`);
+  if (!(await repo.revokeApiKey(db, organizationId, keyId, at))) throw new VigilError('API_KEY_NOT_FOUND', `No active API key ${keyId}.`);
 }

@@ -1,4 +1,4 @@
-import { VigilError } from '../core/errors.ts';
+import { type ErrorText, VigilError } from '../core/errors.ts';
 import type { Executor } from '../store/db.ts';
 import {
   findIntegration,
@@ -42,8 +42,8 @@ const NOT_FOUND = {
 } as const;
 
 /** The not-found error of an object outside the caller's organization, or absent. */
-export function notFound(what: keyof typeof NOT_FOUND, id: string, remediation?: string): VigilError {
-  return new VigilError('not-found', NOT_FOUND[what], `No ${what} '${id}'.`, remediation ? { remediation } : {});
+export function notFound(what: keyof typeof NOT_FOUND, id: string, remediation?: ErrorText): VigilError {
+  return new VigilError(NOT_FOUND[what], `No ${what} '${id}'.`, remediation ? { remediation } : {});
 }
 
 /**
@@ -77,7 +77,7 @@ export async function requireOwned<T extends { integration_id: string }>(
   what: keyof typeof NOT_FOUND,
   id: string,
   row: T | undefined,
-  remediation?: string,
+  remediation?: ErrorText,
 ): Promise<T> {
   if (!row) throw notFound(what, id, remediation);
   if (!(await scopedIntegration(db, principal, row.integration_id))) throw notFound(what, id, remediation);
@@ -90,6 +90,6 @@ export async function requireOwned<T extends { integration_id: string }>(
  */
 export function requireRole(principal: Pick<Caller, 'role'>, role: Role): void {
   if (role === 'admin' && principal.role !== 'admin') {
-    throw new VigilError('authorization', 'FORBIDDEN_ROLE', 'This needs the admin role; you are signed in as a viewer.');
+    throw new VigilError('FORBIDDEN_ROLE', 'This needs the admin role; you are signed in as a viewer.');
   }
 }

@@ -40,7 +40,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** The caller of a request whose route is not public. Throws when the hook did not set one (a wiring bug). */
 export function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw new VigilError('internal', 'NO_PRINCIPAL', 'Route reached without authentication.');
+  if (!request.principal) throw new VigilError('NO_PRINCIPAL', 'Route reached without authentication.');
   return request.principal;
 }
 
@@ -67,7 +67,7 @@ export function clearSessionCookies(reply: FastifyReply): void {
   reply.clearCookie(CSRF_COOKIE, { path: '/' });
 }
 
-const unauthenticated = () => new VigilError('authentication', 'AUTHENTICATION_REQUIRED', 'Sign in, or send an API key.');
+const unauthenticated = () => new VigilError('AUTHENTICATION_REQUIRED', 'Sign in, or send an API key.');
 
 /**
  * Registers the authentication hook on an instance holding the `/api/v1` routes (@fastify/cookie registered first).
@@ -94,7 +94,7 @@ export function registerAuthentication(app: FastifyInstance, ctx: ApiContext): v
       if (!SAFE_METHODS.has(request.method)) {
         const sent = request.headers[CSRF_HEADER];
         if (!csrfMatches(principal, typeof sent === 'string' ? sent : undefined)) {
-          throw new VigilError('authorization', 'CSRF_FAILED', 'The request lacks the CSRF token of this session.', {
+          throw new VigilError('CSRF_FAILED', 'The request lacks the CSRF token of this session.', {
             remediation: `Send the value of the ${CSRF_COOKIE} cookie in the ${CSRF_HEADER} header (the portal does this; reload it if it was open before a sign-in).`,
           });
         }

@@ -160,7 +160,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   app.addHook('preValidation', async (request) => {
     const field = nulField(request.params) ?? nulField(request.query) ?? nulField(request.body);
     if (field) {
-      throw new VigilError('invalid-input', 'NUL_IN_INPUT', `${field} contains a NUL character (U+0000), which no field accepts.`, {
+      throw new VigilError('NUL_IN_INPUT', `${field} contains a NUL character (U+0000), which no field accepts.`, {
         field,
         remediation: `Remove the NUL character from ${field}.`,
       });

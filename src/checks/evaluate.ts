@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { describeAction } from '../core/actions.ts';
 import { DATAVERSE_ACCESS_REASONS } from '../core/remediation.ts';
 import { nowIso } from '../store/db.ts';
 import { addCounts, applyCheckResults, beginEvaluation, finishEvaluation, type FindingCounts } from '../store/repositories/findings.ts';
@@ -21,7 +22,7 @@ export type IntegrationRef = Pick<IntegrationsTable, 'id' | 'tenant_id' | 'mode'
 /** Plain-language reasons for upstream codes that make a slice unreadable. */
 const GAP_REASONS: Record<string, string> = {
   ...DATAVERSE_ACCESS_REASONS,
-  Forbidden: 'The application is not registered as a Power Platform admin management application (run `vigil integrations verify` for the steps).',
+  Forbidden: `The application is not registered as a Power Platform admin management application (for the steps, ${describeAction({ do: 'verifyIntegration' })}).`,
   Authorization_RequestDenied: 'Microsoft Graph refused the read: an application permission is missing.',
   FOREIGN_LINK: 'The upstream gave a link off the hosts of the cloud profile; Vigil refused it and sent no token there.',
 };

@@ -67,7 +67,7 @@ async function readChecks(dir: string, withCode: boolean): Promise<(Omit<LoadedC
     for (const id of readdirSync(areaDir).sort()) {
       const folder = join(areaDir, id);
       if (!statSync(folder).isDirectory()) continue;
-      const fail = (why: string) => new VigilError('internal', 'CHECK_INVALID', `Check ${area}/${id}: ${why}`);
+      const fail = (why: string) => new VigilError('CHECK_INVALID', `Check ${area}/${id}: ${why}`);
       let raw: unknown;
       try {
         raw = JSON.parse(readFileSync(join(folder, 'metadata.json'), 'utf8'));

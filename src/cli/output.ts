@@ -2,7 +2,7 @@ import Table from 'cli-table3';
 import pc from 'picocolors';
 import { EXIT, exitCodeOf } from '../core/error-catalogue.ts';
 import { isVigilError } from '../core/errors.ts';
-import { flagOf } from './flags.ts';
+import { actionOf, flagOf } from './flags.ts';
 
 /**
  * Rendering helpers shared by commands: JSON for scripts, short text for people, and the exit codes of
@@ -39,7 +39,7 @@ export function print(...lines: string[]): void {
  */
 export function reportError(e: unknown, json: boolean): number {
   if (isVigilError(e)) {
-    const shown = e.render(flagOf);
+    const shown = e.render(flagOf, actionOf);
     if (json) printJson({ error: shown });
     else {
       process.stderr.write(`error: ${shown.message}${shown.field ? ` [${shown.field}]` : ''}\n`);

@@ -98,7 +98,7 @@ export function loadCustomProfile(path: string): CloudProfile {
   try {
     raw = JSON.parse(readFileSync(path, 'utf8'));
   } catch (e) {
-    throw new VigilError('configuration', 'ENDPOINTS_FILE_INVALID', `Cannot read the endpoints file ${path}: ${(e as Error).message}`, {
+    throw new VigilError('ENDPOINTS_FILE_INVALID', `Cannot read the endpoints file ${path}: ${(e as Error).message}`, {
       field: 'VIGIL_ENDPOINTS_FILE',
       remediation: 'Point VIGIL_ENDPOINTS_FILE at a readable JSON file (see docs/configuration.md).',
     });
@@ -106,7 +106,7 @@ export function loadCustomProfile(path: string): CloudProfile {
   const parsed = customFileSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new VigilError('configuration', 'ENDPOINTS_FILE_INVALID', `Endpoints file ${path}: field '${issue.path.join('.')}' ${issue.message}`, {
+    throw new VigilError('ENDPOINTS_FILE_INVALID', `Endpoints file ${path}: field '${issue.path.join('.')}' ${issue.message}`, {
       field: `VIGIL_ENDPOINTS_FILE:${issue.path.join('.')}`,
       remediation: 'Fix the field in the endpoints file (see docs/configuration.md).',
     });
@@ -124,7 +124,7 @@ export function loadCustomProfile(path: string): CloudProfile {
 export function resolveCloudProfile(cloud: string, endpointsFile: string | undefined): CloudProfile {
   if (endpointsFile) return loadCustomProfile(endpointsFile);
   if (cloud === 'public') return PUBLIC_CLOUD;
-  throw new VigilError('configuration', 'UNKNOWN_CLOUD', `Unknown cloud '${cloud}'.`, {
+  throw new VigilError('UNKNOWN_CLOUD', `Unknown cloud '${cloud}'.`, {
     field: 'VIGIL_CLOUD',
   });
 }

@@ -221,27 +221,27 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: { dataDir?: string
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const name = String(issue.path[0]);
-    throw new VigilError('configuration', 'CONFIG_INVALID', `Environment variable ${name}: ${issue.message}`, {
+    throw new VigilError('CONFIG_INVALID', `Environment variable ${name}: ${issue.message}`, {
       field: name,
       remediation: `Fix or unset ${name} (see docs/configuration.md).`,
     });
   }
   const e = parsed.data;
   if (e.VIGIL_MANAGED_APP_CLIENT_ID && !e.VIGIL_MANAGED_APP_CLIENT_SECRET && !e.VIGIL_MANAGED_APP_CERTIFICATE_FILE) {
-    throw new VigilError('configuration', 'CONFIG_INVALID', 'VIGIL_MANAGED_APP_CLIENT_ID is set without a credential.', {
+    throw new VigilError('CONFIG_INVALID', 'VIGIL_MANAGED_APP_CLIENT_ID is set without a credential.', {
       field: 'VIGIL_MANAGED_APP_CLIENT_SECRET',
       remediation: 'Set VIGIL_MANAGED_APP_CLIENT_SECRET, or VIGIL_MANAGED_APP_CERTIFICATE_FILE (PEM holding the certificate and its private key).',
     });
   }
   if (e.VIGIL_WEBHOOK_URL && !e.VIGIL_WEBHOOK_SECRET) {
-    throw new VigilError('configuration', 'CONFIG_INVALID', 'VIGIL_WEBHOOK_URL is set without VIGIL_WEBHOOK_SECRET.', {
+    throw new VigilError('CONFIG_INVALID', 'VIGIL_WEBHOOK_URL is set without VIGIL_WEBHOOK_SECRET.', {
       field: 'VIGIL_WEBHOOK_SECRET',
       remediation: 'Set VIGIL_WEBHOOK_SECRET to a random key shared with the receiver (e.g. `openssl rand -hex 32`): every delivery is signed with it.',
     });
   }
   const syslog = e.VIGIL_SYSLOG_TARGET ? /^(udp|tcp|tls):\/\/\[?([^\]]+?)\]?:(\d+)$/.exec(e.VIGIL_SYSLOG_TARGET) : null;
   if (syslog && (Number(syslog[3]) < 1 || Number(syslog[3]) > 65535)) {
-    throw new VigilError('configuration', 'CONFIG_INVALID', `Environment variable VIGIL_SYSLOG_TARGET: port ${syslog[3]} is out of range.`, {
+    throw new VigilError('CONFIG_INVALID', `Environment variable VIGIL_SYSLOG_TARGET: port ${syslog[3]} is out of range.`, {
       field: 'VIGIL_SYSLOG_TARGET',
       remediation: 'Give a port from 1 to 65535, e.g. udp://siem.example.com:514.',
     });

@@ -28,7 +28,7 @@ export const REGIONS: Readonly<Record<Region['id'], Region>> = Object.freeze({
 export function regionById(id: string, field = 'region'): Region {
   const r = REGIONS[id as Region['id']];
   if (!r)
-    throw new VigilError('invalid-input', 'UNKNOWN_REGION', `Unknown region '${id}'.`, {
+    throw new VigilError('UNKNOWN_REGION', `Unknown region '${id}'.`, {
       field,
       remediation: `Use one of: ${Object.keys(REGIONS).join(', ')}.`,
     });

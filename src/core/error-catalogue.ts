@@ -6,6 +6,8 @@
  * `core/` imports nothing: these types are shared by every layer.
  */
 
+import type { ActionNamer } from './actions.ts';
+
 /** Broad families of failure; they give the CLI's exit code and the API's HTTP status. */
 export type ErrorKind =
   /** Bad input from the person or script calling Vigil (a field, a flag, a file). */
@@ -25,17 +27,23 @@ export type ErrorKind =
   /** A bug. */
   | 'internal';
 
+/** A catalogue remediation naming steps through the surface's wording (the field namer is unused here). */
+type CatalogueRemediation = string | ((name: (field: string) => string, act: ActionNamer) => string);
+
 /** One entry of {@link ERROR_CATALOGUE}. */
 interface CatalogueEntry {
-  /** The kind; a list when the same upstream code means different things where it is met (AADSTS90002). */
-  readonly kind: ErrorKind | readonly ErrorKind[];
+  /** The kind: one per code (a code that meant two things where it was met is split in two, as TENANT_NOT_FOUND). */
+  readonly kind: ErrorKind;
   /**
    * The error concerns the caller of Vigil's API itself (its session, key or role), not credentials or permissions
    * it handed to Vigil: the API answers 401/403 instead of 422.
    */
   readonly caller?: true;
-  /** The remediation when the thrower gives none (one fixed text fits every occurrence). */
-  readonly remediation?: string;
+  /**
+   * The remediation when the thrower gives none (one fixed text fits every occurrence): plain text, or text naming
+   * the step to take through the surface's {@link ActionNamer} (never a CLI command line).
+   */
+  readonly remediation?: CatalogueRemediation;
 }
 
 /**
@@ -75,29 +83,40 @@ export const ERROR_CATALOGUE = {
     kind: 'invalid-input',
     remediation: 'Check the tenant id and the primary domain in Microsoft Entra admin center > Overview of the tenant you mean to connect.',
   },
+  /**
+   * No tenant has the id or domain a person typed (OpenID discovery answered AADSTS90002): their input is wrong. A
+   * token request refused with AADSTS90002 (for a tenant id handed over with credentials) stays `AADSTS90002`.
+   */
+  TENANT_NOT_FOUND: {
+    kind: 'invalid-input',
+    remediation: 'Give the Tenant ID or the primary domain shown in Microsoft Entra admin center > Overview of the customer tenant.',
+  },
   TENANT_MISMATCH: { kind: 'invalid-input', remediation: 'Give the tenant id (GUID) shown in the Microsoft Entra admin center > Overview.' },
   SCAN_BATCH_SIZE: { kind: 'invalid-input' },
   POWER_BI_WINDOW: { kind: 'invalid-input' },
   POWER_BI_CURSOR: { kind: 'invalid-input' },
 
   // Objects by id or name.
-  INTEGRATION_NOT_FOUND: { kind: 'not-found', remediation: 'Run `vigil integrations list` for the ids.' },
+  INTEGRATION_NOT_FOUND: { kind: 'not-found', remediation: (_, act) => `To see the ids, ${act({ do: 'listIntegrations' })}.` },
   FINDING_NOT_FOUND: { kind: 'not-found' },
   ALERT_NOT_FOUND: { kind: 'not-found' },
   RUN_NOT_FOUND: { kind: 'not-found' },
   AGENT_NOT_FOUND: { kind: 'not-found' },
-  API_KEY_NOT_FOUND: { kind: 'not-found', remediation: 'List the keys with `vigil api-keys list`.' },
+  API_KEY_NOT_FOUND: { kind: 'not-found', remediation: (_, act) => `To see the keys, ${act({ do: 'listApiKeys' })}.` },
   ORGANIZATION_NOT_FOUND: { kind: 'not-found' },
-  TENANT_NOT_BOUND: { kind: 'not-found', remediation: 'Run `vigil tenants list` for the bound tenants.' },
+  TENANT_NOT_BOUND: { kind: 'not-found', remediation: (_, act) => `To see the bound tenants, ${act({ do: 'listTenants' })}.` },
 
   // Vigil's own state.
   INTEGRATION_EXISTS: { kind: 'conflict' },
   TENANT_BOUND_ELSEWHERE: { kind: 'conflict' },
-  ORGANIZATION_EXISTS: { kind: 'conflict', remediation: 'Use the existing organization (`vigil organizations list`), or pick another name.' },
+  ORGANIZATION_EXISTS: {
+    kind: 'conflict',
+    remediation: (_, act) => `Use the existing organization, or pick another name. To see them, ${act({ do: 'listOrganizations' })}.`,
+  },
   EMAIL_UNAVAILABLE: {
     kind: 'conflict',
-    remediation:
-      'Use another address for this person; an address that already has an account keeps it (the operator can see which organization with `vigil users list`).',
+    remediation: (_, act) =>
+      `Use another address for this person; an address that already has an account keeps it. To learn where, ${act({ do: 'findAccount' })}.`,
   },
   NOT_SUPPRESSED: { kind: 'conflict' },
   COLLECTION_RUNNING: { kind: 'conflict' },
@@ -111,8 +130,8 @@ export const ERROR_CATALOGUE = {
   AUTHENTICATION_REQUIRED: {
     kind: 'authentication',
     caller: true,
-    remediation:
-      'Portal: sign in again (a session ends after a while idle, and after a fixed time in any case). Scripts: send "Authorization: Bearer vgl_…" with a key from `vigil api-keys create`.',
+    remediation: (_, act) =>
+      `Portal: sign in again (a session ends after a while idle, and after a fixed time in any case). Scripts: send "Authorization: Bearer vgl_…" with an API key. To get one, ${act({ do: 'createApiKey' })}.`,
   },
   SIGN_IN_FAILED: { kind: 'authentication', caller: true },
   FORBIDDEN_ROLE: { kind: 'authorization', caller: true, remediation: 'Ask an admin of your organization to do it, or to give you the admin role.' },
@@ -139,8 +158,8 @@ export const ERROR_CATALOGUE = {
   AADSTS7000218: { kind: 'invalid-input' },
   /** No such application in the tenant. */
   AADSTS700016: { kind: 'authentication' },
-  /** No such tenant: refused token request, or a typed tenant. */
-  AADSTS90002: { kind: ['authentication', 'invalid-input'] },
+  /** No such tenant: a token request refused (a tenant typed by a person and not found is `TENANT_NOT_FOUND`). */
+  AADSTS90002: { kind: 'authentication' },
   /** A wrong scope. */
   AADSTS70011: { kind: 'invalid-input' },
   /** The resource is not in the tenant. */
@@ -172,7 +191,10 @@ export const ERROR_CATALOGUE = {
   ROOT_BUSINESS_UNIT_NOT_FOUND: { kind: 'upstream' },
   APPLICATION_USER_NOT_CREATED: { kind: 'upstream' },
   ROLE_NOT_FOUND: { kind: 'upstream' },
-  REGISTRATION_NOT_CONFIRMED: { kind: 'upstream', remediation: 'Wait a minute and run `vigil integrations verify`; registration can take a moment to apply.' },
+  REGISTRATION_NOT_CONFIRMED: {
+    kind: 'upstream',
+    remediation: (_, act) => `Wait a minute, then ${act({ do: 'verifyIntegration' })}; registration can take a moment to apply.`,
+  },
   COLLECTION_FAILED: { kind: 'upstream' },
 
   // Configuration of Vigil itself.
@@ -225,9 +247,6 @@ export type CataloguedCode = keyof typeof ERROR_CATALOGUE;
 /** A Microsoft Entra ID code Vigil passes on as Microsoft names it (`AADSTS<n>`), kind `authentication` unless listed. */
 export type AadstsCode = `AADSTS${string}`;
 
-/** Kinds an AADSTS code Vigil does not list may be thrown with. */
-export type AadstsKind = 'authentication' | 'authorization' | 'invalid-input';
-
 declare const upstream: unique symbol;
 
 /**
@@ -246,11 +265,6 @@ export function upstreamCode(code: string): UpstreamCode {
 
 /** Every code a {@link VigilError} can carry. */
 export type ErrorCode = CataloguedCode | AadstsCode | UpstreamCode;
-
-type KindsOf<K> = K extends readonly (infer E)[] ? E : K;
-
-/** The kinds a catalogued code may be thrown with. */
-export type KindOf<C extends CataloguedCode> = KindsOf<(typeof ERROR_CATALOGUE)[C]['kind']>;
 
 /** Exit codes of the CLI, documented in `vigil --help`. */
 export const EXIT = {
@@ -293,6 +307,14 @@ function entryOf(code: string): CatalogueEntry | undefined {
   return Object.hasOwn(ERROR_CATALOGUE, code) ? ERROR_CATALOGUE[code as CataloguedCode] : undefined;
 }
 
+/**
+ * The kind of a catalogued or AADSTS code: the catalogue's, and `authentication` for an AADSTS code Vigil does not
+ * list (Microsoft Entra ID refused a request). An {@link UpstreamCode}'s kind follows the HTTP status instead.
+ */
+export function kindOf(code: CataloguedCode | AadstsCode): ErrorKind {
+  return entryOf(code)?.kind ?? 'authentication';
+}
+
 /** The CLI's exit code of an error of `kind` (see {@link EXIT}). */
 export function exitCodeOf(kind: ErrorKind): number {
   return KIND_EXIT[kind];
@@ -308,6 +330,6 @@ export function httpStatusOf(kind: ErrorKind, code: string): number {
 }
 
 /** The catalogue's remediation of a code, when one fixed text fits it. */
-export function defaultRemediation(code: string): string | undefined {
+export function defaultRemediation(code: string): CatalogueRemediation | undefined {
   return entryOf(code)?.remediation;
 }

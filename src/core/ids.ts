@@ -68,12 +68,11 @@ export function pickByPrefix(input: string, candidates: readonly string[], what:
     .map((c) => short.get(c)!)
     .join(', ');
   throw new VigilError(
-    'invalid-input',
     'AMBIGUOUS_ID',
     `'${input}' could be ${candidates.length > 10 ? 'more than 10' : candidates.length} ${what.kind}s: ${shown}${candidates.length > 10 ? ', …' : '.'}`,
     {
       field: what.field,
-      remediation: 'Type more characters of the id, or copy it whole from `--wide` or `--json` output.',
+      remediation: (_, act) => `Type more characters of the id, or ${act({ do: 'copyWholeId' })}.`,
     },
   );
 }

@@ -38,11 +38,10 @@ export function loadDetections(): Detection[] {
     const parsed = detectionMetadataSchema.safeParse(d.metadata);
     if (!parsed.success)
       throw new VigilError(
-        'internal',
         'DETECTION_INVALID',
         `Detection ${d.metadata.id}: field '${parsed.error.issues[0]!.path.join('.')}' ${parsed.error.issues[0]!.message}`,
       );
-    if (ids.has(d.metadata.id)) throw new VigilError('internal', 'DETECTION_INVALID', `Detection id ${d.metadata.id} is used twice.`);
+    if (ids.has(d.metadata.id)) throw new VigilError('DETECTION_INVALID', `Detection id ${d.metadata.id} is used twice.`);
     ids.add(d.metadata.id);
   }
   return ALL;

@@ -74,7 +74,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
   const dataDir = resolve(options.dataDir ?? join('.vigil', 'demo'));
   if (existsSync(dataDir)) {
     if (!existsSync(join(dataDir, DEMO_MARKER))) {
-      throw new VigilError('conflict', 'DEMO_DIR_IN_USE', `${dataDir} exists and is not a demo directory; the demo will not overwrite it.`, {
+      throw new VigilError('DEMO_DIR_IN_USE', `${dataDir} exists and is not a demo directory; the demo will not overwrite it.`, {
         field: '--data-dir',
         remediation: 'Give another --data-dir for the demo, or remove that directory.',
       });

@@ -74,7 +74,7 @@ function onSignal(): Promise<string> {
  */
 export async function runWorker(rt: Runtime, print: (line: string) => void): Promise<void> {
   if (!rt.config.database) {
-    throw new VigilError('configuration', 'WORKER_NEEDS_POSTGRES', '`vigil worker` needs the shared PostgreSQL queue, and DATABASE_URL is not set.', {
+    throw new VigilError('WORKER_NEEDS_POSTGRES', '`vigil worker` needs the shared PostgreSQL queue, and DATABASE_URL is not set.', {
       field: 'DATABASE_URL',
       remediation:
         'Set DATABASE_URL to the PostgreSQL database shared with `vigil serve`; on a single machine with SQLite, `vigil serve` runs the collections itself.',
@@ -116,7 +116,7 @@ export async function runServe(rt: Runtime, print: (line: string) => void): Prom
 export function listenError(e: unknown, host: string, port: number): unknown {
   const code = (e as { code?: string }).code;
   if (code === 'EADDRINUSE') {
-    return new VigilError('conflict', 'PORT_IN_USE', `Port ${port} on ${host} is already in use by another program (another vigil serve?).`, {
+    return new VigilError('PORT_IN_USE', `Port ${port} on ${host} is already in use by another program (another vigil serve?).`, {
       field: '--port',
       remediation: `Stop the other program, or listen on another port: vigil serve --port ${port === 8080 ? 8081 : port + 1} (or set VIGIL_PORT).`,
       cause: e,
@@ -125,7 +125,6 @@ export function listenError(e: unknown, host: string, port: number): unknown {
   if (code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
     const onHost = code !== 'EACCES';
     return new VigilError(
-      'invalid-input',
       'LISTEN_REFUSED',
       `Cannot listen on ${host}:${port} (${code}${onHost ? ': not an address of this machine' : ': ports below 1024 need privileges'}).`,
       {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Kysely } from 'kysely';
 import { ensureDefaultOrganization } from '../access/index.ts';
+import { describeAction } from '../core/actions.ts';
 import { VigilError, invalidInput } from '../core/errors.ts';
 import { isGuid, newId, normalizeGuid } from '../core/ids.ts';
 import type { CloudProfile } from '../config/cloud.ts';
@@ -49,7 +50,7 @@ export interface ConsentDeps {
  */
 export function managedAppClientId(config: Pick<VigilConfig, 'managedApp'>): string {
   if (!config.managedApp) {
-    throw new VigilError('configuration', 'MANAGED_APP_NOT_CONFIGURED', 'This Vigil deployment has no operator-managed application configured.', {
+    throw new VigilError('MANAGED_APP_NOT_CONFIGURED', 'This Vigil deployment has no operator-managed application configured.', {
       field: 'VIGIL_MANAGED_APP_CLIENT_ID',
       remediation: (name) =>
         `Set VIGIL_MANAGED_APP_CLIENT_ID and VIGIL_MANAGED_APP_CLIENT_SECRET (or VIGIL_MANAGED_APP_CERTIFICATE_FILE), or use ${name('mode')} customer-app.`,
@@ -79,7 +80,8 @@ export function managedAppCredentials(deps: Pick<ConsentDeps, 'http' | 'cloud' |
 /**
  * Resolves a tenant given as id or primary domain through OpenID discovery; when both a domain and an expected tenant
  * id are given, checks they are the same tenant.
- * @throws VigilError `invalid-input` / `DOMAIN_OF_ANOTHER_TENANT`, or `AADSTS90002` for an unknown tenant.
+ * @throws VigilError `invalid-input` / `DOMAIN_OF_ANOTHER_TENANT`, or `TENANT_NOT_FOUND` for an unknown tenant
+ *   (discovery answered AADSTS90002).
  */
 export async function resolveTenant(deps: Pick<ConsentDeps, 'http' | 'cloud'>, tenant: string, expectedTenantId?: string): Promise<string> {
   const input = normalizeGuid(tenant);
@@ -97,16 +99,16 @@ export async function resolveTenant(deps: Pick<ConsentDeps, 'http' | 'cloud'>, t
     ({ tenantId } = await discoverTenant(deps.http, deps.cloud, input));
   } catch (e) {
     if (e instanceof VigilError && e.code === 'AADSTS90002') {
-      throw new VigilError('invalid-input', 'AADSTS90002', `No tenant '${input}' exists (AADSTS90002).`, {
+      throw new VigilError('TENANT_NOT_FOUND', `No tenant '${input}' exists (AADSTS90002).`, {
         field: 'tenant',
-        remediation: 'Give the Tenant ID or the primary domain shown in Microsoft Entra admin center > Overview of the customer tenant.',
+        detail: { upstreamCode: 'AADSTS90002' },
         cause: e,
       });
     }
     throw e;
   }
   if (expectedTenantId && tenantId !== expectedTenantId.toLowerCase()) {
-    throw new VigilError('invalid-input', 'DOMAIN_OF_ANOTHER_TENANT', `The domain ${input} belongs to tenant ${tenantId}, not to tenant ${expectedTenantId}.`, {
+    throw new VigilError('DOMAIN_OF_ANOTHER_TENANT', `The domain ${input} belongs to tenant ${tenantId}, not to tenant ${expectedTenantId}.`, {
       field: 'tenantId',
     });
   }
@@ -194,8 +196,7 @@ export interface ConsentOutcome {
   redirect?: string;
 }
 
-const RETRY =
-  'Ask your Vigil operator or organization administrator for a new consent link (`vigil consent-url --tenant <tenant id or domain>`, or "Get consent link" in the portal).';
+const RETRY = 'Ask your Vigil operator or organization administrator for a new consent link ("Get consent link" in the portal).';
 
 /** The `AADSTS<digits>` code in an error description, or undefined: the only part of upstream text shown on a page. */
 function aadstsCode(description: string | undefined): string | undefined {
@@ -376,7 +377,7 @@ export async function handleConsentCallback(deps: ConsentDeps, query: Record<str
       tenantId: flow.tenant_id,
       title: 'This tenant is connected to another organization',
       message: 'Your tenant is already connected to another organization of this Vigil deployment; nothing was changed.',
-      next: ['Ask your Vigil operator to move the tenant (`vigil tenants bind`), or use the organization it is connected to.'],
+      next: ['Ask your Vigil operator to move the tenant to another organization, or use the organization it is connected to.'],
     };
   }
   deps.logger?.info(
@@ -392,8 +393,8 @@ export async function handleConsentCallback(deps: ConsentDeps, query: Record<str
     message: `Vigil's application now has a service principal in tenant ${flow.tenant_id}, and your sign-in as ${admin.roles[0]} proved that you administer it: the tenant is connected to your organization.`,
     next: [
       `Find its Object ID: Microsoft Entra admin center > Enterprise applications > search for "Vigil" (application ID ${clientId}) > Overview > Object ID. It is not the Application ID.`,
-      `Register the application as a Power Platform admin management application: vigil register-management-app --tenant-id ${flow.tenant_id} --application-id ${clientId} (or New-PowerAppManagementApp -ApplicationId ${clientId} in PowerShell).`,
-      `Create the integration: vigil integrations add --mode managed-app --tenant-id ${flow.tenant_id} --sp-object-id <Object ID>.`,
+      `Then ${describeAction({ do: 'registerManagementApp', tenantId: flow.tenant_id, applicationId: clientId })}.`,
+      `Then ${describeAction({ do: 'addManagedIntegration', tenantId: flow.tenant_id })}.`,
     ],
   };
 }

@@ -1,3 +1,4 @@
+import { describeAction, type ActionNamer } from '../core/actions.ts';
 import { REGIONS, type Region } from '../config/regions.ts';
 import type { Executor } from '../store/db.ts';
 import type { IntegrationRow } from '../store/repositories/integrations.ts';
@@ -22,8 +23,16 @@ export interface SetupStep {
   fix?: string;
 }
 
-/** Builds the ordered steps from an integration and its latest verification. */
-export function setupSteps(integration: IntegrationView, report: VerificationReport, region: Region = REGIONS.default): SetupStep[] {
+/**
+ * Builds the ordered steps from an integration and its latest verification; `act` words the steps to take (the CLI
+ * passes its command lines, everything else gets the domain wording).
+ */
+export function setupSteps(
+  integration: IntegrationView,
+  report: VerificationReport,
+  region: Region = REGIONS.default,
+  act: ActionNamer = describeAction,
+): SetupStep[] {
   const managed = integration.mode === 'managed-app';
   const missing = report.missingPermissions;
   const steps: SetupStep[] = [];
@@ -42,7 +51,7 @@ export function setupSteps(integration: IntegrationView, report: VerificationRep
       state: missing.length ? 'incomplete' : 'done',
       observed: `service principal ${report.servicePrincipalObjectId} issues tokens; ${permissionsObserved}`,
       fix: missing.length
-        ? `Permissions were revoked after consent. Consent again (vigil consent-url --tenant ${integration.tenantId}) or re-add: ${missing.map((m) => `${m.api} ${m.permission}`).join(', ')}. Until then these capabilities are not evaluated.`
+        ? `Permissions were revoked after consent. Consent again (${act({ do: 'consentLink', tenant: integration.tenantId })}) or re-add: ${missing.map((m) => `${m.api} ${m.permission}`).join(', ')}. Until then these capabilities are not evaluated.`
         : undefined,
     });
   } else {
@@ -63,9 +72,9 @@ export function setupSteps(integration: IntegrationView, report: VerificationRep
     observed: report.managementApp.detail,
     fix: report.managementApp.registered
       ? undefined
-      : `A Power Platform administrator runs: vigil register-management-app --integration ${integration.id} (or --powershell for the PowerShell steps).`,
+      : `A Power Platform administrator does it: ${act({ do: 'registerManagementApp', integration: integration.id })}; or ${act({ do: 'registerManagementAppPowerShell' })}.`,
   });
-  const secret = secretExpiryWarning(integration);
+  const secret = secretExpiryWarning(integration, act);
   steps.push({
     order: 3,
     title: managed ? 'Create the integration (tenant id and service principal Object ID)' : 'Give the client id, secret and tenant to Vigil',
@@ -84,7 +93,7 @@ export function setupSteps(integration: IntegrationView, report: VerificationRep
       : 'environments cannot be listed until step 2 is done',
     fix:
       unreadable.length || !report.managementApp.registered
-        ? `vigil environments grant-access --integration ${integration.id} (or Power Platform admin center > Environments > Settings > Users + permissions > Application users > + New app user > System Administrator).`
+        ? `${act({ do: 'grantEnvironmentAccess', integration: integration.id })} (or Power Platform admin center > Environments > Settings > Users + permissions > Application users > + New app user > System Administrator).`
         : undefined,
   });
   if (report.powerBi) {

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { ensureDefaultOrganization } from '../access/index.ts';
 import { VigilError } from '../core/errors.ts';
+import { describeAction, type ActionNamer } from '../core/actions.ts';
 import { idPrefix, isGuid, newId, normalizeGuid, pickByPrefix } from '../core/ids.ts';
 import type { CloudProfile } from '../config/cloud.ts';
 import type { VigilConfig } from '../config/index.ts';
@@ -86,14 +87,18 @@ const SECRET_WARNING_DAYS = [90, 30, 7] as const;
 
 /**
  * A warning when the integration's client secret has expired or expires within 90 days, naming the portal page
- * where a new one is created and the command that swaps it in; null otherwise. The warning tightens at 30 and 7 days.
+ * where a new one is created and the step that swaps it in (worded by `act`: the domain wording unless the CLI
+ * passes its own); null otherwise. The warning tightens at 30 and 7 days.
  */
-export function secretExpiryWarning(view: Pick<IntegrationView, 'name' | 'secretDaysLeft' | 'secretExpiresAt'> & { id?: string }): string | null {
+export function secretExpiryWarning(
+  view: Pick<IntegrationView, 'name' | 'secretDaysLeft' | 'secretExpiresAt'> & { id?: string },
+  act: ActionNamer = describeAction,
+): string | null {
   if (view.secretDaysLeft === null || view.secretDaysLeft > SECRET_WARNING_DAYS[0]) return null;
   const date = view.secretExpiresAt!.slice(0, 10);
   const when = view.secretDaysLeft < 0 ? `expired on ${date}` : `expires in ${view.secretDaysLeft} days (${date})`;
   const urgency = view.secretDaysLeft <= SECRET_WARNING_DAYS[2] ? 'URGENT: ' : '';
-  return `${urgency}The client secret of ${view.name} ${when}. Create a new one under App registrations > your app > Certificates & secrets, then run \`vigil integrations rotate-secret ${view.id ?? '<integration>'}\`.`;
+  return `${urgency}The client secret of ${view.name} ${when}. Create a new one under App registrations > your app > Certificates & secrets, then ${act({ do: 'rotateSecret', integration: view.id })}.`;
 }
 
 const aad = (row: { id: string; tenant_id: string }) => `${row.id}|${row.tenant_id}`;
@@ -184,9 +189,9 @@ export async function addCustomerAppIntegration(
  * that tenant (so, someone of the tenant): it names no organization and no integration.
  */
 function boundElsewhere(tenantId: string): VigilError {
-  return new VigilError('conflict', 'TENANT_BOUND_ELSEWHERE', `Tenant ${tenantId} is connected to another organization of this Vigil deployment.`, {
+  return new VigilError('TENANT_BOUND_ELSEWHERE', `Tenant ${tenantId} is connected to another organization of this Vigil deployment.`, {
     field: 'tenantId',
-    remediation: 'A tenant belongs to one organization. Ask the Vigil operator to move it (`vigil tenants bind --tenant-id <id> --organization <name>`).',
+    remediation: (_, act) => `A tenant belongs to one organization: ${act({ do: 'bindTenant', tenantId })}.`,
   });
 }
 
@@ -197,8 +202,8 @@ async function organizationFor(deps: OnboardingDeps, organizationId: string | un
 
 /** The conflict of adding an integration the caller's organization already has: it names the existing one. */
 function integrationExists(existing: repo.IntegrationRow, what: string): VigilError {
-  return new VigilError('conflict', 'INTEGRATION_EXISTS', `${what} is already integrated as ${existing.id} (${existing.name}).`, {
-    remediation: `Use \`vigil integrations verify ${existing.id}\`, or remove it first.`,
+  return new VigilError('INTEGRATION_EXISTS', `${what} is already integrated as ${existing.id} (${existing.name}).`, {
+    remediation: (_, act) => `To check the existing one, ${act({ do: 'verifyIntegration', integration: existing.id })}; or remove it first.`,
   });
 }
 
@@ -271,7 +276,6 @@ export async function addManagedAppIntegration(
   const where = 'Microsoft Entra admin center > Enterprise applications > search for "Vigil" (or the service\'s name) > Overview > Object ID';
   if (spObjectId === clientId) {
     throw new VigilError(
-      'invalid-input',
       'APPLICATION_ID_GIVEN',
       `${spObjectId} is the Application ID of Vigil's managed application, not the Object ID of its service principal in your tenant.`,
       {
@@ -291,12 +295,12 @@ export async function addManagedAppIntegration(
   } catch (e) {
     if (e instanceof VigilError && ['AADSTS700016', 'AADSTS7000229'].includes(e.code)) {
       throw new VigilError(
-        'authorization',
         'CONSENT_MISSING',
         `Vigil's application ${clientId} has no service principal in tenant ${tenantId}: admin consent has not been granted there.`,
         {
           field: 'tenantId',
-          remediation: `Grant admin consent first: vigil consent-url --tenant ${tenantId}, open the link in a private browser window as a Global Administrator or Privileged Role Administrator, and accept.`,
+          remediation: (_, act) =>
+            `Grant admin consent first: ${act({ do: 'consentLink', tenant: tenantId })}, open the link in a private browser window as a Global Administrator or Privileged Role Administrator, and accept.`,
           cause: e,
         },
       );
@@ -304,7 +308,7 @@ export async function addManagedAppIntegration(
     throw e;
   }
   if (oid.toLowerCase() !== spObjectId) {
-    throw new VigilError('invalid-input', 'OBJECT_ID_MISMATCH', `${spObjectId} is not the Object ID of Vigil's service principal in tenant ${tenantId}.`, {
+    throw new VigilError('OBJECT_ID_MISMATCH', `${spObjectId} is not the Object ID of Vigil's service principal in tenant ${tenantId}.`, {
       field: 'servicePrincipalObjectId',
       remediation: `Copy the Object ID from ${where} (not the Application ID, and not the Object ID of an app registration).`,
     });
@@ -342,7 +346,7 @@ export async function getIntegration(db: Executor, idOrName: string): Promise<re
     if (id) row = await repo.findIntegration(db, id);
   }
   if (!row) {
-    throw new VigilError('not-found', 'INTEGRATION_NOT_FOUND', `No integration '${idOrName}'.`, {
+    throw new VigilError('INTEGRATION_NOT_FOUND', `No integration '${idOrName}'.`, {
       field: 'integration',
     });
   }
@@ -355,7 +359,7 @@ export async function getIntegration(db: Executor, idOrName: string): Promise<re
  */
 export function credentialsFor(deps: Pick<OnboardingDeps, 'http' | 'cloud' | 'kek' | 'config'>, row: repo.IntegrationRow): ClientCredentialProvider {
   if (row.mode === 'managed-app') return managedAppCredentials(deps, row.tenant_id);
-  if (!row.secret_envelope) throw new VigilError('configuration', 'NO_SECRET', `Integration ${row.id} has no stored secret.`);
+  if (!row.secret_envelope) throw new VigilError('NO_SECRET', `Integration ${row.id} has no stored secret.`);
   const secret = decryptSecret(deps.kek, JSON.parse(row.secret_envelope) as Envelope, aad(row));
   return new ClientCredentialProvider({ cloud: deps.cloud, tenantId: row.tenant_id, clientId: row.client_id, clientSecret: secret, http: deps.http });
 }
@@ -373,11 +377,11 @@ export async function verifyStoredIntegration(deps: OnboardingDeps, idOrName: st
   } catch (e) {
     if (row.mode === 'managed-app' && e instanceof VigilError && ['AADSTS700016', 'AADSTS7000229'].includes(e.code)) {
       throw new VigilError(
-        'authorization',
         'CONSENT_MISSING',
         `Vigil's application ${row.client_id} no longer has a service principal in tenant ${row.tenant_id}: the enterprise application was deleted or consent was withdrawn.`,
         {
-          remediation: `A Global Administrator or Privileged Role Administrator grants consent again (vigil consent-url --tenant ${row.tenant_id}); Vigil then records the new service principal's Object ID at the next verify.`,
+          remediation: (_, act) =>
+            `A Global Administrator or Privileged Role Administrator grants consent again (${act({ do: 'consentLink', tenant: row.tenant_id })}); Vigil then records the new service principal's Object ID at the next verify.`,
           cause: e,
         },
       );
@@ -433,14 +437,9 @@ export async function rotateSecret(
 ): Promise<IntegrationView> {
   const row = await getIntegration(deps.db, idOrName);
   if (row.mode !== 'customer-app') {
-    throw new VigilError(
-      'invalid-input',
-      'NOT_CUSTOMER_APP',
-      `Integration ${row.name} uses the operator-managed application: it has no client secret of its own.`,
-      {
-        field: 'integration',
-      },
-    );
+    throw new VigilError('NOT_CUSTOMER_APP', `Integration ${row.name} uses the operator-managed application: it has no client secret of its own.`, {
+      field: 'integration',
+    });
   }
   const secret = requireSecretValue(request.clientSecret);
   const expiresAt = parseSecretExpiry(request.secretExpires);

@@ -16,8 +16,9 @@ export interface ForgottenSecret {
  * The knowing way out of a lost master key (issue 14, point 7): `vigil master-key reset --forget-secrets` starts the
  * runtime with a new key file (see `loadKeyEncryptionKey`'s `replaceLostKey`) and then calls this, which forgets every
  * stored client secret that the loaded key did not encrypt — those can never be opened again. Each such integration
- * gets credential state `rejected` with the fix (`vigil integrations rotate-secret <integration>`), so collections stop
- * with that message instead of failing on `MASTER_KEY_MISMATCH`. Secrets the loaded key opens are kept.
+ * gets credential state `rejected` with the reason, so collections stop with `CREDENTIALS_EXPIRED` (whose remediation
+ * names the rotation in each surface's words) instead of failing on `MASTER_KEY_MISMATCH`. Secrets the loaded key
+ * opens are kept.
  * @returns the integrations whose secret was forgotten, by name.
  */
 export async function forgetUnreadableSecrets(deps: { db: Executor; kek: KeyEncryptionKey; logger: Logger }): Promise<ForgottenSecret[]> {
@@ -29,7 +30,7 @@ export async function forgetUnreadableSecrets(deps: { db: Executor; kek: KeyEncr
     await repo.forgetSecret(
       deps.db,
       row.id,
-      `The client secret was encrypted with master key ${keyId}, which was lost and replaced by ${deps.kek.id}; the secret was forgotten. Enter it again: vigil integrations rotate-secret ${row.name}`,
+      `The client secret was encrypted with master key ${keyId}, which was lost and replaced by ${deps.kek.id}; the secret was forgotten and must be entered again.`,
       at,
     );
     forgotten.push({ id: row.id, name: row.name, keyId });

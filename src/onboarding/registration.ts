@@ -43,7 +43,7 @@ export async function registrationTarget(
   );
   const tenantId =
     input.tenantRequired || input.tenantId
-      ? requireGuid('tenantId', input.tenantId, 'Microsoft Entra admin center > Overview > Tenant ID (or give --integration)')
+      ? requireGuid('tenantId', input.tenantId, 'Microsoft Entra admin center > Overview > Tenant ID (or name the integration instead)')
       : undefined;
   return { tenantId, applicationId };
 }
@@ -82,12 +82,11 @@ export async function registerManagementApp(
     if (e instanceof UpstreamHttpError && e.status === 403) {
       const roles = claims.wids.map((w) => ADMIN_ROLE_TEMPLATES[w]).filter(Boolean);
       throw new VigilError(
-        'authorization',
         'ADMIN_ROLE_MISSING',
         `${claims.upn || 'The signed-in user'} may not register management applications${roles.length ? '' : ': the account holds neither the Power Platform Administrator nor the Global Administrator role'} (${e.upstreamMessage ?? 'BAP answered 403'}).`,
         {
-          remediation:
-            'Sign in with a Power Platform Administrator or Global Administrator account (Microsoft Entra admin center > Roles & admins), or have one run the PowerShell steps (`vigil register-management-app --powershell`).',
+          remediation: (_, act) =>
+            `Sign in with a Power Platform Administrator or Global Administrator account (Microsoft Entra admin center > Roles & admins), or have one ${act({ do: 'registerManagementAppPowerShell' })}.`,
           cause: e,
         },
       );
@@ -96,7 +95,7 @@ export async function registerManagementApp(
   }
   const confirmed = await getManagementApp(ctx, input.applicationId);
   if (!confirmed) {
-    throw new VigilError('upstream', 'REGISTRATION_NOT_CONFIRMED', `BAP accepted the registration of ${input.applicationId} but does not list it.`);
+    throw new VigilError('REGISTRATION_NOT_CONFIRMED', `BAP accepted the registration of ${input.applicationId} but does not list it.`);
   }
   deps.logger.info(
     { tenantId: input.tenantId, applicationId: input.applicationId, registeredBy: claims.upn },
@@ -144,7 +143,7 @@ export function registrationInstructions(cloud: CloudProfile, applicationId: str
     api: {
       method: 'PUT',
       url: adminApplicationUrl(cloud, applicationId),
-      note: `Send with "Authorization: Bearer <token of a Power Platform Administrator or Global Administrator, resource ${cloud.bap.resource}>" and an empty body; or run \`vigil register-management-app --application-id ${applicationId}\`, which signs the administrator in by device code and makes this call.`,
+      note: `Send with "Authorization: Bearer <token of a Power Platform Administrator or Global Administrator, resource ${cloud.bap.resource}>" and an empty body.`,
     },
   };
 }

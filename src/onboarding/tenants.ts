@@ -29,10 +29,10 @@ export interface TenantBindingView {
  * organization anything about another's tenants.
  */
 export function tenantNotProven(tenantId: string): VigilError {
-  return new VigilError('authorization', 'TENANT_NOT_PROVEN', `Your organization has not proven that it administers tenant ${tenantId}.`, {
+  return new VigilError('TENANT_NOT_PROVEN', `Your organization has not proven that it administers tenant ${tenantId}.`, {
     field: 'tenantId',
-    remediation:
-      'Prove you administer this tenant: get a consent link (`vigil consent-url --tenant <tenant>`, or "Get consent link" in the portal), open it in a private browser window, accept as a Global Administrator or Privileged Role Administrator of the tenant, and complete the sign-in that follows; then add the integration.',
+    remediation: (_, act) =>
+      `Prove you administer this tenant: ${act({ do: 'consentLink', tenant: tenantId })}, open it in a private browser window, accept as a Global Administrator or Privileged Role Administrator of the tenant, and complete the sign-in that follows; then add the integration.`,
   });
 }
 
@@ -70,14 +70,9 @@ export async function recordProof(
 function requireTenantId(tenantId: string | undefined): string {
   const t = normalizeGuid(tenantId ?? '');
   if (!isGuid(t))
-    throw new VigilError(
-      'invalid-input',
-      'INVALID_TENANT_ID',
-      (name) => `${name('tenantId')} must be a tenant id (GUID)${tenantId ? ` (got "${tenantId}")` : ''}.`,
-      {
-        field: 'tenantId',
-      },
-    );
+    throw new VigilError('INVALID_TENANT_ID', (name) => `${name('tenantId')} must be a tenant id (GUID)${tenantId ? ` (got "${tenantId}")` : ''}.`, {
+      field: 'tenantId',
+    });
   return t;
 }
 
@@ -106,7 +101,7 @@ export async function bindTenant(db: Executor, input: { tenantId?: string; organ
 export async function unbindTenant(db: Executor, tenantIdInput: string | undefined): Promise<{ tenantId: string }> {
   const tenantId = requireTenantId(tenantIdInput);
   if (!(await repo.deleteBinding(db, tenantId)))
-    throw new VigilError('not-found', 'TENANT_NOT_BOUND', `Tenant ${tenantId} is not bound to any organization.`, {
+    throw new VigilError('TENANT_NOT_BOUND', `Tenant ${tenantId} is not bound to any organization.`, {
       field: 'tenantId',
     });
   return { tenantId };

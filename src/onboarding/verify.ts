@@ -110,7 +110,7 @@ export async function verifyIntegration(deps: VerifyDeps, ids: { tenantId: strin
   const warnings: string[] = [];
   const discovered = await discoverTenant(ctx.http, cloud, ids.tenantId);
   if (discovered.tenantId !== ids.tenantId.toLowerCase()) {
-    throw new VigilError('invalid-input', 'TENANT_MISMATCH', `Tenant '${ids.tenantId}' resolves to ${discovered.tenantId}.`, {
+    throw new VigilError('TENANT_MISMATCH', `Tenant '${ids.tenantId}' resolves to ${discovered.tenantId}.`, {
       field: 'tenantId',
     });
   }
@@ -194,7 +194,7 @@ export async function verifyIntegration(deps: VerifyDeps, ids: { tenantId: strin
     managementApp = isNotManagementAppError(e)
       ? {
           registered: false,
-          detail: `Not registered as a Power Platform admin management application (BAP: "does not have permission to access the path"). A Power Platform administrator must register application ${ids.clientId}: vigil register-management-app (device code sign-in), or in PowerShell New-PowerAppManagementApp -ApplicationId ${ids.clientId} (docs/register-management-app.md).`,
+          detail: `Not registered as a Power Platform admin management application (BAP: "does not have permission to access the path"). A Power Platform administrator must register application ${ids.clientId}: New-PowerAppManagementApp -ApplicationId ${ids.clientId} in PowerShell, or one call to the Power Platform API (the integration's registration steps; docs/register-management-app.md).`,
         }
       : { registered: null, detail: `Could not check: ${(e as Error).message}` };
   }

@@ -9,7 +9,7 @@ import type { Page } from '../contract/common.ts';
 import type { Dashboard, Finding, FindingDetail, RankedAgent } from '../contract/findings.ts';
 import type { AgentDetail, InventoryItem } from '../contract/inventory.ts';
 import type { Run, RunDetail, RunEvent, RunProgress } from '../contract/runs.ts';
-import { VigilError } from '../core/errors.ts';
+import { type ErrorText, VigilError } from '../core/errors.ts';
 import { SEVERITIES, type Severity } from '../core/types.ts';
 import { findingExportView } from '../exports/findings.ts';
 import type { Database } from '../store/schema.ts';
@@ -52,7 +52,7 @@ function encodeCursor(position: Record<string, unknown>): string {
 function decodeCursor<T extends Record<string, unknown>>(cursor: string | undefined, keys: Record<keyof T, 'string' | 'number'>): T | undefined {
   if (cursor === undefined || cursor === '') return undefined;
   const bad = () =>
-    new VigilError('invalid-input', 'INVALID_CURSOR', 'cursor is not one this API issued.', {
+    new VigilError('INVALID_CURSOR', 'cursor is not one this API issued.', {
       field: 'cursor',
       remediation: 'Pass the nextCursor of the previous page unchanged, or leave cursor out for the first page.',
     });
@@ -148,7 +148,7 @@ export async function findingDetail(db: Executor, caller: Caller, checks: CheckC
 }
 
 /** Where to look for finding ids, in a not-found error. */
-const FINDING_IDS = 'List the findings with `vigil findings --status all` or GET /api/v1/findings.';
+const FINDING_IDS: ErrorText = (_, act) => `To see the findings, ${act({ do: 'listFindings' })}.`;
 
 /** Names of the suppression inputs in the caller's terms: body fields for the API (the default), flags for the CLI. */
 export interface SuppressionFields {
@@ -178,7 +178,7 @@ export async function suppressFinding(
   await requireOwned(db, caller, 'finding', id, await getFinding(db, id), FINDING_IDS);
   const reason = input.reason.trim();
   if (!reason || reason.length > 2000)
-    throw new VigilError('invalid-input', 'INVALID_INPUT', `${fields.reason} must be 1 to 2,000 characters.`, {
+    throw new VigilError('INVALID_INPUT', `${fields.reason} must be 1 to 2,000 characters.`, {
       field: fields.reason,
       remediation: 'Say why the finding is accepted, e.g. "test environment, no data".',
     });
@@ -186,7 +186,7 @@ export async function suppressFinding(
   if (input.expiresAt) {
     const t = Date.parse(input.expiresAt);
     if (Number.isNaN(t) || t <= now.getTime())
-      throw new VigilError('invalid-input', 'INVALID_INPUT', `${fields.expiresAt} must be a future date (got "${input.expiresAt}").`, {
+      throw new VigilError('INVALID_INPUT', `${fields.expiresAt} must be a future date (got "${input.expiresAt}").`, {
         field: fields.expiresAt,
         remediation: `Give an ISO 8601 date such as 2027-03-31 or 2027-03-31T17:00:00Z, or leave ${fields.expiresAt} out to suppress until lifted.`,
       });
@@ -205,7 +205,7 @@ export async function unsuppressFinding(db: Executor, caller: Caller, checks: Ch
   requireRole(caller, 'admin');
   await requireOwned(db, caller, 'finding', id, await getFinding(db, id), FINDING_IDS);
   if (!(await liftStoredSuppression(db, id, actorOf(caller), now.toISOString())))
-    throw new VigilError('conflict', 'NOT_SUPPRESSED', `Finding ${id} is not suppressed.`, { field: 'finding' });
+    throw new VigilError('NOT_SUPPRESSED', `Finding ${id} is not suppressed.`, { field: 'finding' });
   return findingDetail(db, caller, checks, id);
 }
 
@@ -257,9 +257,9 @@ export async function listAlertsPage(
  */
 export async function setAlertStatus(db: Executor, caller: Caller, id: string, status: string, now = new Date()): Promise<Alert> {
   requireRole(caller, 'admin');
-  await requireOwned(db, caller, 'alert', id, await getAlert(db, id), 'List the alerts with `vigil alerts` or GET /api/v1/alerts.');
+  await requireOwned(db, caller, 'alert', id, await getAlert(db, id), (_, act) => `To see the alerts, ${act({ do: 'listAlerts' })}.`);
   if (!(ALERT_STATUSES as readonly string[]).includes(status))
-    throw new VigilError('invalid-input', 'INVALID_INPUT', `status must be one of ${ALERT_STATUSES.join(', ')}.`, {
+    throw new VigilError('INVALID_INPUT', `status must be one of ${ALERT_STATUSES.join(', ')}.`, {
       field: 'status',
       remediation: 'Use acknowledged while you look into it, closed when done.',
     });
@@ -410,14 +410,7 @@ export async function* followRun(
 
 /** One run of the organization with its progress. @throws VigilError `not-found` (absent or another organization's). */
 export async function runDetail(db: Executor, caller: Caller, runId: string): Promise<RunDetail> {
-  const run = await requireOwned(
-    db,
-    caller,
-    'run',
-    runId,
-    await getRun(db, runId),
-    'List the runs with `vigil runs <integration>` or GET /api/v1/integrations/{id}/runs.',
-  );
+  const run = await requireOwned(db, caller, 'run', runId, await getRun(db, runId), (_, act) => `To see the runs, ${act({ do: 'listRuns' })}.`);
   return { ...runView(run), progress: await runProgress(db, run.id) };
 }
 

@@ -116,7 +116,7 @@ export async function openStore(options: StoreOptions | string): Promise<Kysely<
   if (o.databaseUrl) {
     const schema = o.schema ?? 'public';
     if (!SCHEMA_NAME.test(schema)) {
-      throw new VigilError('configuration', 'SCHEMA_INVALID', `Schema name '${schema}' is not a plain PostgreSQL identifier.`, {
+      throw new VigilError('SCHEMA_INVALID', `Schema name '${schema}' is not a plain PostgreSQL identifier.`, {
         field: 'VIGIL_DATABASE_SCHEMA',
       });
     }
@@ -130,7 +130,7 @@ export async function openStore(options: StoreOptions | string): Promise<Kysely<
       await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
     } catch (e) {
       await db.destroy();
-      throw new VigilError('configuration', 'DATABASE_UNREACHABLE', `Cannot use the PostgreSQL database: ${(e as Error).message}`, {
+      throw new VigilError('DATABASE_UNREACHABLE', `Cannot use the PostgreSQL database: ${(e as Error).message}`, {
         field: 'DATABASE_URL',
         cause: e,
       });
@@ -195,7 +195,7 @@ async function runMigrator(db: Kysely<Database>, step: (m: Migrator) => Promise<
   }
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? target;
-    throw new VigilError('configuration', 'MIGRATION_FAILED', `Database migration ${failed} failed: ${(error as Error).message}`, { cause: error });
+    throw new VigilError('MIGRATION_FAILED', `Database migration ${failed} failed: ${(error as Error).message}`, { cause: error });
   }
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

@@ -46,13 +46,12 @@ export function acquireServeLock(dataDir: string): ServeLock {
       // The holder has not written its pid yet: the generic wording stands.
     }
     throw new VigilError(
-      'conflict',
       'SERVE_ALREADY_RUNNING',
       `Another vigil serve (${holder}) is already using the data directory ${dataDir}; two would run the same collections on one SQLite database.`,
       {
         field: 'VIGIL_DATA_DIR',
         remediation:
-          'Stop the other vigil serve first, or give this one its own data directory (--data-dir). To run several vigil serve processes on one database, use PostgreSQL (DATABASE_URL).',
+          'Stop the other vigil serve first, or give this one its own data directory (VIGIL_DATA_DIR). To run several vigil serve processes on one database, use PostgreSQL (DATABASE_URL).',
       },
     );
   }

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
+import { describeAction } from '../core/actions.ts';
 import { isGranted, permissionCapability, API_DISPLAY_NAMES } from '../core/capabilities.ts';
 import { isVigilError, VigilError } from '../core/errors.ts';
 import { DATAVERSE_ACCESS_REASONS } from '../core/remediation.ts';
@@ -152,11 +153,7 @@ function ownerAlive(run: runs.RunRow): boolean {
 
 /** Thrown when the run was stopped through its signal; the run is left resumable. */
 function abortedError(signal: AbortSignal): VigilError {
-  return new VigilError(
-    'conflict',
-    'COLLECTION_ABORTED',
-    `Collection stopped: ${(signal.reason as Error)?.message ?? 'aborted'}. It resumes from its last checkpoint.`,
-  );
+  return new VigilError('COLLECTION_ABORTED', `Collection stopped: ${(signal.reason as Error)?.message ?? 'aborted'}. It resumes from its last checkpoint.`);
 }
 
 const isAbort = (e: unknown) => isVigilError(e) && e.code === 'COLLECTION_ABORTED';
@@ -329,11 +326,10 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
   if (running) {
     if (ownerAlive(running)) {
       throw new VigilError(
-        'conflict',
         'COLLECTION_RUNNING',
         `Collection ${running.id} is already running for this integration (process ${running.owner_pid} on ${running.owner_host}).`,
         {
-          remediation: 'Wait for it to finish; `vigil runs <integration>` shows its progress.',
+          remediation: (_, act) => `Wait for it to finish; to follow its progress, ${act({ do: 'listRuns', integration: integrationId })}.`,
         },
       );
     }
@@ -440,7 +436,7 @@ async function runStream(run: RunState, name: StreamName, index: number): Promis
         null,
         null,
         {
-          fix: `Add the application permission ${capability.recommended} (App registrations > your app > API permissions > Add a permission > Application permissions), grant admin consent, then run \`vigil integrations verify\`.`,
+          fix: `Add the application permission ${capability.recommended} (App registrations > your app > API permissions > Add a permission > Application permissions), grant admin consent, then ${describeAction({ do: 'verifyIntegration' })}.`,
         },
       );
       finished(run, { name, index, started });

@@ -44,14 +44,10 @@ export async function collectIntegration(
  */
 export function requireCollectable(row: Pick<IntegrationRow, 'id' | 'name' | 'credential_state' | 'credential_error'>): void {
   if (row.credential_state === 'ok') return;
-  throw new VigilError(
-    'authentication',
-    'CREDENTIALS_EXPIRED',
-    `Integration ${row.name} is not collected: ${row.credential_error ?? 'its credentials were refused'}`,
-    {
-      remediation: `Create a new client secret (App registrations > your app > Certificates & secrets) and run \`vigil integrations rotate-secret ${row.id}\` (or rotate it in the portal). The interrupted collection resumes from its checkpoints.`,
-    },
-  );
+  throw new VigilError('CREDENTIALS_EXPIRED', `Integration ${row.name} is not collected: ${row.credential_error ?? 'its credentials were refused'}`, {
+    remediation: (_, act) =>
+      `Create a new client secret (App registrations > your app > Certificates & secrets), then ${act({ do: 'rotateSecret', integration: row.id })}. The interrupted collection resumes from its checkpoints.`,
+  });
 }
 
 /** Options of {@link collectAndEvaluate}. */

@@ -41,7 +41,7 @@ export function parseCron(expression: string): Cron {
   try {
     return new Cron(expression, { timezone: 'UTC', paused: true });
   } catch (e) {
-    throw new VigilError('configuration', 'CRON_INVALID', `VIGIL_COLLECT_CRON '${expression}' is not a cron expression: ${(e as Error).message}`, {
+    throw new VigilError('CRON_INVALID', `VIGIL_COLLECT_CRON '${expression}' is not a cron expression: ${(e as Error).message}`, {
       field: 'VIGIL_COLLECT_CRON',
     });
   }

@@ -52,7 +52,7 @@ export function collectionJobHandler(deps: OnboardingDeps & { autoGrantAccess?: 
       throw e;
     }
     if (run.status === 'failed') {
-      throw new VigilError('upstream', 'COLLECTION_FAILED', `Collection ${run.runId} failed: ${run.errors[0]?.message ?? 'unknown error'}`);
+      throw new VigilError('COLLECTION_FAILED', `Collection ${run.runId} failed: ${run.errors[0]?.message ?? 'unknown error'}`);
     }
     if (job.signal?.aborted || deps.audit?.enabled === false) return;
     try {

@@ -81,7 +81,14 @@ describe('REST API: onboarding, collection and reading through /api/v1', () => {
       expect(res.statusCode, res.body).toBe(422);
       errors.push(JSON.stringify(res.json().error).replaceAll(t.id, '<tenant>'));
     }
-    expect(JSON.parse(errors[0]!)).toMatchObject({ code: 'TENANT_NOT_PROVEN' });
+    // The fix names the portal's button and the API route, never the operator's CLI command or one of its flags.
+    expect(JSON.parse(errors[0]!)).toMatchObject({
+      code: 'TENANT_NOT_PROVEN',
+      remediation: expect.stringContaining(
+        'get a consent link for the tenant <tenant> ("Get consent link" in the portal, or POST /api/v1/integrations/consent-link)',
+      ),
+    });
+    expect(errors[0]).not.toMatch(/--[a-z]|`vigil /);
     expect(errors[1]).toBe(errors[0]);
     // Fabrikam's own consent link, followed by its tenant's administrator, binds the tenant to Fabrikam, not to Contoso.
     const link = await call(fabrikamAdmin, 'POST', '/api/v1/integrations/consent-link', { tenant: unproven.id });
@@ -91,6 +98,9 @@ describe('REST API: onboarding, collection and reading through /api/v1', () => {
     try {
       const { final } = await browse(link.json().url, { dispatcher: new Agent({ connect: { ca: w.emulator.caPem } }), intercept });
       expect(final.body).toMatch(/Consent granted/);
+      // The next steps on the page are the customer administrator's: PowerShell and the portal, no vigil command line.
+      expect(final.body).toMatch(/New-PowerAppManagementApp -ApplicationId/);
+      expect(final.body).not.toMatch(/vigil (register-management-app|integrations add)/);
     } finally {
       await intercept.close();
     }

@@ -10,6 +10,7 @@ import { loadCustomProfile } from '../../src/config/cloud.ts';
 import { createRuntime, type Runtime } from '../../src/main/runtime.ts';
 import { consentLink } from '../../src/onboarding/consent.ts';
 import { setupSteps } from '../../src/onboarding/doctor.ts';
+import { actionOf } from '../../src/cli/flags.ts';
 import { grantEnvironmentAccess } from '../../src/onboarding/environments.ts';
 import { addManagedAppIntegration, verifyStoredIntegration } from '../../src/onboarding/integrations.ts';
 import { registerManagementApp } from '../../src/onboarding/registration.ts';
@@ -67,7 +68,7 @@ describe('Mode B: managed-app consent, registration, environment access', () => 
     const sp = randomUUID();
     await expect(addManagedAppIntegration(rt, { tenantId: t1.id, spObjectId: sp })).rejects.toMatchObject({
       code: 'TENANT_NOT_PROVEN',
-      remediation: expect.stringMatching(/consent-url/),
+      remediation: expect.stringContaining('"Get consent link" in the portal'),
     });
   });
 
@@ -77,6 +78,14 @@ describe('Mode B: managed-app consent, registration, environment access', () => 
     expect(link.url).toMatch(new RegExp(`/${t1.id}/adminconsent\\?client_id=${managed.appId}&redirect_uri=`));
     expect(link.instructions.join(' ')).toMatch(/private/);
     await expect(consentLink(rt, t2.domains[0]!, t1.id)).rejects.toMatchObject({ code: 'DOMAIN_OF_ANOTHER_TENANT', field: 'tenantId' });
+    // A typed tenant that does not exist is the person's input (400, exit 2), not a refused credential.
+    await expect(consentLink(rt, 'nope.onmicrosoft.com')).rejects.toMatchObject({
+      code: 'TENANT_NOT_FOUND',
+      kind: 'invalid-input',
+      field: 'tenant',
+      message: expect.stringContaining('(AADSTS90002)'),
+      detail: { upstreamCode: 'AADSTS90002' },
+    });
   });
 
   it('handles consent granted, cancelled, declined (AADSTS65004), and a tampered or expired state', async () => {
@@ -128,7 +137,8 @@ describe('Mode B: managed-app consent, registration, environment access', () => 
       [5, 'missing'],
       [6, 'info'],
     ]);
-    expect(steps[1]!.fix).toMatch(/register-management-app/);
+    expect(steps[1]!.fix).toMatch(/New-PowerAppManagementApp in PowerShell/);
+    expect(setupSteps(integration, report, undefined, actionOf)[1]!.fix).toContain(`run \`vigil register-management-app --integration ${integration.id}\``);
     expect(steps[4]!.fix).toMatch(/^Remove Tenant\.Read\.All/);
   });
 

@@ -82,7 +82,9 @@ describe('lost master key', () => {
     // Until the secret is entered again, collection stops with the fix instead of MASTER_KEY_MISMATCH.
     const collect = await vigil(['collect', 'Contoso', '--json'], env);
     expect(collect.code).not.toBe(0);
-    expect(JSON.parse(collect.stdout).error.message).toMatch(/rotate-secret Contoso/);
+    const refusal = JSON.parse(collect.stdout).error as { code: string; message: string; remediation: string };
+    expect(refusal).toMatchObject({ code: 'CREDENTIALS_EXPIRED', message: expect.stringMatching(/the secret was forgotten and must be entered again/) });
+    expect(refusal.remediation).toMatch(/then run `vigil integrations rotate-secret \S+`/);
     const rotate = await vigil(['integrations', 'rotate-secret', 'Contoso', '--client-secret-stdin', '--json'], env, `${w.secret}\n`);
     expect(rotate.code, rotate.stdout + rotate.stderr).toBe(0);
     const verify = await vigil(['integrations', 'verify', 'Contoso', '--json'], env);

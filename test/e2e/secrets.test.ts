@@ -35,7 +35,7 @@ describe('client secret lifecycle (Mode A)', () => {
     // While expired, collection refuses with the fix instead of failing again and again.
     await expect(collectIntegration(rt, integration.id)).rejects.toMatchObject({
       code: 'CREDENTIALS_EXPIRED',
-      remediation: expect.stringMatching(/rotate-secret/),
+      remediation: expect.stringMatching(/"Rotate secret" on its portal page/),
     });
 
     // A bad new secret is refused by the tenant and changes nothing.

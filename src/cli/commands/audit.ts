@@ -65,7 +65,7 @@ export function registerAudit(program: Command, host: CommandHost): void {
         async (rt, opts: ListOptions & { integration?: string; organization?: string; since?: string; operation?: string; user?: string; raw?: boolean }) => {
           const limit = parseLimit(opts.limit, 100);
           if (opts.since && Number.isNaN(Date.parse(opts.since)))
-            throw new VigilError('invalid-input', 'INVALID_INPUT', `--since '${opts.since}' is not a date.`, {
+            throw new VigilError('INVALID_INPUT', `--since '${opts.since}' is not a date.`, {
               field: '--since',
               remediation: 'Give an ISO 8601 date, e.g. 2026-11-20 or 2026-11-20T08:00:00Z.',
             });

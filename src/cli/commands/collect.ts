@@ -9,6 +9,7 @@ import { shortIds } from '../../core/ids.ts';
 import { listOptions, parseLimit, type ListOptions } from '../input.ts';
 import { operatorScope } from '../scope.ts';
 import { EXIT, print, printJson, table, terminalWidth } from '../output.ts';
+import { actionOf } from '../flags.ts';
 import { createProgress, silentProgress } from '../progress.ts';
 import { groupRunErrors, renderErrorGroups } from '../run-errors.ts';
 
@@ -72,7 +73,7 @@ export function registerCollect(program: Command, host: CommandHost): void {
           );
         for (const g of grants)
           print(`  access ${g.result} in environment ${g.name ?? g.environmentId}${g.reason ? `: ${g.reason}` : ' (collected from the next run)'}`);
-        const warning = secretExpiryWarning(toView(row));
+        const warning = secretExpiryWarning(toView(row), actionOf);
         if (warning) print(`warning: ${warning}`);
         if (result.status === 'failed') process.exitCode = EXIT.upstream;
       }),

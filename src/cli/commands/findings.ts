@@ -90,7 +90,7 @@ export function registerFindings(program: Command, host: CommandHost): void {
           opts: { format: 'json' | 'csv' | 'sarif' | 'ocsf'; ndjson?: boolean; integration?: string; organization?: string; status: string; output?: string },
         ) => {
           if (opts.ndjson && opts.format !== 'ocsf')
-            throw new VigilError('invalid-input', 'INVALID_INPUT', '--ndjson applies to --format ocsf only.', {
+            throw new VigilError('INVALID_INPUT', '--ndjson applies to --format ocsf only.', {
               field: '--ndjson',
               remediation: 'Use --format ocsf --ndjson, or leave --ndjson out.',
             });
@@ -112,7 +112,7 @@ export function registerFindings(program: Command, host: CommandHost): void {
             renameSync(temp, target);
           } catch (e) {
             rmSync(temp, { force: true });
-            throw new VigilError('invalid-input', 'OUTPUT_NOT_WRITABLE', `Cannot write ${target}: ${(e as Error).message}`, {
+            throw new VigilError('OUTPUT_NOT_WRITABLE', `Cannot write ${target}: ${(e as Error).message}`, {
               field: '--output',
               remediation: 'Give a path in a directory you can write to.',
             });

@@ -14,6 +14,7 @@ import {
 } from '../../onboarding/integrations.ts';
 import type { VerificationReport } from '../../onboarding/verify.ts';
 import { print, printJson, table } from '../output.ts';
+import { actionOf } from '../flags.ts';
 import { getOrganizationByName } from '../../access/index.ts';
 import { integrationScope } from '../scope.ts';
 import { regionById } from '../../config/regions.ts';
@@ -193,7 +194,7 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
         );
         if (more) print(more);
         for (const v of views) {
-          const warning = secretExpiryWarning(v);
+          const warning = secretExpiryWarning(v, actionOf);
           if (warning) process.stderr.write(`warning: ${warning}\n`);
         }
       }),
@@ -208,7 +209,7 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
         const v = toView(await getIntegration(rt.db, integration));
         if (opts.json) return printJson(v);
         print(renderView(v));
-        const warning = secretExpiryWarning(v);
+        const warning = secretExpiryWarning(v, actionOf);
         if (warning) print(`  warning: ${warning}`);
         if (v.verification) print(renderReport(v.verification, v.mode));
       }),
@@ -221,7 +222,7 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
     .action(
       host.action(async (rt, integration: string, opts: { json?: boolean }) => {
         const { integration: view, report } = await verifyStoredIntegration(rt, integration);
-        const steps = setupSteps(view, report, regionById(rt.config.region.id, 'VIGIL_REGION'));
+        const steps = setupSteps(view, report, regionById(rt.config.region.id, 'VIGIL_REGION'), actionOf);
         if (opts.json) return printJson({ integrationId: view.id, mode: view.mode, steps, report });
         print(`Setup of ${view.name} (${view.mode}), step by step:`, renderSteps(steps));
         if (steps.some((s) => s.state === 'missing' || s.state === 'incomplete'))

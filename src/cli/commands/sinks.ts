@@ -7,7 +7,7 @@ import { EXIT, print, printJson, table } from '../output.ts';
 
 function configured(rt: Runtime): Sinks {
   if (!rt.sinks) {
-    throw new VigilError('configuration', 'NO_SINK', 'No SIEM sink is configured.', {
+    throw new VigilError('NO_SINK', 'No SIEM sink is configured.', {
       field: 'VIGIL_WEBHOOK_URL',
       remediation: 'Set VIGIL_WEBHOOK_URL and VIGIL_WEBHOOK_SECRET, or VIGIL_SYSLOG_TARGET (docs/configuration.md, "SIEM sinks").',
     });

@@ -41,7 +41,7 @@ function parseKey(text: string, source: string): Buffer {
   const t = text.trim();
   const buf = /^[0-9a-f]{64}$/i.test(t) ? Buffer.from(t, 'hex') : Buffer.from(t, 'base64');
   if (buf.length !== 32) {
-    throw new VigilError('configuration', 'MASTER_KEY_INVALID', `The master key from ${source} is not 32 bytes (base64 or 64 hex characters).`, {
+    throw new VigilError('MASTER_KEY_INVALID', `The master key from ${source} is not 32 bytes (base64 or 64 hex characters).`, {
       field: source,
     });
   }
@@ -91,12 +91,12 @@ export function loadKeyEncryptionKey(dataDir: string, masterKey: string | undefi
     const stored = [...new Set(options.storedKeyIds ?? [])];
     if (stored.length && !options.replaceLostKey) {
       throw new VigilError(
-        'configuration',
         'MASTER_KEY_MISSING',
         `The master key is missing: ${path} does not exist and VIGIL_MASTER_KEY is not set, but the database holds client secrets encrypted with master key ${stored.join(', ')}. Vigil does not generate a new key, which would leave them unreadable.`,
         {
           field: 'VIGIL_MASTER_KEY',
-          remediation: `Restore the original key: copy the backed-up master.key to ${path} (chmod 600), or set VIGIL_MASTER_KEY to the original key (its id, the first 16 hex characters of its SHA-256, is ${stored.join(' or ')}). If the key is lost for good: run \`vigil master-key reset --forget-secrets\`, which writes a new key and forgets the unreadable secrets, then enter each integration's secret again with \`vigil integrations rotate-secret <integration>\`.`,
+          remediation: (_, act) =>
+            `Restore the original key: copy the backed-up master.key to ${path} (chmod 600), or set VIGIL_MASTER_KEY to the original key (its id, the first 16 hex characters of its SHA-256, is ${stored.join(' or ')}). If the key is lost for good: ${act({ do: 'resetMasterKey' })}, then for each integration ${act({ do: 'rotateSecret' })}.`,
         },
       );
     }
@@ -106,7 +106,7 @@ export function loadKeyEncryptionKey(dataDir: string, masterKey: string | undefi
   }
   const mode = statSync(path).mode & 0o777;
   if (mode & 0o077) {
-    throw new VigilError('configuration', 'MASTER_KEY_FILE_UNSAFE', `The key file ${path} is readable by other users (mode ${mode.toString(8)}).`, {
+    throw new VigilError('MASTER_KEY_FILE_UNSAFE', `The key file ${path} is readable by other users (mode ${mode.toString(8)}).`, {
       field: path,
       remediation: `Run: chmod 600 ${path}`,
     });
@@ -159,7 +159,7 @@ export function encryptSecret(kek: KeyEncryptionKey, secret: string, associatedD
  */
 export function decryptSecret(kek: KeyEncryptionKey, envelope: Envelope, associatedData: string): string {
   if (envelope.kid !== kek.id) {
-    throw new VigilError('configuration', 'MASTER_KEY_MISMATCH', `This secret was encrypted with master key ${envelope.kid}, but the loaded key is ${kek.id}.`);
+    throw new VigilError('MASTER_KEY_MISMATCH', `This secret was encrypted with master key ${envelope.kid}, but the loaded key is ${kek.id}.`);
   }
   const aad = Buffer.from(associatedData, 'utf8');
   try {
@@ -169,7 +169,7 @@ export function decryptSecret(kek: KeyEncryptionKey, envelope: Envelope, associa
     dataKey.fill(0);
     return plain.toString('utf8');
   } catch (e) {
-    throw new VigilError('configuration', 'SECRET_TAMPERED', 'A stored secret failed its integrity check and cannot be used.', {
+    throw new VigilError('SECRET_TAMPERED', 'A stored secret failed its integrity check and cannot be used.', {
       cause: e,
     });
   }

@@ -81,7 +81,7 @@ function makeDirectories(path: string): void {
 
 function unusable(path: string, at: string, cause: unknown, reason?: string): VigilError {
   const why = reason ?? (cause as NodeJS.ErrnoException | undefined)?.code ?? String(cause);
-  return new VigilError('configuration', 'DATA_DIR_UNUSABLE', `Cannot create the directory ${path}: ${at} ${reason ?? `could not be created (${why})`}.`, {
+  return new VigilError('DATA_DIR_UNUSABLE', `Cannot create the directory ${path}: ${at} ${reason ?? `could not be created (${why})`}.`, {
     field: 'dataDir',
     cause,
   });

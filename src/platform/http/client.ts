@@ -68,10 +68,10 @@ export class UpstreamHttpError extends VigilError {
   constructor(api: ApiName, method: string, url: string, status: number, upstream: string | undefined, upstreamMessage: string | undefined, body?: unknown) {
     const kind = status === 401 ? 'authentication' : status === 403 ? 'authorization' : status === 404 ? 'not-found' : 'upstream';
     super(
-      kind,
       upstreamCode(upstream ?? `HTTP_${status}`),
       `${api} ${method} ${redactUrl(url)} answered ${status}${upstream ? ` ${upstream}` : ''}${upstreamMessage ? `: ${upstreamMessage}` : ''}`,
       {
+        kind,
         detail: { status, api, ...(upstream ? { upstreamCode: upstream } : {}) },
       },
     );
@@ -277,7 +277,6 @@ export class HttpClient {
         if (unreachable && attempt >= Math.min(this.maxAttempts, UNREACHABLE_ATTEMPTS)) {
           const host = new URL(req.url).host;
           throw new VigilError(
-            'upstream',
             'UPSTREAM_UNREACHABLE',
             `Cannot reach ${host} (${req.api}): ${unreachable} [${reason}, ${attempt} attempt${attempt > 1 ? 's' : ''}].`,
             {
@@ -288,7 +287,7 @@ export class HttpClient {
           );
         }
         if (attempt >= this.maxAttempts) {
-          throw new VigilError('upstream', 'NETWORK_ERROR', `${req.api} ${method} ${redactUrl(req.url)} failed after ${attempt} attempts: ${reason}`, {
+          throw new VigilError('NETWORK_ERROR', `${req.api} ${method} ${redactUrl(req.url)} failed after ${attempt} attempts: ${reason}`, {
             cause: e,
           });
         }
@@ -306,8 +305,7 @@ export class HttpClient {
             await this.wait(req, attempt, undefined, 'unparsable body');
             continue;
           }
-          if (status < 400)
-            throw new VigilError('upstream', 'INVALID_BODY', `${req.api} ${method} ${redactUrl(req.url)} returned a body that is not JSON.`, { cause: e });
+          if (status < 400) throw new VigilError('INVALID_BODY', `${req.api} ${method} ${redactUrl(req.url)} returned a body that is not JSON.`, { cause: e });
           body = text;
         }
       }

@@ -94,7 +94,6 @@ function linkOrigin(url: string): string {
 export function foreignLinkError(api: ApiName, url: string, what: string, profileName: string, why?: string): VigilError {
   const origin = linkOrigin(url);
   return new VigilError(
-    'upstream',
     FOREIGN_LINK,
     `${API_NAMES[api]}: refused ${what} pointing at ${origin}, ${why ?? `which is not a ${api} host of the cloud profile '${profileName}'`}; no token was sent there and the link was not stored.`,
     {

@@ -80,15 +80,13 @@ export async function acquireAdminToken(options: AdminTokenOptions): Promise<{ a
     const text = `${err.errorMessage ?? ''} ${err.message ?? ''}`;
     const code = /AADSTS(\d+)/.exec(text)?.[1];
     if (code && MFA_BLOCKS.has(code) && signIn.kind === 'device-code') {
-      throw new VigilError('authentication', `AADSTS${code}`, `A Conditional Access or MFA policy blocks this sign-in (AADSTS${code}).`, {
-        remediation:
-          'Sign in from a device your policies allow, or have the administrator run the PowerShell steps on such a device (`vigil register-management-app --powershell`).',
+      throw new VigilError(`AADSTS${code}`, `A Conditional Access or MFA policy blocks this sign-in (AADSTS${code}).`, {
+        remediation: (_, act) => `Sign in from a device your policies allow, or have the administrator ${act({ do: 'registerManagementAppPowerShell' })}.`,
         cause: e,
       });
     }
     if (code && MFA_BLOCKS.has(code)) {
       throw new VigilError(
-        'authentication',
         `AADSTS${code}`,
         `Multi-factor authentication or Conditional Access blocks the password sign-in of ${signIn.kind === 'password' ? signIn.username : 'this account'} (AADSTS${code}).`,
         {
@@ -100,27 +98,24 @@ export async function acquireAdminToken(options: AdminTokenOptions): Promise<{ a
       );
     }
     if (code === '50126') {
-      throw new VigilError('authentication', 'AADSTS50126', 'The username or password is wrong (AADSTS50126).', {
+      throw new VigilError('AADSTS50126', 'The username or password is wrong (AADSTS50126).', {
         field: 'adminUsername',
         cause: e,
       });
     }
     if (err.errorCode === 'authorization_declined')
-      throw new VigilError('authentication', 'DEVICE_CODE_DECLINED', 'The sign-in was declined in the browser.', {
+      throw new VigilError('DEVICE_CODE_DECLINED', 'The sign-in was declined in the browser.', {
         cause: e,
       });
     if (err.errorCode === 'expired_token' || code === '70019')
-      throw new VigilError('authentication', 'DEVICE_CODE_EXPIRED', 'The device code expired before the sign-in finished (15 minutes).', {
+      throw new VigilError('DEVICE_CODE_EXPIRED', 'The device code expired before the sign-in finished (15 minutes).', {
         cause: e,
       });
     if (code) throw aadstsError(code, text.slice(text.indexOf(`AADSTS${code}`)), e);
-    throw new VigilError(
-      'authentication',
-      'ADMIN_SIGN_IN_FAILED',
-      `The administrator sign-in failed: ${(err.errorMessage ?? err.message ?? '').split(/\r?\n/)[0]}`,
-      { cause: e },
-    );
+    throw new VigilError('ADMIN_SIGN_IN_FAILED', `The administrator sign-in failed: ${(err.errorMessage ?? err.message ?? '').split(/\r?\n/)[0]}`, {
+      cause: e,
+    });
   }
-  if (!result?.accessToken) throw new VigilError('authentication', 'ADMIN_SIGN_IN_FAILED', 'The administrator sign-in returned no token.');
+  if (!result?.accessToken) throw new VigilError('ADMIN_SIGN_IN_FAILED', 'The administrator sign-in returned no token.');
   return { accessToken: result.accessToken, claims: readUserClaims(result.accessToken) };
 }

@@ -1,7 +1,6 @@
 import type { ConfidentialClientApplication, Configuration, INetworkModule, NetworkRequestOptions, NetworkResponse } from '@azure/msal-node';
 import { X509Certificate } from 'node:crypto';
 import { decodeJwt } from 'jose';
-import type { AadstsKind } from '../../core/error-catalogue.ts';
 import { type ErrorText, VigilError } from '../../core/errors.ts';
 import { text } from '../../core/json.ts';
 import type { CloudProfile } from '../../config/cloud.ts';
@@ -73,47 +72,43 @@ export function readUserClaims(accessToken: string): UserTokenClaims {
   };
 }
 
-/** Remediation text per AADSTS code the client-credentials grant meets (reference-error-codes.md). */
-const AADSTS_HELP: Record<string, { field?: string; kind: AadstsKind; message: string; remediation: ErrorText }> = {
+/**
+ * Remediation text per AADSTS code the client-credentials grant meets (reference-error-codes.md); each code's kind
+ * is the catalogue's.
+ */
+const AADSTS_HELP: Record<string, { field?: string; message: string; remediation: ErrorText }> = {
   '7000215': {
     field: 'clientSecret',
-    kind: 'authentication',
     message: 'The client secret was rejected (AADSTS7000215). Vigil needs the secret VALUE, not the secret ID.',
     remediation:
       'In the Microsoft Entra admin center open App registrations > your app > Certificates & secrets, create a new client secret and copy its Value column (shown once), not the Secret ID.',
   },
   '7000222': {
     field: 'clientSecret',
-    kind: 'authentication',
     message: 'The client secret has expired (AADSTS7000222).',
     remediation: 'Create a new client secret under App registrations > your app > Certificates & secrets, then give Vigil the new value.',
   },
   '7000218': {
     field: 'clientSecret',
-    kind: 'invalid-input',
     message: 'No client secret was sent (AADSTS7000218).',
     remediation: 'Give the Value of the client secret (App registrations > your app > Certificates & secrets).',
   },
   '700016': {
     field: 'clientId',
-    kind: 'authentication',
     message: 'The application (client) ID was not found in this tenant (AADSTS700016).',
     remediation: (name) =>
       `Copy the Application (client) ID from App registrations > your app > Overview, and check that ${name('tenantId')} is that app's Directory (tenant) ID.`,
   },
   '90002': {
     field: 'tenantId',
-    kind: 'authentication',
     message: 'The tenant was not found (AADSTS90002).',
     remediation: 'Copy the Tenant ID from Microsoft Entra admin center > Overview, and check that the cloud (VIGIL_CLOUD) is the one the tenant lives in.',
   },
   '70011': {
-    kind: 'invalid-input',
     message: 'The token scope was refused (AADSTS70011).',
     remediation: 'The scope must be `{resource}/.default`; check the endpoints profile (VIGIL_ENDPOINTS_FILE) for a wrong resource.',
   },
   '500011': {
-    kind: 'authorization',
     message: 'The resource is not available in this tenant (AADSTS500011).',
     remediation: 'The service behind this API is not enabled for the tenant, or the endpoints profile names a wrong resource.',
   },
@@ -127,14 +122,14 @@ export function aadstsError(code: string, description: string, cause?: unknown):
   const help = AADSTS_HELP[code];
   const firstLine = description.split(/\r?\n/)[0] ?? description;
   if (help) {
-    return new VigilError(help.kind, `AADSTS${code}`, help.message, {
+    return new VigilError(`AADSTS${code}`, help.message, {
       field: help.field,
       remediation: help.remediation,
       detail: { upstream: firstLine },
       cause,
     });
   }
-  return new VigilError('authentication', `AADSTS${code}`, `Microsoft Entra ID refused the request: ${firstLine}`, {
+  return new VigilError(`AADSTS${code}`, `Microsoft Entra ID refused the request: ${firstLine}`, {
     remediation: `Look up AADSTS${code} at https://login.microsoftonline.com/error?code=${code}.`,
     cause,
   });
@@ -147,7 +142,6 @@ function fromMsalError(e: unknown): VigilError {
   const m = /AADSTS(\d+)/.exec(text);
   if (m) return aadstsError(m[1]!, text.slice(text.indexOf(`AADSTS${m[1]}`)), e);
   return new VigilError(
-    'upstream',
     'TOKEN_REQUEST_FAILED',
     `Token request failed: ${err.errorCode ?? ''} ${(err.errorMessage ?? err.message ?? '').split(/\r?\n/)[0]}`.trim(),
     { cause: e },
@@ -208,7 +202,7 @@ export function loadCertificateCredential(path: string, pem: string): Certificat
   const cert = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(pem)?.[0];
   const key = /-----BEGIN (?:RSA |EC )?PRIVATE KEY-----[\s\S]+?-----END (?:RSA |EC )?PRIVATE KEY-----/.exec(pem)?.[0];
   if (!cert || !key) {
-    throw new VigilError('configuration', 'CERTIFICATE_INVALID', `${path} must hold a PEM certificate and its PEM private key.`, {
+    throw new VigilError('CERTIFICATE_INVALID', `${path} must hold a PEM certificate and its PEM private key.`, {
       field: 'VIGIL_MANAGED_APP_CERTIFICATE_FILE',
     });
   }
@@ -287,7 +281,7 @@ export class ClientCredentialProvider {
     } catch (e) {
       throw this.network.takeError() ?? fromMsalError(e);
     }
-    if (!result?.accessToken) throw new VigilError('upstream', 'TOKEN_EMPTY', `No access token was returned for ${resource}.`);
+    if (!result?.accessToken) throw new VigilError('TOKEN_EMPTY', `No access token was returned for ${resource}.`);
     return { accessToken: result.accessToken, claims: readClaims(result.accessToken) };
   }
 
@@ -324,7 +318,7 @@ export async function discoverTenant(http: HttpClient, cloud: CloudProfile, tena
     });
     const issuer = res.body?.issuer ?? '';
     const m = /\/([0-9a-f-]{36})\/v2\.0\/?$/i.exec(issuer);
-    if (!m) throw new VigilError('upstream', 'DISCOVERY_INVALID', `OpenID discovery for '${tenant}' returned no tenant id in its issuer.`);
+    if (!m) throw new VigilError('DISCOVERY_INVALID', `OpenID discovery for '${tenant}' returned no tenant id in its issuer.`);
     return { tenantId: m[1]!.toLowerCase(), issuer, tokenEndpoint: res.body?.token_endpoint ?? '' };
   } catch (e) {
     if (e instanceof UpstreamHttpError && e.status === 400) {

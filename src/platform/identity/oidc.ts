@@ -127,9 +127,9 @@ export async function redeemAuthorizationCode(r: CodeRedemption): Promise<string
     const m = /AADSTS(\d+)/.exec(text);
     throw m
       ? aadstsError(m[1]!, text.slice(text.indexOf(`AADSTS${m[1]}`)), e)
-      : new VigilError('upstream', 'TOKEN_REQUEST_FAILED', `The sign-in code could not be redeemed (${err.errorCode ?? 'no code'}).`, { cause: e });
+      : new VigilError('TOKEN_REQUEST_FAILED', `The sign-in code could not be redeemed (${err.errorCode ?? 'no code'}).`, { cause: e });
   }
-  if (!idToken) throw new VigilError('upstream', 'ID_TOKEN_MISSING', 'The token endpoint answered without an ID token.');
+  if (!idToken) throw new VigilError('ID_TOKEN_MISSING', 'The token endpoint answered without an ID token.');
   return idToken;
 }
 
@@ -152,7 +152,7 @@ export class IdTokenRejected extends VigilError {
     readonly reason: IdTokenRejection,
     message: string,
   ) {
-    super('authentication', 'ID_TOKEN_REJECTED', message, {
+    super('ID_TOKEN_REJECTED', message, {
       remediation:
         'Open a new consent link and sign in as a Global Administrator, Privileged Role Administrator, Cloud Application Administrator or Application Administrator of the tenant.',
     });

@@ -31,7 +31,7 @@ export async function assignSystemAdministrator(
     (await ctx.http.send<{ value?: Json[] }>({ api: 'dataverse', url: `${base}/${path}`, headers, token, tenantId: ctx.tenantId })).body?.value ?? [];
 
   const [root] = await get(`businessunits?$select=businessunitid,name&$filter=parentbusinessunitid eq null`);
-  if (!root) throw new VigilError('upstream', 'ROOT_BUSINESS_UNIT_NOT_FOUND', 'Dataverse returned no root business unit.');
+  if (!root) throw new VigilError('ROOT_BUSINESS_UNIT_NOT_FOUND', 'Dataverse returned no root business unit.');
   const rootId = String(root.businessunitid);
 
   let [user] = await get(
@@ -48,7 +48,7 @@ export async function assignSystemAdministrator(
       tenantId: ctx.tenantId,
     });
     const id = /systemusers\(([0-9a-f-]{36})\)/i.exec(created.headers['odata-entityid'] ?? '')?.[1];
-    if (!id) throw new VigilError('upstream', 'APPLICATION_USER_NOT_CREATED', 'Dataverse did not return the new application user.');
+    if (!id) throw new VigilError('APPLICATION_USER_NOT_CREATED', 'Dataverse did not return the new application user.');
     user = { systemuserid: id, systemuserroles_association: [] };
   }
   const userId = String(user.systemuserid);
@@ -57,7 +57,7 @@ export async function assignSystemAdministrator(
 
   const roles = await get(`roles?$select=roleid,name,_businessunitid_value&$filter=_businessunitid_value eq ${rootId}`);
   const role = roles.find((r) => r.name === SYSTEM_ADMINISTRATOR);
-  if (!role) throw new VigilError('upstream', 'ROLE_NOT_FOUND', `The environment has no "${SYSTEM_ADMINISTRATOR}" role in its root business unit.`);
+  if (!role) throw new VigilError('ROLE_NOT_FOUND', `The environment has no "${SYSTEM_ADMINISTRATOR}" role in its root business unit.`);
   await ctx.http.send({
     api: 'dataverse',
     method: 'POST',

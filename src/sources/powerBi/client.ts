@@ -94,7 +94,7 @@ function powerBiRefusal(e: unknown, roles: readonly string[] = []): unknown {
   )
     return e;
   const { reason, fix } = explainRefusal(roles);
-  return new VigilError('authorization', POWER_BI_NOT_AUTHORIZED, reason, { remediation: fix, cause: e });
+  return new VigilError(POWER_BI_NOT_AUTHORIZED, reason, { remediation: fix, cause: e });
 }
 
 /** {@link powerBiRefusal} with the roles of the context's Power BI token (read only when the error is a refusal). */
@@ -136,11 +136,7 @@ export async function probeAdminApiAccess(ctx: StreamContext, now = new Date()):
  */
 export async function* activityEvents(ctx: StreamContext, start: Date, end: Date): AsyncGenerator<ActivityEventsPage> {
   if (start.toISOString().slice(0, 10) !== end.toISOString().slice(0, 10) || end < start) {
-    throw new VigilError(
-      'invalid-input',
-      'POWER_BI_WINDOW',
-      `Power BI activity windows lie in one UTC day: ${start.toISOString()} to ${end.toISOString()} does not.`,
-    );
+    throw new VigilError('POWER_BI_WINDOW', `Power BI activity windows lie in one UTC day: ${start.toISOString()} to ${end.toISOString()} does not.`);
   }
   let url: string | undefined =
     `${ctx.cloud.powerBi.baseUrl}/v1.0/myorg/admin/activityevents?startDateTime='${start.toISOString()}'&endDateTime='${end.toISOString()}'`;

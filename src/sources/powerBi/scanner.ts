@@ -52,7 +52,7 @@ export interface ScanWaitOptions {
 async function notCollected(ctx: StreamContext, e: unknown): Promise<unknown> {
   const r = await refusalIn(ctx, e);
   if (isVigilError(r) && r.code === POWER_BI_NOT_AUTHORIZED) {
-    return new VigilError('authorization', POWER_BI_NOT_AUTHORIZED, `Not collected: ${r.message} Fix: ${r.remediation ?? ''}`.trim(), {
+    return new VigilError(POWER_BI_NOT_AUTHORIZED, `Not collected: ${r.message} Fix: ${r.remediation ?? ''}`.trim(), {
       remediation: r.remediation,
       cause: e,
     });
@@ -112,21 +112,19 @@ async function waitForScan(ctx: StreamContext, scanId: string, options: ScanWait
   let delay = options.firstPollMs ?? 250;
   for (;;) {
     await sleep(delay);
-    if (options.cancelled?.()) throw new VigilError('conflict', 'SCAN_ABANDONED', `Stopped waiting for Power BI scan ${scanId}.`);
+    if (options.cancelled?.()) throw new VigilError('SCAN_ABANDONED', `Stopped waiting for Power BI scan ${scanId}.`);
     const res = await powerBiAdminCall<Json | null>(ctx, 'GET', adminUrl(ctx, `workspaces/scanStatus/${encodeURIComponent(scanId)}`));
     const status = typeof res.body?.status === 'string' ? res.body.status : '';
     if (status === 'Succeeded') return;
     if (status === 'Failed') {
       const err = (res.body?.error ?? {}) as Json;
       throw new VigilError(
-        'upstream',
         'POWER_BI_SCAN_FAILED',
         `Power BI scan ${scanId} failed${typeof err.code === 'string' ? ` (${err.code})` : ''}; the workspaces of this batch were not collected.`,
       );
     }
     if (Date.now() - started > (options.maxWaitMs ?? 600_000)) {
       throw new VigilError(
-        'upstream',
         'POWER_BI_SCAN_TIMEOUT',
         `Power BI scan ${scanId} was still ${status || 'pending'} after ${Math.round((Date.now() - started) / 1000)} s.`,
       );
@@ -142,7 +140,7 @@ async function waitForScan(ctx: StreamContext, scanId: string, options: ScanWait
  */
 export async function scanWorkspaces(ctx: StreamContext, ids: string[], options: ScanWaitOptions = {}): Promise<{ result: Json; scannedAt: string | null }> {
   if (ids.length === 0 || ids.length > SCAN_BATCH_SIZE)
-    throw new VigilError('invalid-input', 'SCAN_BATCH_SIZE', `A Power BI scan takes 1 to ${SCAN_BATCH_SIZE} workspaces; got ${ids.length}.`, {
+    throw new VigilError('SCAN_BATCH_SIZE', `A Power BI scan takes 1 to ${SCAN_BATCH_SIZE} workspaces; got ${ids.length}.`, {
       field: 'workspaces',
     });
   const release = await acquireScanSlot(ctx.tenantId);
@@ -154,7 +152,7 @@ export async function scanWorkspaces(ctx: StreamContext, ids: string[], options:
       { workspaces: ids },
     );
     const scanId = typeof started.body?.id === 'string' ? started.body.id : null;
-    if (!scanId) throw new VigilError('upstream', 'POWER_BI_SCAN_ID_MISSING', 'Power BI accepted a scan request but returned no scan id.');
+    if (!scanId) throw new VigilError('POWER_BI_SCAN_ID_MISSING', 'Power BI accepted a scan request but returned no scan id.');
     await waitForScan(ctx, scanId, options);
     const res = await powerBiAdminCall<Json | null>(ctx, 'GET', adminUrl(ctx, `workspaces/scanResult/${encodeURIComponent(scanId)}`));
     return { result: res.body ?? {}, scannedAt: typeof started.body?.createdDateTime === 'string' ? started.body.createdDateTime : null };

@@ -94,7 +94,6 @@ export const foundryAccountsStream: Stream<'foundryAccounts'> = {
       }
       if (subs.length === 0) {
         throw new VigilError(
-          'authorization',
           'AZURE_READER_MISSING',
           `Azure AI Foundry not collected: the service principal sees no Azure subscription (it holds no Azure RBAC role). ${readerRemedy(null)}`,
         );
@@ -124,7 +123,6 @@ export const foundryAccountsStream: Stream<'foundryAccounts'> = {
     }
     if (state.forbidden.length > 0) {
       throw new VigilError(
-        'authorization',
         'AZURE_READER_MISSING',
         `Azure AI Foundry partly collected: Azure Resource Manager refused listing Cognitive Services accounts (403 AuthorizationFailed) in subscription(s) ${state.forbidden.join(', ')}. ${readerRemedy(null, state.forbidden)}`,
       );

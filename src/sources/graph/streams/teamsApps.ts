@@ -134,8 +134,7 @@ async function* readTeamsApps(ctx: StreamContext, slice: Slice) {
     let waitSeconds = 0;
     for (const [i, req] of batch.entries()) {
       const r = byId.get(String(i + 1));
-      if (!r)
-        throw new VigilError('upstream', 'BATCH_RESPONSE_MISSING', `graph $batch answered without a response for request ${i + 1} (${req.url.split('?')[0]}).`);
+      if (!r) throw new VigilError('BATCH_RESPONSE_MISSING', `graph $batch answered without a response for request ${i + 1} (${req.url.split('?')[0]}).`);
       if (r.status >= 200 && r.status < 300) {
         const body = (r.body ?? {}) as Json;
         for (const item of (Array.isArray(body.value) ? body.value : []) as Json[]) records.push(toTeamsApp(req.userId, item));
@@ -146,7 +145,7 @@ async function* readTeamsApps(ctx: StreamContext, slice: Slice) {
       } else if ([429, 503, 504].includes(r.status)) {
         req.attempts++;
         if (req.attempts >= INNER_ATTEMPTS) {
-          throw new VigilError('upstream', 'BATCH_THROTTLED', `graph kept throttling ${req.url.split('?')[0]} inside $batch after ${req.attempts} attempts.`);
+          throw new VigilError('BATCH_THROTTLED', `graph kept throttling ${req.url.split('?')[0]} inside $batch after ${req.attempts} attempts.`);
         }
         const after = parseRetryAfter(header(r.headers, 'retry-after'));
         waitSeconds = Math.max(waitSeconds, after ?? Math.random() * Math.min(8, 0.5 * 2 ** (req.attempts - 1)));

@@ -61,7 +61,7 @@ export const powerBiSharedLinksStream: Stream<'powerBiSharedLinks'> = {
       const { list, kind } = LISTS[k] as (typeof LISTS)[number];
       url ??= adminUrl(ctx, `widelySharedArtifacts/${list}`);
       for (let pages = 0; url !== undefined; pages++) {
-        if (pages > 100_000) throw new VigilError('upstream', 'POWER_BI_PAGING_LOOP', `Power BI ${list} kept returning continuation links.`);
+        if (pages > 100_000) throw new VigilError('POWER_BI_PAGING_LOOP', `Power BI ${list} kept returning continuation links.`);
         const page = await widelySharedPage(ctx, list, url);
         const seen = new Map<string, EstateObject<PowerBiSharedLinkAttrs>>();
         for (const e of page.entities) {

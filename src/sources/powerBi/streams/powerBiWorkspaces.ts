@@ -132,7 +132,7 @@ function decodeCursor(text: string): RoundCursor {
   } catch {
     // fall through
   }
-  throw new VigilError('invalid-input', 'POWER_BI_CURSOR', 'The stored Power BI scan cursor is not understood; the round restarts.', { field: 'cursor' });
+  throw new VigilError('POWER_BI_CURSOR', 'The stored Power BI scan cursor is not understood; the round restarts.', { field: 'cursor' });
 }
 
 /** Forces a full round through the engine's delta-resync path (it clears the link and reads from the start). */
