@@ -9,6 +9,12 @@ import type { IntegrationRow } from '../store/repositories/integrations.ts';
 /** Help text of `--organization` on the commands that list an organization's objects. */
 export const ORGANIZATION_FILTER_HELP = "only this organization's integrations (must exist; see `vigil organizations list`)";
 
+/**
+ * Help text of `--organization` on the commands that act on one object (a finding, an alert): the operator acts as
+ * that organization, and an object of another organization is refused as the API refuses it (not found).
+ */
+export const ORGANIZATION_OBJECT_HELP = 'act within this organization only: an object of another organization is not found, as through the API';
+
 /** The options that narrow what a CLI command reads. */
 interface ScopeOptions {
   integration?: string;

@@ -5,7 +5,11 @@ import { acquireAdminToken } from '../platform/identity/admin.ts';
 import { addAppUser, listAllEnvironments } from '../sources/bap/client.ts';
 import { assignSystemAdministrator } from '../sources/dataverse/admin.ts';
 import { probeAgentsAccess } from '../sources/dataverse/entity.ts';
-import { credentialsFor, getIntegration, streamContext, type OnboardingDeps } from './integrations.ts';
+import type { Caller } from '../access/index.ts';
+import { integrationOf } from '../access/scope.ts';
+import type { Executor } from '../store/db.ts';
+import { credentialsFor, getIntegration, streamContext, toView, type OnboardingDeps } from './integrations.ts';
+import { EnvironmentListSchema, type EnvironmentAccess } from '../contract/integrations.ts';
 
 /**
  * Seed step "System Administrator in each environment": for every environment with Dataverse, make the service
@@ -23,6 +27,17 @@ export interface EnvironmentGrant {
   via?: 'addAppUser' | 'dataverse';
   reason?: string;
   fix?: string;
+}
+
+/**
+ * System Administrator access per environment of one integration the caller sees, as last verified (empty before the
+ * first verification): `GET /api/v1/integrations/{id}/environments` and `vigil environments list --json` print this.
+ * @param integrationId the integration's full id (the CLI resolves a name or a start of an id first).
+ * @throws VigilError `not-found` / `INTEGRATION_NOT_FOUND` when absent or another organization's.
+ */
+export async function environmentAccess(db: Executor, caller: Caller, integrationId: string): Promise<EnvironmentAccess[]> {
+  const environments = toView(await integrationOf(db, caller, integrationId)).verification?.environments ?? [];
+  return EnvironmentListSchema.parse({ items: environments }).items;
 }
 
 function reasonOf(e: unknown): string {

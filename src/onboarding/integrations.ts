@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import { ensureDefaultOrganization } from '../access/index.ts';
+import { ensureDefaultOrganization, type Caller } from '../access/index.ts';
+import { integrationsInScope } from '../access/scope.ts';
 import { VigilError } from '../core/errors.ts';
 import { idPrefix, isGuid, newId, normalizeGuid, pickByPrefix } from '../core/ids.ts';
 import type { CloudProfile } from '../config/cloud.ts';
@@ -475,9 +476,13 @@ export async function integrationSummary(db: Executor, row: repo.IntegrationRow)
   };
 }
 
-/** All integrations. */
-export async function listIntegrationViews(db: Executor): Promise<IntegrationView[]> {
-  return (await repo.listIntegrations(db)).map((r) => toView(r));
+/**
+ * The integrations the caller sees, oldest first, as the API lists them (`GET /api/v1/integrations`) and `vigil
+ * integrations list --json` prints them: the organization's for a user or key, every organization's (or the one
+ * `--organization` names) for the operator.
+ */
+export async function listIntegrationSummaries(db: Executor, caller: Caller): Promise<IntegrationSummary[]> {
+  return Promise.all((await integrationsInScope(db, caller)).map((row) => integrationSummary(db, row)));
 }
 
 /**

@@ -1,12 +1,11 @@
 import type { Command } from 'commander';
 import { getIntegration, secretExpiryWarning, toView } from '../../onboarding/integrations.ts';
-import { listEnvironments } from '../../store/repositories/inventory.ts';
-import { listIntegrationRuns, runDetail } from '../../reporting/index.ts';
+import { listIntegrationRuns, listInventory, runDetail } from '../../reporting/index.ts';
 import { collectAndEvaluate } from '../../sync/run.ts';
 import type { CommandHost } from '../host.ts';
 import { killAfterPages } from '../killhook.ts';
 import { shortIds } from '../../core/ids.ts';
-import { listOptions, parseLimit, type ListOptions } from '../input.ts';
+import { allPages, listOptions, parseLimit, type ListOptions } from '../input.ts';
 import { operatorScope } from '../scope.ts';
 import { EXIT, print, printJson, table, terminalWidth } from '../output.ts';
 import { createProgress, silentProgress } from '../progress.ts';
@@ -57,7 +56,9 @@ export function registerCollect(program: Command, host: CommandHost): void {
           ]),
         );
         if (result.errors.length) {
-          const environments = new Map((await listEnvironments(rt.db, row.id)).map((e) => [e.id, e.display_name]));
+          const { caller } = await operatorScope(rt.db, {});
+          const listed = await allPages((page) => listInventory(rt.db, caller, 'environments', { integrationId: row.id, ...page }));
+          const environments = new Map(listed.map((e) => [e.id, e.name]));
           print(
             ...renderErrorGroups(groupRunErrors(result.errors, environments), {
               verbose: Boolean(program.opts<{ verbose?: boolean }>().verbose),
