@@ -4,7 +4,8 @@
  * then collects it again unchanged and counts that run's requests. Prints one JSON line.
  */
 import { evaluateIntegration } from '../src/checks/evaluate.ts';
-import { addCustomerAppIntegration, getIntegration } from '../src/onboarding/integrations.ts';
+import { addCustomerAppIntegration } from '../src/onboarding/integrations.ts';
+import { getIntegration } from '../src/integration/index.ts';
 import { createRuntime } from '../src/main/runtime.ts';
 import { collectIntegration } from '../src/sync/run.ts';
 import { peakRssMiB } from './peak.ts';

@@ -1,7 +1,7 @@
 import { userInfo } from 'node:os';
 import { getOrganizationByName, operator, type Operator } from '../access/index.ts';
 import { integrationsInScope, notFound } from '../access/scope.ts';
-import { getIntegration } from '../onboarding/integrations.ts';
+import { getIntegration } from '../integration/index.ts';
 import type { OrganizationsTable } from '../store/schema.ts';
 import type { Executor } from '../store/db.ts';
 import type { IntegrationRow } from '../store/repositories/integrations.ts';

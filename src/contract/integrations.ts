@@ -141,6 +141,8 @@ const GrantResultSchema = z
     fix: z.string().optional(),
   })
   .meta({ id: 'GrantResult' });
+/** Outcome of granting System Administrator in one environment. */
+export type GrantResult = z.infer<typeof GrantResultSchema>;
 
 /** Outcomes of granting System Administrator. */
 export const GrantListSchema = z.object({ items: z.array(GrantResultSchema) });

@@ -5,7 +5,8 @@ import { IntegrationDetailSchema, type IntegrationDetail } from '../contract/int
 import type { Executor } from '../store/db.ts';
 import type { IntegrationRow } from '../store/repositories/integrations.ts';
 import type { IntegrationView } from './integrations.ts';
-import { integrationSummary, secretExpiryWarning, toView } from './integrations.ts';
+import { integrationSummary, toView } from './integrations.ts';
+import { secretExpiryWarning } from '../integration/index.ts';
 import type { VerificationReport } from './verify.ts';
 
 /**

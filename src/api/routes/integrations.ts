@@ -7,13 +7,13 @@ import { environmentAccess, grantEnvironmentAccess } from '../../onboarding/envi
 import {
   addCustomerAppIntegration,
   addManagedAppIntegration,
-  getIntegration,
   listIntegrationSummaries,
   removeIntegration,
   rotateSecret,
   toView,
   verifyStoredIntegration,
 } from '../../onboarding/integrations.ts';
+import { getIntegration } from '../../integration/index.ts';
 import { registrationInstructions } from '../../onboarding/registration.ts';
 import { listIntegrationRuns } from '../../reporting/index.ts';
 import type { IntegrationRow } from '../../store/repositories/integrations.ts';

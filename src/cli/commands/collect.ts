@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
-import { getIntegration, secretExpiryWarning, toView } from '../../onboarding/integrations.ts';
+import { toView } from '../../onboarding/integrations.ts';
+import { getIntegration, secretExpiryWarning } from '../../integration/index.ts';
 import { listIntegrationRuns, listInventory, runDetail } from '../../reporting/index.ts';
 import { collectAndEvaluate } from '../../sync/run.ts';
+import { autoGrantAccess } from '../../onboarding/environments.ts';
 import type { CommandHost } from '../host.ts';
 import { killAfterPages } from '../killhook.ts';
 import { shortIds } from '../../core/ids.ts';
@@ -32,7 +34,7 @@ export function registerCollect(program: Command, host: CommandHost): void {
         } = await collectAndEvaluate(rt, integration, {
           onProgress: (p) => progress.collect(p),
           onCheck: (done, total) => progress.evaluate(done, total),
-          autoGrantAccess: rt.config.autoGrantAccess,
+          grantAccess: autoGrantAccess(rt, rt.config.autoGrantAccess),
           evaluate: opts.checks,
           full: opts.full === true,
           afterPage: killAfterPages(rt.config.testKillAfterPages),
