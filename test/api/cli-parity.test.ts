@@ -138,6 +138,12 @@ describe('CLI --json equals the API for the same objects', () => {
       const r = await vigil([...args, '--organization', 'Fabrikam', '--json'], env);
       return [r.code, (JSON.parse(r.stdout) as { error: { code: string } }).error.code];
     };
+    const fabrikamGet = await w.app.inject({ url: `/api/v1/integrations/${integrationId}`, headers: { authorization: `Bearer ${w.keys.fabrikamAdmin}` } });
+    expect([fabrikamGet.statusCode, fabrikamGet.json().error.code]).toEqual([404, 'INTEGRATION_NOT_FOUND']);
+    expect(await refused(['integrations', 'show', 'contoso'])).toEqual([4, 'INTEGRATION_NOT_FOUND']);
+    expect(await refused(['environments', 'list', '--integration', 'contoso'])).toEqual([4, 'INTEGRATION_NOT_FOUND']);
+    expect(await fabrikam('POST', `/api/v1/integrations/${integrationId}/environments/grant`)).toEqual([404, 'INTEGRATION_NOT_FOUND']);
+    expect(await refused(['environments', 'grant-access', '--integration', 'contoso'])).toEqual([4, 'INTEGRATION_NOT_FOUND']);
     const finding = ((await api('GET', '/api/v1/findings?status=open&limit=1')).json.items[0] as { id: string }).id;
     expect(await fabrikam('POST', `/api/v1/findings/${finding}/suppression`, { reason: 'x' })).toEqual([404, 'FINDING_NOT_FOUND']);
     expect(await refused(['findings', 'suppress', finding, '--reason', 'x'])).toEqual([4, 'FINDING_NOT_FOUND']);

@@ -37,10 +37,12 @@ export function registerEnvironments(program: Command, host: CommandHost): void 
     .requiredOption('--integration <integration>', 'integration id or name')
     .option('--environment <id...>', 'only these environments')
     .option('--as-admin', 'where addAppUser is refused, sign a platform administrator in (device code) for the Dataverse role assignment')
-    .option('--json', 'print JSON')
+    .option('--organization <name>', ORGANIZATION_OBJECT_HELP)
+    .option('--json', 'print JSON (the items of POST /api/v1/integrations/{id}/environments/grant)')
     .action(
-      host.action(async (rt, opts: { integration: string; environment?: string[]; asAdmin?: boolean; json?: boolean }) => {
-        const results = await grantEnvironmentAccess(rt, opts.integration, {
+      host.action(async (rt, opts: { integration: string; organization?: string; environment?: string[]; asAdmin?: boolean; json?: boolean }) => {
+        const { integrationId } = await operatorScope(rt.db, opts);
+        const results = await grantEnvironmentAccess(rt, integrationId!, {
           // Environment names are GUIDs (the default one `Default-<tenant GUID>`): pasted forms are normalised.
           environmentIds: opts.environment?.map((e) => (/^default-/i.test(e) ? `Default-${normalizeGuid(e.slice(8))}` : normalizeGuid(e))),
           adminSignIn: opts.asAdmin ? { prompt: (m) => process.stderr.write(`${m}\n`) } : undefined,
