@@ -1,14 +1,14 @@
 import type { AccessPolicy } from '../access/index.ts';
 import type { Region } from '../config/regions.ts';
 import type { JobQueue } from '../jobs/queue.ts';
-import type { OnboardingDeps } from '../onboarding/integrations.ts';
+import type { IntegrationDeps } from '../integration/index.ts';
 import type { CheckCatalogue } from '../reporting/index.ts';
 
 /**
  * What the API routes need: the onboarding dependencies (store, HTTP pipeline, cloud profile, master key), the job
  * queue, the access policy, the deployment's region and URLs, and the check catalogue. Built by `main/service.ts`.
  */
-export interface ApiContext extends OnboardingDeps {
+export interface ApiContext extends IntegrationDeps {
   queue: Pick<JobQueue, 'enqueueCollection' | 'pending'>;
   access: AccessPolicy;
   /** The deployment's region (its IP safelist) and public URLs. */

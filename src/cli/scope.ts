@@ -1,13 +1,19 @@
 import { userInfo } from 'node:os';
 import { getOrganizationByName, operator, type Operator } from '../access/index.ts';
 import { integrationsInScope, notFound } from '../access/scope.ts';
-import { getIntegration } from '../onboarding/integrations.ts';
+import { getIntegration } from '../integration/index.ts';
 import type { OrganizationsTable } from '../store/schema.ts';
 import type { Executor } from '../store/db.ts';
 import type { IntegrationRow } from '../store/repositories/integrations.ts';
 
 /** Help text of `--organization` on the commands that list an organization's objects. */
 export const ORGANIZATION_FILTER_HELP = "only this organization's integrations (must exist; see `vigil organizations list`)";
+
+/**
+ * Help text of `--organization` on the commands that act on one object (a finding, an alert): the operator acts as
+ * that organization, and an object of another organization is refused as the API refuses it (not found).
+ */
+export const ORGANIZATION_OBJECT_HELP = 'act within this organization only: an object of another organization is not found, as through the API';
 
 /** The options that narrow what a CLI command reads. */
 interface ScopeOptions {

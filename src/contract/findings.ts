@@ -72,7 +72,7 @@ const AgentTouchSchema = z.discriminatedUnion('status', [
 ]);
 
 /** A Copilot Studio agent ranked by risk: open findings weighted by severity, times how far it reaches. */
-const RankedAgentSchema = z
+export const RankedAgentSchema = z
   .object({
     integrationId: z.string(),
     agentId: z.string(),

@@ -79,6 +79,8 @@ export const IntegrationDetailSchema = z
     safelist: z.object({ region: z.string(), name: z.string(), egressIps: z.array(z.string()) }),
   })
   .meta({ id: 'IntegrationDetail' });
+/** One integration with its setup checklist, as the API and `vigil integrations show --json` print it. */
+export type IntegrationDetail = z.infer<typeof IntegrationDetailSchema>;
 
 /** Body of an integration's creation: Mode A (customer-created app) or Mode B (operator-managed app). */
 export const CreateIntegrationBody = z.discriminatedUnion('mode', [
@@ -125,6 +127,8 @@ export const RegistrationSchema = z
 
 /** Environment access per environment. */
 export const EnvironmentListSchema = z.object({ items: z.array(EnvironmentAccessSchema) });
+/** System Administrator access in one environment, as the API and `vigil environments list --json` print it. */
+export type EnvironmentAccess = z.infer<typeof EnvironmentAccessSchema>;
 
 /** Outcome of granting System Administrator in one environment. */
 const GrantResultSchema = z
@@ -137,6 +141,8 @@ const GrantResultSchema = z
     fix: z.string().optional(),
   })
   .meta({ id: 'GrantResult' });
+/** Outcome of granting System Administrator in one environment. */
+export type GrantResult = z.infer<typeof GrantResultSchema>;
 
 /** Outcomes of granting System Administrator. */
 export const GrantListSchema = z.object({ items: z.array(GrantResultSchema) });

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { INVENTORY_KINDS } from '../store/repositories/queries.ts';
 import { EventSchema } from './alerts.ts';
 import { Json, page, PageQuery, Timestamp } from './common.ts';
-import { FindingSchema } from './findings.ts';
+import { FindingSchema, RankedAgentSchema } from './findings.ts';
 
-/** Contract of `/api/v1/inventory/{kind}` (filterable, keyset-paged) and the agent page. */
+/** Contract of `/api/v1/inventory/{kind}` (filterable, keyset-paged), the agents ranked by risk and the agent page. */
 
 /** One live inventory object. */
 const InventoryItemSchema = z
@@ -33,6 +33,15 @@ export const InventoryQuery = PageQuery.extend({
 
 /** A page of inventory objects. */
 export const InventoryPageSchema = page(InventoryItemSchema);
+
+/** Filters of the ranked agents (`/api/v1/agents`). */
+export const RankedAgentsQuery = z.object({
+  integrationId: z.string().max(200).optional().describe('Only the agents of this integration'),
+  limit: z.coerce.number().int().min(1).max(500).default(50).describe('At most this many agents, the riskiest (1–500)'),
+});
+
+/** Copilot Studio agents ranked by risk, highest score first. */
+export const RankedAgentListSchema = z.object({ items: z.array(RankedAgentSchema) });
 
 /** Path of the agent page. */
 export const AgentParams = z.object({ id: z.string().max(200), agentId: z.string().max(200) });

@@ -30,6 +30,7 @@ export const COMMAND_MODULES: ReadonlyArray<{ names: readonly string[]; load: ()
   { names: ['environments'], load: async () => (await import('../cli/commands/environments.ts')).registerEnvironments },
   { names: ['collect', 'runs'], load: async () => (await import('../cli/commands/collect.ts')).registerCollect },
   { names: ['findings'], load: async () => (await import('../cli/commands/findings.ts')).registerFindings },
+  { names: ['inventory'], load: async () => (await import('../cli/commands/inventory.ts')).registerInventory },
   { names: ['agents'], load: async () => (await import('../cli/commands/agents.ts')).registerAgents },
   { names: ['checks'], load: async () => (await import('../cli/commands/checks.ts')).registerChecks },
   { names: ['audit', 'events', 'alerts'], load: async () => (await import('../cli/commands/audit.ts')).registerAudit },

@@ -10,6 +10,7 @@ import { PgBossQueue } from '../jobs/pgboss.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { parseCron, tick } from '../sync/scheduler.ts';
 import { collectionJobHandler } from '../sync/worker.ts';
+import { autoGrantAccess } from '../onboarding/environments.ts';
 import { purgeStaleSessions } from '../access/index.ts';
 import { acquireServeLock } from '../store/serve-lock.ts';
 import { pingStore } from '../store/db.ts';
@@ -147,7 +148,7 @@ async function workCollections(rt: Runtime, queue: JobQueue): Promise<void> {
   await queue.work(
     collectionJobHandler({
       ...rt,
-      autoGrantAccess: rt.config.autoGrantAccess,
+      grantAccess: autoGrantAccess(rt, rt.config.autoGrantAccess),
       audit: { enabled: rt.config.auditInJobs, publisherId: rt.config.publisherId, concurrency: rt.config.auditConcurrency },
     }),
     { concurrency: rt.config.jobs.workerConcurrency },

@@ -9,7 +9,7 @@ import type { VigilConfig } from '../config/index.ts';
 import { decryptSecret, encryptSecret, type Envelope, type KeyEncryptionKey } from '../platform/crypto/envelope.ts';
 import { signState, verifyState } from '../platform/crypto/signed-state.ts';
 import type { HttpClient } from '../platform/http/client.ts';
-import { ClientCredentialProvider, discoverTenant, loadCertificateCredential } from '../platform/identity/index.ts';
+import { discoverTenant, loadCertificateCredential } from '../platform/identity/index.ts';
 import { authorizeUrl, IdTokenRejected, newNonce, newPkce, redeemAuthorizationCode, validateIdToken } from '../platform/identity/oidc.ts';
 import type { Logger } from '../platform/log/index.ts';
 import { nowIso } from '../store/db.ts';
@@ -17,6 +17,7 @@ import { getOrganization } from '../store/repositories/access.ts';
 import * as flows from '../store/repositories/bindings.ts';
 import type { Database } from '../store/schema.ts';
 import { recordProof } from './tenants.ts';
+import { managedAppClientId } from '../integration/index.ts';
 
 /**
  * Mode B, step 1: admin consent to the operator-managed application, then the administrator's proof. Vigil builds the
@@ -42,39 +43,6 @@ export interface ConsentDeps {
   kek: KeyEncryptionKey;
   config: Pick<VigilConfig, 'managedApp' | 'consent'>;
   logger?: Logger | undefined;
-}
-
-/**
- * The managed application's id.
- * @throws VigilError `configuration` when VIGIL_MANAGED_APP_CLIENT_ID is not set.
- */
-export function managedAppClientId(config: Pick<VigilConfig, 'managedApp'>): string {
-  if (!config.managedApp) {
-    throw new VigilError('MANAGED_APP_NOT_CONFIGURED', 'This Vigil deployment has no operator-managed application configured.', {
-      field: 'VIGIL_MANAGED_APP_CLIENT_ID',
-      remediation: (name) =>
-        `Set VIGIL_MANAGED_APP_CLIENT_ID and VIGIL_MANAGED_APP_CLIENT_SECRET (or VIGIL_MANAGED_APP_CERTIFICATE_FILE), or use ${name('mode')} customer-app.`,
-    });
-  }
-  return config.managedApp.clientId;
-}
-
-/**
- * Tokens of the managed application in a customer tenant (its secret or certificate comes from the operator's
- * configuration, never from the integration).
- */
-export function managedAppCredentials(deps: Pick<ConsentDeps, 'http' | 'cloud' | 'config'>, tenantId: string): ClientCredentialProvider {
-  const clientId = managedAppClientId(deps.config);
-  const file = deps.config.managedApp!.certificateFile;
-  const certificate = file ? loadCertificateCredential(file, readFileSync(file, 'utf8')) : undefined;
-  return new ClientCredentialProvider({
-    cloud: deps.cloud,
-    tenantId,
-    clientId,
-    clientSecret: deps.config.managedApp!.clientSecret,
-    certificate,
-    http: deps.http,
-  });
 }
 
 /**

@@ -1,9 +1,13 @@
 import { describeAction, type ActionNamer } from '../core/actions.ts';
 import { REGIONS, type Region } from '../config/regions.ts';
+import type { Caller } from '../access/index.ts';
+import { integrationOf } from '../access/scope.ts';
+import { IntegrationDetailSchema, type IntegrationDetail } from '../contract/integrations.ts';
 import type { Executor } from '../store/db.ts';
 import type { IntegrationRow } from '../store/repositories/integrations.ts';
-import type { IntegrationSummary, IntegrationView } from './integrations.ts';
-import { integrationSummary, secretExpiryWarning, toView } from './integrations.ts';
+import type { IntegrationView } from './integrations.ts';
+import { integrationSummary, toView } from './integrations.ts';
+import { secretExpiryWarning } from '../integration/index.ts';
 import type { VerificationReport } from './verify.ts';
 
 /**
@@ -121,22 +125,25 @@ export function renderSteps(steps: SetupStep[]): string {
   return steps.map((s) => `${s.order}. ${mark[s.state]} ${s.title}\n     ${s.observed}${s.fix ? `\n     fix: ${s.fix}` : ''}`).join('\n');
 }
 
-/** An integration with its latest verification, its setup checklist and its region's safelist (the portal's page). */
-export interface IntegrationDetail {
-  integration: IntegrationSummary;
-  verification: VerificationReport | null;
-  /** Empty until the integration was verified once. */
-  steps: SetupStep[];
-  safelist: { region: string; name: string; egressIps: string[] };
-}
-
-/** Builds the {@link IntegrationDetail} of a stored integration for the deployment's region. */
+/** Builds the contract's `IntegrationDetail` of a stored integration for the deployment's region: the integration with its latest verification, its setup checklist (empty until verified once) and its region's safelist (the portal's page). */
 export async function integrationDetail(db: Executor, row: IntegrationRow, region: Region = REGIONS.default): Promise<IntegrationDetail> {
   const view = toView(row);
-  return {
+  // Through the contract's schema, which keeps the fields the API declares (the report's own tenant and client ids,
+  // repeating the integration's, are left out): the CLI prints exactly what the API sends.
+  return IntegrationDetailSchema.parse({
     integration: await integrationSummary(db, row),
     verification: view.verification,
     steps: view.verification ? setupSteps(view, view.verification, region) : [],
     safelist: { region: region.id, name: region.name, egressIps: [...region.egressIps] },
-  };
+  });
+}
+
+/**
+ * One integration the caller sees, with its setup checklist: `GET /api/v1/integrations/{id}` and `vigil integrations
+ * show --json` print this.
+ * @param id the integration's full id (the CLI resolves a name or a start of an id first).
+ * @throws VigilError `not-found` / `INTEGRATION_NOT_FOUND` when absent or another organization's.
+ */
+export async function showIntegration(db: Executor, caller: Caller, id: string, region: Region = REGIONS.default): Promise<IntegrationDetail> {
+  return integrationDetail(db, await integrationOf(db, caller, id), region);
 }

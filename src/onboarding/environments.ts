@@ -5,7 +5,12 @@ import { acquireAdminToken } from '../platform/identity/admin.ts';
 import { addAppUser, listAllEnvironments } from '../sources/bap/client.ts';
 import { assignSystemAdministrator } from '../sources/dataverse/admin.ts';
 import { probeAgentsAccess } from '../sources/dataverse/entity.ts';
-import { credentialsFor, getIntegration, streamContext, type OnboardingDeps } from './integrations.ts';
+import type { Caller } from '../access/index.ts';
+import { integrationOf } from '../access/scope.ts';
+import type { Executor } from '../store/db.ts';
+import { toView } from './integrations.ts';
+import { credentialsFor, getIntegration, streamContext, type IntegrationDeps } from '../integration/index.ts';
+import { EnvironmentListSchema, type EnvironmentAccess, type GrantResult } from '../contract/integrations.ts';
 
 /**
  * Seed step "System Administrator in each environment": for every environment with Dataverse, make the service
@@ -14,15 +19,15 @@ import { credentialsFor, getIntegration, streamContext, type OnboardingDeps } fr
  * failed (reason and fix) or no Dataverse.
  */
 
-/** Outcome for one environment. */
-export interface EnvironmentGrant {
-  environmentId: string;
-  name: string | null;
-  result: 'granted' | 'already-granted' | 'failed' | 'no-dataverse';
-  /** How it was granted. */
-  via?: 'addAppUser' | 'dataverse';
-  reason?: string;
-  fix?: string;
+/**
+ * System Administrator access per environment of one integration the caller sees, as last verified (empty before the
+ * first verification): `GET /api/v1/integrations/{id}/environments` and `vigil environments list --json` print this.
+ * @param integrationId the integration's full id (the CLI resolves a name or a start of an id first).
+ * @throws VigilError `not-found` / `INTEGRATION_NOT_FOUND` when absent or another organization's.
+ */
+export async function environmentAccess(db: Executor, caller: Caller, integrationId: string): Promise<EnvironmentAccess[]> {
+  const environments = toView(await integrationOf(db, caller, integrationId)).verification?.environments ?? [];
+  return EnvironmentListSchema.parse({ items: environments }).items;
 }
 
 function reasonOf(e: unknown): string {
@@ -33,7 +38,7 @@ function reasonOf(e: unknown): string {
  * Delegated tokens of a platform administrator per Dataverse resource, signed in by device code once per resource
  * (each environment's Dataverse is its own resource) and reused for every call to it.
  */
-function adminTokens(deps: OnboardingDeps, tenantId: string, prompt: (message: string) => void): (resource: string) => Promise<string> {
+function adminTokens(deps: IntegrationDeps, tenantId: string, prompt: (message: string) => void): (resource: string) => Promise<string> {
   const cache = new Map<string, Promise<string>>();
   return (resource) => {
     let token = cache.get(resource);
@@ -60,16 +65,16 @@ function adminTokens(deps: OnboardingDeps, tenantId: string, prompt: (message: s
  * @throws VigilError when environments cannot be listed (not registered as a management app) or credentials fail.
  */
 export async function grantEnvironmentAccess(
-  deps: OnboardingDeps,
+  deps: IntegrationDeps,
   idOrName: string,
   options: { environmentIds?: string[]; adminSignIn?: { prompt: (message: string) => void } } = {},
-): Promise<EnvironmentGrant[]> {
+): Promise<GrantResult[]> {
   const row = await getIntegration(deps.db, idOrName);
   const tokens = credentialsFor(deps, row);
   const adminToken = options.adminSignIn ? adminTokens(deps, row.tenant_id, options.adminSignIn.prompt) : undefined;
   const ctx = streamContext(deps, tokens);
   const envs = (await listAllEnvironments(ctx)).filter((e) => !options.environmentIds || options.environmentIds.includes(e.id));
-  const out: EnvironmentGrant[] = [];
+  const out: GrantResult[] = [];
   for (const env of envs) {
     const base = { environmentId: env.id, name: env.displayName };
     if (!env.dataverseUrl) {
@@ -127,22 +132,25 @@ export async function grantEnvironmentAccess(
 }
 
 /**
- * After a collection: environments whose agents could not be read because Vigil has no application user there
- * (`0x80072560`, typically environments created since the last grant) are granted access when `autoGrant` is on,
- * so the next collection reads them; otherwise they stay reported as "not evaluated". Returns the grants made.
+ * The grant a collection runs after it (`VIGIL_AUTO_GRANT_ACCESS`), for `collectAndEvaluate`'s `grantAccess`:
+ * environments whose agents could not be read because Vigil has no application user there (`0x80072560`, typically
+ * environments created since the last grant) are granted access, so the next collection reads them. Returns the
+ * grants made (none when the grant fails: logged, and the environments stay reported as "not evaluated").
+ * @returns undefined when `enabled` is off (nothing is granted; the environments stay "not evaluated").
  */
-export async function grantNewEnvironments(
-  deps: OnboardingDeps,
-  integrationId: string,
-  errors: { stream: string; slice: string; code: string }[],
-  autoGrant: boolean,
-): Promise<EnvironmentGrant[]> {
-  const envIds = [...new Set(errors.filter((e) => e.stream === 'agents' && e.code === '0x80072560').map((e) => e.slice))];
-  if (!autoGrant || envIds.length === 0) return [];
-  try {
-    return await grantEnvironmentAccess(deps, integrationId, { environmentIds: envIds });
-  } catch (e) {
-    deps.logger.warn({ integrationId, error: (e as Error).message }, 'automatic environment access grant failed');
-    return [];
-  }
+export function autoGrantAccess(
+  deps: IntegrationDeps,
+  enabled: boolean,
+): ((integrationId: string, errors: { stream: string; slice: string; code: string }[]) => Promise<GrantResult[]>) | undefined {
+  if (!enabled) return undefined;
+  return async (integrationId, errors) => {
+    const envIds = [...new Set(errors.filter((e) => e.stream === 'agents' && e.code === '0x80072560').map((e) => e.slice))];
+    if (envIds.length === 0) return [];
+    try {
+      return await grantEnvironmentAccess(deps, integrationId, { environmentIds: envIds });
+    } catch (e) {
+      deps.logger.warn({ integrationId, error: (e as Error).message }, 'automatic environment access grant failed');
+      return [];
+    }
+  };
 }

@@ -1,48 +1,35 @@
-import type { Kysely } from 'kysely';
-import { ensureDefaultOrganization } from '../access/index.ts';
+import { ensureDefaultOrganization, type Caller } from '../access/index.ts';
+import { integrationsInScope } from '../access/scope.ts';
 import { VigilError } from '../core/errors.ts';
 import { describeAction, type ActionNamer } from '../core/actions.ts';
-import { idPrefix, isGuid, newId, normalizeGuid, pickByPrefix } from '../core/ids.ts';
-import type { CloudProfile } from '../config/cloud.ts';
-import type { VigilConfig } from '../config/index.ts';
-import { managedAppClientId, managedAppCredentials, resolveTenant } from './consent.ts';
-import { decryptSecret, encryptSecret, type Envelope, type KeyEncryptionKey } from '../platform/crypto/envelope.ts';
-import type { HttpClient } from '../platform/http/client.ts';
+import { isGuid, newId, normalizeGuid } from '../core/ids.ts';
+import { resolveTenant } from './consent.ts';
+import {
+  credentialsFor,
+  getIntegration,
+  managedAppClientId,
+  managedAppCredentials,
+  recordCredentialRefusal,
+  secretAad,
+  secretDaysLeft,
+  secretExpiryWarning,
+  streamContext,
+  type IntegrationDeps,
+} from '../integration/index.ts';
+import { encryptSecret } from '../platform/crypto/envelope.ts';
 import { ClientCredentialProvider } from '../platform/identity/index.ts';
-import type { Logger } from '../platform/log/index.ts';
-import type { CollectionMetrics, IngestionMetrics } from '../platform/metrics/index.ts';
-import type { StreamContext } from '../sources/stream.ts';
 import { nowIso, type Executor } from '../store/db.ts';
 import * as repo from '../store/repositories/integrations.ts';
 import { latestFinishedRun } from '../store/repositories/runs.ts';
-import type { Database } from '../store/schema.ts';
 import { parseSecretExpiry, requireGuid, requireSecretValue, validateCustomerAppInput } from './validate.ts';
 import { verifyIntegration, type VerificationReport } from './verify.ts';
 import { recordProof, requireTenantBinding, tenantNotProven } from './tenants.ts';
 import { findBinding } from '../store/repositories/bindings.ts';
-import type { Sinks } from '../sinks/index.ts';
 
 /**
  * Integration use cases: add (Mode A), verify, list, show, remove. The client secret is verified before anything is
  * saved, then stored only as an AES-256-GCM envelope bound to the integration id and tenant id.
  */
-
-/** What the use cases need. */
-export interface OnboardingDeps {
-  db: Kysely<Database>;
-  http: HttpClient;
-  cloud: CloudProfile;
-  kek: KeyEncryptionKey;
-  logger: Logger;
-  /** Page sizes asked of Graph and Dataverse. */
-  pageSize?: { graph: number; dataverse: number };
-  /** The operator-managed application (Mode B), the consent settings and the administrator sign-in client. */
-  config: Pick<VigilConfig, 'managedApp' | 'consent' | 'adminSignIn'>;
-  /** SIEM sinks fed by evaluations and detections, when configured. */
-  sinks?: Sinks | undefined;
-  /** Prometheus metrics of the process (collection runs, audit events ingested), when the runtime keeps them. */
-  metrics?: (CollectionMetrics & IngestionMetrics) | undefined;
-}
 
 /** An integration as shown to people and scripts: never the secret. */
 export interface IntegrationView {
@@ -73,46 +60,12 @@ export function toView(row: repo.IntegrationRow, now = Date.now()): IntegrationV
     clientId: row.client_id,
     servicePrincipalObjectId: row.sp_object_id,
     secretExpiresAt: row.secret_expires_at,
-    secretDaysLeft: row.secret_expires_at ? Math.floor((Date.parse(row.secret_expires_at) - now) / 86_400_000) : null,
+    secretDaysLeft: secretDaysLeft(row.secret_expires_at, now),
     createdAt: row.created_at,
     verifiedAt: row.verified_at,
     credentialState: row.credential_state,
     credentialError: row.credential_error,
     verification: row.verification ? (JSON.parse(row.verification) as VerificationReport) : null,
-  };
-}
-
-/** Days before expiry at which Vigil warns about a client secret, furthest first (90, 30 and 7 days). */
-const SECRET_WARNING_DAYS = [90, 30, 7] as const;
-
-/**
- * A warning when the integration's client secret has expired or expires within 90 days, naming the portal page
- * where a new one is created and the step that swaps it in (worded by `act`: the domain wording unless the CLI
- * passes its own); null otherwise. The warning tightens at 30 and 7 days.
- */
-export function secretExpiryWarning(
-  view: Pick<IntegrationView, 'name' | 'secretDaysLeft' | 'secretExpiresAt'> & { id?: string },
-  act: ActionNamer = describeAction,
-): string | null {
-  if (view.secretDaysLeft === null || view.secretDaysLeft > SECRET_WARNING_DAYS[0]) return null;
-  const date = view.secretExpiresAt!.slice(0, 10);
-  const when = view.secretDaysLeft < 0 ? `expired on ${date}` : `expires in ${view.secretDaysLeft} days (${date})`;
-  const urgency = view.secretDaysLeft <= SECRET_WARNING_DAYS[2] ? 'URGENT: ' : '';
-  return `${urgency}The client secret of ${view.name} ${when}. Create a new one under App registrations > your app > Certificates & secrets, then ${act({ do: 'rotateSecret', integration: view.id })}.`;
-}
-
-const aad = (row: { id: string; tenant_id: string }) => `${row.id}|${row.tenant_id}`;
-
-/** A stream context for one integration's credentials. */
-export function streamContext(deps: Pick<OnboardingDeps, 'http' | 'cloud' | 'logger' | 'pageSize'>, tokens: ClientCredentialProvider): StreamContext {
-  return {
-    tenantId: tokens.tenantId,
-    http: deps.http,
-    cloud: deps.cloud,
-    tokens,
-    logger: deps.logger,
-    graphPageSize: deps.pageSize?.graph,
-    dataversePageSize: deps.pageSize?.dataverse,
   };
 }
 
@@ -140,7 +93,7 @@ export interface AddCustomerAppRequest {
  *   `conflict` / `INTEGRATION_EXISTS` when this tenant and client id are already integrated by the caller.
  */
 export async function addCustomerAppIntegration(
-  deps: OnboardingDeps,
+  deps: IntegrationDeps,
   request: AddCustomerAppRequest,
 ): Promise<{ integration: IntegrationView; report: VerificationReport }> {
   const input = validateCustomerAppInput(request);
@@ -177,7 +130,7 @@ export async function addCustomerAppIntegration(
       tenant_id: input.tenantId,
       client_id: input.clientId,
       sp_object_id: report.servicePrincipalObjectId,
-      secret_envelope: JSON.stringify(encryptSecret(deps.kek, input.clientSecret, aad({ id, tenant_id: input.tenantId }))),
+      secret_envelope: JSON.stringify(encryptSecret(deps.kek, input.clientSecret, secretAad({ id, tenant_id: input.tenantId }))),
       secret_expires_at: input.secretExpiresAt,
     },
     report,
@@ -196,7 +149,7 @@ function boundElsewhere(tenantId: string): VigilError {
 }
 
 /** The organization a new integration joins: the one given (API callers), else the default one (the operator's CLI). */
-async function organizationFor(deps: OnboardingDeps, organizationId: string | undefined): Promise<string> {
+async function organizationFor(deps: IntegrationDeps, organizationId: string | undefined): Promise<string> {
   return organizationId ?? (await ensureDefaultOrganization(deps.db)).id;
 }
 
@@ -209,7 +162,7 @@ function integrationExists(existing: repo.IntegrationRow, what: string): VigilEr
 
 /** Stores a verified integration (either mode) and returns it with its verification report. */
 async function saveVerifiedIntegration(
-  deps: OnboardingDeps,
+  deps: IntegrationDeps,
   fields: Pick<
     repo.IntegrationRow,
     'id' | 'organization_id' | 'name' | 'mode' | 'tenant_id' | 'client_id' | 'sp_object_id' | 'secret_envelope' | 'secret_expires_at'
@@ -258,7 +211,7 @@ export interface AddManagedAppRequest {
  *   `INTEGRATION_EXISTS`; `configuration` when no managed app is configured.
  */
 export async function addManagedAppIntegration(
-  deps: OnboardingDeps,
+  deps: IntegrationDeps,
   request: AddManagedAppRequest,
 ): Promise<{ integration: IntegrationView; report: VerificationReport }> {
   const clientId = managedAppClientId(deps.config);
@@ -332,43 +285,10 @@ export async function addManagedAppIntegration(
 }
 
 /**
- * Loads an integration by id, name, or a unique start of its id (`int_3f2a9b1c` as CLI lists show it, or its digits).
- * Not organization-scoped: the API looks integrations up within the caller's organization first and passes full ids.
- * @throws VigilError `not-found` / `INTEGRATION_NOT_FOUND`; `invalid-input` / `AMBIGUOUS_ID` when the start of an id
- *   names several integrations (listed).
- */
-export async function getIntegration(db: Executor, idOrName: string): Promise<repo.IntegrationRow> {
-  let row = await repo.findIntegration(db, idOrName);
-  // A unique start of an id (`int_3f2a9b1c`, as lists show it, or just its digits).
-  const prefix = row ? undefined : idPrefix(idOrName, 'int');
-  if (prefix) {
-    const id = pickByPrefix(idOrName, await repo.integrationIdsStartingWith(db, prefix), { field: 'integration', kind: 'integration' });
-    if (id) row = await repo.findIntegration(db, id);
-  }
-  if (!row) {
-    throw new VigilError('INTEGRATION_NOT_FOUND', `No integration '${idOrName}'.`, {
-      field: 'integration',
-    });
-  }
-  return row;
-}
-
-/**
- * The token provider of a stored integration (decrypts its secret in memory only).
- * @throws VigilError `configuration` when the master key does not open the secret.
- */
-export function credentialsFor(deps: Pick<OnboardingDeps, 'http' | 'cloud' | 'kek' | 'config'>, row: repo.IntegrationRow): ClientCredentialProvider {
-  if (row.mode === 'managed-app') return managedAppCredentials(deps, row.tenant_id);
-  if (!row.secret_envelope) throw new VigilError('NO_SECRET', `Integration ${row.id} has no stored secret.`);
-  const secret = decryptSecret(deps.kek, JSON.parse(row.secret_envelope) as Envelope, aad(row));
-  return new ClientCredentialProvider({ cloud: deps.cloud, tenantId: row.tenant_id, clientId: row.client_id, clientSecret: secret, http: deps.http });
-}
-
-/**
  * Re-runs verification for a stored integration and stores the report.
  * @throws VigilError as {@link verifyIntegration}.
  */
-export async function verifyStoredIntegration(deps: OnboardingDeps, idOrName: string): Promise<{ integration: IntegrationView; report: VerificationReport }> {
+export async function verifyStoredIntegration(deps: IntegrationDeps, idOrName: string): Promise<{ integration: IntegrationView; report: VerificationReport }> {
   let row = await getIntegration(deps.db, idOrName);
   const tokens = credentialsFor(deps, row);
   let report: VerificationReport;
@@ -402,26 +322,6 @@ export async function verifyStoredIntegration(deps: OnboardingDeps, idOrName: st
   return { integration: toView({ ...row, verification: JSON.stringify(report), verified_at: report.checkedAt }), report };
 }
 
-/** AADSTS codes that mean the stored credentials no longer work, and the credential state they set. */
-const CREDENTIAL_REFUSALS: Record<string, 'expired' | 'rejected'> = {
-  AADSTS7000222: 'expired',
-  AADSTS7000215: 'rejected',
-  AADSTS700016: 'rejected',
-  AADSTS7000229: 'rejected',
-};
-
-/**
- * When `e` says Entra ID refused the integration's credentials, records the state (`expired` / `rejected`) with the
- * fix on the integration and logs it. Other errors are ignored. Never records the secret.
- */
-export async function recordCredentialRefusal(deps: Pick<OnboardingDeps, 'db' | 'logger'>, integrationId: string, e: unknown): Promise<void> {
-  if (!(e instanceof VigilError)) return;
-  const state = CREDENTIAL_REFUSALS[e.code];
-  if (!state) return;
-  await repo.setCredentialState(deps.db, integrationId, state, `${e.message} ${e.remediation ?? ''}`.trim(), nowIso());
-  deps.logger.error({ integrationId, code: e.code, state }, 'integration credentials refused; collection stopped until they are rotated');
-}
-
 /**
  * Mode A secret rotation: the new secret is checked against the tenant (a token is issued with it) before it
  * replaces the stored one, so a bad new secret leaves the old one in place and working. Clears a credentials
@@ -431,7 +331,7 @@ export async function recordCredentialRefusal(deps: Pick<OnboardingDeps, 'db' | 
  *   `AADSTS…` when Entra ID refuses the new secret (nothing changes).
  */
 export async function rotateSecret(
-  deps: OnboardingDeps,
+  deps: IntegrationDeps,
   idOrName: string,
   request: { clientSecret?: string; secretExpires?: string },
 ): Promise<IntegrationView> {
@@ -452,7 +352,7 @@ export async function rotateSecret(
   });
   await candidate.token(deps.cloud.graph.resource, true);
   const at = nowIso();
-  await repo.replaceSecret(deps.db, row.id, JSON.stringify(encryptSecret(deps.kek, secret, aad(row))), expiresAt, at);
+  await repo.replaceSecret(deps.db, row.id, JSON.stringify(encryptSecret(deps.kek, secret, secretAad(row))), expiresAt, at);
   deps.logger.info({ integrationId: row.id, secretExpiresAt: expiresAt }, 'client secret rotated');
   return toView((await repo.findIntegration(deps.db, row.id))!);
 }
@@ -474,9 +374,13 @@ export async function integrationSummary(db: Executor, row: repo.IntegrationRow)
   };
 }
 
-/** All integrations. */
-export async function listIntegrationViews(db: Executor): Promise<IntegrationView[]> {
-  return (await repo.listIntegrations(db)).map((r) => toView(r));
+/**
+ * The integrations the caller sees, oldest first, as the API lists them (`GET /api/v1/integrations`) and `vigil
+ * integrations list --json` prints them: the organization's for a user or key, every organization's (or the one
+ * `--organization` names) for the operator.
+ */
+export async function listIntegrationSummaries(db: Executor, caller: Caller): Promise<IntegrationSummary[]> {
+  return Promise.all((await integrationsInScope(db, caller)).map((row) => integrationSummary(db, row)));
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Logger } from '../platform/log/index.ts';
 import { adminApplicationUrl, getManagementApp, putManagementApp } from '../sources/bap/client.ts';
 import type { VigilConfig } from '../config/index.ts';
 import type { Executor } from '../store/db.ts';
-import { getIntegration } from './integrations.ts';
+import { getIntegration } from '../integration/index.ts';
 import { requireGuid } from './validate.ts';
 
 /**

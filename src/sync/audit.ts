@@ -4,7 +4,7 @@ import { blobEvents } from '../sources/managementActivity/records.ts';
 import { isVigilError } from '../core/errors.ts';
 import { runDetections, type DetectionRunResult } from '../detections/run.ts';
 import { forEachLimited } from '../core/pool.ts';
-import { credentialsFor, getIntegration, recordCredentialRefusal, streamContext, type OnboardingDeps } from '../onboarding/integrations.ts';
+import { credentialsFor, getIntegration, recordCredentialRefusal, streamContext, type IntegrationDeps } from '../integration/index.ts';
 import { UpstreamHttpError } from '../platform/http/client.ts';
 import {
   afCode,
@@ -106,7 +106,7 @@ export interface AuditIngestResult {
  * Ingests the audit feed of one integration up to now.
  * @throws VigilError `authentication` when the credentials are refused (recorded on the integration).
  */
-export async function ingestAudit(deps: OnboardingDeps, idOrName: string, options: AuditIngestOptions = {}): Promise<AuditIngestResult> {
+export async function ingestAudit(deps: IntegrationDeps, idOrName: string, options: AuditIngestOptions = {}): Promise<AuditIngestResult> {
   const started = Date.now();
   const row = await getIntegration(deps.db, idOrName);
   const tokens = credentialsFor(deps, row);
@@ -270,7 +270,7 @@ export interface AuditCycleResult {
  * @throws VigilError `authentication` when the credentials are refused (recorded on the integration).
  */
 export async function ingestAndDetect(
-  deps: OnboardingDeps,
+  deps: IntegrationDeps,
   idOrName: string,
   options: AuditIngestOptions & { /** Told when the detections start. */ onDetect?: () => void } = {},
 ): Promise<AuditCycleResult> {
@@ -292,7 +292,7 @@ export const POWER_BI_SOURCE = 'PowerBI.ActivityEvents';
  * the fix; a gap beyond the 30 days Power BI keeps raises a data-loss alert.
  */
 async function ingestPowerBi(
-  deps: OnboardingDeps,
+  deps: IntegrationDeps,
   integrationId: string,
   ctx: FeedContext,
   now: Date,
@@ -358,7 +358,7 @@ async function ingestPowerBi(
  * returns `cursor` unchanged.
  */
 async function skipLostWindow(
-  deps: OnboardingDeps,
+  deps: IntegrationDeps,
   integrationId: string,
   contentType: string,
   cursor: Date,
@@ -392,7 +392,7 @@ async function skipLostWindow(
  * in flight).
  */
 async function storeContent(
-  deps: OnboardingDeps,
+  deps: IntegrationDeps,
   integrationId: string,
   outcome: ContentTypeOutcome,
   contentType: string,
@@ -416,7 +416,7 @@ async function storeContent(
  * first window is read keeps it fixed: a first run killed part-way and resumed later reads from the same instant, not
  * from its own later "now" minus the look-back, which would skip the records in between.
  */
-async function startingCursor(deps: OnboardingDeps, integrationId: string, source: string, now: Date, options: AuditIngestOptions): Promise<Date> {
+async function startingCursor(deps: IntegrationDeps, integrationId: string, source: string, now: Date, options: AuditIngestOptions): Promise<Date> {
   const stored = await getCursor(deps.db, integrationId, source);
   if (stored) return new Date(stored.cursor_time);
   const start = new Date(now.getTime() - Math.min(167, options.initialLookbackHours ?? 24) * 3_600_000);
@@ -433,7 +433,7 @@ async function startingCursor(deps: OnboardingDeps, integrationId: string, sourc
  * backwards) and reports it.
  */
 async function advanceCursor(
-  deps: OnboardingDeps,
+  deps: IntegrationDeps,
   integrationId: string,
   source: string,
   cursor: Date,

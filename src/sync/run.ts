@@ -1,15 +1,15 @@
 import { evaluateIntegration, type EvaluationSummary } from '../checks/evaluate.ts';
 import { VigilError } from '../core/errors.ts';
-import { grantNewEnvironments, type EnvironmentGrant } from '../onboarding/environments.ts';
+import type { GrantResult } from '../contract/integrations.ts';
 import {
   credentialsFor,
   getIntegration,
   recordCredentialRefusal,
+  secretDaysLeft,
   secretExpiryWarning,
   streamContext,
-  toView,
-  type OnboardingDeps,
-} from '../onboarding/integrations.ts';
+  type IntegrationDeps,
+} from '../integration/index.ts';
 import type { IntegrationRow } from '../store/repositories/integrations.ts';
 import { collect, type CollectOptions, type CollectResult } from './engine.ts';
 
@@ -20,13 +20,18 @@ import { collect, type CollectOptions, type CollectResult } from './engine.ts';
  *   recorded on the integration as its credential state).
  */
 export async function collectIntegration(
-  deps: OnboardingDeps,
+  deps: IntegrationDeps,
   idOrName: string,
   options: Pick<CollectOptions, 'onProgress' | 'afterPage' | 'concurrency' | 'signal' | 'full'> = {},
 ): Promise<CollectResult> {
   const row = await getIntegration(deps.db, idOrName);
   requireCollectable(row);
-  const warning = secretExpiryWarning({ ...toView(row) });
+  const warning = secretExpiryWarning({
+    id: row.id,
+    name: row.name,
+    secretExpiresAt: row.secret_expires_at,
+    secretDaysLeft: secretDaysLeft(row.secret_expires_at),
+  });
   if (warning) deps.logger.warn({ integrationId: row.id, secretExpiresAt: row.secret_expires_at }, warning);
   const ctx = streamContext(deps, credentialsFor(deps, row));
   try {
@@ -52,8 +57,12 @@ export function requireCollectable(row: Pick<IntegrationRow, 'id' | 'name' | 'cr
 
 /** Options of {@link collectAndEvaluate}. */
 export interface CollectAndEvaluateOptions extends Pick<CollectOptions, 'onProgress' | 'signal' | 'full' | 'afterPage'> {
-  /** Give access to environments found unreadable (VIGIL_AUTO_GRANT_ACCESS). @default false */
-  autoGrantAccess?: boolean;
+  /**
+   * Gives access to environments the collection found unreadable, from its errored slices (VIGIL_AUTO_GRANT_ACCESS;
+   * the entry point passes onboarding's `autoGrantAccess`, so collection does not depend on onboarding).
+   * @default none: such environments stay reported as "not evaluated".
+   */
+  grantAccess?: ((integrationId: string, errors: CollectResult['errors']) => Promise<GrantResult[]>) | undefined;
   /** Evaluate the checks after collecting. @default true */
   evaluate?: boolean;
   /** Told after each check is evaluated: checks done of the total. */
@@ -66,10 +75,10 @@ export interface CollectAndEvaluateOptions extends Pick<CollectOptions, 'onProgr
  * @throws as {@link collectIntegration}.
  */
 export async function collectAndEvaluate(
-  deps: OnboardingDeps,
+  deps: IntegrationDeps,
   idOrName: string,
   options: CollectAndEvaluateOptions = {},
-): Promise<{ run: CollectResult; grants: EnvironmentGrant[]; evaluation: EvaluationSummary | null }> {
+): Promise<{ run: CollectResult; grants: GrantResult[]; evaluation: EvaluationSummary | null }> {
   const run = await collectIntegration(deps, idOrName, {
     onProgress: options.onProgress,
     signal: options.signal,
@@ -77,7 +86,7 @@ export async function collectAndEvaluate(
     afterPage: options.afterPage,
   });
   const row = await getIntegration(deps.db, idOrName);
-  const grants = await grantNewEnvironments(deps, row.id, run.errors, options.autoGrantAccess ?? false);
+  const grants = (await options.grantAccess?.(row.id, run.errors)) ?? [];
   const evaluation =
     options.evaluate === false ? null : await evaluateIntegration(deps.db, row, { sinks: deps.sinks, logger: deps.logger, onCheck: options.onCheck });
   return { run, grants, evaluation };

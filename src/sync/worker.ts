@@ -1,8 +1,8 @@
 import { isVigilError, VigilError } from '../core/errors.ts';
-import { getIntegration, type OnboardingDeps } from '../onboarding/integrations.ts';
+import { getIntegration, type IntegrationDeps } from '../integration/index.ts';
 import { ingestAndDetect } from './audit.ts';
 import { latestFinishedRun } from '../store/repositories/runs.ts';
-import { collectAndEvaluate } from './run.ts';
+import { collectAndEvaluate, type CollectAndEvaluateOptions } from './run.ts';
 import type { CollectionJob } from '../jobs/queue.ts';
 
 /** Settings of the audit cycle a job runs after the collection (`VIGIL_PUBLISHER_ID`, `VIGIL_AUDIT_CONCURRENCY`). */
@@ -20,7 +20,9 @@ export interface JobAuditSettings {
  * were refused (recorded on it, fixed by a rotation), completes the job without retry. An audit cycle that fails
  * is logged and left to the next job: its cursors did not move, so nothing is skipped.
  */
-export function collectionJobHandler(deps: OnboardingDeps & { autoGrantAccess?: boolean; audit?: JobAuditSettings }): (job: CollectionJob) => Promise<void> {
+export function collectionJobHandler(
+  deps: IntegrationDeps & Pick<CollectAndEvaluateOptions, 'grantAccess'> & { audit?: JobAuditSettings },
+): (job: CollectionJob) => Promise<void> {
   return async (job) => {
     let row;
     try {
@@ -42,7 +44,7 @@ export function collectionJobHandler(deps: OnboardingDeps & { autoGrantAccess?: 
     deps.logger.info({ jobId: job.id, integrationId: row.id }, 'collection job started');
     let run;
     try {
-      ({ run } = await collectAndEvaluate(deps, row.id, { signal: job.signal, autoGrantAccess: deps.autoGrantAccess }));
+      ({ run } = await collectAndEvaluate(deps, row.id, { signal: job.signal, grantAccess: deps.grantAccess }));
     } catch (e) {
       // Refused credentials are recorded on the integration; retrying cannot help until they are rotated.
       if (isVigilError(e, 'authentication')) {

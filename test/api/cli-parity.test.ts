@@ -95,5 +95,73 @@ describe('CLI --json equals the API for the same objects', () => {
     const dashboard = (await api('GET', '/api/v1/dashboard')).json as unknown as { riskiestAgents: unknown[] };
     expect(dashboard.riskiestAgents.length).toBeGreaterThan(0);
     expect(await cli(['agents', '--limit', '10'])).toEqual(dashboard.riskiestAgents);
+    // The ranking has its own route, the same use case as `vigil agents`.
+    const ranked = (await api('GET', '/api/v1/agents?limit=10')).json.items;
+    expect(ranked).toEqual(dashboard.riskiestAgents);
+    expect(await cli(['agents', '--integration', 'contoso', '--limit', '3'])).toEqual(
+      (await api('GET', `/api/v1/agents?integrationId=${integrationId}&limit=3`)).json.items,
+    );
+  }, 60_000);
+
+  it('integrations, their environment access and the inventory: the same views as the API', async () => {
+    const integrations = (await api('GET', '/api/v1/integrations')).json.items as { id: string; lastRun: unknown; secretWarning: unknown }[];
+    expect(integrations.map((i) => i.id)).toEqual([integrationId]);
+    expect(integrations[0]).toHaveProperty('lastRun');
+    expect(await cli(['integrations', 'list'])).toEqual(integrations);
+    expect(await cli(['integrations', 'list', '--organization', 'Contoso'])).toEqual(integrations);
+    expect(await cli(['integrations', 'list', '--organization', 'Fabrikam'])).toEqual([]);
+    const detail = (await api('GET', `/api/v1/integrations/${integrationId}`)).json as unknown as { steps: unknown[] };
+    expect(detail.steps.length).toBeGreaterThan(0);
+    expect(await cli(['integrations', 'show', 'contoso'])).toEqual(detail);
+    const environments = (await api('GET', `/api/v1/integrations/${integrationId}/environments`)).json.items;
+    expect(environments.length).toBeGreaterThan(0);
+    expect(await cli(['environments', 'list', '--integration', 'contoso'])).toEqual(environments);
+    for (const kind of ['agents', 'environments', 'users']) {
+      const items = (await api('GET', `/api/v1/inventory/${kind}?limit=500`)).json;
+      expect(items.items.length, kind).toBeGreaterThan(0);
+      expect(items.nextCursor, kind).toBeNull();
+      expect(await cli(['inventory', kind, '--organization', 'Contoso']), kind).toEqual(items.items);
+    }
+    const agents = (await api('GET', `/api/v1/inventory/agents?integrationId=${integrationId}&limit=2`)).json.items as { name: string }[];
+    expect(await cli(['inventory', 'agents', '--integration', 'contoso', '--limit', '2'])).toEqual(agents);
+    const named = (await api('GET', `/api/v1/inventory/agents?q=${encodeURIComponent(agents[0]!.name.slice(1, 5))}`)).json.items;
+    expect(await cli(['inventory', 'agents', '--name', agents[0]!.name.slice(1, 5)])).toEqual(named);
+    expect(await cli(['inventory', 'agents', '--organization', 'Fabrikam'])).toEqual([]);
+  }, 60_000);
+
+  it("an operator narrowed to another organization is refused Contoso's objects with the code the API gives", async () => {
+    const fabrikam = async (method: 'POST' | 'DELETE' | 'PUT', url: string, payload?: object) => {
+      const res = await w.app.inject({ method, url, headers: { authorization: `Bearer ${w.keys.fabrikamAdmin}` }, ...(payload ? { payload } : {}) });
+      return [res.statusCode, (res.json() as { error: { code: string } }).error.code];
+    };
+    const refused = async (args: string[]) => {
+      const r = await vigil([...args, '--organization', 'Fabrikam', '--json'], env);
+      return [r.code, (JSON.parse(r.stdout) as { error: { code: string } }).error.code];
+    };
+    const fabrikamGet = await w.app.inject({ url: `/api/v1/integrations/${integrationId}`, headers: { authorization: `Bearer ${w.keys.fabrikamAdmin}` } });
+    expect([fabrikamGet.statusCode, fabrikamGet.json().error.code]).toEqual([404, 'INTEGRATION_NOT_FOUND']);
+    expect(await refused(['integrations', 'show', 'contoso'])).toEqual([4, 'INTEGRATION_NOT_FOUND']);
+    expect(await refused(['environments', 'list', '--integration', 'contoso'])).toEqual([4, 'INTEGRATION_NOT_FOUND']);
+    expect(await fabrikam('POST', `/api/v1/integrations/${integrationId}/environments/grant`)).toEqual([404, 'INTEGRATION_NOT_FOUND']);
+    expect(await refused(['environments', 'grant-access', '--integration', 'contoso'])).toEqual([4, 'INTEGRATION_NOT_FOUND']);
+    const finding = ((await api('GET', '/api/v1/findings?status=open&limit=1')).json.items[0] as { id: string }).id;
+    expect(await fabrikam('POST', `/api/v1/findings/${finding}/suppression`, { reason: 'x' })).toEqual([404, 'FINDING_NOT_FOUND']);
+    expect(await refused(['findings', 'suppress', finding, '--reason', 'x'])).toEqual([4, 'FINDING_NOT_FOUND']);
+    expect(await fabrikam('DELETE', `/api/v1/findings/${finding}/suppression`)).toEqual([404, 'FINDING_NOT_FOUND']);
+    expect(await refused(['findings', 'unsuppress', finding])).toEqual([4, 'FINDING_NOT_FOUND']);
+    expect(await refused(['findings', 'show', finding])).toEqual([4, 'FINDING_NOT_FOUND']);
+    expect((await api('GET', `/api/v1/findings/${finding}`)).json.suppression).toBeNull();
+    // Narrowed to its own organization, the operator acts, and prints what the API answers.
+    const suppressed = await cli(['findings', 'suppress', finding, '--reason', 'lab tenant', '--by', 'ann', '--organization', 'Contoso']);
+    expect(suppressed).toEqual((await api('GET', `/api/v1/findings/${finding}`)).json);
+    const lifted = await cli(['findings', 'unsuppress', finding, '--organization', 'Contoso']);
+    expect(lifted).toEqual((await api('GET', `/api/v1/findings/${finding}`)).json);
+
+    const alert = ((await api('GET', '/api/v1/alerts?limit=500')).json.items as { id: string; status: string }[]).find((a) => a.status === 'new')!;
+    expect(await fabrikam('PUT', `/api/v1/alerts/${alert.id}/status`, { status: 'closed' })).toEqual([404, 'ALERT_NOT_FOUND']);
+    for (const verb of ['ack', 'close', 'reopen']) expect(await refused(['alerts', verb, alert.id]), verb).toEqual([4, 'ALERT_NOT_FOUND']);
+    expect(((await api('GET', '/api/v1/alerts?limit=500')).json.items as { id: string; status: string }[]).find((a) => a.id === alert.id)!.status).toBe('new');
+    expect(await cli(['alerts', 'close', alert.id, '--organization', 'Contoso'])).toMatchObject({ id: alert.id, status: 'closed' });
+    expect(await cli(['alerts', 'reopen', alert.id, '--organization', 'Contoso'])).toMatchObject({ id: alert.id, status: 'new' });
   }, 60_000);
 });

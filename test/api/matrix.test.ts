@@ -106,6 +106,10 @@ const CASES: Record<string, Case[]> = {
     })),
     { path: '/api/v1/inventory/agents?integrationId={integration}', access: 'viewer', adminStatus: 200, scoped: true },
   ],
+  'GET /api/v1/agents': [
+    { path: '/api/v1/agents', access: 'viewer', adminStatus: 200, scoped: false },
+    { path: '/api/v1/agents?integrationId={integration}&limit=5', access: 'viewer', adminStatus: 200, scoped: true },
+  ],
   'GET /api/v1/integrations/{id}/agents/{agentId}': [
     { path: '/api/v1/integrations/{integration}/agents/{agent}', access: 'viewer', adminStatus: 200, scoped: true },
   ],

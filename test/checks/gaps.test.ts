@@ -170,7 +170,8 @@ describe('property: an errored slice of any stream never yields a verdict on wha
   it('holds for every checkpoint of a collected emulator tenant and every check', async () => {
     const { world } = await import('../e2e/harness.ts');
     const { freshStore } = await import('../store/dialects.ts');
-    const { addCustomerAppIntegration, getIntegration } = await import('../../src/onboarding/integrations.ts');
+    const { addCustomerAppIntegration } = await import('../../src/onboarding/integrations.ts');
+    const { getIntegration } = await import('../../src/integration/index.ts');
     const { collectIntegration } = await import('../../src/sync/run.ts');
     const { listCheckpoints } = await import('../../src/store/repositories/runs.ts');
     const { coverageFromCheckpoints, integrationContext, runCheck: runOne } = await import('../../src/checks/evaluate.ts');

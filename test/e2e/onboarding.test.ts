@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluateIntegration } from '../../src/checks/evaluate.ts';
 import { loadCustomProfile } from '../../src/config/cloud.ts';
-import { addCustomerAppIntegration, getIntegration, listIntegrationViews, verifyStoredIntegration } from '../../src/onboarding/integrations.ts';
+import { operator } from '../../src/access/index.ts';
+import { addCustomerAppIntegration, listIntegrationSummaries, verifyStoredIntegration } from '../../src/onboarding/integrations.ts';
+import { getIntegration } from '../../src/integration/index.ts';
 import { listCheckResults } from '../../src/store/repositories/findings.ts';
 import { collectIntegration } from '../../src/sync/run.ts';
 import { createRuntime } from '../../src/main/runtime.ts';
@@ -40,7 +42,7 @@ describe('Mode A onboarding against the emulator', () => {
     expect(unreadable).toHaveLength(w.truth.unreadableEnvironments);
     expect(unreadable[0]!.reason).toMatch(/System Administrator/);
     expect(report.environments.filter((e) => !e.dataverse)).toHaveLength(w.truth.environments - w.truth.dataverseEnvironments);
-    expect((await listIntegrationViews(rt.db)).map((v) => v.id)).toEqual([integration.id]);
+    expect((await listIntegrationSummaries(rt.db, operator('test'))).map((v) => v.id)).toEqual([integration.id]);
     expect(integration.secretDaysLeft).toBeGreaterThan(700);
   });
 
@@ -53,14 +55,14 @@ describe('Mode A onboarding against the emulator', () => {
     expect(e.field).toBe('clientSecret');
     expect(e.message).toMatch(/secret VALUE, not the secret ID/);
     expect(e.remediation).toMatch(/Certificates & secrets/);
-    expect(await listIntegrationViews(rt.db)).toEqual([]);
+    expect(await listIntegrationSummaries(rt.db, operator('test'))).toEqual([]);
   });
 
   it('reports an unknown tenant (AADSTS90002) on tenantId', async () => {
     const rt = await w.runtime();
     const e = await rejection(addCustomerAppIntegration(rt, { tenantId: randomUUID(), clientId: w.app.appId, clientSecret: w.secret }));
     expect(e).toMatchObject({ code: 'AADSTS90002', field: 'tenantId' });
-    expect(await listIntegrationViews(rt.db)).toEqual([]);
+    expect(await listIntegrationSummaries(rt.db, operator('test'))).toEqual([]);
   });
 
   it('reports an application not in the tenant (AADSTS700016) on clientId', async () => {

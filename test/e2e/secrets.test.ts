@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addCustomerAppIntegration, getIntegration, rotateSecret, toView, verifyStoredIntegration } from '../../src/onboarding/integrations.ts';
+import { addCustomerAppIntegration, rotateSecret, toView, verifyStoredIntegration } from '../../src/onboarding/integrations.ts';
+import { getIntegration } from '../../src/integration/index.ts';
 import { listCheckpoints } from '../../src/store/repositories/runs.ts';
 import { collectIntegration } from '../../src/sync/run.ts';
 import { world, type World } from './harness.ts';

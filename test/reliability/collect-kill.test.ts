@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCustomerAppIntegration } from '../../src/onboarding/integrations.ts';
 import { openStore } from '../../src/store/db.ts';
+import { autoGrantAccess } from '../../src/onboarding/environments.ts';
 import { collectAndEvaluate } from '../../src/sync/run.ts';
 import { world, type World } from '../e2e/harness.ts';
 import { copyDataDir, dumpCollection, killAndResume, pool, random, report, suiteSeed } from './support.ts';
@@ -46,7 +47,7 @@ describe('vigil collect killed by SIGKILL at random pages and resumed', () => {
     const rt = await w.runtime(dataDir, env);
     let pages = 0;
     try {
-      await collectAndEvaluate(rt, integrationId, { afterPage: () => void pages++, autoGrantAccess: rt.config.autoGrantAccess });
+      await collectAndEvaluate(rt, integrationId, { afterPage: () => void pages++, grantAccess: autoGrantAccess(rt, rt.config.autoGrantAccess) });
       return { pages, reference: await dumpCollection(rt.db) };
     } finally {
       await rt.close();

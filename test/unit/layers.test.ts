@@ -18,6 +18,7 @@ const LAYER: Record<string, number> = {
   api: 6, // entry points
   onboarding: 4,
   sync: 4,
+  integration: 4, // a stored integration as onboarding and collection both use it
   checks: 4,
   detections: 4,
   protection: 4,
@@ -87,6 +88,15 @@ describe('layers (DESIGN.md): arrows point down only', () => {
 
   it('only main/ imports the emulator (an independent witness of the wire format)', () => {
     expect(imports.filter((i) => i.to === 'emulator' && i.from !== 'main').map((i) => `${i.file} imports ${i.spec}`)).toEqual([]);
+  });
+
+  it('collection (sync/) never imports onboarding/, and the integration module they share imports neither', () => {
+    // Both are use cases of layer 4: what both need (loading an integration, its credentials, its stream context, the
+    // record of a refusal) lives in integration/, and onboarding's environment grant is handed to collection by the
+    // entry point (collectAndEvaluate's grantAccess), so a change to onboarding cannot break collection.
+    const banned: Record<string, string[]> = { sync: ['onboarding'], integration: ['onboarding', 'sync'] };
+    const out = imports.filter((i) => i.to !== undefined && banned[i.from]?.includes(i.to));
+    expect(out.map((i) => `${i.file} imports ${i.spec} (${i.from} → ${i.to})`)).toEqual([]);
   });
 
   it('sources/ never touch the store', () => {

@@ -49,7 +49,7 @@ describe('Mode A input validation', () => {
 });
 
 describe('client secret expiry warning', async () => {
-  const { secretExpiryWarning } = await import('../../src/onboarding/integrations.ts');
+  const { secretExpiryWarning } = await import('../../src/integration/index.ts');
   it('warns at 90 days, urgently at 7, and after expiry, naming the portal page and the rotation command', () => {
     expect(secretExpiryWarning({ name: 'C', secretDaysLeft: 91, secretExpiresAt: '2027-01-01T00:00:00Z' })).toBeNull();
     expect(secretExpiryWarning({ name: 'C', secretDaysLeft: 90, secretExpiresAt: '2027-01-01T00:00:00Z' })).toMatch(/expires in 90 days/);

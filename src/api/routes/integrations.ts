@@ -2,21 +2,21 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { integrationOf } from '../../access/scope.ts';
 import { consentLink } from '../../onboarding/consent.ts';
-import { integrationDetail } from '../../onboarding/doctor.ts';
-import { grantEnvironmentAccess } from '../../onboarding/environments.ts';
+import { integrationDetail, showIntegration } from '../../onboarding/doctor.ts';
+import { environmentAccess, grantEnvironmentAccess } from '../../onboarding/environments.ts';
 import {
   addCustomerAppIntegration,
   addManagedAppIntegration,
-  getIntegration,
-  integrationSummary,
+  listIntegrationSummaries,
   removeIntegration,
   rotateSecret,
   toView,
   verifyStoredIntegration,
 } from '../../onboarding/integrations.ts';
+import { getIntegration } from '../../integration/index.ts';
 import { registrationInstructions } from '../../onboarding/registration.ts';
 import { listIntegrationRuns } from '../../reporting/index.ts';
-import { listOrganizationIntegrations, type IntegrationRow } from '../../store/repositories/integrations.ts';
+import type { IntegrationRow } from '../../store/repositories/integrations.ts';
 import { actorOf } from '../../access/index.ts';
 import { principalOf } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
@@ -43,10 +43,7 @@ export function integrationRoutes(app: FastifyInstance, ctx: ApiContext): void {
   r.get(
     '/integrations',
     { schema: { tags: ['integrations'], summary: "The organization's integrations", response: { 200: IntegrationListSchema, ...commonErrors } } },
-    async (request) => {
-      const rows = await listOrganizationIntegrations(ctx.db, principalOf(request).organizationId);
-      return { items: await Promise.all(rows.map((row) => integrationSummary(ctx.db, row))) };
-    },
+    async (request) => ({ items: await listIntegrationSummaries(ctx.db, principalOf(request)) }),
   );
 
   r.post(
@@ -108,7 +105,7 @@ export function integrationRoutes(app: FastifyInstance, ctx: ApiContext): void {
         response: { 200: IntegrationDetailSchema, ...commonErrors },
       },
     },
-    async (request) => detail(await integrationOf(ctx.db, principalOf(request), request.params.id)),
+    async (request) => showIntegration(ctx.db, principalOf(request), request.params.id, ctx.region),
   );
 
   r.post(
@@ -182,10 +179,7 @@ export function integrationRoutes(app: FastifyInstance, ctx: ApiContext): void {
         response: { 200: EnvironmentListSchema, ...commonErrors },
       },
     },
-    async (request) => {
-      const row = await integrationOf(ctx.db, principalOf(request), request.params.id);
-      return { items: toView(row).verification?.environments ?? [] };
-    },
+    async (request) => ({ items: await environmentAccess(ctx.db, principalOf(request), request.params.id) }),
   );
 
   r.post(

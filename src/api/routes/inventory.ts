@@ -1,12 +1,20 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { agentDetail, listInventory } from '../../reporting/index.ts';
+import { agentDetail, listInventory, riskiestAgents } from '../../reporting/index.ts';
 import { commonErrors } from '../../contract/common.ts';
-import { AgentDetailSchema, AgentParams, InventoryPageSchema, InventoryParams, InventoryQuery } from '../../contract/inventory.ts';
+import {
+  AgentDetailSchema,
+  AgentParams,
+  InventoryPageSchema,
+  InventoryParams,
+  InventoryQuery,
+  RankedAgentListSchema,
+  RankedAgentsQuery,
+} from '../../contract/inventory.ts';
 import { principalOf } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
 
-/** `/api/v1/inventory/{kind}` (filterable, keyset-paged) and the agent page. */
+/** `/api/v1/inventory/{kind}` (filterable, keyset-paged), `/api/v1/agents` (ranked by risk, as `vigil agents`) and the agent page. */
 export function inventoryRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.get(
@@ -21,6 +29,19 @@ export function inventoryRoutes(app: FastifyInstance, ctx: ApiContext): void {
       },
     },
     async (request) => listInventory(ctx.db, principalOf(request), request.params.kind, request.query),
+  );
+
+  r.get(
+    '/agents',
+    {
+      schema: {
+        tags: ['inventory'],
+        summary: 'Copilot Studio agents ranked by risk, highest score first: open findings weighted by severity, times how far the agent reaches',
+        querystring: RankedAgentsQuery,
+        response: { 200: RankedAgentListSchema, ...commonErrors },
+      },
+    },
+    async (request) => ({ items: await riskiestAgents(ctx.db, principalOf(request), request.query) }),
   );
 
   r.get(

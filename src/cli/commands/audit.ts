@@ -7,7 +7,7 @@ import type { CommandHost } from '../host.ts';
 import { killAfterPages } from '../killhook.ts';
 import { shortIds } from '../../core/ids.ts';
 import { allPages, limitRows, listOptions, parseLimit, resolveId, type ListOptions } from '../input.ts';
-import { operatorScope, ORGANIZATION_FILTER_HELP } from '../scope.ts';
+import { operatorScope, ORGANIZATION_FILTER_HELP, ORGANIZATION_OBJECT_HELP } from '../scope.ts';
 import { print, printJson, severityText, table, terminalWidth, wrap } from '../output.ts';
 import { createProgress, silentProgress } from '../progress.ts';
 
@@ -128,11 +128,12 @@ export function registerAudit(program: Command, host: CommandHost): void {
     alerts
       .command(`${verb} <alert>`)
       .description(`Mark an alert ${status}`)
+      .option('--organization <name>', ORGANIZATION_OBJECT_HELP)
       .option('--json', 'print the alert as it now stands, as JSON')
       .action(
-        host.action(async (rt, input: string, opts: { json?: boolean }) => {
+        host.action(async (rt, input: string, opts: { organization?: string; json?: boolean }) => {
           const id = await resolveId(rt.db, 'alerts', 'alr', input, 'alert');
-          const { caller } = await operatorScope(rt.db, {});
+          const { caller } = await operatorScope(rt.db, opts);
           const alert = await setAlertStatus(rt.db, caller, id, status);
           if (opts.json) return printJson(alert);
           print(`Alert ${id} is ${alert.status}.`);

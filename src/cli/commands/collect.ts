@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
-import { getIntegration, secretExpiryWarning, toView } from '../../onboarding/integrations.ts';
-import { listEnvironments } from '../../store/repositories/inventory.ts';
-import { listIntegrationRuns, runDetail } from '../../reporting/index.ts';
+import { toView } from '../../onboarding/integrations.ts';
+import { getIntegration, secretExpiryWarning } from '../../integration/index.ts';
+import { listIntegrationRuns, listInventory, runDetail } from '../../reporting/index.ts';
 import { collectAndEvaluate } from '../../sync/run.ts';
+import { autoGrantAccess } from '../../onboarding/environments.ts';
 import type { CommandHost } from '../host.ts';
 import { killAfterPages } from '../killhook.ts';
 import { shortIds } from '../../core/ids.ts';
-import { listOptions, parseLimit, type ListOptions } from '../input.ts';
+import { allPages, listOptions, parseLimit, type ListOptions } from '../input.ts';
 import { operatorScope } from '../scope.ts';
 import { EXIT, print, printJson, table, terminalWidth } from '../output.ts';
 import { actionOf } from '../flags.ts';
@@ -34,7 +35,7 @@ export function registerCollect(program: Command, host: CommandHost): void {
         } = await collectAndEvaluate(rt, integration, {
           onProgress: (p) => progress.collect(p),
           onCheck: (done, total) => progress.evaluate(done, total),
-          autoGrantAccess: rt.config.autoGrantAccess,
+          grantAccess: autoGrantAccess(rt, rt.config.autoGrantAccess),
           evaluate: opts.checks,
           full: opts.full === true,
           afterPage: killAfterPages(rt.config.testKillAfterPages),
@@ -58,7 +59,9 @@ export function registerCollect(program: Command, host: CommandHost): void {
           ]),
         );
         if (result.errors.length) {
-          const environments = new Map((await listEnvironments(rt.db, row.id)).map((e) => [e.id, e.display_name]));
+          const { caller } = await operatorScope(rt.db, {});
+          const listed = await allPages((page) => listInventory(rt.db, caller, 'environments', { integrationId: row.id, ...page }));
+          const environments = new Map(listed.map((e) => [e.id, e.name]));
           print(
             ...renderErrorGroups(groupRunErrors(result.errors, environments), {
               verbose: Boolean(program.opts<{ verbose?: boolean }>().verbose),

@@ -8,7 +8,7 @@ import { loadChecks } from '../../checks/loader.ts';
 import { exportFindings } from '../../exports/findings.ts';
 import { VIGIL_VERSION } from '../../sinks/index.ts';
 import type { CommandHost } from '../host.ts';
-import { integrationScope, operatorScope, ORGANIZATION_FILTER_HELP } from '../scope.ts';
+import { integrationScope, operatorScope, ORGANIZATION_FILTER_HELP, ORGANIZATION_OBJECT_HELP } from '../scope.ts';
 import { shortIds } from '../../core/ids.ts';
 import { allPages, limitRows, listOptions, resolveId, type ListOptions } from '../input.ts';
 import { print, printJson, severityText, table } from '../output.ts';
@@ -125,11 +125,12 @@ export function registerFindings(program: Command, host: CommandHost): void {
   findings
     .command('show <finding>')
     .description('One finding with its suppression and its history (opened, resolved, reopened, suppressed…)')
+    .option('--organization <name>', ORGANIZATION_OBJECT_HELP)
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, input: string, opts: { json?: boolean }) => {
+      host.action(async (rt, input: string, opts: { organization?: string; json?: boolean }) => {
         const id = await resolveId(rt.db, 'findings', 'fnd', input, 'finding');
-        const { caller } = await operatorScope(rt.db, {});
+        const { caller } = await operatorScope(rt.db, opts);
         const v = await findingDetail(rt.db, caller, await checkCatalogue(), id);
         if (opts.json) return printJson(v);
         const history = v.history;
@@ -162,10 +163,12 @@ export function registerFindings(program: Command, host: CommandHost): void {
     .requiredOption('--reason <text>', 'why (recorded in the history)')
     .option('--until <date>', 'ISO 8601 date or date-time when the suppression ends (default: until lifted)')
     .option('--by <name>', 'who decides (default: the operating-system user)')
+    .option('--organization <name>', ORGANIZATION_OBJECT_HELP)
+    .option('--json', 'print the finding as it now stands, as JSON (as POST /api/v1/findings/{id}/suppression answers)')
     .action(
-      host.action(async (rt, input: string, opts: { reason: string; until?: string; by?: string }) => {
+      host.action(async (rt, input: string, opts: { reason: string; until?: string; by?: string; organization?: string; json?: boolean }) => {
         const id = await resolveId(rt.db, 'findings', 'fnd', input, 'finding');
-        const { caller } = await operatorScope(rt.db, {}, opts.by);
+        const { caller } = await operatorScope(rt.db, opts, opts.by);
         const f = await suppressFinding(
           rt.db,
           caller,
@@ -174,6 +177,7 @@ export function registerFindings(program: Command, host: CommandHost): void {
           { reason: opts.reason, expiresAt: opts.until },
           { reason: '--reason', expiresAt: '--until' },
         );
+        if (opts.json) return printJson(f);
         const expiresAt = f.suppression?.expiresAt;
         print(`Finding ${id} suppressed by ${caller.name}${expiresAt ? ` until ${expiresAt}` : ' until lifted'}.`);
       }),
@@ -183,11 +187,14 @@ export function registerFindings(program: Command, host: CommandHost): void {
     .command('unsuppress <finding>')
     .description('Lift a suppression: the finding shows again as it stands')
     .option('--by <name>', 'who decides (default: the operating-system user)')
+    .option('--organization <name>', ORGANIZATION_OBJECT_HELP)
+    .option('--json', 'print the finding as it now stands, as JSON (as DELETE /api/v1/findings/{id}/suppression answers)')
     .action(
-      host.action(async (rt, input: string, opts: { by?: string }) => {
+      host.action(async (rt, input: string, opts: { by?: string; organization?: string; json?: boolean }) => {
         const id = await resolveId(rt.db, 'findings', 'fnd', input, 'finding');
-        const { caller } = await operatorScope(rt.db, {}, opts.by);
-        await unsuppressFinding(rt.db, caller, await checkCatalogue(), id);
+        const { caller } = await operatorScope(rt.db, opts, opts.by);
+        const f = await unsuppressFinding(rt.db, caller, await checkCatalogue(), id);
+        if (opts.json) return printJson(f);
         print(`Finding ${id} is no longer suppressed.`);
       }),
     );

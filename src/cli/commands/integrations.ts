@@ -3,23 +3,21 @@ import { invalidInput } from '../../core/errors.ts';
 import {
   addCustomerAppIntegration,
   addManagedAppIntegration,
-  getIntegration,
-  listIntegrationViews,
+  listIntegrationSummaries,
   removeIntegration,
   rotateSecret,
-  secretExpiryWarning,
-  toView,
   verifyStoredIntegration,
-  type IntegrationView,
+  type IntegrationSummary,
 } from '../../onboarding/integrations.ts';
-import type { VerificationReport } from '../../onboarding/verify.ts';
 import { print, printJson, table } from '../output.ts';
 import { actionOf } from '../flags.ts';
+import { secretExpiryWarning } from '../../integration/index.ts';
 import { getOrganizationByName } from '../../access/index.ts';
-import { integrationScope } from '../scope.ts';
+import { operatorScope, ORGANIZATION_FILTER_HELP, ORGANIZATION_OBJECT_HELP } from '../scope.ts';
 import { regionById } from '../../config/regions.ts';
-import { renderSteps, setupSteps } from '../../onboarding/doctor.ts';
-import type { CommandHost } from '../host.ts';
+import type { IntegrationDetail } from '../../contract/integrations.ts';
+import { renderSteps, setupSteps, showIntegration } from '../../onboarding/doctor.ts';
+import type { CommandHost, Runtime } from '../host.ts';
 import { shortIds } from '../../core/ids.ts';
 import { limitRows, listOptions, readStdin, type ListOptions } from '../input.ts';
 
@@ -45,10 +43,11 @@ async function readSecret(opts: { clientSecretEnv?: string; clientSecretStdin?: 
   throw invalidInput('--client-secret-env', 'No client secret given.', 'Use --client-secret-env VAR or --client-secret-stdin.');
 }
 
-/** Renders a verification report for people. */
-export function renderReport(r: VerificationReport, mode = 'customer-app'): string {
+/** Renders the verification of an integration (its application, tenant and mode) for people. */
+function renderReport(r: NonNullable<IntegrationDetail['verification']>, of: Pick<IntegrationSummary, 'clientId' | 'tenantId' | 'mode'>): string {
+  const mode = of.mode;
   const lines = [
-    `Verification of application ${r.clientId} in tenant ${r.tenantId}`,
+    `Verification of application ${of.clientId} in tenant ${of.tenantId}`,
     `  credentials        ok (service principal Object ID ${r.servicePrincipalObjectId ?? 'unknown'})`,
   ];
   lines.push(`  permission list    ${r.permissionList === 'partial' ? 'incomplete' : `matches the ${r.permissionList} list`}`);
@@ -75,7 +74,7 @@ export function renderReport(r: VerificationReport, mode = 'customer-app'): stri
   return lines.join('\n');
 }
 
-function renderView(v: IntegrationView): string {
+function renderView(v: IntegrationSummary): string {
   const expiry = v.secretExpiresAt ? `${v.secretExpiresAt.slice(0, 10)} (${v.secretDaysLeft} days left)` : 'unknown';
   return [
     `${v.name} (${v.id})`,
@@ -87,6 +86,16 @@ function renderView(v: IntegrationView): string {
     `  last verified      ${v.verifiedAt ?? 'never'}`,
     `  credentials        ${v.credentialState === 'ok' ? 'ok' : `${v.credentialState.toUpperCase()} — ${v.credentialError ?? ''}`}`,
   ].join('\n');
+}
+
+/**
+ * One integration with its setup checklist as the API answers for it (`GET /api/v1/integrations/{id}`; also what
+ * creating, verifying and rotating answer), through the same use case, for the operator narrowed to `organization`.
+ * @throws VigilError `not-found` for an unknown integration or one of another organization.
+ */
+async function detailOf(rt: Runtime, integration: string, organization?: string): Promise<IntegrationDetail> {
+  const { caller, integrationId } = await operatorScope(rt.db, { integration, organization });
+  return showIntegration(rt.db, caller, integrationId!, regionById(rt.config.region.id, 'VIGIL_REGION'));
 }
 
 /** `vigil integrations …` */
@@ -145,11 +154,11 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
               spObjectId: opts.spObjectId,
               primaryDomain: opts.primaryDomain,
             });
-            if (opts.json) printJson({ integration: { ...integration, verification: undefined }, verification: report });
+            if (opts.json) printJson(await detailOf(rt, integration.id));
             else
               print(
                 `Added integration ${integration.name} (${integration.id}).`,
-                renderReport(report, 'managed-app'),
+                renderReport(report, integration),
                 `Next: vigil integrations verify ${integration.id}, then vigil collect ${integration.id}`,
               );
             return;
@@ -163,24 +172,20 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
             clientSecret: secret,
             secretExpires: opts.secretExpires,
           });
-          if (opts.json) printJson({ integration: { ...integration, verification: undefined }, verification: report });
-          else print(`Added integration ${integration.name} (${integration.id}).`, renderReport(report), `Next: vigil collect ${integration.id}`);
+          if (opts.json) printJson(await detailOf(rt, integration.id));
+          else print(`Added integration ${integration.name} (${integration.id}).`, renderReport(report, integration), `Next: vigil collect ${integration.id}`);
         },
       ),
     );
 
   listOptions(cmd.command('list').description('List integrations (of every organization unless --organization)'), 100)
-    .option('--organization <name>', "only this organization's integrations (must exist)")
-    .option('--json', 'print JSON')
+    .option('--organization <name>', ORGANIZATION_FILTER_HELP)
+    .option('--json', 'print JSON (the items of GET /api/v1/integrations)')
     .action(
       host.action(async (rt, opts: ListOptions & { organization?: string }) => {
-        const scope = await integrationScope(rt.db, opts);
-        const { rows: views, more } = limitRows(
-          (await listIntegrationViews(rt.db)).filter((v) => !scope || scope.includes(v.id)),
-          opts,
-          100,
-        );
-        if (opts.json) return printJson(views.map((v) => ({ ...v, verification: undefined })));
+        const { caller } = await operatorScope(rt.db, opts);
+        const { rows: views, more } = limitRows(await listIntegrationSummaries(rt.db, caller), opts, 100);
+        if (opts.json) return printJson(views);
         if (views.length === 0) return print('No integrations. Add one with `vigil integrations add`.');
         const short = opts.wide ? undefined : shortIds(views.map((v) => v.id));
         print(
@@ -203,27 +208,31 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
   cmd
     .command('show <integration>')
     .description('Show an integration and its last verification (id or name)')
-    .option('--json', 'print JSON')
+    .option('--organization <name>', ORGANIZATION_OBJECT_HELP)
+    .option('--json', 'print JSON (as GET /api/v1/integrations/{id}: the integration, its last verification, the setup steps, the IP safelist)')
     .action(
-      host.action(async (rt, integration: string, opts: { json?: boolean }) => {
-        const v = toView(await getIntegration(rt.db, integration));
-        if (opts.json) return printJson(v);
-        print(renderView(v));
-        const warning = secretExpiryWarning(v, actionOf);
+      host.action(async (rt, integration: string, opts: { organization?: string; json?: boolean }) => {
+        const d = await detailOf(rt, integration, opts.organization);
+        if (opts.json) return printJson(d);
+        print(renderView(d.integration));
+        // The API's detail words its warning and steps for any reader; the terminal names the vigil commands.
+        const warning = secretExpiryWarning(d.integration, actionOf);
         if (warning) print(`  warning: ${warning}`);
-        if (v.verification) print(renderReport(v.verification, v.mode));
+        if (d.verification) print(renderReport(d.verification, d.integration));
       }),
     );
 
   cmd
     .command('verify <integration>')
     .description("Setup doctor: check every setup step of the integration's mode in order, with the fix for each one not done")
-    .option('--json', 'print JSON')
+    .option('--json', 'print JSON (as POST /api/v1/integrations/{id}/verify: the integration, the new verification, the setup steps)')
     .action(
       host.action(async (rt, integration: string, opts: { json?: boolean }) => {
         const { integration: view, report } = await verifyStoredIntegration(rt, integration);
+        const d = await detailOf(rt, view.id);
+        if (opts.json) return printJson(d);
+        // The API's steps are worded for any reader; the terminal's name the vigil commands.
         const steps = setupSteps(view, report, regionById(rt.config.region.id, 'VIGIL_REGION'), actionOf);
-        if (opts.json) return printJson({ integrationId: view.id, mode: view.mode, steps, report });
         print(`Setup of ${view.name} (${view.mode}), step by step:`, renderSteps(steps));
         if (steps.some((s) => s.state === 'missing' || s.state === 'incomplete'))
           print('', 'Capabilities whose step is not done are reported as "not evaluated", never as passing.');
@@ -242,7 +251,7 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
     .action(
       host.action(async (rt, integration: string, opts: { clientSecretEnv?: string; clientSecretStdin?: boolean; secretExpires?: string; json?: boolean }) => {
         const v = await rotateSecret(rt, integration, { clientSecret: await readSecret(opts), secretExpires: opts.secretExpires });
-        if (opts.json) return printJson({ ...v, verification: undefined });
+        if (opts.json) return printJson(await detailOf(rt, v.id));
         print(
           `The new client secret of ${v.name} works and replaced the old one; it expires ${v.secretExpiresAt?.slice(0, 10)} (${v.secretDaysLeft} days).`,
           'You can now delete the old secret under App registrations > your app > Certificates & secrets.',

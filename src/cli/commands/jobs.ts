@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { JobQueue } from '../../jobs/queue.ts';
 import { enqueueNow } from '../../sync/scheduler.ts';
 import type { Runtime } from '../host.ts';
-import { getIntegration } from '../../onboarding/integrations.ts';
+import { getIntegration } from '../../integration/index.ts';
 import type { CommandHost } from '../host.ts';
 import { limitRows, listOptions, type ListOptions } from '../input.ts';
 import { print, printJson, table } from '../output.ts';
