@@ -1,7 +1,6 @@
 import { ensureDefaultOrganization, type Caller } from '../access/index.ts';
 import { integrationsInScope } from '../access/scope.ts';
 import { VigilError } from '../core/errors.ts';
-import { describeAction, type ActionNamer } from '../core/actions.ts';
 import { isGuid, newId, normalizeGuid } from '../core/ids.ts';
 import { resolveTenant } from './consent.ts';
 import {
