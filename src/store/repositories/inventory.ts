@@ -1,20 +1,12 @@
 import { sql } from 'kysely';
-import {
-  isEstateStream,
-  STREAM_NAMES,
-  type Agent,
-  type CoreStreamRecords,
-  type DataverseUser,
-  type DirectoryGroup,
-  type DirectoryUser,
-  type EstateObject,
-  type EstateStreamName,
-  type GroupMembership,
-  type ParentRow,
-  type PowerPlatformEnvironment,
-  type StreamName,
-  type StreamRecords,
-} from '../../core/inventory.ts';
+import type { EstateObject, ParentRow } from '../../core/inventory.ts';
+import type { Agent } from '../../sources/dataverse/streams/agents.ts';
+import type { DataverseUser } from '../../sources/dataverse/streams/dataverseUsers.ts';
+import type { PowerPlatformEnvironment } from '../../sources/bap/streams/environments.ts';
+import type { DirectoryGroup } from '../../sources/graph/streams/groups.ts';
+import type { GroupMembership } from '../../sources/graph/streams/memberships.ts';
+import type { DirectoryUser } from '../../sources/graph/streams/users.ts';
+import type { EstateStreamName, OwnTableStreamName, ParentStream, StreamName, StreamRecords } from '../../sources/index.ts';
 import type { Executor } from '../db.ts';
 import type { InventoryTable } from '../schema.ts';
 
@@ -36,11 +28,11 @@ interface TableMapping<R> {
   parentTable?: InventoryTable;
   /** Estate streams share `estate_objects`: every statement also filters `stream = discriminator`. */
   discriminator?: string;
+  /** Column holding the object's display name (the inventory list shows and searches it); absent: not listable. */
+  nameColumn?: string;
   toRow(r: R): Record<string, unknown>;
 }
 
-/** The parent streams a child stream can be sliced by: four core streams, or any estate stream. */
-export type ParentStream = 'groups' | 'environments' | 'users' | 'agents' | EstateStreamName;
 const PARENT_TABLES: Record<'groups' | 'environments' | 'users' | 'agents', InventoryTable> = {
   groups: 'directory_groups',
   environments: 'environments',
@@ -48,11 +40,16 @@ const PARENT_TABLES: Record<'groups' | 'environments' | 'users' | 'agents', Inve
   agents: 'agents',
 };
 
-/** How the first six streams' records map to their own tables. */
-const CORE_TABLES: { [S in keyof CoreStreamRecords]: TableMapping<CoreStreamRecords[S]> } = {
+/**
+ * How the records of the streams with their own tables map to them (every other stream is an estate stream, in
+ * `estate_objects`). Typed by the registry: a stream whose records are not estate objects does not compile until it
+ * has its mapping here (and its table a migration).
+ */
+const CORE_TABLES: { [S in OwnTableStreamName]: TableMapping<StreamRecords[S]> } = {
   users: {
     table: 'directory_users',
     key: ['id'],
+    nameColumn: 'display_name',
     toRow: (u: DirectoryUser) => ({
       id: u.id,
       display_name: u.displayName,
@@ -66,6 +63,7 @@ const CORE_TABLES: { [S in keyof CoreStreamRecords]: TableMapping<CoreStreamReco
   groups: {
     table: 'directory_groups',
     key: ['id'],
+    nameColumn: 'display_name',
     toRow: (g: DirectoryGroup) => ({
       id: g.id,
       display_name: g.displayName,
@@ -85,6 +83,7 @@ const CORE_TABLES: { [S in keyof CoreStreamRecords]: TableMapping<CoreStreamReco
   environments: {
     table: 'environments',
     key: ['id'],
+    nameColumn: 'display_name',
     toRow: (e: PowerPlatformEnvironment) => ({
       id: e.id,
       display_name: e.displayName,
@@ -100,6 +99,7 @@ const CORE_TABLES: { [S in keyof CoreStreamRecords]: TableMapping<CoreStreamReco
     key: ['environment_id', 'id'],
     sliceColumn: 'environment_id',
     parentTable: 'environments',
+    nameColumn: 'full_name',
     toRow: (u: DataverseUser) => ({
       environment_id: u.environmentId,
       id: u.id,
@@ -114,6 +114,7 @@ const CORE_TABLES: { [S in keyof CoreStreamRecords]: TableMapping<CoreStreamReco
     key: ['environment_id', 'id'],
     sliceColumn: 'environment_id',
     parentTable: 'environments',
+    nameColumn: 'name',
     toRow: (a: Agent) => ({
       environment_id: a.environmentId,
       id: a.id,
@@ -139,14 +140,48 @@ function estateMapping(stream: string): TableMapping<EstateObject> {
     key: ['stream', 'id'],
     sliceColumn: 'slice_key',
     discriminator: stream,
+    nameColumn: 'name',
     toRow: (o) => ({ stream, id: o.id, slice_key: o.sliceKey, name: o.name, attrs: JSON.stringify(o.attrs) }),
   };
 }
 
-/** How each stream's records map to a table. */
-const TABLES = Object.fromEntries(
-  STREAM_NAMES.map((s) => [s, isEstateStream(s) ? estateMapping(s) : CORE_TABLES[s as keyof CoreStreamRecords]]),
-) as unknown as { [S in StreamName]: TableMapping<StreamRecords[S]> };
+/** True for the streams stored in `estate_objects`: every stream without a table of its own. */
+export function isEstateStream(stream: string): stream is EstateStreamName {
+  return !Object.hasOwn(CORE_TABLES, stream);
+}
+
+/** How a stream's records map to a table. */
+function mappingOf<S extends StreamName>(stream: S): TableMapping<StreamRecords[S]> {
+  return (isEstateStream(stream) ? estateMapping(stream) : CORE_TABLES[stream as OwnTableStreamName]) as TableMapping<StreamRecords[S]>;
+}
+
+/** Where the API's inventory list reads a stream's live objects (see `pageInventory`, `queries.ts`). */
+export interface ListedTable {
+  table: 'agents' | 'environments' | 'directory_users' | 'directory_groups' | 'dataverse_users' | 'estate_objects';
+  /** The `stream` of `estate_objects`. */
+  stream?: string;
+  /** Column of the display name. */
+  name: string;
+  /** Column of the environment id (the `environmentId` filter), when the objects belong to an environment. */
+  environment?: string;
+}
+
+/**
+ * The table, name column and environment column the inventory list reads for a stream.
+ * @param environment the stream's objects belong to an environment (its slice column holds the environment id).
+ * @throws Error when the stream's table has no name column (memberships) or no slice column to filter by environment.
+ */
+export function listedTableOf(stream: StreamName, environment: boolean): ListedTable {
+  const m = mappingOf(stream);
+  if (!m.nameColumn) throw new Error(`stream ${stream} cannot be listed: its table ${m.table} has no name column`);
+  if (environment && !m.sliceColumn) throw new Error(`stream ${stream} cannot be filtered by environment: its table ${m.table} has no slice column`);
+  return {
+    table: m.table as ListedTable['table'],
+    ...(m.discriminator && { stream: m.discriminator }),
+    name: m.nameColumn,
+    ...(environment && { environment: m.sliceColumn }),
+  };
+}
 
 /** Rows per INSERT statement: keeps bound parameters far below SQLite's 32,766 and PostgreSQL's 65,535. */
 const CHUNK = 200;
@@ -164,7 +199,7 @@ export async function upsertRecords<S extends StreamName>(
   now: string,
 ): Promise<void> {
   if (records.length === 0) return;
-  const mapping = TABLES[stream] as TableMapping<StreamRecords[S]>;
+  const mapping = mappingOf(stream);
   const byKey = new Map<string, Record<string, unknown>>();
   for (const r of records) {
     const row = {
@@ -215,7 +250,7 @@ export async function markUnseen(
   now: string,
   parent?: ParentStream,
 ): Promise<number> {
-  const mapping = TABLES[stream] as TableMapping<unknown>;
+  const mapping = mappingOf(stream) as TableMapping<unknown>;
   let marked = 0;
   const base = () => liveRows(db, mapping, integrationId, now);
   if (completedSlices === 'all' || !mapping.sliceColumn) {
@@ -258,7 +293,7 @@ export async function markUnseen(
  * @returns how many live rows were marked.
  */
 export async function markDeleted(db: Executor, stream: StreamName, integrationId: string, ids: string[], now: string): Promise<number> {
-  const mapping = TABLES[stream] as TableMapping<unknown>;
+  const mapping = mappingOf(stream) as TableMapping<unknown>;
   let marked = 0;
   if (stream === 'memberships') {
     const groups = ids.filter((id) => !id.includes('/'));
@@ -288,11 +323,15 @@ export async function markDeleted(db: Executor, stream: StreamName, integrationI
   return marked;
 }
 
-/** Number of live (not deleted) rows per inventory stream. */
-export async function countLive(db: Executor, integrationId: string): Promise<Record<StreamName, number>> {
-  const out = {} as Record<StreamName, number>;
-  for (const [stream, mapping] of Object.entries(TABLES) as [StreamName, TableMapping<unknown>][]) {
-    if (mapping.discriminator) continue;
+/**
+ * Number of live (not deleted) rows of each of these streams (the registry's names: `STREAM_RUN_ORDER`), in their order.
+ */
+export async function countLive<S extends StreamName>(db: Executor, integrationId: string, streams: readonly S[]): Promise<Record<S, number>> {
+  const out = {} as Record<S, number>;
+  for (const stream of streams) out[stream] = 0;
+  for (const stream of streams) {
+    if (isEstateStream(stream)) continue;
+    const mapping = CORE_TABLES[stream as OwnTableStreamName];
     const row = await db
       .selectFrom(mapping.table)
       .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -308,8 +347,7 @@ export async function countLive(db: Executor, integrationId: string): Promise<Re
     .where('deleted_at', 'is', null)
     .groupBy('stream')
     .execute();
-  for (const name of STREAM_NAMES) if (isEstateStream(name)) out[name] = 0;
-  for (const r of estate) if ((STREAM_NAMES as readonly string[]).includes(r.stream)) out[r.stream as StreamName] = Number(r.n);
+  for (const r of estate) if (Object.hasOwn(out, r.stream) && isEstateStream(r.stream)) out[r.stream as S] = Number(r.n);
   return out;
 }
 
