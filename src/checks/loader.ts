@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { VigilError } from '../core/errors.ts';
+import { isEstateStream } from '../store/stream-tables.ts';
 import { SEVERITIES } from '../core/types.ts';
 import { CORE_INVENTORY_PARTS, RESOURCE_TYPES, type CheckFunction, type CheckMetadata, type LoadedCheck } from './types.ts';
 
@@ -110,7 +111,7 @@ async function readChecks(dir: string, withCode: boolean): Promise<(Omit<LoadedC
  * so that reading the catalogue alone (`vigil findings`) never loads every stream module.
  */
 async function inventoryNames(): Promise<{ reads: ReadonlySet<string>; paged: ReadonlySet<string> }> {
-  const [{ STREAMS }, { isEstateStream }] = await Promise.all([import('../sources/index.ts'), import('../store/repositories/inventory.ts')]);
+  const { STREAMS } = await import('../sources/index.ts');
   const estate = Object.keys(STREAMS).filter(isEstateStream);
   return { reads: new Set([...CORE_INVENTORY_PARTS, ...estate]), paged: new Set(estate) };
 }

@@ -4,7 +4,7 @@ import { guardResults } from '../../src/checks/gaps.ts';
 import { inventoryView, type InventorySource } from '../../src/checks/inventory.ts';
 import { CORE_INVENTORY_PARTS, type CheckContext, type CheckInventory, type CheckResult, type EstateRow, type LoadedCheck } from '../../src/checks/types.ts';
 import { STREAMS, type EstateAttrs, type EstateStreamName } from '../../src/sources/index.ts';
-import { isEstateStream } from '../../src/store/repositories/inventory.ts';
+import { isEstateStream } from '../../src/store/stream-tables.ts';
 import type { AgentsTable, DataverseUsersTable, DirectoryUsersTable, EnvironmentsTable } from '../../src/store/schema.ts';
 
 /**

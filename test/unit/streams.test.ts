@@ -3,7 +3,7 @@ import { PERMISSION_CAPABILITIES } from '../../src/core/capabilities.ts';
 import { InventoryParams } from '../../src/contract/inventory.ts';
 import { INVENTORY, INVENTORY_KINDS, STREAM_RUN_ORDER, STREAMS, streamsGatedBy } from '../../src/sources/index.ts';
 import { runOrder, type AnyStream } from '../../src/sources/stream.ts';
-import { isEstateStream, listedTableOf } from '../../src/store/repositories/inventory.ts';
+import { isEstateStream, listedTableOf } from '../../src/store/stream-tables.ts';
 
 /** The order collection has always run in (before the names were derived from the registry). */
 const RUN_ORDER = [

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { StreamName } from '../../sources/index.ts';
 import type { Executor } from '../db.ts';
-import { listedTableOf } from './inventory.ts';
+import { listedTableOf } from '../stream-tables.ts';
 
 /**
  * Read queries of the API and portal: inventory tables, findings, alerts and events, each filtered to a set of
