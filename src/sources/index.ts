@@ -40,9 +40,11 @@ import { runOrder, type AnyStream, type InventoryListing, type Stream } from './
  * (`sources/odata.ts`).
  *
  * Adding one: the stream file, and its import and entry here (registered under its own name). Nothing else for an
- * estate stream; a stream with its own table also needs a migration and its table's mapping in `store/` (the store's
- * mapping does not compile until it covers every stream whose records are not estate objects). The run order
- * follows from the parent links; test/unit/streams.test.ts checks names, parents and inventory kinds.
+ * estate stream; a stream with its own table also needs a migration and its table's mapping in `CORE_TABLES`
+ * (`store/stream-tables.ts`, which does not compile until it covers every stream whose records are not estate
+ * objects). The run order follows from the parent links; test/unit/streams.test.ts checks names, parents and
+ * inventory kinds. Commands that never collect must not import this module (it loads every stream):
+ * `vigil --version` and `vigil findings` start without it.
  */
 export const STREAMS = {
   users: usersStream,
