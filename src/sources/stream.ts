@@ -73,7 +73,9 @@ export interface InventoryListing<K extends string> {
 
 /**
  * A stream definition: `N` its name (its key in `STREAMS`), `R` its record type, `K` its inventory kind (none unless
- * it declares {@link Stream.inventory}).
+ * it declares {@link Stream.inventory}). A stream file writes this type out on its constant
+ * (`export const flowsStream: Stream<'flows', EstateObject<FlowAttrs>, 'flows'> = …`): the registry derives the names
+ * and record types from it, and a type inferred from the initializer would depend on the registry itself (`parent`).
  */
 export interface Stream<N extends string = string, R = unknown, K extends string = never> {
   name: N;
