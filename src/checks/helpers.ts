@@ -1,5 +1,5 @@
 import type { AgentsTable } from '../store/schema.ts';
-import type { EstateAttrs, EstateStreamName } from '../core/inventory.ts';
+import type { EstateAttrs, EstateStreamName } from '../sources/index.ts';
 import type { CheckContext, CheckResult, EstateRow, ResourceType } from './types.ts';
 
 /**

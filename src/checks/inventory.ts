@@ -1,7 +1,7 @@
-import type { EstateAttrs, EstateStreamName } from '../core/inventory.ts';
+import type { EstateAttrs, EstateStreamName } from '../sources/index.ts';
 import type { Executor } from '../store/db.ts';
 import { listAgents, listAllUsers, listDataverseUsers, listEnvironments, listEstateObjects, pageEstateObjects } from '../store/repositories/inventory.ts';
-import { ESTATE_PAGE_SIZE, type CheckInventory, type CheckMetadata, type EstateRow, type InventoryName } from './types.ts';
+import { CORE_INVENTORY_PARTS, ESTATE_PAGE_SIZE, type CheckInventory, type CheckMetadata, type EstateRow, type InventoryName } from './types.ts';
 
 /**
  * The inventory checks read, loaded per check from what its metadata declares, so an evaluation holds at most the
@@ -9,8 +9,8 @@ import { ESTATE_PAGE_SIZE, type CheckInventory, type CheckMetadata, type EstateR
  */
 
 /** The parts with their own tables (the rest are estate streams). */
-type CorePart = 'environments' | 'agents' | 'dataverseUsers' | 'directoryUsers';
-const CORE_PARTS: ReadonlySet<string> = new Set<CorePart>(['environments', 'agents', 'dataverseUsers', 'directoryUsers']);
+type CorePart = (typeof CORE_INVENTORY_PARTS)[number];
+const CORE_PARTS: ReadonlySet<string> = new Set<CorePart>(CORE_INVENTORY_PARTS);
 const isCorePart = (name: InventoryName): name is CorePart => CORE_PARTS.has(name);
 
 /** Where a check's inventory comes from: the loaded parts, and a pager for the large streams. */

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { VigilError } from '../core/errors.ts';
+import { isEstateStream } from '../store/stream-tables.ts';
 import { SEVERITIES } from '../core/types.ts';
-import { ESTATE_STREAM_NAMES, type EstateStreamName } from '../core/inventory.ts';
-import { INVENTORY_NAMES, RESOURCE_TYPES, type CheckFunction, type CheckMetadata, type LoadedCheck } from './types.ts';
+import { CORE_INVENTORY_PARTS, RESOURCE_TYPES, type CheckFunction, type CheckMetadata, type LoadedCheck } from './types.ts';
 
 /**
  * Loads checks from `checks/<area>/<check_id>/{metadata.json,check.ts}` (`check.js` when compiled). Metadata is data, validated here; the id
@@ -28,10 +28,13 @@ const metadataSchema = z
      * empty when no peer checks it (docs/checks.md shows "none").
      */
     peers: z.array(z.string().min(3)).default([]),
-    /** Inventory read whole (`environments`, `agents`, `dataverseUsers`, `directoryUsers`, estate streams). */
-    reads: z.array(z.enum(INVENTORY_NAMES)).default([]),
-    /** Estate streams read page by page (too large to load whole). */
-    paged: z.array(z.enum(ESTATE_STREAM_NAMES as [EstateStreamName, ...EstateStreamName[]])).default([]),
+    /**
+     * Inventory read whole (`environments`, `agents`, `dataverseUsers`, `directoryUsers`, estate streams). The names
+     * are checked against the stream registry when the check's code is loaded ({@link inventoryNames}).
+     */
+    reads: z.array(z.string()).default([]),
+    /** Estate streams read page by page (too large to load whole); checked like `reads`. */
+    paged: z.array(z.string()).default([]),
   })
   .strict();
 
@@ -51,7 +54,9 @@ export async function loadChecks(dir: string = CHECKS_DIR): Promise<LoadedCheck[
 
 /**
  * The validated metadata of every check under `dir`, without loading their code: the catalogue that shows findings
- * (titles, risk, remediation), read faster than {@link loadChecks} by commands that evaluate nothing.
+ * (titles, risk, remediation), read faster than {@link loadChecks} by commands that evaluate nothing. The inventory
+ * names of `reads` and `paged` are not checked here (only an evaluation uses them, and checking them loads every
+ * stream module): {@link loadChecks} checks them.
  * @throws VigilError `internal` / `CHECK_INVALID` naming the folder and the field.
  */
 export async function loadCheckMetadata(dir: string = CHECKS_DIR): Promise<CheckMetadata[]> {
@@ -61,6 +66,7 @@ export async function loadCheckMetadata(dir: string = CHECKS_DIR): Promise<Check
 /** Reads every check under `dir`: metadata always, the code when `withCode`. */
 async function readChecks(dir: string, withCode: boolean): Promise<(Omit<LoadedCheck, 'run'> & { run?: CheckFunction })[]> {
   const checks: (Omit<LoadedCheck, 'run'> & { run?: CheckFunction })[] = [];
+  const names = withCode ? await inventoryNames() : undefined;
   for (const area of readdirSync(dir).sort()) {
     const areaDir = join(dir, area);
     if (!statSync(areaDir).isDirectory()) continue;
@@ -81,14 +87,31 @@ async function readChecks(dir: string, withCode: boolean): Promise<(Omit<LoadedC
       }
       if (parsed.data.id !== id) throw fail(`metadata id '${parsed.data.id}' does not match the folder name '${id}'`);
       if (parsed.data.area !== area) throw fail(`metadata area '${parsed.data.area}' does not match the folder '${area}'`);
-      if (!withCode) {
-        checks.push({ metadata: parsed.data });
+      // `reads` and `paged` hold inventory names: checked against the registry below when the code is loaded.
+      const metadata = parsed.data as CheckMetadata;
+      if (!names) {
+        checks.push({ metadata });
         continue;
       }
+      const unknownRead = parsed.data.reads.find((r) => !names.reads.has(r));
+      if (unknownRead) throw fail(`metadata field 'reads' names '${unknownRead}', neither an inventory part nor an estate stream`);
+      const unknownPaged = parsed.data.paged.find((r) => !names.paged.has(r));
+      if (unknownPaged) throw fail(`metadata field 'paged' names '${unknownPaged}', which is not an estate stream`);
       const mod = (await import(pathToFileURL(join(folder, `check${MODULE_EXT}`)).href)) as { check?: CheckFunction };
       if (typeof mod.check !== 'function') throw fail(`check${MODULE_EXT} does not export a function named \`check\``);
-      checks.push({ metadata: parsed.data, run: mod.check });
+      checks.push({ metadata, run: mod.check });
     }
   }
   return checks;
+}
+
+/**
+ * The names a check's `reads` may hold (the core parts and every estate stream) and those `paged` may hold (the
+ * estate streams), from the stream registry. Imported here, when check code is loaded (an evaluation, `vigil checks`),
+ * so that reading the catalogue alone (`vigil findings`) never loads every stream module.
+ */
+async function inventoryNames(): Promise<{ reads: ReadonlySet<string>; paged: ReadonlySet<string> }> {
+  const { STREAMS } = await import('../sources/index.ts');
+  const estate = Object.keys(STREAMS).filter(isEstateStream);
+  return { reads: new Set([...CORE_INVENTORY_PARTS, ...estate]), paged: new Set(estate) };
 }

@@ -1,7 +1,7 @@
 import type { Severity } from '../core/types.ts';
 import type { Kysely } from 'kysely';
 import { listFindings } from '../store/repositories/findings.ts';
-import type { AgentComponentAttrs } from '../core/estate/agentcomponents.ts';
+import type { AgentComponentAttrs } from '../sources/dataverse/streams/agentComponents.ts';
 import { listAgents, listEstateObjects } from '../store/repositories/inventory.ts';
 import type { AgentsTable, Database, FindingsTable } from '../store/schema.ts';
 import { ACCESS_CONTROL_POLICY, AUTHENTICATION_MODE } from './helpers.ts';

@@ -1,4 +1,4 @@
-import { ESTATE_STREAM_NAMES, type EstateAttrs, type EstateStreamName } from '../core/inventory.ts';
+import type { EstateAttrs, EstateStreamName } from '../sources/index.ts';
 import type { CheckStatus, Severity } from '../core/types.ts';
 import type { AgentsTable, DataverseUsersTable, DirectoryUsersTable, EnvironmentsTable } from '../store/schema.ts';
 
@@ -61,12 +61,14 @@ export interface EstateRow<A> {
   lastSeenAt: string;
 }
 
+/** The parts of the inventory a check may read that have their own tables (`directoryUsers`: the users stream's rows). */
+export const CORE_INVENTORY_PARTS = ['environments', 'agents', 'dataverseUsers', 'directoryUsers'] as const;
+
 /**
- * What a check may read from the inventory, declared in its metadata (`reads`): loaded whole before the check runs
- * and released when no later check needs it. `directoryUsers` are the Graph users stream's rows.
+ * What a check may read from the inventory, declared in its metadata (`reads`): a core part or an estate stream,
+ * loaded whole before the check runs and released when no later check needs it.
  */
-export const INVENTORY_NAMES = ['environments', 'agents', 'dataverseUsers', 'directoryUsers', ...ESTATE_STREAM_NAMES] as const;
-export type InventoryName = (typeof INVENTORY_NAMES)[number];
+export type InventoryName = (typeof CORE_INVENTORY_PARTS)[number] | EstateStreamName;
 
 /**
  * The inventory a check reads. Rows are the store's (snake_case columns). Only what the check's metadata declares is

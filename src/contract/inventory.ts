@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { INVENTORY_KINDS } from '../store/repositories/queries.ts';
+import { INVENTORY_KINDS } from '../sources/index.ts';
 import { EventSchema } from './alerts.ts';
 import { Json, page, PageQuery, Timestamp } from './common.ts';
 import { FindingSchema, RankedAgentSchema } from './findings.ts';

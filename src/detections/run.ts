@@ -18,7 +18,7 @@ import {
 } from '../store/repositories/audit.ts';
 import type { Database } from '../store/schema.ts';
 import { getEstateObjects } from '../store/repositories/inventory.ts';
-import type { FlowAttrs } from '../core/estate/powerPlatform.ts';
+import type { FlowAttrs } from '../sources/powerPlatform/streams/flows.ts';
 import { loadDetections } from './index.ts';
 import type { Detection, DetectionContext } from './types.ts';
 import { deliverAfterCommit, enqueueAlert, type Sinks } from '../sinks/index.ts';

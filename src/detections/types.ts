@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AuditEvent } from '../core/audit.ts';
-import type { FlowAttrs } from '../core/estate/powerPlatform.ts';
+import type { FlowAttrs } from '../sources/powerPlatform/streams/flows.ts';
 import { SEVERITIES } from '../core/types.ts';
 
 /**

@@ -6,6 +6,7 @@ import { loadCustomProfile } from '../config/cloud.ts';
 import { VigilError } from '../core/errors.ts';
 import { SEVERITIES } from '../core/types.ts';
 import { addCustomerAppIntegration } from '../onboarding/integrations.ts';
+import { STREAM_RUN_ORDER } from '../sources/index.ts';
 import type { MissingPermission } from '../onboarding/verify.ts';
 import { listFindings } from '../store/repositories/findings.ts';
 import { countLive } from '../store/repositories/inventory.ts';
@@ -110,7 +111,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
       step('Ingesting the last 24 hours of the Office 365 Management Activity feed, then running the detections');
       const audit = await ingestAndDetect(rt, integration.id);
       const alerts = await listAlerts(rt.db, { integrationId: integration.id });
-      const counts = await countLive(rt.db, integration.id);
+      const counts = await countLive(rt.db, integration.id, STREAM_RUN_ORDER);
       const open = await listFindings(rt.db, { integrationId: integration.id, status: 'open' });
       const bySeverity = Object.fromEntries(SEVERITIES.map((s) => [s, open.filter((f) => f.severity === s).length]));
       const byCheck: Record<string, number> = {};

@@ -9,6 +9,7 @@ import type { Page } from '../contract/common.ts';
 import type { Dashboard, Finding, FindingDetail, RankedAgent } from '../contract/findings.ts';
 import type { AgentDetail, InventoryItem } from '../contract/inventory.ts';
 import type { Run, RunDetail, RunEvent, RunProgress } from '../contract/runs.ts';
+import type { InventoryKind } from '../sources/index.ts';
 import { type ErrorText, VigilError } from '../core/errors.ts';
 import { SEVERITIES, type Severity } from '../core/types.ts';
 import { findingExportView } from '../exports/findings.ts';
@@ -71,12 +72,16 @@ function decodeCursor<T extends Record<string, unknown>>(cursor: string | undefi
 export async function listInventory(
   db: Executor,
   caller: Caller,
-  kind: q.InventoryKind,
+  kind: InventoryKind,
   filter: { integrationId?: string | undefined; environmentId?: string | undefined; q?: string | undefined; cursor?: string | undefined; limit: number },
 ): Promise<Page<InventoryItem>> {
   const integrationIds = await scopeIntegrations(db, caller, filter.integrationId);
   const after = decodeCursor<{ integrationId: string; id: string }>(filter.cursor, { integrationId: 'string', id: 'string' });
-  const { items, more } = await q.pageInventory(db, kind, { integrationIds, environmentId: filter.environmentId, q: filter.q, after, limit: filter.limit });
+  // The registry (every stream module) is loaded by this use case alone, so the others (`vigil findings`) start without it.
+  const { INVENTORY } = await import('../sources/index.ts');
+  const listed = INVENTORY.find((e) => e.kind === kind);
+  if (!listed) throw new Error(`no stream declares the inventory kind ${kind}`);
+  const { items, more } = await q.pageInventory(db, listed, { integrationIds, environmentId: filter.environmentId, q: filter.q, after, limit: filter.limit });
   const last = items.at(-1);
   return { items, nextCursor: more && last ? encodeCursor({ integrationId: last.integrationId, id: last.id }) : null };
 }

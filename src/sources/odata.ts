@@ -1,5 +1,4 @@
 import type { Json } from '../core/json.ts';
-import type { StreamName, StreamRecords } from '../core/inventory.ts';
 import type { ApiName } from '../platform/http/client.ts';
 import { odataPages } from '../platform/http/odata.ts';
 import type { Slice, Stream, StreamContext, StreamPage } from './stream.ts';
@@ -40,7 +39,7 @@ export async function* listPages<R>(
 }
 
 /** Declaration of an OData list stream: the {@link Stream} fields, the page request and the item mapping. */
-export interface ListStreamDefinition<S extends StreamName> extends Omit<Stream<S>, 'read' | 'delta' | 'retain'> {
+export interface ListStreamDefinition<N extends string, R, K extends string = never> extends Omit<Stream<N, R, K>, 'read' | 'delta' | 'retain'> {
   /**
    * The page request of a slice from its cursor (null = the first page). Called before any token is asked, so it is
    * the place to refuse an off-profile host the slice carries (a Dataverse instance URL).
@@ -50,11 +49,11 @@ export interface ListStreamDefinition<S extends StreamName> extends Omit<Stream<
    * One record from one item of a page. May throw to refuse the page (e.g. a link the record would store is off the
    * profile's hosts): the page is then not yielded.
    */
-  map(j: Json, slice: Slice, ctx: StreamContext): StreamRecords[S];
+  map(j: Json, slice: Slice, ctx: StreamContext): R;
 }
 
 /** A stream reading one OData list per slice (see {@link ListStreamDefinition}); the token is for `resource`. */
-export function odataListStream<S extends StreamName>(definition: ListStreamDefinition<S>): Stream<S> {
+export function odataListStream<N extends string, R, K extends string = never>(definition: ListStreamDefinition<N, R, K>): Stream<N, R, K> {
   const { request, map, ...stream } = definition;
   return {
     ...stream,

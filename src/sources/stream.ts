@@ -1,8 +1,9 @@
 import type { CloudProfile } from '../config/cloud.ts';
 import type { CapabilityId } from '../core/capabilities.ts';
-import type { EstateStreamName, ParentRow, StreamName, StreamRecords } from '../core/inventory.ts';
+import type { ParentRow } from '../core/inventory.ts';
 import type { HttpClient } from '../platform/http/client.ts';
 import type { Logger } from '../platform/log/index.ts';
+import type { ParentStream } from './index.ts';
 
 /**
  * The unit of collection: a stream is an async generator of pages of records, with a primary key, a resumable
@@ -54,13 +55,34 @@ export interface StreamContext {
   graphPageSize?: number;
 }
 
-/** A stream definition. */
-export interface Stream<S extends StreamName> {
-  name: S;
+/**
+ * How the API's inventory (`/api/v1/inventory/{kind}`, the portal's Inventory page) lists a stream's live objects.
+ * The kinds, their order and the store's mapping are derived from these declarations (`INVENTORY`, `sources/index.ts`).
+ */
+export interface InventoryListing<K extends string> {
+  /** The kind's name in the API path and the portal (`apps`, `powerbi-workspaces`), unique across streams. */
+  kind: K;
+  /** Where the portal lists the kind: kinds are ordered by ascending position (tens, so a new kind fits between two). */
+  position: number;
+  /**
+   * The objects belong to a Power Platform environment, the stream's slice (the list's `environmentId` filter).
+   * @default false
+   */
+  environment?: boolean;
+}
+
+/**
+ * A stream definition: `N` its name (its key in `STREAMS`), `R` its record type, `K` its inventory kind (none unless
+ * it declares {@link Stream.inventory}). A stream file writes this type out on its constant
+ * (`export const flowsStream: Stream<'flows', EstateObject<FlowAttrs>, 'flows'> = …`): the registry derives the names
+ * and record types from it, and a type inferred from the initializer would depend on the registry itself (`parent`).
+ */
+export interface Stream<N extends string = string, R = unknown, K extends string = never> {
+  name: N;
   /** Primary key fields of the records. */
   primaryKey: string[];
   /** For child streams: the stream whose stored rows give the slices. */
-  parent?: 'groups' | 'environments' | 'users' | 'agents' | EstateStreamName;
+  parent?: ParentStream;
   /** Builds the slice for one parent row, or null when the row has nothing to read (environment without Dataverse). */
   slice?(row: ParentRow): Slice | null;
   /**
@@ -92,8 +114,13 @@ export interface Stream<S extends StreamName> {
    */
   delta?: boolean;
   /** Reads the slice from the cursor (null = from the start). */
-  read(ctx: StreamContext, slice: Slice, cursor: string | null): AsyncGenerator<StreamPage<StreamRecords[S]>>;
+  read(ctx: StreamContext, slice: Slice, cursor: string | null): AsyncGenerator<StreamPage<R>>;
+  /** The stream is listed by the API's inventory as this kind (absent: not listed). */
+  inventory?: InventoryListing<K>;
 }
+
+/** Any stream, whatever its name, records and inventory kind (what the engine and the registry handle). */
+export type AnyStream = Stream<string, unknown, string>;
 
 /** The single slice of a stream that has no parent. */
 export const ROOT_SLICE: Slice = Object.freeze({ key: '*', params: {} }) as Slice;

@@ -6,10 +6,9 @@ import { isVigilError, VigilError } from '../core/errors.ts';
 import { DATAVERSE_ACCESS_REASONS } from '../core/remediation.ts';
 import { newId } from '../core/ids.ts';
 import { forEachLimited } from '../core/pool.ts';
-import { STREAM_NAMES, type StreamName, type StreamRecords } from '../core/inventory.ts';
 import type { RunStatus } from '../core/types.ts';
-import { ROOT_SLICE, runOrder, type Slice, type Stream, type StreamContext, type StreamPage } from '../sources/stream.ts';
-import { STREAM_RUN_ORDER, STREAMS } from '../sources/index.ts';
+import { ROOT_SLICE, runOrder, type AnyStream, type Slice, type Stream, type StreamContext, type StreamPage } from '../sources/stream.ts';
+import { STREAM_RUN_ORDER, STREAMS, type StreamName, type StreamRecords } from '../sources/index.ts';
 import { nowIso } from '../store/db.ts';
 import { UpstreamHttpError, type ApiName } from '../platform/http/client.ts';
 import { isForeignLink } from '../platform/http/links.ts';
@@ -104,6 +103,9 @@ export interface CollectResult {
   durationMs: number;
 }
 
+/** Streams by name, each yielding its registered record type (the registry, or a test's replacements). */
+type StreamSet = { [S in StreamName]?: Stream<S, StreamRecords[S], string> };
+
 /** Options of {@link collect}. */
 export interface CollectOptions {
   db: Kysely<Database>;
@@ -113,7 +115,7 @@ export interface CollectOptions {
    * The streams to run, by name (run in the order their parent links give, {@link runOrder}); every parent a stream
    * names must be among them. @default the registry, `STREAMS` (sources/index.ts)
    */
-  streams?: { [S in StreamName]?: Stream<S> };
+  streams?: StreamSet;
   /** Slices read at once within one stream. @default 4 */
   concurrency?: number;
   /**
@@ -212,7 +214,7 @@ interface RunState {
   ctx: StreamContext;
   runId: string;
   /** The streams of this run, by name. */
-  streams: { [S in StreamName]?: Stream<S> };
+  streams: StreamSet;
   /** Number of streams in the run (progress reports). */
   streamsTotal: number;
   /** Checkpoints the run already holds (a resumed run), by `stream\u0000slice`. */
@@ -229,7 +231,7 @@ interface RunState {
 /** One stream's read within a run: what {@link runStream} and {@link readSlice} share. */
 interface StreamRun {
   name: StreamName;
-  stream: Stream<StreamName>;
+  stream: AnyStream;
   /** Position of the stream in the run, 1-based. */
   index: number;
   started: number;
@@ -317,8 +319,8 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
   const { db, integrationId, ctx } = options;
   const started = Date.now();
   // Injected streams (tests) run in the order of their parent links; the registry's order is computed once.
-  const streams = options.streams ?? STREAMS;
-  const order = options.streams ? runOrder(Object.values(options.streams) as Stream<StreamName>[]) : STREAM_RUN_ORDER;
+  const streams: StreamSet = options.streams ?? STREAMS;
+  const order = options.streams ? (runOrder(Object.values(options.streams) as AnyStream[]) as StreamName[]) : STREAM_RUN_ORDER;
   const host = hostname();
   let runId: string;
   let resumed = false;
@@ -352,11 +354,11 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
     streams,
     streamsTotal: order.length,
     checkpoints: new Map((await runs.listCheckpoints(db, runId)).map((c) => [`${c.stream}\u0000${c.slice_key}`, c])),
-    outcome: Object.fromEntries(STREAM_NAMES.map((s) => [s, { records: 0, slices: 0, erroredSlices: 0 }])) as Record<StreamName, StreamOutcome>,
+    outcome: Object.fromEntries(Object.keys(STREAMS).map((s) => [s, { records: 0, slices: 0, erroredSlices: 0 }])) as Record<StreamName, StreamOutcome>,
     errors: [],
     failedStreams: new Set(),
     markedDeleted: 0,
-    current: order[0] ?? STREAM_NAMES[0],
+    current: order[0] ?? STREAM_RUN_ORDER[0]!,
   };
 
   options.metrics?.runStarted();
@@ -410,7 +412,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
  */
 async function runStream(run: RunState, name: StreamName, index: number): Promise<void> {
   const { db, integrationId, ctx, runId, options, outcome } = run;
-  const stream = run.streams[name] as Stream<StreamName>;
+  const stream = run.streams[name] as AnyStream;
   const started = Date.now();
   // Children of a stream that failed in this run would read stale parents: record why they were skipped.
   if (stream.parent && run.failedStreams.has(stream.parent)) {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import type { AgentComponentAttrs } from '../../src/core/estate/agentcomponents.ts';
+import type { AgentComponentAttrs } from '../../src/sources/dataverse/streams/agentComponents.ts';
 import { normaliseComponent } from '../../src/sources/dataverse/streams/agentComponents.ts';
 import { agentRow, checkContext, estateRow, resultFor, runCheck } from '../support/checks.ts';
 

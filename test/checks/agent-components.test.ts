@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { AgentComponentAttrs, AgentSettingsAttrs } from '../../src/core/estate/agentcomponents.ts';
+import type { AgentComponentAttrs } from '../../src/sources/dataverse/streams/agentComponents.ts';
+import type { AgentSettingsAttrs } from '../../src/sources/dataverse/streams/agentSettings.ts';
 import { agentRow, checkContext, estateRow, resultFor, runCheck, sliceError, streamError } from '../support/checks.ts';
 
 function component(id: string, botId: string, over: Partial<AgentComponentAttrs>) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CopilotInteractionAttrs } from '../../src/core/estate/copilotInteractions.ts';
+import type { CopilotInteractionAttrs } from '../../src/sources/graph/streams/copilotInteractions.ts';
 import { checkContext, estateRow, resultFor, runCheck, sliceError, streamError, userRow } from '../support/checks.ts';
 
 function interaction(id: string, userId: string, inspection: Partial<CopilotInteractionAttrs['inspection']> = {}) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { FoundryAccountAttrs, FoundryDeploymentAttrs } from '../../src/core/estate/foundry.ts';
+import type { FoundryAccountAttrs } from '../../src/sources/arm/streams/foundryAccounts.ts';
+import type { FoundryDeploymentAttrs } from '../../src/sources/arm/streams/foundryDeployments.ts';
 import { checkContext, estateRow, resultFor, runCheck, streamError } from '../support/checks.ts';
 
 const account = (over: Partial<FoundryAccountAttrs> = {}): FoundryAccountAttrs => ({

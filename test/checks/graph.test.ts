@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ExternalConnectionAttrs, TeamsAppAttrs } from '../../src/core/estate/graph.ts';
+import type { ExternalConnectionAttrs } from '../../src/sources/graph/streams/externalConnections.ts';
+import type { TeamsAppAttrs } from '../../src/sources/graph/streams/teamsApps.ts';
 import { checkContext, estateRow, resultFor, runCheck, sliceError, streamError } from '../support/checks.ts';
 
 function installs(appId: string, users: number, over: Partial<TeamsAppAttrs> = {}) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { PowerBiReportSummary, PowerBiSharedLinkAttrs, PowerBiWorkspaceAttrs } from '../../src/core/estate/powerBi.ts';
+import type { PowerBiReportSummary, PowerBiWorkspaceAttrs } from '../../src/sources/powerBi/streams/powerBiWorkspaces.ts';
+import type { PowerBiSharedLinkAttrs } from '../../src/sources/powerBi/streams/powerBiSharedLinks.ts';
 import { checkContext, estateRow, resultFor, runCheck, streamError } from '../support/checks.ts';
 
 const link = (kind: PowerBiSharedLinkAttrs['kind'], over: Partial<PowerBiSharedLinkAttrs> = {}): PowerBiSharedLinkAttrs => ({

@@ -1,13 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type {
-  ConnectionAttrs,
-  ConnectorAttrs,
-  DlpPolicyAttrs,
-  FlowAttrs,
-  PowerAppAttrs,
-  TenantIsolationAttrs,
-  TenantSettingsObjectAttrs,
-} from '../../src/core/estate/powerPlatform.ts';
+import type { ConnectionAttrs } from '../../src/sources/powerPlatform/streams/connections.ts';
+import type { ConnectorAttrs } from '../../src/sources/powerPlatform/streams/connectors.ts';
+import type { DlpPolicyAttrs } from '../../src/sources/powerPlatform/streams/dlpPolicies.ts';
+import type { FlowAttrs } from '../../src/sources/powerPlatform/streams/flows.ts';
+import type { PowerAppAttrs } from '../../src/sources/powerPlatform/streams/powerApps.ts';
+import type { TenantIsolationAttrs, TenantSettingsObjectAttrs } from '../../src/sources/powerPlatform/streams/tenantSettings.ts';
 import { checkContext, environmentRow, estateRow, resultFor, runCheck, sliceError, streamError, userRow } from '../support/checks.ts';
 
 // --- builders ----------------------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { PUBLIC_CLOUD } from '../../src/config/cloud.ts';
-import type { StreamName, StreamRecords } from '../../src/core/inventory.ts';
 import { normaliseAccount } from '../../src/sources/arm/streams/foundryAccounts.ts';
 import { foundryDeploymentsStream } from '../../src/sources/arm/streams/foundryDeployments.ts';
 import { foundryProjectsStream } from '../../src/sources/arm/streams/foundryProjects.ts';
@@ -66,9 +65,9 @@ function recorded(pages: Json[]): { ctx: StreamContext; urls: string[] } {
   return { ctx: { tenantId: '00000000-0000-0000-0000-000000000000', http, cloud: PUBLIC_CLOUD, tokens, logger }, urls };
 }
 
-async function readAll<S extends StreamName>(stream: Stream<S>, pages: Json[], slice: Slice): Promise<{ records: StreamRecords[S][]; removed: string[] }> {
+async function readAll<R>(stream: Stream<string, R, string>, pages: Json[], slice: Slice): Promise<{ records: R[]; removed: string[] }> {
   const { ctx } = recorded(pages);
-  const records: StreamRecords[S][] = [];
+  const records: R[] = [];
   const removed: string[] = [];
   for await (const page of stream.read(ctx, slice, null)) {
     records.push(...page.records);

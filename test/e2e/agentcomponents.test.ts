@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentComponentsGroundTruth, COMPONENT_KINDS, type BotComponent } from '../../emulator/index.ts';
-import type { AgentComponentAttrs, AgentSettingsAttrs } from '../../src/core/estate/agentcomponents.ts';
+import type { AgentComponentAttrs } from '../../src/sources/dataverse/streams/agentComponents.ts';
+import type { AgentSettingsAttrs } from '../../src/sources/dataverse/streams/agentSettings.ts';
 import { addCustomerAppIntegration } from '../../src/onboarding/integrations.ts';
 import { listEstateObjects } from '../../src/store/repositories/inventory.ts';
 import { collectIntegration } from '../../src/sync/run.ts';

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STREAM_NAMES } from '../../src/core/inventory.ts';
+import { STREAM_RUN_ORDER } from '../../src/sources/index.ts';
 import { addCustomerAppIntegration } from '../../src/onboarding/integrations.ts';
 import { vigil } from '../support/process.ts';
 import { world, type World } from './harness.ts';
@@ -28,10 +28,10 @@ describe('vigil collect, not on a terminal', () => {
     const r = await vigil(['collect', 'Contoso'], { VIGIL_ENDPOINTS_FILE: w.endpointsFile, VIGIL_DATA_DIR: dataDir, VIGIL_LOG_LEVEL: 'info' });
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stderr.trimEnd().split('\n');
-    const total = STREAM_NAMES.length;
+    const total = STREAM_RUN_ORDER.length;
     const width = String(total).length;
     // Every stream once, in order, with its records and duration; then the check phase.
-    expect(lines.slice(0, total).map((l) => l.replace(/: .*/, ''))).toEqual(STREAM_NAMES.map((s, i) => `[${String(i + 1).padStart(width)}/${total}] ${s}`));
+    expect(lines.slice(0, total).map((l) => l.replace(/: .*/, ''))).toEqual(STREAM_RUN_ORDER.map((s, i) => `[${String(i + 1).padStart(width)}/${total}] ${s}`));
     expect(lines[0]).toMatch(new RegExp(`^\\[ ?1/${total}\\] users: ${w.truth.users.toLocaleString('en-US')} records in \\d+\\.\\d s$`));
     expect(lines.filter((l) => /errored slice/.test(l)).length).toBeGreaterThan(0);
     expect(lines.slice(total)).toEqual([expect.stringMatching(/^evaluating \d+ checks$/), expect.stringMatching(/^checks evaluated: \d+ in \d+\.\d s$/)]);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'v
 import { TEST_ENV, world, type World } from './harness.ts';
 import { CLI, freePort, vigil } from '../support/process.ts';
 import { EXIT, reportError } from '../../src/cli/output.ts';
-import { STREAM_NAMES } from '../../src/core/inventory.ts';
+import { STREAM_RUN_ORDER } from '../../src/sources/index.ts';
 
 /** Runs the real CLI in a child process; returns exit code and output. */
 
@@ -282,7 +282,7 @@ describe('vigil demo --json', () => {
     expect(r.code, r.stderr).toBe(0);
     const s = JSON.parse(r.stdout);
     expect(s.integration).toMatchObject({ verified: true, missingPermissions: [] });
-    expect(Object.keys(s.collected).sort()).toEqual([...STREAM_NAMES].sort());
+    expect(Object.keys(s.collected).sort()).toEqual([...STREAM_RUN_ORDER].sort());
     expect(s.collected.users).toBeGreaterThan(0);
     expect(s.findings.total).toBe(Object.values(s.findings.bySeverity as Record<string, number>).reduce((a, b) => a + b, 0));
     expect(s.findings.total).toBe(Object.values(s.findings.byCheck as Record<string, number>).reduce((a, b) => a + b, 0));

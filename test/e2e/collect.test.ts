@@ -7,6 +7,7 @@ import { collectionJobHandler } from '../../src/sync/worker.ts';
 import { addCustomerAppIntegration, verifyStoredIntegration } from '../../src/onboarding/integrations.ts';
 import { getIntegration } from '../../src/integration/index.ts';
 import { listCheckResults } from '../../src/store/repositories/findings.ts';
+import { STREAM_RUN_ORDER } from '../../src/sources/index.ts';
 import { countLive } from '../../src/store/repositories/inventory.ts';
 import { findRunningRun, listCheckpoints } from '../../src/store/repositories/runs.ts';
 import { collectIntegration } from '../../src/sync/run.ts';
@@ -56,7 +57,7 @@ describe.each([
     const store = await freshStore(dialect);
     stores.push(store);
     const { rt, integrationId } = await collected(w, store.dataDir, { ...env, ...store.env });
-    const counts = await countLive(rt.db, integrationId);
+    const counts = await countLive(rt.db, integrationId, STREAM_RUN_ORDER);
     expect(counts).toMatchObject({
       users: w.truth.users,
       groups: w.truth.groups,
@@ -137,7 +138,7 @@ describe('collection reliability', () => {
     w.emulator.control.clearFaults();
     const interrupted = await findRunningRun(rt.db, integration.id);
     expect(interrupted, 'the run must still be unfinished when killed').toBeDefined();
-    const stored = await countLive(rt.db, integration.id);
+    const stored = await countLive(rt.db, integration.id, STREAM_RUN_ORDER);
     expect(stored.users).toBe(w.truth.users);
     expect(stored.agents).toBe(0);
 
@@ -176,7 +177,7 @@ describe('collection reliability', () => {
   it('later collections read users and groups as delta rounds: only changes travel, removals arrive, a lost state reads everything again', async () => {
     const { rt, integrationId } = await collected(w, undefined, env);
     const ctl = w.emulator.control;
-    const liveUsers = async () => (await countLive(rt.db, integrationId)).users;
+    const liveUsers = async () => (await countLive(rt.db, integrationId, STREAM_RUN_ORDER)).users;
     const deltaRequests = () => ctl.requests({ service: 'graph' }).filter((r) => /\/(users|groups)\/delta/.test(r.path)).length;
     const usersBefore = await liveUsers();
 

@@ -3,10 +3,10 @@ import { groundTruth } from '../../emulator/index.ts';
 import type { Runtime } from '../../src/main/runtime.ts';
 import { addCustomerAppIntegration } from '../../src/onboarding/integrations.ts';
 import * as m0011 from '../../src/store/migrations/0011_slice_read_mode.ts';
+import { STREAM_RUN_ORDER, type StreamName } from '../../src/sources/index.ts';
 import { countLive } from '../../src/store/repositories/inventory.ts';
 import { findRunningRun, listCheckpoints } from '../../src/store/repositories/runs.ts';
 import { collectIntegration } from '../../src/sync/run.ts';
-import type { StreamName } from '../../src/core/inventory.ts';
 import { DIALECTS, freshStore, type TestStore } from '../store/dialects.ts';
 import { world, type World } from './harness.ts';
 
@@ -51,7 +51,7 @@ describe.each(DIALECTS)('a collection stopped after a checkpoint and resumed (%s
   };
 
   const live = async () => {
-    const c = await countLive(rt.db, integrationId);
+    const c = await countLive(rt.db, integrationId, STREAM_RUN_ORDER);
     return { users: c.users, groups: c.groups, memberships: c.memberships, powerBiWorkspaces: c.powerBiWorkspaces };
   };
   const truth = () => {

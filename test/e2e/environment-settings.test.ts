@@ -3,7 +3,7 @@ import { organizationSettingsGroundTruth, SYSTEM_ADMINISTRATOR, type Organizatio
 import { evaluateIntegration } from '../../src/checks/evaluate.ts';
 import { listCheckResults } from '../../src/store/repositories/findings.ts';
 import { loadChecks } from '../../src/checks/loader.ts';
-import type { EnvironmentSettingsAttrs } from '../../src/core/estate/environmentSettings.ts';
+import type { EnvironmentSettingsAttrs } from '../../src/sources/dataverse/streams/environmentSettings.ts';
 import { addCustomerAppIntegration } from '../../src/onboarding/integrations.ts';
 import { listEstateObjects } from '../../src/store/repositories/inventory.ts';
 import { collectIntegration } from '../../src/sync/run.ts';

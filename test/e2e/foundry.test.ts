@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { foundryGroundTruth } from '../../emulator/index.ts';
-import type { FoundryAccountAttrs, FoundryDeploymentAttrs } from '../../src/core/estate/foundry.ts';
+import type { FoundryAccountAttrs } from '../../src/sources/arm/streams/foundryAccounts.ts';
+import type { FoundryDeploymentAttrs } from '../../src/sources/arm/streams/foundryDeployments.ts';
 import { addCustomerAppIntegration } from '../../src/onboarding/integrations.ts';
 import { listEstateObjects } from '../../src/store/repositories/inventory.ts';
 import { collectIntegration } from '../../src/sync/run.ts';

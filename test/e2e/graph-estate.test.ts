@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphEstateGroundTruth, groundTruth } from '../../emulator/index.ts';
 import { addCustomerAppIntegration } from '../../src/onboarding/integrations.ts';
+import { STREAM_RUN_ORDER } from '../../src/sources/index.ts';
 import { countLive } from '../../src/store/repositories/inventory.ts';
 import { collectIntegration } from '../../src/sync/run.ts';
 import type { Runtime } from '../../src/main/runtime.ts';
@@ -23,7 +24,7 @@ describe('Graph estate collection', () => {
     return { memberships: truth.memberships, externalConnections: estate.externalConnections, teamsApps: estate.teamsAppInstallations };
   };
   const stored = async () => {
-    const c = await countLive(rt.db, integrationId);
+    const c = await countLive(rt.db, integrationId, STREAM_RUN_ORDER);
     return { memberships: c.memberships, externalConnections: c.externalConnections, teamsApps: c.teamsApps };
   };
   const graphRequests = (pattern: RegExp) => w.emulator.control.requests({ service: 'graph' }).filter((r) => pattern.test(r.path)).length;
@@ -135,7 +136,7 @@ describe('Graph estate collection', () => {
       const run = await collectIntegration(fresh, integration.id);
       expect(run.errors.filter((e) => e.stream === 'teamsApps')).toEqual([]);
       expect(w.emulator.control.faults().counters.total - before).toBeGreaterThan(5);
-      expect((await countLive(fresh.db, integration.id)).teamsApps).toBe(graphEstateGroundTruth(w.tenant).teamsAppInstallations);
+      expect((await countLive(fresh.db, integration.id, STREAM_RUN_ORDER)).teamsApps).toBe(graphEstateGroundTruth(w.tenant).teamsAppInstallations);
     } finally {
       w.emulator.control.clearFaults();
     }

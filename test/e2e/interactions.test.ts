@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCopilotInteractions, copilotGroundTruth, COPILOT_SKU_ID } from '../../emulator/index.ts';
-import type { CopilotInteractionAttrs } from '../../src/core/estate/copilotInteractions.ts';
+import type { CopilotInteractionAttrs } from '../../src/sources/graph/streams/copilotInteractions.ts';
 import { addCustomerAppIntegration } from '../../src/onboarding/integrations.ts';
 import { collectIntegration } from '../../src/sync/run.ts';
 import type { Runtime } from '../../src/main/runtime.ts';

@@ -12,6 +12,7 @@ import { LinkPolicy } from '../../src/platform/http/links.ts';
 import { silentLogger } from '../../src/platform/log/index.ts';
 import { environmentSlice } from '../../src/sources/dataverse/entity.ts';
 import { agentsStream } from '../../src/sources/dataverse/streams/agents.ts';
+import { STREAM_RUN_ORDER } from '../../src/sources/index.ts';
 import { countLive } from '../../src/store/repositories/inventory.ts';
 import { ingestAudit, POWER_BI_SOURCE } from '../../src/sync/audit.ts';
 import type { CollectResult } from '../../src/sync/engine.ts';
@@ -210,7 +211,7 @@ describe('a bearer token never follows a link to another host', () => {
     const after = await collectIntegration(rt, integrationId);
     expect(after.errors.filter((e) => e.stream === 'users')).toEqual([]);
     expect(after.streams.users.incrementalSlices ?? 0).toBe(0);
-    expect((await countLive(rt.db, integrationId)).users).toBe(w.truth.users);
+    expect((await countLive(rt.db, integrationId, STREAM_RUN_ORDER)).users).toBe(w.truth.users);
     expect(foreign.requests).toEqual([]);
   });
 
@@ -302,7 +303,7 @@ describe('a bearer token never follows a link to another host', () => {
       run = await collectIntegration(rt, integrationId);
     });
     expect(run.errors.filter((e) => e.stream === 'powerBiWorkspaces')).toEqual([]);
-    expect((await countLive(rt.db, integrationId)).powerBiWorkspaces).toBeGreaterThan(0);
+    expect((await countLive(rt.db, integrationId, STREAM_RUN_ORDER)).powerBiWorkspaces).toBeGreaterThan(0);
     await expectNothingForeignStored(rt, dataDir);
   });
 

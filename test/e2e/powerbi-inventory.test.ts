@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { powerBiInventoryGroundTruth, type PowerBiInventoryTruth, type RequestLogEntry } from '../../emulator/index.ts';
-import type { PowerBiSharedLinkAttrs, PowerBiWorkspaceAttrs } from '../../src/core/estate/powerBi.ts';
+import type { PowerBiSharedLinkAttrs } from '../../src/sources/powerBi/streams/powerBiSharedLinks.ts';
+import type { PowerBiWorkspaceAttrs } from '../../src/sources/powerBi/streams/powerBiWorkspaces.ts';
 import type { Runtime } from '../../src/main/runtime.ts';
 import { addCustomerAppIntegration } from '../../src/onboarding/integrations.ts';
 import { credentialsFor, getIntegration, streamContext } from '../../src/integration/index.ts';

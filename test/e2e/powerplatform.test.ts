@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { powerPlatformGroundTruth, type PowerPlatformGroundTruth } from '../../emulator/index.ts';
-import type { ConnectionAttrs, ConnectorAttrs, DlpPolicyAttrs, FlowAttrs, PowerAppAttrs, TenantSettingsAttrs } from '../../src/core/estate/powerPlatform.ts';
+import type { ConnectionAttrs } from '../../src/sources/powerPlatform/streams/connections.ts';
+import type { ConnectorAttrs } from '../../src/sources/powerPlatform/streams/connectors.ts';
+import type { DlpPolicyAttrs } from '../../src/sources/powerPlatform/streams/dlpPolicies.ts';
+import type { FlowAttrs } from '../../src/sources/powerPlatform/streams/flows.ts';
+import type { PowerAppAttrs } from '../../src/sources/powerPlatform/streams/powerApps.ts';
+import type { TenantSettingsAttrs } from '../../src/sources/powerPlatform/streams/tenantSettings.ts';
 import { addCustomerAppIntegration } from '../../src/onboarding/integrations.ts';
+import { STREAM_RUN_ORDER } from '../../src/sources/index.ts';
 import { countLive, listEstateObjects } from '../../src/store/repositories/inventory.ts';
 import { collectIntegration } from '../../src/sync/run.ts';
 import type { Runtime } from '../../src/main/runtime.ts';
@@ -11,7 +17,7 @@ const STREAMS = ['powerApps', 'flows', 'connectors', 'connections', 'dlpPolicies
 
 /** Stored live counts of the Power Platform streams. */
 async function stored(rt: Runtime, integrationId: string): Promise<Record<(typeof STREAMS)[number], number>> {
-  const all = await countLive(rt.db, integrationId);
+  const all = await countLive(rt.db, integrationId, STREAM_RUN_ORDER);
   return Object.fromEntries(STREAMS.map((s) => [s, all[s]])) as Record<(typeof STREAMS)[number], number>;
 }
 

@@ -3,6 +3,7 @@ import { generateTenant, groundTruth, startEmulator, type RunningEmulator } from
 import { loadCustomProfile } from '../../src/config/cloud.ts';
 import { createRuntime, type Runtime } from '../../src/main/runtime.ts';
 import { addCustomerAppIntegration } from '../../src/onboarding/integrations.ts';
+import { STREAM_RUN_ORDER } from '../../src/sources/index.ts';
 import { countLive } from '../../src/store/repositories/inventory.ts';
 import { freshStore, type TestStore } from '../store/dialects.ts';
 import { TEST_ENV } from './harness.ts';
@@ -124,7 +125,7 @@ describe('serve + two workers on PostgreSQL', () => {
     for (const [integrationId, tenant] of ids) {
       const truth = groundTruth(tenant);
       expect(
-        await countLive(rt.db, integrationId),
+        await countLive(rt.db, integrationId, STREAM_RUN_ORDER),
         `${integrationId === victim.integration_id ? 'killed' : 'other'} ${JSON.stringify(
           await rt.db
             .selectFrom('checkpoints')

@@ -3,7 +3,7 @@ import { runDetections } from '../../src/detections/run.ts';
 import { listAlerts, mergeUserIps, setAlertStatus, withRaw } from '../../src/store/repositories/audit.ts';
 import { storeRecords } from '../../src/sync/audit.ts';
 import { upsertRecords } from '../../src/store/repositories/inventory.ts';
-import type { FlowAttrs } from '../../src/core/estate/powerPlatform.ts';
+import type { FlowAttrs } from '../../src/sources/powerPlatform/streams/flows.ts';
 import { DIALECTS, freshStore, type TestStore } from './dialects.ts';
 import { insertTestIntegration } from './fixtures.ts';
 

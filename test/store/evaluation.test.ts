@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { evaluateIntegration } from '../../src/checks/evaluate.ts';
 import { loadChecks } from '../../src/checks/loader.ts';
 import { ESTATE_PAGE_SIZE } from '../../src/checks/types.ts';
-import type { TeamsAppAttrs } from '../../src/core/estate/graph.ts';
+import type { TeamsAppAttrs } from '../../src/sources/graph/streams/teamsApps.ts';
 import type { EstateObject } from '../../src/core/inventory.ts';
 import { listCheckResults, listFindings } from '../../src/store/repositories/findings.ts';
 import { markUnseen, pageEstateObjects, upsertRecords } from '../../src/store/repositories/inventory.ts';

@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { GroupMembership } from '../../src/core/inventory.ts';
+import type { GroupMembership } from '../../src/sources/graph/streams/memberships.ts';
 import type { Kysely } from 'kysely';
 import { migrate, migrateTo, migrationStatus } from '../../src/store/db.ts';
 import { withRaw } from '../../src/store/repositories/audit.ts';
+import { STREAM_RUN_ORDER } from '../../src/sources/index.ts';
 import { countLive, markUnseen, upsertRecords } from '../../src/store/repositories/inventory.ts';
 import { findRunningRun, insertRun, listCheckpoints, saveCheckpoint } from '../../src/store/repositories/runs.ts';
 import { DIALECTS, freshStore, type TestStore } from './dialects.ts';
@@ -110,10 +111,10 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
       ['a', 'A renamed', '2026-01-01T00:00:00.000Z', null],
       ['b', 'B twice', '2026-01-01T00:00:00.000Z', '2026-01-02T00:00:00.000Z'],
     ]);
-    expect((await countLive(db, 'int_1')).users).toBe(1);
+    expect((await countLive(db, 'int_1', STREAM_RUN_ORDER)).users).toBe(1);
     // Seen again: alive again.
     await upsertRecords(db, 'users', 'int_1', 'run3', [user('b')], '2026-01-03T00:00:00.000Z');
-    expect((await countLive(db, 'int_1')).users).toBe(2);
+    expect((await countLive(db, 'int_1', STREAM_RUN_ORDER)).users).toBe(2);
   });
 
   it('marks child rows deleted only in completed slices, and orphans of deleted parents', async () => {

@@ -2,8 +2,9 @@ import { coverageFromCheckpoints } from '../../src/checks/evaluate.ts';
 import { loadChecks } from '../../src/checks/loader.ts';
 import { guardResults } from '../../src/checks/gaps.ts';
 import { inventoryView, type InventorySource } from '../../src/checks/inventory.ts';
-import { INVENTORY_NAMES, type CheckContext, type CheckInventory, type CheckResult, type EstateRow, type LoadedCheck } from '../../src/checks/types.ts';
-import { ESTATE_STREAM_NAMES, type EstateAttrs, type EstateStreamName } from '../../src/core/inventory.ts';
+import { CORE_INVENTORY_PARTS, type CheckContext, type CheckInventory, type CheckResult, type EstateRow, type LoadedCheck } from '../../src/checks/types.ts';
+import { STREAMS, type EstateAttrs, type EstateStreamName } from '../../src/sources/index.ts';
+import { isEstateStream } from '../../src/store/stream-tables.ts';
 import type { AgentsTable, DataverseUsersTable, DirectoryUsersTable, EnvironmentsTable } from '../../src/store/schema.ts';
 
 /**
@@ -94,7 +95,8 @@ export interface ContextInput {
 const sources = new WeakMap<CheckInventory, InventorySource>();
 
 /** Every inventory part readable: for contexts used outside {@link runCheck}. */
-const EVERYTHING = { id: 'test', reads: [...INVENTORY_NAMES], paged: [...ESTATE_STREAM_NAMES] };
+const ESTATE_STREAMS = Object.keys(STREAMS).filter(isEstateStream);
+const EVERYTHING = { id: 'test', reads: [...CORE_INVENTORY_PARTS, ...ESTATE_STREAMS], paged: ESTATE_STREAMS };
 
 /**
  * Builds a check context from plain rows. Estate streams read page by page come in pages of two rows, so a check's

@@ -3,7 +3,7 @@ import { type AuditEvent } from '../../src/core/audit.ts';
 import { normalizeRecord } from '../../src/sources/managementActivity/records.ts';
 import { loadDetections } from '../../src/detections/index.ts';
 import type { DetectionContext } from '../../src/detections/types.ts';
-import type { FlowAttrs } from '../../src/core/estate/powerPlatform.ts';
+import type { FlowAttrs } from '../../src/sources/powerPlatform/streams/flows.ts';
 
 // Records in the shapes the Management Activity API documents (and the emulator renders): the detections read the
 // typed views, so these are raw records normalised the way ingestion does.

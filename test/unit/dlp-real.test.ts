@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PUBLIC_CLOUD, type CloudProfile } from '../../src/config/cloud.ts';
-import type { DlpPolicyAttrs } from '../../src/core/estate/powerPlatform.ts';
+import type { DlpPolicyAttrs } from '../../src/sources/powerPlatform/streams/dlpPolicies.ts';
 import type { EstateObject } from '../../src/core/inventory.ts';
 import { HttpClient } from '../../src/platform/http/client.ts';
 import { LinkPolicy } from '../../src/platform/http/links.ts';

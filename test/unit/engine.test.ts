@@ -1,9 +1,11 @@
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PUBLIC_CLOUD } from '../../src/config/cloud.ts';
-import type { DirectoryGroup, DirectoryUser, GroupMembership } from '../../src/core/inventory.ts';
+import type { DirectoryGroup } from '../../src/sources/graph/streams/groups.ts';
+import type { DirectoryUser } from '../../src/sources/graph/streams/users.ts';
 import { UpstreamHttpError, type HttpClient } from '../../src/platform/http/client.ts';
 import { silentLogger } from '../../src/platform/log/index.ts';
+import type { StreamRecords } from '../../src/sources/index.ts';
 import type { Slice, Stream, StreamContext, StreamPage } from '../../src/sources/stream.ts';
 import { getDeltaLink, listCheckpoints } from '../../src/store/repositories/runs.ts';
 import { collect, type CollectOptions } from '../../src/sync/engine.ts';
@@ -35,9 +37,9 @@ type Script<R> = Record<string, Record<string, StreamPage<R> | Error>>;
 /** A fake stream reading its pages from a script that a test changes between runs; records every read's cursor. */
 function scripted<S extends 'users' | 'groups' | 'memberships'>(
   name: S,
-  script: { current: Script<S extends 'users' ? DirectoryUser : S extends 'groups' ? DirectoryGroup : GroupMembership> },
-  extra: Partial<Stream<S>> = {},
-): Stream<S> & { reads: { slice: string; cursor: string | null }[] } {
+  script: { current: Script<StreamRecords[S]> },
+  extra: Partial<Stream<S, StreamRecords[S]>> = {},
+): Stream<S, StreamRecords[S]> & { reads: { slice: string; cursor: string | null }[] } {
   const reads: { slice: string; cursor: string | null }[] = [];
   return {
     name,
@@ -57,7 +59,7 @@ function scripted<S extends 'users' | 'groups' | 'memberships'>(
       }
     },
     ...extra,
-  } as Stream<S> & { reads: { slice: string; cursor: string | null }[] };
+  } as Stream<S, StreamRecords[S]> & { reads: { slice: string; cursor: string | null }[] };
 }
 
 /** Fails the next `times` checkpoint writes once armed (a crash between a page's records and its checkpoint). */

@@ -1,12 +1,117 @@
 import { describe, expect, it } from 'vitest';
 import { PERMISSION_CAPABILITIES } from '../../src/core/capabilities.ts';
-import { STREAM_NAMES } from '../../src/core/inventory.ts';
-import { STREAM_RUN_ORDER, STREAMS, streamsGatedBy } from '../../src/sources/index.ts';
-import { runOrder } from '../../src/sources/stream.ts';
+import { InventoryParams } from '../../src/contract/inventory.ts';
+import { INVENTORY, INVENTORY_KINDS, STREAM_RUN_ORDER, STREAMS, streamsGatedBy } from '../../src/sources/index.ts';
+import { runOrder, type AnyStream } from '../../src/sources/stream.ts';
+import { isEstateStream, listedTableOf } from '../../src/store/stream-tables.ts';
+
+/** The order collection has always run in (before the names were derived from the registry). */
+const RUN_ORDER = [
+  'users',
+  'groups',
+  'memberships',
+  'environments',
+  'dataverseUsers',
+  'agents',
+  'agentComponents',
+  'agentSettings',
+  'foundryAccounts',
+  'foundryProjects',
+  'foundryDeployments',
+  'copilotInteractions',
+  'powerBiWorkspaces',
+  'powerBiSharedLinks',
+  'powerApps',
+  'flows',
+  'connectors',
+  'connections',
+  'dlpPolicies',
+  'tenantSettings',
+  'externalConnections',
+  'teamsApps',
+  'environmentSettings',
+];
+
+const registered = Object.entries(STREAMS) as [string, AnyStream][];
+
+describe('the stream registry: each stream declares what the engine, the store and the API need', () => {
+  it('registers every stream under its own name, with a primary key, a token resource and a reader', () => {
+    for (const [key, stream] of registered) {
+      expect(stream.name, `STREAMS.${key}`).toBe(key);
+      expect(stream.primaryKey.length, `${key}: primaryKey`).toBeGreaterThan(0);
+      expect(typeof stream.resource, `${key}: resource`).toBe('function');
+      expect(typeof stream.read, `${key}: read`).toBe('function');
+    }
+  });
+
+  it('gives every child stream a registered parent the store can list, and a way to slice it; root streams none', () => {
+    const parents = new Set(['groups', 'environments', 'users', 'agents']);
+    for (const [key, stream] of registered) {
+      if (stream.parent === undefined) {
+        expect(stream.slice ?? stream.slices, `${key}: a root stream has one slice`).toBeUndefined();
+        continue;
+      }
+      expect(Object.keys(STREAMS), `${key}: parent`).toContain(stream.parent);
+      expect(parents.has(stream.parent) || isEstateStream(stream.parent), `${key}: parent ${stream.parent} is listable`).toBe(true);
+      expect(typeof (stream.slice ?? stream.slices), `${key}: slice or slices`).toBe('function');
+    }
+  });
+
+  it('stores six streams in their own tables and every other one in estate_objects', () => {
+    expect(Object.keys(STREAMS).filter((s) => !isEstateStream(s))).toEqual(['users', 'groups', 'memberships', 'environments', 'dataverseUsers', 'agents']);
+  });
+});
+
+describe('inventory kinds, declared by the streams they list', () => {
+  it('are the kinds of the API in the order the portal shows them, each with a unique position', () => {
+    expect(INVENTORY_KINDS).toEqual([
+      'agents',
+      'apps',
+      'flows',
+      'connectors',
+      'connections',
+      'environments',
+      'users',
+      'groups',
+      'powerbi-workspaces',
+      'foundry-projects',
+    ]);
+    const positions = registered.flatMap(([, s]) => (s.inventory ? [s.inventory.position] : []));
+    expect(new Set(positions).size).toBe(positions.length);
+  });
+
+  it('match the registry one for one: every declaration is listed once, under its stream', () => {
+    const declared = registered.flatMap(([name, s]) =>
+      s.inventory ? [{ kind: s.inventory.kind, stream: name, environment: s.inventory.environment ?? false }] : [],
+    );
+    expect([...INVENTORY].sort((a, b) => a.kind.localeCompare(b.kind))).toEqual(declared.sort((a, b) => a.kind.localeCompare(b.kind)));
+    expect(InventoryParams.shape.kind.options).toEqual(INVENTORY_KINDS);
+  });
+
+  it('map onto the store as the API has always read them (table, name column, environment column)', () => {
+    expect(Object.fromEntries(INVENTORY.map((e) => [e.kind, listedTableOf(e.stream, e.environment)]))).toEqual({
+      agents: { table: 'agents', name: 'name', environment: 'environment_id' },
+      apps: { table: 'estate_objects', stream: 'powerApps', name: 'name', environment: 'slice_key' },
+      flows: { table: 'estate_objects', stream: 'flows', name: 'name', environment: 'slice_key' },
+      connectors: { table: 'estate_objects', stream: 'connectors', name: 'name', environment: 'slice_key' },
+      connections: { table: 'estate_objects', stream: 'connections', name: 'name', environment: 'slice_key' },
+      environments: { table: 'environments', name: 'display_name' },
+      users: { table: 'directory_users', name: 'display_name' },
+      groups: { table: 'directory_groups', name: 'display_name' },
+      'powerbi-workspaces': { table: 'estate_objects', stream: 'powerBiWorkspaces', name: 'name' },
+      'foundry-projects': { table: 'estate_objects', stream: 'foundryProjects', name: 'name' },
+    });
+  });
+
+  it('refuse a stream whose table cannot be listed', () => {
+    expect(() => listedTableOf('memberships', false)).toThrow(/memberships cannot be listed/);
+    expect(() => listedTableOf('users', true)).toThrow(/users cannot be filtered by environment/);
+  });
+});
 
 describe('stream run order, derived from parent links', () => {
   it('is the order collection has always run in (users … environmentSettings)', () => {
-    expect([...STREAM_RUN_ORDER]).toEqual([...STREAM_NAMES]);
+    expect([...STREAM_RUN_ORDER]).toEqual(RUN_ORDER);
   });
 
   it('puts every parent before its children, and every registered stream exactly once', () => {

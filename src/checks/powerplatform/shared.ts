@@ -1,4 +1,5 @@
-import type { DlpPolicyAttrs, TenantIsolationAttrs, TenantSettingsObjectAttrs } from '../../core/estate/powerPlatform.ts';
+import type { DlpPolicyAttrs } from '../../sources/powerPlatform/streams/dlpPolicies.ts';
+import type { TenantIsolationAttrs, TenantSettingsObjectAttrs } from '../../sources/powerPlatform/streams/tenantSettings.ts';
 import { streamsNotEvaluated, type Verdict } from '../helpers.ts';
 import type { CheckContext, CheckResult } from '../types.ts';
 

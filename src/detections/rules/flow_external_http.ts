@@ -1,6 +1,6 @@
 import { RECORD_TYPES, type AuditEvent } from '../../core/audit.ts';
 import { flowActivity, type FlowActivity } from '../../sources/managementActivity/views.ts';
-import type { FlowAttrs } from '../../core/estate/powerPlatform.ts';
+import type { FlowAttrs } from '../../sources/powerPlatform/streams/flows.ts';
 import type { Detection, DetectionHit } from '../types.ts';
 
 /** Hosts that are not "external" for this rule: Microsoft's own service endpoints. */

@@ -1,8 +1,8 @@
-import type { EstateAttrs, ParentRow, StreamRecords } from '../../core/inventory.ts';
-import type { FoundryAccountAttrs } from '../../core/estate/foundry.ts';
+import type { EstateObject, ParentRow } from '../../core/inventory.ts';
+import type { FoundryAccountAttrs } from './streams/foundryAccounts.ts';
 import { str, type Json } from '../../core/json.ts';
 import { odataListStream } from '../odata.ts';
-import type { Slice, Stream } from '../stream.ts';
+import type { InventoryListing, Slice, Stream } from '../stream.ts';
 
 /**
  * Cognitive Services resources of Azure Resource Manager shared by the Foundry streams (`streams/foundryAccounts.ts`,
@@ -33,13 +33,15 @@ export type AccountChildAttrs<A> = Omit<A, 'accountId' | 'subscriptionId'>;
  * one slice per account, one estate object per item (id = its ARM id), its attributes led by the account id and the
  * account's subscription id.
  */
-export function accountChildStream<S extends 'foundryProjects' | 'foundryDeployments'>(
-  name: S,
+export function accountChildStream<N extends string, A extends { accountId: string; subscriptionId: string }, K extends string = never>(
+  name: N,
   collection: 'projects' | 'deployments',
-  attrs: (j: Json) => AccountChildAttrs<EstateAttrs[S]>,
-): Stream<S> {
-  return odataListStream<S>({
+  attrs: (j: Json) => AccountChildAttrs<A>,
+  inventory?: InventoryListing<K>,
+): Stream<N, EstateObject<A>, K> {
+  return odataListStream<N, EstateObject<A>, K>({
     name,
+    ...(inventory && { inventory }),
     primaryKey: ['id'],
     parent: 'foundryAccounts',
     slice: accountSlice,
@@ -48,13 +50,12 @@ export function accountChildStream<S extends 'foundryProjects' | 'foundryDeploym
       api: 'arm',
       url: cursor ?? `${ctx.cloud.arm.baseUrl}${slice.params.accountId}/${collection}?api-version=${COGNITIVE_SERVICES_API}`,
     }),
-    map: (j, slice) =>
-      ({
-        sliceKey: slice.key,
-        id: String(j.id),
-        name: str(j.name),
-        attrs: { accountId: slice.key, subscriptionId: slice.params.subscriptionId!, ...attrs(j) } as EstateAttrs[S],
-        raw: j,
-      }) as StreamRecords[S],
+    map: (j, slice) => ({
+      sliceKey: slice.key,
+      id: String(j.id),
+      name: str(j.name),
+      attrs: { accountId: slice.key, subscriptionId: slice.params.subscriptionId!, ...attrs(j) } as A,
+      raw: j,
+    }),
   });
 }

@@ -1,4 +1,4 @@
-import type { PowerPlatformEnvironment } from '../../core/inventory.ts';
+import type { PowerPlatformEnvironment } from './streams/environments.ts';
 import { UpstreamHttpError } from '../../platform/http/client.ts';
 import type { StreamContext } from '../stream.ts';
 import { BAP_API_VERSION, environmentsStream } from './streams/environments.ts';

@@ -1,6 +1,5 @@
-import type { StreamName, StreamRecords } from '../../core/inventory.ts';
 import { listPages, odataListStream, type ListRequest } from '../odata.ts';
-import type { Slice, Stream, StreamContext, StreamPage } from '../stream.ts';
+import type { InventoryListing, Slice, Stream, StreamContext, StreamPage } from '../stream.ts';
 import type { Json } from '../../core/json.ts';
 
 /**
@@ -60,16 +59,17 @@ function entityRequest(ctx: StreamContext, slice: Slice, entitySet: string, sele
  * instance URL), a token for that instance, the `$select`ed rows page by page through {@link entityPages}.
  * @param map one record from one row, with the environment's slice (its key is the environment id).
  */
-export function dataverseEntityStream<S extends StreamName>(definition: {
-  name: S;
+export function dataverseEntityStream<N extends string, R, K extends string = never>(definition: {
+  name: N;
   primaryKey: string[];
   entitySet: string;
   select: string;
-  map: (j: Json, slice: Slice) => StreamRecords[S];
+  map: (j: Json, slice: Slice) => R;
   refreshSeconds?: number;
-}): Stream<S> {
+  inventory?: InventoryListing<K>;
+}): Stream<N, R, K> {
   const { entitySet, select, map, ...rest } = definition;
-  return odataListStream<S>({
+  return odataListStream<N, R, K>({
     ...rest,
     parent: 'environments',
     slice: environmentSlice,

@@ -1,9 +1,8 @@
-import type { PowerPlatformPrincipal } from '../../core/estate/powerPlatform.ts';
-import type { ParentRow, StreamRecords } from '../../core/inventory.ts';
+import type { ParentRow } from '../../core/inventory.ts';
 import { str, obj, type Json } from '../../core/json.ts';
 import { UpstreamHttpError } from '../../platform/http/client.ts';
 import { odataListStream } from '../odata.ts';
-import { REFRESH_SECONDS, type Slice, type Stream, type StreamContext } from '../stream.ts';
+import { REFRESH_SECONDS, type InventoryListing, type Slice, type Stream, type StreamContext } from '../stream.ts';
 
 /**
  * Power Platform admin inventory beyond environments: Power Apps, cloud flows, connectors, connections (per
@@ -43,6 +42,25 @@ import { REFRESH_SECONDS, type Slice, type Stream, type StreamContext } from '..
  * All need the application registered as a Power Platform admin management application: before that the APIs answer
  * 403 "does not have permission to access the path" and the slice is recorded errored (checks say not evaluated).
  */
+
+/** A person or principal as the Power Platform APIs name it (`owner`, `createdBy`). */
+export interface PowerPlatformPrincipal {
+  /** Microsoft Entra object id. */
+  id: string | null;
+  displayName: string | null;
+  userPrincipalName: string | null;
+}
+
+/** A connector an app or flow uses. */
+export interface ConnectorReference {
+  /** Connector name, e.g. `shared_sql`. */
+  connectorId: string;
+  displayName: string | null;
+  /** The connection the flow uses for it (flows whose definition was read only), else null. */
+  connectionName: string | null;
+  /** True for custom connectors (apps: `isCustomApiConnection`). */
+  isCustom: boolean | null;
+}
 
 /** API versions used. */
 export const POWER_APPS_API_VERSION = '2023-06-01';
@@ -88,13 +106,15 @@ export const enc = encodeURIComponent;
  * A per-environment list of the Power Apps admin API (`api.powerapps.com`): apps, connectors, connections. Read in
  * full (no incremental read upstream), reused within the environment-inventory refresh interval, paged by `nextLink`.
  */
-export function powerAppsListStream<S extends 'powerApps' | 'connectors' | 'connections'>(
-  name: S,
-  map: (environmentId: string, j: Json) => StreamRecords[S],
+export function powerAppsListStream<N extends string, R, K extends string>(
+  name: N,
+  inventory: InventoryListing<K>,
+  map: (environmentId: string, j: Json) => R,
   firstUrl: (ctx: StreamContext, environment: string) => string,
-): Stream<S> {
-  return odataListStream<S>({
+): Stream<N, R, K> {
+  return odataListStream<N, R, K>({
     name,
+    inventory,
     primaryKey: ['id'],
     parent: 'environments',
     refreshSeconds: REFRESH_SECONDS.environmentInventory,

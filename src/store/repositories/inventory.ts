@@ -1,22 +1,9 @@
 import { sql } from 'kysely';
-import {
-  isEstateStream,
-  STREAM_NAMES,
-  type Agent,
-  type CoreStreamRecords,
-  type DataverseUser,
-  type DirectoryGroup,
-  type DirectoryUser,
-  type EstateObject,
-  type EstateStreamName,
-  type GroupMembership,
-  type ParentRow,
-  type PowerPlatformEnvironment,
-  type StreamName,
-  type StreamRecords,
-} from '../../core/inventory.ts';
+import type { ParentRow } from '../../core/inventory.ts';
+import type { ParentStream, StreamName, StreamRecords } from '../../sources/index.ts';
 import type { Executor } from '../db.ts';
 import type { InventoryTable } from '../schema.ts';
+import { isEstateStream, mappingOf, type TableMapping } from '../stream-tables.ts';
 
 /**
  * Inventory repositories: idempotent bulk upserts stamped with the run that saw each object, marking of objects a
@@ -24,129 +11,12 @@ import type { InventoryTable } from '../schema.ts';
  * Model: cloudquery plugin-sdk `delete-stale` (stamp a run id, then mark what was not seen).
  */
 
-const bool = (v: boolean | null): number | null => (v === null ? null : v ? 1 : 0);
-
-interface TableMapping<R> {
-  table: InventoryTable;
-  /** Key columns besides integration_id. */
-  key: string[];
-  /** Column holding the slice key for child streams (deletions are scoped per slice). */
-  sliceColumn?: string;
-  /** Parent table and its live-row condition for orphan marking. */
-  parentTable?: InventoryTable;
-  /** Estate streams share `estate_objects`: every statement also filters `stream = discriminator`. */
-  discriminator?: string;
-  toRow(r: R): Record<string, unknown>;
-}
-
-/** The parent streams a child stream can be sliced by: four core streams, or any estate stream. */
-export type ParentStream = 'groups' | 'environments' | 'users' | 'agents' | EstateStreamName;
 const PARENT_TABLES: Record<'groups' | 'environments' | 'users' | 'agents', InventoryTable> = {
   groups: 'directory_groups',
   environments: 'environments',
   users: 'directory_users',
   agents: 'agents',
 };
-
-/** How the first six streams' records map to their own tables. */
-const CORE_TABLES: { [S in keyof CoreStreamRecords]: TableMapping<CoreStreamRecords[S]> } = {
-  users: {
-    table: 'directory_users',
-    key: ['id'],
-    toRow: (u: DirectoryUser) => ({
-      id: u.id,
-      display_name: u.displayName,
-      user_principal_name: u.userPrincipalName,
-      mail: u.mail,
-      account_enabled: bool(u.accountEnabled),
-      user_type: u.userType,
-      created_date_time: u.createdDateTime,
-    }),
-  },
-  groups: {
-    table: 'directory_groups',
-    key: ['id'],
-    toRow: (g: DirectoryGroup) => ({
-      id: g.id,
-      display_name: g.displayName,
-      mail: g.mail,
-      security_enabled: bool(g.securityEnabled),
-      mail_enabled: bool(g.mailEnabled),
-      group_types: JSON.stringify(g.groupTypes),
-    }),
-  },
-  memberships: {
-    table: 'group_memberships',
-    key: ['group_id', 'member_id'],
-    sliceColumn: 'group_id',
-    parentTable: 'directory_groups',
-    toRow: (m: GroupMembership) => ({ group_id: m.groupId, member_id: m.memberId, member_type: m.memberType }),
-  },
-  environments: {
-    table: 'environments',
-    key: ['id'],
-    toRow: (e: PowerPlatformEnvironment) => ({
-      id: e.id,
-      display_name: e.displayName,
-      sku: e.sku,
-      is_default: e.isDefault ? 1 : 0,
-      region: e.region,
-      dataverse_url: e.dataverseUrl,
-      state: e.state,
-    }),
-  },
-  dataverseUsers: {
-    table: 'dataverse_users',
-    key: ['environment_id', 'id'],
-    sliceColumn: 'environment_id',
-    parentTable: 'environments',
-    toRow: (u: DataverseUser) => ({
-      environment_id: u.environmentId,
-      id: u.id,
-      full_name: u.fullName,
-      aad_object_id: u.aadObjectId,
-      application_id: u.applicationId,
-      is_disabled: bool(u.isDisabled),
-    }),
-  },
-  agents: {
-    table: 'agents',
-    key: ['environment_id', 'id'],
-    sliceColumn: 'environment_id',
-    parentTable: 'environments',
-    toRow: (a: Agent) => ({
-      environment_id: a.environmentId,
-      id: a.id,
-      name: a.name,
-      schema_name: a.schemaName,
-      authentication_mode: a.authenticationMode,
-      authentication_trigger: a.authenticationTrigger,
-      access_control_policy: a.accessControlPolicy,
-      owner_id: a.ownerId,
-      published_on: a.publishedOn,
-      modified_on: a.modifiedOn,
-      created_on: a.createdOn,
-      state_code: a.stateCode,
-      status_code: a.statusCode,
-    }),
-  },
-};
-
-/** The mapping of an estate stream onto `estate_objects`. */
-function estateMapping(stream: string): TableMapping<EstateObject> {
-  return {
-    table: 'estate_objects',
-    key: ['stream', 'id'],
-    sliceColumn: 'slice_key',
-    discriminator: stream,
-    toRow: (o) => ({ stream, id: o.id, slice_key: o.sliceKey, name: o.name, attrs: JSON.stringify(o.attrs) }),
-  };
-}
-
-/** How each stream's records map to a table. */
-const TABLES = Object.fromEntries(
-  STREAM_NAMES.map((s) => [s, isEstateStream(s) ? estateMapping(s) : CORE_TABLES[s as keyof CoreStreamRecords]]),
-) as unknown as { [S in StreamName]: TableMapping<StreamRecords[S]> };
 
 /** Rows per INSERT statement: keeps bound parameters far below SQLite's 32,766 and PostgreSQL's 65,535. */
 const CHUNK = 200;
@@ -164,7 +34,7 @@ export async function upsertRecords<S extends StreamName>(
   now: string,
 ): Promise<void> {
   if (records.length === 0) return;
-  const mapping = TABLES[stream] as TableMapping<StreamRecords[S]>;
+  const mapping = mappingOf(stream);
   const byKey = new Map<string, Record<string, unknown>>();
   for (const r of records) {
     const row = {
@@ -215,7 +85,7 @@ export async function markUnseen(
   now: string,
   parent?: ParentStream,
 ): Promise<number> {
-  const mapping = TABLES[stream] as TableMapping<unknown>;
+  const mapping = mappingOf(stream) as TableMapping<unknown>;
   let marked = 0;
   const base = () => liveRows(db, mapping, integrationId, now);
   if (completedSlices === 'all' || !mapping.sliceColumn) {
@@ -258,7 +128,7 @@ export async function markUnseen(
  * @returns how many live rows were marked.
  */
 export async function markDeleted(db: Executor, stream: StreamName, integrationId: string, ids: string[], now: string): Promise<number> {
-  const mapping = TABLES[stream] as TableMapping<unknown>;
+  const mapping = mappingOf(stream) as TableMapping<unknown>;
   let marked = 0;
   if (stream === 'memberships') {
     const groups = ids.filter((id) => !id.includes('/'));
@@ -288,11 +158,15 @@ export async function markDeleted(db: Executor, stream: StreamName, integrationI
   return marked;
 }
 
-/** Number of live (not deleted) rows per inventory stream. */
-export async function countLive(db: Executor, integrationId: string): Promise<Record<StreamName, number>> {
-  const out = {} as Record<StreamName, number>;
-  for (const [stream, mapping] of Object.entries(TABLES) as [StreamName, TableMapping<unknown>][]) {
-    if (mapping.discriminator) continue;
+/**
+ * Number of live (not deleted) rows of each of these streams (the registry's names: `STREAM_RUN_ORDER`), in their order.
+ */
+export async function countLive<S extends StreamName>(db: Executor, integrationId: string, streams: readonly S[]): Promise<Record<S, number>> {
+  const out = {} as Record<S, number>;
+  for (const stream of streams) out[stream] = 0;
+  for (const stream of streams) {
+    if (isEstateStream(stream)) continue;
+    const mapping = mappingOf(stream);
     const row = await db
       .selectFrom(mapping.table)
       .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -308,8 +182,7 @@ export async function countLive(db: Executor, integrationId: string): Promise<Re
     .where('deleted_at', 'is', null)
     .groupBy('stream')
     .execute();
-  for (const name of STREAM_NAMES) if (isEstateStream(name)) out[name] = 0;
-  for (const r of estate) if ((STREAM_NAMES as readonly string[]).includes(r.stream)) out[r.stream as StreamName] = Number(r.n);
+  for (const r of estate) if (Object.hasOwn(out, r.stream) && isEstateStream(r.stream)) out[r.stream as S] = Number(r.n);
   return out;
 }
 

@@ -1,50 +1,13 @@
 import { sql } from 'kysely';
+import type { StreamName } from '../../sources/index.ts';
 import type { Executor } from '../db.ts';
+import { listedTableOf } from '../stream-tables.ts';
 
 /**
  * Read queries of the API and portal: inventory tables, findings, alerts and events, each filtered to a set of
  * integrations (the caller's organization's) and read in keyset pages (no OFFSET: page N costs what page 1 costs).
  * Model: GitHub REST API cursor pagination (`after` cursor, `per_page`).
  */
-
-/** How one inventory kind of the API maps onto the store. */
-interface KindMapping {
-  table: 'agents' | 'environments' | 'directory_users' | 'directory_groups' | 'estate_objects';
-  /** The `stream` of `estate_objects`. */
-  stream?: string;
-  name: string;
-  /** Column holding the environment id (filter `environmentId`). */
-  environment?: string;
-}
-
-/** The inventory kinds of the API, in the order the portal shows them. */
-export const INVENTORY_KINDS = [
-  'agents',
-  'apps',
-  'flows',
-  'connectors',
-  'connections',
-  'environments',
-  'users',
-  'groups',
-  'powerbi-workspaces',
-  'foundry-projects',
-] as const;
-/** One of {@link INVENTORY_KINDS}. */
-export type InventoryKind = (typeof INVENTORY_KINDS)[number];
-
-const KINDS: Record<InventoryKind, KindMapping> = {
-  agents: { table: 'agents', name: 'name', environment: 'environment_id' },
-  apps: { table: 'estate_objects', stream: 'powerApps', name: 'name', environment: 'slice_key' },
-  flows: { table: 'estate_objects', stream: 'flows', name: 'name', environment: 'slice_key' },
-  connectors: { table: 'estate_objects', stream: 'connectors', name: 'name', environment: 'slice_key' },
-  connections: { table: 'estate_objects', stream: 'connections', name: 'name', environment: 'slice_key' },
-  environments: { table: 'environments', name: 'display_name' },
-  users: { table: 'directory_users', name: 'display_name' },
-  groups: { table: 'directory_groups', name: 'display_name' },
-  'powerbi-workspaces': { table: 'estate_objects', stream: 'powerBiWorkspaces', name: 'name' },
-  'foundry-projects': { table: 'estate_objects', stream: 'foundryProjects', name: 'name' },
-};
 
 /** One live inventory object as the API lists it; `attributes` holds the estate object's normalised fields, or a core table's own columns in camelCase. */
 export interface InventoryItem {
@@ -72,11 +35,17 @@ const INTERNAL = new Set(['integration_id', 'raw', 'first_seen_at', 'last_seen_a
 
 /**
  * One page of live objects of an inventory kind, ordered by (integration id, id).
+ * @param listed the stream the kind lists, and whether its objects belong to an environment (`INVENTORY`, `sources/index.ts`).
  * @returns the items and whether more follow.
+ * @throws Error when the stream's table cannot be listed (see `listedTableOf`).
  */
-export async function pageInventory(db: Executor, kind: InventoryKind, query: InventoryQuery): Promise<{ items: InventoryItem[]; more: boolean }> {
+export async function pageInventory(
+  db: Executor,
+  listed: { stream: StreamName; environment: boolean },
+  query: InventoryQuery,
+): Promise<{ items: InventoryItem[]; more: boolean }> {
   if (query.integrationIds.length === 0) return { items: [], more: false };
-  const m = KINDS[kind];
+  const m = listedTableOf(listed.stream, listed.environment);
   // The table is chosen from a fixed map, never from input: the dynamic reference is safe.
   let q = db
     .selectFrom(m.table as 'estate_objects')

@@ -1,4 +1,4 @@
-import type { DlpPolicyAttrs } from '../../../core/estate/powerPlatform.ts';
+import type { DlpPolicyAttrs } from '../../../sources/powerPlatform/streams/dlpPolicies.ts';
 import type { CheckFunction } from '../../types.ts';
 import { evaluateEnvironmentsDlp } from '../shared.ts';
 

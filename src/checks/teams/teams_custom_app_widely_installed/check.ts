@@ -1,5 +1,5 @@
 import { evaluateGrouped } from '../../helpers.ts';
-import type { TeamsAppAttrs } from '../../../core/estate/graph.ts';
+import type { TeamsAppAttrs } from '../../../sources/graph/streams/teamsApps.ts';
 import type { CheckFunction } from '../../types.ts';
 
 /** Users from which a custom app's reach is reported: installed for this many users or more, it fails. */

@@ -1,5 +1,4 @@
 import { VigilError } from '../../../core/errors.ts';
-import type { FoundryAccountAttrs } from '../../../core/estate/foundry.ts';
 import type { EstateObject } from '../../../core/inventory.ts';
 import { COGNITIVE_SERVICES_API, scopeOf } from '../cognitiveServices.ts';
 import { UpstreamHttpError } from '../../../platform/http/client.ts';
@@ -29,6 +28,31 @@ import { str, bool, obj, type Json } from '../../../core/json.ts';
  * GetProject,GetDeployment}.json`; ARM "Subscriptions - List" (api-version 2022-12-01); ARM error envelope
  * `{"error":{"code","message"}}`; learn.microsoft.com `/azure/role-based-access-control/built-in-roles` (Reader).
  */
+
+/**
+ * A Cognitive Services account of kind `AIServices` (Foundry resource) or `OpenAI`. `id` = ARM resource id as returned.
+ *
+ * Read from Azure Resource Manager (`Microsoft.CognitiveServices`, api-version 2025-06-01). Sources: reference §8
+ * (ARM-cs: azure-rest-api-specs `Microsoft.CognitiveServices/stable/2025-06-01/examples/ListAccountsBySubscription.json`).
+ */
+export interface FoundryAccountAttrs {
+  subscriptionId: string;
+  resourceGroup: string | null;
+  /** `AIServices` (Foundry) or `OpenAI`. */
+  kind: string;
+  location: string | null;
+  /** `sku.name`, e.g. `S0`. */
+  sku: string | null;
+  /** `properties.endpoint`. */
+  endpoint: string | null;
+  /** `properties.publicNetworkAccess`: `Enabled` | `Disabled`; null when absent (ARM default: enabled). */
+  publicNetworkAccess: string | null;
+  /** `properties.disableLocalAuth`: true = API keys refused, Entra ID only; null when absent (keys allowed). */
+  disableLocalAuth: boolean | null;
+  /** `properties.networkAcls.defaultAction`: `Allow` | `Deny`; null when no ACLs. */
+  networkDefaultAction: string | null;
+  provisioningState: string | null;
+}
 
 /** api-version of `GET /subscriptions`. */
 const SUBSCRIPTIONS_API = '2022-12-01';
@@ -79,7 +103,7 @@ interface AccountsCursor {
 }
 
 /** Cognitive Services accounts (Foundry and Azure OpenAI) of every subscription the service principal can read. */
-export const foundryAccountsStream: Stream<'foundryAccounts'> = {
+export const foundryAccountsStream: Stream<'foundryAccounts', EstateObject<FoundryAccountAttrs>> = {
   name: 'foundryAccounts',
   primaryKey: ['id'],
   resource: (ctx) => ctx.cloud.arm.resource,

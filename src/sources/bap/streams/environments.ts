@@ -1,6 +1,7 @@
-import type { PowerPlatformEnvironment } from '../../../core/inventory.ts';
 import { odataListStream } from '../../odata.ts';
+import type { Stream } from '../../stream.ts';
 import { str, obj, type Json } from '../../../core/json.ts';
+import type { Collected } from '../../../core/inventory.ts';
 
 /**
  * Power Platform environments from the admin API (BAP), visible once the application is registered as a Power
@@ -9,6 +10,21 @@ import { str, obj, type Json } from '../../../core/json.ts';
  * Sources: Power Platform "List environments" (`admin/api/2020-10-01/environments/list-environments.md`);
  * "Create a service principal application" (`admin/powerplatform-api-create-service-principal.md`).
  */
+
+/** A Power Platform environment (BAP `scopes/admin/environments`). */
+export interface PowerPlatformEnvironment extends Collected {
+  /** Environment name (a GUID, or `Default-<tenant id>`). */
+  id: string;
+  displayName: string | null;
+  /** `Production`, `Sandbox`, `Developer`, `Trial`, `Default`. */
+  sku: string | null;
+  isDefault: boolean;
+  region: string | null;
+  /** Dataverse instance URL (`linkedEnvironmentMetadata.instanceUrl`), or null when the environment has no Dataverse. */
+  dataverseUrl: string | null;
+  /** `states.runtime.id`, e.g. `Enabled`. */
+  state: string | null;
+}
 
 /** The environments list API version used. */
 export const BAP_API_VERSION = '2020-10-01';
@@ -34,8 +50,9 @@ export function toEnvironment(j: Json): PowerPlatformEnvironment {
  * @throws VigilError `upstream` / `FOREIGN_LINK` when an environment's `linkedEnvironmentMetadata.instanceUrl` (or a
  *   `nextLink`) is off the hosts of the cloud profile: the page is not yielded, so the link is never stored.
  */
-export const environmentsStream = odataListStream({
+export const environmentsStream: Stream<'environments', PowerPlatformEnvironment, 'environments'> = odataListStream({
   name: 'environments',
+  inventory: { kind: 'environments', position: 60 },
   primaryKey: ['id'],
   resource: (ctx) => ctx.cloud.bap.resource,
   request: (ctx, _slice, cursor) => ({

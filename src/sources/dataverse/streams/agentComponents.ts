@@ -1,8 +1,8 @@
 import { parse as parseYaml } from 'yaml';
 import type { EstateObject } from '../../../core/inventory.ts';
-import type { AgentComponentAttrs, AgentComponentKind, ConnectionMode, KnowledgeSourceType } from '../../../core/estate/agentcomponents.ts';
 import { inspectText } from '../../../inspection/index.ts';
 import { dataverseEntityStream } from '../entity.ts';
+import type { Stream } from '../../stream.ts';
 import { str, num, bool, objOrNull, type Json } from '../../../core/json.ts';
 
 /**
@@ -23,9 +23,127 @@ import { str, num, bool, objOrNull, type Json } from '../../../core/json.ts';
  * microsoft/CopilotStudioSamples (MIT; child agents `kind: AgentDialog`, connected agents `InvokeConnectedAgentTaskAction`,
  * both componenttype 9; fixtures in test/fixtures/real/powerbi-agents/); Copilot Studio YAML as written by
  * microsoft/skills-for-copilot-studio (`REFERENCE.md`, `.claude/skills/add-knowledge/knowledge-guide.md`,
- * `evals/fixtures/agent-with-mcp-action/actions/*.mcs.yml`). What is UNCONFIRMED is listed in
- * `core/estate/agentcomponents.ts`.
+ * `evals/fixtures/agent-with-mcp-action/actions/*.mcs.yml`). UNCONFIRMED (not in Microsoft's documentation read):
+ * componenttype 16 (knowledge source), 17 (external trigger), 18 (copilot settings), 19 (test case); the knowledge
+ * kinds for Dataverse (`DataverseStructuredSearchSource`) and files (`FileSearchSource`); `gptCapabilities.webBrowsing`.
  */
+
+/** What a component is, for checks. Derived from the `data` YAML `kind:` first, `componenttype` second. */
+type AgentComponentKind = 'topic' | 'action' | 'knowledge' | 'mcp' | 'instructions' | 'agent' | 'variable' | 'entity' | 'trigger' | 'other';
+
+/**
+ * How an agent component of kind `agent` relates to its parent: `child` = an agent nested in the parent, with its own
+ * instructions (`kind: AgentDialog`, trigger `OnToolSelected`, `settings.instructions`); `connected` = another agent of
+ * the environment the parent calls (`kind: TaskDialog` with `action.kind: InvokeConnectedAgentTaskAction` and
+ * `action.botSchemaName`). Both are stored with componenttype 9 (Topic V2) in real solution exports
+ * (microsoft/CopilotStudioSamples: `authoring/solutions/account-contact-lookup/sourcecode/botcomponents/
+ * copilots_header_cref7_LookupDataAgent.agent.Agent/`, `extensibility/mcp/order-management-enhanced-tc/agents/
+ * sourcecode/OrderManagementMCPDemo/botcomponents/cr26e_OrdersAgent.InvokeConnectedAgentTaskAction.Warehouseagent/`).
+ */
+type AgentRelation = 'child' | 'connected';
+
+/** Where a knowledge source reads from. */
+type KnowledgeSourceType = 'publicWebsite' | 'sharePoint' | 'dataverse' | 'file' | 'graphConnector' | 'other';
+
+/**
+ * Credentials a connector tool runs with: `maker` = the connection of the agent's author, shared with every user
+ * (`connectionProperties.mode: Maker`); `user` = each end user's own connection (`Invoker`); null when not stated.
+ */
+type ConnectionMode = 'maker' | 'user' | null;
+
+/** A Copilot Studio agent component (Dataverse `botcomponent`). `id` = `botcomponentid`; slice = environment name. */
+export interface AgentComponentAttrs {
+  /** `_parentbotid_value`: the agent (bot) the component belongs to; null for shared components (component collections). */
+  botId: string | null;
+  /** `_parentbotcomponentid_value`: the parent component (a topic's trigger, an action's dialog), or null. */
+  parentComponentId: string | null;
+  schemaName: string | null;
+  /** `componenttype` as stored (0 Topic … 14 Bot File Attachment documented; 15 = instructions in real exports; 16+ UNCONFIRMED). */
+  componentType: number | null;
+  /** The YAML `kind:` of `data` (`AdaptiveDialog`, `TaskDialog`, `KnowledgeSourceConfiguration`, …), or null. */
+  yamlKind: string | null;
+  kind: AgentComponentKind;
+  /** `statecode`: 0 Active, 1 Inactive. */
+  stateCode: number | null;
+  /** ISO 8601 UTC. */
+  modifiedOn: string | null;
+  /** True when `data` was present but not parseable YAML (the component is then classified by componenttype only). */
+  dataUnparsed: boolean;
+  /** Knowledge sources (`kind: 'knowledge'`). */
+  knowledge?: {
+    sourceType: KnowledgeSourceType;
+    /** The YAML `source.kind`, e.g. `SharePointSearchSource`. */
+    sourceKind: string | null;
+    /** Site or URL searched (`site` / `siteUrl`), or null (Dataverse, files, Graph connectors). */
+    url: string | null;
+    /** Host of `url`, lower case, or null. */
+    host: string | null;
+    /** Graph connector `connectionName`, when a Graph connector. */
+    connectionName: string | null;
+  };
+  /** Connector tools (`kind: 'action'`) and MCP tools (`kind: 'mcp'`). */
+  tool?: {
+    /** `action.kind`: `InvokeConnectorTaskAction`, `InvokeExternalAgentTaskAction`, `InvokeFlowTaskAction`, … */
+    actionKind: string | null;
+    /** Connection reference logical name (`action.connectionReference`). */
+    connectionReference: string | null;
+    /** Connector id taken from the connection reference (`{prefix}.{connectorId}.{suffix}`, e.g. `shared_office365`). */
+    connectorId: string | null;
+    /**
+     * Custom connector (UNCONFIRMED heuristic): a connector id carrying the `-5f` escape that custom connector names
+     * get (`shared_cr123-5fmyapi-5f…`), or one not starting with `shared_`.
+     */
+    customConnector: boolean | null;
+    connectionMode: ConnectionMode;
+    /** `operationId` (or `operationDetails.operationId`). */
+    operationId: string | null;
+    /**
+     * MCP tools: server URL host when the component carries it (`operationDetails.serverUrl`, UNCONFIRMED); the
+     * server URL usually lives in the connector definition, to be joined on `connectorId`.
+     */
+    serverHost: string | null;
+    /** HTTP hosts called by the tool's own dialog (`HttpRequestAction` nodes), lower case, sorted. */
+    httpHosts: string[];
+    /** Origins (`scheme://host[:port]`, default ports omitted) of those calls, sorted; no paths or queries. */
+    httpOrigins: string[];
+  };
+  /** Child and connected agents (`kind: 'agent'`). */
+  agent?: {
+    relation: AgentRelation;
+    /** `beginDialog.kind` of a child agent (`OnToolSelected`), null for a connected agent. */
+    triggerKind: string | null;
+    /** Connected agents: the called agent's bot schema name (`action.botSchemaName`); null for child agents. */
+    botSchemaName: string | null;
+  };
+  /**
+   * Instructions: of the agent (`kind: 'instructions'`, `GptComponentMetadata.instructions`) or of a child agent
+   * (`kind: 'agent'`, `AgentDialog.settings.instructions`). Never the text itself.
+   */
+  instructions?: {
+    /** Length of `instructions` in characters (UTF-16 code units); 0 when absent. */
+    length: number;
+    /**
+     * Whether the text holds a credential, per `inspectText` (`src/inspection/`, findings of kind `secret`). Neither the
+     * text nor the finding is stored. Typed nullable for consumers that build attrs by hand; this stream always sets it.
+     */
+    containsSecret: boolean | null;
+    /** `gptCapabilities.webBrowsing` (web search), null when absent (UNCONFIRMED field). */
+    webBrowsing: boolean | null;
+  };
+  /** Topics and triggers (`kind: 'topic' | 'trigger'`). */
+  topic?: {
+    /** `beginDialog.kind`: `OnRecognizedIntent`, `OnConversationStart`, `OnUnknownIntent`, … */
+    triggerKind: string | null;
+    /** The dialog contains at least one `HttpRequestAction` node. */
+    callsHttp: boolean;
+    /** Hosts of the `HttpRequestAction` URLs that are literal (not Power Fx `=` expressions), lower case, sorted. */
+    httpHosts: string[];
+    /** Origins (`scheme://host[:port]`, default ports omitted) of the literal URLs, sorted; no paths or queries. */
+    httpOrigins: string[];
+    /** Number of `HttpRequestAction` nodes whose URL is a Power Fx expression (host unknown). */
+    dynamicHttpUrls: number;
+  };
+}
 
 /** Fields of `botcomponent` read by Vigil. */
 const BOT_COMPONENT_FIELDS =
@@ -254,7 +372,7 @@ function storedRaw(j: Json): Json {
 }
 
 /** Copilot Studio agent components of every environment with Dataverse. */
-export const agentComponentsStream = dataverseEntityStream({
+export const agentComponentsStream: Stream<'agentComponents', EstateObject<AgentComponentAttrs>> = dataverseEntityStream({
   name: 'agentComponents',
   primaryKey: ['sliceKey', 'id'],
   entitySet: 'botcomponents',

@@ -1,9 +1,9 @@
-import type { CopilotInteractionAttrs } from '../../../core/estate/copilotInteractions.ts';
 import type { EstateObject, ParentRow } from '../../../core/inventory.ts';
 import { inspectText, summarize, type InspectionResult } from '../../../inspection/index.ts';
 import { odataPages } from '../../../platform/http/odata.ts';
 import { REFRESH_SECONDS, type Slice, type Stream, type StreamContext, type StreamPage } from '../../stream.ts';
 import { str, type Json } from '../../../core/json.ts';
+import type { MatchType } from '../../../core/types.ts';
 
 /**
  * Microsoft 365 Copilot interaction history, per licensed user:
@@ -21,6 +21,49 @@ import { str, type Json } from '../../../core/json.ts';
  * Limits (UNCONFIRMED upstream): an interaction stored later with a createdDateTime at or before the latest one seen is
  * not read by the next round.
  */
+
+/**
+ * Normalised attributes of one Microsoft 365 Copilot interaction (Graph `aiInteraction`, from
+ * `GET /copilot/users/{id}/interactionHistory/getAllEnterpriseInteractions`; resource page `resources/aiinteraction.md`).
+ * The body text itself is not kept here; the stored `raw` holds it with every secret and personal-data finding masked.
+ */
+export interface CopilotInteractionAttrs {
+  /** Entra object id of the licensed user whose history this is (the slice). */
+  userId: string;
+  /** Conversation thread id (`19:…@thread.v2`). */
+  sessionId: string | null;
+  /** Pairs a prompt with its response. */
+  requestId: string | null;
+  /** Copilot surface, e.g. `IPM.SkypeTeams.Message.Copilot.Teams` (Word, Excel, Teams, BizChat, WebChat). */
+  appClass: string | null;
+  /** `userPrompt`, `aiResponse` (or `unknownFutureValue`). */
+  interactionType: string | null;
+  /** `appchat`, `bizchat`, … */
+  conversationType: string | null;
+  /** ISO 8601 UTC. */
+  createdDateTime: string | null;
+  /** Who wrote it: the user (`type: 'user'`, Entra object id) or Copilot (`type: 'application'`, its app id). */
+  from: { type: 'user' | 'application' | null; id: string | null };
+  /** Number of `contexts` (files, meetings, pages Copilot was grounded on). */
+  contexts: number;
+  /** Number of `attachments`. */
+  attachments: number;
+  /** Number of `links`. */
+  links: number;
+  /** Length of `body.content` in characters (UTF-16 code units), before masking. */
+  bodyLength: number;
+  /** Content inspection of the body and attachment contents (`src/inspection`). */
+  inspection: {
+    /** Secret findings (keys, tokens, private keys, passwords). */
+    secrets: number;
+    /** Personal-data findings (card numbers, national identifiers, IBANs, e-mail addresses in bulk). */
+    personal: number;
+    /** Distinct finding types, sorted. */
+    types: MatchType[];
+    /** Up to 5 redacted excerpts (never a whole finding). */
+    excerpts: string[];
+  };
+}
 
 /**
  * SKU ids that carry Microsoft 365 Copilot. `639dec6b-bb19-468b-871c-c5c441c4b0cb` is `Microsoft_365_Copilot` (Graph
@@ -99,7 +142,7 @@ export function toInteraction(userId: string, j: Json): EstateObject<CopilotInte
 }
 
 /** Copilot interaction history of each user holding a Copilot licence (one slice per user). */
-export const copilotInteractionsStream: Stream<'copilotInteractions'> = {
+export const copilotInteractionsStream: Stream<'copilotInteractions', EstateObject<CopilotInteractionAttrs>> = {
   name: 'copilotInteractions',
   capability: 'copilot.interactions',
   primaryKey: ['id'],

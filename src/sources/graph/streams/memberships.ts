@@ -1,8 +1,16 @@
-import type { GroupMembership } from '../../../core/inventory.ts';
 import { str, type Json } from '../../../core/json.ts';
 import { odataPages } from '../../../platform/http/odata.ts';
 import type { Stream } from '../../stream.ts';
 import { deltaRequest, deltaUrl } from '../delta.ts';
+import type { Collected } from '../../../core/inventory.ts';
+
+/** One direct member of a group (Graph `groups/{id}/members`), of any `@odata.type`. */
+export interface GroupMembership extends Collected {
+  groupId: string;
+  memberId: string;
+  /** `user`, `group`, `servicePrincipal`, `device`, … from `@odata.type` without `#microsoft.graph.`. */
+  memberType: string;
+}
 
 /**
  * Direct members of every group, by group delta query with membership tracking (`groups/delta?$select=members`): the
@@ -15,7 +23,7 @@ import { deltaRequest, deltaUrl } from '../delta.ts';
  * memberships go). Needs GroupMember.Read.All, Group.Read.All or Directory.Read.All.
  * Sources: Graph `api/group-delta.md`, `concepts/delta-query-groups.md` ("Paging through members in a large group").
  */
-export const membershipsStream: Stream<'memberships'> = {
+export const membershipsStream: Stream<'memberships', GroupMembership> = {
   name: 'memberships',
   capability: 'directory.groups',
   primaryKey: ['groupId', 'memberId'],

@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { TeamsAppAttrs } from '../../../core/estate/graph.ts';
 import { VigilError } from '../../../core/errors.ts';
 import type { EstateObject, ParentRow } from '../../../core/inventory.ts';
 import { parseRetryAfter, UpstreamHttpError } from '../../../platform/http/client.ts';
@@ -19,6 +18,38 @@ import { str, type Json } from '../../../core/json.ts';
  * batches; an inner 404 (the user was deleted since it was listed) reads as no apps; any other inner error (403: not
  * allowed) fails the slice, which is recorded as errored.
  */
+
+/**
+ * A Teams app installed in one user's personal scope (Graph `userScopeTeamsAppInstallation` with `teamsApp` and
+ * `teamsAppDefinition` expanded). `id` = `{userId}/{installation id}`; slice = the user id. Collected for every
+ * directory user, members and guests, enabled or disabled (a disabled user's installations stay in place).
+ * Whether the app is a Copilot agent or a bot is not returned under TeamsAppInstallation.ReadForUser.All (the
+ * definition's `bot` needs AppCatalog.Read.All): a sideloaded app with `azureADAppId` is the closest signal.
+ *
+ * Sources: learn.microsoft.com/graph/api/userteamwork-list-installedapps, /graph/api/resources/teamsapp
+ * (`distributionMethod`: store, organization, sideloaded; `externalId` empty for store apps),
+ * /graph/api/resources/teamsappdefinition (`azureADAppId` = the manifest's `webApplicationInfo.id`, `publishingState`:
+ * submitted, published, rejected).
+ */
+export interface TeamsAppAttrs {
+  /** The directory user the app is installed for. */
+  userId: string;
+  /** Installation id as Graph returns it (base64). */
+  installationId: string;
+  /** Catalogue id of the app (`teamsApp.id`, else `teamsAppDefinition.teamsAppId`). */
+  teamsAppId: string | null;
+  /** Manifest id (`teamsApp.externalId`); null for store apps. */
+  externalId: string | null;
+  displayName: string | null;
+  /** Installed version (`teamsAppDefinition.version`). */
+  version: string | null;
+  /** `store` (Teams store), `organization` (the tenant's catalogue), `sideloaded` (custom upload), or null. */
+  distributionMethod: string | null;
+  /** Entra application id behind the app's SSO/bot (`teamsAppDefinition.azureADAppId`), or null. */
+  azureADAppId: string | null;
+  /** `published`, `submitted`, `rejected`, or null. */
+  publishingState: string | null;
+}
 
 /** Requests per `$batch` (Graph's limit). */
 const BATCH_SIZE = 20;
@@ -180,7 +211,7 @@ async function* readTeamsApps(ctx: StreamContext, slice: Slice) {
  * Teams apps installed for every directory user (members and guests, enabled or not: a disabled account keeps its
  * installations and regains them when re-enabled), 20 users per `$batch`.
  */
-export const teamsAppsStream: Stream<'teamsApps'> = {
+export const teamsAppsStream: Stream<'teamsApps', EstateObject<TeamsAppAttrs>> = {
   name: 'teamsApps',
   capability: 'teams.installedApps',
   primaryKey: ['id'],

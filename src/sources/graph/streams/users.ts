@@ -1,7 +1,21 @@
-import type { DirectoryUser } from '../../../core/inventory.ts';
 import { bool, str, type Json } from '../../../core/json.ts';
 import type { Stream } from '../../stream.ts';
 import { deltaPages, deltaUrl } from '../delta.ts';
+import type { Collected } from '../../../core/inventory.ts';
+
+/** A Microsoft Entra ID user (Graph `user`: https://learn.microsoft.com/graph/api/resources/user). */
+export interface DirectoryUser extends Collected {
+  id: string;
+  displayName: string | null;
+  userPrincipalName: string | null;
+  mail: string | null;
+  /** `accountEnabled`; null when not returned. */
+  accountEnabled: boolean | null;
+  /** `Member` or `Guest`. */
+  userType: string | null;
+  /** ISO 8601 UTC. */
+  createdDateTime: string | null;
+}
 
 /** Maps a Graph `user` to a {@link DirectoryUser}. */
 export function toDirectoryUser(j: Json): DirectoryUser {
@@ -27,8 +41,9 @@ const USER_FIELDS = 'id,displayName,userPrincipalName,mail,accountEnabled,userTy
  * All users and guests of the tenant, by delta query: the first round reads everyone, later rounds only the changes
  * (removed users as ids). Needs User.Read.All (or Directory.Read.All).
  */
-export const usersStream: Stream<'users'> = {
+export const usersStream: Stream<'users', DirectoryUser, 'users'> = {
   name: 'users',
+  inventory: { kind: 'users', position: 70 },
   capability: 'directory.users',
   primaryKey: ['id'],
   delta: true,

@@ -1,5 +1,4 @@
 import { VigilError } from '../../../core/errors.ts';
-import type { PowerBiSharedLinkAttrs, PowerBiShareKind } from '../../../core/estate/powerBi.ts';
 import type { EstateObject } from '../../../core/inventory.ts';
 import { obj, str, type Json } from '../../../core/json.ts';
 import type { Stream } from '../../stream.ts';
@@ -10,6 +9,31 @@ import { adminUrl, widelySharedPage, type WidelySharedList } from '../scanner.ts
  * organisation (admin `widelySharedArtifacts/publishedToWeb` and `…/linksSharedToWholeOrganization`, paged by
  * `continuationUri`). Same access as `powerBiWorkspaces` (the read-only admin APIs).
  */
+
+/** Which widely-shared list an artifact came from. */
+export type PowerBiShareKind = 'publishedToWeb' | 'organizationLink';
+
+/**
+ * An artifact published to the web (anyone with the link, no sign-in) or shared with a link to the whole organisation.
+ * `id` = `{kind}/{artifactId}`; slice `*`.
+ *
+ * Sources: learn.microsoft.com/rest/api/power-bi/admin/widely-shared-artifacts-published-to-web and
+ * …/widely-shared-artifacts-links-shared-to-whole-organization (ArtifactAccessEntry: `artifactId`, `displayName`,
+ * `artifactType`, `accessRight`, `shareType`, `sharer`).
+ */
+export interface PowerBiSharedLinkAttrs {
+  kind: PowerBiShareKind;
+  artifactId: string;
+  displayName: string | null;
+  /** `Report`, `Dashboard`, … */
+  artifactType: string | null;
+  /** `shareType`: `PublishToWeb` or `Link`. */
+  shareType: string | null;
+  /** The access the link grants: `None` for publish to web; `Read`, `ReadWrite`, `ReadReshare`… for links. */
+  accessRight: string | null;
+  /** Who created the embed code / link. */
+  sharer: { emailAddress: string | null; identifier: string | null; graphId: string | null; principalType: string | null } | null;
+}
 
 const LISTS: { list: WidelySharedList; kind: PowerBiShareKind }[] = [
   { list: 'publishedToWeb', kind: 'publishedToWeb' },
@@ -44,7 +68,7 @@ export function toSharedLink(kind: PowerBiShareKind, e: Json): EstateObject<Powe
  * Artifacts published to the web and artifacts shared through links to the whole organisation: one object per artifact
  * per list, every round in full (objects no longer listed are marked deleted). Cursor: `{"k": list index, "u": page URL}`.
  */
-export const powerBiSharedLinksStream: Stream<'powerBiSharedLinks'> = {
+export const powerBiSharedLinksStream: Stream<'powerBiSharedLinks', EstateObject<PowerBiSharedLinkAttrs>> = {
   name: 'powerBiSharedLinks',
   capability: 'powerBi.tenant',
   primaryKey: ['id'],

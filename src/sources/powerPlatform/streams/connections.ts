@@ -1,7 +1,43 @@
-import type { ConnectionAttrs } from '../../../core/estate/powerPlatform.ts';
 import type { EstateObject } from '../../../core/inventory.ts';
 import { str, obj, arr, type Json } from '../../../core/json.ts';
 import { connectorIdOf, principal, enc, powerAppsListStream, CONNECTIONS_API_VERSION } from '../admin.ts';
+import type { Stream } from '../../stream.ts';
+import type { PowerPlatformPrincipal } from '../admin.ts';
+
+/**
+ * Attributes of a connection (admin `connections`).
+ *
+ * Sources: reference §3.3 (admin inventory endpoints); terraform-provider-power-platform connection fixtures
+ * (`createdBy`, `statuses`, `connectionParameters`, `permissions`, `accountName`).
+ */
+export interface ConnectionAttrs {
+  environmentId: string;
+  /** Connector name (`properties.apiId`'s last segment). */
+  connectorId: string | null;
+  displayName: string | null;
+  /** The maker who created it: the connection runs on this person's credentials when `authenticationType` is `oauth`. */
+  createdBy: PowerPlatformPrincipal;
+  createdTime: string | null;
+  lastModifiedTime: string | null;
+  /** `properties.statuses[].status`: `Connected`, `Error`, … */
+  statuses: string[];
+  /** True when any status is not `Connected`. */
+  isErrored: boolean;
+  /**
+   * How the connection authenticates: `oauth` (delegated; `connectionParameters['token:grantType']`), the
+   * `connectionParametersSet.name` (e.g. `oauthSP` for a service principal), or `connectionParameters.authType`;
+   * null when none is given.
+   */
+  authenticationType: string | null;
+  /** `properties.accountName`: the account the connection signs in as (whose credentials it runs on). */
+  accountName: string | null;
+  /** Shared beyond its owner (any role assignment besides `Owner`). */
+  isShared: boolean;
+  /** Shared with everyone (a `Tenant` principal). */
+  sharedWithTenant: boolean;
+  /** Object ids of the users and groups it is shared with. */
+  sharedWith: string[];
+}
 
 /** Maps an admin connection to {@link ConnectionAttrs} (id `{env}/{connection}`). */
 export function toConnection(environmentId: string, j: Json): EstateObject<ConnectionAttrs> {
@@ -44,8 +80,9 @@ export function toConnection(environmentId: string, j: Json): EstateObject<Conne
 }
 
 /** Connections of each environment. */
-export const connectionsStream = powerAppsListStream(
+export const connectionsStream: Stream<'connections', EstateObject<ConnectionAttrs>, 'connections'> = powerAppsListStream(
   'connections',
+  { kind: 'connections', position: 50, environment: true },
   toConnection,
   (ctx, env) =>
     `${ctx.cloud.powerApps.baseUrl}/providers/Microsoft.PowerApps/scopes/admin/environments/${enc(env)}/connections?api-version=${CONNECTIONS_API_VERSION}`,

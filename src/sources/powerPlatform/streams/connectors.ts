@@ -1,7 +1,33 @@
-import type { ConnectorAttrs } from '../../../core/estate/powerPlatform.ts';
 import type { EstateObject } from '../../../core/inventory.ts';
 import { str, bool, obj, arr, type Json } from '../../../core/json.ts';
 import { connectorIdOf, hostOf, principal, enc, powerAppsListStream, CONNECTORS_API_VERSION } from '../admin.ts';
+import type { Stream } from '../../stream.ts';
+import type { PowerPlatformPrincipal } from '../admin.ts';
+
+/**
+ * Attributes of a connector as listed in one environment.
+ *
+ * Connector ids are the connector names (`shared_office365`, or a custom connector's `shared_{name}-5f{hex}`), taken
+ * from the last segment of `/providers/Microsoft.PowerApps/apis/{name}`. Sources: reference §3.3 (admin inventory
+ * endpoints).
+ */
+export interface ConnectorAttrs {
+  environmentId: string;
+  /** Connector name (`shared_sql`). */
+  connectorId: string;
+  displayName: string | null;
+  /** `properties.isCustomApi`. */
+  isCustom: boolean;
+  publisher: string | null;
+  /** `Standard` or `Premium` (`properties.tier`). */
+  tier: string | null;
+  /** Custom connectors: the backend URL (`backendService.serviceUrl`, or `swagger` scheme + host + basePath). */
+  backendUrl: string | null;
+  /** Lower-case host of {@link backendUrl}. */
+  backendHost: string | null;
+  createdBy: PowerPlatformPrincipal | null;
+  createdTime: string | null;
+}
 
 /** Maps a connector of the `apis` list to {@link ConnectorAttrs} (id `{env}/{connector}`). */
 export function toConnector(environmentId: string, j: Json): EstateObject<ConnectorAttrs> {
@@ -33,8 +59,9 @@ export function toConnector(environmentId: string, j: Json): EstateObject<Connec
 }
 
 /** Connectors (standard and custom) listed in each environment. */
-export const connectorsStream = powerAppsListStream(
+export const connectorsStream: Stream<'connectors', EstateObject<ConnectorAttrs>, 'connectors'> = powerAppsListStream(
   'connectors',
+  { kind: 'connectors', position: 40, environment: true },
   toConnector,
   (ctx, env) =>
     `${ctx.cloud.powerApps.baseUrl}/providers/Microsoft.PowerApps/apis?api-version=${CONNECTORS_API_VERSION}&$filter=${enc(`environment eq '${env}'`)}`,

@@ -1,9 +1,36 @@
-import type { DlpPolicyAttrs } from '../../../core/estate/powerPlatform.ts';
 import type { EstateObject } from '../../../core/inventory.ts';
 import { str, obj, arr, type Json } from '../../../core/json.ts';
 import { odataPages } from '../../../platform/http/odata.ts';
 import { type Stream } from '../../stream.ts';
 import { connectorIdOf, enc, readOneOrNull } from '../admin.ts';
+
+/**
+ * Attributes of a DLP policy (`PowerPlatform.Governance/v2/policies/{name}`: the single policy, with its groups).
+ *
+ * Sources: reference §3.3; terraform-provider-power-platform `dlp_policy`.
+ */
+export interface DlpPolicyAttrs {
+  displayName: string | null;
+  /** `AllEnvironments`, `ExceptEnvironments`, `OnlyEnvironments` (or other values the API returns). */
+  environmentType: string | null;
+  /** Environment names included (`OnlyEnvironments`) or excluded (`ExceptEnvironments`). */
+  environments: string[];
+  /** `Confidential` (business), `General` (non-business) or `Blocked`: the group of unlisted connectors. */
+  defaultConnectorsClassification: string | null;
+  /** Connector names in the business (`Confidential`) group. */
+  business: string[];
+  /** Connector names in the non-business (`General`) group. */
+  nonBusiness: string[];
+  /** Connector names in the `Blocked` group. */
+  blocked: string[];
+  /**
+   * Whether the policy body carried `connectorGroups` (the single-policy GET does; the list does not). When false the
+   * three groups above are unknown, not empty. Absent on rows stored before this field existed.
+   */
+  connectorGroupsRead?: boolean;
+  createdTime: string | null;
+  lastModifiedTime: string | null;
+}
 
 /**
  * Maps one DLP policy as `GET …/PowerPlatform.Governance/v2/policies/{name}` answers it to {@link DlpPolicyAttrs}.
@@ -52,7 +79,7 @@ const POLICY_CONCURRENCY = 4;
  * list does not carry them). Each read goes through the HTTP pipeline (budgets, 429 back-off, link policy). A policy
  * deleted between the list and its read (404) is left out of the page, so a complete round marks it deleted.
  */
-export const dlpPoliciesStream: Stream<'dlpPolicies'> = {
+export const dlpPoliciesStream: Stream<'dlpPolicies', EstateObject<DlpPolicyAttrs>> = {
   name: 'dlpPolicies',
   primaryKey: ['id'],
   resource: (ctx) => ctx.cloud.bap.resource,

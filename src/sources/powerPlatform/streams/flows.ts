@@ -1,9 +1,62 @@
-import type { ConnectorReference, FlowAttrs, FlowHttpTarget, FlowStepSummary } from '../../../core/estate/powerPlatform.ts';
 import type { EstateObject } from '../../../core/inventory.ts';
 import { str, obj, arr, type Json } from '../../../core/json.ts';
 import { odataPages } from '../../../platform/http/odata.ts';
 import { REFRESH_SECONDS, type Stream } from '../../stream.ts';
 import { connectorIdOf, hostOf, environmentSliceOf, enc, readOneOrNull, FLOW_API_VERSION } from '../admin.ts';
+import type { ConnectorReference } from '../admin.ts';
+
+/** A trigger or action type of a flow (`definitionSummary`). */
+interface FlowStepSummary {
+  /** Workflow definition type: `Request`, `Recurrence`, `Http`, `HttpWebhook`, `OpenApiConnection`, … */
+  type: string;
+  /** Trigger kind (`Button`, `Http`) when given. */
+  kind: string | null;
+  /** Connector name for connector steps. */
+  connectorId: string | null;
+}
+
+/** An HTTP call a flow makes. */
+interface FlowHttpTarget {
+  /** `Http`, `HttpWebhook`, or the HTTP connector's name (`shared_webcontents`). */
+  via: string;
+  method: string | null;
+  /** The URL as written in the definition (may hold expressions). */
+  url: string;
+  /** Lower-case host of the URL, or null when it is not an absolute URL (an expression). */
+  host: string | null;
+}
+
+/**
+ * Attributes of a cloud flow (admin `v2/flows`).
+ *
+ * Sources: reference §3.3 (admin inventory endpoints); pnp/cli-microsoft365 `flow list` (flow shape: `state`, `creator`,
+ * `definitionSummary`). Dates are ISO 8601 UTC as the API returns them; `null` means the API did not return the field.
+ */
+export interface FlowAttrs {
+  environmentId: string;
+  displayName: string | null;
+  /** `Started`, `Stopped` or `Suspended`. */
+  state: string | null;
+  /** `properties.creator`: Entra object id and user id of the maker. */
+  creator: { objectId: string | null; userId: string | null; userType: string | null };
+  createdTime: string | null;
+  lastModifiedTime: string | null;
+  triggers: FlowStepSummary[];
+  actions: FlowStepSummary[];
+  /** True when a trigger is an HTTP request trigger (`Request` of kind `Http`): anyone with the URL can start it. */
+  hasHttpTrigger: boolean;
+  /** True when an action is `Http`, `HttpWebhook` or an HTTP connector. */
+  hasHttpAction: boolean;
+  /**
+   * The URLs of the HTTP actions. The list API carries no URIs: they come from the flow's definition, read only for
+   * flows whose summary shows an HTTP action (`definitionRead`). Empty otherwise.
+   */
+  httpTargets: FlowHttpTarget[];
+  /** Connectors used (from the summary), with connection names when the definition was read. */
+  connectionReferences: ConnectorReference[];
+  /** Whether the single-flow definition was read for this flow. */
+  definitionRead: boolean;
+}
 
 /** Parallel single-flow reads per page of flows. */
 const DEFINITION_CONCURRENCY = 8;
@@ -101,8 +154,9 @@ export function toFlow(environmentId: string, j: Json, detail: Json | null): Est
 }
 
 /** Cloud flows of each environment (definitions read only for flows with HTTP actions). */
-export const flowsStream: Stream<'flows'> = {
+export const flowsStream: Stream<'flows', EstateObject<FlowAttrs>, 'flows'> = {
   name: 'flows',
+  inventory: { kind: 'flows', position: 30, environment: true },
   primaryKey: ['id'],
   parent: 'environments',
   refreshSeconds: REFRESH_SECONDS.environmentInventory,

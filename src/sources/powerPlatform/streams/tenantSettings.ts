@@ -1,9 +1,50 @@
-import type { TenantIsolationAttrs, TenantSettingsObjectAttrs } from '../../../core/estate/powerPlatform.ts';
 import type { EstateObject } from '../../../core/inventory.ts';
 import { str, bool, obj, arr, type Json } from '../../../core/json.ts';
 import { UpstreamHttpError } from '../../../platform/http/client.ts';
 import { type Stream } from '../../stream.ts';
 import { enc, TENANT_SETTINGS_API_VERSION } from '../admin.ts';
+
+/**
+ * The `tenantSettings` stream holds two objects: id `tenantSettings` (`listTenantSettings`) and id `tenantIsolation`
+ * (the tenant isolation policy). The fields ScubaGear's MS.POWERPLATFORM checks read are lifted out; `settings` keeps
+ * the whole body.
+ *
+ * Sources: Power Platform "List tenant settings" (`admin/list-tenantsettings.md`); terraform-provider-power-platform
+ * `tenant_isolation_policy`.
+ */
+export type TenantSettingsAttrs = TenantSettingsObjectAttrs | TenantIsolationAttrs;
+
+/** Id `tenantSettings`. Booleans are null when the body lacks them. */
+export interface TenantSettingsObjectAttrs {
+  kind: 'tenantSettings';
+  /** MS.POWERPLATFORM.1.1: only admins create production/sandbox environments when true. */
+  disableEnvironmentCreationByNonAdminUsers: boolean | null;
+  /** MS.POWERPLATFORM.1.2: only admins create trial environments when true. */
+  disableTrialEnvironmentCreationByNonAdminUsers: boolean | null;
+  /** `powerPlatform.governance.disableDeveloperEnvironmentCreationByNonAdminUsers`. */
+  disableDeveloperEnvironmentCreationByNonAdminUsers: boolean | null;
+  /** MS.POWERPLATFORM.5.1: only admins create Power Pages sites when true. */
+  disablePortalsCreationByNonAdminUsers: boolean | null;
+  /** `powerPlatform.powerApps.disableShareWithEveryone`. */
+  disableShareWithEveryone: boolean | null;
+  /** `powerPlatform.powerApps.enableGuestsToMake`. */
+  enableGuestsToMake: boolean | null;
+  /** `powerPlatform.powerApps.disableConnectionSharingWithEveryone`. */
+  disableConnectionSharingWithEveryone: boolean | null;
+  /** The whole `listTenantSettings` body. */
+  settings: Record<string, unknown>;
+}
+
+/** Id `tenantIsolation` (MS.POWERPLATFORM.3.1). */
+export interface TenantIsolationAttrs {
+  kind: 'tenantIsolation';
+  /** False when no policy exists (the API answered 404) or `isDisabled` is true. */
+  enabled: boolean;
+  /** Whether a policy object exists. */
+  exists: boolean;
+  /** Tenants allowed across the boundary (`*` = any), with directions. */
+  allowedTenants: { tenantId: string; inbound: boolean; outbound: boolean }[];
+}
 
 /** Maps the `listTenantSettings` body to object `tenantSettings`. */
 export function toTenantSettings(body: Json): EstateObject<TenantSettingsObjectAttrs> {
@@ -54,7 +95,7 @@ export function toTenantIsolation(body: Json | null): EstateObject<TenantIsolati
 const ISOLATION_CURSOR = 'tenantIsolation';
 
 /** Tenant settings and the tenant isolation policy: two objects, one request each. */
-export const tenantSettingsStream: Stream<'tenantSettings'> = {
+export const tenantSettingsStream: Stream<'tenantSettings', EstateObject<TenantSettingsAttrs>> = {
   name: 'tenantSettings',
   primaryKey: ['id'],
   resource: (ctx) => ctx.cloud.bap.resource,
