@@ -22,13 +22,14 @@ import type { Database } from '../schema.ts';
  * Pace (AIMD, as TCP congestion control and Dataverse's "ramp up gradually" guidance): each row keeps a
  * `rate_factor` in [{@link MIN_RATE_FACTOR}, 1] scaling the documented capacity and refill. A 429 halves it
  * (multiplicative decrease, once per throttling episode: while the row is still blocked by an earlier 429, later
- * ones only extend the block), and every unit taken gives back {@link RECOVERY_PER_WINDOW} of the documented rate per
- * window's worth of units (additive increase: ten windows without a 429 restore full pace from half).
+ * ones only extend the block), and each window's worth of units taken at the current pace gives back
+ * {@link RECOVERY_PER_WINDOW} of the documented rate (additive increase: about five windows of sending without a 429
+ * restore full pace from half, ten from the floor).
  */
 
 /** Lowest pace after repeated 429s: 1/16 of the documented rate (Teams 30 rps → ≈ 1.9 rps). */
 export const MIN_RATE_FACTOR = 1 / 16;
-/** Pace regained per window's worth of units taken without a 429, as a share of the documented rate. */
+/** Pace regained per window's worth of units (at the current pace) taken without a 429, as a share of the documented rate. */
 const RECOVERY_PER_WINDOW = 0.1;
 
 /** One bucket an acquire draws on: its row key, the documented limit and the units to take. */
@@ -71,8 +72,9 @@ export async function tryTake(db: Kysely<Database>, takes: BucketTake[], nowMs: 
       // The whole cost is taken even above the bucket's size (a $batch of 20 at a reduced pace): the debt is paid
       // back before the next take, so the long-run rate holds.
       const taken = wait === 0 ? take.cost : 0;
-      // Additive increase: the units sent without a 429 buy back pace, a window's worth per RECOVERY_PER_WINDOW.
-      const factor = Math.min(1, s.factor + (RECOVERY_PER_WINDOW * taken) / take.limit.capacity);
+      // Additive increase: a window's worth of units at the current pace, sent without a 429, buys back a tenth of
+      // the documented rate (so recovery takes windows of time, whatever the pace: ≈ 10 windows from the floor).
+      const factor = Math.min(1, s.factor + (RECOVERY_PER_WINDOW * taken) / (take.limit.capacity * s.factor));
       await trx
         .updateTable('upstream_budgets')
         .set({ tokens: s.tokens - taken, updated_ms: Math.max(nowMs, s.updated), rate_factor: factor })
