@@ -25,6 +25,7 @@ import type {
   TenantFeed,
 } from './feed.ts';
 import type { FaultConfig, FaultCounters, FaultInjector } from './faults.ts';
+import type { Throttler, ThrottlingConfig, ThrottlingState } from './throttling.ts';
 import type { ForeignLinkCounters, ForeignLinkRule, ForeignLinks } from './foreignlinks.ts';
 import { generateTenant, groundTruth, type GenerateOptions, type GroundTruth } from './generate.ts';
 import type { RequestLog, RequestLogEntry } from './log.ts';
@@ -145,6 +146,8 @@ export interface ControlDeps {
   store: TenantStore;
   tokens: TokenService;
   faults: FaultInjector;
+  /** The enforced limits (absent: the throttling methods throw ControlError 501). */
+  throttling?: Throttler;
   log: RequestLog;
   signIn: SignInState;
   /** The audit feeds and the emulated clock (absent: the feed methods throw ControlError 501). */
@@ -322,6 +325,37 @@ export class EmulatorControl {
   /** Active fault configuration (null when off) and counters of injected faults. */
   faults(): { config: FaultConfig | null; counters: FaultCounters } {
     return { config: this.#d.faults.config, counters: this.#d.faults.counters() };
+  }
+
+  /**
+   * Turns the enforced limits on or off (`throttling.ts`): e.g. `{ enabled: true }` for the documented figures,
+   * `{ enabled: true, scale: 0.01 }` for a hundredth of every capacity, `{ enabled: true, limits: { dataverseUser:
+   * { capacity: 10, windowSeconds: 5 } } }` for one override. Buckets start full again; counters are kept. Throws
+   * ControlError 400 on bad input.
+   */
+  setThrottling(config: ThrottlingConfig): ThrottlingState {
+    const t = this.#throttling();
+    try {
+      t.set(config);
+    } catch (e) {
+      throw new ControlError(400, 'InvalidThrottlingConfig', (e as Error).message);
+    }
+    return t.state();
+  }
+
+  /** Whether limits are enforced, the effective limits, and per-bucket / per-service / per-limit requests and 429s. */
+  throttling(): ThrottlingState {
+    return this.#throttling().state();
+  }
+
+  /** Zeroes the throttling counters (buckets keep their levels). */
+  resetThrottlingCounters(): void {
+    this.#throttling().resetCounters();
+  }
+
+  #throttling(): Throttler {
+    if (!this.#d.throttling) throw new ControlError(501, 'NotAvailable', 'this emulator was built without throttling');
+    return this.#d.throttling;
   }
 
   /**
@@ -1162,6 +1196,8 @@ function sendControlError(reply: FastifyReply, e: unknown): FastifyReply {
  *   `DELETE /tenants/{tid}/{kind}/{id}` → 204 (ids may contain `/`: memberships, appUsers);
  * - `GET|PUT|DELETE /faults` (PUT body FaultConfig); `GET /requests[?service=]`, `DELETE /requests`;
  * - `GET|PUT|DELETE /foreign-links` (PUT body ForeignLinkRule[]) → `{rules, counters}`;
+ * - `GET /throttling` → ThrottlingState; `PUT /throttling` body ThrottlingConfig `{enabled, limits?, scale?}` → the
+ *   state; `DELETE /throttling/counters` → 204;
  * - `PUT /token-lifetime` body `{"seconds": n}`; `POST /tokens` body MintTokenRequest → `{access_token, expires_in}`;
  * - `GET /endpoints` → the endpoints profile; `GET /ca.pem`;
  * - `PUT /consent-behavior` body `{tenant, behavior}`; `GET /consent-behavior/{tenant}` → `{behavior}`;
@@ -1260,6 +1296,23 @@ export function registerControl(app: FastifyInstance, control: EmulatorControl, 
   app.delete(
     '/faults',
     wrap(() => void control.clearFaults()),
+  );
+
+  app.get(
+    '/throttling',
+    wrap(() => control.throttling()),
+  );
+  app.put<{ Body: unknown }>(
+    '/throttling',
+    wrap((req: { body: unknown }) => {
+      if (!isObj(req.body) || typeof req.body.enabled !== 'boolean')
+        throw new ControlError(400, 'InvalidObject', 'body must be a ThrottlingConfig {enabled, limits?, scale?}');
+      return control.setThrottling(req.body as unknown as ThrottlingConfig);
+    }),
+  );
+  app.delete(
+    '/throttling/counters',
+    wrap(() => void control.resetThrottlingCounters()),
   );
 
   app.get(

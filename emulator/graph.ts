@@ -26,6 +26,7 @@ import { decodeDeltaToken, encodeDeltaToken, type DeltaCollection, type DeltaTok
 import { indexes, resolveMember, type ArrayIndex, type DirectoryGroup, type DirectoryUser, type ResolvedMember, type Tenant } from './tenant.ts';
 import type { AccessTokenClaims } from './tokens.ts';
 import type { FaultInjector } from './faults.ts';
+import type { Throttler } from './throttling.ts';
 
 /** Graph's default property set of `user` in v1.0 list responses (user-list.md). */
 const USER_DEFAULT_PROPERTIES = [
@@ -355,6 +356,8 @@ function context(base: string, version: string, entity: string, select: readonly
 export interface GraphContext extends EmulatorContext {
   changes: DirectoryChanges;
   faults?: FaultInjector;
+  /** The enforced limits (`$batch` charges each inner request on its own). */
+  throttling?: Throttler;
 }
 
 /** 400 `BadRequest` message for a `$deltatoken`/`$skiptoken` that is not a token of this collection (UNCONFIRMED). */

@@ -20,6 +20,7 @@ import { buildQuery, decodeCursor, encodeCursor, newId, parseSelect, project, qu
 import { faultBody } from './faults.ts';
 import { authenticate, denied, GRAPH_CONTENT_TYPE, hasRole, sendError, type GraphContext } from './graph.ts';
 import { createRng } from './prng.ts';
+import { isRefusal, refusalResponse } from './throttling.ts';
 import { indexes, type Tenant } from './tenant.ts';
 
 /** A Microsoft Search external connection (Graph `externalConnectors.externalConnection`). */
@@ -399,6 +400,11 @@ export function registerGraphEstate(app: FastifyInstance, ctx: GraphContext): vo
         if (r.dependsOn !== undefined && (!Array.isArray(r.dependsOn) || r.dependsOn.some((d) => typeof d !== 'string' || !seen.has(d) || d === r.id)))
           return bad(`Request '${r.id}': dependsOn must name earlier requests.`);
       }
+      const identity = {
+        tid: auth.claims.tid.toLowerCase(),
+        appId: (auth.claims.appid || auth.claims.azp || '').toLowerCase(),
+        oid: auth.claims.oid.toLowerCase(),
+      };
       const statusById = new Map<string, number>();
       const responses: Record<string, unknown>[] = [];
       for (const r of requests) {
@@ -413,8 +419,18 @@ export function registerGraphEstate(app: FastifyInstance, ctx: GraphContext): vo
           status = 424;
           body = { error: { code: 'FailedDependency', message: 'A request this one depends on failed.' } };
         } else {
-          const decision = ctx.faults?.decide('graph', full.split('?')[0] ?? full);
-          if (decision) {
+          // Each inner request is charged to its own service's buckets; over a limit it gets an inner 429 (outer 200).
+          const verdict = ctx.throttling?.admit({ service: 'graph', method: r.method as string, url: full, claims: identity });
+          const decision = verdict && isRefusal(verdict) ? null : ctx.faults?.decide('graph', full.split('?')[0] ?? full);
+          if (verdict && isRefusal(verdict)) {
+            const answer = refusalResponse('graph', verdict, full, newId());
+            status = answer.status;
+            headers = {
+              'Content-Type': 'application/json',
+              ...(verdict.retryAfterSeconds !== null ? { 'Retry-After': String(verdict.retryAfterSeconds) } : {}),
+            };
+            body = answer.body;
+          } else if (decision) {
             // Each inner request is throttled on its own; transport faults (reset, truncate) read as 503 inside a batch.
             status = ['503', 'reset', 'truncate'].includes(decision.kind) ? 503 : 429;
             const requestId = newId();

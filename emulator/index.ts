@@ -43,6 +43,7 @@ import { registerPowerBiScanner } from './powerbiscanner.ts';
 import { registerOrganization } from './organization.ts';
 import { SignInState } from './signin.ts';
 import { TenantStore, type Tenant } from './tenant.ts';
+import { isRefusal, refusalResponse, Throttler, tokenIdentity, type ThrottlingConfig } from './throttling.ts';
 import { DEFAULT_TOKEN_LIFETIME_SECONDS, TokenService } from './tokens.ts';
 
 export { AGENT_RISK_RATES, DEFAULT_SIZES, generateTenant, groundTruth, agentRiskFlags, permissionsToGrantedRoles, tenantAccounts } from './generate.ts';
@@ -183,6 +184,8 @@ export interface StartEmulatorOptions {
   managedApps?: ManagedApp[];
   /** Fault injection from the start (see `FaultConfig`). */
   faults?: FaultConfig;
+  /** Enforce the documented limits from the start (see `ThrottlingConfig`, `throttling.ts`). @default off */
+  throttling?: ThrottlingConfig;
   /** Initial token lifetime, seconds. @default 3599 */
   tokenLifetimeSeconds?: number;
   /** Request-log capacity (entries). @default 10000 */
@@ -244,6 +247,8 @@ interface RequestState {
   service: RouteService;
   start: number;
   fault?: FaultKind;
+  /** Answered 429/AF429 by the enforced limits. */
+  throttled?: boolean;
   logged?: boolean;
 }
 
@@ -277,6 +282,8 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
   }
   const tokens = new TokenService(signing, options.tokenLifetimeSeconds ?? DEFAULT_TOKEN_LIFETIME_SECONDS);
   const faults = new FaultInjector(options.faults);
+  const throttling = new Throttler((tid) => store.get(tid)?.users.length);
+  if (options.throttling) throttling.set(options.throttling);
   const foreignLinks = new ForeignLinks();
   const log = new RequestLog(options.logLimit);
   const signIn = new SignInState();
@@ -284,7 +291,7 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
   const feeds = new FeedStore(store, clock);
   const changes = new DirectoryChanges();
   let baseUrl = '';
-  const control = new EmulatorControl({ store, tokens, faults, log, signIn, feeds, changes, foreignLinks, baseUrl: () => baseUrl });
+  const control = new EmulatorControl({ store, tokens, faults, throttling, log, signIn, feeds, changes, foreignLinks, baseUrl: () => baseUrl });
 
   const ctx: EmulatorContext = { store, tokens, signIn, baseUrl: () => baseUrl };
   const feedCtx = { ...ctx, feeds };
@@ -321,9 +328,29 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
     stateOf(req);
   });
 
+  // The documented limits (throttling.ts), before random faults: a throttled request is answered here.
   app.addHook('preHandler', async (req, reply) => {
     const state = stateOf(req);
-    if (state.service === 'control' || isBatchInner(req)) return;
+    if (state.service === 'control' || !throttling.enabled || isBatchInner(req)) return;
+    const service = state.service;
+    const verdict = throttling.admit({ service, method: req.method, url: req.url, claims: tokenIdentity(req) });
+    if (!verdict) return;
+    if (!isRefusal(verdict)) {
+      for (const [k, v] of Object.entries(verdict.headers)) reply.header(k, v);
+      if (verdict.release) reply.raw.once('close', verdict.release);
+      return;
+    }
+    state.throttled = true;
+    const requestId = (reply.getHeader('request-id') as string | undefined) ?? newId();
+    const answer = refusalResponse(service, verdict, req.url, requestId);
+    for (const [k, v] of Object.entries(answer.headers)) reply.header(k, v);
+    await reply.code(answer.status).type('application/json; charset=utf-8').send(answer.body);
+    return reply;
+  });
+
+  app.addHook('preHandler', async (req, reply) => {
+    const state = stateOf(req);
+    if (state.service === 'control' || state.throttled || isBatchInner(req)) return;
     const decision = faults.decide(state.service, req.url.split('?')[0] ?? req.url);
     if (!decision) return;
     state.fault = decision.kind;
@@ -414,6 +441,7 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
       path: redactPath(req.url),
       status: reply.statusCode,
       ...(state.fault ? { fault: state.fault } : {}),
+      ...(state.throttled ? { throttled: true as const } : {}),
       durationMs: performance.now() - state.start,
       ...publisherOf(state.service, req.url),
     });
@@ -453,8 +481,8 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
   registerIdentity(app, ctx);
   await app.register(
     async (scope) => {
-      registerGraph(scope, { ...ctx, changes, faults });
-      registerGraphEstate(scope, { ...ctx, changes, faults });
+      registerGraph(scope, { ...ctx, changes, faults, throttling });
+      registerGraphEstate(scope, { ...ctx, changes, faults, throttling });
     },
     { prefix: '/graph' },
   );

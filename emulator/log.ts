@@ -18,6 +18,8 @@ export interface RequestLogEntry {
   path: string;
   status: number;
   fault?: FaultKind;
+  /** Present (true) when the enforced limits refused the request (`throttling.ts`). */
+  throttled?: true;
   /** Wall time from arrival to the response being handed to the socket, milliseconds. */
   durationMs: number;
   /**
