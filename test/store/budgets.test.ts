@@ -123,15 +123,15 @@ describe.each(DIALECTS)('shared throttling budgets on %s', (dialect) => {
     expect(w.slept).toEqual([Math.ceil((500 / 350) * 1000)]);
   });
 
-  it('a limit per app across tenants is shared by every tenant: the 21st tenant waits for Teams', async () => {
+  it('a limit per app across tenants is shared by every tenant: the 11th tenant waits for Teams', async () => {
     store = await freshStore(dialect);
     const clock = { now: 2_000_000 };
     const { budget, slept } = worker(store, clock);
-    // 30 rps per tenant, 600 rps per app across tenants: 20 tenants at full rate spend the app's second.
-    for (let t = 0; t < 20; t++) await budget.acquire({ service: 'graphTeams', tenantId: `tenant-${t}`, cost: 30 });
+    // 30 rps per tenant, 300 rps per app across tenants: 10 tenants at full rate spend the app's second.
+    for (let t = 0; t < 10; t++) await budget.acquire({ service: 'graphTeams', tenantId: `tenant-${t}`, cost: 30 });
     expect(slept).toEqual([]);
-    await budget.acquire({ service: 'graphTeams', tenantId: 'tenant-20', cost: 30 });
-    expect(slept).toEqual([50]);
+    await budget.acquire({ service: 'graphTeams', tenantId: 'tenant-10', cost: 30 });
+    expect(slept).toEqual([100]);
   });
 
   it('Dataverse budgets are per environment', async () => {

@@ -27,8 +27,8 @@ function scriptedGraph(answer: (url: string, attempt: number) => BatchAnswer) {
     async acquire(charge: BudgetCharge) {
       acquired.push(charge);
     },
-    async innerThrottled(_api: string, charge: BudgetCharge, retryAfter: number | undefined) {
-      throttled.push({ charge, retryAfter });
+    async innerThrottled(_api: string, charge: BudgetCharge, t: { retryAfter: number | undefined }) {
+      throttled.push({ charge, retryAfter: t.retryAfter });
     },
   };
   const ctx = {
@@ -63,7 +63,9 @@ describe('Graph $batch with throttling budgets', () => {
 
   it('an inner request throttled many times in a row is paced through its budget and read in the end, never failed', async () => {
     // One user's read is answered 429 fifteen times (the old helper gave up after 8), with the inner Retry-After.
-    const g = scriptedGraph((url, n) => (url.includes('/u3/') && n <= 15 ? { status: 429, headers: { 'Retry-After': '2.5' }, body: { error: { code: 'TooManyRequests' } } } : ok));
+    const g = scriptedGraph((url, n) =>
+      url.includes('/u3/') && n <= 15 ? { status: 429, headers: { 'Retry-After': '2.5' }, body: { error: { code: 'TooManyRequests' } } } : ok,
+    );
     const items: BatchItem<number>[] = Array.from({ length: 5 }, (_, i) => ({ url: `/users/u${i}/teamwork/installedApps`, service: 'graphTeams', tag: i }));
     const handled: number[] = [];
     await runBatch(g.ctx, items, (item, answer) => {

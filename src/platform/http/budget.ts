@@ -9,7 +9,9 @@
  *   identity and access 3,500 / 5,000 / 8,000 resource units (RU) per 10 s per app+tenant for tenants under 50,
  *   50–500 and over 500 users, 150,000 RU / 20 s per app across tenants, and the RU cost table (see
  *   {@link graphResourceUnits}); Microsoft Teams "GET team, channel, tab, installedApps, appCatalogs" 30 rps per app
- *   per tenant, 600 rps per app across all tenants.
+ *   per tenant, 600 rps per app across all tenants. The generated Teams table (`throttling-teams-graphsvc.md`, "GET |
+ *   600 per 10 s | 300 per 10 s | 6000 per 10 s | 3000 per 10 s": two configurations in one row) is stricter across
+ *   tenants, 3,000 per 10 s: Vigil keeps to the stricter figures, 30 rps per app per tenant and 300 rps per app.
  * - Graph `concepts/json-batching.md`: the requests of a `$batch` are evaluated against the limits one by one.
  * - Dataverse `developer/data-platform/api-limits.md`: 6,000 requests per 5 min sliding window per user, per web
  *   server (environment).
@@ -97,7 +99,7 @@ const POWER_PLATFORM_PER_MINUTE = 300;
 /**
  * The limits each service's requests draw on, in the order they are taken. `identityRuPer10s` is the app+tenant
  * identity limit for the tenant (see {@link identityTier}). Requests of the identity and Teams services are not also
- * charged to Graph's global 130,000 / 10 s: their own app-wide limits (7,500 RU/s, 600 rps) keep them far below it.
+ * charged to Graph's global 130,000 / 10 s: their own app-wide limits (7,500 RU/s, 300 rps) keep them far below it.
  */
 export function limitsOf(service: BudgetService, settings: BudgetSettings, identityRuPer10s: number): ScopedLimit[] {
   switch (service) {
@@ -112,7 +114,7 @@ export function limitsOf(service: BudgetService, settings: BudgetSettings, ident
       // Per second: the limit is stated in requests per second, so a bucket of one second's worth never bursts above it.
       return [
         { name: 'graphTeams', scope: 'appTenant', capacity: 30, windowSeconds: 1 },
-        { name: 'graphTeams', scope: 'app', capacity: 600, windowSeconds: 1 },
+        { name: 'graphTeams', scope: 'app', capacity: 300, windowSeconds: 1 },
       ];
     case 'dataverse':
       return [{ name: 'dataverse', scope: 'environment', capacity: settings.dataversePer5min, windowSeconds: 300 }];

@@ -402,11 +402,17 @@ export class HttpClient {
   /**
    * An inner request of a `$batch` was throttled (inner 429, or 503 with `Retry-After`): counts it and paces its
    * service like an outer 429 (`retryAfter` seconds, or a backoff growing with `inRow`, the throttled answers in a row
-   * for that request). The caller then acquires the inner request's units again before resending it.
+   * for that request); `count` is how many inner requests of the service were throttled in the batch. The caller then
+   * acquires the inner requests' units again before resending them.
    */
-  async innerThrottled(api: ApiName, charge: BudgetCharge, retryAfter: number | undefined, inRow: number, signal?: AbortSignal): Promise<void> {
-    this.statsFor(api).throttled++;
-    await this.waitOut(api, this.backoffSeconds(inRow, retryAfter), charge, signal);
+  async innerThrottled(
+    api: ApiName,
+    charge: BudgetCharge,
+    throttled: { retryAfter: number | undefined; inRow: number; count: number },
+    signal?: AbortSignal,
+  ): Promise<void> {
+    this.statsFor(api).throttled += throttled.count;
+    await this.waitOut(api, this.backoffSeconds(throttled.inRow, throttled.retryAfter), charge, signal);
   }
 
   /** Takes a request's units from its service's shared budget (a `$batch` takes its inner requests' before sending). */

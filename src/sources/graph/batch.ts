@@ -107,7 +107,7 @@ export async function runBatch<T>(
     const byId = new Map((res.body?.responses ?? []).map((r) => [String(r.id), r]));
     const again: Pending<T>[] = [];
     // The longest Retry-After per throttled service, and the worst run of throttled answers.
-    const throttled = new Map<BudgetService, { retryAfter: number | undefined; inRow: number }>();
+    const throttled = new Map<BudgetService, { retryAfter: number | undefined; inRow: number; count: number }>();
     let failedWait = 0;
     for (const [i, p] of batch.entries()) {
       const answer = byId.get(String(i + 1));
@@ -121,7 +121,8 @@ export async function runBatch<T>(
       const retryAfter = parseRetryAfter(header(answer.headers, 'retry-after'));
       if (answer.status === 429 || (answer.status === 503 && retryAfter !== undefined)) {
         p.throttled++;
-        const t = throttled.get(p.item.service) ?? { retryAfter: undefined, inRow: 0 };
+        const t = throttled.get(p.item.service) ?? { retryAfter: undefined, inRow: 0, count: 0 };
+        t.count++;
         if (retryAfter !== undefined) t.retryAfter = Math.max(t.retryAfter ?? 0, retryAfter);
         t.inRow = Math.max(t.inRow, p.throttled);
         throttled.set(p.item.service, t);
@@ -136,7 +137,7 @@ export async function runBatch<T>(
     }
     if (again.length === 0) continue;
     ctx.logger.debug({ throttled: [...throttled.keys()], again: again.length }, 'sending throttled or failed $batch requests again');
-    for (const [s, t] of throttled) await ctx.http.innerThrottled('graph', { service: s, tenantId: ctx.tenantId, cost: 1 }, t.retryAfter, t.inRow, signal);
+    for (const [s, t] of throttled) await ctx.http.innerThrottled('graph', { service: s, tenantId: ctx.tenantId, cost: 1 }, t, signal);
     if (throttled.size === 0 && failedWait > 0) await new Promise((resolve) => setTimeout(resolve, failedWait * 1000));
     queue.unshift(...again);
   }
