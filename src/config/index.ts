@@ -103,6 +103,8 @@ const envSchema = z.object({
    * Dataverse requests per 5 minutes per environment (6,000, `api-limits.md`).
    */
   VIGIL_GRAPH_RU_PER_10S: z.coerce.number().int().min(1).optional(),
+  /** Multiplies every throttling budget (0.01–100); 1 keeps Microsoft's documented figures. */
+  VIGIL_BUDGET_SCALE: z.coerce.number().min(0.01).max(100).default(1),
   VIGIL_MANAGEMENT_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).default(20000),
   VIGIL_DATAVERSE_REQUESTS_PER_5MIN: z.coerce.number().int().min(1).default(6000),
   /** Graph page size (`$top`), 1–999. */
@@ -159,7 +161,7 @@ export interface VigilConfig {
   /** PostgreSQL connection string and schema, or undefined for SQLite. Never logged (it may hold a password). */
   database: { url: string; schema: string } | undefined;
   /** Settable figures of the shared throttling budgets (`identityRuPer10s` unset: each tenant's documented tier). */
-  budgets: { identityRuPer10s: number | undefined; managementPerMinute: number; dataversePer5min: number };
+  budgets: { identityRuPer10s: number | undefined; managementPerMinute: number; dataversePer5min: number; scale: number };
   /** The operator-managed application, when configured. Never logged. */
   managedApp: { clientId: string; clientSecret: string | undefined; certificateFile: string | undefined } | undefined;
   /** PublisherIdentifier for the Management Activity API, or undefined (each integration's tenant id). */
@@ -297,6 +299,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: { dataDir?: string
       identityRuPer10s: e.VIGIL_GRAPH_RU_PER_10S,
       managementPerMinute: e.VIGIL_MANAGEMENT_REQUESTS_PER_MINUTE,
       dataversePer5min: e.VIGIL_DATAVERSE_REQUESTS_PER_5MIN,
+      scale: e.VIGIL_BUDGET_SCALE,
     },
     jobs: {
       workerConcurrency: e.VIGIL_WORKER_CONCURRENCY,

@@ -23,7 +23,8 @@ describe('Teams collection under enforced throttling limits', () => {
     const w = await world({ seed: `teams-throttling-${users}`, sizes });
     opened.push(w);
     w.emulator.control.setThrottling(limits);
-    const rt = await w.runtime();
+    // Microsoft's figures, not the test suites' tenfold budgets (TEST_ENV).
+    const rt = await w.runtime(undefined, { VIGIL_BUDGET_SCALE: '1' });
     const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
     const run = await collectIntegration(rt, integration.id);
     const teams = w.emulator.control.throttling().byLimit.teamsGetAppTenant ?? { requests: 0, throttled: 0 };

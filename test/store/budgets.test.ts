@@ -48,7 +48,8 @@ describe.each(DIALECTS)('shared throttling budgets on %s', (dialect) => {
     const a = worker(store, clock);
     const b = worker(store, clock);
     const teams = { service: 'graphTeams' as const, tenantId: 'tenant-1', cost: 1 };
-    await a.budget.acquire(teams);
+    // A batch of 20 leaves the bucket (30) below half: the 429 that answers it is the pace's doing.
+    await a.budget.acquire({ ...teams, cost: 20 });
     await a.budget.penalize(teams, 2.5);
     // Nineteen more inner 429s of the same batch: the same episode, no further halving.
     for (let i = 0; i < 19; i++) await b.budget.penalize(teams, 2.5);
@@ -65,8 +66,10 @@ describe.each(DIALECTS)('shared throttling budgets on %s', (dialect) => {
     expect(clock.now - before).toBeGreaterThan(1500);
     expect(clock.now - before).toBeLessThan(3200);
     // Further episodes halve again, never below the floor.
+    // A take far above the bucket leaves it in debt, busy for every 429 that follows.
+    await a.budget.acquire({ ...teams, cost: 1000 });
     for (let i = 0; i < 8; i++) {
-      clock.now += 10_000;
+      clock.now += 1001;
       await a.budget.penalize(teams, 1);
     }
     expect(await rateFactor(store.db, 'tenant-1', 'graphTeams')).toBe(MIN_RATE_FACTOR);
@@ -79,12 +82,26 @@ describe.each(DIALECTS)('shared throttling budgets on %s', (dialect) => {
     const clock = { now: 9_000_000 };
     const { budget } = worker(store, clock);
     const mgmt = { service: 'managementActivity' as const, tenantId: 'tenant-1', cost: 1 };
+    await budget.acquire({ ...mgmt, cost: 15_000 });
     await budget.penalize(mgmt, 1);
     expect(await rateFactor(store.db, 'tenant-1', 'managementActivity')).toBe(0.5);
     // One window's worth of units at the current pace (10,000 of the 20,000 per minute) sent without a 429 buys back a
     // tenth of the documented rate.
+    clock.now += 60_000;
     await budget.acquire({ ...mgmt, cost: 10_000 });
     expect(await rateFactor(store.db, 'tenant-1', 'managementActivity')).toBeCloseTo(0.6, 6);
+  });
+
+  it('a 429 while the budget is barely used blocks it but keeps its pace (Vigil did not cause it)', async () => {
+    store = await freshStore(dialect);
+    const clock = { now: 7_000_000 };
+    const { budget, slept } = worker(store, clock);
+    const teams = { service: 'graphTeams' as const, tenantId: 'tenant-1', cost: 2 };
+    await budget.acquire(teams);
+    await budget.penalize(teams, 1.5);
+    expect(await rateFactor(store.db, 'tenant-1', 'graphTeams')).toBe(1);
+    await budget.acquire(teams);
+    expect(slept).toEqual([1500]);
   });
 
   it('identity resource units follow the tenant-size tier; unknown tenants get the smallest', async () => {
@@ -132,6 +149,18 @@ describe.each(DIALECTS)('shared throttling budgets on %s', (dialect) => {
     expect(slept).toEqual([]);
     await budget.acquire({ service: 'graphTeams', tenantId: 'tenant-10', cost: 30 });
     expect(slept).toEqual([100]);
+  });
+
+  it("a 429 on a Graph request of no listed service waits alone: Graph's global limit across tenants is not blocked", async () => {
+    store = await freshStore(dialect);
+    const clock = { now: 4_000_000 };
+    const { budget, slept } = worker(store, clock);
+    const other = { service: 'graph' as const, tenantId: 'tenant-1', cost: 1 };
+    await budget.acquire(other);
+    expect(await budget.penalize(other, 5)).toBe(false);
+    await budget.acquire({ ...other, tenantId: 'tenant-2' });
+    expect(slept).toEqual([]);
+    expect(await budget.penalize({ service: 'graphTeams', tenantId: 'tenant-1', cost: 1 }, 5)).toBe(true);
   });
 
   it('Dataverse budgets are per environment', async () => {

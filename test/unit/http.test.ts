@@ -69,6 +69,7 @@ describe('HTTP pipeline', () => {
       penalize: async (charge, seconds) => {
         expect(charge).toEqual({ service: 'graphIdentity', tenantId: 'tenant-1', cost: 2 });
         penalized.push(seconds);
+        return true;
       },
     };
     const client = new HttpClient({ links: new LinkPolicy({ bases: { graph: [base] } }), logger: silentLogger(), sleepMs: async () => undefined, budget });

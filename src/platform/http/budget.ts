@@ -87,6 +87,11 @@ export interface BudgetSettings {
   managementPerMinute: number;
   /** Dataverse requests per 5 minutes per environment. */
   dataversePer5min: number;
+  /**
+   * Multiplies every capacity (windows unchanged): 1 keeps Microsoft's figures; more only against an emulator that
+   * enforces none, or limits Microsoft raised for a tenant. @default 1
+   */
+  scale?: number | undefined;
 }
 
 /**
@@ -102,6 +107,11 @@ const POWER_PLATFORM_PER_MINUTE = 300;
  * charged to Graph's global 130,000 / 10 s: their own app-wide limits (7,500 RU/s, 300 rps) keep them far below it.
  */
 export function limitsOf(service: BudgetService, settings: BudgetSettings, identityRuPer10s: number): ScopedLimit[] {
+  const scale = settings.scale ?? 1;
+  return documentedLimits(service, settings, identityRuPer10s).map((l) => (scale === 1 ? l : { ...l, capacity: l.capacity * scale }));
+}
+
+function documentedLimits(service: BudgetService, settings: BudgetSettings, identityRuPer10s: number): ScopedLimit[] {
   switch (service) {
     case 'graph':
       return [{ name: 'graph', scope: 'app', capacity: 130_000, windowSeconds: 10 }];
@@ -184,6 +194,9 @@ export interface BudgetCharge {
 export interface ThrottleBudget {
   /** Waits until `charge.cost` units are available in every limit of the service, then takes them. */
   acquire(charge: BudgetCharge, signal?: AbortSignal): Promise<void>;
-  /** A 429 was seen: blocks the service's budgets for `seconds` and halves their pace. */
-  penalize(charge: BudgetCharge, seconds: number): Promise<void>;
+  /**
+   * A 429 was seen: blocks the service's budget for `seconds` and halves its pace. Returns false when the service has
+   * no budget to penalize (the caller then waits alone).
+   */
+  penalize(charge: BudgetCharge, seconds: number): Promise<boolean>;
 }

@@ -391,10 +391,8 @@ export class HttpClient {
     stats.retries++;
     stats.waitedSeconds += seconds;
     this.metrics?.throttleWait(api, seconds);
-    if (throttled && this.budget) {
-      await this.budget.penalize(throttled, seconds);
-      return;
-    }
+    // The next acquire waits the block out; a service without a shared budget waits here.
+    if (throttled && this.budget && (await this.budget.penalize(throttled, seconds))) return;
     await this.sleepMs(seconds * 1000);
     signal?.throwIfAborted();
   }

@@ -22,7 +22,7 @@ import type { Database } from '../schema.ts';
  * Pace (AIMD, as TCP congestion control and Dataverse's "ramp up gradually" guidance): each row keeps a
  * `rate_factor` in [{@link MIN_RATE_FACTOR}, 1] scaling the documented capacity and refill. A 429 halves it
  * (multiplicative decrease, once per throttling episode: while the row is still blocked by an earlier 429, later
- * ones only extend the block), and each window's worth of units taken at the current pace gives back
+ * ones only extend the block; and only when at least half the bucket was in use, see {@link throttle}), and each window's worth of units taken at the current pace gives back
  * {@link RECOVERY_PER_WINDOW} of the documented rate (additive increase: about five windows of sending without a 429
  * restore full pace from half, ten from the floor).
  */
@@ -74,7 +74,9 @@ export async function tryTake(db: Kysely<Database>, takes: BucketTake[], nowMs: 
       const taken = wait === 0 ? take.cost : 0;
       // Additive increase: a window's worth of units at the current pace, sent without a 429, buys back a tenth of
       // the documented rate (so recovery takes windows of time, whatever the pace: ≈ 10 windows from the floor).
-      const factor = Math.min(1, s.factor + (RECOVERY_PER_WINDOW * taken) / (take.limit.capacity * s.factor));
+      // At most a tenth per take: a take larger than the bucket (a batch at a low pace) is paid back over several
+      // windows, and credits the pace only once.
+      const factor = Math.min(1, s.factor + RECOVERY_PER_WINDOW * Math.min(1, taken / (take.limit.capacity * s.factor)));
       await trx
         .updateTable('upstream_budgets')
         .set({ tokens: s.tokens - taken, updated_ms: Math.max(nowMs, s.updated), rate_factor: factor })
@@ -87,8 +89,11 @@ export async function tryTake(db: Kysely<Database>, takes: BucketTake[], nowMs: 
 }
 
 /**
- * A 429 on a bucket: blocks it until `untilMs` (never shortens an existing block) and, unless it was still blocked
- * (the same throttling episode), halves its pace down to {@link MIN_RATE_FACTOR} and its tokens with it.
+ * A 429 on a bucket: blocks it until `untilMs` (never shortens an existing block) and halves its pace down to
+ * {@link MIN_RATE_FACTOR} (its tokens with it) — unless it was still blocked (the same throttling episode), or less
+ * than half of the bucket was in use: a 429 while Vigil sends well below its pace is not its pace's doing (another
+ * app of the tenant, load on the service), and halving a pace it does not use would slow nothing; the block is then
+ * what answers it, as Microsoft asks (honour `Retry-After`).
  */
 async function throttle(db: Kysely<Database>, take: BucketTake, untilMs: number, nowMs: number): Promise<void> {
   await db.transaction().execute(async (trx) => {
@@ -102,13 +107,19 @@ async function throttle(db: Kysely<Database>, take: BucketTake, untilMs: number,
     const row = await q.executeTakeFirstOrThrow();
     const blockedUntil = Number(row.blocked_until_ms);
     const sameEpisode = blockedUntil > nowMs;
-    const factor = sameEpisode ? Number(row.rate_factor) : Math.max(MIN_RATE_FACTOR, Number(row.rate_factor) / 2);
+    const was = Number(row.rate_factor);
+    const capacity = take.limit.capacity * was;
+    const updated = Number(row.updated_ms);
+    const tokens = Math.min(capacity, Number(row.tokens) + (Math.max(0, nowMs - updated) * capacity) / take.limit.windowSeconds / 1000);
+    const busy = tokens < capacity / 2;
+    const factor = sameEpisode || !busy ? was : Math.max(MIN_RATE_FACTOR, was / 2);
     await trx
       .updateTable('upstream_budgets')
       .set({
         blocked_until_ms: Math.max(blockedUntil, untilMs),
         rate_factor: factor,
-        tokens: Math.min(Number(row.tokens), take.limit.capacity * factor),
+        tokens: Math.min(tokens, take.limit.capacity * factor),
+        updated_ms: Math.max(nowMs, updated),
       })
       .where('tenant_id', '=', take.scopeId)
       .where('api', '=', take.name)
@@ -196,12 +207,16 @@ export class SharedBudget implements ThrottleBudget {
   }
 
   /**
-   * Penalizes the service's narrowest limit (the first: per tenant or environment; Graph's global limit for other
-   * Graph requests): a 429 in one tenant does not slow the app's other tenants.
+   * Penalizes the service's narrowest limit (the first: per tenant or environment), so a 429 in one tenant does not
+   * slow the app's other tenants. A service whose only limit spans every tenant (Graph's global one, for the Graph
+   * requests of no listed service) is not penalized: its 429s come from limits Vigil does not track (per user, per
+   * resource), and the request waits alone.
    */
-  async penalize(charge: BudgetCharge, seconds: number): Promise<void> {
+  async penalize(charge: BudgetCharge, seconds: number): Promise<boolean> {
     const now = this.now();
     const [first] = await this.buckets(charge);
-    if (first) await throttle(this.db, first, now + seconds * 1000, now);
+    if (!first || first.scopeId === '*') return false;
+    await throttle(this.db, first, now + seconds * 1000, now);
+    return true;
   }
 }
