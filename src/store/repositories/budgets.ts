@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import {
   identityTier,
   limitsOf,
@@ -40,6 +40,18 @@ export interface BucketTake {
   cost: number;
 }
 
+/** A bucket's row, created full when absent, locked for the transaction (`FOR UPDATE` on PostgreSQL). */
+async function lockedRow(trx: Transaction<Database>, postgres: boolean, take: BucketTake, nowMs: number) {
+  await trx
+    .insertInto('upstream_budgets')
+    .values({ tenant_id: take.scopeId, api: take.name, tokens: take.limit.capacity, updated_ms: nowMs, blocked_until_ms: 0, rate_factor: 1 })
+    .onConflict((oc) => oc.columns(['tenant_id', 'api']).doNothing())
+    .execute();
+  let q = trx.selectFrom('upstream_budgets').selectAll().where('tenant_id', '=', take.scopeId).where('api', '=', take.name);
+  if (postgres) q = q.forUpdate();
+  return q.executeTakeFirstOrThrow();
+}
+
 /**
  * Takes `cost` units from every bucket if all have them. Returns 0 when taken, else the milliseconds to wait before
  * trying again (nothing is taken then; the longest wait of the buckets, a block after a 429 included).
@@ -49,14 +61,7 @@ export async function tryTake(db: Kysely<Database>, takes: BucketTake[], nowMs: 
   return db.transaction().execute(async (trx) => {
     const states: { take: BucketTake; tokens: number; factor: number; updated: number; wait: number }[] = [];
     for (const take of sorted) {
-      await trx
-        .insertInto('upstream_budgets')
-        .values({ tenant_id: take.scopeId, api: take.name, tokens: take.limit.capacity, updated_ms: nowMs, blocked_until_ms: 0, rate_factor: 1 })
-        .onConflict((oc) => oc.columns(['tenant_id', 'api']).doNothing())
-        .execute();
-      let q = trx.selectFrom('upstream_budgets').selectAll().where('tenant_id', '=', take.scopeId).where('api', '=', take.name);
-      if (dialectOf(db) === 'postgres') q = q.forUpdate();
-      const row = await q.executeTakeFirstOrThrow();
+      const row = await lockedRow(trx, dialectOf(db) === 'postgres', take, nowMs);
       const factor = Number(row.rate_factor);
       const capacity = take.limit.capacity * factor;
       const rate = capacity / take.limit.windowSeconds / 1000; // units per millisecond
@@ -97,14 +102,7 @@ export async function tryTake(db: Kysely<Database>, takes: BucketTake[], nowMs: 
  */
 async function throttle(db: Kysely<Database>, take: BucketTake, untilMs: number, nowMs: number): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto('upstream_budgets')
-      .values({ tenant_id: take.scopeId, api: take.name, tokens: take.limit.capacity, updated_ms: nowMs, blocked_until_ms: 0, rate_factor: 1 })
-      .onConflict((oc) => oc.columns(['tenant_id', 'api']).doNothing())
-      .execute();
-    let q = trx.selectFrom('upstream_budgets').selectAll().where('tenant_id', '=', take.scopeId).where('api', '=', take.name);
-    if (dialectOf(db) === 'postgres') q = q.forUpdate();
-    const row = await q.executeTakeFirstOrThrow();
+    const row = await lockedRow(trx, dialectOf(db) === 'postgres', take, nowMs);
     const blockedUntil = Number(row.blocked_until_ms);
     const sameEpisode = blockedUntil > nowMs;
     const was = Number(row.rate_factor);
