@@ -56,4 +56,27 @@ describe('Teams collection under enforced throttling limits', () => {
     // The 429s slowed the tenant's Teams budget, shared through the store (AIMD: halved per throttling episode).
     expect(await rateFactor(rt.db, w.tenant.id, 'graphTeams')).toBeLessThan(1);
   }, 180_000);
+
+  it('a run stopped while it waits for a throttled budget stops at once, without failing the slice', async () => {
+    // Teams allows 20 reads per 10 minutes: after the first batch every read waits, long.
+    const sizes = { users: 60, guests: 0, groups: 2, environments: 1, agents: 0, externalConnections: 1, teamsAppsPerUser: 1, teamsAppCatalog: 5 };
+    const w = await world({ seed: 'teams-throttling-stop', sizes });
+    opened.push(w);
+    w.emulator.control.setThrottling({ enabled: true, limits: { teamsGetAppTenant: { capacity: 20, windowSeconds: 600 } } });
+    const rt = await w.runtime(undefined, { VIGIL_BUDGET_SCALE: '1' });
+    const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
+    const controller = new AbortController();
+    const stopped = collectIntegration(rt, integration.id, {
+      signal: controller.signal,
+      afterPage: async (stream) => {
+        // Stop once the Teams reads have been throttled for a while.
+        if (stream === 'teamsApps') setTimeout(() => controller.abort(new Error('shutdown')), 3000);
+      },
+    }).catch((e: unknown) => e);
+    const err = await stopped;
+    expect(err).toMatchObject({ code: 'COLLECTION_ABORTED' });
+    expect(w.emulator.control.throttling().byLimit.teamsGetAppTenant?.throttled).toBeGreaterThan(0);
+    const failed = await rt.db.selectFrom('checkpoints').select(['stream', 'error_code']).where('status', '=', 'error').execute();
+    expect(failed).toEqual([]);
+  }, 120_000);
 });
