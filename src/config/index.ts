@@ -95,13 +95,16 @@ const envSchema = z.object({
   VIGIL_JOB_MAINTENANCE_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   VIGIL_SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().positive().max(3600).default(30),
   /**
-   * Shared per-tenant budgets, below each service's published ceiling (limits-and-practices.md): Graph resource units
-   * per 10 s (3,500 / 5,000 / 8,000 for tenants of < 50 / 50–500 / > 500 users, `throttling-limits.md`), Management
+   * Shared budgets (platform/http/budget.ts has every service's documented limits). Settable here: Graph identity
+   * resource units per 10 s per tenant — unset, each tenant's documented tier (3,500 / 5,000 / 8,000 for tenants of
+   * < 50 / 50–500 / > 500 users, `throttling-limits.md`), set, that figure for every tenant; Management
    * Activity requests per minute (20,000: a third of the 60K/min pool a tenant's publisher gets when every call carries
    * `PublisherIdentifier`, as Vigil's do; 2,000 is the baseline without it — API reference and troubleshooting guide),
-   * Dataverse requests per 5 minutes (6,000, `api-limits.md`).
+   * Dataverse requests per 5 minutes per environment (6,000, `api-limits.md`).
    */
-  VIGIL_GRAPH_RU_PER_10S: z.coerce.number().int().min(1).default(3500),
+  VIGIL_GRAPH_RU_PER_10S: z.coerce.number().int().min(1).optional(),
+  /** Multiplies every throttling budget (0.01–100); 1 keeps Microsoft's documented figures. */
+  VIGIL_BUDGET_SCALE: z.coerce.number().min(0.01).max(100).default(1),
   VIGIL_MANAGEMENT_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).default(20000),
   VIGIL_DATAVERSE_REQUESTS_PER_5MIN: z.coerce.number().int().min(1).default(6000),
   /** Graph page size (`$top`), 1–999. */
@@ -157,8 +160,8 @@ export interface VigilConfig {
   pageSize: { graph: number; dataverse: number };
   /** PostgreSQL connection string and schema, or undefined for SQLite. Never logged (it may hold a password). */
   database: { url: string; schema: string } | undefined;
-  /** Shared throttling budgets per tenant and API. */
-  budgets: { graphRuPer10s: number; managementPerMinute: number; dataversePer5min: number };
+  /** Settable figures of the shared throttling budgets (`identityRuPer10s` unset: each tenant's documented tier). */
+  budgets: { identityRuPer10s: number | undefined; managementPerMinute: number; dataversePer5min: number; scale: number };
   /** The operator-managed application, when configured. Never logged. */
   managedApp: { clientId: string; clientSecret: string | undefined; certificateFile: string | undefined } | undefined;
   /** PublisherIdentifier for the Management Activity API, or undefined (each integration's tenant id). */
@@ -293,9 +296,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: { dataDir?: string
     },
     testKillAfterPages: e.VIGIL_TEST_KILL_AFTER_PAGES,
     budgets: {
-      graphRuPer10s: e.VIGIL_GRAPH_RU_PER_10S,
+      identityRuPer10s: e.VIGIL_GRAPH_RU_PER_10S,
       managementPerMinute: e.VIGIL_MANAGEMENT_REQUESTS_PER_MINUTE,
       dataversePer5min: e.VIGIL_DATAVERSE_REQUESTS_PER_5MIN,
+      scale: e.VIGIL_BUDGET_SCALE,
     },
     jobs: {
       workerConcurrency: e.VIGIL_WORKER_CONCURRENCY,

@@ -183,6 +183,7 @@ export const ERROR_CATALOGUE = {
   DISCOVERY_INVALID: { kind: 'upstream' },
   ID_TOKEN_MISSING: { kind: 'upstream' },
   BATCH_RESPONSE_MISSING: { kind: 'upstream' },
+  /** No longer raised (throttling inside a `$batch` is waited out since issue 18); kept for runs recorded before. */
   BATCH_THROTTLED: { kind: 'upstream', remediation: 'Collect again later; Graph limits Teams app reads per tenant.' },
   POWER_BI_SCAN_FAILED: { kind: 'upstream' },
   POWER_BI_SCAN_TIMEOUT: { kind: 'upstream', remediation: 'Power BI may be busy; the next collection resumes from this batch.' },

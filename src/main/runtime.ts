@@ -9,7 +9,7 @@ import { LinkPolicy } from '../platform/http/links.ts';
 import { createLogger } from '../platform/log/index.ts';
 import { Metrics } from '../platform/metrics/index.ts';
 import { openStore } from '../store/db.ts';
-import { SharedBudget } from '../store/repositories/budgets.ts';
+import { SharedBudget, tenantUserCount } from '../store/repositories/budgets.ts';
 import { listSecretEnvelopes } from '../store/repositories/integrations.ts';
 import type { Database } from '../store/schema.ts';
 import { createSinks } from '../sinks/index.ts';
@@ -61,11 +61,8 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     await db.destroy();
     throw e;
   }
-  const budget = new SharedBudget(db, {
-    graph: { capacity: config.budgets.graphRuPer10s, windowSeconds: 10 },
-    managementActivity: { capacity: config.budgets.managementPerMinute, windowSeconds: 60 },
-    dataverse: { capacity: config.budgets.dataversePer5min, windowSeconds: 300 },
-  });
+  // Every service's documented limits (platform/http/budget.ts); the identity tier of a tenant from its stored users.
+  const budget = new SharedBudget(db, config.budgets, (tenantId) => tenantUserCount(db, tenantId));
   const metrics = new Metrics();
   const http = new HttpClient({
     links: LinkPolicy.fromProfile(config.cloud),

@@ -33,7 +33,7 @@ export async function* listPages<R>(
   request: ListRequest,
   map: (j: Json) => R,
 ): AsyncGenerator<StreamPage<R>> {
-  for await (const page of odataPages<Json>(ctx.http, { ...request, token, tenantId: ctx.tenantId })) {
+  for await (const page of odataPages<Json>(ctx.http, { ...request, token, tenantId: ctx.tenantId, signal: ctx.signal })) {
     yield { records: page.items.map(map), nextCursor: page.nextLink ?? null };
   }
 }

@@ -53,6 +53,8 @@ export interface StreamContext {
   dataversePageSize?: number;
   /** Page size asked of Graph (`$top`), 1–999. @default 999 */
   graphPageSize?: number;
+  /** Stops the read: waits for throttling budgets end with the signal's reason (the run is stopped, not failed). */
+  signal?: AbortSignal | undefined;
 }
 
 /**

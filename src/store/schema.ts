@@ -210,7 +210,9 @@ export interface CollectionSchedulesTable {
 }
 
 interface UpstreamBudgetsTable {
+  /** The tenant the limit applies to, or `*` for a limit per app across all tenants. */
   tenant_id: string;
+  /** The budget's name (`graphIdentity`, `graphTeams`, `dataverse:{host hash}`, …). */
   api: string;
   /** Tokens left in the bucket (resource units or requests). */
   tokens: number;
@@ -218,6 +220,8 @@ interface UpstreamBudgetsTable {
   updated_ms: number | string;
   /** No request before this instant (after a 429 seen by any worker), milliseconds since the Unix epoch. */
   blocked_until_ms: number | string;
+  /** Share of the documented rate currently allowed, 1/16–1: halved by a 429, recovering additively (migration 0013). */
+  rate_factor: number;
 }
 
 export interface AuditEventsTable {

@@ -591,6 +591,9 @@ async function readSlice(run: RunState, s: StreamRun, slice: Slice): Promise<voi
       });
     sliceDone(run, s, slice, mode);
   } catch (e) {
+    // Stopped while waiting inside the read (a throttling budget's wait ends with the signal): the run stops, the slice
+    // is not failed.
+    if (options.signal?.aborted && !isAbort(e)) throw abortedError(options.signal);
     if (isVigilError(e, 'authentication') || isAbort(e)) throw e;
     const { code, message, ...explained } = describeError(e);
     ctx.logger.warn({ integrationId, runId, stream: name, slice: slice.key, code }, 'slice failed');

@@ -33,7 +33,8 @@ export async function collectIntegration(
     secretDaysLeft: secretDaysLeft(row.secret_expires_at),
   });
   if (warning) deps.logger.warn({ integrationId: row.id, secretExpiresAt: row.secret_expires_at }, warning);
-  const ctx = streamContext(deps, credentialsFor(deps, row));
+  // The run's signal reaches the HTTP pipeline: a throttled wait (never given up on its own) ends when the run is stopped.
+  const ctx = { ...streamContext(deps, credentialsFor(deps, row)), signal: options.signal };
   try {
     return await collect({ db: deps.db, integrationId: row.id, ctx, metrics: deps.metrics, ...options });
   } catch (e) {

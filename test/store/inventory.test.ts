@@ -41,6 +41,7 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
       ['0010_access', true],
       ['0011_slice_read_mode', true],
       ['0012_consent_binding', true],
+      ['0013_budget_pace', true],
     ]);
   });
 
@@ -91,6 +92,7 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
       '0010_access',
       '0011_slice_read_mode',
       '0012_consent_binding',
+      '0013_budget_pace',
     ]);
     const events = await withRaw(db, await db.selectFrom('audit_events').selectAll().orderBy('id').execute());
     expect(events.map((e) => e.raw)).toEqual(raws);

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BudgetCharge, ThrottleBudget } from '../../src/platform/http/budget.ts';
 import { HttpClient, parseRetryAfter, UpstreamHttpError } from '../../src/platform/http/client.ts';
 import { LinkPolicy } from '../../src/platform/http/links.ts';
 import { odataPages } from '../../src/platform/http/odata.ts';
@@ -20,6 +21,7 @@ describe('HTTP pipeline', () => {
   let server: Server;
   let base: string;
   const seen: string[] = [];
+  let throttledCount = 0;
   beforeAll(async () => {
     server = createServer((req, res) => {
       seen.push(`${req.url} ${req.headers.authorization}`);
@@ -28,6 +30,16 @@ describe('HTTP pipeline', () => {
         if (req.headers.authorization === 'Bearer fresh') return res.end(JSON.stringify({ ok: true }));
         res.statusCode = 401;
         return res.end(JSON.stringify({ error: { code: 'InvalidAuthenticationToken', message: 'Lifetime validation failed' } }));
+      }
+      if (req.url?.startsWith('/throttled')) {
+        // Throttled 40 times (10 of them without Retry-After), then answered.
+        throttledCount++;
+        if (throttledCount <= 40) {
+          res.statusCode = 429;
+          if (throttledCount > 10) res.setHeader('Retry-After', '0.01');
+          return res.end(JSON.stringify({ error: { code: 'TooManyRequests' } }));
+        }
+        return res.end(JSON.stringify({ ok: true }));
       }
       if (req.url?.startsWith('/denied')) {
         res.statusCode = 403;
@@ -47,6 +59,42 @@ describe('HTTP pipeline', () => {
   it('never follows a next link to another host with the token', async () => {
     const pages = odataPages(http(), { api: 'graph', url: `${base}/foreign`, token: async () => 'tkn' });
     await expect(pages.next()).rejects.toMatchObject({ code: 'FOREIGN_LINK', message: expect.stringContaining('http://evil.example') });
+  });
+
+  it("throttling never fails a request: every 429 penalizes the request's service budget and is waited out", async () => {
+    const acquired: BudgetCharge[] = [];
+    const penalized: number[] = [];
+    const budget: ThrottleBudget = {
+      acquire: async (charge) => void acquired.push(charge),
+      penalize: async (charge, seconds) => {
+        expect(charge).toEqual({ service: 'graphIdentity', tenantId: 'tenant-1', cost: 2 });
+        penalized.push(seconds);
+        return true;
+      },
+    };
+    const client = new HttpClient({ links: new LinkPolicy({ bases: { graph: [base] } }), logger: silentLogger(), sleepMs: async () => undefined, budget });
+    const res = await client.send({ api: 'graph', url: `${base}/throttled`, tenantId: 'tenant-1', service: 'graphIdentity', cost: 2 });
+    expect(res.body).toEqual({ ok: true });
+    // 40 throttled answers (the pipeline used to give up after 6 + 24), each charged again before it was resent.
+    expect(acquired).toHaveLength(41);
+    expect(penalized).toHaveLength(40);
+    expect(penalized.slice(10).every((s) => s === 0.01)).toBe(true);
+    expect(client.statsFor('graph').throttled).toBe(40);
+    // Without a tenant there is no budget to charge.
+    throttledCount = 0;
+    await client.send({ api: 'graph', url: `${base}/throttled` });
+    expect(acquired).toHaveLength(41);
+  });
+
+  it('a throttled wait ends when the signal is aborted', async () => {
+    throttledCount = 0;
+    const controller = new AbortController();
+    const client = new HttpClient({
+      links: new LinkPolicy({ bases: { graph: [base] } }),
+      logger: silentLogger(),
+      sleepMs: async () => controller.abort(new Error('stopped')),
+    });
+    await expect(client.send({ api: 'graph', url: `${base}/throttled`, signal: controller.signal })).rejects.toThrow('stopped');
   });
 
   it('retries a 401 once with a refreshed token', async () => {

@@ -1,19 +1,202 @@
-import type { ApiName } from './client.ts';
+/**
+ * Throttling budgets as Microsoft documents them: each upstream service has its own limits, each limit its own scope
+ * (per app per tenant, per tenant for all apps, per app across all tenants, per Dataverse environment), and a request
+ * draws on every limit of its service at once. The pipeline takes a request's units from all of them before sending
+ * (waiting while any is spent) and, after a 429, slows the whole service for every worker sharing the store.
+ *
+ * Sources (figures as of the pages' current versions):
+ * - Microsoft Graph `concepts/throttling-limits.md`: global 130,000 requests / 10 s per app across all tenants;
+ *   identity and access 3,500 / 5,000 / 8,000 resource units (RU) per 10 s per app+tenant for tenants under 50,
+ *   50–500 and over 500 users, 150,000 RU / 20 s per app across tenants, and the RU cost table (see
+ *   {@link graphResourceUnits}); Microsoft Teams "GET team, channel, tab, installedApps, appCatalogs" 30 rps per app
+ *   per tenant, 600 rps per app across all tenants. The generated Teams table (`throttling-teams-graphsvc.md`, "GET |
+ *   600 per 10 s | 300 per 10 s | 6000 per 10 s | 3000 per 10 s": two configurations in one row) is stricter across
+ *   tenants, 3,000 per 10 s: Vigil keeps to the stricter figures, 30 rps per app per tenant and 300 rps per app.
+ * - Graph `concepts/json-batching.md`: the requests of a `$batch` are evaluated against the limits one by one.
+ * - Dataverse `developer/data-platform/api-limits.md`: 6,000 requests per 5 min sliding window per user, per web
+ *   server (environment).
+ * - Power BI REST reference (Admin – WorkspaceInfo PostWorkspaceInfo 500 / h, GetScanStatus 10,000 / h,
+ *   GetScanResult 500 / h, GetModifiedWorkspaces 30 / h, WidelySharedArtifacts 200 / h; Admin – Groups
+ *   GetGroupsAsAdmin 50 / h, used for any other admin call); activity events 200 / h (unconfirmed: the figure peers
+ *   use).
+ * - Office 365 Management Activity API reference: 2,000 requests / min per tenant baseline, a dedicated 60,000 / min
+ *   pool per publisher when every call carries `PublisherIdentifier`.
+ * - Power Platform admin (BAP, Power Apps, Power Automate admin): no published figure; a conservative budget.
+ */
 
 /**
- * The throttling-budget port of the HTTP pipeline: before each request the pipeline takes `cost` units from the
- * (tenant, API) budget, waiting when it is spent; after a 429 it blocks the budget for the `Retry-After` so every
- * worker sharing the budget slows down, not only the one that was throttled.
+ * The throttled service a request belongs to (what it draws on), distinct from the API family of the link policy:
+ * one Graph host serves the identity (`graphIdentity`), Teams (`graphTeams`) and other (`graph`) services.
  */
-export interface ThrottleBudget {
-  /** Waits until `cost` units of the tenant's budget for `api` are available, then takes them. */
-  acquire(tenantId: string, api: ApiName, cost: number): Promise<void>;
-  /** Blocks the tenant's budget for `api` for `seconds` (a 429 was seen). */
-  penalize(tenantId: string, api: ApiName, seconds: number): Promise<void>;
-}
+export type BudgetService =
+  | 'graph'
+  | 'graphIdentity'
+  | 'graphTeams'
+  | 'dataverse'
+  | 'powerPlatform'
+  | 'powerBiAdmin'
+  | 'powerBiScanInfo'
+  | 'powerBiScanStatus'
+  | 'powerBiScanResult'
+  | 'powerBiModified'
+  | 'powerBiActivity'
+  | 'powerBiWidelyShared'
+  | 'managementActivity';
 
-/** Size and refill of one budget: `capacity` units, refilled at `capacity / windowSeconds` per second. */
+/**
+ * Who shares a limit: `appTenant` — this app in one tenant; `tenant` — every app in one tenant; `app` — this app in
+ * every tenant (stored without a tenant: Vigil's integrations are counted as one app, which errs on the slow side when
+ * they use several registrations); `environment` — one Dataverse environment (web server) of one tenant.
+ */
+type BudgetScope = 'appTenant' | 'tenant' | 'app' | 'environment';
+
+/** One documented limit: `capacity` units per `windowSeconds`, refilled evenly (a token bucket). */
 export interface BudgetLimit {
   capacity: number;
   windowSeconds: number;
+}
+
+/** One limit of a service with the scope it applies to; `name` is the stored budget name (≤ 32 characters). */
+export interface ScopedLimit extends BudgetLimit {
+  name: string;
+  scope: BudgetScope;
+}
+
+/** The three identity-and-access tiers (`throttling-limits.md`): S under 50 users, M 50–500, L above 500. */
+const IDENTITY_TIERS = [
+  { maxUsers: 49, ruPer10s: 3500 },
+  { maxUsers: 500, ruPer10s: 5000 },
+  { maxUsers: Infinity, ruPer10s: 8000 },
+] as const;
+
+/**
+ * Resource units per 10 s per app+tenant for a tenant of `users` users (`throttling-limits.md`: S < 50 → 3,500,
+ * M 50–500 → 5,000, L > 500 → 8,000). `undefined` (size not known yet) gives the smallest tier: too slow at worst,
+ * never throttled for it.
+ */
+export function identityTier(users: number | undefined): number {
+  if (users === undefined) return IDENTITY_TIERS[0].ruPer10s;
+  return IDENTITY_TIERS.find((t) => users <= t.maxUsers)!.ruPer10s;
+}
+
+/** Settings that change the documented figures (from the configuration). */
+export interface BudgetSettings {
+  /** Replaces the identity tier for every tenant when set (resource units per 10 s). */
+  identityRuPer10s?: number | undefined;
+  /** Management Activity requests per minute per tenant. */
+  managementPerMinute: number;
+  /** Dataverse requests per 5 minutes per environment. */
+  dataversePer5min: number;
+  /**
+   * Multiplies every capacity (windows unchanged): 1 keeps Microsoft's figures; more only against an emulator that
+   * enforces none, or limits Microsoft raised for a tenant. @default 1
+   */
+  scale?: number | undefined;
+}
+
+/**
+ * Power Platform admin (BAP, Power Apps and Power Automate admin APIs): Microsoft publishes no figure (unconfirmed), so a
+ * conservative 300 requests per minute per tenant (5 per second sustained, a collection's whole burst at most); the
+ * 429s it may still meet slow it further (see {@link ThrottleBudget}).
+ */
+const POWER_PLATFORM_PER_MINUTE = 300;
+
+/**
+ * The limits each service's requests draw on, in the order they are taken. `identityRuPer10s` is the app+tenant
+ * identity limit for the tenant (see {@link identityTier}). Requests of the identity and Teams services are not also
+ * charged to Graph's global 130,000 / 10 s: their own app-wide limits (7,500 RU/s, 300 rps) keep them far below it.
+ */
+export function limitsOf(service: BudgetService, settings: BudgetSettings, identityRuPer10s: number): ScopedLimit[] {
+  const scale = settings.scale ?? 1;
+  return documentedLimits(service, settings, identityRuPer10s).map((l) => (scale === 1 ? l : { ...l, capacity: l.capacity * scale }));
+}
+
+function documentedLimits(service: BudgetService, settings: BudgetSettings, identityRuPer10s: number): ScopedLimit[] {
+  switch (service) {
+    case 'graph':
+      return [{ name: 'graph', scope: 'app', capacity: 130_000, windowSeconds: 10 }];
+    case 'graphIdentity':
+      return [
+        { name: 'graphIdentity', scope: 'appTenant', capacity: settings.identityRuPer10s ?? identityRuPer10s, windowSeconds: 10 },
+        { name: 'graphIdentity', scope: 'app', capacity: 150_000, windowSeconds: 20 },
+      ];
+    case 'graphTeams':
+      // Per second: the limit is stated in requests per second, so a bucket of one second's worth never bursts above it.
+      return [
+        { name: 'graphTeams', scope: 'appTenant', capacity: 30, windowSeconds: 1 },
+        { name: 'graphTeams', scope: 'app', capacity: 300, windowSeconds: 1 },
+      ];
+    case 'dataverse':
+      return [{ name: 'dataverse', scope: 'environment', capacity: settings.dataversePer5min, windowSeconds: 300 }];
+    case 'powerPlatform':
+      return [{ name: 'powerPlatform', scope: 'tenant', capacity: POWER_PLATFORM_PER_MINUTE, windowSeconds: 60 }];
+    case 'powerBiAdmin':
+      return [{ name: 'powerBiAdmin', scope: 'tenant', capacity: 50, windowSeconds: 3600 }];
+    case 'powerBiScanInfo':
+      return [{ name: 'powerBiScanInfo', scope: 'tenant', capacity: 500, windowSeconds: 3600 }];
+    case 'powerBiScanStatus':
+      return [{ name: 'powerBiScanStatus', scope: 'tenant', capacity: 10_000, windowSeconds: 3600 }];
+    case 'powerBiScanResult':
+      return [{ name: 'powerBiScanResult', scope: 'tenant', capacity: 500, windowSeconds: 3600 }];
+    case 'powerBiModified':
+      return [{ name: 'powerBiModified', scope: 'tenant', capacity: 30, windowSeconds: 3600 }];
+    case 'powerBiActivity':
+      return [{ name: 'powerBiActivity', scope: 'tenant', capacity: 200, windowSeconds: 3600 }];
+    case 'powerBiWidelyShared':
+      return [{ name: 'powerBiWidelyShared', scope: 'tenant', capacity: 200, windowSeconds: 3600 }];
+    case 'managementActivity':
+      return [{ name: 'managementActivity', scope: 'tenant', capacity: settings.managementPerMinute, windowSeconds: 60 }];
+  }
+}
+
+/**
+ * Resource units a Graph identity-and-access request costs (`throttling-limits.md` base cost table, the entries
+ * Vigil's paths can hit: GET `users` 2, `applications` 2, `groups/{id}/members` 3, `groups/{id}/transitiveMembers`
+ * 5, `subscribedSkus` 3, `oauth2PermissionGrants` 2, `servicePrincipals/{id}/appRoleAssignments` 2, any other 1;
+ * `$select` −1, `$expand` +1, `$top` under 20 −1; never below 1). A delta path (`users/delta`) costs as its base
+ * collection is not listed, so 1.
+ */
+export function graphResourceUnits(url: string): number {
+  const u = new URL(url);
+  const path = u.pathname.replace(/^\/(v1\.0|beta)/, '');
+  const base: [RegExp, number][] = [
+    [/^\/groups\/[^/]+\/transitiveMembers$/, 5],
+    [/^\/groups\/[^/]+\/members$/, 3],
+    [/^\/subscribedSkus$/, 3],
+    [/^\/(users|applications|oauth2PermissionGrants)$/, 2],
+    [/^\/servicePrincipals\/[^/]+\/appRoleAssignments$/, 2],
+  ];
+  let cost = base.find(([re]) => re.test(path))?.[1] ?? 1;
+  const q = decodeURIComponent(u.search);
+  if (q.includes('$select=')) cost--;
+  if (q.includes('$expand=')) cost++;
+  const top = /\$top=(\d+)/.exec(q);
+  if (top && Number(top[1]) < 20) cost--;
+  return Math.max(1, cost);
+}
+
+/** What one request (or the requests inside one `$batch`) takes from a service's budgets. */
+export interface BudgetCharge {
+  service: BudgetService;
+  tenantId: string;
+  /** Units: resource units for `graphIdentity`, requests otherwise. */
+  cost: number;
+  /** The Dataverse environment's host (scope `environment`). */
+  environment?: string;
+}
+
+/**
+ * The throttling-budget port of the HTTP pipeline. Before each request the pipeline takes the request's units from
+ * every limit of its service, waiting while any is spent; after a 429 (outer, or inside a `$batch`) it penalizes the
+ * service: no request before `Retry-After`, and the service's pace halved (multiplicative decrease), recovering
+ * additively as requests go through — shared by every worker through the store.
+ */
+export interface ThrottleBudget {
+  /** Waits until `charge.cost` units are available in every limit of the service, then takes them. */
+  acquire(charge: BudgetCharge, signal?: AbortSignal): Promise<void>;
+  /**
+   * A 429 was seen: blocks the service's budget for `seconds` and halves its pace. Returns false when the service has
+   * no budget to penalize (the caller then waits alone).
+   */
+  penalize(charge: BudgetCharge, seconds: number): Promise<boolean>;
 }

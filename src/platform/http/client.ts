@@ -4,7 +4,7 @@ import type { Agent, Dispatcher, request as undiciRequest } from 'undici';
 import { upstreamCode } from '../../core/error-catalogue.ts';
 import { VigilError } from '../../core/errors.ts';
 import type { Logger } from '../log/index.ts';
-import type { ThrottleBudget } from './budget.ts';
+import type { BudgetCharge, BudgetService, ThrottleBudget } from './budget.ts';
 import type { LinkPolicy } from './links.ts';
 
 /**
@@ -21,8 +21,30 @@ import type { LinkPolicy } from './links.ts';
 /** Statuses retried for every method we send (all our calls are reads or idempotent PUTs). */
 const RETRY_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
 
-/** Upstream API families, used for logs, metrics and throttling budgets. */
+/** Upstream API families, used for the link policy, logs and metrics. */
 export type ApiName = 'identity' | 'graph' | 'bap' | 'powerApps' | 'flow' | 'dataverse' | 'managementActivity' | 'powerBi' | 'arm';
+
+/**
+ * The throttled service a request of an API family draws on when it names none: Graph's global limit, the Power
+ * Platform admin budget, the Power BI admin budget. Sign-in (`identity`) and Azure Resource Manager have no budget
+ * (ARM throttles per subscription and region, and Vigil sends it a handful of requests per run).
+ */
+const DEFAULT_SERVICE: Partial<Record<ApiName, BudgetService>> = {
+  graph: 'graph',
+  bap: 'powerPlatform',
+  powerApps: 'powerPlatform',
+  flow: 'powerPlatform',
+  dataverse: 'dataverse',
+  managementActivity: 'managementActivity',
+  powerBi: 'powerBiAdmin',
+};
+
+/** The budget charge of a request (none without a tenant or for an API without a budget). */
+function chargeOf(req: HttpRequest): BudgetCharge | undefined {
+  const service = req.service ?? DEFAULT_SERVICE[req.api];
+  if (!req.tenantId || !service) return undefined;
+  return { service, tenantId: req.tenantId, cost: req.cost ?? 1, ...(service === 'dataverse' ? { environment: new URL(req.url).host } : {}) };
+}
 
 /** A request through the pipeline. */
 export interface HttpRequest {
@@ -36,8 +58,18 @@ export interface HttpRequest {
   token?: (forceRefresh: boolean) => Promise<string>;
   /** Tenant whose throttling budget this request draws on (none: no budget). */
   tenantId?: string;
-  /** Units taken from the budget per attempt (Graph resource units, or 1 request). @default 1 */
+  /**
+   * The throttled service the request draws on (its limits, see `budget.ts`); default per API family
+   * (`graph` → Graph's global limit, `bap`/`powerApps`/`flow` → `powerPlatform`, `powerBi` → `powerBiAdmin`).
+   */
+  service?: BudgetService;
+  /**
+   * Units taken from the service's budgets per attempt: Graph identity resource units, else requests (a `$batch`
+   * costs the sum of its inner requests). @default 1
+   */
   cost?: number;
+  /** Stops waiting (for a budget or before a retry) and sending: the request then throws the signal's reason. */
+  signal?: AbortSignal;
   /**
    * Recognises throttling answered with another status (the Management Activity API answers `AF429` with HTTP 403):
    * such answers are retried like a 429.
@@ -231,12 +263,14 @@ export class HttpClient {
 
   /**
    * Sends a request, retrying 408/429/5xx and network failures (reset connections, truncated bodies) up to
-   * `maxAttempts` (a host that cannot be reached at all, see {@link UNREACHABLE}, only once more), and a 401 once with a refreshed token. A 429 or 503 with `Retry-After` (or an answer that
-   * `throttledWhen` recognises) is the server pacing us: it is waited out up to `4 × maxAttempts` more times without
-   * using up the attempts, and with a shared budget it blocks the tenant's budget for every worker instead.
+   * `maxAttempts` (a host that cannot be reached at all, see {@link UNREACHABLE}, only once more), and a 401 once with
+   * a refreshed token. A 429 (or an answer that `throttledWhen` recognises), or a 503 with `Retry-After`, is the
+   * server pacing us: it is waited out as many times as it comes, without using up the attempts (throttling delays a
+   * collection, it never fails it; `req.signal` stops the wait), and with a shared budget a 429 penalizes the
+   * request's service for every worker (blocked for the `Retry-After`, pace halved) instead of this request alone.
    *
    * @returns the response with its JSON body when the status is below 400.
-   * @throws VigilError `upstream` / `FOREIGN_LINK` when `req.url` is not a host of `req.api` in the link policy
+   * @throws the abort reason of `req.signal`; VigilError `upstream` / `FOREIGN_LINK` when `req.url` is not a host of `req.api` in the link policy
    *   (checked before anything is sent and before `req.token` is called);
    *   UpstreamHttpError for an error status after retries; VigilError `upstream` / `UPSTREAM_UNREACHABLE` naming
    *   the host and the setting to check when it cannot be reached; `upstream` / `NETWORK_ERROR` when the network
@@ -247,12 +281,14 @@ export class HttpClient {
     // The link policy, before the token is even asked for: a token never leaves the hosts of its API.
     this.links.check(req.api, req.url, 'the request URL');
     const stats = this.statsFor(req.api);
+    const charge = chargeOf(req);
     let refreshed = false;
-    // Throttling answers that say when to come back are the server pacing us, not failing: they get a larger
-    // allowance than errors, so a long throttled collection slows down instead of dropping data.
-    let throttledWaits = 0;
+    // Throttling answers are the server pacing us, not failing: they are waited out without limit, so a long
+    // throttled collection slows down instead of dropping data. Their own backoff grows with each in a row.
+    let throttledInRow = 0;
     for (let attempt = 1; ; attempt++) {
-      if (this.budget && req.tenantId) await this.budget.acquire(req.tenantId, req.api, req.cost ?? 1);
+      req.signal?.throwIfAborted();
+      if (this.budget && charge) await this.budget.acquire(charge, req.signal);
       stats.requests++;
       const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
       if (req.token) headers.authorization = `Bearer ${await req.token(refreshed)}`;
@@ -266,11 +302,12 @@ export class HttpClient {
       let text: string;
       try {
         const { agent, request } = await this.connectionPool();
-        const res = await request(req.url, { method, headers, body: payload, dispatcher: agent });
+        const res = await request(req.url, { method, headers, body: payload, dispatcher: agent, signal: req.signal });
         status = res.statusCode;
         resHeaders = headerRecord(res.headers);
         text = await res.body.text();
       } catch (e) {
+        req.signal?.throwIfAborted();
         this.metrics?.upstreamResponse(req.api, 'network_error');
         const reason = (e as { code?: string }).code ?? (e as Error).message;
         const unreachable = UNREACHABLE[reason];
@@ -316,16 +353,15 @@ export class HttpClient {
         continue;
       }
       const retryAfter = parseRetryAfter(resHeaders['retry-after']);
-      if ((status === 429 || status === 503) && retryAfter !== undefined && throttledWaits < this.maxAttempts * 4) {
-        throttledWaits++;
+      if (status === 429 || (status === 503 && retryAfter !== undefined)) {
+        throttledInRow++;
         attempt--;
         if (status === 429) stats.throttled++;
-        await this.wait(req, 1, retryAfter, `status ${status}`, status === 429);
+        await this.wait(req, throttledInRow, retryAfter, `status ${status}`, status === 429 ? charge : undefined);
         continue;
       }
       if (RETRY_STATUSES.has(status) && attempt < this.maxAttempts) {
-        if (status === 429) stats.throttled++;
-        await this.wait(req, attempt, retryAfter, `status ${status}`, status === 429);
+        await this.wait(req, attempt, retryAfter, `status ${status}`);
         continue;
       }
       const { code, message } = upstreamError(body);
@@ -333,20 +369,51 @@ export class HttpClient {
     }
   }
 
-  private async wait(req: HttpRequest, attempt: number, retryAfter: number | undefined, why: string, throttled = false): Promise<void> {
-    const stats = this.statsFor(req.api);
-    stats.retries++;
-    // Retry-After is the server's word; without it, full jitter over an exponentially growing ceiling.
-    const seconds = Math.min(this.maxWaitSeconds, retryAfter ?? Math.random() * this.baseDelaySeconds * 2 ** (attempt - 1));
-    stats.waitedSeconds += seconds;
-    this.metrics?.throttleWait(req.api, seconds);
+  private async wait(req: HttpRequest, attempt: number, retryAfter: number | undefined, why: string, throttled?: BudgetCharge): Promise<void> {
+    const seconds = this.backoffSeconds(attempt, retryAfter);
     this.logger.debug({ api: req.api, path: redactUrl(req.url), attempt, waitSeconds: seconds, why }, 'retrying upstream request');
-    if (throttled && this.budget && req.tenantId) {
-      // Block the shared budget: this worker's next acquire waits it out, and so does every other worker.
-      await this.budget.penalize(req.tenantId, req.api, seconds);
-      return;
-    }
+    await this.waitOut(req.api, seconds, throttled, req.signal);
+  }
+
+  /** Retry-After is the server's word (capped at `maxWaitSeconds`); without it, full jitter over an exponentially growing ceiling. */
+  private backoffSeconds(attempt: number, retryAfter: number | undefined): number {
+    return Math.min(this.maxWaitSeconds, retryAfter ?? Math.random() * Math.min(this.maxWaitSeconds, this.baseDelaySeconds * 2 ** (attempt - 1)));
+  }
+
+  /**
+   * Counts a retry's wait and waits it out: after a 429 on a budgeted service the shared budget is penalized instead
+   * (this worker's next acquire waits the block out, and so does every other worker's); otherwise sleeps here.
+   */
+  private async waitOut(api: ApiName, seconds: number, throttled: BudgetCharge | undefined, signal: AbortSignal | undefined): Promise<void> {
+    const stats = this.statsFor(api);
+    stats.retries++;
+    stats.waitedSeconds += seconds;
+    this.metrics?.throttleWait(api, seconds);
+    // The next acquire waits the block out; a service without a shared budget waits here.
+    if (throttled && this.budget && (await this.budget.penalize(throttled, seconds))) return;
     await this.sleepMs(seconds * 1000);
+    signal?.throwIfAborted();
+  }
+
+  /**
+   * An inner request of a `$batch` was throttled (inner 429, or 503 with `Retry-After`): counts it and paces its
+   * service like an outer 429 (`retryAfter` seconds, or a backoff growing with `inRow`, the throttled answers in a row
+   * for that request); `count` is how many inner requests of the service were throttled in the batch. The caller then
+   * acquires the inner requests' units again before resending them.
+   */
+  async innerThrottled(
+    api: ApiName,
+    charge: BudgetCharge,
+    throttled: { retryAfter: number | undefined; inRow: number; count: number },
+    signal?: AbortSignal,
+  ): Promise<void> {
+    this.statsFor(api).throttled += throttled.count;
+    await this.waitOut(api, this.backoffSeconds(throttled.inRow, throttled.retryAfter), charge, signal);
+  }
+
+  /** Takes a request's units from its service's shared budget (a `$batch` takes its inner requests' before sending). */
+  async acquire(charge: BudgetCharge, signal?: AbortSignal): Promise<void> {
+    if (this.budget) await this.budget.acquire(charge, signal);
   }
 
   /** The undici pool, loaded and created on first use. */

@@ -1,3 +1,4 @@
+import type { BudgetService } from './budget.ts';
 import type { ApiName, HttpClient, HttpResponse } from './client.ts';
 
 interface ODataBody<T> {
@@ -37,8 +38,12 @@ export interface ODataPagingRequest {
   token: (forceRefresh: boolean) => Promise<string>;
   /** Tenant whose throttling budget the requests draw on. */
   tenantId?: string;
+  /** The throttled service the requests draw on (default per API family, see `HttpRequest.service`). */
+  service?: BudgetService;
   /** Budget units per page request. @default 1 */
   cost?: number;
+  /** Stops the paging (see `HttpRequest.signal`). */
+  signal?: AbortSignal | undefined;
 }
 
 /**
@@ -61,7 +66,9 @@ export async function* odataPages<T>(http: HttpClient, req: ODataPagingRequest):
       headers: req.headers,
       token: req.token,
       tenantId: req.tenantId,
+      service: req.service,
       cost: req.cost,
+      signal: req.signal,
     });
     const body: ODataBody<T> = res.body ?? {};
     const next: string | undefined = body['@odata.nextLink'] ?? body.nextLink ?? undefined;

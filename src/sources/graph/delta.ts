@@ -1,4 +1,5 @@
 import type { Json } from '../../core/json.ts';
+import { graphResourceUnits } from '../../platform/http/budget.ts';
 import { odataPages, type ODataPagingRequest } from '../../platform/http/odata.ts';
 import type { StreamContext, StreamPage } from '../stream.ts';
 
@@ -10,16 +11,6 @@ import type { StreamContext, StreamPage } from '../stream.ts';
  * Sources: Graph "List users" (`api/user-list.md`), "List groups", "List group members" (`api/group-list-members.md`:
  * members of mixed `@odata.type`), paging (`concepts/paging.md`), throttling cost of `$select` (`throttling-limits.md`).
  */
-
-/**
- * Resource units a request costs against the tenant's Graph identity budget (`throttling-limits.md`): GET users 2,
- * groups/{id}/members 3, other 1; `$select` −1; never below 1.
- */
-function graphResourceUnits(url: string): number {
-  const path = new URL(url).pathname;
-  const base = /\/groups\/[^/]+\/members$/.test(path) ? 3 : /\/users$/.test(path) ? 2 : 1;
-  return Math.max(1, base - (url.includes('$select=') ? 1 : 0));
-}
 
 /**
  * A Graph delta round (`users/delta`, `groups/delta`): from the first URL or a saved next/delta link, page by page.
@@ -44,7 +35,7 @@ export function deltaUrl(ctx: StreamContext, path: string, select: string): stri
   return `${ctx.cloud.graph.baseUrl}/v1.0/${path}/delta?$select=${select}`;
 }
 
-/** The paging request of a delta round from `url`: page size by `Prefer: odata.maxpagesize`, Graph token, its cost. */
+/** The paging request of a delta round from `url`: page size by `Prefer: odata.maxpagesize`, Graph token, its identity budget and RU cost. */
 export function deltaRequest(ctx: StreamContext, url: string): ODataPagingRequest {
   const size = Math.min(999, Math.max(1, ctx.graphPageSize ?? 999));
   return {
@@ -53,6 +44,9 @@ export function deltaRequest(ctx: StreamContext, url: string): ODataPagingReques
     headers: { Prefer: `odata.maxpagesize=${size}` },
     token: ctx.tokens.bearer(ctx.cloud.graph.resource),
     tenantId: ctx.tenantId,
+    // Directory reads draw on the identity-and-access budget, in resource units.
+    service: 'graphIdentity',
     cost: graphResourceUnits(url),
+    signal: ctx.signal,
   };
 }

@@ -30,7 +30,16 @@ interface ActivityEventsBody {
 
 function request(ctx: StreamContext, url: string): HttpRequest {
   // The pipeline's link policy keeps the token on the profile's Power BI hosts.
-  return { api: 'powerBi', method: 'GET', url, token: ctx.tokens.bearer(ctx.cloud.powerBi.resource), tenantId: ctx.tenantId };
+  return {
+    api: 'powerBi',
+    // Activity events: 200 requests per hour per tenant (budget.ts).
+    service: 'powerBiActivity',
+    method: 'GET',
+    url,
+    token: ctx.tokens.bearer(ctx.cloud.powerBi.resource),
+    tenantId: ctx.tenantId,
+    signal: ctx.signal,
+  };
 }
 
 /** Code of the error {@link activityEvents} throws when Power BI refuses its admin API to the service principal. */

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isVigilError, VigilError } from '../../core/errors.ts';
+import type { BudgetService } from '../../platform/http/budget.ts';
 import type { HttpResponse } from '../../platform/http/client.ts';
 import type { StreamContext } from '../stream.ts';
 import { POWER_BI_NOT_AUTHORIZED, refusalIn } from './client.ts';
@@ -60,11 +61,23 @@ async function notCollected(ctx: StreamContext, e: unknown): Promise<unknown> {
   return r;
 }
 
-/** Sends one Power BI admin request (JSON in and out). @throws as described in the module comment. */
-async function powerBiAdminCall<T>(ctx: StreamContext, method: 'GET' | 'POST', url: string, body?: unknown): Promise<HttpResponse<T>> {
+/**
+ * Sends one Power BI admin request (JSON in and out), drawing on the hourly quota of its operation (`service`, see
+ * `platform/http/budget.ts`). @throws as described in the module comment.
+ */
+async function powerBiAdminCall<T>(ctx: StreamContext, service: BudgetService, method: 'GET' | 'POST', url: string, body?: unknown): Promise<HttpResponse<T>> {
   // The pipeline's link policy keeps the token on the profile's Power BI hosts (FOREIGN_LINK otherwise).
   try {
-    return await ctx.http.send<T>({ api: 'powerBi', method, url, body, token: ctx.tokens.bearer(ctx.cloud.powerBi.resource), tenantId: ctx.tenantId });
+    return await ctx.http.send<T>({
+      api: 'powerBi',
+      service,
+      method,
+      url,
+      body,
+      token: ctx.tokens.bearer(ctx.cloud.powerBi.resource),
+      tenantId: ctx.tenantId,
+      signal: ctx.signal,
+    });
   } catch (e) {
     throw await notCollected(ctx, e);
   }
@@ -82,7 +95,7 @@ export function modifiedUrl(ctx: StreamContext, modifiedSince: string | null): s
 
 /** Workspace ids from GetModifiedWorkspaces at `url` (lower case, distinct, sorted). */
 export async function modifiedWorkspaces(ctx: StreamContext, url: string): Promise<string[]> {
-  const res = await powerBiAdminCall<{ id?: unknown }[] | null>(ctx, 'GET', url);
+  const res = await powerBiAdminCall<{ id?: unknown }[] | null>(ctx, 'powerBiModified', 'GET', url);
   const list = Array.isArray(res.body) ? res.body : [];
   return [...new Set(list.map((w) => (typeof w?.id === 'string' ? w.id.toLowerCase() : null)).filter((id): id is string => id !== null))].sort();
 }
@@ -113,7 +126,7 @@ async function waitForScan(ctx: StreamContext, scanId: string, options: ScanWait
   for (;;) {
     await sleep(delay);
     if (options.cancelled?.()) throw new VigilError('SCAN_ABANDONED', `Stopped waiting for Power BI scan ${scanId}.`);
-    const res = await powerBiAdminCall<Json | null>(ctx, 'GET', adminUrl(ctx, `workspaces/scanStatus/${encodeURIComponent(scanId)}`));
+    const res = await powerBiAdminCall<Json | null>(ctx, 'powerBiScanStatus', 'GET', adminUrl(ctx, `workspaces/scanStatus/${encodeURIComponent(scanId)}`));
     const status = typeof res.body?.status === 'string' ? res.body.status : '';
     if (status === 'Succeeded') return;
     if (status === 'Failed') {
@@ -147,6 +160,7 @@ export async function scanWorkspaces(ctx: StreamContext, ids: string[], options:
   try {
     const started = await powerBiAdminCall<Json | null>(
       ctx,
+      'powerBiScanInfo',
       'POST',
       adminUrl(ctx, 'workspaces/getInfo?lineage=true&datasourceDetails=true&getArtifactUsers=true'),
       { workspaces: ids },
@@ -154,7 +168,7 @@ export async function scanWorkspaces(ctx: StreamContext, ids: string[], options:
     const scanId = typeof started.body?.id === 'string' ? started.body.id : null;
     if (!scanId) throw new VigilError('POWER_BI_SCAN_ID_MISSING', 'Power BI accepted a scan request but returned no scan id.');
     await waitForScan(ctx, scanId, options);
-    const res = await powerBiAdminCall<Json | null>(ctx, 'GET', adminUrl(ctx, `workspaces/scanResult/${encodeURIComponent(scanId)}`));
+    const res = await powerBiAdminCall<Json | null>(ctx, 'powerBiScanResult', 'GET', adminUrl(ctx, `workspaces/scanResult/${encodeURIComponent(scanId)}`));
     return { result: res.body ?? {}, scannedAt: typeof started.body?.createdDateTime === 'string' ? started.body.createdDateTime : null };
   } finally {
     release();
@@ -178,7 +192,7 @@ export interface WidelySharedPage {
  *   whose cursor would hold it, is returned).
  */
 export async function widelySharedPage(ctx: StreamContext, list: WidelySharedList, url: string): Promise<WidelySharedPage> {
-  const res = await powerBiAdminCall<Json | null>(ctx, 'GET', url);
+  const res = await powerBiAdminCall<Json | null>(ctx, 'powerBiWidelyShared', 'GET', url);
   const body = res.body ?? {};
   const raw = body.artifactAccessEntities ?? body.ArtifactAccessEntities;
   const entities = Array.isArray(raw) ? (raw.filter((e) => e && typeof e === 'object') as Json[]) : [];
