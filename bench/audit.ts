@@ -13,13 +13,12 @@
  *
  * Run: npm run bench:audit [-- records]   (default 1,000,000; BENCH_BLOB_SIZE records per blob, default 500)
  */
-import { mkdtempSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import { generateTenant, startEmulator } from '../emulator/index.ts';
 import { PRODUCT_NODE_FLAGS } from './peak.ts';
 import { writeBenchSection } from './readme.ts';
-import { addIntegration, assertShippedBenchReady, measure, ROOT, vigil } from './shipped.ts';
+import { addIntegration, assertShippedBenchReady, benchSetting, measure, ROOT, vigil } from './shipped.ts';
 
 assertShippedBenchReady();
 const target = Number(process.argv[2] ?? 1_000_000);
@@ -42,16 +41,7 @@ emulator.control.configureFeed(tenant.id, {
 const window = { from: new Date(started - hours * 3_600_000).toISOString(), to: new Date(started).toISOString() };
 const kept = emulator.control.prerenderFeed(tenant.id, window);
 console.log(`emulator: ${kept.blobs.toLocaleString('en')} content blobs pre-rendered (${Math.round(kept.bytes / 1048576)} MiB)`);
-const work = mkdtempSync(join(tmpdir(), 'bench-audit-'));
-const endpoints = emulator.writeEndpointsFile(join(work, 'emulator'));
-const app = tenant.apps.find((a) => a.appId === tenant.connectorAppId)!;
-const env = {
-  VIGIL_DATA_DIR: join(work, 'data'),
-  VIGIL_ENDPOINTS_FILE: endpoints,
-  VIGIL_LOG_LEVEL: 'warn',
-  BENCH_SECRET: app.secrets[0]!.value,
-  NODE_EXTRA_CA_CERTS: join(dirname(endpoints), 'ca.pem'),
-};
+const { work, app, env } = benchSetting(emulator, tenant, 'bench-audit');
 const n = (x: number) => Math.round(x).toLocaleString('en');
 const failures: string[] = [];
 let section = '';

@@ -20,14 +20,14 @@
  * Needs /usr/bin/time (Debian package `time`).
  */
 
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import { generateTenant, startEmulator } from '../emulator/index.ts';
 import type { ThrottlingState } from '../emulator/throttling.ts';
 import { PRODUCT_NODE_FLAGS } from './peak.ts';
 import { writeBenchSection } from './readme.ts';
-import { addIntegration, assertShippedBenchReady, measure, ROOT, vigil } from './shipped.ts';
+import { addIntegration, assertShippedBenchReady, benchSetting, measure, ROOT, vigil } from './shipped.ts';
 
 assertShippedBenchReady();
 
@@ -94,16 +94,7 @@ for (const scale of scales) {
   // a service principal; the benchmark measures a complete collection, so Power BI serves such apps (as some tenants do).
   emulator.control.setPowerBiSettings(tenant.id, { rejectServicePrincipalsWithPowerBiRoles: false });
   try {
-    const work = mkdtempSync(join(tmpdir(), 'bench-collect-'));
-    const endpoints = emulator.writeEndpointsFile(join(work, 'emulator'));
-    const app = tenant.apps.find((a) => a.appId === tenant.connectorAppId)!;
-    const env = {
-      VIGIL_DATA_DIR: join(work, 'data'),
-      VIGIL_ENDPOINTS_FILE: endpoints,
-      VIGIL_LOG_LEVEL: 'warn',
-      BENCH_SECRET: app.secrets[0]!.value,
-      NODE_EXTRA_CA_CERTS: join(dirname(endpoints), 'ca.pem'),
-    };
+    const { work, endpoints, app, env } = benchSetting(emulator, tenant, 'bench-collect');
     const integrationId = await addIntegration(env, tenant.id, app.appId);
     await vigil(env, 'environments', 'grant-access', '--integration', integrationId, '--json');
 

@@ -12,12 +12,11 @@
  * Run: npm run bench:directory [-- users1,users2,…]   (default 5000,50000)
  */
 
-import { mkdtempSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import { generateTenant, startEmulator } from '../emulator/index.ts';
 import { writeBenchSection } from './readme.ts';
-import { addIntegration, assertShippedBenchReady, measure, ROOT, vigil } from './shipped.ts';
+import { addIntegration, assertShippedBenchReady, benchSetting, measure, ROOT, vigil } from './shipped.ts';
 
 assertShippedBenchReady();
 const sizes = (process.argv[2] ?? '5000,50000').split(',').map(Number);
@@ -49,16 +48,7 @@ for (const users of sizes) {
   // As in bench:collect: Power BI serves an app that holds Tenant.Read.All, so the run can be complete.
   emulator.control.setPowerBiSettings(tenant.id, { rejectServicePrincipalsWithPowerBiRoles: false });
   try {
-    const work = mkdtempSync(join(tmpdir(), 'bench-directory-'));
-    const endpoints = emulator.writeEndpointsFile(join(work, 'emulator'));
-    const app = tenant.apps.find((a) => a.appId === tenant.connectorAppId)!;
-    const env = {
-      VIGIL_DATA_DIR: join(work, 'data'),
-      VIGIL_ENDPOINTS_FILE: endpoints,
-      VIGIL_LOG_LEVEL: 'warn',
-      BENCH_SECRET: app.secrets[0]!.value,
-      NODE_EXTRA_CA_CERTS: join(dirname(endpoints), 'ca.pem'),
-    };
+    const { work, endpoints, app, env } = benchSetting(emulator, tenant, 'bench-directory');
     const integrationId = await addIntegration(env, tenant.id, app.appId);
     const graphRequests = () => emulator.control.requests({ service: 'graph' }).length;
 

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { PRODUCT_NODE_FLAGS } from './peak.ts';
 
 /**
@@ -81,4 +81,36 @@ export async function addIntegration(env: Record<string, string>, tenantId: stri
   );
   const added = JSON.parse(out.stdout) as { integration?: { id: string }; id?: string };
   return added.integration?.id ?? added.id!;
+}
+
+/** Where a benchmark runs Vigil against a running emulator: its work folder, the emulator's endpoints file, the app and the environment. */
+export interface BenchSetting {
+  work: string;
+  endpoints: string;
+  app: { appId: string };
+  env: { VIGIL_DATA_DIR: string; VIGIL_ENDPOINTS_FILE: string; BENCH_SECRET: string } & Record<string, string>;
+}
+
+/**
+ * A work folder (`prefix-…` under the temporary directory) with the emulator's endpoints file and CA, the tenant's
+ * connector app, and the environment Vigil runs with: data directory `<work>/data`, the endpoints file, warnings-only
+ * logs, the app's secret in `BENCH_SECRET`, the emulator CA trusted (also by baselines using Node's fetch).
+ */
+export function benchSetting(
+  emulator: { writeEndpointsFile(dir: string): string },
+  tenant: { connectorAppId?: string; apps: { appId: string; secrets: { value: string }[] }[] },
+  prefix: string,
+): BenchSetting {
+  const work = mkdtempSync(join(tmpdir(), `${prefix}-`));
+  const endpoints = emulator.writeEndpointsFile(join(work, 'emulator'));
+  const app = tenant.apps.find((a) => a.appId === tenant.connectorAppId);
+  if (!app) throw new Error('the generated tenant has no connector app');
+  const env = {
+    VIGIL_DATA_DIR: join(work, 'data'),
+    VIGIL_ENDPOINTS_FILE: endpoints,
+    VIGIL_LOG_LEVEL: 'warn',
+    BENCH_SECRET: app.secrets[0]!.value,
+    NODE_EXTRA_CA_CERTS: join(dirname(endpoints), 'ca.pem'),
+  };
+  return { work, endpoints, app, env };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { scoreAgents } from '../../src/checks/risk.ts';
 import { toAgent } from '../../src/sources/dataverse/streams/agents.ts';
+import { mappingOf } from '../../src/store/stream-tables.ts';
 import { agentRow, checkContext, resultFor, runCheck } from '../support/checks.ts';
 
 /**
@@ -35,22 +36,7 @@ const bot = (botid: string, accesscontrolpolicy: number | null, authenticationmo
 
 /** The store row the repository writes for a bot of environment `env1`. */
 const row = (j: ReturnType<typeof bot>) => {
-  const a = toAgent(j, 'env1');
-  return agentRow({
-    id: a.id,
-    name: a.name,
-    schema_name: a.schemaName,
-    authentication_mode: a.authenticationMode,
-    authentication_trigger: a.authenticationTrigger,
-    access_control_policy: a.accessControlPolicy,
-    owner_id: a.ownerId,
-    published_on: a.publishedOn,
-    modified_on: a.modifiedOn,
-    created_on: a.createdOn,
-    state_code: a.stateCode,
-    status_code: a.statusCode,
-    raw: JSON.stringify(j),
-  });
+  return agentRow({ ...mappingOf('agents').toRow(toAgent(j, 'env1')), raw: JSON.stringify(j) });
 };
 
 const MULTI = 'a1a1a1a1-0000-4000-8000-000000000003';

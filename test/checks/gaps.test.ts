@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { toEnvironment } from '../../src/sources/bap/streams/environments.ts';
 import { UpstreamHttpError } from '../../src/platform/http/client.ts';
 import type { DataverseUsersTable } from '../../src/store/schema.ts';
+import { mappingOf } from '../../src/store/stream-tables.ts';
 import { agentRow, checkContext, environmentRow, estateRow, resultFor, runCheck, userRow } from '../support/checks.ts';
 
 /**
@@ -110,17 +111,9 @@ describe('slice gaps are the engine’s rule (issue 15, defect 7)', () => {
 
 describe('DLP checks on the default environment when the environment list has none (issue 15, defect 7)', () => {
   // A recorded BAP answer (terraform-provider-power-platform): two environments, neither isDefault.
-  const environments = (real('bap-environments-no-default.json').value as Record<string, unknown>[]).map(toEnvironment).map((e) =>
-    environmentRow({
-      id: e.id,
-      display_name: e.displayName,
-      sku: e.sku,
-      is_default: e.isDefault ? 1 : 0,
-      region: e.region,
-      dataverse_url: e.dataverseUrl,
-      state: e.state,
-    }),
-  );
+  const environments = (real('bap-environments-no-default.json').value as Record<string, unknown>[])
+    .map(toEnvironment)
+    .map((e) => environmentRow(mappingOf('environments').toRow(e)));
   const allEnvironments = estateRow('dlpPolicies', 'p-all', {
     displayName: 'All',
     environmentType: 'AllEnvironments',
