@@ -54,9 +54,13 @@ export function measure(nodeArgs: string[], env: Record<string, string>): Promis
   });
 }
 
-/** `vigil …args` as shipped (bin/vigil.mjs with the product's Node flags), measured. */
+/**
+ * `vigil …args` as shipped (bin/vigil.mjs with the product's Node flags), measured. To profile it, name more Node flags
+ * in BENCH_VIGIL_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`; Node refuses them in NODE_OPTIONS).
+ */
 export function vigil(env: Record<string, string>, ...args: string[]): Promise<Measured> {
-  return measure([...PRODUCT_NODE_FLAGS, VIGIL, ...args], env);
+  const extra = process.env.BENCH_VIGIL_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  return measure([...PRODUCT_NODE_FLAGS, ...extra, VIGIL, ...args], env);
 }
 
 /**
