@@ -53,11 +53,12 @@ describe('serve + two workers on PostgreSQL', () => {
       VIGIL_MASTER_KEY: 'ab'.repeat(32),
       VIGIL_PORT: '0',
       VIGIL_WORKER_CONCURRENCY: '2',
-      VIGIL_JOB_EXPIRE_SECONDS: '10',
+      VIGIL_JOB_EXPIRE_SECONDS: '45',
       VIGIL_JOB_MAINTENANCE_SECONDS: '1',
       VIGIL_JOB_RETRY_DELAY_SECONDS: '1',
       VIGIL_SCHEDULER_TICK_SECONDS: '1',
-      // Jobs expire after 10 s here (so the killed worker's job moves fast): collection only, no audit cycle.
+      // Jobs expire after 45 s here (the killed worker's job moves on then; a worker aborts its own job at expiry, so the
+      // expiry must exceed the slowest collection under the full suite's load): collection only, no audit cycle.
       VIGIL_AUDIT_IN_JOBS: 'false',
     };
     rt = await createRuntime({ dataDir: store.dataDir, cloud: loadCustomProfile(endpointsFile), env });
@@ -108,7 +109,7 @@ describe('serve + two workers on PostgreSQL', () => {
         const runs = await rt.db.selectFrom('collection_runs').select(['integration_id', 'status']).execute();
         return runs.length >= 5 && runs.every((r) => r.status !== 'running') && new Set(runs.map((r) => r.integration_id)).size === 5;
       },
-      120_000,
+      240_000,
     ).catch(async (e: Error) => {
       const runs = await rt.db.selectFrom('collection_runs').select(['integration_id', 'status', 'attempts', 'errors']).execute();
       throw new Error(
@@ -159,5 +160,5 @@ describe('serve + two workers on PostgreSQL', () => {
     expect(await serve.exited).toBe(0);
     expect(await workerB.exited).toBe(0);
     expect(workerB.output()).toMatch(/stopped/);
-  }, 180_000);
+  }, 360_000);
 });
