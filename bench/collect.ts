@@ -10,9 +10,11 @@
  * 3. `vigil collect --json` again with nothing changed upstream (its requests; then every check evaluated, timed by
  *    the product);
  * 4. baselines (bench/replay-child.ts): the first collection's requests replayed by Node's fetch writing nothing, and
- *    the same replay upserting every object into SQLite through better-sqlite3.
+ *    the same replay upserting every object into SQLite through better-sqlite3;
+ * 5. for the scales in BENCH_THROTTLED_SCALES (default 0.1): the same tenant collected into a new data directory with
+ *    the emulator enforcing Microsoft's documented limits, against the throttle floor of the tightest limit.
  *
- * A collection that ends `partial` or `failed` (an errored slice) is a failed benchmark: its errors are printed, nothing
+ * A collection that ends `partial` or `failed` (an errored slice), or a throttled one that stores fewer records, is a failed benchmark: its errors are printed, nothing
  * is written to bench/README.md, and the process exits 1. Otherwise the table replaces the `bench:collect` section of
  * bench/README.md (bench/readme.ts).
  *

@@ -83,8 +83,8 @@ export async function addIntegration(env: Record<string, string>, tenantId: stri
     'BENCH_SECRET',
     '--json',
   );
-  const added = JSON.parse(out.stdout) as { integration?: { id: string }; id?: string };
-  return added.integration?.id ?? added.id!;
+  // `integrations add --json` prints the integration's detail, as GET /api/v1/integrations/{id} answers it.
+  return (JSON.parse(out.stdout) as { integration: { id: string } }).integration.id;
 }
 
 /** Where a benchmark runs Vigil against a running emulator: its work folder, the emulator's endpoints file, the app and the environment. */
