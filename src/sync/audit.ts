@@ -160,9 +160,7 @@ export async function ingestAudit(deps: IntegrationDeps, idOrName: string, optio
         {
           integration_id: row.id,
           content_type: contentType,
-          cursor_time:
-            (await getCursor(deps.db, row.id, contentType))?.cursor_time ??
-            new Date(now.getTime() - (options.initialLookbackHours ?? 24) * 3_600_000).toISOString(),
+          cursor_time: (await getCursor(deps.db, row.id, contentType))?.cursor_time ?? initialCursor(now, options).toISOString(),
           subscription: 'unavailable',
           last_error: outcome.reason,
         },
@@ -410,6 +408,11 @@ async function storeContent(
   outcome.blobs++;
 }
 
+/** A first run's start: `now` minus the initial look-back (hours, at most 167: inside the 7-day retention). */
+function initialCursor(now: Date, options: AuditIngestOptions): Date {
+  return new Date(now.getTime() - Math.min(167, options.initialLookbackHours ?? 24) * 3_600_000);
+}
+
 /**
  * Where a source's collection starts: its stored cursor, or — on the first run — `now` minus the initial look-back
  * (hours, at most 167 so the first window stays inside the 7-day retention), saved at once. Saving the start before the
@@ -419,7 +422,7 @@ async function storeContent(
 async function startingCursor(deps: IntegrationDeps, integrationId: string, source: string, now: Date, options: AuditIngestOptions): Promise<Date> {
   const stored = await getCursor(deps.db, integrationId, source);
   if (stored) return new Date(stored.cursor_time);
-  const start = new Date(now.getTime() - Math.min(167, options.initialLookbackHours ?? 24) * 3_600_000);
+  const start = initialCursor(now, options);
   await saveCursor(
     deps.db,
     { integration_id: integrationId, content_type: source, cursor_time: start.toISOString(), subscription: 'enabled', last_error: null },
