@@ -44,6 +44,5 @@ STOPSIGNAL SIGTERM
 # Liveness of `vigil serve`. `vigil worker` serves no HTTP: run workers with --no-healthcheck (compose.yaml disables it).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.VIGIL_PORT || 8080) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-# --optimize-for-size: as bin/vigil.mjs's shebang (flat memory while collecting large tenants; bench/README.md).
-ENTRYPOINT ["node", "--optimize-for-size", "bin/vigil.mjs"]
+ENTRYPOINT ["node", "bin/vigil.mjs"]
 CMD ["serve"]

@@ -79,7 +79,7 @@ try {
     `| ${n(stored)} | ${n(duplicates)} | ${run.wallSeconds.toFixed(1)} | ${ingestSeconds.toFixed(1)} | ${n(rate)} | ${n(ceilingRate)} | ${((100 * rate) / ceilingRate).toFixed(0)} % | ${run.cpuSeconds.toFixed(1)} | ${run.peakRssMiB.toFixed(0)} |`,
   ].join('\n');
   console.log(`\n${table}`);
-  section = `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench:audit -- ${target}\`, Node ${process.version}, ${process.platform}/${process.arch}, 1-minute load average ${loadAtStart.toFixed(1)} at the start; Vigil run as shipped (\`node ${PRODUCT_NODE_FLAGS.join(' ')} bin/vigil.mjs audit <integration> --json\`, detections included: ${n(out.detections.events)} events evaluated, ${out.detections.alertsRaised} alerts), times and peak RSS by /usr/bin/time; ${kept.blobs.toLocaleString('en')} content blobs of at most ${process.env.BENCH_BLOB_SIZE ?? 500} records, 2 % duplicates.\n\n${table}`;
+  section = `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench:audit -- ${target}\`, Node ${process.version}, ${process.platform}/${process.arch}, 1-minute load average ${loadAtStart.toFixed(1)} at the start; Vigil run as shipped (\`${['node', ...PRODUCT_NODE_FLAGS, 'bin/vigil.mjs'].join(' ')} audit <integration> --json\`, detections included: ${n(out.detections.events)} events evaluated, ${out.detections.alertsRaised} alerts), times and peak RSS by /usr/bin/time; ${kept.blobs.toLocaleString('en')} content blobs of at most ${process.env.BENCH_BLOB_SIZE ?? 500} records, 2 % duplicates.\n\n${table}`;
 } finally {
   await emulator.close();
 }

@@ -34,7 +34,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 try {
   process.stderr.write('bench:cli — preparing the demo database (vigil demo)…\n');
-  timeOnce(['--optimize-for-size', 'bin/vigil.mjs', 'demo', '--data-dir', demoDir, '--json']);
+  timeOnce(['bin/vigil.mjs', 'demo', '--data-dir', demoDir, '--json']);
 
   const cases = [
     { label: 'vigil --version', args: ['--version'], goal: 0.3 },
@@ -47,10 +47,10 @@ try {
   for (const c of cases) {
     const shipped: number[] = [];
     const tsx: number[] = [];
-    timeOnce(['--optimize-for-size', 'bin/vigil.mjs', ...c.args]); // warm-up (file cache)
+    timeOnce(['bin/vigil.mjs', ...c.args]); // warm-up (file cache)
     for (let i = 0; i < RUNS; i++) {
-      shipped.push(timeOnce(['--optimize-for-size', 'bin/vigil.mjs', ...c.args]));
-      tsx.push(timeOnce(['--optimize-for-size', '--import', 'tsx', 'src/main/cli.ts', ...c.args]));
+      shipped.push(timeOnce(['bin/vigil.mjs', ...c.args]));
+      tsx.push(timeOnce(['--import', 'tsx', 'src/main/cli.ts', ...c.args]));
       floor.push(timeOnce(['-e', '0']));
     }
     const m = median(shipped);

@@ -4,5 +4,5 @@
 set -euo pipefail
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
-npx --yes --package=node@22 -- sh -c 'echo "demo on Node $(node --version)"; node --optimize-for-size bin/vigil.mjs demo --data-dir "$0/demo" > "$0/out.txt"' "$dir"
+npx --yes --package=node@22 -- sh -c 'echo "demo on Node $(node --version)"; node bin/vigil.mjs demo --data-dir "$0/demo" > "$0/out.txt"' "$dir"
 grep -v "^Next:" "$dir/out.txt" | tail -n 12

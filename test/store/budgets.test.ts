@@ -92,6 +92,49 @@ describe.each(DIALECTS)('shared throttling budgets on %s', (dialect) => {
     expect(await rateFactor(store.db, 'tenant-1', 'managementActivity')).toBeCloseTo(0.6, 6);
   });
 
+  it('while the budget is plentiful a worker writes the store about once per ten requests, and leasing workers together stay within the limit', async () => {
+    store = await freshStore(dialect);
+    let updates = 0;
+    const counted = store.db.withPlugin({
+      transformQuery: (args) => {
+        if (args.node.kind === 'UpdateQueryNode') updates++;
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    });
+    const clock = { now: 3_000_000 };
+    const tight: BudgetSettings = { ...settings, managementPerMinute: 400 };
+    // A worker whose budget would make it wait fails instead (the clock stands still in this test).
+    const sleepy = () =>
+      new SharedBudget(
+        counted,
+        tight,
+        undefined,
+        () => clock.now,
+        () => Promise.reject(new Error('would wait')),
+      );
+    const [a, b] = [sleepy(), sleepy()];
+    const mgmt = { service: 'managementActivity' as const, tenantId: 'tenant-1', cost: 1 };
+    for (let i = 0; i < 100; i++) await a.acquire(mgmt);
+    // 100 requests of a bucket of 400: ten store writes, not a hundred.
+    expect(updates).toBe(10);
+    // The two workers together get what is left of the 400 and no more, then both have to wait.
+    let granted = 100;
+    const waiting = new Set<SharedBudget>();
+    while (waiting.size < 2)
+      for (const w of [a, b]) {
+        if (waiting.has(w)) continue;
+        try {
+          await w.acquire(mgmt);
+          granted++;
+        } catch {
+          waiting.add(w);
+        }
+      }
+    expect(granted).toBeLessThanOrEqual(400);
+    expect(granted).toBeGreaterThan(380);
+  });
+
   it('a 429 while the budget is barely used blocks it but keeps its pace (Vigil did not cause it)', async () => {
     store = await freshStore(dialect);
     const clock = { now: 7_000_000 };
