@@ -105,7 +105,8 @@ function credentialsOf(t: (typeof tenants)[number]): { appId: string; secret: st
 
 /**
  * Onboards every tenant through the CLI (`integrations add`, `environments grant-access`), one after another (two
- * `integrations add` at once on one SQLite data directory fail with "database is locked"); ids in tenant order.
+ * first commands at once on a fresh SQLite data directory race its migrations: one fails with "database is locked" or
+ * "migration 0001_initial failed: table integrations already exists"); ids in tenant order.
  */
 async function onboard(wenv: Record<string, string>): Promise<string[]> {
   const ids: string[] = [];
