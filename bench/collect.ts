@@ -26,10 +26,9 @@ import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { generateTenant, startEmulator } from '../emulator/index.ts';
-import type { ThrottlingState } from '../emulator/throttling.ts';
 import { PRODUCT_NODE_FLAGS } from './peak.ts';
 import { writeBenchSection } from './readme.ts';
-import { addIntegration, assertShippedBenchReady, benchSetting, measure, ROOT, vigil } from './shipped.ts';
+import { addIntegration, assertShippedBenchReady, benchSetting, measure, ROOT, throttleFloor, vigil } from './shipped.ts';
 
 assertShippedBenchReady();
 
@@ -48,22 +47,6 @@ const throttledScales = (process.env.BENCH_THROTTLED_SCALES ?? '0.1').split(',')
 const n = (x: number) => x.toLocaleString('en');
 const s = (x: number) => x.toFixed(1);
 
-/**
- * The throttle floor of a throttled collection, seconds: for each rate-limited bucket the emulator charged, the time its
- * admitted requests need beyond the bucket's initial capacity at its refill rate (capacity ÷ window); the largest one,
- * with its limit. Graph identity's resource-unit buckets are left out (the counters count requests, not units; at the
- * documented tiers they are far from the tightest).
- */
-function throttleFloor(state: ThrottlingState): { seconds: number; limit: string } {
-  let best = { seconds: 0, limit: 'none' };
-  for (const b of state.buckets) {
-    const l = state.limits[b.limit] as { capacity?: number; windowSeconds?: number };
-    if (typeof l !== 'object' || l.capacity === undefined || l.windowSeconds === undefined) continue;
-    const seconds = Math.max(0, b.requests - b.throttled - l.capacity) / (l.capacity / l.windowSeconds);
-    if (seconds > best.seconds) best = { seconds, limit: b.limit };
-  }
-  return best;
-}
 const failures: string[] = [];
 for (const scale of scales) {
   const t0 = Date.now();

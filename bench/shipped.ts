@@ -1,7 +1,8 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { constants, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import type { ThrottlingState } from '../emulator/throttling.ts';
 import { PRODUCT_NODE_FLAGS } from './peak.ts';
 
 /**
@@ -33,6 +34,12 @@ export interface Measured {
   peakRssMiB: number;
 }
 
+/** What /usr/bin/time wrote to `file` (`%e %U %S %M`: wall s, user s, system s, peak RSS KiB), with the process's output. */
+function readTime(file: string, stdout: string, stderr: string): Measured {
+  const [wall, user, sys, rssKiB] = readFileSync(file, 'utf8').trim().split('\n').pop()!.split(' ').map(Number) as [number, number, number, number];
+  return { stdout, stderr, wallSeconds: wall, cpuSeconds: user + sys, peakRssMiB: rssKiB / 1024 };
+}
+
 /**
  * Runs `node …nodeArgs` under /usr/bin/time with `env` added to this process's environment. Asynchronous, so an
  * emulator serving from this process keeps serving.
@@ -46,12 +53,108 @@ export function measure(nodeArgs: string[], env: Record<string, string>): Promis
       ['-f', '%e %U %S %M', '-o', out, process.execPath, ...nodeArgs],
       { env: { ...process.env, ...env }, maxBuffer: 256 << 20 },
       (err, stdout, stderr) => {
-        if (err) return reject(new Error(`${nodeArgs.join(' ')} failed: ${err.message}\n${stderr.slice(-3000)}`));
-        const [wall, user, sys, rssKiB] = readFileSync(out, 'utf8').trim().split('\n').pop()!.split(' ').map(Number) as [number, number, number, number];
-        resolve({ stdout, stderr, wallSeconds: wall, cpuSeconds: user + sys, peakRssMiB: rssKiB / 1024 });
+        if (err) return reject(new Error(`${nodeArgs.join(' ')} failed: ${err.message}\n${stderr.slice(-3000)}${stdout.slice(-1000)}`));
+        resolve(readTime(out, stdout, stderr));
       },
     );
   });
+}
+
+/** A long-running process (`vigil serve`, `vigil worker`) under /usr/bin/time, started by {@link start}. */
+export interface Running {
+  /** What the process printed so far. */
+  output(): { stdout: string; stderr: string };
+  /**
+   * Resolves with the first match of `pattern` in its standard output.
+   * @throws Error when it exits first, or after `timeoutMs` (default 60,000), with the tail of its standard error.
+   */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
+  /** Settles when /usr/bin/time exits: its exit code (the process's, or 128 + signal for a killed one). */
+  exited: Promise<number>;
+  /**
+   * Sends SIGTERM to the process (not to /usr/bin/time, which would die without reporting), then SIGKILL after
+   * `graceSeconds` (default 45); resolves with what /usr/bin/time measured over its whole life.
+   * @throws Error when it had already exited, or exits non-zero, with the tail of its standard error.
+   */
+  stop(graceSeconds?: number): Promise<Measured>;
+}
+
+/** The pid of the one child of `pid` (Linux: /proc/<pid>/task/<pid>/children), or undefined when it has none. */
+function childOf(pid: number): number | undefined {
+  try {
+    const first = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ')[0];
+    return first ? Number(first) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Starts `node …nodeArgs` under /usr/bin/time with `env` added to this process's environment, for as long as the
+ * benchmark needs it; {@link Running.stop} ends it and reads its wall time, CPU and peak RSS. Linux only (the node
+ * child is found through /proc). Every started process must be stopped, also when the benchmark fails.
+ */
+export function start(nodeArgs: string[], env: Record<string, string>): Running {
+  const out = join(mkdtempSync(join(tmpdir(), 'bench-time-')), 'time');
+  const child = spawn(TIME, ['-f', '%e %U %S %M', '-o', out, process.execPath, ...nodeArgs], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  let code: number | undefined;
+  const waiters = new Set<() => void>();
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+    for (const w of waiters) w();
+  });
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number>((resolve) =>
+    child.once('close', (c, signal) => {
+      code = c ?? 128 + (signal ? constants.signals[signal] : 0);
+      for (const w of waiters) w();
+      resolve(code);
+    }),
+  );
+  const what = nodeArgs.filter((a) => !a.startsWith('-')).join(' ');
+  return {
+    output: () => ({ stdout, stderr }),
+    exited,
+    waitFor(pattern, timeoutMs = 60_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const m = pattern.exec(stdout);
+          if (m) return done(() => resolve(m));
+          if (code !== undefined) done(() => reject(new Error(`${what} exited (${code}) before printing ${pattern}:\n${stderr.slice(-3000)}`)));
+        };
+        const timer = setTimeout(
+          () => done(() => reject(new Error(`${what} did not print ${pattern} within ${timeoutMs} ms:\n${stderr.slice(-3000)}`))),
+          timeoutMs,
+        );
+        const done = (settle: () => void) => {
+          clearTimeout(timer);
+          waiters.delete(check);
+          settle();
+        };
+        waiters.add(check);
+        check();
+      });
+    },
+    async stop(graceSeconds = 45) {
+      if (code !== undefined) throw new Error(`${what} had already exited (${code}):\n${stderr.slice(-3000)}`);
+      const pid = childOf(child.pid!);
+      if (pid === undefined) child.kill('SIGKILL');
+      else process.kill(pid, 'SIGTERM');
+      const timer = setTimeout(() => {
+        const p = childOf(child.pid!);
+        if (p !== undefined) process.kill(p, 'SIGKILL');
+      }, graceSeconds * 1000);
+      const c = await exited;
+      clearTimeout(timer);
+      if (c !== 0) throw new Error(`${what} exited ${c} when stopped:\n${stderr.slice(-3000)}`);
+      return readTime(out, stdout, stderr);
+    },
+  };
 }
 
 /**
@@ -59,8 +162,17 @@ export function measure(nodeArgs: string[], env: Record<string, string>): Promis
  * in BENCH_VIGIL_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`; Node refuses them in NODE_OPTIONS).
  */
 export function vigil(env: Record<string, string>, ...args: string[]): Promise<Measured> {
+  return measure(vigilArgs(args), env);
+}
+
+/** `vigil …args` as shipped, started for as long as the benchmark needs it (`serve`, `worker`): see {@link start}. */
+export function startVigil(env: Record<string, string>, ...args: string[]): Running {
+  return start(vigilArgs(args), env);
+}
+
+function vigilArgs(args: string[]): string[] {
   const extra = process.env.BENCH_VIGIL_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  return measure([...PRODUCT_NODE_FLAGS, ...extra, VIGIL, ...args], env);
+  return [...PRODUCT_NODE_FLAGS, ...extra, VIGIL, ...args];
 }
 
 /**
@@ -117,4 +229,21 @@ export function benchSetting(
     NODE_EXTRA_CA_CERTS: join(dirname(endpoints), 'ca.pem'),
   };
   return { work, endpoints, app, env };
+}
+
+/**
+ * The throttle floor of a throttled collection, seconds: for each rate-limited bucket the emulator charged, the time its
+ * admitted requests need beyond the bucket's initial capacity at its refill rate (capacity ÷ window); the largest one,
+ * with its limit. Graph identity's resource-unit buckets are left out (the counters count requests, not units; at the
+ * documented tiers they are far from the tightest).
+ */
+export function throttleFloor(state: ThrottlingState): { seconds: number; limit: string } {
+  let best = { seconds: 0, limit: 'none' };
+  for (const b of state.buckets) {
+    const l = state.limits[b.limit] as { capacity?: number; windowSeconds?: number };
+    if (typeof l !== 'object' || l.capacity === undefined || l.windowSeconds === undefined) continue;
+    const seconds = Math.max(0, b.requests - b.throttled - l.capacity) / (l.capacity / l.windowSeconds);
+    if (seconds > best.seconds) best = { seconds, limit: b.limit };
+  }
+  return best;
 }
