@@ -17,7 +17,7 @@ import {
 } from '../sources/managementActivity/client.ts';
 import { activityEvents, POWER_BI_HISTORY_MS, POWER_BI_NOT_AUTHORIZED } from '../sources/powerBi/client.ts';
 import { nowIso } from '../store/db.ts';
-import { getCursor, raiseAlert, saveCursor, storeBlob } from '../store/repositories/audit.ts';
+import { encodeBlob, getCursor, raiseAlert, saveCursor, storeBlob, storeBlobs, type EncodedBlob } from '../store/repositories/audit.ts';
 import type { Database } from '../store/schema.ts';
 
 /**
@@ -50,6 +50,11 @@ export interface AuditIngestOptions {
   settleMinutes?: number;
   /** Blobs fetched at once (VIGIL_AUDIT_CONCURRENCY). @default 4 */
   concurrency?: number;
+  /**
+   * Records stored per transaction: blobs are grouped until they hold this many events, a window ends, or a source
+   * ends. 1 stores every blob in its own transaction. @default 5000
+   */
+  commitRecords?: number;
   /** GUID sent as PublisherIdentifier (the operator's tenant). @default the integration's tenant id */
   publisherId?: string;
   contentTypes?: readonly string[];
@@ -175,6 +180,10 @@ export async function ingestAudit(deps: IntegrationDeps, idOrName: string, optio
     cursor = await skipLostWindow(deps, row.id, contentType, cursor, new Date(now.getTime() - RETENTION_MS + 5 * 60_000), '7-day', result);
 
     const expired: ContentItem[] = [];
+    const writer = new BlobWriter(deps, row.id, outcome, options.commitRecords, async (contentId) => {
+      report(contentType, outcome);
+      await options.afterBlob?.(contentType, contentId);
+    });
     try {
       while (cursor < now) {
         // A long run near the retention edge: the edge moves on while Vigil works, and the API refuses windows past
@@ -195,11 +204,10 @@ export async function ingestAudit(deps: IntegrationDeps, idOrName: string, optio
               }
               throw e;
             }
-            await storeContent(deps, row.id, outcome, contentType, item.contentId, content);
-            report(contentType, outcome);
-            await options.afterBlob?.(contentType, item.contentId);
+            await writer.add(contentType, item.contentId, content);
           });
         }
+        await writer.flush();
         await advanceCursor(deps, row.id, contentType, cursor, new Date(Math.min(end.getTime(), now.getTime() - settleMs)), outcome);
         if (end >= now) break;
         cursor = end;
@@ -302,6 +310,10 @@ async function ingestPowerBi(
   const outcome: ContentTypeOutcome = { status: 'ok', stored: 0, duplicates: 0, malformed: 0, blobs: 0, expiredBlobs: 0, cursor: null };
   onPage(outcome);
   const stored = await getCursor(deps.db, integrationId, POWER_BI_SOURCE);
+  const writer = new BlobWriter(deps, integrationId, outcome, options.commitRecords, async () => {
+    onPage(outcome);
+    await options.afterBlob?.(POWER_BI_SOURCE, null);
+  });
   let cursor = await startingCursor(deps, integrationId, POWER_BI_SOURCE, now, options);
   cursor = await skipLostWindow(deps, integrationId, POWER_BI_SOURCE, cursor, new Date(now.getTime() - POWER_BI_HISTORY_MS + 5 * 60_000), '30-day', result);
   try {
@@ -310,10 +322,9 @@ async function ingestPowerBi(
       const end = new Date(Math.min(dayEnd.getTime(), now.getTime()));
       // The API's end is inclusive: stop 1 ms before the next window starts.
       for await (const page of activityEvents(ctx, cursor, new Date(end.getTime() - 1))) {
-        await storeContent(deps, integrationId, outcome, POWER_BI_SOURCE, null, { text: page.text, records: page.events });
-        onPage(outcome);
-        await options.afterBlob?.(POWER_BI_SOURCE, null);
+        await writer.add(POWER_BI_SOURCE, null, { text: page.text, records: page.events });
       }
+      await writer.flush();
       await advanceCursor(deps, integrationId, POWER_BI_SOURCE, cursor, new Date(Math.min(end.getTime(), now.getTime() - settleMs)), outcome);
       if (end >= now) break;
       cursor = end;
@@ -385,27 +396,61 @@ async function skipLostWindow(
 }
 
 /**
- * Stores one blob (or Power BI page) of records and counts the outcome: new, duplicate, malformed. `fetched.records`
- * is emptied once the columns are taken, so the parsed records do not live through the write (memory is per blob
- * in flight).
+ * Stores the blobs (or Power BI pages) of one source in groups, and counts the outcome: new, duplicate, malformed.
+ * Each blob is normalised and compressed as it arrives (its parsed records are dropped then: memory is per blob in
+ * flight plus the compressed group), and queued; a group is stored in one transaction ({@link storeBlobs}) once it
+ * holds `commitRecords` events, and whatever is queued is stored by {@link BlobWriter.flush}, which the caller awaits
+ * before it moves a cursor past those blobs. `stored` is told of each blob once its transaction committed (progress,
+ * and the tests' kill hook). A group that fails to store fails the flush that stored it; its blobs, never committed,
+ * are read again from the unmoved cursor.
  */
-async function storeContent(
-  deps: IntegrationDeps,
-  integrationId: string,
-  outcome: ContentTypeOutcome,
-  contentType: string,
-  contentId: string | null,
-  fetched: { text: string; records: Record<string, unknown>[] },
-): Promise<void> {
-  const { events, malformed } = blobEvents(fetched.records, contentType);
-  const records = fetched.records.length;
-  fetched.records = [];
-  const inserted = await storeBlob(deps.db, integrationId, { contentType, contentId, text: fetched.text, records, events }, nowIso());
-  outcome.malformed += malformed;
-  outcome.stored += inserted;
-  deps.metrics?.eventsIngested(contentType, inserted);
-  outcome.duplicates += events.length - inserted;
-  outcome.blobs++;
+class BlobWriter {
+  private queue: EncodedBlob[] = [];
+  private queued = 0;
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly deps: IntegrationDeps,
+    private readonly integrationId: string,
+    private readonly outcome: ContentTypeOutcome,
+    private readonly commitRecords = 5000,
+    private readonly stored: (contentId: string | null) => Promise<void>,
+  ) {}
+
+  /** Normalises, compresses and queues one blob; stores the group when it is full (and then returns once stored). */
+  async add(contentType: string, contentId: string | null, fetched: { text: string; records: Record<string, unknown>[] }): Promise<void> {
+    const { events, malformed } = blobEvents(fetched.records, contentType);
+    const records = fetched.records.length;
+    fetched.records = [];
+    this.outcome.malformed += malformed;
+    const blob = await encodeBlob({ contentType, contentId, text: fetched.text, records, events });
+    this.queue.push(blob);
+    this.queued += events.length;
+    if (this.queued >= this.commitRecords) await this.flush();
+  }
+
+  /** Stores every queued blob in one transaction, after the groups before it. */
+  flush(): Promise<void> {
+    const group = this.queue;
+    this.queue = [];
+    this.queued = 0;
+    const run = this.chain.then(async () => {
+      if (group.length === 0) return;
+      const counts = await storeBlobs(this.deps.db, this.integrationId, group, nowIso());
+      // Counted for the whole committed group before anyone is told (a callback that throws leaves no count behind).
+      group.forEach((blob, i) => {
+        const inserted = counts[i]!;
+        this.outcome.stored += inserted;
+        this.deps.metrics?.eventsIngested(blob.contentType, inserted);
+        this.outcome.duplicates += blob.events.length - inserted;
+        this.outcome.blobs++;
+      });
+      for (const blob of group) await this.stored(blob.contentId);
+    });
+    // A failed group fails its own flush; the groups after it are still stored in order.
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
 }
 
 /** A first run's start: `now` minus the initial look-back (hours, at most 167: inside the 7-day retention). */

@@ -149,6 +149,8 @@ describe('audit ingestion through the emulated Management Activity API', () => {
         contentTypes: ['Audit.General'],
         powerBi: false,
         concurrency: 1,
+        // Each blob in its own transaction, so the first is stored before the second is fetched.
+        commitRecords: 1,
         // Time passes on the upstream while Vigil works: 62.5 minutes once the first planted blob is stored.
         afterBlob: (_ct, contentId) => void (contentId === first!.contentId && w.emulator.control.advanceClock(62.5 * 60)),
       });

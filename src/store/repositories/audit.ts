@@ -75,38 +75,71 @@ function insertEventRowsSqlite(
   return inserted;
 }
 
+/** A content blob ready to store: its text compressed into a segment, and the events normalised from it. */
+export interface EncodedBlob extends Omit<BlobToStore, 'text'> {
+  /** The text compressed ({@link encodeSegment}). */
+  data: Buffer;
+  /** The text holds no escaped U+0000, so no event column can hold one. */
+  clean: boolean;
+}
+
+/** Compresses a blob's text off the main thread (libuv thread pool), so the transaction that stores it only writes. */
+export async function encodeBlob(blob: BlobToStore): Promise<EncodedBlob> {
+  const { text, ...rest } = blob;
+  // A blob without events stores no segment ({@link storeBlobs}): nothing to compress.
+  if (rest.events.length === 0) return { ...rest, data: Buffer.alloc(0), clean: true };
+  return { ...rest, data: await encodeSegment(text), clean: !text.includes('\\u0000') };
+}
+
 /**
- * Stores a content blob: its raw text as one compressed segment, and its events, dropping those already stored
- * (duplicates are by design upstream; the key is (integration, `CreationTime`, `Id`)). One transaction: the events
- * and their raw records are stored together or not at all; a blob with no new event leaves no segment behind.
- * The segment keeps the text byte-exact, U+0000 included; the event columns store U+0000 as U+FFFD (store/text.ts).
+ * Stores content blobs in one transaction: each blob's raw text as one compressed segment, and its events, dropping
+ * those already stored (duplicates are by design upstream; the key is (integration, `CreationTime`, `Id`)). The events
+ * and their raw records are stored together or not at all; a blob with no new event leaves no segment behind. The
+ * segment keeps the text byte-exact, U+0000 included; the event columns store U+0000 as U+FFFD (store/text.ts).
+ * Storing several blobs per transaction writes the pages they share once (measured: a commit per blob was ≈ a fifth
+ * of an audit ingestion's time).
+ * @returns how many events of each blob were new, in order.
+ */
+export async function storeBlobs(db: Kysely<Database>, integrationId: string, blobs: EncodedBlob[], at: string): Promise<number[]> {
+  const handle = sqliteHandle(db);
+  return db.transaction().execute(async (trx) => {
+    const counts: number[] = [];
+    for (const blob of blobs) {
+      if (blob.events.length === 0) {
+        counts.push(0);
+        continue;
+      }
+      const segmentId = newId('seg');
+      await trx
+        .insertInto('audit_raw_segments')
+        .values({
+          integration_id: integrationId,
+          id: segmentId,
+          content_type: blob.contentType,
+          content_id: blob.contentId,
+          codec: RAW_CODEC,
+          records: blob.records,
+          data: blob.data,
+          stored_at: at,
+        })
+        .execute();
+      const inserted = handle
+        ? insertEventRowsSqlite(handle, integrationId, segmentId, blob.events, at, blob.clean)
+        : await insertEventRowsPostgres(trx, integrationId, segmentId, blob.events, at);
+      if (inserted === 0) await trx.deleteFrom('audit_raw_segments').where('integration_id', '=', integrationId).where('id', '=', segmentId).execute();
+      counts.push(inserted);
+    }
+    return counts;
+  });
+}
+
+/**
+ * Stores one content blob ({@link storeBlobs} of one).
  * @returns how many events were new.
  */
 export async function storeBlob(db: Kysely<Database>, integrationId: string, blob: BlobToStore, at: string): Promise<number> {
   if (blob.events.length === 0) return 0;
-  const handle = sqliteHandle(db);
-  const data = await encodeSegment(blob.text);
-  const segmentId = newId('seg');
-  return db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto('audit_raw_segments')
-      .values({
-        integration_id: integrationId,
-        id: segmentId,
-        content_type: blob.contentType,
-        content_id: blob.contentId,
-        codec: RAW_CODEC,
-        records: blob.records,
-        data,
-        stored_at: at,
-      })
-      .execute();
-    const inserted = handle
-      ? insertEventRowsSqlite(handle, integrationId, segmentId, blob.events, at, !blob.text.includes('\\u0000'))
-      : await insertEventRowsPostgres(trx, integrationId, segmentId, blob.events, at);
-    if (inserted === 0) await trx.deleteFrom('audit_raw_segments').where('integration_id', '=', integrationId).where('id', '=', segmentId).execute();
-    return inserted;
-  });
+  return (await storeBlobs(db, integrationId, [await encodeBlob(blob)], at))[0]!;
 }
 
 /** A stored event row as an event without its raw record. */
