@@ -67,7 +67,7 @@ export async function tryTake(db: Kysely<Database>, takes: BucketTake[], nowMs: 
  * worth, exactly as {@link tryTake}: pacing near a limit is unchanged.
  * @returns `wait` 0 and `granted` ≥ 1 when taken; else `wait` in milliseconds and `granted` 0.
  */
-export async function tryLease(db: Kysely<Database>, takes: BucketTake[], nowMs: number, upTo: number): Promise<{ wait: number; granted: number }> {
+async function tryLease(db: Kysely<Database>, takes: BucketTake[], nowMs: number, upTo: number): Promise<{ wait: number; granted: number }> {
   const sorted = [...takes].sort((a, b) => (a.scopeId + a.name < b.scopeId + b.name ? -1 : 1));
   return db.transaction().execute(async (trx) => {
     const states: { take: BucketTake; tokens: number; factor: number; updated: number; wait: number; capacity: number }[] = [];
