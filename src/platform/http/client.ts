@@ -183,8 +183,8 @@ export interface HttpClientOptions {
    * returns the remediation, e.g. which cloud profile or endpoints file named it. Default: check network access.
    */
   unreachableHint?: (host: string) => string;
-  /** Injected for tests of timing logic; defaults to real timers. */
-  sleepMs?: (ms: number) => Promise<void>;
+  /** Injected for tests of timing logic; defaults to real timers (ended early by the signal, when given). */
+  sleepMs?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Receives every upstream answer and every wait (Prometheus metrics); none by default. */
   metrics?: HttpMetrics;
 }
@@ -226,13 +226,16 @@ export class HttpClient {
   readonly links: LinkPolicy;
   /** Options of the connection pool, created with undici on the first request (start-up of commands that send none stays light). */
   private readonly agentOptions: Agent.Options;
-  private pool: Promise<{ agent: Agent; request: typeof undiciRequest }> | undefined;
+  /** Holds the pool: shared with the views of {@link withSignal}, so they send through the same connections. */
+  private readonly shared: { pool?: Promise<{ agent: Agent; request: typeof undiciRequest }> } = {};
+  /** The signal of a view made by {@link withSignal}, added to every request, acquire and wait of the view. */
+  private boundSignal: AbortSignal | undefined;
   private readonly maxAttempts: number;
   private readonly unreachableHint: ((host: string) => string) | undefined;
   private readonly maxWaitSeconds: number;
   private readonly baseDelaySeconds: number;
   private readonly logger: Logger;
-  private readonly sleepMs: (ms: number) => Promise<void>;
+  private readonly sleepMs: (ms: number, signal?: AbortSignal) => Promise<void>;
   private readonly budget: ThrottleBudget | undefined;
   private readonly metrics: HttpMetrics | undefined;
 
@@ -251,7 +254,27 @@ export class HttpClient {
     this.maxWaitSeconds = options.maxWaitSeconds ?? 120;
     this.baseDelaySeconds = options.baseDelaySeconds ?? 1;
     this.logger = options.logger;
-    this.sleepMs = options.sleepMs ?? ((ms) => sleep(ms).then(() => undefined));
+    this.sleepMs = options.sleepMs ?? ((ms, signal) => sleep(ms, undefined, { signal }).then(() => undefined));
+  }
+
+  /**
+   * A view of this client (same connections, budgets, stats and metrics) whose every request, budget acquire and
+   * throttled wait also ends when `signal` is aborted — what a run gives its sources (`StreamContext.http`), so no send
+   * path of the run can sleep through a long `Retry-After` or a spent budget after the run was stopped, whether or not
+   * the request names the signal itself. Returns this client when `signal` is undefined.
+   */
+  withSignal(signal: AbortSignal | undefined): HttpClient {
+    if (!signal) return this;
+    const view = Object.create(this) as HttpClient;
+    view.boundSignal = this.signalOf(signal);
+    return view;
+  }
+
+  /** A request's own signal combined with the view's (either aborts). */
+  private signalOf(signal: AbortSignal | undefined): AbortSignal | undefined {
+    const bound = this.boundSignal;
+    if (!bound || !signal || signal === bound) return signal ?? bound;
+    return AbortSignal.any([signal, bound]);
   }
 
   /** Counters for one API (created on first use). */
@@ -280,6 +303,7 @@ export class HttpClient {
     const method = req.method ?? 'GET';
     // The link policy, before the token is even asked for: a token never leaves the hosts of its API.
     this.links.check(req.api, req.url, 'the request URL');
+    if (this.boundSignal) req = { ...req, signal: this.signalOf(req.signal) };
     const stats = this.statsFor(req.api);
     const charge = chargeOf(req);
     let refreshed = false;
@@ -391,7 +415,11 @@ export class HttpClient {
     this.metrics?.throttleWait(api, seconds);
     // The next acquire waits the block out; a service without a shared budget waits here.
     if (throttled && this.budget && (await this.budget.penalize(throttled, seconds))) return;
-    await this.sleepMs(seconds * 1000);
+    // The sleep ends when the signal is aborted (a stopped run does not sleep out a 120 s Retry-After), with its reason.
+    await this.sleepMs(seconds * 1000, signal).catch((e: unknown) => {
+      signal?.throwIfAborted();
+      throw e;
+    });
     signal?.throwIfAborted();
   }
 
@@ -408,22 +436,22 @@ export class HttpClient {
     signal?: AbortSignal,
   ): Promise<void> {
     this.statsFor(api).throttled += throttled.count;
-    await this.waitOut(api, this.backoffSeconds(throttled.inRow, throttled.retryAfter), charge, signal);
+    await this.waitOut(api, this.backoffSeconds(throttled.inRow, throttled.retryAfter), charge, this.signalOf(signal));
   }
 
   /** Takes a request's units from its service's shared budget (a `$batch` takes its inner requests' before sending). */
   async acquire(charge: BudgetCharge, signal?: AbortSignal): Promise<void> {
-    if (this.budget) await this.budget.acquire(charge, signal);
+    if (this.budget) await this.budget.acquire(charge, this.signalOf(signal));
   }
 
   /** The undici pool, loaded and created on first use. */
   private connectionPool(): Promise<{ agent: Agent; request: typeof undiciRequest }> {
-    this.pool ??= import('undici').then((undici) => ({ agent: new undici.Agent(this.agentOptions), request: undici.request }));
-    return this.pool;
+    this.shared.pool ??= import('undici').then((undici) => ({ agent: new undici.Agent(this.agentOptions), request: undici.request }));
+    return this.shared.pool;
   }
 
   /** Closes pooled connections (none when nothing was sent). */
   async close(): Promise<void> {
-    if (this.pool) await (await this.pool).agent.close();
+    if (this.shared.pool) await (await this.shared.pool).agent.close();
   }
 }

@@ -200,7 +200,11 @@ export class SharedBudget implements ThrottleBudget {
       signal?.throwIfAborted();
       const wait = await tryTake(this.db, takes, this.now());
       if (wait === 0) return;
-      await this.sleepMs(Math.min(wait, 60_000), signal);
+      // An abort ends the wait with the signal's reason (the run's stop), not a bare AbortError.
+      await this.sleepMs(Math.min(wait, 60_000), signal).catch((e: unknown) => {
+        signal?.throwIfAborted();
+        throw e;
+      });
     }
   }
 
