@@ -69,9 +69,10 @@ export function secretDaysLeft(expiresAt: string | null, now = Date.now()): numb
 export const secretAad = (row: { id: string; tenant_id: string }) => `${row.id}|${row.tenant_id}`;
 
 /**
- * A stream context for one integration's credentials. With `signal` (a run's stop), its `http` is the pipeline bound to
- * it ({@link HttpClient.withSignal}): every request sent through the context — stream reads, Power Platform admin and
- * Dataverse admin calls alike — ends its budget and `Retry-After` waits when the run is stopped.
+ * A stream context for one integration's credentials. Its `http` is the pipeline bound ({@link HttpClient.bind}) to the
+ * integration's application (client) ID — the key of the per-app-across-tenants budgets — and to `signal` (a run's
+ * stop) when given: every request sent through the context — stream reads, Power Platform admin and Dataverse admin
+ * calls alike — ends its budget and `Retry-After` waits when the run is stopped.
  */
 export function streamContext(
   deps: Pick<IntegrationDeps, 'http' | 'cloud' | 'logger' | 'pageSize'>,
@@ -80,7 +81,7 @@ export function streamContext(
 ): StreamContext {
   return {
     tenantId: tokens.tenantId,
-    http: deps.http.withSignal(signal),
+    http: deps.http.bind({ signal, appId: tokens.clientId }),
     signal,
     cloud: deps.cloud,
     tokens,

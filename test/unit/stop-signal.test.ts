@@ -29,7 +29,7 @@ const spentBudget: ThrottleBudget = {
   penalize: async () => true,
 };
 
-const tokens = { tenantId: 'tenant-1', bearer: () => async () => 'token', roles: async () => [] } as unknown as ClientCredentialProvider;
+const tokens = { tenantId: 'tenant-1', clientId: 'app-1', bearer: () => async () => 'token', roles: async () => [] } as unknown as ClientCredentialProvider;
 const deps = (http: HttpClient) => ({ http, cloud: PUBLIC_CLOUD, logger: silentLogger() });
 
 /** Runs `call`, stops the run 50 ms later, and returns how the call ended and after how long (at most 3 s). */
@@ -91,9 +91,18 @@ describe("a run's stop ends every throttled wait", () => {
 
   it('a view bound to a signal shares the pipeline: its requests count in the same stats', async () => {
     const http = budgeted();
-    const view = http.withSignal(new AbortController().signal);
+    const view = http.bind({ signal: new AbortController().signal });
     view.statsFor('bap').requests += 3;
     expect(http.statsFor('bap').requests).toBe(3);
-    expect(http.withSignal(undefined)).toBe(http);
+    expect(http.bind({ signal: undefined })).toBe(http);
+  });
+
+  it("an integration's context charges its application (client) ID, the key of the per-app budgets", async () => {
+    const charges: unknown[] = [];
+    const recording: ThrottleBudget = { acquire: async (charge) => void charges.push(charge), penalize: async () => true };
+    const http = new HttpClient({ links: LinkPolicy.fromProfile(PUBLIC_CLOUD), logger: silentLogger(), budget: recording });
+    const ctx = streamContext(deps(http), tokens);
+    await ctx.http.acquire({ service: 'graphTeams', tenantId: 'tenant-1', cost: 20 });
+    expect(charges).toEqual([{ service: 'graphTeams', tenantId: 'tenant-1', cost: 20, appId: 'app-1' }]);
   });
 });

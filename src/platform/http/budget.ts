@@ -45,8 +45,9 @@ export type BudgetService =
 
 /**
  * Who shares a limit: `appTenant` — this app in one tenant; `tenant` — every app in one tenant; `app` — this app in
- * every tenant (stored without a tenant: Vigil's integrations are counted as one app, which errs on the slow side when
- * they use several registrations); `environment` — one Dataverse environment (web server) of one tenant.
+ * every tenant (keyed by the application (client) ID of {@link BudgetCharge.appId}: two app registrations have a
+ * budget each, one registration used by integrations of several tenants shares one); `environment` — one Dataverse
+ * environment (web server) of one tenant.
  */
 type BudgetScope = 'appTenant' | 'tenant' | 'app' | 'environment';
 
@@ -183,6 +184,11 @@ export interface BudgetCharge {
   cost: number;
   /** The Dataverse environment's host (scope `environment`). */
   environment?: string;
+  /**
+   * The application (client) ID the request is sent as (scope `app`). Absent (a request sent outside an integration's
+   * context), the app-wide limits are shared by every such request under one key.
+   */
+  appId?: string;
 }
 
 /**

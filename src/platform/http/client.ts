@@ -43,7 +43,13 @@ const DEFAULT_SERVICE: Partial<Record<ApiName, BudgetService>> = {
 function chargeOf(req: HttpRequest): BudgetCharge | undefined {
   const service = req.service ?? DEFAULT_SERVICE[req.api];
   if (!req.tenantId || !service) return undefined;
-  return { service, tenantId: req.tenantId, cost: req.cost ?? 1, ...(service === 'dataverse' ? { environment: new URL(req.url).host } : {}) };
+  return {
+    service,
+    tenantId: req.tenantId,
+    cost: req.cost ?? 1,
+    ...(req.appId ? { appId: req.appId } : {}),
+    ...(service === 'dataverse' ? { environment: new URL(req.url).host } : {}),
+  };
 }
 
 /** A request through the pipeline. */
@@ -58,6 +64,11 @@ export interface HttpRequest {
   token?: (forceRefresh: boolean) => Promise<string>;
   /** Tenant whose throttling budget this request draws on (none: no budget). */
   tenantId?: string;
+  /**
+   * The application (client) ID the request is sent as: the key of the per-app-across-tenants limits. Default: the
+   * one the client view was bound to ({@link HttpClient.bind}).
+   */
+  appId?: string;
   /**
    * The throttled service the request draws on (its limits, see `budget.ts`); default per API family
    * (`graph` → Graph's global limit, `bap`/`powerApps`/`flow` → `powerPlatform`, `powerBi` → `powerBiAdmin`).
@@ -228,8 +239,10 @@ export class HttpClient {
   private readonly agentOptions: Agent.Options;
   /** Holds the pool: shared with the views of {@link withSignal}, so they send through the same connections. */
   private readonly shared: { pool?: Promise<{ agent: Agent; request: typeof undiciRequest }> } = {};
-  /** The signal of a view made by {@link withSignal}, added to every request, acquire and wait of the view. */
+  /** The signal of a view made by {@link bind}, added to every request, acquire and wait of the view. */
   private boundSignal: AbortSignal | undefined;
+  /** The application ID of a view made by {@link bind}, charged with every request and acquire of the view. */
+  private boundAppId: string | undefined;
   private readonly maxAttempts: number;
   private readonly unreachableHint: ((host: string) => string) | undefined;
   private readonly maxWaitSeconds: number;
@@ -258,16 +271,25 @@ export class HttpClient {
   }
 
   /**
-   * A view of this client (same connections, budgets, stats and metrics) whose every request, budget acquire and
-   * throttled wait also ends when `signal` is aborted — what a run gives its sources (`StreamContext.http`), so no send
-   * path of the run can sleep through a long `Retry-After` or a spent budget after the run was stopped, whether or not
-   * the request names the signal itself. Returns this client when `signal` is undefined.
+   * A view of this client (same connections, budgets, stats and metrics) bound to what one integration's requests
+   * share — what a stream context gives its sources (`StreamContext.http`), so no send path can leave them out:
+   * - `signal`: every request, budget acquire and throttled wait of the view also ends when it is aborted (a stopped
+   *   run never sleeps through a long `Retry-After` or a spent budget, whether or not the request names the signal);
+   * - `appId`: the application (client) ID the requests are sent as, charged to the per-app limits (a request's own
+   *   `appId` wins).
+   * Returns this client when neither is given.
    */
-  withSignal(signal: AbortSignal | undefined): HttpClient {
-    if (!signal) return this;
+  bind(scope: { signal?: AbortSignal | undefined; appId?: string | undefined }): HttpClient {
+    if (!scope.signal && !scope.appId) return this;
     const view = Object.create(this) as HttpClient;
-    view.boundSignal = this.signalOf(signal);
+    view.boundSignal = this.signalOf(scope.signal);
+    view.boundAppId = scope.appId ?? this.boundAppId;
     return view;
+  }
+
+  /** A charge with the view's application ID when it names none. */
+  private withApp(charge: BudgetCharge): BudgetCharge {
+    return charge.appId || !this.boundAppId ? charge : { ...charge, appId: this.boundAppId };
   }
 
   /** A request's own signal combined with the view's (either aborts). */
@@ -303,7 +325,7 @@ export class HttpClient {
     const method = req.method ?? 'GET';
     // The link policy, before the token is even asked for: a token never leaves the hosts of its API.
     this.links.check(req.api, req.url, 'the request URL');
-    if (this.boundSignal) req = { ...req, signal: this.signalOf(req.signal) };
+    if (this.boundSignal || this.boundAppId) req = { ...req, signal: this.signalOf(req.signal), appId: req.appId ?? this.boundAppId };
     const stats = this.statsFor(req.api);
     const charge = chargeOf(req);
     let refreshed = false;
@@ -436,12 +458,12 @@ export class HttpClient {
     signal?: AbortSignal,
   ): Promise<void> {
     this.statsFor(api).throttled += throttled.count;
-    await this.waitOut(api, this.backoffSeconds(throttled.inRow, throttled.retryAfter), charge, this.signalOf(signal));
+    await this.waitOut(api, this.backoffSeconds(throttled.inRow, throttled.retryAfter), this.withApp(charge), this.signalOf(signal));
   }
 
   /** Takes a request's units from its service's shared budget (a `$batch` takes its inner requests' before sending). */
   async acquire(charge: BudgetCharge, signal?: AbortSignal): Promise<void> {
-    if (this.budget) await this.budget.acquire(charge, this.signalOf(signal));
+    if (this.budget) await this.budget.acquire(this.withApp(charge), this.signalOf(signal));
   }
 
   /** The undici pool, loaded and created on first use. */
