@@ -4,7 +4,7 @@ import type { Agent, Dispatcher, request as undiciRequest } from 'undici';
 import { upstreamCode } from '../../core/error-catalogue.ts';
 import { VigilError } from '../../core/errors.ts';
 import type { Logger } from '../log/index.ts';
-import type { BudgetCharge, BudgetService, ThrottleBudget } from './budget.ts';
+import { graphBudgetOf, type BudgetCharge, type BudgetService, type ThrottleBudget } from './budget.ts';
 import type { LinkPolicy } from './links.ts';
 
 /**
@@ -25,7 +25,8 @@ const RETRY_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
 export type ApiName = 'identity' | 'graph' | 'bap' | 'powerApps' | 'flow' | 'dataverse' | 'managementActivity' | 'powerBi' | 'arm';
 
 /**
- * The throttled service a request of an API family draws on when it names none: Graph's global limit, the Power
+ * The throttled service a request of an API family draws on when it names none (Graph requests are charged by path
+ * first, see {@link chargeOf}; `graph` here is for none): Graph's global limit, the Power
  * Platform admin budget, the Power BI admin budget. Sign-in (`identity`) and Azure Resource Manager have no budget
  * (ARM throttles per subscription and region, and Vigil sends it a handful of requests per run).
  */
@@ -39,14 +40,19 @@ const DEFAULT_SERVICE: Partial<Record<ApiName, BudgetService>> = {
   powerBi: 'powerBiAdmin',
 };
 
-/** The budget charge of a request (none without a tenant or for an API without a budget). */
+/**
+ * The budget charge of a request (none without a tenant or for an API without a budget). A Graph request that names no
+ * service is charged to the service its path belongs to, in that service's units ({@link graphBudgetOf}).
+ */
 function chargeOf(req: HttpRequest): BudgetCharge | undefined {
-  const service = req.service ?? DEFAULT_SERVICE[req.api];
-  if (!req.tenantId || !service) return undefined;
+  if (!req.tenantId) return undefined;
+  const byPath = req.api === 'graph' && !req.service ? graphBudgetOf(req.url) : undefined;
+  const service = req.service ?? byPath?.service ?? DEFAULT_SERVICE[req.api];
+  if (!service) return undefined;
   return {
     service,
     tenantId: req.tenantId,
-    cost: req.cost ?? 1,
+    cost: req.cost ?? byPath?.cost ?? 1,
     ...(req.appId ? { appId: req.appId } : {}),
     ...(service === 'dataverse' ? { environment: new URL(req.url).host } : {}),
   };
@@ -70,13 +76,14 @@ export interface HttpRequest {
    */
   appId?: string;
   /**
-   * The throttled service the request draws on (its limits, see `budget.ts`); default per API family
-   * (`graph` → Graph's global limit, `bap`/`powerApps`/`flow` → `powerPlatform`, `powerBi` → `powerBiAdmin`).
+   * The throttled service the request draws on (its limits, see `budget.ts`); default for Graph by path
+   * (`graphBudgetOf`: directory → `graphIdentity` in resource units, Teams → `graphTeams`, else Graph's global limit),
+   * otherwise per API family (`bap`/`powerApps`/`flow` → `powerPlatform`, `powerBi` → `powerBiAdmin`).
    */
   service?: BudgetService;
   /**
    * Units taken from the service's budgets per attempt: Graph identity resource units, else requests (a `$batch`
-   * costs the sum of its inner requests). @default 1
+   * costs the sum of its inner requests). @default for Graph its path's cost (`graphBudgetOf`), else 1
    */
   cost?: number;
   /** Stops waiting (for a budget or before a retry) and sending: the request then throws the signal's reason. */
