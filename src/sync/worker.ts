@@ -44,7 +44,14 @@ export function collectionJobHandler(
     deps.logger.info({ jobId: job.id, integrationId: row.id }, 'collection job started');
     let run;
     try {
-      ({ run } = await collectAndEvaluate(deps, row.id, { signal: job.signal, grantAccess: deps.grantAccess }));
+      // Every page stored and every check evaluated is progress: the job's expiry counts from the last one, so a
+      // collection that moves on is never cut, and one stuck (or whose worker died) is retried.
+      ({ run } = await collectAndEvaluate(deps, row.id, {
+        signal: job.signal,
+        grantAccess: deps.grantAccess,
+        onProgress: () => job.progress(),
+        onCheck: () => job.progress(),
+      }));
     } catch (e) {
       // Refused credentials are recorded on the integration; retrying cannot help until they are rotated.
       if (isVigilError(e, 'authentication')) {
@@ -58,7 +65,12 @@ export function collectionJobHandler(
     }
     if (job.signal?.aborted || deps.audit?.enabled === false) return;
     try {
-      const { ingest, detections } = await ingestAndDetect(deps, row.id, { publisherId: deps.audit?.publisherId, concurrency: deps.audit?.concurrency });
+      const { ingest, detections } = await ingestAndDetect(deps, row.id, {
+        publisherId: deps.audit?.publisherId,
+        concurrency: deps.audit?.concurrency,
+        onProgress: () => job.progress(),
+        onDetect: () => job.progress(),
+      });
       const stored = Object.values(ingest.contentTypes).reduce((n, o) => n + o.stored, 0);
       deps.logger.info(
         { jobId: job.id, integrationId: row.id, stored, dataLossAlerts: ingest.dataLossAlerts.length, alertsRaised: detections.alertsRaised },

@@ -40,7 +40,13 @@ describe('automatic environment access after a collection', () => {
     w.emulator.control.remove(w.tenant.id, 'appUsers', `${missing[0]}/${w.app.appId}`);
     expect(unreadable((await collectAndEvaluate(rt, integration.id, { evaluate: false, full: true })).run)).toEqual(missing);
     const handler = collectionJobHandler({ ...rt, grantAccess: autoGrantAccess(rt, true), audit: { enabled: false } });
-    await handler({ id: 'job-1', integrationId: integration.id, enqueuedAt: new Date().toISOString(), signal: new AbortController().signal });
+    await handler({
+      id: 'job-1',
+      integrationId: integration.id,
+      enqueuedAt: new Date().toISOString(),
+      signal: new AbortController().signal,
+      progress: () => undefined,
+    });
     expect(unreadable((await collectAndEvaluate(rt, integration.id, { evaluate: false, full: true })).run)).toEqual([]);
     await rt.close();
   }, 120_000);
