@@ -70,6 +70,8 @@ export function collectionJobHandler(
         concurrency: deps.audit?.concurrency,
         onProgress: () => job.progress(),
         onDetect: () => job.progress(),
+        // Stopped with the job: its requests and throttled waits end, the cursors stay at the last stored window.
+        signal: job.signal,
       });
       const stored = Object.values(ingest.contentTypes).reduce((n, o) => n + o.stored, 0);
       deps.logger.info(
@@ -77,6 +79,10 @@ export function collectionJobHandler(
         'audit cycle finished',
       );
     } catch (e) {
+      if (job.signal.aborted) {
+        deps.logger.warn({ jobId: job.id, integrationId: row.id }, 'audit cycle stopped; the next job resumes from the stored cursors');
+        return;
+      }
       deps.logger.error(
         { jobId: job.id, integrationId: row.id, error: (e as Error).message },
         'audit cycle failed; the next job resumes from the stored cursors',
