@@ -126,14 +126,18 @@ export class PgBossQueue implements JobQueue {
   }
 
   /**
-   * Sets a running job's stored expiry to `seconds` from now (`expire_in` = time since `started_on` + `seconds`; the
-   * table pg-boss's maintenance reads, `plans.js` `failJobsByTimeout`). Does nothing once the job is no longer active.
+   * Sets a running job's stored expiry to `seconds` from now: pg-boss's maintenance expires an active job once
+   * `started_on + expire_in` is past (`plans.js` `failJobsByTimeout`), so `started_on` is moved to
+   * `now() + seconds - expire_in`. `expire_in` itself is left alone: a failed job's row is copied into its retry, whose
+   * fetch resets `started_on` and hands the worker `expire_in` as the time pg-boss lets the handler run — a changed
+   * `expire_in` would cut the retry short. (`started_on` is otherwise only shown, and only tested for null when a job
+   * is fetched again.) Does nothing once the job is no longer active.
    */
   private async extendExpiry(jobId: string, seconds: number): Promise<void> {
     await this.boss
       .getDb()
       .executeSql(
-        `update ${this.options.schema}.job set expire_in = (now() - started_on) + make_interval(secs => $3) where name = $1 and id = $2 and state = 'active'`,
+        `update ${this.options.schema}.job set started_on = now() - expire_in + make_interval(secs => $3) where name = $1 and id = $2 and state = 'active'`,
         [COLLECT_QUEUE, jobId, seconds],
       );
   }

@@ -59,7 +59,7 @@ export const MAX_JOB_SECONDS = 23 * 3600;
  *   moves on);
  * - the watchdog aborts the job when it reported no progress for `stallSeconds` (the policy's `expireInSeconds`), or
  *   at the maximum;
- * - `extend` (pg-boss: `expire_in` of the job's row set so that it expires `seconds` from now) keeps the stored
+ * - `extend` (pg-boss: the job's row moved so that it expires `seconds` from now) keeps the stored
  *   expiry `stallSeconds` + {@link ProgressWatchdog.graceSeconds} ahead of the last progress: a worker that died stops
  *   extending, and pg-boss's maintenance expires its job (retried elsewhere) that long after its last progress;
  *   a live worker's abort comes first, with the grace to checkpoint and fail the job itself.

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { InProcessQueue } from '../../src/jobs/memory.ts';
 import { PgBossQueue } from '../../src/jobs/pgboss.ts';
-import { ProgressWatchdog, type CollectionJob, type JobPolicy, type JobQueue } from '../../src/jobs/queue.ts';
+import { MAX_JOB_SECONDS, ProgressWatchdog, type CollectionJob, type JobPolicy, type JobQueue } from '../../src/jobs/queue.ts';
 import { silentLogger } from '../../src/platform/log/index.ts';
 import { dropSchema, TEST_DATABASE_URL } from '../store/dialects.ts';
 import { until } from '../support/process.ts';
@@ -141,11 +141,14 @@ describe.each(queues)('%s job queue', (_name, make) => {
     if (!schema) return; // pg-boss only: the in-process queue's jobs die with their process
     await queue.start();
     const attempts: number[] = [];
+    const expiries: number[] = [];
     let release!: () => void;
     const hung = new Promise<void>((r) => (release = r));
     await queue.work(
-      async () => {
+      async (job) => {
         attempts.push(Date.now());
+        const { rows } = await pool.query(`select extract(epoch from expire_in)::float8 as s from ${schema}.job where id = $1`, [job.id]);
+        expiries.push(Number(rows[0]?.s));
         // The first attempt hangs, deaf to its abort: as a dead worker, it never extends the stored expiry again.
         if (attempts.length === 1) await hung;
       },
@@ -156,6 +159,8 @@ describe.each(queues)('%s job queue', (_name, make) => {
     // Stored expiry: 2 s + 2 s grace after the start, then pg-boss's maintenance (every second) and the retry delay.
     expect(attempts[1]! - attempts[0]!).toBeGreaterThanOrEqual(3900);
     expect(attempts[1]! - attempts[0]!).toBeLessThan(15_000);
+    // The retry is handed the queue's expiry (23 h), not what was left of the first attempt's: pg-boss lets it run.
+    expect(expiries).toEqual([MAX_JOB_SECONDS, MAX_JOB_SECONDS]);
     release();
   }, 60_000);
 
