@@ -91,7 +91,8 @@ const envSchema = z.object({
   VIGIL_SCHEDULER_TICK_SECONDS: z.coerce.number().positive().max(3600).default(30),
   VIGIL_JOB_RETRY_LIMIT: z.coerce.number().int().min(0).max(100).default(4),
   VIGIL_JOB_RETRY_DELAY_SECONDS: z.coerce.number().int().min(1).max(86_400).default(30),
-  VIGIL_JOB_EXPIRE_SECONDS: z.coerce.number().int().min(10).max(604_800).default(21_600),
+  // Seconds without progress (jobs/queue.ts ProgressWatchdog); at most the 23-hour ceiling of any job (MAX_JOB_SECONDS).
+  VIGIL_JOB_EXPIRE_SECONDS: z.coerce.number().int().min(10).max(82_800).default(21_600),
   VIGIL_JOB_MAINTENANCE_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   VIGIL_SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().positive().max(3600).default(30),
   /**

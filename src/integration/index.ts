@@ -68,11 +68,21 @@ export function secretDaysLeft(expiresAt: string | null, now = Date.now()): numb
 /** The additional authenticated data a stored client secret's envelope is bound to: the integration id and tenant id. */
 export const secretAad = (row: { id: string; tenant_id: string }) => `${row.id}|${row.tenant_id}`;
 
-/** A stream context for one integration's credentials. */
-export function streamContext(deps: Pick<IntegrationDeps, 'http' | 'cloud' | 'logger' | 'pageSize'>, tokens: ClientCredentialProvider): StreamContext {
+/**
+ * A stream context for one integration's credentials. Its `http` is the pipeline bound ({@link HttpClient.bind}) to the
+ * integration's application (client) ID — the key of the per-app-across-tenants budgets — and to `signal` (a run's
+ * stop) when given: every request sent through the context — stream reads, Power Platform admin and Dataverse admin
+ * calls alike — ends its budget and `Retry-After` waits when the run is stopped.
+ */
+export function streamContext(
+  deps: Pick<IntegrationDeps, 'http' | 'cloud' | 'logger' | 'pageSize'>,
+  tokens: ClientCredentialProvider,
+  signal?: AbortSignal,
+): StreamContext {
   return {
     tenantId: tokens.tenantId,
-    http: deps.http,
+    http: deps.http.bind({ signal, appId: tokens.clientId }),
+    signal,
     cloud: deps.cloud,
     tokens,
     logger: deps.logger,

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../platform/log/index.ts';
-import { DEFAULT_JOB_POLICY, retryDelaySeconds, type CollectionJob, type DeadLetter, type JobPolicy, type JobQueue } from './queue.ts';
+import { DEFAULT_JOB_POLICY, ProgressWatchdog, retryDelaySeconds, type CollectionJob, type DeadLetter, type JobPolicy, type JobQueue } from './queue.ts';
 
 /**
  * The in-process queue for a single process on SQLite (`vigil serve`). Same policy as the pg-boss queue: one queued
  * and one active job per integration, retries with exponential backoff and full jitter, an expiry that aborts a job
- * running too long, and a dead-letter list. Hand-written because pg-boss needs PostgreSQL and the job state here
+ * that made no progress for too long ({@link ProgressWatchdog}), and a dead-letter list. Hand-written because pg-boss needs PostgreSQL and the job state here
  * need not outlive the process: after a crash the scheduler enqueues again and the collection resumes from its
  * checkpoints.
  */
@@ -57,9 +57,16 @@ export class InProcessQueue implements JobQueue {
 
   private run(job: { id: string; integrationId: string; enqueuedAt: string; retry: number }): void {
     const controller = new AbortController();
-    const expiry = setTimeout(() => controller.abort(new Error(`job expired after ${this.policy.expireInSeconds} s`)), this.policy.expireInSeconds * 1000);
-    expiry.unref();
-    const done = this.handler!({ id: job.id, integrationId: job.integrationId, enqueuedAt: job.enqueuedAt, signal: controller.signal })
+    // Expiry from the last progress, not from the start: a collection that moves on is never cut (one process: no
+    // stored expiry to extend).
+    const watchdog = new ProgressWatchdog(this.policy.expireInSeconds, (reason) => controller.abort(reason));
+    const done = this.handler!({
+      id: job.id,
+      integrationId: job.integrationId,
+      enqueuedAt: job.enqueuedAt,
+      signal: controller.signal,
+      progress: () => watchdog.progress(),
+    })
       .then(
         () => this.logger.info({ jobId: job.id, integrationId: job.integrationId }, 'collection job completed'),
         (e: unknown) => {
@@ -76,7 +83,7 @@ export class InProcessQueue implements JobQueue {
         },
       )
       .finally(() => {
-        clearTimeout(expiry);
+        watchdog.stop();
         this.active.delete(job.id);
         this.pump();
       });

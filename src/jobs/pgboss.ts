@@ -1,14 +1,28 @@
 import PgBoss from 'pg-boss';
 import type { Logger } from '../platform/log/index.ts';
-import { COLLECT_DEAD_LETTER_QUEUE, COLLECT_QUEUE, DEFAULT_JOB_POLICY, type CollectionJob, type DeadLetter, type JobPolicy, type JobQueue } from './queue.ts';
+import {
+  COLLECT_DEAD_LETTER_QUEUE,
+  COLLECT_QUEUE,
+  DEFAULT_JOB_POLICY,
+  MAX_JOB_SECONDS,
+  ProgressWatchdog,
+  type CollectionJob,
+  type DeadLetter,
+  type JobPolicy,
+  type JobQueue,
+} from './queue.ts';
 
 /**
  * The job queue on PostgreSQL through pg-boss 10: shared by `vigil serve` and any number of `vigil worker`
  * processes. Collection jobs use the `stately` policy with the integration id as singleton key (at most one queued
- * and one active job per integration), retries with exponential backoff, an expiry after which a job whose worker
- * died is retried elsewhere, and a dead-letter queue.
+ * and one active job per integration), retries with exponential backoff, an expiry counted from the job's last
+ * progress after which a job whose worker died is retried elsewhere ({@link ProgressWatchdog}: pg-boss 10 has no
+ * heartbeat, so the queue's expiry is the longest allowed and each job's stored `expire_in` follows its progress),
+ * and a dead-letter queue.
  *
- * Source: pg-boss docs (`docs/api/queues.md` policies, `docs/api/jobs.md` options, `docs/api/workers.md`).
+ * Source: pg-boss 10 docs (`docs/api/queues.md` policies, `docs/api/jobs.md` options, `docs/api/workers.md`) and
+ * source (`manager.js` `work`: the handler is failed once it outlives the fetched `expireInSeconds`; `plans.js`
+ * `failJobsByTimeout`: an active job expires when `started_on + expire_in` is past).
  */
 
 /** Options of {@link PgBossQueue}. */
@@ -67,7 +81,8 @@ export class PgBossQueue implements JobQueue {
       retryLimit: this.policy.retryLimit,
       retryDelay: this.policy.retryDelaySeconds,
       retryBackoff: true,
-      expireInSeconds: this.policy.expireInSeconds,
+      // The longest expiry pg-boss allows: the job's own expiry follows its progress (see work()).
+      expireInSeconds: MAX_JOB_SECONDS,
       deadLetter: COLLECT_DEAD_LETTER_QUEUE,
     };
     if (await this.boss.getQueue(COLLECT_QUEUE)) await this.boss.updateQueue(COLLECT_QUEUE, queue);
@@ -86,17 +101,45 @@ export class PgBossQueue implements JobQueue {
         async ([job]) => {
           if (!job) return;
           const controller = new AbortController();
-          const expiry = setTimeout(() => controller.abort(new Error(`job expired after ${job.expireInSeconds} s`)), job.expireInSeconds * 1000);
+          const watchdog = new ProgressWatchdog(
+            this.policy.expireInSeconds,
+            (reason) => controller.abort(reason),
+            (seconds) => this.extendExpiry(job.id, seconds),
+            Math.min(MAX_JOB_SECONDS, job.expireInSeconds),
+          );
           this.active.set(job.id, controller);
           try {
-            await handler({ id: job.id, integrationId: job.data.integrationId, enqueuedAt: job.data.enqueuedAt ?? '', signal: controller.signal });
+            await handler({
+              id: job.id,
+              integrationId: job.data.integrationId,
+              enqueuedAt: job.data.enqueuedAt ?? '',
+              signal: controller.signal,
+              progress: () => watchdog.progress(),
+            });
           } finally {
-            clearTimeout(expiry);
+            watchdog.stop();
             this.active.delete(job.id);
           }
         },
       );
     }
+  }
+
+  /**
+   * Sets a running job's stored expiry to `seconds` from now: pg-boss's maintenance expires an active job once
+   * `started_on + expire_in` is past (`plans.js` `failJobsByTimeout`), so `started_on` is moved to
+   * `now() + seconds - expire_in`. `expire_in` itself is left alone: a failed job's row is copied into its retry, whose
+   * fetch resets `started_on` and hands the worker `expire_in` as the time pg-boss lets the handler run — a changed
+   * `expire_in` would cut the retry short. (`started_on` is otherwise only shown, and only tested for null when a job
+   * is fetched again.) Does nothing once the job is no longer active.
+   */
+  private async extendExpiry(jobId: string, seconds: number): Promise<void> {
+    await this.boss
+      .getDb()
+      .executeSql(
+        `update ${this.options.schema}.job set started_on = now() - expire_in + make_interval(secs => $3) where name = $1 and id = $2 and state = 'active'`,
+        [COLLECT_QUEUE, jobId, seconds],
+      );
   }
 
   async stop(options: { timeoutSeconds?: number } = {}): Promise<void> {

@@ -62,17 +62,22 @@ function adminTokens(deps: IntegrationDeps, tenantId: string, prompt: (message: 
  * @param options.adminSignIn when given, the Dataverse fallback runs as a platform administrator signed in by device
  *   code (`prompt` shows Microsoft's sign-in message); without it the fallback runs with the application's own token,
  *   which only works where it is already privileged.
- * @throws VigilError when environments cannot be listed (not registered as a management app) or credentials fail.
+ * @param options.signal stops the grant (its waits included): the signal's reason is thrown, no environment is reported
+ *   failed for it.
+ * @throws VigilError when environments cannot be listed (not registered as a management app) or credentials fail;
+ *   the reason of `options.signal` when it is aborted.
  */
 export async function grantEnvironmentAccess(
   deps: IntegrationDeps,
   idOrName: string,
-  options: { environmentIds?: string[]; adminSignIn?: { prompt: (message: string) => void } } = {},
+  options: { environmentIds?: string[]; adminSignIn?: { prompt: (message: string) => void }; signal?: AbortSignal | undefined } = {},
 ): Promise<GrantResult[]> {
   const row = await getIntegration(deps.db, idOrName);
   const tokens = credentialsFor(deps, row);
   const adminToken = options.adminSignIn ? adminTokens(deps, row.tenant_id, options.adminSignIn.prompt) : undefined;
-  const ctx = streamContext(deps, tokens);
+  // Every BAP and Dataverse request of the grant (and its budget and Retry-After waits) ends when `signal` is aborted.
+  const ctx = streamContext(deps, tokens, options.signal);
+  const stopped = (_e: unknown) => options.signal?.aborted === true;
   const envs = (await listAllEnvironments(ctx)).filter((e) => !options.environmentIds || options.environmentIds.includes(e.id));
   const out: GrantResult[] = [];
   for (const env of envs) {
@@ -86,7 +91,7 @@ export async function grantEnvironmentAccess(
         await probeAgentsAccess(ctx, env.id, env.dataverseUrl!);
         return true;
       } catch (e) {
-        if (isVigilError(e, 'authentication')) throw e;
+        if (isVigilError(e, 'authentication') || stopped(e)) throw e;
         return false;
       }
     };
@@ -102,7 +107,7 @@ export async function grantEnvironmentAccess(
         continue;
       }
     } catch (e) {
-      if (isVigilError(e, 'authentication')) throw e;
+      if (isVigilError(e, 'authentication') || stopped(e)) throw e;
       firstError = e;
     }
     try {
@@ -115,7 +120,7 @@ export async function grantEnvironmentAccess(
       }
       out.push({ ...base, result: 'failed', reason: 'The role was assigned but agents are still not readable.', fix: APPLICATION_USER_FIX });
     } catch (e) {
-      if (isVigilError(e, 'authentication')) throw e;
+      if (isVigilError(e, 'authentication') || stopped(e)) throw e;
       out.push({
         ...base,
         result: 'failed',
@@ -136,19 +141,22 @@ export async function grantEnvironmentAccess(
  * environments whose agents could not be read because Vigil has no application user there (`0x80072560`, typically
  * environments created since the last grant) are granted access, so the next collection reads them. Returns the
  * grants made (none when the grant fails: logged, and the environments stay reported as "not evaluated").
- * @returns undefined when `enabled` is off (nothing is granted; the environments stay "not evaluated").
+ * @returns undefined when `enabled` is off (nothing is granted; the environments stay "not evaluated"). The function
+ *   throws the reason of its `signal` (the run's) when stopped during the grant.
  */
 export function autoGrantAccess(
   deps: IntegrationDeps,
   enabled: boolean,
-): ((integrationId: string, errors: { stream: string; slice: string; code: string }[]) => Promise<GrantResult[]>) | undefined {
+): ((integrationId: string, errors: { stream: string; slice: string; code: string }[], signal?: AbortSignal) => Promise<GrantResult[]>) | undefined {
   if (!enabled) return undefined;
-  return async (integrationId, errors) => {
+  return async (integrationId, errors, signal) => {
     const envIds = [...new Set(errors.filter((e) => e.stream === 'agents' && e.code === '0x80072560').map((e) => e.slice))];
     if (envIds.length === 0) return [];
     try {
-      return await grantEnvironmentAccess(deps, integrationId, { environmentIds: envIds });
+      return await grantEnvironmentAccess(deps, integrationId, { environmentIds: envIds, signal });
     } catch (e) {
+      // Stopped with the run: not a failed grant, the run's stop.
+      if (signal?.aborted) throw e;
       deps.logger.warn({ integrationId, error: (e as Error).message }, 'automatic environment access grant failed');
       return [];
     }

@@ -61,6 +61,12 @@ export interface AuditIngestOptions {
   /** Also read Power BI activity events (`admin/activityevents`). @default true */
   powerBi?: boolean;
   /**
+   * Stops the ingestion (a worker stopping, a job's expiry): every request and throttled wait ends, the signal's reason
+   * is thrown, and nothing is recorded for the content type being read (no error, no `unavailable`): its cursor stays
+   * at the last stored window.
+   */
+  signal?: AbortSignal | undefined;
+  /**
    * Called after each stored content blob, and after each stored page of Power BI activity events (`contentId` null),
    * once its transaction committed (tests kill the process here).
    */
@@ -109,13 +115,14 @@ export interface AuditIngestResult {
 
 /**
  * Ingests the audit feed of one integration up to now.
- * @throws VigilError `authentication` when the credentials are refused (recorded on the integration).
+ * @throws VigilError `authentication` when the credentials are refused (recorded on the integration); the reason of
+ *   `options.signal` when it is aborted.
  */
 export async function ingestAudit(deps: IntegrationDeps, idOrName: string, options: AuditIngestOptions = {}): Promise<AuditIngestResult> {
   const started = Date.now();
   const row = await getIntegration(deps.db, idOrName);
   const tokens = credentialsFor(deps, row);
-  const ctx: FeedContext = { ...streamContext(deps, tokens), publisherId: options.publisherId ?? row.tenant_id };
+  const ctx: FeedContext = { ...streamContext(deps, tokens, options.signal), publisherId: options.publisherId ?? row.tenant_id };
   const now = options.now ?? new Date();
   const settleMs = (options.settleMinutes ?? 15) * 60_000;
   const result: AuditIngestResult = { contentTypes: {}, dataLossAlerts: [], durationMs: 0 };
@@ -157,6 +164,7 @@ export async function ingestAudit(deps: IntegrationDeps, idOrName: string, optio
     try {
       await startSubscription(ctx, contentType);
     } catch (e) {
+      options.signal?.throwIfAborted();
       if (isVigilError(e, 'authentication')) throw e;
       outcome.status = 'unavailable';
       outcome.reason = `The tenant does not offer ${contentType}: ${e instanceof UpstreamHttpError ? `${e.upstreamCode ?? e.status} ${e.upstreamMessage ?? ''}`.trim() : (e as Error).message}`;
@@ -213,6 +221,7 @@ export async function ingestAudit(deps: IntegrationDeps, idOrName: string, optio
         cursor = end;
       }
     } catch (e) {
+      options.signal?.throwIfAborted();
       if (isVigilError(e, 'authentication')) {
         await recordCredentialRefusal(deps, row.id, e);
         throw e;
@@ -330,6 +339,7 @@ async function ingestPowerBi(
       cursor = end;
     }
   } catch (e) {
+    options.signal?.throwIfAborted();
     if (isVigilError(e, 'authentication')) {
       await recordCredentialRefusal(deps, integrationId, e);
       throw e;

@@ -154,7 +154,7 @@ function ownerAlive(run: runs.RunRow): boolean {
 }
 
 /** Thrown when the run was stopped through its signal; the run is left resumable. */
-function abortedError(signal: AbortSignal): VigilError {
+export function abortedError(signal: AbortSignal): VigilError {
   return new VigilError('COLLECTION_ABORTED', `Collection stopped: ${(signal.reason as Error)?.message ?? 'aborted'}. It resumes from its last checkpoint.`);
 }
 

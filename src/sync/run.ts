@@ -11,7 +11,7 @@ import {
   type IntegrationDeps,
 } from '../integration/index.ts';
 import type { IntegrationRow } from '../store/repositories/integrations.ts';
-import { collect, type CollectOptions, type CollectResult } from './engine.ts';
+import { abortedError, collect, type CollectOptions, type CollectResult } from './engine.ts';
 
 /**
  * Collects one stored integration: decrypts its credentials in memory, runs (or resumes) a collection.
@@ -34,7 +34,7 @@ export async function collectIntegration(
   });
   if (warning) deps.logger.warn({ integrationId: row.id, secretExpiresAt: row.secret_expires_at }, warning);
   // The run's signal reaches the HTTP pipeline: a throttled wait (never given up on its own) ends when the run is stopped.
-  const ctx = { ...streamContext(deps, credentialsFor(deps, row)), signal: options.signal };
+  const ctx = streamContext(deps, credentialsFor(deps, row), options.signal);
   try {
     return await collect({ db: deps.db, integrationId: row.id, ctx, metrics: deps.metrics, ...options });
   } catch (e) {
@@ -63,7 +63,7 @@ export interface CollectAndEvaluateOptions extends Pick<CollectOptions, 'onProgr
    * the entry point passes onboarding's `autoGrantAccess`, so collection does not depend on onboarding).
    * @default none: such environments stay reported as "not evaluated".
    */
-  grantAccess?: ((integrationId: string, errors: CollectResult['errors']) => Promise<GrantResult[]>) | undefined;
+  grantAccess?: ((integrationId: string, errors: CollectResult['errors'], signal?: AbortSignal) => Promise<GrantResult[]>) | undefined;
   /** Evaluate the checks after collecting. @default true */
   evaluate?: boolean;
   /** Told after each check is evaluated: checks done of the total. */
@@ -73,7 +73,8 @@ export interface CollectAndEvaluateOptions extends Pick<CollectOptions, 'onProgr
 /**
  * The collection pipeline shared by `vigil collect`, the queue's job handler and the demo: collect (or resume) the
  * integration, grant or report environments found unreadable, then evaluate the checks.
- * @throws as {@link collectIntegration}.
+ * @throws as {@link collectIntegration}; `conflict` / `COLLECTION_ABORTED` when `signal` stops the grant (the run is
+ *   finished by then; the checks are not evaluated).
  */
 export async function collectAndEvaluate(
   deps: IntegrationDeps,
@@ -87,7 +88,14 @@ export async function collectAndEvaluate(
     afterPage: options.afterPage,
   });
   const row = await getIntegration(deps.db, idOrName);
-  const grants = (await options.grantAccess?.(row.id, run.errors)) ?? [];
+  // The grant sends BAP and Dataverse admin requests: stopped with the run (an abort is thrown, never reported as a grant).
+  let grants: GrantResult[];
+  try {
+    grants = (await options.grantAccess?.(row.id, run.errors, options.signal)) ?? [];
+  } catch (e) {
+    if (options.signal?.aborted) throw abortedError(options.signal);
+    throw e;
+  }
   const evaluation =
     options.evaluate === false ? null : await evaluateIntegration(deps.db, row, { sinks: deps.sinks, logger: deps.logger, onCheck: options.onCheck });
   return { run, grants, evaluation };

@@ -44,7 +44,14 @@ export function collectionJobHandler(
     deps.logger.info({ jobId: job.id, integrationId: row.id }, 'collection job started');
     let run;
     try {
-      ({ run } = await collectAndEvaluate(deps, row.id, { signal: job.signal, grantAccess: deps.grantAccess }));
+      // Every page stored and every check evaluated is progress: the job's expiry counts from the last one, so a
+      // collection that moves on is never cut, and one stuck (or whose worker died) is retried.
+      ({ run } = await collectAndEvaluate(deps, row.id, {
+        signal: job.signal,
+        grantAccess: deps.grantAccess,
+        onProgress: () => job.progress(),
+        onCheck: () => job.progress(),
+      }));
     } catch (e) {
       // Refused credentials are recorded on the integration; retrying cannot help until they are rotated.
       if (isVigilError(e, 'authentication')) {
@@ -58,13 +65,24 @@ export function collectionJobHandler(
     }
     if (job.signal?.aborted || deps.audit?.enabled === false) return;
     try {
-      const { ingest, detections } = await ingestAndDetect(deps, row.id, { publisherId: deps.audit?.publisherId, concurrency: deps.audit?.concurrency });
+      const { ingest, detections } = await ingestAndDetect(deps, row.id, {
+        publisherId: deps.audit?.publisherId,
+        concurrency: deps.audit?.concurrency,
+        onProgress: () => job.progress(),
+        onDetect: () => job.progress(),
+        // Stopped with the job: its requests and throttled waits end, the cursors stay at the last stored window.
+        signal: job.signal,
+      });
       const stored = Object.values(ingest.contentTypes).reduce((n, o) => n + o.stored, 0);
       deps.logger.info(
         { jobId: job.id, integrationId: row.id, stored, dataLossAlerts: ingest.dataLossAlerts.length, alertsRaised: detections.alertsRaised },
         'audit cycle finished',
       );
     } catch (e) {
+      if (job.signal.aborted) {
+        deps.logger.warn({ jobId: job.id, integrationId: row.id }, 'audit cycle stopped; the next job resumes from the stored cursors');
+        return;
+      }
       deps.logger.error(
         { jobId: job.id, integrationId: row.id, error: (e as Error).message },
         'audit cycle failed; the next job resumes from the stored cursors',

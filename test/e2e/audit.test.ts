@@ -129,6 +129,34 @@ describe('audit ingestion through the emulated Management Activity API', () => {
     expect(await storedIds(rt)).toEqual([...truth].sort());
   });
 
+  it('a stopped ingestion ends its throttled wait at once and records nothing for the content type it was reading', async () => {
+    const rt = await w.runtime();
+    const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
+    // Every Management Activity answer is a 429 with Retry-After 100 s: the tenant's budget is blocked for 100 s.
+    w.emulator.control.setFaults({ rate: 1, kinds: ['429'], services: ['managementActivity'], maxRetryAfterSeconds: 100 });
+    try {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(new Error('worker stopping')), 300);
+      const started = Date.now();
+      const run = ingestAudit(rt, integration.id, { now: new Date(T), contentTypes: ['Audit.General'], powerBi: false, signal: controller.signal });
+      const hung = new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5000).unref());
+      expect(
+        await Promise.race([
+          run.then(
+            () => 'finished',
+            (e: unknown) => e,
+          ),
+          hung,
+        ]),
+      ).toEqual(new Error('worker stopping'));
+      expect(Date.now() - started).toBeLessThan(3000);
+    } finally {
+      w.emulator.control.clearFaults();
+    }
+    // Not marked unavailable (the throttled subscription start is not a refusal), no cursor moved.
+    expect(await rt.db.selectFrom('audit_cursors').selectAll().where('integration_id', '=', integration.id).execute()).toEqual([]);
+  });
+
   it('content that expires (AF20051) between listing and fetching is a data-loss alert naming the content', async () => {
     const rt = await w.runtime();
     const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });

@@ -30,6 +30,20 @@ describe('automatic environment access after a collection', () => {
     const missing = unreadable(off.run);
     expect(missing).toHaveLength(1);
     expect(off.grants).toEqual([]);
+    // Stopped as the grant starts (a worker stopping, a job's expiry): the run's stop reaches the grant's BAP and
+    // Dataverse requests, so nothing is granted, no environment is reported failed, and the outcome is the run's stop.
+    const controller = new AbortController();
+    const grant = autoGrantAccess(rt, true)!;
+    const stopped = collectAndEvaluate(rt, integration.id, {
+      evaluate: false,
+      signal: controller.signal,
+      grantAccess: (id, errors, signal) => {
+        controller.abort(new Error('worker stopping'));
+        return grant(id, errors, signal);
+      },
+    });
+    await expect(stopped).rejects.toMatchObject({ code: 'COLLECTION_ABORTED' });
+    expect(unreadable((await collectAndEvaluate(rt, integration.id, { evaluate: false, full: true })).run)).toEqual(missing);
     const on = await collectAndEvaluate(rt, integration.id, { evaluate: false, full: true, grantAccess: autoGrantAccess(rt, true) });
     expect(unreadable(on.run)).toEqual(missing);
     expect(on.grants).toEqual([expect.objectContaining({ environmentId: missing[0], result: 'granted' })]);
@@ -40,7 +54,13 @@ describe('automatic environment access after a collection', () => {
     w.emulator.control.remove(w.tenant.id, 'appUsers', `${missing[0]}/${w.app.appId}`);
     expect(unreadable((await collectAndEvaluate(rt, integration.id, { evaluate: false, full: true })).run)).toEqual(missing);
     const handler = collectionJobHandler({ ...rt, grantAccess: autoGrantAccess(rt, true), audit: { enabled: false } });
-    await handler({ id: 'job-1', integrationId: integration.id, enqueuedAt: new Date().toISOString(), signal: new AbortController().signal });
+    await handler({
+      id: 'job-1',
+      integrationId: integration.id,
+      enqueuedAt: new Date().toISOString(),
+      signal: new AbortController().signal,
+      progress: () => undefined,
+    });
     expect(unreadable((await collectAndEvaluate(rt, integration.id, { evaluate: false, full: true })).run)).toEqual([]);
     await rt.close();
   }, 120_000);

@@ -229,7 +229,13 @@ describe('collection reliability', () => {
     const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
     const handler = collectionJobHandler({ ...rt, audit: { enabled: false } });
     const runCount = async () => (await rt.db.selectFrom('collection_runs').select('id').where('integration_id', '=', integration.id).execute()).length;
-    const job = { id: 'job-1', integrationId: integration.id, enqueuedAt: new Date().toISOString(), signal: new AbortController().signal };
+    const job = {
+      id: 'job-1',
+      integrationId: integration.id,
+      enqueuedAt: new Date().toISOString(),
+      signal: new AbortController().signal,
+      progress: () => undefined,
+    };
     await handler(job);
     await handler(job); // pg-boss hands the job out again after its expiry
     expect(await runCount()).toBe(1);

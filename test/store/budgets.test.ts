@@ -194,6 +194,33 @@ describe.each(DIALECTS)('shared throttling budgets on %s', (dialect) => {
     expect(slept).toEqual([100]);
   });
 
+  it('per-app limits are keyed by the application (client) ID: another app registration has its own, the same app in another tenant shares it', async () => {
+    store = await freshStore(dialect);
+    const clock = { now: 2_500_000 };
+    const { budget, slept } = worker(store, clock);
+    const appA = '11111111-1111-1111-1111-11111111111A';
+    const appB = '22222222-2222-2222-2222-222222222222';
+    // App A at full rate in 10 tenants spends its 300 rps across tenants.
+    for (let t = 0; t < 10; t++) await budget.acquire({ service: 'graphTeams', tenantId: `tenant-${t}`, cost: 30, appId: appA });
+    // App B, in an 11th tenant, has its own app-wide budget: no wait (one shared key made it wait 100 ms).
+    await budget.acquire({ service: 'graphTeams', tenantId: 'tenant-10', cost: 30, appId: appB });
+    expect(slept).toEqual([]);
+    // App A in a 12th tenant: its app-wide budget is spent, so it waits a tenth of a second for 30 units.
+    await budget.acquire({ service: 'graphTeams', tenantId: 'tenant-11', cost: 30, appId: appA });
+    expect(slept).toEqual([100]);
+    // The rows: one per app, keyed by its client ID (case folded).
+    const rows = await store.db
+      .selectFrom('upstream_budgets')
+      .select('tenant_id')
+      .where('api', '=', 'graphTeams')
+      .where('tenant_id', 'like', 'app:%')
+      .execute();
+    expect(rows.map((r) => r.tenant_id).sort()).toEqual([`app:${appA.toLowerCase()}`, `app:${appB}`]);
+    // A 429 on the app's tenant budget penalizes the tenant, never the app-wide row.
+    expect(await budget.penalize({ service: 'graphTeams', tenantId: 'tenant-1', cost: 1, appId: appA }, 1)).toBe(true);
+    expect(await rateFactor(store.db, `app:${appA.toLowerCase()}`, 'graphTeams')).toBe(1);
+  });
+
   it("a 429 on a Graph request of no listed service waits alone: Graph's global limit across tenants is not blocked", async () => {
     store = await freshStore(dialect);
     const clock = { now: 4_000_000 };

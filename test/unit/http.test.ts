@@ -86,6 +86,36 @@ describe('HTTP pipeline', () => {
     expect(acquired).toHaveLength(41);
   });
 
+  it('charges each Graph request to the service its path belongs to, in its units (outside the directory and Teams: the global limit)', async () => {
+    const acquired: BudgetCharge[] = [];
+    const budget: ThrottleBudget = { acquire: async (charge) => void acquired.push(charge), penalize: async () => true };
+    const client = new HttpClient({ links: new LinkPolicy({ bases: { graph: [base] } }), logger: silentLogger(), sleepMs: async () => undefined, budget });
+    const paths = [
+      '/v1.0/users?$select=id,displayName',
+      '/v1.0/groups/g1/members',
+      '/v1.0/servicePrincipals?$top=1',
+      '/v1.0/users/u1/teamwork/installedApps',
+      '/v1.0/teams/t1/channels',
+      '/v1.0/copilot/users/u1/interactionHistory/getAllEnterpriseInteractions',
+      '/v1.0/reports/getOffice365ActiveUserDetail(period=%27D7%27)',
+      '/v1.0/external/connections',
+    ];
+    for (const path of paths) await client.send({ api: 'graph', url: `${base}${path}`, tenantId: 'tenant-1' }).catch(() => undefined);
+    expect(acquired.map((c) => [c.service, c.cost])).toEqual([
+      ['graphIdentity', 1],
+      ['graphIdentity', 3],
+      ['graphIdentity', 1],
+      ['graphTeams', 1],
+      ['graphTeams', 1],
+      ['graph', 1],
+      ['graph', 1],
+      ['graph', 1],
+    ]);
+    // A request that names its service (the outer $batch) keeps it.
+    await client.send({ api: 'graph', url: `${base}/v1.0/users`, tenantId: 'tenant-1', service: 'graphTeams', cost: 20 }).catch(() => undefined);
+    expect(acquired.at(-1)).toMatchObject({ service: 'graphTeams', cost: 20 });
+  });
+
   it('a throttled wait ends when the signal is aborted', async () => {
     throttledCount = 0;
     const controller = new AbortController();

@@ -8,7 +8,7 @@
  * - Microsoft Graph `concepts/throttling-limits.md`: global 130,000 requests / 10 s per app across all tenants;
  *   identity and access 3,500 / 5,000 / 8,000 resource units (RU) per 10 s per app+tenant for tenants under 50,
  *   50–500 and over 500 users, 150,000 RU / 20 s per app across tenants, and the RU cost table (see
- *   {@link graphResourceUnits}); Microsoft Teams "GET team, channel, tab, installedApps, appCatalogs" 30 rps per app
+ *   {@link graphResourceUnits}); the resources each service's limits apply to (see {@link graphBudgetOf}); Microsoft Teams "GET team, channel, tab, installedApps, appCatalogs" 30 rps per app
  *   per tenant, 600 rps per app across all tenants. The generated Teams table (`throttling-teams-graphsvc.md`, "GET |
  *   600 per 10 s | 300 per 10 s | 6000 per 10 s | 3000 per 10 s": two configurations in one row) is stricter across
  *   tenants, 3,000 per 10 s: Vigil keeps to the stricter figures, 30 rps per app per tenant and 300 rps per app.
@@ -45,8 +45,9 @@ export type BudgetService =
 
 /**
  * Who shares a limit: `appTenant` — this app in one tenant; `tenant` — every app in one tenant; `app` — this app in
- * every tenant (stored without a tenant: Vigil's integrations are counted as one app, which errs on the slow side when
- * they use several registrations); `environment` — one Dataverse environment (web server) of one tenant.
+ * every tenant (keyed by the application (client) ID of {@link BudgetCharge.appId}: two app registrations have a
+ * budget each, one registration used by integrations of several tenants shares one); `environment` — one Dataverse
+ * environment (web server) of one tenant.
  */
 type BudgetScope = 'appTenant' | 'tenant' | 'app' | 'environment';
 
@@ -156,8 +157,8 @@ function documentedLimits(service: BudgetService, settings: BudgetSettings, iden
  * `$select` −1, `$expand` +1, `$top` under 20 −1; never below 1). A delta path (`users/delta`) costs as its base
  * collection is not listed, so 1.
  */
-export function graphResourceUnits(url: string): number {
-  const u = new URL(url);
+function graphResourceUnits(url: string): number {
+  const u = graphUrl(url);
   const path = u.pathname.replace(/^\/(v1\.0|beta)/, '');
   const base: [RegExp, number][] = [
     [/^\/groups\/[^/]+\/transitiveMembers$/, 5],
@@ -175,6 +176,98 @@ export function graphResourceUnits(url: string): number {
   return Math.max(1, cost);
 }
 
+/** A Graph URL, absolute or relative to the version as a `$batch` inner request names it (`/users/{id}/…`). */
+function graphUrl(url: string): URL {
+  return new URL(url, 'https://graph.invalid/v1.0/');
+}
+
+/**
+ * Roots of the identity-and-access resources (`throttling-limits.md`, "Identity and access service limits", and the
+ * resources it lists in `includes/throttling-identity-and-access.md`: application, contract, device, directoryObject,
+ * directoryRole(Template), domain, extensionProperty, groupSetting(Template), group, the policies, licenseDetails,
+ * oauth2PermissionGrant, organization, orgContact, servicePrincipal, subscribedSku, user), as path segments.
+ */
+const IDENTITY_ROOTS = new Set([
+  'applications',
+  'contacts',
+  'contracts',
+  'devices',
+  'directoryObjects',
+  'directoryRoles',
+  'directoryRoleTemplates',
+  'domains',
+  'getObjectsById',
+  'groups',
+  'groupSettings',
+  'groupSettingTemplates',
+  'me',
+  'oauth2PermissionGrants',
+  'organization',
+  'policies',
+  'servicePrincipals',
+  'subscribedSkus',
+  'users',
+]);
+/**
+ * Segments under a user, group or `me` that are still directory data (relationships and directory functions): any
+ * other (`messages`, `drive`, `insights`, `teamwork`…) belongs to another workload's service.
+ */
+const IDENTITY_CHILDREN = new Set([
+  'appRoleAssignments',
+  'checkMemberGroups',
+  'checkMemberObjects',
+  'createdObjects',
+  'delta',
+  'directReports',
+  'extensionProperties',
+  'getMemberGroups',
+  'getMemberObjects',
+  'licenseDetails',
+  'manager',
+  'memberOf',
+  'members',
+  'oauth2PermissionGrants',
+  'ownedDevices',
+  'ownedObjects',
+  'owners',
+  'registeredDevices',
+  'transitiveMemberOf',
+  'transitiveMembers',
+]);
+/**
+ * Teams resources (`throttling-limits.md`, "Microsoft Teams service limits": team, channel, tab, installedApps,
+ * appCatalogs, chats): roots, and the segments that lead to them under a user or a group.
+ */
+const TEAMS_ROOTS = new Set(['teams', 'appCatalogs', 'chats', 'teamwork']);
+const TEAMS_CHILDREN = new Set(['teamwork', 'joinedTeams', 'chats', 'team']);
+
+/**
+ * The throttled Graph service a request belongs to, from its path, and its units there — the one decision shared by
+ * single requests (the pipeline charges a Graph request that names no service with it) and the inner requests of a
+ * `$batch` (`sources/graph/batch.ts`):
+ * - Teams (`graphTeams`, 1 request): `teams/…`, `appCatalogs/…`, `chats/…`, `teamwork/…`, and under a user or group its
+ *   `teamwork`, `joinedTeams`, `chats` or `team` (`users/{id}/teamwork/installedApps`);
+ * - identity and access (`graphIdentity`, {@link graphResourceUnits}): the directory roots of {@link IDENTITY_ROOTS}
+ *   (`users`, `groups/delta`, `groups/{id}/members`, `servicePrincipals/{id}/appRoleAssignments`…), children of a
+ *   user, group or `me` only when they are directory relationships or functions;
+ * - any other path (`copilot/…`, `reports/…`, `security/…`, `external/connections`, a user's mail or files): Graph's
+ *   global limit (`graph`, 1 request), the only one Vigil tracks for them.
+ * `url` is absolute, or relative to the version (`/users/{id}/…`) as a `$batch` inner request names it.
+ */
+export function graphBudgetOf(url: string): { service: 'graph' | 'graphIdentity' | 'graphTeams'; cost: number } {
+  const segments = graphUrl(url)
+    .pathname.replace(/^\/(v1\.0|beta)(?=\/|$)/, '')
+    .split('/')
+    .filter((s) => s.length > 0);
+  const [root = '', , child = ''] = segments;
+  // `me/…` names the child one segment earlier than `users/{id}/…`.
+  const sub = root === 'me' ? (segments[1] ?? '') : child;
+  if (TEAMS_ROOTS.has(root) || ((root === 'users' || root === 'groups' || root === 'me') && TEAMS_CHILDREN.has(sub))) return { service: 'graphTeams', cost: 1 };
+  const userOrGroup = root === 'users' || root === 'groups' || root === 'me';
+  const directory = IDENTITY_ROOTS.has(root) && (!userOrGroup || sub === '' || IDENTITY_CHILDREN.has(sub));
+  return directory ? { service: 'graphIdentity', cost: graphResourceUnits(url) } : { service: 'graph', cost: 1 };
+}
+
 /** What one request (or the requests inside one `$batch`) takes from a service's budgets. */
 export interface BudgetCharge {
   service: BudgetService;
@@ -183,6 +276,11 @@ export interface BudgetCharge {
   cost: number;
   /** The Dataverse environment's host (scope `environment`). */
   environment?: string;
+  /**
+   * The application (client) ID the request is sent as (scope `app`). Absent (a request sent outside an integration's
+   * context), the app-wide limits are shared by every such request under one key.
+   */
+  appId?: string;
 }
 
 /**

@@ -4,7 +4,7 @@ import type { Agent, Dispatcher, request as undiciRequest } from 'undici';
 import { upstreamCode } from '../../core/error-catalogue.ts';
 import { VigilError } from '../../core/errors.ts';
 import type { Logger } from '../log/index.ts';
-import type { BudgetCharge, BudgetService, ThrottleBudget } from './budget.ts';
+import { graphBudgetOf, type BudgetCharge, type BudgetService, type ThrottleBudget } from './budget.ts';
 import type { LinkPolicy } from './links.ts';
 
 /**
@@ -25,7 +25,8 @@ const RETRY_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
 export type ApiName = 'identity' | 'graph' | 'bap' | 'powerApps' | 'flow' | 'dataverse' | 'managementActivity' | 'powerBi' | 'arm';
 
 /**
- * The throttled service a request of an API family draws on when it names none: Graph's global limit, the Power
+ * The throttled service a request of an API family draws on when it names none (Graph requests are charged by path
+ * first, see {@link chargeOf}; `graph` here is for none): Graph's global limit, the Power
  * Platform admin budget, the Power BI admin budget. Sign-in (`identity`) and Azure Resource Manager have no budget
  * (ARM throttles per subscription and region, and Vigil sends it a handful of requests per run).
  */
@@ -39,11 +40,22 @@ const DEFAULT_SERVICE: Partial<Record<ApiName, BudgetService>> = {
   powerBi: 'powerBiAdmin',
 };
 
-/** The budget charge of a request (none without a tenant or for an API without a budget). */
+/**
+ * The budget charge of a request (none without a tenant or for an API without a budget). A Graph request that names no
+ * service is charged to the service its path belongs to, in that service's units ({@link graphBudgetOf}).
+ */
 function chargeOf(req: HttpRequest): BudgetCharge | undefined {
-  const service = req.service ?? DEFAULT_SERVICE[req.api];
-  if (!req.tenantId || !service) return undefined;
-  return { service, tenantId: req.tenantId, cost: req.cost ?? 1, ...(service === 'dataverse' ? { environment: new URL(req.url).host } : {}) };
+  if (!req.tenantId) return undefined;
+  const byPath = req.api === 'graph' && !req.service ? graphBudgetOf(req.url) : undefined;
+  const service = req.service ?? byPath?.service ?? DEFAULT_SERVICE[req.api];
+  if (!service) return undefined;
+  return {
+    service,
+    tenantId: req.tenantId,
+    cost: req.cost ?? byPath?.cost ?? 1,
+    ...(req.appId ? { appId: req.appId } : {}),
+    ...(service === 'dataverse' ? { environment: new URL(req.url).host } : {}),
+  };
 }
 
 /** A request through the pipeline. */
@@ -59,13 +71,19 @@ export interface HttpRequest {
   /** Tenant whose throttling budget this request draws on (none: no budget). */
   tenantId?: string;
   /**
-   * The throttled service the request draws on (its limits, see `budget.ts`); default per API family
-   * (`graph` → Graph's global limit, `bap`/`powerApps`/`flow` → `powerPlatform`, `powerBi` → `powerBiAdmin`).
+   * The application (client) ID the request is sent as: the key of the per-app-across-tenants limits. Default: the
+   * one the client view was bound to ({@link HttpClient.bind}).
+   */
+  appId?: string;
+  /**
+   * The throttled service the request draws on (its limits, see `budget.ts`); default for Graph by path
+   * (`graphBudgetOf`: directory → `graphIdentity` in resource units, Teams → `graphTeams`, else Graph's global limit),
+   * otherwise per API family (`bap`/`powerApps`/`flow` → `powerPlatform`, `powerBi` → `powerBiAdmin`).
    */
   service?: BudgetService;
   /**
    * Units taken from the service's budgets per attempt: Graph identity resource units, else requests (a `$batch`
-   * costs the sum of its inner requests). @default 1
+   * costs the sum of its inner requests). @default for Graph its path's cost (`graphBudgetOf`), else 1
    */
   cost?: number;
   /** Stops waiting (for a budget or before a retry) and sending: the request then throws the signal's reason. */
@@ -183,8 +201,8 @@ export interface HttpClientOptions {
    * returns the remediation, e.g. which cloud profile or endpoints file named it. Default: check network access.
    */
   unreachableHint?: (host: string) => string;
-  /** Injected for tests of timing logic; defaults to real timers. */
-  sleepMs?: (ms: number) => Promise<void>;
+  /** Injected for tests of timing logic; defaults to real timers (ended early by the signal, when given). */
+  sleepMs?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Receives every upstream answer and every wait (Prometheus metrics); none by default. */
   metrics?: HttpMetrics;
 }
@@ -226,13 +244,18 @@ export class HttpClient {
   readonly links: LinkPolicy;
   /** Options of the connection pool, created with undici on the first request (start-up of commands that send none stays light). */
   private readonly agentOptions: Agent.Options;
-  private pool: Promise<{ agent: Agent; request: typeof undiciRequest }> | undefined;
+  /** Holds the pool: shared with the views of {@link withSignal}, so they send through the same connections. */
+  private readonly shared: { pool?: Promise<{ agent: Agent; request: typeof undiciRequest }> } = {};
+  /** The signal of a view made by {@link bind}, added to every request, acquire and wait of the view. */
+  private boundSignal: AbortSignal | undefined;
+  /** The application ID of a view made by {@link bind}, charged with every request and acquire of the view. */
+  private boundAppId: string | undefined;
   private readonly maxAttempts: number;
   private readonly unreachableHint: ((host: string) => string) | undefined;
   private readonly maxWaitSeconds: number;
   private readonly baseDelaySeconds: number;
   private readonly logger: Logger;
-  private readonly sleepMs: (ms: number) => Promise<void>;
+  private readonly sleepMs: (ms: number, signal?: AbortSignal) => Promise<void>;
   private readonly budget: ThrottleBudget | undefined;
   private readonly metrics: HttpMetrics | undefined;
 
@@ -251,7 +274,36 @@ export class HttpClient {
     this.maxWaitSeconds = options.maxWaitSeconds ?? 120;
     this.baseDelaySeconds = options.baseDelaySeconds ?? 1;
     this.logger = options.logger;
-    this.sleepMs = options.sleepMs ?? ((ms) => sleep(ms).then(() => undefined));
+    this.sleepMs = options.sleepMs ?? ((ms, signal) => sleep(ms, undefined, { signal }).then(() => undefined));
+  }
+
+  /**
+   * A view of this client (same connections, budgets, stats and metrics) bound to what one integration's requests
+   * share — what a stream context gives its sources (`StreamContext.http`), so no send path can leave them out:
+   * - `signal`: every request, budget acquire and throttled wait of the view also ends when it is aborted (a stopped
+   *   run never sleeps through a long `Retry-After` or a spent budget, whether or not the request names the signal);
+   * - `appId`: the application (client) ID the requests are sent as, charged to the per-app limits (a request's own
+   *   `appId` wins).
+   * Returns this client when neither is given.
+   */
+  bind(scope: { signal?: AbortSignal | undefined; appId?: string | undefined }): HttpClient {
+    if (!scope.signal && !scope.appId) return this;
+    const view = Object.create(this) as HttpClient;
+    view.boundSignal = this.signalOf(scope.signal);
+    view.boundAppId = scope.appId ?? this.boundAppId;
+    return view;
+  }
+
+  /** A charge with the view's application ID when it names none. */
+  private withApp(charge: BudgetCharge): BudgetCharge {
+    return charge.appId || !this.boundAppId ? charge : { ...charge, appId: this.boundAppId };
+  }
+
+  /** A request's own signal combined with the view's (either aborts). */
+  private signalOf(signal: AbortSignal | undefined): AbortSignal | undefined {
+    const bound = this.boundSignal;
+    if (!bound || !signal || signal === bound) return signal ?? bound;
+    return AbortSignal.any([signal, bound]);
   }
 
   /** Counters for one API (created on first use). */
@@ -280,6 +332,7 @@ export class HttpClient {
     const method = req.method ?? 'GET';
     // The link policy, before the token is even asked for: a token never leaves the hosts of its API.
     this.links.check(req.api, req.url, 'the request URL');
+    if (this.boundSignal || this.boundAppId) req = { ...req, signal: this.signalOf(req.signal), appId: req.appId ?? this.boundAppId };
     const stats = this.statsFor(req.api);
     const charge = chargeOf(req);
     let refreshed = false;
@@ -391,7 +444,11 @@ export class HttpClient {
     this.metrics?.throttleWait(api, seconds);
     // The next acquire waits the block out; a service without a shared budget waits here.
     if (throttled && this.budget && (await this.budget.penalize(throttled, seconds))) return;
-    await this.sleepMs(seconds * 1000);
+    // The sleep ends when the signal is aborted (a stopped run does not sleep out a 120 s Retry-After), with its reason.
+    await this.sleepMs(seconds * 1000, signal).catch((e: unknown) => {
+      signal?.throwIfAborted();
+      throw e;
+    });
     signal?.throwIfAborted();
   }
 
@@ -408,22 +465,22 @@ export class HttpClient {
     signal?: AbortSignal,
   ): Promise<void> {
     this.statsFor(api).throttled += throttled.count;
-    await this.waitOut(api, this.backoffSeconds(throttled.inRow, throttled.retryAfter), charge, signal);
+    await this.waitOut(api, this.backoffSeconds(throttled.inRow, throttled.retryAfter), this.withApp(charge), this.signalOf(signal));
   }
 
   /** Takes a request's units from its service's shared budget (a `$batch` takes its inner requests' before sending). */
   async acquire(charge: BudgetCharge, signal?: AbortSignal): Promise<void> {
-    if (this.budget) await this.budget.acquire(charge, signal);
+    if (this.budget) await this.budget.acquire(this.withApp(charge), this.signalOf(signal));
   }
 
   /** The undici pool, loaded and created on first use. */
   private connectionPool(): Promise<{ agent: Agent; request: typeof undiciRequest }> {
-    this.pool ??= import('undici').then((undici) => ({ agent: new undici.Agent(this.agentOptions), request: undici.request }));
-    return this.pool;
+    this.shared.pool ??= import('undici').then((undici) => ({ agent: new undici.Agent(this.agentOptions), request: undici.request }));
+    return this.shared.pool;
   }
 
   /** Closes pooled connections (none when nothing was sent). */
   async close(): Promise<void> {
-    if (this.pool) await (await this.pool).agent.close();
+    if (this.shared.pool) await (await this.shared.pool).agent.close();
   }
 }

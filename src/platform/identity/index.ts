@@ -231,9 +231,12 @@ export class ClientCredentialProvider {
   private readonly network: PipelineNetworkModule;
   /** The tenant the tokens are for. */
   readonly tenantId: string;
+  /** The application (client) ID the tokens are issued to. */
+  readonly clientId: string;
 
   constructor(private readonly options: ClientCredentialOptions) {
     this.tenantId = options.tenantId;
+    this.clientId = options.clientId;
     const authorityUrl = new URL(options.cloud.authorityHost);
     this.network = new PipelineNetworkModule(options.http);
     this.configuration = {

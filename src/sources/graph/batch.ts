@@ -1,6 +1,6 @@
 import { VigilError } from '../../core/errors.ts';
 import { str } from '../../core/json.ts';
-import type { BudgetService } from '../../platform/http/budget.ts';
+import { graphBudgetOf, type BudgetService } from '../../platform/http/budget.ts';
 import { parseRetryAfter, UpstreamHttpError } from '../../platform/http/client.ts';
 import type { StreamContext } from '../stream.ts';
 
@@ -23,14 +23,13 @@ export const BATCH_SIZE = 20;
 const INNER_ATTEMPTS = 6;
 const INNER_ERRORS = new Set([500, 502, 503, 504]);
 
-/** One inner GET of a batch. */
+/**
+ * One inner GET of a batch. Its service and units come from its path ({@link graphBudgetOf}, the decision single Graph
+ * requests are charged by): `users/{id}/teamwork/installedApps` is a Teams read, `users?$select=id` 1 identity unit.
+ */
 export interface BatchItem<T> {
   /** URL relative to `{graph}/v1.0`, as `$batch` wants it. */
   url: string;
-  /** The throttled service the request draws on (`graphTeams` for installed apps). */
-  service: BudgetService;
-  /** Units it costs in that service (resource units for `graphIdentity`). @default 1 */
-  cost?: number;
   /** The caller's handle (the user the request reads). */
   tag: T;
 }
@@ -44,6 +43,8 @@ export interface BatchAnswer {
 
 interface Pending<T> {
   item: BatchItem<T>;
+  /** The service the item draws on and its units there, from its path. */
+  budget: { service: BudgetService; cost: number };
   /** Throttled answers in a row (grows the backoff when an inner 429 carries no `Retry-After`). */
   throttled: number;
   /** Answers 5xx without `Retry-After`. */
@@ -83,14 +84,15 @@ export async function runBatch<T>(
   handle: (item: BatchItem<T>, answer: BatchAnswer) => BatchItem<T>[] | void,
   signal?: AbortSignal,
 ): Promise<void> {
-  const queue: Pending<T>[] = items.map((item) => ({ item, throttled: 0, failed: 0 }));
+  const pending = (item: BatchItem<T>): Pending<T> => ({ item, budget: graphBudgetOf(item.url), throttled: 0, failed: 0 });
+  const queue: Pending<T>[] = items.map(pending);
   const batchUrl = `${ctx.cloud.graph.baseUrl}/v1.0/$batch`;
   while (queue.length > 0) {
     const batch = queue.splice(0, BATCH_SIZE);
     // Each inner request is charged to its own service before sending: the first service through the outer request
     // (so an outer 429 penalizes it and a retried batch is charged again), any other here.
     const costs = new Map<BudgetService, number>();
-    for (const p of batch) costs.set(p.item.service, (costs.get(p.item.service) ?? 0) + (p.item.cost ?? 1));
+    for (const p of batch) costs.set(p.budget.service, (costs.get(p.budget.service) ?? 0) + p.budget.cost);
     const [[service, cost], ...others] = [...costs] as [[BudgetService, number], ...[BudgetService, number][]];
     for (const [s, c] of others) await ctx.http.acquire({ service: s, tenantId: ctx.tenantId, cost: c }, signal);
     const res = await ctx.http.send<{ responses?: (BatchAnswer & { id?: unknown })[] }>({
@@ -117,18 +119,18 @@ export async function runBatch<T>(
       const retryAfter = parseRetryAfter(header(answer.headers, 'retry-after'));
       if (answer.status === 429 || (answer.status === 503 && retryAfter !== undefined)) {
         p.throttled++;
-        const t = throttled.get(p.item.service) ?? { retryAfter: undefined, inRow: 0, count: 0 };
+        const t = throttled.get(p.budget.service) ?? { retryAfter: undefined, inRow: 0, count: 0 };
         t.count++;
         if (retryAfter !== undefined) t.retryAfter = Math.max(t.retryAfter ?? 0, retryAfter);
         t.inRow = Math.max(t.inRow, p.throttled);
-        throttled.set(p.item.service, t);
+        throttled.set(p.budget.service, t);
         again.push(p);
       } else if (INNER_ERRORS.has(answer.status) && p.failed + 1 < INNER_ATTEMPTS) {
         p.failed++;
         failedWait = Math.max(failedWait, Math.random() * Math.min(8, 0.5 * 2 ** (p.failed - 1)));
         again.push(p);
       } else {
-        for (const next of handle(p.item, answer) ?? []) queue.push({ item: next, throttled: 0, failed: 0 });
+        for (const next of handle(p.item, answer) ?? []) queue.push(pending(next));
       }
     }
     if (again.length === 0) continue;

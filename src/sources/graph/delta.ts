@@ -1,5 +1,4 @@
 import type { Json } from '../../core/json.ts';
-import { graphResourceUnits } from '../../platform/http/budget.ts';
 import { odataPages, type ODataPagingRequest } from '../../platform/http/odata.ts';
 import type { StreamContext, StreamPage } from '../stream.ts';
 
@@ -35,7 +34,7 @@ export function deltaUrl(ctx: StreamContext, path: string, select: string): stri
   return `${ctx.cloud.graph.baseUrl}/v1.0/${path}/delta?$select=${select}`;
 }
 
-/** The paging request of a delta round from `url`: page size by `Prefer: odata.maxpagesize`, Graph token, its identity budget and RU cost. */
+/** The paging request of a delta round from `url`: page size by `Prefer: odata.maxpagesize`, Graph token, the tenant's budgets. */
 export function deltaRequest(ctx: StreamContext, url: string): ODataPagingRequest {
   const size = Math.min(999, Math.max(1, ctx.graphPageSize ?? 999));
   return {
@@ -44,9 +43,8 @@ export function deltaRequest(ctx: StreamContext, url: string): ODataPagingReques
     headers: { Prefer: `odata.maxpagesize=${size}` },
     token: ctx.tokens.bearer(ctx.cloud.graph.resource),
     tenantId: ctx.tenantId,
-    // Directory reads draw on the identity-and-access budget, in resource units.
-    service: 'graphIdentity',
-    cost: graphResourceUnits(url),
+    // No service or cost: the pipeline charges each page to its path's service (`graphBudgetOf`: directory reads to the
+    // identity-and-access budget, in resource units of the page's own URL, next links included).
     signal: ctx.signal,
   };
 }

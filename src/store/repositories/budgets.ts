@@ -15,7 +15,7 @@ import type { Database } from '../schema.ts';
 
 /**
  * Throttling budgets shared through the database: one token bucket per (scope, budget) row — scope a tenant id, or
- * `*` for a limit per app across all tenants — read and updated in one transaction (`SELECT … FOR UPDATE` on
+ * `app:{client id}` for a limit per app across all tenants (see {@link appScopeId}) — read and updated in one transaction (`SELECT … FOR UPDATE` on
  * PostgreSQL, rows locked in key order; SQLite serialises writers), so any number of workers on any number of
  * machines together stay within what each documented limit allows, and a 429 seen by one slows the others.
  *
@@ -145,10 +145,18 @@ export async function rateFactor(db: Kysely<Database>, scopeId: string, name: st
   return row ? Number(row.rate_factor) : 1;
 }
 
+/**
+ * The row key of a per-app limit: `app:{client id}` (40 characters, within the column's 64), or `*` for charges of no
+ * app (sent outside an integration's context).
+ */
+function appScopeId(appId: string | undefined): string {
+  return appId ? `app:${appId.toLowerCase()}` : '*';
+}
+
 /** Row key of a scoped limit for a charge. */
 function bucketOf(limit: ScopedLimit, charge: BudgetCharge): BucketTake {
   const l = { capacity: limit.capacity, windowSeconds: limit.windowSeconds };
-  if (limit.scope === 'app') return { scopeId: '*', name: limit.name, limit: l, cost: charge.cost };
+  if (limit.scope === 'app') return { scopeId: appScopeId(charge.appId), name: limit.name, limit: l, cost: charge.cost };
   if (limit.scope === 'environment') {
     // The environment's host in 12 hex digits keeps the name within the column's 32 characters.
     const host = createHash('sha256')
@@ -240,7 +248,11 @@ export class SharedBudget implements ThrottleBudget {
         else this.leases.delete(key);
         return;
       }
-      await this.sleepMs(Math.min(wait, 60_000), signal);
+      // An abort ends the wait with the signal's reason (the run's stop), not a bare AbortError.
+      await this.sleepMs(Math.min(wait, 60_000), signal).catch((e: unknown) => {
+        signal?.throwIfAborted();
+        throw e;
+      });
     }
   }
 
@@ -253,7 +265,7 @@ export class SharedBudget implements ThrottleBudget {
   async penalize(charge: BudgetCharge, seconds: number): Promise<boolean> {
     const now = this.now();
     const [first] = await this.buckets(charge);
-    if (!first || first.scopeId === '*') return false;
+    if (!first || first.scopeId === appScopeId(charge.appId)) return false;
     const bucket = `${first.scopeId}\u0000${first.name}\u0000`;
     for (const key of this.leases.keys()) if (key.split('\u0001').some((k) => k.startsWith(bucket))) this.leases.delete(key);
     await throttle(this.db, first, now + seconds * 1000, now);

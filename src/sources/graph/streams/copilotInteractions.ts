@@ -157,7 +157,7 @@ export const copilotInteractionsStream: Stream<'copilotInteractions', EstateObje
     const url = cursor ?? firstUrl(ctx, userId, null);
     // The next round's lower bound: the latest createdDateTime seen, never below the bound this round started from.
     let latest = filterBound(url);
-    const request = { api: 'graph' as const, url, token: ctx.tokens.bearer(ctx.cloud.graph.resource), tenantId: ctx.tenantId, cost: 1 };
+    const request = { api: 'graph' as const, url, token: ctx.tokens.bearer(ctx.cloud.graph.resource), tenantId: ctx.tenantId };
     for await (const page of odataPages<Json>(ctx.http, request)) {
       const records = page.items.map((j) => toInteraction(userId, j));
       for (const r of records) {

@@ -112,7 +112,7 @@ function relativeLink(ctx: StreamContext, link: string): string {
  */
 async function* readTeamsApps(ctx: StreamContext, slice: Slice) {
   const userIds = (slice.params.userIds ?? '').split(',').filter(Boolean);
-  const item = (userId: string, url: string): BatchItem<string> => ({ url, service: 'graphTeams', tag: userId });
+  const item = (userId: string, url: string): BatchItem<string> => ({ url, tag: userId });
   const records: EstateObject<TeamsAppAttrs>[] = [];
   await runBatch(
     ctx,
