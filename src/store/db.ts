@@ -158,8 +158,58 @@ export async function openStore(options: StoreOptions | string): Promise<Kysely<
     dialects.set(db, 'sqlite');
     sqliteHandles.set(db, sqlite);
   }
-  if (o.migrate !== false) await migrate(db);
+  if (o.migrate !== false) await (o.databaseUrl ? migrate(db) : withMigrationLock(o.dataDir, () => migrate(db)));
   return db;
+}
+
+/** File name of the lock that serialises SQLite migrations across processes (a small SQLite database of its own). */
+const MIGRATION_LOCK_FILE = 'vigil.migrate.lock';
+
+/**
+ * Runs `fn` (the migrations of a SQLite store) while holding an exclusive lock shared by every Vigil process on this
+ * data directory: SQLite's own file lock on `<dataDir>/vigil.migrate.lock`, taken with `BEGIN EXCLUSIVE` and waited
+ * for up to 60 s. Kysely's migration lock is a no-op on SQLite (one connection per process), so two first commands
+ * at once — `vigil serve` and `vigil collect` on a new data directory — both ran migration 0001 and one failed ("table
+ * integrations already exists", or "database is locked"). With the lock the second waits, then finds nothing pending.
+ * Sources: SQLite locking (https://sqlite.org/lockingv3.html, BEGIN EXCLUSIVE), Kysely `SqliteAdapter.acquireMigrationLock`.
+ * @throws VigilError `configuration` / `MIGRATION_FAILED` when the lock is not released within 60 s.
+ */
+async function withMigrationLock<T>(dataDir: string, fn: () => Promise<T>): Promise<T> {
+  // Stores opened at once in one process take turns first: the file lock below blocks the thread while it waits.
+  const file = join(dataDir, MIGRATION_LOCK_FILE);
+  const before = migratingHere.get(file) ?? Promise.resolve();
+  const mine = before.then(() => withFileLock(file, fn));
+  const settled = mine.then(
+    () => undefined,
+    () => undefined,
+  );
+  migratingHere.set(file, settled);
+  void settled.then(() => migratingHere.get(file) === settled && migratingHere.delete(file));
+  return mine;
+}
+
+/** Migrations under way in this process, per lock file. */
+const migratingHere = new Map<string, Promise<void>>();
+
+async function withFileLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
+  privateFile(file, { create: true });
+  const lock = new SQLite(file, { timeout: 60_000 });
+  try {
+    try {
+      lock.exec('BEGIN EXCLUSIVE');
+    } catch (e) {
+      throw new VigilError(
+        'MIGRATION_FAILED',
+        `Another Vigil process has been migrating the database beside ${file} for over a minute: ${(e as Error).message}`,
+        {
+          cause: e,
+        },
+      );
+    }
+    return await fn();
+  } finally {
+    lock.close();
+  }
 }
 
 /**

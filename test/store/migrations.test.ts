@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Kysely, Migrator, PostgresDialect, sql, type Migration } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -6,11 +9,13 @@ import { migrate, migrateTo, migrationStatus, openStore } from '../../src/store/
 import * as m0001 from '../../src/store/migrations/0001_initial.ts';
 import * as m0002 from '../../src/store/migrations/0002_schedules_budgets.ts';
 import type { Database } from '../../src/store/schema.ts';
+import { vigil } from '../support/process.ts';
 import { dropSchema, TEST_DATABASE_URL } from './dialects.ts';
 
 /**
  * Issue 14, point 9: on PostgreSQL Vigil's migration table is its own schema's, whatever other schemas of the database
- * hold. (SQLite has one schema per file: nothing to test there.)
+ * hold. On SQLite, Kysely's migration lock does nothing across processes: Vigil's own lock makes first commands
+ * started together on a new data directory take turns.
  */
 
 const schemaName = (tag: string) => `vigil_mig_${tag}_${randomBytes(5).toString('hex')}`;
@@ -119,6 +124,34 @@ describe('migrations on postgres', () => {
         await new Promise((r) => setTimeout(r, 100));
       }
       await sql`drop database if exists ${sql.id(database)} with (force)`.execute(a);
+    }
+  });
+});
+
+describe('migrations on sqlite', () => {
+  it('first commands started at once on a new data directory all succeed: one migrates, the others wait for it', async () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'vigil-first-')), 'data');
+    const runs = await Promise.all(Array.from({ length: 6 }, () => vigil(['integrations', 'list', '--json'], { VIGIL_DATA_DIR: dataDir })));
+    for (const r of runs) {
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual([]);
+    }
+    const db = await openStore({ dataDir, migrate: false });
+    try {
+      expect((await migrationStatus(db)).every((m) => m.executedAt)).toBe(true);
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it('stores opened at once in one process take turns migrating', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'vigil-twice-'));
+    const dbs = await Promise.all([openStore(dataDir), openStore(dataDir), openStore(dataDir)]);
+    try {
+      for (const db of dbs) expect((await migrationStatus(db)).every((m) => m.executedAt)).toBe(true);
+    } finally {
+      for (const db of dbs) await db.destroy();
     }
   });
 });
