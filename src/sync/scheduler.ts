@@ -2,7 +2,7 @@ import { Cron } from 'croner';
 import type { Kysely } from 'kysely';
 import { VigilError } from '../core/errors.ts';
 import type { Logger } from '../platform/log/index.ts';
-import { integrationsWithRunningRuns } from '../store/repositories/runs.ts';
+import { integrationsWithRunningRuns, listRuns } from '../store/repositories/runs.ts';
 import { advanceSchedule, createSchedule, listSchedules } from '../store/repositories/schedules.ts';
 import type { Database } from '../store/schema.ts';
 import type { IntegrationRow } from '../store/repositories/integrations.ts';
@@ -12,7 +12,8 @@ import type { JobQueue } from '../jobs/queue.ts';
 /**
  * The scheduler: on every tick, enqueues the collection of each integration whose slot has come. Slots follow one
  * cron expression (UTC) shifted by a random jitter per integration, so that hundreds of tenants do not all start
- * at the same second (limits-and-practices.md, practice 5). A new integration is due at once. A tick only enqueues;
+ * at the same second (limits-and-practices.md, practice 5). A new integration is due at once, unless it already has
+ * a run (collected by hand before the first tick): then at its first slot. A tick only enqueues;
  * workers collect.
  */
 
@@ -71,10 +72,14 @@ export async function tick(db: Kysely<Database>, queue: JobQueue, options: Sched
   for (const { integrationId, schedule } of await listSchedules(db)) {
     let row = schedule;
     if (!row) {
+      const jitter = Math.floor(random() * options.jitterSeconds);
+      // New to the scheduler: due at once, unless it was already collected (a user queued or ran it by hand before
+      // the first tick) or is being collected — then its first slot is the next one, not a second collection now.
+      const collected = (await listRuns(db, integrationId, 1)).length > 0;
       row = {
         integration_id: integrationId,
-        jitter_seconds: Math.floor(random() * options.jitterSeconds),
-        next_due_at: now.toISOString(),
+        jitter_seconds: jitter,
+        next_due_at: collected ? nextDue(cron, new Date(now.getTime() - jitter * 1000), jitter) : now.toISOString(),
         last_enqueued_at: null,
       };
       if (!(await createSchedule(db, row))) continue; // another scheduler created it; it will enqueue

@@ -4,7 +4,7 @@ import type { JobQueue } from '../../src/jobs/queue.ts';
 import { silentLogger } from '../../src/platform/log/index.ts';
 import { DIALECTS, freshStore, type TestStore } from '../store/dialects.ts';
 import { insertTestIntegration } from '../store/fixtures.ts';
-import { insertRun } from '../../src/store/repositories/runs.ts';
+import { finishRun, insertRun } from '../../src/store/repositories/runs.ts';
 
 function fakeQueue(): JobQueue & { sent: string[] } {
   const sent: string[] = [];
@@ -35,6 +35,17 @@ describe.each(DIALECTS)('collection scheduler on %s', (dialect) => {
     expect(await tick(store.db, queue, { ...base, now: new Date('2026-11-21T11:04:59Z') })).toEqual([]);
     expect(await tick(store.db, queue, { ...base, now: new Date('2026-11-21T11:05:00Z') })).toEqual(['int_a']);
     expect((await store.db.selectFrom('collection_schedules').select('next_due_at').executeTakeFirstOrThrow()).next_due_at).toBe('2026-11-21T12:05:00.000Z');
+  });
+
+  it('a new integration already collected by hand before the first tick waits for its first slot instead of being collected again', async () => {
+    store = await freshStore(dialect);
+    for (const id of ['int_a', 'int_b']) await insertTestIntegration(store.db, id);
+    await insertRun(store.db, { id: 'run_a', integration_id: 'int_a', started_at: '2026-11-21T10:01:00Z', owner_host: null, owner_pid: null });
+    await finishRun(store.db, 'run_a', { status: 'succeeded', finishedAt: '2026-11-21T10:02:00Z', durationMs: 60_000, counts: {}, errors: [], httpStats: {} });
+    const queue = fakeQueue();
+    const base = { cron: '0 * * * *', jitterSeconds: 0, logger: silentLogger() };
+    expect(await tick(store.db, queue, { ...base, now: new Date('2026-11-21T10:10:00Z') })).toEqual(['int_b']);
+    expect(await tick(store.db, queue, { ...base, now: new Date('2026-11-21T11:00:00Z') })).toEqual(['int_a', 'int_b']);
   });
 
   it('two schedulers ticking at once enqueue each slot once', async () => {
