@@ -6,6 +6,7 @@ import { runDetections, type DetectionRunResult } from '../detections/run.ts';
 import { forEachLimited } from '../core/pool.ts';
 import { credentialsFor, getIntegration, recordCredentialRefusal, streamContext, type IntegrationDeps } from '../integration/index.ts';
 import { UpstreamHttpError } from '../platform/http/client.ts';
+import type { JsonArrayText } from '../platform/json/array.ts';
 import {
   afCode,
   CONTENT_TYPES,
@@ -201,7 +202,7 @@ export async function ingestAudit(deps: IntegrationDeps, idOrName: string, optio
         const end = new Date(Math.min(cursor.getTime() + WINDOW_MS, now.getTime()));
         for await (const page of listContent(ctx, contentType, cursor, end)) {
           await forEachLimited(page, options.concurrency ?? 4, async (item) => {
-            let content: { records: Record<string, unknown>[]; text: string };
+            let content: JsonArrayText;
             try {
               content = await fetchContent(ctx, item.contentUri);
             } catch (e) {
@@ -212,7 +213,7 @@ export async function ingestAudit(deps: IntegrationDeps, idOrName: string, optio
               }
               throw e;
             }
-            await writer.add(contentType, item.contentId, content);
+            await writer.add(contentType, item.contentId, { text: content.text, records: content });
           });
         }
         await writer.flush();
@@ -407,8 +408,8 @@ async function skipLostWindow(
 
 /**
  * Stores the blobs (or Power BI pages) of one source in groups, and counts the outcome: new, duplicate, malformed.
- * Each blob is normalised and compressed as it arrives (its parsed records are dropped then: memory is per blob in
- * flight plus the compressed group), and queued; a group is stored in one transaction ({@link storeBlobs}) once it
+ * Each blob is normalised and compressed as it arrives (a content blob's records are parsed one at a time as they are
+ * read, so memory is the blobs in flight as text plus the compressed group), and queued; a group is stored in one transaction ({@link storeBlobs}) once it
  * holds `commitRecords` events, and whatever is queued is stored by {@link BlobWriter.flush}, which the caller awaits
  * before it moves a cursor past those blobs. `stored` is told of each blob once its transaction committed (progress,
  * and the tests' kill hook). A group that fails to store fails the flush that stored it; its blobs, never committed,
@@ -428,10 +429,9 @@ class BlobWriter {
   ) {}
 
   /** Normalises, compresses and queues one blob; stores the group when it is full (and then returns once stored). */
-  async add(contentType: string, contentId: string | null, fetched: { text: string; records: Record<string, unknown>[] }): Promise<void> {
+  async add(contentType: string, contentId: string | null, fetched: { text: string; records: Iterable<unknown> & { length: number } }): Promise<void> {
     const { events, malformed } = blobEvents(fetched.records, contentType);
     const records = fetched.records.length;
-    fetched.records = [];
     this.outcome.malformed += malformed;
     const blob = await encodeBlob({ contentType, contentId, text: fetched.text, records, events });
     this.queue.push(blob);

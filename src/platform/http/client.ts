@@ -89,6 +89,12 @@ export interface HttpRequest {
   /** Stops waiting (for a budget or before a retry) and sending: the request then throws the signal's reason. */
   signal?: AbortSignal;
   /**
+   * Parses a body answered with a status below 400, instead of `JSON.parse` (a content blob kept as its text and
+   * parsed record by record, see platform/json/array.ts). A SyntaxError it throws counts as a body cut short on the
+   * way: retried like a network failure.
+   */
+  parseBody?: (text: string) => unknown;
+  /**
    * Recognises throttling answered with another status (the Management Activity API answers `AF429` with HTTP 403):
    * such answers are retried like a 429.
    */
@@ -388,7 +394,7 @@ export class HttpClient {
       let body: unknown = null;
       if (text.length > 0) {
         try {
-          body = JSON.parse(text);
+          body = status < 400 && req.parseBody ? req.parseBody(text) : JSON.parse(text);
         } catch (e) {
           // A 2xx body that does not parse was cut short on the way; retry like a network failure.
           if (status < 400 && attempt < this.maxAttempts) {

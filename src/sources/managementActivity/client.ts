@@ -1,3 +1,4 @@
+import { JsonArrayText } from '../../platform/json/array.ts';
 import { UpstreamHttpError, type HttpRequest } from '../../platform/http/client.ts';
 import type { StreamContext } from '../stream.ts';
 
@@ -97,11 +98,17 @@ export async function* listContent(ctx: FeedContext, contentType: string, start:
 }
 
 /**
- * Fetches one content blob: its audit records, and the body text as received (a JSON array) that Vigil keeps as the
- * raw records.
+ * Fetches one content blob: the body text as received (a JSON array) that Vigil keeps as the raw records, with its
+ * records parsed one at a time as they are read ({@link JsonArrayText}: memory is the text plus one record, whatever
+ * the blob's size). A body that is JSON but not an array holds no records.
  * @throws UpstreamHttpError with `upstreamCode` AF20051 when the content has expired (older than 7 days).
  */
-export async function fetchContent(ctx: FeedContext, contentUri: string): Promise<{ records: Record<string, unknown>[]; text: string }> {
-  const res = await ctx.http.send<Record<string, unknown>[] | null>(request(ctx, contentUri));
-  return Array.isArray(res.body) ? { records: res.body, text: res.text } : { records: [], text: '[]' };
+export async function fetchContent(ctx: FeedContext, contentUri: string): Promise<JsonArrayText> {
+  const res = await ctx.http.send<unknown>({
+    ...request(ctx, contentUri),
+    parseBody: (text) => (ARRAY_START.test(text) ? new JsonArrayText(text) : JSON.parse(text)),
+  });
+  return res.body instanceof JsonArrayText ? res.body : new JsonArrayText('[]');
 }
+
+const ARRAY_START = /^\s*\[/;

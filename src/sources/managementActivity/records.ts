@@ -108,18 +108,18 @@ function recordColumns(raw: Record<string, unknown>, contentType: string): Event
 
 /**
  * The stored columns of a content blob's records, each with its position in the blob (where its raw record stays),
- * and how many records were malformed (no `Id` or no parseable `CreationTime`).
+ * and how many records were malformed (not an object, no `Id` or no parseable `CreationTime`). `records` is read once,
+ * in order: an array, or a blob's records parsed as they are read.
  */
-export function blobEvents(
-  records: Record<string, unknown>[],
-  contentType: string,
-): { events: { columns: EventColumns; rawIndex: number }[]; malformed: number } {
+export function blobEvents(records: Iterable<unknown>, contentType: string): { events: { columns: EventColumns; rawIndex: number }[]; malformed: number } {
   const events: { columns: EventColumns; rawIndex: number }[] = [];
   let malformed = 0;
-  for (let rawIndex = 0; rawIndex < records.length; rawIndex++) {
-    const columns = recordColumns(records[rawIndex]!, contentType);
+  let rawIndex = 0;
+  for (const record of records) {
+    const columns = record && typeof record === 'object' && !Array.isArray(record) ? recordColumns(record as Record<string, unknown>, contentType) : null;
     if (columns) events.push({ columns, rawIndex });
     else malformed++;
+    rawIndex++;
   }
   return { events, malformed };
 }
