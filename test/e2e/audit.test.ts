@@ -129,6 +129,23 @@ describe('audit ingestion through the emulated Management Activity API', () => {
     expect(await storedIds(rt)).toEqual([...truth].sort());
   });
 
+  it('content blobs cut short on the way or reset are fetched again: every record stored, none from a partial body', async () => {
+    const rt = await w.runtime();
+    const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
+    w.emulator.control.setFaults({ rate: 0.2, kinds: ['truncate', 'reset'], services: ['managementActivity'], seed: 11 });
+    try {
+      const r = await ingestAudit(rt, integration.id, { now: new Date(T), initialLookbackHours: 2, contentTypes: ['Audit.General'], powerBi: false });
+      expect(r.contentTypes['Audit.General']).toMatchObject({ status: 'ok', malformed: 0 });
+      expect(w.emulator.control.faults().counters.byKind.truncate).toBeGreaterThan(0);
+    } finally {
+      w.emulator.control.clearFaults();
+    }
+    const truth = w.emulator.control.auditGroundTruth(w.tenant.id, { from: new Date(T - 2 * HOUR).toISOString(), to: new Date(T).toISOString() }).contentTypes[
+      'Audit.General'
+    ].ids!;
+    expect(await storedIds(rt)).toEqual([...truth].sort());
+  });
+
   it('a stopped ingestion ends its throttled wait at once and records nothing for the content type it was reading', async () => {
     const rt = await w.runtime();
     const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
