@@ -130,13 +130,11 @@ function resetEmulator(): void {
 function witnessed(): Pick<Way, 'requests' | 'throttled' | 'floor' | 'pacedSeconds'> {
   const state = emulator.control.throttling();
   const floor = throttleFloor(state);
-  const l = state.limits[floor.limit as keyof typeof state.limits] as { capacity?: number; windowSeconds?: number } | undefined;
-  const busiest = Math.max(0, ...state.buckets.filter((b) => b.limit === floor.limit).map((b) => b.requests - b.throttled));
   return {
     requests: emulator.control.requests().filter((e) => e.service !== 'identity').length,
     throttled: state.totals.throttled,
     floor,
-    pacedSeconds: l?.capacity && l.windowSeconds ? busiest / (l.capacity / l.windowSeconds) : 0,
+    pacedSeconds: floor.pacedSeconds,
   };
 }
 
@@ -340,5 +338,5 @@ if (failures.length) {
 const tightest = baseline!.floor;
 writeBenchSection(
   'scale',
-  `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench:scale -- ${tenantCount} ${usersPerTenant} ${workerCounts.join(',')}\`, Node ${process.version}, ${process.platform}/${process.arch}, 1-minute load average ${loadAtStart.toFixed(1)} at the start; ${tenantCount} tenants of ${n(usersPerTenant)} users (+5 % guests, a group per 50 users, 4 environments, an agent per 25 users), the emulator enforcing Microsoft's documented limits. Vigil run as shipped (\`node ${PRODUCT_NODE_FLAGS.join(' ')} bin/vigil.mjs\`), each process timed by /usr/bin/time over its whole life (serve and workers from start to stop); requests (identity excluded) and 429 answers counted by the emulator. One tenant's tightest limit is ${tightest.limit}: its admitted requests need at least ${s(tightest.seconds)} s after the limit's initial burst, ${s(baseline!.pacedSeconds)} s paced at the limit's rate from the first request (as Vigil's budgets pace), whoever collects it; the floor column multiplies both by the tenants each collection slot takes in turn. The worker rows' end is seen on the live stream, which looks at the store every second.\n\n${table}`,
+  `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench:scale -- ${tenantCount} ${usersPerTenant} ${workerCounts.join(',')}\`, Node ${process.version}, ${process.platform}/${process.arch}, 1-minute load average ${loadAtStart.toFixed(1)} at the start; ${tenantCount} tenants of ${n(usersPerTenant)} users (+5 % guests, a group per 50 users, 4 environments, an agent per 25 users), the emulator enforcing Microsoft's documented limits. Vigil run as shipped (\`${['node', ...PRODUCT_NODE_FLAGS, 'bin/vigil.mjs'].join(' ')}\`), each process timed by /usr/bin/time over its whole life (serve and workers from start to stop); requests (identity excluded) and 429 answers counted by the emulator. One tenant's tightest limit is ${tightest.limit}: its admitted requests need at least ${s(tightest.seconds)} s after the limit's initial burst, ${s(baseline!.pacedSeconds)} s paced at the limit's rate from the first request (as Vigil's budgets pace), whoever collects it; the floor column multiplies both by the tenants each collection slot takes in turn. The worker rows' end is seen on the live stream, which looks at the store every second.\n\n${table}`,
 );

@@ -232,18 +232,21 @@ export function benchSetting(
 }
 
 /**
- * The throttle floor of a throttled collection, seconds: for each rate-limited bucket the emulator charged, the time its
- * admitted requests need beyond the bucket's initial capacity at its refill rate (capacity ÷ window); the largest one,
- * with its limit. Graph identity's resource-unit buckets are left out (the counters count requests, not units; at the
- * documented tiers they are far from the tightest).
+ * The throttle floor of a throttled collection, seconds, for the tightest rate-limited bucket the emulator charged:
+ * `pacedSeconds` — its admitted requests ÷ the limit's rate (capacity ÷ window), issue 18's definition ("the total cost
+ * of its requests ÷ the tightest budget's rate"); `seconds` — the same after the bucket's initial capacity is spent at
+ * once (a client that bursts to the full bucket first). Graph identity's resource-unit buckets are left out (the
+ * counters count requests, not units; at the documented tiers they are far from the tightest).
  */
-export function throttleFloor(state: ThrottlingState): { seconds: number; limit: string } {
-  let best = { seconds: 0, limit: 'none' };
+export function throttleFloor(state: ThrottlingState): { seconds: number; pacedSeconds: number; limit: string } {
+  let best = { seconds: 0, pacedSeconds: 0, limit: 'none' };
   for (const b of state.buckets) {
     const l = state.limits[b.limit] as { capacity?: number; windowSeconds?: number };
     if (typeof l !== 'object' || l.capacity === undefined || l.windowSeconds === undefined) continue;
-    const seconds = Math.max(0, b.requests - b.throttled - l.capacity) / (l.capacity / l.windowSeconds);
-    if (seconds > best.seconds) best = { seconds, limit: b.limit };
+    const rate = l.capacity / l.windowSeconds;
+    const admitted = b.requests - b.throttled;
+    const pacedSeconds = admitted / rate;
+    if (pacedSeconds > best.pacedSeconds) best = { seconds: Math.max(0, admitted - l.capacity) / rate, pacedSeconds, limit: b.limit };
   }
   return best;
 }
