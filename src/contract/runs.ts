@@ -30,7 +30,10 @@ const RunProgressSchema = Counters.extend({ streams: z.record(z.string(), Counte
 export type RunProgress = z.infer<typeof RunProgressSchema>;
 
 /** One run with its progress. */
-export const RunDetailSchema = RunSchema.extend({ progress: RunProgressSchema }).meta({ id: 'RunDetail' });
+export const RunDetailSchema = RunSchema.extend({
+  progress: RunProgressSchema,
+  evaluated: z.boolean().describe("The checks were evaluated on this run's data (false while it runs, for a failed run, or before evaluation committed)"),
+}).meta({ id: 'RunDetail' });
 /** One run with its progress. */
 export type RunDetail = z.infer<typeof RunDetailSchema>;
 

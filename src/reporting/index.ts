@@ -413,10 +413,11 @@ export async function* followRun(
   }
 }
 
-/** One run of the organization with its progress. @throws VigilError `not-found` (absent or another organization's). */
+/** One run of the organization with its progress and whether its checks were evaluated. @throws VigilError `not-found` (absent or another organization's). */
 export async function runDetail(db: Executor, caller: Caller, runId: string): Promise<RunDetail> {
   const run = await requireOwned(db, caller, 'run', runId, await getRun(db, runId), (_, act) => `To see the runs, ${act({ do: 'listRuns' })}.`);
-  return { ...runView(run), progress: await runProgress(db, run.id) };
+  const evaluated = run.status !== 'running' && run.status !== 'failed' && (await hasResultsOfRun(db, run.integration_id, run.id));
+  return { ...runView(run), progress: await runProgress(db, run.id), evaluated };
 }
 
 /** Recent runs of one integration of the organization, newest first. @throws VigilError `not-found` for another organization's integration. */

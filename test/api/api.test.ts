@@ -144,6 +144,9 @@ describe('REST API: onboarding, collection and reading through /api/v1', () => {
     expect(runs[0]).toMatchObject({ integrationId, status: expect.stringMatching(/succeeded|partial/) });
     const run = (await call(viewer, 'GET', `/api/v1/runs/${runs[0].id}`)).json();
     expect(run.progress.done).toBeGreaterThan(0);
+    // The live stream ended once the checks were evaluated; the run says so too (scripts poll it instead).
+    expect(live.body).toMatch(/"evaluated":true/);
+    expect(run.evaluated).toBe(true);
 
     const agents = (await call(viewer, 'GET', '/api/v1/inventory/agents?limit=1')).json();
     expect(agents.items).toHaveLength(1);

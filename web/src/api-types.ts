@@ -2984,6 +2984,8 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             progress: components["schemas"]["RunProgress"];
+            /** @description The checks were evaluated on this run's data (false while it runs, for a failed run, or before evaluation committed) */
+            evaluated: boolean;
         };
         Suppression: {
             reason: string;
