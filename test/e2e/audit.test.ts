@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FaultConfig, FaultKind } from '../../emulator/index.ts';
 import { addCustomerAppIntegration } from '../../src/onboarding/integrations.ts';
 import { listAlerts } from '../../src/store/repositories/audit.ts';
 import { ingestAndDetect, ingestAudit, POWER_BI_SOURCE } from '../../src/sync/audit.ts';
@@ -112,31 +113,15 @@ describe('audit ingestion through the emulated Management Activity API', () => {
     expect(r.contentTypes['Audit.General']!.status).toBe('ok');
   });
 
-  it('AF429 (answered as HTTP 403) and 429 are waited out: a throttled ingestion still stores every record', async () => {
+  /** Two hours of Audit.General ingested under injected faults: every record stored, each fault kind met. */
+  async function ingestsEverythingUnder(faults: FaultConfig, met: FaultKind) {
     const rt = await w.runtime();
     const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
-    w.emulator.control.setFaults({ rate: 0.15, kinds: ['af429', '429'], services: ['managementActivity'], seed: 5 });
-    try {
-      const r = await ingestAudit(rt, integration.id, { now: new Date(T), initialLookbackHours: 2, contentTypes: ['Audit.General'], powerBi: false });
-      expect(r.contentTypes['Audit.General']!.status).toBe('ok');
-      expect(w.emulator.control.faults().counters.byKind.af429).toBeGreaterThan(0);
-    } finally {
-      w.emulator.control.clearFaults();
-    }
-    const truth = w.emulator.control.auditGroundTruth(w.tenant.id, { from: new Date(T - 2 * HOUR).toISOString(), to: new Date(T).toISOString() }).contentTypes[
-      'Audit.General'
-    ].ids!;
-    expect(await storedIds(rt)).toEqual([...truth].sort());
-  });
-
-  it('content blobs cut short on the way or reset are fetched again: every record stored, none from a partial body', async () => {
-    const rt = await w.runtime();
-    const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
-    w.emulator.control.setFaults({ rate: 0.2, kinds: ['truncate', 'reset'], services: ['managementActivity'], seed: 11 });
+    w.emulator.control.setFaults({ ...faults, services: ['managementActivity'] });
     try {
       const r = await ingestAudit(rt, integration.id, { now: new Date(T), initialLookbackHours: 2, contentTypes: ['Audit.General'], powerBi: false });
       expect(r.contentTypes['Audit.General']).toMatchObject({ status: 'ok', malformed: 0 });
-      expect(w.emulator.control.faults().counters.byKind.truncate).toBeGreaterThan(0);
+      expect(w.emulator.control.faults().counters.byKind[met]).toBeGreaterThan(0);
     } finally {
       w.emulator.control.clearFaults();
     }
@@ -144,6 +129,14 @@ describe('audit ingestion through the emulated Management Activity API', () => {
       'Audit.General'
     ].ids!;
     expect(await storedIds(rt)).toEqual([...truth].sort());
+  }
+
+  it('AF429 (answered as HTTP 403) and 429 are waited out: a throttled ingestion still stores every record', async () => {
+    await ingestsEverythingUnder({ rate: 0.15, kinds: ['af429', '429'], seed: 5 }, 'af429');
+  });
+
+  it('content blobs cut short on the way or reset are fetched again: every record stored, none from a partial body', async () => {
+    await ingestsEverythingUnder({ rate: 0.2, kinds: ['truncate', 'reset'], seed: 11 }, 'truncate');
   });
 
   it('a stopped ingestion ends its throttled wait at once and records nothing for the content type it was reading', async () => {
