@@ -142,6 +142,10 @@ describe('CLI --json equals the API for the same objects', () => {
     expect([fabrikamGet.statusCode, fabrikamGet.json().error.code]).toEqual([404, 'INTEGRATION_NOT_FOUND']);
     expect(await refused(['integrations', 'show', 'contoso'])).toEqual([4, 'INTEGRATION_NOT_FOUND']);
     expect(await refused(['environments', 'list', '--integration', 'contoso'])).toEqual([4, 'INTEGRATION_NOT_FOUND']);
+    // Commands that act on an integration refuse it the same way, before they touch anything.
+    for (const args of [['runs', 'contoso'], ['collect', 'contoso'], ['integrations', 'verify', 'contoso'], ['integrations', 'remove', 'contoso']])
+      expect(await refused(args), args.join(' ')).toEqual([4, 'INTEGRATION_NOT_FOUND']);
+    expect(await cli(['runs', 'contoso', '--organization', 'Contoso'])).toEqual(await cli(['runs', 'contoso']));
     expect(await fabrikam('POST', `/api/v1/integrations/${integrationId}/environments/grant`)).toEqual([404, 'INTEGRATION_NOT_FOUND']);
     expect(await refused(['environments', 'grant-access', '--integration', 'contoso'])).toEqual([4, 'INTEGRATION_NOT_FOUND']);
     const finding = ((await api('GET', '/api/v1/findings?status=open&limit=1')).json.items[0] as { id: string }).id;

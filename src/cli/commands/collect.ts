@@ -8,7 +8,7 @@ import type { CommandHost } from '../host.ts';
 import { killAfterPages } from '../killhook.ts';
 import { shortIds } from '../../core/ids.ts';
 import { allPages, listOptions, parseLimit, type ListOptions } from '../input.ts';
-import { operatorScope } from '../scope.ts';
+import { operatorScope, ORGANIZATION_OBJECT_HELP } from '../scope.ts';
 import { EXIT, print, printJson, table, terminalWidth } from '../output.ts';
 import { actionOf } from '../flags.ts';
 import { createProgress, silentProgress } from '../progress.ts';
@@ -24,9 +24,11 @@ export function registerCollect(program: Command, host: CommandHost): void {
       '--full',
       'read everything from the start: every stream, also those whose last complete read is within their refresh interval, and users, groups, memberships and Power BI workspaces in full instead of from their delta links',
     )
+    .option('--organization <name>', ORGANIZATION_OBJECT_HELP)
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, integration: string, opts: { checks: boolean; full?: boolean; json?: boolean }) => {
+      host.action(async (rt, named: string, opts: { checks: boolean; full?: boolean; organization?: string; json?: boolean }) => {
+        const integration = (await operatorScope(rt.db, { integration: named, organization: opts.organization })).integrationId!;
         const progress = opts.json ? silentProgress : createProgress();
         const {
           run: result,
@@ -83,12 +85,13 @@ export function registerCollect(program: Command, host: CommandHost): void {
     );
 
   listOptions(program.command('runs <integration>').description('List the collection runs of an integration, newest first'), 20)
+    .option('--organization <name>', ORGANIZATION_OBJECT_HELP)
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, integration: string, opts: ListOptions) => {
+      host.action(async (rt, integration: string, opts: ListOptions & { organization?: string }) => {
         const limit = parseLimit(opts.limit, 20);
-        const row = await getIntegration(rt.db, integration);
-        const runs = await listIntegrationRuns(rt.db, (await operatorScope(rt.db, {})).caller, row.id, limit);
+        const { caller, integrationId } = await operatorScope(rt.db, { integration, organization: opts.organization });
+        const runs = await listIntegrationRuns(rt.db, caller, integrationId!, limit);
         if (opts.json) return printJson(runs);
         const short = opts.wide ? undefined : shortIds(runs.map((r) => r.id));
         print(

@@ -225,10 +225,12 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
   cmd
     .command('verify <integration>')
     .description("Setup doctor: check every setup step of the integration's mode in order, with the fix for each one not done")
+    .option('--organization <name>', ORGANIZATION_OBJECT_HELP)
     .option('--json', 'print JSON (as POST /api/v1/integrations/{id}/verify: the integration, the new verification, the setup steps)')
     .action(
-      host.action(async (rt, integration: string, opts: { json?: boolean }) => {
-        const { integration: view, report } = await verifyStoredIntegration(rt, integration);
+      host.action(async (rt, integration: string, opts: { organization?: string; json?: boolean }) => {
+        const { integrationId } = await operatorScope(rt.db, { integration, organization: opts.organization });
+        const { integration: view, report } = await verifyStoredIntegration(rt, integrationId!);
         const d = await detailOf(rt, view.id);
         if (opts.json) return printJson(d);
         // The API's steps are worded for any reader; the terminal's name the vigil commands.
@@ -247,25 +249,35 @@ export function registerIntegrations(program: Command, host: CommandHost): void 
     .option('--client-secret-env <var>', 'name of the environment variable holding the NEW client secret value')
     .option('--client-secret-stdin', 'read the new client secret value from standard input')
     .option('--secret-expires <date>', 'expiry of the new secret, YYYY-MM-DD (default: 24 months from today)')
+    .option('--organization <name>', ORGANIZATION_OBJECT_HELP)
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, integration: string, opts: { clientSecretEnv?: string; clientSecretStdin?: boolean; secretExpires?: string; json?: boolean }) => {
-        const v = await rotateSecret(rt, integration, { clientSecret: await readSecret(opts), secretExpires: opts.secretExpires });
-        if (opts.json) return printJson(await detailOf(rt, v.id));
-        print(
-          `The new client secret of ${v.name} works and replaced the old one; it expires ${v.secretExpiresAt?.slice(0, 10)} (${v.secretDaysLeft} days).`,
-          'You can now delete the old secret under App registrations > your app > Certificates & secrets.',
-        );
-      }),
+      host.action(
+        async (
+          rt,
+          integration: string,
+          opts: { clientSecretEnv?: string; clientSecretStdin?: boolean; secretExpires?: string; organization?: string; json?: boolean },
+        ) => {
+          const { integrationId } = await operatorScope(rt.db, { integration, organization: opts.organization });
+          const v = await rotateSecret(rt, integrationId!, { clientSecret: await readSecret(opts), secretExpires: opts.secretExpires });
+          if (opts.json) return printJson(await detailOf(rt, v.id));
+          print(
+            `The new client secret of ${v.name} works and replaced the old one; it expires ${v.secretExpiresAt?.slice(0, 10)} (${v.secretDaysLeft} days).`,
+            'You can now delete the old secret under App registrations > your app > Certificates & secrets.',
+          );
+        },
+      ),
     );
 
   cmd
     .command('remove <integration>')
     .description('Remove an integration and everything collected for it')
+    .option('--organization <name>', ORGANIZATION_OBJECT_HELP)
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, integration: string, opts: { json?: boolean }) => {
-        const v = await removeIntegration(rt.db, integration);
+      host.action(async (rt, integration: string, opts: { organization?: string; json?: boolean }) => {
+        const { integrationId } = await operatorScope(rt.db, { integration, organization: opts.organization });
+        const v = await removeIntegration(rt.db, integrationId!);
         if (opts.json) printJson({ removed: v.id });
         else print(`Removed integration ${v.name} (${v.id}) and its collected data.`);
       }),
