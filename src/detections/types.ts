@@ -29,6 +29,12 @@ export type DetectionMetadata = z.infer<typeof detectionMetadataSchema>;
 /** A stored event without its raw record (what history look-ups return). */
 type StoredEvent = Omit<AuditEvent, 'raw'>;
 
+/** A user's client IPs seen before a time (see {@link DetectionContext.ipsSeenBefore}); a `Set<string>` is one. */
+export interface SeenIps extends Iterable<string> {
+  readonly size: number;
+  has(ip: string): boolean;
+}
+
 /** What a detection sees: a page of new events of its record types, and the history it may need. */
 export interface DetectionContext {
   integrationId: string;
@@ -36,9 +42,11 @@ export interface DetectionContext {
   events: AuditEvent[];
   /**
    * Client IPs the user's audited activity (any record type, stored or new) came from strictly before `time`
-   * (ISO 8601 UTC); an empty set when the user has no such history.
+   * (ISO 8601 UTC), normalised; empty when the user has no such history. A read-only view answered from the run's
+   * per-user first-seen index (`has` in O(1), `size` in O(log n)); iterating it lists the addresses in the history's
+   * order, so take the few needed rather than spreading it.
    */
-  ipsSeenBefore(userId: string, time: string): Set<string>;
+  ipsSeenBefore(userId: string, time: string): SeenIps;
   /** Stored events of these operations created in [from, to] (ISO 8601 UTC), oldest first, at most 10,000. */
   find(filter: { operations: string[]; from: string; to: string }): Promise<StoredEvent[]>;
   /**

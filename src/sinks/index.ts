@@ -8,7 +8,7 @@ import { syslogSender } from './syslog.ts';
 import type { SinkName, SinkSender } from './types.ts';
 import { webhookSender } from './webhook.ts';
 
-export { enqueueAlert, enqueueFindingEvents } from './outbox.ts';
+export { enqueueAlerts, enqueueFindingEvents } from './outbox.ts';
 
 /** Vigil's version as the OCSF `metadata.product.version` (= package.json). */
 export const VIGIL_VERSION = '0.1.0';

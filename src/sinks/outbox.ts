@@ -68,24 +68,26 @@ export async function enqueueFindingEvents(
   return insertRows(db, rows, ctx.sinks);
 }
 
-/** Queues one raised alert. Call inside the transaction that stored it. */
-export async function enqueueAlert(db: Executor, alert: AlertsTable, detection: DetectionInfo | undefined, ctx: EnqueueContext): Promise<number> {
-  if (ctx.sinks.length === 0) return 0;
-  const payload = alertToOcsf(alert, detection, { product: ctx.product, tenantId: ctx.tenantId, activity: 'create' });
-  return insertRows(
-    db,
-    [
-      {
-        integration_id: alert.integration_id,
-        event_type: 'alert.raised',
-        subject_id: alert.id,
-        severity: alert.severity,
-        payload: JSON.stringify(payload),
-        created_at: alert.created_at,
-      },
-    ],
-    ctx.sinks,
-  );
+/**
+ * Queues raised alerts, in order, with their detections' metadata: one row per alert and configured sink, written in
+ * multi-row inserts. Call inside the transaction that stored them.
+ * @returns rows written.
+ */
+export async function enqueueAlerts(
+  db: Executor,
+  alerts: { alert: AlertsTable; detection: DetectionInfo | undefined }[],
+  ctx: EnqueueContext,
+): Promise<number> {
+  if (ctx.sinks.length === 0 || alerts.length === 0) return 0;
+  const rows = alerts.map(({ alert, detection }) => ({
+    integration_id: alert.integration_id,
+    event_type: 'alert.raised',
+    subject_id: alert.id,
+    severity: alert.severity,
+    payload: JSON.stringify(alertToOcsf(alert, detection, { product: ctx.product, tenantId: ctx.tenantId, activity: 'create' })),
+    created_at: alert.created_at,
+  }));
+  return insertRows(db, rows, ctx.sinks);
 }
 
 /** Outcome of {@link deliverOutbox} for one sink. */

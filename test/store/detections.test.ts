@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { runDetections } from '../../src/detections/run.ts';
-import { listAlerts, mergeUserIps, setAlertStatus, withRaw } from '../../src/store/repositories/audit.ts';
+import type { Detection } from '../../src/detections/types.ts';
+import { vigilProduct } from '../../src/exports/ocsf.ts';
+import type { Sinks } from '../../src/sinks/index.ts';
+import { findEventsByOperation, listAlerts, mergeUserIps, setAlertStatus, withRaw } from '../../src/store/repositories/audit.ts';
 import { storeRecords } from '../../src/sync/audit.ts';
 import { upsertRecords } from '../../src/store/repositories/inventory.ts';
 import type { FlowAttrs } from '../../src/sources/powerPlatform/streams/flows.ts';
@@ -147,5 +150,102 @@ describe.each(DIALECTS)('detections over the store on %s', (dialect) => {
     await runDetections(db, 'int_1');
     const alerts = await listAlerts(db, { integrationId: 'int_1', ruleId: 'flow_external_http' });
     expect(alerts.map((a) => (JSON.parse(a.detail!) as { hosts: string[] }).hosts)).toEqual([['hooks.zapier.com']]);
+  });
+  it('raises an alert once per dedupe key across one page and across runs, linking the first hit, one outbox row each', async () => {
+    store = await freshStore(dialect);
+    const db = store.db;
+    await insertTestIntegration(db, 'int_1');
+    const rule = (keyOf: (id: string) => string): Detection => ({
+      metadata: {
+        id: 'test_keys',
+        title: 'Test keys',
+        severity: 'low',
+        description: 'One hit per event, keyed by the test.',
+        response: 'Nothing to do: a test rule.',
+        references: ['https://example.com/'],
+        frameworks: {},
+        recordTypes: [261],
+      },
+      run: (ctx) => ctx.events.map((e) => ({ dedupeKey: keyOf(e.id), title: `hit ${e.id}`, eventIds: [e.id], detail: { id: e.id } })),
+    });
+    const sinks: Sinks = { names: ['webhook'], product: vigilProduct('0.1.0'), deliver: async () => [], test: async () => [] };
+    const records = ['k1', 'k2', 'k3', 'k4'].map((id, i) => record(id, `2026-11-20T08:0${i}:00`, {}));
+    await storeRecords(db, 'int_1', 'Audit.General', records, '2026-11-20T09:00:00.000Z');
+    // k1 and k2 share a key (and so do k3 and k4, the U+0000 of k4's stored as U+FFFD like k3's): raised once each, by the first.
+    const keys: Record<string, string> = { k1: 'same', k2: 'same', k3: 'nul\uFFFD', k4: 'nul\u0000' };
+    expect(await runDetections(db, 'int_1', [rule((id) => keys[id]!)], { sinks })).toMatchObject({ events: 4, alertsRaised: 2, byRule: { test_keys: 2 } });
+    const linked = async () =>
+      (
+        await db
+          .selectFrom('alert_events')
+          .innerJoin('alerts', 'alerts.id', 'alert_events.alert_id')
+          .select(['alerts.title', 'alert_events.event_id'])
+          .orderBy('event_id')
+          .execute()
+      ).map((r) => `${r.title}: ${r.event_id}`);
+    expect(await linked()).toEqual(['hit k1: k1', 'hit k3: k3']);
+    const outbox = await db.selectFrom('sink_outbox').select(['subject_id', 'event_type', 'sink']).execute();
+    const alerts = await listAlerts(db, { integrationId: 'int_1' });
+    expect(outbox.map((o) => o.subject_id).sort()).toEqual(alerts.map((a) => a.id).sort());
+    expect(new Set(outbox.map((o) => `${o.event_type} ${o.sink}`))).toEqual(new Set(['alert.raised webhook']));
+    // A later run: a key already stored is not raised again (nor linked); a new one is.
+    await storeRecords(
+      db,
+      'int_1',
+      'Audit.General',
+      [record('k5', '2026-11-20T08:05:00', {}), record('k6', '2026-11-20T08:06:00', {})],
+      '2026-11-20T10:00:00.000Z',
+    );
+    const later: Record<string, string> = { k5: 'same', k6: 'other' };
+    expect(await runDetections(db, 'int_1', [rule((id) => later[id]!)], { sinks })).toMatchObject({ events: 2, alertsRaised: 1 });
+    expect(await linked()).toEqual(['hit k1: k1', 'hit k3: k3', 'hit k6: k6']);
+    expect(await db.selectFrom('sink_outbox').select('id').execute()).toHaveLength(3);
+  });
+
+  it('find answers each page as the store does, with the window sliding across pages and more rows than its limit', async () => {
+    store = await freshStore(dialect);
+    const db = store.db;
+    await insertTestIntegration(db, 'int_1');
+    // 12,000 creations, four per second (ties at every time). Pages of 2,000 span 500 s; with 1,250 s either side,
+    // the third and fourth windows hold 11,000 rows (find's 10,000 cut inside them) and later windows start later.
+    const start = Date.parse('2026-11-20T08:00:00Z');
+    const creations = Array.from({ length: 12_000 }, (_, i) => ({
+      Id: `e${String(11_999 - i).padStart(5, '0')}`,
+      CreationTime: new Date(start + Math.floor(i / 4) * 1000).toISOString().slice(0, 19),
+      RecordType: 30,
+      Operation: i % 3 ? 'CreateFlow' : 'BotCreate',
+      UserId: `maker${i % 5000}@contoso.com`,
+    }));
+    await storeRecords(db, 'int_1', 'Audit.General', creations, '2026-11-20T12:00:00.000Z');
+    const compared: number[] = [];
+    const probe: Detection = {
+      metadata: {
+        id: 'test_find',
+        title: 'Test find',
+        severity: 'low',
+        description: 'Compares find with the store.',
+        response: 'Nothing to do: a test rule.',
+        references: ['https://example.com/'],
+        frameworks: {},
+        recordTypes: [30],
+      },
+      run: async (ctx) => {
+        const first = Date.parse(ctx.events[0]!.creationTime);
+        const last = Date.parse(ctx.events.at(-1)!.creationTime);
+        for (const [operations, margin] of [
+          [['CreateFlow', 'BotCreate'], 1_250_000],
+          [['CreateFlow'], 600_000],
+        ] as const) {
+          const q = { operations: [...operations], from: new Date(first - margin).toISOString(), to: new Date(last + margin).toISOString() };
+          const got = await ctx.find(q);
+          const fresh = await findEventsByOperation(db, 'int_1', { ...q, limit: 10_000 });
+          expect(got.map((e) => e.id)).toEqual(fresh.map((e) => e.id));
+          if (operations.length === 2) compared.push(got.length);
+        }
+        return [];
+      },
+    };
+    expect(await runDetections(db, 'int_1', [probe])).toMatchObject({ events: 12_000, alertsRaised: 0 });
+    expect(compared).toEqual([7000, 9000, 10_000, 10_000, 9000, 7000]);
   });
 });

@@ -2,6 +2,16 @@ import { RECORD_TYPES } from '../../core/audit.ts';
 import { normalizeIp } from '../../sources/managementActivity/records.ts';
 import type { Detection } from '../types.ts';
 
+/** The first `n` addresses of `ips` (a user's history can hold thousands: not spread whole for each alert). */
+function first(ips: Iterable<string>, n: number): string[] {
+  const out: string[] = [];
+  for (const ip of ips) {
+    if (out.length === n) break;
+    out.push(ip);
+  }
+  return out;
+}
+
 /** Copilot used from an IP address never seen for that user. */
 export const detection: Detection = {
   metadata: {
@@ -28,7 +38,7 @@ export const detection: Detection = {
           dedupeKey: `${e.userId.toLowerCase()}|${ip}`,
           title: `${e.userId} used Copilot from new IP ${ip}`,
           eventIds: [e.id],
-          detail: { user: e.userId, ip, knownIps: [...seen].slice(0, 20) },
+          detail: { user: e.userId, ip, knownIps: first(seen, 20) },
         });
       }
     }

@@ -37,7 +37,9 @@ export const detection: Detection = {
     for (const e of stored) {
       const user = e.userId?.toLowerCase();
       if (!user || !users.has(user)) continue;
-      byUser.set(user, [...(byUser.get(user) ?? []), { t: Date.parse(e.creationTime), id: e.id }]);
+      const list = byUser.get(user) ?? [];
+      byUser.set(user, list);
+      list.push({ t: Date.parse(e.creationTime), id: e.id });
     }
     const hits = [];
     for (const [user, list] of byUser) {

@@ -175,12 +175,21 @@ function toEventColumns(r: AuditEventsTable): Omit<AuditEvent, 'raw'> {
 }
 
 /**
- * Turns stored event rows back into events with their raw records, decompressing each segment once.
+ * Decoded raw segments kept from one {@link withRaw} call to the next (segment key → its records): consecutive pages
+ * of events share the segments at their edges. Each call leaves in it only the segments its own rows used, so it
+ * holds at most one page's segments.
+ */
+export type SegmentCache = Map<string, Record<string, unknown>[]>;
+
+/**
+ * Turns stored event rows back into events with their raw records, decompressing each segment once (once across
+ * calls given the same `cache`).
  * @throws Error when a segment is missing or damaged (the database was altered outside Vigil).
  */
-export async function withRaw(db: Executor, rows: AuditEventsTable[]): Promise<AuditEvent[]> {
-  const segments = new Map<string, Record<string, unknown>[]>();
-  const keys = [...new Set(rows.map((r) => `${r.integration_id}\u0000${r.raw_segment_id}`))];
+export async function withRaw(db: Executor, rows: AuditEventsTable[], cache: SegmentCache = new Map()): Promise<AuditEvent[]> {
+  const wanted = new Set(rows.map((r) => `${r.integration_id}\u0000${r.raw_segment_id}`));
+  for (const k of cache.keys()) if (!wanted.has(k)) cache.delete(k);
+  const keys = [...wanted].filter((k) => !cache.has(k));
   for (let i = 0; i < keys.length; i += 200) {
     const part = keys.slice(i, i + 200).map((k) => k.split('\u0000') as [string, string]);
     const found = await db
@@ -188,10 +197,10 @@ export async function withRaw(db: Executor, rows: AuditEventsTable[]): Promise<A
       .select(['integration_id', 'id', 'codec', 'data'])
       .where((eb) => eb.or(part.map(([integrationId, id]) => eb.and([eb('integration_id', '=', integrationId), eb('id', '=', id)]))))
       .execute();
-    for (const s of found) segments.set(`${s.integration_id}\u0000${s.id}`, decodeSegment(s.codec, s.data));
+    for (const s of found) cache.set(`${s.integration_id}\u0000${s.id}`, decodeSegment(s.codec, s.data));
   }
   return rows.map((r) => {
-    const raw = segments.get(`${r.integration_id}\u0000${r.raw_segment_id}`)?.[r.raw_index];
+    const raw = cache.get(`${r.integration_id}\u0000${r.raw_segment_id}`)?.[r.raw_index];
     if (!raw) throw new Error(`The raw record of audit event ${r.id} is missing (segment ${r.raw_segment_id}, position ${r.raw_index}).`);
     return { ...toEventColumns(r), raw };
   });
@@ -270,6 +279,86 @@ export async function raiseAlert(db: Executor, a: AlertInput, at: string): Promi
       .onConflict((oc) => oc.doNothing())
       .execute();
   return { id, created: true };
+}
+
+/** Rows per multi-row insert of {@link raiseAlerts}: 12 parameters each, far below both dialects' limits. */
+const ALERT_CHUNK = 200;
+
+/**
+ * Raises a batch of alerts as {@link raiseAlert} would one after the other, in a few statements: one look-up per
+ * rule and 500 keys for the alerts already stored, multi-row inserts of the new alerts and of their events. An input
+ * whose (integration, rule, dedupe key) is already stored, or repeats an earlier input of the batch, is not raised
+ * and its events are not linked (as one by one: the first raise wins). Keys compare as stored (U+0000 as U+FFFD,
+ * store/text.ts). Call it inside a transaction so the batch is stored whole or not at all.
+ * @param now the `created_at` / `updated_at` of each new alert (ISO 8601 UTC), called once per new alert in order.
+ * @returns for each input, in order, the stored row when the alert is new, else null.
+ */
+export async function raiseAlerts(db: Executor, inputs: AlertInput[], now: () => string): Promise<(AlertsTable | null)[]> {
+  const keyOf = (integrationId: string, ruleId: string, dedupeKey: string) =>
+    `${storableText(integrationId)}\u0000${storableText(ruleId)}\u0000${storableText(dedupeKey)}`;
+  const byRule = new Map<string, { integrationId: string; ruleId: string; keys: Set<string> }>();
+  for (const a of inputs) {
+    const k = `${a.integrationId}\u0000${a.ruleId}`;
+    const group = byRule.get(k) ?? { integrationId: a.integrationId, ruleId: a.ruleId, keys: new Set<string>() };
+    byRule.set(k, group);
+    group.keys.add(a.dedupeKey);
+  }
+  const taken = new Set<string>();
+  for (const { integrationId, ruleId, keys } of byRule.values()) {
+    const list = [...keys];
+    for (let i = 0; i < list.length; i += 500) {
+      const found = await db
+        .selectFrom('alerts')
+        .select('dedupe_key')
+        .where('integration_id', '=', integrationId)
+        .where('rule_id', '=', ruleId)
+        .where('dedupe_key', 'in', list.slice(i, i + 500))
+        .execute();
+      for (const f of found) taken.add(keyOf(integrationId, ruleId, f.dedupe_key));
+    }
+  }
+  const out: (AlertsTable | null)[] = [];
+  const rows: AlertsTable[] = [];
+  const links: { alert_id: string; event_id: string }[] = [];
+  for (const a of inputs) {
+    const key = keyOf(a.integrationId, a.ruleId, a.dedupeKey);
+    if (taken.has(key)) {
+      out.push(null);
+      continue;
+    }
+    taken.add(key);
+    const at = now();
+    // The row as stored and as getAlert would read it back (the values StorableTextPlugin would write).
+    const row: AlertsTable = {
+      id: newId('alr'),
+      integration_id: storableText(a.integrationId),
+      rule_id: storableText(a.ruleId),
+      severity: storableText(a.severity),
+      status: 'new',
+      title: storableText(a.title),
+      dedupe_key: storableText(a.dedupeKey),
+      detail: storableText(JSON.stringify(a.detail)),
+      window_start: storableText(a.windowStart ?? null),
+      window_end: storableText(a.windowEnd ?? null),
+      created_at: at,
+      updated_at: at,
+    };
+    rows.push(row);
+    out.push(row);
+    for (const event_id of a.eventIds ?? []) links.push({ alert_id: row.id, event_id });
+  }
+  for (let i = 0; i < rows.length; i += ALERT_CHUNK)
+    await db
+      .insertInto('alerts')
+      .values(rows.slice(i, i + ALERT_CHUNK))
+      .execute();
+  for (let i = 0; i < links.length; i += 500)
+    await db
+      .insertInto('alert_events')
+      .values(links.slice(i, i + 500))
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+  return out;
 }
 
 /** One alert by id, or undefined. */
@@ -363,16 +452,25 @@ export async function pageStoredEvents(
     .where('record_type', 'in', q.recordTypes);
   if (q.from) {
     const f = q.from;
-    query = query.where((eb) => eb.or([eb('creation_time', '>', f.creationTime), eb.and([eb('creation_time', '=', f.creationTime), eb('id', '>', f.id)])]));
+    // `creation_time >= from` is implied by the keyset condition; stated alone, it lets SQLite's planner walk the
+    // (integration_id, creation_time, id) key from the last page on. Without it, SQLite read every new event through
+    // the `ingested_at` index and sorted them all for each page: quadratic (≈ 95 ms per page of 2,000 at 300,000
+    // records, 13.3 s for the run; 0.4 s with it).
+    query = query
+      .where('creation_time', '>=', f.creationTime)
+      .where((eb) => eb.or([eb('creation_time', '>', f.creationTime), eb.and([eb('creation_time', '=', f.creationTime), eb('id', '>', f.id)])]));
   }
   return query.orderBy('creation_time').orderBy('id').limit(q.limit).execute();
 }
 
-/** Stored events of these operations created in [from, to], oldest first, at most `limit`, without raw records. */
+/**
+ * Stored events of these operations created in [from, to] ((from, to] with `fromExclusive`), oldest first (same time:
+ * by `Id`), at most `limit`, without raw records.
+ */
 export async function findEventsByOperation(
   db: Executor,
   integrationId: string,
-  q: { operations: string[]; from: string; to: string; limit: number },
+  q: { operations: string[]; from: string; fromExclusive?: boolean; to: string; limit: number },
 ): Promise<Omit<AuditEvent, 'raw'>[]> {
   if (q.operations.length === 0) return [];
   const rows = await db
@@ -380,9 +478,10 @@ export async function findEventsByOperation(
     .selectAll()
     .where('integration_id', '=', integrationId)
     .where('operation', 'in', q.operations)
-    .where('creation_time', '>=', q.from)
+    .where('creation_time', q.fromExclusive ? '>' : '>=', q.from)
     .where('creation_time', '<=', q.to)
     .orderBy('creation_time')
+    .orderBy('id')
     .limit(q.limit)
     .execute();
   return rows.map(toEventColumns);
