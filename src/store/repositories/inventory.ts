@@ -21,7 +21,7 @@ const PARENT_TABLES: Record<'groups' | 'environments' | 'users' | 'agents', Inve
 
 /**
  * Rows per INSERT statement: a batch is written in statements of these sizes, largest first (a 999-record page: four
- * of 200, then 40, 40, 40, 40, 8, 8, 8, 8, 1, 1, 1), so each table has at most four statement texts and SQLite reuses
+ * of 200, four of 40, four of 8 and seven of 1), so each table has at most four statement texts and SQLite reuses
  * their prepared statements (store/db.ts `cachingStatements`). 200 rows keep bound parameters far below SQLite's
  * 32,766 and PostgreSQL's 65,535.
  */
@@ -30,7 +30,7 @@ const CHUNKS = [200, 40, 8, 1] as const;
 /** Columns an upsert writes after the mapping's own: the raw record and the run stamps. */
 const STAMP_COLUMNS = ['raw', 'first_seen_at', 'last_seen_at', 'last_seen_run', 'deleted_at'];
 
-/** Upsert statement texts by dialect, table, stream and row count (built once each). */
+/** Upsert statement texts by dialect, table and row count (built once each; estate streams share theirs). */
 const upsertSql = new Map<string, string>();
 
 /**
@@ -40,7 +40,7 @@ const upsertSql = new Map<string, string>();
  * postgresql.org/docs/current/sql-insert.html (ON CONFLICT, EXCLUDED).
  */
 function upsertStatement(mapping: TableMapping<unknown>, rows: number, numbered: boolean): string {
-  const id = `${numbered ? 'pg' : 'sqlite'}\u0000${mapping.table}\u0000${mapping.discriminator ?? ''}\u0000${rows}`;
+  const id = `${numbered ? 'pg' : 'sqlite'}\u0000${mapping.table}\u0000${rows}`;
   let text = upsertSql.get(id);
   if (text === undefined) {
     const columns = ['integration_id', ...mapping.columns, ...STAMP_COLUMNS];
@@ -79,8 +79,8 @@ function lastCopies<R>(mapping: TableMapping<R>, records: R[]): R[] {
  * Records repeated inside one batch (an upstream page overlap) keep the last copy. Statements of at most 200 rows,
  * their text built once per table and size and their parameters bound by position (no row objects; on SQLite the
  * prepared statements are reused, see store/db.ts `cachingStatements`). Text columns get U+0000 as U+FFFD
- * ({@link storableText}: the parameters do not pass Kysely's StorableTextPlugin); `raw` is the record's JSON text
- * (`rawText` when the source kept it as received, else `JSON.stringify(raw)`), which holds no U+0000 (JSON escapes it).
+ * ({@link storableText}: the parameters do not pass Kysely's StorableTextPlugin); `raw` is `JSON.stringify(raw)`, which
+ * holds no U+0000 (JSON writes it `\u0000`).
  */
 export async function upsertRecords<S extends StreamName>(
   db: Executor,
@@ -97,7 +97,6 @@ export async function upsertRecords<S extends StreamName>(
   // refuses a statement that would update a row twice ("ON CONFLICT DO UPDATE command cannot affect row a second
   // time"): it gets the last copy of each key only.
   const rows = pg ? lastCopies(mapping, records) : records;
-  const width = 1 + mapping.columns.length + STAMP_COLUMNS.length;
   let at = 0;
   for (const size of CHUNKS) {
     const text = upsertStatement(mapping as TableMapping<unknown>, size, pg);
@@ -106,11 +105,10 @@ export async function upsertRecords<S extends StreamName>(
       for (let i = at; i < at + size; i++) {
         const r = rows[i]!;
         params.push(integrationId);
+        const first = params.length;
         mapping.write(r, params);
+        for (let k = first; k < params.length; k++) params[k] = storableText(params[k]);
         params.push(JSON.stringify(r.raw), now, now, runId, null);
-      }
-      for (let j = 0; j < params.length; j += width) {
-        for (let k = j + 1; k <= j + mapping.columns.length; k++) params[k] = storableText(params[k]);
       }
       await db.executeQuery(CompiledQuery.raw(text, params));
     }
