@@ -96,6 +96,42 @@ export function sqliteHandle(db: Kysely<Database>): SQLite.Database | undefined 
   return sqliteHandles.get(db);
 }
 
+/** Prepared statements kept per SQLite connection (the most recently used; see {@link cachingStatements}). */
+const STATEMENT_CACHE = 100;
+
+/**
+ * The better-sqlite3 connection as Kysely's SQLite dialect sees it, with its prepared statements reused: Kysely's
+ * SQLite driver calls `prepare` for every query it runs, and preparing is most of the CPU of a small query (a page's
+ * checkpoint and heartbeat) and a large share of a 200-row upsert's (issue 18). The last {@link STATEMENT_CACHE}
+ * statements are kept by SQL text, least recently used dropped; a statement busy in an `iterate()` (Kysely's
+ * `stream()`) is never handed out twice: a fresh one is prepared. Statements run through Kysely's connection as before,
+ * so they run under its lock and inside its transactions. SQLite prepares a kept statement again by itself when the
+ * schema changed (migrations). Source: better-sqlite3 API (`Database#prepare`, `Statement#busy`,
+ * github.com/WiseLibs/better-sqlite3/blob/master/docs/api.md).
+ */
+function cachingStatements(sqlite: SQLite.Database): Pick<SQLite.Database, 'prepare' | 'close'> {
+  const kept = new Map<string, SQLite.Statement>();
+  return {
+    prepare(source: string) {
+      const hit = kept.get(source);
+      if (hit && !hit.busy) {
+        kept.delete(source);
+        kept.set(source, hit);
+        return hit;
+      }
+      const stmt = sqlite.prepare(source);
+      if (hit) return stmt;
+      if (kept.size >= STATEMENT_CACHE) kept.delete(kept.keys().next().value!);
+      kept.set(source, stmt);
+      return stmt;
+    },
+    close() {
+      kept.clear();
+      return sqlite.close();
+    },
+  } as Pick<SQLite.Database, 'prepare' | 'close'>;
+}
+
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /**
@@ -154,7 +190,7 @@ export async function openStore(options: StoreOptions | string): Promise<Kysely<
     // Checkpoint the WAL every ≈ 40 MB instead of 4 MB: bulk audit writes touch the same pages again and again, and
     // fewer checkpoints write them fewer times (measured: bench/README.md, bench:audit).
     sqlite.pragma('wal_autocheckpoint = 10000');
-    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), plugins: [new StorableTextPlugin()] });
+    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingStatements(sqlite) }), plugins: [new StorableTextPlugin()] });
     dialects.set(db, 'sqlite');
     sqliteHandles.set(db, sqlite);
   }

@@ -29,7 +29,26 @@ export interface TableMapping<R> {
   discriminator?: string;
   /** Column holding the object's display name (the inventory list shows and searches it); absent: not listable. */
   nameColumn?: string;
+  /** The columns a record fills (key columns included; not integration_id, raw or the run stamps), in `write`'s order. */
+  columns: readonly string[];
+  /** Appends a record's values of {@link columns}, in order, to `out` (the upsert's positional parameters). */
+  write(r: R, out: unknown[]): void;
+  /** The record's key (its {@link key} columns' values joined by U+0000): the last of a batch's copies is kept. */
+  keyOf(r: R): string;
+  /** The record as `{ column: value }` (the values `write` appends). */
   toRow(r: R): Record<string, unknown>;
+}
+
+/** A mapping whose `toRow` is made from its `columns` and `write`. */
+function mapped<R>(m: Omit<TableMapping<R>, 'toRow'>): TableMapping<R> {
+  return {
+    ...m,
+    toRow: (r) => {
+      const values: unknown[] = [];
+      m.write(r, values);
+      return Object.fromEntries(m.columns.map((c, i) => [c, values[i]]));
+    },
+  };
 }
 
 /**
@@ -38,103 +57,122 @@ export interface TableMapping<R> {
  * has its mapping here (and its table a migration).
  */
 const CORE_TABLES: { [S in OwnTableStreamName]: TableMapping<StreamRecords[S]> } = {
-  users: {
+  users: mapped({
     table: 'directory_users',
     key: ['id'],
     nameColumn: 'display_name',
-    toRow: (u: DirectoryUser) => ({
-      id: u.id,
-      display_name: u.displayName,
-      user_principal_name: u.userPrincipalName,
-      mail: u.mail,
-      account_enabled: bool(u.accountEnabled),
-      user_type: u.userType,
-      created_date_time: u.createdDateTime,
-    }),
-  },
-  groups: {
+    columns: ['id', 'display_name', 'user_principal_name', 'mail', 'account_enabled', 'user_type', 'created_date_time'],
+    write: (u: DirectoryUser, out) => {
+      out.push(u.id, u.displayName, u.userPrincipalName, u.mail, bool(u.accountEnabled), u.userType, u.createdDateTime);
+    },
+    keyOf: (u) => u.id,
+  }),
+  groups: mapped({
     table: 'directory_groups',
     key: ['id'],
     nameColumn: 'display_name',
-    toRow: (g: DirectoryGroup) => ({
-      id: g.id,
-      display_name: g.displayName,
-      mail: g.mail,
-      security_enabled: bool(g.securityEnabled),
-      mail_enabled: bool(g.mailEnabled),
-      group_types: JSON.stringify(g.groupTypes),
-    }),
-  },
-  memberships: {
+    columns: ['id', 'display_name', 'mail', 'security_enabled', 'mail_enabled', 'group_types'],
+    write: (g: DirectoryGroup, out) => {
+      out.push(g.id, g.displayName, g.mail, bool(g.securityEnabled), bool(g.mailEnabled), JSON.stringify(g.groupTypes));
+    },
+    keyOf: (g) => g.id,
+  }),
+  memberships: mapped({
     table: 'group_memberships',
     key: ['group_id', 'member_id'],
     sliceColumn: 'group_id',
     parentTable: 'directory_groups',
-    toRow: (m: GroupMembership) => ({ group_id: m.groupId, member_id: m.memberId, member_type: m.memberType }),
-  },
-  environments: {
+    columns: ['group_id', 'member_id', 'member_type'],
+    write: (m: GroupMembership, out) => {
+      out.push(m.groupId, m.memberId, m.memberType);
+    },
+    keyOf: (m) => `${m.groupId}\u0000${m.memberId}`,
+  }),
+  environments: mapped({
     table: 'environments',
     key: ['id'],
     nameColumn: 'display_name',
-    toRow: (e: PowerPlatformEnvironment) => ({
-      id: e.id,
-      display_name: e.displayName,
-      sku: e.sku,
-      is_default: e.isDefault ? 1 : 0,
-      region: e.region,
-      dataverse_url: e.dataverseUrl,
-      state: e.state,
-    }),
-  },
-  dataverseUsers: {
+    columns: ['id', 'display_name', 'sku', 'is_default', 'region', 'dataverse_url', 'state'],
+    write: (e: PowerPlatformEnvironment, out) => {
+      out.push(e.id, e.displayName, e.sku, e.isDefault ? 1 : 0, e.region, e.dataverseUrl, e.state);
+    },
+    keyOf: (e) => e.id,
+  }),
+  dataverseUsers: mapped({
     table: 'dataverse_users',
     key: ['environment_id', 'id'],
     sliceColumn: 'environment_id',
     parentTable: 'environments',
     nameColumn: 'full_name',
-    toRow: (u: DataverseUser) => ({
-      environment_id: u.environmentId,
-      id: u.id,
-      full_name: u.fullName,
-      aad_object_id: u.aadObjectId,
-      application_id: u.applicationId,
-      is_disabled: bool(u.isDisabled),
-    }),
-  },
-  agents: {
+    columns: ['environment_id', 'id', 'full_name', 'aad_object_id', 'application_id', 'is_disabled'],
+    write: (u: DataverseUser, out) => {
+      out.push(u.environmentId, u.id, u.fullName, u.aadObjectId, u.applicationId, bool(u.isDisabled));
+    },
+    keyOf: (u) => `${u.environmentId}\u0000${u.id}`,
+  }),
+  agents: mapped({
     table: 'agents',
     key: ['environment_id', 'id'],
     sliceColumn: 'environment_id',
     parentTable: 'environments',
     nameColumn: 'name',
-    toRow: (a: Agent) => ({
-      environment_id: a.environmentId,
-      id: a.id,
-      name: a.name,
-      schema_name: a.schemaName,
-      authentication_mode: a.authenticationMode,
-      authentication_trigger: a.authenticationTrigger,
-      access_control_policy: a.accessControlPolicy,
-      owner_id: a.ownerId,
-      published_on: a.publishedOn,
-      modified_on: a.modifiedOn,
-      created_on: a.createdOn,
-      state_code: a.stateCode,
-      status_code: a.statusCode,
-    }),
-  },
+    columns: [
+      'environment_id',
+      'id',
+      'name',
+      'schema_name',
+      'authentication_mode',
+      'authentication_trigger',
+      'access_control_policy',
+      'owner_id',
+      'published_on',
+      'modified_on',
+      'created_on',
+      'state_code',
+      'status_code',
+    ],
+    write: (a: Agent, out) => {
+      out.push(
+        a.environmentId,
+        a.id,
+        a.name,
+        a.schemaName,
+        a.authenticationMode,
+        a.authenticationTrigger,
+        a.accessControlPolicy,
+        a.ownerId,
+        a.publishedOn,
+        a.modifiedOn,
+        a.createdOn,
+        a.stateCode,
+        a.statusCode,
+      );
+    },
+    keyOf: (a) => `${a.environmentId}\u0000${a.id}`,
+  }),
 };
 
-/** The mapping of an estate stream onto `estate_objects`. */
+const estateMappings = new Map<string, TableMapping<EstateObject>>();
+
+/** The mapping of an estate stream onto `estate_objects` (one per stream, made once). */
 function estateMapping(stream: string): TableMapping<EstateObject> {
-  return {
-    table: 'estate_objects',
-    key: ['stream', 'id'],
-    sliceColumn: 'slice_key',
-    discriminator: stream,
-    nameColumn: 'name',
-    toRow: (o) => ({ stream, id: o.id, slice_key: o.sliceKey, name: o.name, attrs: JSON.stringify(o.attrs) }),
-  };
+  let m = estateMappings.get(stream);
+  if (!m) {
+    m = mapped<EstateObject>({
+      table: 'estate_objects',
+      key: ['stream', 'id'],
+      sliceColumn: 'slice_key',
+      discriminator: stream,
+      nameColumn: 'name',
+      columns: ['stream', 'id', 'slice_key', 'name', 'attrs'],
+      write: (o, out) => {
+        out.push(stream, o.id, o.sliceKey, o.name, JSON.stringify(o.attrs));
+      },
+      keyOf: (o) => o.id,
+    });
+    estateMappings.set(stream, m);
+  }
+  return m;
 }
 
 /** True for the streams stored in `estate_objects`: every stream without a table of its own. */

@@ -24,8 +24,9 @@ import {
  * gives the original back); raw audit records are kept byte-exact in compressed segments (`bytea` / BLOB).
  *
  * One place: {@link StorableTextPlugin}, installed on every store by `openStore`, rewrites every string parameter of
- * every Kysely query; the two audit hot paths that bypass Kysely's parameters (SQLite's prepared statement, and
- * PostgreSQL's rows-as-one-JSON-parameter) call {@link storableText} on each column.
+ * every Kysely query; the hot paths that bypass Kysely's parameters — audit event rows (SQLite's prepared statement,
+ * PostgreSQL's rows-as-one-JSON-parameter) and inventory upserts (a compiled statement with positional parameters,
+ * repositories/inventory.ts `upsertRecords`) — call {@link storableText} on each column.
  * Sources: https://www.postgresql.org/docs/current/datatype-character.html ("The character with code zero … cannot be
  * stored"), https://www.postgresql.org/docs/current/datatype-json.html (\u0000 rejected by jsonb), Unicode §23.8 (U+FFFD).
  */

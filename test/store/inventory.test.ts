@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { GroupMembership } from '../../src/sources/graph/streams/memberships.ts';
+import type { DirectoryUser } from '../../src/sources/graph/streams/users.ts';
 import type { Kysely } from 'kysely';
 import { migrate, migrateTo, migrationStatus } from '../../src/store/db.ts';
 import { withRaw } from '../../src/store/repositories/audit.ts';
@@ -117,6 +118,48 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
     // Seen again: alive again.
     await upsertRecords(db, 'users', 'int_1', 'run3', [user('b')], '2026-01-03T00:00:00.000Z');
     expect((await countLive(db, 'int_1', STREAM_RUN_ORDER)).users).toBe(2);
+  });
+
+  it('stores a 457-record page whole: every column, the last of repeated copies, first seen kept when stored again', async () => {
+    store = await freshStore(dialect);
+    const db = store.db;
+    await insertTestIntegration(db, 'int_1');
+    // 457 records (statements of 200, 40, 8 and 1 rows), of which 12 repeat an earlier id with a new name.
+    const page: DirectoryUser[] = Array.from({ length: 445 }, (_, i) => user(`u${String(i).padStart(3, '0')}`));
+    for (let i = 0; i < 12; i++) page.splice(300 + i * 10, 0, user(`u${String(i * 25).padStart(3, '0')}`, `copy ${i}`));
+    page[7] = { ...page[7]!, mail: 'm@x', accountEnabled: false, userType: 'Guest', createdDateTime: '2026-01-01T00:00:00Z' };
+    await upsertRecords(db, 'users', 'int_1', 'run1', page, 't1');
+    const read = () => db.selectFrom('directory_users').selectAll().where('integration_id', '=', 'int_1').orderBy('id').execute();
+    const rows = await read();
+    expect(rows).toHaveLength(445);
+    expect(rows.filter((r) => r.display_name!.startsWith('copy ')).map((r) => [r.id, r.display_name])).toEqual(
+      Array.from({ length: 12 }, (_, i) => [`u${String(i * 25).padStart(3, '0')}`, `copy ${i}`]),
+    );
+    expect(rows[7]).toMatchObject({
+      id: 'u007',
+      display_name: 'u007',
+      user_principal_name: 'u007@x',
+      mail: 'm@x',
+      account_enabled: 0,
+      user_type: 'Guest',
+      created_date_time: '2026-01-01T00:00:00Z',
+      first_seen_at: 't1',
+      last_seen_at: 't1',
+      last_seen_run: 'run1',
+      deleted_at: null,
+    });
+    expect(JSON.parse(rows[444]!.raw)).toEqual({ id: 'u444', displayName: 'u444' });
+    expect(await markUnseen(db, 'users', 'int_1', 'run2', 'all', 't2')).toBe(445);
+    await upsertRecords(db, 'users', 'int_1', 'run2', page.slice(0, 250), 't3');
+    const again = await read();
+    expect(again.filter((r) => r.deleted_at === null)).toHaveLength(250);
+    expect(again[0]).toMatchObject({ first_seen_at: 't1', last_seen_at: 't3', last_seen_run: 'run2', deleted_at: null });
+    // Estate objects: keyed by stream and id, attrs as JSON.
+    const flows = Array.from({ length: 203 }, (_, i) => ({ sliceKey: 'env-1', id: `f${i}`, name: `Flow ${i}`, attrs: { n: i } as never, raw: { i } }));
+    await upsertRecords(db, 'flows', 'int_1', 'run1', [...flows, { ...flows[0]!, name: 'Renamed' }], 't1');
+    const estate = await db.selectFrom('estate_objects').selectAll().where('stream', '=', 'flows').orderBy('name').execute();
+    expect(estate).toHaveLength(203);
+    expect(estate.find((o) => o.id === 'f0')).toMatchObject({ slice_key: 'env-1', name: 'Renamed', attrs: '{"n":0}', raw: '{"i":0}' });
   });
 
   it('marks child rows deleted only in completed slices, and orphans of deleted parents', async () => {

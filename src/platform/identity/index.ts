@@ -38,8 +38,24 @@ export interface AcquiredToken {
   claims: AccessTokenClaims;
 }
 
-/** Decodes (does not verify: the token is our own, fresh from the token endpoint) the claims Vigil relies on. */
+/** The claims of the tokens decoded last (MSAL hands out the same cached token for every request of a run). */
+const decoded = new Map<string, AccessTokenClaims>();
+
+/**
+ * Decodes (does not verify: the token is our own, fresh from the token endpoint) the claims Vigil relies on. The
+ * claims of the last 8 tokens are kept: every request of a collection asks for its token (measured: decoding it
+ * again each time was 85 ms of CPU in a 5,000-user collection).
+ */
 function readClaims(accessToken: string): AccessTokenClaims {
+  let claims = decoded.get(accessToken);
+  if (!claims) {
+    if (decoded.size >= 8) decoded.delete(decoded.keys().next().value!);
+    decoded.set(accessToken, (claims = decodeClaims(accessToken)));
+  }
+  return claims;
+}
+
+function decodeClaims(accessToken: string): AccessTokenClaims {
   const c = decodeJwt(accessToken) as Record<string, unknown>;
   return {
     aud: text(c.aud),

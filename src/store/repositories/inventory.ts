@@ -1,9 +1,10 @@
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import type { ParentRow } from '../../core/inventory.ts';
 import type { ParentStream, StreamName, StreamRecords } from '../../sources/index.ts';
 import type { Executor } from '../db.ts';
 import type { InventoryTable } from '../schema.ts';
 import { isEstateStream, mappingOf, type TableMapping } from '../stream-tables.ts';
+import { storableText } from '../text.ts';
 
 /**
  * Inventory repositories: idempotent bulk upserts stamped with the run that saw each object, marking of objects a
@@ -18,12 +19,68 @@ const PARENT_TABLES: Record<'groups' | 'environments' | 'users' | 'agents', Inve
   agents: 'agents',
 };
 
-/** Rows per INSERT statement: keeps bound parameters far below SQLite's 32,766 and PostgreSQL's 65,535. */
-const CHUNK = 200;
+/**
+ * Rows per INSERT statement: a batch is written in statements of these sizes, largest first (a 999-record page: four
+ * of 200, four of 40, four of 8 and seven of 1), so each table has at most four statement texts and SQLite reuses
+ * their prepared statements (store/db.ts `cachingStatements`). 200 rows keep bound parameters far below SQLite's
+ * 32,766 and PostgreSQL's 65,535.
+ */
+const CHUNKS = [200, 40, 8, 1] as const;
+
+/** Columns an upsert writes after the mapping's own: the raw record and the run stamps. */
+const STAMP_COLUMNS = ['raw', 'first_seen_at', 'last_seen_at', 'last_seen_run', 'deleted_at'];
+
+/** Upsert statement texts by dialect, table and row count (built once each; estate streams share theirs). */
+const upsertSql = new Map<string, string>();
+
+/**
+ * The text of the upsert of `rows` rows into a mapping's table: `insert … values (…), (…) on conflict (integration_id,
+ * key…) do update set` every column but integration_id, the key and `first_seen_at` to the new row's value.
+ * Placeholders are `?` (SQLite) or `$1, $2 …` (PostgreSQL). Source: sqlite.org/lang_upsert.html,
+ * postgresql.org/docs/current/sql-insert.html (ON CONFLICT, EXCLUDED).
+ */
+function upsertStatement(mapping: TableMapping<unknown>, rows: number, numbered: boolean): string {
+  const id = `${numbered ? 'pg' : 'sqlite'}\u0000${mapping.table}\u0000${rows}`;
+  let text = upsertSql.get(id);
+  if (text === undefined) {
+    const columns = ['integration_id', ...mapping.columns, ...STAMP_COLUMNS];
+    let p = 0;
+    const row = () => `(${columns.map(() => (numbered ? `$${++p}` : '?')).join(', ')})`;
+    const values = Array.from({ length: rows }, row).join(', ');
+    const updates = columns
+      .filter((c) => c !== 'integration_id' && c !== 'first_seen_at' && !mapping.key.includes(c))
+      .map((c) => `${c} = excluded.${c}`)
+      .join(', ');
+    text = `insert into ${mapping.table} (${columns.join(', ')}) values ${values} on conflict (${['integration_id', ...mapping.key].join(', ')}) do update set ${updates}`;
+    upsertSql.set(id, text);
+  }
+  return text;
+}
+
+/** Whether an executor's dialect numbers its placeholders (PostgreSQL `$1`) rather than writing `?` (SQLite). */
+const numberedPlaceholders = new WeakMap<Executor, boolean>();
+
+function numbered(db: Executor): boolean {
+  let v = numberedPlaceholders.get(db);
+  if (v === undefined) numberedPlaceholders.set(db, (v = sql`${0}`.compile(db).sql !== '?'));
+  return v;
+}
+
+/** The last copy of each key among `records`, in their order. */
+function lastCopies<R>(mapping: TableMapping<R>, records: R[]): R[] {
+  const last = new Map<string, number>();
+  const keys: string[] = [];
+  for (let i = 0; i < records.length; i++) last.set((keys[i] = mapping.keyOf(records[i]!)), i);
+  return last.size === records.length ? records : records.filter((_, i) => last.get(keys[i]!) === i);
+}
 
 /**
  * Upserts records of one stream, stamping `last_seen_run` and clearing `deleted_at`; `first_seen_at` is kept.
- * Records repeated inside one batch (an upstream page overlap) keep the last copy.
+ * Records repeated inside one batch (an upstream page overlap) keep the last copy. Statements of at most 200 rows,
+ * their text built once per table and size and their parameters bound by position (no row objects; on SQLite the
+ * prepared statements are reused, see store/db.ts `cachingStatements`). Text columns get U+0000 as U+FFFD
+ * ({@link storableText}: the parameters do not pass Kysely's StorableTextPlugin); `raw` is `JSON.stringify(raw)`, which
+ * holds no U+0000 (JSON writes it `\u0000`).
  */
 export async function upsertRecords<S extends StreamName>(
   db: Executor,
@@ -34,33 +91,27 @@ export async function upsertRecords<S extends StreamName>(
   now: string,
 ): Promise<void> {
   if (records.length === 0) return;
-  const mapping = mappingOf(stream);
-  const byKey = new Map<string, Record<string, unknown>>();
-  for (const r of records) {
-    const row = {
-      integration_id: integrationId,
-      ...mapping.toRow(r),
-      raw: JSON.stringify(r.raw),
-      first_seen_at: now,
-      last_seen_at: now,
-      last_seen_run: runId,
-      deleted_at: null,
-    };
-    byKey.set(mapping.key.map((k) => String(row[k as keyof typeof row])).join('\u0000'), row);
-  }
-  const rows = [...byKey.values()];
-  const updateColumns = Object.keys(rows[0]!).filter((c) => c !== 'integration_id' && c !== 'first_seen_at' && !mapping.key.includes(c));
-  for (let i = 0; i < rows.length; i += CHUNK) {
-    await db
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      .insertInto(mapping.table as any)
-      .values(rows.slice(i, i + CHUNK))
-      .onConflict((oc) =>
-        oc
-          .columns(['integration_id', ...mapping.key] as never)
-          .doUpdateSet(Object.fromEntries(updateColumns.map((c) => [c, sql.ref(`excluded.${c}`)])) as never),
-      )
-      .execute();
+  const mapping = mappingOf(stream) as TableMapping<StreamRecords[S]>;
+  const pg = numbered(db);
+  // SQLite applies a statement's rows in order, a later copy updating the row an earlier one inserted; PostgreSQL
+  // refuses a statement that would update a row twice ("ON CONFLICT DO UPDATE command cannot affect row a second
+  // time"): it gets the last copy of each key only.
+  const rows = pg ? lastCopies(mapping, records) : records;
+  let at = 0;
+  for (const size of CHUNKS) {
+    const text = upsertStatement(mapping as TableMapping<unknown>, size, pg);
+    for (; rows.length - at >= size; at += size) {
+      const params: unknown[] = [];
+      for (let i = at; i < at + size; i++) {
+        const r = rows[i]!;
+        params.push(integrationId);
+        const first = params.length;
+        mapping.write(r, params);
+        for (let k = first; k < params.length; k++) params[k] = storableText(params[k]);
+        params.push(JSON.stringify(r.raw), now, now, runId, null);
+      }
+      await db.executeQuery(CompiledQuery.raw(text, params));
+    }
   }
 }
 
