@@ -143,7 +143,12 @@ describe('CLI --json equals the API for the same objects', () => {
     expect(await refused(['integrations', 'show', 'contoso'])).toEqual([4, 'INTEGRATION_NOT_FOUND']);
     expect(await refused(['environments', 'list', '--integration', 'contoso'])).toEqual([4, 'INTEGRATION_NOT_FOUND']);
     // Commands that act on an integration refuse it the same way, before they touch anything.
-    for (const args of [['runs', 'contoso'], ['collect', 'contoso'], ['integrations', 'verify', 'contoso'], ['integrations', 'remove', 'contoso']])
+    for (const args of [
+      ['runs', 'contoso'],
+      ['collect', 'contoso'],
+      ['integrations', 'verify', 'contoso'],
+      ['integrations', 'remove', 'contoso'],
+    ])
       expect(await refused(args), args.join(' ')).toEqual([4, 'INTEGRATION_NOT_FOUND']);
     expect(await cli(['runs', 'contoso', '--organization', 'Contoso'])).toEqual(await cli(['runs', 'contoso']));
     expect(await fabrikam('POST', `/api/v1/integrations/${integrationId}/environments/grant`)).toEqual([404, 'INTEGRATION_NOT_FOUND']);
