@@ -232,7 +232,8 @@ export function benchSetting(
 }
 
 /**
- * The throttle floor of a throttled collection, seconds, for the tightest rate-limited bucket the emulator charged:
+ * The throttle floor of a throttled collection, seconds, for the tightest rate-limited bucket the emulator charged (the
+ * one whose admitted requests need the longest beyond its initial capacity):
  * `pacedSeconds` — its admitted requests ÷ the limit's rate (capacity ÷ window), issue 18's definition ("the total cost
  * of its requests ÷ the tightest budget's rate"); `seconds` — the same after the bucket's initial capacity is spent at
  * once (a client that bursts to the full bucket first). Graph identity's resource-unit buckets are left out (the
@@ -245,8 +246,10 @@ export function throttleFloor(state: ThrottlingState): { seconds: number; pacedS
     if (typeof l !== 'object' || l.capacity === undefined || l.windowSeconds === undefined) continue;
     const rate = l.capacity / l.windowSeconds;
     const admitted = b.requests - b.throttled;
-    const pacedSeconds = admitted / rate;
-    if (pacedSeconds > best.pacedSeconds) best = { seconds: Math.max(0, admitted - l.capacity) / rate, pacedSeconds, limit: b.limit };
+    const seconds = Math.max(0, admitted - l.capacity) / rate;
+    // The tightest limit is the one whose admitted requests outrun its bucket the longest (an hourly quota whose
+    // bucket holds every request never binds, however slow its rate).
+    if (seconds > best.seconds) best = { seconds, pacedSeconds: admitted / rate, limit: b.limit };
   }
   return best;
 }

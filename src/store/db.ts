@@ -3,6 +3,7 @@ import SQLite from 'better-sqlite3';
 import {
   Kysely,
   Migrator,
+  PostgresAdapter,
   PostgresDialect,
   SqliteDialect,
   sql,
@@ -80,7 +81,8 @@ const schemas = new WeakMap<Kysely<Database>, string>();
 
 /** The dialect of a store opened by {@link openStore}. */
 export function dialectOf(db: Kysely<Database>): Dialect {
-  return dialects.get(db) ?? 'sqlite';
+  // A handle derived from the store (`withPlugin`, `withSchema`) is another object: ask its adapter.
+  return dialects.get(db) ?? (db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite');
 }
 
 const sqliteHandles = new WeakMap<Kysely<Database>, SQLite.Database>();

@@ -83,9 +83,20 @@ async function tryLease(db: Kysely<Database>, takes: BucketTake[], nowMs: number
       states.push({ take, tokens, factor, updated, capacity, wait: Math.max(blockedFor, tokens >= need ? 0 : Math.ceil((need - tokens) / rate)) });
     }
     const wait = Math.max(0, ...states.map((s) => s.wait));
-    // Requests' worth every bucket can give now; a lease never takes more than a quarter of a bucket.
+    // Requests' worth every bucket can give now; a lease never takes more than a quarter of a bucket, nor more than
+    // the bucket refills in a second (so units a lease leaves unused cost at most a second of the limit's rate).
     const granted =
-      wait > 0 ? 0 : Math.max(1, Math.min(upTo, ...states.map((s) => Math.floor(Math.min(s.tokens, s.capacity / 4) / Math.max(s.take.cost, Number.EPSILON)))));
+      wait > 0
+        ? 0
+        : Math.max(
+            1,
+            Math.min(
+              upTo,
+              ...states.map((s) =>
+                Math.floor(Math.min(s.tokens, s.capacity / 4, s.capacity / s.take.limit.windowSeconds) / Math.max(s.take.cost, Number.EPSILON)),
+              ),
+            ),
+          );
     for (const s of states) {
       const { take } = s;
       // The whole cost is taken even above the bucket's size (a $batch of 20 at a reduced pace): the debt is paid
@@ -225,7 +236,8 @@ export class SharedBudget implements ThrottleBudget {
 
   /**
    * Takes the charge's units from every limit of its service, waiting while any is spent. While the buckets are
-   * plentiful a take reserves up to {@link LEASE_REQUESTS} requests' worth (never more than a quarter of a bucket) and
+   * plentiful a take reserves up to {@link LEASE_REQUESTS} requests' worth (never more than a quarter of a bucket, nor
+   * more than it refills in a second) and
    * hands them out locally for {@link LEASE_MS}: one store transaction per several requests instead of one each (a
    * transaction per request was 15 % of an audit ingestion's CPU). Units a lease did not use expire with it — at most
    * a few requests' worth per worker, so together the workers still stay within each limit. A 429 on a bucket drops the
@@ -244,8 +256,10 @@ export class SharedBudget implements ThrottleBudget {
       const now = this.now();
       const { wait, granted } = await tryLease(this.db, takes, now, LEASE_REQUESTS);
       if (wait === 0) {
-        if (granted > 1) this.leases.set(key, { left: granted - 1, expiresMs: now + LEASE_MS });
-        else this.leases.delete(key);
+        // Requests of one process reach here together (slices in flight): their grants add up, none is dropped.
+        const held = this.leases.get(key);
+        if (held && now < held.expiresMs) held.left += granted - 1;
+        else if (granted > 1) this.leases.set(key, { left: granted - 1, expiresMs: now + LEASE_MS });
         return;
       }
       // An abort ends the wait with the signal's reason (the run's stop), not a bare AbortError.
