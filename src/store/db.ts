@@ -74,15 +74,15 @@ export interface StoreOptions {
 /** The dialect of an open store, for the few places that differ (capability flags, not scattered ifs). */
 export type Dialect = 'sqlite' | 'postgres';
 
-const dialects = new WeakMap<Kysely<Database>, Dialect>();
-
 /** The configured PostgreSQL schema of a store opened by {@link openStore} (none on SQLite). */
 const schemas = new WeakMap<Kysely<Database>, string>();
 
-/** The dialect of a store opened by {@link openStore}. */
+/**
+ * The dialect of a store, from its Kysely adapter: also right for a handle derived from the store (`withPlugin`,
+ * `withSchema`, a transaction), which a registry of the handles {@link openStore} made would not know.
+ */
 export function dialectOf(db: Kysely<Database>): Dialect {
-  // A handle derived from the store (`withPlugin`, `withSchema`) is another object: ask its adapter.
-  return dialects.get(db) ?? (db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite');
+  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
 }
 
 const sqliteHandles = new WeakMap<Kysely<Database>, SQLite.Database>();
@@ -164,7 +164,6 @@ export async function openStore(options: StoreOptions | string): Promise<Kysely<
     const { default: pg } = await import('pg');
     const pool = new pg.Pool({ connectionString: o.databaseUrl, max: o.poolSize ?? 10, options: `-c search_path=${schema}` });
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [new StorableTextPlugin()] });
-    dialects.set(db, 'postgres');
     schemas.set(db, schema);
     try {
       await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
@@ -193,7 +192,6 @@ export async function openStore(options: StoreOptions | string): Promise<Kysely<
     // fewer checkpoints write them fewer times (measured: bench/README.md, bench:audit).
     sqlite.pragma('wal_autocheckpoint = 10000');
     db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingStatements(sqlite) }), plugins: [new StorableTextPlugin()] });
-    dialects.set(db, 'sqlite');
     sqliteHandles.set(db, sqlite);
   }
   if (o.migrate !== false) await (o.databaseUrl ? migrate(db) : withMigrationLock(o.dataDir, () => migrate(db)));

@@ -250,7 +250,7 @@ export class HttpClient {
   readonly links: LinkPolicy;
   /** Options of the connection pool, created with undici on the first request (start-up of commands that send none stays light). */
   private readonly agentOptions: Agent.Options;
-  /** Holds the pool: shared with the views of {@link withSignal}, so they send through the same connections. */
+  /** Holds the pool: shared with the views of {@link bind}, so they send through the same connections. */
   private readonly shared: { pool?: Promise<{ agent: Agent; request: typeof undiciRequest }> } = {};
   /** The signal of a view made by {@link bind}, added to every request, acquire and wait of the view. */
   private boundSignal: AbortSignal | undefined;

@@ -75,21 +75,6 @@ function insertEventRowsSqlite(
   return inserted;
 }
 
-const segmentStatements = new WeakMap<object, { run(values: Record<string, unknown>): unknown }>();
-
-/** SQLite: inserts a raw segment through a prepared statement reused across blobs. Must run inside a Kysely transaction. */
-function insertSegmentSqlite(handle: NonNullable<ReturnType<typeof sqliteHandle>>, segment: Record<string, unknown>): void {
-  let stmt = segmentStatements.get(handle);
-  if (!stmt)
-    segmentStatements.set(
-      handle,
-      (stmt = handle.prepare(
-        'insert into audit_raw_segments (integration_id, id, content_type, content_id, codec, records, data, stored_at) values (@integration_id, @id, @content_type, @content_id, @codec, @records, @data, @stored_at)',
-      )),
-    );
-  stmt.run(segment);
-}
-
 /** A content blob ready to store: its text compressed into a segment, and the events normalised from it. */
 export interface EncodedBlob extends Omit<BlobToStore, 'text'> {
   /** The text compressed ({@link encodeSegment}). */
@@ -125,19 +110,19 @@ export async function storeBlobs(db: Kysely<Database>, integrationId: string, bl
         continue;
       }
       const segmentId = newId('seg');
-      const segment = {
-        integration_id: integrationId,
-        id: segmentId,
-        content_type: blob.contentType,
-        // The prepared statement bypasses the store's U+0000 plugin (store/text.ts): the upstream's content id gets it here.
-        content_id: storableText(blob.contentId),
-        codec: RAW_CODEC,
-        records: blob.records,
-        data: blob.data,
-        stored_at: at,
-      };
-      if (handle) insertSegmentSqlite(handle, segment);
-      else await trx.insertInto('audit_raw_segments').values(segment).execute();
+      await trx
+        .insertInto('audit_raw_segments')
+        .values({
+          integration_id: integrationId,
+          id: segmentId,
+          content_type: blob.contentType,
+          content_id: blob.contentId,
+          codec: RAW_CODEC,
+          records: blob.records,
+          data: blob.data,
+          stored_at: at,
+        })
+        .execute();
       const inserted = handle
         ? insertEventRowsSqlite(handle, integrationId, segmentId, blob.events, at, blob.clean)
         : await insertEventRowsPostgres(trx, integrationId, segmentId, blob.events, at);
