@@ -253,7 +253,10 @@ describe('Power BI inventory through the scanner APIs', () => {
       if (e.path.includes('/workspaces/getInfo') && e.status === 202) most = Math.max(most, ++inFlight);
       if (e.path.includes('/workspaces/scanResult/') && e.status === 200) inFlight--;
     }
-    expect(most).toBe(MAX_SCANS_IN_FLIGHT);
+    // Never over the limit; and the scans did overlap (a one-at-a-time scanner would pass the bound alone). Exactly 16
+    // at once is not guaranteed: a scan delayed by a 429 may start after another finished (15 seen under CI's load).
+    expect(most).toBeLessThanOrEqual(MAX_SCANS_IN_FLIGHT);
+    expect(most).toBeGreaterThan(MAX_SCANS_IN_FLIGHT / 2);
     expect(inFlight).toBe(0);
   });
 });
