@@ -4,6 +4,7 @@ import { InventoryParams } from '../../src/contract/inventory.ts';
 import { INVENTORY, INVENTORY_KINDS, STREAM_RUN_ORDER, STREAMS, streamsGatedBy } from '../../src/sources/index.ts';
 import { runOrder, type AnyStream } from '../../src/sources/stream.ts';
 import { isEstateStream, listedTableOf } from '../../src/store/stream-tables.ts';
+import { readAhead } from '../../src/sources/graph/delta.ts';
 
 /** The order collection has always run in (before the names were derived from the registry). */
 const RUN_ORDER = [
@@ -150,5 +151,58 @@ describe('permission capabilities, declared by the streams they gate', () => {
       'audit.activityFeed': [],
       'powerBi.tenant': ['powerBiWorkspaces', 'powerBiSharedLinks'],
     });
+  });
+});
+
+describe('readAhead (delta rounds read the next page while a page is stored)', () => {
+  /** A source that logs when each item is asked for and handed over, failing at `failAt` when given. */
+  function source(log: string[], n: number, failAt?: number): AsyncGenerator<number> {
+    return (async function* () {
+      try {
+        for (let i = 0; i < n; i++) {
+          log.push(`fetch ${i}`);
+          await new Promise((r) => setTimeout(r, 1));
+          if (i === failAt) throw new Error(`page ${i} failed`);
+          yield i;
+        }
+      } finally {
+        log.push('closed');
+      }
+    })();
+  }
+
+  it('hands over the same items in order, the next one asked for before the caller is done with the current', async () => {
+    const log: string[] = [];
+    for await (const i of readAhead(source(log, 3))) {
+      await new Promise((r) => setTimeout(r, 5));
+      log.push(`stored ${i}`);
+    }
+    // The source's end is read ahead too, while the last item is stored.
+    expect(log).toEqual(['fetch 0', 'fetch 1', 'stored 0', 'fetch 2', 'stored 1', 'closed', 'stored 2']);
+  });
+
+  it('throws a failed page only after the caller handled the pages before it', async () => {
+    const log: string[] = [];
+    await expect(
+      (async () => {
+        for await (const i of readAhead(source(log, 3, 1))) log.push(`stored ${i}`);
+      })(),
+    ).rejects.toThrow('page 1 failed');
+    expect(log).toEqual(['fetch 0', 'fetch 1', 'stored 0', 'closed']);
+  });
+
+  it('a caller that stops early lets the request under way end and closes the source, with no error left unhandled', async () => {
+    const log: string[] = [];
+    for await (const i of readAhead(source(log, 5, 1))) {
+      log.push(`stored ${i}`);
+      break;
+    }
+    expect(log).toEqual(['fetch 0', 'fetch 1', 'stored 0', 'closed']);
+    const quiet: string[] = [];
+    for await (const i of readAhead(source(quiet, 5))) {
+      quiet.push(`stored ${i}`);
+      break;
+    }
+    expect(quiet).toEqual(['fetch 0', 'fetch 1', 'stored 0', 'closed']);
   });
 });

@@ -1,7 +1,6 @@
 import { str, type Json } from '../../../core/json.ts';
-import { odataPages } from '../../../platform/http/odata.ts';
 import type { Stream } from '../../stream.ts';
-import { deltaRequest, deltaUrl } from '../delta.ts';
+import { deltaRound, deltaUrl } from '../delta.ts';
 import type { Collected } from '../../../core/inventory.ts';
 
 /** One direct member of a group (Graph `groups/{id}/members`), of any `@odata.type`. */
@@ -30,7 +29,7 @@ export const membershipsStream: Stream<'memberships', GroupMembership> = {
   delta: true,
   resource: (ctx) => ctx.cloud.graph.resource,
   async *read(ctx, _slice, cursor) {
-    for await (const page of odataPages<Json>(ctx.http, deltaRequest(ctx, cursor ?? deltaUrl(ctx, 'groups', 'id,members')))) {
+    for await (const page of deltaRound(ctx, cursor ?? deltaUrl(ctx, 'groups', 'id,members'))) {
       const records: GroupMembership[] = [];
       const removed: string[] = [];
       for (const group of page.items) {
