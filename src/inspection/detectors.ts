@@ -1,4 +1,22 @@
-import validator from 'validator';
+// Each validator function from its own module (validator.js documents `validator/lib/<name>` imports): the package's
+// index loads all of its 110-odd modules, a tenth of the modules a collection loaded.
+import isCreditCardModule from 'validator/lib/isCreditCard.js';
+import isEmailModule from 'validator/lib/isEmail.js';
+import isIBANModule from 'validator/lib/isIBAN.js';
+import isJWTModule from 'validator/lib/isJWT.js';
+
+/**
+ * The function a validator module exports. They are CommonJS modules built from ES modules (`exports.default`): some
+ * also make it `module.exports`, which a default import then is (Node), and a transforming loader (vitest) may hand
+ * out `exports.default` itself.
+ */
+function validatorFunction<F extends (...args: never[]) => boolean>(m: F | { default: F }): F {
+  return typeof m === 'function' ? m : m.default;
+}
+const isCreditCard = validatorFunction(isCreditCardModule);
+const isEmail = validatorFunction(isEmailModule);
+const isIBAN = validatorFunction(isIBANModule);
+const isJWT = validatorFunction(isJWTModule);
 
 /**
  * The detectors of the content inspection: one pattern per secret or personal-data type, and a validator where the
@@ -95,7 +113,7 @@ export const DETECTORS: readonly Detector[] = [
     type: 'jwt',
     group: 0,
     pattern: /\beyJ[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,8192}\.[A-Za-z0-9_-]{16,1024}/dg,
-    validate: (v) => validator.isJWT(v),
+    validate: (v) => isJWT(v),
   },
   {
     kind: 'secret',
@@ -109,7 +127,7 @@ export const DETECTORS: readonly Detector[] = [
     type: 'iban',
     group: 0,
     pattern: /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b/dg,
-    validate: (v) => validator.isIBAN(v.replace(/ /g, '')),
+    validate: (v) => isIBAN(v.replace(/ /g, '')),
   },
   {
     kind: 'personal',
@@ -118,7 +136,7 @@ export const DETECTORS: readonly Detector[] = [
     pattern: /\b\d(?:[ -]?\d){12,18}\b/dg,
     validate: (v) => {
       const d = digitsOf(v);
-      return d.length >= 13 && d.length <= 19 && validator.isCreditCard(d);
+      return d.length >= 13 && d.length <= 19 && isCreditCard(d);
     },
   },
   { kind: 'personal', type: 'us_ssn', group: 0, pattern: /\b\d{3}-\d{2}-\d{4}\b/dg, validate: isValidSsn },
@@ -128,6 +146,6 @@ export const DETECTORS: readonly Detector[] = [
     type: 'email',
     group: 0,
     pattern: /[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}/dg,
-    validate: (v) => validator.isEmail(v),
+    validate: (v) => isEmail(v),
   },
 ];

@@ -1,4 +1,4 @@
-import { evaluateIntegration, type EvaluationSummary } from '../checks/evaluate.ts';
+import type { EvaluationSummary } from '../checks/evaluate.ts';
 import { VigilError } from '../core/errors.ts';
 import type { GrantResult } from '../contract/integrations.ts';
 import {
@@ -96,7 +96,10 @@ export async function collectAndEvaluate(
     if (options.signal?.aborted) throw abortedError(options.signal);
     throw e;
   }
+  // The checks (and their loader, sinks and definitions) are loaded only when evaluated: `collect --no-checks` starts without them.
   const evaluation =
-    options.evaluate === false ? null : await evaluateIntegration(deps.db, row, { sinks: deps.sinks, logger: deps.logger, onCheck: options.onCheck });
+    options.evaluate === false
+      ? null
+      : await (await import('../checks/evaluate.ts')).evaluateIntegration(deps.db, row, { sinks: deps.sinks, logger: deps.logger, onCheck: options.onCheck });
   return { run, grants, evaluation };
 }

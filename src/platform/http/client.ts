@@ -1,4 +1,4 @@
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, rootCertificates } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Agent, Dispatcher, request as undiciRequest } from 'undici';
 import { upstreamCode } from '../../core/error-catalogue.ts';
@@ -250,6 +250,8 @@ export class HttpClient {
   readonly links: LinkPolicy;
   /** Options of the connection pool, created with undici on the first request (start-up of commands that send none stays light). */
   private readonly agentOptions: Agent.Options;
+  /** The extra CA to trust beside the system roots (the pool's TLS context is built from it once, on first use). */
+  private readonly caPem: string | null | undefined;
   /** Holds the pool: shared with the views of {@link bind}, so they send through the same connections. */
   private readonly shared: { pool?: Promise<{ agent: Agent; request: typeof undiciRequest }> } = {};
   /** The signal of a view made by {@link bind}, added to every request, acquire and wait of the view. */
@@ -269,8 +271,8 @@ export class HttpClient {
     this.links = options.links;
     this.budget = options.budget;
     this.metrics = options.metrics;
+    this.caPem = options.caPem;
     this.agentOptions = {
-      connect: options.caPem ? { ca: [...rootCertificates, options.caPem] } : {},
       headersTimeout: 60_000,
       bodyTimeout: 120_000,
       keepAliveTimeout: 10_000,
@@ -479,9 +481,16 @@ export class HttpClient {
     if (this.budget) await this.budget.acquire(this.withApp(charge), this.signalOf(signal));
   }
 
-  /** The undici pool, loaded and created on first use. */
+  /**
+   * The undici pool, loaded and created on first use. With an extra CA, one TLS context (system roots + that CA) is
+   * built here and shared by every connection: passed as `ca`, Node's `tls.connect` built a new context from the 140-odd
+   * roots for each connection (measured: 0.27 s of CPU in a 5,000-user collection against the emulator).
+   */
   private connectionPool(): Promise<{ agent: Agent; request: typeof undiciRequest }> {
-    this.shared.pool ??= import('undici').then((undici) => ({ agent: new undici.Agent(this.agentOptions), request: undici.request }));
+    this.shared.pool ??= import('undici').then((undici) => {
+      const connect = this.caPem ? { secureContext: createSecureContext({ ca: [...rootCertificates, this.caPem] }) } : {};
+      return { agent: new undici.Agent({ ...this.agentOptions, connect }), request: undici.request };
+    });
     return this.shared.pool;
   }
 
