@@ -12,11 +12,10 @@ import {
   raiseAlerts,
   saveDetectionWatermark,
   userIpsStoredBetween,
-  withRaw,
   type AlertInput,
-  type SegmentCache,
   type UserIp,
 } from '../store/repositories/audit.ts';
+import { withLazyRaw, type LazySegmentCache } from '../store/repositories/auditRaw.ts';
 import type { Database } from '../store/schema.ts';
 import { getEstateObjects } from '../store/repositories/inventory.ts';
 import type { FlowAttrs } from '../sources/powerPlatform/streams/flows.ts';
@@ -30,8 +29,8 @@ import type { Logger } from '../platform/log/index.ts';
  * dedupe key), linking the triggering events. A watermark per integration (`detection_watermarks`, on `ingested_at`)
  * moves only after the alerts are stored, so events stored by a run whose detections never ran are evaluated later.
  *
- * Memory stays bounded whatever the volume: only events of the record types some rule declares are loaded, with their
- * raw records, a page at a time; history comes from the store (`find`) and from `audit_user_ips`, which this runner
+ * Memory stays bounded whatever the volume: only events of the record types some rule declares are loaded, a page at
+ * a time, their raw records parsed only when a rule reads them; history comes from the store (`find`) and from `audit_user_ips`, which this runner
  * keeps: the client IPs each user's activity came from, first and last seen.
  */
 
@@ -166,13 +165,14 @@ export async function runDetections(
     find: reusingFind(db, integrationId),
     flows: async (ids) => new Map((await getEstateObjects<FlowAttrs>(db, integrationId, 'flows', ids)).map((f) => [f.id, f.attrs])),
   };
-  const segments: SegmentCache = new Map();
+  const segments: LazySegmentCache = new Map();
   let from: { creationTime: string; id: string } | undefined;
   for (;;) {
     const rows = await pageStoredEvents(db, integrationId, { after, through, recordTypes, from, limit: PAGE });
     if (rows.length === 0) break;
     from = { creationTime: rows.at(-1)!.creation_time, id: rows.at(-1)!.id };
-    const events: AuditEvent[] = await withRaw(db, rows, segments);
+    // Raw records are parsed when a rule first reads one: most rules decide on the columns alone for most events.
+    const events: AuditEvent[] = await withLazyRaw(db, rows, segments);
     result.events += events.length;
     // Record `Id` → `CreationTime` of the page (the first, oldest, when an Id repeats at another time).
     const timeOf = new Map<string, string>();

@@ -4,6 +4,7 @@ import type { Detection } from '../../src/detections/types.ts';
 import { vigilProduct } from '../../src/exports/ocsf.ts';
 import type { Sinks } from '../../src/sinks/index.ts';
 import { findEventsByOperation, listAlerts, mergeUserIps, setAlertStatus, withRaw } from '../../src/store/repositories/audit.ts';
+import { withLazyRaw } from '../../src/store/repositories/auditRaw.ts';
 import { storeRecords } from '../../src/sync/audit.ts';
 import { upsertRecords } from '../../src/store/repositories/inventory.ts';
 import type { FlowAttrs } from '../../src/sources/powerPlatform/streams/flows.ts';
@@ -64,6 +65,27 @@ describe.each(DIALECTS)('detections over the store on %s', (dialect) => {
     expect(await setAlertStatus(db, alerts[0]!.id, 'acknowledged', 'now')).toBe(true);
     expect(await setAlertStatus(db, 'alr_missing', 'closed', 'now')).toBe(false);
     expect((await listAlerts(db, { status: 'acknowledged' })).map((a) => a.id)).toEqual([alerts[0]!.id]);
+  });
+
+  it('reads raw records on demand as withRaw reads them, and refuses a row whose segment is missing', async () => {
+    store = await freshStore(dialect);
+    const db = store.db;
+    await insertTestIntegration(db, 'int_1');
+    const first = [record('a1', '2026-11-01T08:00:00', { Nested: { x: [1, '],'] } }), record('a2', '2026-11-01T08:01:00', {})];
+    await storeRecords(db, 'int_1', 'Audit.General', first, '2026-11-02T09:00:00.000Z');
+    await storeRecords(db, 'int_1', 'Audit.General', [record('b1', '2026-11-20T08:00:00', { UserId: 'zoë@contoso.com' })], '2026-11-20T09:00:00.000Z');
+    const rows = await db.selectFrom('audit_events').selectAll().orderBy('id').execute();
+    const cache = new Map();
+    const lazy = await withLazyRaw(db, rows, cache);
+    expect(cache.size).toBe(2);
+    // Spreading or serialising an event reads its raw record, as with a plain property.
+    expect(lazy.map((e) => ({ ...e }))).toEqual(await withRaw(db, rows));
+    expect(JSON.parse(JSON.stringify(lazy))).toEqual(JSON.parse(JSON.stringify(await withRaw(db, rows))));
+    // The next page keeps only the segments its rows use.
+    await withLazyRaw(db, rows.slice(2), cache);
+    expect(cache.size).toBe(1);
+    await expect(withLazyRaw(db, [{ ...rows[0]!, raw_segment_id: 'seg_missing' }], cache)).rejects.toThrow(/raw record of audit event a1 is missing/);
+    await expect(withLazyRaw(db, [{ ...rows[2]!, raw_index: 1 }], new Map())).rejects.toThrow(/raw record of audit event b1 is missing/);
   });
 
   it('stores addresses normalised (raw kept byte-exact) and compares history stored before normalisation by address', async () => {

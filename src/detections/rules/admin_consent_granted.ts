@@ -21,6 +21,9 @@ export const detection: Detection = {
   },
   run: (ctx) =>
     ctx.events.flatMap((e) => {
+      // Only a consent record can be an admin consent (directoryChange's `adminConsent` is null otherwise): the
+      // operation, a column, spares reading the raw record of every other directory change.
+      if (!/^consent to application/i.test(e.operation ?? '')) return [];
       const d = directoryChange(e);
       if (!d?.adminConsent) return [];
       const app = d.targetName ?? d.targetAppId ?? e.objectId ?? 'an application';

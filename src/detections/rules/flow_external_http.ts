@@ -72,8 +72,10 @@ export const detection: Detection = {
   },
   run: async (ctx) => {
     const changes = ctx.events.flatMap((e) => {
+      // The operation (a column) first: only creations and edits need the raw record.
+      if (!/^(CreateFlow|EditFlow)$/i.test(e.operation ?? '')) return [];
       const f = flowActivity(e);
-      return f && /^(CreateFlow|EditFlow)$/i.test(e.operation ?? '') ? [{ e, f }] : [];
+      return f ? [{ e, f }] : [];
     });
     if (changes.length === 0) return [];
     const inventory = await ctx.flows(changes.flatMap(({ f }) => (f.flowId ? [f.flowId] : [])));
