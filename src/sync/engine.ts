@@ -118,6 +118,8 @@ export interface CollectOptions {
   streams?: StreamSet;
   /** Slices read at once within one stream. @default 4 */
   concurrency?: number;
+  /** Streams read at once, each after its parent ({@link STREAMS_AT_ONCE}); 1 reads them one after another. @default 4 */
+  streamsAtOnce?: number;
   /**
    * Read everything in full: every stream, even those whose last complete read is younger than their refresh
    * interval, and delta streams from the start instead of their stored delta links (a slice a resumed run had
@@ -307,8 +309,8 @@ function finished(run: RunState, s: Pick<StreamRun, 'name' | 'index' | 'started'
 
 /**
  * Collects every stream for one integration: starts a run, or resumes the integration's unfinished run when its
- * owner process is gone; then runs the streams in their run order ({@link runStream}: parents before children) and
- * records how the run ended. Steps: `collect → runStream → readSlice → storePage`.
+ * owner process is gone; then runs the streams ({@link runStreams}: up to four at once, parents before children) and
+ * records how the run ended. Steps: `collect → runStreams → runStream → readSlice → storePage`.
  *
  * @throws VigilError `conflict` / `COLLECTION_RUNNING` when a live process is collecting this integration;
  *   `conflict` / `COLLECTION_ABORTED` when stopped through `signal` (the run stays resumable);
@@ -363,12 +365,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
 
   options.metrics?.runStarted();
   try {
-    let index = 0;
-    for (const name of order) {
-      run.current = name;
-      if (options.signal?.aborted) throw abortedError(options.signal);
-      await runStream(run, name, ++index);
-    }
+    await runStreams(run, order, options.streamsAtOnce ?? STREAMS_AT_ONCE);
   } catch (e) {
     // Stopped, or the credentials were refused (expired secret): the run keeps its checkpoints and is released,
     // so it resumes where it stopped once the worker restarts or the secret is rotated.
@@ -400,6 +397,60 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
   await runs.finishRun(db, runId, { status, finishedAt: nowIso(), durationMs, counts: outcome, errors, httpStats: Object.fromEntries(ctx.http.stats) });
   ctx.logger.info({ integrationId, runId, status, durationMs }, 'collection run finished');
   return { runId, status, resumed, streams: outcome, errors, markedDeleted, durationMs };
+}
+
+/**
+ * Streams of one run read at the same time, by default. Each service paces its own requests (platform/http/budget.ts),
+ * so streams of different services read one after another would add up their paced times: at 50,000 users, flows
+ * (Power Platform, 6.6 min) and Teams apps (Teams GET per app and tenant, 27.7 min) read in turn took 1.30× the Teams
+ * limit's floor (bench:collect, scale 1); read together the run is bounded by its slowest service.
+ */
+const STREAMS_AT_ONCE = 4;
+
+/**
+ * Runs the streams of `order` ({@link runStream}), up to `limit` at once, each started once its parent is finished
+ * (a parent not in `order` counts as finished), the ready ones in run order. A stream that throws (abort,
+ * authentication, a store error) stops further streams from starting; the ones under way end (a stop signal ends them
+ * at once), then the first error is thrown with `run.current` naming its stream. Progress keeps each stream's position
+ * in the run order. Hand-written: a dependency-aware pool is a few lines over the promises the engine already holds.
+ * @throws the first error a stream threw; `COLLECTION_ABORTED` when the signal fired before a stream started.
+ */
+async function runStreams(run: RunState, order: readonly StreamName[], limit: number): Promise<void> {
+  const signal = run.options.signal;
+  const pending = [...order];
+  const done = new Set<string>();
+  const running = new Set<Promise<void>>();
+  let failure: { name: StreamName; error: unknown } | undefined;
+  const ready = (name: StreamName) => {
+    const parent = (run.streams[name] as AnyStream).parent;
+    return parent === undefined || done.has(parent) || !order.includes(parent as StreamName);
+  };
+  for (;;) {
+    while (!failure && running.size < Math.max(1, limit)) {
+      const at = pending.findIndex(ready);
+      if (at < 0) break;
+      const name = pending.splice(at, 1)[0]!;
+      if (signal?.aborted) {
+        failure = { name, error: abortedError(signal) };
+        break;
+      }
+      run.current = name;
+      const task: Promise<void> = runStream(run, name, order.indexOf(name) + 1).then(
+        () => void done.add(name),
+        (error: unknown) => void (failure ??= { name, error }),
+      );
+      running.add(task);
+      void task.finally(() => running.delete(task));
+    }
+    if (running.size === 0) break;
+    await Promise.race(running);
+    // Let the settled task's `finally` remove it before slots are counted again.
+    await Promise.resolve();
+  }
+  if (failure) {
+    run.current = failure.name;
+    throw failure.error;
+  }
 }
 
 /**

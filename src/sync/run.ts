@@ -22,7 +22,7 @@ import { abortedError, collect, type CollectOptions, type CollectResult } from '
 export async function collectIntegration(
   deps: IntegrationDeps,
   idOrName: string,
-  options: Pick<CollectOptions, 'onProgress' | 'afterPage' | 'concurrency' | 'signal' | 'full'> = {},
+  options: Pick<CollectOptions, 'onProgress' | 'afterPage' | 'concurrency' | 'streamsAtOnce' | 'signal' | 'full'> = {},
 ): Promise<CollectResult> {
   const row = await getIntegration(deps.db, idOrName);
   requireCollectable(row);
