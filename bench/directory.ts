@@ -58,7 +58,9 @@ for (const users of sizes) {
     const progress = v.stdout + v.stderr;
     const status = /^Run \S+: (\w+)/m.exec(progress)?.[1];
     const streamSeconds = (name: string) => Number(new RegExp(`\\] ${name}: [\\d,]+ records in ([\\d.]+) s`).exec(progress)?.[1] ?? NaN);
-    const directorySeconds = streamSeconds('users') + streamSeconds('groups') + streamSeconds('memberships');
+    // Users, groups and memberships are the run's first streams, none with a parent, so they start together (the
+    // engine reads up to four streams at once): the directory is read when the last of them ends.
+    const directorySeconds = Math.max(streamSeconds('users'), streamSeconds('groups'), streamSeconds('memberships'));
     const vigilGraph = graphRequests();
     if (status !== 'succeeded' || Number.isNaN(directorySeconds)) {
       failures.push(`${users} users: Vigil's collection ended ${status ?? 'without a status'}:\n${progress.slice(-2000)}`);
@@ -91,7 +93,7 @@ for (const users of sizes) {
   }
 }
 const table = [
-  '| users | groups | members | Vigil directory streams s | Vigil whole run s | Vigil CPU s | Vigil peak RSS MiB | Vigil Graph requests | SDK directory read s | SDK process s | SDK CPU s | SDK peak RSS MiB | SDK Graph requests | directory read: Vigil faster by (goal ≥ 4×) |',
+  '| users | groups | members | Vigil directory read s (3 streams at once) | Vigil whole run s | Vigil CPU s | Vigil peak RSS MiB | Vigil Graph requests | SDK directory read s | SDK process s | SDK CPU s | SDK peak RSS MiB | SDK Graph requests | directory read: Vigil faster by (goal ≥ 4×) |',
   '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ...rows,
 ].join('\n');
