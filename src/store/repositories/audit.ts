@@ -142,8 +142,8 @@ export async function storeBlob(db: Kysely<Database>, integrationId: string, blo
   return (await storeBlobs(db, integrationId, [await encodeBlob(blob)], at))[0]!;
 }
 
-/** A stored event row as an event without its raw record. */
-function toEventColumns(r: AuditEventsTable): Omit<AuditEvent, 'raw'> {
+/** A stored event row as an event without its raw record (shared with auditRaw.ts's on-demand reads). */
+export function toEventColumns(r: AuditEventsTable): Omit<AuditEvent, 'raw'> {
   return {
     id: r.id,
     contentType: r.content_type,

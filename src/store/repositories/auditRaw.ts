@@ -2,6 +2,7 @@ import type { AuditEvent } from '../../core/audit.ts';
 import type { Executor } from '../db.ts';
 import type { AuditEventsTable } from '../schema.ts';
 import { SegmentRecords } from '../segmentRecords.ts';
+import { toEventColumns } from './audit.ts';
 
 /** Stored events with their raw records read on demand (the detections' pages). */
 
@@ -54,17 +55,7 @@ export async function withLazyRaw(db: Executor, rows: AuditEventsTable[], cache:
     if (!segment || (count !== undefined && index >= count)) throw missing();
     let raw: Record<string, unknown> | undefined;
     return {
-      id,
-      contentType: r.content_type,
-      recordType: r.record_type,
-      creationTime: r.creation_time,
-      operation: r.operation,
-      workload: r.workload,
-      userId: r.user_id,
-      userType: r.user_type,
-      clientIp: r.client_ip,
-      objectId: r.object_id,
-      organizationId: r.organization_id,
+      ...toEventColumns(r),
       get raw(): Record<string, unknown> {
         if (raw) return raw;
         const parsed = segment.record(index);
