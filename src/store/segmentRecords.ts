@@ -1,5 +1,4 @@
-import { brotliDecompressSync } from 'node:zlib';
-import { RAW_CODEC } from './segments.ts';
+import { decompressSegment } from './segments.ts';
 
 /**
  * One raw segment (store/segments.ts: a content blob's JSON array, compressed) read record by record: the bytes are
@@ -20,7 +19,7 @@ export class SegmentRecords {
   /** Offsets of the array's top-level separators: `[` first, then each `,`, then `]` (record i is between i and i + 1). */
   #seps: Int32Array | undefined;
 
-  /** @param codec the segment's codec (`RAW_CODEC`); @param data its compressed bytes. */
+  /** @param codec the segment's codec (store/segments.ts); @param data its compressed bytes. */
   constructor(codec: string, data: Uint8Array) {
     this.#codec = codec;
     this.#compressed = data;
@@ -28,7 +27,7 @@ export class SegmentRecords {
 
   /**
    * The record at `index` (0-based), parsed anew at each call; undefined when the segment has no such record.
-   * @throws Error when the codec is unknown or the bytes are damaged (not Brotli, or the record is not JSON).
+   * @throws Error when the codec is unknown or the bytes are damaged (not of their codec, or the record is not JSON).
    */
   record(index: number): unknown {
     const seps = this.#separators();
@@ -53,8 +52,7 @@ export class SegmentRecords {
 
   #separators(): Int32Array {
     if (this.#seps) return this.#seps;
-    if (this.#codec !== RAW_CODEC) throw new Error(`Unknown raw segment codec '${this.#codec}'.`);
-    const b = (this.#bytes = brotliDecompressSync(this.#compressed));
+    const b = (this.#bytes = decompressSegment(this.#codec, this.#compressed));
     this.#seps = topLevelSeparators(b);
     return this.#seps;
   }

@@ -27,11 +27,19 @@ export async function encodeSegment(text: string): Promise<Buffer> {
 }
 
 /**
+ * Decompresses a segment back to its text's UTF-8 bytes (the one place that knows the codecs).
+ * @throws Error when the codec is unknown or the bytes are damaged.
+ */
+export function decompressSegment(codec: string, data: Uint8Array): Buffer {
+  if (codec !== RAW_CODEC) throw new Error(`Unknown raw segment codec '${codec}'.`);
+  return brotliDecompressSync(data);
+}
+
+/**
  * Decompresses a segment back to its records (the JSON array it held).
  * @throws Error when the codec is unknown or the bytes are damaged.
  */
 export function decodeSegment(codec: string, data: Uint8Array): Record<string, unknown>[] {
-  if (codec !== RAW_CODEC) throw new Error(`Unknown raw segment codec '${codec}'.`);
-  const parsed = JSON.parse(brotliDecompressSync(data).toString('utf8')) as unknown;
+  const parsed = JSON.parse(decompressSegment(codec, data).toString('utf8')) as unknown;
   return Array.isArray(parsed) ? (parsed as Record<string, unknown>[]) : [];
 }
