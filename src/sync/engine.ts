@@ -390,6 +390,8 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
     throw e;
   }
 
+  // Streams run at once record their errors as they happen: reported in run order, whatever finished first.
+  run.errors.sort((a, b) => order.indexOf(a.stream) - order.indexOf(b.stream));
   const { outcome, errors, markedDeleted } = run;
   const status: RunStatus = errors.length === 0 ? 'succeeded' : 'partial';
   const durationMs = Date.now() - started;
