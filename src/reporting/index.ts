@@ -15,7 +15,8 @@ import { SEVERITIES, type Severity } from '../core/types.ts';
 import { findingExportView } from '../exports/findings.ts';
 import type { Database } from '../store/schema.ts';
 import type { Executor } from '../store/db.ts';
-import { alertEventIds, getAlert, setAlertStatus as storeAlertStatus, ALERT_STATUSES, withRaw } from '../store/repositories/audit.ts';
+import { alertEventIds, getAlert, setAlertStatus as storeAlertStatus, ALERT_STATUSES } from '../store/repositories/audit.ts';
+import { withRaw } from '../store/repositories/auditRaw.ts';
 import {
   findingHistory,
   getFinding,

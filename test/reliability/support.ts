@@ -2,7 +2,7 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
-import { withRaw } from '../../src/store/repositories/audit.ts';
+import { withRaw } from '../../src/store/repositories/auditRaw.ts';
 import type { Database } from '../../src/store/schema.ts';
 import { vigil } from '../support/process.ts';
 import { INVENTORY as CORE_INVENTORY } from '../e2e/harness.ts';

@@ -3,8 +3,8 @@ import { runDetections } from '../../src/detections/run.ts';
 import type { Detection } from '../../src/detections/types.ts';
 import { vigilProduct } from '../../src/exports/ocsf.ts';
 import type { Sinks } from '../../src/sinks/index.ts';
-import { findEventsByOperation, listAlerts, mergeUserIps, setAlertStatus, withRaw } from '../../src/store/repositories/audit.ts';
-import { withLazyRaw } from '../../src/store/repositories/auditRaw.ts';
+import { findEventsByOperation, listAlerts, mergeUserIps, setAlertStatus } from '../../src/store/repositories/audit.ts';
+import { withLazyRaw, withRaw } from '../../src/store/repositories/auditRaw.ts';
 import { storeRecords } from '../../src/sync/audit.ts';
 import { upsertRecords } from '../../src/store/repositories/inventory.ts';
 import type { FlowAttrs } from '../../src/sources/powerPlatform/streams/flows.ts';
@@ -67,7 +67,7 @@ describe.each(DIALECTS)('detections over the store on %s', (dialect) => {
     expect((await listAlerts(db, { status: 'acknowledged' })).map((a) => a.id)).toEqual([alerts[0]!.id]);
   });
 
-  it('reads raw records on demand as withRaw reads them, and refuses a row whose segment is missing', async () => {
+  it('reads raw records on demand, byte-exact as stored, and refuses a row whose segment is missing', async () => {
     store = await freshStore(dialect);
     const db = store.db;
     await insertTestIntegration(db, 'int_1');
@@ -78,9 +78,11 @@ describe.each(DIALECTS)('detections over the store on %s', (dialect) => {
     const cache = new Map();
     const lazy = await withLazyRaw(db, rows, cache);
     expect(cache.size).toBe(2);
-    // Spreading or serialising an event reads its raw record, as with a plain property.
-    expect(lazy.map((e) => ({ ...e }))).toEqual(await withRaw(db, rows));
-    expect(JSON.parse(JSON.stringify(lazy))).toEqual(JSON.parse(JSON.stringify(await withRaw(db, rows))));
+    // Spreading or serialising an event reads its raw record, as with a plain property; each is the record stored.
+    const stored = [...first, record('b1', '2026-11-20T08:00:00', { UserId: 'zoë@contoso.com' })];
+    expect(lazy.map((e) => ({ ...e }).raw)).toEqual(stored);
+    expect(JSON.parse(JSON.stringify(lazy)).map((e: { raw: unknown }) => e.raw)).toEqual(stored);
+    expect(await withRaw(db, rows)).toEqual(lazy.map((e) => ({ ...e })));
     // The next page keeps only the segments its rows use.
     await withLazyRaw(db, rows.slice(2), cache);
     expect(cache.size).toBe(1);

@@ -3,7 +3,7 @@ import type { GroupMembership } from '../../src/sources/graph/streams/membership
 import type { DirectoryUser } from '../../src/sources/graph/streams/users.ts';
 import type { Kysely } from 'kysely';
 import { migrate, migrateTo, migrationStatus } from '../../src/store/db.ts';
-import { withRaw } from '../../src/store/repositories/audit.ts';
+import { withRaw } from '../../src/store/repositories/auditRaw.ts';
 import { STREAM_RUN_ORDER } from '../../src/sources/index.ts';
 import { countLive, markUnseen, upsertRecords } from '../../src/store/repositories/inventory.ts';
 import { findRunningRun, insertRun, listCheckpoints, saveCheckpoint } from '../../src/store/repositories/runs.ts';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { withRaw } from '../../src/store/repositories/audit.ts';
+import { withRaw } from '../../src/store/repositories/auditRaw.ts';
 import { storeRecords } from '../../src/sync/audit.ts';
 import { upsertRecords } from '../../src/store/repositories/inventory.ts';
 import { decodeSegment } from '../../src/store/segments.ts';

@@ -3,7 +3,7 @@ import type { AuditEvent, EventColumns } from '../../core/audit.ts';
 import { newId } from '../../core/ids.ts';
 import { sqliteHandle, type Executor } from '../db.ts';
 import type { AlertsTable, AuditCursorsTable, AuditEventsTable, AuditUserIpsTable, Database } from '../schema.ts';
-import { decodeSegment, encodeSegment, RAW_CODEC } from '../segments.ts';
+import { encodeSegment, RAW_CODEC } from '../segments.ts';
 import { storableText } from '../text.ts';
 
 /** Audit events, cursors and alerts. */
@@ -157,38 +157,6 @@ export function toEventColumns(r: AuditEventsTable): Omit<AuditEvent, 'raw'> {
     objectId: r.object_id,
     organizationId: r.organization_id,
   };
-}
-
-/**
- * Decoded raw segments kept from one {@link withRaw} call to the next (segment key → its records): consecutive pages
- * of events share the segments at their edges. Each call leaves in it only the segments its own rows used, so it
- * holds at most one page's segments.
- */
-export type SegmentCache = Map<string, Record<string, unknown>[]>;
-
-/**
- * Turns stored event rows back into events with their raw records, decompressing each segment once (once across
- * calls given the same `cache`).
- * @throws Error when a segment is missing or damaged (the database was altered outside Vigil).
- */
-export async function withRaw(db: Executor, rows: AuditEventsTable[], cache: SegmentCache = new Map()): Promise<AuditEvent[]> {
-  const wanted = new Set(rows.map((r) => `${r.integration_id}\u0000${r.raw_segment_id}`));
-  for (const k of cache.keys()) if (!wanted.has(k)) cache.delete(k);
-  const keys = [...wanted].filter((k) => !cache.has(k));
-  for (let i = 0; i < keys.length; i += 200) {
-    const part = keys.slice(i, i + 200).map((k) => k.split('\u0000') as [string, string]);
-    const found = await db
-      .selectFrom('audit_raw_segments')
-      .select(['integration_id', 'id', 'codec', 'data'])
-      .where((eb) => eb.or(part.map(([integrationId, id]) => eb.and([eb('integration_id', '=', integrationId), eb('id', '=', id)]))))
-      .execute();
-    for (const s of found) cache.set(`${s.integration_id}\u0000${s.id}`, decodeSegment(s.codec, s.data));
-  }
-  return rows.map((r) => {
-    const raw = cache.get(`${r.integration_id}\u0000${r.raw_segment_id}`)?.[r.raw_index];
-    if (!raw) throw new Error(`The raw record of audit event ${r.id} is missing (segment ${r.raw_segment_id}, position ${r.raw_index}).`);
-    return { ...toEventColumns(r), raw };
-  });
 }
 
 /** The cursor of a content type, if any. */

@@ -17,7 +17,7 @@ export type LazySegmentCache = Map<string, SegmentRecords>;
 
 /**
  * Turns stored event rows back into events whose `raw` record is parsed from its segment when first read (then kept
- * on the event), as `withRaw` (repositories/audit.ts) gives them without parsing the records nobody reads. `raw` is an
+ * on the event), as {@link withRaw} gives them without parsing the records nobody reads. `raw` is an
  * enumerable getter: spreading an event or serialising it reads it. The segments are read here, in groups of 200; a
  * segment is decompressed only when one of its records is read ({@link SegmentRecords}).
  * @throws Error when a segment is missing, or does not hold the row's position (the database was altered outside
@@ -64,4 +64,19 @@ export async function withLazyRaw(db: Executor, rows: AuditEventsTable[], cache:
       },
     };
   });
+}
+
+/**
+ * Turns stored event rows back into events with their raw records read (reports, an alert's events): the events of
+ * {@link withLazyRaw} with every `raw` read at once, the segments' bytes freed afterwards.
+ * @throws Error when a segment is missing, does not hold a row's position, or its bytes are damaged (the database was
+ *   altered outside Vigil).
+ */
+export async function withRaw(db: Executor, rows: AuditEventsTable[]): Promise<AuditEvent[]> {
+  const cache: LazySegmentCache = new Map();
+  try {
+    return (await withLazyRaw(db, rows, cache)).map((e) => ({ ...e }));
+  } finally {
+    for (const segment of cache.values()) segment.release();
+  }
 }
