@@ -44,15 +44,23 @@ export function coverageFromCheckpoints(
       gaps.set(`${c.stream}\u0000${c.slice_key}`, { code: 'INCOMPLETE', message: 'The collection of this part did not finish.' });
     }
   }
+  // Each stream's errored slices, in checkpoint order, indexed once: checks ask for them per stream they read.
+  const byStream = new Map<string, (CoverageGap & { sliceKey: string })[]>();
+  for (const [k, g] of gaps) {
+    const sep = k.indexOf('\u0000');
+    const stream = k.slice(0, sep);
+    const sliceKey = k.slice(sep + 1);
+    if (sliceKey === '*') continue;
+    const list = byStream.get(stream);
+    if (list) list.push({ ...g, sliceKey });
+    else byStream.set(stream, [{ ...g, sliceKey }]);
+  }
   const never: CoverageGap = { code: 'NOT_COLLECTED', message: 'The integration has not been collected yet.' };
   return {
     runId,
     streamGap: (stream) => (runId === null ? never : (gaps.get(`${stream}\u0000*`) ?? null)),
     sliceGap: (stream, key) => (runId === null ? never : (gaps.get(`${stream}\u0000*`) ?? gaps.get(`${stream}\u0000${key}`) ?? null)),
-    sliceGaps: (stream) =>
-      [...gaps.entries()]
-        .filter(([k]) => k.startsWith(`${stream}\u0000`) && k !== `${stream}\u0000*`)
-        .map(([k, g]) => ({ ...g, sliceKey: k.slice(stream.length + 1) })),
+    sliceGaps: (stream) => (byStream.get(stream) ?? []).map((g) => ({ ...g })),
   };
 }
 

@@ -132,15 +132,45 @@ export function guardResults(
   const shown = new Set<ReadGap>();
   const envNames = new Map((source.loaded.environments ?? []).map((e) => [e.id, e.display_name]));
   const reason = (g: ReadGap) => gapReason(g, envNames.get(g.sliceKey));
+  // The gaps by slice key (positions in `gaps`, ascending) and the streams of slice gaps: a result is matched with its
+  // gaps by lookups, not by a scan of every gap (a per-user stream can have thousands of errored slices).
+  const positions = new Map<string, number[]>();
+  const sliceStreams = new Set<string>();
+  gaps.forEach((g, i) => {
+    if (g.sliceKey === '*') return;
+    sliceStreams.add(g.stream);
+    const list = positions.get(g.sliceKey);
+    if (list) list.push(i);
+    else positions.set(g.sliceKey, [i]);
+  });
+  const whole = gaps.filter((g) => g.sliceKey === '*');
+  /** The gaps a not-evaluated result shows: whole-stream ones, those of its own id or `detail.slice`, and `{tenant}/{stream}/{slice}` ids. */
+  const showGapsOf = (r: CheckResult) => {
+    for (const g of whole) shown.add(g);
+    const show = (key: unknown, stream?: string) => {
+      if (typeof key !== 'string') return;
+      for (const i of positions.get(key) ?? []) if (stream === undefined || gaps[i]!.stream === stream) shown.add(gaps[i]!);
+    };
+    show(r.resourceId);
+    show(r.detail?.slice);
+    for (const stream of sliceStreams) {
+      const infix = `/${stream}/`;
+      for (let at = r.resourceId.indexOf(infix); at !== -1; at = r.resourceId.indexOf(infix, at + 1)) show(r.resourceId.slice(at + infix.length), stream);
+    }
+  };
+  /** The first gap (in `gaps` order) a resource with these slice keys depends on. */
+  const firstGap = (keys: Set<string> | null): ReadGap | undefined => {
+    if (keys === null || whole.length > 0) return gaps[0];
+    let first = Infinity;
+    for (const k of keys) first = Math.min(first, positions.get(k)?.[0] ?? Infinity);
+    return first === Infinity ? undefined : gaps[first];
+  };
   const guarded = out.map((r): CheckResult => {
     if (r.status === 'not_evaluated') {
-      for (const g of gaps)
-        if (g.sliceKey === '*' || r.resourceId === g.sliceKey || r.resourceId.endsWith(`/${g.stream}/${g.sliceKey}`) || r.detail?.slice === g.sliceKey)
-          shown.add(g);
+      showGapsOf(r);
       return r;
     }
-    const keys = resourceKeys(r, source, lazyIndex);
-    const gap = gaps.find((g) => g.sliceKey === '*' || keys === null || keys.has(g.sliceKey));
+    const gap = firstGap(resourceKeys(r, source, lazyIndex));
     if (!gap) return r;
     shown.add(gap);
     return {

@@ -148,7 +148,12 @@ export function evaluateAgentComponents(
   const notEvaluated = streamsNotEvaluated(ctx, ['agentComponents']);
   if (notEvaluated) return notEvaluated;
   const byBot = new Map<string, EstateRow<EstateAttrs['agentComponents']>[]>();
-  for (const c of ctx.inventory.estate('agentComponents')) if (c.attrs.botId) byBot.set(c.attrs.botId, [...(byBot.get(c.attrs.botId) ?? []), c]);
+  for (const c of ctx.inventory.estate('agentComponents')) {
+    if (!c.attrs.botId) continue;
+    const list = byBot.get(c.attrs.botId);
+    if (list) list.push(c);
+    else byBot.set(c.attrs.botId, [c]);
+  }
   const settings = new Map(ctx.inventory.estate('agentSettings').map((s) => [s.id, s.attrs]));
   const unreadable = new Set<string>();
   const results: CheckResult[] = [];

@@ -5,7 +5,7 @@ import { toEnvironment } from '../../src/sources/bap/streams/environments.ts';
 import { UpstreamHttpError } from '../../src/platform/http/client.ts';
 import type { DataverseUsersTable } from '../../src/store/schema.ts';
 import { mappingOf } from '../../src/store/stream-tables.ts';
-import { agentRow, checkContext, environmentRow, estateRow, resultFor, runCheck, userRow } from '../support/checks.ts';
+import { agentRow, checkContext, environmentRow, estateRow, resultFor, runCheck, sliceError, userRow } from '../support/checks.ts';
 
 /**
  * Defect 7 of issue 15 ("silent passes"), on real answers: a Dataverse 403 `0x80040220` (PrivilegeDenied) on one
@@ -101,6 +101,39 @@ describe('slice gaps are the engine’s rule (issue 15, defect 7)', () => {
     expect(r).toContainEqual(
       expect.objectContaining({ resourceId: 'tenant-1/dataverseUsers/env2', status: 'not_evaluated', reason: expect.stringContaining('0x80040220') }),
     );
+  });
+
+  it('a per-user stream with thousands of errored slices shows each slice once, and what depends on them is not evaluated', async () => {
+    // A throttled or refused Teams read of a large tenant errors one slice per user batch; the engine matches results
+    // to gaps by slice key, so each gap is shown by the check's own result for it and never added a second time.
+    const slices = Array.from({ length: 3000 }, (_, i) => `users:${String(i).padStart(5, '0')}`);
+    const rows = Array.from({ length: 25 }, (_, i) =>
+      estateRow(
+        'teamsApps',
+        `u${i}/a`,
+        {
+          userId: `u${i}`,
+          installationId: `a-${i}`,
+          teamsAppId: 'a',
+          externalId: 'ext-a',
+          displayName: 'App a',
+          version: '1.0',
+          distributionMethod: 'sideloaded',
+          azureADAppId: null,
+          publishingState: 'published',
+        },
+        { sliceKey: 'users:ok' },
+      ),
+    );
+    const r = await runCheck(
+      'teams_custom_app_widely_installed',
+      checkContext({ estate: { teamsApps: rows }, checkpoints: slices.map((k) => sliceError('teamsApps', k, 'BATCH_THROTTLED')) }),
+    );
+    const shown = r.filter((x) => x.resourceId.startsWith('tenant-1/teamsApps/')).map((x) => x.resourceId);
+    expect(shown).toHaveLength(3000);
+    expect(new Set(shown)).toEqual(new Set(slices.map((k) => `tenant-1/teamsApps/${k}`)));
+    expect(resultFor(r, 'a')).toMatchObject({ status: 'not_evaluated', detail: expect.objectContaining({ checkStatus: 'fail', slice: slices[0] }) });
+    expect(r).toHaveLength(3001);
   });
 
   it('a check with nothing in scope returns one tenant-wide result instead of none', async () => {

@@ -100,63 +100,114 @@ export async function applyCheckResults(
   const byResource = new Map(existing.map((f) => [f.resource_id, f]));
   const seen = new Set<string>();
   const counts: FindingCounts = { opened: 0, open: 0, resolved: 0 };
+  const writes = new FindingWrites(db, integrationId, at);
   for (const r of results) {
     seen.add(r.resourceId);
     const f = byResource.get(r.resourceId);
     if (r.status === 'fail') {
       counts.open++;
-      if (!f) {
+      const id = f?.id ?? newId('fnd');
+      if (!f || f.status !== 'open') {
         counts.opened++;
-        const id = newId('fnd');
-        await db
-          .insertInto('findings')
-          .values({
-            id,
-            integration_id: integrationId,
-            check_id: checkId,
-            severity: r.severity,
-            resource_type: r.resourceType,
-            resource_id: r.resourceId,
-            resource_name: r.resourceName,
-            status: 'open',
-            detail: JSON.stringify({ reason: r.reason, ...r.detail }),
-            first_seen_at: at,
-            last_seen_at: at,
-            resolved_at: null,
-          })
-          .execute();
-        await recordHistory(db, id, 'opened', at, { reason: r.reason });
-      } else {
-        if (f.status !== 'open') {
-          counts.opened++;
-          await recordHistory(db, f.id, 'reopened', at, { reason: r.reason });
-        }
-        await db
-          .updateTable('findings')
-          .set({
-            status: 'open',
-            last_seen_at: at,
-            resolved_at: null,
-            severity: r.severity,
-            resource_name: r.resourceName,
-            detail: JSON.stringify({ reason: r.reason, ...r.detail }),
-          })
-          .where('id', '=', f.id)
-          .execute();
+        writes.history(id, f ? 'reopened' : 'opened', { reason: r.reason });
       }
+      writes.upsert({
+        id,
+        integration_id: integrationId,
+        check_id: checkId,
+        severity: r.severity,
+        resource_type: r.resourceType,
+        resource_id: r.resourceId,
+        resource_name: r.resourceName,
+        status: 'open',
+        detail: JSON.stringify({ reason: r.reason, ...r.detail }),
+        first_seen_at: at,
+        last_seen_at: at,
+        resolved_at: null,
+      });
     } else if (r.status === 'pass' && f && f.status === 'open') {
       counts.resolved++;
-      await resolve(db, f.id, at, r.reason ?? 'the resource passes the check');
+      writes.resolve(f.id, r.reason ?? 'the resource passes the check');
     }
   }
   // The resource is gone (deleted upstream) or no longer in the check's scope.
   for (const f of existing) {
     if (f.status === 'open' && !seen.has(f.resource_id)) {
       counts.resolved++;
-      await resolve(db, f.id, at, "the resource no longer exists or is out of the check's scope");
+      writes.resolve(f.id, "the resource no longer exists or is out of the check's scope");
     }
   }
+  await writes.flush();
   return counts;
+}
+
+/** Rows per statement of {@link FindingWrites}: 12 columns × 400 rows stays under SQLite's and PostgreSQL's bound-parameter limits. */
+const WRITE_BATCH = 400;
+
+/**
+ * The finding writes of one check's evaluation, gathered and written in a few statements instead of one (or two) per
+ * finding: failing findings upserted (inserted, or refreshed and reopened on the `(integration, check, resource)`
+ * key), resolved ones updated by id, then their history rows inserted. Written in that order on {@link flush}, so
+ * every history row's finding exists.
+ */
+class FindingWrites {
+  private readonly upserts: FindingRow[] = [];
+  private readonly resolved: string[] = [];
+  private readonly steps: FindingHistoryTable[] = [];
+
+  constructor(
+    private readonly db: Executor,
+    private readonly integrationId: string,
+    private readonly at: string,
+  ) {}
+
+  /** A failing resource's finding: inserted as given, or (existing) reopened and refreshed — its id and first sighting kept. */
+  upsert(row: FindingRow): void {
+    this.upserts.push(row);
+  }
+
+  /** An open finding resolved, with the reason recorded in its history. */
+  resolve(findingId: string, reason: string): void {
+    this.resolved.push(findingId);
+    this.history(findingId, 'resolved', { reason });
+  }
+
+  /** One step of a finding's history. */
+  history(findingId: string, event: FindingEvent, detail: Record<string, unknown>): void {
+    this.steps.push({ id: newId('fhe'), finding_id: findingId, at: this.at, event, detail: JSON.stringify(detail) });
+  }
+
+  async flush(): Promise<void> {
+    for (let i = 0; i < this.upserts.length; i += WRITE_BATCH) {
+      await this.db
+        .insertInto('findings')
+        .values(this.upserts.slice(i, i + WRITE_BATCH))
+        .onConflict((oc) =>
+          oc.columns(['integration_id', 'check_id', 'resource_id']).doUpdateSet((eb) => ({
+            status: 'open',
+            last_seen_at: eb.ref('excluded.last_seen_at'),
+            resolved_at: null,
+            severity: eb.ref('excluded.severity'),
+            resource_name: eb.ref('excluded.resource_name'),
+            detail: eb.ref('excluded.detail'),
+          })),
+        )
+        .execute();
+    }
+    for (let i = 0; i < this.resolved.length; i += WRITE_BATCH) {
+      await this.db
+        .updateTable('findings')
+        .set({ status: 'resolved', resolved_at: this.at })
+        .where('integration_id', '=', this.integrationId)
+        .where('id', 'in', this.resolved.slice(i, i + WRITE_BATCH))
+        .execute();
+    }
+    for (let i = 0; i < this.steps.length; i += WRITE_BATCH)
+      await this.db
+        .insertInto('finding_history')
+        .values(this.steps.slice(i, i + WRITE_BATCH))
+        .execute();
+  }
 }
 
 /**
@@ -172,17 +223,14 @@ export async function finishEvaluation(db: Executor, integrationId: string, eval
   );
   for (const r of stale) await db.deleteFrom('check_results').where('integration_id', '=', integrationId).where('check_id', '=', r.check_id).execute();
   const open = await db.selectFrom('findings').select(['id', 'check_id']).where('integration_id', '=', integrationId).where('status', '=', 'open').execute();
+  const writes = new FindingWrites(db, integrationId, at);
   for (const f of open) {
     if (ran.has(f.check_id)) continue;
     counts.resolved++;
-    await resolve(db, f.id, at, "the resource no longer exists or is out of the check's scope");
+    writes.resolve(f.id, "the resource no longer exists or is out of the check's scope");
   }
+  await writes.flush();
   return counts;
-}
-
-async function resolve(db: Executor, findingId: string, at: string, reason: string): Promise<void> {
-  await db.updateTable('findings').set({ status: 'resolved', resolved_at: at }).where('id', '=', findingId).execute();
-  await recordHistory(db, findingId, 'resolved', at, { reason });
 }
 
 /** Filters of {@link listFindings}. */
