@@ -97,6 +97,10 @@ async function tryLease(db: Kysely<Database>, takes: BucketTake[], nowMs: number
               ),
             ),
           );
+    // Nothing taken: the rows stay as they are. Storing the refilled tokens would change nothing a later take computes
+    // (a refill from the stored time to now, capped at the bucket's size, is the same in one step or two), and a
+    // transaction that writes nothing costs no WAL frames: most takes of a paced stream are such waits.
+    if (wait > 0) return { wait, granted };
     for (const s of states) {
       const { take } = s;
       // The whole cost is taken even above the bucket's size (a $batch of 20 at a reduced pace): the debt is paid
