@@ -7,7 +7,6 @@ import { privateDirectory } from '../platform/files/index.ts';
 import { HttpClient } from '../platform/http/client.ts';
 import { LinkPolicy } from '../platform/http/links.ts';
 import { createLogger } from '../platform/log/index.ts';
-import { Metrics } from '../platform/metrics/index.ts';
 import { openStore } from '../store/db.ts';
 import { SharedBudget, tenantUserCount } from '../store/repositories/budgets.ts';
 import { listSecretEnvelopes } from '../store/repositories/integrations.ts';
@@ -63,7 +62,8 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   }
   // Every service's documented limits (platform/http/budget.ts); the identity tier of a tenant from its stored users.
   const budget = new SharedBudget(db, config.budgets, (tenantId) => tenantUserCount(db, tenantId));
-  const metrics = new Metrics();
+  // prom-client is loaded only for a runtime that keeps metrics (see RuntimeOptions.metrics).
+  const metrics = options.metrics === false ? undefined : new (await import('../platform/metrics/index.ts')).Metrics();
   const http = new HttpClient({
     links: LinkPolicy.fromProfile(config.cloud),
     caPem: config.cloud.caPem,

@@ -53,6 +53,24 @@ class StorableTextTransformer extends OperationNodeTransformer {
 }
 
 /**
+ * Whether a query's operation tree holds a string parameter with U+0000: a `ValueNode` whose value is such a string,
+ * or a `PrimitiveValueListNode` holding one. Walks the nodes (plain objects with a `kind`, and arrays of them) without
+ * copying them; a parameter's own value (a string, a Date, a Buffer) is not walked into.
+ */
+function holdsNul(node: unknown): boolean {
+  if (Array.isArray(node)) return node.some(holdsNul);
+  if (node === null || typeof node !== 'object') return false;
+  const n = node as { kind?: string; value?: unknown; values?: unknown[] };
+  if (n.kind === 'ValueNode') return typeof n.value === 'string' && n.value.includes('\u0000');
+  if (n.kind === 'PrimitiveValueListNode') return n.values!.some((v) => typeof v === 'string' && v.includes('\u0000'));
+  for (const key in n) {
+    const child = (n as Record<string, unknown>)[key];
+    if (child !== null && typeof child === 'object' && holdsNul(child)) return true;
+  }
+  return false;
+}
+
+/**
  * Kysely plugin applying {@link storableText} to every parameter of every query (inserts, updates and the values a
  * query compares with, so a look-up finds what was stored). Results are returned as read.
  */
@@ -60,7 +78,8 @@ export class StorableTextPlugin implements KyselyPlugin {
   readonly #transformer = new StorableTextTransformer();
 
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    return this.#transformer.transformNode(args.node, args.queryId);
+    // Kysely's transformer copies every node of the tree; almost no query holds U+0000, so look first (no copy).
+    return holdsNul(args.node) ? this.#transformer.transformNode(args.node, args.queryId) : args.node;
   }
 
   async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {

@@ -64,7 +64,7 @@ describe('audit ingestion through the emulated Management Activity API', () => {
     expect(expected.length).toBeGreaterThan(500);
     expect(await storedIds(rt)).toEqual(expected);
     // Each event counted once as ingested, across the stopped runs and the final one.
-    expect(sampleSum(parseExposition(await rt.metrics.text()), 'vigil_audit_events_ingested_total')).toBe(expected.length);
+    expect(sampleSum(parseExposition(await rt.metrics!.text()), 'vigil_audit_events_ingested_total')).toBe(expected.length);
     const again = await ingestAudit(rt, integration.id, { now, initialLookbackHours: 48, powerBi: false });
     expect(Object.values(again.contentTypes).reduce((n, o) => n + o.stored, 0)).toBe(0);
     expect(await storedIds(rt)).toEqual(expected);

@@ -23,7 +23,7 @@ async function collected(w: World, dataDir?: string, env?: Record<string, string
   const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
   const run = await collectIntegration(rt, integration.id);
   expect(run.status).toBe('partial'); // one environment without an application user, by construction
-  const metrics = parseExposition(await rt.metrics.text());
+  const metrics = parseExposition(await rt.metrics!.text());
   expect(sampleValue(metrics, 'vigil_collection_runs_total', { status: 'partial' })).toBe(1);
   expect(sampleValue(metrics, 'vigil_collection_runs_running')).toBe(0);
   expect(sampleValue(metrics, 'vigil_collection_run_duration_seconds_count')).toBe(1);

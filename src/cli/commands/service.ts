@@ -36,10 +36,10 @@ export function registerService(
       if (o.host !== undefined) process.env.VIGIL_HOST = o.host;
       if (o.port !== undefined) process.env.VIGIL_PORT = String(o.port);
     })
-    .action(host.action(async (rt) => runners.serve(rt, (l) => print(l))));
+    .action(host.action(async (rt) => runners.serve(rt, (l) => print(l)), { metrics: true }));
   program
     .command('worker')
     .description('Run collection jobs from the shared PostgreSQL queue (any number of workers, on any machine)')
     .addHelpText('after', '\nNeeds DATABASE_URL. Runs VIGIL_WORKER_CONCURRENCY collections at once. Stops gracefully on SIGTERM.')
-    .action(host.action(async (rt) => runners.worker(rt, (l) => print(l))));
+    .action(host.action(async (rt) => runners.worker(rt, (l) => print(l)), { metrics: true }));
 }
