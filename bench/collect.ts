@@ -40,8 +40,9 @@ interface RunJson {
 const scales = (process.argv[2] ?? '0.1,1').split(',').map(Number);
 const loadAtStart = loadavg()[0]!;
 const r = (n: number, scale: number) => Math.max(1, Math.round(n * scale));
-const rows: string[] = [];
-const throttledRows: string[] = [];
+/** Each scale's table rows: without throttling, and under the documented limits (when measured). */
+const rows = new Map<number, { row?: string; throttled?: string }>();
+const rowsOf = (scale: number) => rows.get(scale) ?? rows.set(scale, {}).get(scale)!;
 /** Scales also collected under the documented limits (BENCH_THROTTLED_SCALES, comma-separated; default 0.1). */
 const throttledScales = (process.env.BENCH_THROTTLED_SCALES ?? '0.1').split(',').filter(Boolean).map(Number);
 const n = (x: number) => x.toLocaleString('en');
@@ -123,9 +124,8 @@ for (const scale of scales) {
         rawDbOut,
       }),
     );
-    rows.push(
-      `| ${scale} | ${n(tenant.users.length)} | ${n(records)} | ${n(logged.length)} | ${s(first.wallSeconds)} | ${s(first.cpuSeconds)} | ${first.peakRssMiB.toFixed(0)} | ${s(raw.wallSeconds)} / ${s(raw.cpuSeconds)} | ${s(rawDb.wallSeconds)} / ${s(rawDb.cpuSeconds)}${notOk.length ? ` (${notOk.map(([k, v]) => `${v}× ${k}`).join(', ')})` : ''} | ${(first.cpuSeconds / rawDb.cpuSeconds).toFixed(1)}× | ${n(secondRequests)} (${((100 * secondRequests) / logged.length).toFixed(1)} %) | ${s((secondRun.evaluation?.durationMs ?? NaN) / 1000)} (${n(secondRun.evaluation?.results ?? 0)} results) | ${second.peakRssMiB.toFixed(0)} |`,
-    );
+    rowsOf(scale).row =
+      `| ${scale} | ${n(tenant.users.length)} | ${n(records)} | ${n(logged.length)} | ${s(first.wallSeconds)} | ${s(first.cpuSeconds)} | ${first.peakRssMiB.toFixed(0)} | ${s(raw.wallSeconds)} / ${s(raw.cpuSeconds)} | ${s(rawDb.wallSeconds)} / ${s(rawDb.cpuSeconds)}${notOk.length ? ` (${notOk.map(([k, v]) => `${v}× ${k}`).join(', ')})` : ''} | ${(first.cpuSeconds / rawDb.cpuSeconds).toFixed(1)}× | ${n(secondRequests)} (${((100 * secondRequests) / logged.length).toFixed(1)} %) | ${s((secondRun.evaluation?.durationMs ?? NaN) / 1000)} (${n(secondRun.evaluation?.results ?? 0)} results) | ${second.peakRssMiB.toFixed(0)} |`;
 
     if (throttledScales.includes(scale)) {
       // The same tenant collected into a new data directory with the documented limits enforced by the emulator.
@@ -158,31 +158,34 @@ for (const scale of scales) {
         failures.push(
           `scale ${scale}: under the documented limits the collection ended ${tRun.run.status} with ${tRun.run.progress.records} of ${records} records, ${tRun.run.progress.errored} errored slices: ${JSON.stringify(tRun.run.errors?.slice(0, 2))}`,
         );
-      throttledRows.push(
-        `| ${scale} | ${n(records)} | ${n(state.totals.requests)} | ${n(state.totals.throttled)} | ${s(t.wallSeconds)} | ${s(floor)} (${limit}) | ${(t.wallSeconds / floor).toFixed(2)}× | ${s(burstFloor)} (${(t.wallSeconds / burstFloor).toFixed(2)}×) | ${tRun.run.progress.errored} |`,
-      );
+      rowsOf(scale).throttled =
+        `| ${scale} | ${n(records)} | ${n(state.totals.requests)} | ${n(state.totals.throttled)} | ${s(t.wallSeconds)} | ${s(floor)} (${limit}) | ${(t.wallSeconds / floor).toFixed(2)}× | ${s(burstFloor)} (${(t.wallSeconds / burstFloor).toFixed(2)}×) | ${tRun.run.progress.errored} |`;
     }
   } finally {
     await emulator.close();
   }
 }
 
-const table = [
-  '| scale | users | records | requests | Vigil s | Vigil CPU s | Vigil peak RSS MiB | raw fetch s / CPU s | raw fetch + better-sqlite3 s / CPU s | Vigil CPU ÷ raw + SQLite CPU (goal ≤ 2×) | 2nd run requests (goal ≤ 5 %) | check evaluation s (goal ≤ 5) | 2nd run + evaluation peak RSS MiB |',
-  '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-  ...rows,
-].join('\n');
-const throttledTable = [
-  '| scale | records | requests (inner $batch requests included) | answered 429 | Vigil s | throttle floor s: admitted requests ÷ the tightest limit’s rate | Vigil ÷ floor (goal ≤ 1.10×) | floor after the limit’s initial burst s (Vigil ÷ it) | errored slices (goal 0) |',
-  '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-  ...throttledRows,
-].join('\n');
+const header =
+  '| scale | users | records | requests | Vigil s | Vigil CPU s | Vigil peak RSS MiB | raw fetch s / CPU s | raw fetch + better-sqlite3 s / CPU s | Vigil CPU ÷ raw + SQLite CPU (goal ≤ 2×) | 2nd run requests (goal ≤ 5 %) | check evaluation s (goal ≤ 5) | 2nd run + evaluation peak RSS MiB |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|';
+const throttledHeader =
+  '| scale | records | requests (inner $batch requests included) | answered 429 | Vigil s | throttle floor s: admitted requests ÷ the tightest limit’s rate | Vigil ÷ floor (goal ≤ 1.10×) | floor after the limit’s initial burst s (Vigil ÷ it) | errored slices (goal 0) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|';
+const table = [header, ...scales.flatMap((sc) => rows.get(sc)?.row ?? [])].join('\n');
+const throttledTable = [throttledHeader, ...scales.flatMap((sc) => rows.get(sc)?.throttled ?? [])].join('\n');
 console.log(`\n${table}\n\nUnder the documented limits:\n\n${throttledTable}`);
 if (failures.length) {
   console.error(`\nbench:collect FAILED — a partial run is not a benchmark; bench/README.md left as it was:\n${failures.join('\n')}`);
   process.exit(1);
 }
-writeBenchSection(
-  'collect',
-  `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench:collect -- ${scales.join(',')}\`, Node ${process.version}, ${process.platform}/${process.arch}, 1-minute load average ${loadAtStart.toFixed(1)} at the start (other work on the machine shows in the times); Vigil run as shipped (\`${['node', ...PRODUCT_NODE_FLAGS, 'bin/vigil.mjs'].join(' ')}\`), times and peak RSS by /usr/bin/time, requests counted by the emulator. Budgets as configured by default.\n\nWithout throttling:\n\n${table}\n\nThe same tenant collected into a new data directory with the emulator enforcing Microsoft's documented limits (emulator/throttling.ts: Graph identity resource units by tenant size, Teams GET per app and tenant, Dataverse, Power Platform, Power BI); the floor is the tightest limit's admitted requests ÷ its rate (issue 18's definition); Vigil's budgets pace from the first request and do not spend a limit's initial burst, which the last floor column subtracts:\n\n${throttledTable}`,
-);
+// One section per scale (`collect:<scale>`): a run at one scale leaves the other scales' figures as their runs wrote them.
+for (const scale of scales) {
+  const { row, throttled } = rows.get(scale)!;
+  writeBenchSection(
+    `collect:${scale}`,
+    `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench:collect -- ${scales.join(',')}\`, Node ${process.version}, ${process.platform}/${process.arch}, 1-minute load average ${loadAtStart.toFixed(1)} at the start (other work on the machine shows in the times); Vigil run as shipped (\`${['node', ...PRODUCT_NODE_FLAGS, 'bin/vigil.mjs'].join(' ')}\`), times and peak RSS by /usr/bin/time, requests counted by the emulator. Budgets as configured by default.\n\nWithout throttling:\n\n${header}\n${row}${
+      throttled
+        ? `\n\nThe same tenant collected into a new data directory with the emulator enforcing Microsoft's documented limits (emulator/throttling.ts: Graph identity resource units by tenant size, Teams GET per app and tenant, Dataverse, Power Platform, Power BI); the floor is the tightest limit's admitted requests ÷ its rate (issue 18's definition); Vigil's budgets pace from the first request and do not spend a limit's initial burst, which the last floor column subtracts:\n\n${throttledHeader}\n${throttled}`
+        : ''
+    }`,
+  );
+}
