@@ -93,6 +93,11 @@ export interface Stream<N extends string = string, R = unknown, K extends string
    */
   slices?(rows: ParentRow[]): Slice[];
   /**
+   * False when the slices need nothing of a parent user but its keys: the users are then read without their stored
+   * Graph JSON (`raw`), the largest column (at 50,000 users, some 25 MB read and dropped per stream). @default true
+   */
+  parentRaw?: boolean;
+  /**
    * Streams with no incremental read upstream (no delta query, no change filter) and a high request cost (one per
    * environment or per 20 users): a complete read younger than this many seconds is reused instead of read again
    * (a full collection — `vigil collect --full` — reads it regardless). Unset: read every run.

@@ -516,7 +516,7 @@ async function runStream(run: RunState, name: StreamName, index: number): Promis
   else {
     // Slices are small (keys and parameters); the parent rows behind them are read and dropped page by page.
     slices = [];
-    for await (const parents of parentPages(db, integrationId, stream.parent)) {
+    for await (const parents of parentPages(db, integrationId, stream.parent, undefined, { raw: stream.parentRaw !== false })) {
       slices.push(...(stream.slices ? stream.slices(parents) : parents.map((p) => stream.slice!(p)).filter((s): s is Slice => s !== null)));
     }
   }

@@ -41,6 +41,18 @@ describe('HTTP pipeline', () => {
         }
         return res.end(JSON.stringify({ ok: true }));
       }
+      if (req.url === '/split') {
+        // A body sent in pieces: a byte order mark first, then "é" and "€" cut between two writes.
+        const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ name: 'Zoé €', value: ['x'.repeat(70_000)] }))]);
+        const cut = bytes.indexOf(Buffer.from('é')) + 1;
+        const cut2 = bytes.indexOf(Buffer.from('€')) + 2;
+        res.write(bytes.subarray(0, cut));
+        setTimeout(() => {
+          res.write(bytes.subarray(cut, cut2));
+          setTimeout(() => res.end(bytes.subarray(cut2)), 20);
+        }, 20);
+        return;
+      }
       if (req.url?.startsWith('/denied')) {
         res.statusCode = 403;
         return res.end(JSON.stringify({ error: { code: 'Authorization_RequestDenied', message: 'Insufficient privileges to complete the operation.' } }));
@@ -125,6 +137,13 @@ describe('HTTP pipeline', () => {
       sleepMs: async () => controller.abort(new Error('stopped')),
     });
     await expect(client.send({ api: 'graph', url: `${base}/throttled`, signal: controller.signal })).rejects.toThrow('stopped');
+  });
+
+  it('reads a body that arrives in pieces as UTF-8, a character cut between pieces whole and a byte order mark dropped', async () => {
+    const res = await http().send<{ name: string; value: string[] }>({ api: 'graph', url: `${base}/split` });
+    expect(res.body.name).toBe('Zoé €');
+    expect(res.body.value[0]).toHaveLength(70_000);
+    expect(res.text.startsWith('{"name":"Zoé €"')).toBe(true);
   });
 
   it('retries a 401 once with a refreshed token', async () => {

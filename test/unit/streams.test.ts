@@ -206,3 +206,18 @@ describe('readAhead (delta rounds read the next page while a page is stored)', (
     expect(quiet).toEqual(['fetch 0', 'fetch 1', 'stored 0', 'closed']);
   });
 });
+
+describe('copilotInteractions slices', () => {
+  const slice = STREAMS.copilotInteractions.slice!;
+  const user = (id: string, licences: unknown) => ({ id, raw: JSON.stringify({ id, displayName: 'A', assignedLicenses: licences }) });
+  it('reads the users holding a Copilot licence, whatever the letter case of its SKU id, and no one else', () => {
+    expect(slice(user('u1', [{ skuId: '639dec6b-bb19-468b-871c-c5c441c4b0cb' }]))).toEqual({ key: 'u1', params: { userId: 'u1' } });
+    expect(slice(user('u2', [{ skuId: '639DEC6B-BB19-468B-871C-C5C441C4B0CB' }, { skuId: 'x' }]))).toEqual({ key: 'u2', params: { userId: 'u2' } });
+    expect(slice(user('u3', [{ skuId: '05e9a617-0261-4cee-bb44-138d3ef5d965' }]))).toBeNull();
+    expect(slice(user('u4', []))).toBeNull();
+    // The SKU id elsewhere in the user's JSON is not a licence.
+    expect(slice({ id: 'u5', raw: JSON.stringify({ id: 'u5', jobTitle: '639dec6b-bb19-468b-871c-c5c441c4b0cb', assignedLicenses: [] }) })).toBeNull();
+    expect(slice({ id: 'u6', raw: '{not json 639dec6b-bb19-468b-871c-c5c441c4b0cb' })).toBeNull();
+    expect(slice({ id: 'u7' })).toBeNull();
+  });
+});

@@ -1,9 +1,6 @@
 import type { Command } from 'commander';
-import { toView } from '../../onboarding/integrations.ts';
 import { getIntegration, secretExpiryWarning } from '../../integration/index.ts';
-import { listIntegrationRuns, listInventory, runDetail } from '../../reporting/index.ts';
-import { collectAndEvaluate } from '../../sync/run.ts';
-import { autoGrantAccess } from '../../onboarding/environments.ts';
+import { collectAndEvaluate, type CollectAndEvaluateOptions } from '../../sync/run.ts';
 import type { CommandHost } from '../host.ts';
 import { killAfterPages } from '../killhook.ts';
 import { shortIds } from '../../core/ids.ts';
@@ -13,6 +10,22 @@ import { EXIT, print, printJson, table, terminalWidth } from '../output.ts';
 import { actionOf } from '../flags.ts';
 import { createProgress, silentProgress } from '../progress.ts';
 import { groupRunErrors, renderErrorGroups } from '../run-errors.ts';
+
+// Reporting (with the check loader's schemas and the CSV exporter) and onboarding (with the API contract's schemas and
+// the OIDC client) are loaded when used: after the collection, or for an environment grant. Loaded at start-up they
+// stayed in the heap through the whole collection, and V8 lets the old generation grow to a multiple of what stays
+// (issue 18: peak memory of `vigil collect` at 50,000 users).
+const reporting = () => import('../../reporting/index.ts');
+const onboarding = () => import('../../onboarding/integrations.ts');
+
+/**
+ * The automatic environment grant of `collect` (VIGIL_AUTO_GRANT_ACCESS), its module loaded only when a run found
+ * an environment to grant.
+ */
+function lazyGrantAccess(rt: Parameters<typeof collectAndEvaluate>[0], enabled: boolean): CollectAndEvaluateOptions['grantAccess'] {
+  if (!enabled) return undefined;
+  return async (integrationId, errors, signal) => (await import('../../onboarding/environments.ts')).autoGrantAccess(rt, true)!(integrationId, errors, signal);
+}
 
 /** `vigil collect <integration>` and `vigil runs <integration>`. */
 export function registerCollect(program: Command, host: CommandHost): void {
@@ -37,7 +50,7 @@ export function registerCollect(program: Command, host: CommandHost): void {
         } = await collectAndEvaluate(rt, integration, {
           onProgress: (p) => progress.collect(p),
           onCheck: (done, total) => progress.evaluate(done, total),
-          grantAccess: autoGrantAccess(rt, rt.config.autoGrantAccess),
+          grantAccess: lazyGrantAccess(rt, rt.config.autoGrantAccess),
           evaluate: opts.checks,
           full: opts.full === true,
           afterPage: killAfterPages(rt.config.testKillAfterPages),
@@ -45,7 +58,7 @@ export function registerCollect(program: Command, host: CommandHost): void {
         const row = await getIntegration(rt.db, integration);
         if (opts.json) {
           // The run as the API shows it (GET /api/v1/runs/{id}), and what only this collection knows.
-          const run = await runDetail(rt.db, (await operatorScope(rt.db, {})).caller, result.runId);
+          const run = await (await reporting()).runDetail(rt.db, (await operatorScope(rt.db, {})).caller, result.runId);
           return printJson({ run, resumed: result.resumed, markedDeleted: result.markedDeleted, evaluation, grants });
         }
         print(
@@ -62,6 +75,7 @@ export function registerCollect(program: Command, host: CommandHost): void {
         );
         if (result.errors.length) {
           const { caller } = await operatorScope(rt.db, {});
+          const { listInventory } = await reporting();
           const listed = await allPages((page) => listInventory(rt.db, caller, 'environments', { integrationId: row.id, ...page }));
           const environments = new Map(listed.map((e) => [e.id, e.name]));
           print(
@@ -78,7 +92,7 @@ export function registerCollect(program: Command, host: CommandHost): void {
           );
         for (const g of grants)
           print(`  access ${g.result} in environment ${g.name ?? g.environmentId}${g.reason ? `: ${g.reason}` : ' (collected from the next run)'}`);
-        const warning = secretExpiryWarning(toView(row), actionOf);
+        const warning = secretExpiryWarning((await onboarding()).toView(row), actionOf);
         if (warning) print(`warning: ${warning}`);
         if (result.status === 'failed') process.exitCode = EXIT.upstream;
       }),
@@ -91,7 +105,7 @@ export function registerCollect(program: Command, host: CommandHost): void {
       host.action(async (rt, integration: string, opts: ListOptions & { organization?: string }) => {
         const limit = parseLimit(opts.limit, 20);
         const { caller, integrationId } = await operatorScope(rt.db, { integration, organization: opts.organization });
-        const runs = await listIntegrationRuns(rt.db, caller, integrationId!, limit);
+        const runs = await (await reporting()).listIntegrationRuns(rt.db, caller, integrationId!, limit);
         if (opts.json) return printJson(runs);
         const short = opts.wide ? undefined : shortIds(runs.map((r) => r.id));
         print(

@@ -101,6 +101,21 @@ export interface HttpRequest {
   throttledWhen?: (status: number, body: unknown) => boolean;
 }
 
+/**
+ * The body of a response as UTF-8 text (a leading byte order mark dropped, invalid bytes as U+FFFD, as undici's
+ * `body.text()`), decoded chunk by chunk as it arrives. undici's `text()` keeps every chunk, then copies them into one
+ * buffer as large as the body (Buffer.concat, outside the V8 heap) before decoding it: at 50,000 users these
+ * body-sized copies, freed only when the V8 garbage collector got to their Buffer, were a good part of the process's
+ * native memory (issue 18). Here each chunk is decoded and let go; the decoded pieces are joined once.
+ */
+async function bodyText(body: AsyncIterable<Uint8Array>): Promise<string> {
+  const decoder = new TextDecoder();
+  const parts: string[] = [];
+  for await (const chunk of body) parts.push(decoder.decode(chunk, { stream: true }));
+  parts.push(decoder.decode());
+  return parts.length === 2 ? parts[0]! + parts[1]! : parts.join('');
+}
+
 /** A response with its JSON body parsed (or `null` when empty). */
 export interface HttpResponse<T = unknown> {
   status: number;
@@ -366,7 +381,7 @@ export class HttpClient {
         const res = await request(req.url, { method, headers, body: payload, dispatcher: agent, signal: req.signal });
         status = res.statusCode;
         resHeaders = headerRecord(res.headers);
-        text = await res.body.text();
+        text = await bodyText(res.body);
       } catch (e) {
         req.signal?.throwIfAborted();
         this.metrics?.upstreamResponse(req.api, 'network_error');

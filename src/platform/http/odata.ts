@@ -60,17 +60,7 @@ export async function* odataPages<T>(http: HttpClient, req: ODataPagingRequest):
   http.links.check(req.api, req.url, 'the stored or first link');
   let url: string | undefined = req.url;
   while (url) {
-    const res: HttpResponse<ODataBody<T> | null> = await http.send<ODataBody<T> | null>({
-      api: req.api,
-      url,
-      headers: req.headers,
-      token: req.token,
-      tenantId: req.tenantId,
-      service: req.service,
-      cost: req.cost,
-      signal: req.signal,
-    });
-    const body: ODataBody<T> = res.body ?? {};
+    const body: ODataBody<T> = await pageBody<T>(http, req, url);
     const next: string | undefined = body['@odata.nextLink'] ?? body.nextLink ?? undefined;
     const delta: string | undefined = body['@odata.deltaLink'] ?? undefined;
     if (next !== undefined) http.links.check(req.api, next, body['@odata.nextLink'] !== undefined ? '@odata.nextLink' : 'nextLink');
@@ -78,4 +68,23 @@ export async function* odataPages<T>(http: HttpClient, req: ODataPagingRequest):
     yield { items: body.value ?? [], nextLink: next, deltaLink: delta };
     url = next;
   }
+}
+
+/**
+ * The parsed body of one page (`{}` when empty), without the response around it: the response's text (as large as the
+ * page) is let go as soon as it is parsed, instead of staying reachable from the paging generator's frame while the
+ * caller stores the page and reads the next one ahead (issue 18: such texts outlived a scavenge and were promoted).
+ */
+async function pageBody<T>(http: HttpClient, req: ODataPagingRequest, url: string): Promise<ODataBody<T>> {
+  const res: HttpResponse<ODataBody<T> | null> = await http.send<ODataBody<T> | null>({
+    api: req.api,
+    url,
+    headers: req.headers,
+    token: req.token,
+    tenantId: req.tenantId,
+    service: req.service,
+    cost: req.cost,
+    signal: req.signal,
+  });
+  return res.body ?? {};
 }

@@ -275,12 +275,19 @@ export async function listDataverseUsers(db: Executor, integrationId: string) {
  * Parent rows a child stream is sliced by: groups (ids), environments, users, agents, or the live objects of an
  * estate stream (`display_name` = its name, `raw` = its attrs JSON), ordered by id, page by page: users and estate
  * objects in keyset pages of `pageSize` (a 50,000-user directory is never held whole with its Graph JSON); the
- * small parents (groups' ids, environments, agents) in one page.
+ * small parents (groups' ids, environments, agents) in one page. `options.raw` false reads users without their Graph
+ * JSON (`raw`), for slices built from their keys alone.
  */
-export async function* parentPages(db: Executor, integrationId: string, parent: ParentStream, pageSize = 5000): AsyncGenerator<ParentRow[]> {
+export async function* parentPages(
+  db: Executor,
+  integrationId: string,
+  parent: ParentStream,
+  pageSize = 5000,
+  options: { raw?: boolean } = {},
+): AsyncGenerator<ParentRow[]> {
   if (isEstateStream(parent) || parent === 'users') {
     for (let after: string | null = null; ;) {
-      const page: ParentRow[] = await parentPage(db, integrationId, parent, after, pageSize);
+      const page: ParentRow[] = await parentPage(db, integrationId, parent, after, pageSize, options.raw ?? true);
       if (page.length > 0) yield page;
       if (page.length < pageSize) return;
       after = page.at(-1)!.id;
@@ -305,12 +312,23 @@ export async function* parentPages(db: Executor, integrationId: string, parent: 
   }
 }
 
-/** One keyset page of users or estate-object parents after `afterId`. */
-async function parentPage(db: Executor, integrationId: string, parent: ParentStream, afterId: string | null, limit: number): Promise<ParentRow[]> {
+/** One keyset page of users or estate-object parents after `afterId`; users without their Graph JSON unless `raw`. */
+async function parentPage(
+  db: Executor,
+  integrationId: string,
+  parent: ParentStream,
+  afterId: string | null,
+  limit: number,
+  raw: boolean,
+): Promise<ParentRow[]> {
   if (parent === 'users') {
     let q = db
       .selectFrom('directory_users')
-      .select(['id', 'display_name', 'user_principal_name', 'user_type', 'account_enabled', 'raw'])
+      .select(
+        raw
+          ? ['id', 'display_name', 'user_principal_name', 'user_type', 'account_enabled', 'raw']
+          : ['id', 'display_name', 'user_principal_name', 'user_type', 'account_enabled'],
+      )
       .where('integration_id', '=', integrationId)
       .where('deleted_at', 'is', null);
     if (afterId !== null) q = q.where('id', '>', afterId);

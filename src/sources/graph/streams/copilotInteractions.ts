@@ -77,9 +77,18 @@ const PAGE_SIZE = 100;
 
 const count = (v: unknown): number => (Array.isArray(v) ? v.length : 0);
 
+/**
+ * Any Copilot SKU id, in any letter case. The stored JSON of a user holding one contains the id as written: the store
+ * writes it with `JSON.stringify`, which escapes none of a GUID's characters.
+ */
+const ANY_COPILOT_SKU = new RegExp(COPILOT_SKU_IDS.map((id) => id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'i');
+
 /** True when the stored Graph user JSON (`raw`, with `assignedLicenses`) holds a Copilot SKU. */
 function holdsCopilotLicence(raw: string | undefined): boolean {
   if (!raw) return false;
+  // A JSON without any Copilot SKU id is not parsed: most users hold none, and parsing every user's JSON to find out
+  // was, at 50,000 users, a burst of short-lived objects that the old generation kept until its next major GC (issue 18).
+  if (!ANY_COPILOT_SKU.test(raw)) return false;
   try {
     const licences = (JSON.parse(raw) as Json).assignedLicenses;
     return Array.isArray(licences) && licences.some((l) => COPILOT_SKU_IDS.includes(String((l as Json)?.skuId ?? '').toLowerCase()));

@@ -141,6 +141,7 @@ export const teamsAppsStream: Stream<'teamsApps', EstateObject<TeamsAppAttrs>> =
   primaryKey: ['id'],
   parent: 'users',
   slices: teamsAppsSlices,
+  parentRaw: false,
   refreshSeconds: REFRESH_SECONDS.perUserInventory,
   resource: (ctx) => ctx.cloud.graph.resource,
   read: (ctx, slice) => readTeamsApps(ctx, slice),
