@@ -82,8 +82,8 @@ const caseSchema = z.object({
   request: requestSchema,
 });
 
-/** An `analyze-tool-execution` request body as stored in the corpus. */
-export type AnalyzeToolExecutionBody = z.infer<typeof requestSchema>;
+/** An `analyze-tool-execution` request body as stored in the corpus (`CorpusCase["request"]` outside this module). */
+type AnalyzeToolExecutionBody = z.infer<typeof requestSchema>;
 
 /** One labelled case: a request and what the detectors should conclude about it. */
 export interface CorpusCase {
