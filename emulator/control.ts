@@ -197,6 +197,11 @@ export class EmulatorControl {
     this.#studio = new CopilotStudioRuntime({ store: deps.store, tokens: deps.tokens });
   }
 
+  /** Releases what the control holds outside the server (pooled connections to threat-detection providers). */
+  close(): void {
+    this.#studio.close();
+  }
+
   /** The served tenants (live objects: mutating them changes what is served). */
   tenants(): Tenant[] {
     return this.#d.store.list();

@@ -28,8 +28,8 @@
  * Shares no code with `src/`: it is an independent witness of the wire format.
  */
 import { randomUUID } from 'node:crypto';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AppRegistration, Environment, Tenant, TenantStore } from './tenant.ts';
 import { findApp } from './tenant.ts';
 import type { TokenService } from './tokens.ts';
@@ -231,7 +231,7 @@ export class CopilotStudioError extends Error {
 }
 
 /** Normalises an endpoint base URL: http(s) only, no query or fragment, no trailing slash. Throws CopilotStudioError 400. */
-export function normaliseBaseUrl(value: string): string {
+function normaliseBaseUrl(value: string): string {
   let u: URL;
   try {
     u = new URL(value);
@@ -247,11 +247,37 @@ function nowIso(): string {
   return new Date().toISOString();
 }
 
+/** Keep-alive connection pools (one per trusted CA for HTTPS), as a long-running service reuses its connections. */
+class Pools {
+  readonly #http = new HttpAgent({ keepAlive: true, timeout: 4_000 });
+  readonly #https = new Map<string, HttpsAgent>();
+
+  /** The pool for a URL's scheme and CA. */
+  for(protocol: string, ca: string | undefined): HttpAgent | HttpsAgent {
+    if (protocol !== 'https:') return this.#http;
+    const key = ca ?? '';
+    let a = this.#https.get(key);
+    if (!a) {
+      a = new HttpsAgent({ keepAlive: true, timeout: 4_000, ...(ca ? { ca } : {}) });
+      this.#https.set(key, a);
+    }
+    return a;
+  }
+
+  /** Closes every pooled connection. */
+  destroy(): void {
+    this.#http.destroy();
+    for (const a of this.#https.values()) a.destroy();
+    this.#https.clear();
+  }
+}
+
 /**
- * Posts `body` (a string, possibly empty) to `url` with `headers`, giving up after `timeoutMs`. Accepts `http:` and
- * `https:` (trusting `ca` when given). Never throws: failures are in the result.
+ * Posts `body` (a string, possibly empty) to `url` with `headers` through `pools`, giving up after `timeoutMs`
+ * (the request is destroyed then). Accepts `http:` and `https:` (trusting `ca` when given). Never throws: failures
+ * are in the result. `latencyMs` runs from the call to the end of the answer (a new connection's handshake included).
  */
-function post(url: string, headers: Record<string, string>, body: string, timeoutMs: number, ca: string | undefined): Promise<Exchange> {
+function post(pools: Pools, url: string, headers: Record<string, string>, body: string, timeoutMs: number, ca: string | undefined): Promise<Exchange> {
   const start = performance.now();
   return new Promise((resolve) => {
     let settled = false;
@@ -262,7 +288,7 @@ function post(url: string, headers: Record<string, string>, body: string, timeou
       resolve({ ...e, latencyMs: Math.round((performance.now() - start) * 10) / 10 });
     };
     const u = new URL(url);
-    const options = { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent: false as const };
+    const options = { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent: pools.for(u.protocol, ca) };
     const onResponse = (res: IncomingMessage): void => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
@@ -278,7 +304,7 @@ function post(url: string, headers: Record<string, string>, body: string, timeou
       });
       res.on('error', (e) => finish({ status: res.statusCode ?? null, response: null, timedOut: false, error: e.message }));
     };
-    const req = u.protocol === 'https:' ? httpsRequest(u, { ...options, ...(ca ? { ca } : {}) }, onResponse) : httpRequest(u, options, onResponse);
+    const req = u.protocol === 'https:' ? httpsRequest(u, options, onResponse) : httpRequest(u, options, onResponse);
     const timer = setTimeout(() => {
       finish({ status: null, response: null, timedOut: true, error: `no answer within ${timeoutMs} ms` });
       req.destroy();
@@ -313,6 +339,7 @@ export class CopilotStudioRuntime {
   /** `{tenantId}/{environmentId}` → settings (with ca). */
   readonly #settings = new Map<string, ThreatDetectionSettings>();
   readonly #validations = new Map<string, ValidationOutcome>();
+  readonly #pools = new Pools();
 
   /** @param deps the running emulator's tenant store and token service. */
   constructor(deps: CopilotStudioDeps) {
@@ -387,7 +414,7 @@ export class CopilotStudioRuntime {
 
   /**
    * Saves an environment's threat-detection settings as the Power Platform admin center does: calls
-   * `POST {base}/validate?api-version=2025-05-01` (empty body, bearer token); the settings are saved only when the
+   * `POST {base}/validate?api-version=2025-05-01` (empty body, bearer token; no documented budget, 10 s here); the settings are saved only when the
    * answer is 200 with `isSuccessful: true` (otherwise the previous settings stay). The outcome is recorded either way.
    * Throws CopilotStudioError 404 (tenant, environment) or 400 (settings).
    */
@@ -419,6 +446,7 @@ export class CopilotStudioRuntime {
     const token = await this.#token(t, s);
     if ('error' in token) return { ok: false, status: null, latencyMs: 0, response: null, error: token.error, at };
     const x = await post(
+      this.#pools,
       `${s.baseUrl}/validate?api-version=${THREAT_DETECTION_API_VERSION}`,
       this.#headers(token.token, randomUUID()),
       '',
@@ -439,6 +467,11 @@ export class CopilotStudioRuntime {
 
   #headers(token: string, correlationId: string): Record<string, string> {
     return { authorization: `Bearer ${token}`, 'x-ms-correlation-id': correlationId, 'content-type': 'application/json' };
+  }
+
+  /** Closes the pooled connections to providers (the emulator's `close`). */
+  close(): void {
+    this.#pools.destroy();
   }
 
   /** An environment's recorded state. Throws CopilotStudioError 404 (tenant, environment). */
@@ -484,6 +517,7 @@ export class CopilotStudioRuntime {
     const token = await this.#token(t, s);
     if ('error' in token) return { blocked: onError, by: 'error', status: null, latencyMs: 0, response: null, correlationId, error: token.error };
     const x = await post(
+      this.#pools,
       `${s.baseUrl}/analyze-tool-execution?api-version=${THREAT_DETECTION_API_VERSION}`,
       this.#headers(token.token, correlationId),
       JSON.stringify(body),

@@ -566,6 +566,7 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
     control,
     writeEndpointsFile: (dir: string) => writeEndpointsFile(running, dir),
     close: async () => {
+      control.close();
       await app.close();
     },
   };
