@@ -175,6 +175,30 @@ export interface ControlDeps {
   baseUrl?: () => string;
 }
 
+/** The score of `EmulatorControl.replayScenarios`. */
+export interface ScenarioScore {
+  environmentId: string;
+  botId: string;
+  /** Benign scenarios, and how many ran to their end. */
+  benign: number;
+  benignAllowed: number;
+  /** Attack scenarios, and how many stopped at or before their attack step. */
+  attacks: number;
+  attacksStopped: number;
+  /** One line per scenario: `decidedBy` and `latencyMs` per analysed step. */
+  results: {
+    scenarioId: string;
+    label: 'benign' | 'attack';
+    detector: string | null;
+    attackStep: number | null;
+    stoppedAt: number | null;
+    expected: 'allow' | 'block';
+    ok: boolean;
+    decidedBy: ('provider' | 'timeout' | 'error')[];
+    latencyMs: number[];
+  }[];
+}
+
 /** Power BI activity events of a window, as `EmulatorControl.powerBiGroundTruth` counts them. */
 export interface PowerBiGroundTruth {
   from: string;
@@ -984,6 +1008,43 @@ export class EmulatorControl {
     });
   }
 
+  /**
+   * Replays every scenario of one agent (`protectionScenarios`) one after the other, for demos and benchmarks, and
+   * scores them: a benign scenario should run to its end, an attack should stop at or before its `attackStep`.
+   * Throws as `replayConversation` does.
+   */
+  async replayScenarios(tenantIdOrDomain: string, environment: string, options: ReplayOptions & { botId?: string } = {}): Promise<ScenarioScore> {
+    const set = this.protectionScenarios(tenantIdOrDomain, { environment, ...(options.botId ? { botId: options.botId } : {}) });
+    const { botId: _botId, ...replay } = options;
+    const results: ScenarioScore['results'] = [];
+    for (const s of set.scenarios) {
+      const r = await this.#studioCall(() => this.#studio.replayConversation(tenantIdOrDomain, environment, s, replay));
+      const expected = s.label === 'attack' ? 'block' : 'allow';
+      const ok = s.attackStep === null ? !r.blocked : r.stoppedAt !== null && r.stoppedAt <= s.attackStep;
+      results.push({
+        scenarioId: s.id,
+        label: s.label,
+        detector: s.detector,
+        attackStep: s.attackStep,
+        stoppedAt: r.stoppedAt,
+        expected,
+        ok,
+        decidedBy: r.steps.map((x) => x.outcome.by),
+        latencyMs: r.steps.map((x) => x.outcome.latencyMs),
+      });
+    }
+    const count = (f: (x: ScenarioScore['results'][number]) => boolean): number => results.filter(f).length;
+    return {
+      environmentId: set.environmentId,
+      botId: set.botId,
+      benign: count((x) => x.label === 'benign'),
+      benignAllowed: count((x) => x.label === 'benign' && x.ok),
+      attacks: count((x) => x.label === 'attack'),
+      attacksStopped: count((x) => x.label === 'attack' && x.ok),
+      results,
+    };
+  }
+
   // ----------------------------------------------------------------------------------------------------------------
 
   #env(t: Tenant, ref: unknown): Environment {
@@ -1340,7 +1401,7 @@ function sendControlError(reply: FastifyReply, e: unknown): FastifyReply {
  *   /copilot-studio/threat-detection/{tid}/{env}` (PUT body `{appId, baseUrl, errorBehavior?, ca?}`, validates first) →
  *   `{environmentId, settings, lastValidation, saved?}`; `GET /copilot-studio/scenarios/{tid}/{env}[?botId=]` →
  *   ProtectionScenarioSet; `POST /copilot-studio/replay` body `{tenant, environment, scenario, toolOutputsField?, botId?}`
- *   → ReplayResult;
+ *   → ReplayResult; `POST /copilot-studio/replay-all` body `{tenant, environment, botId?}` → ScenarioScore;
  * - `POST /delta-tokens/expire` body `{tenant}` → 204 (Graph delta tokens issued so far answer 410);
  * - `POST /requests/leaks` body `{values?: string[]}` → `LogLeak[]` (empty = no credential in logged paths);
  * - audit feed: `GET /clock`, `PUT /clock` body `{now: ISO | null}`, `POST /clock/advance` body `{seconds}`;
@@ -1646,6 +1707,14 @@ export function registerControl(app: FastifyInstance, control: EmulatorControl, 
     wrap((req: { params: { tid: string; env: string }; query: { botId?: string } }) =>
       control.protectionScenarios(req.params.tid, { environment: req.params.env, ...(req.query.botId ? { botId: req.query.botId } : {}) }),
     ),
+  );
+  app.post<{ Body: unknown }>(
+    '/copilot-studio/replay-all',
+    wrap((req: { body: unknown }) => {
+      const o = body(req);
+      const botId = str(o, 'botId');
+      return control.replayScenarios(need(o, 'tenant'), need(o, 'environment'), botId ? { botId } : {});
+    }),
   );
   app.post<{ Body: unknown }>(
     '/copilot-studio/replay',

@@ -62,7 +62,7 @@ export type { ConsentBehavior, DeviceCodeEntry, DeviceCodeSettings } from './sig
 export type * from './tenant.ts';
 export { TenantStore } from './tenant.ts';
 export { ControlError, EmulatorControl, MODEL_KINDS } from './control.ts';
-export type { EnvironmentFlags, LogLeak, MintTokenRequest, ModelKind, PowerBiGroundTruth } from './control.ts';
+export type { EnvironmentFlags, LogLeak, MintTokenRequest, ModelKind, PowerBiGroundTruth, ScenarioScore } from './control.ts';
 export { DELTA_COLLECTIONS, DirectoryChanges } from './delta.ts';
 export {
   BATCH_MAX_REQUESTS,

@@ -372,6 +372,15 @@ describe('over HTTP (/_emulator/copilot-studio/…)', () => {
     expect(replay.json).toMatchObject({ scenarioId: 'attack-jailbreak', blocked: true, stoppedAt: 0, detector: 'jailbreak' });
     const unknown = await http.request('POST', '/_emulator/copilot-studio/replay', { body: { tenant: tenant.id, environment: envId, scenario: 'nope' } });
     expect(unknown.status).toBe(404);
+    // Replaying every scenario scores them: blocking everything stops every attack and no benign conversation runs.
+    stub.answer = () => block();
+    const all = await http.request('POST', '/_emulator/copilot-studio/replay-all', { body: { tenant: tenant.id, environment: envId } });
+    expect(all.status).toBe(200);
+    expect(all.json).toMatchObject({ benign: 4, benignAllowed: 0, attacks: 7, attacksStopped: 7 });
+    stub.answer = () => allow();
+    const none = await emu.control.replayScenarios(tenant.id, envId);
+    expect(none).toMatchObject({ benign: 4, benignAllowed: 4, attacks: 7, attacksStopped: 0 });
+    expect(none.results.find((x) => x.scenarioId === 'benign-email-colleague')).toMatchObject({ decidedBy: ['provider', 'provider'], ok: true });
     const got = await http.get(`/_emulator/copilot-studio/threat-detection/${tenant.id}/${envId}`);
     expect(got.json.settings.appId).toBe(reg.json.appId);
     // Back to the suite's app, for any test run after this one.
