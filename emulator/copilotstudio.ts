@@ -203,6 +203,8 @@ export interface AnalyzeOutcome {
   response: unknown;
   /** The `x-ms-correlation-id` sent. */
   correlationId: string;
+  /** The URL called (`{base}/analyze-tool-execution?api-version=2025-05-01`). */
+  url: string;
   /** Why `by` is `error` (never a token). */
   error?: string;
 }
@@ -514,17 +516,18 @@ export class CopilotStudioRuntime {
     if (!s) throw new CopilotStudioError(409, 'ThreatDetectionNotConfigured', `threat detection is not set up in environment ${env.name}`);
     const correlationId = options.correlationId ?? randomUUID();
     const onError = s.errorBehavior === 'block';
+    const url = `${s.baseUrl}/analyze-tool-execution?api-version=${THREAT_DETECTION_API_VERSION}`;
     const token = await this.#token(t, s);
-    if ('error' in token) return { blocked: onError, by: 'error', status: null, latencyMs: 0, response: null, correlationId, error: token.error };
+    if ('error' in token) return { blocked: onError, by: 'error', status: null, latencyMs: 0, response: null, correlationId, url, error: token.error };
     const x = await post(
       this.#pools,
-      `${s.baseUrl}/analyze-tool-execution?api-version=${THREAT_DETECTION_API_VERSION}`,
+      url,
       this.#headers(token.token, correlationId),
       JSON.stringify(body),
       options.timeoutMs ?? ANALYZE_TIMEOUT_MS,
       options.ca ?? s.ca,
     );
-    const base = { status: x.status, latencyMs: x.latencyMs, response: x.response, correlationId };
+    const base = { status: x.status, latencyMs: x.latencyMs, response: x.response, correlationId, url };
     if (x.timedOut) return { ...base, blocked: onError, by: 'timeout', ...(x.error ? { error: x.error } : {}) };
     if (x.status !== 200) return { ...base, blocked: onError, by: 'error', error: x.error ?? `HTTP ${String(x.status)}` };
     const answer = x.response as { blockAction?: unknown } | null;

@@ -198,6 +198,7 @@ describe('analyze-tool-execution', () => {
     expect(first.query.get('api-version')).toBe('2025-05-01');
     expect(first.headers['content-type']).toBe('application/json');
     expect(first.headers['x-ms-correlation-id']).toBe(r.steps[0]!.outcome.correlationId);
+    expect(r.steps[0]!.outcome.url).toBe(`${stub.base}/analyze-tool-execution?api-version=2025-05-01`);
     expect(first.headers['x-ms-correlation-id']).toMatch(GUID);
 
     // The token verifies against the tenant's published keys.
