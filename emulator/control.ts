@@ -53,6 +53,20 @@ import {
   type TenantStore,
 } from './tenant.ts';
 import type { TokenService } from './tokens.ts';
+import {
+  CopilotStudioError,
+  CopilotStudioRuntime,
+  type AnalyzeOptions,
+  type AnalyzeOutcome,
+  type AnalyzeToolExecutionRequest,
+  type FederatedCredential,
+  type ProtectionScenario,
+  type ReplayOptions,
+  type ReplayResult,
+  type ThreatDetectionSettings,
+  type ThreatDetectionState,
+} from './copilotstudio.ts';
+import { protectionScenarios, type ProtectionScenarioOptions, type ProtectionScenarioSet } from './protectionscenarios.ts';
 
 /**
  * Model kinds the control interface edits. Ids per kind: users/groups/servicePrincipals/devices → object id;
@@ -161,6 +175,30 @@ export interface ControlDeps {
   baseUrl?: () => string;
 }
 
+/** The score of `EmulatorControl.replayScenarios`. */
+export interface ScenarioScore {
+  environmentId: string;
+  botId: string;
+  /** Benign scenarios, and how many ran to their end. */
+  benign: number;
+  benignAllowed: number;
+  /** Attack scenarios, and how many stopped at or before their attack step. */
+  attacks: number;
+  attacksStopped: number;
+  /** One line per scenario: `decidedBy` and `latencyMs` per analysed step. */
+  results: {
+    scenarioId: string;
+    label: 'benign' | 'attack';
+    detector: string | null;
+    attackStep: number | null;
+    stoppedAt: number | null;
+    expected: 'allow' | 'block';
+    ok: boolean;
+    decidedBy: ('provider' | 'timeout' | 'error')[];
+    latencyMs: number[];
+  }[];
+}
+
 /** Power BI activity events of a window, as `EmulatorControl.powerBiGroundTruth` counts them. */
 export interface PowerBiGroundTruth {
   from: string;
@@ -175,10 +213,17 @@ export interface PowerBiGroundTruth {
 /** In-process control of a running emulator. Every method is synchronous except `mintToken`. */
 export class EmulatorControl {
   readonly #d: ControlDeps;
+  readonly #studio: CopilotStudioRuntime;
 
   /** @param deps the running emulator's parts. */
   constructor(deps: ControlDeps) {
     this.#d = deps;
+    this.#studio = new CopilotStudioRuntime({ store: deps.store, tokens: deps.tokens });
+  }
+
+  /** Releases what the control holds outside the server (pooled connections to threat-detection providers). */
+  close(): void {
+    this.#studio.close();
   }
 
   /** The served tenants (live objects: mutating them changes what is served). */
@@ -862,6 +907,144 @@ export class EmulatorControl {
       throw new ControlError(409, 'SecretInRequestLog', `credentials in the request log: ${leaks.map((l) => `#${l.seq} ${l.method} (${l.what})`).join('; ')}`);
   }
 
+  // --- Copilot Studio external threat detection (copilotstudio.ts) -------------------------------------------------
+
+  /** Runs `fn`, turning a CopilotStudioError into a ControlError with its status and code. */
+  async #studioCall<R>(fn: () => R | Promise<R>): Promise<R> {
+    try {
+      return await fn();
+    } catch (e) {
+      throw asControlError(e);
+    }
+  }
+
+  /** `#studioCall` for synchronous operations. */
+  #studioSync<R>(fn: () => R): R {
+    try {
+      return fn();
+    } catch (e) {
+      throw asControlError(e);
+    }
+  }
+
+  /**
+   * Registers the single-tenant Entra application an admin creates for a threat-detection provider (as Microsoft's
+   * `Create-CopilotWebhookApp` does): joins the tenant's apps (tokens can be minted for it) with Application ID URI =
+   * `baseUrl` and a federated credential (issuer `https://login.microsoftonline.com/{tid}/v2.0`, the documented subject
+   * for `baseUrl`, audience `api://AzureADTokenExchange`). Throws ControlError 404 (tenant) or 400 (base URL).
+   */
+  registerThreatDetectionApp(
+    tenantIdOrDomain: string,
+    options: { baseUrl: string; displayName?: string },
+  ): { appId: string; federatedCredential: FederatedCredential } {
+    return this.#studioSync(() => this.#studio.registerThreatDetectionApp(tenantIdOrDomain, options));
+  }
+
+  /**
+   * Sets up threat detection for an environment as the Power Platform admin center does: saving calls
+   * `POST {base}/validate?api-version=2025-05-01`; the settings take effect only when it answers 200
+   * `{isSuccessful: true}`; the outcome is recorded either way (`saved` says which). Throws ControlError 404 / 400.
+   */
+  setThreatDetection(tenantIdOrDomain: string, environment: string, settings: ThreatDetectionSettings): Promise<ThreatDetectionState & { saved: boolean }> {
+    return this.#studioCall(() => this.#studio.setThreatDetection(tenantIdOrDomain, environment, settings));
+  }
+
+  /** An environment's threat-detection settings (never the CA) and last validation. Throws ControlError 404. */
+  threatDetection(tenantIdOrDomain: string, environment: string): ThreatDetectionState {
+    return this.#studioSync(() => this.#studio.threatDetection(tenantIdOrDomain, environment));
+  }
+
+  /** Turns threat detection off in an environment. Throws ControlError 404. */
+  clearThreatDetection(tenantIdOrDomain: string, environment: string): void {
+    this.#studioSync(() => this.#studio.clearThreatDetection(tenantIdOrDomain, environment));
+  }
+
+  /**
+   * The benign and attack conversations of one agent (`protectionscenarios.ts`); installs the tools they call on the
+   * agent (botcomponent rows, idempotent). Throws ControlError 404 (tenant, environment or agent not found).
+   */
+  protectionScenarios(tenantIdOrDomain: string, options: ProtectionScenarioOptions = {}): ProtectionScenarioSet {
+    const t = this.tenant(tenantIdOrDomain);
+    try {
+      return protectionScenarios(t, options);
+    } catch (e) {
+      throw new ControlError(404, 'ScenarioAgentNotFound', (e as Error).message);
+    }
+  }
+
+  /**
+   * One `POST {base}/analyze-tool-execution` with Copilot Studio's rules (1,000 ms budget, error behaviour).
+   * Throws ControlError 404 or 409 (threat detection not set up in the environment).
+   */
+  analyzeToolExecution(
+    tenantIdOrDomain: string,
+    environment: string,
+    body: AnalyzeToolExecutionRequest,
+    options: AnalyzeOptions = {},
+  ): Promise<AnalyzeOutcome> {
+    return this.#studioCall(() => this.#studio.analyzeToolExecution(tenantIdOrDomain, environment, body, options));
+  }
+
+  /**
+   * Replays a conversation in an environment: `scenario` is a `ProtectionScenario` or the id of one of
+   * `protectionScenarios(tenant, {environment, botId})`. Returns each step's request and outcome; a block stops it.
+   * Throws ControlError 404 (tenant, environment, scenario id) or 409 (threat detection not set up).
+   */
+  replayConversation(
+    tenantIdOrDomain: string,
+    environment: string,
+    scenario: ProtectionScenario | string,
+    options: ReplayOptions & { botId?: string } = {},
+  ): Promise<ReplayResult> {
+    return this.#studioCall(() => {
+      let s: ProtectionScenario | undefined;
+      if (typeof scenario === 'string') {
+        const set = this.protectionScenarios(tenantIdOrDomain, { environment, ...(options.botId ? { botId: options.botId } : {}) });
+        s = set.scenarios.find((x) => x.id === scenario);
+        if (!s) throw new ControlError(404, 'ScenarioNotFound', `no scenario '${scenario}'; one of ${set.scenarios.map((x) => x.id).join(', ')}`);
+      } else s = scenario;
+      const { botId: _botId, ...replay } = options;
+      return this.#studio.replayConversation(tenantIdOrDomain, environment, s, replay);
+    });
+  }
+
+  /**
+   * Replays every scenario of one agent (`protectionScenarios`) one after the other, for demos and benchmarks, and
+   * scores them: a benign scenario should run to its end, an attack should stop at or before its `attackStep`.
+   * Throws as `replayConversation` does.
+   */
+  async replayScenarios(tenantIdOrDomain: string, environment: string, options: ReplayOptions & { botId?: string } = {}): Promise<ScenarioScore> {
+    const set = this.protectionScenarios(tenantIdOrDomain, { environment, ...(options.botId ? { botId: options.botId } : {}) });
+    const { botId: _botId, ...replay } = options;
+    const results: ScenarioScore['results'] = [];
+    for (const s of set.scenarios) {
+      const r = await this.#studioCall(() => this.#studio.replayConversation(tenantIdOrDomain, environment, s, replay));
+      const expected = s.label === 'attack' ? 'block' : 'allow';
+      const ok = s.attackStep === null ? !r.blocked : r.stoppedAt !== null && r.stoppedAt <= s.attackStep;
+      results.push({
+        scenarioId: s.id,
+        label: s.label,
+        detector: s.detector,
+        attackStep: s.attackStep,
+        stoppedAt: r.stoppedAt,
+        expected,
+        ok,
+        decidedBy: r.steps.map((x) => x.outcome.by),
+        latencyMs: r.steps.map((x) => x.outcome.latencyMs),
+      });
+    }
+    const count = (f: (x: ScenarioScore['results'][number]) => boolean): number => results.filter(f).length;
+    return {
+      environmentId: set.environmentId,
+      botId: set.botId,
+      benign: count((x) => x.label === 'benign'),
+      benignAllowed: count((x) => x.label === 'benign' && x.ok),
+      attacks: count((x) => x.label === 'attack'),
+      attacksStopped: count((x) => x.label === 'attack' && x.ok),
+      results,
+    };
+  }
+
   // ----------------------------------------------------------------------------------------------------------------
 
   #env(t: Tenant, ref: unknown): Environment {
@@ -1184,6 +1367,11 @@ export class EmulatorControl {
   }
 }
 
+/** A CopilotStudioError as the ControlError with the same status and code; anything else unchanged. */
+function asControlError(e: unknown): unknown {
+  return e instanceof CopilotStudioError ? new ControlError(e.status, e.code, e.message) : e;
+}
+
 function sendControlError(reply: FastifyReply, e: unknown): FastifyReply {
   if (e instanceof ControlError) return reply.code(e.status).send({ error: { code: e.code, message: e.message } });
   return reply.code(500).send({ error: { code: 'InternalError', message: (e as Error).message } });
@@ -1208,6 +1396,12 @@ function sendControlError(reply: FastifyReply, e: unknown): FastifyReply {
  *   `POST /device-codes/{userCode}/expire`; `PUT /device-codes/auto-approve` body `{tenant, upn}` (null turns it off);
  *   `PUT /device-codes/settings` body `{intervalSeconds?, expiresInSeconds?}`; `DELETE /sign-in-state`;
  * - `PUT /environment-flags` body `{tenant, environment, refuseAddAppUser?, refuseRoleAssignment?}` → the environment;
+ * - Copilot Studio threat detection (copilotstudio.ts): `POST /copilot-studio/threat-detection-apps` body
+ *   `{tenant, baseUrl, displayName?}` → 201 `{appId, federatedCredential}`; `PUT|GET|DELETE
+ *   /copilot-studio/threat-detection/{tid}/{env}` (PUT body `{appId, baseUrl, errorBehavior?, ca?}`, validates first) →
+ *   `{environmentId, settings, lastValidation, saved?}`; `GET /copilot-studio/scenarios/{tid}/{env}[?botId=]` →
+ *   ProtectionScenarioSet; `POST /copilot-studio/replay` body `{tenant, environment, scenario, toolOutputsField?, botId?}`
+ *   → ReplayResult; `POST /copilot-studio/replay-all` body `{tenant, environment, botId?}` → ScenarioScore;
  * - `POST /delta-tokens/expire` body `{tenant}` → 204 (Graph delta tokens issued so far answer 410);
  * - `POST /requests/leaks` body `{values?: string[]}` → `LogLeak[]` (empty = no credential in logged paths);
  * - audit feed: `GET /clock`, `PUT /clock` body `{now: ISO | null}`, `POST /clock/advance` body `{seconds}`;
@@ -1475,6 +1669,66 @@ export function registerControl(app: FastifyInstance, control: EmulatorControl, 
       if (o.refuseAddAppUser !== undefined) flags.refuseAddAppUser = o.refuseAddAppUser as boolean;
       if (o.refuseRoleAssignment !== undefined) flags.refuseRoleAssignment = o.refuseRoleAssignment as boolean;
       return control.setEnvironmentFlags(need(o, 'tenant'), need(o, 'environment'), flags);
+    }),
+  );
+
+  // Copilot Studio external threat detection (copilotstudio.ts, protectionscenarios.ts).
+  app.post<{ Body: unknown }>(
+    '/copilot-studio/threat-detection-apps',
+    wrap((req: { body: unknown }) => {
+      const o = body(req);
+      const displayName = str(o, 'displayName');
+      return control.registerThreatDetectionApp(need(o, 'tenant'), { baseUrl: need(o, 'baseUrl'), ...(displayName ? { displayName } : {}) });
+    }, 201),
+  );
+  app.put<{ Params: { tid: string; env: string }; Body: unknown }>(
+    '/copilot-studio/threat-detection/:tid/:env',
+    wrap((req: { params: { tid: string; env: string }; body: unknown }) => {
+      const o = body(req);
+      const ca = str(o, 'ca');
+      return control.setThreatDetection(req.params.tid, req.params.env, {
+        appId: need(o, 'appId'),
+        baseUrl: need(o, 'baseUrl'),
+        errorBehavior: (str(o, 'errorBehavior') ?? 'allow') as 'allow' | 'block',
+        ...(ca ? { ca } : {}),
+      });
+    }),
+  );
+  app.get<{ Params: { tid: string; env: string } }>(
+    '/copilot-studio/threat-detection/:tid/:env',
+    wrap((req: { params: { tid: string; env: string } }) => control.threatDetection(req.params.tid, req.params.env)),
+  );
+  app.delete<{ Params: { tid: string; env: string } }>(
+    '/copilot-studio/threat-detection/:tid/:env',
+    wrap((req: { params: { tid: string; env: string } }) => void control.clearThreatDetection(req.params.tid, req.params.env)),
+  );
+  app.get<{ Params: { tid: string; env: string }; Querystring: { botId?: string } }>(
+    '/copilot-studio/scenarios/:tid/:env',
+    wrap((req: { params: { tid: string; env: string }; query: { botId?: string } }) =>
+      control.protectionScenarios(req.params.tid, { environment: req.params.env, ...(req.query.botId ? { botId: req.query.botId } : {}) }),
+    ),
+  );
+  app.post<{ Body: unknown }>(
+    '/copilot-studio/replay-all',
+    wrap((req: { body: unknown }) => {
+      const o = body(req);
+      const botId = str(o, 'botId');
+      return control.replayScenarios(need(o, 'tenant'), need(o, 'environment'), botId ? { botId } : {});
+    }),
+  );
+  app.post<{ Body: unknown }>(
+    '/copilot-studio/replay',
+    wrap((req: { body: unknown }) => {
+      const o = body(req);
+      const scenario = isObj(o.scenario) ? (o.scenario as unknown as ProtectionScenario) : need(o, 'scenario');
+      const field = str(o, 'toolOutputsField');
+      if (field !== undefined && field !== 'previousToolsOutputs' && field !== 'previousToolOutputs')
+        throw new ControlError(400, 'InvalidObject', "toolOutputsField must be 'previousToolsOutputs' or 'previousToolOutputs'");
+      const botId = str(o, 'botId');
+      return control.replayConversation(need(o, 'tenant'), need(o, 'environment'), scenario, {
+        ...(field ? { toolOutputsField: field } : {}),
+        ...(botId ? { botId } : {}),
+      });
     }),
   );
 

@@ -12,7 +12,8 @@
  * - `/manage/api/v1.0/{tenantId}/activity/feed/…` (Office 365 Management Activity API over a deterministic audit feed
  *   on an emulated clock) and `/powerbi/v1.0/myorg/admin/activityevents` (Power BI activity events);
  * - `/arm/subscriptions…` Azure Resource Manager: subscriptions and Cognitive Services (Foundry) accounts (`arm.ts`);
- * - `/_emulator/…` control API.
+ * - `/_emulator/…` control API, including Copilot Studio's runtime as a caller of an external threat-detection
+ *   provider (`/_emulator/copilot-studio/…`, `copilotstudio.ts`).
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -61,7 +62,7 @@ export type { ConsentBehavior, DeviceCodeEntry, DeviceCodeSettings } from './sig
 export type * from './tenant.ts';
 export { TenantStore } from './tenant.ts';
 export { ControlError, EmulatorControl, MODEL_KINDS } from './control.ts';
-export type { EnvironmentFlags, LogLeak, MintTokenRequest, ModelKind, PowerBiGroundTruth } from './control.ts';
+export type { EnvironmentFlags, LogLeak, MintTokenRequest, ModelKind, PowerBiGroundTruth, ScenarioScore } from './control.ts';
 export { DELTA_COLLECTIONS, DirectoryChanges } from './delta.ts';
 export {
   BATCH_MAX_REQUESTS,
@@ -149,6 +150,36 @@ export {
 } from './copilot.ts';
 export type { CopilotGroundTruth, CopilotModel, CopilotSizes, PlantedContent, StoredInteraction } from './copilot.ts';
 export type { EmulatorClient, EmulatorRequestOptions, EmulatorResponse } from './client.ts';
+export {
+  ANALYZE_TIMEOUT_MS,
+  CopilotStudioError,
+  FEDERATED_AUDIENCE,
+  THREAT_DETECTION_API_VERSION,
+  federatedIssuer,
+  federatedSubject,
+} from './copilotstudio.ts';
+export type {
+  AnalyzeOptions,
+  AnalyzeOutcome,
+  AnalyzeToolExecutionRequest,
+  ChatMessage,
+  ConversationMetadata,
+  FederatedCredential,
+  PreviousToolOutput,
+  ProtectionScenario,
+  ReplayOptions,
+  ReplayResult,
+  ReplayStep,
+  ScenarioDetector,
+  ScenarioStep,
+  ThreatDetectionSettings,
+  ThreatDetectionState,
+  ToolDefinition,
+  ToolParameter,
+  ValidationOutcome,
+} from './copilotstudio.ts';
+export { UNAPPROVED_MCP_SERVER, installProtectionTools, protectionScenarios } from './protectionscenarios.ts';
+export type { ProtectionScenarioOptions, ProtectionScenarioSet, ProtectionToolKey } from './protectionscenarios.ts';
 
 /**
  * The custom cloud profile a client reads from `VIGIL_ENDPOINTS_FILE`: every base URL points at the emulator; each
@@ -535,6 +566,7 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
     control,
     writeEndpointsFile: (dir: string) => writeEndpointsFile(running, dir),
     close: async () => {
+      control.close();
       await app.close();
     },
   };

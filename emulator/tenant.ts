@@ -149,6 +149,13 @@ export interface AppRegistration {
    * with `DirectoryRole` or `All`, ID tokens issued to the app carry the user's directory roles as `wids`. Absent: `None`.
    */
   groupMembershipClaims?: 'None' | 'SecurityGroup' | 'DirectoryRole' | 'ApplicationGroup' | 'All';
+  /** Application ID URIs (Graph `application.identifierUris`): tokens may be issued for them as audience. */
+  identifierUris?: string[];
+  /**
+   * Federated identity credentials (Graph `federatedIdentityCredential`: name, issuer, subject, audiences), e.g. the one
+   * Copilot Studio's threat detection presents (`copilotstudio.ts`).
+   */
+  federatedIdentityCredentials?: { name: string; issuer: string; subject: string; audiences: string[] }[];
 }
 
 /**
