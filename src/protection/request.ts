@@ -83,11 +83,10 @@ class Budget {
     return s;
   }
 
-  /** The last `cap` items of a list, noting a cut. */
-  last<T>(items: T[], cap: number): T[] {
-    if (items.length <= cap) return items;
-    this.truncated = true;
-    return items.slice(items.length - cap);
+  /** The last `cap` items of a list, newest (last) first, noting a cut. A new array: the body is never changed. */
+  lastReversed<T>(items: T[], cap: number): T[] {
+    if (items.length > cap) this.truncated = true;
+    return items.slice(Math.max(0, items.length - cap)).reverse();
   }
 
   /** The first `cap` items of a list, noting a cut. */
@@ -184,20 +183,16 @@ export function parseToolExecution(body: unknown): ToolExecution {
   // most a quarter of the total, so a long conversation cannot crowd out the tool outputs indirect injections live in.
   const chatHistory: ChatMessage[] = b
     .within(REQUEST_CAPS.total / 4, () =>
-      b
-        .last(listOf(planner.chatHistory), REQUEST_CAPS.chatMessages)
-        .reverse()
-        .map((m) => {
-          const o = objOf(m);
-          return { id: b.short(o.id), role: b.short(o.role), content: b.text(o.content), timestamp: timestampOf(o.timestamp) };
-        }),
+      b.lastReversed(listOf(planner.chatHistory), REQUEST_CAPS.chatMessages).map((m) => {
+        const o = objOf(m);
+        return { id: b.short(o.id), role: b.short(o.role), content: b.text(o.content), timestamp: timestampOf(o.timestamp) };
+      }),
     )
     .reverse();
   // Both spellings: an output sent under either is read (none can hide under the other).
   const rawOutputs = [...listOf(planner.previousToolsOutputs), ...listOf(planner.previousToolOutputs)];
   const previousOutputs: ToolOutput[] = b
-    .last(rawOutputs, REQUEST_CAPS.previousOutputs)
-    .reverse()
+    .lastReversed(rawOutputs, REQUEST_CAPS.previousOutputs)
     .map((o) => {
       const t = objOf(o);
       return { toolId: b.short(t.toolId), toolName: b.short(t.toolName, 1024), outputs: outputValues(t.outputs, b), timestamp: timestampOf(t.timestamp) };

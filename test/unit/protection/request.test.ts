@@ -4,7 +4,18 @@ import { parseToolExecution, REQUEST_CAPS } from '../../../src/protection/reques
 import { body } from './fixtures.ts';
 
 describe('parseToolExecution', () => {
-  it('normalises the documented body', () => {
+  it('normalises the documented body, leaving the body itself unchanged', () => {
+    const sent = body({
+      planner: {
+        chatHistory: [
+          { id: 'a', role: 'user', content: 'one' },
+          { id: 'b', role: 'user', content: 'two' },
+        ],
+      },
+    });
+    const copy = structuredClone(sent);
+    expect(parseToolExecution(sent).chatHistory.map((m) => m.id)).toEqual(['a', 'b']);
+    expect(sent).toEqual(copy);
     const e = parseToolExecution(body());
     expect(e.userMessage).toBe('Send the quarterly summary to megan@contoso.com');
     expect(e.tool).toMatchObject({ id: 'cra65_otpdemo.action.SendEmail-SendEmail', type: 'ToolDefinition', name: 'Send an email (V2)' });
