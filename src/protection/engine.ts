@@ -1,6 +1,16 @@
 import { performance } from 'node:perf_hooks';
 import { PROTECTION_DETECTORS } from './detectors/index.ts';
-import type { Decision, DetectorContext, DetectorId, EffectivePolicy, ProtectionDetector, ProtectionSnapshot, ToolExecution, Verdict } from './types.ts';
+import type {
+  Decision,
+  DetectorContext,
+  DetectorId,
+  DetectorSetting,
+  EffectivePolicy,
+  ProtectionDetector,
+  ProtectionSnapshot,
+  ToolExecution,
+  Verdict,
+} from './types.ts';
 
 /**
  * The `reasonCode` Copilot Studio receives (`analyze-tool-execution` answers `{blockAction, reasonCode, reason}`,
@@ -28,6 +38,7 @@ export interface DecideContext {
 }
 
 const now = (): number => performance.now();
+const RECORD_ONLY: DetectorSetting = { action: 'record', threshold: 1 };
 
 /**
  * Decides one `analyze-tool-execution` call: runs the detectors in order (skipping those whose action is `off`),
@@ -54,7 +65,9 @@ export function decide(exec: ToolExecution, ctx: DecideContext, detectors: reado
   let timedOut = false;
   let blocker: { detector: ProtectionDetector; verdict: Verdict } | null = null;
 
-  const active = detectors.filter((d) => policy.detectors[d.id].action !== 'off');
+  // A detector the policy does not list (none today: `detectors` is a record over DetectorId) is recorded only.
+  const settingOf = (id: DetectorId): DetectorSetting => policy.detectors[id] ?? RECORD_ONLY;
+  const active = detectors.filter((d) => settingOf(d.id).action !== 'off');
   for (let i = 0; i < active.length; i++) {
     const d = active[i]!;
     let verdict: Verdict | null = null;
@@ -65,7 +78,7 @@ export function decide(exec: ToolExecution, ctx: DecideContext, detectors: reado
     }
     if (verdict) {
       verdicts.push(verdict);
-      const setting = policy.detectors[d.id];
+      const setting = settingOf(d.id);
       if (
         setting.action === 'block' &&
         verdict.detected &&
@@ -89,7 +102,7 @@ export function decide(exec: ToolExecution, ctx: DecideContext, detectors: reado
   let reason: string;
   if (blocker) {
     block = true;
-    reasonCode = REASON_CODES[blocker.detector.id];
+    reasonCode = REASON_CODES[blocker.detector.id] ?? REASON_CODES.error;
     reason = `${blocker.detector.title} (confidence ${blocker.verdict.confidence.toFixed(2)}) under policy ${policyName}`;
   } else if (timedOut || failed) {
     block = policy.onTimeout === 'block';

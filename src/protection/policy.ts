@@ -2,16 +2,6 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import type { AllowLists, DetectorAction, DetectorId, DetectorSetting, EffectivePolicy, ProtectionMode, ProtectionPolicy } from './types.ts';
 
-/** Every detector id (the order of protection/detectors/index.ts). */
-const DETECTOR_IDS = [
-  'unapproved_tool',
-  'changed_agent',
-  'external_recipient',
-  'sensitive_data_egress',
-  'prompt_injection',
-  'jailbreak',
-] as const satisfies readonly DetectorId[];
-
 /**
  * Per-detector defaults, chosen for few false blocks once an organization switches to block mode:
  * - `prompt_injection` block@0.8: 0.8 needs an instruction override plus a second signal (role markers, hidden text,
@@ -33,6 +23,9 @@ const DEFAULT_DETECTORS: Record<DetectorId, DetectorSetting> = {
   jailbreak: { action: 'alert', threshold: 0.8 },
   changed_agent: { action: 'alert', threshold: 0.9 },
 };
+
+/** Every detector id: the keys of {@link DEFAULT_DETECTORS} (a record over `DetectorId`, so none can be missing). */
+const DETECTOR_IDS = Object.keys(DEFAULT_DETECTORS) as [DetectorId, ...DetectorId[]];
 
 /**
  * The policy when an organization has none: `monitor` (decide and record, never block: an organization opts in to
@@ -99,9 +92,6 @@ export const protectionPolicyInputSchema = z
     onTimeout: z.enum(['allow', 'block']).optional(),
   })
   .strict();
-
-/** The validated editable fields of a policy. */
-export type ProtectionPolicyInput = z.infer<typeof protectionPolicyInputSchema>;
 
 /** The call a policy is resolved for. Ids compare case-insensitively; null = not known for this call. */
 export interface PolicyScope {

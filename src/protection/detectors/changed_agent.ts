@@ -15,7 +15,7 @@ export const detector: ProtectionDetector = {
   title: 'Agent changed since last collection',
   description:
     'Reports a tool the agent did not have when Vigil last collected its inventory, or an agent the collected inventory does not know: the agent changed outside review since.',
-  mappings: ['LLM06:2025 Excessive Agency', 'LLM03:2025 Supply Chain', 'AML.T0053 LLM Plugin Compromise'],
+  mappings: ['LLM06:2025 Excessive Agency', 'LLM03:2025 Supply Chain', 'AML.T0053 AI Agent Tool Invocation'],
   run(exec, ctx): Verdict {
     const { snapshot } = ctx;
     if (!snapshot.collectedAt) return nothing('changed_agent', 'Not evaluated: no inventory has been collected.');

@@ -32,7 +32,7 @@ export const detector: ProtectionDetector = {
   title: 'Message to an external recipient',
   description:
     "Reports e-mail and messaging tools whose recipients are outside the tenant's domains and the allowed internal domains, with more confidence when the address was chosen by the model or came from a previous tool output rather than from the user.",
-  mappings: ['LLM02:2025 Sensitive Information Disclosure', 'LLM06:2025 Excessive Agency', 'AML.T0057 LLM Data Leakage'],
+  mappings: ['LLM02:2025 Sensitive Information Disclosure', 'LLM06:2025 Excessive Agency', 'AML.T0086 Exfiltration via AI Agent Tool Invocation'],
   run(exec, ctx) {
     const cls = classifyTool(exec, ctx);
     if (!isMessaging(cls)) return nothing('external_recipient', 'The tool does not send e-mail or messages.');

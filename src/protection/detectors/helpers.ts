@@ -25,7 +25,7 @@ function tidy(s: string): string {
  * personal data masked by the content inspection (each side inspected on its own window of ≤ 240 characters, so the
  * cost does not grow with the text), one line, ≤ 160 characters.
  */
-export function excerptAt(text: string, start: number, end: number): string {
+function excerptAt(text: string, start: number, end: number): string {
   const before = inspectText(text.slice(Math.max(0, start - 240), start)).redacted.slice(-40);
   const after = inspectText(text.slice(start, Math.max(end, start + 240))).redacted;
   return tidy(before + after);
@@ -170,7 +170,7 @@ export function outputTexts(exec: ToolExecution): [string, string][] {
 }
 
 /** How the tool about to run can move data out of the tenant. */
-export type ToolChannel = 'email' | 'message' | 'http' | 'connector' | 'mcp';
+type ToolChannel = 'email' | 'message' | 'http' | 'connector' | 'mcp';
 
 /** What {@link classifyTool} concluded. */
 export interface ToolClass {
@@ -205,14 +205,14 @@ const RECIPIENT_PARAM =
 const URL_PARAM = /^(?:url|uri|endpoint|webhook|webhookurl|host|hostname|link|targeturl|callbackurl|requesturl|baseurl)$/;
 
 /** A parameter name with case and separators removed (`To Recipients` → `torecipients`). */
-export const normName = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]/g, '');
+const normName = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]/g, '');
 /** True when a parameter name holds recipients. */
-export const isRecipientParam = (name: string): boolean => RECIPIENT_PARAM.test(normName(name));
+const isRecipientParam = (name: string): boolean => RECIPIENT_PARAM.test(normName(name));
 /** True when a parameter name holds a URL or host. */
-export const isUrlParam = (name: string): boolean => URL_PARAM.test(normName(name));
+const isUrlParam = (name: string): boolean => URL_PARAM.test(normName(name));
 
 /** The agent's component for the tool about to run, when the snapshot has the agent and the tool (case-insensitive). */
-export function componentOf(exec: ToolExecution, ctx: DetectorContext): AgentToolSnapshot | null {
+function componentOf(exec: ToolExecution, ctx: DetectorContext): AgentToolSnapshot | null {
   const agent = ctx.snapshot.agents.get(exec.meta.agentId.toLowerCase());
   if (!agent || !exec.tool.id) return null;
   const id = exec.tool.id.toLowerCase();

@@ -1,4 +1,4 @@
-import type { DetectorId, ProtectionDetector } from '../types.ts';
+import type { ProtectionDetector } from '../types.ts';
 import { detector as changedAgent } from './changed_agent.ts';
 import { detector as externalRecipient } from './external_recipient.ts';
 import { detector as jailbreak } from './jailbreak.ts';
@@ -18,6 +18,3 @@ export const PROTECTION_DETECTORS: readonly ProtectionDetector[] = [
   promptInjection,
   jailbreak,
 ];
-
-/** Every detector id, in registry order. */
-export const DETECTOR_IDS: readonly DetectorId[] = PROTECTION_DETECTORS.map((d) => d.id);

@@ -7,7 +7,7 @@ import { combine, evidenceOf, nothing, scan, type PatternHit, type WeightedPatte
  * Shields" names for user prompt attacks: changing system rules, role play, embedding a conversation mockup, encoding
  * attacks). Linear patterns (bounded quantifiers only).
  */
-export const JAILBREAK_PATTERNS: readonly WeightedPattern[] = [
+const JAILBREAK_PATTERNS: readonly WeightedPattern[] = [
   { name: 'do-anything-now', weight: 0.8, pattern: /\bdo\s{1,3}anything\s{1,3}now\b/gi },
   { name: 'dan', weight: 0.35, pattern: /\bDAN\b/g },
   {
@@ -65,7 +65,13 @@ export const detector: ProtectionDetector = {
   title: 'Jailbreak attempt',
   description:
     "Looks in the user's message and the user's earlier messages for attempts to lift the agent's rules: DAN / do anything now, developer mode, 'no restrictions', 'ignore your guidelines', role play to bypass, system prompt extraction, encoded instructions to follow, chat-template mockups.",
-  mappings: ['LLM01:2025 Prompt Injection', 'LLM07:2025 System Prompt Leakage', 'AML.T0054 LLM Jailbreak', 'AML.T0051.000 LLM Prompt Injection: Direct'],
+  mappings: [
+    'LLM01:2025 Prompt Injection',
+    'LLM07:2025 System Prompt Leakage',
+    'AML.T0054 LLM Jailbreak',
+    'AML.T0051.000 LLM Prompt Injection: Direct',
+    'AML.T0056 Extract LLM System Prompt',
+  ],
   run(exec) {
     const hits: PatternHit[] = scan(exec.userMessage, 'plannerContext.userMessage', JAILBREAK_PATTERNS);
     exec.chatHistory.forEach((m, i) => {

@@ -22,7 +22,7 @@ import {
  * classes: instruction override, role play, encoding, hidden text). Weights say how much one hit means on its own.
  * Every pattern is linear (bounded quantifiers, no nested unbounded repetition).
  */
-export const INJECTION_PATTERNS: readonly WeightedPattern[] = [
+const INJECTION_PATTERNS: readonly WeightedPattern[] = [
   {
     name: 'ignore-previous-instructions',
     weight: 0.75,
@@ -129,7 +129,12 @@ export const detector: ProtectionDetector = {
   title: 'Indirect prompt injection',
   description:
     'Looks for instructions planted in previous tool outputs (documents, web pages, e-mails): instruction overrides, chat-template role markers, hidden Unicode text, orders to send data or call a tool, markdown image/link exfiltration URLs. Confidence rises when the tool about to run carries a recipient or host the injected text named.',
-  mappings: ['LLM01:2025 Prompt Injection', 'AML.T0051.001 LLM Prompt Injection: Indirect', 'LLM06:2025 Excessive Agency'],
+  mappings: [
+    'LLM01:2025 Prompt Injection',
+    'LLM06:2025 Excessive Agency',
+    'AML.T0051.001 LLM Prompt Injection: Indirect',
+    'AML.T0086 Exfiltration via AI Agent Tool Invocation',
+  ],
   run(exec) {
     const hits: PatternHit[] = [];
     for (const [field, text] of outputTexts(exec)) hits.push(...scan(text, field, INJECTION_PATTERNS));

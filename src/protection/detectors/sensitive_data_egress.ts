@@ -65,7 +65,12 @@ export const detector: ProtectionDetector = {
   title: 'Sensitive data sent out',
   description:
     'Inspects the values the model proposes for secrets and personal data, and reports them when the tool sends data out of the tenant: e-mail and messaging tools, HTTP requests, custom connectors, MCP tools, or a URL to a host that is neither allowed nor a tenant domain.',
-  mappings: ['LLM02:2025 Sensitive Information Disclosure', 'LLM06:2025 Excessive Agency', 'AML.T0057 LLM Data Leakage'],
+  mappings: [
+    'LLM02:2025 Sensitive Information Disclosure',
+    'LLM06:2025 Excessive Agency',
+    'AML.T0057 LLM Data Leakage',
+    'AML.T0086 Exfiltration via AI Agent Tool Invocation',
+  ],
   run(exec, ctx) {
     const findings: (Evidence & { kind: 'secret' | 'personal' })[] = [];
     for (const [field, text] of flattenInputs(exec.inputs)) {

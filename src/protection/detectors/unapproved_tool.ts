@@ -16,7 +16,7 @@ export const detector: ProtectionDetector = {
   title: 'Unapproved tool',
   description:
     "Reports MCP tools whose server is not in the organization's allowed MCP servers, and connector tools whose connector is not in its allowed connectors (when it keeps such a list).",
-  mappings: ['LLM03:2025 Supply Chain', 'LLM06:2025 Excessive Agency', 'AML.T0053 LLM Plugin Compromise'],
+  mappings: ['LLM03:2025 Supply Chain', 'LLM06:2025 Excessive Agency', 'AML.T0053 AI Agent Tool Invocation'],
   run(exec, ctx): Verdict {
     const cls = classifyTool(exec, ctx);
     const c = cls.component;
