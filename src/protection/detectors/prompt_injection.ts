@@ -78,9 +78,12 @@ const INJECTION_PATTERNS: readonly WeightedPattern[] = [
   },
 ];
 
-/** A thought that quotes what a tool returned (then its quoted text is scanned as tool output, at a lower weight). */
+/**
+ * A thought that quotes what a tool returned (double quotes or backticks — not apostrophes, which "I'll" has — or "the
+ * document says…"): then the thought is scanned as tool output, at 0.8 of the weight.
+ */
 const QUOTES_OUTPUT =
-  /["“”'`]|\b(?:the\s{1,3})?(?:tool|document|page|e-?mail|result|output|file|website)\s{1,3}(?:says|said|states|asks|instructs|contains|reads)\b/i;
+  /["“”`]|\b(?:the\s{1,3})?(?:tool|document|page|e-?mail|result|output|file|website)\s{1,3}(?:says|said|states|asks|instructs|contains|reads)\b/i;
 
 /** Confidence at which the detector reports a detection (a lone weak hint is not one). */
 const DETECT_AT = 0.5;

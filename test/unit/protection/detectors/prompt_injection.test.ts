@@ -45,6 +45,9 @@ describe('prompt_injection', () => {
     );
     expect(v.detected).toBe(true);
     expect(v.evidence[0]!.field).toBe('plannerContext.thought');
+    // The orchestrator's own reasoning, quoting nothing, is not tool output.
+    const own = detector.run(exec({ planner: { thought: "I'll ignore the previous instructions about formatting and use a table." } }), ctx());
+    expect(own.detected).toBe(false);
   });
 
   it('redacts secrets in excerpts', () => {
