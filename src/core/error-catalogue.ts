@@ -56,6 +56,15 @@ export const ERROR_CATALOGUE = {
   // Input of a person or script.
   /** A field or flag holds a wrong value (the generic input error). */
   INVALID_INPUT: { kind: 'invalid-input' },
+  /**
+   * A Copilot Studio `analyze-tool-execution` body Vigil cannot judge: not a JSON object, or without `toolDefinition`
+   * (protection/request.ts). Any other odd content is accepted and judged.
+   */
+  PROTECTION_REQUEST_INVALID: {
+    kind: 'invalid-input',
+    remediation:
+      'Send the analyze-tool-execution body Copilot Studio documents: a JSON object with plannerContext, toolDefinition, inputValues and conversationMetadata.',
+  },
   /** A paging cursor this API did not issue. */
   INVALID_CURSOR: { kind: 'invalid-input' },
   INVALID_TENANT_ID: { kind: 'invalid-input', remediation: 'Copy the Tenant ID from Microsoft Entra admin center > Overview.' },
