@@ -145,7 +145,9 @@ export const DETECTORS: readonly Detector[] = [
     kind: 'personal',
     type: 'email',
     group: 0,
-    pattern: /[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}/dg,
+    // Starts only where a run of local-part characters starts: unanchored, the pattern re-scanned up to 64 characters
+    // from every position of a long run without '@' (≈ 250 ms on 512 KiB, measured by the protection detectors' test).
+    pattern: /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}/dg,
     validate: (v) => isEmail(v),
   },
 ];
