@@ -44,7 +44,12 @@ function apiVersionError(version: unknown, correlationId: string): WebhookAnswer
   if (version === undefined) return undefined;
   const m = typeof version === 'string' ? /^(\d{4}-\d{2}-\d{2})(-preview)?$/.exec(version) : null;
   if (m && m[1]! >= FIRST_API_VERSION) return undefined;
-  return webhookError(400, WEBHOOK_ERROR_CODES.badRequest, `Unsupported api-version; ${FIRST_API_VERSION} and later are supported.`, `correlationId=${correlationId}`);
+  return webhookError(
+    400,
+    WEBHOOK_ERROR_CODES.badRequest,
+    `Unsupported api-version; ${FIRST_API_VERSION} and later are supported.`,
+    `correlationId=${correlationId}`,
+  );
 }
 
 /** Registers the routes on `app` (meant for a child context with prefix `/protection`). */
@@ -60,13 +65,33 @@ export async function protectionRoutes(app: FastifyInstance, handler: Protection
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const correlationId = correlationOf(request.headers['x-ms-correlation-id']);
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
-    const code = status === 413 ? WEBHOOK_ERROR_CODES.tooLarge : status === 415 ? WEBHOOK_ERROR_CODES.unsupportedMediaType : status < 500 ? WEBHOOK_ERROR_CODES.badRequest : WEBHOOK_ERROR_CODES.internal;
-    const message = status === 413 ? `The body is larger than ${PROTECTION_BODY_LIMIT} bytes.` : status < 500 ? 'The request cannot be read.' : 'Vigil failed to handle the call.';
+    const code =
+      status === 413
+        ? WEBHOOK_ERROR_CODES.tooLarge
+        : status === 415
+          ? WEBHOOK_ERROR_CODES.unsupportedMediaType
+          : status < 500
+            ? WEBHOOK_ERROR_CODES.badRequest
+            : WEBHOOK_ERROR_CODES.internal;
+    const message =
+      status === 413
+        ? `The body is larger than ${PROTECTION_BODY_LIMIT} bytes.`
+        : status < 500
+          ? 'The request cannot be read.'
+          : 'Vigil failed to handle the call.';
     if (status >= 500) request.log?.error?.({ err: { message: err.message } }, 'protection call failed');
     return send(reply, webhookError(status, code, message, `correlationId=${correlationId}`));
   });
   app.setNotFoundHandler((request, reply) =>
-    send(reply, webhookError(404, WEBHOOK_ERROR_CODES.notFound, 'No protection endpoint at this address.', `correlationId=${correlationOf(request.headers['x-ms-correlation-id'])}`)),
+    send(
+      reply,
+      webhookError(
+        404,
+        WEBHOOK_ERROR_CODES.notFound,
+        'No protection endpoint at this address.',
+        `correlationId=${correlationOf(request.headers['x-ms-correlation-id'])}`,
+      ),
+    ),
   );
   const options = { bodyLimit: PROTECTION_BODY_LIMIT, config: { nulAllowed: true }, schema: { hide: true } };
   app.post<{ Params: { endpointId: string }; Querystring: Record<string, unknown> }>('/:endpointId/validate', options, async (request, reply) => {
@@ -86,6 +111,9 @@ export async function protectionRoutes(app: FastifyInstance, handler: Protection
     if (type !== 'application/json' && !type.endsWith('+json'))
       return send(reply, webhookError(415, WEBHOOK_ERROR_CODES.unsupportedMediaType, 'The body must be application/json.', `correlationId=${correlationId}`));
     const body = typeof request.body === 'string' ? request.body : '';
-    return send(reply, await handler.analyze(request.params.endpointId, request.headers.authorization, correlationId, body, { clientIp: request.ip, startedAt }));
+    return send(
+      reply,
+      await handler.analyze(request.params.endpointId, request.headers.authorization, correlationId, body, { clientIp: request.ip, startedAt }),
+    );
   });
 }

@@ -55,14 +55,19 @@ const DETECTORS: DetectorId[] = ['prompt_injection', 'jailbreak', 'sensitive_dat
 /** Stand-in of policy.ts `protectionPolicyInputSchema`: the editable fields of a policy. */
 export const protectionPolicyInputSchema = z.object({
   mode: z.enum(['monitor', 'block']).optional(),
-  detectors: z.record(z.string(), z.object({ action: z.enum(['block', 'alert', 'record', 'off']).optional(), threshold: z.number().min(0).max(1).optional() })).optional(),
+  detectors: z
+    .record(z.string(), z.object({ action: z.enum(['block', 'alert', 'record', 'off']).optional(), threshold: z.number().min(0).max(1).optional() }))
+    .optional(),
   allow: z.record(z.string(), z.array(z.string())).optional(),
   deadlineMs: z.number().int().positive().optional(),
   onTimeout: z.enum(['allow', 'block']).optional(),
 });
 
 /** Stand-in of policy.ts `resolvePolicy`: most specific matching policy first, fields filled from less specific ones. */
-export function resolvePolicy(policies: readonly ProtectionPolicy[], scope: { integrationId: string; environmentId: string; agentId: string }): EffectivePolicy {
+export function resolvePolicy(
+  policies: readonly ProtectionPolicy[],
+  scope: { integrationId: string; environmentId: string; agentId: string },
+): EffectivePolicy {
   const rank = (p: ProtectionPolicy) => (p.agentId ? 3 : p.environmentId ? 2 : p.integrationId ? 1 : 0);
   const matching = policies
     .filter(

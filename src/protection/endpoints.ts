@@ -90,7 +90,9 @@ export async function enableProtection(db: Executor, input: EnableProtection): P
   }
   const id = `pe_${randomBytes(18).toString('base64url')}`;
   const at = new Date().toISOString();
-  const audiences = input.audiences?.length ? [...new Set(input.audiences.map((a) => a.trim()).filter(Boolean))] : defaultAudiences(appId, endpointBaseUrl(input.apiUrl, id));
+  const audiences = input.audiences?.length
+    ? [...new Set(input.audiences.map((a) => a.trim()).filter(Boolean))]
+    : defaultAudiences(appId, endpointBaseUrl(input.apiUrl, id));
   const row: ProtectionEndpointRow = {
     id,
     organization_id: integration.organization_id,
@@ -170,7 +172,11 @@ function stepView(r: AgentStepRow): AgentStepView {
 }
 
 /** Steps of an integration, newest first, optionally of one conversation; at most `limit` (default 100). */
-export async function protectionEvents(db: Executor, integrationId: string, filter: { conversationId?: string; limit?: number } = {}): Promise<AgentStepView[]> {
+export async function protectionEvents(
+  db: Executor,
+  integrationId: string,
+  filter: { conversationId?: string; limit?: number } = {},
+): Promise<AgentStepView[]> {
   const rows = await listAgentSteps(db, {
     integrationIds: [integrationId],
     ...(filter.conversationId !== undefined ? { conversationId: filter.conversationId } : {}),

@@ -248,7 +248,13 @@ export class ProtectionService {
    * `POST {base}/analyze-tool-execution`: 200 `{blockAction, reasonCode, reason, diagnostics}`, the step (and its
    * alerts) stored first; 404 / 401 / 400 in the error shape. `body` is the request body as text (JSON).
    */
-  async analyze(endpointId: string, authorization: string | undefined, correlationId: string, body: string, options: AnalyzeOptions = {}): Promise<WebhookAnswer> {
+  async analyze(
+    endpointId: string,
+    authorization: string | undefined,
+    correlationId: string,
+    body: string,
+    options: AnalyzeOptions = {},
+  ): Promise<WebhookAnswer> {
     const started = options.startedAt ?? performance.now();
     const receivedAt = new Date().toISOString();
     const auth = await this.#authenticate(endpointId, authorization, correlationId);
@@ -411,6 +417,8 @@ function storedVerdict(v: Verdict) {
     detected: v.detected,
     confidence: v.confidence,
     summary: clean(v.summary).slice(0, 300),
-    evidence: v.evidence.slice(0, 10).map((e) => ({ field: clean(e.field).slice(0, 200), match: clean(e.match).slice(0, 100), excerpt: clean(e.excerpt).slice(0, 160) })),
+    evidence: v.evidence
+      .slice(0, 10)
+      .map((e) => ({ field: clean(e.field).slice(0, 200), match: clean(e.match).slice(0, 100), excerpt: clean(e.excerpt).slice(0, 160) })),
   };
 }

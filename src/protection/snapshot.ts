@@ -59,7 +59,14 @@ export async function buildProtectionSnapshot(db: Executor, integrationId: strin
   ]);
   const byAgent = new Map<string, AgentSnapshot>();
   for (const a of agents) {
-    byAgent.set(a.id.toLowerCase(), { id: a.id.toLowerCase(), environmentId: a.environment_id, name: a.name, schemaName: a.schema_name, tools: [], knowledgeHosts: [] });
+    byAgent.set(a.id.toLowerCase(), {
+      id: a.id.toLowerCase(),
+      environmentId: a.environment_id,
+      name: a.name,
+      schemaName: a.schema_name,
+      tools: [],
+      knowledgeHosts: [],
+    });
   }
   for (const c of components) {
     const bot = c.attrs.botId?.toLowerCase();
@@ -86,8 +93,9 @@ export async function buildProtectionSnapshot(db: Executor, integrationId: strin
     const type = p.attrs.environmentType ?? 'AllEnvironments';
     const listed = new Set((p.attrs.environments ?? []).map((e) => e.toLowerCase()));
     if (type === 'OnlyEnvironments') for (const e of listed) add(e, business);
-    else if (type === 'ExceptEnvironments') for (const e of environments) !listed.has(e.id.toLowerCase()) && add(e.id.toLowerCase(), business);
-    else add('*', business);
+    else if (type === 'ExceptEnvironments') {
+      for (const e of environments) if (!listed.has(e.id.toLowerCase())) add(e.id.toLowerCase(), business);
+    } else add('*', business);
   }
   return { collectedAt: run?.finished_at ?? null, agents: byAgent, tenantDomains, businessConnectors };
 }
@@ -141,7 +149,10 @@ export class SnapshotCache {
           .catch((e: unknown) => {
             entry.refreshing = null;
             entry.builtAt = this.#now();
-            this.options.logger?.warn({ integrationId, err: { message: (e as Error).message } }, 'protection snapshot refresh failed; the previous one is kept');
+            this.options.logger?.warn(
+              { integrationId, err: { message: (e as Error).message } },
+              'protection snapshot refresh failed; the previous one is kept',
+            );
           });
       }
       return entry.snapshot;

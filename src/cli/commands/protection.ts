@@ -45,7 +45,10 @@ export function registerProtection(program: Command, host: CommandHost): void {
       host.action(async (rt, named: string, opts: { conversation?: string; limit?: string; organization?: string; json?: boolean }) => {
         const integrationId = (await operatorScope(rt.db, { integration: named, organization: opts.organization })).integrationId!;
         const limit = parseLimit(opts.limit, 50);
-        const steps = await protectionEvents(rt.db, integrationId, { ...(opts.conversation !== undefined ? { conversationId: opts.conversation } : {}), limit });
+        const steps = await protectionEvents(rt.db, integrationId, {
+          ...(opts.conversation !== undefined ? { conversationId: opts.conversation } : {}),
+          limit,
+        });
         if (opts.json) return printJson(steps);
         if (steps.length === 0) return print('No tool calls recorded yet (is the endpoint set up? see `vigil protection enable`).');
         const outcome = (s: (typeof steps)[number]) => (s.blockAction ? 'BLOCKED' : s.wouldBlock ? 'would block' : s.timedOut ? 'timeout' : 'allowed');
@@ -53,7 +56,15 @@ export function registerProtection(program: Command, host: CommandHost): void {
           table(
             [
               ['TIME', 'OUTCOME', 'AGENT', 'TOOL', 'CONVERSATION', 'REASON', 'MS'],
-              ...steps.map((s) => [s.receivedAt, outcome(s), s.agentName ?? s.agentId ?? '-', s.toolName ?? s.toolId ?? '-', s.conversationId ?? '-', s.reason, String(s.latencyMs)]),
+              ...steps.map((s) => [
+                s.receivedAt,
+                outcome(s),
+                s.agentName ?? s.agentId ?? '-',
+                s.toolName ?? s.toolId ?? '-',
+                s.conversationId ?? '-',
+                s.reason,
+                String(s.latencyMs),
+              ]),
             ],
             { shrink: [5, 4] },
           ),

@@ -39,18 +39,22 @@ export async function fetchTenantKeys(cloud: CloudProfile, http: HttpClient, ten
   const authority = new URL(authorityHost);
   let discovery: { issuer?: string; jwks_uri?: string } | undefined;
   try {
-    discovery = (await http.send<{ issuer?: string; jwks_uri?: string }>({ api: 'identity', url: `${authorityHost}/${tenant}/v2.0/.well-known/openid-configuration` })).body;
+    discovery = (
+      await http.send<{ issuer?: string; jwks_uri?: string }>({ api: 'identity', url: `${authorityHost}/${tenant}/v2.0/.well-known/openid-configuration` })
+    ).body;
   } catch (e) {
     throw new TenantKeysUnavailable(`The signing keys of tenant ${tenant} could not be read.`, { cause: e });
   }
-  if (discovery?.issuer !== `${authorityHost}/${tenant}/v2.0`) throw new TenantKeysUnavailable(`The OpenID configuration of tenant ${tenant} names another issuer.`);
+  if (discovery?.issuer !== `${authorityHost}/${tenant}/v2.0`)
+    throw new TenantKeysUnavailable(`The OpenID configuration of tenant ${tenant} names another issuer.`);
   let jwksUri: URL;
   try {
     jwksUri = new URL(discovery.jwks_uri ?? '');
   } catch {
     throw new TenantKeysUnavailable(`The OpenID configuration of tenant ${tenant} has no valid jwks_uri.`);
   }
-  if (jwksUri.origin !== authority.origin) throw new TenantKeysUnavailable(`The OpenID configuration of tenant ${tenant} points its keys outside ${authority.host}.`);
+  if (jwksUri.origin !== authority.origin)
+    throw new TenantKeysUnavailable(`The OpenID configuration of tenant ${tenant} points its keys outside ${authority.host}.`);
   try {
     const keys = (await http.send<JSONWebKeySet>({ api: 'identity', url: jwksUri.href })).body;
     if (!keys || !Array.isArray(keys.keys)) throw new Error('no keys array');
@@ -64,7 +68,17 @@ export async function fetchTenantKeys(cloud: CloudProfile, http: HttpClient, ten
 export type CallerTokenRejection = 'missing' | 'malformed' | 'keys' | 'signature' | 'issuer' | 'tenant' | 'audience' | 'app' | 'expired';
 
 /** Every {@link CallerTokenRejection}, for metrics initialised at zero. */
-export const CALLER_TOKEN_REJECTIONS: readonly CallerTokenRejection[] = ['missing', 'malformed', 'keys', 'signature', 'issuer', 'tenant', 'audience', 'app', 'expired'];
+export const CALLER_TOKEN_REJECTIONS: readonly CallerTokenRejection[] = [
+  'missing',
+  'malformed',
+  'keys',
+  'signature',
+  'issuer',
+  'tenant',
+  'audience',
+  'app',
+  'expired',
+];
 
 /** A caller's token that proves nothing; `reason` names the failed check. The message never holds the token. */
 export class CallerTokenRejected extends VigilError {
@@ -234,6 +248,7 @@ export async function validateCallerToken(c: CallerTokenCheck): Promise<CallerId
   const audList = Array.isArray(aud) ? aud : typeof aud === 'string' ? [aud] : [];
   if (!audList.some((a) => audiences.has(bare(a)))) throw new CallerTokenRejected('audience', 'The token is for another audience than this endpoint.');
   const appId = (claimString(payload, 'appid') || claimString(payload, 'azp')).toLowerCase();
-  if (appId !== c.appId.toLowerCase()) throw new CallerTokenRejected('app', 'The token was issued to another application than the one configured for this endpoint.');
+  if (appId !== c.appId.toLowerCase())
+    throw new CallerTokenRejected('app', 'The token was issued to another application than the one configured for this endpoint.');
   return { tenantId: tid, appId, objectId: claimString(payload, 'oid') };
 }

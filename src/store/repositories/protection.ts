@@ -100,7 +100,8 @@ export async function listAgentSteps(db: Executor, query: AgentStepQuery): Promi
   if (query.from !== undefined) q = q.where('received_at', '>=', query.from);
   if (query.to !== undefined) q = q.where('received_at', '<', query.to);
   const after = query.after;
-  if (after) q = q.where((eb) => eb.or([eb('received_at', '<', after.receivedAt), eb.and([eb('received_at', '=', after.receivedAt), eb('id', '<', after.id)])]));
+  if (after)
+    q = q.where((eb) => eb.or([eb('received_at', '<', after.receivedAt), eb.and([eb('received_at', '=', after.receivedAt), eb('id', '<', after.id)])]));
   return q
     .orderBy('received_at', 'desc')
     .orderBy('id', 'desc')
@@ -157,7 +158,7 @@ export async function deleteProtectionPolicy(db: Executor, organizationId: strin
  * e-mail domains, in keyset pages of `pageSize` by id.
  */
 export async function* memberAddressPages(db: Executor, integrationId: string, pageSize = 5000): AsyncGenerator<{ upn: string | null; mail: string | null }[]> {
-  for (let after: string | null = null; ; ) {
+  for (let after: string | null = null; ;) {
     let q = db
       .selectFrom('directory_users')
       .select(['id', 'user_principal_name', 'mail'])
