@@ -21,7 +21,7 @@ declare module 'fastify' {
 }
 
 /** Largest body accepted, bytes (4 MiB): chat history and previous tool outputs can be long. */
-export const PROTECTION_BODY_LIMIT = 4 * 1024 * 1024;
+const PROTECTION_BODY_LIMIT = 4 * 1024 * 1024;
 
 /** The first documented API version; newer ones (a published client sends 2025-09-01) are accepted too. */
 const FIRST_API_VERSION = '2025-05-01';

@@ -314,7 +314,7 @@ describe('Copilot Studio threat-detection webhook', () => {
     expect(tooBig.json()).toMatchObject({ httpStatus: 413 });
   });
 
-  it('vigil protection events lists the steps newest first (--json as the view), and enable refuses a second endpoint and a bad --app-id', async () => {
+  it('vigil protection show reports the set-up, events lists the steps newest first (--json as the view), and enable refuses a second endpoint and a bad --app-id', async () => {
     const env = { VIGIL_DATA_DIR: dataDir, VIGIL_API_URL: API_URL };
     const token = await mint(contoso, protectedApp);
     const conversation = randomUUID();
@@ -326,6 +326,9 @@ describe('Copilot Studio threat-detection webhook', () => {
     expect(steps.map((s) => s.blockAction)).toEqual([true, false]);
     const text = await vigil(['protection', 'events', 'contoso', '--conversation', conversation], env);
     expect(text.stdout).toContain('BLOCKED');
+    const show = JSON.parse((await vigil(['protection', 'show', 'contoso', '--json'], env)).stdout) as { validatedAt: string | null; authFailures: number };
+    expect(show.validatedAt).not.toBeNull();
+    expect(show.authFailures).toBeGreaterThan(0);
     const again = await vigil(['protection', 'enable', 'contoso', '--app-id', protectedApp], env);
     expect(again.code).not.toBe(0);
     expect(again.stderr).toContain(endpoint.id);

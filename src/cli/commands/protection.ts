@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { enableProtection, protectionEvents } from '../../protection/endpoints.ts';
+import { enableProtection, protectionEndpointOf, protectionEvents } from '../../protection/endpoints.ts';
 import type { CommandHost } from '../host.ts';
 import { parseLimit } from '../input.ts';
 import { print, printJson, table } from '../output.ts';
@@ -31,6 +31,28 @@ export function registerProtection(program: Command, host: CommandHost): void {
             ? `Base URL (enter it in Power Platform admin center > Security > Threat detection, and as the app's Application ID URI): ${endpoint.baseUrl}`
             : `Base URL: <VIGIL_API_URL>/protection/${endpoint.id} (set VIGIL_API_URL to this deployment's public HTTPS address to see it whole).`,
           `Accepted audiences: ${endpoint.audiences.join(', ')}`,
+        );
+      }),
+    );
+  protection
+    .command('show <integration>')
+    .description("The integration's endpoint and what Copilot Studio did with it: validated, analyses, refused calls and why")
+    .option('--organization <name>', ORGANIZATION_OBJECT_HELP)
+    .option('--json', 'print JSON')
+    .action(
+      host.action(async (rt, named: string, opts: { organization?: string; json?: boolean }) => {
+        const integrationId = (await operatorScope(rt.db, { integration: named, organization: opts.organization })).integrationId!;
+        const endpoint = await protectionEndpointOf(rt.db, integrationId, rt.config.region.apiUrl ?? null);
+        if (opts.json) return printJson(endpoint);
+        if (!endpoint) return print(`Runtime protection is not enabled for ${named} (vigil protection enable ${named} --app-id <guid>).`);
+        print(
+          `Endpoint:        ${endpoint.id}`,
+          `Base URL:        ${endpoint.baseUrl ?? `<VIGIL_API_URL>/protection/${endpoint.id}`}`,
+          `Application:     ${endpoint.appId}`,
+          `Audiences:       ${endpoint.audiences.join(', ')}`,
+          `Validated:       ${endpoint.validatedAt ?? 'never (save the provider in the Power Platform admin center)'}`,
+          `Analyses:        ${endpoint.lastAnalysisAt ? `first ${endpoint.firstAnalysisAt}, last ${endpoint.lastAnalysisAt}` : 'none yet'}`,
+          `Refused calls:   ${endpoint.authFailures}${endpoint.lastAuthFailureAt ? ` (last ${endpoint.lastAuthFailureAt}: ${endpoint.lastAuthFailureReason})` : ''}`,
         );
       }),
     );

@@ -67,19 +67,6 @@ export async function fetchTenantKeys(cloud: CloudProfile, http: HttpClient, ten
 /** Why a caller's token was refused. */
 export type CallerTokenRejection = 'missing' | 'malformed' | 'keys' | 'signature' | 'issuer' | 'tenant' | 'audience' | 'app' | 'expired';
 
-/** Every {@link CallerTokenRejection}, for metrics initialised at zero. */
-export const CALLER_TOKEN_REJECTIONS: readonly CallerTokenRejection[] = [
-  'missing',
-  'malformed',
-  'keys',
-  'signature',
-  'issuer',
-  'tenant',
-  'audience',
-  'app',
-  'expired',
-];
-
 /** A caller's token that proves nothing; `reason` names the failed check. The message never holds the token. */
 export class CallerTokenRejected extends VigilError {
   constructor(
