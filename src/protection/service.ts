@@ -240,6 +240,10 @@ export class ProtectionService {
     const auth = await this.#authenticate(endpointId, authorization, correlationId);
     if ('status' in auth) return auth;
     await markProtectionValidated(this.#deps.db, endpointId, new Date().toISOString());
+    // Analyses follow a validation: the integration's snapshot is built now, off their path (errors are logged there).
+    this.#snapshots
+      .get(auth.endpoint.integration_id)
+      .catch((e: unknown) => this.#deps.logger.warn({ endpointId, err: { message: (e as Error).message } }, 'protection snapshot not built'));
     this.#deps.logger.info({ endpointId, correlationId }, 'protection endpoint validated by Copilot Studio');
     return { status: 200, body: { isSuccessful: true, status: 'OK' } };
   }
