@@ -14,6 +14,7 @@ import type { Logger } from '../platform/log/index.ts';
 import { registerAuthentication, SESSION_COOKIE } from './auth.ts';
 import type { ApiContext } from './context.ts';
 import { errorHandler } from './errors.ts';
+import { protectionRoutes, type ProtectionHandler } from './protection.ts';
 import { alertRoutes } from './routes/alerts.ts';
 import { authRoutes } from './routes/auth.ts';
 import { exportRoutes } from './routes/exports.ts';
@@ -25,7 +26,8 @@ import { runRoutes } from './routes/runs.ts';
 
 /**
  * The HTTP server of `vigil serve`: the REST API under `/api/v1` with its OpenAPI 3.1 document at `/api/docs`, the
- * portal's static assets at `/`, the admin consent callback, `/healthz`, `/readyz` and `/metrics`. The app factory is
+ * portal's static assets at `/`, the admin consent callback, Copilot Studio's threat-detection webhook at
+ * `/protection/{endpointId}/…` (src/api/protection.ts), `/healthz`, `/readyz` and `/metrics`. The app factory is
  * apart from `listen` so tests use `inject()` (fastify `docs/Guides/Testing.md`) as well as real HTTP.
  */
 export interface ServerDeps {
@@ -42,6 +44,8 @@ export interface ServerDeps {
   /** Trust `X-Forwarded-*` from these proxy addresses (comma-separated, CIDR allowed) or from any (true): client address and protocol behind TLS termination. */
   trustProxy?: boolean | string;
   logger?: Logger;
+  /** Runtime protection's use case: serves `/protection/{endpointId}/…` (Copilot Studio's webhook) when given. */
+  protection?: ProtectionHandler;
 }
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -157,7 +161,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   await app.register(fastifyCookie);
   // No input may carry U+0000 (issue 14, point 6): PostgreSQL text cannot hold it, and no field of Vigil's needs it.
   // One hook for every route (API, consent callback), before validation: 400 naming the field, never a 500.
+  // Runtime protection's webhook is the exception (route config `nulAllowed`): its payloads are attacks by design.
   app.addHook('preValidation', async (request) => {
+    if (request.routeOptions.config?.nulAllowed) return;
     const field = nulField(request.params) ?? nulField(request.query) ?? nulField(request.body);
     if (field) {
       throw new VigilError('NUL_IN_INPUT', `${field} contains a NUL character (U+0000), which no field accepts.`, {
@@ -190,6 +196,10 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
         .type('text/html; charset=utf-8')
         .send(consentPage(outcome));
     });
+  }
+  if (deps.protection) {
+    const protection = deps.protection;
+    await app.register(async (child) => protectionRoutes(child, protection), { prefix: '/protection' });
   }
   if (deps.api) {
     await app.register(fastifySwagger, {

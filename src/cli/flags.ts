@@ -19,6 +19,7 @@ export const FIELD_FLAGS: Readonly<Record<string, string>> = {
   adminUsername: '--username',
   adminPassword: '--password-stdin',
   dataDir: '--data-dir',
+  appId: '--app-id',
 };
 
 /** A field's flag (`tenantId` → `--tenant-id`); other fields (environment variables, flags already) as they are. */

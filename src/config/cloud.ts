@@ -28,6 +28,12 @@ export interface CloudProfile {
   name: string;
   /** Microsoft Entra authority host, e.g. `https://login.microsoftonline.com` (no trailing slash). */
   authorityHost: string;
+  /**
+   * Origin of the issuer of v1.0 access tokens (`iss` = `{v1IssuerHost}/{tid}/`): `https://sts.windows.net` in the
+   * public cloud (https://learn.microsoft.com/entra/identity-platform/access-token-claims-reference, `iss`), and
+   * `https://sts.chinacloudapi.cn` in Microsoft Azure operated by 21Vianet. Absent: {@link DEFAULT_V1_ISSUER_HOST}.
+   */
+  v1IssuerHost?: string;
   graph: ApiEndpoint;
   /** Power Platform admin API (BAP). */
   bap: ApiEndpoint;
@@ -50,10 +56,14 @@ export interface CloudProfile {
   caPem: string | null;
 }
 
+/** The v1.0 token issuer origin of the public cloud (and of profiles that do not name one). */
+export const DEFAULT_V1_ISSUER_HOST = 'https://sts.windows.net';
+
 /** The Microsoft public (global) cloud. */
 export const PUBLIC_CLOUD: CloudProfile = Object.freeze({
   name: 'public',
   authorityHost: 'https://login.microsoftonline.com',
+  v1IssuerHost: DEFAULT_V1_ISSUER_HOST,
   graph: { baseUrl: 'https://graph.microsoft.com', resource: 'https://graph.microsoft.com' },
   bap: { baseUrl: 'https://api.bap.microsoft.com', resource: 'https://service.powerapps.com' },
   powerApps: { baseUrl: 'https://api.powerapps.com', resource: 'https://service.powerapps.com' },
@@ -75,6 +85,7 @@ const endpointSchema = z.object({ baseUrl: httpsUrl, resource: z.string().min(1)
 const customFileSchema = z.object({
   name: z.string().default('custom'),
   authorityHost: httpsUrl,
+  v1IssuerHost: httpsUrl.optional(),
   graph: endpointSchema,
   bap: endpointSchema,
   powerApps: endpointSchema,

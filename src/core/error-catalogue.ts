@@ -150,6 +150,14 @@ export const ERROR_CATALOGUE = {
   ADMIN_SIGN_IN_FAILED: { kind: 'authentication' },
   /** A consent sign-in's ID token proved nothing. */
   ID_TOKEN_REJECTED: { kind: 'authentication' },
+  /** A caller of a runtime-protection endpoint presented no valid token of the customer's tenant and application. */
+  CALLER_TOKEN_REJECTED: {
+    kind: 'authentication',
+    remediation:
+      'In the Power Platform admin center (Security > Threat detection), check the Entra application ID and the endpoint link of the environment; the application must be single-tenant with the federated identity credential Copilot Studio documents, and its Application ID URI must equal the endpoint link. Compare with the application ID and base URL the endpoint was created with.',
+  },
+  /** A runtime-protection endpoint already exists for the integration. */
+  PROTECTION_ENDPOINT_EXISTS: { kind: 'conflict' },
   DEVICE_CODE_DECLINED: { kind: 'authentication', remediation: 'Run the command again and approve the sign-in.' },
   DEVICE_CODE_EXPIRED: { kind: 'authentication', remediation: 'Run the command again and finish the sign-in within 15 minutes.' },
   /** An integration whose secret was refused is not collected. */

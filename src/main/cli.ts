@@ -67,6 +67,7 @@ export const COMMAND_MODULES: ReadonlyArray<{ names: readonly string[]; load: ()
         });
     },
   },
+  { names: ['protection'], load: async () => (await import('../cli/commands/protection.ts')).registerProtection },
   { names: ['safelist'], load: async () => (await import('../cli/commands/safelist.ts')).registerSafelist },
   {
     names: ['demo'],

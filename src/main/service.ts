@@ -14,6 +14,7 @@ import { autoGrantAccess } from '../onboarding/environments.ts';
 import { purgeStaleSessions } from '../access/index.ts';
 import { acquireServeLock } from '../store/serve-lock.ts';
 import { pingStore } from '../store/db.ts';
+import { ProtectionService } from '../protection/service.ts';
 import type { Runtime } from './runtime.ts';
 
 /**
@@ -60,6 +61,19 @@ export async function apiContext(rt: Runtime, queue: Pick<JobQueue, 'enqueueColl
     secureCookies: rt.config.server.secureCookies,
     loginAttemptsPerMinute: rt.config.server.loginAttemptsPerMinute,
   };
+}
+
+/** Runtime protection's use case for `vigil serve` (Copilot Studio's webhook): store, pipeline, metrics, sinks. */
+export function protectionService(rt: Runtime): ProtectionService {
+  return new ProtectionService({
+    db: rt.db,
+    cloud: rt.cloud,
+    http: rt.http,
+    logger: rt.logger,
+    metrics: rt.metrics,
+    sinks: rt.sinks,
+    apiUrl: rt.config.region.apiUrl ?? null,
+  });
 }
 
 function onSignal(): Promise<string> {
@@ -170,6 +184,7 @@ async function serveUntilSignal(rt: Runtime, print: (line: string) => void): Pro
     },
     api: await apiContext(rt, queue),
     metrics: rt.metrics,
+    protection: protectionService(rt),
     portalDir: rt.config.server.portalDir ?? PORTAL_DIR,
     trustProxy: rt.config.server.trustProxy,
   });

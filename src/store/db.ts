@@ -28,6 +28,7 @@ import * as m0010 from './migrations/0010_access.ts';
 import * as m0011 from './migrations/0011_slice_read_mode.ts';
 import * as m0012 from './migrations/0012_consent_binding.ts';
 import * as m0013 from './migrations/0013_budget_pace.ts';
+import * as m0014 from './migrations/0014_protection.ts';
 import type { Database } from './schema.ts';
 import { StorableTextPlugin } from './text.ts';
 
@@ -49,6 +50,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0011_slice_read_mode': m0011,
   '0012_consent_binding': m0012,
   '0013_budget_pace': m0013,
+  '0014_protection': m0014,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -367,6 +367,9 @@ export interface Database {
   api_keys: ApiKeysTable;
   tenant_bindings: TenantBindingsTable;
   consent_flows: ConsentFlowsTable;
+  protection_endpoints: ProtectionEndpointsTable;
+  protection_policies: ProtectionPoliciesTable;
+  agent_steps: AgentStepsTable;
 }
 
 /** A customer organization: owns integrations, portal users and API keys (migration 0010). */
@@ -463,4 +466,77 @@ export interface ConsentFlowsTable {
   created_at: string;
   expires_at: string;
   used_at: string | null;
+}
+
+/** A Copilot Studio threat-detection endpoint of an integration (migration 0014); `id` is public (in its URL). */
+export interface ProtectionEndpointsTable {
+  id: string;
+  organization_id: string;
+  integration_id: string;
+  /** The customer's Entra application (client) id whose tokens may call the endpoint. */
+  app_id: string;
+  /** JSON array of the accepted token audiences (`aud`). */
+  audiences: string;
+  created_at: string;
+  updated_at: string;
+  /** Last successful `validate` call (ISO 8601 UTC), or null. */
+  validated_at: string | null;
+  first_analysis_at: string | null;
+  last_analysis_at: string | null;
+  /** Calls refused for their token since the endpoint was created. */
+  auth_failures: number;
+  last_auth_failure_at: string | null;
+  /** Why the last refused call was refused (`signature`, `tenant`, `audience`, …), never the token. */
+  last_auth_failure_reason: string | null;
+}
+
+/** A runtime-protection policy (migration 0014): scope columns plus the JSON text of its editable fields. */
+export interface ProtectionPoliciesTable {
+  id: string;
+  organization_id: string;
+  integration_id: string | null;
+  environment_id: string | null;
+  agent_id: string | null;
+  /** JSON object: `mode`, `detectors`, `allow`, `deadlineMs`, `onTimeout` (each optional). */
+  policy: string;
+  updated_by: string | null;
+  updated_at: string;
+}
+
+/** One `analyze-tool-execution` call answered (migration 0014). Booleans 0/1; JSON as text; never a token or body. */
+export interface AgentStepsTable {
+  id: string;
+  organization_id: string;
+  integration_id: string;
+  endpoint_id: string;
+  received_at: string;
+  correlation_id: string | null;
+  environment_id: string | null;
+  agent_id: string | null;
+  agent_name: string | null;
+  user_id: string | null;
+  conversation_id: string | null;
+  message_id: string | null;
+  plan_id: string | null;
+  plan_step_id: string | null;
+  channel_id: string | null;
+  tool_id: string | null;
+  tool_name: string | null;
+  tool_type: string | null;
+  block_action: number;
+  would_block: number;
+  mode: string;
+  reason_code: number;
+  reason: string;
+  decided_by: string | null;
+  /** JSON array of the detectors' verdicts (redacted evidence only). */
+  verdicts: string;
+  /** JSON array of the ids of the policies that applied, most specific first. */
+  policy_ids: string;
+  /** Whole handling of the call, milliseconds. */
+  latency_ms: number;
+  /** The engine's share, milliseconds. */
+  engine_ms: number;
+  timed_out: number;
+  client_ip: string | null;
 }

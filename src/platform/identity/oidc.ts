@@ -3,6 +3,7 @@ import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet 
 import type { CloudProfile } from '../../config/cloud.ts';
 import { VigilError } from '../../core/errors.ts';
 import type { HttpClient } from '../http/client.ts';
+import { fetchTenantKeys, TenantKeysUnavailable } from './callerToken.ts';
 import { aadstsError, PipelineNetworkModule, type CertificateCredential } from './index.ts';
 
 /**
@@ -187,23 +188,12 @@ export interface IdTokenCheck {
  */
 export async function validateIdToken(c: IdTokenCheck): Promise<AdminIdentity> {
   const tenantId = c.tenantId.toLowerCase();
-  const authority = new URL(c.cloud.authorityHost);
   const expectedIssuer = `${c.cloud.authorityHost.replace(/\/+$/, '')}/${tenantId}/v2.0`;
   let jwks: JSONWebKeySet;
   try {
-    const discovery = await c.http.send<{ issuer?: string; jwks_uri?: string }>({
-      api: 'identity',
-      url: `${c.cloud.authorityHost}/${tenantId}/v2.0/.well-known/openid-configuration`,
-    });
-    const jwksUri = discovery.body?.jwks_uri ?? '';
-    if (discovery.body?.issuer !== expectedIssuer)
-      throw new IdTokenRejected('discovery', `The OpenID configuration of tenant ${tenantId} names another issuer.`);
-    if (new URL(jwksUri).origin !== authority.origin)
-      throw new IdTokenRejected('discovery', `The OpenID configuration of tenant ${tenantId} points its keys outside ${authority.host}.`);
-    jwks = (await c.http.send<JSONWebKeySet>({ api: 'identity', url: jwksUri })).body;
+    jwks = await fetchTenantKeys(c.cloud, c.http, tenantId);
   } catch (e) {
-    if (e instanceof IdTokenRejected) throw e;
-    throw new IdTokenRejected('discovery', `The signing keys of tenant ${tenantId} could not be read.`);
+    throw new IdTokenRejected('discovery', e instanceof TenantKeysUnavailable ? e.message : `The signing keys of tenant ${tenantId} could not be read.`);
   }
   let payload: Record<string, unknown>;
   try {

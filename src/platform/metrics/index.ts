@@ -28,6 +28,12 @@ import type { ApiName, HttpMetrics } from '../http/client.ts';
  * - `vigil_http_requests_total{method,route,status}` counter: requests to Vigil's own API; `route` is the route
  *   pattern (`/api/v1/integrations/:id`), never the raw URL, and `unmatched` when no route matched.
  *
+ * - `vigil_protection_decision_seconds{outcome}` histogram: whole handling of Copilot Studio's
+ *   `analyze-tool-execution` calls answered, by outcome: `allow`, `block` (answered blockAction true), `monitor` (block
+ *   mode would have blocked; allowed), `timeout` (the internal deadline ran out and the policy's default answered).
+ * - `vigil_protection_auth_failures_total{reason}` counter: calls to the protection endpoints refused for their token,
+ *   by reason (`missing`, `malformed`, `keys`, `signature`, `issuer`, `tenant`, `audience`, `app`, `expired`).
+ *
  * Labels never carry tenant ids, integration names, e-mail addresses, URLs or secrets: they are privacy-sensitive
  * and unbounded (every label value is a separate time series).
  *
@@ -59,6 +65,20 @@ export interface IngestionMetrics {
   eventsIngested(contentType: string, n: number): void;
 }
 
+/** How an answered protection call ended (see `vigil_protection_decision_seconds`). */
+export type ProtectionOutcome = 'allow' | 'block' | 'monitor' | 'timeout';
+
+const PROTECTION_OUTCOMES: readonly ProtectionOutcome[] = ['allow', 'block', 'monitor', 'timeout'];
+const PROTECTION_AUTH_REASONS = ['missing', 'malformed', 'keys', 'signature', 'issuer', 'tenant', 'audience', 'app', 'expired'] as const;
+
+/** What runtime protection records. */
+export interface ProtectionMetrics {
+  /** One answered `analyze-tool-execution` call that took `seconds` in all. */
+  protectionDecision(outcome: ProtectionOutcome, seconds: number): void;
+  /** One call refused for its token; `reason` is the rejection's reason word. */
+  protectionAuthFailure(reason: string): void;
+}
+
 /** Options of {@link Metrics}. */
 export interface MetricsOptions {
   /** Collect the default Node.js process metrics (`vigil_process_*`, `vigil_nodejs_*`). @default true */
@@ -66,7 +86,7 @@ export interface MetricsOptions {
 }
 
 /** The metrics of one runtime: see the module documentation for the series. */
-export class Metrics implements HttpMetrics, CollectionMetrics, IngestionMetrics {
+export class Metrics implements HttpMetrics, CollectionMetrics, IngestionMetrics, ProtectionMetrics {
   /** The registry behind these metrics (own, never prom-client's global one). */
   readonly registry = new Registry();
   private readonly upstreamRequests: Counter<'api' | 'status'>;
@@ -77,6 +97,8 @@ export class Metrics implements HttpMetrics, CollectionMetrics, IngestionMetrics
   private readonly runsRunning: Gauge;
   private readonly eventsIngestedTotal: Counter<'content_type'>;
   private readonly apiRequests: Counter<'method' | 'route' | 'status'>;
+  private readonly protectionDecisions: Histogram<'outcome'>;
+  private readonly protectionAuthFailures: Counter<'reason'>;
 
   constructor(options: MetricsOptions = {}) {
     const registers = [this.registry];
@@ -129,6 +151,29 @@ export class Metrics implements HttpMetrics, CollectionMetrics, IngestionMetrics
       labelNames: ['method', 'route', 'status'] as const,
       registers,
     });
+    this.protectionDecisions = new Histogram({
+      name: 'vigil_protection_decision_seconds',
+      help: "Whole handling of Copilot Studio's analyze-tool-execution calls answered, in seconds, by outcome (allow, block, monitor = would have blocked, timeout).",
+      labelNames: ['outcome'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 2],
+      registers,
+    });
+    for (const outcome of PROTECTION_OUTCOMES) this.protectionDecisions.zero({ outcome });
+    this.protectionAuthFailures = new Counter({
+      name: 'vigil_protection_auth_failures_total',
+      help: 'Calls to the runtime-protection endpoints refused for their bearer token, by reason.',
+      labelNames: ['reason'] as const,
+      registers,
+    });
+    for (const reason of PROTECTION_AUTH_REASONS) this.protectionAuthFailures.inc({ reason }, 0);
+  }
+
+  protectionDecision(outcome: ProtectionOutcome, seconds: number): void {
+    this.protectionDecisions.observe({ outcome }, Math.max(0, seconds));
+  }
+
+  protectionAuthFailure(reason: string): void {
+    this.protectionAuthFailures.inc({ reason: (PROTECTION_AUTH_REASONS as readonly string[]).includes(reason) ? reason : 'other' });
   }
 
   /** The `Content-Type` of {@link text} (Prometheus text exposition format 0.0.4). */

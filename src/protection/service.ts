@@ -1,0 +1,428 @@
+import { randomUUID } from 'node:crypto';
+import type { CloudProfile } from '../config/cloud.ts';
+import type { DetectionInfo } from '../exports/ocsf.ts';
+import { CallerTokenRejected, TenantKeyCache, validateCallerToken } from '../platform/identity/callerToken.ts';
+import type { HttpClient } from '../platform/http/client.ts';
+import type { Logger } from '../platform/log/index.ts';
+import type { ProtectionMetrics, ProtectionOutcome } from '../platform/metrics/index.ts';
+import { deliverAfterCommit, enqueueAlerts, type Sinks } from '../sinks/index.ts';
+import type { Executor } from '../store/db.ts';
+import { raiseAlerts, type AlertInput } from '../store/repositories/audit.ts';
+import { findIntegration } from '../store/repositories/integrations.ts';
+import {
+  getProtectionEndpoint,
+  insertAgentStep,
+  listProtectionPolicies,
+  markProtectionAnalysis,
+  markProtectionValidated,
+  recordProtectionAuthFailure,
+  type AgentStepRow,
+  type ProtectionEndpointRow,
+} from '../store/repositories/protection.ts';
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/schema.ts';
+import { decide, parseToolExecution, protectionPolicyInputSchema, resolvePolicy } from './core.ts';
+import { SnapshotCache } from './snapshot.ts';
+import type { Decision, EffectivePolicy, ProtectionPolicy, ToolExecution, Verdict } from './types.ts';
+
+/**
+ * The runtime-protection use case behind Copilot Studio's two webhook calls (issue 19): `validate` (the admin center's
+ * check when the provider is saved) and `analyze-tool-execution` (before every tool a generative-orchestration agent
+ * runs). It finds the endpoint, authenticates the caller's Entra token against the integration's tenant and the
+ * endpoint's application, parses the body, decides with the organization's policy over the cached inventory snapshot,
+ * stores the step (and the alerts it raises, in one transaction) before answering, and answers in the documented shapes.
+ *
+ * Sources: https://learn.microsoft.com/microsoft-copilot-studio/external-security-webhooks-interface-developers
+ * (`POST {base}/validate` → `{"isSuccessful": true, "status": "OK"}`; `POST {base}/analyze-tool-execution` →
+ * `{blockAction, reasonCode, reason, diagnostics}`; errors as non-2xx `{errorCode, message, httpStatus, diagnostics}`;
+ * `x-ms-correlation-id`), https://learn.microsoft.com/microsoft-copilot-studio/external-security-provider (an answer
+ * within 1,000 ms; on error or timeout the environment's error behaviour applies), ../shared/reference/threat-detection-webhook.md.
+ */
+
+/** What the HTTP layer sends: a status and a JSON body in the webhook's shapes. */
+export interface WebhookAnswer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/**
+ * `errorCode` values of the error answers (the interface documents an integer; these are Vigil's, stable):
+ * the HTTP status times 10 plus a variant.
+ */
+export const WEBHOOK_ERROR_CODES = {
+  badRequest: 4000,
+  unsupportedMediaType: 4150,
+  unauthenticated: 4010,
+  notFound: 4040,
+  tooLarge: 4130,
+  internal: 5000,
+} as const;
+
+/** An error answer in the webhook's documented shape. */
+export function webhookError(status: number, errorCode: number, message: string, diagnostics = ''): WebhookAnswer {
+  return { status, body: { errorCode, message, httpStatus: status, diagnostics } };
+}
+
+/** Dependencies of {@link ProtectionService}. */
+export interface ProtectionDeps {
+  db: Kysely<Database>;
+  cloud: CloudProfile;
+  http: HttpClient;
+  logger: Logger;
+  metrics?: ProtectionMetrics | undefined;
+  sinks?: Sinks | undefined;
+  /** The deployment's public API URL (`VIGIL_API_URL`): endpoints' base URLs are `{apiUrl}/protection/{id}`. */
+  apiUrl: string | null;
+  /** Tenant keys (default: a cache over the profile's authority through `http`). */
+  keys?: TenantKeyCache;
+  /** Snapshots (default: a 60 s stale-while-revalidate cache over the store). */
+  snapshots?: SnapshotCache;
+  /** How long endpoints and policies are cached, milliseconds. @default 10000 */
+  cacheMs?: number;
+}
+
+/** Options of one `analyze` call. */
+export interface AnalyzeOptions {
+  /** The caller's address as the server saw it (behind a trusted proxy, the forwarded one). */
+  clientIp?: string | undefined;
+  /** When the request arrived (`performance.now()`), to count the whole handling; default: when `analyze` was called. */
+  startedAt?: number;
+}
+
+interface EndpointEntry {
+  endpoint: ProtectionEndpointRow;
+  tenantId: string;
+  audiences: string[];
+  at: number;
+}
+
+/** The default audiences of an endpoint: the application id, `api://{appId}` and, when known, the base URL. */
+export function defaultAudiences(appId: string, baseUrl: string | null): string[] {
+  return [appId, `api://${appId}`, ...(baseUrl ? [baseUrl] : [])];
+}
+
+/** The base URL Copilot Studio is given for an endpoint, or null when the deployment's API URL is not configured. */
+export function endpointBaseUrl(apiUrl: string | null, endpointId: string): string | null {
+  return apiUrl ? `${apiUrl.replace(/\/+$/, '')}/protection/${endpointId}` : null;
+}
+
+/** U+0000 replaced (PostgreSQL text cannot hold it; payloads are attacks by design and may carry it). */
+const clean = (s: string): string => s.replaceAll('\u0000', '\uFFFD');
+const orNull = (s: string, max = 256): string | null => (s ? clean(s).slice(0, max) : null);
+
+/** A policy row's stored JSON as the shared policy shape; a row that does not parse is skipped (logged). */
+function toPolicy(
+  row: { id: string; organization_id: string; integration_id: string | null; environment_id: string | null; agent_id: string | null; policy: string },
+  logger: Logger,
+): ProtectionPolicy | null {
+  try {
+    const fields = protectionPolicyInputSchema.parse(JSON.parse(row.policy)) as Partial<ProtectionPolicy>;
+    return {
+      ...fields,
+      id: row.id,
+      organizationId: row.organization_id,
+      integrationId: row.integration_id,
+      environmentId: row.environment_id,
+      agentId: row.agent_id,
+    };
+  } catch (e) {
+    logger.error({ policyId: row.id, err: { message: (e as Error).message } }, 'protection policy does not parse; it is ignored');
+    return null;
+  }
+}
+
+/** The metric outcome of a decision. */
+function outcomeOf(d: Decision): ProtectionOutcome {
+  if (d.timedOut) return 'timeout';
+  if (d.blockAction) return 'block';
+  return d.wouldBlock ? 'monitor' : 'allow';
+}
+
+/** The decision when the engine throws: the policy's `onTimeout` answer, reason code 901. */
+function errorDecision(policy: EffectivePolicy, elapsedMs: number): Decision {
+  const block = policy.onTimeout === 'block';
+  return {
+    blockAction: block && policy.mode === 'block',
+    wouldBlock: block && policy.mode === 'monitor',
+    reasonCode: 901,
+    reason: `Vigil could not complete its checks; the policy's default (${policy.onTimeout}) applied.`,
+    decidedBy: null,
+    verdicts: [],
+    policyIds: policy.policyIds,
+    mode: policy.mode,
+    timedOut: false,
+    skipped: [],
+    elapsedMs,
+  };
+}
+
+/** Copilot Studio's runtime-protection calls, for one process (caches are per instance). */
+export class ProtectionService {
+  readonly #deps: ProtectionDeps;
+  readonly #keys: TenantKeyCache;
+  readonly #snapshots: SnapshotCache;
+  readonly #cacheMs: number;
+  readonly #endpoints = new Map<string, EndpointEntry>();
+  readonly #policies = new Map<string, { policies: ProtectionPolicy[]; at: number }>();
+
+  constructor(deps: ProtectionDeps) {
+    this.#deps = deps;
+    this.#keys = deps.keys ?? TenantKeyCache.forCloud(deps.cloud, deps.http);
+    this.#snapshots = deps.snapshots ?? new SnapshotCache(deps.db, { logger: deps.logger });
+    this.#cacheMs = deps.cacheMs ?? 10_000;
+  }
+
+  /** The endpoint and its integration's tenant, cached briefly; undefined when unknown (or its integration is gone). */
+  async #endpoint(id: string): Promise<EndpointEntry | undefined> {
+    const cached = this.#endpoints.get(id);
+    if (cached && Date.now() - cached.at < this.#cacheMs) return cached;
+    if (!/^[A-Za-z0-9_-]{8,64}$/.test(id)) return undefined;
+    const endpoint = await getProtectionEndpoint(this.#deps.db, id);
+    const integration = endpoint ? await findIntegration(this.#deps.db, endpoint.integration_id) : undefined;
+    if (!endpoint || !integration) {
+      this.#endpoints.delete(id);
+      return undefined;
+    }
+    let audiences: string[] = [];
+    try {
+      audiences = (JSON.parse(endpoint.audiences) as unknown[]).filter((a): a is string => typeof a === 'string');
+    } catch {
+      audiences = [];
+    }
+    if (audiences.length === 0) audiences = defaultAudiences(endpoint.app_id, endpointBaseUrl(this.#deps.apiUrl, endpoint.id));
+    const entry = { endpoint, tenantId: integration.tenant_id.toLowerCase(), audiences, at: Date.now() };
+    this.#endpoints.set(id, entry);
+    return entry;
+  }
+
+  /** The organization's policies, cached briefly. */
+  async #policiesOf(organizationId: string): Promise<ProtectionPolicy[]> {
+    const cached = this.#policies.get(organizationId);
+    if (cached && Date.now() - cached.at < this.#cacheMs) return cached.policies;
+    const rows = await listProtectionPolicies(this.#deps.db, organizationId);
+    const policies = rows.map((r) => toPolicy(r, this.#deps.logger)).filter((p): p is ProtectionPolicy => p !== null);
+    this.#policies.set(organizationId, { policies, at: Date.now() });
+    return policies;
+  }
+
+  /** Finds the endpoint and authenticates the caller; an error answer when either fails. */
+  async #authenticate(endpointId: string, authorization: string | undefined, correlationId: string): Promise<EndpointEntry | WebhookAnswer> {
+    const entry = await this.#endpoint(endpointId);
+    // The same answer for an id that never existed and one of another organization: nothing to learn from it.
+    if (!entry) return webhookError(404, WEBHOOK_ERROR_CODES.notFound, 'No protection endpoint at this address.', `correlationId=${correlationId}`);
+    try {
+      await validateCallerToken({
+        cloud: this.#deps.cloud,
+        keys: this.#keys,
+        authorization,
+        tenantId: entry.tenantId,
+        appId: entry.endpoint.app_id,
+        audiences: entry.audiences,
+      });
+      return entry;
+    } catch (e) {
+      const reason = e instanceof CallerTokenRejected ? e.reason : 'signature';
+      const message = e instanceof CallerTokenRejected ? e.message : 'The token could not be validated.';
+      this.#deps.metrics?.protectionAuthFailure(reason);
+      this.#deps.logger.warn({ endpointId, correlationId, reason }, 'protection call refused: token');
+      await recordProtectionAuthFailure(this.#deps.db, endpointId, reason, new Date().toISOString()).catch((err: unknown) =>
+        this.#deps.logger.error({ endpointId, err: { message: (err as Error).message } }, 'protection auth failure not recorded'),
+      );
+      return webhookError(401, WEBHOOK_ERROR_CODES.unauthenticated, message, `reason=${reason}; correlationId=${correlationId}`);
+    }
+  }
+
+  /**
+   * `POST {base}/validate`: 200 `{"isSuccessful": true, "status": "OK"}` for an authenticated caller (and the endpoint's
+   * `validated_at` set), else 404 / 401 in the error shape.
+   */
+  async validate(endpointId: string, authorization: string | undefined, correlationId: string): Promise<WebhookAnswer> {
+    const auth = await this.#authenticate(endpointId, authorization, correlationId);
+    if ('status' in auth) return auth;
+    await markProtectionValidated(this.#deps.db, endpointId, new Date().toISOString());
+    // Analyses follow a validation: the integration's snapshot is built now, off their path (errors are logged there).
+    this.#snapshots
+      .get(auth.endpoint.integration_id)
+      .catch((e: unknown) => this.#deps.logger.warn({ endpointId, err: { message: (e as Error).message } }, 'protection snapshot not built'));
+    this.#deps.logger.info({ endpointId, correlationId }, 'protection endpoint validated by Copilot Studio');
+    return { status: 200, body: { isSuccessful: true, status: 'OK' } };
+  }
+
+  /**
+   * `POST {base}/analyze-tool-execution`: 200 `{blockAction, reasonCode, reason, diagnostics}`, the step (and its
+   * alerts) stored first; 404 / 401 / 400 in the error shape. `body` is the request body as text (JSON).
+   */
+  async analyze(
+    endpointId: string,
+    authorization: string | undefined,
+    correlationId: string,
+    body: string,
+    options: AnalyzeOptions = {},
+  ): Promise<WebhookAnswer> {
+    const started = options.startedAt ?? performance.now();
+    const receivedAt = new Date().toISOString();
+    const auth = await this.#authenticate(endpointId, authorization, correlationId);
+    if ('status' in auth) return auth;
+    const { endpoint, tenantId } = auth;
+    let exec: ToolExecution;
+    try {
+      exec = parseToolExecution(JSON.parse(body) as unknown);
+    } catch (e) {
+      const message = e instanceof SyntaxError ? 'The body is not valid JSON.' : e instanceof Error ? e.message : 'The body is not a tool execution.';
+      return webhookError(400, WEBHOOK_ERROR_CODES.badRequest, clean(message).slice(0, 300), `correlationId=${correlationId}`);
+    }
+    const scope = { integrationId: endpoint.integration_id, environmentId: exec.meta.environmentId, agentId: exec.meta.agentId };
+    const [snapshot, policies] = await Promise.all([this.#snapshots.get(endpoint.integration_id), this.#policiesOf(endpoint.organization_id)]);
+    const policy = resolvePolicy(policies, scope);
+    const engineStarted = performance.now();
+    let decision: Decision;
+    try {
+      decision = decide(exec, { snapshot, policy });
+    } catch (e) {
+      this.#deps.logger.error({ endpointId, correlationId, err: { message: (e as Error).message } }, 'protection engine failed; the policy default answers');
+      decision = errorDecision(policy, performance.now() - engineStarted);
+    }
+    const stepId = `stp_${randomUUID().replaceAll('-', '')}`;
+    const alerts = this.#alerts(exec, decision, policy, endpoint, stepId, receivedAt);
+    const step: AgentStepRow = {
+      id: stepId,
+      organization_id: endpoint.organization_id,
+      integration_id: endpoint.integration_id,
+      endpoint_id: endpoint.id,
+      received_at: receivedAt,
+      correlation_id: orNull(correlationId, 128),
+      environment_id: orNull(exec.meta.environmentId, 64),
+      agent_id: orNull(exec.meta.agentId.toLowerCase(), 64),
+      agent_name: orNull(exec.meta.agentName, 512),
+      user_id: orNull(exec.meta.userId, 128),
+      conversation_id: orNull(exec.meta.conversationId),
+      message_id: orNull(exec.meta.messageId),
+      plan_id: orNull(exec.meta.planId),
+      plan_step_id: orNull(exec.meta.planStepId),
+      channel_id: orNull(exec.meta.channelId, 128),
+      tool_id: orNull(exec.tool.id, 1024),
+      tool_name: orNull(exec.tool.name, 1024),
+      tool_type: orNull(exec.tool.type, 128),
+      block_action: decision.blockAction ? 1 : 0,
+      would_block: decision.wouldBlock ? 1 : 0,
+      mode: decision.mode,
+      reason_code: decision.reasonCode,
+      reason: clean(decision.reason),
+      decided_by: decision.decidedBy,
+      verdicts: JSON.stringify(decision.verdicts.map(storedVerdict)),
+      policy_ids: JSON.stringify(decision.policyIds),
+      latency_ms: 0,
+      engine_ms: decision.elapsedMs,
+      timed_out: decision.timedOut ? 1 : 0,
+      client_ip: options.clientIp ? clean(options.clientIp).slice(0, 64) : null,
+    };
+    step.latency_ms = performance.now() - started;
+    let delivered = false;
+    try {
+      delivered = await this.#store(step, alerts, tenantId, receivedAt);
+    } catch (e) {
+      // The decision is answered even so: a store failure must not turn a block into the environment's default.
+      this.#deps.logger.error({ endpointId, correlationId, stepId, err: { message: (e as Error).message } }, 'protection step not stored');
+    }
+    if (delivered) void deliverAfterCommit(this.#deps.sinks, this.#deps.db, this.#deps.logger);
+    const seconds = (performance.now() - started) / 1000;
+    this.#deps.metrics?.protectionDecision(outcomeOf(decision), seconds);
+    return {
+      status: 200,
+      body: {
+        blockAction: decision.blockAction,
+        reasonCode: decision.reasonCode,
+        reason: clean(decision.reason),
+        diagnostics: JSON.stringify({ stepId, correlationId, mode: decision.mode, wouldBlock: decision.wouldBlock, timedOut: decision.timedOut }),
+      },
+    };
+  }
+
+  /** Stores the step, the endpoint's analysis time and the alerts in one transaction; true when alerts were queued for sinks. */
+  async #store(step: AgentStepRow, alerts: { input: AlertInput; info: DetectionInfo }[], tenantId: string, at: string): Promise<boolean> {
+    const sinks = this.#deps.sinks;
+    return this.#deps.db.transaction().execute(async (trx: Executor) => {
+      await insertAgentStep(trx, step);
+      await markProtectionAnalysis(trx, step.endpoint_id, at);
+      if (alerts.length === 0) return false;
+      const rows = await raiseAlerts(
+        trx,
+        alerts.map((a) => a.input),
+        () => at,
+      );
+      const created = rows.flatMap((alert, i) => (alert ? [{ alert, detection: alerts[i]!.info }] : []));
+      if (sinks && created.length) await enqueueAlerts(trx, created, { sinks: sinks.names, product: sinks.product, tenantId });
+      return created.length > 0 && sinks !== undefined;
+    });
+  }
+
+  /**
+   * The alerts of a decision: each detection at or above its detector's threshold whose action is `block` or `alert`
+   * (high for a block, answered or that block mode would have answered; medium otherwise), one per conversation and
+   * detector (the dedupe key), as other alerts are deduplicated.
+   */
+  #alerts(exec: ToolExecution, d: Decision, policy: EffectivePolicy, endpoint: ProtectionEndpointRow, stepId: string, at: string) {
+    const out: { input: AlertInput; info: DetectionInfo }[] = [];
+    for (const v of d.verdicts) {
+      const setting = policy.detectors[v.detector];
+      if (!v.detected || !setting || (setting.action !== 'block' && setting.action !== 'alert') || v.confidence < setting.threshold) continue;
+      const decisive = d.decidedBy === v.detector && (d.blockAction || d.wouldBlock);
+      const outcome = decisive ? (d.blockAction ? 'blocked' : 'would have been blocked (monitor mode)') : 'detected';
+      const agent = exec.meta.agentName || exec.meta.agentId || 'an agent';
+      const ruleId = `protection_${v.detector}`;
+      out.push({
+        input: {
+          integrationId: endpoint.integration_id,
+          ruleId,
+          severity: setting.action === 'block' ? 'high' : 'medium',
+          title: clean(`Runtime protection: ${v.detector.replaceAll('_', ' ')} ${outcome} in ${agent}, tool ${exec.tool.name || exec.tool.id}`).slice(0, 500),
+          dedupeKey: clean(`${exec.meta.conversationId || stepId}|${v.detector}`),
+          detail: {
+            stepId,
+            conversationId: exec.meta.conversationId,
+            agentId: exec.meta.agentId,
+            agentName: exec.meta.agentName,
+            environmentId: exec.meta.environmentId,
+            userId: exec.meta.userId,
+            toolId: exec.tool.id,
+            toolName: exec.tool.name,
+            blockAction: d.blockAction,
+            wouldBlock: d.wouldBlock,
+            mode: d.mode,
+            reasonCode: d.reasonCode,
+            verdict: storedVerdict(v),
+            policyIds: d.policyIds,
+          },
+          windowStart: at,
+          windowEnd: at,
+        },
+        info: {
+          id: ruleId,
+          title: `Runtime protection: ${v.detector.replaceAll('_', ' ')}`,
+          description: v.summary,
+          response: "Review the conversation's timeline of tool calls and the agent; quarantine the agent if it is compromised.",
+          references: ['https://learn.microsoft.com/microsoft-copilot-studio/external-security-provider'],
+        },
+      });
+    }
+    return out;
+  }
+
+  /** Waits for background snapshot rebuilds (tests, shutdown). */
+  async settle(): Promise<void> {
+    await this.#snapshots.settle();
+  }
+}
+
+/** A verdict as stored: the detector's redacted evidence only (excerpts capped at 160 characters, U+0000 replaced). */
+function storedVerdict(v: Verdict) {
+  return {
+    detector: v.detector,
+    detected: v.detected,
+    confidence: v.confidence,
+    summary: clean(v.summary).slice(0, 300),
+    evidence: v.evidence
+      .slice(0, 10)
+      .map((e) => ({ field: clean(e.field).slice(0, 200), match: clean(e.match).slice(0, 100), excerpt: clean(e.excerpt).slice(0, 160) })),
+  };
+}

@@ -1,0 +1,174 @@
+import type { Executor } from '../db.ts';
+import type { AgentStepsTable, ProtectionEndpointsTable, ProtectionPoliciesTable } from '../schema.ts';
+
+/**
+ * Runtime protection's storage (migration 0014): the Copilot Studio threat-detection endpoints of integrations, the
+ * organization's protection policies, and the agent steps answered (`agent_steps`), with the reads the snapshot of an
+ * integration's estate needs. SQL only; the use cases live in src/protection/.
+ */
+
+export type ProtectionEndpointRow = ProtectionEndpointsTable;
+export type ProtectionPolicyRow = ProtectionPoliciesTable;
+export type AgentStepRow = AgentStepsTable;
+
+/** Inserts an endpoint. Fails on a second endpoint for the same integration (unique `integration_id`). */
+export async function insertProtectionEndpoint(db: Executor, row: ProtectionEndpointRow): Promise<void> {
+  await db.insertInto('protection_endpoints').values(row).execute();
+}
+
+/** An endpoint by its public id, or undefined. */
+export async function getProtectionEndpoint(db: Executor, id: string): Promise<ProtectionEndpointRow | undefined> {
+  return db.selectFrom('protection_endpoints').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The endpoint of an integration, or undefined. */
+export async function getProtectionEndpointOfIntegration(db: Executor, integrationId: string): Promise<ProtectionEndpointRow | undefined> {
+  return db.selectFrom('protection_endpoints').selectAll().where('integration_id', '=', integrationId).executeTakeFirst();
+}
+
+/** The endpoints of an organization (or every one when `organizationId` is undefined), oldest first. */
+export async function listProtectionEndpoints(db: Executor, organizationId?: string): Promise<ProtectionEndpointRow[]> {
+  let q = db.selectFrom('protection_endpoints').selectAll();
+  if (organizationId !== undefined) q = q.where('organization_id', '=', organizationId);
+  return q.orderBy('created_at').orderBy('id').execute();
+}
+
+/** Changes an endpoint's application and audiences (JSON array text). @returns false when no such endpoint. */
+export async function updateProtectionEndpoint(db: Executor, id: string, change: { app_id: string; audiences: string }, at: string): Promise<boolean> {
+  const r = await db
+    .updateTable('protection_endpoints')
+    .set({ ...change, updated_at: at })
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
+}
+
+/** Records a successful `validate` call at `at`. */
+export async function markProtectionValidated(db: Executor, id: string, at: string): Promise<void> {
+  await db.updateTable('protection_endpoints').set({ validated_at: at }).where('id', '=', id).execute();
+}
+
+/** Records an answered `analyze-tool-execution` call at `at` (sets the first analysis time once). */
+export async function markProtectionAnalysis(db: Executor, id: string, at: string): Promise<void> {
+  await db.updateTable('protection_endpoints').set({ last_analysis_at: at }).where('id', '=', id).execute();
+  await db.updateTable('protection_endpoints').set({ first_analysis_at: at }).where('id', '=', id).where('first_analysis_at', 'is', null).execute();
+}
+
+/** Counts a call refused for its token: `reason` is the rejection's reason word, never the token. */
+export async function recordProtectionAuthFailure(db: Executor, id: string, reason: string, at: string): Promise<void> {
+  await db
+    .updateTable('protection_endpoints')
+    .set((eb) => ({ auth_failures: eb('auth_failures', '+', 1), last_auth_failure_at: at, last_auth_failure_reason: reason }))
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Stores one answered step. */
+export async function insertAgentStep(db: Executor, row: AgentStepRow): Promise<void> {
+  await db.insertInto('agent_steps').values(row).execute();
+}
+
+/** Filters of {@link listAgentSteps}; every one optional. Times are ISO 8601 UTC. */
+export interface AgentStepQuery {
+  /** Steps of these integrations only (an empty list reads nothing). */
+  integrationIds?: readonly string[];
+  organizationId?: string;
+  agentId?: string;
+  conversationId?: string;
+  /** Only blocked steps (`block_action` = 1), or only those that block mode would have blocked. */
+  outcome?: 'blocked' | 'would-block';
+  /** Received at or after. */
+  from?: string;
+  /** Received before. */
+  to?: string;
+  /** Keyset cursor: the last step of the previous page (newest first order). */
+  after?: { receivedAt: string; id: string };
+  /** At most this many (default 100). */
+  limit?: number;
+}
+
+/** Steps matching the filters, newest first (`received_at` desc, then `id` desc), in keyset pages. */
+export async function listAgentSteps(db: Executor, query: AgentStepQuery): Promise<AgentStepRow[]> {
+  if (query.integrationIds && query.integrationIds.length === 0) return [];
+  let q = db.selectFrom('agent_steps').selectAll();
+  if (query.integrationIds) q = q.where('integration_id', 'in', [...query.integrationIds]);
+  if (query.organizationId !== undefined) q = q.where('organization_id', '=', query.organizationId);
+  if (query.agentId !== undefined) q = q.where('agent_id', '=', query.agentId);
+  if (query.conversationId !== undefined) q = q.where('conversation_id', '=', query.conversationId);
+  if (query.outcome === 'blocked') q = q.where('block_action', '=', 1);
+  if (query.outcome === 'would-block') q = q.where('would_block', '=', 1);
+  if (query.from !== undefined) q = q.where('received_at', '>=', query.from);
+  if (query.to !== undefined) q = q.where('received_at', '<', query.to);
+  const after = query.after;
+  if (after)
+    q = q.where((eb) => eb.or([eb('received_at', '<', after.receivedAt), eb.and([eb('received_at', '=', after.receivedAt), eb('id', '<', after.id)])]));
+  return q
+    .orderBy('received_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(query.limit ?? 100)
+    .execute();
+}
+
+/** A conversation's steps in the order they happened (oldest first), at most `limit` (default 1,000). */
+export async function conversationTimeline(db: Executor, integrationId: string, conversationId: string, limit = 1000): Promise<AgentStepRow[]> {
+  return db
+    .selectFrom('agent_steps')
+    .selectAll()
+    .where('integration_id', '=', integrationId)
+    .where('conversation_id', '=', conversationId)
+    .orderBy('received_at')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+}
+
+/** Every policy of an organization (all scopes), ordered by id. */
+export async function listProtectionPolicies(db: Executor, organizationId: string): Promise<ProtectionPolicyRow[]> {
+  return db.selectFrom('protection_policies').selectAll().where('organization_id', '=', organizationId).orderBy('id').execute();
+}
+
+/**
+ * Stores a policy: replaces the one of the same organization and scope (integration, environment, agent, nulls equal),
+ * else inserts `row`. @returns the stored policy's id (the existing one's when replaced).
+ */
+export async function upsertProtectionPolicy(db: Executor, row: ProtectionPolicyRow): Promise<string> {
+  let q = db.selectFrom('protection_policies').select('id').where('organization_id', '=', row.organization_id);
+  for (const col of ['integration_id', 'environment_id', 'agent_id'] as const) q = row[col] === null ? q.where(col, 'is', null) : q.where(col, '=', row[col]);
+  const existing = await q.executeTakeFirst();
+  if (existing) {
+    await db
+      .updateTable('protection_policies')
+      .set({ policy: row.policy, updated_by: row.updated_by, updated_at: row.updated_at })
+      .where('id', '=', existing.id)
+      .execute();
+    return existing.id;
+  }
+  await db.insertInto('protection_policies').values(row).execute();
+  return row.id;
+}
+
+/** Deletes a policy of an organization. @returns false when the organization has no such policy. */
+export async function deleteProtectionPolicy(db: Executor, organizationId: string, id: string): Promise<boolean> {
+  const r = await db.deleteFrom('protection_policies').where('organization_id', '=', organizationId).where('id', '=', id).executeTakeFirst();
+  return Number(r.numDeletedRows) > 0;
+}
+
+/**
+ * User principal names and mail addresses of an integration's live member users (not guests), for the tenant's
+ * e-mail domains, in keyset pages of `pageSize` by id.
+ */
+export async function* memberAddressPages(db: Executor, integrationId: string, pageSize = 5000): AsyncGenerator<{ upn: string | null; mail: string | null }[]> {
+  for (let after: string | null = null; ;) {
+    let q = db
+      .selectFrom('directory_users')
+      .select(['id', 'user_principal_name', 'mail'])
+      .where('integration_id', '=', integrationId)
+      .where('deleted_at', 'is', null)
+      .where((eb) => eb.or([eb('user_type', '=', 'Member'), eb('user_type', 'is', null)]));
+    if (after !== null) q = q.where('id', '>', after);
+    const rows = await q.orderBy('id').limit(pageSize).execute();
+    if (rows.length > 0) yield rows.map((r) => ({ upn: r.user_principal_name, mail: r.mail }));
+    if (rows.length < pageSize) return;
+    after = rows.at(-1)!.id;
+  }
+}
