@@ -21,7 +21,9 @@ import {
 } from '../store/repositories/protection.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema.ts';
-import { decide, parseToolExecution, protectionPolicyInputSchema, resolvePolicy } from './core.ts';
+import { decide } from './engine.ts';
+import { protectionPolicyInputSchema, resolvePolicy } from './policy.ts';
+import { parseToolExecution } from './request.ts';
 import { SnapshotCache } from './snapshot.ts';
 import type { Decision, EffectivePolicy, ProtectionPolicy, ToolExecution, Verdict } from './types.ts';
 
@@ -271,7 +273,14 @@ export class ProtectionService {
       const message = e instanceof SyntaxError ? 'The body is not valid JSON.' : e instanceof Error ? e.message : 'The body is not a tool execution.';
       return webhookError(400, WEBHOOK_ERROR_CODES.badRequest, clean(message).slice(0, 300), `correlationId=${correlationId}`);
     }
-    const scope = { integrationId: endpoint.integration_id, environmentId: exec.meta.environmentId, agentId: exec.meta.agentId };
+    // The organization and integration come from the endpoint the token was checked against; environment and agent
+    // from the request only narrow which of that organization's policies apply.
+    const scope = {
+      organizationId: endpoint.organization_id,
+      integrationId: endpoint.integration_id,
+      environmentId: exec.meta.environmentId || null,
+      agentId: exec.meta.agentId || null,
+    };
     const [snapshot, policies] = await Promise.all([this.#snapshots.get(endpoint.integration_id), this.#policiesOf(endpoint.organization_id)]);
     const policy = resolvePolicy(policies, scope);
     const engineStarted = performance.now();
