@@ -20,10 +20,27 @@ export const FIELD_FLAGS: Readonly<Record<string, string>> = {
   adminPassword: '--password-stdin',
   dataDir: '--data-dir',
   appId: '--app-id',
+  deadlineMs: '--deadline-ms',
+  onTimeout: '--on-timeout',
+  detectors: '--detector',
+  'allow.mcpServers': '--allow-mcp',
+  'allow.connectors': '--allow-connector',
+  'allow.hosts': '--allow-host',
+  'allow.internalDomains': '--internal-domain',
 };
 
-/** A field's flag (`tenantId` → `--tenant-id`); other fields (environment variables, flags already) as they are. */
-export const flagOf: FieldNamer = (field) => FIELD_FLAGS[field] ?? field;
+/**
+ * A field's flag (`tenantId` → `--tenant-id`); a nested field takes its nearest named parent's flag
+ * (`allow.hosts.2` → `--allow-host`, `detectors.jailbreak.threshold` → `--detector`); other fields (environment
+ * variables, flags already) as they are.
+ */
+export const flagOf: FieldNamer = (field) => {
+  for (let f = field; f; f = f.includes('.') ? f.slice(0, f.lastIndexOf('.')) : '') {
+    const flag = FIELD_FLAGS[f];
+    if (flag) return flag;
+  }
+  return field;
+};
 
 /**
  * The CLI's command line of each step an error or report can name (`core/actions.ts`): a `vigil` command, or a

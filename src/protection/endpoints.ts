@@ -2,15 +2,20 @@ import { randomBytes } from 'node:crypto';
 import { VigilError } from '../core/errors.ts';
 import { isGuid, normalizeGuid } from '../core/ids.ts';
 import type { Executor } from '../store/db.ts';
+import type { CloudProfile } from '../config/cloud.ts';
 import { findIntegration } from '../store/repositories/integrations.ts';
+import { listEnvironments } from '../store/repositories/inventory.ts';
 import {
   getProtectionEndpointOfIntegration,
   insertProtectionEndpoint,
   listAgentSteps,
+  stepsByEnvironment,
+  updateProtectionEndpoint,
   type AgentStepRow,
   type ProtectionEndpointRow,
 } from '../store/repositories/protection.ts';
-import { defaultAudiences, endpointBaseUrl } from './service.ts';
+import { effectiveAudiences, endpointBaseUrl } from './service.ts';
+import { protectionSetup, type ProtectionSetup } from './setup.ts';
 import type { Evidence } from './types.ts';
 
 /**
@@ -26,7 +31,9 @@ import type { Evidence } from './types.ts';
 export interface ProtectionEndpointView {
   id: string;
   integrationId: string;
-  appId: string;
+  /** The Entra application (client) id whose tokens are accepted; null until configured (every call is refused). */
+  appId: string | null;
+  /** The token audiences accepted: those configured, else the app id, `api://{appId}` and the base URL. */
   audiences: string[];
   /** `{apiUrl}/protection/{id}`, or null while `VIGIL_API_URL` is not set. */
   baseUrl: string | null;
@@ -44,7 +51,7 @@ function view(r: ProtectionEndpointRow, apiUrl: string | null): ProtectionEndpoi
     id: r.id,
     integrationId: r.integration_id,
     appId: r.app_id,
-    audiences: JSON.parse(r.audiences) as string[],
+    audiences: effectiveAudiences(r, apiUrl),
     baseUrl: endpointBaseUrl(apiUrl, r.id),
     createdAt: r.created_at,
     validatedAt: r.validated_at,
@@ -59,46 +66,50 @@ function view(r: ProtectionEndpointRow, apiUrl: string | null): ProtectionEndpoi
 /** What {@link enableProtection} needs. */
 export interface EnableProtection {
   integrationId: string;
-  /** The customer's single-tenant Entra application (client) id that Copilot Studio's tokens are issued to. */
-  appId: string;
-  /** Accepted token audiences; default: the app id, `api://{appId}` and the base URL (when `apiUrl` is known). */
-  audiences?: string[];
+  /**
+   * The customer's single-tenant Entra application (client) id that Copilot Studio's tokens are issued to; absent on a
+   * first call made to learn the base URL (the application's ID URI must be that URL), given once the app exists.
+   */
+  appId?: string | undefined;
+  /** Accepted token audiences; absent: unchanged (default: the app id, `api://{appId}` and the base URL). */
+  audiences?: string[] | undefined;
   apiUrl: string | null;
 }
 
 /**
- * Creates the integration's protection endpoint with a random, URL-safe public id (144 bits).
- * @throws VigilError `invalid-input` (`appId` not a GUID), `not-found` (integration), `conflict` /
- *   `PROTECTION_ENDPOINT_EXISTS` (one already exists: its id is in the message).
+ * Creates the integration's protection endpoint with a random, URL-safe public id (144 bits), or updates its
+ * application and audiences when it exists (one endpoint per integration serves every environment of the tenant). The
+ * order follows the set-up: the base URL first (an endpoint without an application refuses every call), then the
+ * application created with that URL as its ID URI.
+ * @throws VigilError `invalid-input` (`appId` not a GUID), `not-found` (integration).
  */
 export async function enableProtection(db: Executor, input: EnableProtection): Promise<ProtectionEndpointView> {
-  const appId = normalizeGuid(input.appId);
-  if (!isGuid(appId)) {
-    throw new VigilError('INVALID_INPUT', `'${input.appId}' is not an application (client) ID.`, {
-      field: 'appId',
-      remediation: 'Give the Application (client) ID GUID of the Entra application entered in the Power Platform admin center (Security > Threat detection).',
-    });
+  let appId: string | undefined;
+  if (input.appId !== undefined) {
+    appId = normalizeGuid(input.appId);
+    if (!isGuid(appId)) {
+      throw new VigilError('INVALID_INPUT', `'${input.appId}' is not an application (client) ID.`, {
+        field: 'appId',
+        remediation: 'Give the Application (client) ID GUID of the Entra application entered in the Power Platform admin center (Security > Threat detection).',
+      });
+    }
   }
   const integration = await findIntegration(db, input.integrationId);
   if (!integration?.organization_id) throw new VigilError('INTEGRATION_NOT_FOUND', `No integration '${input.integrationId}'.`, { field: 'integration' });
+  const audiences = input.audiences ? JSON.stringify([...new Set(input.audiences.map((a) => a.trim()).filter(Boolean))]) : undefined;
+  const at = new Date().toISOString();
   const existing = await getProtectionEndpointOfIntegration(db, integration.id);
   if (existing) {
-    throw new VigilError('PROTECTION_ENDPOINT_EXISTS', `Integration '${integration.name}' already has protection endpoint ${existing.id}.`, {
-      field: 'integration',
-      remediation: 'Use the existing endpoint (vigil protection events shows its activity); one endpoint serves every environment of the tenant.',
-    });
+    const change = { app_id: appId ?? existing.app_id, audiences: audiences ?? existing.audiences };
+    if (change.app_id !== existing.app_id || change.audiences !== existing.audiences) await updateProtectionEndpoint(db, existing.id, change, at);
+    return view({ ...existing, ...change }, input.apiUrl);
   }
-  const id = `pe_${randomBytes(18).toString('base64url')}`;
-  const at = new Date().toISOString();
-  const audiences = input.audiences?.length
-    ? [...new Set(input.audiences.map((a) => a.trim()).filter(Boolean))]
-    : defaultAudiences(appId, endpointBaseUrl(input.apiUrl, id));
   const row: ProtectionEndpointRow = {
-    id,
+    id: `pe_${randomBytes(18).toString('base64url')}`,
     organization_id: integration.organization_id,
     integration_id: integration.id,
-    app_id: appId,
-    audiences: JSON.stringify(audiences),
+    app_id: appId ?? null,
+    audiences: audiences ?? '[]',
     created_at: at,
     updated_at: at,
     validated_at: null,
@@ -183,4 +194,85 @@ export async function protectionEvents(
     limit: filter.limit ?? 100,
   });
   return rows.map(stepView);
+}
+
+/** What Vigil observed of one environment's set-up: the analyses it received from it. */
+export interface EnvironmentProtectionStatus {
+  environmentId: string;
+  displayName: string | null;
+  /** Analyses received from agents of this environment. */
+  calls: number;
+  firstAnalysisAt: string | null;
+  lastAnalysisAt: string | null;
+}
+
+/** The set-up of an integration's endpoint and what Vigil can observe of it (the set-up doctor). */
+export interface ProtectionSetupReport {
+  endpoint: ProtectionEndpointView | null;
+  /** The steps with the exact values; null while protection is not enabled or `VIGIL_API_URL` is not set. */
+  setup: ProtectionSetup | null;
+  /** Every collected environment (and any environment that called without being collected), in id order. */
+  environments: EnvironmentProtectionStatus[];
+  /** What is missing or wrong, each with its fix; empty when everything observable is in place. */
+  problems: string[];
+}
+
+/** Why refused calls were refused, in the administrator's terms. */
+const REFUSAL_FIX: Record<string, string> = {
+  app: 'the token was issued to another application than the one configured: give Vigil the application (client) ID entered in the admin center (vigil protection enable <integration> --app-id <guid>)',
+  audience: "the token's audience is not accepted: the application's Application ID URI must be the endpoint's base URL",
+  tenant: "the token comes from another tenant than the integration's",
+  issuer: "the token comes from another tenant than the integration's",
+  expired: 'the token had expired: check the clock of the machine running Vigil',
+  signature: "the token is not signed by the tenant's published keys",
+  keys: "Vigil could not read the tenant's signing keys from Entra ID (network or proxy)",
+  missing: 'calls came without a bearer token',
+  malformed: 'calls came with a bearer value that is not a token',
+};
+
+/**
+ * The set-up steps of an integration's endpoint with the exact values (protection/setup.ts), and the set-up doctor:
+ * whether Copilot Studio validated the endpoint, which environments sent analyses, and why calls were refused.
+ * Source: https://learn.microsoft.com/microsoft-copilot-studio/external-security-provider (set-up per environment;
+ * saving calls /validate; only generative-orchestration agents call).
+ * @throws VigilError `not-found` (integration).
+ */
+export async function protectionSetupReport(
+  db: Executor,
+  integrationId: string,
+  apiUrl: string | null,
+  cloud: Pick<CloudProfile, 'authorityHost'>,
+): Promise<ProtectionSetupReport> {
+  const integration = await findIntegration(db, integrationId);
+  if (!integration) throw new VigilError('INTEGRATION_NOT_FOUND', `No integration '${integrationId}'.`, { field: 'integration' });
+  const endpoint = await protectionEndpointOf(db, integrationId, apiUrl);
+  const problems: string[] = [];
+  if (!endpoint) problems.push('Runtime protection is not enabled: `vigil protection enable <integration>` creates the endpoint and prints its base URL.');
+  else if (!endpoint.baseUrl) problems.push("The endpoint's base URL is unknown: set VIGIL_API_URL to this deployment's public HTTPS address.");
+  const setup = endpoint?.baseUrl ? protectionSetup({ cloud, tenantId: integration.tenant_id, baseUrl: endpoint.baseUrl, appId: endpoint.appId }) : null;
+  if (endpoint && !endpoint.appId)
+    problems.push(
+      'No application is configured: create it (steps 1–2), then `vigil protection enable <integration> --app-id <guid>`; every call is refused until then.',
+    );
+  if (endpoint?.appId && !endpoint.validatedAt)
+    problems.push('Copilot Studio never validated the endpoint: save the provider for an environment in the Power Platform admin center (step 4).');
+  if (endpoint && endpoint.authFailures > 0 && endpoint.lastAuthFailureReason)
+    problems.push(
+      `${endpoint.authFailures} call(s) refused, the last at ${endpoint.lastAuthFailureAt}: ${REFUSAL_FIX[endpoint.lastAuthFailureReason] ?? endpoint.lastAuthFailureReason}.`,
+    );
+  const seen = new Map((await stepsByEnvironment(db, integrationId)).map((r) => [r.environment_id ?? '', r]));
+  const collected = await listEnvironments(db, integrationId);
+  const ids = [...new Set([...collected.map((e) => e.id), ...[...seen.keys()].filter(Boolean)])].sort();
+  const names = new Map(collected.map((e) => [e.id, e.display_name]));
+  const environments = ids.map((id) => {
+    const s = seen.get(id);
+    return {
+      environmentId: id,
+      displayName: names.get(id) ?? null,
+      calls: s?.calls ?? 0,
+      firstAnalysisAt: s?.first_at ?? null,
+      lastAnalysisAt: s?.last_at ?? null,
+    };
+  });
+  return { endpoint, setup, environments, problems };
 }

@@ -99,8 +99,22 @@ interface EndpointEntry {
 }
 
 /** The default audiences of an endpoint: the application id, `api://{appId}` and, when known, the base URL. */
-export function defaultAudiences(appId: string, baseUrl: string | null): string[] {
-  return [appId, `api://${appId}`, ...(baseUrl ? [baseUrl] : [])];
+export function defaultAudiences(appId: string | null, baseUrl: string | null): string[] {
+  return [...(appId ? [appId, `api://${appId}`] : []), ...(baseUrl ? [baseUrl] : [])];
+}
+
+/**
+ * The audiences an endpoint accepts: those configured (a JSON array), or {@link defaultAudiences} when none are (the
+ * base URL is the application's ID URI, so Copilot Studio's token names it as `aud`).
+ */
+export function effectiveAudiences(endpoint: { id: string; app_id: string | null; audiences: string }, apiUrl: string | null): string[] {
+  let configured: string[] = [];
+  try {
+    configured = (JSON.parse(endpoint.audiences) as unknown[]).filter((a): a is string => typeof a === 'string');
+  } catch {
+    configured = [];
+  }
+  return configured.length ? configured : defaultAudiences(endpoint.app_id, endpointBaseUrl(apiUrl, endpoint.id));
 }
 
 /** The base URL Copilot Studio is given for an endpoint, or null when the deployment's API URL is not configured. */
@@ -185,13 +199,7 @@ export class ProtectionService {
       this.#endpoints.delete(id);
       return undefined;
     }
-    let audiences: string[] = [];
-    try {
-      audiences = (JSON.parse(endpoint.audiences) as unknown[]).filter((a): a is string => typeof a === 'string');
-    } catch {
-      audiences = [];
-    }
-    if (audiences.length === 0) audiences = defaultAudiences(endpoint.app_id, endpointBaseUrl(this.#deps.apiUrl, endpoint.id));
+    const audiences = effectiveAudiences(endpoint, this.#deps.apiUrl);
     const entry = { endpoint, tenantId: integration.tenant_id.toLowerCase(), audiences, at: Date.now() };
     this.#endpoints.set(id, entry);
     return entry;
@@ -213,12 +221,15 @@ export class ProtectionService {
     // The same answer for an id that never existed and one of another organization: nothing to learn from it.
     if (!entry) return webhookError(404, WEBHOOK_ERROR_CODES.notFound, 'No protection endpoint at this address.', `correlationId=${correlationId}`);
     try {
+      const appId = entry.endpoint.app_id;
+      if (!appId)
+        throw new CallerTokenRejected('app', 'No application is configured for this endpoint yet (vigil protection enable <integration> --app-id <guid>).');
       await validateCallerToken({
         cloud: this.#deps.cloud,
         keys: this.#keys,
         authorization,
         tenantId: entry.tenantId,
-        appId: entry.endpoint.app_id,
+        appId,
         audiences: entry.audiences,
       });
       return entry;

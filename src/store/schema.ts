@@ -473,9 +473,9 @@ export interface ProtectionEndpointsTable {
   id: string;
   organization_id: string;
   integration_id: string;
-  /** The customer's Entra application (client) id whose tokens may call the endpoint. */
-  app_id: string;
-  /** JSON array of the accepted token audiences (`aud`). */
+  /** The customer's Entra application (client) id whose tokens may call the endpoint; null until the administrator has created it (every call is refused meanwhile). */
+  app_id: string | null;
+  /** JSON array of the accepted token audiences (`aud`); empty = the defaults, computed from the app id and the base URL when a call is checked. */
   audiences: string;
   created_at: string;
   updated_at: string;

@@ -331,7 +331,7 @@ describe('Copilot Studio threat-detection webhook', () => {
     expect(tooBig.json()).toMatchObject({ httpStatus: 413 });
   });
 
-  it('vigil protection show reports the set-up, events lists the steps newest first (--json as the view), and enable refuses a second endpoint and a bad --app-id', async () => {
+  it('vigil protection show reports the set-up, events lists the steps newest first (--json as the view), enable keeps the one endpoint and refuses a bad --app-id, setup gives the steps and what was observed, policy set names the flag of a bad value', async () => {
     const env = { VIGIL_DATA_DIR: dataDir, VIGIL_API_URL: API_URL };
     const token = await mint(contoso, protectedApp);
     const conversation = randomUUID();
@@ -346,9 +346,30 @@ describe('Copilot Studio threat-detection webhook', () => {
     const show = JSON.parse((await vigil(['protection', 'show', 'contoso', '--json'], env)).stdout) as { validatedAt: string | null; authFailures: number };
     expect(show.validatedAt).not.toBeNull();
     expect(show.authFailures).toBeGreaterThan(0);
-    const again = await vigil(['protection', 'enable', 'contoso', '--app-id', protectedApp], env);
-    expect(again.code).not.toBe(0);
-    expect(again.stderr).toContain(endpoint.id);
+    const again = await vigil(['protection', 'enable', 'contoso', '--app-id', protectedApp, '--json'], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ id: endpoint.id, appId: protectedApp });
+    const setup = await vigil(['protection', 'setup', 'contoso', '--json'], env);
+    expect(setup.code, setup.stderr).toBe(0);
+    const report = JSON.parse(setup.stdout) as {
+      setup: { baseUrl: string; federatedCredential: { subject: string } };
+      environments: { calls: number }[];
+      problems: string[];
+    };
+    expect(report.setup.baseUrl).toBe(`${API_URL}/protection/${endpoint.id}`);
+    expect(report.setup.federatedCredential.subject).toMatch(/^\/eid1\/c\/pub\/t\//);
+    expect(report.environments.reduce((k, e) => k + e.calls, 0)).toBeGreaterThan(0);
+    // Refused calls (the 401 test above) are reported with their fix.
+    expect(report.problems.join(' ')).toMatch(/refused/);
+    const badPolicy = await vigil(['protection', 'policy', 'set', 'contoso', '--detector', 'jailbreak=block@7'], env);
+    expect(badPolicy.code).not.toBe(0);
+    expect(badPolicy.stderr).toContain('--detector');
+    const policy = await vigil(['protection', 'policy', 'set', 'contoso', '--mode', 'block', '--allow-mcp', 'MCP.Contoso.com', '--json'], env);
+    expect(policy.code, policy.stderr).toBe(0);
+    const shown = JSON.parse((await vigil(['protection', 'policy', 'show', 'contoso', '--json'], env)).stdout) as {
+      effective: { mode: string; allow: { mcpServers: string[] } };
+    };
+    expect(shown.effective).toMatchObject({ mode: 'block', allow: { mcpServers: ['mcp.contoso.com'] } });
     const bad = await vigil(['protection', 'enable', 'contoso', '--app-id', 'not-a-guid'], env);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('--app-id');

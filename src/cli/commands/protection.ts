@@ -1,37 +1,199 @@
 import type { Command } from 'commander';
-import { enableProtection, protectionEndpointOf, protectionEvents } from '../../protection/endpoints.ts';
+import { VigilError } from '../../core/errors.ts';
+import { enableProtection, protectionEndpointOf, protectionEvents, protectionSetupReport } from '../../protection/endpoints.ts';
+import { protectionPolicies, setProtectionPolicy } from '../../protection/policies.ts';
 import type { CommandHost } from '../host.ts';
 import { parseLimit } from '../input.ts';
 import { print, printJson, table } from '../output.ts';
 import { operatorScope, ORGANIZATION_OBJECT_HELP } from '../scope.ts';
 
-/** `vigil protection enable|events`: Copilot Studio runtime protection (the threat-detection webhook, issue 19). */
+/** Options of `vigil protection policy set`. */
+interface PolicySetOptions {
+  environment?: string;
+  agent?: string;
+  mode?: string;
+  detector?: string[];
+  allowMcp?: string[];
+  allowConnector?: string[];
+  allowHost?: string[];
+  internalDomain?: string[];
+  deadlineMs?: string;
+  onTimeout?: string;
+  by?: string;
+  organization?: string;
+  json?: boolean;
+}
+
+/**
+ * The policy fields the flags name, for the use case to validate (it names the field; the messages below name the flag).
+ * @throws VigilError `invalid-input` for a `--detector` or `--deadline-ms` that cannot be read.
+ */
+function policyChanges(o: PolicySetOptions): Record<string, unknown> {
+  const changes: Record<string, unknown> = {};
+  if (o.mode !== undefined) changes.mode = o.mode;
+  if (o.detector) {
+    const detectors: Record<string, { action: string; threshold?: number }> = {};
+    for (const d of o.detector) {
+      const m = /^([a-z_]+)=([a-z]+)(?:@([0-9.]+))?$/.exec(d.trim());
+      if (!m)
+        throw new VigilError('INVALID_INPUT', `--detector '${d}' is not <id>=<action>[@<threshold>].`, {
+          field: '--detector',
+          remediation: 'Write e.g. --detector prompt_injection=block@0.8 jailbreak=alert.',
+        });
+      detectors[m[1]!] = { action: m[2]!, ...(m[3] !== undefined ? { threshold: Number(m[3]) } : {}) };
+    }
+    changes.detectors = detectors;
+  }
+  const allow: Record<string, string[]> = {};
+  if (o.allowMcp) allow.mcpServers = o.allowMcp;
+  if (o.allowConnector) allow.connectors = o.allowConnector;
+  if (o.allowHost) allow.hosts = o.allowHost;
+  if (o.internalDomain) allow.internalDomains = o.internalDomain;
+  if (Object.keys(allow).length) changes.allow = allow;
+  if (o.deadlineMs !== undefined) {
+    const ms = Number(o.deadlineMs);
+    if (!Number.isInteger(ms))
+      throw new VigilError('INVALID_INPUT', `--deadline-ms '${o.deadlineMs}' is not a whole number of milliseconds.`, {
+        field: '--deadline-ms',
+        remediation: 'Give e.g. --deadline-ms 250.',
+      });
+    changes.deadlineMs = ms;
+  }
+  if (o.onTimeout !== undefined) changes.onTimeout = o.onTimeout;
+  if (Object.keys(changes).length === 0)
+    throw new VigilError('INVALID_INPUT', 'Nothing to set.', {
+      field: '--mode',
+      remediation: 'Name at least one of --mode, --detector, --allow-*, --internal-domain, --deadline-ms, --on-timeout.',
+    });
+  return changes;
+}
+
+/** `vigil protection enable|setup|show|events|policy`: Copilot Studio runtime protection (the threat-detection webhook, issue 19). */
 export function registerProtection(program: Command, host: CommandHost): void {
   const protection = program.command('protection').description("Runtime protection: Vigil as Copilot Studio's external threat-detection provider");
   protection
     .command('enable <integration>')
-    .description("Create the integration's threat-detection endpoint and print the base URL to enter in the Power Platform admin center")
-    .requiredOption('--app-id <guid>', "the Application (client) ID of the tenant's single-tenant Entra app whose tokens Copilot Studio presents")
+    .description(
+      "Create the integration's threat-detection endpoint and print its base URL (the Entra application's ID URI and the endpoint link of the admin center); again with --app-id once the application exists",
+    )
+    .option('--app-id <guid>', "the Application (client) ID of the tenant's single-tenant Entra app whose tokens Copilot Studio presents")
     .option('--audience <value...>', 'accepted token audiences (default: the app id, api://<app id> and the base URL)')
     .option('--organization <name>', ORGANIZATION_OBJECT_HELP)
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, named: string, opts: { appId: string; audience?: string[]; organization?: string; json?: boolean }) => {
+      host.action(async (rt, named: string, opts: { appId?: string; audience?: string[]; organization?: string; json?: boolean }) => {
         const integrationId = (await operatorScope(rt.db, { integration: named, organization: opts.organization })).integrationId!;
         const endpoint = await enableProtection(rt.db, {
           integrationId,
           appId: opts.appId,
-          ...(opts.audience ? { audiences: opts.audience } : {}),
+          audiences: opts.audience,
           apiUrl: rt.config.region.apiUrl ?? null,
         });
         if (opts.json) return printJson(endpoint);
         print(
-          `Protection endpoint ${endpoint.id} created for application ${endpoint.appId}.`,
+          `Protection endpoint ${endpoint.id} of ${named}.`,
           endpoint.baseUrl
-            ? `Base URL (enter it in Power Platform admin center > Security > Threat detection, and as the app's Application ID URI): ${endpoint.baseUrl}`
+            ? `Base URL (the application's Application ID URI, and the endpoint link in Power Platform admin center > Security > Threat detection): ${endpoint.baseUrl}`
             : `Base URL: <VIGIL_API_URL>/protection/${endpoint.id} (set VIGIL_API_URL to this deployment's public HTTPS address to see it whole).`,
-          `Accepted audiences: ${endpoint.audiences.join(', ')}`,
+          endpoint.appId
+            ? `Application: ${endpoint.appId}; accepted audiences: ${endpoint.audiences.join(', ')}`
+            : `No application yet: every call is refused. Next: \`vigil protection setup ${named}\` gives the steps; then \`vigil protection enable ${named} --app-id <guid>\`.`,
         );
+      }),
+    );
+  protection
+    .command('setup <integration>')
+    .description(
+      'The set-up steps with the exact values (Entra application, federated credential, admin center), and what Vigil observed of it: validation, analyses per environment, refused calls',
+    )
+    .option('--organization <name>', ORGANIZATION_OBJECT_HELP)
+    .option('--json', 'print JSON (the steps, the Graph calls and a PowerShell script that create the application)')
+    .action(
+      host.action(async (rt, named: string, opts: { organization?: string; json?: boolean }) => {
+        const integrationId = (await operatorScope(rt.db, { integration: named, organization: opts.organization })).integrationId!;
+        const report = await protectionSetupReport(rt.db, integrationId, rt.config.region.apiUrl ?? null, rt.config.cloud);
+        if (opts.json) return printJson(report);
+        if (report.setup) {
+          report.setup.steps.forEach((step, i) => print(`${i + 1}. ${step.title}`, ...step.detail.map((d) => `   ${d}`), ''));
+        }
+        print(
+          'Observed by Vigil:',
+          `  validated: ${report.endpoint?.validatedAt ?? 'never'}`,
+          ...(report.environments.length
+            ? [
+                table(
+                  [
+                    ['ENVIRONMENT', 'NAME', 'ANALYSES', 'FIRST', 'LAST'],
+                    ...report.environments.map((e) => [
+                      e.environmentId,
+                      e.displayName ?? '-',
+                      String(e.calls),
+                      e.firstAnalysisAt ?? '-',
+                      e.lastAnalysisAt ?? '-',
+                    ]),
+                  ],
+                  { shrink: [1] },
+                ),
+              ]
+            : ['  no environment collected or seen yet (vigil collect lists them)']),
+          ...(report.problems.length ? ['', 'To do:', ...report.problems.map((p) => `  - ${p}`)] : ['', 'Everything Vigil can observe is in place.']),
+        );
+      }),
+    );
+  const policy = protection
+    .command('policy')
+    .description('Protection policies: monitor or block, detector actions and thresholds, allow-lists, the decision budget');
+  policy
+    .command('show <integration>')
+    .description('The policies that apply to the integration and the effective policy (for an environment and an agent when given)')
+    .option('--environment <id>', 'the effective policy in this environment')
+    .option('--agent <id>', 'the effective policy for this agent (bot id)')
+    .option('--organization <name>', ORGANIZATION_OBJECT_HELP)
+    .option('--json', 'print JSON')
+    .action(
+      host.action(async (rt, named: string, opts: { environment?: string; agent?: string; organization?: string; json?: boolean }) => {
+        const integrationId = (await operatorScope(rt.db, { integration: named, organization: opts.organization })).integrationId!;
+        const r = await protectionPolicies(rt.db, { integrationId, environmentId: opts.environment, agentId: opts.agent });
+        if (opts.json) return printJson(r);
+        const e = r.effective;
+        print(
+          `Mode: ${e.mode}; budget ${e.deadlineMs} ms, then ${e.onTimeout}${e.policyIds.length ? ` (from ${e.policyIds.join(' > ')})` : ' (defaults: no policy set)'}`,
+          table([['DETECTOR', 'ACTION', 'THRESHOLD'], ...Object.entries(e.detectors).map(([id, d]) => [id, d.action, String(d.threshold)])]),
+          `Allowed MCP servers: ${e.allow.mcpServers.join(', ') || '-'}`,
+          `Allowed connectors:  ${e.allow.connectors.join(', ') || '- (no connector allow-list)'}`,
+          `Allowed HTTP hosts:  ${e.allow.hosts.join(', ') || '-'}`,
+          `Internal domains:    ${e.allow.internalDomains.join(', ') || "- (the tenant's own)"}`,
+        );
+      }),
+    );
+  policy
+    .command('set <integration>')
+    .description('Set fields of the policy of the integration (or of one environment or agent); fields not named are kept')
+    .option('--environment <id>', 'narrow the policy to this environment')
+    .option('--agent <id>', 'narrow the policy to this agent (bot id)')
+    .option('--mode <mode>', 'monitor (decide and record, never block) or block')
+    .option('--detector <id=action[@threshold]...>', 'e.g. prompt_injection=block@0.8 jailbreak=alert (actions: block, alert, record, off)')
+    .option('--allow-mcp <host...>', 'MCP server hosts agents may use')
+    .option('--allow-connector <id...>', 'connector ids agents may use (e.g. shared_office365); none = no connector allow-list')
+    .option('--allow-host <host...>', 'hosts agents may send data to over HTTP')
+    .option('--internal-domain <domain...>', "e-mail domains counted as internal besides the tenant's own")
+    .option('--deadline-ms <ms>', 'the internal decision budget in milliseconds (10–900; Copilot Studio waits 1,000)')
+    .option('--on-timeout <answer>', 'the answer when the budget runs out: allow or block')
+    .option('--by <name>', 'who makes the change (default: the operating-system user)')
+    .option('--organization <name>', ORGANIZATION_OBJECT_HELP)
+    .option('--json', 'print JSON')
+    .action(
+      host.action(async (rt, named: string, opts: PolicySetOptions) => {
+        const { caller, integrationId } = await operatorScope(rt.db, { integration: named, organization: opts.organization }, opts.by);
+        const changes = policyChanges(opts);
+        const saved = await setProtectionPolicy(
+          rt.db,
+          { integrationId: integrationId!, environmentId: opts.environment, agentId: opts.agent },
+          changes,
+          caller.name,
+        );
+        if (opts.json) return printJson(saved);
+        print(`Policy ${saved.id} saved: ${JSON.stringify(saved.fields)}`);
       }),
     );
   protection

@@ -3,8 +3,9 @@ import type { Kysely } from 'kysely';
 /**
  * Runtime protection (issue 19): Vigil as Copilot Studio's external threat-detection provider.
  * - `protection_endpoints`: one per integration; `id` is the random, URL-safe public id in the endpoint's base URL
- *   (`{apiUrl}/protection/{id}`); `app_id` the customer's Entra application whose tokens may call it, `audiences` a JSON
- *   array of accepted `aud` values; the set-up doctor's facts (first validate, first/last analysis, authentication
+ *   (`{apiUrl}/protection/{id}`); `app_id` the customer's Entra application whose tokens may call it (null until the
+ *   administrator has created it: the base URL comes first, as the application's ID URI), `audiences` a JSON array of
+ *   accepted `aud` values (empty: the defaults); the set-up doctor's facts (first validate, first/last analysis, authentication
  *   failures with the last reason and time — never a token).
  * - `protection_policies`: the organization's policies, optionally narrowed to an integration, an environment and an
  *   agent; `policy` is the JSON text of the editable fields (mode, detectors, allow, deadlineMs, onTimeout).
@@ -19,7 +20,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
     .addColumn('organization_id', 'varchar(64)', (c) => c.notNull())
     .addColumn('integration_id', 'varchar(64)', (c) => c.notNull().unique().references('integrations.id').onDelete('cascade'))
-    .addColumn('app_id', 'varchar(36)', (c) => c.notNull())
+    .addColumn('app_id', 'varchar(36)')
     .addColumn('audiences', 'text', (c) => c.notNull())
     .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
     .addColumn('updated_at', 'varchar(32)', (c) => c.notNull())

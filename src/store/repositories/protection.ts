@@ -34,7 +34,7 @@ export async function listProtectionEndpoints(db: Executor, organizationId?: str
 }
 
 /** Changes an endpoint's application and audiences (JSON array text). @returns false when no such endpoint. */
-export async function updateProtectionEndpoint(db: Executor, id: string, change: { app_id: string; audiences: string }, at: string): Promise<boolean> {
+export async function updateProtectionEndpoint(db: Executor, id: string, change: { app_id: string | null; audiences: string }, at: string): Promise<boolean> {
   const r = await db
     .updateTable('protection_endpoints')
     .set({ ...change, updated_at: at })
@@ -145,6 +145,29 @@ export async function upsertProtectionPolicy(db: Executor, row: ProtectionPolicy
   }
   await db.insertInto('protection_policies').values(row).execute();
   return row.id;
+}
+
+/**
+ * Per environment of an integration, the analyses recorded: how many, the first and the last (ISO 8601 UTC). Steps
+ * without an environment id are grouped under null.
+ */
+export async function stepsByEnvironment(
+  db: Executor,
+  integrationId: string,
+): Promise<{ environment_id: string | null; calls: number; first_at: string; last_at: string }[]> {
+  const rows = await db
+    .selectFrom('agent_steps')
+    .select((eb) => [
+      'environment_id',
+      eb.fn.countAll<number | string>().as('calls'),
+      eb.fn.min('received_at').as('first_at'),
+      eb.fn.max('received_at').as('last_at'),
+    ])
+    .where('integration_id', '=', integrationId)
+    .groupBy('environment_id')
+    .orderBy('environment_id')
+    .execute();
+  return rows.map((r) => ({ environment_id: r.environment_id, calls: Number(r.calls), first_at: String(r.first_at), last_at: String(r.last_at) }));
 }
 
 /** Deletes a policy of an organization. @returns false when the organization has no such policy. */
