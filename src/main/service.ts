@@ -14,7 +14,7 @@ import { autoGrantAccess } from '../onboarding/environments.ts';
 import { purgeStaleSessions } from '../access/index.ts';
 import { acquireServeLock } from '../store/serve-lock.ts';
 import { pingStore } from '../store/db.ts';
-import { ProtectionService } from '../protection/service.ts';
+import { ProtectionService, type ProtectionDeps } from '../protection/service.ts';
 import type { Runtime } from './runtime.ts';
 
 /**
@@ -63,9 +63,10 @@ export async function apiContext(rt: Runtime, queue: Pick<JobQueue, 'enqueueColl
   };
 }
 
-/** Runtime protection's use case for `vigil serve` (Copilot Studio's webhook): store, pipeline, metrics, sinks. */
-export function protectionService(rt: Runtime): ProtectionService {
+/** Runtime protection's use case for `vigil serve` (Copilot Studio's webhook): store, pipeline, metrics, sinks; `options` for tests (cache lifetime, the engine's clock). */
+export function protectionService(rt: Runtime, options: Pick<ProtectionDeps, 'cacheMs' | 'clock'> = {}): ProtectionService {
   return new ProtectionService({
+    ...options,
     db: rt.db,
     cloud: rt.cloud,
     http: rt.http,

@@ -81,6 +81,8 @@ export interface ProtectionDeps {
   snapshots?: SnapshotCache;
   /** How long endpoints and policies are cached, milliseconds. @default 10000 */
   cacheMs?: number;
+  /** The decision engine's clock, milliseconds (@default `performance.now`): the internal budget is measured with it. */
+  clock?: () => number;
 }
 
 /** Options of one `analyze` call. */
@@ -189,9 +191,9 @@ export class ProtectionService {
   }
 
   /** The endpoint and its integration's tenant, cached briefly; undefined when unknown (or its integration is gone). */
-  async #endpoint(id: string): Promise<EndpointEntry | undefined> {
+  async #endpoint(id: string, maxAgeMs = this.#cacheMs): Promise<EndpointEntry | undefined> {
     const cached = this.#endpoints.get(id);
-    if (cached && Date.now() - cached.at < this.#cacheMs) return cached;
+    if (cached && Date.now() - cached.at < maxAgeMs) return cached;
     if (!/^[A-Za-z0-9_-]{8,64}$/.test(id)) return undefined;
     const endpoint = await getProtectionEndpoint(this.#deps.db, id);
     const integration = endpoint ? await findIntegration(this.#deps.db, endpoint.integration_id) : undefined;
@@ -217,21 +219,27 @@ export class ProtectionService {
 
   /** Finds the endpoint and authenticates the caller; an error answer when either fails. */
   async #authenticate(endpointId: string, authorization: string | undefined, correlationId: string): Promise<EndpointEntry | WebhookAnswer> {
-    const entry = await this.#endpoint(endpointId);
+    let entry = await this.#endpoint(endpointId);
     // The same answer for an id that never existed and one of another organization: nothing to learn from it.
     if (!entry) return webhookError(404, WEBHOOK_ERROR_CODES.notFound, 'No protection endpoint at this address.', `correlationId=${correlationId}`);
-    try {
-      const appId = entry.endpoint.app_id;
+    const check = async (e: EndpointEntry): Promise<void> => {
+      const appId = e.endpoint.app_id;
       if (!appId)
         throw new CallerTokenRejected('app', 'No application is configured for this endpoint yet (vigil protection enable <integration> --app-id <guid>).');
-      await validateCallerToken({
-        cloud: this.#deps.cloud,
-        keys: this.#keys,
-        authorization,
-        tenantId: entry.tenantId,
-        appId,
-        audiences: entry.audiences,
-      });
+      await validateCallerToken({ cloud: this.#deps.cloud, keys: this.#keys, authorization, tenantId: e.tenantId, appId, audiences: e.audiences });
+    };
+    try {
+      try {
+        await check(entry);
+      } catch (e) {
+        // The administrator may just have given the application or audiences (`vigil protection enable`, another
+        // process): before refusing for those, read the endpoint again when the cached one is older than a second.
+        if (!(e instanceof CallerTokenRejected && (e.reason === 'app' || e.reason === 'audience'))) throw e;
+        const fresh = await this.#endpoint(endpointId, 1000);
+        if (!fresh || fresh === entry) throw e;
+        entry = fresh;
+        await check(entry);
+      }
       return entry;
     } catch (e) {
       const reason = e instanceof CallerTokenRejected ? e.reason : 'signature';
@@ -297,7 +305,7 @@ export class ProtectionService {
     const engineStarted = performance.now();
     let decision: Decision;
     try {
-      decision = decide(exec, { snapshot, policy });
+      decision = decide(exec, { snapshot, policy, ...(this.#deps.clock ? { clock: this.#deps.clock } : {}) });
     } catch (e) {
       this.#deps.logger.error({ endpointId, correlationId, err: { message: (e as Error).message } }, 'protection engine failed; the policy default answers');
       decision = errorDecision(policy, performance.now() - engineStarted);
