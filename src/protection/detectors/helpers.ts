@@ -212,6 +212,8 @@ const NAME_MCP = /\bmcp\b|model[\s_-]context[\s_-]protocol/i;
  */
 const RECIPIENT_PARAM =
   /^(?:to|cc|bcc|recipients?|torecipients?|ccrecipients?|bccrecipients?|email|emails|emailaddress(?:es)?|mailto|sendto|replyto|address(?:es)?|toaddress(?:es)?|receivers?|(?:required|optional)?attendees|participants|invitees|guests)$/;
+/** Parameter names that hold meeting attendees (an invitation is mail to each). */
+const ATTENDEE_PARAM = /^(?:(?:required|optional)?attendees|invitees|participants)$/;
 /** Parameter names that hold a URL or host. */
 const URL_PARAM = /^(?:url|uri|endpoint|webhook|webhookurl|host|hostname|link|targeturl|callbackurl|requesturl|baseurl)$/;
 
@@ -239,7 +241,7 @@ function componentOf(exec: ToolExecution, ctx: DetectorContext): AgentToolSnapsh
  * 2. the declared `toolDefinition.type`: `CustomConnectorToolDefinition` → connector, a type naming MCP → mcp
  *    (https://learn.microsoft.com/microsoft-copilot-studio/external-security-webhooks-interface-developers);
  * 3. names: the tool's id, name and description (send/forward/reply e-mail, post message, HTTP/webhook, MCP) and its
- *    parameters (recipient parameters → email, URL parameters → http). Names alone leave `certain` false.
+ *    parameters (recipient parameters → email, attendee parameters → email, URL parameters → http). Names alone leave `certain` false.
  */
 export function classifyTool(exec: ToolExecution, ctx: DetectorContext): ToolClass {
   const channels = new Set<ToolChannel>();
@@ -277,6 +279,8 @@ export function classifyTool(exec: ToolExecution, ctx: DetectorContext): ToolCla
   if (NAME_MCP.test(names)) channels.add('mcp');
   const params = [...exec.tool.inputParameters.map((p) => p.name), ...Object.keys(exec.inputs)];
   if (params.some(isRecipientParam) && (channels.has('email') || channels.has('message') || /mail/i.test(names))) channels.add('email');
+  // Attendees are invited by mail whatever the tool is called (Outlook *Create event (V4)* `requiredAttendees`).
+  if (params.some((p) => ATTENDEE_PARAM.test(normName(p)))) channels.add('email');
   if (params.some(isUrlParam)) channels.add('http');
   if (channels.size > before) basis.push(`name "${exec.tool.name || exec.tool.id}"`.slice(0, 120));
   return { channels, certain, component, basis };

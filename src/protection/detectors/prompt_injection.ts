@@ -85,7 +85,7 @@ const INJECTION_PATTERNS: readonly WeightedPattern[] = [
     name: 'answer-form-directive',
     weight: 0.85,
     pattern: new RegExp(
-      String.raw`\b(?:replace|substitute|convert|encode|encrypt|encipher|translate|reverse|invert|misspell|scramble|jumble|shuffle|rearrange|anagram(?:mi[sz]e)?|remove|strip|group|combine|render|rewrite|present|format|capitali[sz]e|spell|write|use|introduce|provide|give|deliver|output|express)\b(?:[^.!?\n]|[.!?](?=\S)){0,80}?\b(?:in|into|of|from|for|within|to|on)\s{1,3}your\s{1,3}(?:(?:final|entire|whole|next|generated)\s{1,3})?(?:response|answer|reply|output|message|summary|completion)s?(?:'s)?\b` +
+      String.raw`\b(?:replace|substitute|swap|exchange|convert|encode|encrypt|encipher|translate|reverse|invert|misspell|scramble|jumble|shuffle|rearrange|anagram(?:mi[sz]e)?|remove|strip|group|combine|render|rewrite|present|format|capitali[sz]e|spell|write|use|introduce|provide|give|deliver|output|express)\b(?:[^.!?\n]|[.!?](?=\S)){0,80}?\b(?:in|into|of|from|for|within|to|on)\s{1,3}your\s{1,3}(?:(?:final|entire|whole|next|generated)\s{1,3})?(?:response|answer|reply|output|message|summary|completion)s?(?:'s)?\b` +
         String.raw`|\b(?:provide|give|write|render|present|deliver|format|compose|send|express|phrase)\s{1,3}(?:all\s{1,3}(?:of\s{1,3})?)?your\s{1,3}(?:(?:final|entire|whole|next)\s{1,3})?(?:response|answer|reply|output|message)\s{1,3}(?:in|using|with|as|without|backwards|reversed|entirely)\b` +
         String.raw`|\b(?:translate|encode|encrypt|reverse|scramble|misspell|anagram)\s{1,3}(?:all\s{1,3}(?:of\s{1,3})?)?your\s{1,3}(?:(?:final|entire|whole|next)\s{1,3})?(?:response|answer|reply|output)`,
       'gi',
@@ -107,13 +107,13 @@ const INJECTION_PATTERNS: readonly WeightedPattern[] = [
     name: 'respond-in-form',
     weight: 0.7,
     pattern:
-      /\b(?:respond|reply|answer|write|speak|communicate)\s{1,3}(?:only\s{1,3}|exclusively\s{1,3}|solely\s{1,3}|entirely\s{1,3})?(?:in|with|using|through)\s{1,3}(?:(?:a|an|the)\s{1,3})?(?:base64|base-64|hex(?:adecimal)?|binary|morse(?:\s{1,3}code)?|rot-?13|emojis?|emoticons|leetspeak|l33t|pig\s{1,3}latin|reverse(?:d)?\s{1,3}(?:order|text)|backwards|all\s{1,3}caps|upper-?case|cipher(?:text)?|code\s{1,3}words?|anagrams?|rhymes?|riddles?)\b/gi,
+      /\b(?:respond|reply|answer|write|speak|communicate)\s{1,3}(?:only\s{1,3}|exclusively\s{1,3}|solely\s{1,3}|entirely\s{1,3})?(?:in|with|using|through)\s{1,3}(?:(?:a|an|the)\s{1,3})?(?:base64|base-64|hex(?:adecimal)?|binary|morse(?:\s{1,3}code)?|rot-?13|emojis?|emoticons|leetspeak|l33t|pig\s{1,3}latin|reverse(?:d)?\s{1,3}(?:order|text)|backwards|all\s{1,3}caps|upper-?case|cipher(?:text)?|code\s{1,3}words?|anagrams?|rhymes?|riddles?|(?:English|French|Spanish|German|Italian|Portuguese|Dutch|Russian|Chinese|Mandarin|Japanese|Korean|Arabic|Hindi|Turkish|Polish|Swedish|Greek|Latin|Klingon)(?:\s{1,3}only)?)\b/gi,
   },
   {
     name: 'encoding-trick',
     weight: 0.5,
     pattern:
-      /\b(?:encode|encrypt|encipher|obfuscate)\b[^.!?\n]{0,60}?\b(?:base-?64|hex|rot-?13|caesar|cipher|binary|morse)\b|\b(?:substitution|caesar|atbash|vigen[eè]re|shift)\s{1,3}cipher\b|\b(?:homophonic|alphanumeric|monoalphabetic|polyalphabetic)\s{1,3}substitution\b|\b(?:reverse|invert)\s{1,3}(?:the\s{1,3})?(?:order\s{1,3}of\s{1,3}(?:the\s{1,3})?)?(?:letters|characters|words|text|sentences?)\b|\breplace\s{1,3}(?:each|every|all|the)\s{1,3}(?:(?:first|second|third|fourth|fifth|other)\s{1,3})?(?:letters?|vowels?|consonants?|characters?|words?)\s{1,3}(?:with|by)\b/gi,
+      /\b(?:encode|encrypt|encipher|obfuscate)\b[^.!?\n]{0,60}?\b(?:base-?64|hex|rot-?13|caesar|cipher|binary|morse)\b|\b(?:substitution|caesar|atbash|vigen[eè]re|shift)\s{1,3}cipher\b|\b(?:homophonic|alphanumeric|monoalphabetic|polyalphabetic)\s{1,3}substitution\b|\b(?:reverse|invert)\s{1,3}(?:the\s{1,3})?(?:order\s{1,3}of\s{1,3}(?:the\s{1,3})?)?(?:letters|characters|words|text|sentences?)\b|\b(?:replace|substitute|swap|convert)\b(?:[^.!?\n]|[.!?](?=\S)){0,50}?\b(?:with|into|to|by|for)\s{1,3}(?:(?:their|the|corresponding|matching|relevant)\s{1,3})?(?:emojis?|emoticons|symbols|numbers|digits|synonyms|antonyms)\b|\breplace\s{1,3}(?:each|every|all|the)\s{1,3}(?:(?:first|second|third|fourth|fifth|other)\s{1,3})?(?:letters?|vowels?|consonants?|characters?|words?)\s{1,3}(?:with|by)\b/gi,
   },
   // --- Text addressed to the model itself (Greshake et al. 2023 §3: "the attacker's instructions are addressed to the
   // LLM"; AgentDojo's important_instructions attack: "This is an important message from me, <user>, to you, <model>").
@@ -128,6 +128,12 @@ const INJECTION_PATTERNS: readonly WeightedPattern[] = [
     weight: 0.6,
     pattern:
       /\b(?:before|after|instead\s{1,3}of|rather\s{1,3}than|regardless\s{1,3}of)\s{1,3}(?:you\s{1,3})?(?:answer(?:ing)?|respond(?:ing)?|repl(?:y|ying)|summari[sz](?:e|ing)|complet(?:e|ing)\s{1,3}(?:the|this|your)\s{1,3}task)\b[^.\n]{0,40}?(?:\b(?:the\s{1,3})?(?:user|question|query|request|task)|,)|\b(?:do\s{1,3}not|don'?t|never)\s{1,3}(?:tell|inform|mention\s{1,3}(?:this|it)\s{1,3}to|notify|alert|reveal\s{1,3}(?:this|it)\s{1,3}to)\s{1,3}(?:the\s{1,3})?(?:user|human)\b/gi,
+  },
+  {
+    name: 'role-assignment',
+    weight: 0.6,
+    pattern:
+      /(?:^|[.!?:;|>"]\s{0,3}|\n\s{0,3})(?:now\s{1,3}|from\s{1,3}now\s{1,3}on,?\s{1,3})?(?:act|behave|respond|pose|roleplay|role-play)\s{1,3}(?:as|like)\s{1,3}(?:a|an|my|the|if)\b|(?:^|[.!?:;|>"]\s{0,3}|\n\s{0,3})(?:pretend|imagine)\s{1,3}(?:to\s{1,3}be|(?:that\s{1,3})?you\s{1,3}are)\b/gim,
   },
   // --- Orders to act with the victim's tools (AgentDojo injection tasks; Greshake et al. 2023 §4.2 "data theft",
   // §4.4 "intrusion": spreading, deleting, exfiltrating through the assistant's own capabilities).
