@@ -119,15 +119,16 @@ const DETECT_AT = 0.5;
 
 /**
  * Jailbreak: the user's own message and the user's messages of the chat history tried to take the agent out of its
- * rules (DAN, developer mode, "no restrictions", "ignore your guidelines", role play to bypass, system-prompt
- * extraction, encoded instructions, chat-template mockups). Confidence is the noisy-or of the patterns seen; the
- * current message counts fully, earlier messages at 0.8.
+ * rules ({@link JAILBREAK_PATTERNS}: DAN, developer mode, persona without rules, policy evasion, refusal suppression,
+ * dual responses, stay in character, fictional framing, "ignore your guidelines", system-prompt extraction, encoded
+ * instructions, chat-template mockups). Confidence is the noisy-or of the traits seen; the current message counts
+ * fully, earlier messages at 0.8.
  */
 export const detector: ProtectionDetector = {
   id: 'jailbreak',
   title: 'Jailbreak attempt',
   description:
-    "Looks in the user's message and the user's earlier messages for attempts to lift the agent's rules: DAN / do anything now, developer mode, 'no restrictions', 'ignore your guidelines', role play to bypass, system prompt extraction, encoded instructions to follow, chat-template mockups.",
+    "Looks in the user's message and the user's earlier messages for attempts to lift the agent's rules: DAN / do anything now, developer mode, a persona without rules or ethics, claims that the content policy does not apply, refusal suppression, two answers side by side, 'stay in character', fictional framing, 'ignore your guidelines', system prompt extraction, encoded instructions to follow, chat-template mockups. Each trait alone is weak; several together are a jailbreak.",
   mappings: [
     'LLM01:2025 Prompt Injection',
     'LLM07:2025 System Prompt Leakage',

@@ -67,6 +67,22 @@ const INJECTION_PATTERNS: readonly WeightedPattern[] = [
       /\b(?:you\s{1,3}(?:must|should)|please|now|immediately|assistant,?)\s{1,3}(?:call|invoke|use|run|execute|trigger)\s{1,5}(?:the\s{1,5})?(?:[\w-]{1,40}\s{1,5})?(?:tool|function|action|plugin|connector)\b/gi,
   },
   {
+    name: 'named-tool-call',
+    weight: 0.55,
+    pattern: /\b(?:use|call|invoke|run|execute)\s{1,3}(?:the\s{1,3})?[`'"“‘]?[a-z][a-z0-9]{1,30}_[a-z0-9_]{2,40}[`'"”’]?\s{0,3}(?:tool|function|\()/gi,
+  },
+  {
+    name: 'instruction-tags',
+    weight: 0.5,
+    pattern: /<\/?\s{0,2}(?:INFORMATION|IMPORTANT|INSTRUCTIONS?|SYSTEM|ADMIN|ASSISTANT)\s{0,2}>|\[\s{0,2}system\s{0,2}\]\s{0,2}\(\s{0,2}#/g,
+  },
+  {
+    name: 'vocative-order',
+    weight: 0.6,
+    pattern:
+      /(?:^|[.!?:>\n]\s{0,3})(?:hey\s{1,3}|hi\s{1,3}|ok\s{1,3})?(?:copilot|assistant|ai|chatbot|bot|agent|gpt|chatgpt|claude|gemini|llm)\s{0,3},\s{0,3}(?:please\s{1,3})?(?:ignore|forget|send|forward|email|summari[sz]e|include|add|tell|do|make|write|reply|respond|answer|say|delete|call|use|open|visit|click|read)\b/gim,
+  },
+  {
     name: 'markdown-image-exfiltration',
     weight: 0.65,
     pattern: /!\[[^\]\n]{0,200}\]\(\s{0,3}https?:\/\/[^\s)?]{1,512}\?[^\s)=]{0,256}=[^\s)]{1,1024}\)/gi,
@@ -127,7 +143,7 @@ const INJECTION_PATTERNS: readonly WeightedPattern[] = [
     name: 'answer-hijack',
     weight: 0.6,
     pattern:
-      /\b(?:before|after|instead\s{1,3}of|rather\s{1,3}than|regardless\s{1,3}of)\s{1,3}(?:you\s{1,3})?(?:answer(?:ing)?|respond(?:ing)?|repl(?:y|ying)|summari[sz](?:e|ing)|complet(?:e|ing)\s{1,3}(?:the|this|your)\s{1,3}task)\b[^.\n]{0,40}?(?:\b(?:the\s{1,3})?(?:user|question|query|request|task)|,)|\b(?:do\s{1,3}not|don'?t|never)\s{1,3}(?:tell|inform|mention\s{1,3}(?:this|it)\s{1,3}to|notify|alert|reveal\s{1,3}(?:this|it)\s{1,3}to)\s{1,3}(?:the\s{1,3})?(?:user|human)\b/gi,
+      /\b(?:before|after|instead\s{1,3}of|rather\s{1,3}than|regardless\s{1,3}of)\s{1,3}(?:you\s{1,3})?(?:answer(?:ing)?|respond(?:ing)?|repl(?:y|ying)|summari[sz](?:e|ing)|complet(?:e|ing)\s{1,3}(?:the|this|your)\s{1,3}task|(?:can\s{1,3})?(?:solve|do|finish|continue(?:\s{1,3}with)?)\s{1,3}the\s{1,3}(?:original\s{1,3})?task)\b[^.\n]{0,40}?(?:\b(?:the\s{1,3})?(?:user|question|query|request|task)|,)|\b(?:do\s{1,3}not|don'?t|never)\s{1,3}(?:tell|inform|mention\s{1,3}(?:this|it)\s{1,3}to|notify|alert|reveal\s{1,3}(?:this|it)\s{1,3}to)\s{1,3}(?:the\s{1,3})?(?:user|human)\b|\bthe\s{1,3}task\s{1,3}(?:that\s{1,3})?I\s{1,3}gave\s{1,3}you\b|\b(?:do\s{1,3}not|don'?t|never)\s{1,3}(?:summari[sz]e|mention|include|show|display|quote|disclose)\s{1,3}this\s{1,3}(?:e-?mail|message|document|note|part|section|instruction|text)\b/gi,
   },
   {
     name: 'role-assignment',
@@ -278,15 +294,18 @@ function actedOn(exec: ToolExecution, injected: readonly string[]): Evidence[] {
 
 /**
  * Indirect prompt injection: instructions planted in what previous tools returned (retrieved documents, web results,
- * e-mails) and, when the orchestrator's thought quotes tool output, in the thought. Confidence is the noisy-or of the
- * patterns seen; it rises by 0.25 when the tool's inputs carry an address or host the injected text named and the
- * user did not.
+ * e-mails; JSON outputs read leaf by leaf) and, when the orchestrator's thought quotes tool output, in the thought.
+ * Only retrieved content is read — the user's own words are the jailbreak detector's. Confidence is the noisy-or of
+ * the patterns seen: a directive aimed at the assistant's answer or a bare generative task blocks on its own (0.8+),
+ * as they have no reading between people; weaker signs (text addressed to an AI, orders to send or delete, encoding
+ * tricks) need a second one. A thought attributing the step to the retrieved item adds 0.4; the tool's inputs
+ * carrying an address or host the injected text named and the user did not adds 0.25.
  */
 export const detector: ProtectionDetector = {
   id: 'prompt_injection',
   title: 'Indirect prompt injection',
   description:
-    'Looks for instructions planted in previous tool outputs (documents, web pages, e-mails): instruction overrides, chat-template role markers, hidden Unicode text, orders to send data or call a tool, markdown image/link exfiltration URLs. Confidence rises when the tool about to run carries a recipient or host the injected text named.',
+    "Looks for instructions planted in previous tool outputs (documents, web pages, e-mails; JSON outputs read value by value): instruction overrides, directives aimed at the assistant's answer (its form or its content), text addressed to the AI, encoding tricks, orders to send mailboxes, codes or data out or to delete the evidence, bare requests for a creative or coding task, chat-template role markers, hidden Unicode text, markdown image/link exfiltration URLs. Confidence rises when the orchestrator's thought follows what the retrieved item asked, and when the tool about to run carries a recipient or host the injected text named.",
   mappings: [
     'LLM01:2025 Prompt Injection',
     'LLM06:2025 Excessive Agency',
