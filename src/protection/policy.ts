@@ -4,10 +4,12 @@ import type { AllowLists, DetectorAction, DetectorId, DetectorSetting, Effective
 
 /**
  * Per-detector defaults, chosen for few false blocks once an organization switches to block mode:
- * - `prompt_injection` block@0.8: 0.8 needs an instruction override plus a second signal (role markers, hidden text,
- *   an exfiltration order) or the tool carrying a target the injected text named — the attack acted on.
- * - `sensitive_data_egress` block@0.8: a secret leaving through a sending tool is 0.9; personal data 0.75 alone
- *   (alerting needs a decision by the organization), more with several findings.
+ * - `prompt_injection` block@0.8: a directive aimed at the assistant's answer or a bare generative task in retrieved
+ *   content reaches it alone; an instruction override (0.75) or an order to send data needs a second signal (role
+ *   markers, hidden text, text addressed to the AI, the thought following it, the tool carrying a target it named).
+ *   On the corpus of issue 19 no benign case reaches it (test/unit/protection/quality.test.ts).
+ * - `sensitive_data_egress` block@0.8: a secret leaving through a sending tool is 0.9, a card, SSN, NINO or IBAN 0.85
+ *   (internal recipients too); e-mail addresses in content 0.6 at most.
  * - `unapproved_tool` block@0.9: a known MCP server or connector outside the organization's own allow-list (0.95);
  *   an MCP tool whose server is unknown (0.7) is not blocked.
  * - `external_recipient` alert@0.7: external mail is often legitimate; alert when the model or a tool output chose

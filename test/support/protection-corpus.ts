@@ -178,3 +178,31 @@ export function loadProtectionSnapshot(file = `${PROTECTION_CORPUS_DIR}snapshot.
     allow,
   };
 }
+
+/** Which half of the corpus a case belongs to: `tuning` (patterns may be crafted on it) or `held-out` (never read). */
+export type CorpusHalf = 'tuning' | 'held-out';
+
+/**
+ * The deterministic split of the corpus into a tuning half and a held-out half, so detector quality is reported on
+ * cases nobody tuned against:
+ * - BIPIA: by BIPIA's own split — benign e-mails by the e-mail's split (`bipia-email-train-*` tuning), injected
+ *   e-mails by the attack text's split (`bipia-injected-<email split>-<n>-train-<category>-<k>` tuning; BIPIA's train
+ *   and test attacks are different categories, so the held-out half measures unseen attack kinds);
+ * - AgentDojo: by the injection task's number (`InjectionTask<k>`, even k tuning) or the inbox e-mail's number;
+ * - GPTFuzz: by the template's index (even tuning);
+ * - synthetic cases: by their number (even tuning).
+ *
+ * @throws Error for an id that follows none of these forms (a new source must choose its split).
+ */
+export function corpusHalf(id: string): CorpusHalf {
+  const even = (n: string): CorpusHalf => (Number(n) % 2 === 0 ? 'tuning' : 'held-out');
+  let m = /^bipia-email-(train|test)-\d+$/.exec(id);
+  if (m) return m[1] === 'train' ? 'tuning' : 'held-out';
+  m = /^bipia-injected-(?:train|test)-\d+-(train|test)-/.exec(id);
+  if (m) return m[1] === 'train' ? 'tuning' : 'held-out';
+  m = /^agentdojo-injection-InjectionTask(\d+)-\d+$/.exec(id) ?? /^agentdojo-mail-(\d+)$/.exec(id);
+  if (m) return even(m[1]!);
+  m = /^gptfuzz-jailbreak-(\d+)$/.exec(id) ?? /^synthetic-[a-z-]+-(\d+)b?$/.exec(id);
+  if (m) return even(m[1]!);
+  throw new Error(`corpus case ${id}: no tuning/held-out split rule for this id`);
+}

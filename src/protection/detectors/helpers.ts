@@ -37,6 +37,8 @@ export interface WeightedPattern {
   weight: number;
   /** Global (`g`) and linear: bounded quantifiers only. */
   pattern: RegExp;
+  /** A benign reading of the matched text (tested on the match only): when it matches, the hit counts half. */
+  unless?: RegExp;
 }
 
 /** One pattern's first hit in one text. */
@@ -57,7 +59,10 @@ export function scan(text: string, field: string, patterns: readonly WeightedPat
     p.pattern.lastIndex = 0;
     const m = p.pattern.exec(text);
     p.pattern.lastIndex = 0;
-    if (m) hits.push({ name: p.name, weight: p.weight * factor, field, text, start: m.index, end: m.index + m[0].length });
+    if (m) {
+      const weight = p.weight * factor * (p.unless?.test(m[0]) ? 0.5 : 1);
+      hits.push({ name: p.name, weight, field, text, start: m.index, end: m.index + m[0].length });
+    }
   }
   return hits;
 }
@@ -97,11 +102,14 @@ const EMAIL = /(?<![A-Za-z0-9._%+'-])[A-Za-z0-9._%+'-]{1,64}@[A-Za-z0-9-]{1,63}(
 /** Hosts of http(s) URLs. */
 const URL_HOST = /\bhttps?:\/\/(?:[^\s/@?#]{1,128}@)?([A-Za-z0-9.-]{1,253})/gi;
 
-/** Distinct e-mail addresses in `text`, lower case. */
+/**
+ * Distinct e-mail addresses in `text`, lower case. Apostrophes are legal in a local part (o'brien@…), but leading
+ * ones are quotes around the address (`to 'mark@example.com'`) and are dropped.
+ */
 export function emailsIn(text: string): string[] {
   if (!text.includes('@')) return [];
   const out = new Set<string>();
-  for (const m of text.matchAll(EMAIL)) out.add(m[0].toLowerCase());
+  for (const m of text.matchAll(EMAIL)) out.add(m[0].replace(/^'+/, '').toLowerCase());
   return [...out];
 }
 
@@ -198,9 +206,14 @@ const NAME_EMAIL = /\b(?:send|forward|reply)[\s_-]{0,3}(?:an?[\s_-]{1,3})?(?:e-?
 const NAME_MESSAGE = /\b(?:post|send)[\s_-]{0,3}(?:an?[\s_-]{1,3})?(?:chat|teams|channel|slack)?[\s_-]{0,3}message|\b(?:sms|text[\s_-]message)\b/i;
 const NAME_HTTP = /\b(?:http|https|web[\s_-]?request|webhook|rest[\s_-]?api|api[\s_-]?call)\b|HttpRequest|InvokeHttp/i;
 const NAME_MCP = /\bmcp\b|model[\s_-]context[\s_-]protocol/i;
-/** Parameter names that hold recipients (compared with case and separators removed). */
+/**
+ * Parameter names that hold recipients (compared with case and separators removed), meeting attendees included: an
+ * invitation is mail to each attendee (Office 365 Outlook *Create event (V4)* `requiredAttendees`, `optionalAttendees`).
+ */
 const RECIPIENT_PARAM =
-  /^(?:to|cc|bcc|recipients?|torecipients?|ccrecipients?|bccrecipients?|email|emails|emailaddress(?:es)?|mailto|sendto|replyto|address(?:es)?|toaddress(?:es)?|receivers?)$/;
+  /^(?:to|cc|bcc|recipients?|torecipients?|ccrecipients?|bccrecipients?|email|emails|emailaddress(?:es)?|mailto|sendto|replyto|address(?:es)?|toaddress(?:es)?|receivers?|(?:required|optional)?attendees|participants|invitees|guests)$/;
+/** Parameter names that hold meeting attendees (an invitation is mail to each). */
+const ATTENDEE_PARAM = /^(?:(?:required|optional)?attendees|invitees|participants)$/;
 /** Parameter names that hold a URL or host. */
 const URL_PARAM = /^(?:url|uri|endpoint|webhook|webhookurl|host|hostname|link|targeturl|callbackurl|requesturl|baseurl)$/;
 
@@ -228,7 +241,7 @@ function componentOf(exec: ToolExecution, ctx: DetectorContext): AgentToolSnapsh
  * 2. the declared `toolDefinition.type`: `CustomConnectorToolDefinition` → connector, a type naming MCP → mcp
  *    (https://learn.microsoft.com/microsoft-copilot-studio/external-security-webhooks-interface-developers);
  * 3. names: the tool's id, name and description (send/forward/reply e-mail, post message, HTTP/webhook, MCP) and its
- *    parameters (recipient parameters → email, URL parameters → http). Names alone leave `certain` false.
+ *    parameters (recipient parameters → email, attendee parameters → email, URL parameters → http). Names alone leave `certain` false.
  */
 export function classifyTool(exec: ToolExecution, ctx: DetectorContext): ToolClass {
   const channels = new Set<ToolChannel>();
@@ -266,6 +279,8 @@ export function classifyTool(exec: ToolExecution, ctx: DetectorContext): ToolCla
   if (NAME_MCP.test(names)) channels.add('mcp');
   const params = [...exec.tool.inputParameters.map((p) => p.name), ...Object.keys(exec.inputs)];
   if (params.some(isRecipientParam) && (channels.has('email') || channels.has('message') || /mail/i.test(names))) channels.add('email');
+  // Attendees are invited by mail whatever the tool is called (Outlook *Create event (V4)* `requiredAttendees`).
+  if (params.some((p) => ATTENDEE_PARAM.test(normName(p)))) channels.add('email');
   if (params.some(isUrlParam)) channels.add('http');
   if (channels.size > before) basis.push(`name "${exec.tool.name || exec.tool.id}"`.slice(0, 120));
   return { channels, certain, component, basis };

@@ -58,13 +58,29 @@ const INJECTION_PATTERNS: readonly WeightedPattern[] = [
     name: 'exfiltration-instruction',
     weight: 0.5,
     pattern:
-      /\b(?:send|forward|e-?mail|post|upload|exfiltrate|leak|transmit|copy|share)\b[^.\n]{0,60}?\b(?:to|at|into)\s{1,3}(?:[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}\.[A-Za-z0-9.-]{2,63}|https?:\/\/)/gi,
+      /\b(?:send|forward|e-?mail|post|upload|exfiltrate|leak|transmit|copy|share)\b[^.\n]{0,60}?\b(?:to|at|into)\s{1,3}['"“‘]?(?:[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}\.[A-Za-z0-9.-]{2,63}|https?:\/\/)/gi,
   },
   {
     name: 'tool-call-instruction',
     weight: 0.35,
     pattern:
       /\b(?:you\s{1,3}(?:must|should)|please|now|immediately|assistant,?)\s{1,3}(?:call|invoke|use|run|execute|trigger)\s{1,5}(?:the\s{1,5})?(?:[\w-]{1,40}\s{1,5})?(?:tool|function|action|plugin|connector)\b/gi,
+  },
+  {
+    name: 'named-tool-call',
+    weight: 0.55,
+    pattern: /\b(?:use|call|invoke|run|execute)\s{1,3}(?:the\s{1,3})?[`'"“‘]?[a-z][a-z0-9]{1,30}_[a-z0-9_]{2,40}[`'"”’]?\s{0,3}(?:tool|function|\()/gi,
+  },
+  {
+    name: 'instruction-tags',
+    weight: 0.5,
+    pattern: /<\/?\s{0,2}(?:INFORMATION|IMPORTANT|INSTRUCTIONS?|SYSTEM|ADMIN|ASSISTANT)\s{0,2}>|\[\s{0,2}system\s{0,2}\]\s{0,2}\(\s{0,2}#/g,
+  },
+  {
+    name: 'vocative-order',
+    weight: 0.6,
+    pattern:
+      /(?:^|[.!?:>\n]\s{0,3})(?:hey\s{1,3}|hi\s{1,3}|ok\s{1,3})?(?:copilot|assistant|ai|chatbot|bot|agent|gpt|chatgpt|claude|gemini|llm)\s{0,3},\s{0,3}(?:please\s{1,3})?(?:ignore|forget|send|forward|email|summari[sz]e|include|add|tell|do|make|write|reply|respond|answer|say|delete|call|use|open|visit|click|read)\b/gim,
   },
   {
     name: 'markdown-image-exfiltration',
@@ -76,6 +92,108 @@ const INJECTION_PATTERNS: readonly WeightedPattern[] = [
     weight: 0.5,
     pattern: /\[[^\]\n]{0,200}\]\(\s{0,3}https?:\/\/[^\s)?]{1,512}\?[^\s)=]{0,256}=(?:[^\s)&{}$<>%]{0,1024}[{}$<>]|[A-Za-z0-9+/_%-]{48})/gi,
   },
+  // --- Instructions aimed at the assistant's answer (BIPIA's "targeted" and "malicious" attack classes: Yi et al.
+  // 2023, "Benchmarking and Defending Against Indirect Prompt Injection Attacks on Large Language Models"; Greshake et
+  // al. 2023, "Not what you've signed up for", §4: injected content that manipulates the answer the user sees). A
+  // person writing an e-mail asks for the reader's data ("include your order number in your reply"); a planted
+  // instruction changes the form of the answer or inserts content into it.
+  {
+    name: 'answer-form-directive',
+    weight: 0.85,
+    pattern: new RegExp(
+      String.raw`\b(?:replace|substitute|swap|exchange|convert|encode|encrypt|encipher|translate|reverse|invert|misspell|scramble|jumble|shuffle|rearrange|anagram(?:mi[sz]e)?|remove|strip|group|combine|render|rewrite|present|format|capitali[sz]e|spell|write|use|introduce|provide|give|deliver|output|express)\b(?:[^.!?\n]|[.!?](?=\S)){0,80}?\b(?:in|into|of|from|for|within|to|on)\s{1,3}your\s{1,3}(?:(?:final|entire|whole|next|generated)\s{1,3})?(?:response|answer|reply|output|message|summary|completion)s?(?:'s)?\b` +
+        String.raw`|\b(?:provide|give|write|render|present|deliver|format|compose|send|express|phrase)\s{1,3}(?:all\s{1,3}(?:of\s{1,3})?)?your\s{1,3}(?:(?:final|entire|whole|next)\s{1,3})?(?:response|answer|reply|output|message)\s{1,3}(?:in|using|with|as|without|backwards|reversed|entirely)\b` +
+        String.raw`|\b(?:translate|encode|encrypt|reverse|scramble|misspell|anagram)\s{1,3}(?:all\s{1,3}(?:of\s{1,3})?)?your\s{1,3}(?:(?:final|entire|whole|next)\s{1,3})?(?:response|answer|reply|output)`,
+      'gi',
+    ),
+  },
+  {
+    name: 'answer-content-directive',
+    weight: 0.85,
+    pattern: new RegExp(
+      String.raw`\b(?:add|include|insert|append|prepend|integrate|incorporate|embed|inject|mention|attach|put|place|weave|slip)\s{1,3}(?!your\b)(?:[^.!?\n]|[.!?](?=\S)){0,120}?\b(?:in|to|into|within|at\s{1,3}the\s{1,3}(?:end|start|beginning|top|bottom)\s{1,3}of)\s{1,3}your\s{1,3}(?:(?:final|next)\s{1,3})?(?:response|answer|reply|output|summary|completion)\b` +
+        String.raw`|\b(?:modify|enhance|augment|amend|adjust|alter|change|tweak|edit|update|extend|expand|end|begin|start|conclude|close|preface|finish|sign\s{1,3}off)\s{1,3}your\s{1,3}(?:(?:final|next)\s{1,3})?(?:response|answer|reply|output|summary)\s{1,3}(?:to|with|by|so|in\s{1,3}a\s{1,3}way)\b` +
+        String.raw`|\bin\s{1,3}your\s{1,3}(?:(?:final|next)\s{1,3})?(?:response|answer|reply|output|summary)\s{0,3},\s{0,3}(?:please\s{1,3})?(?:add|include|insert|mention|suggest|recommend|promote|tease|hint|claim|state|say|tell|urge|encourage|invite|remind|warn|advertise|link|direct|refer|ask)\b`,
+      'gi',
+    ),
+    unless:
+      /^(?:include|add|attach|mention|put|place)\s{1,3}(?:the|a|an)\s{1,3}(?:[\w-]{1,20}\s{1,3}){0,2}(?:number|id|reference|code|name|date|details?|availability)\s{1,3}in\s{1,3}your\s{1,3}reply\b/i,
+  },
+  {
+    name: 'respond-in-form',
+    weight: 0.7,
+    pattern:
+      /\b(?:respond|reply|answer|write|speak|communicate)\s{1,3}(?:only\s{1,3}|exclusively\s{1,3}|solely\s{1,3}|entirely\s{1,3})?(?:in|with|using|through)\s{1,3}(?:(?:a|an|the)\s{1,3})?(?:base64|base-64|hex(?:adecimal)?|binary|morse(?:\s{1,3}code)?|rot-?13|emojis?|emoticons|leetspeak|l33t|pig\s{1,3}latin|reverse(?:d)?\s{1,3}(?:order|text)|backwards|all\s{1,3}caps|upper-?case|cipher(?:text)?|code\s{1,3}words?|anagrams?|rhymes?|riddles?|(?:English|French|Spanish|German|Italian|Portuguese|Dutch|Russian|Chinese|Mandarin|Japanese|Korean|Arabic|Hindi|Turkish|Polish|Swedish|Greek|Latin|Klingon)(?:\s{1,3}only)?)\b/gi,
+  },
+  {
+    name: 'encoding-trick',
+    weight: 0.5,
+    pattern:
+      /\b(?:encode|encrypt|encipher|obfuscate)\b[^.!?\n]{0,60}?\b(?:base-?64|hex|rot-?13|caesar|cipher|binary|morse)\b|\b(?:substitution|caesar|atbash|vigen[eè]re|shift)\s{1,3}cipher\b|\b(?:homophonic|alphanumeric|monoalphabetic|polyalphabetic)\s{1,3}substitution\b|\b(?:reverse|invert)\s{1,3}(?:the\s{1,3})?(?:order\s{1,3}of\s{1,3}(?:the\s{1,3})?)?(?:letters|characters|words|text|sentences?)\b|\b(?:replace|substitute|swap|convert)\b(?:[^.!?\n]|[.!?](?=\S)){0,50}?\b(?:with|into|to|by|for)\s{1,3}(?:(?:their|the|corresponding|matching|relevant)\s{1,3})?(?:emojis?|emoticons|symbols|numbers|digits|synonyms|antonyms)\b|\breplace\s{1,3}(?:each|every|all|the)\s{1,3}(?:(?:first|second|third|fourth|fifth|other)\s{1,3})?(?:letters?|vowels?|consonants?|characters?|words?)\s{1,3}(?:with|by)\b/gi,
+  },
+  // --- Text addressed to the model itself (Greshake et al. 2023 §3: "the attacker's instructions are addressed to the
+  // LLM"; AgentDojo's important_instructions attack: "This is an important message from me, <user>, to you, <model>").
+  {
+    name: 'addressed-to-ai',
+    weight: 0.6,
+    pattern:
+      /\bas\s{1,3}an?\s{1,3}(?:ai|artificial\s{1,3}intelligence|(?:large\s{1,3})?language\s{1,3}model|llm|ai\s{1,3}(?:assistant|model|agent)|virtual\s{1,3}assistant|chatbot)\b|\bif\s{1,3}you\s{1,3}are\s{1,3}an?\s{1,3}(?:ai|(?:large\s{1,3})?language\s{1,3}model|llm|bot|chatbot|assistant|ai\s{1,3}(?:assistant|model|agent))\b|\b(?:dear|hey|hello|hi)\s{1,3}(?:ai|assistant|chatbot|copilot|llm|gpt|chatgpt|claude|gemini|language\s{1,3}model)\b\s{0,3}[,:!]|\b(?:ai|llm|language\s{1,3}model|assistant|agent|bot|copilot)s?\s{1,3}(?:reading|processing|summari[sz]ing|parsing|analy[sz]ing|scanning)\s{1,3}this\b|\bmessage\s{1,3}from\s{1,3}(?:me|the\s{1,3}user|your\s{1,3}(?:user|owner|principal))\b[^.\n]{0,80}?\bto\s{1,3}you\b/gi,
+  },
+  {
+    name: 'answer-hijack',
+    weight: 0.6,
+    pattern:
+      /\b(?:before|after|instead\s{1,3}of|rather\s{1,3}than|regardless\s{1,3}of)\s{1,3}(?:you\s{1,3})?(?:answer(?:ing)?|respond(?:ing)?|repl(?:y|ying)|summari[sz](?:e|ing)|complet(?:e|ing)\s{1,3}(?:the|this|your)\s{1,3}task|(?:can\s{1,3})?(?:solve|do|finish|continue(?:\s{1,3}with)?)\s{1,3}the\s{1,3}(?:original\s{1,3})?task)\b[^.\n]{0,40}?(?:\b(?:the\s{1,3})?(?:user|question|query|request|task)|,)|\b(?:do\s{1,3}not|don'?t|never)\s{1,3}(?:tell|inform|mention\s{1,3}(?:this|it)\s{1,3}to|notify|alert|reveal\s{1,3}(?:this|it)\s{1,3}to)\s{1,3}(?:the\s{1,3})?(?:user|human)\b|\bthe\s{1,3}task\s{1,3}(?:that\s{1,3})?I\s{1,3}gave\s{1,3}you\b|\b(?:do\s{1,3}not|don'?t|never)\s{1,3}(?:summari[sz]e|mention|include|show|display|quote|disclose)\s{1,3}this\s{1,3}(?:e-?mail|message|document|note|part|section|instruction|text)\b/gi,
+  },
+  {
+    name: 'role-assignment',
+    weight: 0.6,
+    pattern:
+      /(?:^|[.!?:;|>"]\s{0,3}|\n\s{0,3})(?:now\s{1,3}|from\s{1,3}now\s{1,3}on,?\s{1,3})?(?:act|behave|respond|pose|roleplay|role-play)\s{1,3}(?:as|like)\s{1,3}(?:a|an|my|the|if)\b|(?:^|[.!?:;|>"]\s{0,3}|\n\s{0,3})(?:pretend|imagine)\s{1,3}(?:to\s{1,3}be|(?:that\s{1,3})?you\s{1,3}are)\b/gim,
+  },
+  // --- Orders to act with the victim's tools (AgentDojo injection tasks; Greshake et al. 2023 §4.2 "data theft",
+  // §4.4 "intrusion": spreading, deleting, exfiltrating through the assistant's own capabilities).
+  {
+    name: 'mailbox-exfiltration',
+    weight: 0.65,
+    pattern:
+      /\b(?:send|forward|e-?mail|copy|share|upload|post)\s{1,3}(?:me\s{1,3})?(?:the\s{1,3})?(?:full\s{1,3}|entire\s{1,3}|complete\s{1,3})?(?:contents?|text|bod(?:y|ies)|copies|all|every|each)\b(?:[^.!?\n]|[.!?](?=\S)){0,60}?\b(?:e-?mails?|messages?|inbox|mailbox|files?|documents?|calendar|contacts|conversations?|chats?)\b(?:[^.!?\n]|[.!?](?=\S)){0,80}?\bto\s{1,3}['"“‘]?[A-Za-z0-9._%+-]{1,64}@/gi,
+  },
+  {
+    name: 'credential-exfiltration',
+    weight: 0.8,
+    pattern:
+      /\b(?:send|forward|e-?mail|share|post|give|reveal|disclose)\b(?:[^.!?\n]|[.!?](?=\S)){0,60}?\b(?:security|verification|confirmation|authentication|2fa|mfa|one-time|otp|login|sign-in|reset|access)\s{1,3}(?:codes?|pins?|tokens?|links?|passwords?)\b(?:[^.!?\n]|[.!?](?=\S)){0,100}?\bto\s{1,3}['"“‘]?(?:[A-Za-z0-9._%+-]{1,64}@|https?:\/\/)/gi,
+  },
+  {
+    name: 'cover-tracks',
+    weight: 0.6,
+    pattern:
+      /\b(?:then|and|afterwards?|after\s{1,3}that|finally)\s{1,3}(?:permanently\s{1,3})?(?:delete|remove|erase|purge|trash)\s{1,3}(?:the|this|that|your|every|all)\s{1,3}(?:(?:single|sent|forwarded|original|unread|read)\s{1,3}){0,2}(?:e-?mails?|messages?|evidence|traces?|logs?|history)\b|\bdelete\s{1,3}every\s{1,3}(?:single\s{1,3})?(?:e-?mail|message|file)\b/gi,
+  },
+  {
+    name: 'calendar-instruction',
+    weight: 0.45,
+    pattern:
+      /\b(?:create|schedule|set\s{1,3}up|book|add|send)\s{1,3}(?:a|an|the)\s{1,3}(?:[\w-]{1,20}\s{1,3}){0,4}?(?:event|meeting|invite|invitation|appointment|call)\b(?:[^.!?\n]|[.!?](?=\S)){0,60}?\b(?:with|for|inviting|to)\s{1,3}(?:the\s{1,3})?(?:participants?\s{1,3}|attendees?\s{1,3}|guests?\s{1,3})?['"“‘]?[A-Za-z0-9._%+-]{1,64}@/gi,
+  },
+  // --- The task-irrelevant attack class (BIPIA's "task-irrelevant" attacks; Greshake et al. 2023 "goal hijacking"): a
+  // bare imperative at the start of a sentence asking for a creative or coding artifact — "write a poem about…",
+  // "compose a short story", "create a script that…" — which a person's e-mail to the user does not hold. Questions
+  // and explanations ("explain how…", "what is the capital of…") are as typical of the class but common in real
+  // mail, so they stay weak.
+  {
+    name: 'standalone-generative-task',
+    weight: 0.8,
+    pattern:
+      /(?:^|[.!?:;|>"]\s{0,3}|\n\s{0,3})(?:now\s{1,3}|also\s{1,3}|first\s{1,3}|instead\s{1,3})?(?:write|compose|draft|generate|create|produce|develop|provide|craft|give\s{1,3}me)\s{1,3}(?:me\s{1,3})?(?:a|an|some|three|five|ten|\d{1,2})\s{1,3}(?:[\w'-]{1,20}\s{1,3}){0,4}?(?:poem|poems|haiku|limerick|story|stories|essay|speech|song|lyrics|joke|jokes|script|function|program|code\s{1,3}snippet|tweet|slogan|riddle|sonnet|rap)\b/gim,
+  },
+  {
+    name: 'standalone-question',
+    weight: 0.3,
+    pattern:
+      /(?:^|[.!?:;|>]\s{0,3}|\n\s{0,3})(?:explain|describe|summari[sz]e|define|analy[sz]e|calculate|classify|translate|list|compare|outline)\s{1,3}(?:the|how|what|why|a|an|this|following|to|in)\b|(?:^|[.!?:;|>]\s{0,3}|\n\s{0,3})(?:what\s{1,3}(?:is|are|was|were)\s{1,3}the\s{1,3}(?:capital|meaning|difference|main|primary|best|population)|who\s{1,3}(?:wrote|invented|discovered|painted|was\s{1,3}the\s{1,3}first)|how\s{1,3}do\s{1,3}(?:you\s{1,3}say|i\s{1,3}(?:solve|calculate|write|make|cook)))\b/gim,
+  },
 ];
 
 /**
@@ -84,6 +202,59 @@ const INJECTION_PATTERNS: readonly WeightedPattern[] = [
  */
 const QUOTES_OUTPUT =
   /["“”`]|\b(?:the\s{1,3})?(?:tool|document|page|e-?mail|result|output|file|website)\s{1,3}(?:says|said|states|asks|instructs|contains|reads)\b/i;
+
+/**
+ * The orchestrator's thought attributing the next step to what a retrieved item asked for ("the e-mail asks to send
+ * …; send it as requested"): the planner is following instructions found in data, the failure Greshake et al. 2023
+ * describe (§3, "the LLM cannot distinguish data from instructions"). Counted only beside another hit in tool output.
+ */
+const THOUGHT_FOLLOWS_DATA: WeightedPattern = {
+  name: 'thought-follows-retrieved-instructions',
+  weight: 0.4,
+  pattern:
+    /\b(?:the|an?|this|that|one)\s{1,3}(?:e-?mail|message|document|page|website|web\s{1,3}page|file|tool\s{1,3}output|result|note|comment)\s{1,3}(?:asks|asked|requests|requested|instructs|instructed|tells|told|says\s{1,3}to|wants|demands|directs)\b|\bas\s{1,3}(?:requested|instructed|asked|directed)\s{1,3}(?:in|by)\s{1,3}(?:the|an?|this)\s{1,3}(?:e-?mail|message|document|page|file)\b/gi,
+};
+
+/** Most string leaves read from one JSON tool output. */
+const JSON_LEAVES_MAX = 2000;
+
+/**
+ * The previous tool outputs as texts to scan. A value that is JSON (connectors such as Office 365 Outlook *Get emails
+ * (V3)* return an array of objects) is parsed and its string leaves scanned one by one (`….value/3/body`), so the
+ * e-mail bodies are read with their real line breaks and quotes rather than JSON escapes. Parsing is linear; depth and
+ * leaf count are bounded; a value that is not JSON is scanned as it is.
+ */
+function retrievedTexts(exec: ToolExecution): [string, string][] {
+  const out: [string, string][] = [];
+  for (const [field, value] of outputTexts(exec)) {
+    const t = value.trimStart();
+    if (!(t.startsWith('{') || t.startsWith('['))) {
+      out.push([field, value]);
+      continue;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(t);
+    } catch {
+      out.push([field, value]);
+      continue;
+    }
+    let leaves = 0;
+    const walk = (v: unknown, path: string, depth: number): void => {
+      if (leaves >= JSON_LEAVES_MAX) return;
+      if (typeof v === 'string') {
+        leaves++;
+        if (v.length >= 8) out.push([path, v]);
+      } else if (Array.isArray(v)) {
+        if (depth < 8) v.forEach((x, i) => walk(x, `${path}/${i}`, depth + 1));
+      } else if (v && typeof v === 'object' && depth < 8) {
+        for (const [k, x] of Object.entries(v)) walk(x, `${path}/${k}`, depth + 1);
+      }
+    };
+    walk(parsed, field, 0);
+  }
+  return out;
+}
 
 /** Confidence at which the detector reports a detection (a lone weak hint is not one). */
 const DETECT_AT = 0.5;
@@ -123,15 +294,18 @@ function actedOn(exec: ToolExecution, injected: readonly string[]): Evidence[] {
 
 /**
  * Indirect prompt injection: instructions planted in what previous tools returned (retrieved documents, web results,
- * e-mails) and, when the orchestrator's thought quotes tool output, in the thought. Confidence is the noisy-or of the
- * patterns seen; it rises by 0.25 when the tool's inputs carry an address or host the injected text named and the
- * user did not.
+ * e-mails; JSON outputs read leaf by leaf) and, when the orchestrator's thought quotes tool output, in the thought.
+ * Only retrieved content is read — the user's own words are the jailbreak detector's. Confidence is the noisy-or of
+ * the patterns seen: a directive aimed at the assistant's answer or a bare generative task blocks on its own (0.8+),
+ * as they have no reading between people; weaker signs (text addressed to an AI, orders to send or delete, encoding
+ * tricks) need a second one. A thought attributing the step to the retrieved item adds 0.4; the tool's inputs
+ * carrying an address or host the injected text named and the user did not adds 0.25.
  */
 export const detector: ProtectionDetector = {
   id: 'prompt_injection',
   title: 'Indirect prompt injection',
   description:
-    'Looks for instructions planted in previous tool outputs (documents, web pages, e-mails): instruction overrides, chat-template role markers, hidden Unicode text, orders to send data or call a tool, markdown image/link exfiltration URLs. Confidence rises when the tool about to run carries a recipient or host the injected text named.',
+    "Looks for instructions planted in previous tool outputs (documents, web pages, e-mails; JSON outputs read value by value): instruction overrides, directives aimed at the assistant's answer (its form or its content), text addressed to the AI, encoding tricks, orders to send mailboxes, codes or data out or to delete the evidence, bare requests for a creative or coding task, chat-template role markers, hidden Unicode text, markdown image/link exfiltration URLs. Confidence rises when the orchestrator's thought follows what the retrieved item asked, and when the tool about to run carries a recipient or host the injected text named.",
   mappings: [
     'LLM01:2025 Prompt Injection',
     'LLM06:2025 Excessive Agency',
@@ -140,8 +314,9 @@ export const detector: ProtectionDetector = {
   ],
   run(exec) {
     const hits: PatternHit[] = [];
-    for (const [field, text] of outputTexts(exec)) hits.push(...scan(text, field, INJECTION_PATTERNS));
+    for (const [field, text] of retrievedTexts(exec)) hits.push(...scan(text, field, INJECTION_PATTERNS));
     if (exec.thought && QUOTES_OUTPUT.test(exec.thought)) hits.push(...scan(exec.thought, 'plannerContext.thought', INJECTION_PATTERNS, 0.8));
+    if (hits.length > 0 && exec.thought) hits.push(...scan(exec.thought, 'plannerContext.thought', [THOUGHT_FOLLOWS_DATA]));
     if (hits.length === 0) return nothing('prompt_injection', 'No injected instructions in previous tool outputs.');
     let confidence = combine(hits);
     const injected = [...new Set(hits.map((h) => h.text))];

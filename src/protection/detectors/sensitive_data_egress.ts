@@ -48,17 +48,29 @@ function outwardOf(cls: ToolClass, foreign: readonly { host: string }[]): string
 }
 
 /**
+ * Regulated identifiers: a full payment card number (PCI DSS v4.0 requirement 4.2.2 — a PAN sent by end-user messaging
+ * such as e-mail or chat must be protected with strong cryptography, so a plain PAN in a message is a violation
+ * whoever receives it), national identifiers (U.S. SSN, U.K. NINO) and bank accounts (IBAN), which data-protection
+ * regimes treat as high-risk identifiers (GDPR Art. 87; Microsoft Purview's built-in sensitive information types put
+ * them in the same high-confidence class). E-mail addresses are personal data too, but everyday content.
+ */
+const REGULATED = new Set(['card_number', 'us_ssn', 'uk_nino', 'iban']);
+
+/**
  * Sensitive data egress: secrets (cloud keys, tokens, private keys, passwords) or personal data (payment cards, SSN,
- * NINO, IBAN, e-mail addresses in bulk) in the values the model proposes for a tool that sends data out.
+ * NINO, IBAN, e-mail addresses) in the values the model proposes for a tool that sends data out.
  *
  * "Sends data out" ({@link classifyTool}): an e-mail or messaging tool, an HTTP/web request tool, a custom
  * connector, an MCP tool — from the agent's collected component (`connectorId` per the Learn connector reference,
  * `customConnector`, `kind: 'mcp'`, `httpHosts`), the declared `toolDefinition.type`, or names — or any tool whose
  * inputs hold a URL whose host is neither in `allow.hosts` nor a tenant domain.
  *
- * Confidence: a secret 0.9, personal data 0.75; +0.05 for several findings; −0.1 when the channel comes from names
- * only; personal data sent by e-mail only to internal recipients 0.45 (recorded, not blocked by default). Evidence
- * names the field path (`inputValues.body`) and the inspection type, with the inspection's redacted excerpt.
+ * Confidence: a secret 0.9; a regulated identifier ({@link REGULATED}: card, SSN, NINO, IBAN) 0.85, to internal
+ * recipients too (the identifier leaves the system of record in clear text; an organization that mails them
+ * internally by design raises the threshold to 0.9); e-mail addresses only 0.6, 0.45 when mailed only to internal
+ * recipients (recorded, not blocked by default); +0.05 for several findings; −0.1 when the channel comes from names
+ * only. Evidence names the field path (`inputValues.body`) and the inspection type, with the inspection's redacted
+ * excerpt.
  */
 export const detector: ProtectionDetector = {
   id: 'sensitive_data_egress',
@@ -90,10 +102,11 @@ export const detector: ProtectionDetector = {
       return { ...nothing('sensitive_data_egress', `The tool’s inputs hold ${types}, but the tool does not send data out.`), confidence: 0.1 };
     }
     const secret = findings.some((f) => f.kind === 'secret');
-    let confidence = secret ? 0.9 : 0.75;
+    const regulated = findings.some((f) => REGULATED.has(f.match));
+    let confidence = secret ? 0.9 : regulated ? 0.85 : 0.6;
     if (findings.length > 1) confidence += 0.05;
     if (!cls.certain && foreign.length === 0) confidence -= 0.1;
-    if (!secret && isMessaging(cls) && foreign.length === 0 && cls.channels.size <= 2 && internalOnly(exec, ctx)) confidence = 0.45;
+    if (!secret && !regulated && isMessaging(cls) && foreign.length === 0 && cls.channels.size <= 2 && internalOnly(exec, ctx)) confidence = 0.45;
     const evidence: Evidence[] = findings
       .sort((a, b) => (a.kind === b.kind ? 0 : a.kind === 'secret' ? -1 : 1))
       .slice(0, EVIDENCE_MAX)

@@ -23,6 +23,17 @@ describe('external_recipient', () => {
     expect(asked.confidence).toBe(0.6);
   });
 
+  it('counts meeting attendees as recipients, and an address quoted in a tool output as the one the output named', () => {
+    const invite = exec({
+      tool: { id: 'x.action.CreateEvent', name: 'Create event (V4)', description: 'Creates an event', inputParameters: [{ name: 'requiredAttendees' }] },
+      planner: { previousToolsOutputs: [output("Set up a call with 'pat.doe@outside.example' tomorrow")] },
+      inputs: { subject: 'Call', requiredAttendees: 'pat.doe@outside.example' },
+    });
+    const v = detector.run(invite, ctx());
+    expect(v).toMatchObject({ detected: true, confidence: 0.95 });
+    expect(v.evidence[0]!.field).toBe('inputValues.requiredAttendees');
+  });
+
   it('reads nested Graph-style recipients', () => {
     const v = detector.run(exec({ inputs: { message: { toRecipients: [{ emailAddress: { address: 'pat@fabrikam.example' } }] } } }), ctx());
     expect(v.detected).toBe(true);

@@ -46,9 +46,18 @@ describe('sensitive_data_egress', () => {
     expect(detector.run(e, ctx(snapshot([agent([])])))).toMatchObject({ detected: false }); // no component: nothing says it sends
   });
 
-  it('near miss: personal data mailed only to internal recipients stays below the default threshold; a tool that sends nothing is not egress', () => {
-    const internal = detector.run(exec({ inputs: { To: 'hr@contoso.com', Subject: 'card', Body: `Corporate card ${CARD}` } }), ctx());
-    expect(internal.detected).toBe(true);
+  it('a full card number, SSN or IBAN is blocked at the default threshold even to internal recipients (PCI DSS 4.2.2)', () => {
+    const card = detector.run(exec({ inputs: { To: 'hr@contoso.com', Subject: 'card', Body: `Corporate card ${CARD}` } }), ctx());
+    expect(card).toMatchObject({ detected: true, confidence: 0.85 });
+    const ssn = detector.run(exec({ inputs: { To: 'hr@contoso.com', Subject: 'starter', Body: 'SSN 234-56-7890' } }), ctx());
+    expect(ssn.confidence).toBeGreaterThanOrEqual(0.8);
+    const masked = detector.run(exec({ inputs: { To: 'hr@contoso.com', Subject: 'card', Body: 'Corporate card **** 1111' } }), ctx());
+    expect(masked.detected).toBe(false);
+  });
+
+  it('near miss: e-mail addresses in content mailed only to internal recipients stay below the default threshold; a tool that sends nothing is not egress', () => {
+    const list = ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((x) => `${x}.lee@fabrikam.example`).join(', ');
+    const internal = detector.run(exec({ inputs: { To: 'hr@contoso.com', Subject: 'contacts', Body: `Attendees: ${list}` } }), ctx());
     expect(internal.confidence).toBeLessThan(0.8);
     const local = exec({
       tool: { id: 'x.action.Calc', name: 'Calculate tax', description: 'Computes tax', inputParameters: [] },
