@@ -28,7 +28,7 @@ const JAILBREAK_PATTERNS: readonly WeightedPattern[] = [
     name: 'no-restrictions',
     weight: 0.45,
     pattern:
-      /\b(?:no|without|free\s{1,3}(?:of|from)|not\s{1,3}(?:bound|constrained|limited|restricted)\s{1,3}by|never\s{1,3}restricted\s{1,3}by)\s{1,3}(?:any\s{1,3}|all\s{1,3})?(?:(?:the|its|their|your)\s{1,3})?(?:[\w-]{1,15}[\s,]{1,3}(?:(?:and|or)\s{1,3})?){0,5}?(?:restrictions|filters|filtering|limitations|limits|censorship|guidelines|rules|safeguards|guardrails|constraints|confines|principles|policies|moderation)\b|\b(?:zero|no)\s{1,3}(?:moderation|censorship|filtering)\b/gi,
+      /\b(?:no|without|free\s{1,3}(?:of|from)|not\s{1,3}(?:bound|constrained|limited|restricted)\s{1,3}by|never\s{1,3}restricted\s{1,3}by)\s{1,3}(?:any\s{1,3}|all\s{1,3})?(?:(?:the|its|their|your)\s{1,3})?(?:[\w-]{1,15}[\s,]{1,3}(?:(?:and|or)\s{1,3})?){0,5}?(?:restrictions|filters|filtering|limitations|limits|censorship|guidelines|rules|safeguards|guardrails|constraints|confines|principles|polic(?:y|ies)|moderation)\b|\b(?:zero|no)\s{1,3}(?:moderation|censorship|filtering)\b/gi,
   },
   {
     name: 'ignore-your-rules',
@@ -58,13 +58,13 @@ const JAILBREAK_PATTERNS: readonly WeightedPattern[] = [
     name: 'policy-evasion',
     weight: 0.55,
     pattern:
-      /\b(?:not\s{1,3}(?:comply|complies|governed|bound)|doesn'?t\s{1,3}comply|violat(?:e|es|ing)|against|break(?:ing)?|ignor(?:e|es|ing)|bypass(?:es|ing)?|free\s{1,3}(?:of|from)|not\s{1,3}(?:have\s{1,3}to\s{1,3})?(?:abide|follow)\s{1,3}by|no\s{1,3}longer\s{1,3}(?:bound|limited)\s{1,3}by)\b(?:[^.\n]|\.(?=\S)){0,40}?\b(?:open\s?ai|content|usage|safety)\s{1,3}(?:polic(?:y|ies)|guidelines|rules|filters?)\b|\b(?:open\s?ai'?s?|chatgpt'?s?)\s{1,3}(?:rules|policies|guidelines|restrictions|content\s{1,3}polic(?:y|ies))\b|\b(?:rules|policies|guidelines|restrictions|filters)\s{1,3}(?:of\s{1,3}[\w-]{1,20}\s{1,3})?(?:don'?t|do\s{1,3}not|no\s{1,3}longer)\s{1,3}apply\b/gi,
+      /\b(?:not\s{1,3}(?:comply|complies|governed|bound)|doesn'?t\s{1,3}comply|violat(?:e|es|ing)|against|break(?:ing)?|ignor(?:e|es|ing)|bypass(?:es|ing)?|free\s{1,3}(?:of|from)|not\s{1,3}(?:have\s{1,3}to\s{1,3})?(?:abide|follow)\s{1,3}by|no\s{1,3}longer\s{1,3}(?:bound|limited)\s{1,3}by)\b(?:[^.\n]|\.(?=\S)){0,40}?\b(?:open\s?ai|content|usage|safety)\s{1,3}(?:polic(?:y|ies)|guidelines|rules|filters?)\b|\b(?:open\s?ai'?s?|chatgpt'?s?)\s{1,3}(?:rules|policies|guidelines|restrictions|content\s{1,3}polic(?:y|ies))\b|\b(?:rules|policies|guidelines|restrictions|filters|instructions|(?:system\s{1,3})?prompt|programming)\s{1,3}(?:of\s{1,3}[\w-]{1,20}\s{1,3})?(?:(?:and|or)\s{1,3}(?:[\w-]{1,20}\s{1,3}){0,2})?(?:don'?t|do\s{1,3}not|no\s{1,3}longer)\s{1,3}apply\b/gi,
   },
   {
     name: 'refusal-suppression',
     weight: 0.5,
     pattern:
-      /\b(?:never|won'?t|will\s{1,3}not|cannot|can'?t)\s{1,3}(?:ever\s{1,3})?(?:refuse|deny|decline|reject)\b|\b(?:none\s{1,3}of\s{1,3}(?:your|\w{1,20}'s)\s{1,3}(?:responses|answers|replies)|your\s{1,3}(?:responses|answers)\s{1,3}(?:should|must|will)\s{1,3}(?:never|not))\s{1,3}(?:should\s{1,3}|will\s{1,3}|must\s{1,3})?(?:contain|include|inform|say|mention)\b|\b(?:never|don'?t|do\s{1,3}not)\s{1,3}(?:ever\s{1,3})?(?:remind|tell|inform|warn)\s{1,3}(?:me|the\s{1,3}user)\s{1,3}(?:that|about)\s{1,3}(?:you|it|the)|\bwithout\s{1,3}(?:any\s{1,3})?(?:warnings?|disclaimers?|caveats)\b|\bnever[\s,]{1,3}(?:ever[\s,]{1,3})?(?:respond|reply|answer|say)\s{1,3}(?:with\s{1,3})?["“']?I'?m\s{1,3}sorry/gi,
+      /\b(?:never|won'?t|will\s{1,3}not|cannot|can'?t)\s{1,3}(?:ever\s{1,3})?(?:refuse|deny|decline|reject)s?\b|\b(?:none\s{1,3}of\s{1,3}(?:your|\w{1,20}'s)\s{1,3}(?:responses|answers|replies)|your\s{1,3}(?:responses|answers)\s{1,3}(?:should|must|will)\s{1,3}(?:never|not))\s{1,3}(?:should\s{1,3}|will\s{1,3}|must\s{1,3})?(?:contain|include|inform|say|mention)\b|\b(?:never|don'?t|do\s{1,3}not)\s{1,3}(?:ever\s{1,3})?(?:remind|tell|inform|warn)\s{1,3}(?:me|the\s{1,3}user)\s{1,3}(?:that|about)\s{1,3}(?:you|it|the)|\bwithout\s{1,3}(?:any\s{1,3})?(?:warnings?|disclaimers?|caveats)\b|\bnever[\s,]{1,3}(?:ever[\s,]{1,3})?(?:respond|reply|answer|say)\s{1,3}(?:with\s{1,3})?["“']?I'?m\s{1,3}sorry/gi,
   },
   {
     name: 'dual-response',
