@@ -11,7 +11,7 @@ import { raiseAlerts, type AlertInput } from '../store/repositories/audit.ts';
 import { findIntegration } from '../store/repositories/integrations.ts';
 import {
   getProtectionEndpoint,
-  insertAgentStep,
+  insertAgentSteps,
   listProtectionPolicies,
   markProtectionAnalysis,
   markProtectionValidated,
@@ -91,6 +91,24 @@ export interface AnalyzeOptions {
   clientIp?: string | undefined;
   /** When the request arrived (`performance.now()`), to count the whole handling; default: when `analyze` was called. */
   startedAt?: number;
+}
+
+/** Steps written per transaction at most (a multi-row insert of 30 columns stays under SQLite's 32,766 parameters). */
+const STEP_BATCH_MAX = 200;
+/**
+ * How often an endpoint's last-analysis time is written, milliseconds: the set-up doctor shows it to the minute, and a
+ * row updated on every call would be written a thousand times a second under load.
+ */
+const ANALYSIS_MARK_MS = 10_000;
+
+/** A step waiting to be written, and its caller. */
+interface PendingStep {
+  step: AgentStepRow;
+  alerts: { input: AlertInput; info: DetectionInfo }[];
+  tenantId: string;
+  at: string;
+  resolve(delivered: boolean): void;
+  reject(e: unknown): void;
 }
 
 interface EndpointEntry {
@@ -180,6 +198,11 @@ export class ProtectionService {
   readonly #keys: TenantKeyCache;
   readonly #snapshots: SnapshotCache;
   readonly #cacheMs: number;
+  /** Steps waiting for the next write ({@link ProtectionService.#store}). */
+  readonly #pending: PendingStep[] = [];
+  #writing = false;
+  /** When each endpoint's analysis time was last written (Date.now()). */
+  readonly #analysisMarked = new Map<string, number>();
   readonly #endpoints = new Map<string, EndpointEntry>();
   readonly #policies = new Map<string, { policies: ProtectionPolicy[]; at: number }>();
 
@@ -366,22 +389,82 @@ export class ProtectionService {
     };
   }
 
-  /** Stores the step, the endpoint's analysis time and the alerts in one transaction; true when alerts were queued for sinks. */
-  async #store(step: AgentStepRow, alerts: { input: AlertInput; info: DetectionInfo }[], tenantId: string, at: string): Promise<boolean> {
+  /**
+   * Stores the step and its alerts, and (at most every {@link ANALYSIS_MARK_MS}) the endpoint's analysis time, before
+   * the call is answered: nothing answered is lost. Calls arriving while a write is in progress are written together
+   * in the next transaction (group commit: one commit for many steps under load, none waiting behind a timer); a batch
+   * that fails is written again one step per transaction, so one bad step fails only its own call.
+   * @returns true when alerts were queued for sinks.
+   */
+  #store(step: AgentStepRow, alerts: { input: AlertInput; info: DetectionInfo }[], tenantId: string, at: string): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ step, alerts, tenantId, at, resolve, reject });
+      // After the current turn of the event loop: every call whose request was read in it joins the same transaction.
+      if (!this.#writing) {
+        this.#writing = true;
+        setImmediate(() => void this.#writeLoop());
+      }
+    });
+  }
+
+  /** Writes the pending steps, batch after batch, until none is left. */
+  async #writeLoop(): Promise<void> {
+    try {
+      while (this.#pending.length) {
+        const batch = this.#pending.splice(0, STEP_BATCH_MAX);
+        try {
+          const delivered = await this.#deps.db.transaction().execute((trx: Executor) => this.#writeBatch(trx, batch));
+          batch.forEach((p, i) => p.resolve(delivered[i]!));
+        } catch (e) {
+          if (batch.length === 1) {
+            batch[0]!.reject(e);
+            continue;
+          }
+          for (const p of batch) {
+            try {
+              const [delivered] = await this.#deps.db.transaction().execute((trx: Executor) => this.#writeBatch(trx, [p]));
+              p.resolve(delivered!);
+            } catch (err) {
+              p.reject(err);
+            }
+          }
+        }
+      }
+    } finally {
+      this.#writing = false;
+    }
+  }
+
+  /** One transaction's writes: the steps (one statement), the endpoints' analysis times when due, the alerts. */
+  async #writeBatch(trx: Executor, batch: PendingStep[]): Promise<boolean[]> {
+    await insertAgentSteps(
+      this.#deps.db,
+      trx,
+      batch.map((p) => p.step),
+    );
+    const now = Date.now();
+    for (const [endpointId, at] of new Map(batch.map((p) => [p.step.endpoint_id, p.at]))) {
+      if (now - (this.#analysisMarked.get(endpointId) ?? 0) < ANALYSIS_MARK_MS) continue;
+      await markProtectionAnalysis(trx, endpointId, at);
+      this.#analysisMarked.set(endpointId, now);
+    }
     const sinks = this.#deps.sinks;
-    return this.#deps.db.transaction().execute(async (trx: Executor) => {
-      await insertAgentStep(trx, step);
-      await markProtectionAnalysis(trx, step.endpoint_id, at);
-      if (alerts.length === 0) return false;
+    const delivered: boolean[] = [];
+    for (const p of batch) {
+      if (p.alerts.length === 0) {
+        delivered.push(false);
+        continue;
+      }
       const rows = await raiseAlerts(
         trx,
-        alerts.map((a) => a.input),
-        () => at,
+        p.alerts.map((a) => a.input),
+        () => p.at,
       );
-      const created = rows.flatMap((alert, i) => (alert ? [{ alert, detection: alerts[i]!.info }] : []));
-      if (sinks && created.length) await enqueueAlerts(trx, created, { sinks: sinks.names, product: sinks.product, tenantId });
-      return created.length > 0 && sinks !== undefined;
-    });
+      const created = rows.flatMap((alert, i) => (alert ? [{ alert, detection: p.alerts[i]!.info }] : []));
+      if (sinks && created.length) await enqueueAlerts(trx, created, { sinks: sinks.names, product: sinks.product, tenantId: p.tenantId });
+      delivered.push(created.length > 0 && sinks !== undefined);
+    }
+    return delivered;
   }
 
   /**

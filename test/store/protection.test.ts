@@ -6,7 +6,7 @@ import {
   deleteProtectionPolicy,
   getProtectionEndpoint,
   getProtectionEndpointOfIntegration,
-  insertAgentStep,
+  insertAgentSteps,
   insertProtectionEndpoint,
   listAgentSteps,
   listProtectionEndpoints,
@@ -126,12 +126,15 @@ describe.each(DIALECTS)('protection repository on %s', (dialect) => {
   it('lists steps newest first with filters and keyset pages, and a conversation oldest first (U+0000 stored as U+FFFD)', async () => {
     store = await freshStore(dialect);
     const org = await seed(store);
-    for (let i = 0; i < 5; i++)
-      await insertAgentStep(
-        store.db,
+    // Several rows in one statement, as the webhook writes a batch.
+    await insertAgentSteps(
+      store.db,
+      store.db,
+      Array.from({ length: 5 }, (_, i) =>
         step(org, `stp_${i}`, `2026-01-01T00:00:0${i}.000Z`, i % 2 ? 'conv-b' : 'conv-a', i < 3 ? 'agent-1' : 'agent-2', i === 4),
-      );
-    await insertAgentStep(store.db, step(org, 'stp_5', '2026-01-01T00:00:04.000Z', 'conv-a'));
+      ),
+    );
+    await insertAgentSteps(store.db, store.db, [step(org, 'stp_5', '2026-01-01T00:00:04.000Z', 'conv-a')]);
     const all = await listAgentSteps(store.db, { integrationIds: ['int_a'] });
     expect(all.map((s) => s.id)).toEqual(['stp_5', 'stp_4', 'stp_3', 'stp_2', 'stp_1', 'stp_0']);
     expect(all[0]!.agent_name).toBe('Agent \uFFFD one');

@@ -77,6 +77,9 @@ export class CallerTokenRejected extends VigilError {
   }
 }
 
+/** Verified tokens remembered per key cache (about 2 KB each). */
+const VERIFIED_TOKENS_MAX = 5000;
+
 /** Default lifetime of a tenant's cached key set, milliseconds (1 hour). */
 const KEYS_TTL_MS = 60 * 60 * 1000;
 /** Least time between two reads of a tenant's keys caused by an unknown `kid`, milliseconds (5 minutes). */
@@ -96,6 +99,29 @@ interface CachedKeys {
 export class TenantKeyCache {
   readonly #entries = new Map<string, CachedKeys>();
   readonly #inFlight = new Map<string, Promise<CachedKeys>>();
+  /** Tokens whose signature was verified, by their signature segment: the whole token and its claims. */
+  readonly #verified = new Map<string, { tenant: string; token: string; payload: JWTPayload; keysAt: number }>();
+
+  /**
+   * The claims of `token` when its signature was already verified with `tenant`'s keys (Copilot Studio presents the
+   * same token for its lifetime: verifying RS256 once per token, not once per call). The whole token must be the one
+   * verified, so a reused signature with other claims is no hit; and the tenant's key set must be the one it was
+   * verified with and still fresh, so a key Entra ID withdrew stops being trusted when the keys are read again. Expiry
+   * is checked by the caller every time.
+   */
+  verified(tenant: string, token: string): JWTPayload | undefined {
+    const hit = this.#verified.get(token.slice(token.lastIndexOf('.') + 1));
+    const keys = this.#entries.get(tenant);
+    if (!hit || !keys || hit.tenant !== tenant || hit.token !== token) return undefined;
+    return hit.keysAt === keys.fetchedAt && this.now() - keys.fetchedAt < this.ttlMs ? hit.payload : undefined;
+  }
+
+  /** Remembers a token verified with `tenant`'s keys (at most {@link VERIFIED_TOKENS_MAX}; the oldest go first). */
+  rememberVerified(tenant: string, token: string, payload: JWTPayload): void {
+    if (this.#verified.size >= VERIFIED_TOKENS_MAX) this.#verified.delete(this.#verified.keys().next().value!);
+    const keysAt = this.#entries.get(tenant)?.fetchedAt;
+    if (keysAt !== undefined) this.#verified.set(token.slice(token.lastIndexOf('.') + 1), { tenant, token, payload, keysAt });
+  }
 
   /**
    * @param fetchKeys reads a tenant's key set (default: {@link fetchTenantKeys}).
@@ -207,12 +233,24 @@ export async function validateCallerToken(c: CallerTokenCheck): Promise<CallerId
     });
   };
   let payload: JWTPayload;
+  const remembered = c.keys.verified(tenant, token);
   try {
-    try {
-      ({ payload } = await verify(false));
-    } catch (e) {
-      if (!(e instanceof joseErrors.JWKSNoMatchingKey) || !kid) throw e;
-      ({ payload } = await verify(true));
+    if (remembered) {
+      // Verified before: only its validity period is checked again (as jwtVerify does, with the same tolerance).
+      const now = Math.floor((c.now ?? new Date()).getTime() / 1000);
+      const tolerance = c.clockToleranceSeconds ?? 300;
+      if (typeof remembered.exp === 'number' && now - tolerance >= remembered.exp) throw new CallerTokenRejected('expired', 'The token has expired.');
+      if (typeof remembered.nbf === 'number' && now + tolerance < remembered.nbf)
+        throw new CallerTokenRejected('expired', "The token is not valid at this time ('nbf').");
+      payload = remembered;
+    } else {
+      try {
+        ({ payload } = await verify(false));
+      } catch (e) {
+        if (!(e instanceof joseErrors.JWKSNoMatchingKey) || !kid) throw e;
+        ({ payload } = await verify(true));
+      }
+      c.keys.rememberVerified(tenant, token, payload);
     }
   } catch (e) {
     if (e instanceof CallerTokenRejected) throw e;

@@ -1,5 +1,7 @@
-import type { Executor } from '../db.ts';
-import type { AgentStepsTable, ProtectionEndpointsTable, ProtectionPoliciesTable } from '../schema.ts';
+import type { Kysely } from 'kysely';
+import { sqliteHandle, type Executor } from '../db.ts';
+import { storableText } from '../text.ts';
+import type { AgentStepsTable, Database, ProtectionEndpointsTable, ProtectionPoliciesTable } from '../schema.ts';
 
 /**
  * Runtime protection's storage (migration 0014): the Copilot Studio threat-detection endpoints of integrations, the
@@ -63,9 +65,62 @@ export async function recordProtectionAuthFailure(db: Executor, id: string, reas
     .execute();
 }
 
-/** Stores one answered step. */
-export async function insertAgentStep(db: Executor, row: AgentStepRow): Promise<void> {
-  await db.insertInto('agent_steps').values(row).execute();
+/** The columns of `agent_steps` in the order of {@link STEP_INSERT}'s parameters. */
+const STEP_COLUMNS = [
+  'id',
+  'organization_id',
+  'integration_id',
+  'endpoint_id',
+  'received_at',
+  'correlation_id',
+  'environment_id',
+  'agent_id',
+  'agent_name',
+  'user_id',
+  'conversation_id',
+  'message_id',
+  'plan_id',
+  'plan_step_id',
+  'channel_id',
+  'tool_id',
+  'tool_name',
+  'tool_type',
+  'block_action',
+  'would_block',
+  'mode',
+  'reason_code',
+  'reason',
+  'decided_by',
+  'verdicts',
+  'policy_ids',
+  'latency_ms',
+  'engine_ms',
+  'timed_out',
+  'client_ip',
+] as const satisfies readonly (keyof AgentStepRow)[];
+const STEP_INSERT = `insert into agent_steps (${STEP_COLUMNS.join(', ')}) values (${STEP_COLUMNS.map(() => '?').join(', ')})`;
+const stepStatements = new WeakMap<object, { run(values: unknown[]): unknown }>();
+
+/**
+ * Stores answered steps inside the caller's transaction `trx`. On SQLite through one prepared statement reused for every
+ * row (as audit events are: store/repositories/audit.ts; the query builder's compile-and-prepare per statement was most
+ * of a step's write cost under load); on PostgreSQL as multi-row inserts of 200 rows (30 columns each).
+ * `root` is the store itself (its SQLite connection); the statements run in `trx`, which holds that connection.
+ */
+export async function insertAgentSteps(root: Kysely<Database>, trx: Executor, rows: readonly AgentStepRow[]): Promise<void> {
+  const handle = sqliteHandle(root);
+  if (handle) {
+    let stmt = stepStatements.get(handle);
+    if (!stmt) stepStatements.set(handle, (stmt = handle.prepare(STEP_INSERT)));
+    // U+0000 as U+FFFD, as the query builder's plugin stores it (store/text.ts).
+    for (const r of rows) stmt.run(STEP_COLUMNS.map((c) => storableText(r[c])));
+    return;
+  }
+  for (let i = 0; i < rows.length; i += 200)
+    await trx
+      .insertInto('agent_steps')
+      .values(rows.slice(i, i + 200))
+      .execute();
 }
 
 /** Filters of {@link listAgentSteps}; every one optional. Times are ISO 8601 UTC. */

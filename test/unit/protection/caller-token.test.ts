@@ -107,6 +107,28 @@ describe('validateCallerToken', () => {
     expect(await reason(`Bearer ${await token()}`, broken)).toBe('keys');
   });
 
+  it('remembers a verified token by its whole text: the same signature on other claims, or the token once expired, is refused', async () => {
+    const c = cache();
+    const good = await token({}, { expSeconds: 3600 });
+    expect(await reason(`Bearer ${good}`, c)).toBe('accepted');
+    expect(await reason(`Bearer ${good}`, c)).toBe('accepted');
+    // Claims swapped under the remembered signature: a miss, verified anew, refused.
+    const [header, , signature] = good.split('.');
+    const forged = `${header}.${b64({ tid: TENANT, iss: `https://sts.windows.net/${TENANT}/`, aud: BASE, appid: APP, exp: 9_999_999_999 })}.${signature}`;
+    expect(await reason(`Bearer ${forged}`, c)).toBe('signature');
+    // A remembered token still expires: its exp is checked on every call (here two hours later).
+    const later = validateCallerToken({
+      cloud: PUBLIC_CLOUD,
+      keys: c,
+      authorization: `Bearer ${good}`,
+      tenantId: TENANT,
+      appId: APP,
+      audiences: [BASE],
+      now: new Date(Date.now() + 2 * 3600_000),
+    });
+    await expect(later).rejects.toMatchObject({ reason: 'expired' });
+  });
+
   it('caches keys per tenant and reads them again on an unknown kid at most every 5 minutes', async () => {
     const counter = { reads: 0 };
     let now = 1_000_000;
