@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { generateTenant, type TenantSizes } from '../../emulator/generate.ts';
 import { startEmulator } from '../../emulator/index.ts';
@@ -15,7 +16,11 @@ import type { Progress } from '../sync/engine.ts';
 import { listAlerts } from '../store/repositories/audit.ts';
 import { ingestAndDetect } from '../sync/audit.ts';
 import { collectAndEvaluate } from '../sync/run.ts';
-import { createRuntime } from './runtime.ts';
+import { buildServer } from '../api/server.ts';
+import { enableProtection, protectionEvents } from '../protection/endpoints.ts';
+import { setProtectionPolicy } from '../protection/policies.ts';
+import { createRuntime, type Runtime } from './runtime.ts';
+import { protectionService } from './service.ts';
 
 /**
  * The main job: start the emulator with a generated tenant, onboard it as a customer-created app (Mode A),
@@ -62,7 +67,80 @@ export interface DemoSummary {
     byRule: Record<string, number>;
     top: { severity: string; ruleId: string; title: string }[];
   };
+  /**
+   * Runtime protection: the emulated Copilot Studio set Vigil up as an environment's threat-detection provider and
+   * replayed one agent's conversations — benign ones and attacks — against `vigil serve`'s endpoint in block mode.
+   */
+  protection: {
+    baseUrl: string;
+    validated: boolean;
+    agent: string;
+    benign: number;
+    benignAllowed: number;
+    attacks: number;
+    attacksBlocked: number;
+    /** Blocked tool calls by the detector that decided. */
+    blockedBy: Record<string, number>;
+    /** Detectors of the attacks that ran on: their default action is to alert, not to block (docs/protection.md). */
+    alertedOnly: string[];
+    steps: number;
+  };
   database: string;
+}
+
+/** A free TCP port on 127.0.0.1 (the demo's endpoint listens there). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * The runtime-protection part of the demo: Vigil's endpoint listening on `port`, enabled as docs/protection.md tells
+ * an administrator (base URL first, then the application the emulated tenant registers with it), a block-mode policy,
+ * the environment's set-up saved in the emulated admin center (which calls /validate), and the scenarios replayed.
+ */
+async function guardAgents(
+  rt: Runtime,
+  emulator: Awaited<ReturnType<typeof startEmulator>>,
+  tenantId: string,
+  integrationId: string,
+  port: number,
+  scenarios: { environmentId: string; botId: string },
+): Promise<DemoSummary['protection']> {
+  const server = await buildServer({ ready: async () => ({ ok: true, detail: {} }), protection: protectionService(rt, { cacheMs: 0 }), metrics: rt.metrics });
+  await server.listen({ port, host: '127.0.0.1' });
+  try {
+    const apiUrl = rt.config.region.apiUrl ?? null;
+    const { baseUrl } = await enableProtection(rt.db, { integrationId, apiUrl });
+    const { appId } = emulator.control.registerThreatDetectionApp(tenantId, { baseUrl: baseUrl! });
+    await enableProtection(rt.db, { integrationId, appId, apiUrl });
+    await setProtectionPolicy(rt.db, { integrationId }, { mode: 'block' }, 'demo');
+    const setUp = await emulator.control.setThreatDetection(tenantId, scenarios.environmentId, { appId, baseUrl: baseUrl!, errorBehavior: 'allow' });
+    const score = await emulator.control.replayScenarios(tenantId, scenarios.environmentId, { botId: scenarios.botId });
+    const steps = await protectionEvents(rt.db, integrationId, { limit: 10_000 });
+    const blockedBy: Record<string, number> = {};
+    for (const s of steps) if (s.blockAction && s.decidedBy) blockedBy[s.decidedBy] = (blockedBy[s.decidedBy] ?? 0) + 1;
+    return {
+      baseUrl: baseUrl!,
+      validated: setUp.saved,
+      agent: steps.find((s) => s.agentName)?.agentName ?? scenarios.botId,
+      benign: score.benign,
+      benignAllowed: score.benignAllowed,
+      attacks: score.attacks,
+      attacksBlocked: score.attacksStopped,
+      blockedBy,
+      alertedOnly: score.results.filter((r) => r.label === 'attack' && !r.ok && r.detector).map((r) => r.detector!),
+      steps: steps.length,
+    };
+  } finally {
+    await server.close();
+  }
 }
 
 const DEMO_MARKER = '.vigil-demo';
@@ -93,9 +171,17 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
   const emulator = await startEmulator({ tenants: [tenant] });
   // A busier audit feed than the emulator's default, so a day of it holds every scenario the detections look for.
   emulator.control.configureFeed(tenant.id, { recordsPerHour: 400 });
+  // The agent whose conversations the protection part replays: its tools are installed before the collection reads it.
+  const scenarios = emulator.control.protectionScenarios(tenant.id);
   try {
     const endpointsFile = emulator.writeEndpointsFile(join(dataDir, 'emulator'));
-    const rt = await createRuntime({ dataDir, cloud: loadCustomProfile(endpointsFile), verbose: options.verbose });
+    const port = await freePort();
+    const rt = await createRuntime({
+      dataDir,
+      cloud: loadCustomProfile(endpointsFile),
+      verbose: options.verbose,
+      env: { ...process.env, VIGIL_API_URL: `http://127.0.0.1:${port}` },
+    });
     try {
       const app = tenant.apps.find((a) => a.appId === tenant.connectorAppId)!;
       step(`Onboarding application ${app.appId} as a customer-created app (Mode A) and verifying it`);
@@ -110,6 +196,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
       const { run, evaluation } = await collectAndEvaluate(rt, integration.id, { onProgress: options.onProgress });
       step('Ingesting the last 24 hours of the Office 365 Management Activity feed, then running the detections');
       const audit = await ingestAndDetect(rt, integration.id);
+      step("Guarding an agent at run time: Copilot Studio calls Vigil's threat-detection endpoint before each tool, in block mode");
+      const protection = await guardAgents(rt, emulator, tenant.id, integration.id, port, scenarios);
       const alerts = await listAlerts(rt.db, { integrationId: integration.id });
       const counts = await countLive(rt.db, integration.id, STREAM_RUN_ORDER);
       const open = await listFindings(rt.db, { integrationId: integration.id, status: 'open' });
@@ -152,6 +240,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
             .slice(0, 5)
             .map((a) => ({ severity: a.severity, ruleId: a.rule_id, title: a.title })),
         },
+        protection,
         database: join(dataDir, SQLITE_FILE),
       };
     } finally {

@@ -219,7 +219,7 @@ export interface ProtectionSetupReport {
 
 /** Why refused calls were refused, in the administrator's terms. */
 const REFUSAL_FIX: Record<string, string> = {
-  app: 'the token was issued to another application than the one configured: give Vigil the application (client) ID entered in the admin center (vigil protection enable <integration> --app-id <guid>)',
+  app: 'the token was issued to another application than the one configured: give Vigil the application (client) ID entered in the admin center (set-up step 3)',
   audience: "the token's audience is not accepted: the application's Application ID URI must be the endpoint's base URL",
   tenant: "the token comes from another tenant than the integration's",
   issuer: "the token comes from another tenant than the integration's",
@@ -247,12 +247,12 @@ export async function protectionSetupReport(
   if (!integration) throw new VigilError('INTEGRATION_NOT_FOUND', `No integration '${integrationId}'.`, { field: 'integration' });
   const endpoint = await protectionEndpointOf(db, integrationId, apiUrl);
   const problems: string[] = [];
-  if (!endpoint) problems.push('Runtime protection is not enabled: `vigil protection enable <integration>` creates the endpoint and prints its base URL.');
+  if (!endpoint) problems.push('Runtime protection is not enabled: enabling it creates the endpoint and gives its base URL.');
   else if (!endpoint.baseUrl) problems.push("The endpoint's base URL is unknown: set VIGIL_API_URL to this deployment's public HTTPS address.");
   const setup = endpoint?.baseUrl ? protectionSetup({ cloud, tenantId: integration.tenant_id, baseUrl: endpoint.baseUrl, appId: endpoint.appId }) : null;
   if (endpoint && !endpoint.appId)
     problems.push(
-      'No application is configured: create it (steps 1–2), then `vigil protection enable <integration> --app-id <guid>`; every call is refused until then.',
+      'No application is configured: create it (steps 1–2), then give Vigil its application (client) ID (step 3); every call is refused until then.',
     );
   if (endpoint?.appId && !endpoint.validatedAt)
     problems.push('Copilot Studio never validated the endpoint: save the provider for an environment in the Power Platform admin center (step 4).');

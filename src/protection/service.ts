@@ -247,8 +247,7 @@ export class ProtectionService {
     if (!entry) return webhookError(404, WEBHOOK_ERROR_CODES.notFound, 'No protection endpoint at this address.', `correlationId=${correlationId}`);
     const check = async (e: EndpointEntry): Promise<void> => {
       const appId = e.endpoint.app_id;
-      if (!appId)
-        throw new CallerTokenRejected('app', 'No application is configured for this endpoint yet (vigil protection enable <integration> --app-id <guid>).');
+      if (!appId) throw new CallerTokenRejected('app', 'No application is configured for this endpoint yet.');
       await validateCallerToken({ cloud: this.#deps.cloud, keys: this.#keys, authorization, tenantId: e.tenantId, appId, audiences: e.audiences });
     };
     try {

@@ -135,14 +135,14 @@ export function protectionSetup(i: ProtectionSetupInput): ProtectionSetup {
         `Issuer: ${credential.issuer}`,
         `Type: Explicit subject identifier. Value: ${credential.subject}`,
         `Audience: ${TOKEN_EXCHANGE_AUDIENCE}`,
-        'Or run the PowerShell script (`--json` prints it, with the equivalent Graph calls).',
+        'Or run the PowerShell script of this set-up, or send its Microsoft Graph calls.',
       ],
     },
     {
       title: 'Tell Vigil the application (client) ID',
       detail: i.appId
         ? [`Configured: ${i.appId}. Vigil accepts only tokens of tenant ${tenantId} issued to this application.`]
-        : ['`vigil protection enable <integration> --app-id <application (client) ID>`'],
+        : ['Give Vigil the application (client) ID: enabling protection again with it. Until then every call is refused.'],
     },
     {
       title: 'Connect each environment in the Power Platform admin center',
@@ -151,7 +151,7 @@ export function protectionSetup(i: ProtectionSetupInput): ProtectionSetup {
         'Allow sharing data with the provider; enter the application (client) ID above and the endpoint link:',
         `  ${baseUrl}`,
         'Error behaviour: "Allow" lets agents go on when Vigil does not answer within 1,000 ms; "Block" stops them.',
-        'Saving calls the endpoint’s /validate; `vigil protection doctor <integration>` shows whether Vigil received it.',
+        'Saving calls the endpoint’s /validate; this set-up’s report shows whether Vigil received it, and the analyses per environment.',
         'Only agents with generative orchestration call the provider; changing the application ID takes about a minute to apply.',
       ],
     },

@@ -41,6 +41,14 @@ function renderDemo(s: DemoSummary): string {
     })`,
     table([['  SEVERITY', 'RULE', 'TITLE'], ...s.audit.top.map((a) => [`  ${a.severity}`, a.ruleId, a.title])]),
     '',
+    `Runtime protection (block mode, endpoint ${s.protection.baseUrl}, ${s.protection.validated ? 'validated by Copilot Studio' : 'NOT validated'}): agent ${s.protection.agent}`,
+    `  ${s.protection.benignAllowed} of ${s.protection.benign} benign conversations ran; ${s.protection.attacksBlocked} of ${s.protection.attacks} attacks stopped (${
+      Object.entries(s.protection.blockedBy)
+        .map(([d, n]) => `${n} ${d}`)
+        .join(', ') || 'none'
+    })${s.protection.alertedOnly.length ? `; alerted, not blocked (these detectors alert by default): ${s.protection.alertedOnly.join(', ')}` : ''}`,
+    `  ${s.protection.steps} tool calls recorded: npx vigil --data-dir ${s.database.replace(/\/vigil\.db$/, '')} protection events <integration>`,
+    '',
     `Database: ${s.database}`,
     'Next: npx vigil --data-dir ' + s.database.replace(/\/vigil\.db$/, '') + ' findings   (and: alerts, events)',
   ];
