@@ -32,7 +32,7 @@ export const ProtectionEndpointSchema = z
   .meta({ id: 'ProtectionEndpoint' });
 
 /** An integration of the organization with its endpoint (null: protection not enabled). */
-export const ProtectionIntegrationSchema = z
+const ProtectionIntegrationSchema = z
   .object({ integrationId: z.string(), integrationName: z.string(), tenantId: z.string(), endpoint: ProtectionEndpointSchema.nullable() })
   .meta({ id: 'ProtectionIntegration' });
 
@@ -40,7 +40,7 @@ export const ProtectionIntegrationSchema = z
 export const ProtectionListSchema = z.object({ items: z.array(ProtectionIntegrationSchema) });
 
 /** The set-up steps with the exact values (protection/setup.ts). */
-export const ProtectionSetupSchema = z
+const ProtectionSetupSchema = z
   .object({
     tenantId: z.string(),
     baseUrl: z.string().describe('The endpoint link to enter in the Power Platform admin center'),
@@ -56,7 +56,7 @@ export const ProtectionSetupSchema = z
   .meta({ id: 'ProtectionSetup' });
 
 /** What Vigil observed of one environment's set-up. */
-export const EnvironmentProtectionSchema = z
+const EnvironmentProtectionSchema = z
   .object({
     environmentId: z.string(),
     displayName: z.string().nullable(),
@@ -92,7 +92,7 @@ const VerdictSchema = z.object({
 });
 
 /** One tool call Copilot Studio asked about and what Vigil answered. */
-export const AgentStepSchema = z
+const AgentStepSchema = z
   .object({
     id: z.string(),
     receivedAt: Timestamp,
@@ -186,7 +186,7 @@ export const ProtectionPolicySchema = z
   .meta({ id: 'ProtectionPolicy' });
 
 /** The policy in force for a scope, with the ids of the policies it came from, most specific first. */
-export const EffectivePolicySchema = z
+const EffectivePolicySchema = z
   .object({
     mode: z.enum(['monitor', 'block']),
     detectors: z.record(z.string(), DetectorSettingSchema),
