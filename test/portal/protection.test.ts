@@ -147,6 +147,8 @@ describe('portal: runtime protection', () => {
     expect(await steps.nth(2).textContent()).toMatch(/blocked.*sensitive_data_egress/s);
     expect(await page.getByRole('main').textContent()).toContain(environmentName);
     await w.screenshot('protection-04-conversation');
+    // The way back names the integration.
+    await page.getByRole('main').getByRole('link', { name: 'Contoso', exact: true }).waitFor();
   });
 
   it('raised no console error, page error or CSP violation (a CSP refusal is a console error)', async () => {

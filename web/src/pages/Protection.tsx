@@ -282,9 +282,7 @@ function TimelineStep({ step }: { step: AgentStep }) {
             </li>
           ))}
         </ul>
-      ) : (
-        <p className="small muted">No detector objected.</p>
-      )}
+      ) : null}
     </li>
   );
 }
@@ -293,12 +291,14 @@ function TimelineStep({ step }: { step: AgentStep }) {
 export function ConversationPage() {
   const { integrationId = '', conversationId = '' } = useParams();
   const timeline = useApiQuery<ConversationTimeline>(`/protection/${seg(integrationId)}/conversations/${seg(conversationId)}`);
+  const list = useApiQuery<ProtectionList>('/protection');
+  const integrationName = list.data?.items.find((i) => i.integrationId === integrationId)?.integrationName ?? 'Integration';
   const t = timeline.data;
   useTitle(t ? `Conversation with ${t.agentName ?? t.agentId ?? 'an agent'}` : 'Conversation');
   return (
     <>
       <p className="crumbs">
-        <Link to="/protection">Protection</Link> › <Link to={`/protection/${seg(integrationId)}`}>Integration</Link> ›
+        <Link to="/protection">Protection</Link> › <Link to={`/protection/${seg(integrationId)}`}>{integrationName}</Link> ›
       </p>
       <h1>Conversation{t ? ` with ${t.agentName ?? t.agentId ?? 'an agent'}` : ''}</h1>
       <Loaded query={timeline}>
