@@ -22,6 +22,7 @@ import { findingRoutes } from './routes/findings.ts';
 import { integrationRoutes } from './routes/integrations.ts';
 import { inventoryRoutes } from './routes/inventory.ts';
 import { organizationRoutes } from './routes/organization.ts';
+import { protectionApiRoutes } from './routes/protection.ts';
 import { runRoutes } from './routes/runs.ts';
 
 /**
@@ -80,7 +81,17 @@ async function apiPlugin(app: FastifyInstance, ctx: ApiContext): Promise<void> {
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
   });
   registerAuthentication(app, ctx);
-  for (const routes of [authRoutes, organizationRoutes, integrationRoutes, runRoutes, inventoryRoutes, findingRoutes, alertRoutes, exportRoutes])
+  for (const routes of [
+    authRoutes,
+    organizationRoutes,
+    integrationRoutes,
+    runRoutes,
+    inventoryRoutes,
+    findingRoutes,
+    alertRoutes,
+    exportRoutes,
+    protectionApiRoutes,
+  ])
     routes(app, ctx);
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({

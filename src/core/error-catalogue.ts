@@ -111,6 +111,8 @@ export const ERROR_CATALOGUE = {
   ALERT_NOT_FOUND: { kind: 'not-found' },
   RUN_NOT_FOUND: { kind: 'not-found' },
   AGENT_NOT_FOUND: { kind: 'not-found' },
+  /** No step of this conversation was recorded for the integration (runtime protection, issue 19). */
+  CONVERSATION_NOT_FOUND: { kind: 'not-found' },
   API_KEY_NOT_FOUND: { kind: 'not-found', remediation: (_, act) => `To see the keys, ${act({ do: 'listApiKeys' })}.` },
   ORGANIZATION_NOT_FOUND: { kind: 'not-found' },
   TENANT_NOT_BOUND: { kind: 'not-found', remediation: (_, act) => `To see the bound tenants, ${act({ do: 'listTenants' })}.` },

@@ -155,7 +155,8 @@ export interface AgentStepView {
   timedOut: boolean;
 }
 
-function stepView(r: AgentStepRow): AgentStepView {
+/** The view of a stored step (verdicts and policy ids parsed, times rounded to 0.1 ms). */
+export function stepView(r: AgentStepRow): AgentStepView {
   return {
     id: r.id,
     receivedAt: r.received_at,

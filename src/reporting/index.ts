@@ -43,7 +43,7 @@ import * as q from '../store/repositories/queries.ts';
 export type { Page, RunEvent };
 
 /** Encodes a keyset position as an opaque cursor (base64url JSON). */
-function encodeCursor(position: Record<string, unknown>): string {
+export function encodeCursor(position: Record<string, unknown>): string {
   return Buffer.from(JSON.stringify(position)).toString('base64url');
 }
 
@@ -51,7 +51,7 @@ function encodeCursor(position: Record<string, unknown>): string {
  * Decodes a cursor made by {@link encodeCursor} and checks its shape.
  * @throws VigilError `invalid-input` naming `cursor`.
  */
-function decodeCursor<T extends Record<string, unknown>>(cursor: string | undefined, keys: Record<keyof T, 'string' | 'number'>): T | undefined {
+export function decodeCursor<T extends Record<string, unknown>>(cursor: string | undefined, keys: Record<keyof T, 'string' | 'number'>): T | undefined {
   if (cursor === undefined || cursor === '') return undefined;
   const bad = () =>
     new VigilError('INVALID_CURSOR', 'cursor is not one this API issued.', {

@@ -6,6 +6,7 @@ import { raiseAlert } from '../../src/store/repositories/audit.ts';
 import { ingestAudit } from '../../src/sync/audit.ts';
 import { collectAndEvaluate } from '../../src/sync/run.ts';
 import { vigil } from '../support/process.ts';
+import { seedConversation, type SeededConversation } from '../support/protection-steps.ts';
 import { apiWorld, connector, type ApiWorld } from './harness.ts';
 
 /**
@@ -18,6 +19,7 @@ describe('CLI --json equals the API for the same objects', () => {
   let w: ApiWorld;
   let env: Record<string, string>;
   let integrationId: string;
+  let seeded: SeededConversation;
   const headers = () => ({ authorization: `Bearer ${w.keys.contosoAdmin}` });
   const api = async (method: 'GET' | 'PUT', url: string, payload?: unknown) => {
     const res = await w.app.inject({ method, url, headers: headers(), ...(payload === undefined ? {} : { payload: payload as object }) });
@@ -48,6 +50,7 @@ describe('CLI --json equals the API for the same objects', () => {
         { integrationId, ruleId: 'parity', severity: 'high', title: `alert ${n}`, dedupeKey: String(n), detail: { n }, eventIds },
         new Date(Date.UTC(2026, 10, 20, n)).toISOString(),
       );
+    seeded = await seedConversation(w.rt.db, integrationId, { appId: '11111111-2222-4333-8444-555555555555', apiUrl: null });
     env = { VIGIL_DATA_DIR: w.rt.config.dataDir, VIGIL_ENDPOINTS_FILE: w.emulator.writeEndpointsFile(mkdtempSync(join(tmpdir(), 'vigil-emu-'))) };
   }, 120_000);
   afterAll(async () => w?.close());
@@ -172,5 +175,36 @@ describe('CLI --json equals the API for the same objects', () => {
     expect(((await api('GET', '/api/v1/alerts?limit=500')).json.items as { id: string; status: string }[]).find((a) => a.id === alert.id)!.status).toBe('new');
     expect(await cli(['alerts', 'close', alert.id, '--organization', 'Contoso'])).toMatchObject({ id: alert.id, status: 'closed' });
     expect(await cli(['alerts', 'reopen', alert.id, '--organization', 'Contoso'])).toMatchObject({ id: alert.id, status: 'new' });
+  }, 60_000);
+
+  it('protection: set-up, decisions, steps, a conversation, policies and enable print what /api/v1/protection answers; another organization is refused alike', async () => {
+    const base = `/api/v1/protection/${integrationId}`;
+    expect(await cli(['protection', 'setup', 'contoso'])).toEqual((await api('GET', base)).json);
+    const decisions = (await api('GET', `${base}/steps?outcome=decision`)).json.items as { id: string }[];
+    expect(decisions.map((d) => d.id)).toEqual([seeded.stepIds[2], seeded.stepIds[1]]);
+    expect(await cli(['protection', 'decisions', 'contoso'])).toEqual(decisions);
+    expect(await cli(['protection', 'decisions', 'contoso', '--outcome', 'wouldBlock'])).toEqual(
+      (await api('GET', `${base}/steps?outcome=wouldBlock`)).json.items,
+    );
+    expect(await cli(['protection', 'events', 'contoso', '--limit', '2'])).toEqual((await api('GET', `${base}/steps?limit=2`)).json.items);
+    const timeline = (await api('GET', `${base}/conversations/${seeded.conversationId}`)).json;
+    expect(timeline).toMatchObject({ agentName: seeded.agentName, environmentId: seeded.environmentId });
+    expect(await cli(['protection', 'conversation', 'contoso', seeded.conversationId])).toEqual(timeline);
+    expect(await cli(['protection', 'policy', 'set', 'contoso', '--mode', 'block', '--by', 'ann'])).toMatchObject({
+      updatedBy: 'ann',
+      fields: { mode: 'block' },
+    });
+    expect(await cli(['protection', 'policy', 'show', 'contoso'])).toEqual((await api('GET', `${base}/policies`)).json);
+    expect(await cli(['protection', 'enable', 'contoso'])).toEqual((await api('PUT', base, {})).json);
+    const fabrikam = await w.app.inject({ url: `${base}/steps?outcome=decision`, headers: { authorization: `Bearer ${w.keys.fabrikamAdmin}` } });
+    expect([fabrikam.statusCode, fabrikam.json().error.code]).toEqual([404, 'INTEGRATION_NOT_FOUND']);
+    for (const args of [
+      ['protection', 'decisions', 'contoso'],
+      ['protection', 'setup', 'contoso'],
+      ['protection', 'conversation', 'contoso', seeded.conversationId],
+    ]) {
+      const r = await vigil([...args, '--organization', 'Fabrikam', '--json'], env);
+      expect([r.code, (JSON.parse(r.stdout) as { error: { code: string } }).error.code], args.join(' ')).toEqual([4, 'INTEGRATION_NOT_FOUND']);
+    }
   }, 60_000);
 });

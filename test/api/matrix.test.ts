@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { raiseAlert } from '../../src/store/repositories/audit.ts';
 import { collectAndEvaluate } from '../../src/sync/run.ts';
+import { seedConversation } from '../support/protection-steps.ts';
 import { apiWorld, connector, signInAs, type ApiWorld, type Session } from './harness.ts';
 
 /**
@@ -27,7 +28,7 @@ type Send = (caller: Caller, method: Method, url: string, body?: unknown) => Pro
 
 /** One call of the matrix on an operation of the OpenAPI document. */
 interface Case {
-  /** Path with `{integration}`, `{run}`, `{finding}`, `{agent}`, `{alert}`, `{key}` placeholders, and a query if any. */
+  /** Path with `{integration}`, `{run}`, `{finding}`, `{agent}`, `{alert}`, `{key}`, `{conversation}` placeholders, and a query if any. */
   path: string;
   /** `public`: anyone may call it, and every caller gets the same answer ({@link Case.adminStatus}). */
   access: 'public' | 'viewer' | 'admin';
@@ -135,6 +136,22 @@ const CASES: Record<string, Case[]> = {
     { path: '/api/v1/exports/findings?format=json', access: 'viewer', adminStatus: 200, scoped: false },
     { path: '/api/v1/exports/findings?format=ocsf&integrationId={integration}', access: 'viewer', adminStatus: 200, scoped: true },
   ],
+  'GET /api/v1/protection': [{ path: '/api/v1/protection', access: 'viewer', adminStatus: 200, scoped: false }],
+  'GET /api/v1/protection/{integrationId}': [{ path: '/api/v1/protection/{integration}', access: 'viewer', adminStatus: 200, scoped: true }],
+  'PUT /api/v1/protection/{integrationId}': [{ path: '/api/v1/protection/{integration}', access: 'admin', body: {}, adminStatus: 200, scoped: true }],
+  'GET /api/v1/protection/{integrationId}/steps': [
+    { path: '/api/v1/protection/{integration}/steps', access: 'viewer', adminStatus: 200, scoped: true },
+    { path: '/api/v1/protection/{integration}/steps?outcome=decision&limit=1', access: 'viewer', adminStatus: 200, scoped: true },
+  ],
+  'GET /api/v1/protection/{integrationId}/conversations/{conversationId}': [
+    { path: '/api/v1/protection/{integration}/conversations/{conversation}', access: 'viewer', adminStatus: 200, scoped: true },
+  ],
+  'GET /api/v1/protection/{integrationId}/policies': [
+    { path: '/api/v1/protection/{integration}/policies?environmentId=env-1', access: 'viewer', adminStatus: 200, scoped: true },
+  ],
+  'PUT /api/v1/protection/{integrationId}/policy': [
+    { path: '/api/v1/protection/{integration}/policy', access: 'admin', body: { mode: 'monitor' }, adminStatus: 200, scoped: true },
+  ],
 };
 
 /** The operations of an OpenAPI document, as `METHOD /path/{param}`. */
@@ -199,12 +216,13 @@ describe('authorisation matrix of /api/v1', () => {
     ).id;
     ids.agent = (await w.rt.db.selectFrom('agents').select('id').where('integration_id', '=', cid).executeTakeFirstOrThrow()).id;
     ids.alert = ids.contosoAlert!;
+    ids.conversation = (await seedConversation(w.rt.db, cid, { appId: '11111111-2222-4333-8444-555555555555', apiUrl: null })).conversationId;
     ids.key = (
       await w.rt.db.selectFrom('api_keys').select('id').where('organization_id', '=', w.orgs.contoso).where('name', '=', 'siem').executeTakeFirstOrThrow()
     ).id;
     ids.tenant = w.tenants.contoso.id;
     ids.secret = connector(w.tenants.contoso).clientSecret;
-    contosoMarks.push(cid, ids.run, ids.finding, ids.agent, ids.alert, w.tenants.contoso.id, 'contoso alert');
+    contosoMarks.push(cid, ids.conversation, ids.run, ids.finding, ids.agent, ids.alert, w.tenants.contoso.id, 'contoso alert');
     const session = async (email: string): Promise<Caller> => {
       const s: Session = await signInAs(w.app, email, w.password);
       return { name: email, headers: { cookie: s.cookie, 'x-csrf-token': s.csrf } };

@@ -29,6 +29,9 @@ export interface PortalWorld {
   screenshot(name: string, page?: Page): Promise<string>;
   /** Output of the serve process so far (for failure messages). */
   output(): string;
+  /** The data directory `vigil serve` runs on, and the emulator's endpoints file (to open the same store in a test). */
+  dataDir: string;
+  endpointsFile: string;
   close(): Promise<void>;
 }
 
@@ -47,7 +50,13 @@ const CHROMIUM = '/usr/bin/chromium';
 /** Where the suite writes screenshots. */
 const SCREENSHOT_DIR = join(import.meta.dirname, '..', '..', 'test-results', 'portal');
 
-export async function portalWorld(): Promise<PortalWorld> {
+/** Options of {@link portalWorld}. */
+interface PortalOptions {
+  /** Set VIGIL_API_URL to the server's own address (runtime protection's base URL is then known). @default false */
+  publicApiUrl?: boolean;
+}
+
+export async function portalWorld(opts: PortalOptions = {}): Promise<PortalWorld> {
   if (!existsSync(join(import.meta.dirname, '..', '..', 'web', 'dist', 'index.html')))
     throw new Error('The portal is not built: run `npm run build:web` (npm ci runs it).');
   const port = await freePort();
@@ -97,6 +106,7 @@ export async function portalWorld(): Promise<PortalWorld> {
       VIGIL_MANAGED_APP_CLIENT_SECRET: managed.clientSecret,
       VIGIL_CONSENT_REDIRECT_URI: `${baseUrl}/consent/callback`,
       VIGIL_LOG_LEVEL: 'info',
+      ...(opts.publicApiUrl ? { VIGIL_API_URL: baseUrl } : {}),
     };
     const email = 'admin@contoso.test';
     const password = 'correct horse battery staple';
@@ -138,6 +148,8 @@ export async function portalWorld(): Promise<PortalWorld> {
         return path;
       },
       output,
+      dataDir,
+      endpointsFile,
       close: stopAll,
     };
   } catch (e) {

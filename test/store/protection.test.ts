@@ -151,6 +151,25 @@ describe.each(DIALECTS)('protection repository on %s', (dialect) => {
     expect((await conversationTimeline(store.db, 'int_a', 'conv-a')).map((s) => s.id)).toEqual(['stp_0', 'stp_2', 'stp_4', 'stp_5']);
   });
 
+  it('filters steps by environment and by outcome: decisions (blocked or would block), allowed, timed out', async () => {
+    store = await freshStore(dialect);
+    const org = await seed(store);
+    const rows = [
+      { ...step(org, 'stp_0', '2026-01-01T00:00:00.000Z', 'c'), environment_id: 'env-other' },
+      step(org, 'stp_1', '2026-01-01T00:00:01.000Z', 'c', 'agent-1', true),
+      { ...step(org, 'stp_2', '2026-01-01T00:00:02.000Z', 'c'), would_block: 1 },
+      { ...step(org, 'stp_3', '2026-01-01T00:00:03.000Z', 'c'), timed_out: 1 },
+    ];
+    for (const r of rows) await insertAgentStep(store.db, r);
+    const ids = async (q: Parameters<typeof listAgentSteps>[1]) => (await listAgentSteps(store.db, { integrationIds: ['int_a'], ...q })).map((s) => s.id);
+    expect(await ids({ environmentId: 'env-other' })).toEqual(['stp_0']);
+    expect(await ids({ outcome: 'decision' })).toEqual(['stp_2', 'stp_1']);
+    expect(await ids({ outcome: 'would-block' })).toEqual(['stp_2']);
+    expect(await ids({ outcome: 'timeout' })).toEqual(['stp_3']);
+    expect(await ids({ outcome: 'allowed' })).toEqual(['stp_0']);
+    expect(await ids({ outcome: 'decision', environmentId: 'env' })).toEqual(['stp_2', 'stp_1']);
+  });
+
   it('upserts a policy per scope, lists and deletes within the organization', async () => {
     store = await freshStore(dialect);
     const org = await seed(store);

@@ -12,6 +12,7 @@ import { IntegrationDetailPage } from './pages/IntegrationDetail.tsx';
 import { IntegrationsPage } from './pages/Integrations.tsx';
 import { InventoryPage } from './pages/Inventory.tsx';
 import { NotFoundPage } from './pages/NotFound.tsx';
+import { ConversationPage, ProtectionIntegrationPage, ProtectionPage } from './pages/Protection.tsx';
 import { SignInPage } from './pages/SignIn.tsx';
 
 export function App() {
@@ -44,6 +45,9 @@ export function App() {
           <Route path="/findings" element={<FindingsPage />} />
           <Route path="/findings/:id" element={<FindingDetailPage />} />
           <Route path="/alerts" element={<AlertsPage />} />
+          <Route path="/protection" element={<ProtectionPage />} />
+          <Route path="/protection/:integrationId" element={<ProtectionIntegrationPage />} />
+          <Route path="/protection/:integrationId/conversations/:conversationId" element={<ConversationPage />} />
           <Route path="*" element={<NotFoundPage />} />
         </Routes>
       </ErrorBoundary>

@@ -2818,6 +2818,564 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/protection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every integration of the organization with its threat-detection endpoint (null: protection not enabled) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["ProtectionIntegration"][];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/protection/{integrationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An integration's set-up: the steps with the exact values, validation, analyses per environment, problems with their fixes */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    integrationId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ProtectionSetupReport"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        /** Enable protection (the base URL first), or set its application and audiences; idempotent */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    integrationId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The Entra application (client) ID; absent on the first call made to learn the base URL */
+                        appId?: string;
+                        /** @description Accepted token audiences; absent: unchanged */
+                        audiences?: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ProtectionEndpoint"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/protection/{integrationId}/steps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Tool calls Copilot Studio asked about and what Vigil answered, newest first */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Items per page (1–500) */
+                    limit?: number;
+                    /** @description nextCursor of the previous page */
+                    cursor?: string;
+                    conversationId?: string;
+                    agentId?: string;
+                    environmentId?: string;
+                    /** @description blocked, wouldBlock, decision (either), allowed, timeout */
+                    outcome?: "blocked" | "wouldBlock" | "decision" | "allowed" | "timeout";
+                    /** @description ISO 8601: only steps received at or after */
+                    since?: string;
+                };
+                header?: never;
+                path: {
+                    integrationId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["AgentStep"][];
+                            /** @description Pass as cursor for the next page; null on the last */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/protection/{integrationId}/conversations/{conversationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A conversation's timeline of steps, oldest first */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    integrationId: string;
+                    conversationId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ConversationTimeline"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/protection/{integrationId}/policies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The policies that apply to the integration and the effective policy (for an environment and an agent when given) */
+        get: {
+            parameters: {
+                query?: {
+                    environmentId?: string;
+                    agentId?: string;
+                };
+                header?: never;
+                path: {
+                    integrationId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ProtectionPolicies"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/protection/{integrationId}/policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Set fields of the policy of the integration (or of one environment or agent of it); fields not named are kept */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    integrationId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        mode?: "monitor" | "block";
+                        detectors?: {
+                            [key: string]: {
+                                /** @enum {string} */
+                                action?: "block" | "alert" | "record" | "off";
+                                threshold?: number;
+                            };
+                        };
+                        allow?: {
+                            mcpServers?: string[];
+                            connectors?: string[];
+                            hosts?: string[];
+                            internalDomains?: string[];
+                        };
+                        deadlineMs?: number;
+                        /** @enum {string} */
+                        onTimeout?: "allow" | "block";
+                        /** @description Narrow the policy to this environment */
+                        environmentId?: string;
+                        /** @description Narrow the policy to this agent (bot id) */
+                        agentId?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ProtectionPolicy"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3296,6 +3854,188 @@ export interface components {
             findings: components["schemas"]["Finding"][];
             events: components["schemas"]["Event"][];
         };
+        ProtectionEndpoint: {
+            /** @description Public id; the base URL ends with it */
+            id: string;
+            integrationId: string;
+            /** @description Entra application (client) ID whose tokens are accepted; null until configured (every call is refused) */
+            appId: string | null;
+            /** @description Token audiences accepted */
+            audiences: string[];
+            /** @description {apiUrl}/protection/{id}: the endpoint link of the admin center; null while VIGIL_API_URL is not set */
+            baseUrl: string | null;
+            /** @description ISO 8601 UTC */
+            createdAt: string;
+            /** @description Last successful /validate call (the admin center saving the provider) */
+            validatedAt: string | null;
+            firstAnalysisAt: string | null;
+            lastAnalysisAt: string | null;
+            /** @description Calls refused for their token */
+            authFailures: number;
+            lastAuthFailureAt: string | null;
+            /** @description Reason word of the last refusal (app, audience, tenant, expired, …); never the token */
+            lastAuthFailureReason: string | null;
+        };
+        ProtectionIntegration: {
+            integrationId: string;
+            integrationName: string;
+            tenantId: string;
+            endpoint: components["schemas"]["ProtectionEndpoint"] | null;
+        };
+        ProtectionSetup: {
+            tenantId: string;
+            /** @description The endpoint link to enter in the Power Platform admin center */
+            baseUrl: string;
+            /** @description The Entra application's Application ID URI */
+            applicationIdUri: string;
+            federatedCredential: {
+                name: string;
+                issuer: string;
+                subject: string;
+                audiences: string[];
+            };
+            appId: string | null;
+            steps: {
+                title: string;
+                detail: string[];
+            }[];
+            /** @description Microsoft Graph calls creating the application, its service principal and the credential */
+            graph: {
+                /** @constant */
+                method: "POST";
+                path: string;
+                body: {
+                    [key: string]: unknown;
+                };
+            }[];
+            /** @description A Microsoft Graph PowerShell script doing the same */
+            powershell: string;
+        };
+        EnvironmentProtection: {
+            environmentId: string;
+            displayName: string | null;
+            /** @description Analyses received from agents of this environment */
+            calls: number;
+            firstAnalysisAt: string | null;
+            lastAnalysisAt: string | null;
+        };
+        ProtectionSetupReport: {
+            endpoint: components["schemas"]["ProtectionEndpoint"] | null;
+            /** @description Null while protection is not enabled or VIGIL_API_URL is not set */
+            setup: components["schemas"]["ProtectionSetup"] | null;
+            environments: components["schemas"]["EnvironmentProtection"][];
+            /** @description What is missing or wrong, each with its fix; empty when everything observable is in place */
+            problems: string[];
+        };
+        AgentStep: {
+            id: string;
+            /** @description ISO 8601 UTC */
+            receivedAt: string;
+            correlationId: string | null;
+            environmentId: string | null;
+            /** @description Display name of the environment from the last collection */
+            environmentName: string | null;
+            agentId: string | null;
+            agentName: string | null;
+            userId: string | null;
+            conversationId: string | null;
+            toolId: string | null;
+            toolName: string | null;
+            toolType: string | null;
+            /** @description Vigil told Copilot Studio to block the call */
+            blockAction: boolean;
+            /** @description Block mode would have blocked it (monitor mode records this) */
+            wouldBlock: boolean;
+            mode: string;
+            reasonCode: number;
+            reason: string;
+            decidedBy: string | null;
+            verdicts: {
+                detector: string;
+                detected: boolean;
+                confidence: number;
+                summary: string;
+                evidence: {
+                    field: string;
+                    /** @description Redacted */
+                    match: string;
+                    /** @description Redacted */
+                    excerpt: string;
+                }[];
+            }[];
+            policyIds: string[];
+            /** @description Time to answer, milliseconds */
+            latencyMs: number;
+            /** @description Time the detectors took, milliseconds */
+            engineMs: number;
+            timedOut: boolean;
+        };
+        ConversationTimeline: {
+            integrationId: string;
+            conversationId: string;
+            agentId: string | null;
+            agentName: string | null;
+            environmentId: string | null;
+            environmentName: string | null;
+            userId: string | null;
+            /** @description Oldest first */
+            steps: components["schemas"]["AgentStep"][];
+        };
+        ProtectionPolicy: {
+            id: string;
+            /** @description Null: every integration of the organization */
+            integrationId: string | null;
+            environmentId: string | null;
+            agentId: string | null;
+            fields: {
+                /** @enum {string} */
+                mode?: "monitor" | "block";
+                detectors?: {
+                    [key: string]: {
+                        /** @enum {string} */
+                        action?: "block" | "alert" | "record" | "off";
+                        threshold?: number;
+                    };
+                };
+                allow?: {
+                    mcpServers?: string[];
+                    connectors?: string[];
+                    hosts?: string[];
+                    internalDomains?: string[];
+                };
+                deadlineMs?: number;
+                /** @enum {string} */
+                onTimeout?: "allow" | "block";
+            };
+            updatedBy: string | null;
+            /** @description ISO 8601 UTC */
+            updatedAt: string;
+        };
+        EffectivePolicy: {
+            /** @enum {string} */
+            mode: "monitor" | "block";
+            detectors: {
+                [key: string]: {
+                    /** @enum {string} */
+                    action: "block" | "alert" | "record" | "off";
+                    threshold: number;
+                };
+            };
+            allow: {
+                mcpServers: string[];
+                connectors: string[];
+                hosts: string[];
+                internalDomains: string[];
+            };
+            deadlineMs: number;
+            /** @enum {string} */
+            onTimeout: "allow" | "block";
+            policyIds: string[];
+        };
+        ProtectionPolicies: {
+            policies: components["schemas"]["ProtectionPolicy"][];
+            effective: components["schemas"]["EffectivePolicy"];
+        };
     };
     responses: never;
     parameters: never;
@@ -3332,5 +4072,15 @@ export type Registration = components['schemas']['Registration'];
 export type GrantResult = components['schemas']['GrantResult'];
 export type InventoryItem = components['schemas']['InventoryItem'];
 export type AgentDetail = components['schemas']['AgentDetail'];
+export type ProtectionEndpoint = components['schemas']['ProtectionEndpoint'];
+export type ProtectionIntegration = components['schemas']['ProtectionIntegration'];
+export type ProtectionSetup = components['schemas']['ProtectionSetup'];
+export type EnvironmentProtection = components['schemas']['EnvironmentProtection'];
+export type ProtectionSetupReport = components['schemas']['ProtectionSetupReport'];
+export type AgentStep = components['schemas']['AgentStep'];
+export type ConversationTimeline = components['schemas']['ConversationTimeline'];
+export type ProtectionPolicy = components['schemas']['ProtectionPolicy'];
+export type EffectivePolicy = components['schemas']['EffectivePolicy'];
+export type ProtectionPolicies = components['schemas']['ProtectionPolicies'];
 export type $defs = Record<string, never>;
 export type operations = Record<string, never>;

@@ -59,6 +59,19 @@ export type GrantList = Answer<'/api/v1/integrations/{id}/environments/grant', '
 /** `POST /integrations/{id}/runs`: whether a new collection was queued. */
 export type RunQueued = Answer<'/api/v1/integrations/{id}/runs', 'post'>;
 
+/** `GET /protection`: the organization's integrations with their threat-detection endpoints. */
+export type ProtectionList = Answer<'/api/v1/protection', 'get'>;
+/** `GET /protection/{integrationId}`: the set-up report (steps, environments with analyses, problems). */
+export type ProtectionSetupReport = Schemas['ProtectionSetupReport'];
+/** `GET /protection/{integrationId}/steps`: a page of agent steps, newest first. */
+export type AgentStepPage = Answer<'/api/v1/protection/{integrationId}/steps', 'get'>;
+/** One agent step (a tool call Copilot Studio asked about, and Vigil's answer). */
+export type AgentStep = Schemas['AgentStep'];
+/** `GET /protection/{integrationId}/conversations/{conversationId}`: a conversation's steps, oldest first. */
+export type ConversationTimeline = Schemas['ConversationTimeline'];
+/** The outcomes the steps list is filtered by. */
+export type StepOutcome = NonNullable<NonNullable<paths['/api/v1/protection/{integrationId}/steps']['get']['parameters']['query']>['outcome']>;
+
 /** Severities, most severe first (the order of the API's enumeration). */
 export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const satisfies readonly Schemas['Severity'][];
 

@@ -1,7 +1,15 @@
 import type { Command } from 'commander';
 import { VigilError } from '../../core/errors.ts';
-import { enableProtection, protectionEndpointOf, protectionEvents, protectionSetupReport } from '../../protection/endpoints.ts';
-import { protectionPolicies, setProtectionPolicy } from '../../protection/policies.ts';
+import type { AgentStep } from '../../contract/protection.ts';
+import { protectionEndpointOf } from '../../protection/endpoints.ts';
+import {
+  conversationTimelineOf,
+  enableProtectionFor,
+  protectionPoliciesOf,
+  protectionSetupOf,
+  protectionStepsPage,
+  setProtectionPolicyFor,
+} from '../../reporting/protection.ts';
 import type { CommandHost } from '../host.ts';
 import { parseLimit } from '../input.ts';
 import { print, printJson, table } from '../output.ts';
@@ -82,13 +90,14 @@ export function registerProtection(program: Command, host: CommandHost): void {
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, named: string, opts: { appId?: string; audience?: string[]; organization?: string; json?: boolean }) => {
-        const integrationId = (await operatorScope(rt.db, { integration: named, organization: opts.organization })).integrationId!;
-        const endpoint = await enableProtection(rt.db, {
-          integrationId,
-          appId: opts.appId,
-          audiences: opts.audience,
-          apiUrl: rt.config.region.apiUrl ?? null,
-        });
+        const { caller, integrationId } = await operatorScope(rt.db, { integration: named, organization: opts.organization });
+        const endpoint = await enableProtectionFor(
+          rt.db,
+          caller,
+          integrationId!,
+          { appId: opts.appId, audiences: opts.audience },
+          rt.config.region.apiUrl ?? null,
+        );
         if (opts.json) return printJson(endpoint);
         print(
           `Protection endpoint ${endpoint.id} of ${named}.`,
@@ -110,8 +119,8 @@ export function registerProtection(program: Command, host: CommandHost): void {
     .option('--json', 'print JSON (the steps, the Graph calls and a PowerShell script that create the application)')
     .action(
       host.action(async (rt, named: string, opts: { organization?: string; json?: boolean }) => {
-        const integrationId = (await operatorScope(rt.db, { integration: named, organization: opts.organization })).integrationId!;
-        const report = await protectionSetupReport(rt.db, integrationId, rt.config.region.apiUrl ?? null, rt.config.cloud);
+        const { caller, integrationId } = await operatorScope(rt.db, { integration: named, organization: opts.organization });
+        const report = await protectionSetupOf(rt.db, caller, integrationId!, { apiUrl: rt.config.region.apiUrl ?? null, cloud: rt.config.cloud });
         if (opts.json) return printJson(report);
         if (report.setup) {
           report.setup.steps.forEach((step, i) => print(`${i + 1}. ${step.title}`, ...step.detail.map((d) => `   ${d}`), ''));
@@ -152,8 +161,8 @@ export function registerProtection(program: Command, host: CommandHost): void {
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, named: string, opts: { environment?: string; agent?: string; organization?: string; json?: boolean }) => {
-        const integrationId = (await operatorScope(rt.db, { integration: named, organization: opts.organization })).integrationId!;
-        const r = await protectionPolicies(rt.db, { integrationId, environmentId: opts.environment, agentId: opts.agent });
+        const { caller, integrationId } = await operatorScope(rt.db, { integration: named, organization: opts.organization });
+        const r = await protectionPoliciesOf(rt.db, caller, integrationId!, { environmentId: opts.environment, agentId: opts.agent });
         if (opts.json) return printJson(r);
         const e = r.effective;
         print(
@@ -186,12 +195,7 @@ export function registerProtection(program: Command, host: CommandHost): void {
       host.action(async (rt, named: string, opts: PolicySetOptions) => {
         const { caller, integrationId } = await operatorScope(rt.db, { integration: named, organization: opts.organization }, opts.by);
         const changes = policyChanges(opts);
-        const saved = await setProtectionPolicy(
-          rt.db,
-          { integrationId: integrationId!, environmentId: opts.environment, agentId: opts.agent },
-          changes,
-          caller.name,
-        );
+        const saved = await setProtectionPolicyFor(rt.db, caller, integrationId!, { environmentId: opts.environment, agentId: opts.agent }, changes);
         if (opts.json) return printJson(saved);
         print(`Policy ${saved.id} saved: ${JSON.stringify(saved.fields)}`);
       }),
@@ -220,39 +224,97 @@ export function registerProtection(program: Command, host: CommandHost): void {
     );
   protection
     .command('events <integration>')
-    .description('Tool calls Copilot Studio asked about and what Vigil answered, newest first')
+    .description('Tool calls Copilot Studio asked about and what Vigil answered, newest first (--json: the items of GET /api/v1/protection/{id}/steps)')
     .option('--conversation <id>', 'only this conversation')
-    .option('--limit <n>', 'at most this many', '50')
+    .option('--limit <n>', 'at most this many (1–500)', '50')
     .option('--organization <name>', ORGANIZATION_OBJECT_HELP)
     .option('--json', 'print JSON')
     .action(
       host.action(async (rt, named: string, opts: { conversation?: string; limit?: string; organization?: string; json?: boolean }) => {
-        const integrationId = (await operatorScope(rt.db, { integration: named, organization: opts.organization })).integrationId!;
-        const limit = parseLimit(opts.limit, 50);
-        const steps = await protectionEvents(rt.db, integrationId, {
-          ...(opts.conversation !== undefined ? { conversationId: opts.conversation } : {}),
-          limit,
-        });
-        if (opts.json) return printJson(steps);
-        if (steps.length === 0) return print('No tool calls recorded yet (is the endpoint set up? see `vigil protection enable`).');
-        const outcome = (s: (typeof steps)[number]) => (s.blockAction ? 'BLOCKED' : s.wouldBlock ? 'would block' : s.timedOut ? 'timeout' : 'allowed');
+        const { caller, integrationId } = await operatorScope(rt.db, { integration: named, organization: opts.organization });
+        const page = await protectionStepsPage(rt.db, caller, integrationId!, { conversationId: opts.conversation, limit: parseLimit(opts.limit, 50) });
+        if (opts.json) return printJson(page.items);
+        if (page.items.length === 0) return print('No tool calls recorded yet (is the endpoint set up? see `vigil protection enable`).');
+        print(stepTable(page.items, true));
+      }),
+    );
+  protection
+    .command('decisions <integration>')
+    .description(
+      'Tool calls Vigil blocked or would have blocked (monitor mode), newest first (--json: the items of GET /api/v1/protection/{id}/steps?outcome=decision)',
+    )
+    .option('--outcome <outcome>', 'only blocked or wouldBlock')
+    .option('--agent <id>', 'only this agent (bot id)')
+    .option('--environment <id>', 'only this environment')
+    .option('--since <time>', 'only steps received at or after this ISO 8601 time')
+    .option('--limit <n>', 'at most this many (1–500)', '50')
+    .option('--organization <name>', ORGANIZATION_OBJECT_HELP)
+    .option('--json', 'print JSON')
+    .action(
+      host.action(
+        async (
+          rt,
+          named: string,
+          opts: { outcome?: string; agent?: string; environment?: string; since?: string; limit?: string; organization?: string; json?: boolean },
+        ) => {
+          if (opts.outcome !== undefined && opts.outcome !== 'blocked' && opts.outcome !== 'wouldBlock')
+            throw new VigilError('INVALID_INPUT', `--outcome '${opts.outcome}' is not blocked or wouldBlock.`, {
+              field: '--outcome',
+              remediation: 'Leave it out for both, or give --outcome blocked or --outcome wouldBlock.',
+            });
+          const { caller, integrationId } = await operatorScope(rt.db, { integration: named, organization: opts.organization });
+          const page = await protectionStepsPage(rt.db, caller, integrationId!, {
+            outcome: opts.outcome ?? 'decision',
+            agentId: opts.agent,
+            environmentId: opts.environment,
+            since: opts.since,
+            limit: parseLimit(opts.limit, 50),
+          });
+          if (opts.json) return printJson(page.items);
+          if (page.items.length === 0) return print('No tool call was blocked or would have been.');
+          print(stepTable(page.items, false));
+        },
+      ),
+    );
+  protection
+    .command('conversation <integration> <conversationId>')
+    .description("A conversation's steps in the order they happened (--json: GET /api/v1/protection/{id}/conversations/{conversationId})")
+    .option('--organization <name>', ORGANIZATION_OBJECT_HELP)
+    .option('--json', 'print JSON')
+    .action(
+      host.action(async (rt, named: string, conversationId: string, opts: { organization?: string; json?: boolean }) => {
+        const { caller, integrationId } = await operatorScope(rt.db, { integration: named, organization: opts.organization });
+        const timeline = await conversationTimelineOf(rt.db, caller, integrationId!, conversationId);
+        if (opts.json) return printJson(timeline);
         print(
-          table(
-            [
-              ['TIME', 'OUTCOME', 'AGENT', 'TOOL', 'CONVERSATION', 'REASON', 'MS'],
-              ...steps.map((s) => [
-                s.receivedAt,
-                outcome(s),
-                s.agentName ?? s.agentId ?? '-',
-                s.toolName ?? s.toolId ?? '-',
-                s.conversationId ?? '-',
-                s.reason,
-                String(s.latencyMs),
-              ]),
-            ],
-            { shrink: [5, 4] },
-          ),
+          `Conversation ${timeline.conversationId}: agent ${timeline.agentName ?? timeline.agentId ?? '-'}, environment ${timeline.environmentName ?? timeline.environmentId ?? '-'}, user ${timeline.userId ?? '-'}`,
+          stepTable(timeline.steps, false),
         );
       }),
     );
+}
+
+/** The outcome of a step in a word or two. */
+function outcomeOf(s: AgentStep): string {
+  return s.blockAction ? 'BLOCKED' : s.wouldBlock ? 'would block' : s.timedOut ? 'timeout' : 'allowed';
+}
+
+/** A table of steps: time, outcome, agent, tool, (conversation,) detector, reason, latency. */
+function stepTable(steps: AgentStep[], withConversation: boolean): string {
+  return table(
+    [
+      ['TIME', 'OUTCOME', 'AGENT', 'TOOL', ...(withConversation ? ['CONVERSATION'] : []), 'DETECTOR', 'REASON', 'MS'],
+      ...steps.map((s) => [
+        s.receivedAt,
+        outcomeOf(s),
+        s.agentName ?? s.agentId ?? '-',
+        s.toolName ?? s.toolId ?? '-',
+        ...(withConversation ? [s.conversationId ?? '-'] : []),
+        s.decidedBy ?? '-',
+        s.reason,
+        String(s.latencyMs),
+      ]),
+    ],
+    { shrink: withConversation ? [6, 4] : [5, 3] },
+  );
 }

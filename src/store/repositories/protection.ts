@@ -129,9 +129,14 @@ export interface AgentStepQuery {
   integrationIds?: readonly string[];
   organizationId?: string;
   agentId?: string;
+  environmentId?: string;
   conversationId?: string;
-  /** Only blocked steps (`block_action` = 1), or only those that block mode would have blocked. */
-  outcome?: 'blocked' | 'would-block';
+  /**
+   * Only blocked steps (`block_action` = 1); only those that block mode would have blocked (`would_block` = 1); the
+   * decisions (either); the steps whose decision ran out of time (`timed_out` = 1); or those allowed without objection
+   * (none of the three).
+   */
+  outcome?: 'blocked' | 'would-block' | 'decision' | 'timeout' | 'allowed';
   /** Received at or after. */
   from?: string;
   /** Received before. */
@@ -149,9 +154,13 @@ export async function listAgentSteps(db: Executor, query: AgentStepQuery): Promi
   if (query.integrationIds) q = q.where('integration_id', 'in', [...query.integrationIds]);
   if (query.organizationId !== undefined) q = q.where('organization_id', '=', query.organizationId);
   if (query.agentId !== undefined) q = q.where('agent_id', '=', query.agentId);
+  if (query.environmentId !== undefined) q = q.where('environment_id', '=', query.environmentId);
   if (query.conversationId !== undefined) q = q.where('conversation_id', '=', query.conversationId);
   if (query.outcome === 'blocked') q = q.where('block_action', '=', 1);
   if (query.outcome === 'would-block') q = q.where('would_block', '=', 1);
+  if (query.outcome === 'decision') q = q.where((eb) => eb.or([eb('block_action', '=', 1), eb('would_block', '=', 1)]));
+  if (query.outcome === 'timeout') q = q.where('timed_out', '=', 1);
+  if (query.outcome === 'allowed') q = q.where('block_action', '=', 0).where('would_block', '=', 0).where('timed_out', '=', 0);
   if (query.from !== undefined) q = q.where('received_at', '>=', query.from);
   if (query.to !== undefined) q = q.where('received_at', '<', query.to);
   const after = query.after;

@@ -1,0 +1,137 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { commonErrors } from '../../contract/common.ts';
+import {
+  AgentStepPageSchema,
+  AgentStepsQuery,
+  ConversationParams,
+  ConversationTimelineSchema,
+  PoliciesQuery,
+  ProtectionEnableBody,
+  ProtectionEndpointSchema,
+  ProtectionListSchema,
+  ProtectionParams,
+  ProtectionPoliciesSchema,
+  ProtectionPolicyBody,
+  ProtectionPolicySchema,
+  ProtectionSetupReportSchema,
+} from '../../contract/protection.ts';
+import {
+  conversationTimelineOf,
+  enableProtectionFor,
+  protectionOverview,
+  protectionPoliciesOf,
+  protectionSetupOf,
+  protectionStepsPage,
+  setProtectionPolicyFor,
+} from '../../reporting/protection.ts';
+import { principalOf } from '../auth.ts';
+import type { ApiContext } from '../context.ts';
+
+/**
+ * `/api/v1/protection` (issue 19): runtime protection's set-up, decisions, conversation timelines and policies per
+ * integration of the caller's organization; the same use cases as `vigil protection …` (src/reporting/protection.ts).
+ * Copilot Studio's own calls go to `/protection/{endpointId}/…` outside `/api/v1` (src/api/protection.ts).
+ */
+export function protectionApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.get(
+    '/protection',
+    {
+      schema: {
+        tags: ['protection'],
+        summary: 'Every integration of the organization with its threat-detection endpoint (null: protection not enabled)',
+        response: { 200: ProtectionListSchema, ...commonErrors },
+      },
+    },
+    async (request) => protectionOverview(ctx.db, principalOf(request), ctx.region.apiUrl),
+  );
+
+  r.get(
+    '/protection/:integrationId',
+    {
+      schema: {
+        tags: ['protection'],
+        summary: "An integration's set-up: the steps with the exact values, validation, analyses per environment, problems with their fixes",
+        params: ProtectionParams,
+        response: { 200: ProtectionSetupReportSchema, ...commonErrors },
+      },
+    },
+    async (request) => protectionSetupOf(ctx.db, principalOf(request), request.params.integrationId, { apiUrl: ctx.region.apiUrl, cloud: ctx.cloud }),
+  );
+
+  r.put(
+    '/protection/:integrationId',
+    {
+      config: { access: 'admin' },
+      schema: {
+        tags: ['protection'],
+        summary: 'Enable protection (the base URL first), or set its application and audiences; idempotent',
+        params: ProtectionParams,
+        body: ProtectionEnableBody,
+        response: { 200: ProtectionEndpointSchema, ...commonErrors },
+      },
+    },
+    async (request) => enableProtectionFor(ctx.db, principalOf(request), request.params.integrationId, request.body, ctx.region.apiUrl),
+  );
+
+  r.get(
+    '/protection/:integrationId/steps',
+    {
+      schema: {
+        tags: ['protection'],
+        summary: 'Tool calls Copilot Studio asked about and what Vigil answered, newest first',
+        params: ProtectionParams,
+        querystring: AgentStepsQuery,
+        response: { 200: AgentStepPageSchema, ...commonErrors },
+      },
+    },
+    async (request) => protectionStepsPage(ctx.db, principalOf(request), request.params.integrationId, request.query),
+  );
+
+  r.get(
+    '/protection/:integrationId/conversations/:conversationId',
+    {
+      schema: {
+        tags: ['protection'],
+        summary: "A conversation's timeline of steps, oldest first",
+        params: ConversationParams,
+        response: { 200: ConversationTimelineSchema, ...commonErrors },
+      },
+    },
+    async (request) => conversationTimelineOf(ctx.db, principalOf(request), request.params.integrationId, request.params.conversationId),
+  );
+
+  r.get(
+    '/protection/:integrationId/policies',
+    {
+      schema: {
+        tags: ['protection'],
+        summary: 'The policies that apply to the integration and the effective policy (for an environment and an agent when given)',
+        params: ProtectionParams,
+        querystring: PoliciesQuery,
+        response: { 200: ProtectionPoliciesSchema, ...commonErrors },
+      },
+    },
+    async (request) => protectionPoliciesOf(ctx.db, principalOf(request), request.params.integrationId, request.query),
+  );
+
+  r.put(
+    '/protection/:integrationId/policy',
+    {
+      config: { access: 'admin' },
+      schema: {
+        tags: ['protection'],
+        summary: 'Set fields of the policy of the integration (or of one environment or agent of it); fields not named are kept',
+        params: ProtectionParams,
+        body: ProtectionPolicyBody,
+        response: { 200: ProtectionPolicySchema, ...commonErrors },
+      },
+    },
+    async (request) => {
+      const { environmentId, agentId, ...changes } = request.body;
+      return setProtectionPolicyFor(ctx.db, principalOf(request), request.params.integrationId, { environmentId, agentId }, changes);
+    },
+  );
+}

@@ -1,0 +1,227 @@
+import { z } from 'zod';
+import { protectionPolicyInputSchema } from '../protection/policy.ts';
+import { page, PageQuery, Timestamp } from './common.ts';
+
+/**
+ * Contract of `/api/v1/protection` (issue 19): runtime protection, Vigil as Copilot Studio's external threat-detection
+ * provider. Per integration of the caller's organization: its endpoint and set-up (the steps with the exact values and
+ * what Vigil observed: validation, analyses per environment, problems with their fixes), the agent steps it answered
+ * (decisions), a conversation's timeline, and the protection policies. The views are those of src/protection/
+ * (endpoints.ts, policies.ts, setup.ts), which the CLI prints too.
+ *
+ * Source: https://learn.microsoft.com/microsoft-copilot-studio/external-security-provider (set-up per environment);
+ * https://learn.microsoft.com/microsoft-copilot-studio/external-security-webhooks-interface-developers (the calls).
+ */
+
+/** An integration's threat-detection endpoint. */
+export const ProtectionEndpointSchema = z
+  .object({
+    id: z.string().describe('Public id; the base URL ends with it'),
+    integrationId: z.string(),
+    appId: z.string().nullable().describe('Entra application (client) ID whose tokens are accepted; null until configured (every call is refused)'),
+    audiences: z.array(z.string()).describe('Token audiences accepted'),
+    baseUrl: z.string().nullable().describe('{apiUrl}/protection/{id}: the endpoint link of the admin center; null while VIGIL_API_URL is not set'),
+    createdAt: Timestamp,
+    validatedAt: Timestamp.nullable().describe('Last successful /validate call (the admin center saving the provider)'),
+    firstAnalysisAt: Timestamp.nullable(),
+    lastAnalysisAt: Timestamp.nullable(),
+    authFailures: z.number().int().describe('Calls refused for their token'),
+    lastAuthFailureAt: Timestamp.nullable(),
+    lastAuthFailureReason: z.string().nullable().describe('Reason word of the last refusal (app, audience, tenant, expired, …); never the token'),
+  })
+  .meta({ id: 'ProtectionEndpoint' });
+
+/** An integration of the organization with its endpoint (null: protection not enabled). */
+const ProtectionIntegrationSchema = z
+  .object({ integrationId: z.string(), integrationName: z.string(), tenantId: z.string(), endpoint: ProtectionEndpointSchema.nullable() })
+  .meta({ id: 'ProtectionIntegration' });
+
+/** The organization's integrations with their endpoints. */
+export const ProtectionListSchema = z.object({ items: z.array(ProtectionIntegrationSchema) });
+
+/** The set-up steps with the exact values (protection/setup.ts). */
+const ProtectionSetupSchema = z
+  .object({
+    tenantId: z.string(),
+    baseUrl: z.string().describe('The endpoint link to enter in the Power Platform admin center'),
+    applicationIdUri: z.string().describe("The Entra application's Application ID URI"),
+    federatedCredential: z.object({ name: z.string(), issuer: z.string(), subject: z.string(), audiences: z.array(z.string()) }),
+    appId: z.string().nullable(),
+    steps: z.array(z.object({ title: z.string(), detail: z.array(z.string()) })),
+    graph: z
+      .array(z.object({ method: z.literal('POST'), path: z.string(), body: z.record(z.string(), z.unknown()) }))
+      .describe('Microsoft Graph calls creating the application, its service principal and the credential'),
+    powershell: z.string().describe('A Microsoft Graph PowerShell script doing the same'),
+  })
+  .meta({ id: 'ProtectionSetup' });
+
+/** What Vigil observed of one environment's set-up. */
+const EnvironmentProtectionSchema = z
+  .object({
+    environmentId: z.string(),
+    displayName: z.string().nullable(),
+    calls: z.number().int().describe('Analyses received from agents of this environment'),
+    firstAnalysisAt: Timestamp.nullable(),
+    lastAnalysisAt: Timestamp.nullable(),
+  })
+  .meta({ id: 'EnvironmentProtection' });
+
+/** The set-up report of an integration (the set-up doctor). */
+export const ProtectionSetupReportSchema = z
+  .object({
+    endpoint: ProtectionEndpointSchema.nullable(),
+    setup: ProtectionSetupSchema.nullable().describe('Null while protection is not enabled or VIGIL_API_URL is not set'),
+    environments: z.array(EnvironmentProtectionSchema),
+    problems: z.array(z.string()).describe('What is missing or wrong, each with its fix; empty when everything observable is in place'),
+  })
+  .meta({ id: 'ProtectionSetupReport' });
+
+/** Body of enabling protection for an integration (idempotent). */
+export const ProtectionEnableBody = z.object({
+  appId: z.string().max(100).optional().describe('The Entra application (client) ID; absent on the first call made to learn the base URL'),
+  audiences: z.array(z.string().min(1).max(500)).max(20).optional().describe('Accepted token audiences; absent: unchanged'),
+});
+
+/** One detector's verdict on a step, with redacted evidence. */
+const VerdictSchema = z.object({
+  detector: z.string(),
+  detected: z.boolean(),
+  confidence: z.number(),
+  summary: z.string(),
+  evidence: z.array(z.object({ field: z.string(), match: z.string().describe('Redacted'), excerpt: z.string().describe('Redacted') })),
+});
+
+/** One tool call Copilot Studio asked about and what Vigil answered. */
+const AgentStepSchema = z
+  .object({
+    id: z.string(),
+    receivedAt: Timestamp,
+    correlationId: z.string().nullable(),
+    environmentId: z.string().nullable(),
+    environmentName: z.string().nullable().describe('Display name of the environment from the last collection'),
+    agentId: z.string().nullable(),
+    agentName: z.string().nullable(),
+    userId: z.string().nullable(),
+    conversationId: z.string().nullable(),
+    toolId: z.string().nullable(),
+    toolName: z.string().nullable(),
+    toolType: z.string().nullable(),
+    blockAction: z.boolean().describe('Vigil told Copilot Studio to block the call'),
+    wouldBlock: z.boolean().describe('Block mode would have blocked it (monitor mode records this)'),
+    mode: z.string(),
+    reasonCode: z.number().int(),
+    reason: z.string(),
+    decidedBy: z.string().nullable(),
+    verdicts: z.array(VerdictSchema),
+    policyIds: z.array(z.string()),
+    latencyMs: z.number().describe('Time to answer, milliseconds'),
+    engineMs: z.number().describe('Time the detectors took, milliseconds'),
+    timedOut: z.boolean(),
+  })
+  .meta({ id: 'AgentStep' });
+
+/** The outcomes a step list is filtered by. */
+export const STEP_OUTCOMES = ['blocked', 'wouldBlock', 'decision', 'allowed', 'timeout'] as const;
+
+/** Filters of an integration's steps. */
+export const AgentStepsQuery = PageQuery.extend({
+  conversationId: z.string().max(400).optional(),
+  agentId: z.string().max(200).optional(),
+  environmentId: z.string().max(200).optional(),
+  outcome: z.enum(STEP_OUTCOMES).optional().describe('blocked, wouldBlock, decision (either), allowed, timeout'),
+  since: z.iso.datetime({ offset: true }).optional().describe('ISO 8601: only steps received at or after'),
+});
+
+/** A page of agent steps, newest first. */
+export const AgentStepPageSchema = page(AgentStepSchema);
+
+/** Path parameters of an integration's protection routes. */
+export const ProtectionParams = z.object({ integrationId: z.string().min(1).max(200) });
+
+/** Path parameters of a conversation's timeline. */
+export const ConversationParams = ProtectionParams.extend({ conversationId: z.string().min(1).max(400) });
+
+/** A conversation's steps in the order they happened. */
+export const ConversationTimelineSchema = z
+  .object({
+    integrationId: z.string(),
+    conversationId: z.string(),
+    agentId: z.string().nullable(),
+    agentName: z.string().nullable(),
+    environmentId: z.string().nullable(),
+    environmentName: z.string().nullable(),
+    userId: z.string().nullable(),
+    steps: z.array(AgentStepSchema).describe('Oldest first'),
+  })
+  .meta({ id: 'ConversationTimeline' });
+
+const DetectorSettingSchema = z.object({ action: z.enum(['block', 'alert', 'record', 'off']), threshold: z.number() });
+const AllowListsSchema = z.object({
+  mcpServers: z.array(z.string()),
+  connectors: z.array(z.string()),
+  hosts: z.array(z.string()),
+  internalDomains: z.array(z.string()),
+});
+
+/** The fields a policy sets (unset = inherited). */
+const PolicyFieldsSchema = z.object({
+  mode: z.enum(['monitor', 'block']).optional(),
+  detectors: z.record(z.string(), z.object({ action: z.enum(['block', 'alert', 'record', 'off']).optional(), threshold: z.number().optional() })).optional(),
+  allow: AllowListsSchema.partial().optional(),
+  deadlineMs: z.number().int().optional(),
+  onTimeout: z.enum(['allow', 'block']).optional(),
+});
+
+/** A stored policy: where it applies and the fields it sets. */
+export const ProtectionPolicySchema = z
+  .object({
+    id: z.string(),
+    integrationId: z.string().nullable().describe('Null: every integration of the organization'),
+    environmentId: z.string().nullable(),
+    agentId: z.string().nullable(),
+    fields: PolicyFieldsSchema,
+    updatedBy: z.string().nullable(),
+    updatedAt: Timestamp,
+  })
+  .meta({ id: 'ProtectionPolicy' });
+
+/** The policy in force for a scope, with the ids of the policies it came from, most specific first. */
+const EffectivePolicySchema = z
+  .object({
+    mode: z.enum(['monitor', 'block']),
+    detectors: z.record(z.string(), DetectorSettingSchema),
+    allow: AllowListsSchema,
+    deadlineMs: z.number().int(),
+    onTimeout: z.enum(['allow', 'block']),
+    policyIds: z.array(z.string()),
+  })
+  .meta({ id: 'EffectivePolicy' });
+
+/** The policies that apply to an integration and the effective one. */
+export const ProtectionPoliciesSchema = z
+  .object({ policies: z.array(ProtectionPolicySchema), effective: EffectivePolicySchema })
+  .meta({ id: 'ProtectionPolicies' });
+
+/** Scope of the effective policy shown. */
+export const PoliciesQuery = z.object({ environmentId: z.string().max(200).optional(), agentId: z.string().max(200).optional() });
+
+/** Body of setting a policy: its scope within the integration and the fields it sets (fields not named are kept). */
+export const ProtectionPolicyBody = protectionPolicyInputSchema.extend({
+  environmentId: z.string().min(1).max(200).optional().describe('Narrow the policy to this environment'),
+  agentId: z.string().min(1).max(200).optional().describe('Narrow the policy to this agent (bot id)'),
+});
+
+/** An integration with its endpoint, as the API shows it. */
+export type ProtectionIntegration = z.infer<typeof ProtectionIntegrationSchema>;
+/** The set-up report, as the API shows it. */
+export type ProtectionSetupReport = z.infer<typeof ProtectionSetupReportSchema>;
+/** An endpoint, as the API shows it. */
+export type ProtectionEndpoint = z.infer<typeof ProtectionEndpointSchema>;
+/** An agent step, as the API shows it. */
+export type AgentStep = z.infer<typeof AgentStepSchema>;
+/** A conversation's timeline, as the API shows it. */
+export type ConversationTimeline = z.infer<typeof ConversationTimelineSchema>;
+/** Policies and the effective one, as the API shows them. */
+export type ProtectionPolicies = z.infer<typeof ProtectionPoliciesSchema>;
+/** A stored policy, as the API shows it. */
+export type ProtectionPolicyView = z.infer<typeof ProtectionPolicySchema>;

@@ -1,0 +1,195 @@
+import { actorOf, type Caller } from '../access/index.ts';
+import { integrationOf, integrationsInScope, requireRole } from '../access/scope.ts';
+import type { CloudProfile } from '../config/cloud.ts';
+import type { Page } from '../contract/common.ts';
+import type {
+  AgentStep,
+  ConversationTimeline,
+  ProtectionEndpoint,
+  ProtectionIntegration,
+  ProtectionPolicies,
+  ProtectionPolicyView,
+  ProtectionSetupReport,
+  STEP_OUTCOMES,
+} from '../contract/protection.ts';
+import { VigilError } from '../core/errors.ts';
+import { enableProtection, protectionEndpointOf, protectionSetupReport, stepView } from '../protection/endpoints.ts';
+import { protectionPolicies, setProtectionPolicy } from '../protection/policies.ts';
+import type { Executor } from '../store/db.ts';
+import { listEnvironments } from '../store/repositories/inventory.ts';
+import { conversationTimeline, listAgentSteps, type AgentStepQuery, type AgentStepRow } from '../store/repositories/protection.ts';
+import { decodeCursor, encodeCursor } from './index.ts';
+
+/**
+ * Runtime protection's use cases for the API, the portal and the CLI (issue 19), each taking the caller and scoped to
+ * its organization like every other use case (src/access/scope.ts): an integration of another organization answers
+ * `INTEGRATION_NOT_FOUND` exactly like one that never existed. They call the protection module's operations
+ * (src/protection/endpoints.ts, policies.ts) once the integration is the caller's, and return the views of
+ * src/contract/protection.ts, so `vigil protection … --json` equals the API's JSON.
+ */
+
+/** The deployment values the set-up needs: the public API URL (null when not set) and the cloud's authority host. */
+export interface ProtectionDeployment {
+  apiUrl: string | null;
+  cloud: Pick<CloudProfile, 'authorityHost'>;
+}
+
+/** Every integration of the caller's organization (oldest first) with its endpoint, or null when protection is off. */
+export async function protectionOverview(db: Executor, caller: Caller, apiUrl: string | null): Promise<{ items: ProtectionIntegration[] }> {
+  const items: ProtectionIntegration[] = [];
+  for (const i of await integrationsInScope(db, caller))
+    items.push({ integrationId: i.id, integrationName: i.name, tenantId: i.tenant_id, endpoint: await protectionEndpointOf(db, i.id, apiUrl) });
+  return { items };
+}
+
+/**
+ * The set-up report of an integration of the caller's organization: the steps with the exact values, validation,
+ * analyses per environment and the problems with their fixes (protection/endpoints.ts `protectionSetupReport`).
+ * @throws VigilError `not-found` / `INTEGRATION_NOT_FOUND` (absent or another organization's).
+ */
+export async function protectionSetupOf(db: Executor, caller: Caller, integrationId: string, d: ProtectionDeployment): Promise<ProtectionSetupReport> {
+  const integration = await integrationOf(db, caller, integrationId);
+  return protectionSetupReport(db, integration.id, d.apiUrl, d.cloud);
+}
+
+/**
+ * Enables protection for an integration of the caller's organization, or changes its application and audiences
+ * (idempotent; protection/endpoints.ts `enableProtection`). Admin only.
+ * @throws VigilError `authorization` / `FORBIDDEN_ROLE`; `not-found` / `INTEGRATION_NOT_FOUND`; `invalid-input` naming `appId`.
+ */
+export async function enableProtectionFor(
+  db: Executor,
+  caller: Caller,
+  integrationId: string,
+  input: { appId?: string | undefined; audiences?: string[] | undefined },
+  apiUrl: string | null,
+): Promise<ProtectionEndpoint> {
+  requireRole(caller, 'admin');
+  const integration = await integrationOf(db, caller, integrationId);
+  return enableProtection(db, { integrationId: integration.id, appId: input.appId, audiences: input.audiences, apiUrl });
+}
+
+/** Filters of {@link protectionStepsPage}. */
+export interface StepsFilter {
+  conversationId?: string | undefined;
+  agentId?: string | undefined;
+  environmentId?: string | undefined;
+  outcome?: (typeof STEP_OUTCOMES)[number] | undefined;
+  /** An instant parsable by `Date`; steps received at or after it. */
+  since?: string | undefined;
+  cursor?: string | undefined;
+  limit: number;
+}
+
+const OUTCOME: Record<(typeof STEP_OUTCOMES)[number], NonNullable<AgentStepQuery['outcome']>> = {
+  blocked: 'blocked',
+  wouldBlock: 'would-block',
+  decision: 'decision',
+  allowed: 'allowed',
+  timeout: 'timeout',
+};
+
+/** Step views with the environment's display name from the last collection. */
+async function stepViews(db: Executor, integrationId: string, rows: AgentStepRow[]): Promise<AgentStep[]> {
+  const names = new Map((await listEnvironments(db, integrationId)).map((e) => [e.id.toLowerCase(), e.display_name as string | null]));
+  return rows.map((r) => {
+    const { environmentId, ...rest } = stepView(r);
+    return { ...rest, environmentId, environmentName: environmentId ? (names.get(environmentId.toLowerCase()) ?? null) : null };
+  });
+}
+
+/**
+ * The steps an integration of the caller's organization answered, newest first, in keyset pages.
+ * @throws VigilError `not-found` / `INTEGRATION_NOT_FOUND`; `invalid-input` naming `cursor` or `since`.
+ */
+export async function protectionStepsPage(db: Executor, caller: Caller, integrationId: string, filter: StepsFilter): Promise<Page<AgentStep>> {
+  const integration = await integrationOf(db, caller, integrationId);
+  const after = decodeCursor<{ at: string; id: string }>(filter.cursor, { at: 'string', id: 'string' });
+  let from: string | undefined;
+  if (filter.since !== undefined) {
+    const t = new Date(filter.since);
+    if (Number.isNaN(t.getTime()))
+      throw new VigilError('INVALID_INPUT', `since '${filter.since}' is not a date and time.`, {
+        field: 'since',
+        remediation: 'Give ISO 8601, e.g. 2026-11-20T08:00:00Z.',
+      });
+    from = t.toISOString();
+  }
+  const rows = await listAgentSteps(db, {
+    integrationIds: [integration.id],
+    ...(filter.conversationId !== undefined ? { conversationId: filter.conversationId } : {}),
+    ...(filter.agentId !== undefined ? { agentId: filter.agentId } : {}),
+    ...(filter.environmentId !== undefined ? { environmentId: filter.environmentId } : {}),
+    ...(filter.outcome !== undefined ? { outcome: OUTCOME[filter.outcome] } : {}),
+    ...(from !== undefined ? { from } : {}),
+    ...(after ? { after: { receivedAt: after.at, id: after.id } } : {}),
+    limit: filter.limit + 1,
+  });
+  const items = rows.slice(0, filter.limit);
+  const last = items.at(-1);
+  return {
+    items: await stepViews(db, integration.id, items),
+    nextCursor: rows.length > filter.limit && last ? encodeCursor({ at: last.received_at, id: last.id }) : null,
+  };
+}
+
+/**
+ * A conversation's steps in the order they happened (oldest first, at most 1,000), with the agent, environment and
+ * user it ran for.
+ * @throws VigilError `not-found` / `INTEGRATION_NOT_FOUND`; `not-found` / `CONVERSATION_NOT_FOUND` when no step of it
+ *   was recorded for the integration.
+ */
+export async function conversationTimelineOf(db: Executor, caller: Caller, integrationId: string, conversationId: string): Promise<ConversationTimeline> {
+  const integration = await integrationOf(db, caller, integrationId);
+  const rows = await conversationTimeline(db, integration.id, conversationId);
+  if (rows.length === 0)
+    throw new VigilError('CONVERSATION_NOT_FOUND', `No step of conversation '${conversationId}' was recorded for this integration.`, {
+      field: 'conversationId',
+      remediation: 'List the steps with GET /api/v1/protection/{integrationId}/steps and take a conversationId from them.',
+    });
+  const steps = await stepViews(db, integration.id, rows);
+  const first = steps.find((s) => s.agentId !== null) ?? steps[0]!;
+  return {
+    integrationId: integration.id,
+    conversationId,
+    agentId: first.agentId,
+    agentName: steps.findLast((s) => s.agentName !== null)?.agentName ?? null,
+    environmentId: first.environmentId,
+    environmentName: first.environmentName,
+    userId: steps.find((s) => s.userId !== null)?.userId ?? null,
+    steps,
+  };
+}
+
+/**
+ * The policies that apply to an integration of the caller's organization and the effective policy for an environment
+ * and agent when given (protection/policies.ts).
+ * @throws VigilError `not-found` / `INTEGRATION_NOT_FOUND`.
+ */
+export async function protectionPoliciesOf(
+  db: Executor,
+  caller: Caller,
+  integrationId: string,
+  scope: { environmentId?: string | undefined; agentId?: string | undefined },
+): Promise<ProtectionPolicies> {
+  const integration = await integrationOf(db, caller, integrationId);
+  return protectionPolicies(db, { integrationId: integration.id, environmentId: scope.environmentId, agentId: scope.agentId });
+}
+
+/**
+ * Sets fields of the policy of an integration of the caller's organization (or of one environment or agent of it),
+ * keeping the fields it does not name; the caller is recorded as the updater. Admin only.
+ * @throws VigilError `authorization` / `FORBIDDEN_ROLE`; `not-found` / `INTEGRATION_NOT_FOUND`; `invalid-input`
+ *   naming the field (e.g. `detectors.jailbreak.threshold`).
+ */
+export async function setProtectionPolicyFor(
+  db: Executor,
+  caller: Caller,
+  integrationId: string,
+  scope: { environmentId?: string | undefined; agentId?: string | undefined },
+  changes: unknown,
+): Promise<ProtectionPolicyView> {
+  requireRole(caller, 'admin');
+  const integration = await integrationOf(db, caller, integrationId);
+  return setProtectionPolicy(db, { integrationId: integration.id, environmentId: scope.environmentId, agentId: scope.agentId }, changes, actorOf(caller));
+}

@@ -1,0 +1,160 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadCustomProfile } from '../../src/config/cloud.ts';
+import { createRuntime } from '../../src/main/runtime.ts';
+import { TEST_ENV } from '../e2e/harness.ts';
+import { until } from '../support/process.ts';
+import { seedConversation, type SeededConversation } from '../support/protection-steps.ts';
+import { portalWorld, type PortalWorld } from './harness.ts';
+
+/**
+ * Runtime protection in the portal (issue 19), in Debian's Chromium against a real `vigil serve` (VIGIL_API_URL set, so
+ * the endpoint's base URL is known): Contoso's integration is created and collected through the API, its endpoint
+ * enabled and one conversation's steps stored as the webhook stores them (test/support/protection-steps.ts); then a
+ * person signs in, opens Protection, reads the set-up (the base URL, an environment with its analyses), the decisions
+ * (filtered by outcome) and a conversation's timeline with the detectors' redacted evidence — with no console error
+ * and no CSP violation, by keyboard where it matters.
+ */
+describe('portal: runtime protection', () => {
+  let w: PortalWorld;
+  let page: Page;
+  let seeded: SeededConversation;
+  let integrationId: string;
+  let environmentName: string;
+  const problems: string[] = [];
+  /** Console messages count from sign-in on (before it, the portal's session check answers 401 by design). */
+  let signedIn = false;
+
+  beforeAll(async () => {
+    w = await portalWorld({ publicApiUrl: true });
+    page = w.page;
+    page.on('console', (m) => {
+      if (signedIn && m.type() === 'error') problems.push(`console: ${m.text()} (${m.location().url})`);
+    });
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    // Create and collect the integration through the API (the portal's own forms are covered by portal.test.ts).
+    const login = await fetch(`${w.baseUrl}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: w.email, password: w.password }),
+    });
+    expect(login.status).toBe(200);
+    const csrf = ((await login.json()) as { csrfToken: string }).csrfToken;
+    const cookie = login.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    const headers = { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' };
+    const app = w.contoso.apps.find((a) => a.appId === w.contoso.connectorAppId)!;
+    const created = await fetch(`${w.baseUrl}/api/v1/integrations`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ mode: 'customer-app', name: 'Contoso', tenantId: w.contoso.id, clientId: app.appId, clientSecret: app.secrets[0]!.value }),
+    });
+    expect(created.status, await created.clone().text()).toBe(201);
+    integrationId = ((await created.json()) as { integration: { id: string } }).integration.id;
+    expect((await fetch(`${w.baseUrl}/api/v1/integrations/${integrationId}/runs`, { method: 'POST', headers, body: '{}' })).status).toBe(202);
+    await until(
+      'the collection to finish',
+      async () => {
+        const runs = (await (await fetch(`${w.baseUrl}/api/v1/integrations/${integrationId}/runs`, { headers: { cookie } })).json()) as {
+          items: { status: string }[];
+        };
+        return runs.items.some((r) => r.status !== 'running' && r.status !== 'queued');
+      },
+      90_000,
+    );
+    const rt = await createRuntime({ dataDir: w.dataDir, cloud: loadCustomProfile(w.endpointsFile), env: { ...TEST_ENV, VIGIL_DATA_DIR: w.dataDir } });
+    try {
+      seeded = await seedConversation(rt.db, integrationId, { appId: '11111111-2222-4333-8444-555555555555', apiUrl: w.baseUrl });
+      environmentName = (await rt.db.selectFrom('environments').select('display_name').where('id', '=', seeded.environmentId).executeTakeFirstOrThrow())
+        .display_name!;
+    } finally {
+      await rt.close();
+    }
+  }, 180_000);
+  afterAll(async () => w?.close());
+
+  const nav = (name: string) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
+
+  it('signs in and opens Protection: each integration with the state of its endpoint', async () => {
+    await page.goto(w.baseUrl);
+    await page.getByLabel('Email').fill(w.email);
+    await page.getByLabel('Password').fill(w.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+    signedIn = true;
+    await nav('Protection').click();
+    const table = page.getByRole('region', { name: 'Integrations and their protection endpoints' });
+    await table.waitFor();
+    expect(await table.getByRole('row').filter({ hasText: 'Contoso' }).textContent()).toMatch(/ok/);
+    await w.screenshot('protection-01-list');
+  });
+
+  it('shows the set-up: the base URL to copy, the values and steps, an environment by name with its analyses', async () => {
+    // Keyboard: the integration's link is reachable and opens with Enter.
+    await page.getByRole('link', { name: 'Contoso', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Protection of Contoso' }).waitFor();
+    const baseUrl = `${w.baseUrl}/protection/${seeded.endpointId}`;
+    const block = page.getByLabel('Endpoint link (base URL)', { exact: true });
+    await block.first().waitFor();
+    expect((await block.first().textContent())?.trim()).toBe(baseUrl);
+    expect(await page.getByLabel('Federated credential subject').textContent()).toMatch(/^\/eid1\/c\/pub\/t\//);
+    expect(await page.getByRole('main').textContent()).toContain('Connect each environment in the Power Platform admin center');
+    const envRow = page.getByRole('region', { name: 'Analyses received per environment' }).getByRole('row').filter({ hasText: environmentName });
+    expect(await envRow.textContent()).toContain(seeded.environmentId);
+    expect((await envRow.getByRole('cell').nth(1).textContent())?.trim()).toBe('3');
+    // Copilot Studio never validated it (no /validate call): the problem says what to do.
+    expect(await page.getByRole('note').textContent()).toMatch(/never validated/);
+    await w.screenshot('protection-02-setup');
+  });
+
+  it('shows the decisions with agent and tool names, and filters them by outcome', async () => {
+    const decisions = page.getByRole('region', { name: "Tool calls and Vigil's answers, newest first" });
+    await decisions.waitFor();
+    const rows = decisions.getByRole('row');
+    await expect.poll(() => rows.count()).toBe(3); // header + blocked + would block
+    const first = (await rows.nth(1).textContent()) ?? '';
+    expect(first).toContain('blocked');
+    expect(first).toContain(seeded.agentName);
+    expect(first).toContain('Send an email (V2)');
+    expect(first).toContain('sensitive_data_egress');
+    expect(await rows.nth(2).textContent()).toContain('would block');
+    await page.getByLabel('Outcome').selectOption('allowed');
+    await expect.poll(async () => (await rows.nth(1).textContent()) ?? '').toContain('Search documents');
+    expect(await rows.count()).toBe(2);
+    await page.getByLabel('Outcome').selectOption('decision');
+    await expect.poll(() => rows.count()).toBe(3);
+    await w.screenshot('protection-03-decisions');
+  });
+
+  it("opens a conversation's timeline: each step's tool, decision, detectors with redacted evidence and latency, oldest first", async () => {
+    await page
+      .getByRole('region', { name: "Tool calls and Vigil's answers, newest first" })
+      .getByRole('link', { name: /^Timeline/ })
+      .first()
+      .click();
+    await page.getByRole('heading', { name: `Conversation with ${seeded.agentName}` }).waitFor();
+    const steps = page.getByRole('list', { name: 'Steps, oldest first' }).locator(':scope > li');
+    expect(await steps.count()).toBe(3);
+    expect(await steps.nth(0).textContent()).toMatch(/allowed.*Search documents.*12\.3 ms/s);
+    const injected = (await steps.nth(1).textContent()) ?? '';
+    expect(injected).toMatch(/would block.*Send an email \(V2\)/s);
+    expect(injected).toContain('prompt_injection');
+    expect(injected).toContain('previousOutputs[0].outputs[0].value');
+    expect(injected).toContain('[REDACTED]');
+    expect(await steps.nth(2).textContent()).toMatch(/blocked.*sensitive_data_egress/s);
+    expect(await page.getByRole('main').textContent()).toContain(environmentName);
+    await w.screenshot('protection-04-conversation');
+    // The way back names the integration.
+    await page.getByRole('main').getByRole('link', { name: 'Contoso', exact: true }).waitFor();
+  });
+
+  it('raised no console error, page error or CSP violation (a CSP refusal is a console error)', async () => {
+    // A page reloaded on its own address works too (client-side route served by index.html), without errors.
+    await page.reload();
+    await page.getByRole('heading', { name: `Conversation with ${seeded.agentName}` }).waitFor();
+    expect(problems).toEqual([]);
+  });
+});
