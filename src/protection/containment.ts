@@ -244,7 +244,11 @@ async function delegatedToken(deps: ContainmentDeps, target: ResolvedTarget, s: 
       scope: `${pp.resource.replace(/\/+$/, '')}/${QUARANTINE_PERMISSION}`,
     });
   } catch (e) {
-    if (isVigilError(e) && e.code === 'AADSTS7000218')
+    // A device-code poll for a confidential app is answered 401 `invalid_client` (AADSTS7000218: the body must contain a
+    // client secret or assertion); MSAL then reports `post_request_failed` with the OAuth code as its message only.
+    const cause = (e as { cause?: { errorCode?: string; errorMessage?: string } }).cause;
+    const invalidClient = cause?.errorCode === 'invalid_client' || cause?.errorMessage === 'invalid_client';
+    if (isVigilError(e) && (e.code === 'AADSTS7000218' || (e.code === 'ADMIN_SIGN_IN_FAILED' && invalidClient)))
       throw new VigilError(
         'CONTAINMENT_NOT_AVAILABLE',
         `Not available: application ${clientId} does not allow public client flows, which the administrator's device-code sign-in needs.`,
@@ -301,8 +305,11 @@ function explainRefusal(e: unknown, target: ResolvedTarget, claims: UserTokenCla
   if (e.status !== 401 && e.status !== 403) return e;
   const who = claims.upn || 'the signed-in user';
   const held = claims.wids.filter((w) => QUARANTINE_ROLES[w]);
-  if (claims.wids.length > 0 && held.length === 0)
-    return new VigilError('CONTAINMENT_NOT_AVAILABLE', `Not available: ${who} holds none of the roles ${ROLE_LIST}${upstream}.`, {
+  // The token's permission and kind were checked before the call, so a refusal of a user whose token shows none of the
+  // roles (`wids`, emitted for directory roles) is the role. A token may omit `wids` (it depends on the app's
+  // `groupMembershipClaims`), hence "as the token shows".
+  if (held.length === 0)
+    return new VigilError('CONTAINMENT_NOT_AVAILABLE', `Not available: ${who} holds none of the roles ${ROLE_LIST}, as the token shows${upstream}.`, {
       remediation: `Sign in as a ${ROLE_LIST} (Microsoft Entra admin center > Roles & admins; Power Platform Administrator is the least privileged of the three), or have one assigned to ${who}.`,
       cause: e,
     });
