@@ -30,13 +30,13 @@ import { DIRECTORY_ROLES, RESOURCES } from './constants.ts';
 import { findEnvironment, indexes, type Bot, type Tenant } from './tenant.ts';
 
 /** The delegated Power Platform API permission the quarantine operations need (admin-quarantine-api). */
-export const QUARANTINE_PERMISSION = 'CopilotStudio.AdminActions.Invoke';
+const QUARANTINE_PERMISSION = 'CopilotStudio.AdminActions.Invoke';
 
 /** Entra role template id of AI Administrator (Entra built-in roles reference). */
-export const AI_ADMINISTRATOR = 'd2562ede-74db-457e-a7b6-544e236ebb61';
+const AI_ADMINISTRATOR = 'd2562ede-74db-457e-a7b6-544e236ebb61';
 
 /** The roles admin-quarantine-api names: Global Administrator, AI Administrator, Power Platform Administrator. */
-export const QUARANTINE_ROLES: readonly string[] = [DIRECTORY_ROLES.globalAdministrator, AI_ADMINISTRATOR, DIRECTORY_ROLES.powerPlatformAdministrator];
+const QUARANTINE_ROLES: readonly string[] = [DIRECTORY_ROLES.globalAdministrator, AI_ADMINISTRATOR, DIRECTORY_ROLES.powerPlatformAdministrator];
 
 /** A bot's quarantine state as the API answers it. */
 export interface BotQuarantineStatus {

@@ -14,6 +14,7 @@ import { getAgentQuarantineStatus, setAgentQuarantine } from '../../src/sources/
 import { raiseAlert } from '../../src/store/repositories/audit.ts';
 import { listContainmentActions } from '../../src/store/repositories/containment.ts';
 import { insertIntegration } from '../../src/store/repositories/integrations.ts';
+import { vigil } from '../support/process.ts';
 import { TEST_ENV } from './harness.ts';
 
 /**
@@ -35,6 +36,7 @@ describe('containment: Copilot Studio agent quarantine through the Power Platfor
   const PERMISSION = 'CopilotStudio.AdminActions.Invoke';
   const powerPlatform = 'https://api.powerplatform.com';
   const connectorApp = () => tenant.apps.find((a) => a.appId === tenant.connectorAppId)!;
+  let cliEnv: Record<string, string>;
 
   beforeAll(async () => {
     tenant = generateTenant({ seed: 'containment', sizes: { users: 12, guests: 1, groups: 2, environments: 3, agents: 6 } });
@@ -44,7 +46,9 @@ describe('containment: Copilot Studio agent quarantine through the Power Platfor
     emulator = await startEmulator({ tenants: [tenant] });
     emulator.control.setDeviceCodeSettings({ intervalSeconds: 1 });
     const endpointsFile = emulator.writeEndpointsFile(mkdtempSync(join(tmpdir(), 'vigil-emu-')));
-    rt = await createRuntime({ dataDir: mkdtempSync(join(tmpdir(), 'vigil-data-')), cloud: loadCustomProfile(endpointsFile), env: TEST_ENV });
+    const dataDir = mkdtempSync(join(tmpdir(), 'vigil-data-'));
+    cliEnv = { VIGIL_ENDPOINTS_FILE: endpointsFile, VIGIL_DATA_DIR: dataDir };
+    rt = await createRuntime({ dataDir, cloud: loadCustomProfile(endpointsFile), env: TEST_ENV });
     const env = tenant.environments.find((e) => (e.dataverse?.bots.length ?? 0) > 0)!;
     environmentId = env.name;
     agentId = env.dataverse!.bots[0]!.botid;
@@ -199,5 +203,25 @@ describe('containment: Copilot Studio agent quarantine through the Power Platfor
     const err = await containAgent(deps(), { integration: integrationId, agentId: randomUUID(), environmentId, requestedBy: 'frank', signIn }).catch((e) => e);
     expect(err).toMatchObject({ code: 'AGENT_NOT_FOUND', field: 'agentId' });
     expect(err.message).toMatch(/BotNotFound|could not be found/);
+  });
+
+  it('vigil protection contain / quarantine-status / release: the device-code prompt on stderr, the view on stdout', async () => {
+    emulator.control.setDeviceCodeAutoApprove(tenant.id, accounts.globalAdmin!.userPrincipalName);
+    const contain = await vigil(['protection', 'contain', 'contoso', '--alert', alertId, '--by', 'grace', '--json'], cliEnv);
+    expect(contain.code, contain.stderr).toBe(0);
+    expect(contain.stderr).toMatch(/To sign in, use a web browser to open the page \S+ and enter the code \S+ to authenticate\./);
+    expect(JSON.parse(contain.stdout)).toMatchObject({ action: 'contain', agentId, environmentId, alertId, quarantined: true, requestedBy: 'grace' });
+    const status = await vigil(['protection', 'quarantine-status', 'contoso', '--agent', agentId, '--environment', environmentId], cliEnv);
+    expect(status.stdout).toContain(`Status of agent ${agentId} in environment ${environmentId}: quarantined`);
+    const release = await vigil(['protection', 'release', 'contoso', '--agent', agentId, '--environment', environmentId, '--by', 'grace'], cliEnv);
+    expect(release.code, release.stderr).toBe(0);
+    expect(release.stdout).toMatch(
+      new RegExp(
+        `^Released agent ${agentId} .*: not quarantined[\\s\\S]*Recorded as ca_\\S+: by grace, signed in as ${accounts.globalAdmin!.userPrincipalName.replace(/\./g, '\\.')}`,
+      ),
+    );
+    const bad = await vigil(['protection', 'contain', 'contoso', '--agent', 'HR bot', '--environment', environmentId], cliEnv);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/--agent/);
   });
 });

@@ -27,7 +27,7 @@ import type { HttpClient } from '../../platform/http/client.ts';
  */
 
 /** The `api-version` of the operations (admin-quarantine-api). */
-export const QUARANTINE_API_VERSION = '1';
+const QUARANTINE_API_VERSION = '1';
 
 /** The delegated Power Platform API permission the operations need (admin-quarantine-api). */
 export const QUARANTINE_PERMISSION = 'CopilotStudio.AdminActions.Invoke';
@@ -63,7 +63,7 @@ function baseUrl(cloud: CloudProfile): string {
 }
 
 /** URL of an operation (`''` = the status read). */
-export function quarantineUrl(cloud: CloudProfile, environmentId: string, botId: string, op: '' | 'SetAsQuarantined' | 'SetAsUnquarantined'): string {
+function quarantineUrl(cloud: CloudProfile, environmentId: string, botId: string, op: '' | 'SetAsQuarantined' | 'SetAsUnquarantined'): string {
   const path = `${baseUrl(cloud)}/copilotstudio/environments/${encodeURIComponent(environmentId)}/bots/${encodeURIComponent(botId)}/api/botQuarantine`;
   return `${op ? `${path}/${op}` : path}?api-version=${QUARANTINE_API_VERSION}`;
 }
