@@ -8,7 +8,7 @@ import type { TenantStore } from './tenant.ts';
 import type { TokenService } from './tokens.ts';
 
 /** The upstream services the emulator serves, as used in logs and fault selection. */
-export type ServiceName = 'identity' | 'graph' | 'bap' | 'powerApps' | 'flow' | 'dataverse' | 'managementActivity' | 'powerBi' | 'arm';
+export type ServiceName = 'identity' | 'graph' | 'bap' | 'powerApps' | 'flow' | 'powerPlatform' | 'dataverse' | 'managementActivity' | 'powerBi' | 'arm';
 
 /** Services plus the emulator's own control API (never faulted, never logged). */
 export type RouteService = ServiceName | 'control';
@@ -19,6 +19,7 @@ const SERVICE_PREFIXES: Readonly<Record<Exclude<ServiceName, 'identity'>, string
   bap: '/bap',
   powerApps: '/powerapps',
   flow: '/flow',
+  powerPlatform: '/powerplatform',
   dataverse: '/dataverse',
   managementActivity: '/manage',
   powerBi: '/powerbi',

@@ -67,6 +67,7 @@ import {
   type ThreatDetectionState,
 } from './copilotstudio.ts';
 import { protectionScenarios, type ProtectionScenarioOptions, type ProtectionScenarioSet } from './protectionscenarios.ts';
+import { findBot, quarantineOf, setQuarantine, type BotQuarantineStatus } from './quarantine.ts';
 
 /**
  * Model kinds the control interface edits. Ids per kind: users/groups/servicePrincipals/devices → object id;
@@ -122,6 +123,8 @@ export interface MintTokenRequest {
   expiresInSeconds?: number;
   /** For user tokens: `appid` (the client signed in with). Default Azure PowerShell. */
   clientId?: string;
+  /** For user tokens: the `scp` claim (space-separated delegated permissions). Default `user_impersonation`. */
+  scp?: string;
 }
 
 /** Emulator switches of an environment (see `EmulatorControl.setEnvironmentFlags`). */
@@ -482,8 +485,31 @@ export class EmulatorControl {
       ? indexes.users.get(t.users, request.userId)
       : (t.users.find((u) => u.userType === 'Member' && isAdmin(u)) ?? t.users.find((u) => u.userType === 'Member'));
     if (!user) throw new ControlError(404, 'UserNotFound', `no user '${String(request.userId ?? '(first member)')}' in tenant ${t.id}`);
-    const r = await this.#d.tokens.issueUserToken(t, user, { ...opts, ...(request.clientId ? { clientId: request.clientId } : {}) });
+    const r = await this.#d.tokens.issueUserToken(t, user, {
+      ...opts,
+      ...(request.clientId ? { clientId: request.clientId } : {}),
+      ...(request.scp ? { scp: request.scp } : {}),
+    });
     return { access_token: r.token, expires_in: r.expiresIn };
+  }
+
+  /**
+   * The Copilot Studio quarantine state of a bot (Power Platform API `botQuarantine`, see quarantine.ts), as the API
+   * would answer it. Throws ControlError 404 for an unknown tenant, environment or bot.
+   */
+  botQuarantine(tenantIdOrDomain: string, environmentId: string, botId: string): BotQuarantineStatus {
+    return { ...quarantineOf(this.#bot(tenantIdOrDomain, environmentId, botId)) };
+  }
+
+  /** Sets the quarantine state of a bot as an administrator would elsewhere. Throws ControlError 404 like `botQuarantine`. */
+  setBotQuarantine(tenantIdOrDomain: string, environmentId: string, botId: string, quarantined: boolean): BotQuarantineStatus {
+    return { ...setQuarantine(this.#bot(tenantIdOrDomain, environmentId, botId), quarantined) };
+  }
+
+  #bot(tenantIdOrDomain: string, environmentId: string, botId: string): Bot {
+    const bot = findBot(this.tenant(tenantIdOrDomain), environmentId, botId);
+    if (!bot) throw new ControlError(404, 'BotNotFound', `no bot '${botId}' in environment '${environmentId}'`);
+    return bot;
   }
 
   // --- admin consent and managed applications ----------------------------------------------------------------------

@@ -41,6 +41,7 @@ import type { ManagedApp } from './managed.ts';
 import { powerBiNotFound, registerPowerBi } from './powerbi.ts';
 import { registerFlow, registerPowerApps, registerPowerPlatformGovernance } from './powerplatform.ts';
 import { registerPowerBiScanner } from './powerbiscanner.ts';
+import { powerPlatformNotFound, registerQuarantine } from './quarantine.ts';
 import { registerOrganization } from './organization.ts';
 import { SignInState } from './signin.ts';
 import { TenantStore, type Tenant } from './tenant.ts';
@@ -193,6 +194,7 @@ export interface EndpointsProfile {
   bap: { baseUrl: string; resource: string };
   powerApps: { baseUrl: string; resource: string };
   flow: { baseUrl: string; resource: string };
+  powerPlatform: { baseUrl: string; resource: string };
   managementActivity: { baseUrl: string; resource: string };
   powerBi: { baseUrl: string; resource: string };
   arm: { baseUrl: string; resource: string };
@@ -257,6 +259,7 @@ export function endpointsFor(url: string): EndpointsProfile {
     bap: { baseUrl: `${url}/bap`, resource: RESOURCES.bap },
     powerApps: { baseUrl: `${url}/powerapps`, resource: RESOURCES.bap },
     flow: { baseUrl: `${url}/flow`, resource: RESOURCES.flow },
+    powerPlatform: { baseUrl: `${url}/powerplatform`, resource: RESOURCES.powerPlatform },
     managementActivity: { baseUrl: `${url}/manage`, resource: RESOURCES.managementActivity },
     powerBi: { baseUrl: `${url}/powerbi`, resource: RESOURCES.powerBi },
     arm: { baseUrl: `${url}/arm`, resource: RESOURCES.arm },
@@ -508,6 +511,8 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
       case 'powerApps':
       case 'flow':
         return bapNotFound(req, reply);
+      case 'powerPlatform':
+        return powerPlatformNotFound(req, reply);
       case 'dataverse':
         return dataverseNotFound(req, reply);
       case 'managementActivity':
@@ -542,6 +547,7 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
   await app.register(async (scope) => registerPowerPlatformGovernance(scope, ctx), { prefix: '/bap' });
   await app.register(async (scope) => registerPowerApps(scope, ctx), { prefix: '/powerapps' });
   await app.register(async (scope) => registerFlow(scope, ctx), { prefix: '/flow' });
+  await app.register(async (scope) => registerQuarantine(scope, ctx), { prefix: '/powerplatform' });
   await app.register(async (scope) => registerDataverse(scope, ctx), { prefix: '/dataverse' });
   await app.register(async (scope) => registerOrganization(scope, ctx), { prefix: '/dataverse' });
   await app.register(async (scope) => registerArm(scope, ctx), { prefix: '/arm' });
@@ -574,4 +580,15 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
 }
 
 /** Services that may be named in `FaultConfig.services`. */
-export const SERVICES: readonly ServiceName[] = ['identity', 'graph', 'bap', 'powerApps', 'flow', 'dataverse', 'managementActivity', 'powerBi', 'arm'];
+export const SERVICES: readonly ServiceName[] = [
+  'identity',
+  'graph',
+  'bap',
+  'powerApps',
+  'flow',
+  'powerPlatform',
+  'dataverse',
+  'managementActivity',
+  'powerBi',
+  'arm',
+];

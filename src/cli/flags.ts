@@ -27,6 +27,11 @@ export const FIELD_FLAGS: Readonly<Record<string, string>> = {
   'allow.connectors': '--allow-connector',
   'allow.hosts': '--allow-host',
   'allow.internalDomains': '--internal-domain',
+  agentId: '--agent',
+  environmentId: '--environment',
+  alertId: '--alert',
+  stepId: '--step',
+  actor: '--by',
 };
 
 /**

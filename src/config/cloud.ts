@@ -41,6 +41,12 @@ export interface CloudProfile {
   powerApps: ApiEndpoint;
   /** Power Automate admin API (`api.flow.microsoft.com`: flows). */
   flow: ApiEndpoint;
+  /**
+   * Power Platform API (`api.powerplatform.com`, token audience `https://api.powerplatform.com`): Copilot Studio's admin
+   * actions (agent quarantine, https://learn.microsoft.com/microsoft-copilot-studio/admin-quarantine-api). Absent from
+   * an endpoints file that does not name it: containment is then not available.
+   */
+  powerPlatform?: ApiEndpoint;
   managementActivity: ApiEndpoint;
   powerBi: ApiEndpoint;
   arm: ApiEndpoint;
@@ -68,6 +74,7 @@ export const PUBLIC_CLOUD: CloudProfile = Object.freeze({
   bap: { baseUrl: 'https://api.bap.microsoft.com', resource: 'https://service.powerapps.com' },
   powerApps: { baseUrl: 'https://api.powerapps.com', resource: 'https://service.powerapps.com' },
   flow: { baseUrl: 'https://api.flow.microsoft.com', resource: 'https://service.flow.microsoft.com' },
+  powerPlatform: { baseUrl: 'https://api.powerplatform.com', resource: 'https://api.powerplatform.com' },
   managementActivity: { baseUrl: 'https://manage.office.com', resource: 'https://manage.office.com' },
   powerBi: { baseUrl: 'https://api.powerbi.com', resource: 'https://analysis.windows.net/powerbi/api' },
   arm: { baseUrl: 'https://management.azure.com', resource: 'https://management.azure.com' },
@@ -90,6 +97,7 @@ const customFileSchema = z.object({
   bap: endpointSchema,
   powerApps: endpointSchema,
   flow: endpointSchema,
+  powerPlatform: endpointSchema.optional(),
   managementActivity: endpointSchema,
   powerBi: endpointSchema,
   arm: endpointSchema,

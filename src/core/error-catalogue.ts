@@ -113,6 +113,8 @@ export const ERROR_CATALOGUE = {
   AGENT_NOT_FOUND: { kind: 'not-found' },
   /** No step of this conversation was recorded for the integration (runtime protection, issue 19). */
   CONVERSATION_NOT_FOUND: { kind: 'not-found' },
+  /** An agent step (a recorded `analyze-tool-execution` call) that does not exist in the integration. */
+  AGENT_STEP_NOT_FOUND: { kind: 'not-found' },
   API_KEY_NOT_FOUND: { kind: 'not-found', remediation: (_, act) => `To see the keys, ${act({ do: 'listApiKeys' })}.` },
   ORGANIZATION_NOT_FOUND: { kind: 'not-found' },
   TENANT_NOT_BOUND: { kind: 'not-found', remediation: (_, act) => `To see the bound tenants, ${act({ do: 'listTenants' })}.` },
@@ -165,6 +167,12 @@ export const ERROR_CATALOGUE = {
   /** An integration whose secret was refused is not collected. */
   CREDENTIALS_EXPIRED: { kind: 'authentication' },
   ADMIN_ROLE_MISSING: { kind: 'authorization' },
+  /**
+   * Containment (Copilot Studio agent quarantine, issue 19) cannot be done: the delegated token lacks the Power Platform
+   * API permission `CopilotStudio.AdminActions.Invoke`, the signed-in user holds none of the roles the API requires, an
+   * app-only token was offered, or the cloud profile names no Power Platform API. The thrower names which, with the fix.
+   */
+  CONTAINMENT_NOT_AVAILABLE: { kind: 'authorization' },
   CONSENT_MISSING: { kind: 'authorization' },
   TENANT_NOT_PROVEN: { kind: 'authorization' },
   AZURE_READER_MISSING: { kind: 'authorization' },

@@ -67,7 +67,19 @@ export const COMMAND_MODULES: ReadonlyArray<{ names: readonly string[]; load: ()
         });
     },
   },
-  { names: ['protection'], load: async () => (await import('../cli/commands/protection.ts')).registerProtection },
+  {
+    names: ['protection'],
+    load: async () => {
+      const [{ registerProtection }, { registerContainment }] = await Promise.all([
+        import('../cli/commands/protection.ts'),
+        import('../cli/commands/containment.ts'),
+      ]);
+      return (program, host) => {
+        registerProtection(program, host);
+        registerContainment(program, host);
+      };
+    },
+  },
   { names: ['safelist'], load: async () => (await import('../cli/commands/safelist.ts')).registerSafelist },
   {
     names: ['demo'],

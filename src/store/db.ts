@@ -29,6 +29,7 @@ import * as m0011 from './migrations/0011_slice_read_mode.ts';
 import * as m0012 from './migrations/0012_consent_binding.ts';
 import * as m0013 from './migrations/0013_budget_pace.ts';
 import * as m0014 from './migrations/0014_protection.ts';
+import * as m0015 from './migrations/0015_containment.ts';
 import type { Database } from './schema.ts';
 import { StorableTextPlugin } from './text.ts';
 
@@ -51,6 +52,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0012_consent_binding': m0012,
   '0013_budget_pace': m0013,
   '0014_protection': m0014,
+  '0015_containment': m0015,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

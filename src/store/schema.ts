@@ -370,6 +370,7 @@ export interface Database {
   protection_endpoints: ProtectionEndpointsTable;
   protection_policies: ProtectionPoliciesTable;
   agent_steps: AgentStepsTable;
+  containment_actions: ContainmentActionsTable;
 }
 
 /** A customer organization: owns integrations, portal users and API keys (migration 0010). */
@@ -539,4 +540,29 @@ export interface AgentStepsTable {
   engine_ms: number;
   timed_out: number;
   client_ip: string | null;
+}
+
+/** One quarantine or release of a Copilot Studio agent attempted (migration 0015). Never a token. */
+export interface ContainmentActionsTable {
+  id: string;
+  organization_id: string | null;
+  integration_id: string;
+  /** `contain` or `release`. */
+  action: string;
+  environment_id: string;
+  /** The Copilot Studio bot id. */
+  agent_id: string;
+  alert_id: string | null;
+  step_id: string | null;
+  /** Who asked Vigil (the person named, or the portal user). */
+  requested_by: string;
+  /** The administrator whose delegated token made the call (UPN), null when the sign-in did not finish. */
+  signed_in_as: string | null;
+  requested_at: string;
+  /** `succeeded`, `refused` or `failed`. */
+  outcome: string;
+  /** The state answered after the call, 0/1; null when unknown. */
+  quarantined: number | null;
+  error_code: string | null;
+  error_message: string | null;
 }

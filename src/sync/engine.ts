@@ -177,6 +177,7 @@ const API_NAMES: Record<ApiName, string> = {
   bap: 'Power Platform admin API',
   powerApps: 'Power Apps API',
   flow: 'Power Automate API',
+  powerPlatform: 'Power Platform API',
   dataverse: 'Dataverse',
   managementActivity: 'Office 365 Management Activity API',
   powerBi: 'Power BI',

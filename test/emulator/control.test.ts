@@ -38,6 +38,7 @@ describe('endpoints', () => {
       bap: { baseUrl: `${u}/bap`, resource: 'https://service.powerapps.com' },
       powerApps: { baseUrl: `${u}/powerapps`, resource: 'https://service.powerapps.com' },
       flow: { baseUrl: `${u}/flow`, resource: 'https://service.flow.microsoft.com' },
+      powerPlatform: { baseUrl: `${u}/powerplatform`, resource: 'https://api.powerplatform.com' },
       managementActivity: { baseUrl: `${u}/manage`, resource: 'https://manage.office.com' },
       powerBi: { baseUrl: `${u}/powerbi`, resource: 'https://analysis.windows.net/powerbi/api' },
       arm: { baseUrl: `${u}/arm`, resource: 'https://management.azure.com' },

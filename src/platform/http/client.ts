@@ -22,7 +22,7 @@ import type { LinkPolicy } from './links.ts';
 const RETRY_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
 
 /** Upstream API families, used for the link policy, logs and metrics. */
-export type ApiName = 'identity' | 'graph' | 'bap' | 'powerApps' | 'flow' | 'dataverse' | 'managementActivity' | 'powerBi' | 'arm';
+export type ApiName = 'identity' | 'graph' | 'bap' | 'powerApps' | 'flow' | 'powerPlatform' | 'dataverse' | 'managementActivity' | 'powerBi' | 'arm';
 
 /**
  * The throttled service a request of an API family draws on when it names none (Graph requests are charged by path
@@ -35,6 +35,7 @@ const DEFAULT_SERVICE: Partial<Record<ApiName, BudgetService>> = {
   bap: 'powerPlatform',
   powerApps: 'powerPlatform',
   flow: 'powerPlatform',
+  powerPlatform: 'powerPlatform',
   dataverse: 'dataverse',
   managementActivity: 'managementActivity',
   powerBi: 'powerBiAdmin',

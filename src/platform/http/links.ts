@@ -9,7 +9,7 @@ import type { ApiName } from './client.ts';
  * never leaves that API's hosts.
  *
  * Rules, per API (`ApiName`):
- * - `graph`, `bap`, `powerApps`, `flow`, `managementActivity`, `powerBi`, `arm`: the profile's `baseUrl` of that API
+ * - `graph`, `bap`, `powerApps`, `flow`, `powerPlatform`, `managementActivity`, `powerBi`, `arm`: the profile's `baseUrl` of that API
  *   (same scheme, host and port; and, when the base URL has a path, under that path at a segment boundary);
  * - `identity`: the profile's `authorityHost`;
  * - `dataverse`: https on the default port with a host ending in one of `dataverseHostSuffixes` at a label boundary
@@ -40,6 +40,7 @@ const API_NAMES: Record<ApiName, string> = {
   bap: 'the Power Platform admin API (BAP)',
   powerApps: 'the Power Apps admin API',
   flow: 'the Power Automate admin API',
+  powerPlatform: 'the Power Platform API',
   dataverse: 'Dataverse',
   managementActivity: 'the Office 365 Management Activity API',
   powerBi: 'the Power BI REST API',
@@ -132,6 +133,7 @@ export class LinkPolicy {
         bap: [profile.bap.baseUrl],
         powerApps: [profile.powerApps.baseUrl],
         flow: [profile.flow.baseUrl],
+        powerPlatform: profile.powerPlatform ? [profile.powerPlatform.baseUrl] : [],
         managementActivity: [profile.managementActivity.baseUrl],
         powerBi: [profile.powerBi.baseUrl],
         arm: [profile.arm.baseUrl],

@@ -75,6 +75,10 @@ export interface UserTokenClaims {
   upn: string;
   /** Directory role template ids of the user (`wids`). */
   wids: string[];
+  /** Delegated permissions granted in the token (`scp`, split on spaces); empty when absent. */
+  scp: string[];
+  /** `idtyp` (`user` or `app`) when the token carries it. */
+  idtyp?: string;
 }
 
 /** Decodes a user token's claims (not verified: the token comes straight from the token endpoint). */
@@ -85,6 +89,10 @@ export function readUserClaims(accessToken: string): UserTokenClaims {
     oid: text(c.oid),
     upn: text(c.upn) || text(c.preferred_username) || text(c.unique_name),
     wids: Array.isArray(c.wids) ? c.wids.filter((w): w is string => typeof w === 'string') : [],
+    scp: text(c.scp)
+      .split(' ')
+      .filter((p) => p.length > 0),
+    ...(typeof c.idtyp === 'string' ? { idtyp: c.idtyp } : {}),
   };
 }
 
