@@ -198,7 +198,7 @@ export async function protectionEvents(
 }
 
 /** What Vigil observed of one environment's set-up: the analyses it received from it. */
-export interface EnvironmentProtectionStatus {
+interface EnvironmentProtectionStatus {
   environmentId: string;
   displayName: string | null;
   /** Analyses received from agents of this environment. */

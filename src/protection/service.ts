@@ -119,7 +119,7 @@ interface EndpointEntry {
 }
 
 /** The default audiences of an endpoint: the application id, `api://{appId}` and, when known, the base URL. */
-export function defaultAudiences(appId: string | null, baseUrl: string | null): string[] {
+function defaultAudiences(appId: string | null, baseUrl: string | null): string[] {
   return [...(appId ? [appId, `api://${appId}`] : []), ...(baseUrl ? [baseUrl] : [])];
 }
 

@@ -24,10 +24,10 @@ import type { CloudProfile } from '../config/cloud.ts';
  */
 
 /** Copilot Studio's first-party application ("Power Virtual Agents Service"), the `a/` part of the subject. */
-export const COPILOT_STUDIO_APP_ID = '9d8f559b-5984-46a4-902a-ad4271e83efa';
+const COPILOT_STUDIO_APP_ID = '9d8f559b-5984-46a4-902a-ad4271e83efa';
 
 /** The audience of every federated identity credential Entra ID exchanges (Graph documentation's recommended value). */
-export const TOKEN_EXCHANGE_AUDIENCE = 'api://AzureADTokenExchange';
+const TOKEN_EXCHANGE_AUDIENCE = 'api://AzureADTokenExchange';
 
 /**
  * The bytes of a GUID in .NET `Guid.ToByteArray()` order: the first three groups little-endian, the last two as written.
@@ -55,7 +55,7 @@ export function federatedSubject(tenantId: string, baseUrl: string): string {
 }
 
 /** One Microsoft Graph call of the set-up, as an administrator would send it (Graph Explorer, `az rest`). */
-export interface GraphCall {
+interface GraphCall {
   method: 'POST';
   /** Relative to the cloud's Graph base URL, `v1.0/...`; `{applicationObjectId}` is the Object ID the first call returns. */
   path: string;

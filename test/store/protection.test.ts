@@ -160,7 +160,7 @@ describe.each(DIALECTS)('protection repository on %s', (dialect) => {
       { ...step(org, 'stp_2', '2026-01-01T00:00:02.000Z', 'c'), would_block: 1 },
       { ...step(org, 'stp_3', '2026-01-01T00:00:03.000Z', 'c'), timed_out: 1 },
     ];
-    for (const r of rows) await insertAgentStep(store.db, r);
+    await insertAgentSteps(store.db, store.db, rows);
     const ids = async (q: Parameters<typeof listAgentSteps>[1]) => (await listAgentSteps(store.db, { integrationIds: ['int_a'], ...q })).map((s) => s.id);
     expect(await ids({ environmentId: 'env-other' })).toEqual(['stp_0']);
     expect(await ids({ outcome: 'decision' })).toEqual(['stp_2', 'stp_1']);

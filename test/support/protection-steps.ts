@@ -1,6 +1,6 @@
 import type { Executor } from '../../src/store/db.ts';
 import { enableProtection } from '../../src/protection/endpoints.ts';
-import { insertAgentStep, type AgentStepRow } from '../../src/store/repositories/protection.ts';
+import { insertAgentSteps, type AgentStepRow } from '../../src/store/repositories/protection.ts';
 
 /**
  * Agent steps as the webhook's use case stores them (src/protection/service.ts), inserted through the repository for
@@ -117,7 +117,7 @@ export async function seedConversation(
       ]),
     }),
   ];
-  for (const r of rows) await insertAgentStep(db, r);
+  await insertAgentSteps(db, db, rows);
   return {
     endpointId: endpoint.id,
     conversationId,

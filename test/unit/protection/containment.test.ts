@@ -8,7 +8,7 @@ import { containAgent, releaseAgent, resolveContainmentTarget, type ContainmentD
 import { raiseAlert } from '../../../src/store/repositories/audit.ts';
 import { listContainmentActions } from '../../../src/store/repositories/containment.ts';
 import { insertIntegration } from '../../../src/store/repositories/integrations.ts';
-import { insertAgentStep } from '../../../src/store/repositories/protection.ts';
+import { insertAgentSteps } from '../../../src/store/repositories/protection.ts';
 import { freshStore, type TestStore } from '../../store/dialects.ts';
 
 const T = '11111111-1111-4111-8111-111111111111';
@@ -52,38 +52,40 @@ describe('containment: which agent, from the arguments, an alert or an agent ste
     alertOfAgent = await alert('int_a', 'a', { agentId: AGENT, environmentId: ENV });
     alertWithoutAgent = await alert('int_a', 'b', { user: 'someone' });
     alertOfOther = await alert('int_b', 'c', { agentId: AGENT, environmentId: ENV });
-    await insertAgentStep(store.db, {
-      id: 'step_1',
-      organization_id: org,
-      integration_id: 'int_a',
-      endpoint_id: 'pe_x',
-      received_at: AT,
-      correlation_id: null,
-      environment_id: ENV,
-      agent_id: OTHER_AGENT,
-      agent_name: 'HR bot',
-      user_id: null,
-      conversation_id: 'c1',
-      message_id: null,
-      plan_id: null,
-      plan_step_id: null,
-      channel_id: null,
-      tool_id: null,
-      tool_name: null,
-      tool_type: null,
-      block_action: 1,
-      would_block: 1,
-      mode: 'block',
-      reason_code: 1,
-      reason: 'r',
-      decided_by: null,
-      verdicts: '[]',
-      policy_ids: '[]',
-      latency_ms: 1,
-      engine_ms: 1,
-      timed_out: 0,
-      client_ip: null,
-    });
+    await insertAgentSteps(store.db, store.db, [
+      {
+        id: 'step_1',
+        organization_id: org,
+        integration_id: 'int_a',
+        endpoint_id: 'pe_x',
+        received_at: AT,
+        correlation_id: null,
+        environment_id: ENV,
+        agent_id: OTHER_AGENT,
+        agent_name: 'HR bot',
+        user_id: null,
+        conversation_id: 'c1',
+        message_id: null,
+        plan_id: null,
+        plan_step_id: null,
+        channel_id: null,
+        tool_id: null,
+        tool_name: null,
+        tool_type: null,
+        block_action: 1,
+        would_block: 1,
+        mode: 'block',
+        reason_code: 1,
+        reason: 'r',
+        decided_by: null,
+        verdicts: '[]',
+        policy_ids: '[]',
+        latency_ms: 1,
+        engine_ms: 1,
+        timed_out: 0,
+        client_ip: null,
+      },
+    ]);
   });
   afterAll(async () => store?.drop());
 
