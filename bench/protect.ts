@@ -5,11 +5,13 @@
  *
  * 1. Latency and throughput: the emulator registers the tenant's threat-detection app (Application ID URI = the
  *    endpoint's base URL, federated credential as Microsoft documents it) and mints its tokens; Vigil's endpoint is
- *    enabled through the CLI; the environment's set-up calls `/validate` as the admin center does. Then
- *    BENCH_PROTECT_CALLERS (default 50) callers post the corpus's requests round-robin over keep-alive HTTP for
- *    BENCH_PROTECT_SECONDS (default 20) after a 2 s warm-up, each with the documented headers. Client-side latency
- *    p50/p99/max and throughput; every answer must be a 200 with a boolean `blockAction`, and no decision may have run
- *    past the internal budget (the engine's own time, from the stored steps).
+ *    enabled through the CLI; the environment's set-up calls `/validate` as the admin center does. BENCH_PROTECT_CALLERS
+ *    (default 50) callers post the corpus's requests round-robin over keep-alive HTTP with the documented headers,
+ *    after a 2 s warm-up, in two phases of BENCH_PROTECT_SECONDS (default 20): paced at BENCH_PROTECT_RATE (default
+ *    1,000) calls a second, each latency counted from the call's scheduled time (so queueing behind a slow answer
+ *    counts: no coordinated omission) — the issue's goal, p99 ≤ 50 ms at ≥ 1,000 a second; then saturated (each caller
+ *    sends again on its answer) for the throughput. Every answer must be a 200 with a boolean `blockAction`, every call
+ *    stored, and no call may take Vigil longer than the internal budget (the time it recorded per step).
  * 2. Quality: every corpus request decided by the shipped engine (dist/) in block mode with the corpus's snapshot and
  *    allow-lists: precision and recall per detector, and false blocks among the benign requests.
  *
@@ -32,6 +34,8 @@ import { addIntegration, assertShippedBenchReady, benchSetting, ROOT, startVigil
 assertShippedBenchReady();
 const callers = Number(process.env.BENCH_PROTECT_CALLERS ?? 50);
 const seconds = Number(process.env.BENCH_PROTECT_SECONDS ?? 20);
+/** The paced phase's offered load, calls a second (issue 19's goal: p99 ≤ 50 ms at ≥ 1,000 a second). */
+const rate = Number(process.env.BENCH_PROTECT_RATE ?? 1000);
 const loadAtStart = loadavg()[0]!;
 const corpus = loadProtectionCorpus();
 const failures: string[] = [];
@@ -122,40 +126,73 @@ try {
     const url = `${first.baseUrl}/analyze-tool-execution?api-version=2025-05-01`;
     const bodies = corpus.map((c) => JSON.stringify(c.request));
     const dispatcher = new Agent({ connections: callers, pipelining: 1, keepAliveTimeout: 30_000 });
-    const latencies: number[] = [];
     let bad = 0;
     let badExample = '';
     let next = 0;
-    const run = async (until: number, record: boolean) => {
-      while (performance.now() < until) {
-        const body = bodies[next++ % bodies.length]!;
-        const t0 = performance.now();
-        const r = await request(url, {
-          method: 'POST',
-          dispatcher,
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-ms-correlation-id': crypto.randomUUID() },
-          body,
-        });
-        const text = await r.body.text();
-        const ms = performance.now() - t0;
-        let ok = r.statusCode === 200;
-        if (ok) ok = typeof (JSON.parse(text) as { blockAction?: unknown }).blockAction === 'boolean';
-        if (!record) continue;
-        latencies.push(ms);
-        if (!ok) {
-          bad++;
-          badExample ||= `${r.statusCode} ${text.slice(0, 300)}`;
-        }
-      }
+    const call = async (): Promise<{ ok: boolean; status: number; text: string }> => {
+      const r = await request(url, {
+        method: 'POST',
+        dispatcher,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-ms-correlation-id': crypto.randomUUID() },
+        body: bodies[next++ % bodies.length]!,
+      });
+      const text = await r.body.text();
+      const ok = r.statusCode === 200 && typeof (JSON.parse(text) as { blockAction?: unknown }).blockAction === 'boolean';
+      return { ok, status: r.statusCode, text };
     };
-    const warm = performance.now() + 2000;
-    await Promise.all(Array.from({ length: callers }, () => run(warm, false)));
-    const t0 = performance.now();
-    await Promise.all(Array.from({ length: callers }, () => run(t0 + seconds * 1000, true)));
-    const elapsed = (performance.now() - t0) / 1000;
+    const check = (o: { ok: boolean; status: number; text: string }) => {
+      if (o.ok) return;
+      bad++;
+      badExample ||= `${o.status} ${o.text.slice(0, 300)}`;
+    };
+    /**
+     * Paced: the callers share one schedule of `rate` calls a second; each call's latency counts from the time it was
+     * scheduled (not from when a free caller sent it), so a slow answer that delays the next calls shows in their
+     * latencies (no coordinated omission).
+     */
+    const paced = async (rate: number, durationMs: number, latencies: number[]) => {
+      const start = performance.now();
+      const total = Math.floor((rate * durationMs) / 1000);
+      let k = 0;
+      const caller = async () => {
+        for (;;) {
+          const i = k++;
+          if (i >= total) return;
+          const due = start + (i * 1000) / rate;
+          const wait = due - performance.now();
+          if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+          const o = await call();
+          latencies.push(performance.now() - due);
+          check(o);
+        }
+      };
+      await Promise.all(Array.from({ length: callers }, caller));
+      return (performance.now() - start) / 1000;
+    };
+    /** Saturated: every caller sends its next call as soon as the last one is answered. */
+    const saturated = async (durationMs: number, latencies: number[]) => {
+      const start = performance.now();
+      const caller = async () => {
+        while (performance.now() - start < durationMs) {
+          const t = performance.now();
+          const o = await call();
+          latencies.push(performance.now() - t);
+          check(o);
+        }
+      };
+      await Promise.all(Array.from({ length: callers }, caller));
+      return (performance.now() - start) / 1000;
+    };
+    await saturated(2000, []);
+    const pacedLatencies: number[] = [];
+    const pacedSeconds = await paced(rate, seconds * 1000, pacedLatencies);
+    const latencies: number[] = [];
+    const elapsed = await saturated(seconds * 1000, latencies);
     await dispatcher.close();
+    pacedLatencies.sort((a, b) => a - b);
     latencies.sort((a, b) => a - b);
-    if (bad) failures.push(`${bad} of ${latencies.length} answers were not a 200 with a boolean blockAction, e.g. ${badExample}`);
+    const sent = pacedLatencies.length + latencies.length;
+    if (bad) failures.push(`${bad} of ${sent} answers were not a 200 with a boolean blockAction, e.g. ${badExample}`);
     const steps = JSON.parse((await vigil(serveEnv, 'protection', 'events', integrationId, '--limit', '100000', '--json')).stdout) as {
       latencyMs: number;
       engineMs: number;
@@ -167,8 +204,9 @@ try {
     const timedOut = steps.filter((s) => s.timedOut).length;
     const maxHandling = Math.max(0, ...steps.map((s) => s.latencyMs));
     if (pastBudget) failures.push(`${pastBudget} answers took Vigil longer than the ${policy.deadlineMs} ms budget`);
-    if (steps.length < latencies.length) failures.push(`${latencies.length} calls answered, ${steps.length} steps stored`);
+    if (steps.length < sent) failures.push(`${sent} calls answered, ${steps.length} steps stored`);
     const rps = latencies.length / elapsed;
+    const pacedRps = pacedLatencies.length / pacedSeconds;
     console.log({
       requests: latencies.length,
       rps,
@@ -179,10 +217,15 @@ try {
       timedOut,
       measured,
     });
+    const row = (what: string, l: number[], secs: number, r: number) =>
+      `| ${what} | ${n(l.length)} | ${secs.toFixed(1)} | ${n(r)} | ${percentile(l, 50).toFixed(1)} | ${percentile(l, 99).toFixed(1)} | ${l.at(-1)!.toFixed(1)} |`;
     latencySection = [
-      `| callers | requests | seconds | requests/s (goal ≥ 1,000) | p50 ms | p99 ms (goal ≤ 50) | max ms | answers past the ${policy.deadlineMs} ms budget (goal 0) | slowest call in Vigil before its write ms | budget defaults answered | stored steps | \`vigil serve\` CPU s | peak RSS MiB |`,
-      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-      `| ${callers} | ${n(latencies.length)} | ${elapsed.toFixed(1)} | ${n(rps)} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 99).toFixed(1)} | ${latencies.at(-1)!.toFixed(1)} | ${pastBudget} | ${maxHandling.toFixed(1)} | ${timedOut} | ${n(steps.length)} | ${measured.cpuSeconds.toFixed(1)} | ${measured.peakRssMiB.toFixed(0)} |`,
+      `| load (${callers} callers) | calls | seconds | calls/s | p50 ms | p99 ms | max ms |`,
+      '|---|---:|---:|---:|---:|---:|---:|',
+      row(`paced at ${n(rate)} calls/s (goal: p99 ≤ 50 ms at ≥ 1,000/s), latency from each call's scheduled time`, pacedLatencies, pacedSeconds, pacedRps),
+      row('saturated: each caller sends again on its answer', latencies, elapsed, rps),
+      '',
+      `Both phases: answers past the ${policy.deadlineMs} ms internal budget (goal 0): ${pastBudget}; slowest call in Vigil before its write: ${maxHandling.toFixed(1)} ms; budget defaults answered: ${timedOut}; ${n(steps.length)} steps stored for ${n(sent)} calls answered (and the warm-up's); \`vigil serve\` CPU ${measured.cpuSeconds.toFixed(1)} s, peak RSS ${measured.peakRssMiB.toFixed(0)} MiB.`,
     ].join('\n');
   } catch (e) {
     await serve.stop().catch(() => undefined);
@@ -202,7 +245,7 @@ writeBenchSection(
   [
     `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench:protect\`, Node ${process.version}, ${process.platform}/${process.arch}, 1-minute load average ${loadAtStart.toFixed(1)} at the start; \`vigil serve\` as shipped on SQLite, the load generator and the emulator in the benchmark's process on the same 2 vCPUs.`,
     '',
-    `\`POST {base}/analyze-tool-execution\` over keep-alive HTTP, the ${n(corpus.length)} corpus requests round-robin, tenant-signed tokens, after a 2 s warm-up:`,
+    `\`POST {base}/analyze-tool-execution\` over keep-alive HTTP, the ${n(corpus.length)} corpus requests round-robin, tenant-signed tokens, after a 2 s warm-up, ${seconds} s per phase:`,
     '',
     latencySection,
     '',
