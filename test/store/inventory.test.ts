@@ -43,6 +43,8 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
       ['0011_slice_read_mode', true],
       ['0012_consent_binding', true],
       ['0013_budget_pace', true],
+      ['0014_protection', true],
+      ['0015_containment', true],
     ]);
   });
 
@@ -94,6 +96,8 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
       '0011_slice_read_mode',
       '0012_consent_binding',
       '0013_budget_pace',
+      '0014_protection',
+      '0015_containment',
     ]);
     const events = await withRaw(db, await db.selectFrom('audit_events').selectAll().orderBy('id').execute());
     expect(events.map((e) => e.raw)).toEqual(raws);

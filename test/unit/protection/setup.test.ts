@@ -33,6 +33,14 @@ describe('protection set-up', () => {
     expect(s.graph[2]!.body).toEqual(s.federatedCredential);
     expect(s.powershell).toContain(s.federatedCredential.subject);
     expect(s.steps.map((x) => x.detail.join(' ')).join(' ')).toContain(s.federatedCredential.subject);
-    expect(s.steps[2]!.detail.join(' ')).toContain('vigil protection enable');
+    // Without an application yet, step 3 says every call is refused until Vigil is given its id; with one, it names it.
+    expect(s.steps[2]!.detail.join(' ')).toMatch(/application \(client\) ID.*refused/);
+    const configured = protectionSetup({
+      cloud: { authorityHost: 'https://login.microsoftonline.com' },
+      tenantId: '72f988bf-86f1-41af-91ab-2d7cd011db47',
+      baseUrl: 'https://vigil.example.com/protection/pe_1',
+      appId: '0a1b2c3d-0000-4000-8000-000000000001',
+    });
+    expect(configured.steps[2]!.detail.join(' ')).toContain('0a1b2c3d-0000-4000-8000-000000000001');
   });
 });
