@@ -61,6 +61,12 @@ const EnvironmentProtectionSchema = z
     environmentId: z.string(),
     displayName: z.string().nullable(),
     calls: z.number().int().describe('Analyses received from agents of this environment'),
+    agentsCalling: z.number().int().describe('Distinct agents those analyses came from'),
+    agents: z
+      .object({ generative: z.number().int(), classic: z.number().int(), unknown: z.number().int() })
+      .describe(
+        "The environment's agents in the last collection by orchestration: only generative ones call the provider; classic ones are not covered; unknown when their settings could not be read",
+      ),
     firstAnalysisAt: Timestamp.nullable(),
     lastAnalysisAt: Timestamp.nullable(),
   })

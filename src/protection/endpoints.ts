@@ -4,7 +4,8 @@ import { isGuid, normalizeGuid } from '../core/ids.ts';
 import type { Executor } from '../store/db.ts';
 import type { CloudProfile } from '../config/cloud.ts';
 import { findIntegration } from '../store/repositories/integrations.ts';
-import { listEnvironments } from '../store/repositories/inventory.ts';
+import type { AgentSettingsAttrs } from '../sources/dataverse/streams/agentSettings.ts';
+import { listEnvironments, listEstateObjects } from '../store/repositories/inventory.ts';
 import {
   getProtectionEndpointOfIntegration,
   insertProtectionEndpoint,
@@ -203,6 +204,14 @@ interface EnvironmentProtectionStatus {
   displayName: string | null;
   /** Analyses received from agents of this environment. */
   calls: number;
+  /** Distinct agents those analyses came from. */
+  agentsCalling: number;
+  /**
+   * Agents of the environment in the last collection, by orchestration: `generative` ones call the provider before
+   * each tool; `classic` ones never do (Copilot Studio asks the provider only for generative orchestration), so Vigil
+   * cannot guard them; `unknown` when the agent's settings could not be read.
+   */
+  agents: { generative: number; classic: number; unknown: number };
   firstAnalysisAt: string | null;
   lastAnalysisAt: string | null;
 }
@@ -265,15 +274,39 @@ export async function protectionSetupReport(
   const collected = await listEnvironments(db, integrationId);
   const ids = [...new Set([...collected.map((e) => e.id), ...[...seen.keys()].filter(Boolean)])].sort();
   const names = new Map(collected.map((e) => [e.id, e.display_name]));
-  const environments = ids.map((id) => {
+  // Orchestration per agent, from the agents' settings as last collected (the `agentSettings` stream).
+  const byEnvironment = new Map<string, EnvironmentProtectionStatus['agents']>();
+  for (const s of await listEstateObjects<AgentSettingsAttrs>(db, integrationId, 'agentSettings')) {
+    const counts = byEnvironment.get(s.sliceKey) ?? { generative: 0, classic: 0, unknown: 0 };
+    const g = s.attrs.generativeActionsEnabled;
+    if (g === true) counts.generative++;
+    else if (g === false) counts.classic++;
+    else counts.unknown++;
+    byEnvironment.set(s.sliceKey, counts);
+  }
+  const environments = ids.map((id): EnvironmentProtectionStatus => {
     const s = seen.get(id);
     return {
       environmentId: id,
       displayName: names.get(id) ?? null,
       calls: s?.calls ?? 0,
+      agentsCalling: s?.agents ?? 0,
+      agents: byEnvironment.get(id) ?? { generative: 0, classic: 0, unknown: 0 },
       firstAnalysisAt: s?.first_at ?? null,
       lastAnalysisAt: s?.last_at ?? null,
     };
   });
+  if (endpoint?.validatedAt) {
+    const silent = environments.filter((e) => e.agents.generative > 0 && e.calls === 0);
+    if (silent.length)
+      problems.push(
+        `No analysis received from ${silent.map((e) => `${e.displayName ?? e.environmentId} (${e.agents.generative} agent(s) with generative orchestration)`).join(', ')}: set up threat detection for each of these environments in the Power Platform admin center (step 4; it is set per environment).`,
+      );
+  }
+  const classic = environments.reduce((k, e) => k + e.agents.classic, 0);
+  if (endpoint && classic > 0)
+    problems.push(
+      `Not covered: ${classic} agent(s) use classic orchestration, and Copilot Studio asks the provider only for agents with generative orchestration; switching them to generative orchestration brings them under protection.`,
+    );
   return { endpoint, setup, environments, problems };
 }

@@ -101,6 +101,14 @@ describe('runtime protection: Copilot Studio calls Vigil', () => {
     expect(steps.length).toBeGreaterThan(score.benign + score.attacks);
     expect(steps.every((s) => !s.blockAction && s.mode === 'monitor')).toBe(true);
     expect(steps.some((s) => s.wouldBlock)).toBe(true);
+    // The set-up doctor counts the environment's agents by orchestration (only generative ones call) and the callers.
+    const report = await protectionSetupReport(rt.db, integrationId, rt.config.region.apiUrl ?? null, rt.config.cloud);
+    const env = report.environments.find((e) => e.environmentId === environmentId)!;
+    expect(env).toMatchObject({ agentsCalling: 1 });
+    expect(env.calls).toBe(steps.length);
+    expect(env.agents.generative).toBeGreaterThanOrEqual(1);
+    const classic = report.environments.reduce((k, e) => k + e.agents.classic, 0);
+    expect(report.problems.some((p) => p.startsWith(`Not covered: ${classic} agent(s) use classic orchestration`))).toBe(classic > 0);
   }, 60_000);
 
   it('block mode: benign conversations run, attacks are stopped at or before their attack step, each step names its detector', async () => {

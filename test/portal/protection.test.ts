@@ -104,7 +104,10 @@ describe('portal: runtime protection', () => {
     expect(await page.getByRole('main').textContent()).toContain('Connect each environment in the Power Platform admin center');
     const envRow = page.getByRole('region', { name: 'Analyses received per environment' }).getByRole('row').filter({ hasText: environmentName });
     expect(await envRow.textContent()).toContain(seeded.environmentId);
-    expect((await envRow.getByRole('cell').nth(1).textContent())?.trim()).toBe('3');
+    // Columns: environment, agents by orchestration (generative / classic), agents calling, analyses, first, last.
+    expect((await envRow.getByRole('cell').nth(1).textContent())?.trim()).toMatch(/^\d+ \/ \d+/);
+    expect((await envRow.getByRole('cell').nth(2).textContent())?.trim()).toBe('1');
+    expect((await envRow.getByRole('cell').nth(3).textContent())?.trim()).toBe('3');
     // Copilot Studio never validated it (no /validate call): the problem says what to do.
     expect(await page.getByRole('note').textContent()).toMatch(/never validated/);
     await w.screenshot('protection-02-setup');

@@ -3916,6 +3916,14 @@ export interface components {
             displayName: string | null;
             /** @description Analyses received from agents of this environment */
             calls: number;
+            /** @description Distinct agents those analyses came from */
+            agentsCalling: number;
+            /** @description The environment's agents in the last collection by orchestration: only generative ones call the provider; classic ones are not covered; unknown when their settings could not be read */
+            agents: {
+                generative: number;
+                classic: number;
+                unknown: number;
+            };
             firstAnalysisAt: string | null;
             lastAnalysisAt: string | null;
         };

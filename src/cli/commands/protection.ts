@@ -132,10 +132,12 @@ export function registerProtection(program: Command, host: CommandHost): void {
             ? [
                 table(
                   [
-                    ['ENVIRONMENT', 'NAME', 'ANALYSES', 'FIRST', 'LAST'],
+                    ['ENVIRONMENT', 'NAME', 'AGENTS GENERATIVE/CLASSIC', 'CALLING', 'ANALYSES', 'FIRST', 'LAST'],
                     ...report.environments.map((e) => [
                       e.environmentId,
                       e.displayName ?? '-',
+                      `${e.agents.generative}/${e.agents.classic}${e.agents.unknown ? ` (+${e.agents.unknown} ?)` : ''}`,
+                      String(e.agentsCalling),
                       String(e.calls),
                       e.firstAnalysisAt ?? '-',
                       e.lastAnalysisAt ?? '-',

@@ -212,18 +212,19 @@ export async function upsertProtectionPolicy(db: Executor, row: ProtectionPolicy
 }
 
 /**
- * Per environment of an integration, the analyses recorded: how many, the first and the last (ISO 8601 UTC). Steps
+ * Per environment of an integration, the analyses recorded: how many, from how many agents, the first and the last (ISO 8601 UTC). Steps
  * without an environment id are grouped under null.
  */
 export async function stepsByEnvironment(
   db: Executor,
   integrationId: string,
-): Promise<{ environment_id: string | null; calls: number; first_at: string; last_at: string }[]> {
+): Promise<{ environment_id: string | null; calls: number; agents: number; first_at: string; last_at: string }[]> {
   const rows = await db
     .selectFrom('agent_steps')
     .select((eb) => [
       'environment_id',
       eb.fn.countAll<number | string>().as('calls'),
+      eb.fn.count<number | string>('agent_id').distinct().as('agents'),
       eb.fn.min('received_at').as('first_at'),
       eb.fn.max('received_at').as('last_at'),
     ])
@@ -231,7 +232,13 @@ export async function stepsByEnvironment(
     .groupBy('environment_id')
     .orderBy('environment_id')
     .execute();
-  return rows.map((r) => ({ environment_id: r.environment_id, calls: Number(r.calls), first_at: String(r.first_at), last_at: String(r.last_at) }));
+  return rows.map((r) => ({
+    environment_id: r.environment_id,
+    calls: Number(r.calls),
+    agents: Number(r.agents),
+    first_at: String(r.first_at),
+    last_at: String(r.last_at),
+  }));
 }
 
 /** Deletes a policy of an organization. @returns false when the organization has no such policy. */

@@ -96,6 +96,12 @@ export function ProtectionPage() {
 
 const ENVIRONMENTS: Column<Environment>[] = [
   column('Environment', (e) => <NameAndId name={e.displayName ?? e.environmentId} id={e.environmentId} />),
+  column(
+    'Agents (generative / classic)',
+    (e) => `${e.agents.generative} / ${e.agents.classic}${e.agents.unknown ? ` (+${e.agents.unknown} unknown)` : ''}`,
+    'num',
+  ),
+  column('Agents calling', (e) => String(e.agentsCalling), 'num'),
   column('Analyses', (e) => String(e.calls), 'num'),
   timeColumn('First analysis', (e) => e.firstAnalysisAt),
   timeColumn('Last analysis', (e) => e.lastAnalysisAt),
