@@ -54,6 +54,11 @@ export interface RuntimeOptions {
    * The host passes false for every command but the long-running `serve` and `worker`. @default true
    */
   metrics?: boolean;
+  /**
+   * SQLite: pages of write-ahead log after which a commit checkpoints it (the checkpoint runs inside that commit, on
+   * the event loop). `serve` passes a small value so no call waits behind a long checkpoint. @default 10000 (≈ 40 MB)
+   */
+  walAutocheckpointPages?: number;
 }
 
 /**
@@ -64,7 +69,7 @@ export interface CommandHost {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   action<A extends any[]>(
     fn: (rt: Runtime, ...args: A) => Promise<void>,
-    options?: Pick<RuntimeOptions, 'migrate' | 'replaceLostKey' | 'metrics'>,
+    options?: Pick<RuntimeOptions, 'migrate' | 'replaceLostKey' | 'metrics' | 'walAutocheckpointPages'>,
   ): (...args: A) => Promise<void>;
 }
 

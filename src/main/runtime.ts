@@ -48,6 +48,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     databaseUrl: config.database?.url,
     schema: config.database?.schema,
     migrate: options.migrate,
+    ...(options.walAutocheckpointPages !== undefined ? { walAutocheckpointPages: options.walAutocheckpointPages } : {}),
     onTightened: (t) => logger.warn(t, 'permissions of an existing file tightened to owner-only'),
   });
   let kek: KeyEncryptionKey;

@@ -73,6 +73,11 @@ export interface StoreOptions {
   migrate?: boolean;
   /** Told of each existing SQLite file or data directory whose permissions were tightened (to log it). */
   onTightened?: (t: Tightened) => void;
+  /**
+   * SQLite: pages of write-ahead log after which a commit checkpoints it (https://sqlite.org/pragma.html#pragma_wal_autocheckpoint).
+   * @default 10000
+   */
+  walAutocheckpointPages?: number;
 }
 
 /** The dialect of an open store, for the few places that differ (capability flags, not scattered ifs). */
@@ -194,7 +199,9 @@ export async function openStore(options: StoreOptions | string): Promise<Kysely<
     sqlite.pragma('synchronous = NORMAL');
     // Checkpoint the WAL every ≈ 40 MB instead of 4 MB: bulk audit writes touch the same pages again and again, and
     // fewer checkpoints write them fewer times (measured: bench/README.md, bench:audit).
-    sqlite.pragma('wal_autocheckpoint = 10000');
+    // `vigil serve` passes 1,000 (the SQLite default, ≈ 4 MB): a checkpoint runs inside the commit that triggers it, on
+    // the event loop, and one of 40 MB held runtime-protection answers for 50–80 ms (bench:protect).
+    sqlite.pragma(`wal_autocheckpoint = ${Math.max(100, Math.floor(o.walAutocheckpointPages ?? 10000))}`);
     // SQLite's own page cache size (2 MiB) instead of better-sqlite3's build default of 16 MiB per connection
     // (compiled with SQLITE_DEFAULT_CACHE_SIZE=-16000): the cache fills as a collection writes its tables and stays
     // allocated for the life of the process, a fixed 16 MiB of `vigil collect`'s resident memory (issue 18). Pages it

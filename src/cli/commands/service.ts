@@ -36,7 +36,8 @@ export function registerService(
       if (o.host !== undefined) process.env.VIGIL_HOST = o.host;
       if (o.port !== undefined) process.env.VIGIL_PORT = String(o.port);
     })
-    .action(host.action(async (rt) => runners.serve(rt, (l) => print(l)), { metrics: true }));
+    // Small checkpoints: a long one runs inside a commit on the event loop and holds every answer (runtime protection).
+    .action(host.action(async (rt) => runners.serve(rt, (l) => print(l)), { metrics: true, walAutocheckpointPages: 1000 }));
   program
     .command('worker')
     .description('Run collection jobs from the shared PostgreSQL queue (any number of workers, on any machine)')
