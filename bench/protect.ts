@@ -20,7 +20,6 @@
  *
  * Run: npm run bench:protect
  */
-import { createServer } from 'node:net';
 import { loadavg } from 'node:os';
 import { Agent, request } from 'undici';
 import { generateTenant, startEmulator } from '../emulator/index.ts';
@@ -30,6 +29,7 @@ import type * as PolicyTypes from '../src/protection/policy.ts';
 import type * as RequestTypes from '../src/protection/request.ts';
 import { writeBenchSection } from './readme.ts';
 import { addIntegration, assertShippedBenchReady, benchSetting, ROOT, startVigil, vigil } from './shipped.ts';
+import { freePort } from '../test/support/process.ts';
 
 assertShippedBenchReady();
 const callers = Number(process.env.BENCH_PROTECT_CALLERS ?? 50);
@@ -40,18 +40,6 @@ const loadAtStart = loadavg()[0]!;
 const corpus = loadProtectionCorpus();
 const failures: string[] = [];
 const n = (x: number, digits = 0) => x.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-
-/** A free TCP port on 127.0.0.1. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** The p-th percentile (0–100) of sorted values, nearest rank. */
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;

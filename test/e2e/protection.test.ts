@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildServer } from '../../src/api/server.ts';
@@ -9,6 +8,7 @@ import { enableProtection, protectionEvents, protectionSetupReport } from '../..
 import { setProtectionPolicy } from '../../src/protection/policies.ts';
 import { collectIntegration } from '../../src/sync/run.ts';
 import { world, type World } from './harness.ts';
+import { freePort } from '../support/process.ts';
 
 /**
  * Runtime protection end to end (issue 19): the emulator's Copilot Studio runtime calls Vigil's endpoint the documented
@@ -16,17 +16,6 @@ import { world, type World } from './harness.ts';
  * the emulated Entra ID signs for the tenant's threat-detection application — over real HTTP to a listening server,
  * against the inventory Vigil collected from the same tenant.
  */
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 describe('runtime protection: Copilot Studio calls Vigil', () => {
   let w: World;
