@@ -93,6 +93,9 @@ export interface AnalyzeOptions {
   startedAt?: number;
 }
 
+/** Refused calls are written and logged at most this often per endpoint, milliseconds. */
+const REFUSAL_RECORD_MS = 1000;
+
 /** Steps written per transaction at most (a multi-row insert of 30 columns stays under SQLite's 32,766 parameters). */
 const STEP_BATCH_MAX = 200;
 /**
@@ -201,6 +204,11 @@ export class ProtectionService {
   /** Steps waiting for the next write ({@link ProtectionService.#store}). */
   readonly #pending: PendingStep[] = [];
   #writing = false;
+  /** Refused calls per endpoint not yet written ({@link ProtectionService.#refused}). */
+  readonly #refusals = new Map<
+    string,
+    { count: number; reason: string; at: string; correlationId: string; flushedAt: number; timer: ReturnType<typeof setTimeout> | undefined }
+  >();
   /** When each endpoint's analysis time was last written (Date.now()). */
   readonly #analysisMarked = new Map<string, number>();
   readonly #endpoints = new Map<string, EndpointEntry>();
@@ -240,6 +248,36 @@ export class ProtectionService {
     return policies;
   }
 
+  /**
+   * Counts a refused call on its endpoint (for the set-up doctor) and logs it — at most once a second per endpoint,
+   * the calls refused meanwhile added up: whoever knows an endpoint's address must not turn a flood of bad tokens
+   * into a flood of writes and log lines.
+   */
+  #refused(endpointId: string, reason: string, correlationId: string): void {
+    const now = Date.now();
+    const r = this.#refusals.get(endpointId) ?? { count: 0, reason, at: '', correlationId, flushedAt: 0, timer: undefined };
+    r.count++;
+    r.reason = reason;
+    r.at = new Date(now).toISOString();
+    r.correlationId = correlationId;
+    this.#refusals.set(endpointId, r);
+    if (r.timer) return;
+    const flush = () => {
+      r.timer = undefined;
+      if (r.count === 0) return;
+      const { count, reason: last, at } = r;
+      r.count = 0;
+      r.flushedAt = Date.now();
+      this.#deps.logger.warn({ endpointId, correlationId: r.correlationId, reason: last, refused: count }, 'protection call refused: token');
+      void recordProtectionAuthFailure(this.#deps.db, endpointId, last, at, count).catch((err: unknown) =>
+        this.#deps.logger.error({ endpointId, err: { message: (err as Error).message } }, 'protection auth failure not recorded'),
+      );
+    };
+    const wait = r.flushedAt + REFUSAL_RECORD_MS - now;
+    if (wait <= 0) flush();
+    else (r.timer = setTimeout(flush, wait)).unref();
+  }
+
   /** Finds the endpoint and authenticates the caller; an error answer when either fails. */
   async #authenticate(endpointId: string, authorization: string | undefined, correlationId: string): Promise<EndpointEntry | WebhookAnswer> {
     let entry = await this.#endpoint(endpointId);
@@ -267,10 +305,7 @@ export class ProtectionService {
       const reason = e instanceof CallerTokenRejected ? e.reason : 'signature';
       const message = e instanceof CallerTokenRejected ? e.message : 'The token could not be validated.';
       this.#deps.metrics?.protectionAuthFailure(reason);
-      this.#deps.logger.warn({ endpointId, correlationId, reason }, 'protection call refused: token');
-      await recordProtectionAuthFailure(this.#deps.db, endpointId, reason, new Date().toISOString()).catch((err: unknown) =>
-        this.#deps.logger.error({ endpointId, err: { message: (err as Error).message } }, 'protection auth failure not recorded'),
-      );
+      this.#refused(endpointId, reason, correlationId);
       return webhookError(401, WEBHOOK_ERROR_CODES.unauthenticated, message, `reason=${reason}; correlationId=${correlationId}`);
     }
   }

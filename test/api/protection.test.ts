@@ -280,6 +280,8 @@ describe('Copilot Studio threat-detection webhook', () => {
       expect(body.diagnostics).toContain(`reason=${reason}`);
       if (token) expect(res.body).not.toContain(token.slice(-20));
     }
+    // Refused calls are written at most once a second per endpoint, added up: all of them are counted after that.
+    await new Promise((r) => setTimeout(r, 1100));
     const e = (await getProtectionEndpoint(rt.db, endpoint.id))!;
     expect(e.auth_failures - before).toBe(cases.length);
     expect(e.last_auth_failure_reason).toBe('missing');

@@ -57,10 +57,10 @@ export async function markProtectionAnalysis(db: Executor, id: string, at: strin
 }
 
 /** Counts a call refused for its token: `reason` is the rejection's reason word, never the token. */
-export async function recordProtectionAuthFailure(db: Executor, id: string, reason: string, at: string): Promise<void> {
+export async function recordProtectionAuthFailure(db: Executor, id: string, reason: string, at: string, count = 1): Promise<void> {
   await db
     .updateTable('protection_endpoints')
-    .set((eb) => ({ auth_failures: eb('auth_failures', '+', 1), last_auth_failure_at: at, last_auth_failure_reason: reason }))
+    .set((eb) => ({ auth_failures: eb('auth_failures', '+', count), last_auth_failure_at: at, last_auth_failure_reason: reason }))
     .where('id', '=', id)
     .execute();
 }
