@@ -15,6 +15,7 @@ import {
   type PatternHit,
   type WeightedPattern,
 } from './helpers.ts';
+import { offTopicRequests } from './off_topic_request.ts';
 
 /**
  * Indirect prompt injection patterns, as found in retrieved documents, web pages and e-mails (OWASP LLM01:2025
@@ -298,14 +299,15 @@ function actedOn(exec: ToolExecution, injected: readonly string[]): Evidence[] {
  * Only retrieved content is read — the user's own words are the jailbreak detector's. Confidence is the noisy-or of
  * the patterns seen: a directive aimed at the assistant's answer or a bare generative task blocks on its own (0.8+),
  * as they have no reading between people; weaker signs (text addressed to an AI, orders to send or delete, encoding
- * tricks) need a second one. A thought attributing the step to the retrieved item adds 0.4; the tool's inputs
+ * tricks, a request sentence off-topic for its document — `off_topic_request.ts`, 0.75, 0.85 when impersonal and at
+ * the document's first or last sentence) need a second one. A thought attributing the step to the retrieved item adds 0.4; the tool's inputs
  * carrying an address or host the injected text named and the user did not adds 0.25.
  */
 export const detector: ProtectionDetector = {
   id: 'prompt_injection',
   title: 'Indirect prompt injection',
   description:
-    "Looks for instructions planted in previous tool outputs (documents, web pages, e-mails; JSON outputs read value by value): instruction overrides, directives aimed at the assistant's answer (its form or its content), text addressed to the AI, encoding tricks, orders to send mailboxes, codes or data out or to delete the evidence, bare requests for a creative or coding task, chat-template role markers, hidden Unicode text, markdown image/link exfiltration URLs. Confidence rises when the orchestrator's thought follows what the retrieved item asked, and when the tool about to run carries a recipient or host the injected text named.",
+    "Looks for instructions planted in previous tool outputs (documents, web pages, e-mails; JSON outputs read value by value): instruction overrides, directives aimed at the assistant's answer (its form or its content), text addressed to the AI, encoding tricks, orders to send mailboxes, codes or data out or to delete the evidence, bare requests for a creative or coding task, a question or task that shares no word with the rest of its document nor with the user's message, chat-template role markers, hidden Unicode text, markdown image/link exfiltration URLs. Confidence rises when the orchestrator's thought follows what the retrieved item asked, and when the tool about to run carries a recipient or host the injected text named.",
   mappings: [
     'LLM01:2025 Prompt Injection',
     'LLM06:2025 Excessive Agency',
@@ -314,7 +316,8 @@ export const detector: ProtectionDetector = {
   ],
   run(exec) {
     const hits: PatternHit[] = [];
-    for (const [field, text] of retrievedTexts(exec)) hits.push(...scan(text, field, INJECTION_PATTERNS));
+    const own = userTexts(exec).join('\n');
+    for (const [field, text] of retrievedTexts(exec)) hits.push(...scan(text, field, INJECTION_PATTERNS), ...offTopicRequests(text, field, own));
     if (exec.thought && QUOTES_OUTPUT.test(exec.thought)) hits.push(...scan(exec.thought, 'plannerContext.thought', INJECTION_PATTERNS, 0.8));
     if (hits.length > 0 && exec.thought) hits.push(...scan(exec.thought, 'plannerContext.thought', [THOUGHT_FOLLOWS_DATA]));
     if (hits.length === 0) return nothing('prompt_injection', 'No injected instructions in previous tool outputs.');
