@@ -131,17 +131,23 @@ function isRequest(sentence: string, words: readonly string[]): boolean {
 /** Name of the signal in a verdict's evidence. */
 export const OFF_TOPIC_REQUEST = 'off-topic-request';
 
+/** A hit of {@link offTopicRequests}: a phrase-pattern hit, and whether the request involves no person. */
+export interface OffTopicHit extends PatternHit {
+  /** No word by which it involves the correspondents (I, you, anyone, they…): a task or a general-knowledge question. */
+  impersonal: boolean;
+}
+
 /**
  * The request sentences of `text` that are off-topic for it: at least two content words, none of which occurs in
  * another sentence of `text` or in `context` (the user's own words). Returns at most one hit (the first), weighted
- * `weight` — or `weight + edgeBonus` when the sentence is the first or the last of the text, where BIPIA and real
- * planted instructions sit most often — in the shape of the phrase patterns' hits.
+ * `weight` — or `weight + edgeBonus` when it is impersonal and the first or the last sentence of the text, where BIPIA and
+ * real planted instructions sit most often — in the shape of the phrase patterns' hits.
  *
  * @param text a retrieved document (previous tool output); only its first 64 KiB are read.
  * @param field where `text` came from, for the evidence.
  * @param context the user's message and earlier turns (their topics are on-topic).
  */
-export function offTopicRequests(text: string, field: string, context: string, weight = 0.75, edgeBonus = 0.1): PatternHit[] {
+export function offTopicRequests(text: string, field: string, context: string, weight = 0.75, edgeBonus = 0.1): OffTopicHit[] {
   const body = text.length > TEXT_MAX ? text.slice(0, TEXT_MAX) : text;
   // Sentences: split at line breaks, header separators ("SUBJECT: …|CONTENT: …") and sentence ends; one pass.
   const sentences: { s: string; start: number; words: string[] }[] = [];
@@ -184,8 +190,9 @@ export function offTopicRequests(text: string, field: string, context: string, w
       }
     }
     if (shared) continue;
-    const edge = (i === 0 || i === last) && !x.words.some((w) => PERSONAL.has(w));
-    return [{ name: OFF_TOPIC_REQUEST, weight: weight + (edge ? edgeBonus : 0), field, text: body, start: x.start, end: x.start + x.s.length }];
+    const impersonal = !x.words.some((w) => PERSONAL.has(w));
+    const edge = impersonal && (i === 0 || i === last);
+    return [{ name: OFF_TOPIC_REQUEST, weight: weight + (edge ? edgeBonus : 0), field, text: body, start: x.start, end: x.start + x.s.length, impersonal }];
   }
   return [];
 }

@@ -15,7 +15,7 @@ import {
   type PatternHit,
   type WeightedPattern,
 } from './helpers.ts';
-import { offTopicRequests } from './off_topic_request.ts';
+import { OFF_TOPIC_REQUEST, offTopicRequests, type OffTopicHit } from './off_topic_request.ts';
 
 /**
  * Indirect prompt injection patterns, as found in retrieved documents, web pages and e-mails (OWASP LLM01:2025
@@ -257,6 +257,9 @@ function retrievedTexts(exec: ToolExecution): [string, string][] {
   return out;
 }
 
+/** Weight from which an off-topic request (`off_topic_request.ts`) counts without another sign beside it. */
+const OFF_TOPIC_ALONE = 0.8;
+
 /** Confidence at which the detector reports a detection (a lone weak hint is not one). */
 const DETECT_AT = 0.5;
 
@@ -299,8 +302,8 @@ function actedOn(exec: ToolExecution, injected: readonly string[]): Evidence[] {
  * Only retrieved content is read — the user's own words are the jailbreak detector's. Confidence is the noisy-or of
  * the patterns seen: a directive aimed at the assistant's answer or a bare generative task blocks on its own (0.8+),
  * as they have no reading between people; weaker signs (text addressed to an AI, orders to send or delete, encoding
- * tricks, a request sentence off-topic for its document — `off_topic_request.ts`, 0.75, 0.85 when impersonal and at
- * the document's first or last sentence) need a second one. A thought attributing the step to the retrieved item adds 0.4; the tool's inputs
+ * tricks, a request sentence off-topic for its document — `off_topic_request.ts`, 0.75, counted only beside another
+ * sign, or 0.85 on its own when impersonal and at the document's first or last sentence) need a second one. A thought attributing the step to the retrieved item adds 0.4; the tool's inputs
  * carrying an address or host the injected text named and the user did not adds 0.25.
  */
 export const detector: ProtectionDetector = {
@@ -317,9 +320,21 @@ export const detector: ProtectionDetector = {
   run(exec) {
     const hits: PatternHit[] = [];
     const own = userTexts(exec).join('\n');
-    for (const [field, text] of retrievedTexts(exec)) hits.push(...scan(text, field, INJECTION_PATTERNS), ...offTopicRequests(text, field, own));
+    const offTopic: OffTopicHit[] = [];
+    for (const [field, text] of retrievedTexts(exec)) {
+      hits.push(...scan(text, field, INJECTION_PATTERNS));
+      offTopic.push(...offTopicRequests(text, field, own));
+    }
     if (exec.thought && QUOTES_OUTPUT.test(exec.thought)) hits.push(...scan(exec.thought, 'plannerContext.thought', INJECTION_PATTERNS, 0.8));
-    if (hits.length > 0 && exec.thought) hits.push(...scan(exec.thought, 'plannerContext.thought', [THOUGHT_FOLLOWS_DATA]));
+    const patterns = hits.length;
+    if ((patterns > 0 || offTopic.length > 0) && exec.thought) hits.push(...scan(exec.thought, 'plannerContext.thought', [THOUGHT_FOLLOWS_DATA]));
+    const follows = hits.length > patterns;
+    // An off-topic request counts on its own only where it is strongest (impersonal, at a document's edge); elsewhere
+    // it may be a person's question, so it only adds to a pattern's hit, or — when impersonal — to the thought
+    // following the retrieved item (a thought may well say what a person's mail asks). The tool carrying an address
+    // the request's text names is no second sign: replying to a person's question does that.
+    hits.push(...offTopic.filter((h) => patterns > 0 || h.weight >= OFF_TOPIC_ALONE || (h.impersonal && follows)));
+    if (patterns === 0 && !hits.some((h) => h.name === OFF_TOPIC_REQUEST)) hits.length = 0;
     if (hits.length === 0) return nothing('prompt_injection', 'No injected instructions in previous tool outputs.');
     let confidence = combine(hits);
     const injected = [...new Set(hits.map((h) => h.text))];
