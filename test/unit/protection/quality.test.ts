@@ -14,8 +14,9 @@ import { corpusHalf, DETECTOR_IDS, loadProtectionCorpus, loadProtectionSnapshot,
  *
  * The floors sit slightly under what the detectors reached on the held-out half (cases no pattern was tuned on: see
  * `corpusHalf`), so a change that loses recall or adds false blocks fails here. Reached when the floors were set
- * (held-out / whole): prompt_injection recall 0.65 / 0.77 (0.57 / 0.67 before the off-topic-request signal), jailbreak 0.71 / 0.79, sensitive_data_egress,
- * external_recipient, unapproved_tool, changed_agent 1.00 / 1.00; precision 1.00 everywhere; no false block.
+ * (held-out / whole): prompt_injection recall 0.65 / 0.77 (0.57 / 0.67 before the off-topic-request signal),
+ * jailbreak 0.71 / 0.79, sensitive_data_egress, external_recipient, unapproved_tool, changed_agent 1.00 / 1.00;
+ * precision 1.00 everywhere; no false block.
  */
 
 /** Minimum recall per detector on the held-out half and on the whole corpus. */
