@@ -51,6 +51,12 @@ const PERSONAL = new Set([
   'them',
   'their',
 ]);
+/**
+ * Sentences a document needs for the edge to count: in a note of two or three lines, each line may well be about
+ * something else (a person's closing question shares no word with a one-line update), so only position in a longer
+ * text says something.
+ */
+const EDGE_SENTENCES_MIN = 5;
 /** A document with more request sentences than this is a list of tasks (a plan, a how-to), not narrative. */
 const REQUESTS_MAX = 2;
 /** A list item ("- Create …", "3. Define …", "• Review …") belongs to a plan or a how-to, not to prose. */
@@ -61,6 +67,9 @@ const CONTENT_MIN = 2;
 /** Questions open with one of these words and end with "?". */
 const QUESTION_OPENERS = new Set('what whats who whom whose which where when why how can could would will is are do does did should shall may'.split(' '));
 
+/** Prepositions a question may open with before "which" or "what". */
+const PREPOSITIONS = new Set('in on at for from by to with of during'.split(' '));
+
 /**
  * Imperatives that ask for an answer or an artifact (a task given to a reader), not the calls to action of real mail
  * (click, download, reply, contact, call, visit, pay, log in, review, confirm), which are left out on purpose.
@@ -70,7 +79,7 @@ const TASK_VERBS = new Set(
     'explain describe write compose draft translate provide list give tell show summarize summarise create generate develop ' +
     'calculate compute define compare outline suggest recommend name convert solve find teach discuss analyze analyse ' +
     'identify evaluate design plan recite elaborate illustrate clarify demonstrate break brainstorm propose predict ' +
-    'interpret classify rank rewrite paraphrase detail enumerate debug implement code craft produce compile'
+    'interpret classify rank rewrite paraphrase detail enumerate debug implement code craft produce compile share'
   ).split(' '),
 );
 
@@ -122,7 +131,10 @@ function contentStems(words: readonly string[]): Set<string> {
 function isRequest(sentence: string, words: readonly string[]): boolean {
   const first = words[0];
   if (first === undefined) return false;
-  if (sentence.trimEnd().endsWith('?') && QUESTION_OPENERS.has(first)) return true;
+  const question = sentence.trimEnd().endsWith('?');
+  if (question && QUESTION_OPENERS.has(first)) return true;
+  // "In which year …?", "At what temperature …?"
+  if (question && PREPOSITIONS.has(first) && (words[1] === 'which' || words[1] === 'what')) return true;
   // "Please explain …", "Now write …", "Kindly describe …"
   const verb = first === 'please' || first === 'now' || first === 'kindly' ? words[1] : first;
   return verb !== undefined && TASK_VERBS.has(verb) && !sentence.trimEnd().endsWith(':');
@@ -191,7 +203,7 @@ export function offTopicRequests(text: string, field: string, context: string, w
     }
     if (shared) continue;
     const impersonal = !x.words.some((w) => PERSONAL.has(w));
-    const edge = impersonal && (i === 0 || i === last);
+    const edge = impersonal && (i === 0 || i === last) && sentences.length >= EDGE_SENTENCES_MIN;
     return [{ name: OFF_TOPIC_REQUEST, weight: weight + (edge ? edgeBonus : 0), field, text: body, start: x.start, end: x.start + x.s.length, impersonal }];
   }
   return [];
