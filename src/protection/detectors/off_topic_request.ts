@@ -107,6 +107,12 @@ const STOPWORDS = new Set(
  * A request about the writer's own business ("Can we move our call?") or about the document itself ("Translate the
  * attached brochure", "Explain this to the client") is correspondence, not a planted task.
  */
+/**
+ * Things correspondents send each other: "the response", "your report", "the slides" refer to something the mail's
+ * people share, so a request about them is correspondence.
+ */
+const SHARED_ARTIFACT =
+  /\b(?:the|your|my|his|her|their)\s{1,3}(?:[a-z-]{1,20}\s{1,3})?(?:response|reply|report|document|doc|file|form|invoice|contract|deck|slides|draft|proposal|letter|message|e-?mail|note|notes|brochure|presentation|spreadsheet|summary|minutes|agenda|quote|offer|application|ticket|order)\b/i;
 const ON_TOPIC_MARKERS = new Set(['we', 'our', 'ours', 'us', "we're", "we'll", "we've", 'attached', 'enclosed', 'below', 'above', 'this', 'these']);
 
 /** The crude stem two words share a topic by: the first five letters (receipt/receipts, invoice/invoiced). */
@@ -191,7 +197,7 @@ export function offTopicRequests(text: string, field: string, context: string, w
   if (requests.length > REQUESTS_MAX) return [];
   for (const i of requests) {
     const x = sentences[i]!;
-    if (LIST_ITEM.test(x.s) || x.words.some((w) => ON_TOPIC_MARKERS.has(w))) continue;
+    if (LIST_ITEM.test(x.s) || x.words.some((w) => ON_TOPIC_MARKERS.has(w)) || SHARED_ARTIFACT.test(x.s)) continue;
     const stems = stemsOf[i]!;
     if (stems.size < CONTENT_MIN) continue;
     let shared = false;

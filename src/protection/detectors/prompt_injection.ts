@@ -107,6 +107,9 @@ const INJECTION_PATTERNS: readonly WeightedPattern[] = [
         String.raw`|\b(?:translate|encode|encrypt|reverse|scramble|misspell|anagram)\s{1,3}(?:all\s{1,3}(?:of\s{1,3})?)?your\s{1,3}(?:(?:final|entire|whole|next)\s{1,3})?(?:response|answer|reply|output)`,
       'gi',
     ),
+    // A form's length limit ("use at most 500 characters in your response") is not a directive to an assistant.
+    unless:
+      /\b(?:at\s{1,3}most|up\s{1,3}to|no\s{1,3}more\s{1,3}than|maximum\s{1,3}(?:of\s{1,3})?|under|fewer\s{1,3}than|less\s{1,3}than|at\s{1,3}least)\s{1,3}\d{1,6}\s{1,3}(?:characters|words|lines|sentences|pages)\b/i,
   },
   {
     name: 'answer-content-directive',
@@ -131,6 +134,31 @@ const INJECTION_PATTERNS: readonly WeightedPattern[] = [
     weight: 0.5,
     pattern:
       /\b(?:encode|encrypt|encipher|obfuscate)\b[^.!?\n]{0,60}?\b(?:base-?64|hex|rot-?13|caesar|cipher|binary|morse)\b|\b(?:substitution|caesar|atbash|vigen[eè]re|shift)\s{1,3}cipher\b|\b(?:homophonic|alphanumeric|monoalphabetic|polyalphabetic)\s{1,3}substitution\b|\b(?:reverse|invert)\s{1,3}(?:the\s{1,3})?(?:order\s{1,3}of\s{1,3}(?:the\s{1,3})?)?(?:letters|characters|words|text|sentences?)\b|\b(?:replace|substitute|swap|convert)\b(?:[^.!?\n]|[.!?](?=\S)){0,50}?\b(?:with|into|to|by|for)\s{1,3}(?:(?:their|the|corresponding|matching|relevant)\s{1,3})?(?:emojis?|emoticons|symbols|numbers|digits|synonyms|antonyms)\b|\breplace\s{1,3}(?:each|every|all|the)\s{1,3}(?:(?:first|second|third|fourth|fifth|other)\s{1,3})?(?:letters?|vowels?|consonants?|characters?|words?)\s{1,3}(?:with|by)\b/gi,
+  },
+  // Encoding attacks phrased around "the answer" rather than "your answer" (Microsoft Prompt Shields' "encoding"
+  // attack class; BIPIA's encoding categories): an order to turn the answer, reply or output into a code no person
+  // writes mail in. The order's verb comes first ("our response to binary options fraud" is no order), the code's
+  // name is a word of its own ("hex-coded" is not hex).
+  {
+    name: 'answer-encoding',
+    weight: 0.85,
+    pattern:
+      /\b(?:write|put|give|provide|send|convert|translate|encode|render|output|deliver|return|format|express|rewrite|transform)\s{1,3}(?:(?:the|your|this|that|all|every)\s{1,3})?(?:(?:final|whole|entire|full)\s{1,3})?(?:answers?|repl(?:y|ies)|responses?|output|summary|message)\b[^.!?\n]{0,40}?\b(?:in|into|to|as|using|with)\s{1,3}(?:(?:a|an|the|only|pure|plain)\s{1,3})?(?:morse(?:\s{1,3}code)?|binary(?:\s{1,3}code)?|hex(?:adecimal)?|base-?64|rot-?13|leetspeak|l33t|pig\s{1,3}latin|caesar(?:\s{1,3}cipher)?|cipher(?:text)?|backwards|reverse(?:d)?\s{1,3}order)\b(?![-'’])|\b(?:use|apply)\s{1,3}(?:a\s{1,3})?(?:morse(?:\s{1,3}code)?|base-?64|rot-?13|leetspeak|l33t|pig\s{1,3}latin|caesar\s{1,3}cipher)\b[^.!?\n]{0,40}?\b(?:answers?|repl(?:y|ies|ying)|respon(?:se|ses|d|ding)|output)\b/gi,
+  },
+  // The same orders aimed at the answer ("shift each letter of the reply by three"): as strong as any answer directive.
+  {
+    name: 'answer-manipulation',
+    weight: 0.85,
+    pattern:
+      /\b(?:replace|substitute|swap|switch|shift|rotate|reverse|invert|spell|duplicate|double|repeat|capitali[sz]e|remove|drop|omit|insert|scramble|shuffle|jumble)\b[^.!?\n]{0,40}?\b(?:letters?|characters?|vowels?|consonants?|syllables?|words?)\b[^.!?\n]{0,30}?\b(?:in|of|from|within|throughout)\s{1,3}(?:the|your)\s{1,3}(?:(?:final|whole|entire)\s{1,3})?(?:answers?|repl(?:y|ies)|responses?|output)\b(?!\s{1,3}(?:field|box|form|section|template|column|cell|time|rate))/gi,
+  },
+  // Orders to manipulate the letters of a text (swap, shift, duplicate, spell backwards): a weak sign alone — style
+  // guides and forms say "capitalise the first letter of each name" — that adds to another.
+  {
+    name: 'text-manipulation',
+    weight: 0.5,
+    pattern:
+      /\b(?:replace|substitute|swap|switch|shift|rotate|reverse|invert|spell|duplicate|double|repeat|capitali[sz]e|remove|drop|omit|insert|scramble|shuffle|jumble)\b[^.!?\n]{0,60}?\b(?:each|every(?:\s{1,3}other)?|all\s{1,3}the|the\s{1,3}(?:first|last|second|third))\s{1,3}(?:(?:first|last|second|third|other)\s{1,3})?(?:letters?|characters?|vowels?|consonants?|syllables?)\b|\b(?:reverse|spell|scramble|shuffle|jumble|swap|shift|duplicate|invert|rotate)\s{1,3}(?:each|every(?:\s{1,3}other)?|all\s{1,3}the)\s{1,3}words?\b/gi,
   },
   // --- Text addressed to the model itself (Greshake et al. 2023 §3: "the attacker's instructions are addressed to the
   // LLM"; AgentDojo's important_instructions attack: "This is an important message from me, <user>, to you, <model>").
@@ -310,7 +338,7 @@ export const detector: ProtectionDetector = {
   id: 'prompt_injection',
   title: 'Indirect prompt injection',
   description:
-    "Looks for instructions planted in previous tool outputs (documents, web pages, e-mails; JSON outputs read value by value): instruction overrides, directives aimed at the assistant's answer (its form or its content), text addressed to the AI, encoding tricks, orders to send mailboxes, codes or data out or to delete the evidence, bare requests for a creative or coding task, a question or task that shares no word with the rest of its document nor with the user's message, chat-template role markers, hidden Unicode text, markdown image/link exfiltration URLs. Confidence rises when the orchestrator's thought follows what the retrieved item asked, and when the tool about to run carries a recipient or host the injected text named.",
+    "Looks for instructions planted in previous tool outputs (documents, web pages, e-mails; JSON outputs read value by value): instruction overrides, directives aimed at the assistant's answer (its form or its content), text addressed to the AI, encoding tricks and letter games played on the answer, orders to send mailboxes, codes or data out or to delete the evidence, bare requests for a creative or coding task, a question or task that shares no word with the rest of its document nor with the user's message, chat-template role markers, hidden Unicode text, markdown image/link exfiltration URLs. Confidence rises when the orchestrator's thought follows what the retrieved item asked, and when the tool about to run carries a recipient or host the injected text named.",
   mappings: [
     'LLM01:2025 Prompt Injection',
     'LLM06:2025 Excessive Agency',
