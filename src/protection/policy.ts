@@ -5,8 +5,11 @@ import type { AllowLists, DetectorAction, DetectorId, DetectorSetting, Effective
 /**
  * Per-detector defaults, chosen for few false blocks once an organization switches to block mode:
  * - `prompt_injection` block@0.8: a directive aimed at the assistant's answer or a bare generative task in retrieved
- *   content reaches it alone; an instruction override (0.75) or an order to send data needs a second signal (role
- *   markers, hidden text, text addressed to the AI, the thought following it, the tool carrying a target it named).
+ *   content reaches it alone, and so does an impersonal question or task at the first or last sentence of a document
+ *   of five sentences or more that shares no word with the document nor with the user's message (0.85); an
+ *   instruction override (0.75) or an order to send data needs a second signal (role markers, hidden text, text
+ *   addressed to the AI, the thought following it, the tool carrying a target it named); such an off-topic request
+ *   elsewhere (0.75) counts only beside a pattern's hit (or, when impersonal, the thought following it).
  *   On the corpus of issue 19 no benign case reaches it (test/unit/protection/quality.test.ts).
  * - `sensitive_data_egress` block@0.8: a secret leaving through a sending tool is 0.9, a card, SSN, NINO or IBAN 0.85
  *   (internal recipients too); e-mail addresses in content 0.6 at most.

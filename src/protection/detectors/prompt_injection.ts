@@ -15,6 +15,7 @@ import {
   type PatternHit,
   type WeightedPattern,
 } from './helpers.ts';
+import { OFF_TOPIC_REQUEST, offTopicRequests, type OffTopicHit } from './off_topic_request.ts';
 
 /**
  * Indirect prompt injection patterns, as found in retrieved documents, web pages and e-mails (OWASP LLM01:2025
@@ -106,6 +107,9 @@ const INJECTION_PATTERNS: readonly WeightedPattern[] = [
         String.raw`|\b(?:translate|encode|encrypt|reverse|scramble|misspell|anagram)\s{1,3}(?:all\s{1,3}(?:of\s{1,3})?)?your\s{1,3}(?:(?:final|entire|whole|next)\s{1,3})?(?:response|answer|reply|output)`,
       'gi',
     ),
+    // A form's length limit ("use at most 500 characters in your response") is not a directive to an assistant.
+    unless:
+      /\b(?:at\s{1,3}most|up\s{1,3}to|no\s{1,3}more\s{1,3}than|maximum\s{1,3}(?:of\s{1,3})?|under|fewer\s{1,3}than|less\s{1,3}than|at\s{1,3}least)\s{1,3}\d{1,6}\s{1,3}(?:characters|words|lines|sentences|pages)\b/i,
   },
   {
     name: 'answer-content-directive',
@@ -130,6 +134,31 @@ const INJECTION_PATTERNS: readonly WeightedPattern[] = [
     weight: 0.5,
     pattern:
       /\b(?:encode|encrypt|encipher|obfuscate)\b[^.!?\n]{0,60}?\b(?:base-?64|hex|rot-?13|caesar|cipher|binary|morse)\b|\b(?:substitution|caesar|atbash|vigen[eè]re|shift)\s{1,3}cipher\b|\b(?:homophonic|alphanumeric|monoalphabetic|polyalphabetic)\s{1,3}substitution\b|\b(?:reverse|invert)\s{1,3}(?:the\s{1,3})?(?:order\s{1,3}of\s{1,3}(?:the\s{1,3})?)?(?:letters|characters|words|text|sentences?)\b|\b(?:replace|substitute|swap|convert)\b(?:[^.!?\n]|[.!?](?=\S)){0,50}?\b(?:with|into|to|by|for)\s{1,3}(?:(?:their|the|corresponding|matching|relevant)\s{1,3})?(?:emojis?|emoticons|symbols|numbers|digits|synonyms|antonyms)\b|\breplace\s{1,3}(?:each|every|all|the)\s{1,3}(?:(?:first|second|third|fourth|fifth|other)\s{1,3})?(?:letters?|vowels?|consonants?|characters?|words?)\s{1,3}(?:with|by)\b/gi,
+  },
+  // Encoding attacks phrased around "the answer" rather than "your answer" (Microsoft Prompt Shields' "encoding"
+  // attack class; BIPIA's encoding categories): an order to turn the answer, reply or output into a code no person
+  // writes mail in. The order's verb comes first ("our response to binary options fraud" is no order), the code's
+  // name is a word of its own ("hex-coded" is not hex).
+  {
+    name: 'answer-encoding',
+    weight: 0.85,
+    pattern:
+      /\b(?:write|put|give|provide|send|convert|translate|encode|render|output|deliver|return|format|express|rewrite|transform)\s{1,3}(?:(?:the|your|this|that|all|every)\s{1,3})?(?:(?:final|whole|entire|full)\s{1,3})?(?:answers?|repl(?:y|ies)|responses?|output|summary|message)\b[^.!?\n]{0,40}?\b(?:in|into|to|as|using|with)\s{1,3}(?:(?:a|an|the|only|pure|plain)\s{1,3})?(?:morse(?:\s{1,3}code)?|binary(?:\s{1,3}code)?|hex(?:adecimal)?|base-?64|rot-?13|leetspeak|l33t|pig\s{1,3}latin|caesar(?:\s{1,3}cipher)?|cipher(?:text)?|backwards|reverse(?:d)?\s{1,3}order)\b(?![-'’])|\b(?:use|apply)\s{1,3}(?:a\s{1,3})?(?:morse(?:\s{1,3}code)?|base-?64|rot-?13|leetspeak|l33t|pig\s{1,3}latin|caesar\s{1,3}cipher)\b[^.!?\n]{0,40}?\b(?:answers?|repl(?:y|ies|ying)|respon(?:se|ses|d|ding)|output)\b/gi,
+  },
+  // The same orders aimed at the answer ("shift each letter of the reply by three"): as strong as any answer directive.
+  {
+    name: 'answer-manipulation',
+    weight: 0.85,
+    pattern:
+      /\b(?:replace|substitute|swap|switch|shift|rotate|reverse|invert|spell|duplicate|double|repeat|capitali[sz]e|remove|drop|omit|insert|scramble|shuffle|jumble)\b[^.!?\n]{0,40}?\b(?:letters?|characters?|vowels?|consonants?|syllables?|words?)\b[^.!?\n]{0,30}?\b(?:in|of|from|within|throughout)\s{1,3}(?:the|your)\s{1,3}(?:(?:final|whole|entire)\s{1,3})?(?:answers?|repl(?:y|ies)|responses?|output)\b(?!\s{1,3}(?:field|box|form|section|template|column|cell|time|rate))/gi,
+  },
+  // Orders to manipulate the letters of a text (swap, shift, duplicate, spell backwards): a weak sign alone — style
+  // guides and forms say "capitalise the first letter of each name" — that adds to another.
+  {
+    name: 'text-manipulation',
+    weight: 0.5,
+    pattern:
+      /\b(?:replace|substitute|swap|switch|shift|rotate|reverse|invert|spell|duplicate|double|repeat|capitali[sz]e|remove|drop|omit|insert|scramble|shuffle|jumble)\b[^.!?\n]{0,60}?\b(?:each|every(?:\s{1,3}other)?|all\s{1,3}the|the\s{1,3}(?:first|last|second|third))\s{1,3}(?:(?:first|last|second|third|other)\s{1,3})?(?:letters?|characters?|vowels?|consonants?|syllables?)\b|\b(?:reverse|spell|scramble|shuffle|jumble|swap|shift|duplicate|invert|rotate)\s{1,3}(?:each|every(?:\s{1,3}other)?|all\s{1,3}the)\s{1,3}words?\b/gi,
   },
   // --- Text addressed to the model itself (Greshake et al. 2023 §3: "the attacker's instructions are addressed to the
   // LLM"; AgentDojo's important_instructions attack: "This is an important message from me, <user>, to you, <model>").
@@ -256,6 +285,9 @@ function retrievedTexts(exec: ToolExecution): [string, string][] {
   return out;
 }
 
+/** Weight from which an off-topic request (`off_topic_request.ts`) counts without another sign beside it. */
+const OFF_TOPIC_ALONE = 0.8;
+
 /** Confidence at which the detector reports a detection (a lone weak hint is not one). */
 const DETECT_AT = 0.5;
 
@@ -298,14 +330,15 @@ function actedOn(exec: ToolExecution, injected: readonly string[]): Evidence[] {
  * Only retrieved content is read — the user's own words are the jailbreak detector's. Confidence is the noisy-or of
  * the patterns seen: a directive aimed at the assistant's answer or a bare generative task blocks on its own (0.8+),
  * as they have no reading between people; weaker signs (text addressed to an AI, orders to send or delete, encoding
- * tricks) need a second one. A thought attributing the step to the retrieved item adds 0.4; the tool's inputs
+ * tricks, a request sentence off-topic for its document — `off_topic_request.ts`, 0.75, counted only beside another
+ * sign, or 0.85 on its own when impersonal and at the document's first or last sentence) need a second one. A thought attributing the step to the retrieved item adds 0.4; the tool's inputs
  * carrying an address or host the injected text named and the user did not adds 0.25.
  */
 export const detector: ProtectionDetector = {
   id: 'prompt_injection',
   title: 'Indirect prompt injection',
   description:
-    "Looks for instructions planted in previous tool outputs (documents, web pages, e-mails; JSON outputs read value by value): instruction overrides, directives aimed at the assistant's answer (its form or its content), text addressed to the AI, encoding tricks, orders to send mailboxes, codes or data out or to delete the evidence, bare requests for a creative or coding task, chat-template role markers, hidden Unicode text, markdown image/link exfiltration URLs. Confidence rises when the orchestrator's thought follows what the retrieved item asked, and when the tool about to run carries a recipient or host the injected text named.",
+    "Looks for instructions planted in previous tool outputs (documents, web pages, e-mails; JSON outputs read value by value): instruction overrides, directives aimed at the assistant's answer (its form or its content), text addressed to the AI, encoding tricks and letter games played on the answer, orders to send mailboxes, codes or data out or to delete the evidence, bare requests for a creative or coding task, a question or task that shares no word with the rest of its document nor with the user's message, chat-template role markers, hidden Unicode text, markdown image/link exfiltration URLs. Confidence rises when the orchestrator's thought follows what the retrieved item asked, and when the tool about to run carries a recipient or host the injected text named.",
   mappings: [
     'LLM01:2025 Prompt Injection',
     'LLM06:2025 Excessive Agency',
@@ -314,9 +347,22 @@ export const detector: ProtectionDetector = {
   ],
   run(exec) {
     const hits: PatternHit[] = [];
-    for (const [field, text] of retrievedTexts(exec)) hits.push(...scan(text, field, INJECTION_PATTERNS));
+    const own = userTexts(exec).join('\n');
+    const offTopic: OffTopicHit[] = [];
+    for (const [field, text] of retrievedTexts(exec)) {
+      hits.push(...scan(text, field, INJECTION_PATTERNS));
+      offTopic.push(...offTopicRequests(text, field, own));
+    }
     if (exec.thought && QUOTES_OUTPUT.test(exec.thought)) hits.push(...scan(exec.thought, 'plannerContext.thought', INJECTION_PATTERNS, 0.8));
-    if (hits.length > 0 && exec.thought) hits.push(...scan(exec.thought, 'plannerContext.thought', [THOUGHT_FOLLOWS_DATA]));
+    const patterns = hits.length;
+    if ((patterns > 0 || offTopic.length > 0) && exec.thought) hits.push(...scan(exec.thought, 'plannerContext.thought', [THOUGHT_FOLLOWS_DATA]));
+    const follows = hits.length > patterns;
+    // An off-topic request counts on its own only where it is strongest (impersonal, at a document's edge); elsewhere
+    // it may be a person's question, so it only adds to a pattern's hit, or — when impersonal — to the thought
+    // following the retrieved item (a thought may well say what a person's mail asks). The tool carrying an address
+    // the request's text names is no second sign: replying to a person's question does that.
+    hits.push(...offTopic.filter((h) => patterns > 0 || h.weight >= OFF_TOPIC_ALONE || (h.impersonal && follows)));
+    if (patterns === 0 && !hits.some((h) => h.name === OFF_TOPIC_REQUEST)) hits.length = 0;
     if (hits.length === 0) return nothing('prompt_injection', 'No injected instructions in previous tool outputs.');
     let confidence = combine(hits);
     const injected = [...new Set(hits.map((h) => h.text))];

@@ -14,13 +14,14 @@ import { corpusHalf, DETECTOR_IDS, loadProtectionCorpus, loadProtectionSnapshot,
  *
  * The floors sit slightly under what the detectors reached on the held-out half (cases no pattern was tuned on: see
  * `corpusHalf`), so a change that loses recall or adds false blocks fails here. Reached when the floors were set
- * (held-out / whole): prompt_injection recall 0.57 / 0.67, jailbreak 0.71 / 0.79, sensitive_data_egress,
- * external_recipient, unapproved_tool, changed_agent 1.00 / 1.00; precision 1.00 everywhere; no false block.
+ * (held-out / whole): prompt_injection recall 0.65 / 0.77 (0.57 / 0.67 before the off-topic-request signal),
+ * jailbreak 0.71 / 0.79, sensitive_data_egress, external_recipient, unapproved_tool, changed_agent 1.00 / 1.00;
+ * precision 1.00 everywhere; no false block.
  */
 
 /** Minimum recall per detector on the held-out half and on the whole corpus. */
 const RECALL_FLOOR: Record<DetectorId, { heldOut: number; whole: number }> = {
-  prompt_injection: { heldOut: 0.52, whole: 0.62 },
+  prompt_injection: { heldOut: 0.6, whole: 0.72 },
   jailbreak: { heldOut: 0.65, whole: 0.74 },
   sensitive_data_egress: { heldOut: 0.9, whole: 0.9 },
   external_recipient: { heldOut: 0.9, whole: 0.9 },
