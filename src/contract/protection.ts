@@ -240,7 +240,7 @@ export const ContainmentStartedSchema = z
   .meta({ id: 'ContainmentStarted' });
 
 /** A containment action: awaiting the administrator's sign-in, or recorded with its outcome. */
-export const ContainmentActionSchema = z
+const ContainmentActionSchema = z
   .object({
     id: z.string(),
     action: z.enum(['contain', 'release']),
