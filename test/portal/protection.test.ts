@@ -191,6 +191,15 @@ describe('portal: runtime protection', () => {
     await page.getByText(/Agent quarantined: users cannot use it in any channel/).waitFor({ timeout: 20_000 });
     expect(w.emulator.control.botQuarantine(tenantId, seeded.environmentId, seeded.agentId).isBotQuarantined).toBe(true);
     await w.screenshot('protection-06-contained');
+    // The same place lifts it, with a new sign-in.
+    await page.getByRole('button', { name: `Release agent ${seeded.agentName}` }).click();
+    await signIn.waitFor();
+    expect(await signIn.textContent()).toContain('Vigil then releases agent');
+    const second = ((await signIn.getByLabel('Sign-in code').textContent()) ?? '').trim();
+    expect(second).not.toBe(code);
+    w.emulator.control.approveDeviceCode(second, tenantAccounts(w.contoso).powerPlatformAdmin!.userPrincipalName);
+    await page.getByText(/Agent released: not quarantined/).waitFor({ timeout: 20_000 });
+    expect(w.emulator.control.botQuarantine(tenantId, seeded.environmentId, seeded.agentId).isBotQuarantined).toBe(false);
   }, 60_000);
 
   it('offers Contain agent on an alert of runtime protection (admins), and not on other alerts', async () => {

@@ -27,7 +27,7 @@ function Outcome({ a }: { a: ContainmentAction }) {
   if (a.status === 'succeeded')
     return (
       <p className="notice" role="status">
-        Agent {a.quarantined ? 'quarantined: users cannot use it in any channel until it is released' : 'not quarantined'}
+        Agent {a.quarantined ? 'quarantined: users cannot use it in any channel until it is released' : 'released: not quarantined'}
         {a.signedInAs ? ` (signed in as ${a.signedInAs})` : ''}.
       </p>
     );
@@ -41,22 +41,25 @@ function Outcome({ a }: { a: ContainmentAction }) {
   );
 }
 
-/** The "Contain agent" button (admins only) and, once pressed, the sign-in code, the link and the outcome. */
+/**
+ * The "Contain agent" button (admins only) and, once pressed, the sign-in code, the link and the outcome; after a
+ * quarantine done here, "Release agent" lifts it the same way.
+ */
 export function ContainAgent({ integrationId, agentId, environmentId, alertId, stepId, agentLabel }: Props) {
   const { isAdmin } = useAuth();
   const uid = useId();
-  const [started, setStarted] = useState<ContainmentStarted | null>(null);
+  const [started, setStarted] = useState<(ContainmentStarted & { action: 'contain' | 'release' }) | null>(null);
   const base = `/protection/${seg(integrationId)}/containment`;
   const start = useApiMutation(
-    () =>
+    (action: 'contain' | 'release') =>
       api.post<ContainmentStarted>(base, {
-        action: 'contain',
+        action,
         agentId,
         ...(environmentId ? { environmentId } : {}),
         ...(alertId ? { alertId } : {}),
         ...(stepId ? { stepId } : {}),
       }),
-    { onSuccess: (s) => setStarted(s) },
+    { onSuccess: (s, action) => setStarted({ ...s, action }) },
   );
   const actions = useApiQuery<ContainmentActionList>(base, undefined, {
     enabled: started !== null,
@@ -65,11 +68,19 @@ export function ContainAgent({ integrationId, agentId, environmentId, alertId, s
   if (!isAdmin) return null;
   const current = started ? actions.data?.items.find((a) => a.id === started.id) : undefined;
   const waiting = started !== null && (current === undefined || current.status === 'awaiting-sign-in');
+  // Once the agent is quarantined here, the same place offers to lift it.
+  const contained = current?.status === 'succeeded' && current.quarantined === true;
   return (
     <div className="containment">
-      <button type="button" className="secondary" onClick={() => start.mutate(undefined)} disabled={start.isPending || waiting}>
-        Contain agent<span className="visually-hidden"> {agentLabel ?? agentId}</span>
-      </button>
+      {contained ? (
+        <button type="button" className="secondary" onClick={() => start.mutate('release')} disabled={start.isPending}>
+          Release agent<span className="visually-hidden"> {agentLabel ?? agentId}</span>
+        </button>
+      ) : (
+        <button type="button" className="secondary" onClick={() => start.mutate('contain')} disabled={start.isPending || waiting}>
+          Contain agent<span className="visually-hidden"> {agentLabel ?? agentId}</span>
+        </button>
+      )}
       <ErrorMessage error={start.error} />
       {started && waiting ? (
         <div className="containment-sign-in" role="region" aria-label="Administrator sign-in">
@@ -78,7 +89,8 @@ export function ContainAgent({ integrationId, agentId, environmentId, alertId, s
             <a href={started.verificationUri} target="_blank" rel="noreferrer">
               {started.verificationUri}
             </a>{' '}
-            and enters the code below before <Time value={started.expiresAt} />. Vigil then quarantines agent <code>{started.agent}</code>.
+            and enters the code below before <Time value={started.expiresAt} />. Vigil then {started.action === 'release' ? 'releases' : 'quarantines'} agent{' '}
+            <code>{started.agent}</code>.
           </p>
           <CopyBlock id={`${uid}-code`} label="Sign-in code" value={started.userCode} />
           <CopyBlock id={`${uid}-link`} label="Sign-in link" value={started.verificationUri} />
