@@ -223,7 +223,8 @@ export async function startContainment(
 
 /**
  * The containment actions of an integration of the caller's organization: those in flight (awaiting the
- * administrator's sign-in) and the recorded ones, newest first (at most 100 recorded).
+ * administrator's sign-in) and the recorded ones, newest first (at most 100 recorded). The sign-in code and link of
+ * an action in flight are shown to admins only (whoever enters the code signs Vigil's call in).
  * @throws VigilError `INTEGRATION_NOT_FOUND` (absent or another organization's).
  */
 export async function containmentActionsOf(
@@ -237,6 +238,7 @@ export async function containmentActionsOf(
   const rows = await listContainmentActions(deps.db, { integrationId: integration.id });
   const recorded = new Set(rows.map((r) => r.id));
   const liveById = new Map(live.map((v) => [v.id, v]));
-  const pending = live.filter((v) => !recorded.has(v.id));
+  const admin = caller.role === 'admin';
+  const pending = live.filter((v) => !recorded.has(v.id)).map((v) => (admin ? v : { ...v, userCode: null, verificationUri: null }));
   return { items: [...pending, ...rows.map((r) => recordedView(r, liveById.get(r.id)))] };
 }

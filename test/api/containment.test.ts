@@ -25,7 +25,7 @@ describe('/api/v1/protection/{integrationId}/containment', () => {
     const res = await w.app.inject({ method: 'POST', url, headers, payload });
     return { status: res.statusCode, json: res.json(), body: res.body };
   };
-  const list = async () => (await w.app.inject({ url: base(), headers: key(w.keys.contosoViewer) })).json().items as Record<string, unknown>[];
+  const list = async (k = w.keys.contosoAdmin) => (await w.app.inject({ url: base(), headers: key(k) })).json().items as Record<string, unknown>[];
   /** Polls the list until the action has ended (the server's sign-in polls every second). */
   const outcome = async (id: string) => {
     for (let i = 0; i < 100; i++) {
@@ -86,6 +86,12 @@ describe('/api/v1/protection/{integrationId}/containment', () => {
     const waiting = (await list()).find((a) => a.id === started.json.id);
     expect(waiting).toMatchObject({ status: 'awaiting-sign-in', userCode: started.json.userCode, alertId, requestedBy: 'admin@contoso.test' });
     expect(w.emulator.control.botQuarantine(w.tenants.contoso.id, environmentId, agentId).isBotQuarantined).toBe(false);
+    // A viewer sees the action in flight, not the code that would sign Vigil's call in.
+    expect((await list(w.keys.contosoViewer)).find((a) => a.id === started.json.id)).toMatchObject({
+      status: 'awaiting-sign-in',
+      userCode: null,
+      verificationUri: null,
+    });
 
     w.emulator.control.approveDeviceCode(started.json.userCode, accounts.powerPlatformAdmin!.userPrincipalName);
     const done = await outcome(started.json.id);
