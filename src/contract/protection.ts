@@ -217,6 +217,62 @@ export const ProtectionPolicyBody = protectionPolicyInputSchema.extend({
   agentId: z.string().min(1).max(200).optional().describe('Narrow the policy to this agent (bot id)'),
 });
 
+/** Body of starting a containment action: what to do, and the agent (named, or through the alert or agent step). */
+export const ContainmentBody = z.object({
+  action: z.enum(['contain', 'release']).describe('contain: quarantine the agent (users cannot use it in any channel); release: lift it'),
+  alertId: z.string().min(1).max(200).optional().describe('The alert the action answers; its detail names the agent and environment'),
+  stepId: z.string().min(1).max(200).optional().describe('An agent step (threat-detection call) of the agent'),
+  agentId: z.string().min(1).max(200).optional().describe('Copilot Studio bot id of the agent (default: from the alert or step)'),
+  environmentId: z.string().min(1).max(200).optional().describe("The agent's environment id (default: from the alert, step or inventory)"),
+});
+
+/** A containment action started: the administrator signs in with the code at the link, then the server acts. */
+export const ContainmentStartedSchema = z
+  .object({
+    id: z.string().describe('Id of the action; it is recorded under this id once the sign-in ends'),
+    status: z.literal('awaiting-sign-in'),
+    userCode: z.string().describe('The code to enter at verificationUri (an administrator of the tenant signs in there)'),
+    verificationUri: z.string().describe("Microsoft's device sign-in page"),
+    expiresAt: Timestamp.describe('When the code expires (the action then fails with DEVICE_CODE_EXPIRED)'),
+    agent: z.string().describe('Bot id of the agent acted on'),
+    environment: z.string().describe("The agent's environment id"),
+  })
+  .meta({ id: 'ContainmentStarted' });
+
+/** A containment action: awaiting the administrator's sign-in, or recorded with its outcome. */
+const ContainmentActionSchema = z
+  .object({
+    id: z.string(),
+    action: z.enum(['contain', 'release']),
+    status: z
+      .enum(['awaiting-sign-in', 'succeeded', 'refused', 'failed'])
+      .describe('refused: a permission, role or sign-in was missing (see error.remediation); failed: another error'),
+    integrationId: z.string(),
+    environmentId: z.string(),
+    agentId: z.string(),
+    alertId: z.string().nullable(),
+    stepId: z.string().nullable(),
+    requestedBy: z.string().describe('Who asked (the user or API key)'),
+    signedInAs: z.string().nullable().describe('The administrator whose sign-in made the call'),
+    requestedAt: Timestamp,
+    quarantined: z.boolean().nullable().describe("The agent's state after a successful action"),
+    userCode: z.string().nullable().describe('While awaiting the sign-in: the code to enter'),
+    verificationUri: z.string().nullable().describe('While awaiting the sign-in: where to enter it'),
+    expiresAt: Timestamp.nullable().describe('While awaiting the sign-in: when the code expires'),
+    error: z
+      .object({ code: z.string(), message: z.string(), remediation: z.string().nullable() })
+      .nullable()
+      .describe('Why a refused or failed action did not happen, and the fix'),
+  })
+  .meta({ id: 'ContainmentAction' });
+
+/** An integration's containment actions, newest first (those awaiting a sign-in first). */
+export const ContainmentActionListSchema = z.object({ items: z.array(ContainmentActionSchema) });
+
+/** A containment action started, as the API shows it. */
+export type ContainmentStarted = z.infer<typeof ContainmentStartedSchema>;
+/** A containment action, as the API shows it. */
+export type ContainmentActionView = z.infer<typeof ContainmentActionSchema>;
 /** An integration with its endpoint, as the API shows it. */
 export type ProtectionIntegration = z.infer<typeof ProtectionIntegrationSchema>;
 /** The set-up report, as the API shows it. */

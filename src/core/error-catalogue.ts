@@ -173,6 +173,8 @@ export const ERROR_CATALOGUE = {
    * app-only token was offered, or the cloud profile names no Power Platform API. The thrower names which, with the fix.
    */
   CONTAINMENT_NOT_AVAILABLE: { kind: 'authorization' },
+  /** Too many containment sign-ins started from the API are still waiting for an administrator (issue 19). */
+  CONTAINMENT_BUSY: { kind: 'conflict' },
   CONSENT_MISSING: { kind: 'authorization' },
   TENANT_NOT_PROVEN: { kind: 'authorization' },
   AZURE_READER_MISSING: { kind: 'authorization' },

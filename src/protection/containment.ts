@@ -71,6 +71,8 @@ export interface ContainmentSignIn {
 export interface ContainmentRequest extends ContainmentTarget, ContainmentSignIn {
   /** Who asks (recorded as the action's author). */
   requestedBy: string;
+  /** Id to record the action under (`ca_…`); default a new one. The API gives it so an action in flight keeps its id. */
+  actionId?: string;
 }
 
 /** What containment needs of the runtime. */
@@ -341,7 +343,7 @@ async function setQuarantine(deps: ContainmentDeps, req: ContainmentRequest, qua
   const target = await resolveContainmentTarget(deps.db, req);
   const at = (deps.now?.() ?? new Date()).toISOString();
   const row: ContainmentActionRow = {
-    id: `ca_${randomUUID()}`,
+    id: req.actionId ?? `ca_${randomUUID()}`,
     organization_id: target.integration.organization_id,
     integration_id: target.integration.id,
     action: quarantine ? 'contain' : 'release',

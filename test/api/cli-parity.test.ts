@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { raiseAlert } from '../../src/store/repositories/audit.ts';
+import { insertContainmentAction } from '../../src/store/repositories/containment.ts';
 import { ingestAudit } from '../../src/sync/audit.ts';
 import { collectAndEvaluate } from '../../src/sync/run.ts';
 import { vigil } from '../support/process.ts';
@@ -196,12 +197,38 @@ describe('CLI --json equals the API for the same objects', () => {
     });
     expect(await cli(['protection', 'policy', 'show', 'contoso'])).toEqual((await api('GET', `${base}/policies`)).json);
     expect(await cli(['protection', 'enable', 'contoso'])).toEqual((await api('PUT', base, {})).json);
+    const integration = await w.rt.db.selectFrom('integrations').select('organization_id').where('id', '=', integrationId).executeTakeFirstOrThrow();
+    for (const [n, outcome] of [
+      [1, 'succeeded'],
+      [2, 'refused'],
+    ] as const)
+      await insertContainmentAction(w.rt.db, {
+        id: `ca_parity${n}`,
+        organization_id: integration.organization_id,
+        integration_id: integrationId,
+        action: n === 1 ? 'contain' : 'release',
+        environment_id: seeded.environmentId,
+        agent_id: '0f8fad5b-d9cb-469f-a165-70867728950e',
+        alert_id: null,
+        step_id: seeded.stepIds[0]!,
+        requested_by: 'ann',
+        signed_in_as: 'pp-admin@contoso.test',
+        requested_at: new Date(Date.UTC(2026, 10, 21, n)).toISOString(),
+        outcome,
+        quarantined: outcome === 'succeeded' ? 1 : null,
+        error_code: outcome === 'refused' ? 'CONTAINMENT_NOT_AVAILABLE' : null,
+        error_message: outcome === 'refused' ? 'Not available: pp-admin@contoso.test holds none of the roles' : null,
+      });
+    const containment = (await api('GET', `${base}/containment`)).json.items as { id: string }[];
+    expect(containment.map((a) => a.id)).toEqual(['ca_parity2', 'ca_parity1']);
+    expect(await cli(['protection', 'actions', 'contoso'])).toEqual(containment);
     const fabrikam = await w.app.inject({ url: `${base}/steps?outcome=decision`, headers: { authorization: `Bearer ${w.keys.fabrikamAdmin}` } });
     expect([fabrikam.statusCode, fabrikam.json().error.code]).toEqual([404, 'INTEGRATION_NOT_FOUND']);
     for (const args of [
       ['protection', 'decisions', 'contoso'],
       ['protection', 'setup', 'contoso'],
       ['protection', 'conversation', 'contoso', seeded.conversationId],
+      ['protection', 'actions', 'contoso'],
     ]) {
       const r = await vigil([...args, '--organization', 'Fabrikam', '--json'], env);
       expect([r.code, (JSON.parse(r.stdout) as { error: { code: string } }).error.code], args.join(' ')).toEqual([4, 'INTEGRATION_NOT_FOUND']);

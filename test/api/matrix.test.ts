@@ -149,6 +149,19 @@ const CASES: Record<string, Case[]> = {
   'GET /api/v1/protection/{integrationId}/policies': [
     { path: '/api/v1/protection/{integration}/policies?environmentId=env-1', access: 'viewer', adminStatus: 200, scoped: true },
   ],
+  'POST /api/v1/protection/{integrationId}/containment': [
+    // An agent id that is not a bot id: refused naming agentId before any sign-in starts (the flow: containment.test.ts).
+    {
+      path: '/api/v1/protection/{integration}/containment',
+      access: 'admin',
+      body: { action: 'contain', agentId: 'HR bot', environmentId: 'env-1' },
+      adminStatus: 400,
+      scoped: true,
+    },
+  ],
+  'GET /api/v1/protection/{integrationId}/containment': [
+    { path: '/api/v1/protection/{integration}/containment', access: 'viewer', adminStatus: 200, scoped: true },
+  ],
   'PUT /api/v1/protection/{integrationId}/policy': [
     { path: '/api/v1/protection/{integration}/policy', access: 'admin', body: { mode: 'monitor' }, adminStatus: 200, scoped: true },
   ],

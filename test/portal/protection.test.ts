@@ -1,7 +1,9 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tenantAccounts } from '../../emulator/index.ts';
 import { loadCustomProfile } from '../../src/config/cloud.ts';
 import { createRuntime } from '../../src/main/runtime.ts';
+import { raiseAlert, setAlertStatus } from '../../src/store/repositories/audit.ts';
 import { TEST_ENV } from '../e2e/harness.ts';
 import { until } from '../support/process.ts';
 import { seedConversation, type SeededConversation } from '../support/protection-steps.ts';
@@ -46,6 +48,9 @@ describe('portal: runtime protection', () => {
       .join('; ');
     const headers = { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' };
     const app = w.contoso.apps.find((a) => a.appId === w.contoso.connectorAppId)!;
+    // Containment signs an administrator in by device code through the integration's app (public client flows on).
+    app.isFallbackPublicClient = true;
+    w.emulator.control.setDeviceCodeSettings({ intervalSeconds: 1 });
     const created = await fetch(`${w.baseUrl}/api/v1/integrations`, {
       method: 'POST',
       headers,
@@ -67,6 +72,20 @@ describe('portal: runtime protection', () => {
     const rt = await createRuntime({ dataDir: w.dataDir, cloud: loadCustomProfile(w.endpointsFile), env: { ...TEST_ENV, VIGIL_DATA_DIR: w.dataDir } });
     try {
       seeded = await seedConversation(rt.db, integrationId, { appId: '11111111-2222-4333-8444-555555555555', apiUrl: w.baseUrl });
+      const alert = await raiseAlert(
+        rt.db,
+        {
+          integrationId,
+          ruleId: 'protection_prompt_injection',
+          severity: 'high',
+          title: `Prompt injection against ${seeded.agentName}`,
+          dedupeKey: 'portal-containment',
+          detail: { agentId: seeded.agentId, environmentId: seeded.environmentId, agentName: seeded.agentName },
+        },
+        new Date().toISOString(),
+      );
+      // Acknowledged, so the Alerts page finds it under that filter among the many alerts the collection raised.
+      await setAlertStatus(rt.db, alert.id, 'acknowledged', new Date().toISOString());
       environmentName = (await rt.db.selectFrom('environments').select('display_name').where('id', '=', seeded.environmentId).executeTakeFirstOrThrow())
         .display_name!;
     } finally {
@@ -152,6 +171,52 @@ describe('portal: runtime protection', () => {
     await w.screenshot('protection-04-conversation');
     // The way back names the integration.
     await page.getByRole('main').getByRole('link', { name: 'Contoso', exact: true }).waitFor();
+  });
+
+  it('contains the agent from the timeline: the sign-in code and link to copy, then the outcome once an administrator signs in', async () => {
+    const tenantId = w.contoso.id;
+    w.emulator.control.setBotQuarantine(tenantId, seeded.environmentId, seeded.agentId, false);
+    // Keyboard: the button is reachable and pressed with Enter.
+    await page.getByRole('button', { name: `Contain agent ${seeded.agentName}` }).focus();
+    await page.keyboard.press('Enter');
+    const signIn = page.getByRole('region', { name: 'Administrator sign-in' });
+    await signIn.waitFor();
+    const code = ((await signIn.getByLabel('Sign-in code').textContent()) ?? '').trim();
+    expect(code).toMatch(/^[A-Z0-9]{6,}$/);
+    expect(await signIn.getByRole('link').getAttribute('href')).toMatch(/devicelogin/);
+    await signIn.getByRole('button', { name: 'Copy Sign-in code' }).waitFor();
+    await w.screenshot('protection-05-contain-sign-in');
+    // The administrator signs in with the code (here through the emulator, as they would in the browser).
+    w.emulator.control.approveDeviceCode(code, tenantAccounts(w.contoso).powerPlatformAdmin!.userPrincipalName);
+    await page.getByText(/Agent quarantined: users cannot use it in any channel/).waitFor({ timeout: 20_000 });
+    expect(w.emulator.control.botQuarantine(tenantId, seeded.environmentId, seeded.agentId).isBotQuarantined).toBe(true);
+    await w.screenshot('protection-06-contained');
+    // The same place lifts it, with a new sign-in.
+    await page.getByRole('button', { name: `Release agent ${seeded.agentName}` }).click();
+    await signIn.waitFor();
+    expect(await signIn.textContent()).toContain('Vigil then releases agent');
+    const second = ((await signIn.getByLabel('Sign-in code').textContent()) ?? '').trim();
+    expect(second).not.toBe(code);
+    w.emulator.control.approveDeviceCode(second, tenantAccounts(w.contoso).powerPlatformAdmin!.userPrincipalName);
+    await page.getByText(/Agent released: not quarantined/).waitFor({ timeout: 20_000 });
+    expect(w.emulator.control.botQuarantine(tenantId, seeded.environmentId, seeded.agentId).isBotQuarantined).toBe(false);
+  }, 60_000);
+
+  it('offers Contain agent on an alert of runtime protection (admins), and not on other alerts', async () => {
+    const conversation = page.url();
+    await nav('Alerts').click();
+    const alert = page.getByRole('listitem').filter({ hasText: `Prompt injection against ${seeded.agentName}` });
+    await page.getByRole('heading', { name: 'Alerts', level: 1 }).waitFor();
+    await page.getByLabel('Status').selectOption('acknowledged');
+    await alert.waitFor();
+    await w.screenshot('protection-07-alerts');
+    await alert.getByRole('button', { name: /^Contain agent/ }).waitFor();
+    expect(await page.getByRole('button', { name: /^Contain agent/ }).count()).toBe(1);
+    await page.getByLabel('Status').selectOption('');
+    await expect.poll(() => page.getByRole('listitem').filter({ hasText: 'Acknowledge' }).count()).toBeGreaterThan(1);
+    // Alerts of other rules (collection detections) offer no containment.
+    expect(await page.getByRole('button', { name: /^Contain agent/ }).count()).toBeLessThanOrEqual(1);
+    await page.goto(conversation);
   });
 
   it('raised no console error, page error or CSP violation (a CSP refusal is a console error)', async () => {

@@ -3376,6 +3376,185 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/protection/{integrationId}/containment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Containment actions of the integration, newest first: those awaiting the sign-in, then the recorded ones with their outcome */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    integrationId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["ContainmentAction"][];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Quarantine (contain) or release a Copilot Studio agent: answers the device code an administrator signs in with; the server then calls Microsoft's quarantine API and records the action */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    integrationId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description contain: quarantine the agent (users cannot use it in any channel); release: lift it
+                         * @enum {string}
+                         */
+                        action: "contain" | "release";
+                        /** @description The alert the action answers; its detail names the agent and environment */
+                        alertId?: string;
+                        /** @description An agent step (threat-detection call) of the agent */
+                        stepId?: string;
+                        /** @description Copilot Studio bot id of the agent (default: from the alert or step) */
+                        agentId?: string;
+                        /** @description The agent's environment id (default: from the alert, step or inventory) */
+                        environmentId?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ContainmentStarted"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -4044,6 +4223,57 @@ export interface components {
             policies: components["schemas"]["ProtectionPolicy"][];
             effective: components["schemas"]["EffectivePolicy"];
         };
+        ContainmentStarted: {
+            /** @description Id of the action; it is recorded under this id once the sign-in ends */
+            id: string;
+            /** @constant */
+            status: "awaiting-sign-in";
+            /** @description The code to enter at verificationUri (an administrator of the tenant signs in there) */
+            userCode: string;
+            /** @description Microsoft's device sign-in page */
+            verificationUri: string;
+            /** @description When the code expires (the action then fails with DEVICE_CODE_EXPIRED) */
+            expiresAt: string;
+            /** @description Bot id of the agent acted on */
+            agent: string;
+            /** @description The agent's environment id */
+            environment: string;
+        };
+        ContainmentAction: {
+            id: string;
+            /** @enum {string} */
+            action: "contain" | "release";
+            /**
+             * @description refused: a permission, role or sign-in was missing (see error.remediation); failed: another error
+             * @enum {string}
+             */
+            status: "awaiting-sign-in" | "succeeded" | "refused" | "failed";
+            integrationId: string;
+            environmentId: string;
+            agentId: string;
+            alertId: string | null;
+            stepId: string | null;
+            /** @description Who asked (the user or API key) */
+            requestedBy: string;
+            /** @description The administrator whose sign-in made the call */
+            signedInAs: string | null;
+            /** @description ISO 8601 UTC */
+            requestedAt: string;
+            /** @description The agent's state after a successful action */
+            quarantined: boolean | null;
+            /** @description While awaiting the sign-in: the code to enter */
+            userCode: string | null;
+            /** @description While awaiting the sign-in: where to enter it */
+            verificationUri: string | null;
+            /** @description While awaiting the sign-in: when the code expires */
+            expiresAt: string | null;
+            /** @description Why a refused or failed action did not happen, and the fix */
+            error: {
+                code: string;
+                message: string;
+                remediation: string | null;
+            } | null;
+        };
     };
     responses: never;
     parameters: never;
@@ -4090,5 +4320,7 @@ export type ConversationTimeline = components['schemas']['ConversationTimeline']
 export type ProtectionPolicy = components['schemas']['ProtectionPolicy'];
 export type EffectivePolicy = components['schemas']['EffectivePolicy'];
 export type ProtectionPolicies = components['schemas']['ProtectionPolicies'];
+export type ContainmentStarted = components['schemas']['ContainmentStarted'];
+export type ContainmentAction = components['schemas']['ContainmentAction'];
 export type $defs = Record<string, never>;
 export type operations = Record<string, never>;

@@ -7,6 +7,8 @@ export type {
   AgentDetail,
   Alert,
   ConsentLink,
+  ContainmentAction,
+  ContainmentStarted,
   Dashboard,
   EnvironmentAccess,
   Finding,
@@ -46,6 +48,8 @@ type Answer<P extends keyof paths, M extends 'get' | 'post' | 'put' | 'delete'> 
 export type IntegrationPage = Answer<'/api/v1/integrations', 'get'>;
 /** `GET /findings`: a page of findings. */
 export type FindingPage = Answer<'/api/v1/findings', 'get'>;
+/** `GET /protection/{integrationId}/containment`: containment actions, newest first. */
+export type ContainmentActionList = Answer<'/api/v1/protection/{integrationId}/containment', 'get'>;
 /** `GET /alerts`: a page of alerts. */
 export type AlertPage = Answer<'/api/v1/alerts', 'get'>;
 /** `GET /inventory/{kind}`: a page of inventory items. */

@@ -1,8 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { commonErrors } from '../../contract/common.ts';
+import { commonErrors, ErrorSchema } from '../../contract/common.ts';
 import {
   AgentStepPageSchema,
+  ContainmentActionListSchema,
+  ContainmentBody,
+  ContainmentStartedSchema,
   AgentStepsQuery,
   ConversationParams,
   ConversationTimelineSchema,
@@ -25,6 +28,7 @@ import {
   protectionStepsPage,
   setProtectionPolicyFor,
 } from '../../reporting/protection.ts';
+import { ContainmentSessions, containmentActionsOf, startContainment } from '../../reporting/containment.ts';
 import { principalOf } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
 
@@ -35,6 +39,9 @@ import type { ApiContext } from '../context.ts';
  */
 export function protectionApiRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
+  // Containment sign-ins started here and still polling (in memory, bounded); stopped when the server closes.
+  const containment = new ContainmentSessions();
+  app.addHook('onClose', async () => containment.close());
 
   r.get(
     '/protection',
@@ -133,5 +140,37 @@ export function protectionApiRoutes(app: FastifyInstance, ctx: ApiContext): void
       const { environmentId, agentId, ...changes } = request.body;
       return setProtectionPolicyFor(ctx.db, principalOf(request), request.params.integrationId, { environmentId, agentId }, changes);
     },
+  );
+
+  r.post(
+    '/protection/:integrationId/containment',
+    {
+      config: { access: 'admin' },
+      schema: {
+        tags: ['protection'],
+        summary:
+          "Quarantine (contain) or release a Copilot Studio agent: answers the device code an administrator signs in with; the server then calls Microsoft's quarantine API and records the action",
+        params: ProtectionParams,
+        body: ContainmentBody,
+        response: { 202: ContainmentStartedSchema, ...commonErrors, 409: ErrorSchema, 422: ErrorSchema, 503: ErrorSchema },
+      },
+    },
+    async (request, reply) => {
+      const started = await startContainment(ctx, containment, principalOf(request), request.params.integrationId, request.body);
+      return reply.code(202).send(started);
+    },
+  );
+
+  r.get(
+    '/protection/:integrationId/containment',
+    {
+      schema: {
+        tags: ['protection'],
+        summary: 'Containment actions of the integration, newest first: those awaiting the sign-in, then the recorded ones with their outcome',
+        params: ProtectionParams,
+        response: { 200: ContainmentActionListSchema, ...commonErrors },
+      },
+    },
+    async (request) => containmentActionsOf(ctx, containment, principalOf(request), request.params.integrationId),
   );
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { agentQuarantineStatus, containAgent, releaseAgent, type ContainmentView } from '../../protection/containment.ts';
+import { ContainmentSessions, containmentActionsOf } from '../../reporting/containment.ts';
 import type { CommandHost } from '../host.ts';
 import { print, printJson } from '../output.ts';
 import { operatorScope, ORGANIZATION_OBJECT_HELP } from '../scope.ts';
@@ -98,4 +99,24 @@ export function registerContainment(program: Command, host: CommandHost): void {
       render(view, opts.json);
     }),
   );
+  protection
+    .command('actions <integration>')
+    .description('The recorded quarantines and releases of agents of an integration, newest first, with their authors and outcomes')
+    .option('--organization <name>', ORGANIZATION_OBJECT_HELP)
+    .option('--json', 'print JSON (what GET /api/v1/protection/{integrationId}/containment answers)')
+    .action(
+      host.action(async (rt, named: string, opts: { organization?: string; json?: boolean }) => {
+        const { caller, integrationId } = await operatorScope(rt.db, { integration: named, organization: opts.organization });
+        // The CLI starts no sign-in in the background, so it has no action in flight: the recorded ones only.
+        const { items } = await containmentActionsOf(rt, new ContainmentSessions(), caller, integrationId!);
+        if (opts.json) return printJson(items);
+        if (!items.length) return print('No agent was contained or released in this integration.');
+        print(
+          ...items.map(
+            (a) =>
+              `${a.requestedAt}  ${a.action.padEnd(7)} ${a.status.padEnd(9)} agent ${a.agentId} (environment ${a.environmentId}) by ${a.requestedBy}${a.signedInAs ? `, signed in as ${a.signedInAs}` : ''}${a.alertId ? `, alert ${a.alertId}` : ''}${a.error ? `: ${a.error.code}: ${a.error.message}` : ''}`,
+          ),
+        );
+      }),
+    );
 }

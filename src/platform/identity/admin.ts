@@ -32,9 +32,36 @@ function defaultAdminScope(cloud: CloudProfile): string {
 export type AdminSignIn =
   | {
       kind: 'device-code';
-      /** Shows Microsoft's message ("To sign in, use a web browser to open … and enter the code …"). */ prompt: (message: string) => void;
+      /**
+       * Shows Microsoft's message ("To sign in, use a web browser to open … and enter the code …"); `code` carries its
+       * parts (the user code, the verification URI, and the seconds until the code expires) for a caller that shows them
+       * its own way (the API). Never the device code itself, which only the polling client may hold.
+       */
+      prompt: (message: string, code: DeviceCodePrompt) => void;
+      /** Stops the polling when aborted (the sign-in then fails with `ADMIN_SIGN_IN_FAILED`). */
+      signal?: AbortSignal;
     }
   | { kind: 'password'; username: string; password: string };
+
+/** The parts of a device-code prompt (MSAL `DeviceCodeResponse` without the device code). */
+export interface DeviceCodePrompt {
+  userCode: string;
+  verificationUri: string;
+  /** Seconds until the code expires. */
+  expiresIn: number;
+}
+
+/** The device-code grant, its polling stopped when the sign-in's signal aborts (MSAL reads `cancel` at each poll). */
+function acquireByDeviceCode(app: PublicClientApplication, scopes: string[], signIn: Extract<AdminSignIn, { kind: 'device-code' }>) {
+  const request = {
+    scopes,
+    cancel: false,
+    deviceCodeCallback: (r: { message: string; userCode: string; verificationUri: string; expiresIn: number }) =>
+      signIn.prompt(r.message, { userCode: r.userCode, verificationUri: r.verificationUri, expiresIn: r.expiresIn }),
+  };
+  signIn.signal?.addEventListener('abort', () => (request.cancel = true), { once: true });
+  return app.acquireTokenByDeviceCode(request);
+}
 
 /** Options of {@link acquireAdminToken}. */
 export interface AdminTokenOptions {
@@ -73,7 +100,7 @@ export async function acquireAdminToken(options: AdminTokenOptions): Promise<{ a
   try {
     result =
       signIn.kind === 'device-code'
-        ? await app.acquireTokenByDeviceCode({ scopes, deviceCodeCallback: (r) => signIn.prompt(r.message) })
+        ? await acquireByDeviceCode(app, scopes, signIn)
         : await app.acquireTokenByUsernamePassword({ scopes, username: signIn.username, password: signIn.password });
   } catch (e) {
     const err = e as { errorCode?: string; errorMessage?: string; message?: string };

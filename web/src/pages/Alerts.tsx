@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { api, seg } from '../api.ts';
 import { useAuth } from '../auth.tsx';
+import { ContainAgent } from '../components/ContainAgent.tsx';
 import { FilterBar, IntegrationFilter, IntegrationName, PagedList, SelectFilter } from '../components/ListPage.tsx';
 import { ErrorMessage, JsonValue, SeverityBadge, StatusBadge, Time } from '../components/ui.tsx';
 import { useListFilters, useTitle } from '../hooks.ts';
@@ -21,6 +22,15 @@ const ACTIONS: Partial<Record<string, { to: AlertStatus; label: string }[]>> = {
 };
 
 const STATUSES = ['new', 'acknowledged', 'closed'] as const;
+
+/** The agent an alert of runtime protection (rule `protection_*`) is about, from its detail; null for other alerts. */
+function agentOf(a: Alert): { agentId: string; environmentId: string | null; agentName: string | null } | null {
+  if (!a.ruleId.startsWith('protection_') || !a.detail || typeof a.detail !== 'object') return null;
+  const d = a.detail as Record<string, unknown>;
+  const str = (v: unknown) => (typeof v === 'string' && v ? v : null);
+  const agentId = str(d.agentId) ?? str(d.botId);
+  return agentId ? { agentId, environmentId: str(d.environmentId), agentName: str(d.agentName) } : null;
+}
 
 export function AlertsPage() {
   useTitle('Alerts');
@@ -78,6 +88,15 @@ export function AlertsPage() {
                     ) : null}
                     {isAdmin ? (
                       <div className="actions">
+                        {agentOf(a) ? (
+                          <ContainAgent
+                            integrationId={a.integrationId}
+                            alertId={a.id}
+                            agentId={agentOf(a)!.agentId}
+                            environmentId={agentOf(a)!.environmentId}
+                            agentLabel={`${agentOf(a)!.agentName ?? agentOf(a)!.agentId} of alert ${a.title}`}
+                          />
+                        ) : null}
                         {ACTIONS[a.status]?.map((act) => (
                           <button
                             key={act.to}

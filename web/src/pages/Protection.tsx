@@ -6,6 +6,8 @@ import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, seg } from '../api.ts';
 import { useAuth } from '../auth.tsx';
+import { ContainAgent } from '../components/ContainAgent.tsx';
+import { CopyBlock } from '../components/CopyBlock.tsx';
 import { column, DataTable, NameAndId, timeColumn, type Column } from '../components/DataTable.tsx';
 import { FilterBar, PagedList, SelectFilter } from '../components/ListPage.tsx';
 import { ErrorMessage, KeyValues, Loaded, StatusBadge, Time } from '../components/ui.tsx';
@@ -26,39 +28,6 @@ function outcome(s: AgentStep): { label: string; tone: 'bad' | 'warn' | 'ok' } {
 function OutcomeBadge({ step }: { step: AgentStep }) {
   const o = outcome(step);
   return <span className={`badge st-${o.tone}`}>{o.label}</span>;
-}
-
-/** A value to copy into another console: its visible label, a focusable code block named by it, and a Copy button. */
-function CopyBlock({ label, value }: { label: string; value: string }) {
-  const [copied, setCopied] = useState('');
-  const id = `copy-${label.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
-  return (
-    <div className="copy-field">
-      <div className="small muted" id={id}>
-        {label}
-      </div>
-      <div className="copy-block">
-        <pre className="code-block" tabIndex={0} aria-labelledby={id}>
-          <code>{value}</code>
-        </pre>
-        <button
-          type="button"
-          className="secondary"
-          onClick={() =>
-            void navigator.clipboard?.writeText(value).then(
-              () => setCopied(`${label} copied.`),
-              () => setCopied('Copying is not allowed here: select the text instead.'),
-            )
-          }
-        >
-          Copy<span className="visually-hidden"> {label}</span>
-        </button>
-      </div>
-      <span role="status" className="small muted">
-        {copied}
-      </span>
-    </div>
-  );
 }
 
 /** `/protection`: every integration with the state of its endpoint. */
@@ -318,6 +287,15 @@ export function ConversationPage() {
                 ['Conversation ID', <code key="c">{c.conversationId}</code>],
               ]}
             />
+            {c.agentId ? (
+              <ContainAgent
+                integrationId={integrationId}
+                agentId={c.agentId}
+                environmentId={c.environmentId}
+                stepId={c.steps.at(-1)?.id}
+                agentLabel={c.agentName ?? c.agentId}
+              />
+            ) : null}
             <h2 id="h-steps">Steps, oldest first</h2>
             <ol className="timeline" aria-labelledby="h-steps">
               {c.steps.map((s) => (
