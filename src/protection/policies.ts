@@ -44,6 +44,17 @@ async function organizationOf(db: Executor, integrationId: string): Promise<stri
 const norm = (s: string | null | undefined): string | null => (s ? s.trim().toLowerCase() : null);
 
 /**
+ * The detector settings after a change: per detector, the fields the change names replace the stored ones and the
+ * others are kept (a new threshold keeps the stored action, and the other way round).
+ */
+function mergeDetectors(before: PolicyFields['detectors'], change: PolicyFields['detectors']): PolicyFields['detectors'] {
+  const merged: NonNullable<PolicyFields['detectors']> = { ...before };
+  for (const [id, setting] of Object.entries(change ?? {}) as [keyof NonNullable<PolicyFields['detectors']>, object][])
+    merged[id] = { ...before?.[id], ...setting };
+  return merged;
+}
+
+/**
  * Sets fields of the policy at `target` (creating it), keeping the fields it does not name; the result is validated
  * whole. `changes` is untrusted input (CLI flags or an API body).
  * @throws VigilError `invalid-input` naming the field (e.g. `detectors.jailbreak.threshold`) with the fix; `not-found`.
@@ -68,7 +79,7 @@ export async function setProtectionPolicy(db: Executor, target: PolicyTarget, ch
   const merged: PolicyFields = {
     ...before,
     ...parsed.data,
-    ...(before.detectors || parsed.data.detectors ? { detectors: { ...before.detectors, ...parsed.data.detectors } } : {}),
+    ...(before.detectors || parsed.data.detectors ? { detectors: mergeDetectors(before.detectors, parsed.data.detectors) } : {}),
     ...(before.allow || parsed.data.allow ? { allow: { ...before.allow, ...parsed.data.allow } } : {}),
   };
   const fields = protectionPolicyInputSchema.parse(merged);

@@ -372,6 +372,14 @@ describe('Copilot Studio threat-detection webhook', () => {
       effective: { mode: string; allow: { mcpServers: string[] } };
     };
     expect(shown.effective).toMatchObject({ mode: 'block', allow: { mcpServers: ['mcp.contoso.com'] } });
+    // A detector's fields are kept one by one: a later action keeps the threshold set before.
+    const first = await vigil(['protection', 'policy', 'set', 'contoso', '--detector', 'jailbreak=alert@0.9'], env);
+    expect(first.code, first.stderr).toBe(0);
+    expect((await vigil(['protection', 'policy', 'set', 'contoso', '--detector', 'jailbreak=block'], env)).code).toBe(0);
+    const after = JSON.parse((await vigil(['protection', 'policy', 'show', 'contoso', '--json'], env)).stdout) as {
+      effective: { detectors: Record<string, { action: string; threshold: number }> };
+    };
+    expect(after.effective.detectors.jailbreak).toEqual({ action: 'block', threshold: 0.9 });
     const bad = await vigil(['protection', 'enable', 'contoso', '--app-id', 'not-a-guid'], env);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('--app-id');

@@ -183,7 +183,10 @@ export function registerProtection(program: Command, host: CommandHost): void {
     .option('--environment <id>', 'narrow the policy to this environment')
     .option('--agent <id>', 'narrow the policy to this agent (bot id)')
     .option('--mode <mode>', 'monitor (decide and record, never block) or block')
-    .option('--detector <id=action[@threshold]...>', 'e.g. prompt_injection=block@0.8 jailbreak=alert (actions: block, alert, record, off)')
+    .option(
+      '--detector <setting...>',
+      'detector settings as <id>=<action>[@<threshold>], e.g. prompt_injection=block@0.8 jailbreak=alert (actions: block, alert, record, off; threshold 0–1)',
+    )
     .option('--allow-mcp <host...>', 'MCP server hosts agents may use')
     .option('--allow-connector <id...>', 'connector ids agents may use (e.g. shared_office365); none = no connector allow-list')
     .option('--allow-host <host...>', 'hosts agents may send data to over HTTP')
