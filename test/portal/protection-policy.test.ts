@@ -142,11 +142,11 @@ describe('portal: protection policy', () => {
     await page.getByRole('button', { name: 'Save policy' }).click();
     const summary = page.getByRole('alert').filter({ hasText: 'The policy was not saved' });
     await summary.waitFor();
-    expect(await summary.textContent()).toMatch(/Line 2: .*host name/);
+    expect(await summary.textContent()).toMatch(/Line 2: must be a host name/);
     const field = page.getByLabel('Approved hosts');
     expect(await field.getAttribute('aria-invalid')).toBe('true');
     const errorId = (await field.getAttribute('aria-describedby'))!.split(' ')[0]!;
-    expect(await page.locator(`[id="${errorId}"]`).textContent()).toMatch(/Line 2: .*host name/);
+    expect(await page.locator(`[id="${errorId}"]`).textContent()).toMatch(/Line 2: must be a host name/);
     // The summary links to the field.
     expect(await summary.getByRole('link').getAttribute('href')).toBe('#pol-allow-hosts');
     const after = await policies();
@@ -161,6 +161,18 @@ describe('portal: protection policy', () => {
     expect(await policies()).toEqual(before);
     expect(expected400).toBe(1); // refused in the browser: no second request
     await w.screenshot('policy-03-invalid');
+  });
+
+  it("changes a detector's action and keeps the threshold the same policy set for it", async () => {
+    await page.getByLabel('Threshold of Jailbreak').fill('0.9');
+    await page.getByLabel('Action of Jailbreak').selectOption('block');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await expect.poll(async () => (await detectorRow(page, 'Jailbreak').textContent()) ?? '').toMatch(/block.*0\.9/s);
+    const api = await policies();
+    expect(api.policies).toHaveLength(1);
+    expect(api.policies[0]!.fields.detectors).toEqual({ jailbreak: { action: 'block', threshold: 0.9 } });
+    expect(api.effective.detectors.jailbreak).toEqual({ action: 'block', threshold: 0.9 });
+    expect(api.effective.allow.mcpServers).toEqual(['mcp.contoso.com']);
   });
 
   it('shows a viewer the effective policy and no form', async () => {

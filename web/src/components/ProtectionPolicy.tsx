@@ -39,7 +39,7 @@ const MODE_TEXT: Record<Effective['mode'], string> = {
 };
 
 /** `prompt_injection` → "Prompt injection". */
-export function detectorTitle(id: string): string {
+function detectorTitle(id: string): string {
   const words = id.replace(/_/g, ' ');
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
@@ -219,17 +219,19 @@ const lines = (s: string) =>
  * `detectors.<id>` → its action, `allow.<list>.<n>` → the list's text area (naming the line), top-level fields
  * (`mode`, `deadlineMs`, `onTimeout`, `environmentId`, `agentId`) → their input. Unknown paths stay in the summary.
  */
-export function policyFieldError(err: ApiError): FormError {
+function policyFieldError(err: ApiError): FormError {
   const path = (err.field ?? '')
     .replace(/^body[./]/, '')
     .split(/[./]/)
     .filter(Boolean);
-  const base = { message: err.message, remediation: err.remediation };
+  // The server's message starts with the field's path (`allow.hosts.1: must be …`): the input says which field it is.
+  const message = err.field && err.message.startsWith(`${err.field}: `) ? err.message.slice(err.field.length + 2) : err.message;
+  const base = { message, remediation: err.remediation };
   const [head, second, third] = path;
   if (head === 'detectors' && second) return { ...base, field: third === 'threshold' ? ids.threshold(second) : ids.action(second) };
   if (head === 'allow' && second && LISTS.some((l) => l.name === second)) {
     const n = Number(third);
-    return { ...base, field: ids.list(second), message: Number.isInteger(n) ? `Line ${n + 1}: ${err.message}` : err.message };
+    return { ...base, field: ids.list(second), message: Number.isInteger(n) ? `Line ${n + 1}: ${message}` : message };
   }
   if (head && path.length === 1 && head in ids) return { ...base, field: (ids as Record<string, unknown>)[head] as string };
   return base;
@@ -276,7 +278,17 @@ function Select({
 }
 
 /** The admin's form: the scope, then every field, prefilled with the effective policy; Save sends what changed. */
-function PolicyForm({ integrationId, effective, onSaved }: { integrationId: string; effective: Effective; onSaved: (id: string) => void }) {
+function PolicyForm({
+  integrationId,
+  effective,
+  policies,
+  onSaved,
+}: {
+  integrationId: string;
+  effective: Effective;
+  policies: StoredPolicy[];
+  onSaved: (id: string) => void;
+}) {
   const form = useForm(initialValues(effective));
   const v = form.values;
   const err = (id: string) => form.errors.find((e) => e.field === id);
@@ -296,6 +308,13 @@ function PolicyForm({ integrationId, effective, onSaved }: { integrationId: stri
       errors.push({ field: ids.deadlineMs, message: 'The decision budget must be a whole number of milliseconds from 10 to 900.' });
     else if (deadline !== effective.deadlineMs) body.deadlineMs = deadline;
     const detectors: Record<string, { action?: string; threshold?: number }> = {};
+    // The server replaces a detector's entry of the target policy whole: what that policy already sets for a detector
+    // changed here is sent again, so a threshold change does not drop the action it set (and the reverse).
+    const env = v[ids.environmentId]!.trim().toLowerCase() || null;
+    const agent = v[ids.agentId]!.trim().toLowerCase() || null;
+    const target = policies.find(
+      (p) => p.integrationId === integrationId && (p.environmentId?.toLowerCase() ?? null) === env && (p.agentId?.toLowerCase() ?? null) === agent,
+    );
     for (const [d, s] of Object.entries(effective.detectors)) {
       const change: { action?: string; threshold?: number } = {};
       if (v[ids.action(d)] !== s.action) change.action = v[ids.action(d)];
@@ -304,7 +323,7 @@ function PolicyForm({ integrationId, effective, onSaved }: { integrationId: stri
       if (raw === '' || Number.isNaN(t) || t < 0 || t > 1)
         errors.push({ field: ids.threshold(d), message: `The threshold of ${detectorTitle(d)} must be a number from 0 to 1.` });
       else if (t !== s.threshold) change.threshold = t;
-      if (Object.keys(change).length) detectors[d] = change;
+      if (Object.keys(change).length) detectors[d] = { ...target?.fields.detectors?.[d], ...change };
     }
     if (Object.keys(detectors).length) body.detectors = detectors;
     const allow: Record<string, string[]> = {};
@@ -492,7 +511,13 @@ export function PolicySection({ integrationId }: { integrationId: string }) {
               </p>
             ) : null}
             {isAdmin ? (
-              <PolicyForm key={JSON.stringify(p.effective)} integrationId={integrationId} effective={p.effective} onSaved={(id) => setSaved(id)} />
+              <PolicyForm
+                key={JSON.stringify(p.effective)}
+                integrationId={integrationId}
+                effective={p.effective}
+                policies={p.policies}
+                onSaved={(id) => setSaved(id)}
+              />
             ) : null}
           </>
         )}
