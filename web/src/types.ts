@@ -18,6 +18,7 @@ export type {
   IntegrationDetail,
   InventoryItem,
   LoginResult,
+  ProtectionPolicies,
   Registration,
   Run,
   Session,

@@ -8,6 +8,7 @@ import { api, seg } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { ContainAgent } from '../components/ContainAgent.tsx';
 import { CopyBlock } from '../components/CopyBlock.tsx';
+import { PolicySection } from '../components/ProtectionPolicy.tsx';
 import { column, DataTable, NameAndId, timeColumn, type Column } from '../components/DataTable.tsx';
 import { FilterBar, PagedList, SelectFilter } from '../components/ListPage.tsx';
 import { ErrorMessage, KeyValues, Loaded, StatusBadge, Time } from '../components/ui.tsx';
@@ -210,7 +211,7 @@ function DecisionsSection({ integrationId }: { integrationId: string }) {
   );
 }
 
-/** `/protection/:integrationId`: the set-up and the decisions of one integration. */
+/** `/protection/:integrationId`: the set-up, the policy and the decisions of one integration. */
 export function ProtectionIntegrationPage() {
   const { integrationId = '' } = useParams();
   const list = useApiQuery<ProtectionList>('/protection');
@@ -223,6 +224,7 @@ export function ProtectionIntegrationPage() {
       </p>
       <h1>Protection of {name ?? 'the integration'}</h1>
       <SetupSection integrationId={integrationId} />
+      <PolicySection integrationId={integrationId} />
       <DecisionsSection integrationId={integrationId} />
     </>
   );
