@@ -1005,27 +1005,31 @@ function dlpPolicyResource(tenant: Tenant, p: DlpPolicyModel): Record<string, un
 
 // --- routes ------------------------------------------------------------------------------------------------------------
 
-function ppError(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
+/** An error answer in the Power Platform services' shape: `{error: {code, message}}`. */
+export function ppError(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
   return reply.code(status).type('application/json; charset=utf-8').send({ error: { code, message } });
 }
 
-interface Auth {
+/** An authenticated caller of a Power Platform service. */
+export interface PowerPlatformAuth {
   tenant: Tenant;
   claims: AccessTokenClaims;
 }
 
 /**
- * Authenticates like BAP: `api-version` when required (400 `MissingApiVersionParameter`), a valid token for one of the
- * audiences (401), then a user with an admin role or a registered management application (403 with "does not have
- * permission to access the path").
+ * Authenticates a call to a Power Platform service (BAP, PowerApps, Flow, the Power Platform API): `api-version` when
+ * required (400 `MissingApiVersionParameter`), a valid token (401 `MissingAuthenticationToken` /
+ * `InvalidAuthenticationToken` with `www-authenticate`), for one of the audiences (401
+ * `InvalidAuthenticationTokenAudience`), of a known tenant. Authorization is each service's own.
+ * @returns the caller, or null when the error answer was sent.
  */
-async function authorize(
+export async function authenticatePowerPlatform(
   ctx: EmulatorContext,
   req: FastifyRequest,
   reply: FastifyReply,
   audiences: string[],
   requireApiVersion: boolean,
-): Promise<Auth | null> {
+): Promise<PowerPlatformAuth | null> {
   if (requireApiVersion && queryParam(req, 'api-version') === undefined) {
     ppError(reply, 400, 'MissingApiVersionParameter', 'The api-version query parameter (?api-version=) is required for all requests.');
     return null;
@@ -1056,27 +1060,39 @@ async function authorize(
     ppError(reply, 401, 'InvalidAuthenticationToken', 'The access token is invalid.');
     return null;
   }
+  return { tenant, claims: result.claims };
+}
+
+/**
+ * Authenticates like BAP ({@link authenticatePowerPlatform}), then needs a user with an admin role or a registered
+ * management application (403 with "does not have permission to access the path").
+ */
+async function authorize(
+  ctx: EmulatorContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  audiences: string[],
+  requireApiVersion: boolean,
+): Promise<PowerPlatformAuth | null> {
+  const auth = await authenticatePowerPlatform(ctx, req, reply, audiences, requireApiVersion);
+  if (!auth) return null;
+  const { tenant, claims } = auth;
   const path = (req.url.split('?')[0] ?? '').replace(/^\/(bap|powerapps|flow)/, '');
-  if (result.claims.idtyp === 'app') {
-    if (!(findApp(tenant, result.claims.appid)?.isManagementApp ?? false)) {
+  if (claims.idtyp === 'app') {
+    if (!(findApp(tenant, claims.appid)?.isManagementApp ?? false)) {
       ppError(
         reply,
         403,
         'Forbidden',
-        `The service principal with id '${result.claims.oid}' for application ${result.claims.appid} does not have permission to access the path '${path}' in tenant ${tenant.id}.`,
+        `The service principal with id '${claims.oid}' for application ${claims.appid} does not have permission to access the path '${path}' in tenant ${tenant.id}.`,
       );
       return null;
     }
-  } else if (!(result.claims.wids ?? []).some((w) => POWER_PLATFORM_ADMIN_ROLES.includes(w))) {
-    ppError(
-      reply,
-      403,
-      'Forbidden',
-      `The user '${result.claims.upn ?? result.claims.oid}' does not have permission to access the path '${path}' in tenant ${tenant.id}.`,
-    );
+  } else if (!(claims.wids ?? []).some((w) => POWER_PLATFORM_ADMIN_ROLES.includes(w))) {
+    ppError(reply, 403, 'Forbidden', `The user '${claims.upn ?? claims.oid}' does not have permission to access the path '${path}' in tenant ${tenant.id}.`);
     return null;
   }
-  return { tenant, claims: result.claims };
+  return { tenant, claims };
 }
 
 const pageSizeOf = (pp: PowerPlatformModel): number => Math.max(1, pp.pageSize ?? 250);

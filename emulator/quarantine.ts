@@ -25,8 +25,9 @@
  * Shares no code with `src/`.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { bearerToken, newId, queryParam, type EmulatorContext } from './common.ts';
+import { newId, type EmulatorContext } from './common.ts';
 import { DIRECTORY_ROLES, RESOURCES } from './constants.ts';
+import { authenticatePowerPlatform } from './powerplatform.ts';
 import { findEnvironment, indexes, type Bot, type Tenant } from './tenant.ts';
 
 /** The delegated Power Platform API permission the quarantine operations need (admin-quarantine-api). */
@@ -76,38 +77,15 @@ function ppError(reply: FastifyReply, status: number, code: string, message: str
 
 const ROLE_NAMES = 'Global Administrator, AI Administrator or Power Platform Administrator';
 
-/** Checks api-version and the token; returns the tenant or null when the error reply was sent. */
+/**
+ * Authenticates as every Power Platform service does ({@link authenticatePowerPlatform}: api-version, token, audience
+ * `https://api.powerplatform.com`), then needs a delegated token with the permission, of a user holding one of the
+ * roles; returns the tenant or null when the error reply was sent.
+ */
 async function authorize(ctx: EmulatorContext, req: FastifyRequest, reply: FastifyReply): Promise<Tenant | null> {
-  if (queryParam(req, 'api-version') === undefined) {
-    ppError(reply, 400, 'MissingApiVersionParameter', 'The api-version query parameter (?api-version=) is required for all requests.');
-    return null;
-  }
-  const result = await ctx.tokens.verify(bearerToken(req));
-  if (!result.ok) {
-    reply.header('www-authenticate', `Bearer authorization_uri="${ctx.baseUrl()}/common/oauth2/authorize", error="invalid_token"`);
-    ppError(
-      reply,
-      401,
-      result.reason === 'missing' ? 'MissingAuthenticationToken' : 'InvalidAuthenticationToken',
-      result.reason === 'missing' ? "Authentication failed. The 'Authorization' header is missing." : 'The access token is invalid.',
-    );
-    return null;
-  }
-  const c = result.claims;
-  if (c.aud.replace(/\/+$/, '') !== RESOURCES.powerPlatform) {
-    ppError(
-      reply,
-      401,
-      'InvalidAuthenticationTokenAudience',
-      `The access token has been obtained for wrong audience or resource '${c.aud}'. It should exactly match with one of the allowed audiences '${RESOURCES.powerPlatform}'.`,
-    );
-    return null;
-  }
-  const tenant = ctx.store.get(c.tid);
-  if (!tenant) {
-    ppError(reply, 401, 'InvalidAuthenticationToken', 'The access token is invalid.');
-    return null;
-  }
+  const auth = await authenticatePowerPlatform(ctx, req, reply, [RESOURCES.powerPlatform], true);
+  if (!auth) return null;
+  const { tenant, claims: c } = auth;
   if (c.idtyp === 'app') {
     ppError(
       reply,
