@@ -21,6 +21,8 @@ import {
 } from '../store/repositories/protection.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema.ts';
+// U+0000 as U+FFFD, as the store keeps text (payloads are attacks by design and may carry it).
+import { storableText } from '../store/text.ts';
 import { decide } from './engine.ts';
 import { protectionPolicyInputSchema, resolvePolicy } from './policy.ts';
 import { parseToolExecution } from './request.ts';
@@ -145,9 +147,7 @@ export function endpointBaseUrl(apiUrl: string | null, endpointId: string): stri
   return apiUrl ? `${apiUrl.replace(/\/+$/, '')}/protection/${endpointId}` : null;
 }
 
-/** U+0000 replaced (PostgreSQL text cannot hold it; payloads are attacks by design and may carry it). */
-const clean = (s: string): string => s.replaceAll('\u0000', '\uFFFD');
-const orNull = (s: string, max = 256): string | null => (s ? clean(s).slice(0, max) : null);
+const orNull = (s: string, max = 256): string | null => (s ? storableText(s).slice(0, max) : null);
 
 /** A policy row's stored JSON as the shared policy shape; a row that does not parse is skipped (logged). */
 function toPolicy(
@@ -347,7 +347,7 @@ export class ProtectionService {
       exec = parseToolExecution(JSON.parse(body) as unknown);
     } catch (e) {
       const message = e instanceof SyntaxError ? 'The body is not valid JSON.' : e instanceof Error ? e.message : 'The body is not a tool execution.';
-      return webhookError(400, WEBHOOK_ERROR_CODES.badRequest, clean(message).slice(0, 300), `correlationId=${correlationId}`);
+      return webhookError(400, WEBHOOK_ERROR_CODES.badRequest, storableText(message).slice(0, 300), `correlationId=${correlationId}`);
     }
     // The organization and integration come from the endpoint the token was checked against; environment and agent
     // from the request only narrow which of that organization's policies apply.
@@ -392,14 +392,14 @@ export class ProtectionService {
       would_block: decision.wouldBlock ? 1 : 0,
       mode: decision.mode,
       reason_code: decision.reasonCode,
-      reason: clean(decision.reason),
+      reason: storableText(decision.reason),
       decided_by: decision.decidedBy,
       verdicts: JSON.stringify(decision.verdicts.map(storedVerdict)),
       policy_ids: JSON.stringify(decision.policyIds),
       latency_ms: 0,
       engine_ms: decision.elapsedMs,
       timed_out: decision.timedOut ? 1 : 0,
-      client_ip: options.clientIp ? clean(options.clientIp).slice(0, 64) : null,
+      client_ip: options.clientIp ? storableText(options.clientIp).slice(0, 64) : null,
     };
     step.latency_ms = performance.now() - started;
     let delivered = false;
@@ -417,7 +417,7 @@ export class ProtectionService {
       body: {
         blockAction: decision.blockAction,
         reasonCode: decision.reasonCode,
-        reason: clean(decision.reason),
+        reason: storableText(decision.reason),
         diagnostics: JSON.stringify({ stepId, correlationId, mode: decision.mode, wouldBlock: decision.wouldBlock, timedOut: decision.timedOut }),
       },
     };
@@ -520,8 +520,11 @@ export class ProtectionService {
           integrationId: endpoint.integration_id,
           ruleId,
           severity: setting.action === 'block' ? 'high' : 'medium',
-          title: clean(`Runtime protection: ${v.detector.replaceAll('_', ' ')} ${outcome} in ${agent}, tool ${exec.tool.name || exec.tool.id}`).slice(0, 500),
-          dedupeKey: clean(`${exec.meta.conversationId || stepId}|${v.detector}`),
+          title: storableText(`Runtime protection: ${v.detector.replaceAll('_', ' ')} ${outcome} in ${agent}, tool ${exec.tool.name || exec.tool.id}`).slice(
+            0,
+            500,
+          ),
+          dedupeKey: storableText(`${exec.meta.conversationId || stepId}|${v.detector}`),
           detail: {
             stepId,
             conversationId: exec.meta.conversationId,
@@ -565,9 +568,9 @@ function storedVerdict(v: Verdict) {
     detector: v.detector,
     detected: v.detected,
     confidence: v.confidence,
-    summary: clean(v.summary).slice(0, 300),
+    summary: storableText(v.summary).slice(0, 300),
     evidence: v.evidence
       .slice(0, 10)
-      .map((e) => ({ field: clean(e.field).slice(0, 200), match: clean(e.match).slice(0, 100), excerpt: clean(e.excerpt).slice(0, 160) })),
+      .map((e) => ({ field: storableText(e.field).slice(0, 200), match: storableText(e.match).slice(0, 100), excerpt: storableText(e.excerpt).slice(0, 160) })),
   };
 }
