@@ -278,17 +278,7 @@ function Select({
 }
 
 /** The admin's form: the scope, then every field, prefilled with the effective policy; Save sends what changed. */
-function PolicyForm({
-  integrationId,
-  effective,
-  policies,
-  onSaved,
-}: {
-  integrationId: string;
-  effective: Effective;
-  policies: StoredPolicy[];
-  onSaved: (id: string) => void;
-}) {
+function PolicyForm({ integrationId, effective, onSaved }: { integrationId: string; effective: Effective; onSaved: (id: string) => void }) {
   const form = useForm(initialValues(effective));
   const v = form.values;
   const err = (id: string) => form.errors.find((e) => e.field === id);
@@ -308,13 +298,7 @@ function PolicyForm({
       errors.push({ field: ids.deadlineMs, message: 'The decision budget must be a whole number of milliseconds from 10 to 900.' });
     else if (deadline !== effective.deadlineMs) body.deadlineMs = deadline;
     const detectors: Record<string, { action?: string; threshold?: number }> = {};
-    // The server replaces a detector's entry of the target policy whole: what that policy already sets for a detector
-    // changed here is sent again, so a threshold change does not drop the action it set (and the reverse).
-    const env = v[ids.environmentId]!.trim().toLowerCase() || null;
-    const agent = v[ids.agentId]!.trim().toLowerCase() || null;
-    const target = policies.find(
-      (p) => p.integrationId === integrationId && (p.environmentId?.toLowerCase() ?? null) === env && (p.agentId?.toLowerCase() ?? null) === agent,
-    );
+    // Only the changed fields go: the server keeps a detector's other stored field (src/protection/policies.ts).
     for (const [d, s] of Object.entries(effective.detectors)) {
       const change: { action?: string; threshold?: number } = {};
       if (v[ids.action(d)] !== s.action) change.action = v[ids.action(d)];
@@ -323,7 +307,7 @@ function PolicyForm({
       if (raw === '' || Number.isNaN(t) || t < 0 || t > 1)
         errors.push({ field: ids.threshold(d), message: `The threshold of ${detectorTitle(d)} must be a number from 0 to 1.` });
       else if (t !== s.threshold) change.threshold = t;
-      if (Object.keys(change).length) detectors[d] = { ...target?.fields.detectors?.[d], ...change };
+      if (Object.keys(change).length) detectors[d] = change;
     }
     if (Object.keys(detectors).length) body.detectors = detectors;
     const allow: Record<string, string[]> = {};
@@ -511,13 +495,7 @@ export function PolicySection({ integrationId }: { integrationId: string }) {
               </p>
             ) : null}
             {isAdmin ? (
-              <PolicyForm
-                key={JSON.stringify(p.effective)}
-                integrationId={integrationId}
-                effective={p.effective}
-                policies={p.policies}
-                onSaved={(id) => setSaved(id)}
-              />
+              <PolicyForm key={JSON.stringify(p.effective)} integrationId={integrationId} effective={p.effective} onSaved={(id) => setSaved(id)} />
             ) : null}
           </>
         )}
