@@ -1006,7 +1006,7 @@ function dlpPolicyResource(tenant: Tenant, p: DlpPolicyModel): Record<string, un
 // --- routes ------------------------------------------------------------------------------------------------------------
 
 /** An error answer in the Power Platform services' shape: `{error: {code, message}}`. */
-export function ppError(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
+function ppError(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
   return reply.code(status).type('application/json; charset=utf-8').send({ error: { code, message } });
 }
 
