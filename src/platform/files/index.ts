@@ -89,7 +89,8 @@ function unusable(path: string, at: string, cause: unknown, reason?: string): Vi
 
 /**
  * Makes `path` a file readable by its owner only: created empty with mode 0600 when missing and `create` is set,
- * tightened to at most 0600 when it exists with wider permissions; a missing file is left missing otherwise.
+ * tightened to at most 0600 when it exists with wider permissions; a missing file is left missing otherwise (also one
+ * removed by another process while it is looked at).
  * @returns what was tightened, or undefined.
  */
 export function privateFile(path: string, options: { create: boolean }): Tightened | undefined {
@@ -97,5 +98,12 @@ export function privateFile(path: string, options: { create: boolean }): Tighten
     if (!options.create) return undefined;
     closeSync(openSync(path, 'a', PRIVATE_FILE_MODE));
   }
-  return tighten(path, PRIVATE_FILE_MODE);
+  try {
+    return tighten(path, PRIVATE_FILE_MODE);
+  } catch (e) {
+    // Gone since it was seen: SQLite removes `-wal` and `-shm` when another process closes the database's last
+    // connection, which can happen between the two calls (seen in CI with CLI commands run at once).
+    if (!options.create && (e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
 }
