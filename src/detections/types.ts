@@ -18,6 +18,11 @@ export const detectionMetadataSchema = z
     response: z.string().min(20),
     references: z.array(z.string().url()).min(1),
     frameworks: z.record(z.string(), z.array(z.string())).default({}),
+    /**
+     * The peer rules this one matches or exceeds, e.g. `Sentinel "Power Apps - Bulk sharing of Power Apps to newly
+     * created guest users" (exceeds: …)`; empty when no peer has the same rule.
+     */
+    peers: z.array(z.string().min(3)).default([]),
     /** Record types the rule reads (schema RecordType numbers): only those events are loaded for it. */
     recordTypes: z.array(z.number().int().nonnegative()).min(1),
   })

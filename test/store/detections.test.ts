@@ -188,6 +188,7 @@ describe.each(DIALECTS)('detections over the store on %s', (dialect) => {
         response: 'Nothing to do: a test rule.',
         references: ['https://example.com/'],
         frameworks: {},
+        peers: [],
         recordTypes: [261],
       },
       run: (ctx) => ctx.events.map((e) => ({ dedupeKey: keyOf(e.id), title: `hit ${e.id}`, eventIds: [e.id], detail: { id: e.id } })),
@@ -251,6 +252,7 @@ describe.each(DIALECTS)('detections over the store on %s', (dialect) => {
         response: 'Nothing to do: a test rule.',
         references: ['https://example.com/'],
         frameworks: {},
+        peers: [],
         recordTypes: [30],
       },
       run: async (ctx) => {

@@ -17,6 +17,7 @@ export const detection: Detection = {
       'https://learn.microsoft.com/entra/identity/monitoring-health/reference-audit-activities',
     ],
     frameworks: { 'mitre-attack': ['T1098.003: Additional Cloud Roles', 'T1528: Steal Application Access Token'] },
+    peers: [],
     recordTypes: [RECORD_TYPES.AzureActiveDirectory],
   },
   run: (ctx) =>

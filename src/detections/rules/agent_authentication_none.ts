@@ -16,6 +16,7 @@ export const detection: Detection = {
       'https://learn.microsoft.com/microsoft-copilot-studio/configuration-end-user-authentication',
     ],
     frameworks: { 'owasp-llm-2025': ['LLM06: Excessive Agency'], 'mitre-atlas': ['AML.T0040: AI Model Inference API Access'] },
+    peers: [],
     recordTypes: [RECORD_TYPES.PowerPlatformAdministratorActivity],
   },
   run: (ctx) =>

@@ -15,6 +15,7 @@ export const detection: Detection = {
       'Review what the guest asked and which labelled files were accessed; check the guest still needs access to those sites; tighten sharing or label protection (encryption, EXTRACT rights).',
     references: ['https://learn.microsoft.com/office/office-365-management-api/copilot-schema', 'https://learn.microsoft.com/purview/sensitivity-labels'],
     frameworks: { 'owasp-llm-2025': ['LLM02: Sensitive Information Disclosure'], 'mitre-atlas': ['AML.T0057: LLM Data Leakage'] },
+    peers: [],
     recordTypes: [RECORD_TYPES.CopilotInteraction],
   },
   run: (ctx) =>

@@ -17,6 +17,7 @@ export const detection: Detection = {
       'https://learn.microsoft.com/power-platform/admin/dlp-custom-connector-parity',
     ],
     frameworks: { 'owasp-llm-2025': ['LLM06: Excessive Agency'], 'mitre-attack': ['T1567: Exfiltration Over Web Service'] },
+    peers: [],
     recordTypes: [RECORD_TYPES.PowerPlatformAdministratorActivity],
   },
   run: (ctx) =>

@@ -49,6 +49,9 @@ export const detection: Detection = {
       'https://learn.microsoft.com/office/office-365-management-api/office-365-management-activity-api-schema',
     ],
     frameworks: { 'mitre-attack': ['T1562: Impair Defenses'] },
+    peers: [
+      'Sentinel "Power Platform - DLP policy updated or removed" (deletions alike; an update alerts only when it weakens the policy, and names the connector, default group or scope change)',
+    ],
     recordTypes: [RECORD_TYPES.PowerPlatformAdminDlp],
   },
   run: (ctx) =>

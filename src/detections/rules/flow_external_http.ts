@@ -68,6 +68,7 @@ export const detection: Detection = {
       'https://learn.microsoft.com/power-platform/admin/connector-endpoint-filtering',
     ],
     frameworks: { 'mitre-attack': ['T1567: Exfiltration Over Web Service'] },
+    peers: [],
     recordTypes: [RECORD_TYPES.MicrosoftFlow],
   },
   run: async (ctx) => {

@@ -20,6 +20,7 @@ export const detection: Detection = {
       'https://learn.microsoft.com/microsoft-copilot-studio/admin-logging-copilot-studio',
     ],
     frameworks: { 'owasp-llm-2025': ['LLM06: Excessive Agency'], 'mitre-attack': ['T1059: Command and Scripting Interpreter'] },
+    peers: [],
     recordTypes: [RECORD_TYPES.PowerPlatformAdministratorActivity, RECORD_TYPES.MicrosoftFlow],
   },
   run: async (ctx) => {

@@ -12,6 +12,7 @@ export const detection: Detection = {
       'Review the report\'s data; delete the embed code (Settings > Manage embed codes) if it is not meant to be public; restrict "Publish to web" in the tenant settings to a security group.',
     references: ['https://learn.microsoft.com/power-bi/collaborate-share/service-publish-to-web', 'https://learn.microsoft.com/fabric/admin/operation-list'],
     frameworks: { 'mitre-attack': ['T1567: Exfiltration Over Web Service'] },
+    peers: [],
     recordTypes: [RECORD_TYPES.PowerBIAudit],
   },
   run: (ctx) =>

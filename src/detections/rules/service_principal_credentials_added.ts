@@ -27,6 +27,7 @@ export const detection: Detection = {
       'Confirm the owner added it; remove unknown credentials under App registrations > Certificates & secrets (or the service principal via Graph) and review the sign-ins of the application.',
     references: ['https://learn.microsoft.com/entra/identity/monitoring-health/reference-audit-activities', 'https://attack.mitre.org/techniques/T1098/001/'],
     frameworks: { 'mitre-attack': ['T1098.001: Additional Cloud Credentials'] },
+    peers: [],
     recordTypes: [RECORD_TYPES.AzureActiveDirectory],
   },
   run: (ctx) =>
