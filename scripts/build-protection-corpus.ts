@@ -564,6 +564,20 @@ for (let i = 0; i < 75; i++) {
     bipiaStep(i, insert(e.context, a.text, i % 3), e.question),
   );
 }
+// The other 75 text attacks (odd indices), each in another e-mail at another position: added after the detectors had
+// been tuned on the cases above, as a set no pattern was written for (their recall when first measured is in
+// README.md).
+for (let i = 0; i < 75; i++) {
+  const e = bipia.emails[(i + 5) % bipia.emails.length]!;
+  const a = bipia.textAttacks[(i * 2 + 1) % bipia.textAttacks.length]!;
+  add(
+    `bipia-injected-b-${e.key}-${a.key.replace(/[^A-Za-z0-9-]+/g, '_')}`,
+    'attack',
+    ['prompt_injection'],
+    'bipia',
+    bipiaStep(i + 5, insert(e.context, a.text, (i + 1) % 3), e.question),
+  );
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // AgentDojo: workspace inbox e-mails (benign) and injection-task goals planted in an e-mail (prompt_injection)

@@ -198,6 +198,7 @@ export function corpusHalf(id: string): CorpusHalf {
   const even = (n: string): CorpusHalf => (Number(n) % 2 === 0 ? 'tuning' : 'held-out');
   let m = /^bipia-email-(train|test)-\d+$/.exec(id);
   if (m) return m[1] === 'train' ? 'tuning' : 'held-out';
+  if (/^bipia-injected-b-/.test(id)) return 'held-out';
   m = /^bipia-injected-(?:train|test)-\d+-(train|test)-/.exec(id);
   if (m) return m[1] === 'train' ? 'tuning' : 'held-out';
   m = /^agentdojo-injection-InjectionTask(\d+)-\d+$/.exec(id) ?? /^agentdojo-mail-(\d+)$/.exec(id);

@@ -65,7 +65,9 @@ const LIST_ITEM = /^(?:[-*•·–]|\(?\d{1,3}[.)]|[a-z][.)])\s/;
 const CONTENT_MIN = 2;
 
 /** Questions open with one of these words and end with "?". */
-const QUESTION_OPENERS = new Set('what whats who whom whose which where when why how can could would will is are do does did should shall may'.split(' '));
+const QUESTION_OPENERS = new Set(
+  "what what's whats who who's whom whose which where when why how can could would will is are do does did should shall may".split(' '),
+);
 
 /** Prepositions a question may open with before "which" or "what". */
 const PREPOSITIONS = new Set('in on at for from by to with of during'.split(' '));
@@ -79,7 +81,8 @@ const TASK_VERBS = new Set(
     'explain describe write compose draft translate provide list give tell show summarize summarise create generate develop ' +
     'calculate compute define compare outline suggest recommend name convert solve find teach discuss analyze analyse ' +
     'identify evaluate design plan recite elaborate illustrate clarify demonstrate break brainstorm propose predict ' +
-    'interpret classify rank rewrite paraphrase detail enumerate debug implement code craft produce compile share'
+    'interpret classify rank rewrite paraphrase detail enumerate debug implement code craft produce compile share ' +
+    'help determine assess estimate'
   ).split(' '),
 );
 
@@ -115,6 +118,28 @@ const SHARED_ARTIFACT =
   /\b(?:the|your|my|his|her|their)\s{1,3}(?:[a-z-]{1,20}\s{1,3})?(?:response|reply|report|document|doc|file|form|invoice|contract|deck|slides|draft|proposal|letter|message|e-?mail|note|notes|brochure|presentation|spreadsheet|summary|minutes|agenda|quote|offer|application|ticket|order)\b/i;
 const ON_TOPIC_MARKERS = new Set(['we', 'our', 'ours', 'us', "we're", "we'll", "we've", 'attached', 'enclosed', 'below', 'above', 'this', 'these']);
 
+/** "this weekend", "these days": a time, not a reference to the document. */
+const TIME_NOUNS = new Set([
+  'weekend',
+  'week',
+  'weeks',
+  'morning',
+  'afternoon',
+  'evening',
+  'month',
+  'months',
+  'year',
+  'years',
+  'time',
+  'days',
+  'season',
+  'summer',
+  'winter',
+  'spring',
+  'autumn',
+  'fall',
+]);
+
 /** The crude stem two words share a topic by: the first five letters (receipt/receipts, invoice/invoiced). */
 const stem = (w: string): string => w.slice(0, 5);
 
@@ -133,24 +158,37 @@ function contentStems(words: readonly string[]): Set<string> {
   return out;
 }
 
-/** Whether a sentence has the form of a request: a question, or an imperative that gives the reader a task. */
-function isRequest(sentence: string, words: readonly string[]): boolean {
+/**
+ * Whether a sentence has the form of a request, and which: `task` — an imperative that gives the reader a task
+ * ("Provide a command…", "Help me with…", "Can you classify…": a task verb first, after "please"/"now"/"kindly" or
+ * "can/could/would/will you") — or `question` (a question word first, "?" last); null when it is neither.
+ */
+function requestKind(sentence: string, words: readonly string[]): 'task' | 'question' | null {
   const first = words[0];
-  if (first === undefined) return false;
+  if (first === undefined) return null;
   const question = sentence.trimEnd().endsWith('?');
-  if (question && QUESTION_OPENERS.has(first)) return true;
+  // "Can you classify …?", "Could you please explain …?": a task put as a question.
+  let at = 0;
+  if (['can', 'could', 'would', 'will'].includes(first) && words[1] === 'you') at = words[2] === 'please' ? 3 : 2;
+  else if (first === 'please' || first === 'now' || first === 'kindly') at = 1;
+  const verb = words[at];
+  if (verb !== undefined && TASK_VERBS.has(verb) && !sentence.trimEnd().endsWith(':')) return 'task';
+  if (question && QUESTION_OPENERS.has(first)) return 'question';
   // "In which year …?", "At what temperature …?"
-  if (question && PREPOSITIONS.has(first) && (words[1] === 'which' || words[1] === 'what')) return true;
-  // "Please explain …", "Now write …", "Kindly describe …"
-  const verb = first === 'please' || first === 'now' || first === 'kindly' ? words[1] : first;
-  return verb !== undefined && TASK_VERBS.has(verb) && !sentence.trimEnd().endsWith(':');
+  if (question && PREPOSITIONS.has(first) && (words[1] === 'which' || words[1] === 'what')) return 'question';
+  return null;
 }
+
+/** Quoted passages ('…', "…", “…”, ‘…’) of a sentence: a request's own object ("the sentiment of this review: '…'"). */
+const QUOTED = /(?:^|[\s:(])['"“‘][^'"“”‘’\n]{1,400}(?:['"”’]|$)/g;
 
 /** Name of the signal in a verdict's evidence. */
 export const OFF_TOPIC_REQUEST = 'off-topic-request';
 
-/** A hit of {@link offTopicRequests}: a phrase-pattern hit, and whether the request involves no person. */
+/** A hit of {@link offTopicRequests}: a phrase-pattern hit, whether the request involves no person, and its form. */
 export interface OffTopicHit extends PatternHit {
+  /** The request is an imperative task for the reader (see `requestKind`), not a question. */
+  task: boolean;
   /** No word by which it involves the correspondents (I, you, anyone, they…): a task or a general-knowledge question. */
   impersonal: boolean;
 }
@@ -158,8 +196,10 @@ export interface OffTopicHit extends PatternHit {
 /**
  * The request sentences of `text` that are off-topic for it: at least two content words, none of which occurs in
  * another sentence of `text` or in `context` (the user's own words). Returns at most one hit (the first), weighted
- * `weight` — or `weight + edgeBonus` when it is impersonal and the first or the last sentence of the text, where BIPIA and
- * real planted instructions sit most often — in the shape of the phrase patterns' hits.
+ * `weight` — or `weight + edgeBonus` in a text of at least five sentences when it is a task given to the reader
+ * ("Provide…", "Help me with…", "Can you classify…") anywhere, or impersonal and the first or the last sentence, where
+ * BIPIA and real planted instructions sit most often — in the shape of the phrase patterns' hits. A request that
+ * quotes its own object ("…of this review: '…'") is judged by its words outside the quote.
  *
  * @param text a retrieved document (previous tool output); only its first 64 KiB are read.
  * @param field where `text` came from, for the evidence.
@@ -192,14 +232,21 @@ export function offTopicRequests(text: string, field: string, context: string, w
   const requests: number[] = [];
   for (let i = 0; i < sentences.length; i++) {
     const x = sentences[i]!;
-    if (x.words.length >= WORDS_MIN && x.words.length <= WORDS_MAX && isRequest(x.s, x.words)) requests.push(i);
+    if (x.words.length >= WORDS_MIN && x.words.length <= WORDS_MAX && requestKind(x.s, x.words) !== null) requests.push(i);
   }
   if (requests.length > REQUESTS_MAX) return [];
   for (const i of requests) {
     const x = sentences[i]!;
-    if (LIST_ITEM.test(x.s) || x.words.some((w) => ON_TOPIC_MARKERS.has(w)) || SHARED_ARTIFACT.test(x.s)) continue;
-    const stems = stemsOf[i]!;
-    if (stems.size < CONTENT_MIN) continue;
+    if (LIST_ITEM.test(x.s) || SHARED_ARTIFACT.test(x.s)) continue;
+    // A request that quotes its own object ("the sentiment of this review: '…'") is judged by its words outside the
+    // quote, and its "this" points into the quote, not at the document.
+    const quoted = QUOTED.test(x.s);
+    QUOTED.lastIndex = 0;
+    const outside = quoted ? wordsOf(x.s.replace(QUOTED, ' ')) : x.words;
+    if (outside.some((w, k) => ON_TOPIC_MARKERS.has(w) && !((w === 'this' || w === 'these') && (quoted || TIME_NOUNS.has(outside[k + 1] ?? ''))))) continue;
+    const stems = quoted ? contentStems(outside) : stemsOf[i]!;
+    // The quote is content of its own: one word outside it is topic enough.
+    if (stems.size < (quoted ? 1 : CONTENT_MIN)) continue;
     let shared = false;
     for (const st of stems) {
       if ((counts.get(st) ?? 0) > 1 || own.has(st)) {
@@ -208,9 +255,15 @@ export function offTopicRequests(text: string, field: string, context: string, w
       }
     }
     if (shared) continue;
-    const impersonal = !x.words.some((w) => PERSONAL.has(w));
-    const edge = impersonal && (i === 0 || i === last) && sentences.length >= EDGE_SENTENCES_MIN;
-    return [{ name: OFF_TOPIC_REQUEST, weight: weight + (edge ? edgeBonus : 0), field, text: body, start: x.start, end: x.start + x.s.length, impersonal }];
+    const impersonal = !outside.some((w) => PERSONAL.has(w));
+    const task = requestKind(x.s, x.words) === 'task';
+    const long = sentences.length >= EDGE_SENTENCES_MIN;
+    // Strongest where planted tasks sit and people's questions do not: an impersonal request at a long document's
+    // first or last sentence, or a task given to the reader ("Provide…", "Help me with…") anywhere in a long one.
+    const strong = long && ((impersonal && (i === 0 || i === last)) || task);
+    return [
+      { name: OFF_TOPIC_REQUEST, weight: weight + (strong ? edgeBonus : 0), field, text: body, start: x.start, end: x.start + x.s.length, impersonal, task },
+    ];
   }
   return [];
 }

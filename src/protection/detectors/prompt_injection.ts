@@ -102,9 +102,11 @@ const INJECTION_PATTERNS: readonly WeightedPattern[] = [
     name: 'answer-form-directive',
     weight: 0.85,
     pattern: new RegExp(
-      String.raw`\b(?:replace|substitute|swap|exchange|convert|encode|encrypt|encipher|translate|reverse|invert|misspell|scramble|jumble|shuffle|rearrange|anagram(?:mi[sz]e)?|remove|strip|group|combine|render|rewrite|present|format|capitali[sz]e|spell|write|use|introduce|provide|give|deliver|output|express)\b(?:[^.!?\n]|[.!?](?=\S)){0,80}?\b(?:in|into|of|from|for|within|to|on)\s{1,3}your\s{1,3}(?:(?:final|entire|whole|next|generated)\s{1,3})?(?:response|answer|reply|output|message|summary|completion)s?(?:'s)?\b` +
-        String.raw`|\b(?:provide|give|write|render|present|deliver|format|compose|send|express|phrase)\s{1,3}(?:all\s{1,3}(?:of\s{1,3})?)?your\s{1,3}(?:(?:final|entire|whole|next)\s{1,3})?(?:response|answer|reply|output|message)\s{1,3}(?:in|using|with|as|without|backwards|reversed|entirely)\b` +
-        String.raw`|\b(?:translate|encode|encrypt|reverse|scramble|misspell|anagram)\s{1,3}(?:all\s{1,3}(?:of\s{1,3})?)?your\s{1,3}(?:(?:final|entire|whole|next)\s{1,3})?(?:response|answer|reply|output)`,
+      String.raw`\b(?:apply|replace|substitute|swap|exchange|convert|encode|encrypt|encipher|translate|reverse|invert|misspell|scramble|jumble|shuffle|rearrange|anagram(?:mi[sz]e)?|remove|strip|group|combine|render|rewrite|present|format|capitali[sz]e|spell|write|use|introduce|provide|give|deliver|output|express)\b(?:[^.!?\n]|[.!?](?=\S)){0,80}?\b(?:in|into|of|from|for|within|to|on)\s{1,3}your\s{1,3}(?:(?:final|entire|whole|next|generated)\s{1,3})?(?:response|answer|reply|output|message|summary|completion)s?(?:'s)?\b` +
+        String.raw`|\b(?:provide|give|write|render|present|deliver|format|compose|send|express|phrase)\s{1,3}(?:all\s{1,3}(?:of\s{1,3})?)?your\s{1,3}(?:(?:final|entire|whole|next)\s{1,3})?(?:response|answer|reply|output|message)\s{1,3}(?:in|using|with|as|without|backwards?|reversed|entirely)\b` +
+        String.raw`|\b(?:translate|encode|encrypt|reverse|scramble|misspell|anagram)\s{1,3}(?:all\s{1,3}(?:of\s{1,3})?)?your\s{1,3}(?:(?:final|entire|whole|next)\s{1,3})?(?:response|answer|reply|output|message)` +
+        // "Use emojis to represent your answer", "use Base16 to display your response": a code chosen for the answer.
+        String.raw`|\b(?:use|apply)\b(?:[^.!?\n]|[.!?](?=\S)){1,60}?\bto\s{1,3}(?:display|represent|show|render|format|write|express|encode|present|deliver)\s{1,3}your\s{1,3}(?:(?:final|entire|whole|next)\s{1,3})?(?:response|answer|reply|output|message)\b`,
       'gi',
     ),
     // A form's length limit ("use at most 500 characters in your response") is not a directive to an assistant.
@@ -123,17 +125,26 @@ const INJECTION_PATTERNS: readonly WeightedPattern[] = [
     unless:
       /^(?:include|add|attach|mention|put|place)\s{1,3}(?:the|a|an)\s{1,3}(?:[\w-]{1,20}\s{1,3}){0,2}(?:number|id|reference|code|name|date|details?|availability)\s{1,3}in\s{1,3}your\s{1,3}reply\b/i,
   },
+  // An order to answer in a code or a game no person writes mail in (BIPIA's encoding and text-game categories;
+  // Microsoft Prompt Shields' "encoding" class): as strong as any directive aimed at the answer.
+  {
+    name: 'respond-in-code',
+    weight: 0.85,
+    pattern:
+      /\b(?:respond|reply|answer|write|speak|communicate)\s{1,3}(?:only\s{1,3}|exclusively\s{1,3}|solely\s{1,3}|entirely\s{1,3})?(?:in|with|using|through)\s{1,3}(?:(?:a|an|the)\s{1,3})?(?:base-?(?:16|32|58|64|85)|hex(?:adecimal)?|binary|morse(?:\s{1,3}code)?|rot-?13|emojis?|emoticons|leetspeak|l33t|pig\s{1,3}latin|reverse(?:d)?(?:\s{1,3}(?:order|text))?|backwards?|cipher(?:text)?|code\s{1,3}words?|anagrams?)\b(?!-)/gi,
+  },
+  // The same order naming a language or a style: weaker, as a person may well ask "can you reply in German?".
   {
     name: 'respond-in-form',
     weight: 0.7,
     pattern:
-      /\b(?:respond|reply|answer|write|speak|communicate)\s{1,3}(?:only\s{1,3}|exclusively\s{1,3}|solely\s{1,3}|entirely\s{1,3})?(?:in|with|using|through)\s{1,3}(?:(?:a|an|the)\s{1,3})?(?:base64|base-64|hex(?:adecimal)?|binary|morse(?:\s{1,3}code)?|rot-?13|emojis?|emoticons|leetspeak|l33t|pig\s{1,3}latin|reverse(?:d)?\s{1,3}(?:order|text)|backwards|all\s{1,3}caps|upper-?case|cipher(?:text)?|code\s{1,3}words?|anagrams?|rhymes?|riddles?|(?:English|French|Spanish|German|Italian|Portuguese|Dutch|Russian|Chinese|Mandarin|Japanese|Korean|Arabic|Hindi|Turkish|Polish|Swedish|Greek|Latin|Klingon)(?:\s{1,3}only)?)\b/gi,
+      /\b(?:respond|reply|answer|write|speak|communicate)\s{1,3}(?:only\s{1,3}|exclusively\s{1,3}|solely\s{1,3}|entirely\s{1,3})?(?:in|with|using|through)\s{1,3}(?:(?:a|an|the)\s{1,3})?(?:all\s{1,3}caps|upper-?case|rhymes?|riddles?|(?:English|French|Spanish|German|Italian|Portuguese|Dutch|Russian|Chinese|Mandarin|Japanese|Korean|Arabic|Hindi|Turkish|Polish|Swedish|Greek|Latin|Klingon)(?:\s{1,3}only)?)\b/gi,
   },
   {
     name: 'encoding-trick',
     weight: 0.5,
     pattern:
-      /\b(?:encode|encrypt|encipher|obfuscate)\b[^.!?\n]{0,60}?\b(?:base-?64|hex|rot-?13|caesar|cipher|binary|morse)\b|\b(?:substitution|caesar|atbash|vigen[eè]re|shift)\s{1,3}cipher\b|\b(?:homophonic|alphanumeric|monoalphabetic|polyalphabetic)\s{1,3}substitution\b|\b(?:reverse|invert)\s{1,3}(?:the\s{1,3})?(?:order\s{1,3}of\s{1,3}(?:the\s{1,3})?)?(?:letters|characters|words|text|sentences?)\b|\b(?:replace|substitute|swap|convert)\b(?:[^.!?\n]|[.!?](?=\S)){0,50}?\b(?:with|into|to|by|for)\s{1,3}(?:(?:their|the|corresponding|matching|relevant)\s{1,3})?(?:emojis?|emoticons|symbols|numbers|digits|synonyms|antonyms)\b|\breplace\s{1,3}(?:each|every|all|the)\s{1,3}(?:(?:first|second|third|fourth|fifth|other)\s{1,3})?(?:letters?|vowels?|consonants?|characters?|words?)\s{1,3}(?:with|by)\b/gi,
+      /\b(?:encode|encrypt|encipher|obfuscate)\b[^.!?\n]{0,60}?\b(?:base-?(?:16|32|58|64|85)|hex|rot-?13|caesar|cipher|binary|morse)\b|\b(?:substitution|caesar|atbash|vigen[eè]re|shift)\s{1,3}cipher\b|\b(?:homophonic|alphanumeric|monoalphabetic|polyalphabetic)\s{1,3}substitution\b|\b(?:reverse|invert)\s{1,3}(?:the\s{1,3})?(?:order\s{1,3}of\s{1,3}(?:the\s{1,3})?)?(?:letters|characters|words|text|sentences?)\b|\b(?:replace|substitute|swap|convert)\b(?:[^.!?\n]|[.!?](?=\S)){0,50}?\b(?:with|into|to|by|for)\s{1,3}(?:(?:their|the|corresponding|matching|relevant)\s{1,3})?(?:emojis?|emoticons|symbols|numbers|digits|synonyms|antonyms)\b|\breplace\s{1,3}(?:each|every|all|the)\s{1,3}(?:(?:first|second|third|fourth|fifth|other)\s{1,3})?(?:letters?|vowels?|consonants?|characters?|words?)\s{1,3}(?:with|by)\b/gi,
   },
   // Encoding attacks phrased around "the answer" rather than "your answer" (Microsoft Prompt Shields' "encoding"
   // attack class; BIPIA's encoding categories): an order to turn the answer, reply or output into a code no person
@@ -143,7 +154,7 @@ const INJECTION_PATTERNS: readonly WeightedPattern[] = [
     name: 'answer-encoding',
     weight: 0.85,
     pattern:
-      /\b(?:write|put|give|provide|send|convert|translate|encode|render|output|deliver|return|format|express|rewrite|transform)\s{1,3}(?:(?:the|your|this|that|all|every)\s{1,3})?(?:(?:final|whole|entire|full)\s{1,3})?(?:answers?|repl(?:y|ies)|responses?|output|summary|message)\b[^.!?\n]{0,40}?\b(?:in|into|to|as|using|with)\s{1,3}(?:(?:a|an|the|only|pure|plain)\s{1,3})?(?:morse(?:\s{1,3}code)?|binary(?:\s{1,3}code)?|hex(?:adecimal)?|base-?64|rot-?13|leetspeak|l33t|pig\s{1,3}latin|caesar(?:\s{1,3}cipher)?|cipher(?:text)?|backwards|reverse(?:d)?\s{1,3}order)\b(?![-'’])|\b(?:use|apply)\s{1,3}(?:a\s{1,3})?(?:morse(?:\s{1,3}code)?|base-?64|rot-?13|leetspeak|l33t|pig\s{1,3}latin|caesar\s{1,3}cipher)\b[^.!?\n]{0,40}?\b(?:answers?|repl(?:y|ies|ying)|respon(?:se|ses|d|ding)|output)\b/gi,
+      /\b(?:write|put|give|provide|send|convert|translate|encode|render|output|deliver|return|format|express|rewrite|transform)\s{1,3}(?:(?:the|your|this|that|all|every)\s{1,3})?(?:(?:final|whole|entire|full)\s{1,3})?(?:answers?|repl(?:y|ies)|responses?|output|summary|message)\b[^.!?\n]{0,40}?\b(?:in|into|to|as|using|with)\s{1,3}(?:(?:a|an|the|only|pure|plain)\s{1,3})?(?:morse(?:\s{1,3}code)?|binary(?:\s{1,3}code)?|hex(?:adecimal)?|base-?(?:16|32|58|64|85)|rot-?13|leetspeak|l33t|pig\s{1,3}latin|caesar(?:\s{1,3}cipher)?|cipher(?:text)?|backwards|reverse(?:d)?\s{1,3}order)\b(?![-'’])|\b(?:use|apply)\s{1,3}(?:a\s{1,3})?(?:morse(?:\s{1,3}code)?|base-?64|rot-?13|leetspeak|l33t|pig\s{1,3}latin|caesar\s{1,3}cipher)\b[^.!?\n]{0,40}?\b(?:answers?|repl(?:y|ies|ying)|respon(?:se|ses|d|ding)|output)\b/gi,
   },
   // The same orders aimed at the answer ("shift each letter of the reply by three"): as strong as any answer directive.
   {
@@ -331,7 +342,9 @@ function actedOn(exec: ToolExecution, injected: readonly string[]): Evidence[] {
  * the patterns seen: a directive aimed at the assistant's answer or a bare generative task blocks on its own (0.8+),
  * as they have no reading between people; weaker signs (text addressed to an AI, orders to send or delete, encoding
  * tricks, a request sentence off-topic for its document — `off_topic_request.ts`, 0.75, counted only beside another
- * sign, or 0.85 on its own when impersonal and at the document's first or last sentence) need a second one. A thought attributing the step to the retrieved item adds 0.4; the tool's inputs
+ * sign, or 0.85 on its own in a long document when it is a task given to the reader, or an impersonal request at the
+ * document's first or last sentence) need a second one. An order to answer in a code (Base64, reversed, emojis)
+ * blocks; in a language ("reply in German") it is a sign, 0.7. A thought attributing the step to the retrieved item adds 0.4; the tool's inputs
  * carrying an address or host the injected text named and the user did not adds 0.25.
  */
 export const detector: ProtectionDetector = {
