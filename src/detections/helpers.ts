@@ -47,7 +47,7 @@ export function propertyChange(a: PowerPlatformAdminActivity, property: string):
 }
 
 /** What an agent component record added or changed, for the component rules. */
-export type ComponentClass = 'knowledgePublicWebsite' | 'knowledge' | 'mcp' | 'tool' | 'instructions';
+type ComponentClass = 'knowledgePublicWebsite' | 'knowledge' | 'mcp' | 'tool' | 'instructions';
 
 /** One `BotComponent*` record with what the component is and how Vigil knows it. */
 export interface ComponentChange {
