@@ -103,7 +103,7 @@ export const RECORD_KINDS: readonly KindSpec[] = [
     contentType: 'Audit.General',
     weight: 5,
     variants: [
-      { operation: 'BotCreate', recordType: 256, weight: 22 },
+      { operation: 'BotCreate', recordType: 256, weight: 22, scenario: 'agent.created' },
       { operation: 'BotUpdateOperation-BotPublish', recordType: 256, weight: 26, scenario: 'agent.published' },
       { operation: 'BotUpdateOperation-BotPublish', recordType: 256, weight: 4, scenario: 'agent.publishedAuthNone', requires: 'authNoneBots', fallback: 1 },
       { operation: 'BotUpdateOperation-BotAuthUpdate', recordType: 256, weight: 6, scenario: 'agent.authNone' },
@@ -112,6 +112,19 @@ export const RECORD_KINDS: readonly KindSpec[] = [
       { operation: 'BotUpdateOperation-BotNameUpdate', recordType: 256, weight: 10 },
       { operation: 'CreateCustomConnector', recordType: 256, weight: 6, scenario: 'customConnector.created' },
       { operation: 'UpdateCustomConnector', recordType: 256, weight: 4, scenario: 'customConnector.updated' },
+      // ── Agent lifecycle (det2): Copilot Studio authoring events, positives and near-misses. Source: Microsoft Learn
+      // "Audit Copilot Studio activities in Microsoft Purview" (agent authoring events).
+      { operation: 'BotDelete', recordType: 256, weight: 3, scenario: 'agent.deleted' },
+      { operation: 'BotDeleteCleanup', recordType: 256, weight: 3, scenario: 'agent.deleteCleanup' },
+      { operation: 'BotUpdateOperation-BotAuthUpdate', recordType: 256, weight: 4, scenario: 'agent.authWeakened' },
+      { operation: 'BotUpdateOperation-BotShare', recordType: 256, weight: 3, scenario: 'agent.sharedWithEveryone' },
+      { operation: 'BotUpdateOperation-BotShare', recordType: 256, weight: 3, scenario: 'agent.sharedWithGroup' },
+      { operation: 'BotAppInsightsUpdate', recordType: 256, weight: 2, scenario: 'agent.appInsightsChanged' },
+      { operation: 'BotComponentCreate', recordType: 256, weight: 4, scenario: 'agent.knowledgeAdded' },
+      { operation: 'BotComponentCreate', recordType: 256, weight: 6, scenario: 'agent.topicAdded' },
+      { operation: 'BotComponentUpdate', recordType: 256, weight: 4, scenario: 'agent.instructionsChanged' },
+      { operation: 'BotComponentUpdate', recordType: 256, weight: 6, scenario: 'agent.topicChanged' },
+      // ── end agent lifecycle (det2)
     ],
   },
   {
@@ -908,25 +921,45 @@ function renderPowerPlatformAdmin(c: AuditCatalog, core: RecordCore, d: Draw, sp
               { PropertyName: 'AuthenticationConnection', OldValue: 'Oauth2Connection', NewValue: '' },
               { PropertyName: 'AuthRedirectUrl', OldValue: 'https://token.botframework.com/.auth/web/redirect', NewValue: '' },
             ]
-          : [
-              {
-                PropertyName: 'AuthenticationMode',
-                OldValue: d.chance(0.5) ? 'None' : 'Integrated',
-                NewValue: d.chance(0.5) ? 'Custom Azure AD' : 'Generic OAuth2',
-              },
-            ];
+          : variant.scenario === 'agent.authWeakened'
+            ? // Agent lifecycle (det2): Microsoft authentication to manual authentication, a weaker mode short of None.
+              [{ PropertyName: 'AuthenticationMode', OldValue: 'Integrated', NewValue: d.chance(0.5) ? 'Custom Azure AD' : 'Generic OAuth2' }]
+            : // Changed but not weakened (a near-miss for agent_authentication_weakened too): from None or generic
+              // OAuth 2 to an Entra ID mode.
+              [
+                {
+                  PropertyName: 'AuthenticationMode',
+                  OldValue: d.chance(0.5) ? 'None' : 'Generic OAuth2',
+                  NewValue: d.chance(0.5) ? 'Custom Azure AD' : 'Integrated',
+                },
+              ];
       resource.push(['powerplatform.analytics.resource.bot.update_details.change', JSON.stringify(change)]);
     }
     if (op === 'BotUpdateOperation-BotPublish') {
       // EMULATOR (UNCONFIRMED key): the agent's authentication mode at publication.
       resource.push(['powerplatform.analytics.resource.bot.authentication_mode', variant.scenario === 'agent.publishedAuthNone' ? 'None' : 'Integrated']);
     }
-    if (op === 'BotUpdateOperation-BotShare') {
+    // ── Agent lifecycle (det2): access control and component records.
+    if (variant.scenario === 'agent.sharedWithEveryone' || variant.scenario === 'agent.sharedWithGroup') {
+      // AccessControlPolicy labels of the `bot` table's `accesscontrolpolicy` options; Datadog's rule on BotShare reads
+      // this property's new value `Any`.
+      const change =
+        variant.scenario === 'agent.sharedWithEveryone'
+          ? { PropertyName: 'AccessControlPolicy', OldValue: d.chance(0.5) ? 'Copilot readers' : 'Group membership', NewValue: 'Any' }
+          : { PropertyName: 'AccessControlPolicy', OldValue: 'Copilot readers', NewValue: 'Group membership' };
+      resource.push(['powerplatform.analytics.resource.bot.update_details.change', JSON.stringify([change])]);
+    } else if (op.startsWith('BotComponent')) {
+      // EMULATOR (UNCONFIRMED keys): Learn's schema audit fields name BotComponentId and BotComponentType; the
+      // PropertyCollection spelling follows `bot.id`. Types: 16 knowledge source, 15 instructions, 9 topic.
+      const type = variant.scenario === 'agent.knowledgeAdded' ? 16 : variant.scenario === 'agent.instructionsChanged' ? 15 : 9;
+      resource.push(['powerplatform.analytics.resource.bot_component.id', d.guid()], ['powerplatform.analytics.resource.bot_component.type', String(type)]);
+    } else if (op === 'BotUpdateOperation-BotShare') {
       resource.push([
         'powerplatform.analytics.resource.bot.update_details.change',
         JSON.stringify([{ PropertyName: 'SharedWith', OldValue: '', NewValue: d.pick(c.users).upn }]),
       ]);
     }
+    // ── end agent lifecycle (det2)
   } else {
     const connector = d.pick(c.customConnectors);
     objectId = connector.id;

@@ -1,8 +1,102 @@
 import type { AuditEvent } from '../core/audit.ts';
+import { powerPlatformAdminActivity, type PowerPlatformAdminActivity } from '../sources/managementActivity/views.ts';
+import type { AgentComponentAttrs } from '../sources/dataverse/streams/agentComponents.ts';
+import type { DetectionContext } from './types.ts';
 
 /** Helpers shared by detections. */
 
 /** True when the user is a guest: UserType 10, or an Entra guest UPN (`…#EXT#@…`). */
 export function isGuest(e: AuditEvent): boolean {
   return e.userType === 10 || /#EXT#/i.test(e.userId ?? '');
+}
+
+/**
+ * The agent a Copilot Studio record (RecordType 256, resource type `Bot`) is about, as alerts name it: its id (the
+ * record's `…bot.id`, else its `ObjectId`), display name, schema name and environment. Null for other records.
+ */
+export function agentOf(e: AuditEvent): { a: PowerPlatformAdminActivity; detail: AgentDetail; label: string } | null {
+  const a = powerPlatformAdminActivity(e);
+  if (!a || a.resourceType !== 'Bot') return null;
+  const detail: AgentDetail = {
+    user: e.userId,
+    agentId: a.botId ?? e.objectId,
+    agent: a.botName,
+    agentSchemaName: a.botSchemaName,
+    environmentId: a.environmentId,
+    environment: a.environmentName,
+    operation: e.operation,
+  };
+  return { a, detail, label: a.botName ?? a.botSchemaName ?? a.botId ?? e.objectId ?? 'an agent' };
+}
+
+/** The agent fields of an agent alert's detail. */
+export interface AgentDetail {
+  user: string | null;
+  agentId: string | null;
+  agent: string | null;
+  agentSchemaName: string | null;
+  environmentId: string | null;
+  environment: string | null;
+  operation: string | null;
+  [k: string]: unknown;
+}
+
+/** The change of one property listed in a record's `bot.update_details.change`, matched case-insensitively. */
+export function propertyChange(a: PowerPlatformAdminActivity, property: string): { oldValue: string | null; newValue: string | null } | null {
+  return a.changes.find((c) => c.property.toLowerCase() === property.toLowerCase()) ?? null;
+}
+
+/** What an agent component record added or changed, for the component rules. */
+type ComponentClass = 'knowledgePublicWebsite' | 'knowledge' | 'mcp' | 'tool' | 'instructions';
+
+/** One `BotComponent*` record with what the component is and how Vigil knows it. */
+export interface ComponentChange {
+  e: AuditEvent;
+  agent: NonNullable<ReturnType<typeof agentOf>>;
+  componentId: string | null;
+  cls: ComponentClass | null;
+  /** `inventory` = the collected component describes this version; `record` = the record's component type only. */
+  basis: 'inventory' | 'record';
+  component: AgentComponentAttrs | null;
+}
+
+/** How far a component's `modifiedon` may trail the record and still describe the version it audits (clock skew). */
+const SAME_VERSION_MS = 5 * 60_000;
+
+/** Component types (Dataverse `componenttype`) the record alone classifies: 15 instructions, 16 knowledge source. */
+const TYPE_CLASS: Record<number, ComponentClass> = { 15: 'instructions', 16: 'knowledge' };
+
+function classOf(c: AgentComponentAttrs): ComponentClass | null {
+  if (c.kind === 'knowledge') return c.knowledge?.sourceType === 'publicWebsite' ? 'knowledgePublicWebsite' : 'knowledge';
+  if (c.kind === 'mcp') return 'mcp';
+  if (c.kind === 'action') return 'tool';
+  if (c.kind === 'instructions') return 'instructions';
+  return null;
+}
+
+/**
+ * The agent component records among `ctx.events` whose operation matches `operations`, each classified:
+ * - the collected component (`agentComponents`, by the record's component id, else its `ObjectId`) when it was last
+ *   modified no earlier than the record (less 5 minutes): its kind and knowledge source type;
+ * - otherwise the record's component type (15 instructions, 16 knowledge source, its source unknown until the
+ *   next collection); other types stay unclassified (a topic and a tool share type 9 and differ only in content).
+ * Audit content reaches the feed well after the change (30 minutes or more), and the run that ingests it collects
+ * the inventory first, so the component is usually collected by then.
+ */
+export async function componentChanges(ctx: DetectionContext, operations: RegExp): Promise<ComponentChange[]> {
+  const found = ctx.events.flatMap((e) => {
+    if (!operations.test(e.operation ?? '')) return [];
+    const agent = agentOf(e);
+    return agent ? [{ e, agent, componentId: agent.a.component?.id ?? e.objectId }] : [];
+  });
+  if (found.length === 0) return [];
+  const inventory = await ctx.agentComponents(found.flatMap((f) => (f.componentId ? [f.componentId] : [])));
+  return found.map(({ e, agent, componentId }) => {
+    const c = componentId ? inventory.get(componentId) : undefined;
+    const modified = c?.modifiedOn ? Date.parse(c.modifiedOn) : NaN;
+    if (c && Number.isFinite(modified) && modified >= Date.parse(e.creationTime) - SAME_VERSION_MS)
+      return { e, agent, componentId, cls: classOf(c), basis: 'inventory' as const, component: c };
+    const type = agent.a.component?.type;
+    return { e, agent, componentId, cls: type !== null && type !== undefined ? (TYPE_CLASS[type] ?? null) : null, basis: 'record' as const, component: null };
+  });
 }

@@ -9,6 +9,18 @@ import { detection as flowHttp } from './rules/flow_external_http.ts';
 import { detection as massCreation } from './rules/mass_agent_or_flow_creation.ts';
 import { detection as publishToWeb } from './rules/powerbi_publish_to_web.ts';
 import { detection as spCredentials } from './rules/service_principal_credentials_added.ts';
+import { detection as agentCreated } from './rules/agent_created.ts';
+import { detection as agentPublished } from './rules/agent_published.ts';
+import { detection as agentDeleted } from './rules/agent_deleted.ts';
+import { detection as agentAuthenticationWeakened } from './rules/agent_authentication_weakened.ts';
+import { detection as agentAccessBroadened } from './rules/agent_access_broadened.ts';
+import { detection as agentAppInsightsChanged } from './rules/agent_app_insights_changed.ts';
+import { detection as agentKnowledgePublicWebsite } from './rules/agent_knowledge_public_website.ts';
+import { detection as agentKnowledgeAdded } from './rules/agent_knowledge_added.ts';
+import { detection as agentToolAdded } from './rules/agent_tool_added.ts';
+import { detection as agentMcpServerAdded } from './rules/agent_mcp_server_added.ts';
+import { detection as agentInstructionsChanged } from './rules/agent_instructions_changed.ts';
+import { detection as agentPostureRuntimeIssue } from './rules/agent_posture_runtime_issue.ts';
 import { detectionMetadataSchema, type Detection } from './types.ts';
 
 /**
@@ -26,6 +38,18 @@ const ALL: Detection[] = [
   flowHttp,
   publishToWeb,
   copilotNewIp,
+  agentCreated,
+  agentPublished,
+  agentDeleted,
+  agentAuthenticationWeakened,
+  agentAccessBroadened,
+  agentAppInsightsChanged,
+  agentKnowledgePublicWebsite,
+  agentKnowledgeAdded,
+  agentToolAdded,
+  agentMcpServerAdded,
+  agentInstructionsChanged,
+  agentPostureRuntimeIssue,
 ];
 
 /**

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AuditEvent } from '../core/audit.ts';
 import type { FlowAttrs } from '../sources/powerPlatform/streams/flows.ts';
+import type { AgentComponentAttrs } from '../sources/dataverse/streams/agentComponents.ts';
 import { SEVERITIES } from '../core/types.ts';
 
 /**
@@ -59,6 +60,29 @@ export interface DetectionContext {
    * flows not collected (yet) are absent.
    */
   flows(ids: string[]): Promise<Map<string, FlowAttrs>>;
+  /**
+   * The collected Copilot Studio agent components (`agentComponents` stream, live objects) with these ids
+   * (botcomponentid, a GUID), by id; components not collected (yet) are absent.
+   */
+  agentComponents(ids: string[]): Promise<Map<string, AgentComponentAttrs>>;
+  /**
+   * The open posture findings (not suppressed now) on these resources (`resourceId`: an agent's botid, a flow's id…),
+   * oldest first; resources without one are absent from the answer. Read-only: detections never change findings.
+   */
+  openFindings(resourceIds: string[]): Promise<OpenFinding[]>;
+}
+
+/** An open posture finding as detections see it (see {@link DetectionContext.openFindings}). */
+export interface OpenFinding {
+  findingId: string;
+  checkId: string;
+  severity: (typeof SEVERITIES)[number];
+  /** `agent`, `flow`, `environment`, … */
+  resourceType: string;
+  resourceId: string;
+  resourceName: string | null;
+  /** When the check first failed on the resource (ISO 8601 UTC). */
+  firstSeenAt: string;
 }
 
 /** One alert a detection raises. */

@@ -251,11 +251,28 @@ describe('detections over the emulated feed match its ground truth', () => {
       admin_consent_granted: n('entra.adminConsent'),
       service_principal_credentials_added: n('entra.spCredentials'),
       powerbi_publish_to_web: n('powerbi.publishToWeb'),
+      // Agent lifecycle: near-misses are the clean-up after a deletion, authentication changed to a stronger mode,
+      // sharing with a security group or a user, topics created or edited.
+      agent_created: n('agent.created'),
+      agent_published: n('agent.published', 'agent.publishedAuthNone'),
+      agent_deleted: n('agent.deleted'),
+      agent_authentication_weakened: n('agent.authWeakened'),
+      agent_access_broadened: n('agent.sharedWithEveryone'),
+      agent_app_insights_changed: n('agent.appInsightsChanged'),
+      // No inventory is collected here: knowledge sources are known by the record's component type only.
+      agent_knowledge_added: n('agent.knowledgeAdded'),
     };
     for (const [rule, count] of Object.entries(expected)) {
       expect(count, rule).toBeGreaterThan(0);
       expect(detections.byRule[rule] ?? 0, rule).toBe(count);
     }
+    // Instruction edits: one alert per agent, user and hour. Rules that need the collected components (public website
+    // knowledge, tools, MCP servers) or open findings (issues) stay quiet on records alone.
+    const instructions = detections.byRule.agent_instructions_changed ?? 0;
+    expect(instructions).toBeGreaterThan(0);
+    expect(instructions).toBeLessThanOrEqual(n('agent.instructionsChanged'));
+    for (const rule of ['agent_knowledge_public_website', 'agent_tool_added', 'agent_mcp_server_added', 'agent_posture_runtime_issue'])
+      expect(detections.byRule[rule] ?? 0, rule).toBe(0);
     // Flows: one alert per (flow, outside host); never for the flows that call Microsoft Graph, SharePoint or ARM.
     const flows = await listAlerts(rt.db, { integrationId: integration.id, ruleId: 'flow_external_http' });
     expect(flows.length).toBeGreaterThan(0);

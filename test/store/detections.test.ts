@@ -7,6 +7,9 @@ import { findEventsByOperation, listAlerts, mergeUserIps, setAlertStatus } from 
 import { withLazyRaw, withRaw } from '../../src/store/repositories/auditRaw.ts';
 import { storeRecords } from '../../src/sync/audit.ts';
 import { upsertRecords } from '../../src/store/repositories/inventory.ts';
+import { applyEvaluation, listFindings, suppressFinding } from '../../src/store/repositories/findings.ts';
+import { loadDetections } from '../../src/detections/index.ts';
+import type { AgentComponentAttrs } from '../../src/sources/dataverse/streams/agentComponents.ts';
 import type { FlowAttrs } from '../../src/sources/powerPlatform/streams/flows.ts';
 import { DIALECTS, freshStore, type TestStore } from './dialects.ts';
 import { insertTestIntegration } from './fixtures.ts';
@@ -273,5 +276,76 @@ describe.each(DIALECTS)('detections over the store on %s', (dialect) => {
     };
     expect(await runDetections(db, 'int_1', [probe])).toMatchObject({ events: 12_000, alertsRaised: 0 });
     expect(compared).toEqual([7000, 9000, 10_000, 10_000, 9000, 7000]);
+  });
+
+  it('agent rules read the collected components and the open, unsuppressed findings of the agents in the feed', async () => {
+    store = await freshStore(dialect);
+    const db = store.db;
+    await insertTestIntegration(db, 'int_1');
+    const website: AgentComponentAttrs = {
+      botId: 'bot-1',
+      parentComponentId: null,
+      schemaName: 'cr123_hr.knowledge.faq',
+      componentType: 16,
+      yamlKind: 'KnowledgeSourceConfiguration',
+      kind: 'knowledge',
+      stateCode: 0,
+      modifiedOn: '2026-11-20T08:00:30Z',
+      dataUnparsed: false,
+      knowledge: {
+        sourceType: 'publicWebsite',
+        sourceKind: 'PublicSiteSearchSource',
+        url: 'https://example.org/faq',
+        host: 'example.org',
+        connectionName: null,
+      },
+    };
+    await upsertRecords(
+      db,
+      'agentComponents',
+      'int_1',
+      'run_1',
+      [{ sliceKey: 'env-1', id: 'comp-1', name: 'FAQ', attrs: website, raw: {} }],
+      '2026-11-20T08:30:00.000Z',
+    );
+    // bot-1 fails a posture check; bot-2's finding is suppressed.
+    const fail = (resourceId: string) => ({
+      checkId: 'agent_no_authentication',
+      severity: 'high' as const,
+      resourceType: 'agent',
+      resourceId,
+      resourceName: resourceId,
+      status: 'fail' as const,
+      reason: 'fail',
+    });
+    await applyEvaluation(db, 'int_1', null, [fail('bot-1'), fail('bot-2')], '2026-11-19T00:00:00.000Z');
+    const bot2 = (await listFindings(db, { status: 'open' })).find((f) => f.resource_id === 'bot-2')!;
+    await suppressFinding(db, bot2.id, { reason: 'sandbox', author: 'ann', expiresAt: null }, '2026-11-19T01:00:00.000Z');
+    const componentCreated = (id: string, botId: string, componentId: string) =>
+      record(id, '2026-11-20T08:00:00', {
+        RecordType: 256,
+        Operation: 'BotComponentCreate',
+        Workload: 'PowerPlatform',
+        ObjectId: botId,
+        PropertyCollection: [
+          { Name: 'powerplatform.analytics.resource.type', Value: 'Bot' },
+          { Name: 'powerplatform.analytics.resource.bot.id', Value: botId },
+          { Name: 'powerplatform.analytics.resource.bot_component.id', Value: componentId },
+        ],
+      });
+    await storeRecords(
+      db,
+      'int_1',
+      'Audit.General',
+      [componentCreated('d1', 'bot-1', 'comp-1'), componentCreated('d2', 'bot-2', 'comp-2')],
+      '2026-11-20T09:00:00.000Z',
+    );
+    const rules = loadDetections().filter((d) => ['agent_knowledge_public_website', 'agent_posture_runtime_issue'].includes(d.metadata.id));
+    expect(await runDetections(db, 'int_1', rules)).toMatchObject({
+      alertsRaised: 2,
+      byRule: { agent_knowledge_public_website: 1, agent_posture_runtime_issue: 1 },
+    });
+    const [issue] = await listAlerts(db, { integrationId: 'int_1', ruleId: 'agent_posture_runtime_issue' });
+    expect(JSON.parse(issue!.detail!)).toMatchObject({ agentId: 'bot-1', findings: [{ checkId: 'agent_no_authentication', severity: 'high' }] });
   });
 });

@@ -86,11 +86,28 @@ export interface PowerPlatformAdminActivity {
   environmentName: string | null;
   botId: string | null;
   botName: string | null;
+  /** `…resource.bot.schema.name`: the agent's schema name (e.g. `cr123_hrHelper`), when the record carries it. */
+  botSchemaName: string | null;
+  /**
+   * The agent component a `BotComponent*` record is about, when the record names it: `…resource.bot_component.id`
+   * (botcomponentid), `…resource.bot_component.schema.name` and `…resource.bot_component.type` (the Dataverse
+   * `componenttype` number as a string, e.g. `15` instructions, `16` knowledge source). UNCONFIRMED key names: Learn's
+   * "schema audit fields" list BotComponentId and BotComponentType, no public record shows their PropertyCollection
+   * spelling; these follow the `bot.id` / `bot.schema.name` pattern. Null when none of them is present.
+   */
+  component: { id: string | null; schemaName: string | null; type: number | null } | null;
   /** The agent's authentication mode when the record states it (publication records). */
   authenticationMode: string | null;
   /** Changes listed in `bot.update_details.change` (a JSON string of PropertyName/OldValue/NewValue). */
   changes: PropertyChange[];
   customConnector: { id: string | null; name: string | null; host: string | null } | null;
+}
+
+/** The component fields of a record, or null when it has none (see {@link PowerPlatformAdminActivity.component}). */
+function botComponent(id: string | null, schemaName: string | null, type: string | null): PowerPlatformAdminActivity['component'] {
+  if (!id && !schemaName && !type) return null;
+  const n = type !== null && /^\d+$/.test(type.trim()) ? Number(type.trim()) : null;
+  return { id, schemaName, type: n };
 }
 
 /** The Power Platform admin view of a record, or null when it is not RecordType 256. */
@@ -110,6 +127,8 @@ export function powerPlatformAdminActivity(e: Pick<AuditEvent, 'recordType' | 'r
     environmentName: g('environment.name'),
     botId: g('bot.id'),
     botName: g('bot.display_name'),
+    botSchemaName: g('bot.schema.name'),
+    component: botComponent(g('bot_component.id'), g('bot_component.schema.name'), g('bot_component.type')),
     authenticationMode: g('bot.authentication_mode'),
     changes,
     customConnector:

@@ -414,3 +414,28 @@ export async function hasResultsOfRun(db: Executor, integrationId: string, runId
 export async function listCheckResults(db: Executor, integrationId: string): Promise<CheckResultRow[]> {
   return db.selectFrom('check_results').selectAll().where('integration_id', '=', integrationId).orderBy('check_id').orderBy('resource_id').execute();
 }
+
+/**
+ * The open findings of an integration on these resources (`resource_id`, e.g. an agent's botid), not suppressed at
+ * `at` (ISO 8601 UTC), oldest first. Ids are looked up 500 at a time; an empty list answers empty.
+ */
+export async function openFindingsOnResources(db: Executor, integrationId: string, resourceIds: string[], at: string): Promise<FindingRow[]> {
+  const unique = [...new Set(resourceIds)];
+  const rows: FindingRow[] = [];
+  for (let i = 0; i < unique.length; i += 500)
+    rows.push(
+      ...(await db
+        .selectFrom('findings')
+        .selectAll()
+        .where('integration_id', '=', integrationId)
+        .where('status', '=', 'open')
+        .where('resource_id', 'in', unique.slice(i, i + 500))
+        .execute()),
+    );
+  const suppressed = await activeSuppressions(
+    db,
+    rows.map((r) => r.id),
+    at,
+  );
+  return rows.filter((r) => !suppressed.has(r.id)).sort((a, b) => (a.first_seen_at < b.first_seen_at ? -1 : a.first_seen_at > b.first_seen_at ? 1 : 0));
+}
