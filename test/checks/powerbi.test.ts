@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PowerBiReportSummary, PowerBiWorkspaceAttrs } from '../../src/sources/powerBi/streams/powerBiWorkspaces.ts';
+import type { PowerBiTenantSettingAttrs } from '../../src/sources/powerBi/streams/powerBiTenantSettings.ts';
 import type { PowerBiSharedLinkAttrs } from '../../src/sources/powerBi/streams/powerBiSharedLinks.ts';
 import { checkContext, estateRow, resultFor, runCheck, streamError } from '../support/checks.ts';
 
@@ -123,5 +124,60 @@ describe('powerbi_external_sharing', () => {
     expect(
       (await runCheck('powerbi_external_sharing', checkContext({ checkpoints: [streamError('powerBiWorkspaces', 'POWER_BI_NOT_AUTHORIZED')] })))[0]?.status,
     ).toBe('not_evaluated');
+  });
+});
+
+const setting = (settingName: string, over: Partial<PowerBiTenantSettingAttrs> = {}) =>
+  estateRow('powerBiTenantSettings', settingName, {
+    settingName,
+    title: settingName,
+    enabled: true,
+    canSpecifySecurityGroups: true,
+    group: 'Export and sharing settings',
+    enabledSecurityGroups: [],
+    excludedSecurityGroups: [],
+    properties: [],
+    delegateToWorkspace: null,
+    delegateToCapacity: null,
+    delegateToDomain: null,
+    ...over,
+  });
+const scoped = { enabledSecurityGroups: [{ graphId: 'g1', name: 'Fabric Approved Users' }] };
+const settingsRun = (id: string, ...rows: ReturnType<typeof setting>[]) => runCheck(id, checkContext({ estate: { powerBiTenantSettings: rows } }));
+
+describe('Power BI tenant-setting checks (ScubaGear MS.POWERBI)', () => {
+  const cases: [string, string, 'off' | 'on' | 'offOrScoped'][] = [
+    ['powerbi_publish_to_web_setting', 'PublishToWeb', 'off'],
+    ['powerbi_guest_access_setting', 'AllowGuestUserToAccessSharedContent', 'offOrScoped'],
+    ['powerbi_guest_invitations_setting', 'ExternalSharingV2', 'offOrScoped'],
+    ['powerbi_service_principal_api_access', 'ServicePrincipalAccessPermissionAPIs', 'offOrScoped'],
+    ['powerbi_service_principal_profiles', 'AllowServicePrincipalsCreateAndUseProfiles', 'offOrScoped'],
+    ['powerbi_resource_key_auth_allowed', 'BlockResourceKeyAuthentication', 'on'],
+    ['powerbi_r_python_visuals', 'RScriptVisual', 'off'],
+    ['powerbi_sensitivity_labels_disabled', 'EimInformationProtectionEdit', 'on'],
+    ['powerbi_shareable_links_whole_org', 'ShareLinkToEntireOrg', 'offOrScoped'],
+  ];
+  it.each(cases)('%s judges %s (%s)', async (id, name, wanted) => {
+    const status = async (over: Partial<PowerBiTenantSettingAttrs>) => (await settingsRun(id, setting(name, over)))[0]?.status;
+    expect(await status({ enabled: true })).toBe(wanted === 'on' ? 'pass' : 'fail');
+    expect(await status({ enabled: false })).toBe(wanted === 'on' ? 'fail' : 'pass');
+    // Scoped to a security group: enough for the "off or scoped" policies, not for "off" ones.
+    if (wanted !== 'on') expect(await status({ enabled: true, ...scoped })).toBe(wanted === 'offOrScoped' ? 'pass' : 'fail');
+    // Another setting alone, or none at all: not evaluated, never a pass.
+    expect(await settingsRun(id, setting('SomethingElse', { enabled: false }))).toEqual([
+      expect.objectContaining({ status: 'not_evaluated', reason: expect.stringContaining(name) }),
+    ]);
+    expect((await status({ enabled: null }))).toBe('not_evaluated');
+  });
+
+  it('names the groups a scoped setting covers and says "entire organisation" otherwise', async () => {
+    expect((await settingsRun('powerbi_publish_to_web_setting', setting('PublishToWeb', scoped)))[0]?.reason).toMatch(/for Fabric Approved Users/);
+    expect((await settingsRun('powerbi_guest_access_setting', setting('AllowGuestUserToAccessSharedContent')))[0]?.reason).toMatch(/entire organisation/);
+  });
+
+  it('is not evaluated — with the reason — when the Fabric API refused or lacked List Tenant Settings', async () => {
+    const refused = streamError('powerBiTenantSettings', 'POWER_BI_NOT_AUTHORIZED', 'Not collected: the Fabric admin API refused List Tenant Settings (403).');
+    const r = await runCheck('powerbi_publish_to_web_setting', checkContext({ checkpoints: [refused] }));
+    expect(r).toEqual([expect.objectContaining({ resourceType: 'tenant', status: 'not_evaluated', reason: expect.stringContaining('refused List Tenant Settings') })]);
   });
 });
