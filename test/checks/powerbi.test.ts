@@ -167,7 +167,7 @@ describe('Power BI tenant-setting checks (ScubaGear MS.POWERBI)', () => {
     expect(await settingsRun(id, setting('SomethingElse', { enabled: false }))).toEqual([
       expect.objectContaining({ status: 'not_evaluated', reason: expect.stringContaining(name) }),
     ]);
-    expect((await status({ enabled: null }))).toBe('not_evaluated');
+    expect(await status({ enabled: null })).toBe('not_evaluated');
   });
 
   it('names the groups a scoped setting covers and says "entire organisation" otherwise', async () => {
@@ -178,6 +178,8 @@ describe('Power BI tenant-setting checks (ScubaGear MS.POWERBI)', () => {
   it('is not evaluated — with the reason — when the Fabric API refused or lacked List Tenant Settings', async () => {
     const refused = streamError('powerBiTenantSettings', 'POWER_BI_NOT_AUTHORIZED', 'Not collected: the Fabric admin API refused List Tenant Settings (403).');
     const r = await runCheck('powerbi_publish_to_web_setting', checkContext({ checkpoints: [refused] }));
-    expect(r).toEqual([expect.objectContaining({ resourceType: 'tenant', status: 'not_evaluated', reason: expect.stringContaining('refused List Tenant Settings') })]);
+    expect(r).toEqual([
+      expect.objectContaining({ resourceType: 'tenant', status: 'not_evaluated', reason: expect.stringContaining('refused List Tenant Settings') }),
+    ]);
   });
 });

@@ -33,9 +33,7 @@ export function evaluateTenantSetting(ctx: CheckContext, settingName: string, wa
     const scoped = s.enabledSecurityGroups.length > 0;
     switch (wanted) {
       case 'on':
-        return s.enabled
-          ? { status: 'pass', reason: `${title} is enabled.`, detail }
-          : { status: 'fail', reason: `${title} is disabled: ${failWhy}`, detail };
+        return s.enabled ? { status: 'pass', reason: `${title} is enabled.`, detail } : { status: 'fail', reason: `${title} is disabled: ${failWhy}`, detail };
       case 'off':
         return !s.enabled
           ? { status: 'pass', reason: `${title} is disabled.`, detail }

@@ -82,7 +82,11 @@ export function toTenantSetting(t: Json): EstateObject<PowerBiTenantSettingAttrs
       group: str(t.tenantSettingGroup),
       enabledSecurityGroups: groups(t.enabledSecurityGroups),
       excludedSecurityGroups: groups(t.excludedSecurityGroups),
-      properties: objects(t.properties).map((p) => ({ name: str(p.name) ?? '', value: p.value === undefined || p.value === null ? null : String(p.value), type: str(p.type) })),
+      properties: objects(t.properties).map((p) => ({
+        name: str(p.name) ?? '',
+        value: p.value === undefined || p.value === null ? null : String(p.value),
+        type: str(p.type),
+      })),
       delegateToWorkspace: bool(t.delegateToWorkspace),
       delegateToCapacity: bool(t.delegateToCapacity),
       delegateToDomain: bool(t.delegateToDomain),
