@@ -55,7 +55,12 @@ const CATALOGUE: { settingName: string; title: string; group: string; groups: bo
     groups: true,
   },
   { settingName: 'ServicePrincipalAccessPermissionAPIs', title: 'Service principals can call Fabric public APIs', group: 'Developer settings', groups: true },
-  { settingName: 'AllowServicePrincipalsCreateAndUseProfiles', title: 'Allow service principals to create and use profiles', group: 'Developer settings', groups: true },
+  {
+    settingName: 'AllowServicePrincipalsCreateAndUseProfiles',
+    title: 'Allow service principals to create and use profiles',
+    group: 'Developer settings',
+    groups: true,
+  },
   { settingName: 'BlockResourceKeyAuthentication', title: 'Block ResourceKey Authentication', group: 'Developer settings', groups: false },
   { settingName: 'RScriptVisual', title: 'Interact with and share R and Python visuals', group: 'R and Python visuals settings', groups: false },
   { settingName: 'EimInformationProtectionEdit', title: 'Allow users to apply sensitivity labels for content', group: 'Information protection', groups: true },

@@ -221,7 +221,7 @@ describe('agent_insecure_http', () => {
   });
 });
 
-describe('agent_sends_email (Maester MT.1116)', () => {
+describe('agent_sends_email', () => {
   const ctxWith = (...cs: ReturnType<typeof component>[]) =>
     checkContext({ agents, estate: { agentComponents: cs, agentSettings: [settings('a'), settings('b')] } });
   it('fails an agent with an Outlook send tool and passes one whose Outlook tool only reads', async () => {
@@ -232,7 +232,7 @@ describe('agent_sends_email (Maester MT.1116)', () => {
     expect(resultFor(r, 'a')).toMatchObject({ status: 'fail', reason: expect.stringContaining('shared_office365/SendEmailV2') });
     expect(resultFor(r, 'b')?.status).toBe('pass');
   });
-  it('fails a Gmail send tool and an MCP sendMail tool; passes a SharePoint tool', async () => {
+  it('fails an MCP sendMail tool and passes a SharePoint tool', async () => {
     const r = await runCheck(
       'agent_sends_email',
       ctxWith(

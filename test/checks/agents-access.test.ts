@@ -83,11 +83,17 @@ describe('access control policy 3, Any (multitenant)', () => {
   });
 });
 
-describe('agent_shared_multitenant and agent_sign_in_not_required (Maester MT.1113, MT.1114)', () => {
-  it('fails only "Any (multitenant)"; not evaluated without a policy', async () => {
+describe('agent_shared_multitenant', () => {
+  it('fails Any (multitenant) only: passes Any, and is not evaluated without a policy', async () => {
     const r = await runCheck(
       'agent_shared_multitenant',
-      checkContext({ agents: [agentRow({ id: 'm', access_control_policy: 3 }), agentRow({ id: 'o', access_control_policy: 0 }), agentRow({ id: 'n', access_control_policy: null })] }),
+      checkContext({
+        agents: [
+          agentRow({ id: 'm', access_control_policy: 3 }),
+          agentRow({ id: 'o', access_control_policy: 0 }),
+          agentRow({ id: 'n', access_control_policy: null }),
+        ],
+      }),
     );
     expect(r.map((x) => [x.resourceId, x.status])).toEqual([
       ['m', 'fail'],
@@ -95,7 +101,10 @@ describe('agent_shared_multitenant and agent_sign_in_not_required (Maester MT.11
       ['n', 'not_evaluated'],
     ]);
   });
-  it('fails configured authentication with sign-in "As Needed", passes "Always", leaves out agents without authentication', async () => {
+});
+
+describe('agent_sign_in_not_required', () => {
+  it('fails configured authentication with sign-in As Needed, passes Always, leaves out agents without authentication', async () => {
     const r = await runCheck(
       'agent_sign_in_not_required',
       checkContext({

@@ -710,9 +710,14 @@ describe('pp_dlp_http_connector_not_blocked', () => {
   });
 });
 
-describe('pp_dlp_default_environment_allowlist (ScubaGear MS.POWERPLATFORM.2.3)', () => {
+describe('pp_dlp_default_environment_allowlist', () => {
   const run = (...policies: ReturnType<typeof policy>[]) => runCheck('pp_dlp_default_environment_allowlist', dlpCtx(...policies));
-  const strict = { defaultConnectorsClassification: 'Blocked', business: ['shared_sharepointonline', 'shared_office365'], nonBusiness: [], blocked: ['shared_twitter'] };
+  const strict = {
+    defaultConnectorsClassification: 'Blocked',
+    business: ['shared_sharepointonline', 'shared_office365'],
+    nonBusiness: [],
+    blocked: ['shared_twitter'],
+  };
   it('passes when only allow-listed connectors are usable and new connectors are blocked by default', async () => {
     expect(await run(policy('all', strict))).toEqual([expect.objectContaining({ resourceId: 'Default-tenant-1', status: 'pass' })]);
   });

@@ -67,7 +67,7 @@ function groups(v: unknown): TenantSettingGroup[] {
 }
 
 /** Maps one `TenantSetting` to its estate object (null without a `settingName`). */
-export function toTenantSetting(t: Json): EstateObject<PowerBiTenantSettingAttrs> | null {
+function toTenantSetting(t: Json): EstateObject<PowerBiTenantSettingAttrs> | null {
   const settingName = str(t.settingName);
   if (!settingName) return null;
   return {
