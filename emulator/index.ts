@@ -41,6 +41,7 @@ import type { ManagedApp } from './managed.ts';
 import { powerBiNotFound, registerPowerBi } from './powerbi.ts';
 import { registerFlow, registerPowerApps, registerPowerPlatformGovernance } from './powerplatform.ts';
 import { registerPowerBiScanner } from './powerbiscanner.ts';
+import { registerPowerBiTenantSettings } from './powerbitenantsettings.ts';
 import { powerPlatformNotFound, registerQuarantine } from './quarantine.ts';
 import { registerOrganization } from './organization.ts';
 import { SignInState } from './signin.ts';
@@ -129,6 +130,8 @@ export type {
   TenantIsolationModel,
 } from './powerplatform.ts';
 export { changePowerBiWorkspace, generatePowerBiEstate, powerBiInventoryGroundTruth, PowerBiChangeError } from './powerbiinventory.ts';
+export { powerBiTenantSettingsGroundTruth } from './powerbitenantsettings.ts';
+export type { PowerBiTenantSetting } from './powerbitenantsettings.ts';
 export type {
   PowerBiDataset,
   PowerBiDatasource,
@@ -554,6 +557,7 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
   await app.register(async (scope) => registerManage(scope, feedCtx), { prefix: '/manage' });
   await app.register(async (scope) => registerPowerBi(scope, feedCtx), { prefix: '/powerbi' });
   await app.register(async (scope) => registerPowerBiScanner(scope, feedCtx), { prefix: '/powerbi' });
+  await app.register(async (scope) => registerPowerBiTenantSettings(scope, feedCtx), { prefix: '/powerbi' });
   let endpoints = endpointsFor('https://127.0.0.1:0');
   await app.register(async (scope) => registerControl(scope, control, { endpoints: () => endpoints, caPem: () => tls.cert }), { prefix: '/_emulator' });
 

@@ -12,6 +12,7 @@
  * datasets, dataflows, users; top-level datasourceInstances), Admin - WidelySharedArtifacts PublishedToWeb /
  * LinksSharedToWholeOrganization (`artifactAccessEntities` with `shareType` PublishToWeb / Link and a `sharer`).
  */
+import { generatePowerBiTenantSettings, type PowerBiTenantSetting } from './powerbitenantsettings.ts';
 import { randomUUID } from 'node:crypto';
 import { createRng } from './prng.ts';
 import type { DirectoryUser, Tenant } from './tenant.ts';
@@ -101,6 +102,12 @@ export interface PowerBiEstate {
   failScans?: number;
   /** Test knob: entries per widely-shared-artifacts page. @default 100 */
   widelySharedPageSize?: number;
+  /** Fabric tenant settings (`powerbitenantsettings.ts`); absent: an empty list. */
+  tenantSettings?: PowerBiTenantSetting[];
+  /** Test knob: List Tenant Settings answers this status (a refused or absent API) instead of the settings. */
+  tenantSettingsStatus?: 403 | 404;
+  /** Test knob: settings per List Tenant Settings page. @default all */
+  tenantSettingsPageSize?: number;
 }
 
 /** Inputs of {@link generatePowerBiEstate}. */
@@ -164,7 +171,7 @@ export function generatePowerBiEstate(input: PowerBiGenerateInput): PowerBiEstat
   const members = input.users.filter((u) => u.userType === 'Member' && u.accountEnabled);
   const guests = input.users.filter((u) => u.userType === 'Guest');
   if (n > 0 && members.length === 0) throw new RangeError('Power BI workspaces need at least one enabled member user');
-  const estate: PowerBiEstate = { workspaces: [], datasources: [] };
+  const estate: PowerBiEstate = { workspaces: [], datasources: [], tenantSettings: generatePowerBiTenantSettings(input.seed) };
   const personalCount = n >= 3 ? Math.floor(n / 3) : 0;
   const capacityId = rng.guid();
   const groupId = rng.guid();

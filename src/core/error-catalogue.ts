@@ -218,6 +218,8 @@ export const ERROR_CATALOGUE = {
   POWER_BI_SCAN_TIMEOUT: { kind: 'upstream', remediation: 'Power BI may be busy; the next collection resumes from this batch.' },
   POWER_BI_SCAN_ID_MISSING: { kind: 'upstream' },
   POWER_BI_PAGING_LOOP: { kind: 'upstream' },
+  /** Fabric List Tenant Settings answered 404: no Power BI / Fabric service in the tenant, or not in this cloud. */
+  POWER_BI_TENANT_SETTINGS_UNAVAILABLE: { kind: 'upstream' },
   ROOT_BUSINESS_UNIT_NOT_FOUND: { kind: 'upstream' },
   APPLICATION_USER_NOT_CREATED: { kind: 'upstream' },
   ROLE_NOT_FOUND: { kind: 'upstream' },

@@ -16,6 +16,7 @@ import { copilotInteractionsStream } from './graph/streams/copilotInteractions.t
 import { externalConnectionsStream } from './graph/streams/externalConnections.ts';
 import { teamsAppsStream } from './graph/streams/teamsApps.ts';
 import { powerBiSharedLinksStream } from './powerBi/streams/powerBiSharedLinks.ts';
+import { powerBiTenantSettingsStream } from './powerBi/streams/powerBiTenantSettings.ts';
 import { powerBiWorkspacesStream } from './powerBi/streams/powerBiWorkspaces.ts';
 import { connectionsStream } from './powerPlatform/streams/connections.ts';
 import { connectorsStream } from './powerPlatform/streams/connectors.ts';
@@ -61,6 +62,7 @@ export const STREAMS = {
   copilotInteractions: copilotInteractionsStream,
   powerBiWorkspaces: powerBiWorkspacesStream,
   powerBiSharedLinks: powerBiSharedLinksStream,
+  powerBiTenantSettings: powerBiTenantSettingsStream,
   powerApps: powerAppsStream,
   flows: flowsStream,
   connectors: connectorsStream,

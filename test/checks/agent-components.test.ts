@@ -220,3 +220,31 @@ describe('agent_insecure_http', () => {
     expect((await runCheck('agent_insecure_http', checkContext({ agents, checkpoints: componentsGap })))[0]?.status).toBe('not_evaluated');
   });
 });
+
+describe('agent_sends_email', () => {
+  const ctxWith = (...cs: ReturnType<typeof component>[]) =>
+    checkContext({ agents, estate: { agentComponents: cs, agentSettings: [settings('a'), settings('b')] } });
+  it('fails an agent with an Outlook send tool and passes one whose Outlook tool only reads', async () => {
+    const r = await runCheck(
+      'agent_sends_email',
+      ctxWith(component('c1', 'a', { kind: 'action', tool: tool() }), component('c2', 'b', { kind: 'action', tool: tool({ operationId: 'GetEmailsV3' }) })),
+    );
+    expect(resultFor(r, 'a')).toMatchObject({ status: 'fail', reason: expect.stringContaining('shared_office365/SendEmailV2') });
+    expect(resultFor(r, 'b')?.status).toBe('pass');
+  });
+  it('fails an MCP sendMail tool and passes a SharePoint tool', async () => {
+    const r = await runCheck(
+      'agent_sends_email',
+      ctxWith(
+        component('c1', 'a', { kind: 'mcp', tool: tool({ connectorId: null, operationId: 'sendMail' }) }),
+        component('c2', 'b', { kind: 'action', tool: tool({ connectorId: 'shared_sharepointonline', operationId: 'GetItems' }) }),
+      ),
+    );
+    expect(resultFor(r, 'a')?.status).toBe('fail');
+    expect(resultFor(r, 'b')?.status).toBe('pass');
+  });
+  it('is not evaluated when the components were not collected', async () => {
+    const r = await runCheck('agent_sends_email', checkContext({ agents, checkpoints: [streamError('agentComponents')] }));
+    expect(r).toEqual([expect.objectContaining({ resourceType: 'tenant', status: 'not_evaluated' })]);
+  });
+});

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { scoreAgents } from '../../src/checks/risk.ts';
 import { toAgent } from '../../src/sources/dataverse/streams/agents.ts';
 import { mappingOf } from '../../src/store/stream-tables.ts';
-import { agentRow, checkContext, resultFor, runCheck } from '../support/checks.ts';
+import { agentRow, checkContext, resultFor, runCheck, streamError } from '../support/checks.ts';
 
 /**
  * The sharing checks on Copilot Studio agents as Dataverse returns them: `GET {org}/api/data/v9.2/bots?$select=…`
@@ -80,5 +80,50 @@ describe('access control policy 3, Any (multitenant)', () => {
     expect(reach[MULTI]!.reach).toBe('any tenant');
     expect(reach[MULTI]!.score).toBeGreaterThan(reach[ANY]!.score);
     expect(reach[READERS]!.score).toBeGreaterThan(reach[MULTI]!.score);
+  });
+});
+
+describe('agent_shared_multitenant', () => {
+  it('fails Any (multitenant) only: passes Any, and is not evaluated without a policy', async () => {
+    const r = await runCheck(
+      'agent_shared_multitenant',
+      checkContext({
+        agents: [
+          agentRow({ id: 'm', access_control_policy: 3 }),
+          agentRow({ id: 'o', access_control_policy: 0 }),
+          agentRow({ id: 'n', access_control_policy: null }),
+        ],
+      }),
+    );
+    expect(r.map((x) => [x.resourceId, x.status])).toEqual([
+      ['m', 'fail'],
+      ['o', 'pass'],
+      ['n', 'not_evaluated'],
+    ]);
+  });
+});
+
+describe('agent_sign_in_not_required', () => {
+  it('fails configured authentication with sign-in As Needed, passes Always, leaves out agents without authentication', async () => {
+    const r = await runCheck(
+      'agent_sign_in_not_required',
+      checkContext({
+        agents: [
+          agentRow({ id: 'asNeeded', authentication_mode: 3, authentication_trigger: 0 }),
+          agentRow({ id: 'always', authentication_mode: 2, authentication_trigger: 1 }),
+          agentRow({ id: 'none', authentication_mode: 1, authentication_trigger: 0 }),
+          agentRow({ id: 'unknown', authentication_mode: 2, authentication_trigger: null }),
+        ],
+      }),
+    );
+    expect(r.map((x) => [x.resourceId, x.status])).toEqual([
+      ['asNeeded', 'fail'],
+      ['always', 'pass'],
+      ['unknown', 'not_evaluated'],
+    ]);
+  });
+  it('is not evaluated for the tenant when agents were not collected', async () => {
+    const r = await runCheck('agent_sign_in_not_required', checkContext({ checkpoints: [streamError('agents', 'PARENT_STREAM_FAILED')] }));
+    expect(r).toEqual([expect.objectContaining({ resourceType: 'tenant', status: 'not_evaluated' })]);
   });
 });

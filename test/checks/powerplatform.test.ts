@@ -709,3 +709,38 @@ describe('pp_dlp_http_connector_not_blocked', () => {
     expect((await runCheck('pp_dlp_http_connector_not_blocked', checkContext({ checkpoints: [streamError('dlpPolicies')] })))[0]?.status).toBe('not_evaluated');
   });
 });
+
+describe('pp_dlp_default_environment_allowlist', () => {
+  const run = (...policies: ReturnType<typeof policy>[]) => runCheck('pp_dlp_default_environment_allowlist', dlpCtx(...policies));
+  const strict = {
+    defaultConnectorsClassification: 'Blocked',
+    business: ['shared_sharepointonline', 'shared_office365'],
+    nonBusiness: [],
+    blocked: ['shared_twitter'],
+  };
+  it('passes when only allow-listed connectors are usable and new connectors are blocked by default', async () => {
+    expect(await run(policy('all', strict))).toEqual([expect.objectContaining({ resourceId: 'Default-tenant-1', status: 'pass' })]);
+  });
+  it('fails a connector outside the allow-list that no covering policy blocks, naming it', async () => {
+    const r = await run(policy('all', { ...strict, nonBusiness: ['shared_dropbox'] }));
+    expect(r).toEqual([expect.objectContaining({ status: 'fail', reason: expect.stringContaining('shared_dropbox') })]);
+  });
+  it('counts a connector blocked by another covering policy as blocked (the most restrictive wins)', async () => {
+    const r = await run(policy('all', { ...strict, nonBusiness: ['shared_dropbox'] }), policy('all2', { ...strict, blocked: ['shared_dropbox'] }));
+    expect(r[0]?.status).toBe('pass');
+  });
+  it('fails when no policy blocks new connectors by default', async () => {
+    const r = await run(policy('all', { ...strict, defaultConnectorsClassification: 'General' }));
+    expect(r).toEqual([expect.objectContaining({ status: 'fail', reason: expect.stringMatching(/every new connector/) })]);
+  });
+  it('ignores policies that do not cover the default environment; fails when none does', async () => {
+    const r = await run(policy('only', { ...strict, environmentType: 'OnlyEnvironments', environments: ['env-dev'] }));
+    expect(r).toEqual([expect.objectContaining({ status: 'fail', reason: expect.stringMatching(/No DLP policy/) })]);
+  });
+  it('is not evaluated when the groups were not read or the policies not collected', async () => {
+    expect((await run(policy('all', { ...strict, connectorGroupsRead: false })))[0]?.status).toBe('not_evaluated');
+    expect(await runCheck('pp_dlp_default_environment_allowlist', checkContext({ checkpoints: [streamError('dlpPolicies')] }))).toEqual([
+      expect.objectContaining({ resourceType: 'tenant', status: 'not_evaluated' }),
+    ]);
+  });
+});

@@ -22,6 +22,7 @@ const RUN_ORDER = [
   'copilotInteractions',
   'powerBiWorkspaces',
   'powerBiSharedLinks',
+  'powerBiTenantSettings',
   'powerApps',
   'flows',
   'connectors',
@@ -149,7 +150,7 @@ describe('permission capabilities, declared by the streams they gate', () => {
       'teams.installedApps': ['teamsApps'],
       'copilot.interactions': ['copilotInteractions'],
       'audit.activityFeed': [],
-      'powerBi.tenant': ['powerBiWorkspaces', 'powerBiSharedLinks'],
+      'powerBi.tenant': ['powerBiWorkspaces', 'powerBiSharedLinks', 'powerBiTenantSettings'],
     });
   });
 });

@@ -43,7 +43,7 @@ export function tenantFlagVerdict(ctx: CheckContext, field: keyof Omit<TenantSet
  * never counted as coverage). Names compare case-insensitively. Source: Power Platform "Data policies" (policy scope:
  * all / exclude certain / add multiple environments); ScubaGear issue #1396 and #1896 (exclude-scope false results).
  */
-function dlpCovers(policy: DlpPolicyAttrs, environmentId: string): boolean {
+export function dlpCovers(policy: DlpPolicyAttrs, environmentId: string): boolean {
   const listed = policy.environments.some((e) => e.toLowerCase() === environmentId.toLowerCase());
   switch (policy.environmentType) {
     case 'AllEnvironments':

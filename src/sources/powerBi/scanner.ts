@@ -65,7 +65,13 @@ async function notCollected(ctx: StreamContext, e: unknown): Promise<unknown> {
  * Sends one Power BI admin request (JSON in and out), drawing on the hourly quota of its operation (`service`, see
  * `platform/http/budget.ts`). @throws as described in the module comment.
  */
-async function powerBiAdminCall<T>(ctx: StreamContext, service: BudgetService, method: 'GET' | 'POST', url: string, body?: unknown): Promise<HttpResponse<T>> {
+export async function powerBiAdminCall<T>(
+  ctx: StreamContext,
+  service: BudgetService,
+  method: 'GET' | 'POST',
+  url: string,
+  body?: unknown,
+): Promise<HttpResponse<T>> {
   // The pipeline's link policy keeps the token on the profile's Power BI hosts (FOREIGN_LINK otherwise).
   try {
     return await ctx.http.send<T>({
