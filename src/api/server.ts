@@ -17,6 +17,7 @@ import { errorHandler } from './errors.ts';
 import { protectionRoutes, type ProtectionHandler } from './protection.ts';
 import { alertRoutes } from './routes/alerts.ts';
 import { authRoutes } from './routes/auth.ts';
+import { complianceRoutes } from './routes/compliance.ts';
 import { exportRoutes } from './routes/exports.ts';
 import { findingRoutes } from './routes/findings.ts';
 import { integrationRoutes } from './routes/integrations.ts';
@@ -89,6 +90,7 @@ async function apiPlugin(app: FastifyInstance, ctx: ApiContext): Promise<void> {
     inventoryRoutes,
     findingRoutes,
     alertRoutes,
+    complianceRoutes,
     exportRoutes,
     protectionApiRoutes,
   ])

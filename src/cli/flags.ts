@@ -32,6 +32,7 @@ export const FIELD_FLAGS: Readonly<Record<string, string>> = {
   alertId: '--alert',
   stepId: '--step',
   actor: '--by',
+  framework: '--framework',
 };
 
 /**

@@ -78,6 +78,8 @@ export const ERROR_CATALOGUE = {
   /** An id prefix matches several objects. */
   AMBIGUOUS_ID: { kind: 'invalid-input' },
   UNKNOWN_REGION: { kind: 'invalid-input' },
+  /** A framework or peer baseline the compliance catalogue lacks. */
+  UNKNOWN_FRAMEWORK: { kind: 'invalid-input' },
   OUTPUT_NOT_WRITABLE: { kind: 'invalid-input' },
   /** `vigil serve` may not listen on that host or port. */
   LISTEN_REFUSED: { kind: 'invalid-input' },

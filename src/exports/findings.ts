@@ -50,6 +50,8 @@ const CSV_COLUMNS = [
   'suppressionReason',
   'suppressionAuthor',
   'suppressionExpiresAt',
+  'frameworks',
+  'peers',
 ];
 
 /**
@@ -80,8 +82,24 @@ export const FINDING_EXPORT_MEDIA: Record<FindingExportFormat, { contentType: st
 };
 
 /**
+ * The mappings of a check as CSV cells: `frameworks` as `<key>/<entry>` (the SARIF tags' form, e.g.
+ * `owasp-llm-2025/LLM06: Excessive Agency`) and `peers` as written in the metadata, each list joined by ` | `; empty for
+ * a check the catalogue lacks.
+ */
+function csvMappings(check: CheckMetadata | undefined): { frameworks: string; peers: string } {
+  if (!check) return { frameworks: '', peers: '' };
+  return {
+    frameworks: Object.entries(check.frameworks)
+      .flatMap(([key, entries]) => entries.map((e) => `${key}/${e}`))
+      .join(' | '),
+    peers: check.peers.join(' | '),
+  };
+}
+
+/**
  * Renders findings in one export format: `json` (an array of {@link findingExportView}), `csv` (RFC 4180, header
- * row, cells neutralised against formula injection by {@link neutraliseCsvCell}), `sarif` (SARIF 2.1.0 log), `ocsf` (OCSF Detection Finding events, a JSON array) or `ocsf-ndjson` (one per
+ * row, the check's framework mappings and peers in the last two columns, cells neutralised against formula injection
+ * by {@link neutraliseCsvCell}), `sarif` (SARIF 2.1.0 log), `ocsf` (OCSF Detection Finding events, a JSON array) or `ocsf-ndjson` (one per
  * line).
  * @param context.checks the check catalogue (rules of SARIF, titles of OCSF); `tenants` the tenant id per integration.
  */
@@ -100,9 +118,11 @@ export function renderFindings(
   }
   const list = rows.map(findingExportView);
   if (format === 'json') return `${JSON.stringify(list, null, 2)}\n`;
+  const byId = new Map(context.checks.map((c) => [c.id, c]));
   return stringify(
     list.map((f) => ({
       ...f,
+      ...csvMappings(byId.get(f.checkId)),
       suppression: undefined,
       suppressed: f.suppression !== null,
       suppressionReason: f.suppression?.reason ?? '',

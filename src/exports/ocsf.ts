@@ -1,6 +1,7 @@
 import type { CheckMetadata } from '../checks/types.ts';
 import type { Severity } from '../core/types.ts';
 import type { FindingWithSuppression } from '../store/repositories/findings.ts';
+import { FRAMEWORKS } from '../reporting/catalogue.ts';
 import type { AlertsTable } from '../store/schema.ts';
 
 /**
@@ -77,6 +78,10 @@ export interface OcsfDetectionFinding {
     first_seen_time?: number;
     last_seen_time?: number;
     analytic: { uid: string; name: string; type_id: 1; type: 'Rule' };
+    /** MITRE ATT&CK and ATLAS techniques the check or detection maps to. */
+    attacks?: OcsfAttack[];
+    /** Every framework mapping (`name`: the framework key, `values`: its entries) and the peers (`name`: `peers`). */
+    tags?: { name: string; values: string[] }[];
   };
   resources?: { uid: string; name?: string; type: string }[];
   remediation?: { desc: string; references?: string[] };
@@ -84,8 +89,52 @@ export interface OcsfDetectionFinding {
   cloud: { provider: 'Microsoft'; account?: { uid: string } };
 }
 
-/** Check metadata fields the mapping reads. */
-export type CheckInfo = Pick<CheckMetadata, 'id' | 'title' | 'severity' | 'risk' | 'remediation' | 'references'>;
+/** One OCSF `attack` object: a technique, or a sub-technique with its technique; `version` the ATLAS matrix version. */
+interface OcsfAttack {
+  technique: { uid: string; name?: string };
+  sub_technique?: { uid: string; name?: string };
+  version?: string;
+}
+
+/** Check metadata fields the mapping reads (the mappings, when given, become `finding_info.attacks` and `tags`). */
+export type CheckInfo = Pick<CheckMetadata, 'id' | 'title' | 'severity' | 'risk' | 'remediation' | 'references'> &
+  Partial<Pick<CheckMetadata, 'frameworks' | 'peers'>>;
+
+/**
+ * `finding_info.attacks` and `finding_info.tags` of a check's or detection's mappings. ATT&CK (`mitre-attack`) and
+ * ATLAS (`mitre-atlas`) entries (`"T1098.003: Additional Cloud Roles"`) become attack objects, a sub-technique with
+ * its parent technique, named as the framework catalogue (src/reporting/catalogue.ts) names them (the entry's own
+ * text when the catalogue lacks the id); ATLAS ones carry the catalogue's ATLAS version. Every framework entry and
+ * every peer also becomes a tag. OCSF 1.9.0 objects `attack`, `technique`, `sub_technique`, `key_value_object`.
+ */
+function mappingsOf(m: {
+  frameworks?: Record<string, string[]> | undefined;
+  peers?: string[] | undefined;
+}): Pick<OcsfDetectionFinding['finding_info'], 'attacks' | 'tags'> {
+  const attacks: OcsfAttack[] = [];
+  for (const key of ['mitre-attack', 'mitre-atlas'] as const) {
+    const fw = FRAMEWORKS.find((f) => f.id === key)!;
+    for (const entry of m.frameworks?.[key] ?? []) {
+      const at = entry.indexOf(':');
+      const uid = (at < 0 ? entry : entry.slice(0, at)).trim();
+      const own = at < 0 ? undefined : entry.slice(at + 1).trim();
+      const named = (id: string, fallback?: string) => {
+        const name = fw.items.find((i) => i.id === id)?.name ?? fallback;
+        return name ? { uid: id, name } : { uid: id };
+      };
+      const parent = /^(.+)\.\d{3}$/.exec(uid)?.[1];
+      const version = key === 'mitre-atlas' && fw.version ? { version: fw.version } : {};
+      attacks.push(parent ? { technique: named(parent), sub_technique: named(uid, own), ...version } : { technique: named(uid, own), ...version });
+    }
+  }
+  const tags = [
+    ...Object.entries(m.frameworks ?? {})
+      .filter(([, v]) => v.length > 0)
+      .map(([name, values]) => ({ name, values })),
+    ...(m.peers?.length ? [{ name: 'peers', values: m.peers }] : []),
+  ];
+  return { ...(attacks.length > 0 ? { attacks } : {}), ...(tags.length > 0 ? { tags } : {}) };
+}
 
 /** Options shared by the mappers. */
 export interface OcsfOptions {
@@ -147,6 +196,7 @@ export function findingToOcsf(
       first_seen_time: ms(f.first_seen_at)!,
       last_seen_time: ms(f.last_seen_at)!,
       analytic: { uid: f.check_id, name: f.check_id, type_id: 1, type: 'Rule' },
+      ...(check ? mappingsOf(check) : {}),
     },
     resources: [{ uid: f.resource_id, ...(f.resource_name ? { name: f.resource_name } : {}), type: f.resource_type }],
     ...(check ? { remediation: { desc: check.remediation, references: check.references } } : {}),
@@ -167,6 +217,9 @@ export interface DetectionInfo {
   description: string;
   response: string;
   references: string[];
+  /** The detection's mappings, when given: `finding_info.attacks` and `tags`. */
+  frameworks?: Record<string, string[]>;
+  peers?: string[];
 }
 
 /** OCSF status of an alert: new → New, acknowledged → In Progress, closed → Resolved. */
@@ -194,6 +247,7 @@ export function alertToOcsf(a: AlertsTable, detection: DetectionInfo | undefined
       ...(a.window_start ? { first_seen_time: Date.parse(a.window_start) } : {}),
       ...(a.window_end ? { last_seen_time: Date.parse(a.window_end) } : {}),
       analytic: { uid: a.rule_id, name: detection?.title ?? a.rule_id, type_id: 1, type: 'Rule' },
+      ...(detection ? mappingsOf(detection) : {}),
     },
     ...(detection ? { remediation: { desc: detection.response, references: detection.references } } : {}),
     metadata: { version: OCSF_VERSION, product: options.product, profiles: ['cloud'], uid: `${a.id}:${OCSF_ACTIVITY[activity]}` },

@@ -28,7 +28,8 @@ const SARIF_LEVEL: Record<Severity, 'error' | 'warning' | 'note'> = { critical: 
 const SECURITY_SEVERITY: Record<Severity, string> = { critical: '9.5', high: '8.0', medium: '5.5', low: '3.0', info: '0.0' };
 
 /** Check metadata fields the mapping reads. */
-export type SarifCheckInfo = Pick<CheckMetadata, 'id' | 'title' | 'area' | 'severity' | 'risk' | 'remediation' | 'references' | 'frameworks'>;
+export type SarifCheckInfo = Pick<CheckMetadata, 'id' | 'title' | 'area' | 'severity' | 'risk' | 'remediation' | 'references' | 'frameworks'> &
+  Partial<Pick<CheckMetadata, 'peers'>>;
 
 /** A SARIF log (the subset Vigil writes). */
 export interface SarifLog {
@@ -52,7 +53,15 @@ interface SarifRule {
   help: { text: string };
   helpUri?: string;
   defaultConfiguration: { level: 'error' | 'warning' | 'note' };
-  properties: { tags: string[]; severity: Severity; 'security-severity': string };
+  properties: {
+    tags: string[];
+    severity: Severity;
+    'security-severity': string;
+    /** The framework mappings (key → entries), as in the check's metadata. */
+    frameworks: Record<string, string[]>;
+    /** The peer checks matched or exceeded, as in the check's metadata. */
+    peers: string[];
+  };
 }
 
 /** One result (one finding). */
@@ -96,7 +105,7 @@ function sarifRule(c: SarifCheckInfo): SarifRule {
     help: { text: c.remediation },
     ...(c.references[0] ? { helpUri: c.references[0] } : {}),
     defaultConfiguration: { level: SARIF_LEVEL[c.severity] },
-    properties: { tags, severity: c.severity, 'security-severity': SECURITY_SEVERITY[c.severity] },
+    properties: { tags, severity: c.severity, 'security-severity': SECURITY_SEVERITY[c.severity], frameworks: c.frameworks, peers: c.peers ?? [] },
   };
 }
 

@@ -33,6 +33,7 @@ export const COMMAND_MODULES: ReadonlyArray<{ names: readonly string[]; load: ()
   { names: ['inventory'], load: async () => (await import('../cli/commands/inventory.ts')).registerInventory },
   { names: ['agents'], load: async () => (await import('../cli/commands/agents.ts')).registerAgents },
   { names: ['checks'], load: async () => (await import('../cli/commands/checks.ts')).registerChecks },
+  { names: ['compliance'], load: async () => (await import('../cli/commands/compliance.ts')).registerCompliance },
   { names: ['audit', 'events', 'alerts'], load: async () => (await import('../cli/commands/audit.ts')).registerAudit },
   { names: ['sinks'], load: async () => (await import('../cli/commands/sinks.ts')).registerSinks },
   { names: ['users', 'api-keys'], load: async () => (await import('../cli/commands/access.ts')).registerAccess },

@@ -234,4 +234,46 @@ describe('CLI --json equals the API for the same objects', () => {
       expect([r.code, (JSON.parse(r.stdout) as { error: { code: string } }).error.code], args.join(' ')).toEqual([4, 'INTEGRATION_NOT_FOUND']);
     }
   }, 60_000);
+
+  it('compliance: the same view as GET /api/v1/compliance, with the latest results and the open alerts per item', async () => {
+    type View = {
+      integrationIds: string[];
+      frameworks: { id: string; items: { id: string; covers: { kind: string; id: string }[]; fail: number; openAlerts: number; state: string }[] }[];
+    };
+    const all = (await api('GET', '/api/v1/compliance')).json as unknown as View;
+    expect(all.integrationIds).toEqual([integrationId]);
+    expect(await cli(['compliance', '--organization', 'Contoso'])).toEqual(all);
+    // A failing check's result counts in its items: the fail counts equal the failing results of the checks mapped.
+    const failing = await w.rt.db
+      .selectFrom('check_results')
+      .select(['check_id'])
+      .where('status', '=', 'fail')
+      .where('integration_id', '=', integrationId)
+      .execute();
+    const item = all.frameworks.flatMap((f) => f.items).find((i) => i.covers.some((c) => failing.some((r) => r.check_id === c.id)))!;
+    expect(item.state).toBe('fail');
+    expect(item.fail).toBeGreaterThan(0);
+    // An alert of a detection counts while it is not closed.
+    const sentinel = () => all.frameworks.find((f) => f.id === 'sentinel')!.items.find((i) => i.covers.some((c) => c.id === 'dlp_policy_weakened'))!;
+    expect(sentinel().openAlerts).toBe(0);
+    await raiseAlert(
+      w.rt.db,
+      { integrationId, ruleId: 'dlp_policy_weakened', severity: 'high', title: 'weakened', dedupeKey: 'compliance', detail: {} },
+      new Date().toISOString(),
+    );
+    const one = (await api('GET', `/api/v1/compliance?integrationId=${integrationId}&framework=sentinel`)).json as unknown as View;
+    expect(one.frameworks.map((f) => f.id)).toEqual(['sentinel']);
+    expect(one.frameworks[0]!.items.find((i) => i.covers.some((c) => c.id === 'dlp_policy_weakened'))).toMatchObject({ openAlerts: 1, state: 'fail' });
+    expect(await cli(['compliance', 'contoso', '--framework', 'sentinel'])).toEqual(one);
+    // Another organization sees none of Contoso's results; an unknown framework is refused by both.
+    const fabrikam = await w.app.inject({ url: '/api/v1/compliance', headers: { authorization: `Bearer ${w.keys.fabrikamAdmin}` } });
+    expect(fabrikam.json().integrationIds).toEqual([]);
+    expect(await cli(['compliance', '--organization', 'Fabrikam'])).toEqual(fabrikam.json());
+    expect((await api('GET', '/api/v1/compliance?framework=nist')).status).toBe(400);
+    const refused = await vigil(['compliance', '--framework', 'nist', '--json'], env);
+    expect([refused.code, (JSON.parse(refused.stdout) as { error: { code: string; field: string } }).error]).toEqual([
+      2,
+      expect.objectContaining({ code: 'UNKNOWN_FRAMEWORK', field: '--framework' }),
+    ]);
+  }, 60_000);
 });

@@ -125,6 +125,10 @@ const CASES: Record<string, Case[]> = {
   'DELETE /api/v1/findings/{id}/suppression': [{ path: '/api/v1/findings/{finding}/suppression', access: 'admin', adminStatus: 200, scoped: true }],
   'GET /api/v1/dashboard': [{ path: '/api/v1/dashboard', access: 'viewer', adminStatus: 200, scoped: false }],
   'GET /api/v1/alerts': [{ path: '/api/v1/alerts', access: 'viewer', adminStatus: 200, scoped: false }],
+  'GET /api/v1/compliance': [
+    { path: '/api/v1/compliance', access: 'viewer', adminStatus: 200, scoped: false },
+    { path: '/api/v1/compliance?integrationId={integration}&framework=scubagear', access: 'viewer', adminStatus: 200, scoped: true },
+  ],
   'PUT /api/v1/alerts/{id}/status': [
     { path: '/api/v1/alerts/{alert}/status', access: 'admin', body: { status: 'acknowledged' }, adminStatus: 200, scoped: true },
   ],

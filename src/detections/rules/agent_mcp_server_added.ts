@@ -22,7 +22,7 @@ export const detection: Detection = {
     ],
     frameworks: {
       'owasp-llm-2025': ['LLM06: Excessive Agency', 'LLM03: Supply Chain'],
-      'mitre-atlas': ['AML.T0053: LLM Plugin Compromise'],
+      'mitre-atlas': ['AML.T0053: AI Agent Tool Invocation'],
     },
     peers: [],
     recordTypes: [RECORD_TYPES.PowerPlatformAdministratorActivity],

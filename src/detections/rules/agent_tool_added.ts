@@ -22,7 +22,7 @@ export const detection: Detection = {
       'https://learn.microsoft.com/microsoft-copilot-studio/admin-logging-copilot-studio',
       'https://learn.microsoft.com/microsoft-copilot-studio/add-tools-custom-agent',
     ],
-    frameworks: { 'owasp-llm-2025': ['LLM06: Excessive Agency'], 'mitre-atlas': ['AML.T0053: LLM Plugin Compromise'] },
+    frameworks: { 'owasp-llm-2025': ['LLM06: Excessive Agency'], 'mitre-atlas': ['AML.T0053: AI Agent Tool Invocation'] },
     peers: [],
     recordTypes: [RECORD_TYPES.PowerPlatformAdministratorActivity],
   },

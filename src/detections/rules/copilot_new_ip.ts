@@ -23,7 +23,7 @@ export const detection: Detection = {
     response: "Check the user's sign-in logs for the IP (location, device, Conditional Access result); revoke sessions if the sign-in is not the user's.",
     references: ['https://learn.microsoft.com/office/office-365-management-api/copilot-schema', 'https://attack.mitre.org/techniques/T1550/004/'],
     frameworks: { 'owasp-llm-2025': ['LLM02: Sensitive Information Disclosure'], 'mitre-attack': ['T1550.004: Web Session Cookie'] },
-    peers: [],
+    peers: ['Sentinel "Copilot - Access From External IP Address" (exceeds: alerts on an address new for the user, not on every public address)'],
     recordTypes: [RECORD_TYPES.CopilotInteraction],
   },
   run: (ctx) => {

@@ -359,3 +359,31 @@ export async function dataverseUser(db: Executor, integrationId: string, environ
     .where('id', '=', id)
     .executeTakeFirst();
 }
+
+/**
+ * Latest check results per check and status (`pass`, `fail`, `not_evaluated`) over `integrationIds`: the number of
+ * resources in each (check_results holds each resource's latest result).
+ */
+export async function checkResultCounts(db: Executor, integrationIds: string[]): Promise<{ checkId: string; status: string; n: number }[]> {
+  if (integrationIds.length === 0) return [];
+  const rows = await db
+    .selectFrom('check_results')
+    .select(['check_id', 'status', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('integration_id', 'in', integrationIds)
+    .groupBy(['check_id', 'status'])
+    .execute();
+  return rows.map((r) => ({ checkId: r.check_id, status: r.status, n: Number(r.n) }));
+}
+
+/** Alerts not closed (`new`, `acknowledged`) per detection over `integrationIds`. */
+export async function openAlertCounts(db: Executor, integrationIds: string[]): Promise<{ ruleId: string; n: number }[]> {
+  if (integrationIds.length === 0) return [];
+  const rows = await db
+    .selectFrom('alerts')
+    .select(['rule_id', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('integration_id', 'in', integrationIds)
+    .where('status', '!=', 'closed')
+    .groupBy('rule_id')
+    .execute();
+  return rows.map((r) => ({ ruleId: r.rule_id, n: Number(r.n) }));
+}
