@@ -20,6 +20,18 @@ function expectedAttrs(environmentId: string, row: OrganizationRow): Environment
     cspReportUri: row.contentsecuritypolicyreporturi,
     cspConfigurationModelDriven: row.contentsecuritypolicyconfiguration,
     cspConfigurationCanvas: row.contentsecuritypolicyconfigurationforcanvas,
+    auditEnabled: row.isauditenabled,
+    userAccessAuditEnabled: row.isuseraccessauditenabled,
+    auditRetentionDays: row.auditretentionperiodv2,
+    sessionTimeoutEnabled: row.sessiontimeoutenabled,
+    sessionTimeoutMinutes: row.sessiontimeoutinmins,
+    inactivityTimeoutEnabled: row.inactivitytimeoutenabled,
+    inactivityTimeoutMinutes: row.inactivitytimeoutinmins,
+    blockedAttachments: row.blockedattachments,
+    ipFirewallEnabled: row.enableipbasedfirewallrule,
+    ipFirewallAuditOnly: row.enableipbasedfirewallruleinauditmode,
+    ipFirewallAllowedRanges: row.allowediprangeforfirewall,
+    ipCookieBindingEnabled: row.enableipbasedcookiebinding,
   };
 }
 
