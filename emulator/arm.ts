@@ -57,6 +57,11 @@ export interface CognitiveAccount {
   raiPolicies?: Record<string, unknown>[];
   /** `Microsoft.Insights/diagnosticSettings` on the account, served by their own route. */
   diagnosticSettings?: Record<string, unknown>[];
+  /**
+   * EMULATOR switch (no real field): reading this account's diagnostic settings answers 403 AuthorizationFailed, as for
+   * a caller whose role was narrowed below the account (e.g. a deny assignment).
+   */
+  diagnosticSettingsForbidden?: boolean;
 }
 
 /** The Azure side of a tenant. */
@@ -151,7 +156,7 @@ export function registerArm(app: FastifyInstance, ctx: EmulatorContext): void {
       return forbidden(reply, c.oid, 'Microsoft.CognitiveServices/accounts/read', `/subscriptions/${req.params.sub}`);
     const accounts = c.azure.accounts
       .filter((a) => subOf(a.id) === sub)
-      .map(({ projects: _p, deployments: _d, raiPolicies: _r, diagnosticSettings: _s, ...a }) => a);
+      .map(({ projects: _p, deployments: _d, raiPolicies: _r, diagnosticSettings: _s, diagnosticSettingsForbidden: _f, ...a }) => a);
     return page(req, reply, c.azure, accounts);
   });
 
@@ -185,8 +190,9 @@ export function registerArm(app: FastifyInstance, ctx: EmulatorContext): void {
       if (!c) return reply;
       const id =
         `/subscriptions/${req.params.sub}/resourceGroups/${req.params.rg}/providers/Microsoft.CognitiveServices/accounts/${req.params.name}`.toLowerCase();
-      if (!canReadSubscription(c.azure, c.oid, req.params.sub)) return forbidden(reply, c.oid, 'Microsoft.Insights/diagnosticSettings/read', id);
       const account = c.azure.accounts.find((a) => a.id.toLowerCase() === id);
+      if (!canReadSubscription(c.azure, c.oid, req.params.sub) || account?.diagnosticSettingsForbidden)
+        return forbidden(reply, c.oid, 'Microsoft.Insights/diagnosticSettings/read', id);
       if (!account)
         return armError(
           reply,
@@ -374,19 +380,14 @@ function addAccountSecurity(accounts: CognitiveAccount[], seed: number | string)
               id: `${account.id}/providers/microsoft.insights/diagnosticSettings/${logs === 'logs' ? 'to-sentinel' : 'metrics-only'}`,
               type: 'Microsoft.Insights/diagnosticSettings',
               name: logs === 'logs' ? 'to-sentinel' : 'metrics-only',
-              location: null,
               properties: {
                 workspaceId:
                   '/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-sec/providers/Microsoft.OperationalInsights/workspaces/law-sentinel',
-                storageAccountId: null,
-                eventHubAuthorizationRuleId: null,
-                eventHubName: null,
-                logs: [
-                  { category: null, categoryGroup: 'audit', enabled: logs === 'logs', retentionPolicy: { enabled: false, days: 0 } },
-                  { category: null, categoryGroup: 'allLogs', enabled: logs === 'logs', retentionPolicy: { enabled: false, days: 0 } },
-                ],
                 metrics: [{ category: 'AllMetrics', enabled: true, retentionPolicy: { enabled: false, days: 0 } }],
-                logAnalyticsDestinationType: null,
+                logs: [
+                  { categoryGroup: 'audit', enabled: logs === 'logs', retentionPolicy: { enabled: false, days: 0 } },
+                  { categoryGroup: 'allLogs', enabled: logs === 'logs', retentionPolicy: { enabled: false, days: 0 } },
+                ],
               },
             },
           ];

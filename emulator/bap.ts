@@ -313,8 +313,6 @@ export function generateGovernance(environments: Environment[], seed: number | s
           solutionCheckerMode: strict ? 'block' : rng.pick(['none', 'warn']),
           suppressValidationEmails: 'true',
           solutionCheckerRuleOverrides: '',
-          makerOnboardingUrl: '',
-          makerOnboardingMarkdown: '',
         },
       },
     };
