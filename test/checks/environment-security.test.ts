@@ -98,33 +98,49 @@ const CASES: {
   },
 ];
 
-describe('Dataverse environment security settings checks', () => {
-  for (const c of CASES) {
-    describe(c.id, () => {
-      it('passes a hardened environment and a near miss, fails the weakened setting, leaves environments without Dataverse out', async () => {
-        const r = await run(c.id, hardened('e1', c.nearMiss), hardened('e2', c.weak));
-        expect(r.map((x) => x.resourceId).sort()).toEqual(['e1', 'e2']);
-        expect(resultFor(r, 'e1')?.status).toBe('pass');
-        expect(resultFor(r, 'e2')).toMatchObject({ status: 'fail', resourceType: 'environment', reason: expect.stringContaining(c.reason) });
-      });
-      it('is not evaluated for an unreadable environment, a column not returned, and without the stream', async () => {
-        const r = await runCheck(
-          c.id,
-          checkContext({
-            environments: envs,
-            estate: { environmentSettings: [hardened('e2', { [c.column]: null })] },
-            checkpoints: [sliceError('environmentSettings', 'e1', 'Forbidden', 'The user is not a member of the organization.')],
-          }),
-        );
-        expect(resultFor(r, 'e1')).toMatchObject({ status: 'not_evaluated', reason: expect.stringContaining('not a member') });
-        expect(resultFor(r, 'e2')?.status).toBe('not_evaluated');
-        expect(await runCheck(c.id, checkContext({ checkpoints: [streamError('environmentSettings')] }))).toEqual([
-          expect.objectContaining({ resourceType: 'tenant', status: 'not_evaluated' }),
-        ]);
-      });
-    });
-  }
+const byId = Object.fromEntries(CASES.map((c) => [c.id, c]));
 
+/** A hardened environment and the near miss pass; the weakened setting fails with its reason; no Dataverse, no result. */
+async function passesAndFails(id: string): Promise<void> {
+  const c = byId[id]!;
+  const r = await run(c.id, hardened('e1', c.nearMiss), hardened('e2', c.weak));
+  expect(r.map((x) => x.resourceId).sort()).toEqual(['e1', 'e2']);
+  expect(resultFor(r, 'e1')?.status).toBe('pass');
+  expect(resultFor(r, 'e2')).toMatchObject({ status: 'fail', resourceType: 'environment', reason: expect.stringContaining(c.reason) });
+}
+
+/** Not evaluated for an unreadable environment (errored slice), a column not returned, and without the stream. */
+async function notEvaluated(id: string): Promise<void> {
+  const c = byId[id]!;
+  const r = await runCheck(
+    c.id,
+    checkContext({
+      environments: envs,
+      estate: { environmentSettings: [hardened('e2', { [c.column]: null })] },
+      checkpoints: [sliceError('environmentSettings', 'e1', 'Forbidden', 'The user is not a member of the organization.')],
+    }),
+  );
+  expect(resultFor(r, 'e1')).toMatchObject({ status: 'not_evaluated', reason: expect.stringContaining('not a member') });
+  expect(resultFor(r, 'e2')?.status).toBe('not_evaluated');
+  expect(await runCheck(c.id, checkContext({ checkpoints: [streamError('environmentSettings')] }))).toEqual([
+    expect.objectContaining({ resourceType: 'tenant', status: 'not_evaluated' }),
+  ]);
+}
+
+describe('pp_dataverse_auditing_disabled', () => {
+  it('passes a hardened environment and a near miss; fails the weakened setting', () => passesAndFails('pp_dataverse_auditing_disabled'));
+  it('is not evaluated for an unreadable environment, a column not returned, and without the stream', () => notEvaluated('pp_dataverse_auditing_disabled'));
+});
+
+describe('pp_dataverse_access_logging_disabled', () => {
+  it('passes a hardened environment and a near miss; fails the weakened setting', () => passesAndFails('pp_dataverse_access_logging_disabled'));
+  it('is not evaluated for an unreadable environment, a column not returned, and without the stream', () =>
+    notEvaluated('pp_dataverse_access_logging_disabled'));
+});
+
+describe('pp_session_timeout_too_long', () => {
+  it('passes a hardened environment and a near miss; fails the weakened setting', () => passesAndFails('pp_session_timeout_too_long'));
+  it('is not evaluated for an unreadable environment, a column not returned, and without the stream', () => notEvaluated('pp_session_timeout_too_long'));
   it('session timeout: the 24-hour default (custom value off) passes; on without its minutes is not evaluated', async () => {
     const r = await run(
       'pp_session_timeout_too_long',
@@ -134,6 +150,11 @@ describe('Dataverse environment security settings checks', () => {
     expect(resultFor(r, 'e1')?.status).toBe('pass');
     expect(resultFor(r, 'e2')?.status).toBe('not_evaluated');
   });
+});
+
+describe('pp_inactivity_timeout_disabled', () => {
+  it('passes a hardened environment and a near miss; fails the weakened setting', () => passesAndFails('pp_inactivity_timeout_disabled'));
+  it('is not evaluated for an unreadable environment, a column not returned, and without the stream', () => notEvaluated('pp_inactivity_timeout_disabled'));
   it('inactivity timeout: off fails; access logging fails when auditing as a whole is off', async () => {
     expect((await run('pp_inactivity_timeout_disabled', hardened('e1', { inactivityTimeoutEnabled: false })))[0]).toMatchObject({
       status: 'fail',
@@ -144,17 +165,32 @@ describe('Dataverse environment security settings checks', () => {
       reason: expect.stringContaining('Auditing is off'),
     });
   });
-  it('IP firewall: off fails, on without an allowed range fails', async () => {
-    const r = await run('pp_ip_firewall_disabled', hardened('e1', { ipFirewallEnabled: false }), hardened('e2', { ipFirewallAllowedRanges: ' ' }));
-    expect(resultFor(r, 'e1')).toMatchObject({ status: 'fail', reason: expect.stringContaining('any IP address') });
-    expect(resultFor(r, 'e2')).toMatchObject({ status: 'fail', reason: expect.stringContaining('no allowed IP range') });
-  });
+});
+
+describe('pp_blocked_attachments_incomplete', () => {
+  it('passes a hardened environment and a near miss; fails the weakened setting', () => passesAndFails('pp_blocked_attachments_incomplete'));
+  it('is not evaluated for an unreadable environment, a column not returned, and without the stream', () => notEvaluated('pp_blocked_attachments_incomplete'));
   it('blocked attachments: an empty list fails', async () => {
     expect((await run('pp_blocked_attachments_incomplete', hardened('e1', { blockedAttachments: '' })))[0]).toMatchObject({
       status: 'fail',
       reason: expect.stringContaining('No attachment extension'),
     });
   });
+});
+
+describe('pp_ip_firewall_disabled', () => {
+  it('passes a hardened environment and a near miss; fails the weakened setting', () => passesAndFails('pp_ip_firewall_disabled'));
+  it('is not evaluated for an unreadable environment, a column not returned, and without the stream', () => notEvaluated('pp_ip_firewall_disabled'));
+  it('IP firewall: off fails, on without an allowed range fails', async () => {
+    const r = await run('pp_ip_firewall_disabled', hardened('e1', { ipFirewallEnabled: false }), hardened('e2', { ipFirewallAllowedRanges: ' ' }));
+    expect(resultFor(r, 'e1')).toMatchObject({ status: 'fail', reason: expect.stringContaining('any IP address') });
+    expect(resultFor(r, 'e2')).toMatchObject({ status: 'fail', reason: expect.stringContaining('no allowed IP range') });
+  });
+});
+
+describe('pp_ip_cookie_binding_disabled', () => {
+  it('passes a hardened environment and a near miss; fails the weakened setting', () => passesAndFails('pp_ip_cookie_binding_disabled'));
+  it('is not evaluated for an unreadable environment, a column not returned, and without the stream', () => notEvaluated('pp_ip_cookie_binding_disabled'));
 });
 
 // --- Managed Environments (BAP governanceConfiguration) -------------------------------------------------------------

@@ -25,36 +25,54 @@ const account = (over: Partial<FoundryAccountAttrs> = {}): FoundryAccountAttrs =
 const accounts = (...rows: [string, Partial<FoundryAccountAttrs>][]) => rows.map(([id, over]) => estateRow('foundryAccounts', id, account(over)));
 const noReader = streamError('foundryAccounts', 'AZURE_READER_MISSING', 'Grant the Reader role on the subscriptions holding Azure AI Foundry resources.');
 
-describe('Foundry account settings checks', () => {
-  const CASES: { id: string; weak: Partial<FoundryAccountAttrs>; nearMiss: Partial<FoundryAccountAttrs>; reason: string }[] = [
-    {
-      id: 'foundry_customer_managed_key_missing',
-      weak: { encryptionKeySource: 'Microsoft.CognitiveServices' },
-      nearMiss: { encryptionKeySource: 'microsoft.keyvault' },
-      reason: 'Microsoft-managed',
-    },
-    { id: 'foundry_managed_identity_missing', weak: { identityType: 'None' }, nearMiss: { identityType: 'UserAssigned' }, reason: 'no managed identity' },
-    {
-      id: 'foundry_outbound_network_unrestricted',
-      weak: { restrictOutboundNetworkAccess: false },
-      nearMiss: { allowedFqdnList: [] },
-      reason: 'not restricted',
-    },
-  ];
-  for (const c of CASES) {
-    it(`${c.id}: passes the hardened account and a near miss, fails the weakened one and an absent property`, async () => {
-      const absent = Object.fromEntries(Object.keys(c.weak).map((k) => [k, null]));
-      const r = await runCheck(c.id, checkContext({ estate: { foundryAccounts: accounts(['ok', c.nearMiss], ['weak', c.weak], ['absent', absent]) } }));
-      expect(resultFor(r, 'ok')?.status).toBe('pass');
-      expect(resultFor(r, 'weak')).toMatchObject({ status: 'fail', resourceType: 'foundryAccount', reason: expect.stringContaining(c.reason) });
-      expect(resultFor(r, 'absent')?.status).toBe('fail');
-    });
-    it(`${c.id}: is not evaluated without the Reader role`, async () => {
-      expect(await runCheck(c.id, checkContext({ checkpoints: [noReader] }))).toEqual([
-        expect.objectContaining({ status: 'not_evaluated', reason: expect.stringContaining('Reader') }),
-      ]);
-    });
-  }
+const CASES: { id: string; weak: Partial<FoundryAccountAttrs>; nearMiss: Partial<FoundryAccountAttrs>; reason: string }[] = [
+  {
+    id: 'foundry_customer_managed_key_missing',
+    weak: { encryptionKeySource: 'Microsoft.CognitiveServices' },
+    nearMiss: { encryptionKeySource: 'microsoft.keyvault' },
+    reason: 'Microsoft-managed',
+  },
+  { id: 'foundry_managed_identity_missing', weak: { identityType: 'None' }, nearMiss: { identityType: 'UserAssigned' }, reason: 'no managed identity' },
+  {
+    id: 'foundry_outbound_network_unrestricted',
+    weak: { restrictOutboundNetworkAccess: false },
+    nearMiss: { allowedFqdnList: [] },
+    reason: 'not restricted',
+  },
+];
+
+/** The hardened account and a near miss pass; the weakened account fails with its reason, and so does an absent property. */
+async function passesAndFails(id: string): Promise<void> {
+  const c = CASES.find((x) => x.id === id)!;
+  const absent = Object.fromEntries(Object.keys(c.weak).map((k) => [k, null]));
+  const r = await runCheck(c.id, checkContext({ estate: { foundryAccounts: accounts(['ok', c.nearMiss], ['weak', c.weak], ['absent', absent]) } }));
+  expect(resultFor(r, 'ok')?.status).toBe('pass');
+  expect(resultFor(r, 'weak')).toMatchObject({ status: 'fail', resourceType: 'foundryAccount', reason: expect.stringContaining(c.reason) });
+  expect(resultFor(r, 'absent')?.status).toBe('fail');
+}
+
+/** Not evaluated, naming the role, when the accounts stream did not run (no Reader role). */
+async function notEvaluatedWithoutReader(id: string): Promise<void> {
+  expect(await runCheck(id, checkContext({ checkpoints: [noReader] }))).toEqual([
+    expect.objectContaining({ status: 'not_evaluated', reason: expect.stringContaining('Reader') }),
+  ]);
+}
+
+describe('foundry_customer_managed_key_missing', () => {
+  it('passes the hardened account and a near miss; fails the weakened one and an absent property', () =>
+    passesAndFails('foundry_customer_managed_key_missing'));
+  it('is not evaluated without the Reader role', () => notEvaluatedWithoutReader('foundry_customer_managed_key_missing'));
+});
+
+describe('foundry_managed_identity_missing', () => {
+  it('passes the hardened account and a near miss; fails the weakened one and an absent property', () => passesAndFails('foundry_managed_identity_missing'));
+  it('is not evaluated without the Reader role', () => notEvaluatedWithoutReader('foundry_managed_identity_missing'));
+});
+
+describe('foundry_outbound_network_unrestricted', () => {
+  it('passes the hardened account and a near miss; fails the weakened one and an absent property', () =>
+    passesAndFails('foundry_outbound_network_unrestricted'));
+  it('is not evaluated without the Reader role', () => notEvaluatedWithoutReader('foundry_outbound_network_unrestricted'));
 });
 
 describe('foundry_diagnostic_logs_missing', () => {
