@@ -7,7 +7,9 @@
  * - `GET /arm/subscriptions/{sub}/providers/Microsoft.CognitiveServices/accounts?api-version=…`: needs a role that
  *   reads (`Reader`, `Contributor`, `Owner`, `Cognitive Services Contributor`) at subscription scope, else 403
  *   `AuthorizationFailed`; an unknown subscription → 404 `SubscriptionNotFound`.
- * - `GET /arm{accountId}/projects` and `/deployments` (same rule on the account's subscription).
+ * - `GET /arm{accountId}/projects`, `/deployments` and `/raiPolicies` (same rule on the account's subscription).
+ * - `GET /arm{accountId}/providers/Microsoft.Insights/diagnosticSettings`: the account's diagnostic settings in one
+ *   page (same rule: Reader reads them).
  * - Paging: `value` + absolute `nextLink` with a `$skiptoken` (page size `azure.pageSize`, default 100).
  * - Errors use the ARM envelope `{"error":{"code","message"}}`; no `api-version` → 400 `MissingApiVersionParameter`;
  *   a token for another audience or tenant → 401 `InvalidAuthenticationToken`.
@@ -47,8 +49,19 @@ export interface CognitiveAccount {
   sku: { name: string };
   tags: Record<string, string>;
   properties: Record<string, unknown>;
+  /** `identity` of the account (`{ type: 'SystemAssigned', principalId, tenantId }`), served at the top level; absent = none. */
+  identity?: Record<string, unknown>;
   projects: Record<string, unknown>[];
   deployments: Record<string, unknown>[];
+  /** Custom content filters (`accounts/raiPolicies`), served by their own route. */
+  raiPolicies?: Record<string, unknown>[];
+  /** `Microsoft.Insights/diagnosticSettings` on the account, served by their own route. */
+  diagnosticSettings?: Record<string, unknown>[];
+  /**
+   * EMULATOR switch (no real field): reading this account's diagnostic settings answers 403 AuthorizationFailed, as for
+   * a caller whose role was narrowed below the account (e.g. a deny assignment).
+   */
+  diagnosticSettingsForbidden?: boolean;
 }
 
 /** The Azure side of a tenant. */
@@ -141,11 +154,13 @@ export function registerArm(app: FastifyInstance, ctx: EmulatorContext): void {
       return armError(reply, 404, 'SubscriptionNotFound', `The subscription '${req.params.sub}' could not be found.`);
     if (!canReadSubscription(c.azure, c.oid, sub))
       return forbidden(reply, c.oid, 'Microsoft.CognitiveServices/accounts/read', `/subscriptions/${req.params.sub}`);
-    const accounts = c.azure.accounts.filter((a) => subOf(a.id) === sub).map(({ projects: _p, deployments: _d, ...a }) => a);
+    const accounts = c.azure.accounts
+      .filter((a) => subOf(a.id) === sub)
+      .map(({ projects: _p, deployments: _d, raiPolicies: _r, diagnosticSettings: _s, diagnosticSettingsForbidden: _f, ...a }) => a);
     return page(req, reply, c.azure, accounts);
   });
 
-  for (const child of ['projects', 'deployments'] as const) {
+  for (const child of ['projects', 'deployments', 'raiPolicies'] as const) {
     app.get<{ Params: { sub: string; rg: string; name: string } }>(
       `/subscriptions/:sub/resourceGroups/:rg/providers/Microsoft.CognitiveServices/accounts/:name/${child}`,
       async (req, reply) => {
@@ -162,10 +177,32 @@ export function registerArm(app: FastifyInstance, ctx: EmulatorContext): void {
             'ResourceNotFound',
             `The Resource 'Microsoft.CognitiveServices/accounts/${req.params.name}' under resource group '${req.params.rg}' was not found.`,
           );
-        return page(req, reply, c.azure, account[child]);
+        return page(req, reply, c.azure, account[child] ?? []);
       },
     );
   }
+
+  // Diagnostic settings of an account: one page, no nextLink (the real list returns every setting at once).
+  app.get<{ Params: { sub: string; rg: string; name: string } }>(
+    '/subscriptions/:sub/resourceGroups/:rg/providers/Microsoft.CognitiveServices/accounts/:name/providers/Microsoft.Insights/diagnosticSettings',
+    async (req, reply) => {
+      const c = await caller(req, reply);
+      if (!c) return reply;
+      const id =
+        `/subscriptions/${req.params.sub}/resourceGroups/${req.params.rg}/providers/Microsoft.CognitiveServices/accounts/${req.params.name}`.toLowerCase();
+      const account = c.azure.accounts.find((a) => a.id.toLowerCase() === id);
+      if (!canReadSubscription(c.azure, c.oid, req.params.sub) || account?.diagnosticSettingsForbidden)
+        return forbidden(reply, c.oid, 'Microsoft.Insights/diagnosticSettings/read', id);
+      if (!account)
+        return armError(
+          reply,
+          404,
+          'ResourceNotFound',
+          `The Resource 'Microsoft.CognitiveServices/accounts/${req.params.name}' under resource group '${req.params.rg}' was not found.`,
+        );
+      return reply.header('content-type', 'application/json; charset=utf-8').send({ value: account.diagnosticSettings ?? [] });
+    },
+  );
 }
 
 /** ARM 404 for unknown paths. */
@@ -273,7 +310,88 @@ export function generateAzure(options: {
     }
     accounts.push(account);
   }
+  addAccountSecurity(accounts, options.seed);
   return { subscriptions, roleAssignments, accounts };
+}
+
+/** A custom content filter (`accounts/raiPolicies` item) that blocks at Medium with Prompt Shields, or a weakened one. */
+function raiPolicy(accountId: string, name: string, relaxed: boolean): Record<string, unknown> {
+  const harm = (category: string, source: 'Prompt' | 'Completion') => ({
+    name: category,
+    blocking: true,
+    enabled: !(relaxed && category === 'Violence' && source === 'Completion'),
+    severityThreshold: relaxed && source === 'Prompt' ? 'High' : 'Medium',
+    source,
+  });
+  return {
+    id: `${accountId}/raiPolicies/${name}`,
+    name,
+    properties: {
+      basePolicyName: 'Microsoft.DefaultV2',
+      mode: relaxed ? 'Asynchronous_filter' : 'Blocking',
+      contentFilters: [
+        ...['Hate', 'Sexual', 'Selfharm', 'Violence'].flatMap((c) => [harm(c, 'Prompt'), harm(c, 'Completion')]),
+        { name: 'Jailbreak', blocking: !relaxed, source: 'Prompt', enabled: !relaxed },
+        { name: 'Indirect Attack', blocking: !relaxed, source: 'Prompt', enabled: !relaxed },
+        { name: 'Protected Material Text', blocking: true, source: 'Completion', enabled: true },
+        { name: 'Protected Material Code', blocking: true, source: 'Completion', enabled: true },
+      ],
+    },
+  };
+}
+
+/**
+ * Gives accounts their security settings from a generator of its own (so no other generated value changes):
+ * outbound restriction (`restrictOutboundNetworkAccess`, `allowedFqdnList`), encryption key source, managed identity,
+ * custom content filters for the deployments that name `strict-filter` (half of those accounts get a weakened
+ * `relaxed-filter` instead: High-only prompt thresholds, violence off for completions, Prompt Shields off) and
+ * diagnostic settings (logs to a workspace, metrics only, or none). The first account is hardened in every respect
+ * and the second in none, so both outcomes exist.
+ * Shapes: azure-rest-api-specs `Microsoft.CognitiveServices/stable/2025-06-01/examples/{ListAccountsBySubscription,
+ * ListRaiPolicies}.json`; `Microsoft.Insights/preview/2021-05-01-preview/examples/getDiagnosticSetting.json`.
+ */
+function addAccountSecurity(accounts: CognitiveAccount[], seed: number | string): void {
+  const rng = createRng(`${String(seed)}:arm-security`);
+  accounts.forEach((account, i) => {
+    const hardened = (p: number) => (i === 0 ? true : i === 1 ? false : rng.chance(p));
+    const restricted = hardened(0.3);
+    account.properties.restrictOutboundNetworkAccess = restricted;
+    if (restricted) account.properties.allowedFqdnList = [`${account.name}.blob.core.windows.net`, 'search-contoso.search.windows.net'];
+    const cmk = hardened(0.25);
+    account.properties.encryption = cmk
+      ? {
+          keySource: 'Microsoft.KeyVault',
+          keyVaultProperties: { keyName: 'aikey', keyVersion: rng.chars(32, '0123456789abcdef'), keyVaultUri: 'https://kv-ai.vault.azure.net/' },
+        }
+      : { keySource: 'Microsoft.CognitiveServices' };
+    if (cmk || hardened(0.5)) account.identity = { type: 'SystemAssigned', principalId: rng.guid(), tenantId: rng.guid() };
+    const custom = account.deployments.filter((d) => (d.properties as Record<string, unknown>).raiPolicyName === 'strict-filter');
+    if (custom.length > 0) {
+      const relaxed = i === 0 ? false : i === 1 ? true : rng.chance(0.5);
+      if (relaxed) for (const d of custom) (d.properties as Record<string, unknown>).raiPolicyName = 'relaxed-filter';
+      account.raiPolicies = [raiPolicy(account.id, relaxed ? 'relaxed-filter' : 'strict-filter', relaxed)];
+    } else account.raiPolicies = [];
+    const logs = i === 0 ? 'logs' : i === 1 ? 'none' : rng.pick(['logs', 'logs', 'metrics', 'none'] as const);
+    account.diagnosticSettings =
+      logs === 'none'
+        ? []
+        : [
+            {
+              id: `${account.id}/providers/microsoft.insights/diagnosticSettings/${logs === 'logs' ? 'to-sentinel' : 'metrics-only'}`,
+              type: 'Microsoft.Insights/diagnosticSettings',
+              name: logs === 'logs' ? 'to-sentinel' : 'metrics-only',
+              properties: {
+                workspaceId:
+                  '/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-sec/providers/Microsoft.OperationalInsights/workspaces/law-sentinel',
+                metrics: [{ category: 'AllMetrics', enabled: true, retentionPolicy: { enabled: false, days: 0 } }],
+                logs: [
+                  { categoryGroup: 'audit', enabled: logs === 'logs', retentionPolicy: { enabled: false, days: 0 } },
+                  { categoryGroup: 'allLogs', enabled: logs === 'logs', retentionPolicy: { enabled: false, days: 0 } },
+                ],
+              },
+            },
+          ];
+  });
 }
 
 /** What a complete Foundry collection must find for the principal (default: the connector's service principal). */
@@ -287,6 +405,10 @@ export interface FoundryGroundTruth {
   deployments: number;
   deploymentsWithoutContentFilter: number;
   accountsPublicWithLocalAuth: number;
+  /** Per collected account: whether it sends resource logs, uses a customer-managed key, has an identity, restricts outbound. */
+  accountSecurity: Record<string, { logs: boolean; cmk: boolean; identity: boolean; outboundRestricted: boolean }>;
+  /** Custom content filters (`raiPolicies` items) of the collected accounts. */
+  raiPolicies: number;
 }
 
 /** Recomputes the expected Foundry collection from the tenant. */
@@ -305,5 +427,19 @@ export function foundryGroundTruth(tenant: Tenant, options: { principalId?: stri
     deployments: deployments.length,
     deploymentsWithoutContentFilter: deployments.filter((d) => !(d.properties as Record<string, unknown>).raiPolicyName).length,
     accountsPublicWithLocalAuth: accounts.filter((a) => a.properties.publicNetworkAccess === 'Enabled' && a.properties.disableLocalAuth === false).length,
+    accountSecurity: Object.fromEntries(
+      accounts.map((a) => [
+        a.id,
+        {
+          logs: (a.diagnosticSettings ?? []).some((s) =>
+            (((s.properties as Record<string, unknown>).logs as { enabled: boolean }[] | undefined) ?? []).some((l) => l.enabled),
+          ),
+          cmk: (a.properties.encryption as { keySource?: string } | undefined)?.keySource === 'Microsoft.KeyVault',
+          identity: a.identity !== undefined,
+          outboundRestricted: a.properties.restrictOutboundNetworkAccess === true,
+        },
+      ]),
+    ),
+    raiPolicies: accounts.reduce((n, a) => n + (a.raiPolicies ?? []).length, 0),
   };
 }

@@ -11,6 +11,7 @@ import { POWER_PLATFORM_ADMIN_ROLES, RESOURCES, SYSTEM_ADMINISTRATOR } from './c
 import { bearerToken, newId, queryParam, type EmulatorContext } from './common.ts';
 import { findApp, findEnvironment, indexes, type Environment, type Tenant } from './tenant.ts';
 import type { AccessTokenClaims } from './tokens.ts';
+import { createRng } from './prng.ts';
 
 const PROVIDER = '/providers/Microsoft.BusinessAppPlatform';
 
@@ -40,6 +41,7 @@ function environmentResource(base: string, tenant: Tenant, env: Environment): Re
     },
     databaseType: env.dataverse ? 'CommonDataService' : 'None',
     states: env.states,
+    governanceConfiguration: env.governanceConfiguration ?? { protectionLevel: 'Basic' },
   };
   if (env.dataverse) {
     const dv = env.dataverse;
@@ -280,4 +282,39 @@ export function registerBap(app: FastifyInstance, ctx: EmulatorContext): void {
 /** BAP-shaped 404 for an unknown path under `/bap`. */
 export function bapNotFound(req: FastifyRequest, reply: FastifyReply): FastifyReply {
   return bapError(reply, 404, 'NotFound', `The requested path '${(req.url.split('?')[0] ?? '').replace(/^\/bap/, '')}' is not served by the emulator.`);
+}
+
+/**
+ * Gives environments their Managed Environments configuration (BAP `governanceConfiguration`) from a generator of its
+ * own (so no other generated value changes). The default environment stays unmanaged (`Basic`); the second is managed
+ * with strict settings (sharing excluded from security groups, at most 20 individuals, solution checker `block`); the
+ * third managed with none (`noLimit`, `-1`, `none`); the others ~50 % managed with random settings.
+ * Shapes: microsoft/terraform-provider-power-platform `internal/services/environment/dto.go` (`extendedSettings`
+ * values are strings); Learn "Enable Managed Environments using PowerShell" (`protectionLevel = "Standard"`).
+ */
+export function generateGovernance(environments: Environment[], seed: number | string): void {
+  const rng = createRng(`${String(seed)}:governance`);
+  environments.forEach((env, i) => {
+    const managed = i === 0 ? false : i === 1 || i === 2 ? true : rng.chance(0.5);
+    if (!managed) {
+      env.governanceConfiguration = { protectionLevel: 'Basic' };
+      return;
+    }
+    const strict = i === 1 ? true : i === 2 ? false : rng.chance(0.5);
+    const limited = strict || rng.chance(0.3);
+    env.governanceConfiguration = {
+      protectionLevel: 'Standard',
+      settings: {
+        extendedSettings: {
+          excludeEnvironmentFromAnalysis: 'false',
+          isGroupSharingDisabled: String(limited),
+          maxLimitUserSharing: limited ? String(strict ? 20 : rng.pick([-1, 50])) : '-1',
+          limitSharingMode: limited ? 'excludeSharingToSecurityGroups' : 'noLimit',
+          solutionCheckerMode: strict ? 'block' : rng.pick(['none', 'warn']),
+          suppressValidationEmails: 'true',
+          solutionCheckerRuleOverrides: '',
+        },
+      },
+    };
+  });
 }

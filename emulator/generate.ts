@@ -8,6 +8,7 @@ import { generatePowerPlatform } from './powerplatform.ts';
 import { generateAgentComponents } from './agentcomponents.ts';
 import { generateOrganizationSettings } from './organization.ts';
 import { generateAzure } from './arm.ts';
+import { generateGovernance } from './bap.ts';
 import { generateGraphEstate } from './graphestate.ts';
 import { createRng, type Rng } from './prng.ts';
 import { generatePowerBiEstate } from './powerbiinventory.ts';
@@ -508,6 +509,8 @@ export function generateTenant(options: GenerateOptions): Tenant {
   }
   const accessOrder = [...dvEnvs.filter((e) => !e.isDefault).reverse(), ...dvEnvs.filter((e) => e.isDefault)];
   const noAccess = new Set(accessOrder.slice(0, withoutAccess).map((e) => e.name));
+
+  generateGovernance(environments, options.seed);
 
   // --- agents: risk sets ---------------------------------------------------------------------------------------------
   const agentCount = sizes.agents;

@@ -4,7 +4,13 @@
  * Microsoft Learn "Content security policy" (power-platform/admin/content-security-policy) configures per environment:
  * `iscontentsecuritypolicyenabled` (model-driven apps), `iscontentsecuritypolicyenabledforcanvas`,
  * `contentsecuritypolicyconfiguration`, `contentsecuritypolicyconfigurationforcanvas`,
- * `contentsecuritypolicyreporturi` (Dataverse `organization` EntityType).
+ * `contentsecuritypolicyreporturi` (Dataverse `organization` EntityType); and the security settings of the same row:
+ * auditing (`isauditenabled`, `isuseraccessauditenabled`, `auditretentionperiodv2` days, -1 = forever — Learn "Manage
+ * Dataverse auditing"), session and inactivity timeouts (`sessiontimeoutenabled`, `sessiontimeoutinmins`,
+ * `inactivitytimeoutenabled`, `inactivitytimeoutinmins` — Learn "Security and session settings"), `blockedattachments`
+ * (semicolon list, Learn "System settings"), the IP firewall (`enableipbasedfirewallrule`, `allowediprangeforfirewall`
+ * comma-separated CIDR, `enableipbasedfirewallruleinauditmode` — Learn "IP firewall", whose PATCH payload shows these
+ * names and shapes) and `enableipbasedcookiebinding` (Learn "IP address-based cookie binding").
  *
  * Access mirrors `dataverse.ts`: the token audience must be `{base}/dataverse/{uniqueName}` and its tenant must own
  * the org (else 401 with `WWW-Authenticate`); Global / Power Platform Administrator users are admitted; an app that is
@@ -28,6 +34,18 @@ export interface OrganizationRow {
   contentsecuritypolicyconfiguration: string | null;
   contentsecuritypolicyconfigurationforcanvas: string | null;
   contentsecuritypolicyreporturi: string | null;
+  isauditenabled: boolean;
+  isuseraccessauditenabled: boolean;
+  auditretentionperiodv2: number;
+  sessiontimeoutenabled: boolean;
+  sessiontimeoutinmins: number;
+  inactivitytimeoutenabled: boolean;
+  inactivitytimeoutinmins: number;
+  blockedattachments: string;
+  enableipbasedfirewallrule: boolean;
+  enableipbasedfirewallruleinauditmode: boolean;
+  allowediprangeforfirewall: string | null;
+  enableipbasedcookiebinding: boolean;
 }
 
 /** The `organization` row of each Dataverse org, keyed by the org's `uniqueName` (lower case). */
@@ -42,7 +60,54 @@ export const ORGANIZATION_COLUMNS: readonly string[] = [
   'contentsecuritypolicyconfiguration',
   'contentsecuritypolicyconfigurationforcanvas',
   'contentsecuritypolicyreporturi',
+  'isauditenabled',
+  'isuseraccessauditenabled',
+  'auditretentionperiodv2',
+  'sessiontimeoutenabled',
+  'sessiontimeoutinmins',
+  'inactivitytimeoutenabled',
+  'inactivitytimeoutinmins',
+  'blockedattachments',
+  'enableipbasedfirewallrule',
+  'enableipbasedfirewallruleinauditmode',
+  'allowediprangeforfirewall',
+  'enableipbasedcookiebinding',
 ];
+
+/**
+ * Dataverse's default blocked attachment extensions, as a new environment returns them for
+ * `GET organizations?$select=blockedattachments` (Dataverse developer docs "Block certain types of files": example
+ * response and `RetrieveBlockedAttachments` sample).
+ */
+const DEFAULT_BLOCKED_ATTACHMENTS =
+  'ade;adp;app;asa;ashx;asmx;asp;bas;bat;cdx;cer;chm;class;cmd;com;config;cpl;crt;csh;dll;exe;fxp;hlp;hta;htr;htw;ida;idc;idq;inf;ins;isp;its;jar;js;jse;ksh;lnk;mad;maf;mag;mam;maq;mar;mas;mat;mau;mav;maw;mda;mdb;mde;mdt;mdw;mdz;msc;msh;msh1;msh1xml;msh2;msh2xml;mshxml;msi;msp;mst;ops;pcd;pif;prf;prg;printer;pst;reg;rem;scf;scr;sct;shb;shs;shtm;shtml;soap;stm;tmp;url;vb;vbe;vbs;vsmacros;vss;vst;vsw;ws;wsc;wsf;wsh;svg';
+
+/** The security columns of one org: `weak` (index 0), `strong` (index 1) or drawn from `rng`. */
+function securityColumns(rng: ReturnType<typeof createRng>, which: 'weak' | 'strong' | 'random') {
+  const pick = (p: number) => (which === 'weak' ? false : which === 'strong' ? true : rng.chance(p));
+  const audit = pick(0.6);
+  const firewall = pick(0.3);
+  const sessionLong = which === 'weak' ? true : which === 'strong' ? false : rng.chance(0.2);
+  const attachmentsTrimmed = which === 'weak' ? true : which === 'strong' ? false : rng.chance(0.25);
+  return {
+    isauditenabled: audit,
+    isuseraccessauditenabled: audit && pick(0.7),
+    auditretentionperiodv2: which === 'strong' ? -1 : rng.pick([30, 90, 365, -1]),
+    sessiontimeoutenabled: sessionLong || pick(0.3),
+    sessiontimeoutinmins: sessionLong ? rng.pick([2880, 10080, 43200]) : rng.pick([480, 720, 1440]),
+    inactivitytimeoutenabled: pick(0.4),
+    inactivitytimeoutinmins: which === 'strong' ? 30 : rng.pick([30, 60, 240]),
+    blockedattachments: attachmentsTrimmed
+      ? DEFAULT_BLOCKED_ATTACHMENTS.split(';')
+          .filter((e) => !['exe', 'js', 'vbs', 'hta'].includes(e))
+          .join(';')
+      : DEFAULT_BLOCKED_ATTACHMENTS,
+    enableipbasedfirewallrule: firewall,
+    enableipbasedfirewallruleinauditmode: which === 'strong' ? false : firewall && rng.chance(0.3),
+    allowediprangeforfirewall: firewall ? '203.0.113.0/24,2001:db8::/48' : null,
+    enableipbasedcookiebinding: pick(0.3),
+  };
+}
 
 const CONTENT_TYPE = 'application/json; odata.metadata=minimal';
 
@@ -53,10 +118,14 @@ const CSP_CONFIGURATION = JSON.stringify({ 'frame-ancestors': { sources: [{ sour
  * Generates the `organization` row of every environment with Dataverse, from its own seeded generator (so no other
  * generated value changes). The first org does not enforce CSP and the second enforces it for model-driven and canvas
  * apps (both outcomes always exist when there are two orgs); the others are random (model-driven ~50 %, canvas ~40 %,
- * a report URI ~30 %).
+ * a report URI ~30 %). The security columns likewise: the first org has every one weak (auditing off, sessions of 2+
+ * days, no inactivity timeout, .exe/.js/.vbs/.hta unblocked, IP firewall and cookie binding off), the second every
+ * one strong, the others random.
  */
 export function generateOrganizationSettings(environments: readonly Environment[], seed: number | string): OrganizationSettingsModel {
   const rng = createRng(`${String(seed)}:organization`);
+  // The security columns draw from their own stream, so adding them changed no CSP value.
+  const securityRng = createRng(`${String(seed)}:organization-security`);
   const out: OrganizationSettingsModel = {};
   let i = 0;
   for (const env of environments) {
@@ -72,6 +141,7 @@ export function generateOrganizationSettings(environments: readonly Environment[
       contentsecuritypolicyconfiguration: model ? CSP_CONFIGURATION : null,
       contentsecuritypolicyconfigurationforcanvas: canvas ? CSP_CONFIGURATION : null,
       contentsecuritypolicyreporturi: report ? `https://csp-report.${env.dataverse.domainName}.example.com/report` : null,
+      ...securityColumns(securityRng, i === 0 ? 'weak' : i === 1 ? 'strong' : 'random'),
     };
     i++;
   }

@@ -265,6 +265,11 @@ export interface Environment {
   refuseAddAppUser?: boolean;
   /** Emulator switch: the Dataverse `systemuserroles_association/$ref` POST fails in this environment (see dataverse.ts). */
   refuseRoleAssignment?: boolean;
+  /**
+   * BAP `properties.governanceConfiguration` (Managed Environments): `protectionLevel` `Standard` (managed) or `Basic`,
+   * and for managed ones `settings.extendedSettings` with string values. Absent → served as `{ protectionLevel: 'Basic' }`.
+   */
+  governanceConfiguration?: { protectionLevel: 'Standard' | 'Basic'; settings?: { extendedSettings: Record<string, string> } };
 }
 
 /**

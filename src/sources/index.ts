@@ -2,6 +2,8 @@ import type { CapabilityId } from '../core/capabilities.ts';
 import type { EstateObject } from '../core/inventory.ts';
 import { foundryAccountsStream } from './arm/streams/foundryAccounts.ts';
 import { foundryDeploymentsStream } from './arm/streams/foundryDeployments.ts';
+import { foundryDiagnosticSettingsStream } from './arm/streams/foundryDiagnosticSettings.ts';
+import { foundryRaiPoliciesStream } from './arm/streams/foundryRaiPolicies.ts';
 import { foundryProjectsStream } from './arm/streams/foundryProjects.ts';
 import { environmentsStream } from './bap/streams/environments.ts';
 import { agentComponentsStream } from './dataverse/streams/agentComponents.ts';
@@ -59,6 +61,8 @@ export const STREAMS = {
   foundryAccounts: foundryAccountsStream,
   foundryProjects: foundryProjectsStream,
   foundryDeployments: foundryDeploymentsStream,
+  foundryRaiPolicies: foundryRaiPoliciesStream,
+  foundryDiagnosticSettings: foundryDiagnosticSettingsStream,
   copilotInteractions: copilotInteractionsStream,
   powerBiWorkspaces: powerBiWorkspacesStream,
   powerBiSharedLinks: powerBiSharedLinksStream,

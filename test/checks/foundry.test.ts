@@ -14,6 +14,10 @@ const account = (over: Partial<FoundryAccountAttrs> = {}): FoundryAccountAttrs =
   disableLocalAuth: true,
   networkDefaultAction: null,
   provisioningState: 'Succeeded',
+  restrictOutboundNetworkAccess: null,
+  allowedFqdnList: [],
+  encryptionKeySource: null,
+  identityType: null,
   ...over,
 });
 const deployment = (over: Partial<FoundryDeploymentAttrs> = {}): FoundryDeploymentAttrs => ({

@@ -13,7 +13,9 @@ import { PUBLIC_CLOUD } from '../../src/config/cloud.ts';
 import { normaliseAccount } from '../../src/sources/arm/streams/foundryAccounts.ts';
 import { foundryDeploymentsStream } from '../../src/sources/arm/streams/foundryDeployments.ts';
 import { foundryProjectsStream } from '../../src/sources/arm/streams/foundryProjects.ts';
-import { toEnvironment } from '../../src/sources/bap/streams/environments.ts';
+import { environmentGovernance, toEnvironment } from '../../src/sources/bap/streams/environments.ts';
+import { foundryDiagnosticSettingsStream } from '../../src/sources/arm/streams/foundryDiagnosticSettings.ts';
+import { foundryRaiPoliciesStream } from '../../src/sources/arm/streams/foundryRaiPolicies.ts';
 import { agentsStream } from '../../src/sources/dataverse/streams/agents.ts';
 import { dataverseUsersStream } from '../../src/sources/dataverse/streams/dataverseUsers.ts';
 import { toInteraction } from '../../src/sources/graph/streams/copilotInteractions.ts';
@@ -332,6 +334,50 @@ describe('Graph, ARM and Power BI parsers on recorded responses', () => {
     });
     const { records: projects } = await readAll(foundryProjectsStream, [{ value: [load('arm-cognitive-project.json')] }], slice);
     expect(projects[0]!.attrs).toMatchObject({ displayName: 'myProject', isDefault: false, location: 'westus', provisioningState: 'Succeeded' });
+  });
+
+  it('ARM (REST spec examples): customer-managed key and identity, content filters, diagnostic settings', async () => {
+    const cmk = normaliseAccount(load('arm-cognitive-account-cmk.json'));
+    expect(cmk.attrs).toMatchObject({
+      encryptionKeySource: 'Microsoft.KeyVault',
+      identityType: 'SystemAssigned',
+      restrictOutboundNetworkAccess: null,
+      allowedFqdnList: [],
+    });
+    // The 2017 list records carry neither: unknown key source and identity, which the checks fail as Microsoft-managed / none.
+    expect(normaliseAccount(itemsOf('arm-cognitive-accounts-list.json')[0]!).attrs).toMatchObject({ encryptionKeySource: null, identityType: null });
+    const accountId =
+      '/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/resourceGroupName/providers/Microsoft.CognitiveServices/accounts/accountName';
+    const slice = { key: accountId.toLowerCase(), params: { accountId, subscriptionId: '00000000-0000-0000-0000-000000000000' } };
+    const { records: policies } = await readAll(foundryRaiPoliciesStream, [load('arm-cognitive-raipolicies-list.json')], slice);
+    expect(policies.map((p) => [p.name, p.attrs.basePolicyName, p.attrs.mode, p.attrs.contentFilters.length])).toEqual([
+      ['raiPolicyName', 'Microsoft.Default', 'Asynchronous_filter', 12],
+    ]);
+    expect(policies[0]!.attrs.contentFilters[0]).toEqual({ name: 'Hate', source: 'Prompt', enabled: false, blocking: false, severityThreshold: 'High' });
+    expect(policies[0]!.attrs.contentFilters.find((f) => f.name === 'Jailbreak')).toEqual({
+      name: 'Jailbreak',
+      source: 'Prompt',
+      enabled: true,
+      blocking: true,
+      severityThreshold: null,
+    });
+    const { records: settings } = await readAll(foundryDiagnosticSettingsStream, [{ value: [load('arm-diagnostic-setting.json')] }], slice);
+    // The recorded workspaceId is "" (no workspace): kept as sent; the check counts only non-empty destinations.
+    expect(settings[0]!.attrs).toMatchObject({ workspaceId: '', enabledLogs: ['allLogs'], marketplacePartnerId: expect.stringContaining('Datadog') });
+  });
+
+  it('BAP Managed Environment (terraform provider record): governanceConfiguration', () => {
+    expect(environmentGovernance(load('bap-environment-managed.json'))).toEqual({
+      protectionLevel: 'Standard',
+      managed: true,
+      limitSharingMode: 'excludeSharingToSecurityGroups',
+      maxLimitUserSharing: 10,
+      groupSharingDisabled: false,
+      solutionCheckerMode: 'none',
+    });
+    const basic = itemsOf('bap-environments-list.json').map(environmentGovernance);
+    expect(basic.some((g) => g?.protectionLevel === 'Basic')).toBe(true);
+    expect(basic.every((g) => g === null || (g.protectionLevel === 'Basic' && !g.managed && g.limitSharingMode === null))).toBe(true);
   });
 
   it('Power BI scan result and widely shared artifacts (swagger examples)', () => {

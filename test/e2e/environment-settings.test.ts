@@ -20,6 +20,18 @@ function expectedAttrs(environmentId: string, row: OrganizationRow): Environment
     cspReportUri: row.contentsecuritypolicyreporturi,
     cspConfigurationModelDriven: row.contentsecuritypolicyconfiguration,
     cspConfigurationCanvas: row.contentsecuritypolicyconfigurationforcanvas,
+    auditEnabled: row.isauditenabled,
+    userAccessAuditEnabled: row.isuseraccessauditenabled,
+    auditRetentionDays: row.auditretentionperiodv2,
+    sessionTimeoutEnabled: row.sessiontimeoutenabled,
+    sessionTimeoutMinutes: row.sessiontimeoutinmins,
+    inactivityTimeoutEnabled: row.inactivitytimeoutenabled,
+    inactivityTimeoutMinutes: row.inactivitytimeoutinmins,
+    blockedAttachments: row.blockedattachments,
+    ipFirewallEnabled: row.enableipbasedfirewallrule,
+    ipFirewallAuditOnly: row.enableipbasedfirewallruleinauditmode,
+    ipFirewallAllowedRanges: row.allowediprangeforfirewall,
+    ipCookieBindingEnabled: row.enableipbasedcookiebinding,
   };
 }
 
@@ -80,6 +92,56 @@ describe('environment settings (Dataverse organization: content security policy)
     for (const [env, row] of Object.entries(truth.readable))
       expect(byEnv[env], env).toBe(row.iscontentsecuritypolicyenabled && row.iscontentsecuritypolicyenabledforcanvas ? 'pass' : 'fail');
     expect(results.filter((r) => r.status === 'not_evaluated')).toHaveLength(truth.unreadableEnvironments);
+  }, 60_000);
+
+  it('judges each environment security settings and Managed Environments configuration as the served values say', async () => {
+    const truth = organizationSettingsGroundTruth(w.tenant);
+    const rows = Object.values(truth.readable);
+    // The generator makes the first org weak and the second strong in every respect: both outcomes are exercised.
+    expect(rows.some((r) => !r.isauditenabled) && rows.some((r) => r.isauditenabled)).toBe(true);
+    expect(rows.some((r) => !r.enableipbasedfirewallrule) && rows.some((r) => r.enableipbasedfirewallrule)).toBe(true);
+    const integration = await rt.db.selectFrom('integrations').selectAll().where('id', '=', integrationId).executeTakeFirstOrThrow();
+    const expected: Record<string, (r: OrganizationRow) => boolean> = {
+      pp_dataverse_auditing_disabled: (r) => r.isauditenabled,
+      pp_dataverse_access_logging_disabled: (r) => r.isauditenabled && r.isuseraccessauditenabled,
+      pp_session_timeout_too_long: (r) => !r.sessiontimeoutenabled || r.sessiontimeoutinmins <= 1440,
+      pp_inactivity_timeout_disabled: (r) => r.inactivitytimeoutenabled && r.inactivitytimeoutinmins <= 120,
+      pp_blocked_attachments_incomplete: (r) => ['exe', 'js', 'vbs', 'hta'].every((e) => r.blockedattachments.split(';').includes(e)),
+      pp_ip_firewall_disabled: (r) => r.enableipbasedfirewallrule && !r.enableipbasedfirewallruleinauditmode && !!r.allowediprangeforfirewall,
+      pp_ip_cookie_binding_disabled: (r) => r.enableipbasedcookiebinding,
+    };
+    const checks = (await loadChecks()).filter(
+      (c) => c.metadata.id in expected || c.metadata.id.startsWith('pp_environment_not_managed') || c.metadata.id.startsWith('pp_managed_environment_'),
+    );
+    await evaluateIntegration(rt.db, integration, { checks });
+    const results = await listCheckResults(rt.db, integrationId);
+    for (const [checkId, passes] of Object.entries(expected)) {
+      const byEnv = Object.fromEntries(results.filter((r) => r.check_id === checkId).map((r) => [r.resource_id, r.status]));
+      for (const [env, row] of Object.entries(truth.readable)) expect(byEnv[env], `${checkId} ${env}`).toBe(passes(row) ? 'pass' : 'fail');
+      expect(
+        Object.values(byEnv).filter((s) => s === 'not_evaluated'),
+        checkId,
+      ).toHaveLength(truth.unreadableEnvironments);
+    }
+    // Managed Environments: BAP's governanceConfiguration of each environment, as served.
+    const status = (checkId: string, env: string) => results.find((r) => r.check_id === checkId && r.resource_id === env)?.status;
+    let managedSeen = 0;
+    for (const env of w.tenant.environments) {
+      const gov = env.governanceConfiguration ?? { protectionLevel: 'Basic' as const };
+      const ext = gov.settings?.extendedSettings ?? {};
+      const managedEnv = gov.protectionLevel === 'Standard';
+      const inScope = env.isDefault || env.environmentSku === 'Production';
+      expect(status('pp_environment_not_managed', env.name), env.name).toBe(inScope ? (managedEnv ? 'pass' : 'fail') : undefined);
+      if (!managedEnv) {
+        expect(status('pp_managed_environment_sharing_unlimited', env.name)).toBeUndefined();
+        continue;
+      }
+      managedSeen++;
+      const limited = ext.limitSharingMode === 'excludeSharingToSecurityGroups' && Number(ext.maxLimitUserSharing) >= 0;
+      expect(status('pp_managed_environment_sharing_unlimited', env.name), env.name).toBe(limited ? 'pass' : 'fail');
+      expect(status('pp_managed_environment_solution_checker_off', env.name), env.name).toBe(ext.solutionCheckerMode === 'none' ? 'fail' : 'pass');
+    }
+    expect(managedSeen).toBeGreaterThan(1);
   }, 60_000);
 
   it('a second round after a change, a removal and newly granted access equals the new ground truth', async () => {

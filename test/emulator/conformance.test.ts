@@ -112,6 +112,10 @@ const ALLOW: Record<string, CompareOptions['allow']> = {
     'properties.disableLocalAuth',
     'properties.networkAcls',
     'properties.publicNetworkAccess',
+    // corpus gap: AccountProperties.restrictOutboundNetworkAccess / allowedFqdnList of the 2025-06-01 swagger, set by the
+    // PATCH body on learn.microsoft.com azure/ai-services/cognitive-services-data-loss-prevention; no recorded response.
+    'properties.allowedFqdnList',
+    'properties.restrictOutboundNetworkAccess',
   ],
   deployments: [
     // corpus gap: DeploymentProperties.raiPolicyName of the 2025-06-01 swagger.
@@ -311,7 +315,11 @@ describe('emulator conformance with the real corpus: Power Platform', () => {
     const iso = await call(`/bap/providers/PowerPlatform.Governance/v1/tenants/${tenant.id}/tenantIsolationPolicy`, PA);
     conforms('tenantIsolation', [iso], [load('inventory/bap-tenant-isolation-policy.json')]);
     const envs = await call('/bap/providers/Microsoft.BusinessAppPlatform/scopes/admin/environments?api-version=2020-10-01', BAP);
-    conforms('environments', envs.value as Json[], [...items('inventory/bap-environments-list.json'), ...items('inventory/powerapps-environments-list.json')]);
+    conforms('environments', envs.value as Json[], [
+      ...items('inventory/bap-environments-list.json'),
+      ...items('inventory/powerapps-environments-list.json'),
+      load('inventory/bap-environment-managed.json'),
+    ]);
   });
 
   it('Dataverse bots and systemusers rows', async () => {
@@ -353,12 +361,18 @@ describe('emulator conformance with the real corpus: Graph, ARM, Power BI, Manag
     const subs = await call('/arm/subscriptions?api-version=2022-12-01', ARM);
     const sub = String((subs.value as Json[])[0]!.subscriptionId);
     const accounts = await call(`/arm/subscriptions/${sub}/providers/Microsoft.CognitiveServices/accounts?api-version=2025-06-01`, ARM);
-    conforms('accounts', accounts.value as Json[], items('inventory/arm-cognitive-accounts-list.json'));
+    conforms('accounts', accounts.value as Json[], [...items('inventory/arm-cognitive-accounts-list.json'), load('inventory/arm-cognitive-account-cmk.json')]);
     const foundry = (accounts.value as Json[]).find((a) => a.kind === 'AIServices')!;
     const deps = await call(`/arm${String(foundry.id)}/deployments?api-version=2025-06-01`, ARM);
     conforms('deployments', deps.value as Json[], [load('inventory/arm-cognitive-deployment.json')]);
     const projs = await call(`/arm${String(foundry.id)}/projects?api-version=2025-06-01`, ARM);
     conforms('projects', projs.value as Json[], [load('inventory/arm-cognitive-project.json')], { maps: ['properties.endpoints'] });
+    const withPolicies = tenant.azure!.accounts.find((a) => (a.raiPolicies ?? []).length > 0)!;
+    const rai = await call(`/arm${withPolicies.id}/raiPolicies?api-version=2025-06-01`, ARM);
+    conforms('raiPolicies', rai.value as Json[], items('inventory/arm-cognitive-raipolicies-list.json'));
+    const logged = tenant.azure!.accounts.find((a) => (a.diagnosticSettings ?? []).length > 0)!;
+    const diag = await call(`/arm${logged.id}/providers/Microsoft.Insights/diagnosticSettings?api-version=2021-05-01-preview`, ARM);
+    conforms('diagnosticSettings', diag.value as Json[], [load('inventory/arm-diagnostic-setting.json')]);
   });
 
   it('Power BI activity events page and the scanner (getInfo, scanStatus, scanResult, modified)', async () => {

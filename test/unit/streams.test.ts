@@ -19,6 +19,8 @@ const RUN_ORDER = [
   'foundryAccounts',
   'foundryProjects',
   'foundryDeployments',
+  'foundryRaiPolicies',
+  'foundryDiagnosticSettings',
   'copilotInteractions',
   'powerBiWorkspaces',
   'powerBiSharedLinks',

@@ -2,6 +2,10 @@ import type { DlpPolicyAttrs } from '../../sources/powerPlatform/streams/dlpPoli
 import type { TenantIsolationAttrs, TenantSettingsObjectAttrs } from '../../sources/powerPlatform/streams/tenantSettings.ts';
 import { streamsNotEvaluated, type Verdict } from '../helpers.ts';
 import type { CheckContext, CheckResult } from '../types.ts';
+import type { EnvironmentSettingsAttrs } from '../../sources/dataverse/streams/environmentSettings.ts';
+import { environmentGovernance, type EnvironmentGovernance } from '../../sources/bap/streams/environments.ts';
+import type { EnvironmentsTable } from '../../store/schema.ts';
+import type { Json } from '../../core/json.ts';
 
 /**
  * Helpers shared by the Power Platform checks (`checks/powerplatform/*`): the
@@ -166,4 +170,90 @@ export function dataverseHosts(ctx: CheckContext): string[] {
     }
   }
   return out;
+}
+
+/**
+ * Results over the environments with Dataverse from their `environmentSettings` object (the Dataverse `organization`
+ * row): `verdict` judges the settings once every column in `fields` came back. Not evaluated — never a pass — for the
+ * tenant when the `environments` or `environmentSettings` stream did not run; for an environment whose Dataverse could
+ * not be read (errored slice: 403 application user missing or without System Administrator), whose settings object is
+ * missing, or where one of `fields` came back null (the column was not returned). Environments without Dataverse are
+ * left out: these settings exist only with Dataverse.
+ */
+export function evaluateEnvironmentSettings(
+  ctx: CheckContext,
+  fields: readonly (keyof EnvironmentSettingsAttrs)[],
+  verdict: (s: EnvironmentSettingsAttrs) => Verdict,
+): CheckResult[] {
+  const notEvaluated = streamsNotEvaluated(ctx, ['environments', 'environmentSettings']);
+  if (notEvaluated) return notEvaluated;
+  const settings = new Map(ctx.inventory.estate('environmentSettings').map((r) => [r.id, r.attrs]));
+  const results: CheckResult[] = [];
+  for (const env of ctx.inventory.environments) {
+    if (!env.dataverse_url) continue;
+    const base = { resourceType: 'environment' as const, resourceId: env.id, resourceName: env.display_name };
+    const gap = ctx.coverage.sliceGap('environmentSettings', env.id);
+    if (gap) {
+      results.push({
+        ...base,
+        status: 'not_evaluated',
+        reason: `The environment's Dataverse settings could not be read: ${gap.message}`,
+        detail: { code: gap.code },
+      });
+      continue;
+    }
+    const s = settings.get(env.id);
+    const missing = s ? fields.filter((f) => s[f] === null || s[f] === undefined) : fields;
+    if (!s || missing.length > 0) {
+      results.push({
+        ...base,
+        status: 'not_evaluated',
+        reason: s ? `The environment's Dataverse settings did not include ${missing.join(', ')}.` : "The environment's Dataverse settings were not collected.",
+      });
+      continue;
+    }
+    results.push({ ...base, ...verdict(s) });
+  }
+  return results;
+}
+
+/** The BAP `governanceConfiguration` of a stored environment row (its raw BAP object), or null when absent. */
+function governanceOfRow(env: EnvironmentsTable): EnvironmentGovernance | null {
+  try {
+    return environmentGovernance(JSON.parse(env.raw) as Json);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Results over the stored environments from their Managed Environments settings (BAP `governanceConfiguration`, read
+ * from the stored environment object): `verdict` returns null to leave an environment out. Not evaluated for the
+ * tenant when the `environments` stream did not run, and for an environment whose object carried no
+ * `governanceConfiguration` (never a pass on a missing field).
+ */
+export function evaluateGovernance(
+  ctx: CheckContext,
+  verdict: (g: EnvironmentGovernance, env: EnvironmentsTable) => Verdict | null,
+  include: (env: EnvironmentsTable) => boolean = () => true,
+): CheckResult[] {
+  const notEvaluated = streamsNotEvaluated(ctx, ['environments']);
+  if (notEvaluated) return notEvaluated;
+  const results: CheckResult[] = [];
+  for (const env of ctx.inventory.environments) {
+    if (!include(env)) continue;
+    const base = { resourceType: 'environment' as const, resourceId: env.id, resourceName: env.display_name };
+    const g = governanceOfRow(env);
+    if (!g) {
+      results.push({
+        ...base,
+        status: 'not_evaluated',
+        reason: "The admin API did not return the environment's governance configuration (Managed Environments settings).",
+      });
+      continue;
+    }
+    const v = verdict(g, env);
+    if (v) results.push({ ...base, ...v, detail: { ...(v.detail ?? {}), sku: env.sku, managed: g.managed } });
+  }
+  return results;
 }

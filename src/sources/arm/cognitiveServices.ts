@@ -29,15 +29,18 @@ function accountSlice(row: ParentRow): Slice | null {
 export type AccountChildAttrs<A> = Omit<A, 'accountId' | 'subscriptionId'>;
 
 /**
- * A stream of one child collection of every collected account (`GET {accountId}/{collection}`, `nextLink` paging):
+ * A stream of one child collection of every collected account (`GET {accountId}/{collection}?api-version={apiVersion}`,
+ * `nextLink` paging; the api-version defaults to the Cognitive Services one, an extension resource such as diagnostic
+ * settings passes its own provider's):
  * one slice per account, one estate object per item (id = its ARM id), its attributes led by the account id and the
  * account's subscription id.
  */
 export function accountChildStream<N extends string, A extends { accountId: string; subscriptionId: string }, K extends string = never>(
   name: N,
-  collection: 'projects' | 'deployments',
+  collection: 'projects' | 'deployments' | 'raiPolicies' | 'providers/Microsoft.Insights/diagnosticSettings',
   attrs: (j: Json) => AccountChildAttrs<A>,
   inventory?: InventoryListing<K>,
+  apiVersion: string = COGNITIVE_SERVICES_API,
 ): Stream<N, EstateObject<A>, K> {
   return odataListStream<N, EstateObject<A>, K>({
     name,
@@ -48,7 +51,7 @@ export function accountChildStream<N extends string, A extends { accountId: stri
     resource: (ctx) => ctx.cloud.arm.resource,
     request: (ctx, slice, cursor) => ({
       api: 'arm',
-      url: cursor ?? `${ctx.cloud.arm.baseUrl}${slice.params.accountId}/${collection}?api-version=${COGNITIVE_SERVICES_API}`,
+      url: cursor ?? `${ctx.cloud.arm.baseUrl}${slice.params.accountId}/${collection}?api-version=${apiVersion}`,
     }),
     map: (j, slice) => ({
       sliceKey: slice.key,

@@ -25,7 +25,8 @@ import { str, bool, obj, type Json } from '../../../core/json.ts';
  * errored root keeps the engine from marking anything deleted, and it skips the child streams for that run.
  *
  * Sources: azure-rest-api-specs `Microsoft.CognitiveServices/stable/2025-06-01/examples/{ListAccountsBySubscription,
- * GetProject,GetDeployment}.json`; ARM "Subscriptions - List" (api-version 2022-12-01); ARM error envelope
+ * GetProject,GetDeployment}.json` (account `identity`, `properties.encryption.keySource`,
+ * `properties.restrictOutboundNetworkAccess`, `properties.allowedFqdnList`); ARM "Subscriptions - List" (api-version 2022-12-01); ARM error envelope
  * `{"error":{"code","message"}}`; learn.microsoft.com `/azure/role-based-access-control/built-in-roles` (Reader).
  */
 
@@ -52,6 +53,20 @@ export interface FoundryAccountAttrs {
   /** `properties.networkAcls.defaultAction`: `Allow` | `Deny`; null when no ACLs. */
   networkDefaultAction: string | null;
   provisioningState: string | null;
+  /**
+   * `properties.restrictOutboundNetworkAccess`: true = the account calls out only to `allowedFqdnList`; null when
+   * absent (unrestricted).
+   */
+  restrictOutboundNetworkAccess: boolean | null;
+  /** `properties.allowedFqdnList`: the outbound destinations allowed when outbound access is restricted. */
+  allowedFqdnList: string[];
+  /**
+   * `properties.encryption.keySource`: `Microsoft.KeyVault` (customer-managed key) or `Microsoft.CognitiveServices`
+   * (Microsoft-managed); null when absent (Microsoft-managed).
+   */
+  encryptionKeySource: string | null;
+  /** `identity.type`: `None`, `SystemAssigned`, `UserAssigned`, `SystemAssigned, UserAssigned`; null when absent. */
+  identityType: string | null;
 }
 
 /** api-version of `GET /subscriptions`. */
@@ -89,6 +104,10 @@ export function normaliseAccount(j: Json): EstateObject<FoundryAccountAttrs> {
       disableLocalAuth: bool(p.disableLocalAuth),
       networkDefaultAction: str(obj(p.networkAcls).defaultAction),
       provisioningState: str(p.provisioningState),
+      restrictOutboundNetworkAccess: bool(p.restrictOutboundNetworkAccess),
+      allowedFqdnList: Array.isArray(p.allowedFqdnList) ? p.allowedFqdnList.filter((f): f is string => typeof f === 'string') : [],
+      encryptionKeySource: str(obj(p.encryption).keySource),
+      identityType: str(obj(j.identity).type),
     },
     raw: j,
   };

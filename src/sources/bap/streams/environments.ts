@@ -1,6 +1,6 @@
 import { odataListStream } from '../../odata.ts';
 import type { Stream } from '../../stream.ts';
-import { str, obj, type Json } from '../../../core/json.ts';
+import { str, obj, objOrNull, type Json } from '../../../core/json.ts';
 import type { Collected } from '../../../core/inventory.ts';
 
 /**
@@ -24,6 +24,53 @@ export interface PowerPlatformEnvironment extends Collected {
   dataverseUrl: string | null;
   /** `states.runtime.id`, e.g. `Enabled`. */
   state: string | null;
+}
+
+/**
+ * The Managed Environments settings of an environment: BAP `properties.governanceConfiguration`.
+ * `protectionLevel` `Standard` = a Managed Environment, `Basic` = not managed. The settings under
+ * `settings.extendedSettings` are strings as BAP sends them: `limitSharingMode` (`noLimit` |
+ * `excludeSharingToSecurityGroups`, casing varies), `maxLimitUserSharing` (`-1` = no cap), `isGroupSharingDisabled`
+ * (`true`/`false`), `solutionCheckerMode` (`none` | `warn` | `block`), `excludeEnvironmentFromAnalysis`.
+ *
+ * Sources: Microsoft Learn "Enable Managed Environments using PowerShell" (power-platform/admin/
+ * managed-environment-enable: `protectionLevel = "Standard"`, `extendedSettings`), "Limit sharing" (managed-environment-
+ * sharing-limits), "Solution checker enforcement" (managed-environment-solution-checker); microsoft/terraform-provider-
+ * power-platform `internal/services/environment/dto.go` (`GovernanceConfigurationDto`, `ExtendedSettingsDto`, all
+ * strings) and its managed_environment resource (`ExcludeSharingToSecurityGroups` / `NoLimit`, `None`/`Warn`/`Block`).
+ */
+export interface EnvironmentGovernance {
+  /** `protectionLevel`: `Standard` (managed) or `Basic`; null when BAP did not send it. */
+  protectionLevel: string | null;
+  /** True when `protectionLevel` is `Standard`. */
+  managed: boolean;
+  /** `extendedSettings.limitSharingMode` as sent, or null. */
+  limitSharingMode: string | null;
+  /** `extendedSettings.maxLimitUserSharing` as a number (-1 = no cap), or null. */
+  maxLimitUserSharing: number | null;
+  /** `extendedSettings.isGroupSharingDisabled` (`"true"`), or null. */
+  groupSharingDisabled: boolean | null;
+  /** `extendedSettings.solutionCheckerMode` lower-cased (`none`, `warn`, `block`), or null. */
+  solutionCheckerMode: string | null;
+}
+
+/** Reads {@link EnvironmentGovernance} from a BAP environment object; null when it has no `governanceConfiguration`. */
+export function environmentGovernance(j: Json): EnvironmentGovernance | null {
+  const gov = objOrNull(obj(j.properties).governanceConfiguration);
+  if (!gov) return null;
+  const ext = obj(obj(gov.settings).extendedSettings);
+  const text = (v: unknown): string | null => (typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : null);
+  const max = text(ext.maxLimitUserSharing);
+  const group = text(ext.isGroupSharingDisabled)?.toLowerCase();
+  const protectionLevel = str(gov.protectionLevel);
+  return {
+    protectionLevel,
+    managed: protectionLevel?.toLowerCase() === 'standard',
+    limitSharingMode: text(ext.limitSharingMode),
+    maxLimitUserSharing: max !== null && /^-?\d+$/.test(max.trim()) ? Number(max) : null,
+    groupSharingDisabled: group === 'true' ? true : group === 'false' ? false : null,
+    solutionCheckerMode: text(ext.solutionCheckerMode)?.toLowerCase() ?? null,
+  };
 }
 
 /** The environments list API version used. */

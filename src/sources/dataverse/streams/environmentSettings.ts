@@ -1,7 +1,7 @@
 import type { EstateObject } from '../../../core/inventory.ts';
 import { REFRESH_SECONDS, type Stream } from '../../stream.ts';
 import { dataverseEntityStream } from '../entity.ts';
-import { str, bool, type Json } from '../../../core/json.ts';
+import { str, bool, num, type Json } from '../../../core/json.ts';
 
 /**
  * `environmentSettings`: per environment with Dataverse (parent `environments`, slice = environment name), the single
@@ -11,7 +11,15 @@ import { str, bool, type Json } from '../../../core/json.ts';
  * `0x80040220`) is recorded as an errored slice, and checks say "not evaluated" for it.
  *
  * Sources: Dataverse `organization` EntityType (columns below); Microsoft Learn "Content security policy"
- * (power-platform/admin/content-security-policy); "Query data using the Web API" (`$select`).
+ * (power-platform/admin/content-security-policy); "Query data using the Web API" (`$select`); "Manage Dataverse
+ * auditing" (power-platform/admin/manage-dataverse-auditing: `isauditenabled`, `isuseraccessauditenabled`,
+ * `auditretentionperiodv2` in days, -1 = forever); "Security and session settings" (power-platform/admin/
+ * user-session-management: session and inactivity timeouts); "System settings: blocked attachments"
+ * (power-platform/admin/system-settings-dialog-box-general-tab); "IP firewall" (power-platform/admin/ip-firewall:
+ * `enableipbasedfirewallrule`, `allowediprangeforfirewall`, `enableipbasedfirewallruleinauditmode`, configured by
+ * PATCHing the `organizations` row); "IP address-based cookie binding" (power-platform/admin/block-cookie-replay-attack:
+ * `enableipbasedcookiebinding`). The same column names are read by microsoft/terraform-provider-power-platform
+ * (`internal/services/environment_settings/dto.go`).
  */
 
 /**
@@ -43,6 +51,30 @@ export interface EnvironmentSettingsAttrs {
   cspConfigurationModelDriven: string | null;
   /** `contentsecuritypolicyconfigurationforcanvas`: the canvas CSP configuration (JSON text as stored), or null. */
   cspConfigurationCanvas: string | null;
+  /** `isauditenabled`: Dataverse auditing is on for the environment (tables and columns then opt in). */
+  auditEnabled: boolean | null;
+  /** `isuseraccessauditenabled`: user access (sign-in) logging is on. */
+  userAccessAuditEnabled: boolean | null;
+  /** `auditretentionperiodv2`: days audit logs are kept; -1 = forever. */
+  auditRetentionDays: number | null;
+  /** `sessiontimeoutenabled`: a custom maximum session length is set (else the platform default of 24 hours). */
+  sessionTimeoutEnabled: boolean | null;
+  /** `sessiontimeoutinmins`: the custom maximum session length, minutes. */
+  sessionTimeoutMinutes: number | null;
+  /** `inactivitytimeoutenabled`: idle sessions are signed out. */
+  inactivityTimeoutEnabled: boolean | null;
+  /** `inactivitytimeoutinmins`: idle time before sign-out, minutes. */
+  inactivityTimeoutMinutes: number | null;
+  /** `blockedattachments`: semicolon-separated file extensions Dataverse refuses as attachments ("" = none). */
+  blockedAttachments: string | null;
+  /** `enableipbasedfirewallrule`: the IP firewall is on. */
+  ipFirewallEnabled: boolean | null;
+  /** `enableipbasedfirewallruleinauditmode`: the IP firewall only logs (does not block). */
+  ipFirewallAuditOnly: boolean | null;
+  /** `allowediprangeforfirewall`: comma-separated allowed IPv4/IPv6 ranges (CIDR). */
+  ipFirewallAllowedRanges: string | null;
+  /** `enableipbasedcookiebinding`: session cookies are bound to the IP address they were issued to. */
+  ipCookieBindingEnabled: boolean | null;
 }
 
 /** Columns of `organization` read. */
@@ -54,6 +86,18 @@ const ORGANIZATION_FIELDS = [
   'contentsecuritypolicyconfiguration',
   'contentsecuritypolicyconfigurationforcanvas',
   'contentsecuritypolicyreporturi',
+  'isauditenabled',
+  'isuseraccessauditenabled',
+  'auditretentionperiodv2',
+  'sessiontimeoutenabled',
+  'sessiontimeoutinmins',
+  'inactivitytimeoutenabled',
+  'inactivitytimeoutinmins',
+  'blockedattachments',
+  'enableipbasedfirewallrule',
+  'enableipbasedfirewallruleinauditmode',
+  'allowediprangeforfirewall',
+  'enableipbasedcookiebinding',
 ].join(',');
 
 /** Maps an `organization` row of environment `environmentId` to its settings object (id = the environment name). */
@@ -70,6 +114,18 @@ function toEnvironmentSettings(environmentId: string, j: Json): EstateObject<Env
       cspReportUri: str(j.contentsecuritypolicyreporturi),
       cspConfigurationModelDriven: str(j.contentsecuritypolicyconfiguration),
       cspConfigurationCanvas: str(j.contentsecuritypolicyconfigurationforcanvas),
+      auditEnabled: bool(j.isauditenabled),
+      userAccessAuditEnabled: bool(j.isuseraccessauditenabled),
+      auditRetentionDays: num(j.auditretentionperiodv2),
+      sessionTimeoutEnabled: bool(j.sessiontimeoutenabled),
+      sessionTimeoutMinutes: num(j.sessiontimeoutinmins),
+      inactivityTimeoutEnabled: bool(j.inactivitytimeoutenabled),
+      inactivityTimeoutMinutes: num(j.inactivitytimeoutinmins),
+      blockedAttachments: typeof j.blockedattachments === 'string' ? j.blockedattachments : null,
+      ipFirewallEnabled: bool(j.enableipbasedfirewallrule),
+      ipFirewallAuditOnly: bool(j.enableipbasedfirewallruleinauditmode),
+      ipFirewallAllowedRanges: str(j.allowediprangeforfirewall),
+      ipCookieBindingEnabled: bool(j.enableipbasedcookiebinding),
     },
     raw: j,
   };
