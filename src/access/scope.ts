@@ -39,6 +39,7 @@ const NOT_FOUND = {
   alert: 'ALERT_NOT_FOUND',
   run: 'RUN_NOT_FOUND',
   agent: 'AGENT_NOT_FOUND',
+  event: 'EVENT_NOT_FOUND',
 } as const;
 
 /** The not-found error of an object outside the caller's organization, or absent. */

@@ -68,6 +68,7 @@ export const ACTION_COMMANDS: { readonly [K in Action['do']]: (a: Extract<Action
   listRuns: (a) => `vigil runs ${a.integration ?? '<integration>'}`,
   listFindings: () => 'vigil findings --status all',
   listAlerts: () => 'vigil alerts',
+  listEvents: () => 'vigil events',
   listApiKeys: () => 'vigil api-keys list',
   createApiKey: () => 'vigil api-keys create',
   copyWholeId: () => 'copy it whole from the `--wide` or `--json` output of the list',

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { ALERT_STATUSES } from '../store/repositories/audit.ts';
+import { ALERT_SORTS } from '../store/repositories/queries.ts';
+import { SEVERITIES } from '../core/types.ts';
 import { Json, page, PageQuery, Timestamp } from './common.ts';
+import { FindingSchema } from './findings.ts';
 
 /** Contract of `/api/v1/alerts` (timeline, status) and `/api/v1/events` (normalised audit events). */
 
@@ -19,16 +22,42 @@ export const AlertSchema = z
     createdAt: Timestamp,
     updatedAt: Timestamp,
     eventIds: z.array(z.string()).describe('Ids of the audit records behind the alert (the events list filters them by id)'),
+    environmentId: z.string().nullable().describe("The Power Platform environment the alert's detail names, if any"),
+    environmentName: z.string().nullable().describe('Its display name from the inventory (null when not collected)'),
+    agentId: z.string().nullable().describe("The Copilot Studio agent (bot id) the alert's detail names, if any"),
+    agentName: z.string().nullable().describe('Its name from the detail or the inventory'),
   })
   .meta({ id: 'Alert' });
 /** An alert as the API shows it. */
 export type Alert = z.infer<typeof AlertSchema>;
 
-/** Filters of the alerts list. */
+/** Filters and order of the alerts list. */
 export const AlertsQuery = PageQuery.extend({
   integrationId: z.string().max(200).optional(),
   status: z.enum(ALERT_STATUSES).optional(),
   ruleId: z.string().max(200).optional(),
+  severity: z.enum(SEVERITIES).optional(),
+  environmentId: z.string().max(200).optional().describe('Alerts whose detail names this environment'),
+  q: z.string().max(200).optional().describe('Case-insensitive text in the title, rule id or detail'),
+  sort: z.enum(ALERT_SORTS).default('createdAt').describe('Order: severity by weight (critical highest), status by lifecycle (new first)'),
+  order: z.enum(['asc', 'desc']).default('desc'),
+});
+
+/** Body of a status change of several alerts at once. */
+export const AlertsBulkStatusBody = z.object({
+  ids: z.array(z.string().min(1).max(200)).min(1).max(500).describe("Alert ids, all of the caller's organization"),
+  status: z.enum(ALERT_STATUSES),
+});
+
+/** The answer of a bulk status change: the alerts as they now stand. */
+export const AlertsBulkStatusAnswer = z.object({ items: z.array(AlertSchema), changed: z.number().int().describe('How many changed status') });
+
+/** One status change of an alert. */
+const AlertHistoryEntrySchema = z.object({
+  at: Timestamp,
+  from: z.string(),
+  to: z.string(),
+  actor: z.string().nullable().describe('Who changed it (e-mail address or api-key:<name>); null when no caller did'),
 });
 
 /** A page of alerts. */
@@ -59,9 +88,27 @@ export type Event = z.infer<typeof EventSchema>;
 export const EventsQuery = PageQuery.extend({
   integrationId: z.string().max(200).optional(),
   since: z.iso.datetime({ offset: true }).optional().describe('ISO 8601: only events at or after'),
+  until: z.iso.datetime({ offset: true }).optional().describe('ISO 8601: only events before'),
   operation: z.string().max(200).optional(),
   userId: z.string().max(400).optional(),
+  objectId: z.string().max(400).optional().describe('The object the event acted on (an agent, flow, app…)'),
 });
 
 /** A page of audit events. */
 export const EventPageSchema = page(EventSchema);
+
+/** An audit event with its raw record as the upstream API sent it. */
+export const EventDetailSchema = EventSchema.extend({ raw: Json.describe('The record as the Office 365 Management Activity API (or Power BI) sent it') }).meta({
+  id: 'EventDetail',
+});
+/** An audit event with its raw record. */
+export type EventDetail = z.infer<typeof EventDetailSchema>;
+
+/** An alert with the events behind it, its history and the open finding on the same agent or resource. */
+export const AlertDetailSchema = AlertSchema.extend({
+  events: z.array(EventSchema).describe('The audit events behind the alert, newest first (at most 200)'),
+  history: z.array(AlertHistoryEntrySchema).describe('Status changes, oldest first'),
+  relatedFinding: FindingSchema.nullable().describe('The most severe open finding on the agent or resource the alert names, if any'),
+}).meta({ id: 'AlertDetail' });
+/** An alert with its events, history and related finding. */
+export type AlertDetail = z.infer<typeof AlertDetailSchema>;

@@ -24,6 +24,7 @@ export type Action =
   | { do: 'listRuns'; integration?: string }
   | { do: 'listFindings' }
   | { do: 'listAlerts' }
+  | { do: 'listEvents' }
   | { do: 'listApiKeys' }
   | { do: 'createApiKey' }
   | { do: 'copyWholeId' }
@@ -85,6 +86,7 @@ export const ACTIONS: { readonly [K in Action['do']]: ActionEntry<Extract<Action
   listRuns: { says: () => "look at the integration's collection runs", api: (a) => `GET /api/v1/integrations${id(a.integration)}/runs` },
   listFindings: { says: () => 'list the findings', api: () => 'GET /api/v1/findings' },
   listAlerts: { says: () => 'list the alerts', api: () => 'GET /api/v1/alerts' },
+  listEvents: { says: () => 'list the audit events', api: () => 'GET /api/v1/events' },
   listApiKeys: { says: () => 'list the API keys', api: () => 'GET /api/v1/organization/api-keys' },
   createApiKey: { says: () => 'create an API key', api: () => 'POST /api/v1/organization/api-keys' },
   copyWholeId: { says: () => 'copy the whole id from a list' },

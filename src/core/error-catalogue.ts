@@ -113,6 +113,8 @@ export const ERROR_CATALOGUE = {
   ALERT_NOT_FOUND: { kind: 'not-found' },
   RUN_NOT_FOUND: { kind: 'not-found' },
   AGENT_NOT_FOUND: { kind: 'not-found' },
+  /** No audit event with this record Id in the organization's integrations. */
+  EVENT_NOT_FOUND: { kind: 'not-found' },
   /** No step of this conversation was recorded for the integration (runtime protection, issue 19). */
   CONVERSATION_NOT_FOUND: { kind: 'not-found' },
   /** An agent step (a recorded `analyze-tool-execution` call) that does not exist in the integration. */

@@ -13,7 +13,7 @@ export function isGuid(value: string): boolean {
  * A new Vigil-side identifier: a prefix naming the kind plus a random UUID without dashes, e.g. `int_3f2a…`.
  * IDs are generated in code (DESIGN.md, Storage) so both SQL dialects agree.
  */
-export function newId(prefix: 'int' | 'run' | 'fnd' | 'alr' | 'seg' | 'fhe' | 'org' | 'usr' | 'key' | 'cf'): string {
+export function newId(prefix: 'int' | 'run' | 'fnd' | 'alr' | 'seg' | 'fhe' | 'org' | 'usr' | 'key' | 'cf' | 'alh'): string {
   return `${prefix}_${randomUUID().replaceAll('-', '')}`;
 }
 

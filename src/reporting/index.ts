@@ -4,7 +4,7 @@ import { actorOf, type Caller } from '../access/index.ts';
 import { loadCheckMetadata } from '../checks/loader.ts';
 import { rankAgents } from '../checks/risk.ts';
 import type { CheckMetadata } from '../checks/types.ts';
-import type { Alert, Event } from '../contract/alerts.ts';
+import type { Alert, AlertDetail, Event, EventDetail } from '../contract/alerts.ts';
 import type { Page } from '../contract/common.ts';
 import type { Dashboard, Finding, FindingDetail, RankedAgent } from '../contract/findings.ts';
 import type { AgentDetail, InventoryItem } from '../contract/inventory.ts';
@@ -14,8 +14,8 @@ import { type ErrorText, VigilError } from '../core/errors.ts';
 import { SEVERITIES, type Severity } from '../core/types.ts';
 import { findingExportView } from '../exports/findings.ts';
 import type { Database } from '../store/schema.ts';
-import type { Executor } from '../store/db.ts';
-import { alertEventIds, getAlert, setAlertStatus as storeAlertStatus, ALERT_STATUSES } from '../store/repositories/audit.ts';
+import { inTransaction, type Executor } from '../store/db.ts';
+import { alertEventIds, alertHistory, getAlert, setAlertStatus as storeAlertStatus, ALERT_STATUSES } from '../store/repositories/audit.ts';
 import { withRaw } from '../store/repositories/auditRaw.ts';
 import {
   findingHistory,
@@ -27,6 +27,7 @@ import {
 } from '../store/repositories/findings.ts';
 import { findRunningRun, getRun, latestFinishedRun, listCheckpoints, listRuns, type RunRow } from '../store/repositories/runs.ts';
 import * as q from '../store/repositories/queries.ts';
+import type { AlertSort } from '../store/repositories/queries.ts';
 
 /**
  * The use cases of the API, the portal and the CLI, one function per operation, each taking the caller: inventory
@@ -215,8 +216,32 @@ export async function unsuppressFinding(db: Executor, caller: Caller, checks: Ch
   return findingDetail(db, caller, checks, id);
 }
 
-/** An alert as the API shows it, with the ids of its audit records. */
-function alertView(a: NonNullable<Awaited<ReturnType<typeof getAlert>>>, eventIds: string[]): Alert {
+/** An alert row as stored. */
+type AlertRow = NonNullable<Awaited<ReturnType<typeof getAlert>>>;
+
+/** The names an alert view joins: environments and agents by integration and id (`integrationId\u0000id`). */
+type AlertNames = Awaited<ReturnType<typeof q.environmentAndAgentNames>>;
+
+/** A non-empty string field of a detail, or null. */
+const textOf = (d: Record<string, unknown>, ...keys: string[]): string | null => {
+  for (const k of keys) if (typeof d[k] === 'string' && d[k]) return d[k];
+  return null;
+};
+
+/**
+ * The environment and agent an alert's detail names, by the keys the detections and runtime protection write
+ * (`environmentId`; `agentId` or `botId`, with `agentName` or `agent` as its name).
+ */
+function subjectOf(detail: Record<string, unknown> | null) {
+  const d = detail ?? {};
+  return { environmentId: textOf(d, 'environmentId'), agentId: textOf(d, 'agentId', 'botId'), agentName: textOf(d, 'agentName', 'agent') };
+}
+
+/** An alert as the API shows it, with the ids of its audit records and the names of what it is about. */
+function alertView(a: AlertRow, eventIds: string[], names: AlertNames): Alert {
+  const detail = a.detail ? (JSON.parse(a.detail) as Record<string, unknown>) : null;
+  const subject = subjectOf(detail);
+  const key = (id: string | null) => `${a.integration_id}\u0000${id}`;
   return {
     id: a.id,
     integrationId: a.integration_id,
@@ -224,53 +249,204 @@ function alertView(a: NonNullable<Awaited<ReturnType<typeof getAlert>>>, eventId
     severity: a.severity,
     status: a.status,
     title: a.title,
-    detail: a.detail ? (JSON.parse(a.detail) as Record<string, unknown>) : null,
+    detail,
     windowStart: a.window_start,
     windowEnd: a.window_end,
     createdAt: a.created_at,
     updatedAt: a.updated_at,
     eventIds,
+    environmentId: subject.environmentId,
+    environmentName: (subject.environmentId && names.environments.get(key(subject.environmentId))) ?? null,
+    agentId: subject.agentId,
+    agentName: subject.agentName ?? (subject.agentId && names.agents.get(key(subject.agentId))) ?? null,
   };
 }
 
-/** Alert views of stored rows, their audit record ids read in one pass. */
-async function alertViews(db: Executor, rows: NonNullable<Awaited<ReturnType<typeof getAlert>>>[]): Promise<Alert[]> {
+/** Alert views of stored rows: their audit record ids, environment and agent names read in one pass each. */
+async function alertViews(db: Executor, rows: AlertRow[]): Promise<Alert[]> {
   const linked = await alertEventIds(
     db,
     rows.map((a) => a.id),
   );
-  return rows.map((a) => alertView(a, linked.get(a.id) ?? []));
+  const subjects = rows.map((a) => ({ integrationId: a.integration_id, ...subjectOf(a.detail ? (JSON.parse(a.detail) as Record<string, unknown>) : null) }));
+  const names: AlertNames = await q.environmentAndAgentNames(db, [...new Set(rows.map((a) => a.integration_id))], {
+    environmentIds: [...new Set(subjects.map((x) => x.environmentId).filter((x): x is string => !!x))],
+    agentIds: [...new Set(subjects.map((x) => x.agentId).filter((x): x is string => !!x))],
+  });
+  return rows.map((a) => alertView(a, linked.get(a.id) ?? [], names));
 }
 
-/** Alerts of the organization, newest first. */
-export async function listAlertsPage(
-  db: Executor,
-  caller: Caller,
-  filter: { integrationId?: string | undefined; status?: string | undefined; ruleId?: string | undefined; cursor?: string | undefined; limit: number },
-): Promise<Page<Alert>> {
-  const integrationIds = await scopeIntegrations(db, caller, filter.integrationId);
-  const before = decodeCursor<{ at: string; id: string }>(filter.cursor, { at: 'string', id: 'string' });
-  const { items, more } = await q.pageAlerts(db, { integrationIds, status: filter.status, ruleId: filter.ruleId, before, limit: filter.limit });
-  const last = items.at(-1);
-  return { items: await alertViews(db, items), nextCursor: more && last ? encodeCursor({ at: last.created_at, id: last.id }) : null };
+/** Filters and order of {@link listAlertsPage} (the API's query; see `AlertsQuery` in contract/alerts.ts). */
+export interface AlertsFilter {
+  integrationId?: string | undefined;
+  status?: string | undefined;
+  ruleId?: string | undefined;
+  severity?: string | undefined;
+  environmentId?: string | undefined;
+  q?: string | undefined;
+  /** @default 'createdAt' */
+  sort?: AlertSort | undefined;
+  /** @default 'desc' */
+  order?: 'asc' | 'desc' | undefined;
+  cursor?: string | undefined;
+  limit: number;
 }
 
 /**
- * Sets the status of an alert of the caller's organization (new, acknowledged, closed). Admin only.
- * @returns the alert as it now stands.
- * @throws VigilError `not-found` / `ALERT_NOT_FOUND` (absent or another organization's); `invalid-input` naming
- *   `status`; `authorization` / `FORBIDDEN_ROLE` for a viewer.
+ * Alerts of the organization, filtered, in the order asked (newest first by default), keyset-paged. The cursor holds
+ * the order it was made for: passed with another order, it is refused.
+ * @throws VigilError `not-found` (another organization's integration); `invalid-input` / `INVALID_CURSOR`.
  */
-export async function setAlertStatus(db: Executor, caller: Caller, id: string, status: string, now = new Date()): Promise<Alert> {
-  requireRole(caller, 'admin');
-  await requireOwned(db, caller, 'alert', id, await getAlert(db, id), (_, act) => `To see the alerts, ${act({ do: 'listAlerts' })}.`);
+export async function listAlertsPage(db: Executor, caller: Caller, filter: AlertsFilter): Promise<Page<Alert>> {
+  const integrationIds = await scopeIntegrations(db, caller, filter.integrationId);
+  const sort = filter.sort ?? 'createdAt';
+  const order = filter.order ?? 'desc';
+  const numeric = sort === 'severity' || sort === 'status';
+  const after = decodeCursor<{ s: string; v: string | number; at: string; id: string }>(filter.cursor, {
+    s: 'string',
+    v: numeric ? 'number' : 'string',
+    at: 'string',
+    id: 'string',
+  });
+  if (after && after.s !== `${sort}:${order}`) throw cursorOfAnotherOrder();
+  const { items, more } = await q.pageAlerts(db, {
+    integrationIds,
+    status: filter.status,
+    ruleId: filter.ruleId,
+    severity: filter.severity,
+    environmentId: filter.environmentId,
+    q: filter.q,
+    sort,
+    order,
+    after,
+    limit: filter.limit,
+  });
+  const last = items.at(-1);
+  const v = last ? (numeric ? Number(last.sort_value) : String(last.sort_value)) : null;
+  return {
+    items: await alertViews(db, items),
+    nextCursor: more && last ? encodeCursor({ s: `${sort}:${order}`, v, at: last.created_at, id: last.id }) : null,
+  };
+}
+
+/** A cursor passed with another order than the one it was made for. */
+const cursorOfAnotherOrder = () =>
+  new VigilError('INVALID_CURSOR', 'cursor was made for another order of the list.', {
+    field: 'cursor',
+    remediation: 'Leave cursor out when you change sort or order; pass nextCursor only with the order it came with.',
+  });
+
+/** Where to look for alert ids, in a not-found error. */
+const ALERT_IDS: ErrorText = (_, act) => `To see the alerts, ${act({ do: 'listAlerts' })}.`;
+
+/** Checks an alert status; @throws VigilError `invalid-input` naming `status`. */
+function alertStatusOf(status: string): (typeof ALERT_STATUSES)[number] {
   if (!(ALERT_STATUSES as readonly string[]).includes(status))
     throw new VigilError('INVALID_INPUT', `status must be one of ${ALERT_STATUSES.join(', ')}.`, {
       field: 'status',
       remediation: 'Use acknowledged while you look into it, closed when done.',
     });
-  await storeAlertStatus(db, id, status as (typeof ALERT_STATUSES)[number], now.toISOString());
-  return (await alertViews(db, [(await getAlert(db, id))!]))[0]!;
+  return status as (typeof ALERT_STATUSES)[number];
+}
+
+/**
+ * Sets the status of an alert of the caller's organization (new, acknowledged, closed), recording the change in the
+ * alert's history with the caller as its author. Admin only.
+ * @returns the alert as it now stands.
+ * @throws VigilError `not-found` / `ALERT_NOT_FOUND` (absent or another organization's); `invalid-input` naming
+ *   `status`; `authorization` / `FORBIDDEN_ROLE` for a viewer.
+ */
+export async function setAlertStatus(db: Executor, caller: Caller, id: string, status: string, now = new Date()): Promise<Alert> {
+  return (await setAlertsStatus(db, caller, [id], status, now, 'id')).items[0]!;
+}
+
+/**
+ * Sets the status of several alerts of the caller's organization at once, each change recorded in its alert's history
+ * as a single change is. All or nothing: when one id is absent or another organization's, nothing changes and the
+ * error names that id (answered as for one that does not exist). Admin only.
+ * @param field the input field the ids came from, named by a not-found error (`ids` for the API's body).
+ * @returns the alerts as they now stand, in the order of `ids` (repeated ids once), and how many changed status.
+ * @throws VigilError `not-found` / `ALERT_NOT_FOUND`; `invalid-input` naming `status`; `authorization` for a viewer.
+ */
+export async function setAlertsStatus(
+  db: Executor,
+  caller: Caller,
+  ids: string[],
+  status: string,
+  now = new Date(),
+  field = 'ids',
+): Promise<{ items: Alert[]; changed: number }> {
+  requireRole(caller, 'admin');
+  const to = alertStatusOf(status);
+  const unique = [...new Set(ids)];
+  return inTransaction(db, async (trx) => {
+    const rows: AlertRow[] = [];
+    for (const id of unique) {
+      const row = await getAlert(trx, id);
+      try {
+        rows.push(await requireOwned(trx, caller, 'alert', id, row, ALERT_IDS));
+      } catch (e) {
+        if (e instanceof VigilError && field !== 'id') throw new VigilError('ALERT_NOT_FOUND', e.message, { field, remediation: ALERT_IDS });
+        throw e;
+      }
+    }
+    let changed = 0;
+    const at = now.toISOString();
+    for (const row of rows)
+      if (row.status !== to) {
+        await storeAlertStatus(trx, row.id, to, at, actorOf(caller));
+        changed++;
+      }
+    const fresh = await Promise.all(rows.map(async (r) => (await getAlert(trx, r.id))!));
+    return { items: await alertViews(trx, fresh), changed };
+  });
+}
+
+/** Most events an alert's page lists. */
+const ALERT_EVENTS_SHOWN = 200;
+
+/**
+ * One alert of the caller's organization with the audit events behind it (normalised, newest first), its status
+ * history, and the most severe open finding on the agent or resource its detail names (agent, flow, connector,
+ * service principal…), when there is one.
+ * @throws VigilError `not-found` / `ALERT_NOT_FOUND` (absent or another organization's).
+ */
+export async function alertDetail(db: Executor, caller: Caller, checks: CheckCatalogue, id: string): Promise<AlertDetail> {
+  const row = await requireOwned(db, caller, 'alert', id, await getAlert(db, id), ALERT_IDS);
+  const [view] = await alertViews(db, [row]);
+  const { items: events } = await q.pageEvents(db, { integrationIds: [row.integration_id], ids: view!.eventIds, limit: ALERT_EVENTS_SHOWN });
+  const d = view!.detail ?? {};
+  const resources = [
+    ...new Set(
+      ['agentId', 'botId', 'flowId', 'connectorId', 'appId', 'servicePrincipal', 'reportId']
+        .map((k) => d[k])
+        .filter((v): v is string => typeof v === 'string' && v !== ''),
+    ),
+  ];
+  const related = resources.length
+    ? (await q.pageFindings(db, { integrationIds: [row.integration_id], status: 'open', resourceIds: resources, limit: 1, at: now() })).items[0]
+    : undefined;
+  return {
+    ...view!,
+    events: events.map(eventView),
+    history: (await alertHistory(db, id)).map((h) => ({ at: h.at, from: h.from_status, to: h.to_status, actor: h.actor })),
+    relatedFinding: related ? findingView(related, checks) : null,
+  };
+}
+
+/** Now, as ISO 8601 UTC. */
+const now = () => new Date().toISOString();
+
+/**
+ * One audit event of the caller's organization with its raw record as the upstream API sent it.
+ * @throws VigilError `not-found` / `EVENT_NOT_FOUND` (absent or another organization's).
+ */
+export async function eventDetail(db: Executor, caller: Caller, id: string): Promise<EventDetail> {
+  const integrationIds = (await integrationsInScope(db, caller)).map((i) => i.id);
+  const { items } = await q.pageEvents(db, { integrationIds, ids: [id], limit: 1 });
+  if (!items[0]) throw notFound('event', id, (_, act) => `To see the events, ${act({ do: 'listEvents' })}.`);
+  const [withRecord] = await withRaw(db, items);
+  return { ...eventView(items[0]), raw: withRecord!.raw };
 }
 
 /** An audit event as the API shows it (normalised columns; the raw record stays in the store). */
@@ -305,8 +481,12 @@ interface EventsFilter {
   integrationId?: string | undefined;
   /** An instant parsable by `Date` (the API passes ISO 8601 with an offset); events at or after it. */
   since?: string | undefined;
+  /** An instant parsable by `Date`; events before it. */
+  until?: string | undefined;
   operation?: string | undefined;
   userId?: string | undefined;
+  /** The object the event acted on (`ObjectId`: an agent, flow, app…). */
+  objectId?: string | undefined;
   cursor?: string | undefined;
   limit: number;
 }
@@ -336,8 +516,10 @@ async function eventRows(db: Executor, caller: Caller, filter: EventsFilter) {
   return q.pageEvents(db, {
     integrationIds,
     since: filter.since ? new Date(filter.since).toISOString() : undefined,
+    until: filter.until ? new Date(filter.until).toISOString() : undefined,
     operation: filter.operation,
     userId: filter.userId,
+    objectId: filter.objectId,
     before,
     limit: filter.limit,
   });

@@ -30,11 +30,17 @@ import * as m0012 from './migrations/0012_consent_binding.ts';
 import * as m0013 from './migrations/0013_budget_pace.ts';
 import * as m0014 from './migrations/0014_protection.ts';
 import * as m0015 from './migrations/0015_containment.ts';
+import * as m0016 from './migrations/0016_alert_history.ts';
 import type { Database } from './schema.ts';
 import { StorableTextPlugin } from './text.ts';
 
 /** A database handle or an open transaction: repositories accept either. */
 export type Executor = Kysely<Database> | Transaction<Database>;
+
+/** Runs `fn` in a transaction: a new one, or the caller's when `db` already is one (Kysely does not nest them). */
+export function inTransaction<T>(db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
+  return db.isTransaction ? fn(db) : db.transaction().execute(fn);
+}
 
 /** Migrations in order; frozen once released. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -53,6 +59,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0013_budget_pace': m0013,
   '0014_protection': m0014,
   '0015_containment': m0015,
+  '0016_alert_history': m0016,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

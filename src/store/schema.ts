@@ -312,6 +312,18 @@ interface AlertEventsTable {
   event_id: string;
 }
 
+/** One status change of an alert (migration 0016). */
+interface AlertHistoryTable {
+  id: string;
+  alert_id: string;
+  /** ISO 8601 UTC. */
+  at: string;
+  from_status: string;
+  to_status: string;
+  /** Who changed it (the person or API key named to Vigil); null when no caller made it. */
+  actor: string | null;
+}
+
 /** One event waiting for (or delivered to) one SIEM sink (migration 0009). */
 export interface SinkOutboxTable {
   id: string;
@@ -360,6 +372,7 @@ export interface Database {
   audit_cursors: AuditCursorsTable;
   alerts: AlertsTable;
   alert_events: AlertEventsTable;
+  alert_history: AlertHistoryTable;
   sink_outbox: SinkOutboxTable;
   organizations: OrganizationsTable;
   portal_users: PortalUsersTable;

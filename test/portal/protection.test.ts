@@ -205,17 +205,22 @@ describe('portal: runtime protection', () => {
   it('offers Contain agent on an alert of runtime protection (admins), and not on other alerts', async () => {
     const conversation = page.url();
     await nav('Alerts').click();
-    const alert = page.getByRole('listitem').filter({ hasText: `Prompt injection against ${seeded.agentName}` });
     await page.getByRole('heading', { name: 'Alerts', level: 1 }).waitFor();
     await page.getByLabel('Status').selectOption('acknowledged');
-    await alert.waitFor();
+    const link = page.getByRole('region', { name: 'Alerts', exact: true }).getByRole('link', { name: `Prompt injection against ${seeded.agentName}` });
+    await link.waitFor();
     await w.screenshot('protection-07-alerts');
-    await alert.getByRole('button', { name: /^Contain agent/ }).waitFor();
+    await link.click();
+    await page.getByRole('heading', { name: `Prompt injection against ${seeded.agentName}`, level: 1 }).waitFor();
+    await page.getByRole('button', { name: /^Contain agent/ }).waitFor();
     expect(await page.getByRole('button', { name: /^Contain agent/ }).count()).toBe(1);
-    await page.getByLabel('Status').selectOption('');
-    await expect.poll(() => page.getByRole('listitem').filter({ hasText: 'Acknowledge' }).count()).toBeGreaterThan(1);
-    // Alerts of other rules (collection detections) offer no containment.
-    expect(await page.getByRole('button', { name: /^Contain agent/ }).count()).toBeLessThanOrEqual(1);
+    // Alerts of other rules (collection detections that name no agent) offer no containment.
+    await nav('Alerts').click();
+    await page.getByLabel('Status').selectOption('new');
+    const other = page.getByRole('region', { name: 'Alerts', exact: true }).getByRole('row').filter({ hasNotText: 'agent ' }).locator('td a[href^="/alerts/"]');
+    await other.first().click();
+    await page.getByRole('heading', { name: 'Response' }).waitFor();
+    expect(await page.getByRole('button', { name: /^Contain agent/ }).count()).toBe(0);
     await page.goto(conversation);
   });
 

@@ -4,8 +4,10 @@ import { ErrorBoundary } from './components/ErrorBoundary.tsx';
 import { Layout } from './components/Layout.tsx';
 import { ErrorMessage, Loading } from './components/ui.tsx';
 import { AgentPage } from './pages/Agent.tsx';
+import { AlertDetailPage } from './pages/AlertDetail.tsx';
 import { AlertsPage } from './pages/Alerts.tsx';
 import { DashboardPage } from './pages/Dashboard.tsx';
+import { EventsPage } from './pages/Events.tsx';
 import { FindingDetailPage } from './pages/FindingDetail.tsx';
 import { FindingsPage } from './pages/Findings.tsx';
 import { IntegrationDetailPage } from './pages/IntegrationDetail.tsx';
@@ -45,6 +47,8 @@ export function App() {
           <Route path="/findings" element={<FindingsPage />} />
           <Route path="/findings/:id" element={<FindingDetailPage />} />
           <Route path="/alerts" element={<AlertsPage />} />
+          <Route path="/alerts/:id" element={<AlertDetailPage />} />
+          <Route path="/events" element={<EventsPage />} />
           <Route path="/protection" element={<ProtectionPage />} />
           <Route path="/protection/:integrationId" element={<ProtectionIntegrationPage />} />
           <Route path="/protection/:integrationId/conversations/:conversationId" element={<ConversationPage />} />

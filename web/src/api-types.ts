@@ -2497,7 +2497,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Alerts raised by detections, newest first */
+        /** Alerts raised by detections, filtered and sorted (newest first by default) */
         get: {
             parameters: {
                 query?: {
@@ -2508,6 +2508,14 @@ export interface paths {
                     integrationId?: string;
                     status?: "new" | "acknowledged" | "closed";
                     ruleId?: string;
+                    severity?: "critical" | "high" | "medium" | "low" | "info";
+                    /** @description Alerts whose detail names this environment */
+                    environmentId?: string;
+                    /** @description Case-insensitive text in the title, rule id or detail */
+                    q?: string;
+                    /** @description Order: severity by weight (critical highest), status by lifecycle (new first) */
+                    sort?: "createdAt" | "severity" | "status" | "ruleId" | "title";
+                    order?: "asc" | "desc";
                 };
                 header?: never;
                 path?: never;
@@ -2526,6 +2534,80 @@ export interface paths {
                             /** @description Pass as cursor for the next page; null on the last */
                             nextCursor: string | null;
                         };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One alert with the events behind it, its history and the related open finding */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AlertDetail"];
                     };
                 };
                 /** @description Default Response */
@@ -2655,6 +2737,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/alerts/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set the status of several alerts at once (all or nothing; each change recorded in its history) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Alert ids, all of the caller's organization */
+                        ids: string[];
+                        /** @enum {string} */
+                        status: "new" | "acknowledged" | "closed";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["Alert"][];
+                            /** @description How many changed status */
+                            changed: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/events": {
         parameters: {
             query?: never;
@@ -2673,8 +2840,12 @@ export interface paths {
                     integrationId?: string;
                     /** @description ISO 8601: only events at or after */
                     since?: string;
+                    /** @description ISO 8601: only events before */
+                    until?: string;
                     operation?: string;
                     userId?: string;
+                    /** @description The object the event acted on (an agent, flow, app…) */
+                    objectId?: string;
                 };
                 header?: never;
                 path?: never;
@@ -2693,6 +2864,80 @@ export interface paths {
                             /** @description Pass as cursor for the next page; null on the last */
                             nextCursor: string | null;
                         };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One audit event with its raw record */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EventDetail"];
                     };
                 };
                 /** @description Default Response */
@@ -3650,143 +3895,6 @@ export interface components {
         };
         /** @enum {string} */
         Severity: "critical" | "high" | "medium" | "low" | "info";
-        Alert: {
-            id: string;
-            integrationId: string;
-            ruleId: string;
-            severity: string;
-            status: string;
-            title: string;
-            detail: {
-                [key: string]: unknown;
-            } | null;
-            windowStart: string | null;
-            windowEnd: string | null;
-            /** @description ISO 8601 UTC */
-            createdAt: string;
-            /** @description ISO 8601 UTC */
-            updatedAt: string;
-            /** @description Ids of the audit records behind the alert (the events list filters them by id) */
-            eventIds: string[];
-        };
-        Event: {
-            id: string;
-            integrationId: string;
-            contentType: string;
-            recordType: number | null;
-            /** @description ISO 8601 UTC */
-            creationTime: string;
-            operation: string | null;
-            workload: string | null;
-            userId: string | null;
-            clientIp: string | null;
-            objectId: string | null;
-        };
-        PortalUser: {
-            id: string;
-            email: string;
-            displayName: string | null;
-            /** @enum {string} */
-            role: "admin" | "viewer";
-            /** @description ISO 8601 UTC */
-            createdAt: string;
-            lastLoginAt: string | null;
-            lockedUntil: string | null;
-            disabled: boolean;
-        };
-        ApiKey: {
-            id: string;
-            name: string;
-            /** @enum {string} */
-            role: "admin" | "viewer";
-            createdBy: string | null;
-            /** @description ISO 8601 UTC */
-            createdAt: string;
-            expiresAt: string | null;
-            lastUsedAt: string | null;
-            revokedAt: string | null;
-        };
-        Region: {
-            id: string;
-            name: string;
-            egressIps: string[];
-            apiUrl: string | null;
-            portalUrl: string | null;
-        };
-        User: {
-            id: string;
-            email: string;
-            displayName: string | null;
-            /** @enum {string} */
-            role: "admin" | "viewer";
-        };
-        Organization: {
-            id: string;
-            name: string;
-        };
-        LoginResult: {
-            user: components["schemas"]["User"];
-            organization: components["schemas"]["Organization"];
-            csrfToken: string;
-            expiresAt: string;
-        };
-        Session: {
-            /** @enum {string} */
-            via: "session" | "api-key";
-            user: components["schemas"]["User"] | null;
-            apiKey: {
-                id: string;
-                name: string;
-                /** @enum {string} */
-                role: "admin" | "viewer";
-            } | null;
-            organization: components["schemas"]["Organization"];
-        };
-        ComplianceItem: {
-            id: string;
-            name: string;
-            /** @description The checks and detections mapped to the item */
-            covers: {
-                /** @enum {string} */
-                kind: "check" | "detection";
-                id: string;
-                title: string;
-                /** @description What the mapping says besides the item, e.g. "(exceeds: every environment)" */
-                note: string | null;
-            }[];
-            /** @description Why nothing covers the item, when nothing does and the reason is known */
-            notCoveredReason: string | null;
-            /** @description Resources passing the item's checks (latest results) */
-            pass: number;
-            /** @description Resources failing the item's checks (latest results) */
-            fail: number;
-            /** @description Resources the item's checks could not evaluate (latest results) */
-            notEvaluated: number;
-            /** @description Alerts of the item's detections not closed */
-            openAlerts: number;
-            /**
-             * @description fail: a check fails or an alert is open; not_evaluated: some results could not be evaluated; pass: every result passes; monitored: covered by detections only, none open; no_results: its checks have no results yet; not_covered: nothing covers it
-             * @enum {string}
-             */
-            state: "fail" | "not_evaluated" | "pass" | "monitored" | "no_results" | "not_covered";
-        };
-        ComplianceFramework: {
-            /** @enum {string} */
-            id: "owasp-llm-2025" | "mitre-atlas" | "mitre-attack" | "scubagear" | "maester" | "sentinel";
-            name: string;
-            /** @enum {string} */
-            kind: "framework" | "peer";
-            version: string | null;
-            source: string;
-            /** @description Items covered by at least one check or detection */
-            covered: number;
-            items: components["schemas"]["ComplianceItem"][];
-        };
-        ComplianceView: {
-            /** @description The integrations whose results are counted */
-            integrationIds: string[];
-            frameworks: components["schemas"]["ComplianceFramework"][];
-        };
         Run: {
             id: string;
             integrationId: string;
@@ -3970,6 +4078,208 @@ export interface components {
                 name: string;
                 run: components["schemas"]["Run"] | null;
             }[];
+        };
+        Alert: {
+            id: string;
+            integrationId: string;
+            ruleId: string;
+            severity: string;
+            status: string;
+            title: string;
+            detail: {
+                [key: string]: unknown;
+            } | null;
+            windowStart: string | null;
+            windowEnd: string | null;
+            /** @description ISO 8601 UTC */
+            createdAt: string;
+            /** @description ISO 8601 UTC */
+            updatedAt: string;
+            /** @description Ids of the audit records behind the alert (the events list filters them by id) */
+            eventIds: string[];
+            /** @description The Power Platform environment the alert's detail names, if any */
+            environmentId: string | null;
+            /** @description Its display name from the inventory (null when not collected) */
+            environmentName: string | null;
+            /** @description The Copilot Studio agent (bot id) the alert's detail names, if any */
+            agentId: string | null;
+            /** @description Its name from the detail or the inventory */
+            agentName: string | null;
+        };
+        Event: {
+            id: string;
+            integrationId: string;
+            contentType: string;
+            recordType: number | null;
+            /** @description ISO 8601 UTC */
+            creationTime: string;
+            operation: string | null;
+            workload: string | null;
+            userId: string | null;
+            clientIp: string | null;
+            objectId: string | null;
+        };
+        EventDetail: {
+            id: string;
+            integrationId: string;
+            contentType: string;
+            recordType: number | null;
+            /** @description ISO 8601 UTC */
+            creationTime: string;
+            operation: string | null;
+            workload: string | null;
+            userId: string | null;
+            clientIp: string | null;
+            objectId: string | null;
+            /** @description The record as the Office 365 Management Activity API (or Power BI) sent it */
+            raw: {
+                [key: string]: unknown;
+            };
+        };
+        AlertDetail: {
+            id: string;
+            integrationId: string;
+            ruleId: string;
+            severity: string;
+            status: string;
+            title: string;
+            detail: {
+                [key: string]: unknown;
+            } | null;
+            windowStart: string | null;
+            windowEnd: string | null;
+            /** @description ISO 8601 UTC */
+            createdAt: string;
+            /** @description ISO 8601 UTC */
+            updatedAt: string;
+            /** @description Ids of the audit records behind the alert (the events list filters them by id) */
+            eventIds: string[];
+            /** @description The Power Platform environment the alert's detail names, if any */
+            environmentId: string | null;
+            /** @description Its display name from the inventory (null when not collected) */
+            environmentName: string | null;
+            /** @description The Copilot Studio agent (bot id) the alert's detail names, if any */
+            agentId: string | null;
+            /** @description Its name from the detail or the inventory */
+            agentName: string | null;
+            /** @description The audit events behind the alert, newest first (at most 200) */
+            events: components["schemas"]["Event"][];
+            /** @description Status changes, oldest first */
+            history: {
+                /** @description ISO 8601 UTC */
+                at: string;
+                from: string;
+                to: string;
+                /** @description Who changed it (e-mail address or api-key:<name>); null when no caller did */
+                actor: string | null;
+            }[];
+            /** @description The most severe open finding on the agent or resource the alert names, if any */
+            relatedFinding: components["schemas"]["Finding"] | null;
+        };
+        PortalUser: {
+            id: string;
+            email: string;
+            displayName: string | null;
+            /** @enum {string} */
+            role: "admin" | "viewer";
+            /** @description ISO 8601 UTC */
+            createdAt: string;
+            lastLoginAt: string | null;
+            lockedUntil: string | null;
+            disabled: boolean;
+        };
+        ApiKey: {
+            id: string;
+            name: string;
+            /** @enum {string} */
+            role: "admin" | "viewer";
+            createdBy: string | null;
+            /** @description ISO 8601 UTC */
+            createdAt: string;
+            expiresAt: string | null;
+            lastUsedAt: string | null;
+            revokedAt: string | null;
+        };
+        Region: {
+            id: string;
+            name: string;
+            egressIps: string[];
+            apiUrl: string | null;
+            portalUrl: string | null;
+        };
+        User: {
+            id: string;
+            email: string;
+            displayName: string | null;
+            /** @enum {string} */
+            role: "admin" | "viewer";
+        };
+        Organization: {
+            id: string;
+            name: string;
+        };
+        LoginResult: {
+            user: components["schemas"]["User"];
+            organization: components["schemas"]["Organization"];
+            csrfToken: string;
+            expiresAt: string;
+        };
+        Session: {
+            /** @enum {string} */
+            via: "session" | "api-key";
+            user: components["schemas"]["User"] | null;
+            apiKey: {
+                id: string;
+                name: string;
+                /** @enum {string} */
+                role: "admin" | "viewer";
+            } | null;
+            organization: components["schemas"]["Organization"];
+        };
+        ComplianceItem: {
+            id: string;
+            name: string;
+            /** @description The checks and detections mapped to the item */
+            covers: {
+                /** @enum {string} */
+                kind: "check" | "detection";
+                id: string;
+                title: string;
+                /** @description What the mapping says besides the item, e.g. "(exceeds: every environment)" */
+                note: string | null;
+            }[];
+            /** @description Why nothing covers the item, when nothing does and the reason is known */
+            notCoveredReason: string | null;
+            /** @description Resources passing the item's checks (latest results) */
+            pass: number;
+            /** @description Resources failing the item's checks (latest results) */
+            fail: number;
+            /** @description Resources the item's checks could not evaluate (latest results) */
+            notEvaluated: number;
+            /** @description Alerts of the item's detections not closed */
+            openAlerts: number;
+            /**
+             * @description fail: a check fails or an alert is open; not_evaluated: some results could not be evaluated; pass: every result passes; monitored: covered by detections only, none open; no_results: its checks have no results yet; not_covered: nothing covers it
+             * @enum {string}
+             */
+            state: "fail" | "not_evaluated" | "pass" | "monitored" | "no_results" | "not_covered";
+        };
+        ComplianceFramework: {
+            /** @enum {string} */
+            id: "owasp-llm-2025" | "mitre-atlas" | "mitre-attack" | "scubagear" | "maester" | "sentinel";
+            name: string;
+            /** @enum {string} */
+            kind: "framework" | "peer";
+            version: string | null;
+            source: string;
+            /** @description Items covered by at least one check or detection */
+            covered: number;
+            items: components["schemas"]["ComplianceItem"][];
+        };
+        ComplianceView: {
+            /** @description The integrations whose results are counted */
+            integrationIds: string[];
+            frameworks: components["schemas"]["ComplianceFramework"][];
         };
         Integration: {
             id: string;
@@ -4405,8 +4715,18 @@ export interface components {
 }
 export type ApiError = components['schemas']['ApiError'];
 export type Severity = components['schemas']['Severity'];
+export type Run = components['schemas']['Run'];
+export type RunProgress = components['schemas']['RunProgress'];
+export type RunDetail = components['schemas']['RunDetail'];
+export type Suppression = components['schemas']['Suppression'];
+export type Finding = components['schemas']['Finding'];
+export type FindingDetail = components['schemas']['FindingDetail'];
+export type RankedAgent = components['schemas']['RankedAgent'];
+export type Dashboard = components['schemas']['Dashboard'];
 export type Alert = components['schemas']['Alert'];
 export type Event = components['schemas']['Event'];
+export type EventDetail = components['schemas']['EventDetail'];
+export type AlertDetail = components['schemas']['AlertDetail'];
 export type PortalUser = components['schemas']['PortalUser'];
 export type ApiKey = components['schemas']['ApiKey'];
 export type Region = components['schemas']['Region'];
@@ -4417,14 +4737,6 @@ export type Session = components['schemas']['Session'];
 export type ComplianceItem = components['schemas']['ComplianceItem'];
 export type ComplianceFramework = components['schemas']['ComplianceFramework'];
 export type ComplianceView = components['schemas']['ComplianceView'];
-export type Run = components['schemas']['Run'];
-export type RunProgress = components['schemas']['RunProgress'];
-export type RunDetail = components['schemas']['RunDetail'];
-export type Suppression = components['schemas']['Suppression'];
-export type Finding = components['schemas']['Finding'];
-export type FindingDetail = components['schemas']['FindingDetail'];
-export type RankedAgent = components['schemas']['RankedAgent'];
-export type Dashboard = components['schemas']['Dashboard'];
 export type Integration = components['schemas']['Integration'];
 export type EnvironmentAccess = components['schemas']['EnvironmentAccess'];
 export type Verification = components['schemas']['Verification'];

@@ -6,6 +6,9 @@ import type { components, paths } from './api-types.ts';
 export type {
   AgentDetail,
   Alert,
+  AlertDetail,
+  Event,
+  EventDetail,
   ConsentLink,
   ContainmentAction,
   ContainmentStarted,
@@ -53,6 +56,12 @@ export type FindingPage = Answer<'/api/v1/findings', 'get'>;
 export type ContainmentActionList = Answer<'/api/v1/protection/{integrationId}/containment', 'get'>;
 /** `GET /alerts`: a page of alerts. */
 export type AlertPage = Answer<'/api/v1/alerts', 'get'>;
+/** The orders `GET /alerts` offers. */
+export type AlertSort = NonNullable<NonNullable<paths['/api/v1/alerts']['get']['parameters']['query']>['sort']>;
+/** `POST /alerts/status`: the alerts as they now stand and how many changed. */
+export type AlertsBulkAnswer = Answer<'/api/v1/alerts/status', 'post'>;
+/** `GET /events`: a page of audit events. */
+export type EventPage = Answer<'/api/v1/events', 'get'>;
 /** `GET /inventory/{kind}`: a page of inventory items. */
 export type InventoryPage = Answer<'/api/v1/inventory/{kind}', 'get'>;
 /** `GET /integrations/{id}/runs`: a page of runs, newest first. */

@@ -351,10 +351,39 @@ export async function alertEventIds(db: Executor, alertIds: string[]): Promise<M
 /** Alert lifecycle states. */
 export const ALERT_STATUSES = ['new', 'acknowledged', 'closed'] as const;
 
-/** Moves an alert along its lifecycle; returns false when no such alert exists. */
-export async function setAlertStatus(db: Executor, alertId: string, status: (typeof ALERT_STATUSES)[number], at: string): Promise<boolean> {
-  const r = await db.updateTable('alerts').set({ status, updated_at: at }).where('id', '=', alertId).executeTakeFirst();
-  return Number(r.numUpdatedRows) > 0;
+/**
+ * Moves an alert along its lifecycle and, when the status changes, records the step in `alert_history` (who: `actor`,
+ * null when no caller made it). Setting the status it already has changes nothing and records nothing. Call it inside a
+ * transaction to keep the alert and its history together.
+ * @returns false when no such alert exists.
+ */
+export async function setAlertStatus(
+  db: Executor,
+  alertId: string,
+  status: (typeof ALERT_STATUSES)[number],
+  at: string,
+  actor: string | null = null,
+): Promise<boolean> {
+  const current = await db.selectFrom('alerts').select('status').where('id', '=', alertId).executeTakeFirst();
+  if (!current) return false;
+  if (current.status === status) return true;
+  await db.updateTable('alerts').set({ status, updated_at: at }).where('id', '=', alertId).execute();
+  await db
+    .insertInto('alert_history')
+    .values({ id: newId('alh'), alert_id: alertId, at, from_status: current.status, to_status: status, actor })
+    .execute();
+  return true;
+}
+
+/** The status changes of an alert, oldest first. */
+export async function alertHistory(db: Executor, alertId: string) {
+  return db
+    .selectFrom('alert_history')
+    .select(['at', 'from_status', 'to_status', 'actor'])
+    .where('alert_id', '=', alertId)
+    .orderBy('at')
+    .orderBy('id')
+    .execute();
 }
 
 // --- detections: watermark, new events, IP history ---------------------------------------------------------------

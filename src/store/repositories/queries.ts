@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { StreamName } from '../../sources/index.ts';
 import type { Executor } from '../db.ts';
 import { listedTableOf } from '../stream-tables.ts';
@@ -104,6 +104,8 @@ export interface FindingQuery {
   status?: 'open' | 'resolved' | 'suppressed' | undefined;
   checkId?: string | undefined;
   resourceId?: string | undefined;
+  /** Findings on any of these resources. */
+  resourceIds?: string[] | undefined;
   /** Keyset position: severity rank and id of the last item of the previous page. */
   after?: { rank: number; id: string } | undefined;
   limit: number;
@@ -135,6 +137,7 @@ export async function pageFindings(db: Executor, query: FindingQuery) {
   if (query.severity) q = q.where('f.severity', '=', query.severity);
   if (query.checkId) q = q.where('f.check_id', '=', query.checkId);
   if (query.resourceId) q = q.where('f.resource_id', '=', query.resourceId);
+  if (query.resourceIds) q = query.resourceIds.length ? q.where('f.resource_id', 'in', query.resourceIds) : q.where(sql<boolean>`1 = 0`);
   if (query.status === 'open') q = q.where('f.status', '=', 'open').where('s.finding_id', 'is', null);
   if (query.status === 'resolved') q = q.where('f.status', '=', 'resolved');
   if (query.status === 'suppressed') q = q.where('s.finding_id', 'is not', null);
@@ -254,29 +257,75 @@ export async function notEvaluated(
   }));
 }
 
-/** Filters and position of {@link pageAlerts}. */
+/** The orders the alerts list offers (the API's `sort`). */
+export const ALERT_SORTS = ['createdAt', 'severity', 'status', 'ruleId', 'title'] as const;
+/** One of {@link ALERT_SORTS}. */
+export type AlertSort = (typeof ALERT_SORTS)[number];
+
+/**
+ * The value each order sorts on. Severity and status sort by weight, not by name: descending severity is critical
+ * first (critical 4 … info and unknown 0); ascending status is the lifecycle's order (new 0, acknowledged 1, closed 2).
+ */
+const ALERT_SORT_VALUE: Record<AlertSort, RawBuilder<string | number>> = {
+  createdAt: sql<string>`created_at`,
+  severity: sql<number>`case severity when 'critical' then 4 when 'high' then 3 when 'medium' then 2 when 'low' then 1 else 0 end`,
+  status: sql<number>`case status when 'new' then 0 when 'acknowledged' then 1 when 'closed' then 2 else 3 end`,
+  ruleId: sql<string>`rule_id`,
+  title: sql<string>`title`,
+};
+
+/** Filters, order and position of {@link pageAlerts}. */
 export interface AlertQuery {
   integrationIds: string[];
   status?: string | undefined;
   ruleId?: string | undefined;
-  /** Keyset position: created_at and id of the last item of the previous page (newest first). */
-  before?: { at: string; id: string } | undefined;
+  severity?: string | undefined;
+  /** Alerts whose detail names this environment (`"environmentId":"<id>"`, as the detections write it). */
+  environmentId?: string | undefined;
+  /** Case-insensitive text in the title, rule id or detail. */
+  q?: string | undefined;
+  /** @default 'createdAt' */
+  sort?: AlertSort | undefined;
+  /** @default 'desc' */
+  order?: 'asc' | 'desc' | undefined;
+  /** Keyset position: the sort value, created_at and id of the last item of the previous page. */
+  after?: { v: string | number; at: string; id: string } | undefined;
   limit: number;
 }
 
-/** One page of alerts, newest first. */
+/**
+ * One page of alerts in the order asked (newest first by default), ties broken by creation time then id in the same
+ * direction. Rows carry `sort_value`, the value the next cursor holds.
+ */
 export async function pageAlerts(db: Executor, query: AlertQuery) {
   if (query.integrationIds.length === 0) return { items: [], more: false };
-  let q = db.selectFrom('alerts').selectAll().where('integration_id', 'in', query.integrationIds);
+  const value = ALERT_SORT_VALUE[query.sort ?? 'createdAt'];
+  const dir = query.order ?? 'desc';
+  const cmp = dir === 'desc' ? '<' : '>';
+  let q = db.selectFrom('alerts').selectAll().select(value.as('sort_value')).where('integration_id', 'in', query.integrationIds);
   if (query.status) q = q.where('status', '=', query.status);
   if (query.ruleId) q = q.where('rule_id', '=', query.ruleId);
-  if (query.before) {
-    const b = query.before;
-    q = q.where((eb) => eb.or([eb('created_at', '<', b.at), eb.and([eb('created_at', '=', b.at), eb('id', '<', b.id)])]));
+  if (query.severity) q = q.where('severity', '=', query.severity);
+  if (query.environmentId)
+    q = q.where(sql<boolean>`detail like ${likePattern(`${JSON.stringify('environmentId')}:${JSON.stringify(query.environmentId)}`)} escape '\\'`);
+  if (query.q) {
+    const p = likePattern(query.q.toLowerCase());
+    q = q.where(sql<boolean>`(lower(title) like ${p} escape '\\' or lower(rule_id) like ${p} escape '\\' or lower(detail) like ${p} escape '\\')`);
+  }
+  if (query.after) {
+    const a = query.after;
+    q = q.where((eb) =>
+      eb.or([
+        eb(value, cmp, a.v),
+        eb.and([eb(value, '=', a.v), eb('created_at', cmp, a.at)]),
+        eb.and([eb(value, '=', a.v), eb('created_at', '=', a.at), eb('id', cmp, a.id)]),
+      ]),
+    );
   }
   const rows = await q
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
+    .orderBy(value, dir)
+    .orderBy('created_at', dir)
+    .orderBy('id', dir)
     .limit(query.limit + 1)
     .execute();
   return { items: rows.slice(0, query.limit), more: rows.length > query.limit };
@@ -286,9 +335,13 @@ export async function pageAlerts(db: Executor, query: AlertQuery) {
 export interface EventQuery {
   integrationIds: string[];
   since?: string | undefined;
+  /** Events before this instant (ISO 8601 UTC). */
+  until?: string | undefined;
   operation?: string | undefined;
   userId?: string | undefined;
   objectId?: string | undefined;
+  /** Only these record `Id`s (an alert's events). */
+  ids?: string[] | undefined;
   before?: { at: string; id: string } | undefined;
   limit: number;
 }
@@ -298,6 +351,11 @@ export async function pageEvents(db: Executor, query: EventQuery) {
   if (query.integrationIds.length === 0) return { items: [], more: false };
   let q = db.selectFrom('audit_events').selectAll().where('integration_id', 'in', query.integrationIds);
   if (query.since) q = q.where('creation_time', '>=', query.since);
+  if (query.until) q = q.where('creation_time', '<', query.until);
+  if (query.ids) {
+    if (query.ids.length === 0) return { items: [], more: false };
+    q = q.where('id', 'in', query.ids);
+  }
   if (query.operation) q = q.where('operation', '=', query.operation);
   if (query.userId) q = q.where('user_id', '=', query.userId);
   if (query.objectId) q = q.where('object_id', '=', query.objectId);
@@ -386,4 +444,30 @@ export async function openAlertCounts(db: Executor, integrationIds: string[]): P
     .groupBy('rule_id')
     .execute();
   return rows.map((r) => ({ ruleId: r.rule_id, n: Number(r.n) }));
+}
+
+/**
+ * Display names of environments and agents of `integrationIds`, keyed `integrationId\u0000id` (null when the
+ * inventory holds the object without a name); objects the inventory does not hold are absent.
+ */
+export async function environmentAndAgentNames(db: Executor, integrationIds: string[], ids: { environmentIds: string[]; agentIds: string[] }) {
+  const environments = new Map<string, string | null>();
+  const agents = new Map<string, string | null>();
+  if (integrationIds.length && ids.environmentIds.length)
+    for (const e of await db
+      .selectFrom('environments')
+      .select(['integration_id', 'id', 'display_name'])
+      .where('integration_id', 'in', integrationIds)
+      .where('id', 'in', ids.environmentIds)
+      .execute())
+      environments.set(`${e.integration_id}\u0000${e.id}`, e.display_name);
+  if (integrationIds.length && ids.agentIds.length)
+    for (const g of await db
+      .selectFrom('agents')
+      .select(['integration_id', 'id', 'name'])
+      .where('integration_id', 'in', integrationIds)
+      .where('id', 'in', ids.agentIds)
+      .execute())
+      agents.set(`${g.integration_id}\u0000${g.id}`, g.name);
+  return { environments, agents };
 }

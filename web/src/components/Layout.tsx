@@ -9,6 +9,7 @@ const NAV: { to: string; label: string; active: (p: string) => boolean }[] = [
   { to: '/inventory', label: 'Inventory', active: (p) => p.startsWith('/inventory') || isAgentPage(p) },
   { to: '/findings', label: 'Findings', active: (p) => p.startsWith('/findings') },
   { to: '/alerts', label: 'Alerts', active: (p) => p.startsWith('/alerts') },
+  { to: '/events', label: 'Events', active: (p) => p.startsWith('/events') },
   { to: '/protection', label: 'Protection', active: (p) => p.startsWith('/protection') },
 ];
 

@@ -1,7 +1,7 @@
 // The parts every list page (findings, alerts, inventory) is made of: a filter bar of selects kept in the URL, a note
 // naming the narrowing filters with a way to clear them, and a page of results with its states and Previous/Next.
 import type { UseQueryResult } from '@tanstack/react-query';
-import type { ReactNode } from 'react';
+import { useState, type ReactNode } from 'react';
 import { useIntegrations } from '../query.ts';
 import { Loaded, Pager } from './ui.tsx';
 
@@ -121,6 +121,48 @@ export function PagedList<T>({
       ) : null}
       <Loaded query={query}>{(page) => children(page.items)}</Loaded>
       <Pager {...pager} />
+    </>
+  );
+}
+
+/**
+ * A text search kept in the URL (`value`), edited as a draft and applied by the filter bar's submit (Enter or the
+ * Search button beside it); the draft follows the URL when it changes under it (Back). Place inside a FilterBar whose
+ * `onSubmit` applies `draft`: `const s = useSearchDraft(filters.get('q'))`, `onSubmit={() => filters.update({ q: s.draft.trim() })}`.
+ */
+export function useSearchDraft(value: string) {
+  const [draft, setDraft] = useState(value);
+  const [last, setLast] = useState(value);
+  if (value !== last) {
+    setLast(value);
+    setDraft(value);
+  }
+  return { draft, setDraft };
+}
+
+/** The search box of a filter bar, with its Search button (submits the bar). */
+export function SearchFilter({
+  id,
+  label = 'Search',
+  draft,
+  setDraft,
+  placeholder,
+}: {
+  id: string;
+  label?: string;
+  draft: string;
+  setDraft: (v: string) => void;
+  placeholder?: string;
+}) {
+  return (
+    <>
+      <div className="field">
+        <label htmlFor={id}>{label}</label>
+        <input id={id} type="search" value={draft} onChange={(e) => setDraft(e.target.value)} placeholder={placeholder} />
+      </div>
+      <div className="field field-button">
+        <button type="submit">Search</button>
+      </div>
     </>
   );
 }

@@ -1,122 +1,173 @@
+// The alerts list for triage: a dense table the server filters, searches, sorts and pages (GET /alerts), every filter
+// and the order kept in the URL (a saved filter is a bookmark), and bulk acknowledge/close of the rows selected
+// (POST /alerts/status, all or nothing). Modelled on Prowler App's findings table (column definitions for a headless
+// table, filters in the URL, floating actions on a selection: prowler-cloud/prowler ui/components/findings/).
 import { useState } from 'react';
+import { Link, useSearchParams } from 'react-router';
 import { api, seg } from '../api.ts';
 import { useAuth } from '../auth.tsx';
-import { ContainAgent } from '../components/ContainAgent.tsx';
-import { FilterBar, IntegrationFilter, IntegrationName, PagedList, SelectFilter } from '../components/ListPage.tsx';
-import { ErrorMessage, JsonValue, SeverityBadge, StatusBadge, Time } from '../components/ui.tsx';
+import { column, DataTable, severityColumn, sortable, statusColumn, timeColumn, type Column, type TableSort } from '../components/DataTable.tsx';
+import { FilterBar, FilterNote, IntegrationFilter, IntegrationName, PagedList, SearchFilter, SelectFilter, useSearchDraft } from '../components/ListPage.tsx';
+import { ErrorMessage } from '../components/ui.tsx';
 import { useListFilters, useTitle } from '../hooks.ts';
-import { apiScope, useApiMutation, useApiQuery } from '../query.ts';
-import type { Alert, AlertPage, AlertStatus } from '../types.ts';
-
-// Keyed by any status string: the API types an alert's status as a string, and an unknown one offers no action.
-const ACTIONS: Partial<Record<string, { to: AlertStatus; label: string }[]>> = {
-  new: [
-    { to: 'acknowledged', label: 'Acknowledge' },
-    { to: 'closed', label: 'Close' },
-  ],
-  acknowledged: [
-    { to: 'closed', label: 'Close' },
-    { to: 'new', label: 'Reopen' },
-  ],
-  closed: [{ to: 'new', label: 'Reopen' }],
-};
+import { useApiMutation, useApiQuery } from '../query.ts';
+import { SEVERITIES, type Alert, type AlertPage, type AlertsBulkAnswer, type AlertSort, type AlertStatus } from '../types.ts';
 
 const STATUSES = ['new', 'acknowledged', 'closed'] as const;
+const SORTS: readonly AlertSort[] = ['createdAt', 'severity', 'status', 'ruleId', 'title'];
+const PAGE_SIZE = 50;
 
-/** The agent an alert of runtime protection (rule `protection_*`) is about, from its detail; null for other alerts. */
-function agentOf(a: Alert): { agentId: string; environmentId: string | null; agentName: string | null } | null {
-  if (!a.ruleId.startsWith('protection_') || !a.detail || typeof a.detail !== 'object') return null;
-  const d = a.detail as Record<string, unknown>;
-  const str = (v: unknown) => (typeof v === 'string' && v ? v : null);
-  const agentId = str(d.agentId) ?? str(d.botId);
-  return agentId ? { agentId, environmentId: str(d.environmentId), agentName: str(d.agentName) } : null;
+/** A link to this list with one more filter set (the others kept, back to the first page). */
+function FilterLink({ name, value, children, label }: { name: string; value: string; children: React.ReactNode; label: string }) {
+  const [params] = useSearchParams();
+  const next = new URLSearchParams(params);
+  next.set(name, value);
+  next.delete('cursor');
+  return (
+    <Link to={`/alerts?${next.toString()}`} aria-label={label}>
+      {children}
+    </Link>
+  );
 }
+
+/** An alert's title, linking to its page, with the agent it is about. */
+const AlertLink = ({ a }: { a: Pick<Alert, 'id' | 'title'> }) => <Link to={`/alerts/${seg(a.id)}`}>{a.title}</Link>;
+
+const COLUMNS: Column<Alert>[] = [
+  sortable(severityColumn<Alert>(), 'severity'),
+  sortable(
+    column<Alert>('Alert', (a) => (
+      <>
+        <AlertLink a={a} />
+        {a.agentName || a.agentId ? <div className="small muted">agent {a.agentName ?? a.agentId}</div> : null}
+      </>
+    )),
+    'title',
+  ),
+  sortable(
+    column<Alert>('Rule', (a) => (
+      <FilterLink name="ruleId" value={a.ruleId} label={`Only rule ${a.ruleId}`}>
+        <code>{a.ruleId}</code>
+      </FilterLink>
+    )),
+    'ruleId',
+  ),
+  column<Alert>('Integration', (a) => <IntegrationName id={a.integrationId} />),
+  column<Alert>('Environment', (a) =>
+    a.environmentId ? (
+      <FilterLink name="environmentId" value={a.environmentId} label={`Only environment ${a.environmentName ?? a.environmentId}`}>
+        {a.environmentName ?? a.environmentId}
+      </FilterLink>
+    ) : (
+      <span className="muted">—</span>
+    ),
+  ),
+  sortable(
+    statusColumn<Alert>((a) => a.status),
+    'status',
+  ),
+  sortable(
+    timeColumn<Alert>('Raised', (a) => a.createdAt),
+    'createdAt',
+  ),
+];
 
 export function AlertsPage() {
   useTitle('Alerts');
   const { isAdmin } = useAuth();
   const filters = useListFilters();
-  const status = filters.get('status');
+  const q = filters.get('q');
+  const search = useSearchDraft(q);
+  const [ruleId, environmentId] = [filters.get('ruleId'), filters.get('environmentId')];
+  const sortParam = filters.get('sort', 'createdAt');
+  const sortKey: AlertSort = SORTS.find((s) => s === sortParam) ?? 'createdAt';
+  const order = filters.get('order', 'desc') === 'asc' ? 'asc' : 'desc';
+  const [selected, setSelected] = useState<Set<string>>(new Set());
   const [announce, setAnnounce] = useState('');
-  const page = useApiQuery<AlertPage>('/alerts', { status, integrationId: filters.get('integrationId'), cursor: filters.cursor, limit: 50 });
-
-  // The changed alert stays where it is on this page, with its new status (the list is not fetched again, so an
-  // alert acknowledged under the filter "new" does not vanish under the pointer).
-  const setStatus = useApiMutation(({ a, to }: { a: Alert; to: AlertStatus }) => api.put<Alert>(`/alerts/${seg(a.id)}/status`, { status: to }), {
-    update: (next, _vars, client) =>
-      client.setQueriesData<AlertPage>({ queryKey: apiScope('/alerts') }, (p) => p && { ...p, items: p.items.map((x) => (x.id === next.id ? next : x)) }),
-    onSuccess: (_next, { a, to }) => setAnnounce(`Alert "${a.title}" is now ${to}.`),
+  const page = useApiQuery<AlertPage>('/alerts', {
+    q,
+    severity: filters.get('severity'),
+    status: filters.get('status'),
+    integrationId: filters.get('integrationId'),
+    ruleId,
+    environmentId,
+    sort: sortKey === 'createdAt' ? undefined : sortKey,
+    order: order === 'desc' ? undefined : order,
+    cursor: filters.cursor,
+    limit: PAGE_SIZE,
   });
+
+  const bulk = useApiMutation(({ ids, to }: { ids: string[]; to: AlertStatus }) => api.post<AlertsBulkAnswer>('/alerts/status', { ids, status: to }), {
+    invalidates: ['/alerts'],
+    onSuccess: (answer, { ids, to }) => {
+      setSelected(new Set());
+      setAnnounce(
+        `${ids.length} alert${ids.length === 1 ? '' : 's'} ${to}${answer.changed < ids.length ? ` (${ids.length - answer.changed} already were)` : ''}.`,
+      );
+    },
+  });
+
+  const sort: TableSort = {
+    key: sortKey,
+    order,
+    // Text columns start A→Z; severity, status and time start with the most pressing (critical, newest).
+    firstOrder: 'desc',
+    onSort: (key, o) => filters.update({ sort: key === 'createdAt' ? '' : key, order: o === 'desc' ? '' : o }),
+  };
+  const ids = [...selected];
 
   return (
     <>
       <h1>Alerts</h1>
-      <FilterBar label="Alert filters">
+      <FilterBar label="Alert filters" onSubmit={() => filters.update({ q: search.draft.trim() })}>
+        <SearchFilter id="a-q" {...search} placeholder="Title, rule or detail" />
+        <SelectFilter id="a-severity" label="Severity" all="All severities" options={SEVERITIES} {...filters.bind('severity')} />
         <SelectFilter id="a-status" label="Status" all="All statuses" options={STATUSES} {...filters.bind('status')} />
         <IntegrationFilter id="a-integration" {...filters.bind('integrationId')} />
       </FilterBar>
+      <FilterNote
+        filters={[
+          ['Rule', ruleId],
+          ['Environment', environmentId],
+        ]}
+        clear="Clear these filters"
+        onClear={() => filters.update({ ruleId: '', environmentId: '' })}
+      />
       <p role="status" className="visually-hidden">
         {announce}
       </p>
-      <ErrorMessage error={setStatus.error} />
-      <PagedList query={page} pager={{ label: 'Alert pages', ...filters.pager(page.data?.nextCursor) }}>
-        {(items) =>
-          items.length ? (
-            <ol className="timeline alerts" aria-label="Alerts, newest first">
-              {[...items]
-                .sort((x, y) => y.createdAt.localeCompare(x.createdAt))
-                .map((a) => (
-                  <li key={a.id} className={`alert-item status-${a.status}`}>
-                    <div className="alert-head">
-                      <SeverityBadge severity={a.severity} /> <strong id={`alert-${a.id}`}>{a.title}</strong> <StatusBadge status={a.status} />
-                    </div>
-                    <p className="small muted">
-                      <Time value={a.createdAt} /> · rule <code>{a.ruleId}</code> · <IntegrationName id={a.integrationId} />
-                      {a.windowStart ? (
-                        <>
-                          {' '}
-                          · window <Time value={a.windowStart} /> – <Time value={a.windowEnd} />
-                        </>
-                      ) : null}
-                    </p>
-                    {a.detail !== null && a.detail !== undefined ? (
-                      typeof a.detail === 'string' ? (
-                        <p>{a.detail}</p>
-                      ) : (
-                        <JsonValue value={a.detail} summary="Detail" />
-                      )
-                    ) : null}
-                    {isAdmin ? (
-                      <div className="actions">
-                        {agentOf(a) ? (
-                          <ContainAgent
-                            integrationId={a.integrationId}
-                            alertId={a.id}
-                            agentId={agentOf(a)!.agentId}
-                            environmentId={agentOf(a)!.environmentId}
-                            agentLabel={`${agentOf(a)!.agentName ?? agentOf(a)!.agentId} of alert ${a.title}`}
-                          />
-                        ) : null}
-                        {ACTIONS[a.status]?.map((act) => (
-                          <button
-                            key={act.to}
-                            type="button"
-                            className="secondary"
-                            aria-describedby={`alert-${a.id}`}
-                            onClick={() => setStatus.mutate({ a, to: act.to })}
-                          >
-                            {act.label}
-                          </button>
-                        ))}
-                      </div>
-                    ) : null}
-                  </li>
-                ))}
-            </ol>
-          ) : (
-            <p>No alerts{status ? ` with status ${status}` : ''}.</p>
-          )
-        }
+      {isAdmin ? (
+        <div className="actions bulk-actions" role="group" aria-label="Selected alerts">
+          <span>{ids.length ? `${ids.length} selected` : 'Select alerts to act on several at once.'}</span>
+          <button type="button" disabled={!ids.length || bulk.isPending} onClick={() => bulk.mutate({ ids, to: 'acknowledged' })}>
+            Acknowledge selected
+          </button>
+          <button type="button" className="secondary" disabled={!ids.length || bulk.isPending} onClick={() => bulk.mutate({ ids, to: 'closed' })}>
+            Close selected
+          </button>
+          {ids.length ? (
+            <button type="button" className="link-button" onClick={() => setSelected(new Set())}>
+              Clear selection
+            </button>
+          ) : null}
+        </div>
+      ) : null}
+      <ErrorMessage error={bulk.error} />
+      <PagedList
+        query={page}
+        summary={(n) => `${n} alert${n === 1 ? '' : 's'} on this page${q ? ` matching "${q}"` : ''}.`}
+        pager={{ label: 'Alert pages', ...filters.pager(page.data?.nextCursor) }}
+      >
+        {(items) => (
+          <DataTable
+            label="Alerts"
+            rows={items}
+            columns={COLUMNS}
+            sort={sort}
+            selection={isAdmin ? { selected, onChange: setSelected, name: (a) => a.title } : undefined}
+            empty="No alerts match these filters."
+          />
+        )}
       </PagedList>
     </>
   );

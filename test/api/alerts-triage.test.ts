@@ -1,0 +1,269 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { raiseAlert } from '../../src/store/repositories/audit.ts';
+import { storeRecords } from '../../src/sync/audit.ts';
+import { apiWorld, connector, type ApiWorld } from './harness.ts';
+
+/**
+ * Triage through the API (issue 21): the alerts list's filters, text search and server-side sort with keyset paging,
+ * the bulk status change (all or nothing, scoped to the caller's organization, each change in the alert's history),
+ * an alert's detail (its events, history, related finding), one event's raw record, and the events list's filters.
+ * Bad values answer 400 naming the field.
+ */
+describe('API: alert triage', () => {
+  let w: ApiWorld;
+  const integration: Record<'contoso' | 'fabrikam', string> = { contoso: '', fabrikam: '' };
+  const alerts: Record<string, string> = {};
+  let agent: { id: string; environmentId: string; name: string | null };
+  let envName: string | null;
+  const auth = (key: string) => ({ authorization: `Bearer ${key}` });
+  const get = async (url: string, key = w.keys.contosoAdmin) => w.app.inject({ method: 'GET', url, headers: auth(key) });
+  const post = async (url: string, payload: unknown, key = w.keys.contosoAdmin) =>
+    w.app.inject({ method: 'POST', url, headers: { ...auth(key), 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+
+  const EVENT_ID = '7d1c1f0e-93b4-4b71-9c0c-4d1b2f6a0001';
+  const OTHER_EVENT_ID = '7d1c1f0e-93b4-4b71-9c0c-4d1b2f6a0002';
+
+  beforeAll(async () => {
+    w = await apiWorld();
+    for (const org of ['contoso', 'fabrikam'] as const) {
+      const res = await w.app.inject({
+        method: 'POST',
+        url: '/api/v1/integrations',
+        headers: auth(org === 'contoso' ? w.keys.contosoAdmin : w.keys.fabrikamAdmin),
+        payload: { mode: 'customer-app', name: org, ...connector(w.tenants[org]) },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      integration[org] = res.json().integration.id as string;
+    }
+    const cid = integration.contoso;
+    // An agent of the inventory (as a collection stores it), for names and the related finding.
+    const envId = 'Default-11111111-2222-4333-8444-555555555555';
+    await w.rt.db
+      .insertInto('environments')
+      .values({
+        integration_id: cid,
+        id: envId,
+        display_name: 'Contoso (default)',
+        sku: 'Default',
+        is_default: 1,
+        region: 'europe',
+        dataverse_url: null,
+        state: 'Ready',
+        first_seen_at: '2026-01-01T00:00:00.000Z',
+        last_seen_at: '2026-01-01T00:00:00.000Z',
+        raw: '{}',
+        last_seen_run: 'run_x',
+        deleted_at: null,
+      })
+      .execute();
+    agent = { id: 'b0b0b0b0-0000-4000-8000-000000000001', environmentId: envId, name: null };
+    envName = 'Contoso (default)';
+    await w.rt.db
+      .insertInto('findings')
+      .values({
+        id: 'fnd_triage1',
+        integration_id: cid,
+        check_id: 'agent_authentication_none',
+        severity: 'high',
+        resource_type: 'agent',
+        resource_id: agent.id,
+        resource_name: 'HR helper',
+        status: 'open',
+        detail: null,
+        first_seen_at: '2026-01-01T00:00:00.000Z',
+        last_seen_at: '2026-01-01T00:00:00.000Z',
+        resolved_at: null,
+      })
+      .execute();
+    const at = '2026-02-01T10:00:00.000Z';
+    await storeRecords(
+      w.rt.db,
+      cid,
+      'Audit.General',
+      [
+        {
+          Id: EVENT_ID,
+          CreationTime: '2026-02-01T09:00:00',
+          Operation: 'BotUpdateOperation-BotAuthUpdate',
+          Workload: 'PowerPlatform',
+          UserId: 'megan@contoso.test',
+          RecordType: 174,
+          ObjectId: agent.id,
+        },
+        {
+          Id: OTHER_EVENT_ID,
+          CreationTime: '2026-02-01T08:00:00',
+          Operation: 'FileAccessed',
+          Workload: 'SharePoint',
+          UserId: 'adele@contoso.test',
+          RecordType: 6,
+        },
+      ],
+      at,
+    );
+    const raise = async (
+      org: 'contoso' | 'fabrikam',
+      key: string,
+      severity: string,
+      title: string,
+      minute: number,
+      detail: Record<string, unknown> = {},
+      eventIds?: string[],
+    ) => {
+      const a = await raiseAlert(
+        w.rt.db,
+        { integrationId: integration[org], ruleId: `rule_${severity}`, severity, title, dedupeKey: key, detail, ...(eventIds ? { eventIds } : {}) },
+        `2026-02-01T10:${String(minute).padStart(2, '0')}:00.000Z`,
+      );
+      alerts[key] = a.id;
+    };
+    await raise('contoso', 'c-low', 'low', 'Power BI report published to the web', 1);
+    await raise('contoso', 'c-critical', 'critical', 'Service principal credentials added', 2);
+    await raise('contoso', 'c-medium', 'medium', 'Custom connector created 100% by Megan', 3);
+    await raise(
+      'contoso',
+      'c-high',
+      'high',
+      'Agent HR helper set to no authentication',
+      4,
+      { agentId: agent.id, agent: 'HR helper', environmentId: envId, user: 'megan@contoso.test' },
+      [EVENT_ID],
+    );
+    await raise('contoso', 'c-high2', 'high', 'Copilot used from a new IP address', 5);
+    await raise('fabrikam', 'f-high', 'high', 'Fabrikam alert', 6);
+  }, 120_000);
+  afterAll(async () => w?.close());
+
+  const titles = (body: { items: { title: string }[] }) => body.items.map((a) => a.title);
+
+  it('answers 400 naming the field for a bad sort, order, severity, status, limit or search', async () => {
+    for (const [query, field] of [
+      ['sort=risk', 'sort'],
+      ['order=up', 'order'],
+      ['severity=severe', 'severity'],
+      ['status=open', 'status'],
+      ['limit=0', 'limit'],
+      [`q=${'x'.repeat(201)}`, 'q'],
+    ] as const) {
+      const res = await get(`/api/v1/alerts?${query}`);
+      expect(res.statusCode, query).toBe(400);
+      expect(res.json().error, query).toMatchObject({ code: 'INVALID_INPUT', field });
+    }
+    // The accepted values of the same fields.
+    expect((await get('/api/v1/alerts?sort=severity&order=asc&severity=high&status=new&limit=1&q=x')).statusCode).toBe(200);
+  });
+
+  it('sorts by severity (critical first, or last ascending) across pages, ties newest first', async () => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const res = await get(`/api/v1/alerts?sort=severity&limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(res.statusCode, res.body).toBe(200);
+      seen.push(...titles(res.json()));
+      cursor = res.json().nextCursor as string | null;
+    } while (cursor);
+    expect(seen).toEqual([
+      'Service principal credentials added',
+      'Copilot used from a new IP address',
+      'Agent HR helper set to no authentication',
+      'Custom connector created 100% by Megan',
+      'Power BI report published to the web',
+    ]);
+    const asc = await get('/api/v1/alerts?sort=severity&order=asc&limit=500');
+    expect(titles(asc.json())).toEqual([...seen].reverse());
+    // A cursor is bound to its order: passed with another, it is refused rather than skipping or repeating alerts.
+    const first = (await get('/api/v1/alerts?sort=severity&limit=2')).json().nextCursor as string;
+    const other = await get(`/api/v1/alerts?sort=title&limit=2&cursor=${first}`);
+    expect(other.statusCode).toBe(400);
+    expect(other.json().error).toMatchObject({ code: 'INVALID_CURSOR', field: 'cursor' });
+  });
+
+  it('sorts by title and by time, both ways', async () => {
+    const byTitle = titles((await get('/api/v1/alerts?sort=title&order=asc')).json());
+    expect(byTitle).toEqual([...byTitle].sort());
+    expect(byTitle[0]).toBe('Agent HR helper set to no authentication');
+    expect(titles((await get('/api/v1/alerts?order=asc')).json())[0]).toBe('Power BI report published to the web');
+    expect(titles((await get('/api/v1/alerts')).json())[0]).toBe('Copilot used from a new IP address');
+  });
+
+  it('searches title, rule and detail case-insensitively; LIKE wildcards in the text are literal', async () => {
+    expect(titles((await get('/api/v1/alerts?q=POWER%20BI')).json())).toEqual(['Power BI report published to the web']);
+    expect(titles((await get('/api/v1/alerts?q=megan%40contoso')).json())).toEqual(['Agent HR helper set to no authentication']);
+    expect(titles((await get('/api/v1/alerts?q=rule_critical')).json())).toEqual(['Service principal credentials added']);
+    expect(titles((await get('/api/v1/alerts?q=100%25')).json())).toEqual(['Custom connector created 100% by Megan']);
+    // Near miss: `_` and `%` alone match only themselves, not every alert.
+    expect(titles((await get('/api/v1/alerts?q=%25%25')).json())).toEqual([]);
+  });
+
+  it('filters by severity and environment, and names the environment and agent', async () => {
+    expect(titles((await get('/api/v1/alerts?severity=high')).json())).toEqual([
+      'Copilot used from a new IP address',
+      'Agent HR helper set to no authentication',
+    ]);
+    const byEnv = (await get(`/api/v1/alerts?environmentId=${encodeURIComponent(agent.environmentId)}`)).json();
+    expect(titles(byEnv)).toEqual(['Agent HR helper set to no authentication']);
+    expect(byEnv.items[0]).toMatchObject({ environmentId: agent.environmentId, environmentName: envName, agentId: agent.id, agentName: 'HR helper' });
+    expect(titles((await get('/api/v1/alerts?environmentId=Default-00000000-0000-4000-8000-000000000000')).json())).toEqual([]);
+  });
+
+  it("bulk status change: all or nothing; another organization's alert id is 404 and touches nothing", async () => {
+    const mixed = await post('/api/v1/alerts/status', { ids: [alerts['c-low'], alerts['f-high']], status: 'acknowledged' });
+    expect(mixed.statusCode).toBe(404);
+    expect(mixed.json().error).toMatchObject({ code: 'ALERT_NOT_FOUND', field: 'ids' });
+    const statuses = async () =>
+      Object.fromEntries((await w.rt.db.selectFrom('alerts').select(['id', 'status']).execute()).map((r) => [r.id, r.status] as const));
+    expect((await statuses())[alerts['c-low']!]).toBe('new');
+    expect((await statuses())[alerts['f-high']!]).toBe('new');
+    // Fabrikam's admin cannot touch Contoso's alerts either.
+    const foreign = await post('/api/v1/alerts/status', { ids: [alerts['c-low']], status: 'closed' }, w.keys.fabrikamAdmin);
+    expect(foreign.statusCode).toBe(404);
+    expect((await statuses())[alerts['c-low']!]).toBe('new');
+    // A viewer may not change alerts.
+    expect((await post('/api/v1/alerts/status', { ids: [alerts['c-low']], status: 'closed' }, w.keys.contosoViewer)).statusCode).toBe(403);
+    expect((await post('/api/v1/alerts/status', { ids: [], status: 'closed' })).json().error).toMatchObject({ field: 'ids' });
+    expect((await post('/api/v1/alerts/status', { ids: [alerts['c-low']], status: 'done' })).json().error).toMatchObject({ field: 'status' });
+
+    const ok = await post('/api/v1/alerts/status', { ids: [alerts['c-low'], alerts['c-high'], alerts['c-low']], status: 'acknowledged' });
+    expect(ok.statusCode, ok.body).toBe(200);
+    expect(ok.json().changed).toBe(2);
+    expect(ok.json().items.map((a: { status: string }) => a.status)).toEqual(['acknowledged', 'acknowledged']);
+    expect((await statuses())[alerts['c-critical']!]).toBe('new');
+    expect((await statuses())[alerts['f-high']!]).toBe('new');
+    // Setting the status it has changes nothing and records nothing.
+    expect((await post('/api/v1/alerts/status', { ids: [alerts['c-low']], status: 'acknowledged' })).json().changed).toBe(0);
+    expect(titles((await get('/api/v1/alerts?status=acknowledged')).json())).toEqual([
+      'Agent HR helper set to no authentication',
+      'Power BI report published to the web',
+    ]);
+  });
+
+  it("an alert's detail: its events, the history with who changed it, the open finding on its agent", async () => {
+    const res = await get(`/api/v1/alerts/${alerts['c-high']}`);
+    expect(res.statusCode, res.body).toBe(200);
+    const d = res.json();
+    expect(d.events.map((e: { id: string }) => e.id)).toEqual([EVENT_ID]);
+    expect(d.events[0]).toMatchObject({ operation: 'BotUpdateOperation-BotAuthUpdate', userId: 'megan@contoso.test', objectId: agent.id });
+    expect(d.history).toEqual([{ at: expect.any(String), from: 'new', to: 'acknowledged', actor: 'api-key:automation' }]);
+    expect(d.relatedFinding).toMatchObject({ id: 'fnd_triage1', resourceId: agent.id, status: 'open' });
+    // Near miss: an alert naming no agent or resource has no related finding and no events.
+    const plain = (await get(`/api/v1/alerts/${alerts['c-critical']}`)).json();
+    expect(plain).toMatchObject({ relatedFinding: null, events: [], history: [] });
+    expect((await get(`/api/v1/alerts/${alerts['c-high']}`, w.keys.fabrikamAdmin)).statusCode).toBe(404);
+  });
+
+  it('one event with its raw record; the events list filters by object, user, operation and time range', async () => {
+    const e = await get(`/api/v1/events/${EVENT_ID}`);
+    expect(e.statusCode, e.body).toBe(200);
+    expect(e.json().raw).toMatchObject({ Id: EVENT_ID, ObjectId: agent.id });
+    expect((await get(`/api/v1/events/${EVENT_ID}`, w.keys.fabrikamAdmin)).json().error.code).toBe('EVENT_NOT_FOUND');
+    const ids = async (query: string) => ((await get(`/api/v1/events?${query}`)).json().items as { id: string }[]).map((x) => x.id);
+    expect(await ids(`objectId=${agent.id}`)).toEqual([EVENT_ID]);
+    expect(await ids('userId=adele%40contoso.test')).toEqual([OTHER_EVENT_ID]);
+    expect(await ids('operation=FileAccessed')).toEqual([OTHER_EVENT_ID]);
+    expect(await ids('since=2026-02-01T08:30:00Z&until=2026-02-01T09:30:00Z')).toEqual([EVENT_ID]);
+    expect(await ids('until=2026-02-01T09:00:00Z')).toEqual([OTHER_EVENT_ID]);
+    const bad = await get('/api/v1/events?until=yesterday');
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.field).toBe('until');
+  });
+});
