@@ -6,6 +6,7 @@
  */
 import { generatePowerPlatform } from './powerplatform.ts';
 import { generateAgentComponents } from './agentcomponents.ts';
+import { generateTranscripts } from './transcripts.ts';
 import { generateOrganizationSettings } from './organization.ts';
 import { generateAzure } from './arm.ts';
 import { generateGraphEstate } from './graphestate.ts';
@@ -76,6 +77,8 @@ export interface TenantSizes {
   connections: number;
   /** Copilot Studio components per agent, about (topics ≈ a third; plus instructions, knowledge, tools, variables). */
   agentComponentsPerAgent: number;
+  /** Copilot Studio conversation transcripts per agent (plus five planted ones in one environment). */
+  transcriptsPerAgent: number;
   /** Azure subscriptions (the connector holds Reader on each). */
   azureSubscriptions: number;
   /** Cognitive Services accounts (kinds cycle AIServices, OpenAI, AIServices, FormRecognizer). */
@@ -107,6 +110,7 @@ export const DEFAULT_SIZES: Readonly<TenantSizes> = {
   connectors: 3,
   connections: 10,
   agentComponentsPerAgent: 6,
+  transcriptsPerAgent: 2,
   azureSubscriptions: 2,
   foundryAccounts: 4,
   foundryProjects: 2,
@@ -697,6 +701,15 @@ export function generateTenant(options: GenerateOptions): Tenant {
 
   assignAccounts(users.slice(0, memberCount), options.seed);
   generateAgentComponents({ seed: options.seed, environments, domain, nowMs, perAgent: sizes.agentComponentsPerAgent });
+  generateTranscripts({
+    seed: options.seed,
+    environments,
+    tenantId,
+    userObjectIds: users.slice(0, memberCount).map((u) => u.id),
+    connectorAppId: connector.appId,
+    nowMs,
+    perAgent: sizes.transcriptsPerAgent,
+  });
 
   return {
     id: tenantId,
