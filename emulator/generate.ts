@@ -170,6 +170,12 @@ export interface GenerateOptions {
   connectorName?: string;
   /** End of the connector secret (ISO; default 24 months after `now`). */
   secretEndDateTime?: string;
+  /**
+   * Plant five Copilot Studio conversations in the first readable environment with transcripts: a secret and a payment
+   * card sent by users, a jailbreak attempt, a tool output carrying injected instructions, and a benign near miss
+   * (`transcripts.ts`). Off by default, so the alerts of other tests' tenants stay what they were. @default false
+   */
+  plantedTranscripts?: boolean;
 }
 
 const DAY_MS = 86_400_000;
@@ -709,6 +715,7 @@ export function generateTenant(options: GenerateOptions): Tenant {
     connectorAppId: connector.appId,
     nowMs,
     perAgent: sizes.transcriptsPerAgent,
+    planted: options.plantedTranscripts ?? false,
   });
 
   return {

@@ -14,7 +14,7 @@
  * `DynamicPlanStepBindUpdate` with `arguments`, `DynamicPlanStepFinished` with `observation` and `state`) and a
  * `SessionInfo` trace last. Activities carry no `conversation` object (the catalogue's common fields list none).
  *
- * Planted, in the first readable environment that has the table: a GitHub token and a payment card sent by users, a
+ * Planted when asked (`plantedTranscripts`), in the first readable environment that has the table: a GitHub token and a payment card sent by users, a
  * jailbreak attempt, a tool observation carrying injected instructions, and a benign near miss ("ignore the previous
  * email", one e-mail address). One readable environment (the last, when there are two or more) has no
  * `conversationtranscript` table: Dataverse answers 404 `0x8006088a` there.
@@ -195,8 +195,8 @@ const knowledgeStep = (query: string, file: string) => ({
 });
 
 /**
- * Generates transcripts for every bot of every Dataverse environment (`perAgent` each, plus the planted cases in the
- * first readable environment that has the table), from the `{seed}:transcripts` random stream (nothing else generated
+ * Generates transcripts for every bot of every Dataverse environment (`perAgent` each, plus, when `planted`, the
+ * planted cases in the first readable environment that has the table), from the `{seed}:transcripts` random stream (nothing else generated
  * changes). Readable = the connector app `connectorAppId` is an application user with System Administrator.
  */
 export function generateTranscripts(options: {
@@ -207,6 +207,8 @@ export function generateTranscripts(options: {
   connectorAppId: string;
   nowMs: number;
   perAgent: number;
+  /** Add the planted conversations (see the module's comment). */
+  planted: boolean;
 }): void {
   const rng = createRng(`${String(options.seed)}:transcripts`);
   const dv = options.environments.filter((e) => e.dataverse);
@@ -262,7 +264,7 @@ export function generateTranscripts(options: {
         );
       }
     }
-    if (!plantedIn && readable.includes(env) && org.bots.length > 0) {
+    if (options.planted && !plantedIn && readable.includes(env) && org.bots.length > 0) {
       plantedIn = env;
       const bot = org.bots[0]!;
       const token = `ghp_${Array.from({ length: 36 }, () => rng.pick([...ALNUM])).join('')}`;

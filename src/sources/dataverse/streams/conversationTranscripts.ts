@@ -39,7 +39,7 @@ import { dataverseResource, entityRequest, environmentSlice } from '../entity.ts
  */
 
 /** Who spoke: the user, the agent, or a tool the agent's plan called. */
-export type TurnRole = 'user' | 'bot' | 'tool';
+type TurnRole = 'user' | 'bot' | 'tool';
 
 /** One turn of a Copilot Studio conversation transcript (stored in `transcript_turns`, migration 0016). */
 export interface TranscriptTurn extends Collected {
