@@ -90,7 +90,10 @@ function findingTypes(t: TranscriptTurnRow): string[] {
   }
 }
 
-/** The alerts of one page of evaluated turns: one per conversation and rule (and, for sensitive data, per speaker). */
+/**
+ * The alerts of one page of evaluated turns: one per conversation and rule (for sensitive data, per speaker and kind:
+ * secret or personal data).
+ */
 function alertsOf(integrationId: string, page: { turn: TranscriptTurnRow; injection: TextMarkers | null; jailbreak: TextMarkers | null }[]) {
   const grouped = new Map<string, { rule: TranscriptRule; severity: string; turns: typeof page; key: string }>();
   const add = (rule: TranscriptRule, severity: string, key: string, item: (typeof page)[number]) => {
@@ -102,7 +105,9 @@ function alertsOf(integrationId: string, page: { turn: TranscriptTurnRow; inject
   for (const item of page) {
     const t = item.turn;
     const conversation = `${t.environment_id}|${t.conversation_id ?? t.transcript_id}`;
-    if (t.secrets > 0 || t.personal > 0) add(SENSITIVE_DATA, t.secrets > 0 ? 'high' : 'medium', `${conversation}|${t.role}`, item);
+    // One alert per conversation, speaker and kind: personal data seen first does not hide a secret sent later.
+    if (t.secrets > 0) add(SENSITIVE_DATA, 'high', `${conversation}|${t.role}|secret`, item);
+    if (t.personal > 0) add(SENSITIVE_DATA, 'medium', `${conversation}|${t.role}|personal`, item);
     if (item.injection?.detected || item.jailbreak?.detected) add(INJECTION_MARKER, 'high', conversation, item);
   }
   const out: { input: AlertInput; info: DetectionInfo }[] = [];
@@ -119,7 +124,7 @@ function alertsOf(integrationId: string, page: { turn: TranscriptTurnRow; inject
     ];
     const title =
       g.rule === SENSITIVE_DATA
-        ? `${g.turns.some((y) => y.turn.secrets > 0) ? 'Secret' : 'Personal data'} ${WHO[first.role] ?? ''} in a conversation with ${agent} (${types.join(', ')})`
+        ? `${g.key.endsWith('|secret') ? 'Secret' : 'Personal data'} ${WHO[first.role] ?? ''} in a conversation with ${agent} (${types.join(', ')})`
         : `${g.turns.some((x) => x.jailbreak?.detected) ? 'Jailbreak' : 'Prompt injection'} markers in a conversation with ${agent} (${markers.join(', ')})`;
     out.push({
       input: {

@@ -8,6 +8,7 @@ import { addCustomerAppIntegration } from '../../src/onboarding/integrations.ts'
 import { conversationTimelineOf, transcriptConversationsOf } from '../../src/reporting/protection.ts';
 import { collectAndEvaluate } from '../../src/sync/run.ts';
 import type { Runtime } from '../../src/main/runtime.ts';
+import { freshStore, type TestStore } from '../store/dialects.ts';
 import { world, type World } from './harness.ts';
 
 /** Every byte of every file under a directory, as Latin-1 text (UTF-8 text of ASCII values stays searchable). */
@@ -108,6 +109,27 @@ describe('Copilot Studio conversation transcripts', () => {
     expect(tool.injection).toBeGreaterThanOrEqual(0.5);
     const list = await transcriptConversationsOf(rt.db, caller, integrationId, 500);
     expect(list.items.reduce((n, c) => n + c.turns, 0)).toBe(truth.turns);
+  }, 120_000);
+
+  it('stores the same turns, markers, alerts and conversation totals on PostgreSQL', async () => {
+    let store: TestStore | undefined;
+    try {
+      store = await freshStore('postgres');
+      const pg = await w.runtime(store.dataDir, { ...store.env, VIGIL_DATAVERSE_PAGE_SIZE: '3' });
+      const { integration } = await addCustomerAppIntegration(pg, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
+      const truth = transcriptsGroundTruth(w.tenant);
+      const { transcripts } = await collectAndEvaluate(pg, integration.id, { evaluate: false });
+      expect(transcripts).toMatchObject({ turns: truth.turns, alertsRaised: 4 });
+      const list = await transcriptConversationsOf(pg.db, caller, integration.id, 500);
+      expect(list.items.reduce((n, c) => n + c.turns, 0)).toBe(truth.turns);
+      const jailbreak = list.items.find((c) => c.conversationId === truth.planted.jailbreak)!;
+      expect(jailbreak.jailbreak).toBeGreaterThanOrEqual(0.5);
+      expect(list.items.find((c) => c.conversationId === truth.planted.secret)!.secrets).toBe(1);
+      const rows = JSON.stringify(await pg.db.selectFrom('transcript_turns').selectAll().execute());
+      for (const value of truth.plantedValues) expect(rows).not.toContain(value);
+    } finally {
+      await store?.drop();
+    }
   }, 120_000);
 
   it('the second run reads only the transcripts modified or added since, and evaluates only their new turns', async () => {
