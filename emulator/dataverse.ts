@@ -60,6 +60,22 @@ const BOTCOMPONENT_COLUMNS = [
   'modifiedon',
 ] as const;
 
+/** Columns served for `conversationtranscripts` (learn.microsoft.com …/webapi/reference/conversationtranscript; `transcripts.ts`). */
+const TRANSCRIPT_COLUMNS = [
+  'conversationtranscriptid',
+  'name',
+  'content',
+  'conversationstarttime',
+  'metadata',
+  'schematype',
+  'schemaversion',
+  '_bot_conversationtranscriptid_value',
+  'statecode',
+  'statuscode',
+  'createdon',
+  'modifiedon',
+] as const;
+
 /** Columns served for `systemusers`. */
 const SYSTEMUSER_COLUMNS = [
   'systemuserid',
@@ -163,32 +179,50 @@ function findOrg(ctx: EmulatorContext, uniqueName: string): { tenant: Tenant; en
   return undefined;
 }
 
-type Filter = { field: string; value: string | number | boolean | null }[];
+type Filter = { field: string; op: 'eq' | 'gt' | 'ge' | 'lt' | 'le'; value: string | number | boolean | null }[];
 
-/** Parses `a eq 'x' and b eq 5 and c eq null and d eq {guid}`; null when unsupported. */
+/**
+ * Parses `a eq 'x' and b eq 5 and c eq null and d eq {guid}`, and comparisons `gt`/`ge`/`lt`/`le` with a number or an
+ * unquoted OData `DateTimeOffset` literal (`modifiedon gt 2026-03-16T02:17:42Z`); null when unsupported.
+ */
 function parseFilter(raw: string): Filter | null {
   const clauses = raw.split(/\s+and\s+/i);
   const out: Filter = [];
   for (const c of clauses) {
-    const m = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s+eq\s+(.+?)\s*$/i.exec(c);
+    const m = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s+(eq|gt|ge|lt|le)\s+(.+?)\s*$/i.exec(c);
     if (!m) return null;
     const field = m[1] as string;
-    const v = m[2] as string;
+    const op = (m[2] as string).toLowerCase() as Filter[number]['op'];
+    const v = m[3] as string;
     let value: string | number | boolean | null;
+    if (op !== 'eq') {
+      if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,7})?)?(?:Z|[+-]\d{2}:\d{2})$/.test(v)) value = v;
+      else if (/^-?\d+(\.\d+)?$/.test(v)) value = Number(v);
+      else return null;
+      out.push({ field, op, value });
+      continue;
+    }
     if (/^'.*'$/.test(v)) value = v.slice(1, -1).replace(/''/g, "'");
     else if (v === 'null') value = null;
     else if (v === 'true' || v === 'false') value = v === 'true';
     else if (/^-?\d+(\.\d+)?$/.test(v)) value = Number(v);
     else if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v)) value = v.toLowerCase();
     else return null;
-    out.push({ field, value });
+    out.push({ field, op, value });
   }
   return out;
 }
 
 function matches(row: Record<string, unknown>, filter: Filter): boolean {
-  return filter.every(({ field, value }) => {
+  return filter.every(({ field, op, value }) => {
     const actual = row[field];
+    if (op !== 'eq') {
+      // Dates compare as instants, numbers as numbers; a null or missing value matches no comparison.
+      const a = typeof value === 'string' ? Date.parse(String(actual)) : Number(actual);
+      const b = typeof value === 'string' ? Date.parse(value) : Number(value);
+      if (actual === null || actual === undefined || Number.isNaN(a) || Number.isNaN(b)) return false;
+      return op === 'gt' ? a > b : op === 'ge' ? a >= b : op === 'lt' ? a < b : a <= b;
+    }
     if (typeof actual === 'string' && typeof value === 'string') return actual.toLowerCase() === value.toLowerCase();
     return actual === value;
   });
@@ -216,7 +250,7 @@ function readPagingCookie(token: string): { pageNumber: number; lastId: string }
 }
 
 interface Collection<T> {
-  entity: 'bot' | 'botcomponent' | 'systemuser' | 'businessunit' | 'role';
+  entity: 'bot' | 'botcomponent' | 'systemuser' | 'businessunit' | 'role' | 'conversationtranscript';
   rows: readonly T[];
   key: (row: T) => string;
   find: (id: string) => number;
@@ -243,7 +277,8 @@ interface Resolved {
 
 /**
  * Registers Dataverse routes under the `/dataverse` prefix (`{o}` = `/{uniqueName}/api/data/v9.2`):
- * - reads: `GET {o}/bots`, `{o}/botcomponents` (agent components, `agentcomponents.ts`), `{o}/systemusers` (`$expand=systemuserroles_association($select=…)`), `{o}/businessunits`
+ * - reads: `GET {o}/bots`, `{o}/botcomponents` (agent components, `agentcomponents.ts`), `{o}/conversationtranscripts`
+ *   (`transcripts.ts`; `$filter=modifiedon gt {date}`; 404 `0x8006088a` where the org has no such table), `{o}/systemusers` (`$expand=systemuserroles_association($select=…)`), `{o}/businessunits`
  *   (the root unit; `$filter=parentbusinessunitid eq null`), `{o}/roles`, `{o}/WhoAmI`;
  * - the application-user sequence of reference §4.1: `POST {o}/systemusers` (application users only; 204 +
  *   `OData-EntityId`, or 201 with `Prefer: return=representation`; same applicationid twice → 412 `0x80040237`;
@@ -343,7 +378,12 @@ export function registerDataverse(app: FastifyInstance, ctx: EmulatorContext): v
     if (filterRaw !== undefined) {
       filter = parseFilter(filterRaw);
       if (!filter)
-        return dvError(reply, 400, '0x80060888', `The query parameter $filter is not supported by the emulator: '${filterRaw}'. Use field eq value [and …].`);
+        return dvError(
+          reply,
+          400,
+          '0x80060888',
+          `The query parameter $filter is not supported by the emulator: '${filterRaw}'. Use field eq value [and …] (or gt/ge/lt/le with a number or a date).`,
+        );
       filter = filter.map((f) => ({ ...f, field: coll.filterAliases?.[f.field] ?? f.field }));
       const bad = filter.find((f) => !coll.columns.includes(f.field));
       if (bad) return dvError(reply, 400, '0x80060888', `Could not find a property named '${bad.field}' on type '${typeName}'.`);
@@ -441,6 +481,24 @@ export function registerDataverse(app: FastifyInstance, ctx: EmulatorContext): v
       find: (id) => rows.findIndex((c) => c.botcomponentid === id),
       render: (c) => ({ '@odata.etag': etag(c.botcomponentid, c.modifiedon), ...c }),
       columns: BOTCOMPONENT_COLUMNS,
+    });
+  });
+
+  // Conversation transcripts (`transcripts.ts`): an org without the table answers as Dataverse does for an entity set
+  // it does not know (404 0x8006088a), after the caller is admitted.
+  app.get<{ Params: { org: string } }>('/:org/api/data/v9.2/conversationtranscripts', async (req, reply) => {
+    const found = await resolve(req, reply);
+    if (!found) return reply;
+    const rows = found.org.conversationtranscripts;
+    if (!rows) return dvError(reply, 404, '0x8006088a', "Resource not found for the segment 'conversationtranscripts'.");
+    if (!guard(found, reply, 'prvReadconversationtranscript')) return reply;
+    return list(req, reply, `${ctx.baseUrl()}/dataverse/${found.org.uniqueName}`, 'conversationtranscripts', {
+      entity: 'conversationtranscript',
+      rows,
+      key: (t) => t.conversationtranscriptid,
+      find: (id) => rows.findIndex((t) => t.conversationtranscriptid === id),
+      render: (t) => ({ '@odata.etag': etag(t.conversationtranscriptid, t.modifiedon), ...t }),
+      columns: TRANSCRIPT_COLUMNS,
     });
   });
 

@@ -6,6 +6,7 @@
  */
 import { generatePowerPlatform } from './powerplatform.ts';
 import { generateAgentComponents } from './agentcomponents.ts';
+import { generateTranscripts } from './transcripts.ts';
 import { generateOrganizationSettings } from './organization.ts';
 import { generateAzure } from './arm.ts';
 import { generateGovernance } from './bap.ts';
@@ -77,6 +78,8 @@ export interface TenantSizes {
   connections: number;
   /** Copilot Studio components per agent, about (topics ≈ a third; plus instructions, knowledge, tools, variables). */
   agentComponentsPerAgent: number;
+  /** Copilot Studio conversation transcripts per agent (plus five planted ones in one environment). */
+  transcriptsPerAgent: number;
   /** Azure subscriptions (the connector holds Reader on each). */
   azureSubscriptions: number;
   /** Cognitive Services accounts (kinds cycle AIServices, OpenAI, AIServices, FormRecognizer). */
@@ -108,6 +111,7 @@ export const DEFAULT_SIZES: Readonly<TenantSizes> = {
   connectors: 3,
   connections: 10,
   agentComponentsPerAgent: 6,
+  transcriptsPerAgent: 2,
   azureSubscriptions: 2,
   foundryAccounts: 4,
   foundryProjects: 2,
@@ -167,6 +171,12 @@ export interface GenerateOptions {
   connectorName?: string;
   /** End of the connector secret (ISO; default 24 months after `now`). */
   secretEndDateTime?: string;
+  /**
+   * Plant five Copilot Studio conversations in the first readable environment with transcripts: a secret and a payment
+   * card sent by users, a jailbreak attempt, a tool output carrying injected instructions, and a benign near miss
+   * (`transcripts.ts`). Off by default, so the alerts of other tests' tenants stay what they were. @default false
+   */
+  plantedTranscripts?: boolean;
 }
 
 const DAY_MS = 86_400_000;
@@ -700,6 +710,16 @@ export function generateTenant(options: GenerateOptions): Tenant {
 
   assignAccounts(users.slice(0, memberCount), options.seed);
   generateAgentComponents({ seed: options.seed, environments, domain, nowMs, perAgent: sizes.agentComponentsPerAgent });
+  generateTranscripts({
+    seed: options.seed,
+    environments,
+    tenantId,
+    userObjectIds: users.slice(0, memberCount).map((u) => u.id),
+    connectorAppId: connector.appId,
+    nowMs,
+    perAgent: sizes.transcriptsPerAgent,
+    planted: options.plantedTranscripts ?? false,
+  });
 
   return {
     id: tenantId,

@@ -53,6 +53,8 @@ export { AGENT_RISK_RATES, DEFAULT_SIZES, generateTenant, groundTruth, agentRisk
 export type { AgentRiskCounts, AgentRiskFlags, GenerateOptions, GroundTruth, SignInAccount, TenantAccounts, TenantSizes } from './generate.ts';
 export { agentComponentsGroundTruth, componentKind, COMPONENT_KINDS, PLANTED_SECRET_PREFIX } from './agentcomponents.ts';
 export type { AgentComponentsGroundTruth, BotComponent, ComponentKind } from './agentcomponents.ts';
+export { PLANTED_CARD, transcriptsGroundTruth, turnsOf } from './transcripts.ts';
+export type { ConversationTranscript, PlantedCase, TranscriptsGroundTruth } from './transcripts.ts';
 export { foundryGroundTruth, READ_ROLES } from './arm.ts';
 export { generateOrganizationSettings, organizationSettingsGroundTruth, ORGANIZATION_COLUMNS } from './organization.ts';
 export type { OrganizationRow, OrganizationSettingsGroundTruth, OrganizationSettingsModel } from './organization.ts';

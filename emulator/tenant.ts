@@ -9,6 +9,7 @@
  */
 
 import type { BotComponent } from './agentcomponents.ts';
+import type { ConversationTranscript } from './transcripts.ts';
 import type { AzureEstate } from './arm.ts';
 import type { PowerBiEstate } from './powerbiinventory.ts';
 import type { CopilotModel } from './copilot.ts';
@@ -243,6 +244,11 @@ export interface DataverseOrg {
   userRoles?: Record<string, string[]>;
   /** Copilot Studio agent components (`botcomponent` rows) of the org's bots; absent = none. */
   botcomponents?: BotComponent[];
+  /**
+   * Copilot Studio conversation transcripts (`conversationtranscript` rows, `transcripts.ts`); absent = the org has no
+   * such table (Dataverse answers 404 `0x8006088a` for the entity set).
+   */
+  conversationtranscripts?: ConversationTranscript[];
 }
 
 /**

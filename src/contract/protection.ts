@@ -100,6 +100,7 @@ const VerdictSchema = z.object({
 /** One tool call Copilot Studio asked about and what Vigil answered. */
 const AgentStepSchema = z
   .object({
+    source: z.literal('runtime').describe('Recorded by the threat-detection endpoint when Copilot Studio asked about the call'),
     id: z.string(),
     receivedAt: Timestamp,
     correlationId: z.string().nullable(),
@@ -147,6 +148,36 @@ export const ProtectionParams = z.object({ integrationId: z.string().min(1).max(
 /** Path parameters of a conversation's timeline. */
 export const ConversationParams = ProtectionParams.extend({ conversationId: z.string().min(1).max(400) });
 
+/**
+ * One turn of a Copilot Studio conversation transcript collected from Dataverse (`conversationtranscripts`): a user
+ * message, a bot reply or a tool call, its text redacted.
+ */
+const TranscriptTurnSchema = z
+  .object({
+    source: z.literal('transcript').describe('Collected from the environment’s conversation transcripts'),
+    id: z.string().describe('{conversationtranscriptid}:{activity index}'),
+    at: Timestamp.nullable(),
+    environmentId: z.string(),
+    environmentName: z.string().nullable(),
+    transcriptId: z.string(),
+    conversationId: z.string().nullable(),
+    agentId: z.string().nullable(),
+    agentName: z.string().nullable().describe('The agent’s schema name (transcript metadata BotName)'),
+    userId: z.string().nullable(),
+    channelId: z.string().nullable(),
+    role: z.enum(['user', 'bot', 'tool']),
+    toolName: z.string().nullable().describe('Tool turns: the plan step’s taskDialogId'),
+    text: z.string().describe('Redacted: secrets and personal data masked as [REDACTED:type]'),
+    textLength: z.number().int().describe('Length before masking, characters'),
+    secrets: z.number().int(),
+    personal: z.number().int(),
+    findingTypes: z.array(z.string()),
+    injection: z.number().nullable().describe('Prompt-injection marker confidence 0–1; null until evaluated'),
+    jailbreak: z.number().nullable().describe('Jailbreak marker confidence 0–1; null until evaluated'),
+    markers: z.array(z.string()).describe('Names of the injection and jailbreak patterns seen'),
+  })
+  .meta({ id: 'TranscriptTurn' });
+
 /** A conversation's steps in the order they happened. */
 export const ConversationTimelineSchema = z
   .object({
@@ -157,9 +188,41 @@ export const ConversationTimelineSchema = z
     environmentId: z.string().nullable(),
     environmentName: z.string().nullable(),
     userId: z.string().nullable(),
-    steps: z.array(AgentStepSchema).describe('Oldest first'),
+    steps: z.array(AgentStepSchema).describe('Runtime-protection steps, oldest first'),
+    turns: z.array(TranscriptTurnSchema).describe('Transcript turns collected from Dataverse, oldest first'),
   })
   .meta({ id: 'ConversationTimeline' });
+
+/** One conversation of an integration's collected transcripts, summarised. */
+const TranscriptConversationSchema = z
+  .object({
+    conversationId: z.string().nullable(),
+    environmentId: z.string(),
+    environmentName: z.string().nullable(),
+    agentId: z.string().nullable(),
+    agentName: z.string().nullable(),
+    userId: z.string().nullable(),
+    firstAt: Timestamp.nullable(),
+    lastAt: Timestamp.nullable(),
+    turns: z.number().int(),
+    secrets: z.number().int(),
+    personal: z.number().int(),
+    injection: z.number().nullable().describe('Highest prompt-injection marker confidence of its turns'),
+    jailbreak: z.number().nullable().describe('Highest jailbreak marker confidence of its turns'),
+  })
+  .meta({ id: 'TranscriptConversation' });
+
+/** Filters of an integration's transcript conversations. */
+export const TranscriptConversationsQuery = z.object({ limit: z.coerce.number().int().min(1).max(500).default(50) });
+
+/** The conversations of an integration's collected transcripts, latest first. */
+export const TranscriptConversationListSchema = z.object({ items: z.array(TranscriptConversationSchema) }).meta({ id: 'TranscriptConversationList' });
+
+/** A transcript conversation list, as the API shows it. */
+export type TranscriptConversationList = z.infer<typeof TranscriptConversationListSchema>;
+
+/** A transcript turn, as the API shows it. */
+export type TranscriptTurn = z.infer<typeof TranscriptTurnSchema>;
 
 const DetectorSettingSchema = z.object({ action: z.enum(['block', 'alert', 'record', 'off']), threshold: z.number() });
 const AllowListsSchema = z.object({

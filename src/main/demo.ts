@@ -166,7 +166,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
   const step = options.onStep ?? (() => undefined);
   // Set up as Microsoft documents it: no Power BI permissions (the read-only admin APIs refuse a service principal
   // holding any); the tenant setting gives access.
-  const tenant = generateTenant({ seed: options.seed ?? 42, sizes: options.sizes, permissions: 'documented' });
+  const tenant = generateTenant({ seed: options.seed ?? 42, sizes: options.sizes, permissions: 'documented', plantedTranscripts: true });
   step(`Starting the emulated Microsoft cloud with tenant ${tenant.displayName} (${tenant.id})`);
   const emulator = await startEmulator({ tenants: [tenant] });
   // A busier audit feed than the emulator's default, so a day of it holds every scenario the detections look for.

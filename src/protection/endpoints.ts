@@ -132,6 +132,8 @@ export async function protectionEndpointOf(db: Executor, integrationId: string, 
 
 /** One answered step as people see it. */
 export interface AgentStepView {
+  /** Always `runtime`: recorded by the threat-detection endpoint (transcript turns are `transcript`). */
+  source: 'runtime';
   id: string;
   receivedAt: string;
   correlationId: string | null;
@@ -159,6 +161,7 @@ export interface AgentStepView {
 /** The view of a stored step (verdicts and policy ids parsed, times rounded to 0.1 ms). */
 export function stepView(r: AgentStepRow): AgentStepView {
   return {
+    source: 'runtime',
     id: r.id,
     receivedAt: r.received_at,
     correlationId: r.correlation_id,

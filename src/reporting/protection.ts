@@ -11,6 +11,8 @@ import type {
   ProtectionPolicyView,
   ProtectionSetupReport,
   STEP_OUTCOMES,
+  TranscriptConversationList,
+  TranscriptTurn,
 } from '../contract/protection.ts';
 import { VigilError } from '../core/errors.ts';
 import { enableProtection, protectionEndpointOf, protectionSetupReport, stepView } from '../protection/endpoints.ts';
@@ -18,6 +20,7 @@ import { protectionPolicies, setProtectionPolicy } from '../protection/policies.
 import type { Executor } from '../store/db.ts';
 import { listEnvironments } from '../store/repositories/inventory.ts';
 import { conversationTimeline, listAgentSteps, type AgentStepQuery, type AgentStepRow } from '../store/repositories/protection.ts';
+import { conversationTurns, listTranscriptConversations, type TranscriptTurnRow } from '../store/repositories/transcripts.ts';
 import { decodeCursor, encodeCursor } from './index.ts';
 
 /**
@@ -91,7 +94,7 @@ const OUTCOME: Record<(typeof STEP_OUTCOMES)[number], NonNullable<AgentStepQuery
 
 /** Step views with the environment's display name from the last collection. */
 async function stepViews(db: Executor, integrationId: string, rows: AgentStepRow[]): Promise<AgentStep[]> {
-  const names = new Map((await listEnvironments(db, integrationId)).map((e) => [e.id.toLowerCase(), e.display_name as string | null]));
+  const names = await environmentNames(db, integrationId);
   return rows.map((r) => {
     const { environmentId, ...rest } = stepView(r);
     return { ...rest, environmentId, environmentName: environmentId ? (names.get(environmentId.toLowerCase()) ?? null) : null };
@@ -133,32 +136,114 @@ export async function protectionStepsPage(db: Executor, caller: Caller, integrat
   };
 }
 
+/** Names of an integration's collected environments by lower-cased id. */
+async function environmentNames(db: Executor, integrationId: string): Promise<Map<string, string | null>> {
+  return new Map((await listEnvironments(db, integrationId)).map((e) => [e.id.toLowerCase(), e.display_name as string | null]));
+}
+
+/** The pattern names of a turn's stored markers (JSON `{injection?: {names}, jailbreak?: {names}}`). */
+function markerNames(markers: string | null): string[] {
+  if (!markers) return [];
+  try {
+    const m = JSON.parse(markers) as { injection?: { names?: string[] }; jailbreak?: { names?: string[] } };
+    return [...new Set([...(m.jailbreak?.names ?? []), ...(m.injection?.names ?? [])])];
+  } catch {
+    return [];
+  }
+}
+
+/** The view of a stored transcript turn. */
+function turnView(r: TranscriptTurnRow, names: Map<string, string | null>): TranscriptTurn {
+  let findingTypes: string[] = [];
+  try {
+    findingTypes = JSON.parse(r.finding_types) as string[];
+  } catch {
+    findingTypes = [];
+  }
+  return {
+    source: 'transcript',
+    id: r.id,
+    at: r.turn_at,
+    environmentId: r.environment_id,
+    environmentName: names.get(r.environment_id.toLowerCase()) ?? null,
+    transcriptId: r.transcript_id,
+    conversationId: r.conversation_id,
+    agentId: r.agent_id,
+    agentName: r.agent_name,
+    userId: r.user_id,
+    channelId: r.channel_id,
+    role: r.role as TranscriptTurn['role'],
+    toolName: r.tool_name,
+    text: r.text,
+    textLength: r.text_length,
+    secrets: r.secrets,
+    personal: r.personal,
+    findingTypes,
+    injection: r.injection,
+    jailbreak: r.jailbreak,
+    markers: markerNames(r.markers),
+  };
+}
+
 /**
- * A conversation's steps in the order they happened (oldest first, at most 1,000), with the agent, environment and
- * user it ran for.
- * @throws VigilError `not-found` / `INTEGRATION_NOT_FOUND`; `not-found` / `CONVERSATION_NOT_FOUND` when no step of it
- *   was recorded for the integration.
+ * A conversation's runtime-protection steps and collected transcript turns, each in the order they happened (oldest
+ * first, at most 1,000 of each), with the agent, environment and user it ran for (from the steps, else the turns).
+ * @throws VigilError `not-found` / `INTEGRATION_NOT_FOUND`; `not-found` / `CONVERSATION_NOT_FOUND` when neither a
+ *   step nor a transcript turn of it was recorded for the integration.
  */
 export async function conversationTimelineOf(db: Executor, caller: Caller, integrationId: string, conversationId: string): Promise<ConversationTimeline> {
   const integration = await integrationOf(db, caller, integrationId);
   const rows = await conversationTimeline(db, integration.id, conversationId);
-  if (rows.length === 0)
-    throw new VigilError('CONVERSATION_NOT_FOUND', `No step of conversation '${conversationId}' was recorded for this integration.`, {
+  const turnRows = await conversationTurns(db, integration.id, conversationId);
+  if (rows.length === 0 && turnRows.length === 0)
+    throw new VigilError('CONVERSATION_NOT_FOUND', `No step or transcript turn of conversation '${conversationId}' was recorded for this integration.`, {
       field: 'conversationId',
-      remediation: 'List the steps with GET /api/v1/protection/{integrationId}/steps and take a conversationId from them.',
+      remediation:
+        'List the steps with GET /api/v1/protection/{integrationId}/steps, or the collected transcripts with GET /api/v1/protection/{integrationId}/transcripts, and take a conversationId from them.',
     });
   const steps = await stepViews(db, integration.id, rows);
-  const first = steps.find((s) => s.agentId !== null) ?? steps[0]!;
+  const names = await environmentNames(db, integration.id);
+  const turns = turnRows.map((r) => turnView(r, names));
+  const first = steps.find((s) => s.agentId !== null) ?? steps[0];
+  const firstTurn = turns.find((t) => t.agentId !== null) ?? turns[0];
   return {
     integrationId: integration.id,
     conversationId,
-    agentId: first.agentId,
-    agentName: steps.findLast((s) => s.agentName !== null)?.agentName ?? null,
-    environmentId: first.environmentId,
-    environmentName: first.environmentName,
-    userId: steps.find((s) => s.userId !== null)?.userId ?? null,
+    agentId: first?.agentId ?? firstTurn?.agentId ?? null,
+    agentName: steps.findLast((s) => s.agentName !== null)?.agentName ?? firstTurn?.agentName ?? null,
+    environmentId: first?.environmentId ?? firstTurn?.environmentId ?? null,
+    environmentName: first?.environmentName ?? firstTurn?.environmentName ?? null,
+    userId: steps.find((s) => s.userId !== null)?.userId ?? turns.find((t) => t.userId !== null)?.userId ?? null,
     steps,
+    turns,
   };
+}
+
+/**
+ * The conversations of the collected Copilot Studio transcripts of an integration of the caller's organization, the
+ * latest first, at most `limit`, with their turn counts and the inspection's and markers' totals.
+ * @throws VigilError `not-found` / `INTEGRATION_NOT_FOUND`.
+ */
+export async function transcriptConversationsOf(db: Executor, caller: Caller, integrationId: string, limit: number): Promise<TranscriptConversationList> {
+  const integration = await integrationOf(db, caller, integrationId);
+  const names = await environmentNames(db, integration.id);
+  const n = (v: number | string | null): number => Number(v ?? 0);
+  const items = (await listTranscriptConversations(db, integration.id, limit)).map((r) => ({
+    conversationId: r.conversation_id,
+    environmentId: r.environment_id,
+    environmentName: names.get(r.environment_id.toLowerCase()) ?? null,
+    agentId: r.agent_id,
+    agentName: r.agent_name,
+    userId: r.user_id,
+    firstAt: r.first_at,
+    lastAt: r.last_at,
+    turns: n(r.turns),
+    secrets: n(r.secrets),
+    personal: n(r.personal),
+    injection: r.injection === null ? null : Number(r.injection),
+    jailbreak: r.jailbreak === null ? null : Number(r.jailbreak),
+  }));
+  return { items };
 }
 
 /**

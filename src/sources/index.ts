@@ -9,6 +9,7 @@ import { environmentsStream } from './bap/streams/environments.ts';
 import { agentComponentsStream } from './dataverse/streams/agentComponents.ts';
 import { agentSettingsStream } from './dataverse/streams/agentSettings.ts';
 import { agentsStream } from './dataverse/streams/agents.ts';
+import { conversationTranscriptsStream } from './dataverse/streams/conversationTranscripts.ts';
 import { dataverseUsersStream } from './dataverse/streams/dataverseUsers.ts';
 import { environmentSettingsStream } from './dataverse/streams/environmentSettings.ts';
 import { groupsStream } from './graph/streams/groups.ts';
@@ -76,6 +77,7 @@ export const STREAMS = {
   externalConnections: externalConnectionsStream,
   teamsApps: teamsAppsStream,
   environmentSettings: environmentSettingsStream,
+  conversationTranscripts: conversationTranscriptsStream,
 };
 
 /** Names of the collection streams (the keys of {@link STREAMS}). */

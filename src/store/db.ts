@@ -31,6 +31,7 @@ import * as m0013 from './migrations/0013_budget_pace.ts';
 import * as m0014 from './migrations/0014_protection.ts';
 import * as m0015 from './migrations/0015_containment.ts';
 import * as m0016 from './migrations/0016_alert_history.ts';
+import * as m0017 from './migrations/0017_transcript_turns.ts';
 import type { Database } from './schema.ts';
 import { StorableTextPlugin } from './text.ts';
 
@@ -60,6 +61,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0014_protection': m0014,
   '0015_containment': m0015,
   '0016_alert_history': m0016,
+  '0017_transcript_turns': m0017,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -128,6 +128,35 @@ export interface AgentsTable extends InventoryColumns {
   status_code: number | null;
 }
 
+/**
+ * One turn of a Copilot Studio conversation transcript (migration 0017): a user message, a bot reply or a tool call.
+ * `text` is redacted (secrets and personal data masked); `finding_types` and `markers` are JSON text; `injection` and
+ * `jailbreak` are confidences 0–1 set with `evaluated_at` by the transcript post-processing (null until then).
+ */
+export interface TranscriptTurnsTable extends InventoryColumns {
+  environment_id: string;
+  id: string;
+  transcript_id: string;
+  conversation_id: string | null;
+  agent_id: string | null;
+  agent_name: string | null;
+  user_id: string | null;
+  channel_id: string | null;
+  turn_at: string | null;
+  role: string;
+  tool_name: string | null;
+  text: string;
+  text_length: number;
+  secrets: number;
+  personal: number;
+  finding_types: string;
+  transcript_modified_on: string | null;
+  injection: number | null;
+  jailbreak: number | null;
+  markers: string | null;
+  evaluated_at: string | null;
+}
+
 export interface CheckResultsTable {
   integration_id: string;
   check_id: string;
@@ -384,6 +413,7 @@ export interface Database {
   protection_policies: ProtectionPoliciesTable;
   agent_steps: AgentStepsTable;
   containment_actions: ContainmentActionsTable;
+  transcript_turns: TranscriptTurnsTable;
 }
 
 /** A customer organization: owns integrations, portal users and API keys (migration 0010). */
@@ -442,7 +472,8 @@ export interface ApiKeysTable {
 }
 
 /** Names of the inventory tables. */
-export type InventoryTable = 'directory_users' | 'directory_groups' | 'group_memberships' | 'environments' | 'dataverse_users' | 'agents' | 'estate_objects';
+export type InventoryTable =
+  'directory_users' | 'directory_groups' | 'group_memberships' | 'environments' | 'dataverse_users' | 'agents' | 'estate_objects' | 'transcript_turns';
 
 /** How a tenant was proven to belong to an organization (migration 0012). */
 export type BindingMethod = 'oidc-admin' | 'mode-a-secret' | 'operator';

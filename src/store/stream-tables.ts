@@ -1,6 +1,7 @@
 import type { EstateObject } from '../core/inventory.ts';
 import type { PowerPlatformEnvironment } from '../sources/bap/streams/environments.ts';
 import type { Agent } from '../sources/dataverse/streams/agents.ts';
+import type { TranscriptTurn } from '../sources/dataverse/streams/conversationTranscripts.ts';
 import type { DataverseUser } from '../sources/dataverse/streams/dataverseUsers.ts';
 import type { DirectoryGroup } from '../sources/graph/streams/groups.ts';
 import type { GroupMembership } from '../sources/graph/streams/memberships.ts';
@@ -149,6 +150,55 @@ const CORE_TABLES: { [S in OwnTableStreamName]: TableMapping<StreamRecords[S]> }
       );
     },
     keyOf: (a) => `${a.environmentId}\u0000${a.id}`,
+  }),
+  // Transcript turns: masked text and inspection counts; `injection`, `jailbreak`, `markers` and `evaluated_at` are
+  // the post-processing's (protection/transcripts.ts), not written here, so a turn read again keeps them.
+  conversationTranscripts: mapped({
+    table: 'transcript_turns',
+    key: ['environment_id', 'id'],
+    sliceColumn: 'environment_id',
+    parentTable: 'environments',
+    columns: [
+      'environment_id',
+      'id',
+      'transcript_id',
+      'conversation_id',
+      'agent_id',
+      'agent_name',
+      'user_id',
+      'channel_id',
+      'turn_at',
+      'role',
+      'tool_name',
+      'text',
+      'text_length',
+      'secrets',
+      'personal',
+      'finding_types',
+      'transcript_modified_on',
+    ],
+    write: (t: TranscriptTurn, out) => {
+      out.push(
+        t.environmentId,
+        t.id,
+        t.transcriptId,
+        t.conversationId,
+        t.agentId,
+        t.agentName,
+        t.userId,
+        t.channelId,
+        t.at,
+        t.role,
+        t.toolName,
+        t.text,
+        t.textLength,
+        t.secrets,
+        t.personal,
+        JSON.stringify(t.findingTypes),
+        t.transcriptModifiedOn,
+      );
+    },
+    keyOf: (t) => `${t.environmentId}\u0000${t.id}`,
   }),
 };
 

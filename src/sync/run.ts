@@ -11,6 +11,7 @@ import {
   type IntegrationDeps,
 } from '../integration/index.ts';
 import type { IntegrationRow } from '../store/repositories/integrations.ts';
+import { evaluateTranscripts, type TranscriptEvaluation } from '../protection/transcripts.ts';
 import { abortedError, collect, type CollectOptions, type CollectResult } from './engine.ts';
 
 /**
@@ -72,7 +73,8 @@ export interface CollectAndEvaluateOptions extends Pick<CollectOptions, 'onProgr
 
 /**
  * The collection pipeline shared by `vigil collect`, the queue's job handler and the demo: collect (or resume) the
- * integration, grant or report environments found unreadable, then evaluate the checks.
+ * integration, scan the conversation transcripts it collected and raise their alerts (protection/transcripts.ts), grant
+ * or report environments found unreadable, then evaluate the checks.
  * @throws as {@link collectIntegration}; `conflict` / `COLLECTION_ABORTED` when `signal` stops the grant (the run is
  *   finished by then; the checks are not evaluated).
  */
@@ -80,7 +82,7 @@ export async function collectAndEvaluate(
   deps: IntegrationDeps,
   idOrName: string,
   options: CollectAndEvaluateOptions = {},
-): Promise<{ run: CollectResult; grants: GrantResult[]; evaluation: EvaluationSummary | null }> {
+): Promise<{ run: CollectResult; grants: GrantResult[]; evaluation: EvaluationSummary | null; transcripts: TranscriptEvaluation }> {
   const run = await collectIntegration(deps, idOrName, {
     onProgress: options.onProgress,
     signal: options.signal,
@@ -88,6 +90,8 @@ export async function collectAndEvaluate(
     afterPage: options.afterPage,
   });
   const row = await getIntegration(deps.db, idOrName);
+  // Conversation transcripts collected by this run (and any left unevaluated by a run that died): markers and alerts.
+  const transcripts = await evaluateTranscripts(deps.db, row.id, { sinks: deps.sinks, tenantId: row.tenant_id, logger: deps.logger });
   // The grant sends BAP and Dataverse admin requests: stopped with the run (an abort is thrown, never reported as a grant).
   let grants: GrantResult[];
   try {
@@ -101,5 +105,5 @@ export async function collectAndEvaluate(
     options.evaluate === false
       ? null
       : await (await import('../checks/evaluate.ts')).evaluateIntegration(deps.db, row, { sinks: deps.sinks, logger: deps.logger, onCheck: options.onCheck });
-  return { run, grants, evaluation };
+  return { run, grants, evaluation, transcripts };
 }

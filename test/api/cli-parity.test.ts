@@ -191,6 +191,8 @@ describe('CLI --json equals the API for the same objects', () => {
     const timeline = (await api('GET', `${base}/conversations/${seeded.conversationId}`)).json;
     expect(timeline).toMatchObject({ agentName: seeded.agentName, environmentId: seeded.environmentId });
     expect(await cli(['protection', 'conversation', 'contoso', seeded.conversationId])).toEqual(timeline);
+    const transcripts = (await api('GET', `${base}/transcripts?limit=20`)).json.items;
+    expect(await cli(['protection', 'transcripts', 'contoso', '--limit', '20'])).toEqual(transcripts);
     expect(await cli(['protection', 'policy', 'set', 'contoso', '--mode', 'block', '--by', 'ann'])).toMatchObject({
       updatedBy: 'ann',
       fields: { mode: 'block' },

@@ -156,6 +156,9 @@ const CASES: Record<string, Case[]> = {
   'GET /api/v1/protection/{integrationId}/conversations/{conversationId}': [
     { path: '/api/v1/protection/{integration}/conversations/{conversation}', access: 'viewer', adminStatus: 200, scoped: true },
   ],
+  'GET /api/v1/protection/{integrationId}/transcripts': [
+    { path: '/api/v1/protection/{integration}/transcripts?limit=5', access: 'viewer', adminStatus: 200, scoped: true },
+  ],
   'GET /api/v1/protection/{integrationId}/policies': [
     { path: '/api/v1/protection/{integration}/policies?environmentId=env-1', access: 'viewer', adminStatus: 200, scoped: true },
   ],

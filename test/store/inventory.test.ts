@@ -46,6 +46,7 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
       ['0014_protection', true],
       ['0015_containment', true],
       ['0016_alert_history', true],
+      ['0017_transcript_turns', true],
     ]);
   });
 
@@ -100,6 +101,7 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
       '0014_protection',
       '0015_containment',
       '0016_alert_history',
+      '0017_transcript_turns',
     ]);
     const events = await withRaw(db, await db.selectFrom('audit_events').selectAll().orderBy('id').execute());
     expect(events.map((e) => e.raw)).toEqual(raws);

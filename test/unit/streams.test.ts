@@ -34,6 +34,7 @@ const RUN_ORDER = [
   'externalConnections',
   'teamsApps',
   'environmentSettings',
+  'conversationTranscripts',
 ];
 
 const registered = Object.entries(STREAMS) as [string, AnyStream][];
@@ -61,8 +62,16 @@ describe('the stream registry: each stream declares what the engine, the store a
     }
   });
 
-  it('stores six streams in their own tables and every other one in estate_objects', () => {
-    expect(Object.keys(STREAMS).filter((s) => !isEstateStream(s))).toEqual(['users', 'groups', 'memberships', 'environments', 'dataverseUsers', 'agents']);
+  it('stores seven streams in their own tables and every other one in estate_objects', () => {
+    expect(Object.keys(STREAMS).filter((s) => !isEstateStream(s))).toEqual([
+      'users',
+      'groups',
+      'memberships',
+      'environments',
+      'dataverseUsers',
+      'agents',
+      'conversationTranscripts',
+    ]);
   });
 });
 
@@ -114,7 +123,7 @@ describe('inventory kinds, declared by the streams they list', () => {
 });
 
 describe('stream run order, derived from parent links', () => {
-  it('is the order collection has always run in (users … environmentSettings)', () => {
+  it('is the order collection has always run in (users … conversationTranscripts)', () => {
     expect([...STREAM_RUN_ORDER]).toEqual(RUN_ORDER);
   });
 

@@ -3452,7 +3452,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A conversation's timeline of steps, oldest first */
+        /** A conversation's timeline: runtime-protection steps and collected transcript turns, oldest first */
         get: {
             parameters: {
                 query?: never;
@@ -3472,6 +3472,82 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ConversationTimeline"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/protection/{integrationId}/transcripts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Conversations of the collected Copilot Studio transcripts, latest first, with their inspection and marker totals */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    integrationId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TranscriptConversationList"];
                     };
                 };
                 /** @description Default Response */
@@ -4547,6 +4623,11 @@ export interface components {
             problems: string[];
         };
         AgentStep: {
+            /**
+             * @description Recorded by the threat-detection endpoint when Copilot Studio asked about the call
+             * @constant
+             */
+            source: "runtime";
             id: string;
             /** @description ISO 8601 UTC */
             receivedAt: string;
@@ -4589,6 +4670,42 @@ export interface components {
             engineMs: number;
             timedOut: boolean;
         };
+        TranscriptTurn: {
+            /**
+             * @description Collected from the environment’s conversation transcripts
+             * @constant
+             */
+            source: "transcript";
+            /** @description {conversationtranscriptid}:{activity index} */
+            id: string;
+            at: string | null;
+            environmentId: string;
+            environmentName: string | null;
+            transcriptId: string;
+            conversationId: string | null;
+            agentId: string | null;
+            /** @description The agent’s schema name (transcript metadata BotName) */
+            agentName: string | null;
+            userId: string | null;
+            channelId: string | null;
+            /** @enum {string} */
+            role: "user" | "bot" | "tool";
+            /** @description Tool turns: the plan step’s taskDialogId */
+            toolName: string | null;
+            /** @description Redacted: secrets and personal data masked as [REDACTED:type] */
+            text: string;
+            /** @description Length before masking, characters */
+            textLength: number;
+            secrets: number;
+            personal: number;
+            findingTypes: string[];
+            /** @description Prompt-injection marker confidence 0–1; null until evaluated */
+            injection: number | null;
+            /** @description Jailbreak marker confidence 0–1; null until evaluated */
+            jailbreak: number | null;
+            /** @description Names of the injection and jailbreak patterns seen */
+            markers: string[];
+        };
         ConversationTimeline: {
             integrationId: string;
             conversationId: string;
@@ -4597,8 +4714,30 @@ export interface components {
             environmentId: string | null;
             environmentName: string | null;
             userId: string | null;
-            /** @description Oldest first */
+            /** @description Runtime-protection steps, oldest first */
             steps: components["schemas"]["AgentStep"][];
+            /** @description Transcript turns collected from Dataverse, oldest first */
+            turns: components["schemas"]["TranscriptTurn"][];
+        };
+        TranscriptConversation: {
+            conversationId: string | null;
+            environmentId: string;
+            environmentName: string | null;
+            agentId: string | null;
+            agentName: string | null;
+            userId: string | null;
+            firstAt: string | null;
+            lastAt: string | null;
+            turns: number;
+            secrets: number;
+            personal: number;
+            /** @description Highest prompt-injection marker confidence of its turns */
+            injection: number | null;
+            /** @description Highest jailbreak marker confidence of its turns */
+            jailbreak: number | null;
+        };
+        TranscriptConversationList: {
+            items: components["schemas"]["TranscriptConversation"][];
         };
         ProtectionPolicy: {
             id: string;
@@ -4753,7 +4892,10 @@ export type ProtectionSetup = components['schemas']['ProtectionSetup'];
 export type EnvironmentProtection = components['schemas']['EnvironmentProtection'];
 export type ProtectionSetupReport = components['schemas']['ProtectionSetupReport'];
 export type AgentStep = components['schemas']['AgentStep'];
+export type TranscriptTurn = components['schemas']['TranscriptTurn'];
 export type ConversationTimeline = components['schemas']['ConversationTimeline'];
+export type TranscriptConversation = components['schemas']['TranscriptConversation'];
+export type TranscriptConversationList = components['schemas']['TranscriptConversationList'];
 export type ProtectionPolicy = components['schemas']['ProtectionPolicy'];
 export type EffectivePolicy = components['schemas']['EffectivePolicy'];
 export type ProtectionPolicies = components['schemas']['ProtectionPolicies'];

@@ -18,6 +18,8 @@ import {
   ProtectionPolicyBody,
   ProtectionPolicySchema,
   ProtectionSetupReportSchema,
+  TranscriptConversationListSchema,
+  TranscriptConversationsQuery,
 } from '../../contract/protection.ts';
 import {
   conversationTimelineOf,
@@ -27,6 +29,7 @@ import {
   protectionSetupOf,
   protectionStepsPage,
   setProtectionPolicyFor,
+  transcriptConversationsOf,
 } from '../../reporting/protection.ts';
 import { ContainmentSessions, containmentActionsOf, startContainment } from '../../reporting/containment.ts';
 import { principalOf } from '../auth.ts';
@@ -102,12 +105,26 @@ export function protectionApiRoutes(app: FastifyInstance, ctx: ApiContext): void
     {
       schema: {
         tags: ['protection'],
-        summary: "A conversation's timeline of steps, oldest first",
+        summary: "A conversation's timeline: runtime-protection steps and collected transcript turns, oldest first",
         params: ConversationParams,
         response: { 200: ConversationTimelineSchema, ...commonErrors },
       },
     },
     async (request) => conversationTimelineOf(ctx.db, principalOf(request), request.params.integrationId, request.params.conversationId),
+  );
+
+  r.get(
+    '/protection/:integrationId/transcripts',
+    {
+      schema: {
+        tags: ['protection'],
+        summary: 'Conversations of the collected Copilot Studio transcripts, latest first, with their inspection and marker totals',
+        params: ProtectionParams,
+        querystring: TranscriptConversationsQuery,
+        response: { 200: TranscriptConversationListSchema, ...commonErrors },
+      },
+    },
+    async (request) => transcriptConversationsOf(ctx.db, principalOf(request), request.params.integrationId, request.query.limit),
   );
 
   r.get(

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { VigilError } from '../../core/errors.ts';
-import type { AgentStep } from '../../contract/protection.ts';
+import type { AgentStep, TranscriptTurn } from '../../contract/protection.ts';
 import { protectionEndpointOf } from '../../protection/endpoints.ts';
 import {
   conversationTimelineOf,
@@ -9,6 +9,7 @@ import {
   protectionSetupOf,
   protectionStepsPage,
   setProtectionPolicyFor,
+  transcriptConversationsOf,
 } from '../../reporting/protection.ts';
 import type { CommandHost } from '../host.ts';
 import { parseLimit } from '../input.ts';
@@ -283,7 +284,9 @@ export function registerProtection(program: Command, host: CommandHost): void {
     );
   protection
     .command('conversation <integration> <conversationId>')
-    .description("A conversation's steps in the order they happened (--json: GET /api/v1/protection/{id}/conversations/{conversationId})")
+    .description(
+      "A conversation's runtime-protection steps and collected transcript turns, in the order they happened (--json: GET /api/v1/protection/{id}/conversations/{conversationId})",
+    )
     .option('--organization <name>', ORGANIZATION_OBJECT_HELP)
     .option('--json', 'print JSON')
     .action(
@@ -293,10 +296,58 @@ export function registerProtection(program: Command, host: CommandHost): void {
         if (opts.json) return printJson(timeline);
         print(
           `Conversation ${timeline.conversationId}: agent ${timeline.agentName ?? timeline.agentId ?? '-'}, environment ${timeline.environmentName ?? timeline.environmentId ?? '-'}, user ${timeline.userId ?? '-'}`,
-          stepTable(timeline.steps, false),
+          ...(timeline.steps.length ? ['', 'Runtime-protection steps (source: runtime):', stepTable(timeline.steps, false)] : []),
+          ...(timeline.turns.length ? ['', 'Transcript turns (source: transcript), text redacted:', turnTable(timeline.turns)] : []),
         );
       }),
     );
+  protection
+    .command('transcripts <integration>')
+    .description(
+      'Conversations of the collected Copilot Studio transcripts, latest first, with findings and markers (--json: the items of GET /api/v1/protection/{id}/transcripts)',
+    )
+    .option('--limit <n>', 'at most this many (1–500)', '50')
+    .option('--organization <name>', ORGANIZATION_OBJECT_HELP)
+    .option('--json', 'print JSON')
+    .action(
+      host.action(async (rt, named: string, opts: { limit?: string; organization?: string; json?: boolean }) => {
+        const { caller, integrationId } = await operatorScope(rt.db, { integration: named, organization: opts.organization });
+        const list = await transcriptConversationsOf(rt.db, caller, integrationId!, parseLimit(opts.limit, 50));
+        if (opts.json) return printJson(list.items);
+        if (list.items.length === 0) return print('No conversation transcripts collected yet (run `vigil collect`).');
+        const pct = (v: number | null) => (v === null ? '-' : v.toFixed(2));
+        print(
+          table(
+            [
+              ['LAST TURN', 'CONVERSATION', 'AGENT', 'ENVIRONMENT', 'TURNS', 'SECRETS', 'PERSONAL', 'INJECTION', 'JAILBREAK'],
+              ...list.items.map((c) => [
+                c.lastAt ?? '-',
+                c.conversationId ?? '-',
+                c.agentName ?? c.agentId ?? '-',
+                c.environmentName ?? c.environmentId,
+                String(c.turns),
+                String(c.secrets),
+                String(c.personal),
+                pct(c.injection),
+                pct(c.jailbreak),
+              ]),
+            ],
+            { shrink: [1, 2, 3] },
+          ),
+        );
+      }),
+    );
+}
+
+/** A table of transcript turns: time, role, tool, findings, markers, redacted text. */
+function turnTable(turns: TranscriptTurn[]): string {
+  return table(
+    [
+      ['TIME', 'ROLE', 'TOOL', 'FINDINGS', 'MARKERS', 'TEXT'],
+      ...turns.map((t) => [t.at ?? '-', t.role, t.toolName ?? '-', t.findingTypes.join(', ') || '-', t.markers.join(', ') || '-', t.text.replace(/\s+/g, ' ')]),
+    ],
+    { shrink: [5, 2, 4] },
+  );
 }
 
 /** The outcome of a step in a word or two. */

@@ -91,6 +91,26 @@ export function evidenceOf(hits: readonly PatternHit[]): Evidence[] {
   return out;
 }
 
+/** What the marker scans of a free text found (see {@link markersIn}): confidence 0–1, pattern names, redacted evidence. */
+export interface TextMarkers {
+  confidence: number;
+  /** Confidence at or above the detector's detection threshold. */
+  detected: boolean;
+  /** Names of the patterns seen, in order of first hit. */
+  names: string[];
+  evidence: Evidence[];
+}
+
+/**
+ * A detector's patterns over one free text outside a tool-execution request (a conversation transcript's turn): the
+ * noisy-or of the patterns seen ({@link combine}), detected at `detectAt`, with redacted evidence.
+ */
+export function markersIn(text: string, field: string, patterns: readonly WeightedPattern[], detectAt: number): TextMarkers {
+  const hits = scan(text, field, patterns);
+  const confidence = hits.length ? combine(hits) : 0;
+  return { confidence, detected: confidence >= detectAt, names: [...new Set(hits.map((h) => h.name))], evidence: evidenceOf(hits) };
+}
+
 /** Two decimals. */
 export const round = (n: number): number => Math.round(n * 100) / 100;
 

@@ -1,5 +1,5 @@
 import type { ProtectionDetector } from '../types.ts';
-import { combine, evidenceOf, nothing, scan, type PatternHit, type WeightedPattern } from './helpers.ts';
+import { combine, evidenceOf, markersIn, nothing, scan, type PatternHit, type TextMarkers, type WeightedPattern } from './helpers.ts';
 
 /**
  * Direct jailbreak patterns in what the user typed (OWASP LLM01:2025 "direct prompt injection" / jailbreaking;
@@ -116,6 +116,14 @@ const JAILBREAK_PATTERNS: readonly WeightedPattern[] = [
 
 /** Confidence at which the detector reports a detection. */
 const DETECT_AT = 0.5;
+
+/**
+ * The jailbreak patterns over one user message outside a tool-execution request (a conversation transcript's user
+ * turn), detected at the detector's threshold. Evidence is redacted.
+ */
+export function jailbreakMarkers(text: string, field: string): TextMarkers {
+  return markersIn(text, field, JAILBREAK_PATTERNS, DETECT_AT);
+}
 
 /**
  * Jailbreak: the user's own message and the user's messages of the chat history tried to take the agent out of its

@@ -6,6 +6,7 @@ import {
   EVIDENCE_MAX,
   evidenceOf,
   flattenInputs,
+  markersIn,
   nothing,
   outputTexts,
   round,
@@ -13,6 +14,7 @@ import {
   urlHostsIn,
   userTexts,
   type PatternHit,
+  type TextMarkers,
   type WeightedPattern,
 } from './helpers.ts';
 import { OFF_TOPIC_REQUEST, offTopicRequests, type OffTopicHit } from './off_topic_request.ts';
@@ -333,6 +335,16 @@ function actedOn(exec: ToolExecution, injected: readonly string[]): Evidence[] {
     if (out.length >= EVIDENCE_MAX) break;
   }
   return out;
+}
+
+/**
+ * The injection patterns ({@link INJECTION_PATTERNS}) over one free text outside a tool-execution request (a
+ * conversation transcript's user message or tool output), detected at the detector's threshold. Without the request's
+ * context (the thought following the data, the tool acting on a named target, off-topic requests) only the patterns
+ * count. Evidence is redacted.
+ */
+export function injectionMarkers(text: string, field: string): TextMarkers {
+  return markersIn(text, field, INJECTION_PATTERNS, DETECT_AT);
 }
 
 /**

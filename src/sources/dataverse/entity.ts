@@ -43,14 +43,24 @@ async function* entityPages<R>(
 }
 
 /**
- * The page request of an entity set in the slice's environment.
+ * The page request of an entity set in the slice's environment: the cursor when given, else the first page's URL
+ * (`$select`, and `$filter` when `options.filter` is given, URL-encoded). Page size: the context's, at most
+ * `options.maxPageSize` (default 5,000, Dataverse's largest).
  * @throws VigilError `upstream` / `FOREIGN_LINK` when the instance URL is off the Dataverse hosts of the cloud profile.
  */
-function entityRequest(ctx: StreamContext, slice: Slice, entitySet: string, select: string, cursor: string | null): ListRequest {
+export function entityRequest(
+  ctx: StreamContext,
+  slice: Slice,
+  entitySet: string,
+  select: string,
+  cursor: string | null,
+  options: { filter?: string; maxPageSize?: number } = {},
+): ListRequest {
   // Before a token for it is asked: an instance URL off the Dataverse hosts is never the audience of a token.
   const instanceUrl = ctx.http.links.check('dataverse', slice.params.instanceUrl!, 'instanceUrl');
-  const pageSize = Math.min(5000, Math.max(1, ctx.dataversePageSize ?? 5000));
-  const url = cursor ?? `${dataverseResource(instanceUrl)}/${DATAVERSE_API}/${entitySet}?$select=${select}`;
+  const pageSize = Math.min(options.maxPageSize ?? 5000, Math.max(1, ctx.dataversePageSize ?? 5000));
+  const filter = options.filter ? `&$filter=${encodeURIComponent(options.filter)}` : '';
+  const url = cursor ?? `${dataverseResource(instanceUrl)}/${DATAVERSE_API}/${entitySet}?$select=${select}${filter}`;
   return { api: 'dataverse', url, headers: { 'OData-MaxVersion': '4.0', 'OData-Version': '4.0', Prefer: `odata.maxpagesize=${pageSize}` } };
 }
 

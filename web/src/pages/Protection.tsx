@@ -264,7 +264,10 @@ function TimelineStep({ step }: { step: AgentStep }) {
   );
 }
 
-/** `/protection/:integrationId/conversations/:conversationId`: a conversation's steps in the order they happened. */
+/**
+ * `/protection/:integrationId/conversations/:conversationId`: a conversation's runtime-protection steps and collected
+ * transcript turns in the order they happened.
+ */
 export function ConversationPage() {
   const { integrationId = '', conversationId = '' } = useParams();
   const timeline = useApiQuery<ConversationTimeline>(`/protection/${seg(integrationId)}/conversations/${seg(conversationId)}`);
@@ -304,6 +307,23 @@ export function ConversationPage() {
                 <TimelineStep key={s.id} step={s} />
               ))}
             </ol>
+            {c.turns.length > 0 ? (
+              <>
+                <h2 id="h-turns">Transcript turns, oldest first</h2>
+                <p className="muted">Collected from the environment’s conversation transcripts; secrets and personal data are masked.</p>
+                <ol className="timeline" aria-labelledby="h-turns">
+                  {c.turns.map((turn) => (
+                    <li key={turn.id}>
+                      <strong>{turn.role === 'tool' ? `Tool ${turn.toolName ?? ''}` : turn.role === 'user' ? 'User' : 'Agent'}</strong>{' '}
+                      <time>{turn.at ?? ''}</time>
+                      {turn.findingTypes.length > 0 ? <span className="badge"> {turn.findingTypes.join(', ')}</span> : null}
+                      {turn.markers.length > 0 ? <span className="badge"> {turn.markers.join(', ')}</span> : null}
+                      <p>{turn.text}</p>
+                    </li>
+                  ))}
+                </ol>
+              </>
+            ) : null}
           </>
         )}
       </Loaded>
