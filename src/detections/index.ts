@@ -9,6 +9,17 @@ import { detection as flowHttp } from './rules/flow_external_http.ts';
 import { detection as massCreation } from './rules/mass_agent_or_flow_creation.ts';
 import { detection as publishToWeb } from './rules/powerbi_publish_to_web.ts';
 import { detection as spCredentials } from './rules/service_principal_credentials_added.ts';
+import { detection as copilotJailbreak } from './rules/copilot_jailbreak_attempt.ts';
+import { detection as copilotPluginNonAdmin } from './rules/copilot_plugin_created_by_non_admin.ts';
+import { detection as copilotFileUploads } from './rules/copilot_file_uploads_disabled.ts';
+import { detection as copilotPluginReenabled } from './rules/copilot_plugin_reenabled.ts';
+import { detection as copilotPluginToggled } from './rules/copilot_plugin_toggled.ts';
+import { detection as copilotVolume } from './rules/copilot_interaction_volume_spike.ts';
+import { detection as ppAdminRole } from './rules/power_platform_admin_role_added.ts';
+import { detection as prodConnection } from './rules/connection_in_production_environment.ts';
+import { detection as appsBulkDeletion } from './rules/powerapps_bulk_deletion.ts';
+import { detection as flowsBulkDeletion } from './rules/flow_bulk_deletion.ts';
+import { detection as departingFlow } from './rules/flow_activity_by_departing_user.ts';
 import { detectionMetadataSchema, type Detection } from './types.ts';
 
 /**
@@ -26,6 +37,18 @@ const ALL: Detection[] = [
   flowHttp,
   publishToWeb,
   copilotNewIp,
+  // Peers of Sentinel's Microsoft Business Applications and Microsoft Copilot solutions (issue 20).
+  copilotJailbreak,
+  copilotPluginNonAdmin,
+  copilotFileUploads,
+  copilotPluginReenabled,
+  copilotPluginToggled,
+  copilotVolume,
+  ppAdminRole,
+  prodConnection,
+  appsBulkDeletion,
+  flowsBulkDeletion,
+  departingFlow,
 ];
 
 /**

@@ -17,7 +17,7 @@ import {
 } from '../store/repositories/audit.ts';
 import { withLazyRaw, type LazySegmentCache } from '../store/repositories/auditRaw.ts';
 import type { Database } from '../store/schema.ts';
-import { getEstateObjects } from '../store/repositories/inventory.ts';
+import { getEnvironments, getEstateObjects } from '../store/repositories/inventory.ts';
 import type { FlowAttrs } from '../sources/powerPlatform/streams/flows.ts';
 import { loadDetections } from './index.ts';
 import type { Detection, DetectionContext, SeenIps } from './types.ts';
@@ -164,6 +164,7 @@ export async function runDetections(
     ipsSeenBefore: seenBefore(await ipHistory(db, integrationId, fresh)),
     find: reusingFind(db, integrationId),
     flows: async (ids) => new Map((await getEstateObjects<FlowAttrs>(db, integrationId, 'flows', ids)).map((f) => [f.id, f.attrs])),
+    environments: async (ids) => new Map((await getEnvironments(db, integrationId, ids)).map((e) => [e.id, { displayName: e.display_name, sku: e.sku }])),
   };
   const segments: LazySegmentCache = new Map();
   let from: { creationTime: string; id: string } | undefined;

@@ -59,6 +59,12 @@ export interface DetectionContext {
    * flows not collected (yet) are absent.
    */
   flows(ids: string[]): Promise<Map<string, FlowAttrs>>;
+  /**
+   * The collected Power Platform environments (`environments` stream, live rows) with these ids (the environment's
+   * `name`: a GUID or `Default-<tenant id>`), by id: display name and SKU (`Production`, `Sandbox`, `Developer`,
+   * `Trial`, `Default`); environments not collected (yet) are absent.
+   */
+  environments(ids: string[]): Promise<Map<string, { displayName: string | null; sku: string | null }>>;
 }
 
 /** One alert a detection raises. */

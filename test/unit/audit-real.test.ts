@@ -120,9 +120,16 @@ describe('credentials added (issue 15, defect 6)', () => {
   );
   const rule = loadDetections().find((d) => d.metadata.id === 'service_principal_credentials_added')!;
   const titles = async (events: NonNullable<ReturnType<typeof normalizeRecord>>[]) =>
-    (await rule.run({ integrationId: 'int_1', events, ipsSeenBefore: () => new Set(), find: async () => [], flows: async () => new Map() })).map(
-      (h) => h.title,
-    );
+    (
+      await rule.run({
+        integrationId: 'int_1',
+        events,
+        ipsSeenBefore: () => new Set(),
+        find: async () => [],
+        flows: async () => new Map(),
+        environments: async () => new Map(),
+      })
+    ).map((h) => h.title);
 
   it('parses the KeyDescription list of a record', () => {
     expect(credentialKeys((secretBesideCert!.raw.ModifiedProperties as { NewValue: string }[])[0]!.NewValue)).toEqual([

@@ -38,7 +38,14 @@ function record(operation: string, info: Json): AuditEvent {
 
 const rule = loadDetections().find((d) => d.metadata.id === 'dlp_policy_weakened')!;
 const run = (events: AuditEvent[]) =>
-  rule.run({ integrationId: 'int_1', events, ipsSeenBefore: () => new Set(), find: async () => [], flows: async () => new Map() } satisfies DetectionContext);
+  rule.run({
+    integrationId: 'int_1',
+    events,
+    ipsSeenBefore: () => new Set(),
+    find: async () => [],
+    flows: async () => new Map(),
+    environments: async () => new Map(),
+  } satisfies DetectionContext);
 
 /** The documented update with one changed property set to `previous → current` and no connector moves. */
 function withChange(name: string, previous: string, current: string, top: Json = {}): Json {
