@@ -14,7 +14,8 @@ const BASELINE_MS = 7 * 24 * HOUR_MS;
  * A user's Copilot interactions in one hour reached max(30, 10 × the user's mean hourly count over the stored history
  * of the previous 7 days). The mean is over the span the store holds (from the first stored interaction of anyone in
  * those 7 days; a truncated answer of `find`, at 10,000 rows, covers up to its last row), so a newly collected tenant
- * is not judged against hours it never collected. Users with no interaction in that history do not alert.
+ * is not judged against hours it never collected. Users with no interaction in that history do not alert. At most one
+ * alert per user and UTC day.
  */
 export const detection: Detection = {
   metadata: {
@@ -55,7 +56,8 @@ export const detection: Detection = {
     };
     const bursts = await userBursts(ctx, fresh, ['CopilotInteraction'], HOUR_MS, threshold);
     return bursts.map((b) => ({
-      dedupeKey: `${b.user}|${b.from.slice(0, 13)}`,
+      // A user's interactions chain into long clusters: one alert per user and UTC day (of the burst's last event).
+      dedupeKey: `${b.user}|${b.to.slice(0, 10)}`,
       title: `${b.user} had ${b.ids.length} Copilot interactions within an hour`,
       eventIds: b.ids,
       detail: {

@@ -45,7 +45,7 @@ export const detection: Detection = {
       }
       if (usual) continue;
       hits.push({
-        dedupeKey: `${b.user}|${b.from.slice(0, 13)}`,
+        dedupeKey: `${b.user}|${b.key}`,
         title: `${b.user} deleted ${b.ids.length} flows within an hour`,
         eventIds: b.ids,
         detail: { user: b.user, count: b.ids.length, from: b.from, to: b.to },

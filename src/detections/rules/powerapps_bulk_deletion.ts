@@ -32,7 +32,7 @@ export const detection: Detection = {
   },
   run: async (ctx) =>
     (await userBursts(ctx, ctx.events, DELETIONS, WINDOW_MS, () => APPS_DELETED_THRESHOLD)).map((b) => ({
-      dedupeKey: `${b.user}|${b.from.slice(0, 13)}`,
+      dedupeKey: `${b.user}|${b.key}`,
       title: `${b.user} deleted ${b.ids.length} Power Apps within an hour`,
       eventIds: b.ids,
       detail: { user: b.user, count: b.ids.length, from: b.from, to: b.to },
