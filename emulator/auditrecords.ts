@@ -105,6 +105,14 @@ export const RECORD_KINDS: readonly KindSpec[] = [
       { operation: 'DeletePowerApp', recordType: 256, weight: 0, scenario: 'powerApps.bulkDelete', burst: { period: 400, offset: 0, size: 5 } },
       { operation: 'PutConnection', recordType: 256, weight: 2, scenario: 'connection.production' },
       { operation: 'PutConnection', recordType: 256, weight: 2, scenario: 'connection.nonProduction' },
+      {
+        operation: 'PowerAppPermissionEdited',
+        recordType: 256,
+        weight: 0,
+        scenario: 'powerApps.sharedToNewGuests',
+        burst: { period: 400, offset: 200, size: 3 },
+      },
+      { operation: 'PowerAppPermissionEdited', recordType: 256, weight: 3, scenario: 'powerApps.sharedToMember' },
       // --- end issue 20 ---
     ],
   },
@@ -183,6 +191,7 @@ export const RECORD_KINDS: readonly KindSpec[] = [
       { operation: 'Add member to role.', recordType: 8, weight: 3, scenario: 'entra.otherRole' },
       { operation: 'Disable account.', recordType: 8, weight: 2, scenario: 'entra.memberDisabled' },
       { operation: 'Disable account.', recordType: 8, weight: 2, scenario: 'entra.guestDisabled', requires: 'guests', fallback: 0 },
+      { operation: 'Invite external user.', recordType: 8, weight: 3, scenario: 'entra.guestInvited', requires: 'guests', fallback: 0 },
       // --- end issue 20 ---
     ],
   },
@@ -877,6 +886,7 @@ function renderPowerApps(c: AuditCatalog, core: RecordCore, d: Draw, spec: KindS
     ['enduser.principal_name', user.upn],
     ['enduser.role', user.admin ? 'Admin' : 'Maker'],
   ];
+  if (variant.operation === 'PowerAppPermissionEdited') props.push(['targetuser.id', issue20ShareTarget(c, core, d).id]);
   return (
     `${head(c, core, opJson(variant.operation), 256)},"UserKey":${user.idJson},"UserType":${user.admin ? 2 : 0},"Version":1,"Workload":"PowerPlatform","ClientIP":"${ip}","UserId":${user.upnJson},` +
     `"EnvironmentId":${q(env.id)},"ResultStatus":"Succeeded","RequiresCustomerKeyEncryption":false,"PropertyCollection":[${nameValues(props)}]}`
@@ -1163,7 +1173,7 @@ function renderEntra(c: AuditCatalog, core: RecordCore, d: Draw, spec: KindSpec)
       ['ServicePrincipal.Name', app.appId, ''],
       ['TargetId.ServicePrincipalNames', `https://graph.microsoft.com;${GRAPH_APP_ID}`, ''],
     ];
-  } else if (op === 'Add member to role.' || op === 'Disable account.') {
+  } else if (op === 'Add member to role.' || op === 'Disable account.' || op === 'Invite external user.') {
     ({ target, modified, objectId, category } = issue20Entra(c, d, scenario));
   } else if (op === 'Add member to group.') {
     const member = d.pick(c.users);
@@ -1430,7 +1440,7 @@ const OTHER_ROLES = [
  * not stated (not seen in a record).
  */
 function issue20Entra(c: AuditCatalog, d: Draw, scenario: string | undefined) {
-  const who = scenario === 'entra.guestDisabled' && c.guests.length > 0 ? d.pick(c.guests) : d.pick(c.members);
+  const who = (scenario === 'entra.guestDisabled' || scenario === 'entra.guestInvited') && c.guests.length > 0 ? d.pick(c.guests) : d.pick(c.members);
   const target = `{"ID":${q(`User_${who.id}`)},"Type":2},{"ID":${who.idJson},"Type":2},{"ID":"User","Type":2},{"ID":${who.upnJson},"Type":5},{"ID":"${who.puid}","Type":3}`;
   let modified: [string, string, string][];
   let category: string;
@@ -1443,6 +1453,10 @@ function issue20Entra(c: AuditCatalog, d: Draw, scenario: string | undefined) {
       ...(role.wellKnown ? [['Role.WellKnownObjectName', role.wellKnown, ''] as [string, string, string]] : []),
     ];
     category = 'Role';
+  } else if (scenario === 'entra.guestInvited') {
+    // EMULATOR (UNCONFIRMED): no published invitation record shows its ModifiedProperties; the guest is in Target.
+    modified = [];
+    category = 'UserManagement';
   } else {
     modified = [
       ['AccountEnabled', '[false]', '[true]'],
@@ -1452,5 +1466,17 @@ function issue20Entra(c: AuditCatalog, d: Draw, scenario: string | undefined) {
     category = 'UserManagement';
   }
   return { target, modified, objectId: who.upn, category };
+}
+/**
+ * Who a Power Apps permission change shares with (`targetuser.id`, the property Sentinel's bulk-sharing rule reads;
+ * EMULATOR: no public record shows it): a burst of `powerApps.sharedToNewGuests` goes to the tenant's guests in turn
+ * (invited by `entra.guestInvited` records), `powerApps.sharedToMember` to a member.
+ */
+function issue20ShareTarget(c: AuditCatalog, core: RecordCore, d: Draw): FeedUser {
+  if (core.burst) {
+    const pool = c.guests.length > 0 ? c.guests : c.members;
+    return pool[(core.burst.n + core.burst.i) % pool.length] as FeedUser;
+  }
+  return d.pick(c.members);
 }
 // --- end issue 20 ---------------------------------------------------------------------------------------------------

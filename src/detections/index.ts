@@ -17,6 +17,7 @@ import { detection as copilotPluginToggled } from './rules/copilot_plugin_toggle
 import { detection as copilotVolume } from './rules/copilot_interaction_volume_spike.ts';
 import { detection as ppAdminRole } from './rules/power_platform_admin_role_added.ts';
 import { detection as prodConnection } from './rules/connection_in_production_environment.ts';
+import { detection as appsSharedNewGuests } from './rules/powerapps_shared_with_new_guests.ts';
 import { detection as appsBulkDeletion } from './rules/powerapps_bulk_deletion.ts';
 import { detection as flowsBulkDeletion } from './rules/flow_bulk_deletion.ts';
 import { detection as departingFlow } from './rules/flow_activity_by_departing_user.ts';
@@ -47,6 +48,7 @@ const ALL: Detection[] = [
   ppAdminRole,
   prodConnection,
   appsBulkDeletion,
+  appsSharedNewGuests,
   flowsBulkDeletion,
   departingFlow,
 ];

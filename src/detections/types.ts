@@ -55,6 +55,12 @@ export interface DetectionContext {
   /** Stored events of these operations created in [from, to] (ISO 8601 UTC), oldest first, at most 10,000. */
   find(filter: { operations: string[]; from: string; to: string }): Promise<StoredEvent[]>;
   /**
+   * Stored events of these operations created in [from, to], oldest first, at most 5,000, with their raw records: for
+   * rules that read a field of a few earlier records (e.g. which user a directory change created). Rules over many
+   * events use {@link find}.
+   */
+  findRecords(filter: { operations: string[]; from: string; to: string }): Promise<AuditEvent[]>;
+  /**
    * The collected cloud flows (`flows` stream, live objects) with these flow ids (the flow's `name`, a GUID), by id;
    * flows not collected (yet) are absent.
    */

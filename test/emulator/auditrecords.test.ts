@@ -218,6 +218,7 @@ describe('Audit.General kinds', () => {
   it('issue 20: flagged interactions, Copilot plugin and settings records, bursts by one user, roles, departures, connections', () => {
     const all = [...new Map([...records.values()].flat().map((r) => [r.Id, r])).values()].sort((a, b) => a.CreationTime.localeCompare(b.CreationTime));
     const truth = feed.groundTruth({ ...WINDOW, includeIds: false }).scenarios;
+    const prop = (r: Rec, name: string) => r.PropertyCollection.find((p: Rec) => p.Name === name)?.Value;
     // Jailbreak / XPIA flags: only the flagged variants state them; one raised flag per flagged record.
     const copilot = all.filter((r) => r.RecordType === 261);
     const jailbroken = copilot.filter((r) => r.CopilotEventData.Messages.some((m: Rec) => m.JailbreakDetected === true));
@@ -260,12 +261,18 @@ describe('Audit.General kinds', () => {
       expect(r.ModifiedProperties.map((m: Rec) => m.Name)).toEqual(expect.arrayContaining(['Role.ObjectID', 'Role.DisplayName', 'Role.TemplateId']));
       expect(r.Target.find((t: Rec) => t.Type === 5).ID).toBe(r.ObjectId);
     }
+    // Shares to new guests: bursts of three to the tenant's guests, each guest also invited in Entra.
+    const guests = new Set(tenant.users.filter((u) => u.userType === 'Guest').map((u) => u.id));
+    const shared = all.filter((r) => r.Operation === 'PowerAppPermissionEdited').map((r) => prop(r, 'targetuser.id'));
+    expect(shared.filter((id) => guests.has(id)).length).toBe(truth['powerApps.sharedToNewGuests']);
+    const invited = all.filter((r) => r.Operation === 'Invite external user.');
+    expect(invited.length).toBeGreaterThan(0);
+    expect(invited.every((r) => guests.has(r.Target[1].ID) && r.ObjectId.includes('#EXT#'))).toBe(true);
     const disabled = all.filter((r) => r.Operation === 'Disable account.');
     expect(disabled.some((r) => r.ObjectId.includes('#EXT#'))).toBe(true);
     expect(disabled.every((r) => r.ModifiedProperties[0].Name === 'AccountEnabled' && r.ModifiedProperties[0].NewValue === '[false]')).toBe(true);
     // Connections name their environment; production ones are in a Production environment of the tenant.
     const production = new Set(tenant.environments.filter((e) => e.environmentSku === 'Production').map((e) => e.name));
-    const prop = (r: Rec, name: string) => r.PropertyCollection.find((p: Rec) => p.Name === name)?.Value;
     const connections = all.filter((r) => r.Operation === 'PutConnection');
     expect(connections.length).toBeGreaterThan(0);
     if (production.size > 0)

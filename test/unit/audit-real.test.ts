@@ -127,6 +127,7 @@ describe('credentials added (issue 15, defect 6)', () => {
         ipsSeenBefore: () => new Set(),
         find: async () => [],
         flows: async () => new Map(),
+        findRecords: async () => [],
         environments: async () => new Map(),
       })
     ).map((h) => h.title);

@@ -25,16 +25,23 @@ function rec(recordType: number, operation: string, raw: Record<string, unknown>
 }
 
 const detections = Object.fromEntries(loadDetections().map((d) => [d.metadata.id, d]));
-const run = async (id: string, events: AuditEvent[], environments: Record<string, string> = {}) =>
-  detections[id]!.run({
+/**
+ * Runs one rule over the new `events`; `find` / `findRecords` search `stored` (the new events and any earlier ones);
+ * `environments` is the collected inventory (id → SKU).
+ */
+const run = async (id: string, events: AuditEvent[], environments: Record<string, string> = {}, stored: AuditEvent[] = events) => {
+  const search = ({ operations, from, to }: { operations: string[]; from: string; to: string }) =>
+    stored.filter((e) => operations.includes(e.operation ?? '') && e.creationTime >= from && e.creationTime <= to);
+  return detections[id]!.run({
     integrationId: 'int_1',
     events: events.filter((e) => detections[id]!.metadata.recordTypes.includes(e.recordType!)),
     ipsSeenBefore: () => new Set(),
-    find: async ({ operations, from, to }) =>
-      events.filter((e) => operations.includes(e.operation ?? '') && e.creationTime >= from && e.creationTime <= to).map(({ raw: _raw, ...rest }) => rest),
+    find: async (f) => search(f).map(({ raw: _raw, ...rest }) => rest),
+    findRecords: async (f) => search(f),
     flows: async () => new Map(),
     environments: async (ids) => new Map(ids.flatMap((i) => (environments[i] ? [[i, { displayName: `Env ${i}`, sku: environments[i]! }] as const] : []))),
   } satisfies DetectionContext);
+};
 
 const props = (pairs: [string, string][]) => pairs.map(([Name, Value]) => ({ Name, Value }));
 const copilot = (data: Record<string, unknown>, over: Record<string, unknown> = {}, at?: number) =>
@@ -156,14 +163,7 @@ describe('Copilot interaction volume', () => {
     );
     // The history is found through `find` (it searches every event below); only the last hour is new.
     expect(hits).toEqual([]);
-    const withHistory = await detections.copilot_interaction_volume_spike!.run({
-      integrationId: 'int_1',
-      events: [...spike, ...bob],
-      ipsSeenBefore: () => new Set(),
-      find: async ({ from, to }) => [...events, ...spike, ...bob].filter((e) => e.creationTime >= from && e.creationTime <= to),
-      flows: async () => new Map(),
-      environments: async () => new Map(),
-    });
+    const withHistory = await run('copilot_interaction_volume_spike', [...spike, ...bob], {}, [...events, ...spike, ...bob]);
     expect(withHistory).toHaveLength(1);
     expect(withHistory[0]).toMatchObject({ detail: { user: 'ann@contoso.com', count: 35 } });
   });
@@ -216,6 +216,9 @@ describe('bulk deletions', () => {
     const hits = await run('powerapps_bulk_deletion', [...burst, ...four, ...slow]);
     expect(hits).toHaveLength(1);
     expect(hits[0]!.eventIds).toEqual(burst.map((e) => e.id));
+    // Pages that read different parts of the burst name the same alert.
+    const later = await run('powerapps_bulk_deletion', burst.slice(3), {}, [...burst, ...four, ...slow]);
+    expect(later.map((h) => h.dedupeKey)).toEqual([hits[0]!.dedupeKey]);
   });
 
   it('five flow deletions within an hour alert unless the user deleted as many within an hour in the previous 14 days', async () => {
@@ -223,15 +226,67 @@ describe('bulk deletions', () => {
     const bobEarlier = Array.from({ length: 5 }, (_, i) => flow('DeleteFlow', 'bob@contoso.com', i * 300));
     const bobAgain = Array.from({ length: 5 }, (_, i) => flow('DeleteFlow', 'bob@contoso.com', 10 * 86400 + i * 300));
     const all = [...bobEarlier, ...ann, ...bobAgain];
-    const hits = await detections.flow_bulk_deletion!.run({
-      integrationId: 'int_1',
-      events: [...ann, ...bobAgain],
-      ipsSeenBefore: () => new Set(),
-      find: async ({ operations, from, to }) => all.filter((e) => operations.includes(e.operation ?? '') && e.creationTime >= from && e.creationTime <= to),
-      flows: async () => new Map(),
-      environments: async () => new Map(),
-    });
+    const hits = await run('flow_bulk_deletion', [...ann, ...bobAgain], {}, all);
     expect(hits.map((h) => h.detail.user)).toEqual(['ann@contoso.com']);
+  });
+});
+
+describe('apps shared with newly created guests', () => {
+  const guestId = (i: number) => `0000000${i}-aaaa-4bbb-8ccc-00000000000${i}`;
+  const invite = (i: number, at: number, upn = `guest${i}_fabrikam.com#EXT#@contoso.onmicrosoft.com`) =>
+    rec(
+      8,
+      'Invite external user.',
+      {
+        Workload: 'AzureActiveDirectory',
+        UserId: 'bob@contoso.com',
+        ObjectId: upn,
+        ModifiedProperties: [],
+        Target: [
+          { ID: `User_${guestId(i)}`, Type: 2 },
+          { ID: guestId(i), Type: 2 },
+          { ID: 'User', Type: 2 },
+          { ID: upn, Type: 5 },
+        ],
+      },
+      at,
+    );
+  const share = (target: string, at: number, user = 'ann@contoso.com') =>
+    rec(
+      256,
+      'PowerAppPermissionEdited',
+      {
+        Workload: 'PowerPlatform',
+        UserId: user,
+        PropertyCollection: props([
+          ['powerplatform.analytics.resource.type', 'PowerApp'],
+          ['powerplatform.analytics.resource.power_app.id', 'app-1'],
+          ['powerplatform.analytics.resource.power_app.display_name', 'Expense Tracker'],
+          ['powerplatform.analytics.activity.name', 'PowerAppPermissionEdited'],
+          ['targetuser.id', target],
+        ]),
+      },
+      at,
+    );
+  it('three new guests within an hour alert once; guests created 20 days before, or members, do not count', async () => {
+    const invites = [1, 2, 3, 4].map((i) => invite(i, 86400 * (i === 4 ? 0 : 19)));
+    const shares = [1, 2, 3].map((i) => share(guestId(i), 86400 * 20 + i * 300));
+    // bob: two new guests, one guest invited 20 days earlier, and a member (not a guest).
+    const member = invite(5, 86400 * 19, 'carol@contoso.com');
+    const bob = [
+      share(guestId(1), 86400 * 20 + 60, 'bob@contoso.com'),
+      share(guestId(2), 86400 * 20 + 90, 'bob@contoso.com'),
+      share(guestId(4), 86400 * 20 + 120, 'bob@contoso.com'),
+      share(guestId(5), 86400 * 20 + 150, 'bob@contoso.com'),
+    ];
+    const all = [...invites, member, ...shares, ...bob];
+    const hits = await run('powerapps_shared_with_new_guests', [...shares, ...bob], {}, all);
+    expect(hits).toHaveLength(1);
+    expect(hits[0]).toMatchObject({ eventIds: shares.map((e) => e.id), detail: { user: 'ann@contoso.com', apps: ['Expense Tracker'] } });
+    expect((hits[0]!.detail.guests as string[]).sort()).toEqual([guestId(1), guestId(2), guestId(3)]);
+    // A later page holding only the last share names the same burst.
+    const again = await run('powerapps_shared_with_new_guests', [shares[2]!], {}, all);
+    expect(again.map((h) => h.dedupeKey)).toEqual([hits[0]!.dedupeKey]);
   });
 });
 
@@ -262,6 +317,7 @@ describe('library', () => {
       'power_platform_admin_role_added',
       'connection_in_production_environment',
       'powerapps_bulk_deletion',
+      'powerapps_shared_with_new_guests',
       'flow_bulk_deletion',
       'flow_activity_by_departing_user',
     ])

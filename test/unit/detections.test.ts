@@ -41,6 +41,8 @@ const run = async (id: string, events: AuditEvent[], history: Record<string, str
       ]),
     find: async ({ operations, from, to }) => events.filter((e) => operations.includes(e.operation ?? '') && e.creationTime >= from && e.creationTime <= to),
     flows: async (ids) => new Map(ids.flatMap((i) => (flows[i] ? [[i, flows[i]] as const] : []))),
+    findRecords: async ({ operations, from, to }) =>
+      events.filter((e) => operations.includes(e.operation ?? '') && e.creationTime >= from && e.creationTime <= to),
     environments: async () => new Map(),
   } satisfies DetectionContext);
 

@@ -44,6 +44,7 @@ const run = (events: AuditEvent[]) =>
     ipsSeenBefore: () => new Set(),
     find: async () => [],
     flows: async () => new Map(),
+    findRecords: async () => [],
     environments: async () => new Map(),
   } satisfies DetectionContext);
 

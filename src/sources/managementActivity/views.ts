@@ -299,7 +299,9 @@ export function powerAppsActivity(e: Pick<AuditEvent, 'recordType' | 'raw'> & { 
       environmentName: g('environment.name'),
       activity: nonEmptyStr(p.get('powerplatform.analytics.activity.name')) ?? e.operation ?? nonEmptyStr(e.raw.Operation),
       permissionType: null,
-      targetPrincipal: null,
+      // A permission change names its recipient's Entra object id in `targetuser.id` (the property Sentinel's "Power
+      // Apps - Bulk sharing of Power Apps to newly created guest users" reads from PowerAppPermissionEdited records).
+      targetPrincipal: nonEmptyStr(p.get('targetuser.id')),
     };
   }
   if (e.recordType !== RECORD_TYPES.PowerAppsApp) return null;
@@ -330,6 +332,8 @@ export interface DirectoryChange {
   targetName: string | null;
   /** The target's user principal name (`Target` entry of Type 5), e.g. the user added to a role or disabled. */
   targetUpn: string | null;
+  /** The target's object id: the first `Target` entry of Type 2 that is a bare GUID (after `User_<id>`), lower case. */
+  targetId: string | null;
   /** Consent: admin consent (for all users) or a user's own consent; null when not a consent record. */
   adminConsent: boolean | null;
   /** Consent: the delegated scopes granted, as listed in `ConsentAction.Permissions`. */
@@ -393,6 +397,10 @@ export function directoryChange(e: Pick<AuditEvent, 'recordType' | 'raw' | 'oper
     targetAppId: nonEmptyStr(modified.get('TargetId.ServicePrincipalNames')?.split(';')[0]) ?? null,
     targetName: nonEmptyStr(targets.find((t) => t.Type === 1)?.ID),
     targetUpn: nonEmptyStr(targets.find((t) => t.Type === 5)?.ID),
+    targetId:
+      nonEmptyStr(
+        targets.find((t) => t.Type === 2 && typeof t.ID === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(t.ID))?.ID,
+      )?.toLowerCase() ?? null,
     adminConsent: isConsent ? /^true$/i.test(modified.get('ConsentContext.IsAdminConsent') ?? '') : null,
     scopes: isConsent ? [...permissions.matchAll(/Scope:\s*([^,\]]*)/g)].flatMap((m) => m[1]!.trim().split(/\s+/)).filter(Boolean) : [],
     keyTypes: [...new Set(keysAdded.map((k) => k.keyType))],
