@@ -53,10 +53,13 @@ export const detection: Detection = {
       (e) => e.recordType === RECORD_TYPES.AzureActiveDirectory && DEPARTURE_OPS.includes(e.operation ?? '') && departedUpn(e),
     );
     if (flows.length === 0 && departures.length === 0) return [];
-    const times = [...flows, ...departures].map((e) => Date.parse(e.creationTime));
-    const range = { from: new Date(Math.min(...times) - WINDOW_MS).toISOString(), to: new Date(Math.max(...times) + WINDOW_MS).toISOString() };
-    const storedDepartures = flows.length > 0 ? await ctx.find({ operations: DEPARTURE_OPS, ...range }) : [];
-    const storedFlows = departures.length > 0 ? await ctx.find({ operations: FLOW_OPS, ...range }) : [];
+    // Each side reads the other within 7 days of its own records only (flow activity is plentiful; departures are few).
+    const around = (list: AuditEvent[]) => {
+      const times = list.map((e) => Date.parse(e.creationTime));
+      return { from: new Date(Math.min(...times) - WINDOW_MS).toISOString(), to: new Date(Math.max(...times) + WINDOW_MS).toISOString() };
+    };
+    const storedDepartures = flows.length > 0 ? await ctx.find({ operations: DEPARTURE_OPS, ...around(flows) }) : [];
+    const storedFlows = departures.length > 0 ? await ctx.find({ operations: FLOW_OPS, ...around(departures) }) : [];
     const near = (a: { creationTime: string }, b: { creationTime: string }) => Math.abs(Date.parse(a.creationTime) - Date.parse(b.creationTime)) <= WINDOW_MS;
     // departure record id → the departure and the flow activity linked to it.
     const found = new Map<
