@@ -47,6 +47,12 @@ export interface RecordVariant {
   requires?: 'guests' | 'bots' | 'authNoneBots';
   /** Index of the variant that takes this one's weight when `requires` is not met (default 0). */
   fallback?: number;
+  /**
+   * Bursts (issue 20): records of the stream whose index k has `offset ≤ k mod period < offset + size` are this
+   * variant whatever the weights (give it weight 0), so `size` consecutive records — one burst, numbered
+   * ⌊k / period⌋ — come in a short span, rendered by one user ({@link RecordCore.burst}).
+   */
+  burst?: { period: number; offset: number; size: number };
 }
 
 /** A record kind: its content type, default weight within it, and its variants. */
@@ -70,6 +76,19 @@ export const RECORD_KINDS: readonly KindSpec[] = [
       { operation: 'CopilotInteraction', recordType: 261, weight: 14, scenario: 'copilot.agent', requires: 'bots' },
       { operation: 'CopilotInteraction', recordType: 261, weight: 5, scenario: 'copilot.guestLabelled', requires: 'guests', fallback: 4 },
       { operation: 'CopilotInteraction', recordType: 261, weight: 13, scenario: 'copilot.memberLabelled' },
+      // --- issue 20 (Sentinel Microsoft Copilot peers): flagged interactions, Copilot plugin/settings records, bursts ---
+      { operation: 'CopilotInteraction', recordType: 261, weight: 1, scenario: 'copilot.jailbreak' },
+      { operation: 'CopilotInteraction', recordType: 261, weight: 1, scenario: 'copilot.xpia' },
+      { operation: 'CopilotInteraction', recordType: 261, weight: 2, scenario: 'copilot.flagsClear' },
+      { operation: 'CreatePlugin', recordType: 310, weight: 0.5, scenario: 'copilotPlugin.createdByUser' },
+      { operation: 'CreatePlugin', recordType: 310, weight: 0.5, scenario: 'copilotPlugin.createdByAdmin' },
+      { operation: 'EnablePlugin', recordType: 313, weight: 0.5, scenario: 'copilotPlugin.reenabled' },
+      { operation: 'UpdateTenantSettings', recordType: 325, weight: 0.5, scenario: 'copilotSettings.fileUploadsDisabled' },
+      { operation: 'UpdateTenantSettings', recordType: 325, weight: 0.5, scenario: 'copilotSettings.fileUploadsEnabled' },
+      { operation: 'EnablePlugin', recordType: 313, weight: 0, scenario: 'copilotPlugin.toggledOn', burst: { period: 500, offset: 0, size: 1 } },
+      { operation: 'DisableCopilotPlugin', recordType: 314, weight: 0, scenario: 'copilotPlugin.toggledOff', burst: { period: 500, offset: 1, size: 1 } },
+      { operation: 'CopilotInteraction', recordType: 261, weight: 0, scenario: 'copilot.volumeSpike', burst: { period: 3000, offset: 100, size: 120 } },
+      // --- end issue 20 ---
     ],
   },
   {
@@ -82,6 +101,19 @@ export const RECORD_KINDS: readonly KindSpec[] = [
       { operation: 'PublishPowerApp', recordType: 256, weight: 10 },
       { operation: 'EditPowerAppRolePermission', recordType: 256, weight: 7 },
       { operation: 'DeletePowerApp', recordType: 256, weight: 3 },
+      // --- issue 20 (Sentinel Microsoft Business Applications peers): bulk deletion, connections ---
+      { operation: 'DeletePowerApp', recordType: 256, weight: 0, scenario: 'powerApps.bulkDelete', burst: { period: 400, offset: 0, size: 5 } },
+      { operation: 'PutConnection', recordType: 256, weight: 2, scenario: 'connection.production' },
+      { operation: 'PutConnection', recordType: 256, weight: 2, scenario: 'connection.nonProduction' },
+      {
+        operation: 'PowerAppPermissionEdited',
+        recordType: 256,
+        weight: 0,
+        scenario: 'powerApps.sharedToNewGuests',
+        burst: { period: 400, offset: 200, size: 3 },
+      },
+      { operation: 'PowerAppPermissionEdited', recordType: 256, weight: 3, scenario: 'powerApps.sharedToMember' },
+      // --- end issue 20 ---
     ],
   },
   {
@@ -96,6 +128,9 @@ export const RECORD_KINDS: readonly KindSpec[] = [
       { operation: 'EditFlow', recordType: 30, weight: 6, scenario: 'flow.externalHttp' },
       { operation: 'CreateFlow', recordType: 30, weight: 3, scenario: 'flow.externalHttp' },
       { operation: 'EditFlow', recordType: 30, weight: 4, scenario: 'flow.microsoftHttp' },
+      // --- issue 20: a burst of deletions by one maker ---
+      { operation: 'DeleteFlow', recordType: 30, weight: 0, scenario: 'flow.bulkDelete', burst: { period: 400, offset: 0, size: 5 } },
+      // --- end issue 20 ---
     ],
   },
   {
@@ -164,6 +199,13 @@ export const RECORD_KINDS: readonly KindSpec[] = [
       { operation: 'Consent to application.', recordType: 8, weight: 6, scenario: 'entra.userConsent' },
       { operation: 'Add service principal credentials.', recordType: 8, weight: 8, scenario: 'entra.spCredentials' },
       { operation: 'Add app role assignment to service principal.', recordType: 8, weight: 7, scenario: 'entra.appRoleAssignment' },
+      // --- issue 20: role assignments and departures ---
+      { operation: 'Add member to role.', recordType: 8, weight: 3, scenario: 'entra.powerPlatformAdminRole' },
+      { operation: 'Add member to role.', recordType: 8, weight: 3, scenario: 'entra.otherRole' },
+      { operation: 'Disable account.', recordType: 8, weight: 2, scenario: 'entra.memberDisabled' },
+      { operation: 'Disable account.', recordType: 8, weight: 2, scenario: 'entra.guestDisabled', requires: 'guests', fallback: 0 },
+      { operation: 'Invite external user.', recordType: 8, weight: 3, scenario: 'entra.guestInvited', requires: 'guests', fallback: 0 },
+      // --- end issue 20 ---
     ],
   },
   {
@@ -339,7 +381,8 @@ export interface AuditCatalog {
   admins: FeedUser[];
   sites: { url: string; name: string; id: string; webId: string }[];
   labels: { id: string; name: string }[];
-  environments: { id: string; name: string }[];
+  /** `sku`: BAP `environmentSku` (issue 20: connections in production environments). */
+  environments: { id: string; name: string; sku: string }[];
   powerApps: { id: string; name: string; env: string }[];
   flows: { id: string; name: string; env: string }[];
   bots: { id: string; name: string; env: string; envName: string; authNone: boolean }[];
@@ -568,8 +611,8 @@ export function buildCatalog(tenant: Tenant, seed: number | string): AuditCatalo
   ];
   const environments =
     tenant.environments.length > 0
-      ? tenant.environments.map((e) => ({ id: e.name, name: e.displayName }))
-      : [{ id: `Default-${tenant.id}`, name: `${tenant.displayName} (default)` }];
+      ? tenant.environments.map((e) => ({ id: e.name, name: e.displayName, sku: e.environmentSku as string }))
+      : [{ id: `Default-${tenant.id}`, name: `${tenant.displayName} (default)`, sku: 'Default' }];
   const powerApps = Array.from({ length: rng.int(6, 14) }, () => ({ id: rng.guid(), name: rng.pick(APP_NAMES), env: rng.pick(environments).id }));
   const flows = Array.from({ length: rng.int(8, 18) }, () => ({ id: rng.guid(), name: rng.pick(FLOW_NAMES), env: rng.pick(environments).id }));
   const bots: AuditCatalog['bots'] = [];
@@ -650,6 +693,8 @@ export interface RecordCore {
   time: number;
   /** Index into the kind's variants. */
   variant: number;
+  /** For a burst variant: the burst's number and the record's position in it (0-based). */
+  burst?: { n: number; i: number };
 }
 
 // Records are written as JSON text directly (no intermediate objects): serving a million records is dominated by
@@ -760,9 +805,9 @@ function opJson(op: string): string {
   return j;
 }
 
-function renderCopilot(c: AuditCatalog, core: RecordCore, d: Draw): string {
+function renderCopilot(c: AuditCatalog, core: RecordCore, d: Draw, spec: KindSpec): string {
   const v = core.variant;
-  const user = v === 3 ? d.pick(c.guests) : v === 4 ? d.pick(c.members) : d.pick(c.users);
+  const user = core.burst ? burstUser(c.members, core.burst.n) : v === 3 ? d.pick(c.guests) : v === 4 ? d.pick(c.members) : d.pick(c.users);
   const appHost = v === 0 ? 'bizchat' : v === 2 ? 'Copilot Studio' : d.pick(APP_HOSTS);
   let contexts = '';
   if (appHost === 'Teams') contexts = `{"Id":"https://teams.microsoft.com/l/meetup-join/${encodeURIComponent(threadId(d))}/0","Type":"TeamsMeeting"}`;
@@ -770,21 +815,32 @@ function renderCopilot(c: AuditCatalog, core: RecordCore, d: Draw): string {
     const f = file(c, d, user);
     contexts = `{"Id":${f.urlJson},"Type":"${f.ext}"}`;
   }
-  const resourceCount = v >= 3 ? d.int(1, 3) : d.int(0, 2);
+  const labelled = v === 3 || v === 4;
+  const resourceCount = labelled ? d.int(1, 3) : d.int(0, 2);
   let resources = '';
   for (let i = 0; i < resourceCount; i++) {
     const f = file(c, d, user);
     // Labelled variants carry at least one label above General (the first resource); other variants none.
-    const label = v >= 3 && (i === 0 || d.chance(0.4)) ? (i === 0 ? d.pick(c.labels.slice(1)) : d.pick(c.labels)).id : null;
+    const label = labelled && (i === 0 || d.chance(0.4)) ? (i === 0 ? d.pick(c.labels.slice(1)) : d.pick(c.labels)).id : null;
     resources += `${i > 0 ? ',' : ''}{"Id":${f.urlJson},"SiteUrl":${f.siteUrlJson},"Name":${f.nameJson},"Type":"${f.ext}","Action":"Read"${label ? `,"SensitivityLabelId":${q(label)}` : ''}}`;
+  }
+  const flagged = COPILOT_FLAGS[spec.variants[v]?.scenario ?? ''];
+  if (flagged) {
+    // Issue 20: flagged variants read one more file and state XPIADetected on every resource they read.
+    const f = file(c, d, user);
+    const extra = `{"Id":${f.urlJson},"SiteUrl":${f.siteUrlJson},"Name":${f.nameJson},"Type":"${f.ext}","Action":"Read"}`;
+    resources = `${resources}${resources ? ',' : ''}${extra}`.replace(/"Action":"Read"/g, '"Action":"Read","XPIADetected":false');
+    if (flagged.xpia) resources = resources.replace(/"XPIADetected":false(?![\s\S]*"XPIADetected")/, '"XPIADetected":true');
   }
   const turns = d.int(1, 3);
   let messages = '';
   let msgId = core.time - turns * 4000;
+  const flags = COPILOT_FLAGS[spec.variants[v]?.scenario ?? ''];
   for (let i = 0; i < turns; i++) {
-    messages += `${i > 0 ? ',' : ''}{"Id":"${msgId}","isPrompt":true}`;
+    const jb = flags ? `,"JailbreakDetected":${flags.jailbreak && i === 0}` : '';
+    messages += `${i > 0 ? ',' : ''}{"Id":"${msgId}"${jb},"isPrompt":true}`;
     msgId += d.int(1500, 3500);
-    messages += `,{"Id":"${msgId}","isPrompt":false}`;
+    messages += `,{"Id":"${msgId}"${flags ? ',"JailbreakDetected":false' : ''},"isPrompt":false}`;
     msgId += d.int(500, 1500);
   }
   const ip = clientIp(d, user);
@@ -819,7 +875,8 @@ function renderCopilot(c: AuditCatalog, core: RecordCore, d: Draw): string {
  */
 function renderPowerApps(c: AuditCatalog, core: RecordCore, d: Draw, spec: KindSpec): string {
   const variant = spec.variants[core.variant] as RecordVariant;
-  const user = d.chance(0.2) ? d.pick(c.admins) : d.pick(c.members);
+  if (variant.operation === 'PutConnection') return renderConnection(c, core, d, variant);
+  const user = core.burst ? burstUser(c.members, core.burst.n) : d.chance(0.2) ? d.pick(c.admins) : d.pick(c.members);
   const app = d.pick(c.powerApps);
   const env = c.environments.find((e) => e.id === app.env) ?? { id: app.env, name: app.env };
   const ip = clientIp(d, user);
@@ -842,6 +899,7 @@ function renderPowerApps(c: AuditCatalog, core: RecordCore, d: Draw, spec: KindS
     ['enduser.principal_name', user.upn],
     ['enduser.role', user.admin ? 'Admin' : 'Maker'],
   ];
+  if (variant.operation === 'PowerAppPermissionEdited') props.push(['targetuser.id', issue20ShareTarget(c, core, d).id]);
   return (
     `${head(c, core, opJson(variant.operation), 256)},"UserKey":${user.idJson},"UserType":${user.admin ? 2 : 0},"Version":1,"Workload":"PowerPlatform","ClientIP":"${ip}","UserId":${user.upnJson},` +
     `"EnvironmentId":${q(env.id)},"ResultStatus":"Succeeded","RequiresCustomerKeyEncryption":false,"PropertyCollection":[${nameValues(props)}]}`
@@ -852,7 +910,7 @@ const LICENSES_J = ['Microsoft 365 E5', 'Microsoft 365 E3', 'Power Automate Prem
 
 function renderFlow(c: AuditCatalog, core: RecordCore, d: Draw, spec: KindSpec): string {
   const variant = spec.variants[core.variant] as RecordVariant;
-  const user = d.pick(c.members);
+  const user = core.burst ? burstUser(c.members, core.burst.n) : d.pick(c.members);
   const flow = d.pick(c.flows);
   const connectors = d.int(1, 3);
   const names: string[] = [];
@@ -1148,6 +1206,8 @@ function renderEntra(c: AuditCatalog, core: RecordCore, d: Draw, spec: KindSpec)
       ['ServicePrincipal.Name', app.appId, ''],
       ['TargetId.ServicePrincipalNames', `https://graph.microsoft.com;${GRAPH_APP_ID}`, ''],
     ];
+  } else if (op === 'Add member to role.' || op === 'Disable account.' || op === 'Invite external user.') {
+    ({ target, modified, objectId, category } = issue20Entra(c, d, scenario));
   } else if (op === 'Add member to group.') {
     const member = d.pick(c.users);
     const group = c.groups.length > 0 ? d.pick(c.groups) : { id: d.guid(), name: 'Project Team' };
@@ -1281,7 +1341,10 @@ function renderDlp(c: AuditCatalog, core: RecordCore, d: Draw, spec: KindSpec): 
 export function renderRecordJson(kind: KindSpec, catalog: AuditCatalog, core: RecordCore, draw: Draw): string {
   switch (kind.kind) {
     case 'copilot':
-      return renderCopilot(catalog, core, draw);
+      // Issue 20: the kind's plugin and settings variants (RecordTypes 310–325) have their own shape.
+      return (kind.variants[core.variant] as RecordVariant).recordType === 261
+        ? renderCopilot(catalog, core, draw, kind)
+        : renderCopilotAdmin(catalog, core, draw, kind);
     case 'powerApps':
       return renderPowerApps(catalog, core, draw, kind);
     case 'flow':
@@ -1307,3 +1370,146 @@ export function renderRecordJson(kind: KindSpec, catalog: AuditCatalog, core: Re
 export function feedSeed(seed: number | string): number {
   return seedToUint32(seed);
 }
+
+// --- issue 20: records of the Sentinel-peer detections ------------------------------------------------------------
+// Kept apart from the shared renderers above (other variants are added to the same file in parallel).
+
+/** Which issue-20 Copilot variants state the safety flags, and which flag is raised. */
+const COPILOT_FLAGS: Record<string, { jailbreak: boolean; xpia: boolean }> = {
+  'copilot.jailbreak': { jailbreak: true, xpia: false },
+  'copilot.xpia': { jailbreak: false, xpia: true },
+  'copilot.flagsClear': { jailbreak: false, xpia: false },
+};
+
+/** The user of burst `n`: consecutive bursts of a stream come from different users (a repeat only after the pool). */
+function burstUser(pool: FeedUser[], n: number): FeedUser {
+  return pool[n % pool.length] as FeedUser;
+}
+
+const COPILOT_PLUGINS = ['ServiceNow', 'Contoso Tickets', 'Jira Cloud', 'Partner Pricing API', 'Website: docs.contoso.example'];
+
+/**
+ * A Copilot plugin or settings record (RecordTypes 310 CreateCopilotPlugin, 313 EnableCopilotPlugin, 314
+ * DisableCopilotPlugin, 325 UpdateCopilotSettings): the common schema, workload `Copilot`, and the change as
+ * `CopilotEventData.Resource[{Property, OriginalValue, NewValue}]` — the fields Sentinel's Microsoft Copilot rules read
+ * from `LLMEventData` (`Resource[0].Property`, `OriginalValue`, `NewValue`). Operation names are Purview's activity
+ * names (`CreatePlugin`, `EnablePlugin`, `DisableCopilotPlugin`, `UpdateTenantSettings`). EMULATOR (UNCONFIRMED): no
+ * published record shows these records whole; the nesting under `CopilotEventData` and the values of a creation are
+ * inferred.
+ */
+function renderCopilotAdmin(c: AuditCatalog, core: RecordCore, d: Draw, spec: KindSpec): string {
+  const variant = spec.variants[core.variant] as RecordVariant;
+  const scenario = variant.scenario ?? '';
+  const admin = scenario === 'copilotPlugin.createdByAdmin' || scenario.startsWith('copilotSettings.');
+  const user = core.burst ? burstUser(c.members, core.burst.n) : admin ? d.pick(c.admins) : d.pick(c.members);
+  const plugin = core.burst ? (COPILOT_PLUGINS[core.burst.n % COPILOT_PLUGINS.length] as string) : d.pick(COPILOT_PLUGINS);
+  const change: Record<string, string> = { Property: plugin };
+  if (scenario === 'copilotPlugin.reenabled' || scenario === 'copilotPlugin.toggledOn')
+    Object.assign(change, { OriginalValue: 'Disabled', NewValue: 'Enabled' });
+  if (scenario === 'copilotPlugin.toggledOff') Object.assign(change, { OriginalValue: 'Enabled', NewValue: 'Disabled' });
+  if (scenario === 'copilotSettings.fileUploadsDisabled') Object.assign(change, { Property: 'FileUploads', OriginalValue: 'Enabled', NewValue: 'Disabled' });
+  if (scenario === 'copilotSettings.fileUploadsEnabled') Object.assign(change, { Property: 'FileUploads', OriginalValue: 'Disabled', NewValue: 'Enabled' });
+  return (
+    `${head(c, core, opJson(variant.operation), variant.recordType)},"UserKey":${user.idJson},"UserType":${admin ? 2 : 0},"Version":1,"Workload":"Copilot","ClientIP":"${clientIp(d, user)}","UserId":${user.upnJson},` +
+    `"CopilotLogVersion":"1.0.0.0","CopilotEventData":{"Resource":[${JSON.stringify(change)}]}}`
+  );
+}
+
+const CONNECTORS_J = ['shared_sql', 'shared_office365', 'shared_sharepointonline', 'shared_azureblob', 'shared_salesforce'];
+
+/**
+ * A connection created in an environment (`PutConnection`, RecordType 256): the Power Apps record form with the
+ * connection in `powerplatform.analytics.resource.connection.id` and the environment's id and name, the properties
+ * Sentinel's "Power Platform - Connector added to a sensitive environment" reads. `connection.production` picks a
+ * Production environment (when the tenant has one), `connection.nonProduction` any other. EMULATOR (UNCONFIRMED): the
+ * `resource.type` value `Connection` and the connection id's form.
+ */
+function renderConnection(c: AuditCatalog, core: RecordCore, d: Draw, variant: RecordVariant): string {
+  const user = d.pick(c.members);
+  const production = c.environments.filter((e) => e.sku === 'Production');
+  const other = c.environments.filter((e) => e.sku !== 'Production');
+  const pool = variant.scenario === 'connection.production' ? production : other;
+  const env = d.pick(pool.length > 0 ? pool : c.environments);
+  const ip = clientIp(d, user);
+  const props: [string, string][] = [
+    ['powerplatform.analytics.resource.type', 'Connection'],
+    ['powerplatform.analytics.resource.connection.id', `${d.pick(CONNECTORS_J)}-${d.guid().replace(/-/g, '')}`],
+    ['powerplatform.analytics.resource.environment.id', env.id],
+    ['powerplatform.analytics.resource.environment.name', env.name],
+    ['powerplatform.analytics.operation.is_successful', 'True'],
+    ['enduser.ip_address', ip],
+    ['user_agent.original', d.pick(USER_AGENTS)],
+    ['version', '1.0'],
+    ['type', 'PowerPlatformAdministratorActivityRecord'],
+    ['powerplatform.analytics.activity.name', variant.operation],
+    ['powerplatform.analytics.activity.id', core.id],
+    ['enduser.id', user.id],
+    ['enduser.principal_name', user.upn],
+    ['enduser.role', user.admin ? 'Admin' : 'Maker'],
+    ['powerplatform.analytics.resource.tenant.id', c.tenantId],
+  ];
+  return (
+    `${head(c, core, opJson(variant.operation), 256)},"UserKey":${user.idJson},"UserType":0,"Version":1,"Workload":"PowerPlatform","ClientIP":"${ip}","UserId":${user.upnJson},` +
+    `"EnvironmentId":${q(env.id)},"ResultStatus":"Succeeded","PropertyCollection":[${nameValues(props)}]}`
+  );
+}
+
+/** Entra roles of the issue-20 role records: template id, display name (Microsoft Entra built-in roles reference). */
+const PP_ADMIN_ROLES = [
+  { id: '11648597-926c-4cf3-9c36-bcebb0ba8dcc', name: 'Power Platform Administrator' },
+  { id: '44367163-eba1-44c3-98af-f5787879f96a', name: 'Dynamics 365 Administrator' },
+];
+/** Near misses: the two roles of the recorded "Add member to role." records (test/fixtures/real/audit). */
+const OTHER_ROLES = [
+  { id: 'f2ef992c-3afb-46b9-b7cf-a126ee74c451', name: 'Global Reader', wellKnown: 'GlobalReaders' },
+  { id: '729827e3-9c14-49f7-bb1b-9608f156bbb8', name: 'Helpdesk Administrator', wellKnown: 'HelpdeskAdmins' },
+];
+
+/**
+ * The target and changes of an issue-20 directory record: "Add member to role." (a Power Platform administrator role,
+ * or another role) in the shape of the recorded ones (Role.ObjectID, Role.DisplayName, Role.TemplateId; ObjectId and
+ * Target Type 5 = the member's UPN), and "Disable account." of a member or a guest (AccountEnabled [true] → [false],
+ * as Entra's "Update user"-style records list changed properties). The Power Platform roles' WellKnownObjectName is
+ * not stated (not seen in a record).
+ */
+function issue20Entra(c: AuditCatalog, d: Draw, scenario: string | undefined) {
+  const who = (scenario === 'entra.guestDisabled' || scenario === 'entra.guestInvited') && c.guests.length > 0 ? d.pick(c.guests) : d.pick(c.members);
+  const target = `{"ID":${q(`User_${who.id}`)},"Type":2},{"ID":${who.idJson},"Type":2},{"ID":"User","Type":2},{"ID":${who.upnJson},"Type":5},{"ID":"${who.puid}","Type":3}`;
+  let modified: [string, string, string][];
+  let category: string;
+  if (scenario === 'entra.powerPlatformAdminRole' || scenario === 'entra.otherRole') {
+    const role = scenario === 'entra.otherRole' ? d.pick(OTHER_ROLES) : { ...d.pick(PP_ADMIN_ROLES), wellKnown: null };
+    modified = [
+      ['Role.ObjectID', d.guid(), ''],
+      ['Role.DisplayName', role.name, ''],
+      ['Role.TemplateId', role.id, ''],
+      ...(role.wellKnown ? [['Role.WellKnownObjectName', role.wellKnown, ''] as [string, string, string]] : []),
+    ];
+    category = 'Role';
+  } else if (scenario === 'entra.guestInvited') {
+    // EMULATOR (UNCONFIRMED): no published invitation record shows its ModifiedProperties; the guest is in Target.
+    modified = [];
+    category = 'UserManagement';
+  } else {
+    modified = [
+      ['AccountEnabled', '[false]', '[true]'],
+      ['Included Updated Properties', 'AccountEnabled', ''],
+      ['TargetId.UserType', who.guest ? 'Guest' : 'Member', ''],
+    ];
+    category = 'UserManagement';
+  }
+  return { target, modified, objectId: who.upn, category };
+}
+/**
+ * Who a Power Apps permission change shares with (`targetuser.id`, the property Sentinel's bulk-sharing rule reads;
+ * EMULATOR: no public record shows it): a burst of `powerApps.sharedToNewGuests` goes to the tenant's guests in turn
+ * (invited by `entra.guestInvited` records), `powerApps.sharedToMember` to a member.
+ */
+function issue20ShareTarget(c: AuditCatalog, core: RecordCore, d: Draw): FeedUser {
+  if (core.burst) {
+    const pool = c.guests.length > 0 ? c.guests : c.members;
+    return pool[(core.burst.n + core.burst.i) % pool.length] as FeedUser;
+  }
+  return d.pick(c.members);
+}
+// --- end issue 20 ---------------------------------------------------------------------------------------------------

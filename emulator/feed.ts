@@ -245,6 +245,8 @@ interface Stream {
   cum: Float64Array;
   /** Effective variant index for each raw pick (fallbacks applied). */
   variantMap: Int32Array;
+  /** Variants placed by record index (`RecordVariant.burst`), checked before the weighted pick. */
+  bursts: { variant: number; period: number; offset: number; size: number }[];
 }
 
 interface WindowInfo {
@@ -430,7 +432,8 @@ export class TenantFeed {
         cum[i] = acc;
       });
       cum[cum.length - 1] = 1;
-      this.#streams.push({ index, spec, ctIndex, intervalMs: rate > 0 ? HOUR / rate : Infinity, cum, variantMap });
+      const bursts = spec.variants.flatMap((v, variant) => (v.burst ? [{ variant, ...v.burst }] : []));
+      this.#streams.push({ index, spec, ctIndex, intervalMs: rate > 0 ? HOUR / rate : Infinity, cum, variantMap, bursts });
     });
     this.#windows = new Map();
   }
@@ -452,6 +455,10 @@ export class TenantFeed {
   }
 
   #variant(st: Stream, k: number): number {
+    for (const b of st.bursts) {
+      const r = k % b.period;
+      if (r >= b.offset && r < b.offset + b.size) return b.variant;
+    }
     const u = recordUnit(this.#seed, st.index, k, 3);
     const cum = st.cum;
     let i = 0;
@@ -469,7 +476,14 @@ export class TenantFeed {
     const s = ref % STREAM_SLOTS;
     const k = (ref - s) / STREAM_SLOTS;
     const st = this.#streams[s] as Stream;
-    const core = { id: recordGuid(this.#seed, s, k), time: this.#time(st, k), variant: this.#variant(st, k) };
+    const variant = this.#variant(st, k);
+    const burst = st.bursts.find((b) => b.variant === variant);
+    const core = {
+      id: recordGuid(this.#seed, s, k),
+      time: this.#time(st, k),
+      variant,
+      ...(burst ? { burst: { n: Math.floor(k / burst.period), i: (k % burst.period) - burst.offset } } : {}),
+    };
     return renderRecordJson(st.spec, this.catalog(), core, new Draw(recordHash(this.#seed, s, k, 0)));
   }
 

@@ -34,6 +34,11 @@ export const RECORD_TYPES = {
   PowerPlatformAdminDlp: 187,
   PowerPlatformAdministratorActivity: 256,
   CopilotInteraction: 261,
+  /** Copilot plugin lifecycle and settings (schema AuditLogRecordType 310–314, 325). */
+  CreateCopilotPlugin: 310,
+  EnableCopilotPlugin: 313,
+  DisableCopilotPlugin: 314,
+  UpdateCopilotSettings: 325,
 } as const;
 
 /** Column values of one event: id, contentType, recordType, creationTime, operation, workload, userId, userType, clientIp, objectId, organizationId. */

@@ -21,6 +21,18 @@ import { detection as agentToolAdded } from './rules/agent_tool_added.ts';
 import { detection as agentMcpServerAdded } from './rules/agent_mcp_server_added.ts';
 import { detection as agentInstructionsChanged } from './rules/agent_instructions_changed.ts';
 import { detection as agentPostureRuntimeIssue } from './rules/agent_posture_runtime_issue.ts';
+import { detection as copilotJailbreak } from './rules/copilot_jailbreak_attempt.ts';
+import { detection as copilotPluginNonAdmin } from './rules/copilot_plugin_created_by_non_admin.ts';
+import { detection as copilotFileUploads } from './rules/copilot_file_uploads_disabled.ts';
+import { detection as copilotPluginReenabled } from './rules/copilot_plugin_reenabled.ts';
+import { detection as copilotPluginToggled } from './rules/copilot_plugin_toggled.ts';
+import { detection as copilotVolume } from './rules/copilot_interaction_volume_spike.ts';
+import { detection as ppAdminRole } from './rules/power_platform_admin_role_added.ts';
+import { detection as prodConnection } from './rules/connection_in_production_environment.ts';
+import { detection as appsSharedNewGuests } from './rules/powerapps_shared_with_new_guests.ts';
+import { detection as appsBulkDeletion } from './rules/powerapps_bulk_deletion.ts';
+import { detection as flowsBulkDeletion } from './rules/flow_bulk_deletion.ts';
+import { detection as departingFlow } from './rules/flow_activity_by_departing_user.ts';
 import { detectionMetadataSchema, type Detection } from './types.ts';
 
 /**
@@ -50,6 +62,19 @@ const ALL: Detection[] = [
   agentMcpServerAdded,
   agentInstructionsChanged,
   agentPostureRuntimeIssue,
+  // Peers of Sentinel's Microsoft Business Applications and Microsoft Copilot solutions (issue 20).
+  copilotJailbreak,
+  copilotPluginNonAdmin,
+  copilotFileUploads,
+  copilotPluginReenabled,
+  copilotPluginToggled,
+  copilotVolume,
+  ppAdminRole,
+  prodConnection,
+  appsBulkDeletion,
+  appsSharedNewGuests,
+  flowsBulkDeletion,
+  departingFlow,
 ];
 
 /**

@@ -3,6 +3,7 @@ import { type AuditEvent } from '../core/audit.ts';
 import { normalizeIp } from '../sources/managementActivity/records.ts';
 import { nowIso } from '../store/db.ts';
 import {
+  findEventRowsByOperation,
   findEventsByOperation,
   getDetectionWatermark,
   knownUserIps,
@@ -15,9 +16,9 @@ import {
   type AlertInput,
   type UserIp,
 } from '../store/repositories/audit.ts';
-import { withLazyRaw, type LazySegmentCache } from '../store/repositories/auditRaw.ts';
+import { withLazyRaw, withRaw, type LazySegmentCache } from '../store/repositories/auditRaw.ts';
 import type { Database } from '../store/schema.ts';
-import { getEstateObjects } from '../store/repositories/inventory.ts';
+import { getEnvironments, getEstateObjects } from '../store/repositories/inventory.ts';
 import type { FlowAttrs } from '../sources/powerPlatform/streams/flows.ts';
 import type { AgentComponentAttrs } from '../sources/dataverse/streams/agentComponents.ts';
 import { openFindingsOnResources } from '../store/repositories/findings.ts';
@@ -166,6 +167,7 @@ export async function runDetections(
     integrationId,
     ipsSeenBefore: seenBefore(await ipHistory(db, integrationId, fresh)),
     find: reusingFind(db, integrationId),
+    findRecords: async ({ operations, from, to }) => withRaw(db, await findEventRowsByOperation(db, integrationId, { operations, from, to, limit: 5000 })),
     flows: async (ids) => new Map((await getEstateObjects<FlowAttrs>(db, integrationId, 'flows', ids)).map((f) => [f.id, f.attrs])),
     agentComponents: async (ids) =>
       new Map((await getEstateObjects<AgentComponentAttrs>(db, integrationId, 'agentComponents', ids)).map((c) => [c.id, c.attrs])),
@@ -180,6 +182,7 @@ export async function runDetections(
         resourceName: f.resource_name,
         firstSeenAt: f.first_seen_at,
       })),
+    environments: async (ids) => new Map((await getEnvironments(db, integrationId, ids)).map((e) => [e.id, { displayName: e.display_name, sku: e.sku }])),
   };
   const segments: LazySegmentCache = new Map();
   let from: { creationTime: string; id: string } | undefined;

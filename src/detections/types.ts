@@ -56,6 +56,12 @@ export interface DetectionContext {
   /** Stored events of these operations created in [from, to] (ISO 8601 UTC), oldest first, at most 10,000. */
   find(filter: { operations: string[]; from: string; to: string }): Promise<StoredEvent[]>;
   /**
+   * Stored events of these operations created in [from, to], oldest first, at most 5,000, with their raw records: for
+   * rules that read a field of a few earlier records (e.g. which user a directory change created). Rules over many
+   * events use {@link find}.
+   */
+  findRecords(filter: { operations: string[]; from: string; to: string }): Promise<AuditEvent[]>;
+  /**
    * The collected cloud flows (`flows` stream, live objects) with these flow ids (the flow's `name`, a GUID), by id;
    * flows not collected (yet) are absent.
    */
@@ -70,6 +76,12 @@ export interface DetectionContext {
    * oldest first; resources without one are absent from the answer. Read-only: detections never change findings.
    */
   openFindings(resourceIds: string[]): Promise<OpenFinding[]>;
+  /**
+   * The collected Power Platform environments (`environments` stream, live rows) with these ids (the environment's
+   * `name`: a GUID or `Default-<tenant id>`), by id: display name and SKU (`Production`, `Sandbox`, `Developer`,
+   * `Trial`, `Default`); environments not collected (yet) are absent.
+   */
+  environments(ids: string[]): Promise<Map<string, { displayName: string | null; sku: string | null }>>;
 }
 
 /** An open posture finding as detections see it (see {@link DetectionContext.openFindings}). */

@@ -606,6 +606,8 @@ describe('every detection over every corpus record', () => {
       flows: async () => new Map(),
       agentComponents: async () => new Map(),
       openFindings: async () => [],
+      findRecords: async () => [],
+      environments: async () => new Map(),
     });
   };
 

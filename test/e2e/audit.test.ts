@@ -4,6 +4,7 @@ import type { FaultConfig, FaultKind } from '../../emulator/index.ts';
 import { addCustomerAppIntegration } from '../../src/onboarding/integrations.ts';
 import { listAlerts } from '../../src/store/repositories/audit.ts';
 import { ingestAndDetect, ingestAudit, POWER_BI_SOURCE } from '../../src/sync/audit.ts';
+import { collectIntegration } from '../../src/sync/run.ts';
 import { parseExposition, sampleSum } from '../support/metrics.ts';
 import { CLI, until, vigil } from '../support/process.ts';
 import { TEST_ENV, world, type World } from './harness.ts';
@@ -231,6 +232,8 @@ describe('detections over the emulated feed match its ground truth', () => {
   it('each rule alerts on exactly its scenario records and on none of the near-misses', async () => {
     const rt = await w.runtime();
     const { integration } = await addCustomerAppIntegration(rt, { tenantId: w.tenant.id, clientId: w.app.appId, clientSecret: w.secret });
+    // The environments inventory tells which environments are production (connection_in_production_environment).
+    await collectIntegration(rt, integration.id);
     // Power BI activity events are left out: they also serve records whose feed blobs are not created yet.
     const { ingest, detections } = await ingestAndDetect(rt, integration.id, { now: new Date(T), initialLookbackHours: 48, powerBi: false });
     for (const [ct, o] of Object.entries(ingest.contentTypes)) expect(o.status, ct).toBe('ok');
@@ -261,7 +264,17 @@ describe('detections over the emulated feed match its ground truth', () => {
       agent_app_insights_changed: n('agent.appInsightsChanged'),
       // No inventory is collected here: knowledge sources are known by the record's component type only.
       agent_knowledge_added: n('agent.knowledgeAdded'),
+      // Issue 20 (Sentinel peers). Near misses in the feed: interactions with the flags false, plugins created by
+      // administrators, file uploads turned on, other roles, guests disabled (they own no flows), connections in
+      // non-production environments.
+      copilot_jailbreak_attempt: n('copilot.jailbreak', 'copilot.xpia'),
+      copilot_plugin_created_by_non_admin: n('copilotPlugin.createdByUser'),
+      copilot_file_uploads_disabled: n('copilotSettings.fileUploadsDisabled'),
+      // The enable half of each toggle burst goes from Disabled to Enabled too.
+      copilot_plugin_reenabled: n('copilotPlugin.reenabled', 'copilotPlugin.toggledOn'),
+      power_platform_admin_role_added: n('entra.powerPlatformAdminRole'),
     };
+    if (w.tenant.environments.some((e) => e.environmentSku === 'Production')) expected.connection_in_production_environment = n('connection.production');
     for (const [rule, count] of Object.entries(expected)) {
       expect(count, rule).toBeGreaterThan(0);
       expect(detections.byRule[rule] ?? 0, rule).toBe(count);
@@ -273,6 +286,34 @@ describe('detections over the emulated feed match its ground truth', () => {
     expect(instructions).toBeLessThanOrEqual(n('agent.instructionsChanged'));
     for (const rule of ['agent_knowledge_public_website', 'agent_tool_added', 'agent_mcp_server_added', 'agent_posture_runtime_issue'])
       expect(detections.byRule[rule] ?? 0, rule).toBe(0);
+    // Bursts (emulator RecordVariant.burst): the window's edges may cut a burst, so a bound. Toggles: one alert per
+    // enable/disable pair whole in the window.
+    const by = (rule: string) => detections.byRule[rule] ?? 0;
+    const pairs = Math.min(n('copilotPlugin.toggledOn'), n('copilotPlugin.toggledOff'));
+    expect(pairs).toBeGreaterThan(1);
+    expect(by('copilot_plugin_toggled')).toBeGreaterThanOrEqual(pairs - 1);
+    expect(by('copilot_plugin_toggled')).toBeLessThanOrEqual(pairs);
+    // Bulk deletions: bursts of 5 by one user; each whole burst alerts once (flows: each burst's user is new to it).
+    // Shares: bursts of 3 shares to the tenant's guests; a burst alerts once every guest has an Entra invitation
+    // stored before it, so a burst in the window's first hours (before some guest's first invitation) does not.
+    for (const [rule, scenario, size, early] of [
+      ['powerapps_bulk_deletion', 'powerApps.bulkDelete', 5, 0],
+      ['flow_bulk_deletion', 'flow.bulkDelete', 5, 0],
+      ['powerapps_shared_with_new_guests', 'powerApps.sharedToNewGuests', 3, 1],
+    ] as const) {
+      expect(n(scenario), scenario).toBeGreaterThanOrEqual(2 * size);
+      expect(by(rule), rule).toBeGreaterThanOrEqual(Math.floor(n(scenario) / size) - 1 - early);
+      expect(by(rule), rule).toBeLessThanOrEqual(Math.ceil(n(scenario) / size));
+    }
+    // Volume spikes: bursts of 120 interactions by one member (above 10 times a member's usual hour in this feed); a
+    // burst before the user has stored history cannot alert.
+    expect(n('copilot.volumeSpike')).toBeGreaterThanOrEqual(2 * 120);
+    expect(by('copilot_interaction_volume_spike')).toBeGreaterThanOrEqual(Math.floor(n('copilot.volumeSpike') / 120) - 1);
+    expect(by('copilot_interaction_volume_spike')).toBeLessThanOrEqual(Math.ceil(n('copilot.volumeSpike') / 120));
+    // Departures: one alert per disabled member with flow activity in the stored history (members make flows often);
+    // disabled guests own none.
+    expect(by('flow_activity_by_departing_user')).toBeGreaterThan(0);
+    expect(by('flow_activity_by_departing_user')).toBeLessThanOrEqual(n('entra.memberDisabled'));
     // Flows: one alert per (flow, outside host); never for the flows that call Microsoft Graph, SharePoint or ARM.
     const flows = await listAlerts(rt.db, { integrationId: integration.id, ruleId: 'flow_external_http' });
     expect(flows.length).toBeGreaterThan(0);

@@ -215,6 +215,70 @@ describe('Audit.General kinds', () => {
     );
   });
 
+  it('issue 20: flagged interactions, Copilot plugin and settings records, bursts by one user, roles, departures, connections', () => {
+    const all = [...new Map([...records.values()].flat().map((r) => [r.Id, r])).values()].sort((a, b) => a.CreationTime.localeCompare(b.CreationTime));
+    const truth = feed.groundTruth({ ...WINDOW, includeIds: false }).scenarios;
+    const prop = (r: Rec, name: string) => r.PropertyCollection.find((p: Rec) => p.Name === name)?.Value;
+    // Jailbreak / XPIA flags: only the flagged variants state them; one raised flag per flagged record.
+    const copilot = all.filter((r) => r.RecordType === 261);
+    const jailbroken = copilot.filter((r) => r.CopilotEventData.Messages.some((m: Rec) => m.JailbreakDetected === true));
+    const xpia = copilot.filter((r) => r.CopilotEventData.AccessedResources.some((a: Rec) => a.XPIADetected === true));
+    expect(jailbroken.length).toBe(truth['copilot.jailbreak']);
+    expect(xpia.length).toBe(truth['copilot.xpia']);
+    expect(copilot.filter((r) => r.CopilotEventData.Messages.some((m: Rec) => m.JailbreakDetected === false)).length).toBeGreaterThan(jailbroken.length);
+    // Plugin and settings records: the change in CopilotEventData.Resource.
+    const admin = all.filter((r) => [310, 313, 314, 325].includes(r.RecordType));
+    expect(admin.length).toBeGreaterThan(10);
+    for (const r of admin) {
+      expect(r.Workload).toBe('Copilot');
+      expect(r.CopilotEventData.Resource[0].Property).toEqual(expect.any(String));
+    }
+    expect(admin.filter((r) => r.RecordType === 325 && r.CopilotEventData.Resource[0].NewValue === 'Disabled').length).toBe(
+      truth['copilotSettings.fileUploadsDisabled'],
+    );
+    // Toggle bursts: each disable follows an enable by the same user within minutes.
+    const offs = admin.filter((r) => r.RecordType === 314);
+    expect(offs.length).toBeGreaterThan(0);
+    for (const off of offs) {
+      const on = admin.find(
+        (r) =>
+          r.RecordType === 313 &&
+          r.UserId === off.UserId &&
+          r.CreationTime <= off.CreationTime &&
+          Date.parse(off.CreationTime) - Date.parse(r.CreationTime) < 5 * 60_000,
+      );
+      expect(on, off.Id).toBeDefined();
+    }
+    // Deletion bursts: five consecutive records of the stream by one user within an hour.
+    const appDeletes = all.filter((r) => r.Operation === 'DeletePowerApp');
+    const byUser = new Map<string, number[]>();
+    for (const r of appDeletes) byUser.set(r.UserId, [...(byUser.get(r.UserId) ?? []), parseUtc(`${r.CreationTime}Z`)!]);
+    expect([...byUser.values()].some((t) => t.some((x) => t.filter((y) => y >= x && y - x <= 3_600_000).length >= 5))).toBe(true);
+    // Roles and departures: the target's UPN in ObjectId and Target (Type 5), as the recorded Entra records have it.
+    const roles = all.filter((r) => r.Operation === 'Add member to role.');
+    expect(roles.length).toBeGreaterThan(0);
+    for (const r of roles) {
+      expect(r.ModifiedProperties.map((m: Rec) => m.Name)).toEqual(expect.arrayContaining(['Role.ObjectID', 'Role.DisplayName', 'Role.TemplateId']));
+      expect(r.Target.find((t: Rec) => t.Type === 5).ID).toBe(r.ObjectId);
+    }
+    // Shares to new guests: bursts of three to the tenant's guests, each guest also invited in Entra.
+    const guests = new Set(tenant.users.filter((u) => u.userType === 'Guest').map((u) => u.id));
+    const shared = all.filter((r) => r.Operation === 'PowerAppPermissionEdited').map((r) => prop(r, 'targetuser.id'));
+    expect(shared.filter((id) => guests.has(id)).length).toBe(truth['powerApps.sharedToNewGuests']);
+    const invited = all.filter((r) => r.Operation === 'Invite external user.');
+    expect(invited.length).toBeGreaterThan(0);
+    expect(invited.every((r) => guests.has(r.Target[1].ID) && r.ObjectId.includes('#EXT#'))).toBe(true);
+    const disabled = all.filter((r) => r.Operation === 'Disable account.');
+    expect(disabled.some((r) => r.ObjectId.includes('#EXT#'))).toBe(true);
+    expect(disabled.every((r) => r.ModifiedProperties[0].Name === 'AccountEnabled' && r.ModifiedProperties[0].NewValue === '[false]')).toBe(true);
+    // Connections name their environment; production ones are in a Production environment of the tenant.
+    const production = new Set(tenant.environments.filter((e) => e.environmentSku === 'Production').map((e) => e.name));
+    const connections = all.filter((r) => r.Operation === 'PutConnection');
+    expect(connections.length).toBeGreaterThan(0);
+    if (production.size > 0)
+      expect(connections.filter((r) => production.has(prop(r, 'powerplatform.analytics.resource.environment.id'))).length).toBe(truth['connection.production']);
+  });
+
   it('ground-truth scenario counts match the records', () => {
     const truth = feed.groundTruth({ ...WINDOW, includeIds: false });
     const all = [...records.values()].flat();

@@ -194,7 +194,8 @@ const ALLOW: Record<string, CompareOptions['allow']> = {
 };
 
 /** Record types the emulator generates with no real record in this folder yet (no shape to compare). */
-const AUDIT_TYPES_WITHOUT_CORPUS = [2, 30, 50, 187, 261];
+// 310, 313, 314, 325: Copilot plugin and settings records (issue 20); no record of them is published.
+const AUDIT_TYPES_WITHOUT_CORPUS = [2, 30, 50, 187, 261, 310, 313, 314, 325];
 
 let emu: RunningEmulator;
 let http: EmulatorClient;

@@ -129,6 +129,8 @@ describe('credentials added (issue 15, defect 6)', () => {
         flows: async () => new Map(),
         agentComponents: async () => new Map(),
         openFindings: async () => [],
+        findRecords: async () => [],
+        environments: async () => new Map(),
       })
     ).map((h) => h.title);
 

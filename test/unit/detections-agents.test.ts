@@ -87,6 +87,8 @@ const run = async (id: string, events: AuditEvent[], components: Record<string, 
     flows: async () => new Map(),
     agentComponents: async (ids) => new Map(ids.flatMap((i) => (components[i] ? [[i, components[i]] as const] : []))),
     openFindings: async (ids) => findings.filter((f) => ids.includes(f.resourceId)),
+    findRecords: async () => [],
+    environments: async () => new Map(),
   } satisfies DetectionContext);
 
 describe('agent lifecycle detections: each fires on its positive case and stays quiet on a near-miss', () => {

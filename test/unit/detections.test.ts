@@ -43,6 +43,9 @@ const run = async (id: string, events: AuditEvent[], history: Record<string, str
     flows: async (ids) => new Map(ids.flatMap((i) => (flows[i] ? [[i, flows[i]] as const] : []))),
     agentComponents: async () => new Map(),
     openFindings: async () => [],
+    findRecords: async ({ operations, from, to }) =>
+      events.filter((e) => operations.includes(e.operation ?? '') && e.creationTime >= from && e.creationTime <= to),
+    environments: async () => new Map(),
   } satisfies DetectionContext);
 
 const copilot = (resources: Record<string, unknown>[], over: Record<string, unknown> = {}) =>

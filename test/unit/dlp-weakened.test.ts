@@ -46,6 +46,8 @@ const run = (events: AuditEvent[]) =>
     flows: async () => new Map(),
     agentComponents: async () => new Map(),
     openFindings: async () => [],
+    findRecords: async () => [],
+    environments: async () => new Map(),
   } satisfies DetectionContext);
 
 /** The documented update with one changed property set to `previous → current` and no connector moves. */

@@ -22,6 +22,10 @@ export interface CopilotInteraction {
   }[];
   models: { provider: string | null; name: string | null }[];
   plugins: { name: string | null; id: string | null }[];
+  /** Ids of the messages flagged `JailbreakDetected: true` (a user prompt judged a jailbreak attempt). */
+  jailbreakMessageIds: string[];
+  /** Accessed resources flagged `XPIADetected: true` (cross-prompt injection found in the content Copilot read). */
+  xpiaResources: { name: string | null; siteUrl: string | null }[];
 }
 
 /** The Copilot view of a record, or null when it is not a CopilotInteraction. */
@@ -42,6 +46,51 @@ export function copilotInteraction(e: Pick<AuditEvent, 'recordType' | 'raw'>): C
     })),
     models: objects(d.ModelTransparencyDetails).map((m) => ({ provider: nonEmptyStr(m.ModelProviderName), name: nonEmptyStr(m.ModelName) })),
     plugins: objects(d.AISystemPlugin).map((p) => ({ name: nonEmptyStr(p.Name), id: nonEmptyStr(p.Id) })),
+    // Flags as real records carry them (booleans; a string "true" is read too): Messages[].JailbreakDetected and
+    // AccessedResources[].XPIADetected — a Teams interaction of November 2025 in pnp/Microsoft365-Analytics-Insights'
+    // Copilot tests; Sentinel's "Copilot - Jailbreak Attempt Detected" reads `Messages[0].JailbreakDetected`.
+    jailbreakMessageIds: objects(d.Messages).flatMap((m) => (flag(m.JailbreakDetected) ? [nonEmptyStr(m.Id) ?? ''] : [])),
+    xpiaResources: objects(d.AccessedResources).flatMap((r) =>
+      flag(r.XPIADetected) ? [{ name: nonEmptyStr(r.Name), siteUrl: nonEmptyStr(r.SiteUrl) ?? nonEmptyStr(r.Id) }] : [],
+    ),
+  };
+}
+
+/** A record flag: `true`, or the string `true` (any case). */
+const flag = (v: unknown): boolean => v === true || (typeof v === 'string' && /^true$/i.test(v));
+
+/** One setting change of a Copilot admin record: the property, its value before and after. */
+interface CopilotSettingChange {
+  property: string | null;
+  originalValue: string | null;
+  newValue: string | null;
+}
+
+/**
+ * A Copilot plugin or settings activity (RecordType 310 CreateCopilotPlugin, 311 Update…, 312 Delete…, 313
+ * EnableCopilotPlugin, 314 DisableCopilotPlugin, 325 UpdateCopilotSettings), typed from `CopilotEventData.Resource`
+ * (a list of `{Property, OriginalValue, NewValue}`; `Property` names the plugin or the setting, e.g. `FileUploads`).
+ * Source: the schema's AuditLogRecordType table (310–325); the `Resource[…]` fields are those Sentinel's Microsoft
+ * Copilot solution rules read from `LLMEventData` (Copilot - File Uploads Disabled, Plugin Enabled After Being
+ * Disabled, Plugin Created by Non-Admin User). UNCONFIRMED: no published record shows the nesting, so a top-level
+ * `Resource` is read too.
+ */
+export interface CopilotAdminActivity {
+  recordType: number;
+  changes: CopilotSettingChange[];
+}
+
+const COPILOT_ADMIN_TYPES: readonly number[] = [310, 311, 312, 313, 314, 325];
+
+/** The Copilot admin view of a record, or null when it is none of RecordTypes 310–314, 325. */
+export function copilotAdminActivity(e: Pick<AuditEvent, 'recordType' | 'raw'>): CopilotAdminActivity | null {
+  if (e.recordType === null || !COPILOT_ADMIN_TYPES.includes(e.recordType)) return null;
+  const d = obj(e.raw.CopilotEventData);
+  const list = Array.isArray(d.Resource) ? d.Resource : e.raw.Resource;
+  const text = (v: unknown) => (typeof v === 'string' ? v : typeof v === 'boolean' ? String(v) : null);
+  return {
+    recordType: e.recordType,
+    changes: objects(list).map((r) => ({ property: nonEmptyStr(r.Property), originalValue: text(r.OriginalValue), newValue: text(r.NewValue) })),
   };
 }
 
@@ -101,6 +150,10 @@ export interface PowerPlatformAdminActivity {
   /** Changes listed in `bot.update_details.change` (a JSON string of PropertyName/OldValue/NewValue). */
   changes: PropertyChange[];
   customConnector: { id: string | null; name: string | null; host: string | null } | null;
+  /** The connection a `PutConnection` record creates or updates (`…resource.connection.id`), else null. */
+  connectionId: string | null;
+  /** The activity (`powerplatform.analytics.activity.name`), e.g. `PutConnection`. */
+  activity: string | null;
 }
 
 /** The component fields of a record, or null when it has none (see {@link PowerPlatformAdminActivity.component}). */
@@ -133,6 +186,8 @@ export function powerPlatformAdminActivity(e: Pick<AuditEvent, 'recordType' | 'r
     changes,
     customConnector:
       resourceType === 'CustomConnector' ? { id: g('custom_connector.id'), name: g('custom_connector.display_name'), host: g('custom_connector.host') } : null,
+    connectionId: g('connection.id'),
+    activity: nonEmptyStr(p.get('powerplatform.analytics.activity.name')),
   };
 }
 
@@ -263,7 +318,9 @@ export function powerAppsActivity(e: Pick<AuditEvent, 'recordType' | 'raw'> & { 
       environmentName: g('environment.name'),
       activity: nonEmptyStr(p.get('powerplatform.analytics.activity.name')) ?? e.operation ?? nonEmptyStr(e.raw.Operation),
       permissionType: null,
-      targetPrincipal: null,
+      // A permission change names its recipient's Entra object id in `targetuser.id` (the property Sentinel's "Power
+      // Apps - Bulk sharing of Power Apps to newly created guest users" reads from PowerAppPermissionEdited records).
+      targetPrincipal: nonEmptyStr(p.get('targetuser.id')),
     };
   }
   if (e.recordType !== RECORD_TYPES.PowerAppsApp) return null;
@@ -292,6 +349,10 @@ export interface DirectoryChange {
   /** Application (client) ID of the target service principal, when the record names one. */
   targetAppId: string | null;
   targetName: string | null;
+  /** The target's user principal name (`Target` entry of Type 5), e.g. the user added to a role or disabled. */
+  targetUpn: string | null;
+  /** The target's object id: the first `Target` entry of Type 2 that is a bare GUID (after `User_<id>`), lower case. */
+  targetId: string | null;
   /** Consent: admin consent (for all users) or a user's own consent; null when not a consent record. */
   adminConsent: boolean | null;
   /** Consent: the delegated scopes granted, as listed in `ConsentAction.Permissions`. */
@@ -354,6 +415,11 @@ export function directoryChange(e: Pick<AuditEvent, 'recordType' | 'raw' | 'oper
     modified,
     targetAppId: nonEmptyStr(modified.get('TargetId.ServicePrincipalNames')?.split(';')[0]) ?? null,
     targetName: nonEmptyStr(targets.find((t) => t.Type === 1)?.ID),
+    targetUpn: nonEmptyStr(targets.find((t) => t.Type === 5)?.ID),
+    targetId:
+      nonEmptyStr(
+        targets.find((t) => t.Type === 2 && typeof t.ID === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(t.ID))?.ID,
+      )?.toLowerCase() ?? null,
     adminConsent: isConsent ? /^true$/i.test(modified.get('ConsentContext.IsAdminConsent') ?? '') : null,
     scopes: isConsent ? [...permissions.matchAll(/Scope:\s*([^,\]]*)/g)].flatMap((m) => m[1]!.trim().split(/\s+/)).filter(Boolean) : [],
     keyTypes: [...new Set(keysAdded.map((k) => k.keyType))],

@@ -454,8 +454,17 @@ export async function findEventsByOperation(
   integrationId: string,
   q: { operations: string[]; from: string; fromExclusive?: boolean; to: string; limit: number },
 ): Promise<Omit<AuditEvent, 'raw'>[]> {
+  return (await findEventRowsByOperation(db, integrationId, q)).map(toEventColumns);
+}
+
+/** The stored rows {@link findEventsByOperation} reads (with their raw segment positions), oldest first. */
+export async function findEventRowsByOperation(
+  db: Executor,
+  integrationId: string,
+  q: { operations: string[]; from: string; fromExclusive?: boolean; to: string; limit: number },
+): Promise<AuditEventsTable[]> {
   if (q.operations.length === 0) return [];
-  const rows = await db
+  return db
     .selectFrom('audit_events')
     .selectAll()
     .where('integration_id', '=', integrationId)
@@ -466,7 +475,6 @@ export async function findEventsByOperation(
     .orderBy('id')
     .limit(q.limit)
     .execute();
-  return rows.map(toEventColumns);
 }
 
 /** A (user, client IP) pair with the first and last `CreationTime` seen. */

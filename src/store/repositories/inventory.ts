@@ -237,6 +237,18 @@ export async function countLive<S extends StreamName>(db: Executor, integrationI
   return out;
 }
 
+/** Live environments of an integration with these ids (any case); ids not stored (or deleted) are absent. */
+export async function getEnvironments(db: Executor, integrationId: string, ids: string[]) {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom('environments')
+    .select(['id', 'display_name', 'sku'])
+    .where('integration_id', '=', integrationId)
+    .where('deleted_at', 'is', null)
+    .where('id', 'in', [...new Set(ids)].slice(0, 500))
+    .execute();
+}
+
 /** Live environments of an integration. */
 export async function listEnvironments(db: Executor, integrationId: string) {
   return db.selectFrom('environments').selectAll().where('integration_id', '=', integrationId).where('deleted_at', 'is', null).orderBy('id').execute();
