@@ -52,9 +52,6 @@ export interface Framework {
   items: FrameworkItem[];
 }
 
-const NO_PBI_TENANT_SETTINGS =
-  "not covered, because Vigil does not collect Power BI's tenant settings (the Fabric admin API's tenant-settings list), which hold this switch";
-
 /** The catalogue, in the order the compliance view and docs/peers.md show it. */
 export const FRAMEWORKS: readonly Framework[] = [
   {

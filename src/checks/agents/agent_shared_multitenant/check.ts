@@ -13,7 +13,8 @@ export const check: CheckFunction = (ctx) =>
     if (policy === ACCESS_CONTROL_POLICY.AnyMultitenant)
       return {
         status: 'fail',
-        reason: "Access control policy is 'Any (multitenant)': users signed in to any Microsoft Entra tenant — outside the organisation too — can use the agent.",
+        reason:
+          "Access control policy is 'Any (multitenant)': users signed in to any Microsoft Entra tenant — outside the organisation too — can use the agent.",
         detail: { accessControlPolicy: policy },
       };
     return { status: 'pass', reason: null, detail: { accessControlPolicy: policy } };

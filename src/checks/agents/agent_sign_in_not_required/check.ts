@@ -15,7 +15,8 @@ export const check: CheckFunction = (ctx) =>
     if (agent.authentication_trigger === 0)
       return {
         status: 'fail',
-        reason: "Authentication is configured but 'Require users to sign in' is off (trigger 'As Needed'): users chat without signing in until a topic asks them to.",
+        reason:
+          "Authentication is configured but 'Require users to sign in' is off (trigger 'As Needed'): users chat without signing in until a topic asks them to.",
         detail: { authenticationMode: agent.authentication_mode, authenticationTrigger: 0 },
       };
     return { status: 'pass', reason: null, detail: { authenticationMode: agent.authentication_mode, authenticationTrigger: agent.authentication_trigger } };
