@@ -30,6 +30,7 @@ import * as m0012 from './migrations/0012_consent_binding.ts';
 import * as m0013 from './migrations/0013_budget_pace.ts';
 import * as m0014 from './migrations/0014_protection.ts';
 import * as m0015 from './migrations/0015_containment.ts';
+import * as m0016 from './migrations/0016_posture_days.ts';
 import type { Database } from './schema.ts';
 import { StorableTextPlugin } from './text.ts';
 
@@ -53,6 +54,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0013_budget_pace': m0013,
   '0014_protection': m0014,
   '0015_containment': m0015,
+  '0016_posture_days': m0016,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -45,6 +45,7 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
       ['0013_budget_pace', true],
       ['0014_protection', true],
       ['0015_containment', true],
+      ['0016_posture_days', true],
     ]);
   });
 
@@ -98,6 +99,7 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
       '0013_budget_pace',
       '0014_protection',
       '0015_containment',
+      '0016_posture_days',
     ]);
     const events = await withRaw(db, await db.selectFrom('audit_events').selectAll().orderBy('id').execute());
     expect(events.map((e) => e.raw)).toEqual(raws);
