@@ -145,7 +145,7 @@ export const DashboardSchema = z
 export type Dashboard = z.infer<typeof DashboardSchema>;
 
 /** A check of the catalogue: what it looks at, why it matters, how to fix it, and where else the same control lives. */
-export const CheckSchema = z
+const CheckSchema = z
   .object({
     id: z.string(),
     title: z.string(),

@@ -141,7 +141,7 @@ export interface CheckResultsTable {
 }
 
 /** One integration's result counts on one day (UTC), from the day's last evaluation (migration 0016). */
-export interface PostureDaysTable {
+interface PostureDaysTable {
   integration_id: string;
   /** YYYY-MM-DD (UTC). */
   day: string;

@@ -5,6 +5,7 @@ import { Layout } from './components/Layout.tsx';
 import { ErrorMessage, Loading } from './components/ui.tsx';
 import { AgentPage } from './pages/Agent.tsx';
 import { AlertsPage } from './pages/Alerts.tsx';
+import { ChecksPage } from './pages/Checks.tsx';
 import { DashboardPage } from './pages/Dashboard.tsx';
 import { FindingDetailPage } from './pages/FindingDetail.tsx';
 import { FindingsPage } from './pages/Findings.tsx';
@@ -13,6 +14,7 @@ import { IntegrationsPage } from './pages/Integrations.tsx';
 import { InventoryPage } from './pages/Inventory.tsx';
 import { NotFoundPage } from './pages/NotFound.tsx';
 import { ConversationPage, ProtectionIntegrationPage, ProtectionPage } from './pages/Protection.tsx';
+import { SettingsPage } from './pages/Settings.tsx';
 import { SignInPage } from './pages/SignIn.tsx';
 
 export function App() {
@@ -45,6 +47,8 @@ export function App() {
           <Route path="/findings" element={<FindingsPage />} />
           <Route path="/findings/:id" element={<FindingDetailPage />} />
           <Route path="/alerts" element={<AlertsPage />} />
+          <Route path="/checks" element={<ChecksPage />} />
+          <Route path="/settings/*" element={<SettingsPage />} />
           <Route path="/protection" element={<ProtectionPage />} />
           <Route path="/protection/:integrationId" element={<ProtectionIntegrationPage />} />
           <Route path="/protection/:integrationId/conversations/:conversationId" element={<ConversationPage />} />

@@ -1,7 +1,7 @@
 import { useMemo } from 'react';
 import { Link } from 'react-router';
 import { seg } from '../api.ts';
-import { SeverityChart } from '../components/SeverityChart.tsx';
+import { AreaResultsChart, PostureTrendChart, SeverityTrendChart } from '../components/Charts.tsx';
 import { column, DataTable, timeColumn, type Column } from '../components/DataTable.tsx';
 import { formatDuration, Loaded, StatusBadge } from '../components/ui.tsx';
 import { useTitle } from '../hooks.ts';
@@ -9,6 +9,7 @@ import { useApiQuery } from '../query.ts';
 import type { Dashboard } from '../types.ts';
 
 type Ranked = Dashboard['riskiestAgents'][number];
+type FrameworkRow = Dashboard['frameworks'][number];
 type LastCollection = Dashboard['lastCollections'][number];
 
 const RISKIEST: Column<Ranked>[] = [
@@ -36,6 +37,43 @@ const COLLECTIONS: Column<LastCollection>[] = [
   column('Duration', (c) => formatDuration(c.run?.durationMs)),
 ];
 
+/** A score in percent, or a dash when nothing was judged. */
+const pct = (score: number | null) => (score === null ? '—' : `${score}%`);
+
+const FRAMEWORKS: Column<FrameworkRow>[] = [
+  column('Framework', (f) => f.framework),
+  column('Checks', (f) => f.checks, 'num'),
+  column('Score', (f) => pct(f.score), 'num'),
+  column('Passed', (f) => f.passed, 'num'),
+  column('Failed', (f) => f.failed, 'num'),
+  column('Not evaluated', (f) => f.notEvaluated, 'num'),
+];
+
+/** The posture score with the counts behind it, and its trend. */
+function Posture({ posture }: { posture: Dashboard['posture'] }) {
+  return (
+    <>
+      <p className="score">
+        <span className="score-value">{pct(posture.score)}</span>
+        <span className="muted"> of judged results passed</span>
+      </p>
+      <ul className="plain result-counts" aria-label="Latest results">
+        <li>
+          <span className="badge st-ok">{posture.passed} passed</span>
+        </li>
+        <li>
+          <span className="badge st-bad">{posture.failed} failed</span>
+        </li>
+        <li>
+          <span className="badge st-neutral">{posture.notEvaluated} not evaluated</span>
+        </li>
+      </ul>
+      <p className="small muted">A check never passes what it could not read: not-evaluated results are left out of the score and listed under Coverage.</p>
+      <PostureTrendChart trend={posture.trend} />
+    </>
+  );
+}
+
 export function DashboardPage() {
   useTitle('Dashboard');
   const query = useApiQuery<Dashboard>('/dashboard');
@@ -45,9 +83,30 @@ export function DashboardPage() {
       <Loaded query={query}>
         {(data) => (
           <div className="dash-grid">
-            <section aria-labelledby="h-trend" className="card wide">
+            <section aria-labelledby="h-posture" className="card">
+              <h2 id="h-posture">Posture score</h2>
+              <Posture posture={data.posture} />
+            </section>
+
+            <section aria-labelledby="h-trend" className="card">
               <h2 id="h-trend">Open findings by severity over time</h2>
-              <SeverityChart points={data.severityOverTime} />
+              <SeverityTrendChart points={data.severityOverTime} />
+            </section>
+
+            <section aria-labelledby="h-areas" className="card">
+              <h2 id="h-areas">Results per area</h2>
+              <AreaResultsChart areas={data.areas} />
+            </section>
+
+            <section aria-labelledby="h-frameworks" className="card">
+              <h2 id="h-frameworks">Results per framework</h2>
+              <DataTable
+                label="Results per framework"
+                rows={data.frameworks}
+                columns={FRAMEWORKS}
+                rowId={(f) => f.framework}
+                empty="No check maps to a framework."
+              />
             </section>
 
             <section aria-labelledby="h-riskiest" className="card wide">
