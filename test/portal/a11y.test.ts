@@ -1,12 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { portalWorld, type PortalWorld } from './harness.ts';
 import { apiCall, collectedIntegration, signIn, watchPage, type PageProblems } from './session.ts';
 
 /** axe-core's browser build (github.com/dequelabs/axe-core: `axe.run()` resolves to the results, `violations` with `impact`). */
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const AXE_SOURCE = readFileSync(new URL(import.meta.resolve('axe-core/axe.min.js')), 'utf8');
 
 /** The impacts that fail the suite (axe's scale: minor, moderate, serious, critical). */
 const FAILING = new Set(['serious', 'critical']);
