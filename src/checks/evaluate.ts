@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { describeAction } from '../core/actions.ts';
 import { DATAVERSE_ACCESS_REASONS } from '../core/remediation.ts';
 import { nowIso } from '../store/db.ts';
-import { addCounts, applyCheckResults, beginEvaluation, finishEvaluation, type FindingCounts } from '../store/repositories/findings.ts';
+import { addCounts, applyCheckResults, beginEvaluation, finishEvaluation, recordPostureDay, type FindingCounts } from '../store/repositories/findings.ts';
 import { latestFinishedRun, listCheckpoints } from '../store/repositories/runs.ts';
 import type { Database, IntegrationsTable } from '../store/schema.ts';
 import { deliverAfterCommit, enqueueFindingEvents, type Sinks } from '../sinks/index.ts';
@@ -177,6 +177,7 @@ export async function evaluateIntegration(
         at,
       ),
     );
+    await recordPostureDay(trx, integration.id, at);
     if (sinks)
       await enqueueFindingEvents(trx, integration.id, at, new Map(checks.map((c) => [c.metadata.id, c.metadata])), {
         sinks: sinks.names,

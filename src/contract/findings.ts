@@ -94,9 +94,34 @@ const SeverityDaySchema = z.object({
   ...(Object.fromEntries(SEVERITIES.map((s) => [s, z.number()])) as Record<(typeof SEVERITIES)[number], z.ZodNumber>),
 });
 
+/** Check × resource results by status, of a group of checks or a day. */
+const ResultCountsSchema = z.object({
+  passed: z.number().int(),
+  failed: z.number().int(),
+  notEvaluated: z.number().int().describe('Results a check could not judge (never counted as passed)'),
+});
+
+/** The share of judged results that passed, in percent (0–100, one decimal), or null when nothing was judged. */
+const ScoreSchema = z.number().nullable().describe('100 × passed ÷ (passed + failed), one decimal; null when nothing was judged');
+
 /** The dashboard of an organization. */
 export const DashboardSchema = z
   .object({
+    posture: z
+      .object({
+        ...ResultCountsSchema.shape,
+        score: ScoreSchema,
+        trend: z
+          .array(z.object({ date: z.string(), score: ScoreSchema, counts: ResultCountsSchema.nullable() }))
+          .describe('Per UTC day (30 days, oldest first): each integration’s last evaluation on or before the day, summed; null counts before any'),
+      })
+      .describe('The latest results of every check on every resource, as a score'),
+    areas: z
+      .array(z.object({ area: z.string(), checks: z.number().int(), score: ScoreSchema, ...ResultCountsSchema.shape }))
+      .describe('Latest results per check area (identity, sharing, data, …), by area name'),
+    frameworks: z
+      .array(z.object({ framework: z.string(), checks: z.number().int(), score: ScoreSchema, ...ResultCountsSchema.shape }))
+      .describe('Latest results of the checks mapped to each framework (a check mapped to several counts in each)'),
     severityOverTime: z.array(SeverityDaySchema),
     riskiestAgents: z.array(RankedAgentSchema),
     /** What was not evaluated and why: per integration, check and reason (the gap: stream, slice, code), the count and the first resources by name. */
@@ -118,3 +143,22 @@ export const DashboardSchema = z
   .meta({ id: 'Dashboard' });
 /** The dashboard of an organization. */
 export type Dashboard = z.infer<typeof DashboardSchema>;
+
+/** A check of the catalogue: what it looks at, why it matters, how to fix it, and where else the same control lives. */
+const CheckSchema = z
+  .object({
+    id: z.string(),
+    title: z.string(),
+    area: z.string(),
+    severity: z.enum(SEVERITIES),
+    resourceType: z.string().describe('What one result is about (agent, environment, tenant, …)'),
+    risk: z.string(),
+    remediation: z.string(),
+    references: z.array(z.string()),
+    frameworks: z.record(z.string(), z.array(z.string())).describe('Controls of each framework the check maps to'),
+    peers: z.array(z.string()).describe('Peer checks matched or exceeded (Maester, ScubaGear, …)'),
+  })
+  .meta({ id: 'Check' });
+
+/** Every check of this installation, by id. */
+export const CheckListSchema = z.object({ items: z.array(CheckSchema) });

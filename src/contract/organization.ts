@@ -52,6 +52,22 @@ export const AddPortalUserBody = z.object({
 /** API keys of the organization. */
 export const ApiKeyListSchema = z.object({ items: z.array(ApiKeySchema) });
 
+/** A SIEM sink of the deployment and where it sends (never its secret). */
+const SinkSchema = z.object({
+  sink: z.enum(['webhook', 'syslog']),
+  target: z.string().describe("The webhook's origin and path, or the syslog protocol, host and port"),
+});
+
+/** The deployment's SIEM sinks (configured for the whole deployment, shared by its organizations). */
+export const SinkListSchema = z.object({ items: z.array(SinkSchema) }).meta({ id: 'SinkList' });
+
+/** The outcome of a test event sent to each sink. */
+export const SinkTestSchema = z
+  .object({
+    items: z.array(SinkSchema.extend({ ok: z.boolean(), error: z.string().nullable().describe("The sink's failure, as the sender reported it") })),
+  })
+  .meta({ id: 'SinkTest' });
+
 /** Body of creating an API key. */
 export const CreateApiKeyBody = z.object({
   name: z.string().max(200),

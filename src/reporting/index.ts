@@ -609,6 +609,45 @@ export async function listIntegrationRuns(db: Executor, caller: Caller, integrat
   return (await listRuns(db, row.id, limit)).map(runView);
 }
 
+/** The sum of result counts. */
+function sumCounts(list: q.ResultCounts[]): q.ResultCounts {
+  return list.reduce((a, c) => ({ passed: a.passed + c.passed, failed: a.failed + c.failed, notEvaluated: a.notEvaluated + c.notEvaluated }), {
+    passed: 0,
+    failed: 0,
+    notEvaluated: 0,
+  });
+}
+
+/** 100 × passed ÷ (passed + failed), one decimal, or null when no result was judged (not evaluated never counts). */
+function score(c: q.ResultCounts): number | null {
+  const judged = c.passed + c.failed;
+  return judged ? Math.round((1000 * c.passed) / judged) / 10 : null;
+}
+
+/**
+ * The latest results grouped by the keys `keysOf` gives each check of the catalogue (its area, or its frameworks),
+ * by key: the checks in the group, their summed counts and score. A check without results counts as a check of its
+ * group with no results.
+ */
+function groupResults(byCheck: Map<string, q.ResultCounts>, checks: CheckCatalogue, keysOf: (c: CheckMetadata) => string[]) {
+  const groups = new Map<string, { checks: number; counts: q.ResultCounts[] }>();
+  for (const c of checks.values()) {
+    for (const key of keysOf(c)) {
+      const g = groups.get(key) ?? { checks: 0, counts: [] };
+      g.checks++;
+      const r = byCheck.get(c.id);
+      if (r) g.counts.push(r);
+      groups.set(key, g);
+    }
+  }
+  return [...groups.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([key, g]) => {
+      const sum = sumCounts(g.counts);
+      return [key, { checks: g.checks, score: score(sum), ...sum }] as const;
+    });
+}
+
 /** Days of history the dashboard's severity chart covers. */
 const DASHBOARD_DAYS = 30;
 
@@ -622,7 +661,19 @@ export async function dashboard(db: Kysely<Database>, caller: Caller, checks: Ch
   const ids = integrations.map((i) => i.id);
   const names = new Map(integrations.map((i) => [i.id, i.name]));
   const days = await q.openFindingsByDay(db, ids, DASHBOARD_DAYS, now);
+  const byCheck = await q.resultsByCheck(db, ids);
+  const current = sumCounts([...byCheck.values()]);
   return {
+    posture: {
+      ...current,
+      score: score(current),
+      trend: (await q.postureByDay(db, ids, DASHBOARD_DAYS, now)).map((d) => ({ date: d.date, score: d.counts ? score(d.counts) : null, counts: d.counts })),
+    },
+    areas: groupResults(byCheck, checks, (c) => [c.area]).map(([area, g]) => ({ area, ...g })),
+    frameworks: groupResults(byCheck, checks, (c) => Object.keys(c.frameworks).filter((f) => c.frameworks[f]?.length)).map(([framework, g]) => ({
+      framework,
+      ...g,
+    })),
     severityOverTime: days.map((d) => ({ date: d.date, ...Object.fromEntries(SEVERITIES.map((s) => [s, Math.max(0, d.counts[s] ?? 0)])) })) as ({
       date: string;
     } & Record<Severity, number>)[],

@@ -20,6 +20,8 @@ export const VIGIL_VERSION = '0.1.0';
 export interface Sinks {
   /** Configured sink names (outbox rows are written for these). */
   names: SinkName[];
+  /** Each configured sink and where it sends (the webhook's origin and path, the syslog address; never a secret). */
+  targets: { sink: SinkName; target: string }[];
   product: OcsfProduct;
   /** Sends every pending outbox event; never throws for a sink failure (see the outcomes). */
   deliver(db: Executor): Promise<SinkDeliveryOutcome[]>;
@@ -77,6 +79,7 @@ export function createSinks(config: VigilConfig['sinks'], logger: Logger, option
   const product = vigilProduct(VIGIL_VERSION);
   return {
     names: senders.map((s) => s.name),
+    targets: senders.map((s) => ({ sink: s.name, target: s.describe() })),
     product,
     deliver: (db) => deliverOutbox(db, senders, logger),
     async test() {

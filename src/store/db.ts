@@ -32,6 +32,7 @@ import * as m0014 from './migrations/0014_protection.ts';
 import * as m0015 from './migrations/0015_containment.ts';
 import * as m0016 from './migrations/0016_alert_history.ts';
 import * as m0017 from './migrations/0017_transcript_turns.ts';
+import * as m0018 from './migrations/0018_posture_days.ts';
 import type { Database } from './schema.ts';
 import { StorableTextPlugin } from './text.ts';
 
@@ -62,6 +63,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0015_containment': m0015,
   '0016_alert_history': m0016,
   '0017_transcript_turns': m0017,
+  '0018_posture_days': m0018,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

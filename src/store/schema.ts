@@ -169,6 +169,17 @@ export interface CheckResultsTable {
   evaluated_at: string;
 }
 
+/** One integration's result counts on one day (UTC), from the day's last evaluation (migration 0018). */
+interface PostureDaysTable {
+  integration_id: string;
+  /** YYYY-MM-DD (UTC). */
+  day: string;
+  passed: number;
+  failed: number;
+  not_evaluated: number;
+  evaluated_at: string;
+}
+
 export interface FindingsTable {
   id: string;
   integration_id: string;
@@ -388,6 +399,7 @@ export interface Database {
   agents: AgentsTable;
   estate_objects: EstateObjectsTable;
   check_results: CheckResultsTable;
+  posture_days: PostureDaysTable;
   findings: FindingsTable;
   stream_states: StreamStatesTable;
   finding_suppressions: FindingSuppressionsTable;

@@ -183,6 +183,15 @@ describe('REST API: onboarding, collection and reading through /api/v1', () => {
     expect(order.reduce((n, s) => n + today[s], 0)).toBe(open.length);
     expect(dash.lastCollections[0]).toMatchObject({ integrationId, run: { status: expect.any(String) } });
     expect(dash.riskiestAgents.length).toBeGreaterThan(0);
+    // The posture: today's results as a score, the same on today's point of the trend; the areas add up to it.
+    const p = dash.posture;
+    expect(p.passed + p.failed).toBeGreaterThan(0);
+    expect(p.score).toBe(Math.round((1000 * p.passed) / (p.passed + p.failed)) / 10);
+    expect(dash.posture.trend).toHaveLength(30);
+    expect(dash.posture.trend.at(-1)).toMatchObject({ score: p.score, counts: { passed: p.passed, failed: p.failed, notEvaluated: p.notEvaluated } });
+    const sum = (k: 'passed' | 'failed' | 'notEvaluated') => dash.areas.reduce((n: number, a: Record<string, number>) => n + a[k]!, 0);
+    expect([sum('passed'), sum('failed'), sum('notEvaluated')]).toEqual([p.passed, p.failed, p.notEvaluated]);
+    expect(dash.frameworks.length).toBeGreaterThan(0);
   });
 
   it('suppresses a finding with the author recorded, and lifts it', async () => {
@@ -209,6 +218,42 @@ describe('REST API: onboarding, collection and reading through /api/v1', () => {
     expect(sarif.json().version).toBe('2.1.0');
     const csv = await call(viewer, 'GET', '/api/v1/exports/findings?format=csv');
     expect(csv.body.split('\n')[0]).toMatch(/^id,integrationId,checkId,severity/);
+  });
+
+  it("exports only the findings list's current filter: severity, check and resource", async () => {
+    const all = (await call(viewer, 'GET', '/api/v1/findings?status=all&limit=500')).json().items as {
+      id: string;
+      severity: string;
+      checkId: string;
+      resourceId: string;
+    }[];
+    const f = all[0]!;
+    const ids = async (query: string) =>
+      ((await call(viewer, 'GET', `/api/v1/exports/findings?format=json&status=all&${query}`)).json() as { id: string }[]).map((x) => x.id).sort();
+    expect(await ids(`severity=${f.severity}`)).toEqual(
+      all
+        .filter((x) => x.severity === f.severity)
+        .map((x) => x.id)
+        .sort(),
+    );
+    expect(await ids(`checkId=${encodeURIComponent(f.checkId)}&resourceId=${encodeURIComponent(f.resourceId)}`)).toEqual(
+      all
+        .filter((x) => x.checkId === f.checkId && x.resourceId === f.resourceId)
+        .map((x) => x.id)
+        .sort(),
+    );
+    expect(await ids('checkId=no_such_check')).toEqual([]);
+  });
+
+  it('lists the check catalogue with areas, frameworks and peers', async () => {
+    const checks = (await call(viewer, 'GET', '/api/v1/checks')).json().items as { id: string; area: string; frameworks: object; peers: string[] }[];
+    expect(checks.length).toBeGreaterThan(10);
+    expect(checks.map((c) => c.id)).toEqual([...checks.map((c) => c.id)].sort());
+    expect(checks.find((c) => c.id === 'guest_owns_agent')).toMatchObject({
+      area: expect.any(String),
+      frameworks: expect.any(Object),
+      peers: expect.any(Array),
+    });
   });
 
   it('publishes an OpenAPI 3.1 document built from the route schemas', async () => {

@@ -70,6 +70,8 @@ const CASES: Record<string, Case[]> = {
     { path: '/api/v1/organization/api-keys', access: 'admin', body: { name: 'matrix', role: 'viewer' }, adminStatus: 201, scoped: false },
   ],
   'DELETE /api/v1/organization/api-keys/{keyId}': [{ path: '/api/v1/organization/api-keys/{key}', access: 'admin', scoped: true }],
+  'GET /api/v1/organization/sinks': [{ path: '/api/v1/organization/sinks', access: 'admin', adminStatus: 200, scoped: false }],
+  'POST /api/v1/organization/sinks/test': [{ path: '/api/v1/organization/sinks/test', access: 'admin', adminStatus: 200, scoped: false }],
   'GET /api/v1/region': [{ path: '/api/v1/region', access: 'viewer', adminStatus: 200, scoped: false }],
   'GET /api/v1/integrations': [{ path: '/api/v1/integrations', access: 'viewer', adminStatus: 200, scoped: false }],
   'POST /api/v1/integrations': [
@@ -125,6 +127,7 @@ const CASES: Record<string, Case[]> = {
   ],
   'DELETE /api/v1/findings/{id}/suppression': [{ path: '/api/v1/findings/{finding}/suppression', access: 'admin', adminStatus: 200, scoped: true }],
   'GET /api/v1/dashboard': [{ path: '/api/v1/dashboard', access: 'viewer', adminStatus: 200, scoped: false }],
+  'GET /api/v1/checks': [{ path: '/api/v1/checks', access: 'viewer', adminStatus: 200, scoped: false }],
   'GET /api/v1/alerts': [{ path: '/api/v1/alerts', access: 'viewer', adminStatus: 200, scoped: false }],
   'GET /api/v1/compliance': [
     { path: '/api/v1/compliance', access: 'viewer', adminStatus: 200, scoped: false },
@@ -145,6 +148,7 @@ const CASES: Record<string, Case[]> = {
   'GET /api/v1/exports/findings': [
     { path: '/api/v1/exports/findings?format=json', access: 'viewer', adminStatus: 200, scoped: false },
     { path: '/api/v1/exports/findings?format=ocsf&integrationId={integration}', access: 'viewer', adminStatus: 200, scoped: true },
+    { path: '/api/v1/exports/findings?format=csv&severity=high&checkId=x&resourceId=y', access: 'viewer', adminStatus: 200, scoped: false },
   ],
   'GET /api/v1/protection': [{ path: '/api/v1/protection', access: 'viewer', adminStatus: 200, scoped: false }],
   'GET /api/v1/protection/{integrationId}': [{ path: '/api/v1/protection/{integration}', access: 'viewer', adminStatus: 200, scoped: true }],

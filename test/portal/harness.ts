@@ -54,6 +54,8 @@ const SCREENSHOT_DIR = join(import.meta.dirname, '..', '..', 'test-results', 'po
 interface PortalOptions {
   /** Set VIGIL_API_URL to the server's own address (runtime protection's base URL is then known). @default false */
   publicApiUrl?: boolean;
+  /** More environment of `vigil serve` (e.g. a SIEM sink). */
+  env?: Record<string, string>;
 }
 
 export async function portalWorld(opts: PortalOptions = {}): Promise<PortalWorld> {
@@ -107,6 +109,7 @@ export async function portalWorld(opts: PortalOptions = {}): Promise<PortalWorld
       VIGIL_CONSENT_REDIRECT_URI: `${baseUrl}/consent/callback`,
       VIGIL_LOG_LEVEL: 'info',
       ...(opts.publicApiUrl ? { VIGIL_API_URL: baseUrl } : {}),
+      ...opts.env,
     };
     const email = 'admin@contoso.test';
     const password = 'correct horse battery staple';

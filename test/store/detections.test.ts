@@ -196,7 +196,7 @@ describe.each(DIALECTS)('detections over the store on %s', (dialect) => {
       },
       run: (ctx) => ctx.events.map((e) => ({ dedupeKey: keyOf(e.id), title: `hit ${e.id}`, eventIds: [e.id], detail: { id: e.id } })),
     });
-    const sinks: Sinks = { names: ['webhook'], product: vigilProduct('0.1.0'), deliver: async () => [], test: async () => [] };
+    const sinks: Sinks = { names: ['webhook'], targets: [], product: vigilProduct('0.1.0'), deliver: async () => [], test: async () => [] };
     const records = ['k1', 'k2', 'k3', 'k4'].map((id, i) => record(id, `2026-11-20T08:0${i}:00`, {}));
     await storeRecords(db, 'int_1', 'Audit.General', records, '2026-11-20T09:00:00.000Z');
     // k1 and k2 share a key (and so do k3 and k4, the U+0000 of k4's stored as U+FFFD like k3's): raised once each, by the first.

@@ -47,6 +47,7 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
       ['0015_containment', true],
       ['0016_alert_history', true],
       ['0017_transcript_turns', true],
+      ['0018_posture_days', true],
     ]);
   });
 
@@ -102,6 +103,7 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
       '0015_containment',
       '0016_alert_history',
       '0017_transcript_turns',
+      '0018_posture_days',
     ]);
     const events = await withRaw(db, await db.selectFrom('audit_events').selectAll().orderBy('id').execute());
     expect(events.map((e) => e.raw)).toEqual(raws);

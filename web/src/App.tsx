@@ -6,6 +6,7 @@ import { ErrorMessage, Loading } from './components/ui.tsx';
 import { AgentPage } from './pages/Agent.tsx';
 import { AlertDetailPage } from './pages/AlertDetail.tsx';
 import { AlertsPage } from './pages/Alerts.tsx';
+import { ChecksPage } from './pages/Checks.tsx';
 import { DashboardPage } from './pages/Dashboard.tsx';
 import { EventsPage } from './pages/Events.tsx';
 import { FindingDetailPage } from './pages/FindingDetail.tsx';
@@ -15,6 +16,7 @@ import { IntegrationsPage } from './pages/Integrations.tsx';
 import { InventoryPage } from './pages/Inventory.tsx';
 import { NotFoundPage } from './pages/NotFound.tsx';
 import { ConversationPage, ProtectionIntegrationPage, ProtectionPage } from './pages/Protection.tsx';
+import { SettingsPage } from './pages/Settings.tsx';
 import { SignInPage } from './pages/SignIn.tsx';
 
 export function App() {
@@ -49,6 +51,8 @@ export function App() {
           <Route path="/alerts" element={<AlertsPage />} />
           <Route path="/alerts/:id" element={<AlertDetailPage />} />
           <Route path="/events" element={<EventsPage />} />
+          <Route path="/checks" element={<ChecksPage />} />
+          <Route path="/settings/*" element={<SettingsPage />} />
           <Route path="/protection" element={<ProtectionPage />} />
           <Route path="/protection/:integrationId" element={<ProtectionIntegrationPage />} />
           <Route path="/protection/:integrationId/conversations/:conversationId" element={<ConversationPage />} />

@@ -655,6 +655,150 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/organization/sinks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The deployment's SIEM sinks (webhook, syslog) and where they send; empty when none is configured */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SinkList"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organization/sinks/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send one test event (an informational OCSF Detection Finding) to each configured sink and report each outcome */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SinkTest"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/region": {
         parameters: {
             query?: never;
@@ -2490,6 +2634,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/checks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The check catalogue: every check with its area, severity, risk, remediation, frameworks and peers, by id */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["Check"][];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/alerts": {
         parameters: {
             query?: never;
@@ -3078,6 +3296,9 @@ export interface paths {
                     format: "json" | "csv" | "sarif" | "ocsf" | "ocsf-ndjson";
                     integrationId?: string;
                     status?: "open" | "resolved" | "suppressed" | "all";
+                    severity?: "critical" | "high" | "medium" | "low" | "info";
+                    checkId?: string;
+                    resourceId?: string;
                 };
                 header?: never;
                 path?: never;
@@ -4125,6 +4346,49 @@ export interface components {
             };
         };
         Dashboard: {
+            /** @description The latest results of every check on every resource, as a score */
+            posture: {
+                passed: number;
+                failed: number;
+                /** @description Results a check could not judge (never counted as passed) */
+                notEvaluated: number;
+                /** @description 100 × passed ÷ (passed + failed), one decimal; null when nothing was judged */
+                score: number | null;
+                /** @description Per UTC day (30 days, oldest first): each integration’s last evaluation on or before the day, summed; null counts before any */
+                trend: {
+                    date: string;
+                    /** @description 100 × passed ÷ (passed + failed), one decimal; null when nothing was judged */
+                    score: number | null;
+                    counts: {
+                        passed: number;
+                        failed: number;
+                        /** @description Results a check could not judge (never counted as passed) */
+                        notEvaluated: number;
+                    } | null;
+                }[];
+            };
+            /** @description Latest results per check area (identity, sharing, data, …), by area name */
+            areas: {
+                area: string;
+                checks: number;
+                /** @description 100 × passed ÷ (passed + failed), one decimal; null when nothing was judged */
+                score: number | null;
+                passed: number;
+                failed: number;
+                /** @description Results a check could not judge (never counted as passed) */
+                notEvaluated: number;
+            }[];
+            /** @description Latest results of the checks mapped to each framework (a check mapped to several counts in each) */
+            frameworks: {
+                framework: string;
+                checks: number;
+                /** @description 100 × passed ÷ (passed + failed), one decimal; null when nothing was judged */
+                score: number | null;
+                passed: number;
+                failed: number;
+                /** @description Results a check could not judge (never counted as passed) */
+                notEvaluated: number;
+            }[];
             severityOverTime: {
                 date: string;
                 critical: number;
@@ -4154,6 +4418,24 @@ export interface components {
                 name: string;
                 run: components["schemas"]["Run"] | null;
             }[];
+        };
+        Check: {
+            id: string;
+            title: string;
+            area: string;
+            /** @enum {string} */
+            severity: "critical" | "high" | "medium" | "low" | "info";
+            /** @description What one result is about (agent, environment, tenant, …) */
+            resourceType: string;
+            risk: string;
+            remediation: string;
+            references: string[];
+            /** @description Controls of each framework the check maps to */
+            frameworks: {
+                [key: string]: string[];
+            };
+            /** @description Peer checks matched or exceeded (Maester, ScubaGear, …) */
+            peers: string[];
         };
         Alert: {
             id: string;
@@ -4275,6 +4557,25 @@ export interface components {
             expiresAt: string | null;
             lastUsedAt: string | null;
             revokedAt: string | null;
+        };
+        SinkList: {
+            items: {
+                /** @enum {string} */
+                sink: "webhook" | "syslog";
+                /** @description The webhook's origin and path, or the syslog protocol, host and port */
+                target: string;
+            }[];
+        };
+        SinkTest: {
+            items: {
+                /** @enum {string} */
+                sink: "webhook" | "syslog";
+                /** @description The webhook's origin and path, or the syslog protocol, host and port */
+                target: string;
+                ok: boolean;
+                /** @description The sink's failure, as the sender reported it */
+                error: string | null;
+            }[];
         };
         Region: {
             id: string;
@@ -4862,12 +5163,15 @@ export type Finding = components['schemas']['Finding'];
 export type FindingDetail = components['schemas']['FindingDetail'];
 export type RankedAgent = components['schemas']['RankedAgent'];
 export type Dashboard = components['schemas']['Dashboard'];
+export type Check = components['schemas']['Check'];
 export type Alert = components['schemas']['Alert'];
 export type Event = components['schemas']['Event'];
 export type EventDetail = components['schemas']['EventDetail'];
 export type AlertDetail = components['schemas']['AlertDetail'];
 export type PortalUser = components['schemas']['PortalUser'];
 export type ApiKey = components['schemas']['ApiKey'];
+export type SinkList = components['schemas']['SinkList'];
+export type SinkTest = components['schemas']['SinkTest'];
 export type Region = components['schemas']['Region'];
 export type User = components['schemas']['User'];
 export type Organization = components['schemas']['Organization'];

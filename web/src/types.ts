@@ -73,6 +73,21 @@ export type GrantList = Answer<'/api/v1/integrations/{id}/environments/grant', '
 /** `POST /integrations/{id}/runs`: whether a new collection was queued. */
 export type RunQueued = Answer<'/api/v1/integrations/{id}/runs', 'post'>;
 
+/** `GET /checks`: the check catalogue. */
+export type CheckList = Answer<'/api/v1/checks', 'get'>;
+/** One check of the catalogue. */
+export type Check = Schemas['Check'];
+/** `GET /organization/users`: the organization's portal users. */
+export type PortalUserList = Answer<'/api/v1/organization/users', 'get'>;
+/** `GET /organization/api-keys`: the organization's API keys (never the keys). */
+export type ApiKeyList = Answer<'/api/v1/organization/api-keys', 'get'>;
+/** `POST /organization/api-keys`: the created key, shown once. */
+export type CreatedApiKey = Answer<'/api/v1/organization/api-keys', 'post'>;
+/** `GET /organization/sinks`: the deployment's SIEM sinks. */
+export type SinkList = Answer<'/api/v1/organization/sinks', 'get'>;
+/** `POST /organization/sinks/test`: the outcome per sink. */
+export type SinkTest = Answer<'/api/v1/organization/sinks/test', 'post'>;
+
 /** `GET /protection`: the organization's integrations with their threat-detection endpoints. */
 export type ProtectionList = Answer<'/api/v1/protection', 'get'>;
 /** `GET /protection/{integrationId}`: the set-up report (steps, environments with analyses, problems). */

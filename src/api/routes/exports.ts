@@ -27,6 +27,9 @@ export function exportRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const { text } = await exportFindings(ctx.db, {
         integrationIds,
         status,
+        severity: request.query.severity,
+        checkId: request.query.checkId,
+        resourceId: request.query.resourceId,
         format: request.query.format,
         checks: [...ctx.checks.values()],
         version: VIGIL_VERSION,

@@ -2,11 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { dashboard, findingDetail, listFindingsPage, suppressFinding, unsuppressFinding } from '../../reporting/index.ts';
 import { commonErrors, ErrorSchema, IdParams } from '../../contract/common.ts';
-import { DashboardSchema, FindingDetailSchema, FindingPageSchema, FindingsQuery, SuppressionBody } from '../../contract/findings.ts';
+import { CheckListSchema, DashboardSchema, FindingDetailSchema, FindingPageSchema, FindingsQuery, SuppressionBody } from '../../contract/findings.ts';
 import { principalOf } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
 
-/** `/api/v1/findings` (filter, suppress, history) and `/api/v1/dashboard`. */
+/** `/api/v1/findings` (filter, suppress, history), `/api/v1/dashboard` and `/api/v1/checks` (the catalogue). */
 export function findingRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.get(
@@ -74,5 +74,32 @@ export function findingRoutes(app: FastifyInstance, ctx: ApiContext): void {
       },
     },
     async (request) => dashboard(ctx.db, principalOf(request), ctx.checks),
+  );
+
+  r.get(
+    '/checks',
+    {
+      schema: {
+        tags: ['findings'],
+        summary: 'The check catalogue: every check with its area, severity, risk, remediation, frameworks and peers, by id',
+        response: { 200: CheckListSchema, ...commonErrors },
+      },
+    },
+    async () => ({
+      items: [...ctx.checks.values()]
+        .sort((a, b) => a.id.localeCompare(b.id))
+        .map((c) => ({
+          id: c.id,
+          title: c.title,
+          area: c.area,
+          severity: c.severity,
+          resourceType: c.resourceType,
+          risk: c.risk,
+          remediation: c.remediation,
+          references: c.references,
+          frameworks: c.frameworks,
+          peers: c.peers,
+        })),
+    }),
   );
 }

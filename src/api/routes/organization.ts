@@ -15,6 +15,8 @@ import {
   PortalUserListSchema,
   PortalUserSchema,
   RegionSchema,
+  SinkListSchema,
+  SinkTestSchema,
 } from '../../contract/organization.ts';
 
 /** `/api/v1/organization`: the caller's organization, its portal users and API keys (admin), and the region. */
@@ -111,6 +113,32 @@ export function organizationRoutes(app: FastifyInstance, ctx: ApiContext): void 
       await revokeApiKey(ctx.db, principalOf(request).organizationId, request.params.keyId);
       return reply.code(204).send(null);
     },
+  );
+
+  r.get(
+    '/organization/sinks',
+    {
+      config: { access: 'admin' },
+      schema: {
+        tags: ['organization'],
+        summary: "The deployment's SIEM sinks (webhook, syslog) and where they send; empty when none is configured",
+        response: { 200: SinkListSchema, ...commonErrors },
+      },
+    },
+    async () => ({ items: ctx.sinks?.targets ?? [] }),
+  );
+
+  r.post(
+    '/organization/sinks/test',
+    {
+      config: { access: 'admin' },
+      schema: {
+        tags: ['organization'],
+        summary: 'Send one test event (an informational OCSF Detection Finding) to each configured sink and report each outcome',
+        response: { 200: SinkTestSchema, ...commonErrors },
+      },
+    },
+    async () => ({ items: ctx.sinks ? await ctx.sinks.test() : [] }),
   );
 
   r.get(

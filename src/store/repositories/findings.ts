@@ -233,6 +233,27 @@ export async function finishEvaluation(db: Executor, integrationId: string, eval
   return counts;
 }
 
+/**
+ * Records the integration's posture for the day of `at` (UTC): its stored results counted by status (`pass`, `fail`,
+ * `not_evaluated`), replacing an earlier evaluation's counts of the same day. Called at the end of an evaluation, in
+ * its transaction, so the dashboard's posture trend reads one row per integration and day.
+ */
+export async function recordPostureDay(db: Executor, integrationId: string, at: string): Promise<void> {
+  const rows = await db
+    .selectFrom('check_results')
+    .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('integration_id', '=', integrationId)
+    .groupBy('status')
+    .execute();
+  const n = (status: CheckStatus) => Number(rows.find((r) => r.status === status)?.n ?? 0);
+  const counts = { passed: n('pass'), failed: n('fail'), not_evaluated: n('not_evaluated'), evaluated_at: at };
+  await db
+    .insertInto('posture_days')
+    .values({ integration_id: integrationId, day: at.slice(0, 10), ...counts })
+    .onConflict((oc) => oc.columns(['integration_id', 'day']).doUpdateSet(counts))
+    .execute();
+}
+
 /** Filters of {@link listFindings}. */
 export interface FindingFilter {
   integrationId?: string;
@@ -243,8 +264,9 @@ export interface FindingFilter {
    * `resolved`; absent: all.
    */
   status?: 'open' | 'resolved' | 'suppressed';
-  severity?: Severity;
-  checkId?: string;
+  severity?: Severity | undefined;
+  checkId?: string | undefined;
+  resourceId?: string | undefined;
   /** The instant suppressions are judged at (ISO 8601 UTC). @default now */
   at?: string;
 }
@@ -310,6 +332,7 @@ export async function listFindings(db: Executor, filter: FindingFilter = {}): Pr
   if (filter.status === 'open' || filter.status === 'resolved') q = q.where('status', '=', filter.status);
   if (filter.severity) q = q.where('severity', '=', filter.severity);
   if (filter.checkId) q = q.where('check_id', '=', filter.checkId);
+  if (filter.resourceId) q = q.where('resource_id', '=', filter.resourceId);
   const rows = await q.orderBy('last_seen_at', 'desc').execute();
   const suppressions = await activeSuppressions(
     db,

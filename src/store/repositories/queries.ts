@@ -199,6 +199,72 @@ export async function openFindingsByDay(
   return out;
 }
 
+/** Result counts of a day or a check: check × resource (or scope) results by status. */
+export interface ResultCounts {
+  passed: number;
+  failed: number;
+  notEvaluated: number;
+}
+
+/**
+ * The organization's posture per day (UTC) over the last `days` days, oldest first: for each day, the sum over
+ * `integrationIds` of each integration's latest recorded counts on or before that day (table `posture_days`, written
+ * by every evaluation); null on a day before any integration was evaluated.
+ */
+export async function postureByDay(
+  db: Executor,
+  integrationIds: string[],
+  days: number,
+  now = new Date(),
+): Promise<{ date: string; counts: ResultCounts | null }[]> {
+  const dates: string[] = [];
+  for (let i = days - 1; i >= 0; i--) dates.push(new Date(now.getTime() - i * 86_400_000).toISOString().slice(0, 10));
+  if (integrationIds.length === 0) return dates.map((date) => ({ date, counts: null }));
+  const rows = await db
+    .selectFrom('posture_days')
+    .select(['integration_id', 'day', 'passed', 'failed', 'not_evaluated'])
+    .where('integration_id', 'in', integrationIds)
+    .where('day', '<=', dates.at(-1)!)
+    .orderBy('day')
+    .execute();
+  const latest = new Map<string, ResultCounts>();
+  let i = 0;
+  return dates.map((date) => {
+    for (; i < rows.length && rows[i]!.day <= date; i++) {
+      const r = rows[i]!;
+      latest.set(r.integration_id, { passed: Number(r.passed), failed: Number(r.failed), notEvaluated: Number(r.not_evaluated) });
+    }
+    if (latest.size === 0) return { date, counts: null };
+    const sum: ResultCounts = { passed: 0, failed: 0, notEvaluated: 0 };
+    for (const c of latest.values()) {
+      sum.passed += c.passed;
+      sum.failed += c.failed;
+      sum.notEvaluated += c.notEvaluated;
+    }
+    return { date, counts: sum };
+  });
+}
+
+/** The latest results of `integrationIds` counted per check: passed, failed and not evaluated. */
+export async function resultsByCheck(db: Executor, integrationIds: string[]): Promise<Map<string, ResultCounts>> {
+  const out = new Map<string, ResultCounts>();
+  if (integrationIds.length === 0) return out;
+  const rows = await db
+    .selectFrom('check_results')
+    .select(['check_id', 'status', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('integration_id', 'in', integrationIds)
+    .groupBy(['check_id', 'status'])
+    .execute();
+  for (const r of rows) {
+    const c = out.get(r.check_id) ?? { passed: 0, failed: 0, notEvaluated: 0 };
+    if (r.status === 'pass') c.passed += Number(r.n);
+    else if (r.status === 'fail') c.failed += Number(r.n);
+    else c.notEvaluated += Number(r.n);
+    out.set(r.check_id, c);
+  }
+  return out;
+}
+
 /** A resource a check could not evaluate (one of the first few of its group). */
 export interface NotEvaluatedResource {
   resourceType: string;

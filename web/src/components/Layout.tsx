@@ -11,6 +11,8 @@ const NAV: { to: string; label: string; active: (p: string) => boolean }[] = [
   { to: '/alerts', label: 'Alerts', active: (p) => p.startsWith('/alerts') },
   { to: '/events', label: 'Events', active: (p) => p.startsWith('/events') },
   { to: '/protection', label: 'Protection', active: (p) => p.startsWith('/protection') },
+  { to: '/checks', label: 'Checks', active: (p) => p.startsWith('/checks') },
+  { to: '/settings', label: 'Settings', active: (p) => p.startsWith('/settings') },
 ];
 
 export function Layout({ children }: { children: ReactNode }) {

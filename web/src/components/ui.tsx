@@ -143,6 +143,11 @@ const STATUS_CLASS: Record<string, string> = {
   interrupted: 'warn',
   'already-granted': 'ok',
   'no-dataverse': 'muted',
+  delivered: 'ok',
+  active: 'ok',
+  locked: 'bad',
+  disabled: 'muted',
+  revoked: 'muted',
 };
 
 export function StatusBadge({ status }: { status: string | null | undefined }) {

@@ -1,14 +1,20 @@
-import { useMemo } from 'react';
+import { lazy, Suspense, useMemo } from 'react';
 import { Link } from 'react-router';
 import { seg } from '../api.ts';
-import { SeverityChart } from '../components/SeverityChart.tsx';
 import { column, DataTable, timeColumn, type Column } from '../components/DataTable.tsx';
-import { formatDuration, Loaded, StatusBadge } from '../components/ui.tsx';
+import { formatDuration, Loaded, Loading, StatusBadge } from '../components/ui.tsx';
 import { useTitle } from '../hooks.ts';
 import { useApiQuery } from '../query.ts';
 import type { Dashboard } from '../types.ts';
 
+// The charts (and Recharts with them) load with the dashboard, in their own bundle: the other pages do not wait for them.
+const charts = () => import('../components/Charts.tsx');
+const SeverityTrendChart = lazy(async () => ({ default: (await charts()).SeverityTrendChart }));
+const PostureTrendChart = lazy(async () => ({ default: (await charts()).PostureTrendChart }));
+const AreaResultsChart = lazy(async () => ({ default: (await charts()).AreaResultsChart }));
+
 type Ranked = Dashboard['riskiestAgents'][number];
+type FrameworkRow = Dashboard['frameworks'][number];
 type LastCollection = Dashboard['lastCollections'][number];
 
 const RISKIEST: Column<Ranked>[] = [
@@ -36,6 +42,43 @@ const COLLECTIONS: Column<LastCollection>[] = [
   column('Duration', (c) => formatDuration(c.run?.durationMs)),
 ];
 
+/** A score in percent, or a dash when nothing was judged. */
+const pct = (score: number | null) => (score === null ? '—' : `${score}%`);
+
+const FRAMEWORKS: Column<FrameworkRow>[] = [
+  column('Framework', (f) => f.framework),
+  column('Checks', (f) => f.checks, 'num'),
+  column('Score', (f) => pct(f.score), 'num'),
+  column('Passed', (f) => f.passed, 'num'),
+  column('Failed', (f) => f.failed, 'num'),
+  column('Not evaluated', (f) => f.notEvaluated, 'num'),
+];
+
+/** The posture score with the counts behind it, and its trend. */
+function Posture({ posture }: { posture: Dashboard['posture'] }) {
+  return (
+    <>
+      <p className="score">
+        <span className="score-value">{pct(posture.score)}</span>
+        <span className="muted"> of judged results passed</span>
+      </p>
+      <ul className="plain result-counts" aria-label="Latest results">
+        <li>
+          <span className="badge st-ok">{posture.passed} passed</span>
+        </li>
+        <li>
+          <span className="badge st-bad">{posture.failed} failed</span>
+        </li>
+        <li>
+          <span className="badge st-neutral">{posture.notEvaluated} not evaluated</span>
+        </li>
+      </ul>
+      <p className="small muted">A check never passes what it could not read: not-evaluated results are left out of the score and listed under Coverage.</p>
+      <PostureTrendChart trend={posture.trend} />
+    </>
+  );
+}
+
 export function DashboardPage() {
   useTitle('Dashboard');
   const query = useApiQuery<Dashboard>('/dashboard');
@@ -44,47 +87,70 @@ export function DashboardPage() {
       <h1>Dashboard</h1>
       <Loaded query={query}>
         {(data) => (
-          <div className="dash-grid">
-            <section aria-labelledby="h-trend" className="card wide">
-              <h2 id="h-trend">Open findings by severity over time</h2>
-              <SeverityChart points={data.severityOverTime} />
-            </section>
+          <Suspense fallback={<Loading label="Drawing the charts…" />}>
+            <div className="dash-grid">
+              <section aria-labelledby="h-posture" className="card">
+                <h2 id="h-posture">Posture score</h2>
+                <Posture posture={data.posture} />
+              </section>
 
-            <section aria-labelledby="h-riskiest" className="card wide">
-              <h2 id="h-riskiest">Riskiest agents</h2>
-              <DataTable
-                label="Riskiest agents"
-                rows={data.riskiestAgents}
-                columns={RISKIEST}
-                rowId={(a) => `${a.integrationId}/${a.agentId}`}
-                empty="No agent has open findings."
-              />
-            </section>
+              <section aria-labelledby="h-trend" className="card">
+                <h2 id="h-trend">Open findings by severity over time</h2>
+                <SeverityTrendChart points={data.severityOverTime} />
+              </section>
 
-            <section aria-labelledby="h-collections" className="card wide">
-              <h2 id="h-collections">Last collection per integration</h2>
-              <DataTable
-                label="Last collection per integration"
-                rows={data.lastCollections}
-                columns={COLLECTIONS}
-                rowId={(c) => c.integrationId}
-                empty={
-                  <>
-                    No integrations yet. <Link to="/integrations">Add one</Link> to start monitoring a tenant.
-                  </>
-                }
-              />
-            </section>
+              <section aria-labelledby="h-areas" className="card">
+                <h2 id="h-areas">Results per area</h2>
+                <AreaResultsChart areas={data.areas} />
+              </section>
 
-            <section aria-labelledby="h-coverage" className="card wide">
-              <h2 id="h-coverage">Coverage: what was not evaluated, and why</h2>
-              {data.coverage.length ? (
-                <CoverageGroups coverage={data.coverage} />
-              ) : (
-                <p className="muted">Every check was evaluated on every resource in the last collections.</p>
-              )}
-            </section>
-          </div>
+              <section aria-labelledby="h-frameworks" className="card">
+                <h2 id="h-frameworks">Results per framework</h2>
+                <DataTable
+                  label="Results per framework"
+                  rows={data.frameworks}
+                  columns={FRAMEWORKS}
+                  rowId={(f) => f.framework}
+                  empty="No check maps to a framework."
+                />
+              </section>
+
+              <section aria-labelledby="h-riskiest" className="card wide">
+                <h2 id="h-riskiest">Riskiest agents</h2>
+                <DataTable
+                  label="Riskiest agents"
+                  rows={data.riskiestAgents}
+                  columns={RISKIEST}
+                  rowId={(a) => `${a.integrationId}/${a.agentId}`}
+                  empty="No agent has open findings."
+                />
+              </section>
+
+              <section aria-labelledby="h-collections" className="card wide">
+                <h2 id="h-collections">Last collection per integration</h2>
+                <DataTable
+                  label="Last collection per integration"
+                  rows={data.lastCollections}
+                  columns={COLLECTIONS}
+                  rowId={(c) => c.integrationId}
+                  empty={
+                    <>
+                      No integrations yet. <Link to="/integrations">Add one</Link> to start monitoring a tenant.
+                    </>
+                  }
+                />
+              </section>
+
+              <section aria-labelledby="h-coverage" className="card wide">
+                <h2 id="h-coverage">Coverage: what was not evaluated, and why</h2>
+                {data.coverage.length ? (
+                  <CoverageGroups coverage={data.coverage} />
+                ) : (
+                  <p className="muted">Every check was evaluated on every resource in the last collections.</p>
+                )}
+              </section>
+            </div>
+          </Suspense>
         )}
       </Loaded>
     </>

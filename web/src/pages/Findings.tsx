@@ -1,5 +1,5 @@
 import { Link } from 'react-router';
-import { seg } from '../api.ts';
+import { apiUrl, seg } from '../api.ts';
 import { column, DataTable, NameAndId, severityColumn, timeColumn, type Column } from '../components/DataTable.tsx';
 import { FilterBar, FilterNote, IntegrationFilter, IntegrationName, PagedList, SelectFilter } from '../components/ListPage.tsx';
 import { StatusBadge, Time } from '../components/ui.tsx';
@@ -35,19 +35,43 @@ const COLUMNS: Column<Finding>[] = [
   timeColumn('Last seen', (f) => f.lastSeenAt),
 ];
 
+/** Export formats offered, in the API's names (`GET /api/v1/exports/findings?format=`), with their labels. */
+const EXPORTS = [
+  { format: 'csv', label: 'CSV', what: 'a spreadsheet' },
+  { format: 'sarif', label: 'SARIF', what: 'SARIF 2.1.0, for code-scanning tools' },
+  { format: 'ocsf', label: 'OCSF', what: 'OCSF Detection Findings, for a SIEM' },
+  { format: 'json', label: 'JSON', what: 'JSON' },
+] as const;
+
+/**
+ * Download links of every finding the current filter selects (all pages, not only the one shown), one per format:
+ * same-origin GETs the session cookie authorises; the server names the file (Content-Disposition).
+ */
+function ExportLinks({ filter }: { filter: Record<string, string> }) {
+  return (
+    <div className="actions export-links" role="group" aria-labelledby="export-label">
+      <span id="export-label">Export these findings:</span>
+      {EXPORTS.map((e) => (
+        <a key={e.format} className="button secondary" href={apiUrl('/exports/findings', { ...filter, format: e.format })} download title={e.what}>
+          {e.label}
+        </a>
+      ))}
+    </div>
+  );
+}
+
 export function FindingsPage() {
   useTitle('Findings');
   const filters = useListFilters();
   const [checkId, resourceId] = [filters.get('checkId'), filters.get('resourceId')];
-  const page = useApiQuery<FindingPage>('/findings', {
+  const filter = {
     severity: filters.get('severity'),
     status: filters.get('status', 'open'),
     integrationId: filters.get('integrationId'),
     checkId,
     resourceId,
-    cursor: filters.cursor,
-    limit: 50,
-  });
+  };
+  const page = useApiQuery<FindingPage>('/findings', { ...filter, cursor: filters.cursor, limit: 50 });
 
   return (
     <>
@@ -65,6 +89,7 @@ export function FindingsPage() {
         clear="Clear these filters"
         onClear={() => filters.update({ checkId: '', resourceId: '' })}
       />
+      <ExportLinks filter={filter} />
       <PagedList
         query={page}
         summary={(n) => `${n} finding${n === 1 ? '' : 's'} on this page.`}

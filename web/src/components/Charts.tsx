@@ -1,0 +1,175 @@
+// The dashboard's charts, drawn by Recharts (recharts.github.io/en-US/api: ResponsiveContainer, BarChart, LineChart).
+// Each chart is one image for assistive technology (role="img" with a sentence naming what it shows, the chart's own
+// keyboard layer off), and offers the same numbers as a table. Recharts styles its elements through the DOM's style
+// object, not style attributes in markup, so the portal's CSP (style-src 'self') holds.
+import type { ReactNode } from 'react';
+import { Bar, BarChart, CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { SEVERITIES, type Dashboard } from '../types.ts';
+
+type SeverityPoint = Dashboard['severityOverTime'][number];
+type TrendPoint = Dashboard['posture']['trend'][number];
+type AreaRow = Dashboard['areas'][number];
+
+/** The severity colours of styles.css (`--sev-*`): SVG fills take colours, not custom properties. */
+const SEVERITY_COLOUR: Record<(typeof SEVERITIES)[number], string> = {
+  critical: '#7a0a1f',
+  high: '#c9361c',
+  medium: '#b06d00',
+  low: '#2f6fbd',
+  info: '#6e7781',
+};
+/** Passed, failed and not evaluated (styles.css `--ok`, `--bad`, `--muted`). */
+const RESULT_COLOUR = { passed: '#116329', failed: '#a40e26', notEvaluated: '#8c959f' };
+const AXIS = { fontSize: 12, fill: '#57606a' };
+/** Legend and tooltip items in the order the series are drawn (Recharts sorts them by name unless told). */
+const DRAWN_ORDER = null;
+/** Tooltip items by severity, most severe first (items of other charts keep their order). */
+const bySeverity = (item: { dataKey?: unknown }) => SEVERITIES.indexOf(item.dataKey as (typeof SEVERITIES)[number]);
+
+/** A chart as one image named `summary`, and its numbers as a table behind "Show the numbers as a table". */
+function ChartFigure({ summary, height, chart, table }: { summary: string; height: number; chart: ReactNode; table: ReactNode }) {
+  return (
+    <figure className="chart">
+      <div role="img" aria-label={summary} className="chart-box">
+        <ResponsiveContainer width="100%" height={height}>
+          {chart}
+        </ResponsiveContainer>
+      </div>
+      <details>
+        <summary>Show the numbers as a table</summary>
+        {table}
+      </details>
+    </figure>
+  );
+}
+
+/** A table of `rows` under `headers`, in a scrollable region named `label`; the first cell of each row heads it. */
+function NumbersTable({ label, headers, rows }: { label: string; headers: string[]; rows: (string | number)[][] }) {
+  return (
+    <div className="table-scroll" role="region" aria-label={label} tabIndex={0}>
+      <table>
+        <thead>
+          <tr>
+            {headers.map((h, i) => (
+              <th key={h} scope="col" className={i ? 'num' : undefined}>
+                {h}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map(([head, ...cells]) => (
+            <tr key={String(head)}>
+              <th scope="row">{head}</th>
+              {cells.map((c, i) => (
+                <td key={headers[i + 1]} className="num">
+                  {c}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** `MM-DD` of a `YYYY-MM-DD` date, for axis ticks. */
+const shortDate = (d: string) => d.slice(5);
+
+/** Open findings per day, stacked by severity (most severe at the bottom). */
+export function SeverityTrendChart({ points }: { points: SeverityPoint[] }) {
+  const last = points.at(-1);
+  if (!last || points.every((p) => SEVERITIES.every((s) => !p[s])))
+    return <p className="muted">No findings recorded yet: run a collection to evaluate the checks.</p>;
+  const total = SEVERITIES.reduce((n, s) => n + last[s], 0);
+  const summary = `Open findings by severity per day, ${points[0]!.date} to ${last.date}. On ${last.date}: ${total} open (${SEVERITIES.map((s) => `${last[s]} ${s}`).join(', ')}).`;
+  return (
+    <ChartFigure
+      summary={summary}
+      height={260}
+      chart={
+        <BarChart data={points} accessibilityLayer={false} margin={{ top: 8, right: 8, bottom: 0, left: -16 }}>
+          <CartesianGrid stroke="#e1e4e8" vertical={false} />
+          <XAxis dataKey="date" tickFormatter={shortDate} tick={AXIS} minTickGap={12} />
+          <YAxis allowDecimals={false} tick={AXIS} />
+          <Tooltip itemSorter={bySeverity} />
+          <Legend itemSorter={DRAWN_ORDER} />
+          {SEVERITIES.map((s) => (
+            <Bar key={s} dataKey={s} stackId="open" fill={SEVERITY_COLOUR[s]} isAnimationActive={false} />
+          ))}
+        </BarChart>
+      }
+      table={
+        <NumbersTable
+          label="Open findings by severity per day"
+          headers={['Date', ...SEVERITIES]}
+          rows={points.map((p) => [p.date, ...SEVERITIES.map((s) => p[s])])}
+        />
+      }
+    />
+  );
+}
+
+/** The posture score per day (a gap on days before the first evaluation). */
+export function PostureTrendChart({ trend }: { trend: TrendPoint[] }) {
+  const scored = trend.filter((t) => t.score !== null);
+  if (!scored.length) return <p className="muted">No evaluation recorded yet: the trend starts with the first collection.</p>;
+  const first = scored[0]!;
+  const last = scored.at(-1)!;
+  const summary = `Posture score per day: ${first.score}% on ${first.date}, ${last.score}% on ${last.date}.`;
+  return (
+    <ChartFigure
+      summary={summary}
+      height={180}
+      chart={
+        <LineChart data={trend} accessibilityLayer={false} margin={{ top: 8, right: 8, bottom: 0, left: -16 }}>
+          <CartesianGrid stroke="#e1e4e8" vertical={false} />
+          <XAxis dataKey="date" tickFormatter={shortDate} tick={AXIS} minTickGap={12} />
+          <YAxis domain={[0, 100]} tick={AXIS} unit="%" />
+          <Tooltip formatter={(v) => [`${String(v)}%`, 'score']} />
+          <Line type="monotone" dataKey="score" stroke="#0b5cad" strokeWidth={2} dot={scored.length < 3} connectNulls={false} isAnimationActive={false} />
+        </LineChart>
+      }
+      table={
+        <NumbersTable
+          label="Posture score per day"
+          headers={['Date', 'Score (%)', 'Passed', 'Failed', 'Not evaluated']}
+          rows={scored.map((t) => [t.date, t.score ?? '—', t.counts?.passed ?? 0, t.counts?.failed ?? 0, t.counts?.notEvaluated ?? 0])}
+        />
+      }
+    />
+  );
+}
+
+/** Passed, failed and not-evaluated results per check area, as horizontal stacked bars. */
+export function AreaResultsChart({ areas }: { areas: AreaRow[] }) {
+  const shown = areas.filter((a) => a.passed + a.failed + a.notEvaluated > 0);
+  if (!shown.length) return <p className="muted">No check has results yet.</p>;
+  const summary = `Results per check area: ${shown.map((a) => `${a.area} ${a.passed} passed, ${a.failed} failed, ${a.notEvaluated} not evaluated`).join('; ')}.`;
+  return (
+    <ChartFigure
+      summary={summary}
+      height={Math.max(160, 36 * shown.length + 60)}
+      chart={
+        <BarChart data={shown} layout="vertical" accessibilityLayer={false} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
+          <CartesianGrid stroke="#e1e4e8" horizontal={false} />
+          <XAxis type="number" allowDecimals={false} tick={AXIS} />
+          <YAxis type="category" dataKey="area" width={110} tick={AXIS} interval={0} />
+          <Tooltip itemSorter={(item) => ['passed', 'failed', 'notEvaluated'].indexOf(String(item.dataKey))} />
+          <Legend itemSorter={DRAWN_ORDER} />
+          <Bar dataKey="passed" name="passed" stackId="r" fill={RESULT_COLOUR.passed} isAnimationActive={false} />
+          <Bar dataKey="failed" name="failed" stackId="r" fill={RESULT_COLOUR.failed} isAnimationActive={false} />
+          <Bar dataKey="notEvaluated" name="not evaluated" stackId="r" fill={RESULT_COLOUR.notEvaluated} isAnimationActive={false} />
+        </BarChart>
+      }
+      table={
+        <NumbersTable
+          label="Results per check area"
+          headers={['Area', 'Checks', 'Score (%)', 'Passed', 'Failed', 'Not evaluated']}
+          rows={areas.map((a) => [a.area, a.checks, a.score ?? '—', a.passed, a.failed, a.notEvaluated])}
+        />
+      }
+    />
+  );
+}
