@@ -18,6 +18,7 @@ import { protectionRoutes, type ProtectionHandler } from './protection.ts';
 import { alertRoutes } from './routes/alerts.ts';
 import { authRoutes } from './routes/auth.ts';
 import { complianceRoutes } from './routes/compliance.ts';
+import { estateRoutes } from './routes/estate.ts';
 import { exportRoutes } from './routes/exports.ts';
 import { findingRoutes } from './routes/findings.ts';
 import { integrationRoutes } from './routes/integrations.ts';
@@ -95,6 +96,7 @@ async function apiPlugin(app: FastifyInstance, ctx: ApiContext): Promise<void> {
     integrationRoutes,
     runRoutes,
     inventoryRoutes,
+    estateRoutes,
     findingRoutes,
     alertRoutes,
     complianceRoutes,

@@ -168,3 +168,59 @@ export async function rankAgents(db: Kysely<Database>, integrationIds: string[])
   }
   return ranked.sort((a, b) => b.score - a.score);
 }
+
+/** How far a Power App or flow reaches: a factor (0–1) and the words for it. */
+interface Exposure {
+  factor: number;
+  label: string;
+}
+
+/**
+ * Exposure of a Power App from its sharing (admin API role assignments): shared with everyone in the tenant 1.0;
+ * shared with users or groups 0.5; permissions not returned 0.5 ("unknown"); its owner only 0.2.
+ * Source: Microsoft Learn "Share a canvas app" (power-apps/maker/canvas-apps/share-app).
+ */
+export function appExposure(a: { sharedWithTenant: boolean | null; sharedUsersCount: number | null; sharedGroupsCount: number | null }): Exposure {
+  if (a.sharedWithTenant === true) return { factor: 1, label: 'shared with everyone' };
+  if (a.sharedWithTenant === null) return { factor: 0.5, label: 'sharing unknown' };
+  const users = a.sharedUsersCount ?? 0;
+  const groups = a.sharedGroupsCount ?? 0;
+  if (users + groups > 0) return { factor: 0.5, label: `shared with ${users} user(s), ${groups} group(s)` };
+  return { factor: 0.2, label: 'owner only' };
+}
+
+/**
+ * Exposure of a cloud flow: an HTTP request trigger (anyone holding the signed URL can start it) 1.0; HTTP actions to
+ * named hosts (data leaves through them) 0.8; otherwise 0.3; a flow not started (`Stopped`, `Suspended`) × 0.1.
+ * Sources: the checks pp_flow_http_trigger and pp_flow_external_http, and the Microsoft Learn pages they cite.
+ */
+export function flowExposure(f: { state: string | null; hasHttpTrigger: boolean; httpTargets: { host: string | null }[] }): Exposure {
+  const hosts = [...new Set(f.httpTargets.map((t) => t.host).filter((h): h is string => !!h))];
+  let e: Exposure = f.hasHttpTrigger
+    ? { factor: 1, label: 'HTTP trigger: anyone with its URL starts it' }
+    : hosts.length
+      ? { factor: 0.8, label: `HTTP to ${hosts.join(', ')}` }
+      : { factor: 0.3, label: 'started by its trigger' };
+  if (f.state && /^(stopped|suspended)$/i.test(f.state)) e = { factor: e.factor * 0.1, label: `${e.label} (${f.state.toLowerCase()})` };
+  return e;
+}
+
+/**
+ * A Power App's or flow's score, 0–100: its open findings as for agents (critical 40 … info 1, at most 70) plus
+ * 30 × its exposure factor, with the reasons.
+ */
+export function scoreObject(
+  exposure: Exposure,
+  openFindings: Pick<FindingsTable, 'severity' | 'check_id'>[],
+): { score: number; openFindings: number; reasons: string[] } {
+  const points = Math.min(
+    70,
+    openFindings.reduce((n, f) => n + (WEIGHT[f.severity as Severity] ?? 0), 0),
+  );
+  const reach = Math.round(30 * exposure.factor);
+  const reasons = [
+    ...(openFindings.length ? [`${openFindings.length} open finding(s): ${[...new Set(openFindings.map((f) => f.check_id))].join(', ')} (+${points})`] : []),
+    `exposure: ${exposure.label} (+${reach})`,
+  ];
+  return { score: Math.min(100, points + reach), openFindings: openFindings.length, reasons };
+}

@@ -113,6 +113,8 @@ export const ERROR_CATALOGUE = {
   ALERT_NOT_FOUND: { kind: 'not-found' },
   RUN_NOT_FOUND: { kind: 'not-found' },
   AGENT_NOT_FOUND: { kind: 'not-found' },
+  /** No live Power Platform environment with this id in the integration's inventory. */
+  ENVIRONMENT_NOT_FOUND: { kind: 'not-found' },
   /** No audit event with this record Id in the organization's integrations. */
   EVENT_NOT_FOUND: { kind: 'not-found' },
   /** No step of this conversation was recorded for the integration (runtime protection, issue 19). */

@@ -29,7 +29,7 @@ type Send = (caller: Caller, method: Method, url: string, body?: unknown) => Pro
 
 /** One call of the matrix on an operation of the OpenAPI document. */
 interface Case {
-  /** Path with `{integration}`, `{run}`, `{finding}`, `{agent}`, `{alert}`, `{event}`, `{key}`, `{conversation}` placeholders, and a query if any. */
+  /** Path with `{integration}`, `{run}`, `{finding}`, `{agent}`, `{environment}`, `{alert}`, `{event}`, `{key}`, `{conversation}` placeholders, and a query if any. */
   path: string;
   /** `public`: anyone may call it, and every caller gets the same answer ({@link Case.adminStatus}). */
   access: 'public' | 'viewer' | 'admin';
@@ -113,6 +113,16 @@ const CASES: Record<string, Case[]> = {
   'GET /api/v1/agents': [
     { path: '/api/v1/agents', access: 'viewer', adminStatus: 200, scoped: false },
     { path: '/api/v1/agents?integrationId={integration}&limit=5', access: 'viewer', adminStatus: 200, scoped: true },
+  ],
+  'GET /api/v1/estate/agents': [
+    { path: '/api/v1/estate/agents', access: 'viewer', adminStatus: 200, scoped: false },
+    { path: '/api/v1/estate/agents?integrationId={integration}&sort=name&order=asc&q=a&limit=2', access: 'viewer', adminStatus: 200, scoped: true },
+  ],
+  'GET /api/v1/integrations/{id}/agents/{agentId}/reach': [
+    { path: '/api/v1/integrations/{integration}/agents/{agent}/reach', access: 'viewer', adminStatus: 200, scoped: true },
+  ],
+  'GET /api/v1/integrations/{id}/environments/{environmentId}/estate': [
+    { path: '/api/v1/integrations/{integration}/environments/{environment}/estate', access: 'viewer', adminStatus: 200, scoped: true },
   ],
   'GET /api/v1/integrations/{id}/agents/{agentId}': [
     { path: '/api/v1/integrations/{integration}/agents/{agent}', access: 'viewer', adminStatus: 200, scoped: true },
@@ -244,7 +254,9 @@ describe('authorisation matrix of /api/v1', () => {
     ids.finding = (
       await w.rt.db.selectFrom('findings').select('id').where('integration_id', '=', cid).where('status', '=', 'open').executeTakeFirstOrThrow()
     ).id;
-    ids.agent = (await w.rt.db.selectFrom('agents').select('id').where('integration_id', '=', cid).executeTakeFirstOrThrow()).id;
+    const agentRow = await w.rt.db.selectFrom('agents').select(['id', 'environment_id']).where('integration_id', '=', cid).executeTakeFirstOrThrow();
+    ids.agent = agentRow.id;
+    ids.environment = agentRow.environment_id;
     ids.alert = ids.contosoAlert!;
     // One audit record of Contoso (the API world does not collect audit content).
     ids.event = '6a0c2f7e-1d3b-4c55-9e0a-3b7f8d2c4e19';
@@ -270,7 +282,7 @@ describe('authorisation matrix of /api/v1', () => {
     ).id;
     ids.tenant = w.tenants.contoso.id;
     ids.secret = connector(w.tenants.contoso).clientSecret;
-    contosoMarks.push(cid, ids.conversation, ids.run, ids.finding, ids.agent, ids.alert, ids.event, w.tenants.contoso.id, 'contoso alert');
+    contosoMarks.push(cid, ids.conversation, ids.run, ids.finding, ids.agent, ids.environment, ids.alert, ids.event, w.tenants.contoso.id, 'contoso alert');
     const session = async (email: string): Promise<Caller> => {
       const s: Session = await signInAs(w.app, email, w.password);
       return { name: email, headers: { cookie: s.cookie, 'x-csrf-token': s.csrf } };

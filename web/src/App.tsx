@@ -8,6 +8,7 @@ import { AlertDetailPage } from './pages/AlertDetail.tsx';
 import { AlertsPage } from './pages/Alerts.tsx';
 import { ChecksPage } from './pages/Checks.tsx';
 import { DashboardPage } from './pages/Dashboard.tsx';
+import { AgentsPage, EnvironmentPage } from './pages/Estate.tsx';
 import { EventsPage } from './pages/Events.tsx';
 import { FindingDetailPage } from './pages/FindingDetail.tsx';
 import { FindingsPage } from './pages/Findings.tsx';
@@ -46,6 +47,8 @@ export function App() {
           <Route path="/integrations/:id" element={<IntegrationDetailPage />} />
           <Route path="/integrations/:integrationId/agents/:agentId" element={<AgentPage />} />
           <Route path="/inventory" element={<InventoryPage />} />
+          <Route path="/agents" element={<AgentsPage />} />
+          <Route path="/environments/:integrationId/:environmentId" element={<EnvironmentPage />} />
           <Route path="/findings" element={<FindingsPage />} />
           <Route path="/findings/:id" element={<FindingDetailPage />} />
           <Route path="/alerts" element={<AlertsPage />} />

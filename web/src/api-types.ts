@@ -2252,6 +2252,242 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/estate/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every Copilot Studio agent with its environment, owner, sign-in, sharing, tools, knowledge, open findings and risk; sorted, searched and paged on the server, with the total */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only the agents of this integration */
+                    integrationId?: string;
+                    /** @description Only the agents of this Power Platform environment */
+                    environmentId?: string;
+                    /** @description Case-insensitive part of the agent, environment or owner name */
+                    q?: string;
+                    /** @description Order by this column */
+                    sort?: "risk" | "name" | "environment" | "owner" | "findings" | "tools" | "knowledge";
+                    order?: "asc" | "desc";
+                    /** @description Agents per page (1–500) */
+                    limit?: number;
+                    /** @description nextCursor of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EstateAgentPage"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integrations/{id}/agents/{agentId}/reach": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An agent's reach graph: who can reach it (audience, sign-in, channels) and what it reaches (tools, connectors, connections, MCP servers, knowledge, HTTP endpoints, agents) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    agentId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AgentReach"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integrations/{id}/environments/{environmentId}/estate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One Power Platform environment's agents, apps and flows, riskiest first */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    environmentId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EnvironmentEstate"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/findings": {
         parameters: {
             query?: never;
@@ -4658,6 +4894,163 @@ export interface components {
             integrationIds: string[];
             frameworks: components["schemas"]["ComplianceFramework"][];
         };
+        EstateAgent: {
+            integrationId: string;
+            integrationName: string;
+            agentId: string;
+            name: string | null;
+            environmentId: string;
+            environmentName: string | null;
+            /** @description The owner's name (Dataverse system user), null when unknown */
+            owner: string | null;
+            /** @description How users sign in: None, Microsoft (integrated), Manual (Microsoft Entra ID), Manual (generic OAuth 2) or Unknown */
+            authentication: string;
+            /** @description Who may chat: Everyone in the organization, Any Microsoft Entra tenant, Agent readers, Security groups or Unknown */
+            sharing: string;
+            /** @description Generative orchestration on or off; null when the settings were not collected */
+            orchestration: ("generative" | "classic") | null;
+            /** @description Connector, flow and MCP tools; null when the components were not collected */
+            tools: number | null;
+            /** @description Knowledge sources; null when the components were not collected */
+            knowledge: number | null;
+            openFindings: number;
+            /** @description Risk 0–100 (src/checks/risk.ts) */
+            score: number;
+            /** @description anyone, any tenant, organization, restricted, makers only, off or unknown */
+            reach: string;
+            reasons: string[];
+        };
+        EstateAgentPage: {
+            items: components["schemas"]["EstateAgent"][];
+            /** @description Agents matching the filters, over every page */
+            total: number;
+            /** @description Pass as cursor for the next page; null on the last */
+            nextCursor: string | null;
+        };
+        AgentReach: {
+            integrationId: string;
+            agentId: string;
+            name: string | null;
+            environment: {
+                id: string;
+                name: string | null;
+            };
+            /** @description Risk 0–100 (src/checks/risk.ts) */
+            score: number;
+            reasons: string[];
+            nodes: {
+                id: string;
+                /** @enum {string} */
+                kind: "agent" | "channel" | "authentication" | "audience" | "tool" | "mcpServer" | "connector" | "connection" | "knowledge" | "httpEndpoint" | "childAgent" | "connectedAgent" | "data";
+                /** @enum {string} */
+                side: "inbound" | "agent" | "outbound";
+                label: string;
+                /** @description A second line: the connector id, host, account, or why */
+                detail: string | null;
+                /** @description Risk flags: no-authentication, broad-sharing, multitenant, maker-credentials, public-website, mcp, custom-connector, insecure-http, shared-with-tenant */
+                flags: string[];
+            }[];
+            edges: {
+                id: string;
+                from: string;
+                to: string;
+                label: string;
+            }[];
+            /** @description Parts of the picture Vigil could not see, and why */
+            notEvaluated: string[];
+        };
+        EnvironmentEstate: {
+            integrationId: string;
+            integrationName: string;
+            environment: {
+                id: string;
+                name: string | null;
+                sku: string | null;
+                region: string | null;
+                isDefault: boolean;
+            };
+            agents: components["schemas"]["EstateAgent"][];
+            apps: {
+                id: string;
+                name: string | null;
+                owner: string | null;
+                /** @description Who can use or start it, in words */
+                exposure: string;
+                openFindings: number;
+                /** @description Risk 0–100 (src/checks/risk.ts) */
+                score: number;
+                reasons: string[];
+            }[];
+            flows: {
+                id: string;
+                name: string | null;
+                owner: string | null;
+                /** @description Who can use or start it, in words */
+                exposure: string;
+                openFindings: number;
+                /** @description Risk 0–100 (src/checks/risk.ts) */
+                score: number;
+                reasons: string[];
+            }[];
+        };
+        InventoryItem: {
+            integrationId: string;
+            id: string;
+            name: string | null;
+            environmentId: string | null;
+            /** @description The normalised fields of the object, by kind */
+            attributes: {
+                [key: string]: unknown;
+            };
+            /** @description ISO 8601 UTC */
+            firstSeenAt: string;
+            /** @description ISO 8601 UTC */
+            lastSeenAt: string;
+        };
+        AgentDetail: {
+            agent: {
+                id: string;
+                integrationId: string;
+                environmentId: string;
+                name: string | null;
+                schemaName: string | null;
+                /** @description Dataverse bot authenticationmode: 1 none, 2 integrated (Microsoft), 3 manual (OAuth) */
+                authenticationMode: number | null;
+                authenticationTrigger: number | null;
+                /** @description Who may chat with the agent (Dataverse bot accesscontrolpolicy) */
+                accessControlPolicy: number | null;
+                publishedOn: string | null;
+                modifiedOn: string | null;
+                createdOn: string | null;
+                stateCode: number | null;
+                statusCode: number | null;
+                /** @description The Dataverse bot row as collected */
+                raw: {
+                    [key: string]: unknown;
+                };
+            };
+            environment: {
+                id: string;
+                name: string | null;
+            };
+            owner: {
+                id: string;
+                name: string | null;
+                entraObjectId: string | null;
+            } | null;
+            settings: {
+                [key: string]: unknown;
+            } | null;
+            components: {
+                id: string;
+                name: string | null;
+                attributes: {
+                    [key: string]: unknown;
+                };
+            }[];
+            findings: components["schemas"]["Finding"][];
+            events: components["schemas"]["Event"][];
+        };
         Integration: {
             id: string;
             name: string;
@@ -4783,64 +5176,6 @@ export interface components {
             via?: "addAppUser" | "dataverse";
             reason?: string;
             fix?: string;
-        };
-        InventoryItem: {
-            integrationId: string;
-            id: string;
-            name: string | null;
-            environmentId: string | null;
-            /** @description The normalised fields of the object, by kind */
-            attributes: {
-                [key: string]: unknown;
-            };
-            /** @description ISO 8601 UTC */
-            firstSeenAt: string;
-            /** @description ISO 8601 UTC */
-            lastSeenAt: string;
-        };
-        AgentDetail: {
-            agent: {
-                id: string;
-                integrationId: string;
-                environmentId: string;
-                name: string | null;
-                schemaName: string | null;
-                /** @description Dataverse bot authenticationmode: 1 none, 2 integrated (Microsoft), 3 manual (OAuth) */
-                authenticationMode: number | null;
-                authenticationTrigger: number | null;
-                /** @description Who may chat with the agent (Dataverse bot accesscontrolpolicy) */
-                accessControlPolicy: number | null;
-                publishedOn: string | null;
-                modifiedOn: string | null;
-                createdOn: string | null;
-                stateCode: number | null;
-                statusCode: number | null;
-                /** @description The Dataverse bot row as collected */
-                raw: {
-                    [key: string]: unknown;
-                };
-            };
-            environment: {
-                id: string;
-                name: string | null;
-            };
-            owner: {
-                id: string;
-                name: string | null;
-                entraObjectId: string | null;
-            } | null;
-            settings: {
-                [key: string]: unknown;
-            } | null;
-            components: {
-                id: string;
-                name: string | null;
-                attributes: {
-                    [key: string]: unknown;
-                };
-            }[];
-            findings: components["schemas"]["Finding"][];
-            events: components["schemas"]["Event"][];
         };
         ProtectionEndpoint: {
             /** @description Public id; the base URL ends with it */
@@ -5180,6 +5515,12 @@ export type Session = components['schemas']['Session'];
 export type ComplianceItem = components['schemas']['ComplianceItem'];
 export type ComplianceFramework = components['schemas']['ComplianceFramework'];
 export type ComplianceView = components['schemas']['ComplianceView'];
+export type EstateAgent = components['schemas']['EstateAgent'];
+export type EstateAgentPage = components['schemas']['EstateAgentPage'];
+export type AgentReach = components['schemas']['AgentReach'];
+export type EnvironmentEstate = components['schemas']['EnvironmentEstate'];
+export type InventoryItem = components['schemas']['InventoryItem'];
+export type AgentDetail = components['schemas']['AgentDetail'];
 export type Integration = components['schemas']['Integration'];
 export type EnvironmentAccess = components['schemas']['EnvironmentAccess'];
 export type Verification = components['schemas']['Verification'];
@@ -5188,8 +5529,6 @@ export type IntegrationDetail = components['schemas']['IntegrationDetail'];
 export type ConsentLink = components['schemas']['ConsentLink'];
 export type Registration = components['schemas']['Registration'];
 export type GrantResult = components['schemas']['GrantResult'];
-export type InventoryItem = components['schemas']['InventoryItem'];
-export type AgentDetail = components['schemas']['AgentDetail'];
 export type ProtectionEndpoint = components['schemas']['ProtectionEndpoint'];
 export type ProtectionIntegration = components['schemas']['ProtectionIntegration'];
 export type ProtectionSetup = components['schemas']['ProtectionSetup'];

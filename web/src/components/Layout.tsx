@@ -6,7 +6,8 @@ const isAgentPage = (p: string) => /^\/integrations\/[^/]+\/agents\//.test(p);
 const NAV: { to: string; label: string; active: (p: string) => boolean }[] = [
   { to: '/', label: 'Dashboard', active: (p) => p === '/' },
   { to: '/integrations', label: 'Integrations', active: (p) => p.startsWith('/integrations') && !isAgentPage(p) },
-  { to: '/inventory', label: 'Inventory', active: (p) => p.startsWith('/inventory') || isAgentPage(p) },
+  { to: '/agents', label: 'Agents', active: (p) => p.startsWith('/agents') || isAgentPage(p) },
+  { to: '/inventory', label: 'Inventory', active: (p) => p.startsWith('/inventory') || p.startsWith('/environments') },
   { to: '/findings', label: 'Findings', active: (p) => p.startsWith('/findings') },
   { to: '/alerts', label: 'Alerts', active: (p) => p.startsWith('/alerts') },
   { to: '/events', label: 'Events', active: (p) => p.startsWith('/events') },

@@ -1,13 +1,18 @@
-import type { ReactNode } from 'react';
+import { lazy, Suspense, type ReactNode } from 'react';
 import { Link, useParams } from 'react-router';
+import type { components } from '../api-types.ts';
+import { CopyBlock } from '../components/CopyBlock.tsx';
 import { seg } from '../api.ts';
-import { column, DataTable, NameAndId, severityColumn, statusColumn, timeColumn, type Column } from '../components/DataTable.tsx';
-import { JsonValue, KeyValues, Loaded, Time } from '../components/ui.tsx';
+import { column, DataTable, severityColumn, statusColumn, timeColumn, type Column } from '../components/DataTable.tsx';
+import { JsonValue, KeyValues, Loaded, Loading, Time } from '../components/ui.tsx';
 import { useTitle } from '../hooks.ts';
 import { useApiQuery } from '../query.ts';
 import type { AgentDetail } from '../types.ts';
 import { FindingLink } from './Findings.tsx';
-import { environmentAgentsUrl } from './Inventory.tsx';
+import { environmentUrl, RiskBadge } from './Estate.tsx';
+
+// React Flow is loaded with the reach graph only, in its own chunk (the other pages do not need it).
+const ReachGraph = lazy(() => import('../components/ReachGraph.tsx').then((m) => ({ default: m.ReachGraph })));
 
 // Dataverse `bot` option sets (learn.microsoft.com/power-apps/developer/data-platform/reference/entities/bot).
 const AUTH_MODE: Record<number, string> = {
@@ -34,7 +39,8 @@ function option(v: number | string | null | undefined, labels: Record<number, st
 type Detail = AgentDetail;
 
 const COMPONENTS: Column<Detail['components'][number]>[] = [
-  column('Name', (c) => <NameAndId name={c.name ?? c.id} id={c.id} />),
+  column('Name', (c) => c.name ?? 'Unnamed component'),
+  column('Kind', (c) => (typeof c.attributes.kind === 'string' ? c.attributes.kind : '—')),
   column('Attributes', (c) => <JsonValue value={c.attributes} summary="Attributes" />),
 ];
 
@@ -56,22 +62,18 @@ const EVENTS: Column<Detail['events'][number]>[] = [
 function configuration(data: Detail, integrationId: string): [string, ReactNode][] {
   const a = data.agent;
   return [
-    ['Agent ID', <code key="i">{a.id}</code>],
-    ['Schema name', a.schemaName],
     [
       'Environment',
       data.environment ? (
-        <Link key="e" to={environmentAgentsUrl(integrationId, data.environment.id)}>
-          {data.environment.name ?? data.environment.id}
+        <Link key="e" to={environmentUrl(integrationId, data.environment.id)}>
+          {data.environment.name ?? 'Unnamed environment'}
         </Link>
-      ) : (
-        a.environmentId
-      ),
+      ) : null,
     ],
     [
       'Owner',
       data.owner ? (
-        (data.owner.name ?? data.owner.id)
+        (data.owner.name ?? 'Unnamed user')
       ) : (
         <span key="o" className="muted">
           unknown
@@ -85,6 +87,25 @@ function configuration(data: Detail, integrationId: string): [string, ReactNode]
   ];
 }
 
+/** The agent's reach graph (GET …/reach) with its risk figure. */
+function Reach({ integrationId, agentId }: { integrationId: string; agentId: string }) {
+  const query = useApiQuery<components['schemas']['AgentReach']>(`/integrations/${seg(integrationId)}/agents/${seg(agentId)}/reach`);
+  return (
+    <Loaded query={query}>
+      {(reach) => (
+        <>
+          <p>
+            Risk <RiskBadge score={reach.score} reasons={reach.reasons} /> <span className="small muted">{reach.reasons.join(' · ')}</span>
+          </p>
+          <Suspense fallback={<Loading label="Drawing the reach graph…" />}>
+            <ReachGraph reach={reach} />
+          </Suspense>
+        </>
+      )}
+    </Loaded>
+  );
+}
+
 export function AgentPage() {
   const { integrationId = '', agentId = '' } = useParams();
   const query = useApiQuery<Detail>(`/integrations/${seg(integrationId)}/agents/${seg(agentId)}`);
@@ -95,7 +116,7 @@ export function AgentPage() {
   return (
     <>
       <p className="crumbs">
-        <Link to="/inventory?kind=agents">Agents</Link> ›
+        <Link to="/agents">Agents</Link> ›
       </p>
       <h1>{a ? (a.name ?? a.id) : 'Agent'}</h1>
       <Loaded query={query}>
@@ -104,6 +125,18 @@ export function AgentPage() {
             <section aria-labelledby="h-config" className="card">
               <h2 id="h-config">Configuration</h2>
               <KeyValues entries={configuration(data, integrationId)} />
+              <details>
+                <summary>IDs</summary>
+                <CopyBlock label="Agent ID" value={data.agent.id} />
+                <CopyBlock label="Environment ID" value={data.agent.environmentId} />
+                {data.agent.schemaName ? <CopyBlock label="Schema name" value={data.agent.schemaName} /> : null}
+                {data.owner?.entraObjectId ? <CopyBlock label="Owner's Entra object ID" value={data.owner.entraObjectId} /> : null}
+              </details>
+            </section>
+
+            <section aria-labelledby="h-reach" className="card wide">
+              <h2 id="h-reach">Reach</h2>
+              <Reach integrationId={integrationId} agentId={agentId} />
             </section>
 
             <section aria-labelledby="h-auth" className="card">

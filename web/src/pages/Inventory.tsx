@@ -1,11 +1,11 @@
 import { useMemo, useState } from 'react';
 import { Link } from 'react-router';
-import { seg } from '../api.ts';
-import { column, DataTable, NameAndId, timeColumn, type Column } from '../components/DataTable.tsx';
+import { column, DataTable, timeColumn, type Column } from '../components/DataTable.tsx';
 import { FilterBar, FilterNote, IntegrationFilter, IntegrationName, PagedList, SelectFilter } from '../components/ListPage.tsx';
 import { JsonValue } from '../components/ui.tsx';
 import { useListFilters, useTitle } from '../hooks.ts';
 import { useApiQuery } from '../query.ts';
+import { agentUrl, environmentUrl } from './Estate.tsx';
 import { INVENTORY_KINDS, type InventoryItem, type InventoryKind, type InventoryPage as Page } from '../types.ts';
 
 const PAGE_SIZE = 50;
@@ -20,33 +20,35 @@ function attrSummary(a: Record<string, unknown>): string {
     .join(' · ');
 }
 
-/** The inventory page listing the agents of one environment. */
-export const environmentAgentsUrl = (integrationId: string, environmentId: string) =>
-  `/inventory?kind=agents&integrationId=${encodeURIComponent(integrationId)}&environmentId=${encodeURIComponent(environmentId)}`;
-
-/** The name cell: agents link to their page, environments to their agents. */
+/** The name cell: agents link to their page, environments to their view (agents, apps and flows by risk). */
 function ItemName({ it, kind }: { it: InventoryItem; kind: InventoryKind }) {
-  const name = it.name || it.id;
-  return (
-    <>
-      <NameAndId
-        name={kind === 'agents' ? <Link to={`/integrations/${seg(it.integrationId)}/agents/${seg(it.id)}`}>{name}</Link> : <span>{name}</span>}
-        id={it.id}
-      />
-      {kind === 'environments' ? (
-        <Link className="small" to={environmentAgentsUrl(it.integrationId, it.id)}>
-          Agents in {name}
-        </Link>
-      ) : null}
-    </>
+  const name = it.name || 'Unnamed';
+  return kind === 'agents' ? (
+    <Link to={agentUrl(it.integrationId, it.id)}>{name}</Link>
+  ) : kind === 'environments' ? (
+    <Link to={environmentUrl(it.integrationId, it.id)}>{name}</Link>
+  ) : (
+    <span>{name}</span>
   );
 }
 
-function columnsFor(kind: InventoryKind): Column<InventoryItem>[] {
+/** Environment names by `integrationId/environmentId` (the first 500 environments), for the Environment column. */
+function useEnvironmentNames(): Map<string, string | null> {
+  const envs = useApiQuery<Page>('/inventory/environments', { limit: 500 });
+  return useMemo(() => new Map((envs.data?.items ?? []).map((e) => [`${e.integrationId}/${e.id}`, e.name])), [envs.data]);
+}
+
+function columnsFor(kind: InventoryKind, envNames: Map<string, string | null>): Column<InventoryItem>[] {
   return [
     column('Name', (it) => <ItemName it={it} kind={kind} />),
     column('Integration', (it) => <IntegrationName id={it.integrationId} />),
-    column('Environment', (it) => (it.environmentId ? <code className="small">{it.environmentId}</code> : <span className="muted">—</span>)),
+    column('Environment', (it) =>
+      it.environmentId ? (
+        <Link to={environmentUrl(it.integrationId, it.environmentId)}>{envNames.get(`${it.integrationId}/${it.environmentId}`) ?? 'Unnamed environment'}</Link>
+      ) : (
+        <span className="muted">—</span>
+      ),
+    ),
     column('Attributes', (it) => (
       <>
         <span className="small">{attrSummary(it.attributes)}</span>
@@ -67,7 +69,8 @@ export function InventoryPage() {
   const environmentId = filters.get('environmentId');
   const kindLabel = INVENTORY_KINDS.find((k) => k.id === kind)?.label ?? kind;
   useTitle(`Inventory: ${kindLabel}`);
-  const columns = useMemo(() => columnsFor(kind), [kind]);
+  const envNames = useEnvironmentNames();
+  const columns = useMemo(() => columnsFor(kind, envNames), [kind, envNames]);
 
   const [qDraft, setQDraft] = useState(q);
   const [lastQ, setLastQ] = useState(q);
@@ -93,7 +96,11 @@ export function InventoryPage() {
           <button type="submit">Search</button>
         </div>
       </FilterBar>
-      <FilterNote filters={[['Environment', environmentId]]} clear="Show all environments" onClear={() => filters.update({ environmentId: '' })} />
+      <FilterNote
+        filters={[['Environment', environmentId ? ([...envNames].find(([k]) => k.endsWith(`/${environmentId}`))?.[1] ?? environmentId) : '']]}
+        clear="Show all environments"
+        onClear={() => filters.update({ environmentId: '' })}
+      />
 
       <h2 className="visually-hidden" id="h-results">
         {kindLabel}
