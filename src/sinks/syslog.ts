@@ -90,24 +90,31 @@ function streamWrite(o: SyslogOptions, frames: string[]): Promise<void> {
   });
 }
 
-/** Sends each message as one UDP datagram. */
-function udpWrite(o: SyslogOptions, messages: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const socket = createSocket(o.host.includes(':') ? 'udp6' : 'udp4');
-    let left = messages.length;
-    const done = (e?: Error | null) => {
-      if (e) {
-        socket.close();
-        return reject(new Error(`syslog udp://${o.host}:${o.port}: ${e.message}`));
-      }
-      if (--left === 0) {
-        socket.close();
-        resolve();
-      }
-    };
-    if (left === 0) return (socket.close(), resolve());
-    for (const m of messages) socket.send(Buffer.from(m, 'utf8'), o.port, o.host, done);
-  });
+/** Datagrams handed to the socket at once; the next batch waits until these are sent. */
+const UDP_BATCH = 8;
+
+/**
+ * Sends each message as one UDP datagram, `UDP_BATCH` at a time: each batch is handed to the kernel and sent before
+ * the next one starts, so a burst (a first evaluation's thousands of finding steps) does not overflow the collector's
+ * receive buffer at once — UDP has no flow control, and a datagram the collector's buffer cannot hold is dropped
+ * silently (RFC 5426 §3.5, congestion: "SHOULD be prepared for loss").
+ * @throws Error naming the collector when the socket fails.
+ */
+async function udpWrite(o: SyslogOptions, messages: string[]): Promise<void> {
+  const socket = createSocket(o.host.includes(':') ? 'udp6' : 'udp4');
+  const send = (m: string) =>
+    new Promise<void>((resolve, reject) =>
+      socket.send(Buffer.from(m, 'utf8'), o.port, o.host, (e) => (e ? reject(new Error(`syslog udp://${o.host}:${o.port}: ${e.message}`)) : resolve())),
+    );
+  try {
+    for (let i = 0; i < messages.length; i += UDP_BATCH) {
+      await Promise.all(messages.slice(i, i + UDP_BATCH).map(send));
+      // Let the event loop turn (and a collector in the same process read) before the next batch.
+      if (i + UDP_BATCH < messages.length) await new Promise<void>((r) => setImmediate(r));
+    }
+  } finally {
+    socket.close();
+  }
 }
 
 /** A sender to a syslog collector. UDP has no acknowledgement: a datagram sent is taken as delivered. */

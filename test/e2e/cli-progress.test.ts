@@ -50,7 +50,9 @@ describe('vigil collect, not on a terminal', () => {
     const env = /^ {2}environment (.+)$/m.exec(r.stdout)?.[1];
     expect(names).toContain(env);
     const flowing = r.stdout.replace(/\s+/g, ' '); // lines are wrapped to the width
-    expect(flowing).toMatch(/5 streams \(dataverseUsers, agents, agentComponents, agentSettings, environmentSettings\): Dataverse answered 403 0x80072560/);
+    expect(flowing).toMatch(
+      /6 streams \(dataverseUsers, agents, agentComponents, agentSettings, environmentSettings, conversationTranscripts\): Dataverse answered 403 0x80072560/,
+    );
     expect(flowing).toMatch(/fix: Vigil's application has no application user in this environment/);
     expect(r.stdout.split('\n').every((l) => l.length <= 120)).toBe(true);
     expect(r.stdout).not.toMatch(/https?:\/\//);

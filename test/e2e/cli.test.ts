@@ -108,7 +108,7 @@ describe('vigil CLI', () => {
     expect((await vigil(['findings', 'export', '--format', 'csv', '--status', 'open', '--output', csvFile], env)).code).toBe(0);
     const csv = readFileSync(csvFile, 'utf8').trimEnd().split('\n');
     expect(csv[0]).toBe(
-      'id,integrationId,checkId,severity,status,resourceType,resourceId,resourceName,reason,firstSeenAt,lastSeenAt,resolvedAt,suppressed,suppressionReason,suppressionAuthor,suppressionExpiresAt',
+      'id,integrationId,checkId,severity,status,resourceType,resourceId,resourceName,reason,firstSeenAt,lastSeenAt,resolvedAt,suppressed,suppressionReason,suppressionAuthor,suppressionExpiresAt,frameworks,peers',
     );
     expect(csv).toHaveLength(findings.length + 1);
     expect(csv.slice(1).every((line) => line.startsWith('fnd_'))).toBe(true);
