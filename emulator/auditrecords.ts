@@ -667,6 +667,17 @@ export function requirementMet(c: AuditCatalog, requires: RecordVariant['require
   return c.components.some((x) => x.kind === REQUIRED_KIND[requires]);
 }
 
+const COMPONENT_POOLS = new WeakMap<AuditCatalog, Map<FeedComponentKind, FeedComponent[]>>();
+
+/** The catalogue's components of one kind (kept per catalogue: records draw from them often). */
+function componentPool(c: AuditCatalog, kind: FeedComponentKind): FeedComponent[] {
+  let pools = COMPONENT_POOLS.get(c);
+  if (!pools) COMPONENT_POOLS.set(c, (pools = new Map()));
+  let pool = pools.get(kind);
+  if (!pool) pools.set(kind, (pool = c.components.filter((x) => x.kind === kind)));
+  return pool;
+}
+
 /**
  * The subject of a component record: the component (one of the tenant's of the scenario's kind, null when it has
  * none: the record then names a component id of its own) and the user who changed it. These are the record's first
@@ -681,7 +692,7 @@ export function componentRecordSubject(
 ): { component: FeedComponent | null; user: FeedUser } | null {
   const kind = variant.scenario ? COMPONENT_SCENARIOS[variant.scenario] : undefined;
   if (!kind) return null;
-  const pool = c.components.filter((x) => x.kind === kind);
+  const pool = componentPool(c, kind);
   if (burst) return { component: pool.length > 0 ? (pool[burst.n % pool.length] as FeedComponent) : null, user: burstUser(c.members, burst.n) };
   const component = pool.length > 0 ? d.pick(pool) : null;
   const user = d.chance(0.3) ? d.pick(c.admins) : d.pick(c.members);

@@ -996,6 +996,8 @@ export class TenantFeed {
       const s = ref % STREAM_SLOTS;
       const k = (ref - s) / STREAM_SLOTS;
       const st = this.#streams[s] as Stream;
+      // Only agent records, bursts and invitations are grouped.
+      if (st.spec.kind !== 'powerPlatformAdmin' && st.spec.kind !== 'entra' && st.bursts.length === 0) continue;
       const variant = this.#variant(st, k);
       const v = st.spec.variants[variant] as KindSpec['variants'][number];
       const subject = this.#subject(st, k);
