@@ -416,3 +416,36 @@ export function agentComponentsGroundTruth(tenant: Tenant, options: { appId?: st
   }
   return out;
 }
+
+/**
+ * Risky facts one agent's components carry, from the generator's own shapes (an independent re-derivation for ground
+ * truth): `mcpTool` (an active MCP tool), `makerCredentialTool` (a connector or MCP tool with `mode: Maker`),
+ * `plantedSecret` (a planted credential in instructions or a child agent's instructions), `insecureHttp` (a topic's
+ * `HttpRequestAction` to plain HTTP or a non-standard port; URLs built at run time are not judged), `sendsEmail` (a
+ * connector tool whose operation sends mail), `noInstructions` (no instructions component with text).
+ */
+export function agentComponentFacts(components: readonly BotComponent[]): string[] {
+  const facts = new Set<string>();
+  let instructions = false;
+  for (const c of components) {
+    const kind = componentKind(c);
+    const tree = (c.data ? parseYaml(c.data) : null) as Record<string, unknown> | null;
+    const action = (tree?.action ?? {}) as Record<string, unknown>;
+    if (c.data && new RegExp(`${PLANTED_SECRET_PREFIX}[A-Za-z0-9]+`).test(c.data)) facts.add('plantedSecret');
+    if (kind === 'instructions' && typeof tree?.instructions === 'string' && tree.instructions.length > 0) instructions = true;
+    if (kind === 'mcp' && c.statecode !== 1) facts.add('mcpTool');
+    if ((kind === 'action' || kind === 'mcp') && (action.connectionProperties as Record<string, unknown> | undefined)?.mode === 'Maker')
+      facts.add('makerCredentialTool');
+    if (kind === 'action' && /send_?(an_?)?e?mail/i.test(String(action.operationId ?? ''))) facts.add('sendsEmail');
+    if (kind === 'topic' && c.data) {
+      for (const m of c.data.matchAll(/^\s*url: (\S+)$/gm)) {
+        const url = m[1]!;
+        if (url.startsWith('=')) continue;
+        const origin = /^(https?:\/\/[^/]+)/.exec(url)?.[1] ?? '';
+        if (origin.startsWith('http://') || /:\d+$/.test(origin)) facts.add('insecureHttp');
+      }
+    }
+  }
+  if (!instructions) facts.add('noInstructions');
+  return [...facts].sort();
+}

@@ -11,6 +11,7 @@
  * MicrosoftDocs/power-platform `admin/activity-logging-auditing/activity-logs-power-apps.md` (PropertyCollection),
  * `admin/audit/activity-logs-power-automate.md` (Flow fields), `admin/dlp-activity-logging.md` (AdditionalInfo).
  */
+import { SYSTEM_ADMINISTRATOR } from './constants.ts';
 import { createRng, seedToUint32, type Rng } from './prng.ts';
 import type { Tenant } from './tenant.ts';
 
@@ -44,15 +45,17 @@ export interface RecordVariant {
    * The variant needs tenant data: guests, Copilot Studio agents, or agents whose authentication is None. Without it
    * the variant's weight moves to the `fallback` variant.
    */
-  requires?: 'guests' | 'bots' | 'authNoneBots';
+  requires?: 'guests' | 'bots' | 'authNoneBots' | ComponentRequirement;
   /** Index of the variant that takes this one's weight when `requires` is not met (default 0). */
   fallback?: number;
   /**
    * Bursts (issue 20): records of the stream whose index k has `offset ≤ k mod period < offset + size` are this
    * variant whatever the weights (give it weight 0), so `size` consecutive records — one burst, numbered
-   * ⌊k / period⌋ — come in a short span, rendered by one user ({@link RecordCore.burst}).
+   * ⌊k / period⌋ — come in a short span, rendered by one user ({@link RecordCore.burst}). Burst variants sharing a
+   * `group` (same period) make one burst together, e.g. a plugin enabled then disabled: the ground truth counts the
+   * group's bursts under the group's name.
    */
-  burst?: { period: number; offset: number; size: number };
+  burst?: { period: number; offset: number; size: number; group?: string };
 }
 
 /** A record kind: its content type, default weight within it, and its variants. */
@@ -85,8 +88,20 @@ export const RECORD_KINDS: readonly KindSpec[] = [
       { operation: 'EnablePlugin', recordType: 313, weight: 0.5, scenario: 'copilotPlugin.reenabled' },
       { operation: 'UpdateTenantSettings', recordType: 325, weight: 0.5, scenario: 'copilotSettings.fileUploadsDisabled' },
       { operation: 'UpdateTenantSettings', recordType: 325, weight: 0.5, scenario: 'copilotSettings.fileUploadsEnabled' },
-      { operation: 'EnablePlugin', recordType: 313, weight: 0, scenario: 'copilotPlugin.toggledOn', burst: { period: 500, offset: 0, size: 1 } },
-      { operation: 'DisableCopilotPlugin', recordType: 314, weight: 0, scenario: 'copilotPlugin.toggledOff', burst: { period: 500, offset: 1, size: 1 } },
+      {
+        operation: 'EnablePlugin',
+        recordType: 313,
+        weight: 0,
+        scenario: 'copilotPlugin.toggledOn',
+        burst: { period: 500, offset: 0, size: 1, group: 'copilotPlugin.toggle' },
+      },
+      {
+        operation: 'DisableCopilotPlugin',
+        recordType: 314,
+        weight: 0,
+        scenario: 'copilotPlugin.toggledOff',
+        burst: { period: 500, offset: 1, size: 1, group: 'copilotPlugin.toggle' },
+      },
       { operation: 'CopilotInteraction', recordType: 261, weight: 0, scenario: 'copilot.volumeSpike', burst: { period: 3000, offset: 100, size: 120 } },
       // --- end issue 20 ---
     ],
@@ -155,10 +170,26 @@ export const RECORD_KINDS: readonly KindSpec[] = [
       { operation: 'BotUpdateOperation-BotShare', recordType: 256, weight: 3, scenario: 'agent.sharedWithEveryone' },
       { operation: 'BotUpdateOperation-BotShare', recordType: 256, weight: 3, scenario: 'agent.sharedWithGroup' },
       { operation: 'BotAppInsightsUpdate', recordType: 256, weight: 2, scenario: 'agent.appInsightsChanged' },
+      // Component records are about the tenant's own components (`COMPONENT_SCENARIOS`): knowledge other than public
+      // websites, topics, instructions; public website knowledge, connector tools and MCP servers where the tenant's
+      // agents have them (else a topic).
       { operation: 'BotComponentCreate', recordType: 256, weight: 4, scenario: 'agent.knowledgeAdded' },
       { operation: 'BotComponentCreate', recordType: 256, weight: 6, scenario: 'agent.topicAdded' },
       { operation: 'BotComponentUpdate', recordType: 256, weight: 4, scenario: 'agent.instructionsChanged' },
       { operation: 'BotComponentUpdate', recordType: 256, weight: 6, scenario: 'agent.topicChanged' },
+      // ── issue 20 (det3): components the join with the collected inventory classifies.
+      {
+        operation: 'BotComponentCreate',
+        recordType: 256,
+        weight: 2,
+        scenario: 'agent.publicWebsiteKnowledgeAdded',
+        requires: 'publicWebsiteKnowledge',
+        fallback: 15,
+      },
+      { operation: 'BotComponentCreate', recordType: 256, weight: 2, scenario: 'agent.toolAdded', requires: 'tools', fallback: 16 },
+      { operation: 'BotComponentCreate', recordType: 256, weight: 1, scenario: 'agent.mcpServerAdded', requires: 'mcpTools', fallback: 16 },
+      // A maker saving an agent's instructions three times in a row (one session of edits).
+      { operation: 'BotComponentUpdate', recordType: 256, weight: 0, scenario: 'agent.instructionsChanged', burst: { period: 300, offset: 150, size: 3 } },
       // ── end agent lifecycle (det2)
     ],
   },
@@ -386,6 +417,8 @@ export interface AuditCatalog {
   powerApps: { id: string; name: string; env: string }[];
   flows: { id: string; name: string; env: string }[];
   bots: { id: string; name: string; env: string; envName: string; authNone: boolean }[];
+  /** The agents' components the feed's component records are about (see {@link FeedComponent}). */
+  components: FeedComponent[];
   customConnectors: { id: string; name: string; host: string; env: string }[];
   workspaces: { id: string; name: string; reports: { id: string; name: string; datasetId: string }[]; dashboards: { id: string; name: string }[] }[];
   capacity: { id: string; name: string };
@@ -562,6 +595,111 @@ function slugOf(domain: string): string {
 }
 
 /**
+ * What a component record says changed, as the feed picks components for its `BotComponent*` records: topics,
+ * instructions, knowledge sources (public websites apart), connector tools and MCP tools. Child and connected agents
+ * and variables are left out (no record kind is about them).
+ */
+type FeedComponentKind = 'topic' | 'instructions' | 'knowledge' | 'publicWebsiteKnowledge' | 'tool' | 'mcp';
+
+/** Requirements of component variants: the tenant has an active component of that kind. */
+type ComponentRequirement = 'publicWebsiteKnowledge' | 'tools' | 'mcpTools';
+
+/**
+ * One of the tenant's agent components (Dataverse `botcomponent`, `agentcomponents.ts`) a component record can be
+ * about: its id, parent bot, `componenttype`, kind, and whether the tenant's connector app (`tenant.connectorAppId`) is
+ * an application user with System Administrator in its environment (`readable`: a collection can see it).
+ */
+export interface FeedComponent {
+  id: string;
+  botId: string;
+  type: number;
+  kind: FeedComponentKind;
+  readable: boolean;
+}
+
+/** The kind of a generated component from its `componenttype` and YAML text (the generator's own shapes). */
+function feedComponentKind(type: number, data: string): FeedComponentKind | null {
+  if (type === 15) return 'instructions';
+  if (type === 16) return /\bPublicSiteSearchSource\b/.test(data) ? 'publicWebsiteKnowledge' : 'knowledge';
+  if (type !== 9) return null;
+  if (data.startsWith('kind: AdaptiveDialog')) return 'topic';
+  if (!data.startsWith('kind: TaskDialog')) return null;
+  if (/\bModelContextProtocolMetadata\b/.test(data)) return 'mcp';
+  return /\bInvokeConnectorTaskAction\b/.test(data) ? 'tool' : null;
+}
+
+/** The active components of every Dataverse environment's agents, in tenant order. */
+function feedComponents(tenant: Tenant): FeedComponent[] {
+  const out: FeedComponent[] = [];
+  const app = tenant.connectorAppId ?? null;
+  for (const env of tenant.environments) {
+    const org = env.dataverse;
+    if (!org) continue;
+    const readable = app !== null && org.appUsers.some((a) => a.appId === app && a.roles.includes(SYSTEM_ADMINISTRATOR));
+    const bots = new Set(org.bots.map((b) => b.botid));
+    for (const c of org.botcomponents ?? []) {
+      const kind = c.statecode === 0 && c._parentbotid_value && bots.has(c._parentbotid_value) ? feedComponentKind(c.componenttype, c.data ?? '') : null;
+      if (kind) out.push({ id: c.botcomponentid, botId: c._parentbotid_value as string, type: c.componenttype, kind, readable });
+    }
+  }
+  return out;
+}
+
+/** The component kind each component scenario's records are about. */
+const COMPONENT_SCENARIOS: Readonly<Record<string, FeedComponentKind>> = {
+  'agent.knowledgeAdded': 'knowledge',
+  'agent.publicWebsiteKnowledgeAdded': 'publicWebsiteKnowledge',
+  'agent.topicAdded': 'topic',
+  'agent.topicChanged': 'topic',
+  'agent.instructionsChanged': 'instructions',
+  'agent.toolAdded': 'tool',
+  'agent.mcpServerAdded': 'mcp',
+};
+
+const REQUIRED_KIND: Record<ComponentRequirement, FeedComponentKind> = { publicWebsiteKnowledge: 'publicWebsiteKnowledge', tools: 'tool', mcpTools: 'mcp' };
+
+/** Whether a catalogue meets a variant's `requires` (an absent requirement is met). */
+export function requirementMet(c: AuditCatalog, requires: RecordVariant['requires']): boolean {
+  if (requires === undefined) return true;
+  if (requires === 'guests') return c.guests.length > 0;
+  if (requires === 'bots') return c.bots.length > 0;
+  if (requires === 'authNoneBots') return c.bots.some((b) => b.authNone);
+  return c.components.some((x) => x.kind === REQUIRED_KIND[requires]);
+}
+
+const COMPONENT_POOLS = new WeakMap<AuditCatalog, Map<FeedComponentKind, FeedComponent[]>>();
+
+/** The catalogue's components of one kind (kept per catalogue: records draw from them often). */
+function componentPool(c: AuditCatalog, kind: FeedComponentKind): FeedComponent[] {
+  let pools = COMPONENT_POOLS.get(c);
+  if (!pools) COMPONENT_POOLS.set(c, (pools = new Map()));
+  let pool = pools.get(kind);
+  if (!pool) pools.set(kind, (pool = c.components.filter((x) => x.kind === kind)));
+  return pool;
+}
+
+/**
+ * The subject of a component record: the component (one of the tenant's of the scenario's kind, null when it has
+ * none: the record then names a component id of its own) and the user who changed it. These are the record's first
+ * draws (a burst's records share the burst's component and user), so the ground truth finds them without rendering
+ * the record. Null for a record that is not a component one.
+ */
+export function componentRecordSubject(
+  c: AuditCatalog,
+  variant: RecordVariant,
+  d: Draw,
+  burst?: RecordCore['burst'],
+): { component: FeedComponent | null; user: FeedUser } | null {
+  const kind = variant.scenario ? COMPONENT_SCENARIOS[variant.scenario] : undefined;
+  if (!kind) return null;
+  const pool = componentPool(c, kind);
+  if (burst) return { component: pool.length > 0 ? (pool[burst.n % pool.length] as FeedComponent) : null, user: burstUser(c.members, burst.n) };
+  const component = pool.length > 0 ? d.pick(pool) : null;
+  const user = d.chance(0.3) ? d.pick(c.admins) : d.pick(c.members);
+  return { component, user };
+}
+
+/**
  * Builds the catalogue of a tenant for a feed seed: enabled users (members and guests) with their usual IPs, SharePoint
  * sites (Microsoft 365 groups first), sensitivity labels, environments, Power Apps, flows, Copilot Studio agents (the
  * tenant's Dataverse bots, so `authNone` agents are the ones with `authenticationmode` 1), Power BI workspaces, DLP
@@ -620,6 +758,7 @@ export function buildCatalog(tenant: Tenant, seed: number | string): AuditCatalo
     for (const b of env.dataverse?.bots ?? [])
       bots.push({ id: b.botid, name: b.name, env: env.name, envName: env.displayName, authNone: b.authenticationmode === 1 });
   }
+  const components = feedComponents(tenant);
   const customConnectors = CUSTOM_CONNECTORS.map((c) => ({
     id: `shared_${c.name.toLowerCase().replace(/[^a-z0-9]/g, '')}-5f${rng.chars(14, HEX)}`,
     name: c.name,
@@ -668,6 +807,7 @@ export function buildCatalog(tenant: Tenant, seed: number | string): AuditCatalo
     powerApps,
     flows,
     bots,
+    components,
     customConnectors,
     workspaces,
     capacity: { id: rng.guid().toUpperCase(), name: `${tenant.displayName} P1` },
@@ -944,7 +1084,8 @@ function nameValues(pairs: [string, string][]): string {
 function renderPowerPlatformAdmin(c: AuditCatalog, core: RecordCore, d: Draw, spec: KindSpec): string {
   const variant = spec.variants[core.variant] as RecordVariant;
   const op = variant.operation;
-  const user = d.chance(0.3) ? d.pick(c.admins) : d.pick(c.members);
+  const subject = componentRecordSubject(c, variant, d, core.burst);
+  const user = subject ? subject.user : d.chance(0.3) ? d.pick(c.admins) : d.pick(c.members);
   const ip = clientIp(d, user);
   let objectId: string;
   let resource: [string, string][];
@@ -960,7 +1101,9 @@ function renderPowerPlatformAdmin(c: AuditCatalog, core: RecordCore, d: Draw, sp
           ? withAuth
           : c.bots;
     const env0 = c.environments[0] as { id: string; name: string };
-    const bot = pool.length > 0 ? d.pick(pool) : { id: d.guid(), name: 'Agent', env: env0.id, envName: env0.name, authNone: false };
+    // A component record is about the component's own agent.
+    const owner = subject?.component ? c.bots.find((b) => b.id === subject.component!.botId) : undefined;
+    const bot = owner ?? (pool.length > 0 ? d.pick(pool) : { id: d.guid(), name: 'Agent', env: env0.id, envName: env0.name, authNone: false });
     objectId = bot.id;
     const env = c.environments.find((e) => e.id === bot.env) ?? { id: bot.env, name: bot.envName };
     resource = [
@@ -1008,9 +1151,15 @@ function renderPowerPlatformAdmin(c: AuditCatalog, core: RecordCore, d: Draw, sp
       resource.push(['powerplatform.analytics.resource.bot.update_details.change', JSON.stringify([change])]);
     } else if (op.startsWith('BotComponent')) {
       // EMULATOR (UNCONFIRMED keys): Learn's schema audit fields name BotComponentId and BotComponentType; the
-      // PropertyCollection spelling follows `bot.id`. Types: 16 knowledge source, 15 instructions, 9 topic.
-      const type = variant.scenario === 'agent.knowledgeAdded' ? 16 : variant.scenario === 'agent.instructionsChanged' ? 15 : 9;
-      resource.push(['powerplatform.analytics.resource.bot_component.id', d.guid()], ['powerplatform.analytics.resource.bot_component.type', String(type)]);
+      // PropertyCollection spelling follows `bot.id`. The tenant's component (id, `componenttype`) when it has one of
+      // the record's kind; else a component of the feed's own: 16 knowledge source, 15 instructions, 9 topic.
+      const kind = variant.scenario ? COMPONENT_SCENARIOS[variant.scenario] : undefined;
+      const own = subject?.component;
+      const type = own ? own.type : kind === 'knowledge' || kind === 'publicWebsiteKnowledge' ? 16 : kind === 'instructions' ? 15 : 9;
+      resource.push(
+        ['powerplatform.analytics.resource.bot_component.id', own ? own.id : d.guid()],
+        ['powerplatform.analytics.resource.bot_component.type', String(type)],
+      );
     } else if (op === 'BotUpdateOperation-BotShare') {
       resource.push([
         'powerplatform.analytics.resource.bot.update_details.change',
@@ -1506,10 +1655,12 @@ function issue20Entra(c: AuditCatalog, d: Draw, scenario: string | undefined) {
  * (invited by `entra.guestInvited` records), `powerApps.sharedToMember` to a member.
  */
 function issue20ShareTarget(c: AuditCatalog, core: RecordCore, d: Draw): FeedUser {
-  if (core.burst) {
-    const pool = c.guests.length > 0 ? c.guests : c.members;
-    return pool[(core.burst.n + core.burst.i) % pool.length] as FeedUser;
-  }
-  return d.pick(c.members);
+  return core.burst ? burstShareTarget(c, core.burst) : d.pick(c.members);
+}
+
+/** Who record `i` of share burst `n` shares with: the tenant's guests in turn (members in a tenant without guests). */
+export function burstShareTarget(c: AuditCatalog, burst: { n: number; i: number }): FeedUser {
+  const pool = c.guests.length > 0 ? c.guests : c.members;
+  return pool[(burst.n + burst.i) % pool.length] as FeedUser;
 }
 // --- end issue 20 ---------------------------------------------------------------------------------------------------

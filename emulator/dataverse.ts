@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import { DATAVERSE_ROLE_NAMES, POWER_PLATFORM_ADMIN_ROLES, SYSTEM_ADMINISTRATOR } from './constants.ts';
 import { bearerToken, buildQuery, newId, parseSelect, project, queryParam, resumeIndex, type EmulatorContext } from './common.ts';
 import { findApp, indexes, type Bot, type DataverseOrg, type Environment, type SecurityRole, type SystemUser, type Tenant } from './tenant.ts';
+import type { FeedStore } from './feed.ts';
 
 /** Largest and default page size of the Dataverse Web API (D-page). */
 const DATAVERSE_MAX_PAGE_SIZE = 5000;
@@ -295,7 +296,7 @@ interface Resolved {
  * type=8) is missing {privilege} privilege (Id=…)" (`WhoAmI` only needs membership). Unknown column in
  * `$select`/`$filter`/`$expand` → 400 `0x80060888`.
  */
-export function registerDataverse(app: FastifyInstance, ctx: EmulatorContext): void {
+export function registerDataverse(app: FastifyInstance, ctx: EmulatorContext & { feeds?: FeedStore }): void {
   app.addHook('onRequest', async (_req, reply) => {
     const id = newId();
     reply.header('odata-version', '4.0').header('req_id', id).header('x-ms-service-request-id', id);
@@ -474,12 +475,21 @@ export function registerDataverse(app: FastifyInstance, ctx: EmulatorContext): v
     if (!found) return reply;
     if (!guard(found, reply, 'prvReadbotcomponent')) return reply;
     const rows = found.org.botcomponents ?? [];
+    // The audit feed's component records say when components were last created and changed: served dates are no
+    // earlier than those (feed.ts `componentChanges`), so a record and the component it names agree.
+    const changes = ctx.feeds?.feed(found.tenant.id)?.componentChanges() ?? new Map<string, { created: number | null; modified: number }>();
+    const later = (stored: string, ms: number | null | undefined): string =>
+      ms !== null && ms !== undefined && ms > Date.parse(stored) ? new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z') : stored;
     return list(req, reply, `${ctx.baseUrl()}/dataverse/${found.org.uniqueName}`, 'botcomponents', {
       entity: 'botcomponent',
       rows,
       key: (c) => c.botcomponentid,
       find: (id) => rows.findIndex((c) => c.botcomponentid === id),
-      render: (c) => ({ '@odata.etag': etag(c.botcomponentid, c.modifiedon), ...c }),
+      render: (c) => {
+        const change = changes.get(c.botcomponentid);
+        const row = change ? { ...c, createdon: later(c.createdon, change.created), modifiedon: later(c.modifiedon, change.modified) } : c;
+        return { '@odata.etag': etag(row.botcomponentid, row.modifiedon), ...row };
+      },
       columns: BOTCOMPONENT_COLUMNS,
     });
   });

@@ -16,6 +16,8 @@
  */
 import {
   buildCatalog,
+  burstShareTarget,
+  componentRecordSubject,
   CONTENT_TYPES,
   creationTime,
   Draw,
@@ -26,6 +28,7 @@ import {
   recordHash,
   recordUnit,
   renderRecordJson,
+  requirementMet,
   type AuditCatalog,
   type ContentType,
   type KindSpec,
@@ -193,6 +196,22 @@ export interface AuditGroundTruth {
   byOperation: Record<string, number>;
   /** Available unique generated records per notable scenario (`agent.authNone`, `copilot.guestLabelled`, …). */
   scenarios: Record<string, number>;
+  /**
+   * Agent component records (`BotComponentCreate`/`Update`) per scenario, over the available unique generated ones:
+   * `records`; `readable`, those about a component the tenant's connector app can read (`FeedComponent.readable`:
+   * a collection holds it); `readableComponents`, the distinct such components; `agentUserHours`, the distinct
+   * (agent, user, UTC hour) groups of the records.
+   */
+  componentRecords: Record<string, { records: number; readable: number; readableComponents: number; agentUserHours: number }>;
+  /**
+   * Bursts (`RecordVariant.burst`) per scenario, or per burst group: `whole`, the bursts every record of which is
+   * available (none cut by the window's edges, nor pending, nor expired); for bursts of shares to guests,
+   * `guestsInvited`, those whole bursts in which every guest was invited (an available `entra.guestInvited` record of
+   * the window) at or before the share.
+   */
+  bursts: Record<string, { whole: number; guestsInvited?: number }>;
+  /** Available unique generated Copilot Studio agent records (RecordType 256, `Bot*` operations) per agent (bot id). */
+  agentRecords: Record<string, number>;
 }
 
 /** Power BI tenant settings that the activity-events API depends on (`EmulatorControl.setPowerBiSettings`). */
@@ -246,7 +265,7 @@ interface Stream {
   /** Effective variant index for each raw pick (fallbacks applied). */
   variantMap: Int32Array;
   /** Variants placed by record index (`RecordVariant.burst`), checked before the weighted pick. */
-  bursts: { variant: number; period: number; offset: number; size: number }[];
+  bursts: { variant: number; period: number; offset: number; size: number; group?: string }[];
 }
 
 interface WindowInfo {
@@ -419,10 +438,7 @@ export class TenantFeed {
       const weights = spec.variants.map((v) => v.weight);
       const variantMap = new Int32Array(spec.variants.length).map((_, i) => i);
       spec.variants.forEach((v, i) => {
-        const met =
-          v.requires === undefined ||
-          (v.requires === 'guests' ? c.guests.length > 0 : v.requires === 'bots' ? c.bots.length > 0 : c.bots.some((b) => b.authNone));
-        if (!met) variantMap[i] = v.fallback ?? 0;
+        if (!requirementMet(c, v.requires)) variantMap[i] = v.fallback ?? 0;
       });
       const total = weights.reduce((a, b) => a + b, 0);
       const cum = new Float64Array(weights.length);
@@ -493,6 +509,45 @@ export class TenantFeed {
     const st = this.#streams[s] as Stream;
     const v = st.spec.variants[this.#variant(st, k)] as KindSpec['variants'][number];
     return { id: recordGuid(this.#seed, s, k), time: this.#time(st, k), recordType: v.recordType, operation: v.operation, scenario: v.scenario };
+  }
+
+  /** The component and user of a component record (`componentRecordSubject`), null for other records. */
+  #subject(st: Stream, k: number) {
+    const variant = this.#variant(st, k);
+    const burst = st.bursts.find((b) => b.variant === variant);
+    const v = st.spec.variants[variant] as KindSpec['variants'][number];
+    return componentRecordSubject(
+      this.catalog(),
+      v,
+      new Draw(recordHash(this.#seed, st.index, k, 0)),
+      burst ? { n: Math.floor(k / burst.period), i: (k % burst.period) - burst.offset } : undefined,
+    );
+  }
+
+  /**
+   * When the feed's component records say each of the tenant's agent components was last created and changed: the
+   * CreationTime (epoch ms) of the latest `BotComponentCreate` and of the latest `BotComponentCreate`/`Update` record
+   * about it that has happened on the emulated clock, over the records that can still be listed (the last 7 days,
+   * not before `since`). The Dataverse emulator serves a component's `createdon`/`modifiedon` no earlier than these,
+   * so a record and the component it names agree (EMULATOR: a create record about an existing id stands for the
+   * component removed and added again, as a solution import that keeps its id does).
+   */
+  componentChanges(): Map<string, { created: number | null; modified: number }> {
+    const out = new Map<string, { created: number | null; modified: number }>();
+    const st = this.#streams.find((x) => x.spec.kind === 'powerPlatformAdmin');
+    if (!st || !Number.isFinite(st.intervalMs) || this.catalog().components.length === 0) return out;
+    const now = this.#clock.now();
+    const a = this.#firstAtOrAfter(st, now - CONTENT_RETENTION_MS);
+    const b = this.#firstAtOrAfter(st, now + 1);
+    for (let k = a; k < b; k++) {
+      const subject = this.#subject(st, k);
+      if (!subject?.component) continue;
+      const t = this.#time(st, k);
+      const create = (st.spec.variants[this.#variant(st, k)] as KindSpec['variants'][number]).operation === 'BotComponentCreate';
+      const prev = out.get(subject.component.id);
+      out.set(subject.component.id, { created: create ? t : (prev?.created ?? null), modified: t });
+    }
+    return out;
   }
 
   // --- windows and blobs -------------------------------------------------------------------------------------------
@@ -803,6 +858,8 @@ export class TenantFeed {
     const scenarios: Record<string, number> = {};
     const total = { unique: 0, records: 0, duplicates: 0, expiredUnique: 0, pendingUnique: 0 };
     const contentTypes = {} as Record<ContentType, ContentTypeTruth>;
+    // Refs of the available unique generated records (all content types: ref = k × 16 + stream, streams are unique).
+    const available = new Set<number>();
     for (const ct of CONTENT_TYPES) {
       const ctIndex = CONTENT_TYPES.indexOf(ct);
       const generated = new Map<number, number>();
@@ -884,6 +941,7 @@ export class TenantFeed {
       };
       for (const [ref, state] of generated) {
         if (state === AVAILABLE) {
+          available.add(ref);
           truth.unique++;
           const d = this.#describeRef(ref);
           if (includeIds) ids.push(d.id);
@@ -908,6 +966,7 @@ export class TenantFeed {
       total.expiredUnique += truth.expired.unique;
       total.pendingUnique += truth.pending.unique;
     }
+    const { componentRecords, bursts, agentRecords } = this.#recordGroups(available);
     return {
       tenantId: this.tenantId,
       from: new Date(from).toISOString(),
@@ -919,7 +978,94 @@ export class TenantFeed {
       byRecordType,
       byOperation,
       scenarios,
+      componentRecords,
+      bursts,
+      agentRecords,
     };
+  }
+
+  /** `componentRecords`, `bursts` and `agentRecords` of `groundTruth` over the refs of the available unique generated records. */
+  #recordGroups(available: Set<number>): Pick<AuditGroundTruth, 'componentRecords' | 'bursts' | 'agentRecords'> {
+    const c = this.catalog();
+    const componentRecords: AuditGroundTruth['componentRecords'] = {};
+    const sets = new Map<string, { components: Set<string>; groups: Set<string> }>();
+    const burstRecords = new Map<string, Map<number, number[]>>();
+    const invitations = new Map<string, number[]>();
+    const agentRecords: Record<string, number> = {};
+    for (const ref of available) {
+      const s = ref % STREAM_SLOTS;
+      const k = (ref - s) / STREAM_SLOTS;
+      const st = this.#streams[s] as Stream;
+      // Only agent records, bursts and invitations are grouped.
+      if (st.spec.kind !== 'powerPlatformAdmin' && st.spec.kind !== 'entra' && st.bursts.length === 0) continue;
+      const variant = this.#variant(st, k);
+      const v = st.spec.variants[variant] as KindSpec['variants'][number];
+      const subject = this.#subject(st, k);
+      // The agent a Bot* record is about is its ObjectId (a component record's: the component's agent).
+      const agentOf = (): string => subject?.component?.botId ?? String((JSON.parse(this.#renderRef(ref)) as { ObjectId?: unknown }).ObjectId);
+      if (st.spec.kind === 'powerPlatformAdmin' && v.operation.startsWith('Bot')) {
+        const agent = agentOf();
+        agentRecords[agent] = (agentRecords[agent] ?? 0) + 1;
+      }
+      if (subject && v.scenario) {
+        const o = (componentRecords[v.scenario] ??= { records: 0, readable: 0, readableComponents: 0, agentUserHours: 0 });
+        const g = sets.get(v.scenario) ?? { components: new Set<string>(), groups: new Set<string>() };
+        sets.set(v.scenario, g);
+        o.records++;
+        if (subject.component?.readable) {
+          o.readable++;
+          g.components.add(subject.component.id);
+        }
+        g.groups.add(`${agentOf()}|${subject.user.upn.toLowerCase()}|${Math.floor(this.#time(st, k) / HOUR)}`);
+      }
+      const burst = st.bursts.find((b) => b.variant === variant);
+      if (burst) {
+        const key = burst.group ?? v.scenario ?? v.operation;
+        const byN = burstRecords.get(key) ?? new Map<number, number[]>();
+        burstRecords.set(key, byN);
+        const n = Math.floor(k / burst.period);
+        byN.set(n, [...(byN.get(n) ?? []), ref]);
+      }
+      if (v.scenario === 'entra.guestInvited') {
+        const upn = String((JSON.parse(this.#renderRef(ref)) as { ObjectId?: unknown }).ObjectId).toLowerCase();
+        invitations.set(upn, [...(invitations.get(upn) ?? []), this.#time(st, k)]);
+      }
+    }
+    for (const [scenario, g] of sets) {
+      const o = componentRecords[scenario]!;
+      o.readableComponents = g.components.size;
+      o.agentUserHours = g.groups.size;
+    }
+    const bursts: AuditGroundTruth['bursts'] = {};
+    for (const st of this.#streams) {
+      const keys = new Map<string, { size: number; guests: boolean }>();
+      for (const b of st.bursts) {
+        const v = st.spec.variants[b.variant] as KindSpec['variants'][number];
+        const key = b.group ?? v.scenario ?? v.operation;
+        const prev = keys.get(key);
+        keys.set(key, { size: (prev?.size ?? 0) + b.size, guests: v.scenario === 'powerApps.sharedToNewGuests' });
+      }
+      for (const [key, { size, guests }] of keys) {
+        const o: { whole: number; guestsInvited?: number } = { whole: 0, ...(guests ? { guestsInvited: 0 } : {}) };
+        for (const [, refs] of burstRecords.get(key) ?? []) {
+          if (refs.length !== size) continue;
+          o.whole++;
+          if (!guests) continue;
+          const invited = refs.every((ref) => {
+            const s = ref % STREAM_SLOTS;
+            const k = (ref - s) / STREAM_SLOTS;
+            const b = st.bursts.find((x) => x.variant === this.#variant(st, k))!;
+            const guest = burstShareTarget(c, { n: Math.floor(k / b.period), i: (k % b.period) - b.offset });
+            const t = this.#time(st, k);
+            return (invitations.get(guest.upn.toLowerCase()) ?? []).some((at) => at <= t);
+          });
+          if (invited) o.guestsInvited = (o.guestsInvited ?? 0) + 1;
+        }
+        if (bursts[key]) throw new Error(`burst ${key} in two streams`);
+        bursts[key] = o;
+      }
+    }
+    return { componentRecords, bursts, agentRecords };
   }
 
   // --- Power BI ----------------------------------------------------------------------------------------------------

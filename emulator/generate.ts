@@ -5,7 +5,7 @@
  * `floor(rate × agents)` agents (seeded shuffles), so tests can assert exact counts.
  */
 import { generatePowerPlatform } from './powerplatform.ts';
-import { generateAgentComponents } from './agentcomponents.ts';
+import { agentComponentFacts, generateAgentComponents } from './agentcomponents.ts';
 import { generateTranscripts } from './transcripts.ts';
 import { generateOrganizationSettings } from './organization.ts';
 import { generateAzure } from './arm.ts';
@@ -892,6 +892,13 @@ export interface GroundTruth {
   /** The app the readability was computed for, and whether it is a registered management app. */
   appId: string | null;
   managementApp: boolean;
+  /**
+   * Per readable agent (bot id), the risky facts it carries: the risk flags that hold (`AgentRiskFlags` names), plus
+   * `signInNotRequired` (authenticated, `authenticationtrigger` 0 "As needed"), `multitenant` (`accesscontrolpolicy`
+   * 3), `guestOwner` (the owner is a directory guest), `generativeWithoutInstructions` (generative orchestration on, no
+   * instructions) and the facts of its components (`agentComponentFacts`, less `noInstructions`). Sorted names.
+   */
+  agentFacts: Record<string, string[]>;
 }
 
 /**
@@ -921,6 +928,7 @@ export function groundTruth(tenant: Tenant, options: { appId?: string; now?: str
   let agents = 0;
   let agentsUnreadable = 0;
   let systemusers = 0;
+  const agentFacts: Record<string, string[]> = {};
   for (const env of tenant.environments) {
     if (!env.dataverse) continue;
     dataverse++;
@@ -934,6 +942,7 @@ export function groundTruth(tenant: Tenant, options: { appId?: string; now?: str
     }
     for (const bot of env.dataverse.bots) {
       const f = agentRiskFlags(tenant, env, bot, nowMs);
+      if (canRead) agentFacts[bot.botid] = agentFactsOf(tenant, env, bot, f);
       for (const target of canRead ? [risks, risksAll] : [risksAll]) {
         if (f.noAuthentication) target.noAuthentication++;
         if (f.accessAny) target.accessAny++;
@@ -965,5 +974,27 @@ export function groundTruth(tenant: Tenant, options: { appId?: string; now?: str
     risksAll,
     appId,
     managementApp: app?.isManagementApp ?? false,
+    agentFacts,
   };
+}
+
+/** The facts of `GroundTruth.agentFacts` for one agent. */
+function agentFactsOf(tenant: Tenant, env: Environment, bot: Bot, flags: AgentRiskFlags): string[] {
+  const facts = new Set<string>(Object.entries(flags).flatMap(([k, v]) => (v ? [k] : [])));
+  if (bot.authenticationmode !== 1 && bot.authenticationtrigger === 0) facts.add('signInNotRequired');
+  if (bot.accesscontrolpolicy === 3) facts.add('multitenant');
+  const owner = env.dataverse ? indexes.systemusers.get(env.dataverse.systemusers, bot._ownerid_value) : undefined;
+  const user = owner?.azureactivedirectoryobjectid ? indexes.users.get(tenant.users, owner.azureactivedirectoryobjectid) : undefined;
+  if (user?.userType === 'Guest') facts.add('guestOwner');
+  const own = (env.dataverse?.botcomponents ?? []).filter((c) => c._parentbotid_value === bot.botid);
+  const componentFacts = agentComponentFacts(own);
+  let generative = false;
+  try {
+    generative = (JSON.parse(bot.configuration ?? '{}') as { settings?: { GenerativeActionsEnabled?: unknown } }).settings?.GenerativeActionsEnabled === true;
+  } catch {
+    generative = false;
+  }
+  for (const f of componentFacts) if (f !== 'noInstructions') facts.add(f);
+  if (generative && componentFacts.includes('noInstructions')) facts.add('generativeWithoutInstructions');
+  return [...facts].sort();
 }

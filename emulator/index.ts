@@ -553,7 +553,7 @@ export async function startEmulator(options: StartEmulatorOptions): Promise<Runn
   await app.register(async (scope) => registerPowerApps(scope, ctx), { prefix: '/powerapps' });
   await app.register(async (scope) => registerFlow(scope, ctx), { prefix: '/flow' });
   await app.register(async (scope) => registerQuarantine(scope, ctx), { prefix: '/powerplatform' });
-  await app.register(async (scope) => registerDataverse(scope, ctx), { prefix: '/dataverse' });
+  await app.register(async (scope) => registerDataverse(scope, feedCtx), { prefix: '/dataverse' });
   await app.register(async (scope) => registerOrganization(scope, ctx), { prefix: '/dataverse' });
   await app.register(async (scope) => registerArm(scope, ctx), { prefix: '/arm' });
   await app.register(async (scope) => registerManage(scope, feedCtx), { prefix: '/manage' });

@@ -2,6 +2,7 @@ import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorClient, type EmulatorClient } from '../../emulator/client.ts';
 import { generateTenant } from '../../emulator/generate.ts';
+import { agentComponentFacts, type BotComponent } from '../../emulator/agentcomponents.ts';
 import { agentComponentsGroundTruth, componentKind, startEmulator, type DataverseOrg, type RunningEmulator, type Tenant } from '../../emulator/index.ts';
 
 let emu: RunningEmulator;
@@ -48,6 +49,42 @@ describe('Dataverse botcomponents', () => {
     expect((filtered.json.value as unknown[]).length).toBe(readable.botcomponents!.filter((c) => c._parentbotid_value === bot.botid).length);
   });
 
+  it('serves a component created or changed by the audit feed’s records with those dates, and the others as stored', async () => {
+    const token = await dvToken(readable);
+    const read = async () =>
+      new Map(
+        (
+          (await http.get(`/dataverse/${readable.uniqueName}/api/data/v9.2/botcomponents?$select=botcomponentid,createdon,modifiedon`, { token })).json
+            .value as Record<string, string>[]
+        ).map((c) => [c.botcomponentid!, c]),
+      );
+    const stored = new Map(readable.botcomponents!.map((c) => [c.botcomponentid, c]));
+    // Two days on from the generation: every stored date is older than the feed's records.
+    const T = Math.floor(Date.now() / 3_600_000) * 3_600_000 + 48 * 3_600_000;
+    emu.control.configureFeed(tenant.id, { recordsPerHour: 3000, kindMix: { powerPlatformAdmin: 40 }, since: new Date(T - 24 * 3_600_000).toISOString() });
+    try {
+      // Before the feed's first record: as stored.
+      emu.control.setClock(new Date(T - 25 * 3_600_000).toISOString());
+      const before = await read();
+      for (const [id, c] of before) expect([c.createdon, c.modifiedon]).toEqual([stored.get(id)!.createdon, stored.get(id)!.modifiedon]);
+      emu.control.setClock(new Date(T).toISOString());
+      const served = await read();
+      const moved = [...served.values()].filter((c) => c.modifiedon !== stored.get(c.botcomponentid!)!.modifiedon);
+      expect(moved.length).toBeGreaterThan(0);
+      expect(moved.length).toBeLessThan(served.size);
+      for (const c of moved) {
+        const t = Date.parse(c.modifiedon!);
+        expect(t).toBeGreaterThanOrEqual(T - 24 * 3_600_000);
+        expect(t).toBeLessThanOrEqual(T);
+        expect(Date.parse(c.createdon!)).toBeLessThanOrEqual(t);
+        expect(c['@odata.etag']).not.toBe(before.get(c.botcomponentid!)!['@odata.etag']);
+      }
+    } finally {
+      emu.control.setClock(null);
+      emu.control.configureFeed(tenant.id, { since: null, recordsPerHour: 120, kindMix: { powerPlatformAdmin: 5 } });
+    }
+  });
+
   it('refuses an org where the app is not an application user', async () => {
     const res = await http.get(`/dataverse/${unreadable.uniqueName}/api/data/v9.2/botcomponents?$select=botcomponentid`, { token: await dvToken(unreadable) });
     expect(res.status).toBe(403);
@@ -73,5 +110,59 @@ describe('Dataverse botcomponents', () => {
       outputType: {},
     });
     expect(child.schemaname).toMatch(/\.agent\.Agent_/);
+  });
+});
+
+describe('agentComponentFacts (the ground truth of agent posture)', () => {
+  const component = (componenttype: number, data: string): BotComponent => ({
+    botcomponentid: 'c',
+    name: 'c',
+    schemaname: 'cr1_a.c',
+    componenttype,
+    category: null,
+    description: null,
+    data,
+    content: null,
+    _parentbotid_value: 'b',
+    _parentbotcomponentid_value: null,
+    reusepolicy: 0,
+    statecode: 0,
+    statuscode: 1,
+    createdon: '2026-01-01T00:00:00Z',
+    modifiedon: '2026-01-01T00:00:00Z',
+  });
+  const instructions = component(15, 'kind: GptComponentMetadata\ninstructions: "Be nice"\n');
+  const topic = (url: string) =>
+    component(9, ['kind: AdaptiveDialog', 'beginDialog:', '  actions:', '    - kind: HttpRequestAction', `      url: ${url}`, ''].join('\n'));
+  const tool = (mode: string, operationId: string, mcp = false) =>
+    component(
+      9,
+      [
+        'kind: TaskDialog',
+        'action:',
+        `  kind: ${mcp ? 'InvokeExternalAgentTaskAction' : 'InvokeConnectorTaskAction'}`,
+        '  connectionProperties:',
+        `    mode: ${mode}`,
+        `  operationId: ${operationId}`,
+        ...(mcp ? ['  operationDetails:', '    kind: ModelContextProtocolMetadata'] : []),
+        '',
+      ].join('\n'),
+    );
+
+  it('names plain-HTTP or odd-port calls, maker tools, MCP tools, mail senders and missing instructions', () => {
+    expect(agentComponentFacts([topic('http://webhook.site/v1/items'), tool('Maker', 'SendEmailV2'), tool('Invoker', 'InvokeMCP', true)])).toEqual([
+      'insecureHttp',
+      'makerCredentialTool',
+      'mcpTool',
+      'noInstructions',
+      'sendsEmail',
+    ]);
+    expect(agentComponentFacts([instructions, topic('https://api.fabrikam-erp.com:8443/v1/items')])).toEqual(['insecureHttp']);
+  });
+
+  it('near misses: HTTPS on the default port, URLs built at run time, tools on the user’s connection that do not send mail', () => {
+    expect(
+      agentComponentFacts([instructions, topic('https://hooks.slack.com/v1/items'), topic('="https://" & Global.ApiHost'), tool('Invoker', 'GetItems')]),
+    ).toEqual([]);
   });
 });

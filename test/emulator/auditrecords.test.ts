@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { creationTime } from '../../emulator/auditrecords.ts';
+import { componentKind } from '../../emulator/agentcomponents.ts';
 import { normalizeRecord } from '../../src/sources/managementActivity/records.ts';
 import { powerAppsActivity } from '../../src/sources/managementActivity/views.ts';
 import { EmulatedClock, parseUtc } from '../../emulator/clock.ts';
@@ -369,5 +370,149 @@ describe('helpers', () => {
     expect(c.now() - Date.now()).toBeGreaterThan(3_590_000);
     expect(c.state().frozen).toBe(false);
     expect(() => c.set('not a date')).toThrow(RangeError);
+  });
+});
+
+describe('agent component records and bursts in the ground truth (issue 20)', () => {
+  const props = (r: Rec): Record<string, string> => Object.fromEntries((r.PropertyCollection as Rec[]).map((p) => [p.Name, p.Value]));
+  /** The tenant's components: parent agent, componenttype, kind (public websites apart), readable by the connector. */
+  const components = () => {
+    const out = new Map<string, { bot: string; type: number; kind: string; readable: boolean }>();
+    for (const env of tenant.environments) {
+      const org = env.dataverse;
+      if (!org) continue;
+      const readable = org.appUsers.some((a) => a.appId === tenant.connectorAppId);
+      for (const c of org.botcomponents ?? []) {
+        const kind = componentKind(c);
+        out.set(c.botcomponentid, {
+          bot: c._parentbotid_value!,
+          type: c.componenttype,
+          kind: kind === 'knowledge' && /PublicSiteSearchSource/.test(c.data ?? '') ? 'publicWebsite' : kind,
+          readable,
+        });
+      }
+    }
+    return out;
+  };
+
+  it('component records name the tenant’s own components on their agents; the ground truth counts them by readability, component and agent-user-hour', () => {
+    const known = components();
+    const scenarioOf: Record<string, string> = {
+      'BotComponentCreate|knowledge': 'agent.knowledgeAdded',
+      'BotComponentCreate|publicWebsite': 'agent.publicWebsiteKnowledgeAdded',
+      'BotComponentCreate|topic': 'agent.topicAdded',
+      'BotComponentCreate|action': 'agent.toolAdded',
+      'BotComponentCreate|mcp': 'agent.mcpServerAdded',
+      'BotComponentUpdate|topic': 'agent.topicChanged',
+      'BotComponentUpdate|instructions': 'agent.instructionsChanged',
+    };
+    const unique = new Map([...records.values()].flat().map((r) => [r.Id as string, r]));
+    const mine: Record<string, { records: number; readable: number; components: Set<string>; groups: Set<string> }> = {};
+    for (const r of unique.values()) {
+      if (!/^BotComponent/.test(r.Operation)) continue;
+      const p = props(r);
+      const c = known.get(p['powerplatform.analytics.resource.bot_component.id']!);
+      // Every kind exists in this tenant, so every record is about one of its components, on that component's agent.
+      expect(c, JSON.stringify(p)).toBeDefined();
+      expect([r.ObjectId, p['powerplatform.analytics.resource.bot.id'], Number(p['powerplatform.analytics.resource.bot_component.type'])]).toEqual([
+        c!.bot,
+        c!.bot,
+        c!.type,
+      ]);
+      const scenario = scenarioOf[`${r.Operation}|${c!.kind}`]!;
+      expect(scenario, `${r.Operation} of a ${c!.kind}`).toBeDefined();
+      const o = (mine[scenario] ??= { records: 0, readable: 0, components: new Set(), groups: new Set() });
+      o.records++;
+      if (c!.readable) {
+        o.readable++;
+        o.components.add(p['powerplatform.analytics.resource.bot_component.id']!);
+      }
+      o.groups.add(`${c!.bot}|${String(r.UserId).toLowerCase()}|${Math.floor(Date.parse(`${r.CreationTime}Z`) / 3_600_000)}`);
+    }
+    const truth = feed.groundTruth({ ...WINDOW, includeIds: false });
+    expect(truth.componentRecords).toEqual(
+      Object.fromEntries(
+        Object.entries(mine).map(([k, o]) => [
+          k,
+          { records: o.records, readable: o.readable, readableComponents: o.components.size, agentUserHours: o.groups.size },
+        ]),
+      ),
+    );
+    for (const k of Object.values(scenarioOf)) expect(mine[k]?.records ?? 0, k).toBeGreaterThan(0);
+    // Some components are unreadable to the connector; repeated saves of instructions fall in one hour.
+    expect(Object.values(mine).some((o) => o.readable < o.records)).toBe(true);
+    expect(mine['agent.instructionsChanged']!.groups.size).toBeLessThan(mine['agent.instructionsChanged']!.records);
+    // Agent records per agent: every Bot* record is about the agent its ObjectId names.
+    const perAgent: Record<string, number> = {};
+    for (const r of unique.values()) if (r.RecordType === 256 && /^Bot/.test(r.Operation)) perAgent[r.ObjectId] = (perAgent[r.ObjectId] ?? 0) + 1;
+    expect(truth.agentRecords).toEqual(perAgent);
+  });
+
+  it('a burst counts whole only with every record in the window; a share burst counts as invited once each guest was invited before its share', () => {
+    const at = (r: Rec) => Date.parse(`${r.CreationTime}Z`);
+    const deletions = general()
+      .filter((r) => r.Operation === 'DeletePowerApp')
+      .sort((a, b) => at(a) - at(b));
+    const start = deletions.findIndex(
+      (r, i) => i + 4 < deletions.length && deletions.slice(i, i + 5).every((x) => x.UserId === r.UserId) && at(deletions[i + 1]!) > at(r),
+    );
+    expect(start).toBeGreaterThanOrEqual(0);
+    const whole = (from: number) =>
+      feed.groundTruth({ from: new Date(from).toISOString(), to: WINDOW.to, basis: 'creationTime', includeIds: false }).bursts['powerApps.bulkDelete']!.whole;
+    const first = at(deletions[start]!);
+    expect(whole(first) - whole(first + 1000)).toBe(1);
+
+    // Shares to guests come in bursts of three; invitations are Azure AD records naming the guest.
+    const guests = new Map(tenant.users.filter((u) => u.userType === 'Guest').map((u) => [u.id, u.userPrincipalName.toLowerCase()]));
+    const invited = new Map<string, number[]>();
+    for (const r of records.get('Audit.AzureActiveDirectory')!)
+      if (r.Operation === 'Invite external user.')
+        invited.set(String(r.ObjectId).toLowerCase(), [...(invited.get(String(r.ObjectId).toLowerCase()) ?? []), at(r)]);
+    const shares = general()
+      .map((r) => ({ r, target: powerAppsActivity(normalizeRecord(r, 'Audit.General')!)?.targetPrincipal }))
+      .filter((s) => s.r.Operation === 'PowerAppPermissionEdited' && s.target && guests.has(s.target))
+      .sort((a, b) => at(a.r) - at(b.r));
+    const bursts: (typeof shares)[] = [];
+    for (const s of shares) {
+      const last = bursts.at(-1);
+      if (last && last[0]!.r.UserId === s.r.UserId && at(s.r) - at(last.at(-1)!.r) < 10 * 60_000) last.push(s);
+      else bursts.push([s]);
+    }
+    const full = bursts.filter((b) => b.length === 3);
+    const truth = feed.groundTruth({ ...WINDOW, includeIds: false }).bursts['powerApps.sharedToNewGuests']!;
+    expect(truth.whole).toBe(full.length);
+    expect(truth.guestsInvited).toBe(full.filter((b) => b.every((s) => (invited.get(guests.get(s.target!)!) ?? []).some((t) => t <= at(s.r)))).length);
+    expect(truth.whole).toBeGreaterThan(0);
+  });
+});
+
+describe('component dates the feed implies (issue 20)', () => {
+  it('each component’s latest create and change is the latest record about it that has happened, none after the clock', () => {
+    const clock2 = new EmulatedClock();
+    const C = Date.parse('2025-06-10T10:00:00Z');
+    const f = new FeedStore(new TenantStore([tenant]), clock2).feed(tenant.id) as TenantFeed;
+    f.configure({ recordsPerHour: 4000, kindMix: { powerPlatformAdmin: 25 }, since: new Date(C - 5 * 3_600_000).toISOString() });
+    clock2.set(new Date(C).toISOString());
+    const changes = f.componentChanges();
+    // Two hours later every record up to C has its blob: the expectation from the records themselves.
+    clock2.set(new Date(C + 2 * 3_600_000).toISOString());
+    const expected = new Map<string, { created: number | null; modified: number }>();
+    const after = new Set<string>();
+    const recs = collect(f, 'Audit.General', new Date(C - 6 * 3_600_000).toISOString(), new Date(C + 2 * 3_600_000).toISOString());
+    for (const r of [...new Map(recs.map((x) => [x.Id as string, x])).values()].sort((a, b) => a.CreationTime.localeCompare(b.CreationTime))) {
+      if (!/^BotComponent/.test(r.Operation)) continue;
+      const id = (r.PropertyCollection as Rec[]).find((p) => p.Name === 'powerplatform.analytics.resource.bot_component.id')!.Value as string;
+      const t = Date.parse(`${r.CreationTime}Z`);
+      if (t > C) {
+        after.add(id);
+        continue;
+      }
+      const prev = expected.get(id);
+      expected.set(id, { created: r.Operation === 'BotComponentCreate' ? t : (prev?.created ?? null), modified: t });
+    }
+    expect(changes).toEqual(expected);
+    expect(expected.size).toBeGreaterThan(10);
+    // Records after the clock moved nothing yet: they show once the clock passes them.
+    expect([...after].some((id) => changes.get(id)?.modified !== f.componentChanges().get(id)?.modified)).toBe(true);
   });
 });
