@@ -64,7 +64,8 @@ describe('portal accessibility, console and CSP on every page', () => {
     await signIn(w);
     const integrationId = await collectedIntegration(w);
     const findings = (await apiCall<{ items: { id: string }[] }>(w, 'GET', '/findings?status=all&limit=1')).items;
-    const agents = (await apiCall<{ items: { integrationId: string; agentId: string }[] }>(w, 'GET', '/agents?limit=1')).items;
+    const agents = (await apiCall<{ items: { integrationId: string; agentId: string; environmentId: string }[] }>(w, 'GET', '/agents?limit=1')).items;
+    const alerts = (await apiCall<{ items: { id: string }[] }>(w, 'GET', '/alerts?limit=1')).items;
     pages.push(
       { name: 'dashboard', path: '/' },
       { name: 'integrations', path: '/integrations' },
@@ -74,6 +75,10 @@ describe('portal accessibility, console and CSP on every page', () => {
       { name: 'finding', path: `/findings/${findings[0]!.id}` },
       { name: 'agent', path: `/integrations/${agents[0]!.integrationId}/agents/${encodeURIComponent(agents[0]!.agentId)}` },
       { name: 'alerts', path: '/alerts' },
+      ...alerts.map((a) => ({ name: 'alert', path: `/alerts/${a.id}` })),
+      { name: 'events', path: '/events' },
+      { name: 'agents', path: '/agents' },
+      { name: 'environment', path: `/environments/${agents[0]!.integrationId}/${encodeURIComponent(agents[0]!.environmentId)}` },
       { name: 'protection', path: '/protection' },
       { name: 'checks', path: '/checks' },
       { name: 'settings-users', path: '/settings/users' },
