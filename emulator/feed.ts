@@ -159,6 +159,49 @@ export interface AuditGroundTruthOptions {
   basis?: 'contentCreated' | 'creationTime';
   /** Include the record Ids (default true; pass false for very large windows). */
   includeIds?: boolean;
+  /**
+   * Also compute `activity`, the facts about users' activity across records (renders every available generated
+   * record of the window: slower, for windows of tens of thousands of records). Default false.
+   */
+  activity?: boolean;
+}
+
+/**
+ * What users did across the available unique generated records of a window (`groundTruth` with `activity: true`): the
+ * facts the rules over many records count, taken from the records as served. A record's user is its `UserId` (case
+ * ignored); its client address the first of `ClientIP`, `ClientIPAddress` (Exchange), `ActorIpAddress` (Azure AD) and
+ * `PropertyCollection` `enduser.ip_address` (Power Platform) that is set (Management Activity common, Exchange and Azure AD
+ * schemas; Power Apps activity logs). Times are the records' `CreationTime`.
+ */
+export interface ActivityTruth {
+  /**
+   * Flows (`ObjectId`) created or edited by `flow.externalHttp` records: each lists the HTTP connector, which calls any
+   * URL. The records name no URL and the flows are not the tenant's collected ones (EMULATOR: the feed draws flow ids of
+   * its own), so the host of each flow is unknown: one (flow, outside host) pair per flow.
+   */
+  externalHttpFlows: number;
+  /**
+   * `Disable account.` / `Delete user.` records whose user (`ObjectId`, the UPN) created, edited or deleted a flow
+   * (RecordType 30 `CreateFlow`/`EditFlow`/`DeleteFlow`, by `UserId`) within 7 days before or after, in the window.
+   */
+  departuresWithFlowActivity: number;
+  /**
+   * Copilot interaction volume spikes (`copilot.volumeSpike` bursts) the user's history makes unusual: bursts in which
+   * an hour starting at one of the user's `CopilotInteraction` records (from an hour before the burst's first available
+   * record to its last) holds at least max(30, ⌈10 × n / h⌉) of the user's interactions, where n is the user's
+   * interactions in the 7 days before the hour preceding that hour and h the hours from the first interaction of anyone
+   * in that span to its end (at least 1). Hours without such history never spike. One per user and UTC day (of the
+   * burst's last available record). Not modelled: a reader that holds only the first 10,000 interactions of the span.
+   */
+  copilotSpikes: number;
+  /** `copilot.volumeSpike` bursts with an available record none of whose hours has such history (they cannot alert). */
+  copilotSpikesWithoutHistory: number;
+  /**
+   * (user, client address) pairs of `CopilotInteraction` records (RecordType 261) whose address no earlier record of
+   * the user (any RecordType, strictly earlier `CreationTime`) came from, while some earlier record of the user came
+   * from another address.
+   */
+  copilotNewIps: number;
 }
 
 /** Ground truth of one content type in a window. */
@@ -212,6 +255,8 @@ export interface AuditGroundTruth {
   bursts: Record<string, { whole: number; guestsInvited?: number }>;
   /** Available unique generated Copilot Studio agent records (RecordType 256, `Bot*` operations) per agent (bot id). */
   agentRecords: Record<string, number>;
+  /** With `activity: true`: what users did across records (see {@link ActivityTruth}). */
+  activity?: ActivityTruth;
 }
 
 /** Power BI tenant settings that the activity-events API depends on (`EmulatorControl.setPowerBiSettings`). */
@@ -293,6 +338,17 @@ const CT_SLUG: Record<ContentType, [string, string]> = {
   'Audit.General': ['audit_general', 'Audit_General'],
   'DLP.All': ['dlp_all', 'DLP_All'],
 };
+
+/** Index of the first element of ascending `xs` that is ≥ `x` (`xs.length` when none is). */
+function firstAtLeast(xs: readonly number[], x: number): number {
+  let lo = 0;
+  for (let hi = xs.length; lo < hi;) {
+    const mid = (lo + hi) >>> 1;
+    if ((xs[mid] as number) < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
 
 /** `YYYYMMDDHHmmssfff` (UTC): the timestamp prefix of content ids. */
 function stamp17(ms: number): string {
@@ -967,6 +1023,7 @@ export class TenantFeed {
       total.pendingUnique += truth.pending.unique;
     }
     const { componentRecords, bursts, agentRecords } = this.#recordGroups(available);
+    const activity = options.activity ? { activity: this.#activity(available) } : {};
     return {
       tenantId: this.tenantId,
       from: new Date(from).toISOString(),
@@ -981,7 +1038,111 @@ export class TenantFeed {
       componentRecords,
       bursts,
       agentRecords,
+      ...activity,
     };
+  }
+
+  /** `activity` of `groundTruth` over the refs of the available unique generated records (each rendered once). */
+  #activity(available: Set<number>): ActivityTruth {
+    interface Rec {
+      t: number;
+      user: string | null;
+      ip: string | null;
+      recordType: number;
+      operation: string;
+      objectId: string | null;
+      scenario: string | undefined;
+      /** `stream|burst number` of a burst record. */
+      burst: string | null;
+    }
+    const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+    const recs: Rec[] = [];
+    for (const ref of available) {
+      const s = ref % STREAM_SLOTS;
+      const k = (ref - s) / STREAM_SLOTS;
+      const st = this.#streams[s] as Stream;
+      const variant = this.#variant(st, k);
+      const v = st.spec.variants[variant] as KindSpec['variants'][number];
+      const r = JSON.parse(this.#renderRef(ref)) as Record<string, unknown>;
+      const props = Array.isArray(r.PropertyCollection) ? (r.PropertyCollection as { Name?: unknown; Value?: unknown }[]) : [];
+      const burst = st.bursts.find((b) => b.variant === variant);
+      recs.push({
+        t: this.#time(st, k),
+        user: str(r.UserId)?.toLowerCase() ?? null,
+        ip: str(r.ClientIP) ?? str(r.ClientIPAddress) ?? str(r.ActorIpAddress) ?? str(props.find((p) => p.Name === 'enduser.ip_address')?.Value),
+        recordType: v.recordType,
+        operation: v.operation,
+        objectId: str(r.ObjectId),
+        scenario: v.scenario,
+        burst: burst ? `${s}|${Math.floor(k / burst.period)}` : null,
+      });
+    }
+    recs.sort((a, b) => a.t - b.t);
+
+    // Flows calling any URL: one per flow.
+    const externalHttpFlows = new Set(recs.flatMap((r) => (r.scenario === 'flow.externalHttp' && r.objectId ? [r.objectId] : []))).size;
+
+    // Departures with flow activity of the same user within 7 days. A deleted user's UPN is prefixed with the user's
+    // object id without dashes (Entra "Delete user." records).
+    const flowTimes = new Map<string, number[]>();
+    for (const r of recs) {
+      if (r.recordType !== 30 || !r.user || !['CreateFlow', 'EditFlow', 'DeleteFlow'].includes(r.operation)) continue;
+      const mine = flowTimes.get(r.user) ?? [];
+      flowTimes.set(r.user, mine);
+      mine.push(r.t);
+    }
+    let departuresWithFlowActivity = 0;
+    for (const r of recs) {
+      if (r.recordType !== 8 || !['Disable account.', 'Delete user.'].includes(r.operation) || !r.objectId?.includes('@')) continue;
+      const upn = r.objectId.toLowerCase().replace(/^[0-9a-f]{32}(?=[^@]+@)/, '');
+      if ((flowTimes.get(upn) ?? []).some((t) => Math.abs(t - r.t) <= 7 * DAY)) departuresWithFlowActivity++;
+    }
+
+    // Client addresses: when each (user, address) was first seen, and each user's first record with an address.
+    const firstSeen = new Map<string, number>();
+    const firstAny = new Map<string, number>();
+    for (const r of recs) {
+      if (!r.user || !r.ip) continue;
+      if (!firstSeen.has(`${r.user}|${r.ip}`)) firstSeen.set(`${r.user}|${r.ip}`, r.t);
+      if (!firstAny.has(r.user)) firstAny.set(r.user, r.t);
+    }
+    const interactions = recs.filter((r) => r.operation === 'CopilotInteraction' && r.user);
+    const newIps = new Set<string>();
+    for (const r of interactions)
+      if (r.ip && firstSeen.get(`${r.user}|${r.ip}`) === r.t && (firstAny.get(r.user!) as number) < r.t) newIps.add(`${r.user}|${r.ip}`);
+
+    // Volume spikes: each hour starting at one of the user's interactions (from an hour before the burst to its end)
+    // judged against the 7 days before the hour preceding it.
+    const all = interactions.map((r) => r.t);
+    const byUser = new Map<string, number[]>();
+    for (const r of interactions) {
+      const mine = byUser.get(r.user!) ?? [];
+      byUser.set(r.user!, mine);
+      mine.push(r.t);
+    }
+    const spikeBursts = new Map<string, Rec[]>();
+    for (const r of interactions) if (r.scenario === 'copilot.volumeSpike' && r.burst) spikeBursts.set(r.burst, [...(spikeBursts.get(r.burst) ?? []), r]);
+    const spikes = new Set<string>();
+    let copilotSpikesWithoutHistory = 0;
+    for (const burst of spikeBursts.values()) {
+      const user = burst[0]!.user!;
+      const mine = byUser.get(user)!;
+      let history = false;
+      let spike = false;
+      for (let i = firstAtLeast(mine, burst[0]!.t - HOUR); i < mine.length && mine[i]! <= burst.at(-1)!.t && !spike; i++) {
+        const at = mine[i]!;
+        const to = at - HOUR;
+        const from = to - 7 * DAY;
+        const n = firstAtLeast(mine, to + 1) - firstAtLeast(mine, from);
+        if (n === 0) continue;
+        history = true;
+        const hours = Math.max(1, (to - all[firstAtLeast(all, from)]!) / HOUR);
+        spike = firstAtLeast(mine, at + HOUR + 1) - i >= Math.max(30, Math.ceil((10 * n) / hours));
+      }
+      if (!history) copilotSpikesWithoutHistory++;
+      if (spike) spikes.add(`${user}|${new Date(burst.at(-1)!.t).toISOString().slice(0, 10)}`);
+    }
+    return { externalHttpFlows, departuresWithFlowActivity, copilotSpikes: spikes.size, copilotSpikesWithoutHistory, copilotNewIps: newIps.size };
   }
 
   /** `componentRecords`, `bursts` and `agentRecords` of `groundTruth` over the refs of the available unique generated records. */

@@ -93,6 +93,7 @@ export { CONTENT_TYPES, RECORD_KINDS, isContentType } from './auditrecords.ts';
 export type { AuditCatalog, ContentType, FeedUser, KindSpec, RecordKind, RecordVariant } from './auditrecords.ts';
 export { CONTENT_RETENTION_MS, DEFAULT_FEED_SETTINGS, DEFAULT_POWER_BI_SETTINGS, FeedStore, TenantFeed, parseFeedTime } from './feed.ts';
 export type {
+  ActivityTruth,
   AddedContent,
   AuditGroundTruth,
   AuditGroundTruthOptions,

@@ -120,7 +120,7 @@ const LOOKBACK_MS = 24 * 3_600_000;
 /**
  * Bursts of `operations` per user. The user's events are cut into clusters wherever two consecutive ones are more
  * than `windowMs` apart; a cluster holding one of the new events `fresh` and, within some `windowMs`, at least
- * `threshold(user)` events is one burst: the first such window's events, keyed by the cluster's first event (so every
+ * `threshold(user, t)` events (t: the window's first event, epoch ms) is one burst: the first such window's events, keyed by the cluster's first event (so every
  * page and run that meets the same cluster names the same burst, whichever part of it they read). Stored events
  * around the new ones are read through `find` (±`windowMs`, and 24 hours further back for a cluster that reaches the
  * start of what was read; a cluster chaining further back than that is cut there).
@@ -130,7 +130,7 @@ export async function userBursts(
   fresh: AuditEvent[],
   operations: string[],
   windowMs: number,
-  threshold: (user: string) => number,
+  threshold: (user: string, at: number) => number,
 ): Promise<UserBurst[]> {
   const mine = fresh.filter((e) => e.userId && operations.includes(e.operation ?? ''));
   if (mine.length === 0) return [];
@@ -158,7 +158,6 @@ export async function userBursts(
   const out: UserBurst[] = [];
   for (const [user, list] of byUser) {
     list.sort((a, b) => a.t - b.t || a.id.localeCompare(b.id));
-    const need = threshold(user);
     for (let start = 0; start < list.length;) {
       let end = start + 1;
       while (end < list.length && list[end]!.t - list[end - 1]!.t <= windowMs) end++;
@@ -167,7 +166,7 @@ export async function userBursts(
       if (!cluster.some((r) => freshIds.has(r.id))) continue;
       for (let i = 0, j = 0; j < cluster.length; j++) {
         while (cluster[j]!.t - cluster[i]!.t > windowMs) i++;
-        if (j - i + 1 < need) continue;
+        if (j - i + 1 < threshold(user, cluster[i]!.t)) continue;
         let k = j;
         while (k + 1 < cluster.length && cluster[k + 1]!.t - cluster[i]!.t <= windowMs) k++;
         const run = cluster.slice(i, k + 1);

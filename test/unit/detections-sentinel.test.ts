@@ -169,6 +169,21 @@ describe('Copilot interaction volume', () => {
     expect(withHistory).toHaveLength(1);
     expect(withHistory[0]).toMatchObject({ detail: { user: 'ann@contoso.com', count: 35 } });
   });
+
+  it('a burst before any history does not alert when read again later; the same burst after a day of history does', async () => {
+    // ann 35 times within 35 minutes, then once an hour for a day: a later evaluation reads the burst again (its
+    // cluster chains into the new events) but judges it against the hours before it, which hold nothing.
+    const burst = (start: number) => Array.from({ length: 35 }, (_, i) => copilot({}, {}, start + i * 60));
+    const hourly = (from: number) => Array.from({ length: 30 }, (_, h) => copilot({}, {}, from + h * 3600));
+    const first = [...burst(0), ...hourly(3600)];
+    const late = first.filter((e) => e.creationTime >= new Date(T0 + 24 * 3600_000).toISOString());
+    expect(await run('copilot_interaction_volume_spike', late, {}, first)).toEqual([]);
+    // The near miss: a day of history first, then the burst.
+    const after = [...hourly(0), ...burst(31 * 3600)];
+    const hits = await run('copilot_interaction_volume_spike', after.slice(-35), {}, after);
+    expect(hits).toHaveLength(1);
+    expect(hits[0]).toMatchObject({ detail: { user: 'ann@contoso.com', count: 35, threshold: 30 } });
+  });
 });
 
 describe('Power Platform privileged roles', () => {

@@ -7,15 +7,30 @@ const HOUR_MS = 3_600_000;
 const MIN_INTERACTIONS_PER_HOUR = 30;
 /** How many times the user's usual hourly count an hour must reach. */
 const SPIKE_FACTOR = 10;
-/** The history the usual count is taken from: the 7 days before the new events. */
+/** The history the usual count is taken from: the 7 days before the hour preceding the hour judged. */
 const BASELINE_MS = 7 * 24 * HOUR_MS;
+
+/** How far before the first new event `userBursts` may find a burst's first event (its window and read-back). */
+const READ_BACK_MS = 25 * HOUR_MS;
+
+/** Index of the first element of ascending `xs` that is ≥ `x`. */
+function lowerBound(xs: number[], x: number): number {
+  let lo = 0;
+  for (let hi = xs.length; lo < hi;) {
+    const mid = (lo + hi) >>> 1;
+    if (xs[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
 
 /**
  * A user's Copilot interactions in one hour reached max(30, 10 × the user's mean hourly count over the stored history
- * of the previous 7 days). The mean is over the span the store holds (from the first stored interaction of anyone in
- * those 7 days; a truncated answer of `find`, at 10,000 rows, covers up to its last row), so a newly collected tenant
- * is not judged against hours it never collected. Users with no interaction in that history do not alert. At most one
- * alert per user and UTC day.
+ * of the 7 days before the hour preceding it). The mean is over the span the store holds (from the first stored
+ * interaction of anyone in those 7 days; a truncated answer of `find`, at 10,000 rows, covers up to its last row), so a
+ * newly collected tenant is not judged against hours it never collected. Each hour is judged against its own history,
+ * whichever evaluation reads it: a burst is never part of its own baseline, and a user with no interaction before it
+ * does not alert. At most one alert per user and UTC day.
  */
 export const detection: Detection = {
   metadata: {
@@ -37,22 +52,40 @@ export const detection: Detection = {
   run: async (ctx) => {
     const fresh = ctx.events.filter((e) => e.userId && e.operation === 'CopilotInteraction');
     if (fresh.length === 0) return [];
-    const start = Math.min(...fresh.map((e) => Date.parse(e.creationTime)));
-    const to = new Date(start - HOUR_MS).toISOString();
-    const history = await ctx.find({ operations: ['CopilotInteraction'], from: new Date(start - HOUR_MS - BASELINE_MS).toISOString(), to });
-    const spanHours =
-      history.length > 0
-        ? Math.max(1, (Date.parse(history.length >= 10_000 ? history.at(-1)!.creationTime : to) - Date.parse(history[0]!.creationTime)) / HOUR_MS)
-        : 0;
-    const usual = new Map<string, number>();
-    for (const e of history) {
-      const user = e.userId?.toLowerCase();
-      if (user) usual.set(user, (usual.get(user) ?? 0) + 1);
+    // Only users with an hour at the floor can alert: the history is read when there is one.
+    if ((await userBursts(ctx, fresh, ['CopilotInteraction'], HOUR_MS, () => MIN_INTERACTIONS_PER_HOUR)).length === 0) return [];
+    const times = fresh.map((e) => Date.parse(e.creationTime));
+    // The history of every hour a burst can start in: from 7 days before the earliest such hour to the latest.
+    const earliest = Math.min(...times) - READ_BACK_MS - HOUR_MS - BASELINE_MS;
+    const history = await ctx.find({
+      operations: ['CopilotInteraction'],
+      from: new Date(earliest).toISOString(),
+      to: new Date(Math.max(...times) - HOUR_MS).toISOString(),
+    });
+    const all = history.map((e) => Date.parse(e.creationTime));
+    // A truncated answer holds the history up to its last row only.
+    const through = history.length >= 10_000 ? all.at(-1)! : Infinity;
+    const byUser = new Map<string, number[]>();
+    for (let i = 0; i < history.length; i++) {
+      const user = history[i]!.userId?.toLowerCase();
+      if (!user) continue;
+      const mine = byUser.get(user) ?? [];
+      byUser.set(user, mine);
+      mine.push(all[i]!);
     }
+    /** The user's interactions in the history of an hour starting at `at` (epoch ms), and its span in hours. */
+    const usual = (user: string, at: number): { n: number; hours: number } => {
+      const to = Math.min(at - HOUR_MS, through);
+      const from = at - HOUR_MS - BASELINE_MS;
+      const mine = byUser.get(user) ?? [];
+      const first = all[lowerBound(all, from)];
+      const n = lowerBound(mine, to + 1) - lowerBound(mine, from);
+      return { n, hours: first === undefined || first > to ? 1 : Math.max(1, (to - first) / HOUR_MS) };
+    };
     // Users without history can never reach the threshold (Infinity).
-    const threshold = (user: string) => {
-      const n = usual.get(user);
-      return n ? Math.max(MIN_INTERACTIONS_PER_HOUR, Math.ceil((SPIKE_FACTOR * n) / spanHours)) : Infinity;
+    const threshold = (user: string, at: number) => {
+      const { n, hours } = usual(user, at);
+      return n === 0 ? Infinity : Math.max(MIN_INTERACTIONS_PER_HOUR, Math.ceil((SPIKE_FACTOR * n) / hours));
     };
     const bursts = await userBursts(ctx, fresh, ['CopilotInteraction'], HOUR_MS, threshold);
     return bursts.map((b) => ({
@@ -65,8 +98,8 @@ export const detection: Detection = {
         count: b.ids.length,
         from: b.from,
         to: b.to,
-        usualPerHour: Number(((usual.get(b.user) ?? 0) / spanHours).toFixed(2)),
-        threshold: threshold(b.user),
+        usualPerHour: Number(((u) => u.n / u.hours)(usual(b.user, Date.parse(b.from))).toFixed(2)),
+        threshold: threshold(b.user, Date.parse(b.from)),
       },
     }));
   },
