@@ -173,7 +173,8 @@ describe('portal: dashboard, exports, checks and settings', () => {
     expect(await checksTable.getByRole('row').count()).toBeLessThan(checks.length + 1);
     const withPeer = checks.find((c) => c.peers.length)!;
     await page.getByLabel('Search').fill(withPeer.peers[0]!);
-    expect(await checksTable.textContent()).toContain(withPeer.id);
+    // The table filters as the search is typed: wait for it to follow.
+    await expect.poll(() => checksTable.textContent()).toContain(withPeer.id);
     await w.screenshot('23-checks');
     await page.getByLabel('Search').fill('no check is called this');
     await page.getByText('No check matches these filters.').waitFor();
@@ -202,7 +203,8 @@ describe('portal: dashboard, exports, checks and settings', () => {
     await page.getByRole('button', { name: 'Create key' }).click();
     const key = (await page.getByRole('region', { name: 'Create an API key' }).locator('pre code').textContent())!;
     expect(key).toMatch(/^vgl_/);
-    await w.screenshot('25-settings-api-key-created');
+    // The key is shown once to copy: masked in the published image.
+    await w.screenshot('25-settings-api-key-created', page, { mask: [page.getByRole('region', { name: 'Create an API key' }).locator('pre code')] });
     const bearer = (k: string) => page.request.get(`${w.baseUrl}/api/v1/organization`, { headers: { authorization: `Bearer ${k}` } });
     expect((await bearer(key)).status()).toBe(200);
     await page.getByRole('button', { name: 'I have copied it' }).click();

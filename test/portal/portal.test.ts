@@ -13,7 +13,7 @@ import { portalWorld, type PortalWorld } from './harness.ts';
 /**
  * The portal in Debian's Chromium against a real `vigil serve` and the emulator: sign in, CREATE NEW in both modes,
  * watch the setup checklist turn green, run a collection, open an agent with findings, suppress one. Every page is
- * screenshotted into test-results/portal/ (docs/portal.md shows them).
+ * screenshotted into docs/portal/ (docs/portal.md shows them).
  */
 describe('portal in Chromium', () => {
   let w: PortalWorld;
@@ -170,19 +170,20 @@ describe('portal in Chromium', () => {
     await w.screenshot('12-finding-suppressed');
   });
 
-  it('shows the findings list, the alerts timeline and the dashboard, and stays readable in a narrow window', async () => {
+  it('shows the integrations, the findings list, the alerts timeline and the dashboard, and stays readable in a narrow window', async () => {
+    await nav('Integrations').click();
+    await page.getByRole('link', { name: 'Fabrikam', exact: true }).waitFor();
+    await w.screenshot('15-integrations');
     await nav('Findings').click();
     await page.getByRole('table').first().waitFor();
     await w.screenshot('13-findings');
     await nav('Alerts').click();
     await page.getByRole('heading', { level: 1 }).waitFor();
-    await w.screenshot('14-alerts');
     await nav('Dashboard').click();
     await page
       .getByRole('img', { name: /severity/i })
       .first()
       .waitFor();
-    await w.screenshot('15-dashboard');
     await page.setViewportSize({ width: 400, height: 800 });
     await page.reload();
     await page
@@ -190,8 +191,15 @@ describe('portal in Chromium', () => {
       .first()
       .waitFor();
     expect(await page.evaluate<boolean>('document.documentElement.scrollWidth <= window.innerWidth + 1')).toBe(true);
-    await w.screenshot('16-dashboard-narrow');
     await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  it('answers an unknown address with a page that leads back to the dashboard', async () => {
+    await page.goto(`${w.baseUrl}/no-such-page`);
+    await page.getByRole('heading', { name: 'Page not found', level: 1 }).waitFor();
+    await w.screenshot('16-not-found');
+    await page.getByRole('main').getByRole('link', { name: 'dashboard', exact: true }).click();
+    await page.waitForURL(`${w.baseUrl}/`);
   });
 
   it('is usable with a keyboard: the first Tab shows the skip link, which moves focus to the main content', async () => {

@@ -185,7 +185,8 @@ describe('portal: runtime protection', () => {
     expect(code).toMatch(/^[A-Z0-9]{6,}$/);
     expect(await signIn.getByRole('link').getAttribute('href')).toMatch(/devicelogin/);
     await signIn.getByRole('button', { name: 'Copy Sign-in code' }).waitFor();
-    await w.screenshot('protection-05-contain-sign-in');
+    // The device code signs an administrator in: masked in the published image.
+    await w.screenshot('protection-05-contain-sign-in', page, { mask: [signIn.getByLabel('Sign-in code')] });
     // The administrator signs in with the code (here through the emulator, as they would in the browser).
     w.emulator.control.approveDeviceCode(code, tenantAccounts(w.contoso).powerPlatformAdmin!.userPrincipalName);
     await page.getByText(/Agent quarantined: users cannot use it in any channel/).waitFor({ timeout: 20_000 });
