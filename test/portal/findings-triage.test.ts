@@ -203,8 +203,8 @@ describe('portal: finding triage', () => {
     const rows = () => runs.getByRole('row').count();
     const before = await rows();
     // Marks this document: a reload would lose it.
-    await page.evaluate(() => ((window as unknown as { vigilMark: number }).vigilMark = 1));
-    const sameDocument = () => page.evaluate(() => (window as unknown as { vigilMark?: number }).vigilMark === 1);
+    await page.evaluate(() => ((globalThis as unknown as { vigilMark: number }).vigilMark = 1));
+    const sameDocument = () => page.evaluate(() => (globalThis as unknown as { vigilMark?: number }).vigilMark === 1);
 
     await page.getByRole('button', { name: 'Run collection' }).click();
     await page.getByText(/Collection finished/).waitFor({ timeout: 90_000 });
