@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { SEVERITIES } from '../core/types.ts';
 import { Json, page, PageQuery, SeveritySchema, Timestamp } from './common.ts';
 import { RunSchema } from './runs.ts';
+import { FINDING_SORTS } from '../store/repositories/queries.ts';
 
 /** Contract of `/api/v1/findings` (filter, suppress, history) and `/api/v1/dashboard`. */
 
@@ -27,6 +28,8 @@ export const FindingSchema = z
     lastSeenAt: Timestamp,
     resolvedAt: Timestamp.nullable(),
     suppression: SuppressionSchema.nullable(),
+    environmentId: z.string().nullable().describe('The Power Platform environment the finding is about (the environment itself, or the one its detail names)'),
+    environmentName: z.string().nullable().describe('Its display name from the inventory (null when not collected)'),
   })
   .meta({ id: 'Finding' });
 /** A finding as the API shows it. */
@@ -40,17 +43,50 @@ export const FindingDetailSchema = FindingSchema.extend({
 /** One finding with its check and history. */
 export type FindingDetail = z.infer<typeof FindingDetailSchema>;
 
-/** Filters of the findings list. */
-export const FindingsQuery = PageQuery.extend({
+/** `true` or `false` in a query string. */
+const QueryBoolean = z.enum(['true', 'false']);
+
+/** Filters of the findings list and of its exports (everything but order and paging). */
+export const FindingsFilterQuery = z.object({
   integrationId: z.string().max(200).optional(),
   severity: z.enum(SEVERITIES).optional(),
-  status: z.enum(['open', 'resolved', 'suppressed', 'all']).default('open').describe('open: open and not suppressed'),
+  status: z.enum(['open', 'resolved', 'suppressed', 'all']).default('open').describe('open: open and not suppressed (unless suppressed says otherwise)'),
+  suppressed: QueryBoolean.optional().describe('true: only findings with an active suppression; false: only those without (whatever status says of it)'),
   checkId: z.string().max(200).optional(),
   resourceId: z.string().max(400).optional(),
+  environmentId: z.string().max(200).optional().describe('Findings on this environment or on a resource its detail places in it'),
+  q: z
+    .string()
+    .max(200)
+    .optional()
+    .describe("Case-insensitive text in the check's title or id, the resource's name or id, the reason or the suppression's reason"),
+  sort: z.enum(FINDING_SORTS).default('severity').describe('Order: severity by weight (critical highest), status open, suppressed, resolved; resource by name'),
+  order: z.enum(['asc', 'desc']).default('desc'),
 });
 
-/** A page of findings. */
-export const FindingPageSchema = page(FindingSchema);
+/** Filters, order and paging of the findings list. */
+export const FindingsQuery = PageQuery.extend(FindingsFilterQuery.shape);
+
+/** A page of findings, with how many the filter selects in all. */
+export const FindingPageSchema = page(FindingSchema).extend({ total: z.number().int().describe('Findings the filter selects, over all pages') });
+
+/** Body of a suppression of several findings at once. */
+export const FindingsBulkSuppressionBody = z.object({
+  ids: z.array(z.string().min(1).max(200)).min(1).max(500).describe("Finding ids, all of the caller's organization"),
+  reason: z.string().max(2000),
+  expiresAt: z.string().max(40).nullable().optional().describe('ISO 8601 date in the future; none: until lifted'),
+});
+
+/** Body of lifting the suppression of several findings at once. */
+export const FindingsBulkLiftBody = z.object({
+  ids: z.array(z.string().min(1).max(200)).min(1).max(500).describe("Finding ids, all of the caller's organization"),
+});
+
+/** The answer of a bulk suppression or lift: the findings as they now stand. */
+export const FindingsBulkAnswer = z.object({
+  items: z.array(FindingSchema),
+  changed: z.number().int().describe('How many changed (a lift of a finding that was not suppressed changes nothing)'),
+});
 
 /** Body of a suppression. */
 export const SuppressionBody = z.object({

@@ -12,7 +12,8 @@ import type { Run, RunDetail, RunEvent, RunProgress } from '../contract/runs.ts'
 import type { InventoryKind } from '../sources/index.ts';
 import { type ErrorText, VigilError } from '../core/errors.ts';
 import { SEVERITIES, type Severity } from '../core/types.ts';
-import { findingExportView } from '../exports/findings.ts';
+import { findingExportView, renderFindings, type FindingExportFormat } from '../exports/findings.ts';
+import { listIntegrations } from '../store/repositories/integrations.ts';
 import type { Database } from '../store/schema.ts';
 import { inTransaction, type Executor } from '../store/db.ts';
 import { alertEventIds, alertHistory, getAlert, setAlertStatus as storeAlertStatus, ALERT_STATUSES } from '../store/repositories/audit.ts';
@@ -27,7 +28,7 @@ import {
 } from '../store/repositories/findings.ts';
 import { findRunningRun, getRun, latestFinishedRun, listCheckpoints, listRuns, type RunRow } from '../store/repositories/runs.ts';
 import * as q from '../store/repositories/queries.ts';
-import type { AlertSort } from '../store/repositories/queries.ts';
+import type { AlertSort, FindingSort } from '../store/repositories/queries.ts';
 
 /**
  * The use cases of the API, the portal and the CLI, one function per operation, each taking the caller: inventory
@@ -99,52 +100,111 @@ export async function checkCatalogue(): Promise<CheckCatalogue> {
   return new Map((await loadCheckMetadata()).map((m) => [m.id, m]));
 }
 
-/** Shapes a finding row for the API. */
-function findingView(f: FindingWithSuppression, checks: CheckCatalogue): FindingView {
+/** The Power Platform environment a finding is about: the environment itself, or the one its detail names. */
+function environmentOfFinding(f: Pick<FindingWithSuppression, 'resource_type' | 'resource_id' | 'detail'>): string | null {
+  if (f.resource_type === 'environment') return f.resource_id;
+  const d = f.detail ? (JSON.parse(f.detail) as Record<string, unknown>) : {};
+  return textOf(d, 'environmentId');
+}
+
+/** Shapes a finding row for the API, with its environment's name from `names` (read by {@link findingViews}). */
+function findingView(f: FindingWithSuppression, checks: CheckCatalogue, names: AlertNames['environments']): FindingView {
   const { reason: _, ...base } = findingExportView(f);
+  const environmentId = environmentOfFinding(f);
   return {
     ...base,
     severity: f.severity as Severity,
     title: checks.get(f.check_id)?.title ?? null,
     detail: f.detail ? (JSON.parse(f.detail) as Record<string, unknown>) : null,
+    environmentId,
+    environmentName: (environmentId && names.get(`${f.integration_id}\u0000${environmentId}`)) ?? null,
   };
 }
 
-/** Filters of {@link listFindingsPage}. */
+/** Finding views of stored rows, their environments' names read in one pass. */
+async function findingViews(db: Executor, rows: FindingWithSuppression[], checks: CheckCatalogue): Promise<FindingView[]> {
+  const environmentIds = [...new Set(rows.map(environmentOfFinding).filter((x): x is string => !!x))];
+  const { environments } = await q.environmentAndAgentNames(db, [...new Set(rows.map((f) => f.integration_id))], { environmentIds, agentIds: [] });
+  return rows.map((f) => findingView(f, checks, environments));
+}
+
+/** Filters and order of {@link listFindingsPage} (the API's query; see `FindingsQuery` in contract/findings.ts). */
 export interface FindingsFilter {
   integrationId?: string | undefined;
   severity?: Severity | undefined;
+  /** open: open and not suppressed; absent or all: every finding. */
   status?: 'open' | 'resolved' | 'suppressed' | 'all' | undefined;
+  /** With an active suppression or without, whatever `status` says of it. */
+  suppressed?: boolean | undefined;
   checkId?: string | undefined;
   resourceId?: string | undefined;
+  environmentId?: string | undefined;
+  /** Case-insensitive text in the check's title or id, the resource's name or id, the reason or the suppression's reason. */
+  q?: string | undefined;
+  /** @default 'severity' */
+  sort?: FindingSort | undefined;
+  /** @default 'desc' */
+  order?: 'asc' | 'desc' | undefined;
   cursor?: string | undefined;
   limit: number;
 }
 
-/** Findings of the organization, most severe first. @throws VigilError `not-found` / `invalid-input` (cursor). */
-export async function listFindingsPage(db: Executor, caller: Caller, checks: CheckCatalogue, filter: FindingsFilter): Promise<Page<FindingView>> {
+/**
+ * The store query of a findings filter: the organization's integrations (or the one asked), and the checks whose
+ * catalogue title contains the search text (titles live in the catalogue, not in the store).
+ */
+async function findingQueryOf(db: Executor, caller: Caller, checks: CheckCatalogue, filter: Omit<FindingsFilter, 'cursor' | 'limit'>) {
   const integrationIds = await scopeIntegrations(db, caller, filter.integrationId);
-  const after = decodeCursor<{ rank: number; id: string }>(filter.cursor, { rank: 'number', id: 'string' });
-  const { items, more } = await q.pageFindings(db, {
+  const text = filter.q?.trim().toLowerCase() || undefined;
+  return {
     integrationIds,
     severity: filter.severity,
     status: filter.status === 'all' ? undefined : filter.status,
+    suppressed: filter.suppressed,
     checkId: filter.checkId,
     resourceId: filter.resourceId,
-    after,
-    limit: filter.limit,
+    environmentId: filter.environmentId,
+    q: text,
+    qCheckIds: text ? [...checks.values()].filter((c) => c.title.toLowerCase().includes(text)).map((c) => c.id) : undefined,
     at: new Date().toISOString(),
-  });
+  };
+}
+
+/**
+ * Findings of the organization, filtered, searched, in the order asked (most severe first by default), keyset-paged,
+ * with how many the filter selects in all. The cursor holds the order it was made for: passed with another, it is
+ * refused.
+ * @throws VigilError `not-found` (another organization's integration); `invalid-input` / `INVALID_CURSOR`.
+ */
+export async function listFindingsPage(
+  db: Executor,
+  caller: Caller,
+  checks: CheckCatalogue,
+  filter: FindingsFilter,
+): Promise<Page<FindingView> & { total: number }> {
+  const sort = filter.sort ?? 'severity';
+  const order = filter.order ?? 'desc';
+  const numeric = sort === 'severity' || sort === 'status';
+  const after = decodeCursor<{ s: string; v: string | number; id: string }>(filter.cursor, { s: 'string', v: numeric ? 'number' : 'string', id: 'string' });
+  if (after && after.s !== `${sort}:${order}`) throw cursorOfAnotherOrder();
+  const query = await findingQueryOf(db, caller, checks, filter);
+  const [{ items, more }, total] = await Promise.all([q.pageFindings(db, { ...query, sort, order, after, limit: filter.limit }), q.countFindings(db, query)]);
   const last = items.at(-1);
-  return { items: items.map((f) => findingView(f, checks)), nextCursor: more && last ? encodeCursor({ rank: last.rank, id: last.id }) : null };
+  const v = last ? (numeric ? Number(last.sort_value) : String(last.sort_value)) : null;
+  return {
+    items: await findingViews(db, items, checks),
+    nextCursor: more && last ? encodeCursor({ s: `${sort}:${order}`, v, id: last.id }) : null,
+    total,
+  };
 }
 
 /** One finding with its check and history. @throws VigilError `not-found` (absent or another organization's). */
 export async function findingDetail(db: Executor, caller: Caller, checks: CheckCatalogue, id: string): Promise<FindingDetail> {
   const f = await requireOwned(db, caller, 'finding', id, await getFinding(db, id), FINDING_IDS);
   const check = checks.get(f.check_id);
+  const [view] = await findingViews(db, [f], checks);
   return {
-    ...findingView(f, checks),
+    ...view!,
     check: check ? { title: check.title, risk: check.risk, remediation: check.remediation, references: check.references } : null,
     history: (await findingHistory(db, id)).map((h) => ({
       event: h.event,
@@ -183,6 +243,16 @@ export async function suppressFinding(
 ): Promise<FindingDetail> {
   requireRole(caller, 'admin');
   await requireOwned(db, caller, 'finding', id, await getFinding(db, id), FINDING_IDS);
+  const { reason, expiresAt } = suppressionOf(input, fields, now);
+  if (!(await storeSuppression(db, id, { reason, author: actorOf(caller), expiresAt }, now.toISOString()))) throw notFound('finding', id, FINDING_IDS);
+  return findingDetail(db, caller, checks, id);
+}
+
+/**
+ * A suppression's reason (trimmed) and expiry (ISO 8601 UTC, or null for until lifted), checked.
+ * @throws VigilError `invalid-input` naming the reason or expiry field.
+ */
+function suppressionOf(input: { reason: string; expiresAt?: string | null | undefined }, fields: SuppressionFields, now: Date) {
   const reason = input.reason.trim();
   if (!reason || reason.length > 2000)
     throw new VigilError('INVALID_INPUT', `${fields.reason} must be 1 to 2,000 characters.`, {
@@ -199,8 +269,7 @@ export async function suppressFinding(
       });
     expiresAt = new Date(t).toISOString();
   }
-  if (!(await storeSuppression(db, id, { reason, author: actorOf(caller), expiresAt }, now.toISOString()))) throw notFound('finding', id, FINDING_IDS);
-  return findingDetail(db, caller, checks, id);
+  return { reason, expiresAt };
 }
 
 /**
@@ -214,6 +283,101 @@ export async function unsuppressFinding(db: Executor, caller: Caller, checks: Ch
   if (!(await liftStoredSuppression(db, id, actorOf(caller), now.toISOString())))
     throw new VigilError('NOT_SUPPRESSED', `Finding ${id} is not suppressed.`, { field: 'finding' });
   return findingDetail(db, caller, checks, id);
+}
+
+/**
+ * Suppresses several findings of the caller's organization at once (accepted risk), each recorded in its finding's
+ * history with the caller as the author, as a single suppression is; a finding already suppressed gets the new reason
+ * and expiry. All or nothing: when one id is absent or another organization's, nothing changes and the error names the
+ * ids field (answered as for one that does not exist). Admin only.
+ * @param input.expiresAt ISO 8601 date or date-time in the future, or absent for until lifted.
+ * @returns the findings as they now stand, in the order of `ids` (repeated ids once), and how many changed.
+ * @throws VigilError `not-found` / `FINDING_NOT_FOUND` naming `ids`; `invalid-input` naming reason or expiresAt;
+ *   `authorization` / `FORBIDDEN_ROLE` for a viewer.
+ */
+export async function suppressFindings(
+  db: Executor,
+  caller: Caller,
+  checks: CheckCatalogue,
+  ids: string[],
+  input: { reason: string; expiresAt?: string | null | undefined },
+  now = new Date(),
+): Promise<{ items: FindingView[]; changed: number }> {
+  requireRole(caller, 'admin');
+  const { reason, expiresAt } = suppressionOf(input, { reason: 'reason', expiresAt: 'expiresAt' }, now);
+  return inTransaction(db, async (trx) => {
+    const unique = await ownedFindings(trx, caller, ids);
+    for (const id of unique) await storeSuppression(trx, id, { reason, author: actorOf(caller), expiresAt }, now.toISOString());
+    return { items: await freshFindings(trx, unique, checks, now), changed: unique.length };
+  });
+}
+
+/**
+ * Lifts the suppression of several findings of the caller's organization at once, each recorded in its finding's
+ * history as a single lift is. A finding that was not suppressed is left as it is (not counted in `changed`). All or
+ * nothing, as {@link suppressFindings}. Admin only.
+ * @returns the findings as they now stand, in the order of `ids` (repeated ids once), and how many were lifted.
+ * @throws VigilError `not-found` / `FINDING_NOT_FOUND` naming `ids`; `authorization` / `FORBIDDEN_ROLE` for a viewer.
+ */
+export async function liftFindingSuppressions(
+  db: Executor,
+  caller: Caller,
+  checks: CheckCatalogue,
+  ids: string[],
+  now = new Date(),
+): Promise<{ items: FindingView[]; changed: number }> {
+  requireRole(caller, 'admin');
+  return inTransaction(db, async (trx) => {
+    const unique = await ownedFindings(trx, caller, ids);
+    let changed = 0;
+    for (const id of unique) if (await liftStoredSuppression(trx, id, actorOf(caller), now.toISOString())) changed++;
+    return { items: await freshFindings(trx, unique, checks, now), changed };
+  });
+}
+
+/** `ids` once each, after checking every one is a finding of the caller's organization. @throws `FINDING_NOT_FOUND` naming `ids`. */
+async function ownedFindings(db: Executor, caller: Caller, ids: string[]): Promise<string[]> {
+  const unique = [...new Set(ids)];
+  for (const id of unique) {
+    try {
+      await requireOwned(db, caller, 'finding', id, await getFinding(db, id), FINDING_IDS);
+    } catch (e) {
+      if (e instanceof VigilError) throw new VigilError('FINDING_NOT_FOUND', e.message, { field: 'ids', remediation: FINDING_IDS });
+      throw e;
+    }
+  }
+  return unique;
+}
+
+/** The findings of `ids` as they now stand, in that order. */
+async function freshFindings(db: Executor, ids: string[], checks: CheckCatalogue, now: Date): Promise<FindingView[]> {
+  const rows = await Promise.all(ids.map(async (id) => (await getFinding(db, id, now.toISOString()))!));
+  return findingViews(db, rows, checks);
+}
+
+/**
+ * Every finding a filter of the findings list selects (all pages, in its order), rendered in an export format: the
+ * portal's export links pass the filter of the table on screen.
+ * @throws VigilError `not-found` (another organization's integration).
+ */
+export async function exportFindingsOf(
+  db: Executor,
+  caller: Caller,
+  checks: CheckCatalogue,
+  filter: Omit<FindingsFilter, 'cursor' | 'limit'> & { format: FindingExportFormat; version: string },
+): Promise<{ text: string; count: number }> {
+  const query = await findingQueryOf(db, caller, checks, filter);
+  const rows: FindingWithSuppression[] = [];
+  let after: { v: string | number; id: string } | undefined;
+  for (;;) {
+    const page = await q.pageFindings(db, { ...query, sort: filter.sort, order: filter.order, after, limit: 500 });
+    rows.push(...page.items);
+    const last = page.items.at(-1);
+    if (!page.more || !last) break;
+    after = { v: last.sort_value, id: last.id };
+  }
+  const tenants = new Map((await listIntegrations(db)).map((i) => [i.id, i.tenant_id]));
+  return { text: renderFindings(rows, filter.format, { checks: [...checks.values()], tenants, version: filter.version }), count: rows.length };
 }
 
 /** An alert row as stored. */
@@ -430,7 +594,7 @@ export async function alertDetail(db: Executor, caller: Caller, checks: CheckCat
     ...view!,
     events: events.map(eventView),
     history: (await alertHistory(db, id)).map((h) => ({ at: h.at, from: h.from_status, to: h.to_status, actor: h.actor })),
-    relatedFinding: related ? findingView(related, checks) : null,
+    relatedFinding: related ? (await findingViews(db, [related], checks))[0]! : null,
   };
 }
 
@@ -761,7 +925,7 @@ export async function agentDetail(db: Executor, caller: Caller, checks: CheckCat
         : null,
     settings: settings?.attrs ?? null,
     components: components.map((c) => ({ id: c.id, name: c.name, attributes: c.attrs })),
-    findings: findings.items.map((f) => findingView(f, checks)),
+    findings: await findingViews(db, findings.items, checks),
     events: events.items.map(eventView),
   };
 }

@@ -136,6 +136,12 @@ const CASES: Record<string, Case[]> = {
     { path: '/api/v1/findings/{finding}/suppression', access: 'admin', body: { reason: 'matrix' }, adminStatus: 200, scoped: true },
   ],
   'DELETE /api/v1/findings/{id}/suppression': [{ path: '/api/v1/findings/{finding}/suppression', access: 'admin', adminStatus: 200, scoped: true }],
+  'POST /api/v1/findings/suppression': [
+    { path: '/api/v1/findings/suppression', access: 'admin', body: { ids: ['{finding}'], reason: 'matrix' }, adminStatus: 200, scoped: true },
+  ],
+  'POST /api/v1/findings/suppression/lift': [
+    { path: '/api/v1/findings/suppression/lift', access: 'admin', body: { ids: ['{finding}'] }, adminStatus: 200, scoped: true },
+  ],
   'GET /api/v1/dashboard': [{ path: '/api/v1/dashboard', access: 'viewer', adminStatus: 200, scoped: false }],
   'GET /api/v1/checks': [{ path: '/api/v1/checks', access: 'viewer', adminStatus: 200, scoped: false }],
   'GET /api/v1/alerts': [{ path: '/api/v1/alerts', access: 'viewer', adminStatus: 200, scoped: false }],

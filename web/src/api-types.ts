@@ -2495,7 +2495,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Findings, most severe first */
+        /** Findings, filtered, searched and sorted (most severe first by default), with their total */
         get: {
             parameters: {
                 query?: {
@@ -2505,10 +2505,19 @@ export interface paths {
                     cursor?: string;
                     integrationId?: string;
                     severity?: "critical" | "high" | "medium" | "low" | "info";
-                    /** @description open: open and not suppressed */
+                    /** @description open: open and not suppressed (unless suppressed says otherwise) */
                     status?: "open" | "resolved" | "suppressed" | "all";
+                    /** @description true: only findings with an active suppression; false: only those without (whatever status says of it) */
+                    suppressed?: "true" | "false";
                     checkId?: string;
                     resourceId?: string;
+                    /** @description Findings on this environment or on a resource its detail places in it */
+                    environmentId?: string;
+                    /** @description Case-insensitive text in the check's title or id, the resource's name or id, the reason or the suppression's reason */
+                    q?: string;
+                    /** @description Order: severity by weight (critical highest), status open, suppressed, resolved; resource by name */
+                    sort?: "severity" | "check" | "resource" | "status" | "firstSeenAt" | "lastSeenAt";
+                    order?: "asc" | "desc";
                 };
                 header?: never;
                 path?: never;
@@ -2526,6 +2535,8 @@ export interface paths {
                             items: components["schemas"]["Finding"][];
                             /** @description Pass as cursor for the next page; null on the last */
                             nextCursor: string | null;
+                            /** @description Findings the filter selects, over all pages */
+                            total: number;
                         };
                     };
                 };
@@ -2793,6 +2804,175 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/findings/suppression": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Suppress several findings at once with one reason and expiry (all or nothing; each recorded in its history) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Finding ids, all of the caller's organization */
+                        ids: string[];
+                        reason: string;
+                        /** @description ISO 8601 date in the future; none: until lifted */
+                        expiresAt?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["Finding"][];
+                            /** @description How many changed (a lift of a finding that was not suppressed changes nothing) */
+                            changed: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/findings/suppression/lift": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Lift the suppression of several findings at once (all or nothing; each recorded in its history) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Finding ids, all of the caller's organization */
+                        ids: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["Finding"][];
+                            /** @description How many changed (a lift of a finding that was not suppressed changes nothing) */
+                            changed: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -3528,13 +3708,22 @@ export interface paths {
         get: {
             parameters: {
                 query: {
-                    /** @description json, csv (RFC 4180), sarif (SARIF 2.1.0), ocsf (OCSF 1.9.0 Detection Finding array), ocsf-ndjson */
-                    format: "json" | "csv" | "sarif" | "ocsf" | "ocsf-ndjson";
                     integrationId?: string;
-                    status?: "open" | "resolved" | "suppressed" | "all";
                     severity?: "critical" | "high" | "medium" | "low" | "info";
+                    status?: "open" | "resolved" | "suppressed" | "all";
+                    /** @description true: only findings with an active suppression; false: only those without (whatever status says of it) */
+                    suppressed?: "true" | "false";
                     checkId?: string;
                     resourceId?: string;
+                    /** @description Findings on this environment or on a resource its detail places in it */
+                    environmentId?: string;
+                    /** @description Case-insensitive text in the check's title or id, the resource's name or id, the reason or the suppression's reason */
+                    q?: string;
+                    /** @description Order: severity by weight (critical highest), status open, suppressed, resolved; resource by name */
+                    sort?: "severity" | "check" | "resource" | "status" | "firstSeenAt" | "lastSeenAt";
+                    order?: "asc" | "desc";
+                    /** @description json, csv (RFC 4180), sarif (SARIF 2.1.0), ocsf (OCSF 1.9.0 Detection Finding array), ocsf-ndjson */
+                    format: "json" | "csv" | "sarif" | "ocsf" | "ocsf-ndjson";
                 };
                 header?: never;
                 path?: never;
@@ -4514,6 +4703,10 @@ export interface components {
             lastSeenAt: string;
             resolvedAt: string | null;
             suppression: components["schemas"]["Suppression"] | null;
+            /** @description The Power Platform environment the finding is about (the environment itself, or the one its detail names) */
+            environmentId: string | null;
+            /** @description Its display name from the inventory (null when not collected) */
+            environmentName: string | null;
         };
         FindingDetail: {
             id: string;
@@ -4535,6 +4728,10 @@ export interface components {
             lastSeenAt: string;
             resolvedAt: string | null;
             suppression: components["schemas"]["Suppression"] | null;
+            /** @description The Power Platform environment the finding is about (the environment itself, or the one its detail names) */
+            environmentId: string | null;
+            /** @description Its display name from the inventory (null when not collected) */
+            environmentName: string | null;
             check: {
                 title: string;
                 risk: string;

@@ -24,6 +24,7 @@ export type {
   ProtectionPolicies,
   Registration,
   Run,
+  RunDetail,
   Session,
   Severity,
 } from './api-types.ts';
@@ -52,6 +53,10 @@ type Answer<P extends keyof paths, M extends 'get' | 'post' | 'put' | 'delete'> 
 export type IntegrationPage = Answer<'/api/v1/integrations', 'get'>;
 /** `GET /findings`: a page of findings. */
 export type FindingPage = Answer<'/api/v1/findings', 'get'>;
+/** The orders `GET /findings` offers. */
+export type FindingSort = NonNullable<NonNullable<paths['/api/v1/findings']['get']['parameters']['query']>['sort']>;
+/** `POST /findings/suppression` and `/findings/suppression/lift`: the findings as they now stand and how many changed. */
+export type FindingsBulkAnswer = Answer<'/api/v1/findings/suppression', 'post'>;
 /** `GET /protection/{integrationId}/containment`: containment actions, newest first. */
 export type ContainmentActionList = Answer<'/api/v1/protection/{integrationId}/containment', 'get'>;
 /** `GET /alerts`: a page of alerts. */
@@ -123,14 +128,3 @@ const everyKind: Record<Exclude<InventoryKind, (typeof INVENTORY_KINDS)[number][
 const everySeverity: Record<Exclude<Schemas['Severity'], (typeof SEVERITIES)[number]>, never> = {};
 void everyKind;
 void everySeverity;
-
-/**
- * Data of the `progress` event of `/api/v1/integrations/{id}/runs/live` (server-sent events, described in the
- * OpenAPI document's text but not as a schema): the run and its counters.
- */
-export interface LiveProgress {
-  run: Schemas['Run'];
-  progress?: Schemas['RunProgress'];
-  /** Older name of `progress`, still accepted. */
-  checkpoints?: Schemas['RunProgress'];
-}

@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { scopeIntegrations } from '../../access/scope.ts';
-import { exportFindings, FINDING_EXPORT_MEDIA } from '../../exports/findings.ts';
+import { FINDING_EXPORT_MEDIA } from '../../exports/findings.ts';
+import { exportFindingsOf } from '../../reporting/index.ts';
 import { VIGIL_VERSION } from '../../sinks/index.ts';
 import { principalOf } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
+import { queryBoolean } from './findings.ts';
 import { commonErrors } from '../../contract/common.ts';
 import { FindingExportFile, FindingExportQuery } from '../../contract/exports.ts';
 
@@ -22,16 +23,9 @@ export function exportRoutes(app: FastifyInstance, ctx: ApiContext): void {
       },
     },
     async (request, reply) => {
-      const integrationIds = await scopeIntegrations(ctx.db, principalOf(request), request.query.integrationId);
-      const status = request.query.status === 'all' ? undefined : request.query.status;
-      const { text } = await exportFindings(ctx.db, {
-        integrationIds,
-        status,
-        severity: request.query.severity,
-        checkId: request.query.checkId,
-        resourceId: request.query.resourceId,
-        format: request.query.format,
-        checks: [...ctx.checks.values()],
+      const { text } = await exportFindingsOf(ctx.db, principalOf(request), ctx.checks, {
+        ...request.query,
+        suppressed: queryBoolean(request.query.suppressed),
         version: VIGIL_VERSION,
       });
       const media = FINDING_EXPORT_MEDIA[request.query.format];

@@ -1,8 +1,26 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { dashboard, findingDetail, listFindingsPage, suppressFinding, unsuppressFinding } from '../../reporting/index.ts';
+import {
+  dashboard,
+  findingDetail,
+  liftFindingSuppressions,
+  listFindingsPage,
+  suppressFinding,
+  suppressFindings,
+  unsuppressFinding,
+} from '../../reporting/index.ts';
 import { commonErrors, ErrorSchema, IdParams } from '../../contract/common.ts';
-import { CheckListSchema, DashboardSchema, FindingDetailSchema, FindingPageSchema, FindingsQuery, SuppressionBody } from '../../contract/findings.ts';
+import {
+  CheckListSchema,
+  DashboardSchema,
+  FindingDetailSchema,
+  FindingPageSchema,
+  FindingsBulkAnswer,
+  FindingsBulkLiftBody,
+  FindingsBulkSuppressionBody,
+  FindingsQuery,
+  SuppressionBody,
+} from '../../contract/findings.ts';
 import { principalOf } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
 
@@ -14,12 +32,12 @@ export function findingRoutes(app: FastifyInstance, ctx: ApiContext): void {
     {
       schema: {
         tags: ['findings'],
-        summary: 'Findings, most severe first',
+        summary: 'Findings, filtered, searched and sorted (most severe first by default), with their total',
         querystring: FindingsQuery,
         response: { 200: FindingPageSchema, ...commonErrors },
       },
     },
-    async (request) => listFindingsPage(ctx.db, principalOf(request), ctx.checks, request.query),
+    async (request) => listFindingsPage(ctx.db, principalOf(request), ctx.checks, { ...request.query, suppressed: queryBoolean(request.query.suppressed) }),
   );
 
   r.get(
@@ -64,6 +82,34 @@ export function findingRoutes(app: FastifyInstance, ctx: ApiContext): void {
     async (request) => unsuppressFinding(ctx.db, principalOf(request), ctx.checks, request.params.id),
   );
 
+  r.post(
+    '/findings/suppression',
+    {
+      config: { access: 'admin' },
+      schema: {
+        tags: ['findings'],
+        summary: 'Suppress several findings at once with one reason and expiry (all or nothing; each recorded in its history)',
+        body: FindingsBulkSuppressionBody,
+        response: { 200: FindingsBulkAnswer, ...commonErrors },
+      },
+    },
+    async (request) => suppressFindings(ctx.db, principalOf(request), ctx.checks, request.body.ids, request.body),
+  );
+
+  r.post(
+    '/findings/suppression/lift',
+    {
+      config: { access: 'admin' },
+      schema: {
+        tags: ['findings'],
+        summary: 'Lift the suppression of several findings at once (all or nothing; each recorded in its history)',
+        body: FindingsBulkLiftBody,
+        response: { 200: FindingsBulkAnswer, ...commonErrors },
+      },
+    },
+    async (request) => liftFindingSuppressions(ctx.db, principalOf(request), ctx.checks, request.body.ids),
+  );
+
   r.get(
     '/dashboard',
     {
@@ -102,4 +148,9 @@ export function findingRoutes(app: FastifyInstance, ctx: ApiContext): void {
         })),
     }),
   );
+}
+
+/** A query string's `true` / `false` as a boolean (absent stays absent). */
+export function queryBoolean(v: 'true' | 'false' | undefined): boolean | undefined {
+  return v === undefined ? undefined : v === 'true';
 }

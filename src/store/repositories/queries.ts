@@ -93,37 +93,127 @@ function camel(column: string): string {
   return column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 }
 
-/** Severity order of finding lists: most severe first. */
-const SEVERITY_RANK = sql<number>`case severity when 'critical' then 0 when 'high' then 1 when 'medium' then 2 when 'low' then 3 else 4 end`;
+/** The orders the findings list offers (the API's `sort`). */
+export const FINDING_SORTS = ['severity', 'check', 'resource', 'status', 'firstSeenAt', 'lastSeenAt'] as const;
+/** One of {@link FINDING_SORTS}. */
+export type FindingSort = (typeof FINDING_SORTS)[number];
 
-/** Filters and position of {@link pageFindings}. */
+/**
+ * The value each order of the findings list sorts on (over `findings as f` left-joined to its active suppression
+ * `s`). Severity sorts by weight (critical 4 … info and unknown 0, so descending is most severe first); status by how
+ * pressing it is (open 0, suppressed 1, resolved 2); a resource by its name, or its id when it has none, ignoring case.
+ */
+const FINDING_SORT_VALUE: Record<FindingSort, RawBuilder<string | number>> = {
+  severity: sql<number>`case f.severity when 'critical' then 4 when 'high' then 3 when 'medium' then 2 when 'low' then 1 else 0 end`,
+  check: sql<string>`f.check_id`,
+  resource: sql<string>`lower(coalesce(f.resource_name, f.resource_id))`,
+  status: sql<number>`case when s.finding_id is not null then 1 when f.status = 'open' then 0 else 2 end`,
+  firstSeenAt: sql<string>`f.first_seen_at`,
+  lastSeenAt: sql<string>`f.last_seen_at`,
+};
+
+/** Filters, order and position of {@link pageFindings}. */
 export interface FindingQuery {
   integrationIds: string[];
   severity?: string | undefined;
   /** `open` (and not suppressed), `resolved`, `suppressed` (an active suppression), or all. */
   status?: 'open' | 'resolved' | 'suppressed' | undefined;
+  /**
+   * With an active suppression (true) or without (false), whatever the status says of it: `status` open with
+   * `suppressed` true lists the open findings that are suppressed. Absent: as `status` says.
+   */
+  suppressed?: boolean | undefined;
   checkId?: string | undefined;
   resourceId?: string | undefined;
   /** Findings on any of these resources. */
   resourceIds?: string[] | undefined;
-  /** Keyset position: severity rank and id of the last item of the previous page. */
-  after?: { rank: number; id: string } | undefined;
+  /**
+   * Findings of this Power Platform environment: the environment itself (resource type `environment`) or a resource
+   * whose detail names it (`"environmentId":"<id>"`, as the checks write it for agents).
+   */
+  environmentId?: string | undefined;
+  /**
+   * Case-insensitive text in the check id, resource name or id, the detail (the check's reason) or the suppression's
+   * reason; findings of the checks in `qCheckIds` (those whose title matches, from the catalogue) match too.
+   */
+  q?: string | undefined;
+  qCheckIds?: string[] | undefined;
+  /** @default 'severity' */
+  sort?: FindingSort | undefined;
+  /** @default 'desc' */
+  order?: 'asc' | 'desc' | undefined;
+  /** Keyset position: the sort value and id of the last item of the previous page. */
+  after?: { v: string | number; id: string } | undefined;
   limit: number;
   /** The instant suppressions are judged at (ISO 8601 UTC). */
   at: string;
 }
 
-/**
- * One page of findings, most severe first then by id, each with its active suppression.
- * @returns rows with `rank` (0 = critical … 4 = info) for the next cursor.
- */
-export async function pageFindings(db: Executor, query: FindingQuery) {
-  if (query.integrationIds.length === 0) return { items: [], more: false };
+/** The filters of a {@link FindingQuery}, without its order and position. */
+export type FindingFilterQuery = Omit<FindingQuery, 'sort' | 'order' | 'after' | 'limit'>;
+
+/** Findings with their active suppression, narrowed by the filters of `query` (not its order or position). */
+function filteredFindings(db: Executor, query: FindingFilterQuery) {
   let q = db
     .selectFrom('findings as f')
     .leftJoin('finding_suppressions as s', (j) =>
       j.onRef('s.finding_id', '=', 'f.id').on((eb) => eb.or([eb('s.expires_at', 'is', null), eb('s.expires_at', '>', query.at)])),
     )
+    .where('f.integration_id', 'in', query.integrationIds);
+  if (query.severity) q = q.where('f.severity', '=', query.severity);
+  if (query.checkId) q = q.where('f.check_id', '=', query.checkId);
+  if (query.resourceId) q = q.where('f.resource_id', '=', query.resourceId);
+  if (query.resourceIds) q = query.resourceIds.length ? q.where('f.resource_id', 'in', query.resourceIds) : q.where(sql<boolean>`1 = 0`);
+  if (query.status === 'open') q = q.where('f.status', '=', 'open');
+  if (query.status === 'resolved') q = q.where('f.status', '=', 'resolved');
+  const suppressed = query.suppressed ?? (query.status === 'open' ? false : query.status === 'suppressed' ? true : undefined);
+  if (query.status === 'suppressed' && query.suppressed === false) q = q.where(sql<boolean>`1 = 0`);
+  if (suppressed === true) q = q.where('s.finding_id', 'is not', null);
+  if (suppressed === false) q = q.where('s.finding_id', 'is', null);
+  if (query.environmentId) {
+    const env = query.environmentId;
+    const named = likePattern(`${JSON.stringify('environmentId')}:${JSON.stringify(env)}`);
+    q = q.where((eb) =>
+      eb.or([eb.and([eb('f.resource_type', '=', 'environment'), eb('f.resource_id', '=', env)]), sql<boolean>`f.detail like ${named} escape '\\'`]),
+    );
+  }
+  if (query.q) {
+    const p = likePattern(query.q.toLowerCase());
+    const titled = query.qCheckIds?.length ? query.qCheckIds : null;
+    q = q.where((eb) =>
+      eb.or([
+        sql<boolean>`lower(f.check_id) like ${p} escape '\\'`,
+        sql<boolean>`lower(coalesce(f.resource_name, '')) like ${p} escape '\\'`,
+        sql<boolean>`lower(f.resource_id) like ${p} escape '\\'`,
+        sql<boolean>`lower(coalesce(f.detail, '')) like ${p} escape '\\'`,
+        sql<boolean>`lower(coalesce(s.reason, '')) like ${p} escape '\\'`,
+        ...(titled ? [eb('f.check_id', 'in', titled)] : []),
+      ]),
+    );
+  }
+  return q;
+}
+
+/** How many findings the filters of `query` select (its order and position aside). */
+export async function countFindings(db: Executor, query: FindingFilterQuery): Promise<number> {
+  if (query.integrationIds.length === 0) return 0;
+  const row = await filteredFindings(db, query)
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * One page of findings in the order asked (most severe first by default), ties broken by id in the same direction,
+ * each with its active suppression.
+ * @returns rows with `sort_value`, the value the next cursor holds.
+ */
+export async function pageFindings(db: Executor, query: FindingQuery) {
+  if (query.integrationIds.length === 0) return { items: [], more: false };
+  const value = FINDING_SORT_VALUE[query.sort ?? 'severity'];
+  const dir = query.order ?? 'desc';
+  const cmp = dir === 'desc' ? '<' : '>';
+  let q = filteredFindings(db, query)
     .selectAll('f')
     .select([
       's.reason as s_reason',
@@ -131,31 +221,22 @@ export async function pageFindings(db: Executor, query: FindingQuery) {
       's.expires_at as s_expires_at',
       's.created_at as s_created_at',
       's.finding_id as s_finding_id',
-      SEVERITY_RANK.as('rank'),
-    ])
-    .where('f.integration_id', 'in', query.integrationIds);
-  if (query.severity) q = q.where('f.severity', '=', query.severity);
-  if (query.checkId) q = q.where('f.check_id', '=', query.checkId);
-  if (query.resourceId) q = q.where('f.resource_id', '=', query.resourceId);
-  if (query.resourceIds) q = query.resourceIds.length ? q.where('f.resource_id', 'in', query.resourceIds) : q.where(sql<boolean>`1 = 0`);
-  if (query.status === 'open') q = q.where('f.status', '=', 'open').where('s.finding_id', 'is', null);
-  if (query.status === 'resolved') q = q.where('f.status', '=', 'resolved');
-  if (query.status === 'suppressed') q = q.where('s.finding_id', 'is not', null);
+      value.as('sort_value'),
+    ]);
   if (query.after) {
     const a = query.after;
-    q = q.where((eb) => eb.or([eb(SEVERITY_RANK, '>', a.rank), eb.and([eb(SEVERITY_RANK, '=', a.rank), eb('f.id', '>', a.id)])]));
+    q = q.where((eb) => eb.or([eb(value, cmp, a.v), eb.and([eb(value, '=', a.v), eb('f.id', cmp, a.id)])]));
   }
   const rows = await q
-    .orderBy(SEVERITY_RANK)
-    .orderBy('f.id')
+    .orderBy(value, dir)
+    .orderBy('f.id', dir)
     .limit(query.limit + 1)
     .execute();
   const more = rows.length > query.limit;
   return {
     more,
-    items: rows.slice(0, query.limit).map(({ s_reason, s_author, s_expires_at, s_created_at, s_finding_id, rank, ...f }) => ({
+    items: rows.slice(0, query.limit).map(({ s_reason, s_author, s_expires_at, s_created_at, s_finding_id, ...f }) => ({
       ...f,
-      rank: Number(rank),
       suppression: s_finding_id ? { reason: s_reason!, author: s_author!, expires_at: s_expires_at ?? null, created_at: s_created_at! } : null,
     })),
   };

@@ -1,14 +1,25 @@
+// The collection panel of an integration's page. Its state is the server's, held by TanStack Query
+// (tanstack.com/query/v5/docs/framework/react/guides/query-keys, .../reference/useQuery `refetchInterval`): the recent
+// runs are fetched again every few seconds while a run is active or one was just asked for (and now and then
+// otherwise, so a run started elsewhere shows), the active run's progress comes from GET /runs/{id}, and when it has
+// finished (and its checks were evaluated) every cached answer is marked stale, so the checklist, the environments,
+// findings and inventory on screen fetch again without a reload.
 import { useQueryClient } from '@tanstack/react-query';
-import { useCallback, useEffect, useRef, useState } from 'react';
-import { api, apiUrl, ApiError, seg } from '../api.ts';
+import { useEffect, useRef, useState } from 'react';
+import { api, seg } from '../api.ts';
 import { apiScope, useApiMutation, useApiQuery } from '../query.ts';
-import type { LiveProgress, Run, RunPage, RunQueued } from '../types.ts';
+import type { Run, RunDetail, RunPage, RunQueued } from '../types.ts';
 import { column, DataTable, statusColumn, timeColumn, type Column } from './DataTable.tsx';
 import { ErrorMessage, formatDuration, JsonValue, Loaded, StatusBadge, Time } from './ui.tsx';
 
-/** How long to keep asking the live stream after starting a run that a worker has not picked up yet. */
-const START_RETRIES = 20;
-const RETRY_MS = 1000;
+/** How often the runs and the active run are fetched while a run is active or was just asked for (ms). */
+const ACTIVE_MS = 1500;
+/** How often the runs are fetched otherwise, to notice a run started elsewhere (ms). */
+const IDLE_MS = 10_000;
+/** How long to wait for a worker to start a run just asked for before saying so (ms). */
+const START_WAIT_MS = 60_000;
+/** How long a finished run's check evaluation is waited for before the run is shown as finished anyway (ms). */
+const EVALUATION_WAIT_MS = 60_000;
 
 function countsSummary(counts: Record<string, unknown> | null): string {
   if (!counts) return '—';
@@ -52,138 +63,116 @@ const RUNS: Column<Run>[] = [
   ),
 ];
 
+/** The run of `page` that is still running, if any. */
+const runningOf = (page: RunPage | undefined): Run | undefined => page?.items.find((r) => r.status === 'running');
+
 /**
- * Run collection, its live progress over server-sent events, and the recent runs. A finished run changes findings,
- * inventory, alerts and the integration's state, so every cached answer is fetched again.
+ * The recent runs of an integration (GET /integrations/{id}/runs, the 20 newest), fetched again every
+ * {@link ACTIVE_MS} while one is running (or `eager`), else every {@link IDLE_MS}; and the one running, if any. Every
+ * caller shares one cache entry.
+ */
+export function useRuns(integrationId: string, eager = false) {
+  const runs = useApiQuery<RunPage>(
+    `/integrations/${seg(integrationId)}/runs`,
+    { limit: 20 },
+    {
+      refetchInterval: (q) => (eager || runningOf(q.state.data) ? ACTIVE_MS : IDLE_MS),
+    },
+  );
+  return { runs, running: runningOf(runs.data) };
+}
+
+/** Whether a followed run is over: not running, and its checks evaluated (or failed, or waited for long enough). */
+function isOver(run: RunDetail | undefined, overSince: number | null): boolean {
+  if (!run || run.status === 'running') return false;
+  return run.evaluated || run.status === 'failed' || (overSince !== null && Date.now() - overSince > EVALUATION_WAIT_MS);
+}
+
+/**
+ * Run collection, its progress and the recent runs. A finished run changes findings, inventory, alerts and the
+ * integration's state, so every cached answer is fetched again.
  */
 export function RunPanel({ integrationId, isAdmin }: { integrationId: string; isAdmin: boolean }) {
-  const runsPath = `/integrations/${seg(integrationId)}/runs`;
-  const runs = useApiQuery<RunPage>(runsPath, { limit: 20 });
   const client = useQueryClient();
-  const [live, setLive] = useState<LiveProgress | null>(null);
-  const [phase, setPhase] = useState<'idle' | 'queued' | 'running'>('idle');
-  const [finished, setFinished] = useState<Run | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const esRef = useRef<EventSource | null>(null);
-  const timerRef = useRef<ReturnType<typeof setTimeout> | null>(null);
-  const reloadRuns = useCallback(() => void client.invalidateQueries({ queryKey: apiScope(runsPath) }), [client, runsPath]);
-  const reloadAll = useCallback(() => void client.invalidateQueries({ queryKey: apiScope('/') }), [client]);
-  const startRun = useApiMutation(() => api.post<RunQueued>(runsPath));
-
-  const stop = useCallback(() => {
-    esRef.current?.close();
-    esRef.current = null;
-    if (timerRef.current) clearTimeout(timerRef.current);
-    timerRef.current = null;
-  }, []);
-
-  const watch = useCallback(
-    (retriesLeft: number) => {
-      stop();
-      const es = new EventSource(apiUrl(`/integrations/${seg(integrationId)}/runs/live`));
-      esRef.current = es;
-      es.addEventListener('progress', (ev) => {
-        try {
-          const p = JSON.parse((ev as MessageEvent<string>).data) as LiveProgress;
-          setLive(p);
-          setPhase('running');
-        } catch {
-          /* a malformed event is skipped; the next one carries the whole state */
-        }
-      });
-      es.addEventListener('finished', (ev) => {
-        stop();
-        try {
-          setFinished(JSON.parse((ev as MessageEvent<string>).data) as Run);
-        } catch {
-          setFinished(null);
-        }
-        setLive(null);
-        setPhase('idle');
-        reloadAll();
-      });
-      es.addEventListener('idle', (ev) => {
-        try {
-          const d = JSON.parse((ev as MessageEvent<string>).data) as { lastRun?: Run | null };
-          if (d.lastRun && retriesLeft === 0) setFinished(d.lastRun);
-        } catch {
-          /* no data */
-        }
-        stop();
-        if (retriesLeft > 0) {
-          // Queued but not started yet: look again shortly.
-          timerRef.current = setTimeout(() => watch(retriesLeft - 1), RETRY_MS);
-        } else {
-          setPhase((p) => (p === 'queued' ? 'idle' : p === 'running' ? 'idle' : p));
-          setLive(null);
-          reloadRuns();
-        }
-      });
-      es.onerror = (ev) => {
-        // The server's own `error` event (data {code, message}) arrives here too, as a MessageEvent.
-        const data = (ev as MessageEvent<unknown>).data;
-        if (typeof data === 'string' && data) {
-          try {
-            const e = JSON.parse(data) as { code?: string; message?: string; remediation?: string };
-            setError(
-              new ApiError(
-                0,
-                e.code ?? 'LIVE_ERROR',
-                e.message ?? 'Progress could not be read.',
-                undefined,
-                e.remediation ?? 'The run list below still shows the outcome; reload the page to follow again.',
-              ),
-            );
-          } catch {
-            /* not JSON */
-          }
-          stop();
-          setPhase('idle');
-          return;
-        }
-        if (es.readyState === EventSource.CLOSED) {
-          stop();
-          setPhase('idle');
-        }
-        // Otherwise the browser reconnects by itself.
-      };
+  const runsPath = `/integrations/${seg(integrationId)}/runs`;
+  // Asked for and not seen yet: the newest run before asking, and until when to wait for a worker.
+  const [awaiting, setAwaiting] = useState<{ after: string | null; until: number } | null>(null);
+  const [notStarted, setNotStarted] = useState(false);
+  // The run this page follows (started here or elsewhere), and when it was first seen no longer running.
+  const [followId, setFollowId] = useState<string | null>(null);
+  const overSince = useRef<number | null>(null);
+  const { runs, running } = useRuns(integrationId, awaiting !== null);
+  const startRun = useApiMutation(() => api.post<RunQueued>(runsPath), {
+    invalidates: [runsPath],
+    onSuccess: () => {
+      setNotStarted(false);
+      setAwaiting({ after: runs.data?.items[0]?.id ?? null, until: Date.now() + START_WAIT_MS });
     },
-    [integrationId, stop, reloadRuns, reloadAll],
-  );
+  });
 
-  // A run may already be in progress when the page opens.
+  // Follow a run once the list shows it: the one running, or (a run quicker than a poll) a new one after asking.
+  const newest = runs.data?.items[0];
+  const seen = running ?? (awaiting && newest && newest.id !== awaiting.after ? newest : undefined);
+  if (seen && seen.id !== followId) {
+    setFollowId(seen.id);
+    overSince.current = null;
+  }
+  if (awaiting && seen) setAwaiting(null);
+
+  const followed = useApiQuery<RunDetail>(`/runs/${seg(followId ?? '-')}`, undefined, {
+    enabled: followId !== null,
+    refetchInterval: (q) => (isOver(q.state.data, overSince.current) ? false : ACTIVE_MS),
+  });
+  const run = followed.data?.id === followId ? followed.data : undefined;
+  if (run && run.status !== 'running' && overSince.current === null) overSince.current = Date.now();
+  const over = isOver(run, overSince.current);
+
+  // When the followed run is over, everything it may have changed is fetched again, once.
+  const refreshed = useRef<string | null>(null);
   useEffect(() => {
-    watch(0);
-    return stop;
-  }, [watch, stop]);
+    if (over && run && refreshed.current !== run.id) {
+      refreshed.current = run.id;
+      void client.invalidateQueries({ queryKey: apiScope('/') });
+    }
+  }, [over, run, client]);
 
+  // No worker started the run in time: say so, and keep looking at the usual pace.
+  useEffect(() => {
+    if (!awaiting) return;
+    const t = setTimeout(
+      () => {
+        setAwaiting(null);
+        setNotStarted(true);
+      },
+      Math.max(0, awaiting.until - Date.now()),
+    );
+    return () => clearTimeout(t);
+  }, [awaiting]);
+
+  const busy = startRun.isPending || awaiting !== null || (run !== undefined && !over);
   function start() {
-    if (phase !== 'idle') return;
-    setError(null);
-    setFinished(null);
-    setPhase('queued');
-    startRun.mutate(undefined, { onSuccess: () => watch(START_RETRIES), onError: () => setPhase('idle') });
+    if (!busy) startRun.mutate(undefined);
   }
   const note = startRun.data && !startRun.data.queued ? 'A collection of this integration was already waiting; following it.' : null;
-
-  const run = live?.run;
-  const counters = live?.progress ?? live?.checkpoints;
+  const counters = run?.progress;
   return (
     <section aria-labelledby="h-runs" className="card">
       <h2 id="h-runs">Collection</h2>
       {isAdmin ? (
-        <button type="button" onClick={start} aria-disabled={phase !== 'idle'} className={phase !== 'idle' ? 'is-busy' : undefined}>
+        <button type="button" onClick={start} aria-disabled={busy} className={busy ? 'is-busy' : undefined}>
           Run collection
         </button>
       ) : null}
-      <ErrorMessage error={error ?? startRun.error} />
+      <ErrorMessage error={startRun.error} />
       <div className="live" role="status" aria-live="polite">
-        {phase === 'queued' && !run ? <p>Collection queued; waiting for a worker to start it…</p> : null}
+        {awaiting && !run ? <p>Collection queued; waiting for a worker to start it…</p> : null}
+        {notStarted ? <p>The collection is queued, but no worker has started it yet. It shows here when one does.</p> : null}
         {note ? <p>{note}</p> : null}
-        {run ? (
+        {run && !over ? (
           <div className="progress">
             <p>
               <StatusBadge status={run.status} /> Collection started <Time value={run.startedAt} />
+              {run.status !== 'running' ? ' — evaluating the checks…' : null}
             </p>
             <p>
               Streams done: <strong>{counters?.done ?? 0}</strong>, errored: <strong>{counters?.errored ?? 0}</strong>, records stored:{' '}
@@ -204,12 +193,13 @@ export function RunPanel({ integrationId, isAdmin }: { integrationId: string; is
             ) : null}
           </div>
         ) : null}
-        {finished && phase === 'idle' ? (
+        {run && over ? (
           <p>
-            Collection finished: <StatusBadge status={finished.status} /> in {formatDuration(finished.durationMs)}.
+            Collection finished: <StatusBadge status={run.status} /> in {formatDuration(run.durationMs)}.
           </p>
         ) : null}
       </div>
+      <ErrorMessage error={followed.error} />
 
       <h3>Recent runs</h3>
       <Loaded query={runs}>{(page) => <DataTable label="Recent runs" rows={page.items} columns={RUNS} empty="No collection has run yet." />}</Loaded>

@@ -249,3 +249,8 @@ export const isDomain = (s: string) => DOMAIN.test(s.trim());
 export function todayIso(): string {
   return new Date().toISOString().slice(0, 10);
 }
+
+/** The end of a UTC day given as YYYY-MM-DD (a suppression "until" a date lasts through that whole day). */
+export function endOfDay(date: string): string {
+  return `${date}T23:59:59.000Z`;
+}

@@ -5,6 +5,7 @@ import { useAuth } from '../auth.tsx';
 import { IntegrationName } from '../components/ListPage.tsx';
 import { toFormError } from '../components/NewIntegrationForm.tsx';
 import {
+  endOfDay,
   ErrorMessage,
   ErrorSummary,
   Field,
@@ -20,11 +21,6 @@ import {
 import { useForm, useTitle } from '../hooks.ts';
 import { apiKey, useApiMutation, useApiQuery } from '../query.ts';
 import type { Finding, FindingDetail } from '../types.ts';
-
-/** A suppression "until" a date lasts through that whole day (UTC). */
-function endOfDay(date: string): string {
-  return `${date}T23:59:59.000Z`;
-}
 
 function SuppressForm({ id, onDone }: { id: string; onDone: () => void }) {
   const form = useForm({ reason: '', expiresAt: '' });

@@ -1,19 +1,33 @@
-import { Link } from 'react-router';
-import { apiUrl, seg } from '../api.ts';
-import { column, DataTable, NameAndId, severityColumn, timeColumn, type Column } from '../components/DataTable.tsx';
-import { FilterBar, FilterNote, IntegrationFilter, IntegrationName, PagedList, SelectFilter } from '../components/ListPage.tsx';
-import { StatusBadge, Time } from '../components/ui.tsx';
-import { useListFilters, useTitle } from '../hooks.ts';
-import { useApiQuery } from '../query.ts';
-import { SEVERITIES, type Finding, type FindingPage } from '../types.ts';
+// The findings list for triage: a dense table the server filters, searches, sorts and pages (GET /findings, with the
+// total the filter selects), every filter and the order kept in the URL (a saved filter is a bookmark), export links
+// of the same filter, and bulk suppression (with a reason and an optional end date) and lifting of the rows selected
+// (POST /findings/suppression and /findings/suppression/lift, all or nothing). Modelled on Prowler App's findings
+// table and mute modal (prowler-cloud/prowler ui/components/findings/: column-findings.tsx, findings-filters.tsx,
+// floating-selection-actions.tsx, mute-findings-modal.tsx).
+import { useState, type FormEvent } from 'react';
+import { Link, useSearchParams } from 'react-router';
+import { api, apiUrl, seg } from '../api.ts';
+import { useAuth } from '../auth.tsx';
+import { column, DataTable, NameAndId, severityColumn, sortable, timeColumn, type Column, type TableSort } from '../components/DataTable.tsx';
+import { FilterBar, FilterNote, IntegrationFilter, IntegrationName, PagedList, SearchFilter, SelectFilter, useSearchDraft } from '../components/ListPage.tsx';
+import { endOfDay, ErrorMessage, ErrorSummary, Field, StatusBadge, Time, todayIso, type FormError } from '../components/ui.tsx';
+import { useForm, useListFilters, useTitle } from '../hooks.ts';
+import { useApiMutation, useApiQuery } from '../query.ts';
+import { SEVERITIES, type CheckList, type Finding, type FindingPage, type FindingSort, type FindingsBulkAnswer, type InventoryPage } from '../types.ts';
 
 const STATUSES = ['open', 'resolved', 'suppressed', 'all'] as const;
+const SUPPRESSED = [
+  { value: 'true', label: 'Suppressed' },
+  { value: 'false', label: 'Not suppressed' },
+];
+const SORTS: readonly FindingSort[] = ['severity', 'check', 'resource', 'status', 'firstSeenAt', 'lastSeenAt'];
+const PAGE_SIZE = 50;
 
 /** Status with the end of a suppression, if it has one. */
 function FindingStatus({ f }: { f: Finding }) {
   return (
     <>
-      <StatusBadge status={f.status} />
+      <StatusBadge status={f.suppression ? 'suppressed' : f.status} />
       {f.suppression?.expiresAt ? (
         <div className="small">
           until <Time value={f.suppression.expiresAt} />
@@ -26,13 +40,60 @@ function FindingStatus({ f }: { f: Finding }) {
 /** A finding's title (or check id) linking to its page. */
 export const FindingLink = ({ f }: { f: Pick<Finding, 'id' | 'title' | 'checkId'> }) => <Link to={`/findings/${seg(f.id)}`}>{f.title ?? f.checkId}</Link>;
 
+/** A link to this list with one more filter set (the others kept, back to the first page). */
+function FilterLink({ name, value, children, label }: { name: string; value: string; children: React.ReactNode; label: string }) {
+  const [params] = useSearchParams();
+  const next = new URLSearchParams(params);
+  next.set(name, value);
+  next.delete('cursor');
+  return (
+    <Link to={`/findings?${next.toString()}`} aria-label={label}>
+      {children}
+    </Link>
+  );
+}
+
 const COLUMNS: Column<Finding>[] = [
-  severityColumn(),
-  column('Finding', (f) => <NameAndId name={<FindingLink f={f} />} id={f.checkId} />),
-  column('Resource', (f) => <NameAndId name={f.resourceName ?? f.resourceId} id={f.resourceType} />),
-  column('Integration', (f) => <IntegrationName id={f.integrationId} />),
-  column('Status', (f) => <FindingStatus f={f} />),
-  timeColumn('Last seen', (f) => f.lastSeenAt),
+  sortable(severityColumn<Finding>(), 'severity'),
+  sortable(
+    column<Finding>('Finding', (f) => (
+      <NameAndId
+        name={<FindingLink f={f} />}
+        id={
+          <FilterLink name="checkId" value={f.checkId} label={`Only check ${f.checkId}`}>
+            {f.checkId}
+          </FilterLink>
+        }
+      />
+    )),
+    'check',
+  ),
+  sortable(
+    column<Finding>('Resource', (f) => <NameAndId name={f.resourceName ?? f.resourceId} id={f.resourceType} />),
+    'resource',
+  ),
+  column<Finding>('Integration', (f) => <IntegrationName id={f.integrationId} />),
+  column<Finding>('Environment', (f) =>
+    f.environmentId ? (
+      <FilterLink name="environmentId" value={f.environmentId} label={`Only environment ${f.environmentName ?? f.environmentId}`}>
+        {f.environmentName ?? f.environmentId}
+      </FilterLink>
+    ) : (
+      <span className="muted">—</span>
+    ),
+  ),
+  sortable(
+    column<Finding>('Status', (f) => <FindingStatus f={f} />),
+    'status',
+  ),
+  sortable(
+    timeColumn<Finding>('First seen', (f) => f.firstSeenAt),
+    'firstSeenAt',
+  ),
+  sortable(
+    timeColumn<Finding>('Last seen', (f) => f.lastSeenAt),
+    'lastSeenAt',
+  ),
 ];
 
 /** Export formats offered, in the API's names (`GET /api/v1/exports/findings?format=`), with their labels. */
@@ -44,10 +105,10 @@ const EXPORTS = [
 ] as const;
 
 /**
- * Download links of every finding the current filter selects (all pages, not only the one shown), one per format:
- * same-origin GETs the session cookie authorises; the server names the file (Content-Disposition).
+ * Download links of every finding the current filter selects (all pages, not only the one shown, in the table's
+ * order), one per format: same-origin GETs the session cookie authorises; the server names the file.
  */
-function ExportLinks({ filter }: { filter: Record<string, string> }) {
+function ExportLinks({ filter }: { filter: Record<string, string | undefined> }) {
   return (
     <div className="actions export-links" role="group" aria-labelledby="export-label">
       <span id="export-label">Export these findings:</span>
@@ -60,42 +121,172 @@ function ExportLinks({ filter }: { filter: Record<string, string> }) {
   );
 }
 
+/**
+ * Suppression and lifting of the selected findings: a reason (required) and an optional end date, as on a finding's
+ * own page; both changes are all or nothing, and each is recorded in every finding's history.
+ */
+function BulkActions({ ids, onDone, onClear }: { ids: string[]; onDone: (message: string) => void; onClear: () => void }) {
+  const form = useForm({ reason: '', expiresAt: '' });
+  const { reason, expiresAt: until } = form.values;
+  const n = (k: number) => `${k} finding${k === 1 ? '' : 's'}`;
+  const suppress = useApiMutation(
+    (body: { ids: string[]; reason: string; expiresAt?: string }) => api.post<FindingsBulkAnswer>('/findings/suppression', body),
+    {
+      invalidates: ['/findings', '/dashboard', '/exports'],
+      onSuccess: (a) => {
+        form.reset();
+        onDone(`${n(a.items.length)} suppressed.`);
+      },
+    },
+  );
+  const lift = useApiMutation((body: { ids: string[] }) => api.post<FindingsBulkAnswer>('/findings/suppression/lift', body), {
+    invalidates: ['/findings', '/dashboard', '/exports'],
+    onSuccess: (a) =>
+      onDone(`Suppression lifted from ${n(a.changed)}${a.changed < a.items.length ? ` (${a.items.length - a.changed} were not suppressed)` : ''}.`),
+  });
+  const busy = suppress.isPending || lift.isPending;
+
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    const errs: FormError[] = [];
+    if (!reason.trim())
+      errs.push({
+        field: 'reason',
+        message: 'Enter the reason for suppressing these findings.',
+        remediation: 'Say why the risk is accepted or handled elsewhere, for auditors and colleagues.',
+      });
+    if (until && until <= todayIso())
+      errs.push({ field: 'expiresAt', message: 'The end date must be in the future.', remediation: 'Choose a later date, or leave it empty.' });
+    form.setErrors(errs);
+    if (errs.length || busy || !ids.length) return;
+    suppress.mutate({ ids, reason: reason.trim(), ...(until ? { expiresAt: endOfDay(until) } : {}) });
+  }
+
+  return (
+    <form className="card bulk-form" aria-label="Selected findings" onSubmit={submit} noValidate>
+      <p>{ids.length ? `${n(ids.length)} selected.` : 'Select findings to suppress them or lift their suppression at once.'}</p>
+      <ErrorSummary errors={form.errors} title="The findings were not suppressed" />
+      <div className="bulk-fields">
+        <Field {...form.field('reason')} label="Reason" hint="Recorded in each finding's history with your name." />
+        <Field {...form.field('expiresAt')} label="Suppress until" type="date" min={todayIso()} hint="Optional: the findings reopen after this day (UTC)." />
+      </div>
+      <div className="actions">
+        <button type="submit" disabled={!ids.length || busy}>
+          Suppress selected
+        </button>
+        <button type="button" className="secondary" disabled={!ids.length || busy} onClick={() => lift.mutate({ ids })}>
+          Lift suppression of selected
+        </button>
+        {ids.length ? (
+          <button type="button" className="link-button" onClick={onClear}>
+            Clear selection
+          </button>
+        ) : null}
+      </div>
+      <ErrorMessage error={suppress.error ?? lift.error} />
+    </form>
+  );
+}
+
 export function FindingsPage() {
   useTitle('Findings');
+  const { isAdmin } = useAuth();
   const filters = useListFilters();
-  const [checkId, resourceId] = [filters.get('checkId'), filters.get('resourceId')];
+  const q = filters.get('q');
+  const search = useSearchDraft(q);
+  const [checkId, resourceId, environmentId] = [filters.get('checkId'), filters.get('resourceId'), filters.get('environmentId')];
+  const sortParam = filters.get('sort', 'severity');
+  const sortKey: FindingSort = SORTS.find((s) => s === sortParam) ?? 'severity';
+  const order = filters.get('order', 'desc') === 'asc' ? 'asc' : 'desc';
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [announce, setAnnounce] = useState('');
+  const checks = useApiQuery<CheckList>('/checks');
+  const environments = useApiQuery<InventoryPage>('/inventory/environments', { limit: 500 });
   const filter = {
-    severity: filters.get('severity'),
+    q: q || undefined,
+    severity: filters.get('severity') || undefined,
     status: filters.get('status', 'open'),
-    integrationId: filters.get('integrationId'),
-    checkId,
-    resourceId,
+    suppressed: filters.get('suppressed') || undefined,
+    integrationId: filters.get('integrationId') || undefined,
+    checkId: checkId || undefined,
+    environmentId: environmentId || undefined,
+    resourceId: resourceId || undefined,
+    sort: sortKey === 'severity' ? undefined : sortKey,
+    order: order === 'desc' ? undefined : order,
   };
-  const page = useApiQuery<FindingPage>('/findings', { ...filter, cursor: filters.cursor, limit: 50 });
+  const page = useApiQuery<FindingPage>('/findings', { ...filter, cursor: filters.cursor, limit: PAGE_SIZE });
+  const total = page.data?.total;
+
+  const sort: TableSort = {
+    key: sortKey,
+    order,
+    // Text columns start A→Z; severity, status and times start with the most pressing (critical, open, newest).
+    firstOrder: 'desc',
+    onSort: (key, o) => filters.update({ sort: key === 'severity' ? '' : key, order: o === 'desc' ? '' : o }),
+  };
+  const environmentName = (id: string) => environments.data?.items.find((e) => e.id === id)?.name ?? id;
 
   return (
     <>
       <h1>Findings</h1>
-      <FilterBar label="Finding filters">
+      <FilterBar label="Finding filters" onSubmit={() => filters.update({ q: search.draft.trim() })}>
+        <SearchFilter id="f-q" {...search} placeholder="Check, resource or reason" />
         <SelectFilter id="f-severity" label="Severity" all="All severities" options={SEVERITIES} {...filters.bind('severity')} />
         <SelectFilter id="f-status" label="Status" options={STATUSES} {...filters.bind('status', 'open')} />
+        <SelectFilter id="f-suppressed" label="Suppression" all="Either" options={SUPPRESSED} {...filters.bind('suppressed')} />
+        <SelectFilter
+          id="f-check"
+          label="Check"
+          all="All checks"
+          options={(checks.data?.items ?? []).map((c) => ({ value: c.id, label: c.title }))}
+          {...filters.bind('checkId')}
+        />
         <IntegrationFilter id="f-integration" {...filters.bind('integrationId')} />
+        <SelectFilter
+          id="f-environment"
+          label="Environment"
+          all="All environments"
+          options={(environments.data?.items ?? []).map((e) => ({ value: e.id, label: e.name ?? e.id }))}
+          {...filters.bind('environmentId')}
+        />
       </FilterBar>
       <FilterNote
         filters={[
-          ['Check', checkId],
           ['Resource', resourceId],
+          ['Environment', environmentId && !environments.data?.items.some((e) => e.id === environmentId) ? environmentName(environmentId) : ''],
         ]}
         clear="Clear these filters"
-        onClear={() => filters.update({ checkId: '', resourceId: '' })}
+        onClear={() => filters.update({ resourceId: '', environmentId: '' })}
       />
       <ExportLinks filter={filter} />
+      <p role="status" className={announce ? 'success' : 'visually-hidden'}>
+        {announce}
+      </p>
+      {isAdmin ? (
+        <BulkActions
+          ids={[...selected]}
+          onClear={() => setSelected(new Set())}
+          onDone={(m) => {
+            setSelected(new Set());
+            setAnnounce(m);
+          }}
+        />
+      ) : null}
       <PagedList
         query={page}
-        summary={(n) => `${n} finding${n === 1 ? '' : 's'} on this page.`}
+        summary={(n) => `${total ?? n} finding${(total ?? n) === 1 ? '' : 's'} match${(total ?? n) === 1 ? 'es' : ''}${q ? ` "${q}"` : ''}; ${n} on this page.`}
         pager={{ label: 'Finding pages', ...filters.pager(page.data?.nextCursor) }}
       >
-        {(items) => <DataTable label="Findings" rows={items} columns={COLUMNS} empty="No findings match these filters." />}
+        {(items) => (
+          <DataTable
+            label="Findings"
+            rows={items}
+            columns={COLUMNS}
+            sort={sort}
+            selection={isAdmin ? { selected, onChange: setSelected, name: (f) => `${f.title ?? f.checkId} on ${f.resourceName ?? f.resourceId}` } : undefined}
+            empty="No findings match these filters."
+          />
+        )}
       </PagedList>
     </>
   );

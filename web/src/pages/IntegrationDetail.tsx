@@ -4,7 +4,7 @@ import { api, seg } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { column, DataTable, NameAndId, statusColumn, type Column } from '../components/DataTable.tsx';
 import { SecretFields, toFormError, validateSecret, WHERE } from '../components/NewIntegrationForm.tsx';
-import { RunPanel } from '../components/RunPanel.tsx';
+import { RunPanel, useRuns } from '../components/RunPanel.tsx';
 import {
   BoolBadge,
   ErrorMessage,
@@ -117,10 +117,20 @@ const GRANTS: Column<GrantResult>[] = [
   )),
 ];
 
+/** How often the environments are fetched again while a collection runs (it may find new ones), in ms. */
+const ENVIRONMENTS_WHILE_RUNNING_MS = 5_000;
+
 function EnvironmentsSection({ id, isAdmin }: { id: string; isAdmin: boolean }) {
-  const envs = useApiQuery<EnvironmentList>(`/integrations/${seg(id)}/environments`);
-  // Granting changes the verification: the whole integration is fetched again.
-  const grant = useApiMutation(() => api.post<GrantList>(`/integrations/${seg(id)}/environments/grant`), { invalidates: [`/integrations/${seg(id)}`] });
+  // Server state only: fetched again while a collection runs, and after it (RunPanel marks everything stale then).
+  const { running } = useRuns(id);
+  const envs = useApiQuery<EnvironmentList>(`/integrations/${seg(id)}/environments`, undefined, {
+    refetchInterval: running ? ENVIRONMENTS_WHILE_RUNNING_MS : false,
+  });
+  // Granting changes the environments' access and the verification: everything under the integration is fetched
+  // again (environments, checklist, runs), and the views that count access (dashboard coverage, inventory).
+  const grant = useApiMutation(() => api.post<GrantList>(`/integrations/${seg(id)}/environments/grant`), {
+    invalidates: [`/integrations/${seg(id)}`, '/dashboard', '/inventory'],
+  });
   const missing = (envs.data?.items ?? []).filter((e) => e.agentsReadable !== true).length;
   return (
     <section aria-labelledby="h-envs" className="card">
