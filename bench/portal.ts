@@ -27,7 +27,7 @@
  *
  * Goal (issue 21): first rows under 1 s at 10,000 findings on this machine.
  *
- * Run: `npx tsx bench/portal.ts` (after `npm run build`: dist/ and web/dist). Environment: BENCH_PORTAL_RUNS (15),
+ * Run: `npm run bench:portal` (after `npm run build`: dist/ and web/dist). Environment: BENCH_PORTAL_RUNS (15),
  * BENCH_PORTAL_FINDINGS (10000), BENCH_PORTAL_ALERTS (2000). Writes the `bench:portal` section of bench/README.md.
  */
 import { existsSync } from 'node:fs';
@@ -367,7 +367,7 @@ try {
       }
     }
   section = [
-    `Measured ${new Date().toISOString().slice(0, 10)} by \`npx tsx bench/portal.ts\` (${runs} rounds after a warm-up round, the two organizations interleaved), Node ${process.version}, ${process.platform}/${process.arch}, 1-minute load average ${loadAtStart.toFixed(1)} at the start; \`vigil serve\` as shipped on SQLite (one server for both organizations), Debian's Chromium ${browserVersion} headless at 1280×800 through playwright-core, ${SEVERITIES.length} severities.`,
+    `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench:portal\` (${runs} rounds after a warm-up round, the two organizations interleaved), Node ${process.version}, ${process.platform}/${process.arch}, 1-minute load average ${loadAtStart.toFixed(1)} at the start; \`vigil serve\` as shipped on SQLite (one server for both organizations), Debian's Chromium ${browserVersion} headless at 1280×800 through playwright-core, ${SEVERITIES.length} severities.`,
     '',
     `Milliseconds, median / p95. "Rows": from the navigation, the click on a column header or the choice in the severity filter to the first row of the table showing the first item of the list call's answer (a page of 50). "API": that list call in the browser, from its start to the answer's last byte.`,
     '',
