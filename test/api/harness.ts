@@ -129,7 +129,7 @@ export async function signInAs(app: FastifyInstance, email: string, password: st
 }
 
 /** The `Authorization` header of an API key. */
-export function bearer(key: string): { authorization: string } {
+function bearer(key: string): { authorization: string } {
   return { authorization: `Bearer ${key}` };
 }
 
