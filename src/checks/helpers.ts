@@ -90,6 +90,16 @@ export function isKnownAccessPolicy(policy: number): boolean {
 export type Verdict = Omit<CheckResult, 'resourceType' | 'resourceId' | 'resourceName'>;
 
 /**
+ * The "not evaluated" verdict of one resource whose slice `sliceKey` of `stream` errored (e.g. 403 on an environment's
+ * Dataverse or an account's diagnostic settings): reason `<what> could not be read: <the slice's error message>`,
+ * detail `{ code }`. Null when the slice was read.
+ */
+export function sliceGapVerdict(ctx: CheckContext, stream: string, sliceKey: string, what: string): Verdict | null {
+  const gap = ctx.coverage.sliceGap(stream, sliceKey);
+  return gap ? { status: 'not_evaluated', reason: `${what} could not be read: ${gap.message}`, detail: { code: gap.code } } : null;
+}
+
+/**
  * One "not evaluated" result per errored slice of `stream` (resource `<tenant>/<stream>/<slice>`, reason the slice's
  * error message, detail `{ code, stream, slice }`): the resources of that slice were never read.
  */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { raiseAlert } from '../../src/store/repositories/audit.ts';
 import { storeRecords } from '../../src/sync/audit.ts';
-import { apiWorld, connector, type ApiWorld } from './harness.ts';
+import { apiWorld, keyRequests, TRIAGE_ENVIRONMENT, triageWorld, type ApiWorld } from './harness.ts';
 
 /**
  * Triage through the API (issue 21): the alerts list's filters, text search and server-side sort with keyset paging,
@@ -15,47 +15,17 @@ describe('API: alert triage', () => {
   const alerts: Record<string, string> = {};
   let agent: { id: string; environmentId: string; name: string | null };
   let envName: string | null;
-  const auth = (key: string) => ({ authorization: `Bearer ${key}` });
-  const get = async (url: string, key = w.keys.contosoAdmin) => w.app.inject({ method: 'GET', url, headers: auth(key) });
-  const post = async (url: string, payload: unknown, key = w.keys.contosoAdmin) =>
-    w.app.inject({ method: 'POST', url, headers: { ...auth(key), 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+  const { get, post } = keyRequests(() => w);
 
   const EVENT_ID = '7d1c1f0e-93b4-4b71-9c0c-4d1b2f6a0001';
   const OTHER_EVENT_ID = '7d1c1f0e-93b4-4b71-9c0c-4d1b2f6a0002';
 
   beforeAll(async () => {
     w = await apiWorld();
-    for (const org of ['contoso', 'fabrikam'] as const) {
-      const res = await w.app.inject({
-        method: 'POST',
-        url: '/api/v1/integrations',
-        headers: auth(org === 'contoso' ? w.keys.contosoAdmin : w.keys.fabrikamAdmin),
-        payload: { mode: 'customer-app', name: org, ...connector(w.tenants[org]) },
-      });
-      expect(res.statusCode, res.body).toBe(201);
-      integration[org] = res.json().integration.id as string;
-    }
+    Object.assign(integration, await triageWorld(w));
     const cid = integration.contoso;
     // An agent of the inventory (as a collection stores it), for names and the related finding.
-    const envId = 'Default-11111111-2222-4333-8444-555555555555';
-    await w.rt.db
-      .insertInto('environments')
-      .values({
-        integration_id: cid,
-        id: envId,
-        display_name: 'Contoso (default)',
-        sku: 'Default',
-        is_default: 1,
-        region: 'europe',
-        dataverse_url: null,
-        state: 'Ready',
-        first_seen_at: '2026-01-01T00:00:00.000Z',
-        last_seen_at: '2026-01-01T00:00:00.000Z',
-        raw: '{}',
-        last_seen_run: 'run_x',
-        deleted_at: null,
-      })
-      .execute();
+    const envId = TRIAGE_ENVIRONMENT;
     agent = { id: 'b0b0b0b0-0000-4000-8000-000000000001', environmentId: envId, name: null };
     envName = 'Contoso (default)';
     await w.rt.db

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropSchema, TEST_DATABASE_URL } from '../store/dialects.ts';
-import { apiWorld, connector, type ApiWorld } from './harness.ts';
+import { apiWorld, keyRequests, TRIAGE_ENVIRONMENT, triageWorld, type ApiWorld } from './harness.ts';
 
 /**
  * Findings triage through the API (issue 21), on SQLite and PostgreSQL: the list's filters (severity, check,
@@ -14,11 +14,8 @@ describe.each(['sqlite', 'postgres'] as const)('API: finding triage on %s', (dia
   let w: ApiWorld;
   const schema = `vigil_test_${randomBytes(6).toString('hex')}`;
   const integration: Record<'contoso' | 'fabrikam', string> = { contoso: '', fabrikam: '' };
-  const ENV = 'Default-11111111-2222-4333-8444-555555555555';
-  const auth = (key: string) => ({ authorization: `Bearer ${key}` });
-  const get = async (url: string, key = w.keys.contosoAdmin) => w.app.inject({ method: 'GET', url, headers: auth(key) });
-  const post = async (url: string, payload: unknown, key = w.keys.contosoAdmin) =>
-    w.app.inject({ method: 'POST', url, headers: { ...auth(key), 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+  const ENV = TRIAGE_ENVIRONMENT;
+  const { get, post } = keyRequests(() => w);
   const ids = async (query: string) => {
     const res = await get(`/api/v1/findings?${query}`);
     expect(res.statusCode, res.body).toBe(200);
@@ -27,34 +24,7 @@ describe.each(['sqlite', 'postgres'] as const)('API: finding triage on %s', (dia
 
   beforeAll(async () => {
     w = await apiWorld(dialect === 'postgres' ? { DATABASE_URL: TEST_DATABASE_URL, VIGIL_DATABASE_SCHEMA: schema } : {});
-    for (const org of ['contoso', 'fabrikam'] as const) {
-      const res = await w.app.inject({
-        method: 'POST',
-        url: '/api/v1/integrations',
-        headers: auth(org === 'contoso' ? w.keys.contosoAdmin : w.keys.fabrikamAdmin),
-        payload: { mode: 'customer-app', name: org, ...connector(w.tenants[org]) },
-      });
-      expect(res.statusCode, res.body).toBe(201);
-      integration[org] = res.json().integration.id as string;
-    }
-    await w.rt.db
-      .insertInto('environments')
-      .values({
-        integration_id: integration.contoso,
-        id: ENV,
-        display_name: 'Contoso (default)',
-        sku: 'Default',
-        is_default: 1,
-        region: 'europe',
-        dataverse_url: null,
-        state: 'Ready',
-        first_seen_at: '2026-01-01T00:00:00.000Z',
-        last_seen_at: '2026-01-01T00:00:00.000Z',
-        raw: '{}',
-        last_seen_run: 'run_x',
-        deleted_at: null,
-      })
-      .execute();
+    Object.assign(integration, await triageWorld(w));
     const finding = (
       id: string,
       org: 'contoso' | 'fabrikam',

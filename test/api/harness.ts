@@ -2,6 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { expect } from 'vitest';
 import { generateManagedApp, generateTenant, startEmulator, type ManagedApp, type RunningEmulator, type Tenant } from '../../emulator/index.ts';
 import { addPortalUser, createApiKey, ensureOrganization } from '../../src/access/index.ts';
 import { buildServer } from '../../src/api/server.ts';
@@ -125,4 +126,62 @@ export async function signInAs(app: FastifyInstance, email: string, password: st
   if (res.statusCode !== 200) throw new Error(`sign-in of ${email} answered ${res.statusCode}: ${res.body}`);
   const cookies = res.cookies as { name: string; value: string }[];
   return { cookie: cookies.map((c) => `${c.name}=${c.value}`).join('; '), csrf: (res.json() as { csrfToken: string }).csrfToken };
+}
+
+/** The `Authorization` header of an API key. */
+function bearer(key: string): { authorization: string } {
+  return { authorization: `Bearer ${key}` };
+}
+
+/**
+ * Requests of one API key through `inject()` (Contoso's admin key unless another is given): `get(url)` and
+ * `post(url, payload)` with the payload as JSON. `world` is read at each call (the world is made in `beforeAll`).
+ */
+export function keyRequests(world: () => ApiWorld) {
+  return {
+    get: async (url: string, key = world().keys.contosoAdmin) => world().app.inject({ method: 'GET', url, headers: bearer(key) }),
+    post: async (url: string, payload: unknown, key = world().keys.contosoAdmin) =>
+      world().app.inject({ method: 'POST', url, headers: { ...bearer(key), 'content-type': 'application/json' }, payload: JSON.stringify(payload) }),
+  };
+}
+
+/** The id of Contoso's default environment that {@link triageWorld} stores. */
+export const TRIAGE_ENVIRONMENT = 'Default-11111111-2222-4333-8444-555555555555';
+
+/**
+ * The set-up the triage tests share: a customer-app integration per organization, created through the API by each
+ * organization's admin (expects 201), and Contoso's default environment ({@link TRIAGE_ENVIRONMENT}, "Contoso
+ * (default)") stored as a collection stores it. Returns the integrations' ids.
+ */
+export async function triageWorld(w: ApiWorld): Promise<Record<'contoso' | 'fabrikam', string>> {
+  const ids: Record<'contoso' | 'fabrikam', string> = { contoso: '', fabrikam: '' };
+  for (const org of ['contoso', 'fabrikam'] as const) {
+    const res = await w.app.inject({
+      method: 'POST',
+      url: '/api/v1/integrations',
+      headers: bearer(org === 'contoso' ? w.keys.contosoAdmin : w.keys.fabrikamAdmin),
+      payload: { mode: 'customer-app', name: org, ...connector(w.tenants[org]) },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    ids[org] = res.json().integration.id as string;
+  }
+  await w.rt.db
+    .insertInto('environments')
+    .values({
+      integration_id: ids.contoso,
+      id: TRIAGE_ENVIRONMENT,
+      display_name: 'Contoso (default)',
+      sku: 'Default',
+      is_default: 1,
+      region: 'europe',
+      dataverse_url: null,
+      state: 'Ready',
+      first_seen_at: '2026-01-01T00:00:00.000Z',
+      last_seen_at: '2026-01-01T00:00:00.000Z',
+      raw: '{}',
+      last_seen_run: 'run_x',
+      deleted_at: null,
+    })
+    .execute();
+  return ids;
 }

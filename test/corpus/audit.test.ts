@@ -28,6 +28,7 @@ import {
   powerAppsActivity,
   powerPlatformAdminActivity,
 } from '../../src/sources/managementActivity/views.ts';
+import { detectionContext } from '../support/detections.ts';
 
 type Json = Record<string, unknown>;
 
@@ -598,17 +599,7 @@ describe('every detection over every corpus record', () => {
       new Set(events.filter((e) => e.userId?.toLowerCase() === user.toLowerCase() && e.creationTime < time && e.clientIp).map((e) => e.clientIp!));
     const find = async (f: { operations: string[]; from: string; to: string }) =>
       events.filter((e) => f.operations.includes(e.operation ?? '') && e.creationTime >= f.from && e.creationTime <= f.to);
-    return d.run({
-      integrationId: 'int_1',
-      events: own,
-      ipsSeenBefore,
-      find,
-      flows: async () => new Map(),
-      agentComponents: async () => new Map(),
-      openFindings: async () => [],
-      findRecords: async () => [],
-      environments: async () => new Map(),
-    });
+    return d.run(detectionContext({ events: own, ipsSeenBefore, find }));
   };
 
   it('raises only the alert a reader would: Copilot used from a new address the day after, by the same admin', async () => {

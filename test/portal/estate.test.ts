@@ -1,8 +1,8 @@
 import type { Page } from 'playwright-core';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { until } from '../support/process.ts';
 import { portalWorld, type PortalWorld } from './harness.ts';
+import { apiSession, createdIntegration, recordProblems, runCollection, signIn, type ApiSession } from './session.ts';
 
 /**
  * The estate as a picture in the portal (issue 21), in Debian's Chromium against a real `vigil serve` and the
@@ -14,7 +14,7 @@ import { portalWorld, type PortalWorld } from './harness.ts';
 describe('portal: agents, reach graph and environment', () => {
   let w: PortalWorld;
   let page: Page;
-  let cookie: string;
+  let api: ApiSession;
   const problems: string[] = [];
   let signedIn = false;
   /** The emulated agent with a tool, a knowledge source and an MCP server, and those as the emulator holds them. */
@@ -23,48 +23,13 @@ describe('portal: agents, reach graph and environment', () => {
   beforeAll(async () => {
     w = await portalWorld();
     page = w.page;
-    page.on('console', (m) => {
-      if (signedIn && m.type() === 'error') problems.push(`console: ${m.text()} (${m.location().url})`);
-    });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     // CSP violations are reported to the page as events, whether or not Chromium also logs them.
-    await page.exposeFunction('reportCspViolation', (v: string) => problems.push(`CSP: ${v}`));
-    await page.addInitScript({
-      content: "document.addEventListener('securitypolicyviolation', (e) => window.reportCspViolation(e.violatedDirective + ' ' + e.blockedURI));",
-    });
-    const login = await fetch(`${w.baseUrl}/api/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: w.email, password: w.password }),
-    });
-    expect(login.status).toBe(200);
-    const csrf = ((await login.json()) as { csrfToken: string }).csrfToken;
-    cookie = login.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ');
-    const headers = { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' };
-    const app = w.contoso.apps.find((a) => a.appId === w.contoso.connectorAppId)!;
-    const created = await fetch(`${w.baseUrl}/api/v1/integrations`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ mode: 'customer-app', name: 'Contoso', tenantId: w.contoso.id, clientId: app.appId, clientSecret: app.secrets[0]!.value }),
-    });
-    expect(created.status, await created.clone().text()).toBe(201);
-    const integrationId = ((await created.json()) as { integration: { id: string } }).integration.id;
-    expect((await fetch(`${w.baseUrl}/api/v1/integrations/${integrationId}/runs`, { method: 'POST', headers, body: '{}' })).status).toBe(202);
-    await until(
-      'the collection to finish',
-      async () => {
-        const runs = (await (await fetch(`${w.baseUrl}/api/v1/integrations/${integrationId}/runs`, { headers: { cookie } })).json()) as {
-          items: { status: string }[];
-        };
-        return runs.items.some((r) => r.status !== 'running' && r.status !== 'queued');
-      },
-      90_000,
-    );
+    await recordProblems(page, problems, { counting: () => signedIn, csp: true });
+    api = await apiSession(w);
+    const integrationId = await createdIntegration(w, api);
+    await runCollection(w, api, integrationId);
     // Ground truth: an agent Vigil could read that has a connector tool, an MCP tool and a knowledge source.
-    const listed = (await (await fetch(`${w.baseUrl}/api/v1/estate/agents?limit=500`, { headers: { cookie } })).json()) as { items: { agentId: string }[] };
+    const listed = await api.get<{ items: { agentId: string }[] }>('/estate/agents?limit=500');
     const readable = new Set(listed.items.map((a) => a.agentId));
     for (const env of w.contoso.environments)
       for (const bot of env.dataverse?.bots ?? []) {
@@ -100,16 +65,12 @@ describe('portal: agents, reach graph and environment', () => {
   const names = async () => (await table().locator('tbody tr td:nth-child(2) a').allTextContents()).map((t) => t.trim());
 
   it('lists the agents with the total, sorted and searched on the server', async () => {
-    await page.goto(w.baseUrl);
-    await page.getByLabel('Email').fill(w.email);
-    await page.getByLabel('Password').fill(w.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+    await signIn(w);
     signedIn = true;
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Agents', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Agents' }).waitFor();
     await table().waitFor();
-    const total = (await (await fetch(`${w.baseUrl}/api/v1/estate/agents?limit=1`, { headers: { cookie } })).json()) as { total: number };
+    const total = await api.get<{ total: number }>('/estate/agents?limit=1');
     await page.getByText(new RegExp(`^${total.total} agents?\\.$`)).waitFor();
     // Environment names, not GUIDs.
     expect(await table().textContent()).toContain(known.environment);

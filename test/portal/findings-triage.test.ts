@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCustomProfile } from '../../src/config/cloud.ts';
 import { createRuntime } from '../../src/main/runtime.ts';
 import { TEST_ENV } from '../e2e/harness.ts';
-import { until } from '../support/process.ts';
 import { portalWorld, type PortalWorld } from './harness.ts';
+import { apiSession, createdIntegration, recordProblems, runCollection, signIn, type ApiSession, type RunStatus } from './session.ts';
 
 /**
  * Findings triage in the portal (issue 21), in Debian's Chromium against a real `vigil serve` and the emulator:
@@ -18,47 +18,19 @@ describe('portal: finding triage', () => {
   let w: PortalWorld;
   let page: Page;
   let integrationId: string;
-  let cookie: string;
-  let headers: Record<string, string>;
+  let api: ApiSession;
   const problems: string[] = [];
   let signedIn = false;
 
-  const runsFinished = async () => {
-    const runs = (await (await fetch(`${w.baseUrl}/api/v1/integrations/${integrationId}/runs`, { headers: { cookie } })).json()) as {
-      items: { status: string }[];
-    };
-    return runs.items.length > 0 && runs.items.every((r) => r.status !== 'running');
-  };
+  const runsFinished = (runs: RunStatus[]) => runs.length > 0 && runs.every((r) => r.status !== 'running');
 
   beforeAll(async () => {
     w = await portalWorld();
     page = w.page;
-    page.on('console', (m) => {
-      if (signedIn && m.type() === 'error') problems.push(`console: ${m.text()} (${m.location().url})`);
-    });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    const login = await fetch(`${w.baseUrl}/api/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: w.email, password: w.password }),
-    });
-    expect(login.status).toBe(200);
-    const csrf = ((await login.json()) as { csrfToken: string }).csrfToken;
-    cookie = login.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ');
-    headers = { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' };
-    const app = w.contoso.apps.find((a) => a.appId === w.contoso.connectorAppId)!;
-    const created = await fetch(`${w.baseUrl}/api/v1/integrations`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ mode: 'customer-app', name: 'Contoso', tenantId: w.contoso.id, clientId: app.appId, clientSecret: app.secrets[0]!.value }),
-    });
-    expect(created.status, await created.clone().text()).toBe(201);
-    integrationId = ((await created.json()) as { integration: { id: string } }).integration.id;
-    expect((await fetch(`${w.baseUrl}/api/v1/integrations/${integrationId}/runs`, { method: 'POST', headers, body: '{}' })).status).toBe(202);
-    await until('the collection to finish', runsFinished, 90_000);
+    await recordProblems(page, problems, { counting: () => signedIn });
+    api = await apiSession(w);
+    integrationId = await createdIntegration(w, api);
+    await runCollection(w, api, integrationId, { finished: runsFinished });
     const rt = await createRuntime({ dataDir: w.dataDir, cloud: loadCustomProfile(w.endpointsFile), env: { ...TEST_ENV, VIGIL_DATA_DIR: w.dataDir } });
     try {
       const at = new Date().toISOString();
@@ -96,11 +68,7 @@ describe('portal: finding triage', () => {
   const resources = async () => (await table().getByRole('row').locator('td:nth-child(4)').allTextContents()).map((t) => t.replace(/(agent|app)$/, '').trim());
 
   it('searches, filters and sorts the findings on the server, with the filters in the URL and in the export links', async () => {
-    await page.goto(w.baseUrl);
-    await page.getByLabel('Email').fill(w.email);
-    await page.getByLabel('Password').fill(w.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+    await signIn(w);
     signedIn = true;
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Findings', exact: true }).click();
     await table().waitFor();
@@ -146,7 +114,7 @@ describe('portal: finding triage', () => {
     expect(csv).toMatch(/q=triage/);
     expect(csv).toMatch(/sort=resource/);
     // The link's file holds the rows of the table, in its order.
-    const file = await (await fetch(new URL(csv!, w.baseUrl), { headers: { cookie } })).text();
+    const file = await (await fetch(new URL(csv!, w.baseUrl), { headers: { cookie: api.cookie } })).text();
     expect(
       file
         .trim()
@@ -165,7 +133,7 @@ describe('portal: finding triage', () => {
 
   it('suppresses two findings at once with a reason, then lifts one', async () => {
     const history = async (id: string) =>
-      ((await (await fetch(`${w.baseUrl}/api/v1/findings/${id}`, { headers: { cookie } })).json()) as { history: { event: string }[] }).history.map(
+      ((await (await fetch(`${w.baseUrl}/api/v1/findings/${id}`, { headers: { cookie: api.cookie } })).json()) as { history: { event: string }[] }).history.map(
         (h) => h.event,
       );
     // Near miss: without a reason nothing is suppressed.
@@ -213,8 +181,7 @@ describe('portal: finding triage', () => {
     expect(await sameDocument()).toBe(true);
 
     // A collection started through the API (as the scheduler or the CLI would) shows up on the open page.
-    expect((await fetch(`${w.baseUrl}/api/v1/integrations/${integrationId}/runs`, { method: 'POST', headers, body: '{}' })).status).toBe(202);
-    await until('the second collection to finish', runsFinished, 90_000);
+    await runCollection(w, api, integrationId, { finished: runsFinished, waitingFor: 'the second collection to finish' });
     await expect.poll(rows, { timeout: 30_000 }).toBe(before + 2);
     expect(await runs.getByRole('row').nth(1).textContent()).toMatch(/succeeded|partial/);
     expect(await sameDocument()).toBe(true);

@@ -5,6 +5,7 @@ import { loadCustomProfile } from '../../src/config/cloud.ts';
 import { createRuntime } from '../../src/main/runtime.ts';
 import { TEST_ENV } from '../e2e/harness.ts';
 import { portalWorld, type PortalWorld } from './harness.ts';
+import { apiSession, createdIntegration, recordProblems, signIn, type ApiSession } from './session.ts';
 
 type Policies = {
   policies: { id: string; fields: Record<string, unknown> }[];
@@ -22,44 +23,28 @@ describe('portal: protection policy', () => {
   let w: PortalWorld;
   let page: Page;
   let integrationId: string;
-  let cookie: string;
+  let api: ApiSession;
   const viewer = { email: 'viewer@contoso.test', password: 'another correct horse battery' };
   const problems: string[] = [];
   let signedIn = false;
   /** The server's 400 to an invalid policy is the browser's one expected console error (its network log), counted here. */
   let expected400 = 0;
-  const watch = (p: Page, always = false) => {
-    p.on('console', (m) => {
-      if (!(always || signedIn) || m.type() !== 'error') return;
-      if (m.text().includes('status of 400') && m.location().url.endsWith(`/protection/${integrationId}/policy`)) expected400 += 1;
-      else problems.push(`console: ${m.text()} (${m.location().url})`);
+  const watch = (p: Page, always = false) =>
+    recordProblems(p, problems, {
+      counting: () => always || signedIn,
+      expected: (m) => {
+        const is400 = m.text().includes('status of 400') && m.location().url.endsWith(`/protection/${integrationId}/policy`);
+        if (is400) expected400 += 1;
+        return is400;
+      },
     });
-    p.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  };
 
   beforeAll(async () => {
     w = await portalWorld();
     page = w.page;
-    watch(page);
-    const login = await fetch(`${w.baseUrl}/api/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: w.email, password: w.password }),
-    });
-    expect(login.status).toBe(200);
-    const csrf = ((await login.json()) as { csrfToken: string }).csrfToken;
-    cookie = login.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ');
-    const app = w.contoso.apps.find((a) => a.appId === w.contoso.connectorAppId)!;
-    const created = await fetch(`${w.baseUrl}/api/v1/integrations`, {
-      method: 'POST',
-      headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' },
-      body: JSON.stringify({ mode: 'customer-app', name: 'Contoso', tenantId: w.contoso.id, clientId: app.appId, clientSecret: app.secrets[0]!.value }),
-    });
-    expect(created.status, await created.clone().text()).toBe(201);
-    integrationId = ((await created.json()) as { integration: { id: string } }).integration.id;
+    await watch(page);
+    api = await apiSession(w);
+    integrationId = await createdIntegration(w, api);
     const rt = await createRuntime({ dataDir: w.dataDir, cloud: loadCustomProfile(w.endpointsFile), env: { ...TEST_ENV, VIGIL_DATA_DIR: w.dataDir } });
     try {
       const org = await ensureOrganization(rt.db, 'Contoso');
@@ -70,22 +55,13 @@ describe('portal: protection policy', () => {
   }, 120_000);
   afterAll(async () => w?.close());
 
-  const policies = async (): Promise<Policies> =>
-    (await (await fetch(`${w.baseUrl}/api/v1/protection/${integrationId}/policies`, { headers: { cookie } })).json()) as Policies;
+  const policies = async (): Promise<Policies> => api.get<Policies>(`/protection/${integrationId}/policies`);
   const section = () => page.getByRole('region', { name: 'Policy', exact: true });
   const detectorRow = (p: Page, title: string) =>
     p.getByRole('region', { name: 'Detectors of the effective policy' }).getByRole('row').filter({ hasText: title });
 
-  async function signIn(p: Page, email: string, password: string) {
-    await p.goto(w.baseUrl);
-    await p.getByLabel('Email').fill(email);
-    await p.getByLabel('Password').fill(password);
-    await p.getByRole('button', { name: 'Sign in' }).click();
-    await p.getByRole('navigation', { name: 'Main' }).waitFor();
-  }
-
   it('shows the effective policy to an admin: the defaults (monitor), the budget, the detectors and where each comes from', async () => {
-    await signIn(page, w.email, w.password);
+    await signIn(w, page);
     signedIn = true;
     await page.goto(`${w.baseUrl}/protection/${integrationId}`);
     await page.getByRole('heading', { name: 'Policy', exact: true }).waitFor();
@@ -180,8 +156,8 @@ describe('portal: protection policy', () => {
     try {
       context = await w.browser.newContext({ viewport: { width: 1280, height: 800 } });
       const p = await context.newPage();
-      await signIn(p, viewer.email, viewer.password);
-      watch(p, true);
+      await signIn(w, p, viewer);
+      await watch(p, true);
       await p.goto(`${w.baseUrl}/protection/${integrationId}`);
       await detectorRow(p, 'Jailbreak').waitFor();
       expect(await detectorRow(p, 'Jailbreak').textContent()).toMatch(/0\.9/);

@@ -5,9 +5,9 @@ import { loadCustomProfile } from '../../src/config/cloud.ts';
 import { createRuntime } from '../../src/main/runtime.ts';
 import { raiseAlert, setAlertStatus } from '../../src/store/repositories/audit.ts';
 import { TEST_ENV } from '../e2e/harness.ts';
-import { until } from '../support/process.ts';
 import { seedConversation, type SeededConversation } from '../support/protection-steps.ts';
 import { portalWorld, type PortalWorld } from './harness.ts';
+import { apiSession, createdIntegration, recordProblems, runCollection, signIn } from './session.ts';
 
 /**
  * Runtime protection in the portal (issue 19), in Debian's Chromium against a real `vigil serve` (VIGIL_API_URL set, so
@@ -30,45 +30,14 @@ describe('portal: runtime protection', () => {
   beforeAll(async () => {
     w = await portalWorld({ publicApiUrl: true });
     page = w.page;
-    page.on('console', (m) => {
-      if (signedIn && m.type() === 'error') problems.push(`console: ${m.text()} (${m.location().url})`);
-    });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    await recordProblems(page, problems, { counting: () => signedIn });
     // Create and collect the integration through the API (the portal's own forms are covered by portal.test.ts).
-    const login = await fetch(`${w.baseUrl}/api/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: w.email, password: w.password }),
-    });
-    expect(login.status).toBe(200);
-    const csrf = ((await login.json()) as { csrfToken: string }).csrfToken;
-    const cookie = login.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ');
-    const headers = { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' };
-    const app = w.contoso.apps.find((a) => a.appId === w.contoso.connectorAppId)!;
+    const api = await apiSession(w);
     // Containment signs an administrator in by device code through the integration's app (public client flows on).
-    app.isFallbackPublicClient = true;
+    w.contoso.apps.find((a) => a.appId === w.contoso.connectorAppId)!.isFallbackPublicClient = true;
     w.emulator.control.setDeviceCodeSettings({ intervalSeconds: 1 });
-    const created = await fetch(`${w.baseUrl}/api/v1/integrations`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ mode: 'customer-app', name: 'Contoso', tenantId: w.contoso.id, clientId: app.appId, clientSecret: app.secrets[0]!.value }),
-    });
-    expect(created.status, await created.clone().text()).toBe(201);
-    integrationId = ((await created.json()) as { integration: { id: string } }).integration.id;
-    expect((await fetch(`${w.baseUrl}/api/v1/integrations/${integrationId}/runs`, { method: 'POST', headers, body: '{}' })).status).toBe(202);
-    await until(
-      'the collection to finish',
-      async () => {
-        const runs = (await (await fetch(`${w.baseUrl}/api/v1/integrations/${integrationId}/runs`, { headers: { cookie } })).json()) as {
-          items: { status: string }[];
-        };
-        return runs.items.some((r) => r.status !== 'running' && r.status !== 'queued');
-      },
-      90_000,
-    );
+    integrationId = await createdIntegration(w, api);
+    await runCollection(w, api, integrationId);
     const rt = await createRuntime({ dataDir: w.dataDir, cloud: loadCustomProfile(w.endpointsFile), env: { ...TEST_ENV, VIGIL_DATA_DIR: w.dataDir } });
     try {
       seeded = await seedConversation(rt.db, integrationId, { appId: '11111111-2222-4333-8444-555555555555', apiUrl: w.baseUrl });
@@ -97,11 +66,7 @@ describe('portal: runtime protection', () => {
   const nav = (name: string) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
 
   it('signs in and opens Protection: each integration with the state of its endpoint', async () => {
-    await page.goto(w.baseUrl);
-    await page.getByLabel('Email').fill(w.email);
-    await page.getByLabel('Password').fill(w.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+    await signIn(w);
     signedIn = true;
     await nav('Protection').click();
     const table = page.getByRole('region', { name: 'Integrations and their protection endpoints' });

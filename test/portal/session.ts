@@ -1,12 +1,13 @@
-import type { Page } from 'playwright-core';
+import type { ConsoleMessage, Page } from 'playwright-core';
+import { expect } from 'vitest';
 import { until } from '../support/process.ts';
 import type { PortalWorld } from './harness.ts';
 
-/** Signs in through the sign-in page as the world's administrator. */
-export async function signIn(w: PortalWorld, page: Page = w.page): Promise<void> {
+/** Signs in through the sign-in page as the world's administrator, or as `as`. */
+export async function signIn(w: PortalWorld, page: Page = w.page, as: { email: string; password: string } = w): Promise<void> {
   await page.goto(w.baseUrl);
-  await page.getByLabel('Email').fill(w.email);
-  await page.getByLabel('Password').fill(w.password);
+  await page.getByLabel('Email').fill(as.email);
+  await page.getByLabel('Password').fill(as.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('navigation', { name: 'Main' }).waitFor();
 }
@@ -34,14 +35,7 @@ export async function apiCall<T>(
  * included (the dashboard's posture has results). Returns the integration's id.
  */
 export async function collectedIntegration(w: PortalWorld, name = 'Contoso'): Promise<string> {
-  const app = w.contoso.apps.find((a) => a.appId === w.contoso.connectorAppId)!;
-  const { integration: created } = await apiCall<{ integration: { id: string } }>(w, 'POST', '/integrations', {
-    mode: 'customer-app',
-    name,
-    tenantId: w.contoso.id,
-    clientId: app.appId,
-    clientSecret: app.secrets[0]!.value,
-  });
+  const { integration: created } = await apiCall<{ integration: { id: string } }>(w, 'POST', '/integrations', contosoIntegration(w, name));
   // System Administrator where missing, so more checks can read Dataverse (a refusal leaves them not evaluated).
   await apiCall(w, 'POST', `/integrations/${created.id}/environments/grant`, undefined, [200, 400, 403, 409, 422, 502]);
   await apiCall(w, 'POST', `/integrations/${created.id}/runs`);
@@ -54,6 +48,103 @@ export async function collectedIntegration(w: PortalWorld, name = 'Contoso'): Pr
     120_000,
   );
   return created.id;
+}
+
+/** The body of POST /integrations for Contoso's customer-app integration (the emulated connector app's secret). */
+function contosoIntegration(w: PortalWorld, name: string) {
+  const app = w.contoso.apps.find((a) => a.appId === w.contoso.connectorAppId)!;
+  return { mode: 'customer-app', name, tenantId: w.contoso.id, clientId: app.appId, clientSecret: app.secrets[0]!.value };
+}
+
+/**
+ * A session signed in through POST /api/v1/auth/login, for `fetch` outside the browser: the browser itself stays
+ * signed out (a test then signs in through the sign-in page).
+ */
+export interface ApiSession {
+  /** The `Cookie` header: the cookies the sign-in set (`name=value; …`). */
+  cookie: string;
+  /** Headers of a change: the cookie, the CSRF token (`x-csrf-token`) and a JSON content type. */
+  headers: Record<string, string>;
+  /** GET `/api/v1<path>` with the session; the JSON body (the status is not checked). */
+  get<T>(path: string): Promise<T>;
+}
+
+/** Signs the world's administrator in through the API (expects 200). */
+export async function apiSession(w: PortalWorld): Promise<ApiSession> {
+  const login = await fetch(`${w.baseUrl}/api/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: w.email, password: w.password }),
+  });
+  expect(login.status).toBe(200);
+  const csrf = ((await login.json()) as { csrfToken: string }).csrfToken;
+  const cookie = login.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  return {
+    cookie,
+    headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' },
+    get: async <T>(path: string) => (await (await fetch(`${w.baseUrl}/api/v1${path}`, { headers: { cookie } })).json()) as T,
+  };
+}
+
+/** Creates Contoso's customer-app integration through `api` (expects 201) without collecting it; returns its id. */
+export async function createdIntegration(w: PortalWorld, api: ApiSession, name = 'Contoso'): Promise<string> {
+  const created = await fetch(`${w.baseUrl}/api/v1/integrations`, { method: 'POST', headers: api.headers, body: JSON.stringify(contosoIntegration(w, name)) });
+  expect(created.status, await created.clone().text()).toBe(201);
+  return ((await created.json()) as { integration: { id: string } }).integration.id;
+}
+
+/** A run of the list GET /integrations/{id}/runs, as far as the tests read it. */
+export interface RunStatus {
+  status: string;
+}
+
+/** Whether one of the runs has ended (neither queued nor running): the default of {@link runCollection}. */
+const oneRunEnded = (runs: RunStatus[]) => runs.some((r) => r.status !== 'running' && r.status !== 'queued');
+
+/**
+ * Starts a collection of the integration through `api` (expects 202) and waits up to 90 s until `finished` holds of
+ * its runs (by default: one has ended). No grant of System Administrator first (unlike {@link collectedIntegration}).
+ */
+export async function runCollection(
+  w: PortalWorld,
+  api: ApiSession,
+  integrationId: string,
+  opts: { finished?: (runs: RunStatus[]) => boolean; waitingFor?: string } = {},
+): Promise<void> {
+  expect((await fetch(`${w.baseUrl}/api/v1/integrations/${integrationId}/runs`, { method: 'POST', headers: api.headers, body: '{}' })).status).toBe(202);
+  const finished = opts.finished ?? oneRunEnded;
+  await until(
+    opts.waitingFor ?? 'the collection to finish',
+    async () => finished((await api.get<{ items: RunStatus[] }>(`/integrations/${integrationId}/runs`)).items),
+    90_000,
+  );
+}
+
+/**
+ * Records into `problems` what `page` must not report: each console error (`console: <text> (<url>)`) while
+ * `counting()` holds (by default always) and `expected` does not claim it, each uncaught error (`page error: …`), and
+ * with `csp`, each Content-Security-Policy violation (`CSP: <directive> <blocked URI>`, from the page's
+ * `securitypolicyviolation` events, whether or not Chromium also logs them).
+ */
+export async function recordProblems(
+  page: Page,
+  problems: string[],
+  opts: { counting?: () => boolean; expected?: (m: ConsoleMessage) => boolean; csp?: boolean } = {},
+): Promise<void> {
+  const counting = opts.counting ?? (() => true);
+  page.on('console', (m) => {
+    if (!counting() || m.type() !== 'error' || opts.expected?.(m)) return;
+    problems.push(`console: ${m.text()} (${m.location().url})`);
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  if (!opts.csp) return;
+  await page.exposeFunction('reportCspViolation', (v: string) => problems.push(`CSP: ${v}`));
+  await page.addInitScript({
+    content: "document.addEventListener('securitypolicyviolation', (e) => window.reportCspViolation(e.violatedDirective + ' ' + e.blockedURI));",
+  });
 }
 
 /** What a page reported that it must not: console errors and Content-Security-Policy violations, since `watch`. */

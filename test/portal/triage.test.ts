@@ -5,8 +5,8 @@ import { createRuntime } from '../../src/main/runtime.ts';
 import { raiseAlert } from '../../src/store/repositories/audit.ts';
 import { storeRecords } from '../../src/sync/audit.ts';
 import { TEST_ENV } from '../e2e/harness.ts';
-import { until } from '../support/process.ts';
 import { portalWorld, type PortalWorld } from './harness.ts';
+import { apiSession, createdIntegration, recordProblems, runCollection, signIn, type ApiSession } from './session.ts';
 
 /**
  * Triage in the portal (issue 21), in Debian's Chromium against a real `vigil serve` and the emulator: Contoso's
@@ -19,7 +19,7 @@ describe('portal: alert triage', () => {
   let w: PortalWorld;
   let page: Page;
   let integrationId: string;
-  let cookie: string;
+  let api: ApiSession;
   const problems: string[] = [];
   let signedIn = false;
   const EVENT_ID = '3c9e1a52-7b1f-4d2e-9a0c-5e8f7d6c0b11';
@@ -28,41 +28,10 @@ describe('portal: alert triage', () => {
   beforeAll(async () => {
     w = await portalWorld();
     page = w.page;
-    page.on('console', (m) => {
-      if (signedIn && m.type() === 'error') problems.push(`console: ${m.text()} (${m.location().url})`);
-    });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    const login = await fetch(`${w.baseUrl}/api/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: w.email, password: w.password }),
-    });
-    expect(login.status).toBe(200);
-    const csrf = ((await login.json()) as { csrfToken: string }).csrfToken;
-    cookie = login.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ');
-    const headers = { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' };
-    const app = w.contoso.apps.find((a) => a.appId === w.contoso.connectorAppId)!;
-    const created = await fetch(`${w.baseUrl}/api/v1/integrations`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ mode: 'customer-app', name: 'Contoso', tenantId: w.contoso.id, clientId: app.appId, clientSecret: app.secrets[0]!.value }),
-    });
-    expect(created.status, await created.clone().text()).toBe(201);
-    integrationId = ((await created.json()) as { integration: { id: string } }).integration.id;
-    expect((await fetch(`${w.baseUrl}/api/v1/integrations/${integrationId}/runs`, { method: 'POST', headers, body: '{}' })).status).toBe(202);
-    await until(
-      'the collection to finish',
-      async () => {
-        const runs = (await (await fetch(`${w.baseUrl}/api/v1/integrations/${integrationId}/runs`, { headers: { cookie } })).json()) as {
-          items: { status: string }[];
-        };
-        return runs.items.some((r) => r.status !== 'running' && r.status !== 'queued');
-      },
-      90_000,
-    );
+    await recordProblems(page, problems, { counting: () => signedIn });
+    api = await apiSession(w);
+    integrationId = await createdIntegration(w, api);
+    await runCollection(w, api, integrationId);
     const rt = await createRuntime({ dataDir: w.dataDir, cloud: loadCustomProfile(w.endpointsFile), env: { ...TEST_ENV, VIGIL_DATA_DIR: w.dataDir } });
     try {
       const at = new Date().toISOString();
@@ -104,11 +73,7 @@ describe('portal: alert triage', () => {
   const titles = async () => (await table().getByRole('row').locator('td:nth-child(3) a').allTextContents()).map((t) => t.trim());
 
   it('searches, filters and sorts the alerts on the server, with the filters in the URL', async () => {
-    await page.goto(w.baseUrl);
-    await page.getByLabel('Email').fill(w.email);
-    await page.getByLabel('Password').fill(w.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+    await signIn(w);
     signedIn = true;
     await nav('Alerts').click();
     await table().waitFor();
@@ -158,9 +123,7 @@ describe('portal: alert triage', () => {
     await page.getByRole('button', { name: 'Acknowledge selected' }).click();
     await page.getByText('2 alerts acknowledged.').waitFor({ state: 'attached' });
     const statuses = async () => {
-      const res = (await (await fetch(`${w.baseUrl}/api/v1/alerts?q=triage:&limit=10`, { headers: { cookie } })).json()) as {
-        items: { title: string; status: string }[];
-      };
+      const res = await api.get<{ items: { title: string; status: string }[] }>('/alerts?q=triage:&limit=10');
       return Object.fromEntries(res.items.map((a) => [a.title, a.status]));
     };
     expect(await statuses()).toEqual({

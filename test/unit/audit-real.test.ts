@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { normalizeIp, normalizeRecord } from '../../src/sources/managementActivity/records.ts';
 import { credentialKeys, directoryChange, powerAppsActivity, powerPlatformAdminActivity } from '../../src/sources/managementActivity/views.ts';
 import { loadDetections } from '../../src/detections/index.ts';
+import { detectionContext } from '../support/detections.ts';
 
 // Records and values from public sources (test/fixtures/real/audit-defects/SOURCES.md), read by the normaliser and
 // the typed views the detections use.
@@ -119,20 +120,7 @@ describe('credentials added (issue 15, defect 6)', () => {
     normalizeRecord(r, 'Audit.AzureActiveDirectory')!,
   );
   const rule = loadDetections().find((d) => d.metadata.id === 'service_principal_credentials_added')!;
-  const titles = async (events: NonNullable<ReturnType<typeof normalizeRecord>>[]) =>
-    (
-      await rule.run({
-        integrationId: 'int_1',
-        events,
-        ipsSeenBefore: () => new Set(),
-        find: async () => [],
-        flows: async () => new Map(),
-        agentComponents: async () => new Map(),
-        openFindings: async () => [],
-        findRecords: async () => [],
-        environments: async () => new Map(),
-      })
-    ).map((h) => h.title);
+  const titles = async (events: NonNullable<ReturnType<typeof normalizeRecord>>[]) => (await rule.run(detectionContext({ events }))).map((h) => h.title);
 
   it('parses the KeyDescription list of a record', () => {
     expect(credentialKeys((secretBesideCert!.raw.ModifiedProperties as { NewValue: string }[])[0]!.NewValue)).toEqual([

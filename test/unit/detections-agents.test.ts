@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { type AuditEvent } from '../../src/core/audit.ts';
 import { normalizeRecord } from '../../src/sources/managementActivity/records.ts';
 import { loadDetections } from '../../src/detections/index.ts';
-import type { DetectionContext, OpenFinding } from '../../src/detections/types.ts';
+import type { OpenFinding } from '../../src/detections/types.ts';
+import { detectionContext } from '../support/detections.ts';
 import type { AgentComponentAttrs } from '../../src/sources/dataverse/streams/agentComponents.ts';
 
 // Copilot Studio authoring records (RecordType 256) in the shape Microsoft Learn "Audit Copilot Studio activities in
@@ -79,17 +80,13 @@ const finding = (over: Partial<OpenFinding> = {}): OpenFinding => ({
 
 const detections = Object.fromEntries(loadDetections().map((d) => [d.metadata.id, d]));
 const run = async (id: string, events: AuditEvent[], components: Record<string, AgentComponentAttrs> = {}, findings: OpenFinding[] = []) =>
-  detections[id]!.run({
-    integrationId: 'int_1',
-    events: events.filter((e) => detections[id]!.metadata.recordTypes.includes(e.recordType!)),
-    ipsSeenBefore: () => new Set(),
-    find: async () => [],
-    flows: async () => new Map(),
-    agentComponents: async (ids) => new Map(ids.flatMap((i) => (components[i] ? [[i, components[i]] as const] : []))),
-    openFindings: async (ids) => findings.filter((f) => ids.includes(f.resourceId)),
-    findRecords: async () => [],
-    environments: async () => new Map(),
-  } satisfies DetectionContext);
+  detections[id]!.run(
+    detectionContext({
+      events: events.filter((e) => detections[id]!.metadata.recordTypes.includes(e.recordType!)),
+      agentComponents: async (ids) => new Map(ids.flatMap((i) => (components[i] ? [[i, components[i]] as const] : []))),
+      openFindings: async (ids) => findings.filter((f) => ids.includes(f.resourceId)),
+    }),
+  );
 
 describe('agent lifecycle detections: each fires on its positive case and stays quiet on a near-miss', () => {
   it('every agent rule is registered with mappings, references and the record type it reads', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { type AuditEvent } from '../../src/core/audit.ts';
 import { normalizeRecord } from '../../src/sources/managementActivity/records.ts';
 import { loadDetections } from '../../src/detections/index.ts';
-import type { DetectionContext } from '../../src/detections/types.ts';
+import { detectionContext } from '../support/detections.ts';
 
 // The rules that re-express Sentinel's Microsoft Business Applications and Microsoft Copilot solution rules, over
 // records in the shapes the Management Activity API documents, normalised the way ingestion does.
@@ -32,17 +32,14 @@ const detections = Object.fromEntries(loadDetections().map((d) => [d.metadata.id
 const run = async (id: string, events: AuditEvent[], environments: Record<string, string> = {}, stored: AuditEvent[] = events) => {
   const search = ({ operations, from, to }: { operations: string[]; from: string; to: string }) =>
     stored.filter((e) => operations.includes(e.operation ?? '') && e.creationTime >= from && e.creationTime <= to);
-  return detections[id]!.run({
-    integrationId: 'int_1',
-    events: events.filter((e) => detections[id]!.metadata.recordTypes.includes(e.recordType!)),
-    ipsSeenBefore: () => new Set(),
-    find: async (f) => search(f).map(({ raw: _raw, ...rest }) => rest),
-    findRecords: async (f) => search(f),
-    flows: async () => new Map(),
-    environments: async (ids) => new Map(ids.flatMap((i) => (environments[i] ? [[i, { displayName: `Env ${i}`, sku: environments[i]! }] as const] : []))),
-    agentComponents: async () => new Map(),
-    openFindings: async () => [],
-  } satisfies DetectionContext);
+  return detections[id]!.run(
+    detectionContext({
+      events: events.filter((e) => detections[id]!.metadata.recordTypes.includes(e.recordType!)),
+      find: async (f) => search(f).map(({ raw: _raw, ...rest }) => rest),
+      findRecords: async (f) => search(f),
+      environments: async (ids) => new Map(ids.flatMap((i) => (environments[i] ? [[i, { displayName: `Env ${i}`, sku: environments[i]! }] as const] : []))),
+    }),
+  );
 };
 
 const props = (pairs: [string, string][]) => pairs.map(([Name, Value]) => ({ Name, Value }));

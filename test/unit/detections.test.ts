@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { type AuditEvent } from '../../src/core/audit.ts';
 import { normalizeRecord } from '../../src/sources/managementActivity/records.ts';
 import { loadDetections } from '../../src/detections/index.ts';
-import type { DetectionContext } from '../../src/detections/types.ts';
+import { detectionContext } from '../support/detections.ts';
 import type { FlowAttrs } from '../../src/sources/powerPlatform/streams/flows.ts';
 
 // Records in the shapes the Management Activity API documents (and the emulator renders): the detections read the
@@ -31,22 +31,20 @@ const detections = Object.fromEntries(loadDetections().map((d) => [d.metadata.id
  * searches the same events; `flows` is the collected flow inventory.
  */
 const run = async (id: string, events: AuditEvent[], history: Record<string, string[]> = {}, flows: Record<string, FlowAttrs> = {}) =>
-  detections[id]!.run({
-    integrationId: 'int_1',
-    events: events.filter((e) => detections[id]!.metadata.recordTypes.includes(e.recordType!)),
-    ipsSeenBefore: (u, t) =>
-      new Set([
-        ...(history[u.toLowerCase()] ?? []),
-        ...events.filter((e) => e.userId?.toLowerCase() === u.toLowerCase() && e.creationTime < t && e.clientIp).map((e) => e.clientIp!),
-      ]),
-    find: async ({ operations, from, to }) => events.filter((e) => operations.includes(e.operation ?? '') && e.creationTime >= from && e.creationTime <= to),
-    flows: async (ids) => new Map(ids.flatMap((i) => (flows[i] ? [[i, flows[i]] as const] : []))),
-    agentComponents: async () => new Map(),
-    openFindings: async () => [],
-    findRecords: async ({ operations, from, to }) =>
-      events.filter((e) => operations.includes(e.operation ?? '') && e.creationTime >= from && e.creationTime <= to),
-    environments: async () => new Map(),
-  } satisfies DetectionContext);
+  detections[id]!.run(
+    detectionContext({
+      events: events.filter((e) => detections[id]!.metadata.recordTypes.includes(e.recordType!)),
+      ipsSeenBefore: (u, t) =>
+        new Set([
+          ...(history[u.toLowerCase()] ?? []),
+          ...events.filter((e) => e.userId?.toLowerCase() === u.toLowerCase() && e.creationTime < t && e.clientIp).map((e) => e.clientIp!),
+        ]),
+      find: async ({ operations, from, to }) => events.filter((e) => operations.includes(e.operation ?? '') && e.creationTime >= from && e.creationTime <= to),
+      flows: async (ids) => new Map(ids.flatMap((i) => (flows[i] ? [[i, flows[i]] as const] : []))),
+      findRecords: async ({ operations, from, to }) =>
+        events.filter((e) => operations.includes(e.operation ?? '') && e.creationTime >= from && e.creationTime <= to),
+    }),
+  );
 
 const copilot = (resources: Record<string, unknown>[], over: Record<string, unknown> = {}) =>
   rec(261, 'CopilotInteraction', { Workload: 'Copilot', CopilotEventData: { AppHost: 'Word', Contexts: [], AccessedResources: resources } }, over);

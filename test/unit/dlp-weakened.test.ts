@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { type AuditEvent } from '../../src/core/audit.ts';
 import { normalizeRecord } from '../../src/sources/managementActivity/records.ts';
 import { loadDetections } from '../../src/detections/index.ts';
-import type { DetectionContext } from '../../src/detections/types.ts';
+import { detectionContext } from '../support/detections.ts';
 
 /**
  * dlp_policy_weakened on DLP audit records (RecordType 187) built around the `AdditionalInfo` Microsoft Learn documents
@@ -37,18 +37,7 @@ function record(operation: string, info: Json): AuditEvent {
 }
 
 const rule = loadDetections().find((d) => d.metadata.id === 'dlp_policy_weakened')!;
-const run = (events: AuditEvent[]) =>
-  rule.run({
-    integrationId: 'int_1',
-    events,
-    ipsSeenBefore: () => new Set(),
-    find: async () => [],
-    flows: async () => new Map(),
-    agentComponents: async () => new Map(),
-    openFindings: async () => [],
-    findRecords: async () => [],
-    environments: async () => new Map(),
-  } satisfies DetectionContext);
+const run = (events: AuditEvent[]) => rule.run(detectionContext({ events }));
 
 /** The documented update with one changed property set to `previous → current` and no connector moves. */
 function withChange(name: string, previous: string, current: string, top: Json = {}): Json {

@@ -1,6 +1,6 @@
 import type { DlpPolicyAttrs } from '../../sources/powerPlatform/streams/dlpPolicies.ts';
 import type { TenantIsolationAttrs, TenantSettingsObjectAttrs } from '../../sources/powerPlatform/streams/tenantSettings.ts';
-import { streamsNotEvaluated, type Verdict } from '../helpers.ts';
+import { sliceGapVerdict, streamsNotEvaluated, type Verdict } from '../helpers.ts';
 import type { CheckContext, CheckResult } from '../types.ts';
 import type { EnvironmentSettingsAttrs } from '../../sources/dataverse/streams/environmentSettings.ts';
 import { environmentGovernance, type EnvironmentGovernance } from '../../sources/bap/streams/environments.ts';
@@ -177,13 +177,14 @@ export function dataverseHosts(ctx: CheckContext): string[] {
  * row): `verdict` judges the settings once every column in `fields` came back. Not evaluated — never a pass — for the
  * tenant when the `environments` or `environmentSettings` stream did not run; for an environment whose Dataverse could
  * not be read (errored slice: 403 application user missing or without System Administrator), whose settings object is
- * missing, or where one of `fields` came back null (the column was not returned). Environments without Dataverse are
- * left out: these settings exist only with Dataverse.
+ * missing, or where one of `fields` came back null (the column was not returned; `notReturned`, when given, is the
+ * reason of these two). Environments without Dataverse are left out: these settings exist only with Dataverse.
  */
 export function evaluateEnvironmentSettings(
   ctx: CheckContext,
   fields: readonly (keyof EnvironmentSettingsAttrs)[],
   verdict: (s: EnvironmentSettingsAttrs) => Verdict,
+  notReturned?: string,
 ): CheckResult[] {
   const notEvaluated = streamsNotEvaluated(ctx, ['environments', 'environmentSettings']);
   if (notEvaluated) return notEvaluated;
@@ -192,14 +193,9 @@ export function evaluateEnvironmentSettings(
   for (const env of ctx.inventory.environments) {
     if (!env.dataverse_url) continue;
     const base = { resourceType: 'environment' as const, resourceId: env.id, resourceName: env.display_name };
-    const gap = ctx.coverage.sliceGap('environmentSettings', env.id);
+    const gap = sliceGapVerdict(ctx, 'environmentSettings', env.id, "The environment's Dataverse settings");
     if (gap) {
-      results.push({
-        ...base,
-        status: 'not_evaluated',
-        reason: `The environment's Dataverse settings could not be read: ${gap.message}`,
-        detail: { code: gap.code },
-      });
+      results.push({ ...base, ...gap });
       continue;
     }
     const s = settings.get(env.id);
@@ -208,7 +204,9 @@ export function evaluateEnvironmentSettings(
       results.push({
         ...base,
         status: 'not_evaluated',
-        reason: s ? `The environment's Dataverse settings did not include ${missing.join(', ')}.` : "The environment's Dataverse settings were not collected.",
+        reason:
+          notReturned ??
+          (s ? `The environment's Dataverse settings did not include ${missing.join(', ')}.` : "The environment's Dataverse settings were not collected."),
       });
       continue;
     }

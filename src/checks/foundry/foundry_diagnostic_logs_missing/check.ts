@@ -1,4 +1,4 @@
-import { streamsNotEvaluated } from '../../helpers.ts';
+import { sliceGapVerdict, streamsNotEvaluated } from '../../helpers.ts';
 import type { CheckFunction, CheckResult } from '../../types.ts';
 
 /**
@@ -16,14 +16,9 @@ export const check: CheckFunction = (ctx) => {
   const results: CheckResult[] = [];
   for (const a of ctx.inventory.estate('foundryAccounts')) {
     const base = { resourceType: 'foundryAccount' as const, resourceId: a.id, resourceName: a.name };
-    const gap = ctx.coverage.sliceGap('foundryDiagnosticSettings', a.id);
+    const gap = sliceGapVerdict(ctx, 'foundryDiagnosticSettings', a.id, "The account's diagnostic settings");
     if (gap) {
-      results.push({
-        ...base,
-        status: 'not_evaluated',
-        reason: `The account's diagnostic settings could not be read: ${gap.message}`,
-        detail: { code: gap.code },
-      });
+      results.push({ ...base, ...gap });
       continue;
     }
     const mine = settings.filter((s) => s.sliceKey.toLowerCase() === a.id.toLowerCase());
