@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { CloudProfile } from '../config/cloud.ts';
 import type { DetectionInfo } from '../exports/ocsf.ts';
+import { SEVERITIES } from '../core/types.ts';
+import { detection as postureRuntimeIssue, joinsIssue, runtimeIssueHit, type RuntimeIssueStep } from '../detections/rules/agent_posture_runtime_issue.ts';
+import type { OpenFinding } from '../detections/types.ts';
 import { CallerTokenRejected, TenantKeyCache, validateCallerToken } from '../platform/identity/callerToken.ts';
 import type { HttpClient } from '../platform/http/client.ts';
 import type { Logger } from '../platform/log/index.ts';
@@ -8,6 +11,7 @@ import type { ProtectionMetrics, ProtectionOutcome } from '../platform/metrics/i
 import { deliverAfterCommit, enqueueAlerts, type Sinks } from '../sinks/index.ts';
 import type { Executor } from '../store/db.ts';
 import { raiseAlerts, type AlertInput } from '../store/repositories/audit.ts';
+import { openFindingsOnResources } from '../store/repositories/findings.ts';
 import { findIntegration } from '../store/repositories/integrations.ts';
 import {
   getProtectionEndpoint,
@@ -106,10 +110,21 @@ const STEP_BATCH_MAX = 200;
  */
 const ANALYSIS_MARK_MS = 10_000;
 
+/** The posture-runtime issue a step may raise: the agent and what runtime protection detected on it. */
+interface IssueCandidate {
+  integrationId: string;
+  agentId: string;
+  agentName: string | null;
+  environmentId: string | null;
+  steps: RuntimeIssueStep[];
+}
+
 /** A step waiting to be written, and its caller. */
 interface PendingStep {
   step: AgentStepRow;
   alerts: { input: AlertInput; info: DetectionInfo }[];
+  /** Set when a protection alert fired on an agent: joined with its open findings when the step is written. */
+  issue: IssueCandidate | null;
   tenantId: string;
   at: string;
   resolve(delivered: boolean): void;
@@ -213,6 +228,8 @@ export class ProtectionService {
   readonly #analysisMarked = new Map<string, number>();
   readonly #endpoints = new Map<string, EndpointEntry>();
   readonly #policies = new Map<string, { policies: ProtectionPolicy[]; at: number }>();
+  /** Open issue-making findings per `integrationId|agentId` (empty = none), cached for `cacheMs`. */
+  readonly #agentFindings = new Map<string, { findings: OpenFinding[]; at: number }>();
 
   constructor(deps: ProtectionDeps) {
     this.#deps = deps;
@@ -369,6 +386,7 @@ export class ProtectionService {
     }
     const stepId = `stp_${randomUUID().replaceAll('-', '')}`;
     const alerts = this.#alerts(exec, decision, policy, endpoint, stepId, receivedAt);
+    const issue = this.#issueCandidate(exec, decision, policy, endpoint, stepId, alerts.length > 0);
     const step: AgentStepRow = {
       id: stepId,
       organization_id: endpoint.organization_id,
@@ -404,7 +422,7 @@ export class ProtectionService {
     step.latency_ms = performance.now() - started;
     let delivered = false;
     try {
-      delivered = await this.#store(step, alerts, tenantId, receivedAt);
+      delivered = await this.#store(step, alerts, issue, tenantId, receivedAt);
     } catch (e) {
       // The decision is answered even so: a store failure must not turn a block into the environment's default.
       this.#deps.logger.error({ endpointId, correlationId, stepId, err: { message: (e as Error).message } }, 'protection step not stored');
@@ -430,9 +448,15 @@ export class ProtectionService {
    * that fails is written again one step per transaction, so one bad step fails only its own call.
    * @returns true when alerts were queued for sinks.
    */
-  #store(step: AgentStepRow, alerts: { input: AlertInput; info: DetectionInfo }[], tenantId: string, at: string): Promise<boolean> {
+  #store(
+    step: AgentStepRow,
+    alerts: { input: AlertInput; info: DetectionInfo }[],
+    issue: IssueCandidate | null,
+    tenantId: string,
+    at: string,
+  ): Promise<boolean> {
     return new Promise((resolve, reject) => {
-      this.#pending.push({ step, alerts, tenantId, at, resolve, reject });
+      this.#pending.push({ step, alerts, issue, tenantId, at, resolve, reject });
       // After the current turn of the event loop: every call whose request was read in it joins the same transaction.
       if (!this.#writing) {
         this.#writing = true;
@@ -485,16 +509,17 @@ export class ProtectionService {
     const sinks = this.#deps.sinks;
     const delivered: boolean[] = [];
     for (const p of batch) {
-      if (p.alerts.length === 0) {
+      const alerts = p.issue ? [...p.alerts, ...(await this.#issueAlert(trx, p.issue, p.at))] : p.alerts;
+      if (alerts.length === 0) {
         delivered.push(false);
         continue;
       }
       const rows = await raiseAlerts(
         trx,
-        p.alerts.map((a) => a.input),
+        alerts.map((a) => a.input),
         () => p.at,
       );
-      const created = rows.flatMap((alert, i) => (alert ? [{ alert, detection: p.alerts[i]!.info }] : []));
+      const created = rows.flatMap((alert, i) => (alert ? [{ alert, detection: alerts[i]!.info }] : []));
       if (sinks && created.length) await enqueueAlerts(trx, created, { sinks: sinks.names, product: sinks.product, tenantId: p.tenantId });
       delivered.push(created.length > 0 && sinks !== undefined);
     }
@@ -508,11 +533,7 @@ export class ProtectionService {
    */
   #alerts(exec: ToolExecution, d: Decision, policy: EffectivePolicy, endpoint: ProtectionEndpointRow, stepId: string, at: string) {
     const out: { input: AlertInput; info: DetectionInfo }[] = [];
-    for (const v of d.verdicts) {
-      const setting = policy.detectors[v.detector];
-      if (!v.detected || !setting || (setting.action !== 'block' && setting.action !== 'alert') || v.confidence < setting.threshold) continue;
-      const decisive = d.decidedBy === v.detector && (d.blockAction || d.wouldBlock);
-      const outcome = decisive ? (d.blockAction ? 'blocked' : 'would have been blocked (monitor mode)') : 'detected';
+    for (const { v, setting, outcome } of alerting(d, policy)) {
       const agent = exec.meta.agentName || exec.meta.agentId || 'an agent';
       const ruleId = `protection_${v.detector}`;
       out.push({
@@ -556,10 +577,106 @@ export class ProtectionService {
     return out;
   }
 
+  /**
+   * What a step contributes to the `agent_posture_runtime_issue` alert: null unless a protection alert fired and the
+   * call names an agent. The detectors listed are those {@link ProtectionService.#alerts} raised on.
+   */
+  #issueCandidate(
+    exec: ToolExecution,
+    d: Decision,
+    policy: EffectivePolicy,
+    endpoint: ProtectionEndpointRow,
+    stepId: string,
+    alerted: boolean,
+  ): IssueCandidate | null {
+    if (!alerted || !exec.meta.agentId) return null;
+    const steps: RuntimeIssueStep[] = alerting(d, policy).map(({ v, outcome }) => ({
+      stepId,
+      detector: v.detector,
+      decision: outcome,
+      conversationId: storableText(exec.meta.conversationId).slice(0, 256),
+    }));
+    return {
+      integrationId: endpoint.integration_id,
+      agentId: storableText(exec.meta.agentId).slice(0, 64),
+      agentName: orNull(exec.meta.agentName, 512),
+      environmentId: orNull(exec.meta.environmentId, 64),
+      steps,
+    };
+  }
+
+  /**
+   * The issue alert of a step whose detection fired on an agent with open posture findings (medium or worse, not
+   * suppressed; agents are findings' `resource_id`, the botid — looked up as sent and in lower case), or none. The
+   * findings are read in the step's transaction only when a detector fired, and cached per agent for `cacheMs`.
+   */
+  async #issueAlert(trx: Executor, issue: IssueCandidate, at: string): Promise<{ input: AlertInput; info: DetectionInfo }[]> {
+    const key = `${issue.integrationId}|${issue.agentId.toLowerCase()}`;
+    let cached = this.#agentFindings.get(key);
+    if (!cached || Date.now() - cached.at >= this.#cacheMs) {
+      const rows = await openFindingsOnResources(trx, issue.integrationId, [issue.agentId, issue.agentId.toLowerCase()], at);
+      const findings = rows
+        .map((f): OpenFinding => ({
+          findingId: f.id,
+          checkId: f.check_id,
+          severity: (SEVERITIES as readonly string[]).includes(f.severity) ? (f.severity as OpenFinding['severity']) : 'info',
+          resourceType: f.resource_type,
+          resourceId: f.resource_id,
+          resourceName: f.resource_name,
+          firstSeenAt: f.first_seen_at,
+        }))
+        .filter(joinsIssue);
+      cached = { findings, at: Date.now() };
+      this.#agentFindings.set(key, cached);
+      // Bounded: entries of agents not seen again go when the map grows.
+      if (this.#agentFindings.size > 10_000) for (const [k, v] of this.#agentFindings) if (Date.now() - v.at >= this.#cacheMs) this.#agentFindings.delete(k);
+    }
+    if (cached.findings.length === 0) return [];
+    // The findings' own spelling of the agent's id, so the key is the audit side's (its records name the botid).
+    const agentId = cached.findings[0]!.resourceId;
+    const hit = runtimeIssueHit(
+      { id: agentId, name: issue.agentName, environmentId: issue.environmentId },
+      cached.findings.filter((f) => f.resourceId === agentId),
+      issue.steps,
+      at,
+    );
+    if (!hit) return [];
+    const m = postureRuntimeIssue.metadata;
+    return [
+      {
+        input: {
+          integrationId: issue.integrationId,
+          ruleId: m.id,
+          severity: m.severity,
+          title: storableText(hit.title).slice(0, 500),
+          dedupeKey: storableText(hit.dedupeKey),
+          detail: hit.detail,
+          windowStart: at,
+          windowEnd: at,
+        },
+        info: m,
+      },
+    ];
+  }
+
   /** Waits for background snapshot rebuilds (tests, shutdown). */
   async settle(): Promise<void> {
     await this.#snapshots.settle();
   }
+}
+
+/**
+ * The verdicts that raise an alert: detected at or above the detector's threshold with action `block` or `alert`, with
+ * what became of the call (`blocked`, `would have been blocked (monitor mode)` when it decided, else `detected`).
+ */
+function alerting(d: Decision, policy: EffectivePolicy) {
+  return d.verdicts.flatMap((v) => {
+    const setting = policy.detectors[v.detector];
+    if (!v.detected || !setting || (setting.action !== 'block' && setting.action !== 'alert') || v.confidence < setting.threshold) return [];
+    const decisive = d.decidedBy === v.detector && (d.blockAction || d.wouldBlock);
+    const outcome = decisive ? (d.blockAction ? 'blocked' : 'would have been blocked (monitor mode)') : 'detected';
+    return [{ v, setting, outcome }];
+  });
 }
 
 /** A verdict as stored: the detector's redacted evidence only (excerpts capped at 160 characters, U+0000 replaced). */

@@ -12,6 +12,7 @@ import { createRuntime, type Runtime } from '../../src/main/runtime.ts';
 import { protectionService } from '../../src/main/service.ts';
 import { enableProtection, protectionEvents, type ProtectionEndpointView } from '../../src/protection/endpoints.ts';
 import { insertIntegration } from '../../src/store/repositories/integrations.ts';
+import { suppressFinding } from '../../src/store/repositories/findings.ts';
 import { getProtectionEndpoint, upsertProtectionPolicy } from '../../src/store/repositories/protection.ts';
 import { TEST_ENV } from '../e2e/harness.ts';
 import { vigil } from '../support/process.ts';
@@ -52,6 +53,9 @@ let dataDir: string;
 
 const BLOCK_AGENT = 'aaaaaaaa-0000-4000-8000-00000000000b';
 const MONITOR_AGENT = 'aaaaaaaa-0000-4000-8000-00000000000a';
+/** Agents with block policies for the posture-runtime issue: one with open findings, one with a low finding only. */
+const ISSUE_AGENT = 'aaaaaaaa-0000-4000-8000-0000000000c1';
+const NEAR_AGENT = 'aaaaaaaa-0000-4000-8000-0000000000c2';
 
 beforeAll(async () => {
   contoso = generateTenant({ seed: 'protection-contoso', permissions: 'documented', sizes: SIZES });
@@ -97,6 +101,45 @@ beforeAll(async () => {
     updated_by: 'test',
     updated_at: at,
   });
+  for (const agent of [ISSUE_AGENT, NEAR_AGENT])
+    await upsertProtectionPolicy(rt.db, {
+      id: `pp_${agent.slice(-2)}`,
+      organization_id: org,
+      integration_id: integrationId,
+      environment_id: null,
+      agent_id: agent,
+      policy: JSON.stringify({ mode: 'block' }),
+      updated_by: 'test',
+      updated_at: at,
+    });
+  // Posture findings as an evaluation stores them (resource_id = the agent's botid, lower case): open medium and
+  // high ones that make the issue, and a suppressed, a resolved and a low one that must not.
+  const finding = (id: string, agent: string, severity: string, status = 'open') => ({
+    id,
+    integration_id: integrationId,
+    check_id: `agent_check_${id}`,
+    severity,
+    resource_type: 'agent',
+    resource_id: agent,
+    resource_name: 'Helpdesk',
+    status,
+    detail: null,
+    first_seen_at: '2026-05-01T00:00:00.000Z',
+    last_seen_at: '2026-05-01T00:00:00.000Z',
+    resolved_at: status === 'open' ? null : '2026-05-02T00:00:00.000Z',
+  });
+  await rt.db
+    .insertInto('findings')
+    .values([
+      finding('fnd_issue_b', ISSUE_AGENT, 'high'),
+      finding('fnd_issue_a', ISSUE_AGENT, 'medium'),
+      finding('fnd_issue_s', ISSUE_AGENT, 'critical'),
+      finding('fnd_issue_r', ISSUE_AGENT, 'high', 'resolved'),
+      finding('fnd_issue_l', ISSUE_AGENT, 'low'),
+      finding('fnd_near_l', NEAR_AGENT, 'low'),
+    ])
+    .execute();
+  await suppressFinding(rt.db, 'fnd_issue_s', { reason: 'accepted risk', author: 'test', expiresAt: null }, at);
   app = await buildServer({ ready: async () => ({ ok: true, detail: {} }), protection: protectionService(rt), metrics: rt.metrics });
 }, 60_000);
 
@@ -384,4 +427,62 @@ describe('Copilot Studio threat-detection webhook', () => {
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('--app-id');
   }, 60_000);
+});
+
+describe('posture-runtime issue: a detection on an agent with open posture findings (issue 20)', () => {
+  let url: string;
+  beforeAll(async () => {
+    url = await app.listen({ port: 0, host: '127.0.0.1' });
+  });
+
+  /** `analyze-tool-execution` over real HTTP, as Copilot Studio calls it. */
+  async function post(body: unknown): Promise<{ status: number; json: { blockAction: boolean; diagnostics: string } }> {
+    const res = await fetch(`${url}/protection/${endpoint.id}/analyze-tool-execution?api-version=2025-05-01`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await mint(contoso, protectedApp)}`, 'content-type': 'application/json', 'x-ms-correlation-id': randomUUID() },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, json: (await res.json()) as { blockAction: boolean; diagnostics: string } };
+  }
+  const issues = () =>
+    rt.db.selectFrom('alerts').selectAll().where('integration_id', '=', integrationId).where('rule_id', '=', 'agent_posture_runtime_issue').execute();
+
+  it('a blocked tool execution raises one issue naming the open findings and the step; a second detection adds none', async () => {
+    // The agent's id as Copilot Studio may spell it: its findings name the botid in lower case.
+    const first = execution(ISSUE_AGENT.toUpperCase(), 'Summarise the payroll document for me', randomUUID(), INJECTED);
+    const res = await post(first);
+    expect(res).toMatchObject({ status: 200, json: { blockAction: true } });
+    const { stepId } = JSON.parse(res.json.diagnostics) as { stepId: string };
+    const raised = await issues();
+    expect(raised).toHaveLength(1);
+    // The audit side's key: the agent and its open findings' ids, sorted.
+    expect(raised[0]).toMatchObject({ severity: 'high', dedupe_key: `${ISSUE_AGENT}|fnd_issue_a,fnd_issue_b` });
+    const detail = JSON.parse(raised[0]!.detail ?? '{}') as { agentId: string; findings: { findingId: string }[]; protectionSteps: unknown[] };
+    expect(detail.agentId).toBe(ISSUE_AGENT);
+    expect(detail.findings.map((f) => f.findingId)).toEqual(['fnd_issue_a', 'fnd_issue_b']);
+    expect(detail.protectionSteps).toEqual([
+      { stepId, detector: 'prompt_injection', decision: 'blocked', conversationId: first.conversationMetadata.conversationId },
+    ]);
+    expect(raised[0]!.title).toContain('prompt injection blocked');
+    // No raw content: neither the injected text nor the recipient the model proposed.
+    expect(`${raised[0]!.detail} ${raised[0]!.title}`).not.toMatch(/payroll|attacker@evil/);
+
+    // Another conversation on the same agent raises its own protection alert, not another issue.
+    const second = await post(execution(ISSUE_AGENT, 'Summarise the payroll document for me', randomUUID(), INJECTED));
+    expect(second.json.blockAction).toBe(true);
+    expect(await issues()).toHaveLength(1);
+  });
+
+  it('an agent with only a low finding gets the protection alert but no issue', async () => {
+    const body = execution(NEAR_AGENT, 'Summarise the payroll document for me', randomUUID(), INJECTED);
+    expect((await post(body)).json.blockAction).toBe(true);
+    const protection = await rt.db
+      .selectFrom('alerts')
+      .select('id')
+      .where('integration_id', '=', integrationId)
+      .where('dedupe_key', '=', `${body.conversationMetadata.conversationId}|prompt_injection`)
+      .execute();
+    expect(protection).toHaveLength(1);
+    expect((await issues()).map((a) => a.dedupe_key)).toEqual([`${ISSUE_AGENT}|fnd_issue_a,fnd_issue_b`]);
+  });
 });
