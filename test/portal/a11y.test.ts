@@ -81,6 +81,8 @@ describe('portal accessibility, console and CSP on every page', () => {
       { name: 'environment', path: `/environments/${agents[0]!.integrationId}/${encodeURIComponent(agents[0]!.environmentId)}` },
       { name: 'protection', path: '/protection' },
       { name: 'checks', path: '/checks' },
+      { name: 'compliance', path: '/compliance' },
+      { name: 'compliance-scubagear', path: '/compliance?framework=scubagear' },
       { name: 'settings-users', path: '/settings/users' },
       { name: 'settings-api-keys', path: '/settings/api-keys' },
       { name: 'settings-sinks', path: '/settings/sinks' },

@@ -38,6 +38,7 @@ const PAGE_IMAGES: Record<string, string> = {
   '/alerts/:id': 'triage-04-alert-detail',
   '/events': 'triage-05-events',
   '/checks': '23-checks',
+  '/compliance': '27-compliance',
   '/settings/*': '24-settings-users',
   '/protection': 'protection-01-list',
   '/protection/:integrationId': 'protection-02-setup',

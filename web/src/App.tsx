@@ -7,6 +7,7 @@ import { AgentPage } from './pages/Agent.tsx';
 import { AlertDetailPage } from './pages/AlertDetail.tsx';
 import { AlertsPage } from './pages/Alerts.tsx';
 import { ChecksPage } from './pages/Checks.tsx';
+import { CompliancePage } from './pages/Compliance.tsx';
 import { DashboardPage } from './pages/Dashboard.tsx';
 import { AgentsPage, EnvironmentPage } from './pages/Estate.tsx';
 import { EventsPage } from './pages/Events.tsx';
@@ -55,6 +56,7 @@ export function App() {
           <Route path="/alerts/:id" element={<AlertDetailPage />} />
           <Route path="/events" element={<EventsPage />} />
           <Route path="/checks" element={<ChecksPage />} />
+          <Route path="/compliance" element={<CompliancePage />} />
           <Route path="/settings/*" element={<SettingsPage />} />
           <Route path="/protection" element={<ProtectionPage />} />
           <Route path="/protection/:integrationId" element={<ProtectionIntegrationPage />} />

@@ -13,6 +13,7 @@ const NAV: { to: string; label: string; active: (p: string) => boolean }[] = [
   { to: '/events', label: 'Events', active: (p) => p.startsWith('/events') },
   { to: '/protection', label: 'Protection', active: (p) => p.startsWith('/protection') },
   { to: '/checks', label: 'Checks', active: (p) => p.startsWith('/checks') },
+  { to: '/compliance', label: 'Compliance', active: (p) => p.startsWith('/compliance') },
   { to: '/settings', label: 'Settings', active: (p) => p.startsWith('/settings') },
 ];
 

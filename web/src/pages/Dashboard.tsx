@@ -5,7 +5,8 @@ import { column, DataTable, timeColumn, type Column } from '../components/DataTa
 import { formatDuration, Loaded, Loading, StatusBadge } from '../components/ui.tsx';
 import { useTitle } from '../hooks.ts';
 import { useApiQuery } from '../query.ts';
-import type { Dashboard } from '../types.ts';
+import type { ComplianceFramework, ComplianceView, Dashboard } from '../types.ts';
+import { complianceSummary } from './Compliance.tsx';
 
 // The charts (and Recharts with them) load with the dashboard, in their own bundle: the other pages do not wait for them.
 const charts = () => import('../components/Charts.tsx');
@@ -14,7 +15,6 @@ const PostureTrendChart = lazy(async () => ({ default: (await charts()).PostureT
 const AreaResultsChart = lazy(async () => ({ default: (await charts()).AreaResultsChart }));
 
 type Ranked = Dashboard['riskiestAgents'][number];
-type FrameworkRow = Dashboard['frameworks'][number];
 type LastCollection = Dashboard['lastCollections'][number];
 
 const RISKIEST: Column<Ranked>[] = [
@@ -45,14 +45,27 @@ const COLLECTIONS: Column<LastCollection>[] = [
 /** A score in percent, or a dash when nothing was judged. */
 const pct = (score: number | null) => (score === null ? '—' : `${score}%`);
 
-const FRAMEWORKS: Column<FrameworkRow>[] = [
-  column('Framework', (f) => f.framework),
-  column('Checks', (f) => f.checks, 'num'),
-  column('Score', (f) => pct(f.score), 'num'),
-  column('Passed', (f) => f.passed, 'num'),
-  column('Failed', (f) => f.failed, 'num'),
-  column('Not evaluated', (f) => f.notEvaluated, 'num'),
+const FRAMEWORKS: Column<ComplianceFramework>[] = [
+  column('Framework', (f) => <Link to={`/compliance?framework=${encodeURIComponent(f.id)}`}>{f.name}</Link>),
+  column('Items', (f) => f.items.length, 'num'),
+  column('Passing', (f) => complianceSummary(f).passing, 'num'),
+  column('Failing', (f) => complianceSummary(f).failing, 'num'),
+  column('Not evaluated', (f) => complianceSummary(f).notEvaluated, 'num'),
+  column('Not covered', (f) => complianceSummary(f).notCovered, 'num'),
 ];
+
+/**
+ * Per framework and peer baseline, its items by state from the compliance view (`GET /compliance`: passing, failing
+ * — a check fails or an alert is open — not evaluated, not covered), each linking to its page of the compliance view.
+ */
+function FrameworkCompliance() {
+  const query = useApiQuery<ComplianceView>('/compliance');
+  return (
+    <Loaded query={query}>
+      {(data) => <DataTable label="Compliance per framework" rows={data.frameworks} columns={FRAMEWORKS} empty="The API lists no framework." />}
+    </Loaded>
+  );
+}
 
 /** The posture score with the counts behind it, and its trend. */
 function Posture({ posture }: { posture: Dashboard['posture'] }) {
@@ -105,14 +118,12 @@ export function DashboardPage() {
               </section>
 
               <section aria-labelledby="h-frameworks" className="card">
-                <h2 id="h-frameworks">Results per framework</h2>
-                <DataTable
-                  label="Results per framework"
-                  rows={data.frameworks}
-                  columns={FRAMEWORKS}
-                  rowId={(f) => f.framework}
-                  empty="No check maps to a framework."
-                />
+                <h2 id="h-frameworks">Compliance per framework</h2>
+                <FrameworkCompliance />
+                <p className="small muted">
+                  Items of each framework and peer baseline; items covered only by detections with no open alert, or by checks with no results yet, are in none
+                  of these columns. <Link to="/compliance">The compliance view</Link> shows each item.
+                </p>
               </section>
 
               <section aria-labelledby="h-riskiest" className="card wide">
