@@ -1,5 +1,6 @@
 import { useEffect, useState, type ChangeEvent } from 'react';
 import { useSearchParams } from 'react-router';
+import type { TableSort } from './components/DataTable.tsx';
 import type { FormError } from './components/ui.tsx';
 
 /** Sets the document title for the page. */
@@ -53,6 +54,24 @@ export function useListFilters() {
       },
     }),
   };
+}
+
+/**
+ * A list's server-side sort kept in the URL (`sort`, `order`; the default key and `desc` are left out of the URL and
+ * of the API call): the key (one of `keys`, else `fallback`), the order, the `TableSort` to hand a `<DataTable>`
+ * (a new key starts most pressing first: `desc`), and the `sort`/`order` query parameters of the list call.
+ */
+export function useListSort<K extends string>(filters: ReturnType<typeof useListFilters>, keys: readonly K[], fallback: K) {
+  const param = filters.get('sort', fallback);
+  const key = keys.find((k) => k === param) ?? fallback;
+  const order: 'asc' | 'desc' = filters.get('order', 'desc') === 'asc' ? 'asc' : 'desc';
+  const table: TableSort = {
+    key,
+    order,
+    firstOrder: 'desc',
+    onSort: (k, o) => filters.update({ sort: k === fallback ? '' : k, order: o === 'desc' ? '' : o }),
+  };
+  return { key, order, table, query: { sort: key === fallback ? undefined : key, order: order === 'desc' ? undefined : order } };
 }
 
 /** The props `useForm().field(name)` gives a `<Field>`. */

@@ -2,7 +2,10 @@
 // naming the narrowing filters with a way to clear them, and a page of results with its states and Previous/Next.
 import type { UseQueryResult } from '@tanstack/react-query';
 import { useState, type ReactNode } from 'react';
+import { Link, useLocation, useSearchParams } from 'react-router';
 import { useIntegrations } from '../query.ts';
+import type { RowData } from '@tanstack/react-table';
+import { column, type Column } from './DataTable.tsx';
 import { Loaded, Pager } from './ui.tsx';
 
 /** The filters of a list, as a search landmark; `onSubmit` runs on Enter or a submit button. */
@@ -165,4 +168,32 @@ export function SearchFilter({
       </div>
     </>
   );
+}
+
+/** A link to the current list with one more filter set (the others kept, back to the first page). */
+export function FilterLink({ name, value, children, label }: { name: string; value: string; children: ReactNode; label: string }) {
+  const [params] = useSearchParams();
+  const { pathname } = useLocation();
+  const next = new URLSearchParams(params);
+  next.set(name, value);
+  next.delete('cursor');
+  return (
+    <Link to={`${pathname}?${next.toString()}`} aria-label={label}>
+      {children}
+    </Link>
+  );
+}
+
+/** The Environment column of a triage list: the environment's name (else its id) as a filter link, or "—". */
+export function environmentColumn<T extends RowData>(of: (row: T) => { environmentId?: string | null; environmentName?: string | null }): Column<T> {
+  return column<T>('Environment', (row) => {
+    const { environmentId: id, environmentName: name } = of(row);
+    return id ? (
+      <FilterLink name="environmentId" value={id} label={`Only environment ${name ?? id}`}>
+        {name ?? id}
+      </FilterLink>
+    ) : (
+      <span className="muted">—</span>
+    );
+  });
 }

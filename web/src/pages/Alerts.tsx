@@ -3,32 +3,30 @@
 // (POST /alerts/status, all or nothing). Modelled on Prowler App's findings table (column definitions for a headless
 // table, filters in the URL, floating actions on a selection: prowler-cloud/prowler ui/components/findings/).
 import { useState } from 'react';
-import { Link, useSearchParams } from 'react-router';
+import { Link } from 'react-router';
 import { api, seg } from '../api.ts';
 import { useAuth } from '../auth.tsx';
-import { column, DataTable, severityColumn, sortable, statusColumn, timeColumn, type Column, type TableSort } from '../components/DataTable.tsx';
-import { FilterBar, FilterNote, IntegrationFilter, IntegrationName, PagedList, SearchFilter, SelectFilter, useSearchDraft } from '../components/ListPage.tsx';
+import { column, DataTable, severityColumn, sortable, statusColumn, timeColumn, type Column } from '../components/DataTable.tsx';
+import {
+  environmentColumn,
+  FilterBar,
+  FilterLink,
+  FilterNote,
+  IntegrationFilter,
+  IntegrationName,
+  PagedList,
+  SearchFilter,
+  SelectFilter,
+  useSearchDraft,
+} from '../components/ListPage.tsx';
 import { ErrorMessage } from '../components/ui.tsx';
-import { useListFilters, useTitle } from '../hooks.ts';
+import { useListFilters, useListSort, useTitle } from '../hooks.ts';
 import { useApiMutation, useApiQuery } from '../query.ts';
 import { SEVERITIES, type Alert, type AlertPage, type AlertsBulkAnswer, type AlertSort, type AlertStatus } from '../types.ts';
 
 const STATUSES = ['new', 'acknowledged', 'closed'] as const;
 const SORTS: readonly AlertSort[] = ['createdAt', 'severity', 'status', 'ruleId', 'title'];
 const PAGE_SIZE = 50;
-
-/** A link to this list with one more filter set (the others kept, back to the first page). */
-function FilterLink({ name, value, children, label }: { name: string; value: string; children: React.ReactNode; label: string }) {
-  const [params] = useSearchParams();
-  const next = new URLSearchParams(params);
-  next.set(name, value);
-  next.delete('cursor');
-  return (
-    <Link to={`/alerts?${next.toString()}`} aria-label={label}>
-      {children}
-    </Link>
-  );
-}
 
 /** An alert's title, linking to its page, with the agent it is about. */
 const AlertLink = ({ a }: { a: Pick<Alert, 'id' | 'title'> }) => <Link to={`/alerts/${seg(a.id)}`}>{a.title}</Link>;
@@ -53,15 +51,7 @@ const COLUMNS: Column<Alert>[] = [
     'ruleId',
   ),
   column<Alert>('Integration', (a) => <IntegrationName id={a.integrationId} />),
-  column<Alert>('Environment', (a) =>
-    a.environmentId ? (
-      <FilterLink name="environmentId" value={a.environmentId} label={`Only environment ${a.environmentName ?? a.environmentId}`}>
-        {a.environmentName ?? a.environmentId}
-      </FilterLink>
-    ) : (
-      <span className="muted">—</span>
-    ),
-  ),
+  environmentColumn<Alert>((a) => a),
   sortable(
     statusColumn<Alert>((a) => a.status),
     'status',
@@ -79,9 +69,7 @@ export function AlertsPage() {
   const q = filters.get('q');
   const search = useSearchDraft(q);
   const [ruleId, environmentId] = [filters.get('ruleId'), filters.get('environmentId')];
-  const sortParam = filters.get('sort', 'createdAt');
-  const sortKey: AlertSort = SORTS.find((s) => s === sortParam) ?? 'createdAt';
-  const order = filters.get('order', 'desc') === 'asc' ? 'asc' : 'desc';
+  const sort = useListSort(filters, SORTS, 'createdAt');
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [announce, setAnnounce] = useState('');
   const page = useApiQuery<AlertPage>('/alerts', {
@@ -91,8 +79,7 @@ export function AlertsPage() {
     integrationId: filters.get('integrationId'),
     ruleId,
     environmentId,
-    sort: sortKey === 'createdAt' ? undefined : sortKey,
-    order: order === 'desc' ? undefined : order,
+    ...sort.query,
     cursor: filters.cursor,
     limit: PAGE_SIZE,
   });
@@ -107,13 +94,6 @@ export function AlertsPage() {
     },
   });
 
-  const sort: TableSort = {
-    key: sortKey,
-    order,
-    // Text columns start A→Z; severity, status and time start with the most pressing (critical, newest).
-    firstOrder: 'desc',
-    onSort: (key, o) => filters.update({ sort: key === 'createdAt' ? '' : key, order: o === 'desc' ? '' : o }),
-  };
   const ids = [...selected];
 
   return (
@@ -163,7 +143,7 @@ export function AlertsPage() {
             label="Alerts"
             rows={items}
             columns={COLUMNS}
-            sort={sort}
+            sort={sort.table}
             selection={isAdmin ? { selected, onChange: setSelected, name: (a) => a.title } : undefined}
             empty="No alerts match these filters."
           />

@@ -9,7 +9,7 @@ import { column, DataTable, sortable, type Column, type TableSort } from '../com
 import { FilterBar, IntegrationFilter, PagedList, SearchFilter, SelectFilter, useSearchDraft } from '../components/ListPage.tsx';
 import { CopyBlock } from '../components/CopyBlock.tsx';
 import { KeyValues, Loaded } from '../components/ui.tsx';
-import { useListFilters, useTitle } from '../hooks.ts';
+import { useListFilters, useListSort, useTitle } from '../hooks.ts';
 import { useApiQuery } from '../query.ts';
 
 type EstateAgent = components['schemas']['EstateAgent'];
@@ -19,7 +19,6 @@ type RankedObject = EnvironmentEstate['apps'][number];
 
 const PAGE_SIZE = 50;
 const SORTS = ['risk', 'name', 'environment', 'owner', 'findings', 'tools', 'knowledge'] as const;
-type AgentSort = (typeof SORTS)[number];
 const count = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
 
 /** The agent page of a row. */
@@ -92,25 +91,16 @@ export function AgentsPage() {
   const filters = useListFilters();
   const q = filters.get('q');
   const search = useSearchDraft(q);
-  const sortParam = filters.get('sort', 'risk');
-  const sortKey: AgentSort = SORTS.find((s) => s === sortParam) ?? 'risk';
-  const order = filters.get('order', 'desc') === 'asc' ? 'asc' : 'desc';
+  const sort = useListSort(filters, SORTS, 'risk');
   const environmentId = filters.get('environmentId');
   const page = useApiQuery<AgentPage>('/estate/agents', {
     q,
     integrationId: filters.get('integrationId'),
     environmentId,
-    sort: sortKey === 'risk' ? undefined : sortKey,
-    order: order === 'desc' ? undefined : order,
+    ...sort.query,
     cursor: filters.cursor,
     limit: PAGE_SIZE,
   });
-  const sort: TableSort = {
-    key: sortKey,
-    order,
-    firstOrder: 'desc',
-    onSort: (key, o) => filters.update({ sort: key === 'risk' ? '' : key, order: o === 'desc' ? '' : o }),
-  };
   const total = page.data?.total;
 
   return (
@@ -124,7 +114,7 @@ export function AgentsPage() {
           id="ag-sort"
           label="Order"
           options={SORTS.map((s) => ({ value: s, label: s === 'findings' ? 'Open findings' : s[0]!.toUpperCase() + s.slice(1) }))}
-          value={sortKey}
+          value={sort.key}
           onChange={(v) => filters.update({ sort: v === 'risk' ? '' : v })}
         />
       </FilterBar>
@@ -144,7 +134,7 @@ export function AgentsPage() {
             rows={items}
             columns={AGENT_COLUMNS}
             rowId={(a) => `${a.integrationId}/${a.agentId}`}
-            sort={sort}
+            sort={sort.table}
             describedBy="h-agents"
             empty={q ? 'No agent matches this search.' : 'No agents yet. Run a collection on an integration to find them.'}
           />

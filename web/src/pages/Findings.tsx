@@ -5,13 +5,24 @@
 // table and mute modal (prowler-cloud/prowler ui/components/findings/: column-findings.tsx, findings-filters.tsx,
 // floating-selection-actions.tsx, mute-findings-modal.tsx).
 import { useState, type FormEvent } from 'react';
-import { Link, useSearchParams } from 'react-router';
+import { Link } from 'react-router';
 import { api, apiUrl, seg } from '../api.ts';
 import { useAuth } from '../auth.tsx';
-import { column, DataTable, NameAndId, severityColumn, sortable, timeColumn, type Column, type TableSort } from '../components/DataTable.tsx';
-import { FilterBar, FilterNote, IntegrationFilter, IntegrationName, PagedList, SearchFilter, SelectFilter, useSearchDraft } from '../components/ListPage.tsx';
+import { column, DataTable, NameAndId, severityColumn, sortable, timeColumn, type Column } from '../components/DataTable.tsx';
+import {
+  environmentColumn,
+  FilterBar,
+  FilterLink,
+  FilterNote,
+  IntegrationFilter,
+  IntegrationName,
+  PagedList,
+  SearchFilter,
+  SelectFilter,
+  useSearchDraft,
+} from '../components/ListPage.tsx';
 import { endOfDay, ErrorMessage, ErrorSummary, Field, StatusBadge, Time, todayIso, type FormError } from '../components/ui.tsx';
-import { useForm, useListFilters, useTitle } from '../hooks.ts';
+import { useForm, useListFilters, useListSort, useTitle } from '../hooks.ts';
 import { useApiMutation, useApiQuery } from '../query.ts';
 import { SEVERITIES, type CheckList, type Finding, type FindingPage, type FindingSort, type FindingsBulkAnswer, type InventoryPage } from '../types.ts';
 
@@ -40,19 +51,6 @@ function FindingStatus({ f }: { f: Finding }) {
 /** A finding's title (or check id) linking to its page. */
 export const FindingLink = ({ f }: { f: Pick<Finding, 'id' | 'title' | 'checkId'> }) => <Link to={`/findings/${seg(f.id)}`}>{f.title ?? f.checkId}</Link>;
 
-/** A link to this list with one more filter set (the others kept, back to the first page). */
-function FilterLink({ name, value, children, label }: { name: string; value: string; children: React.ReactNode; label: string }) {
-  const [params] = useSearchParams();
-  const next = new URLSearchParams(params);
-  next.set(name, value);
-  next.delete('cursor');
-  return (
-    <Link to={`/findings?${next.toString()}`} aria-label={label}>
-      {children}
-    </Link>
-  );
-}
-
 const COLUMNS: Column<Finding>[] = [
   sortable(severityColumn<Finding>(), 'severity'),
   sortable(
@@ -73,15 +71,7 @@ const COLUMNS: Column<Finding>[] = [
     'resource',
   ),
   column<Finding>('Integration', (f) => <IntegrationName id={f.integrationId} />),
-  column<Finding>('Environment', (f) =>
-    f.environmentId ? (
-      <FilterLink name="environmentId" value={f.environmentId} label={`Only environment ${f.environmentName ?? f.environmentId}`}>
-        {f.environmentName ?? f.environmentId}
-      </FilterLink>
-    ) : (
-      <span className="muted">—</span>
-    ),
-  ),
+  environmentColumn<Finding>((f) => f),
   sortable(
     column<Finding>('Status', (f) => <FindingStatus f={f} />),
     'status',
@@ -195,9 +185,7 @@ export function FindingsPage() {
   const q = filters.get('q');
   const search = useSearchDraft(q);
   const [checkId, resourceId, environmentId] = [filters.get('checkId'), filters.get('resourceId'), filters.get('environmentId')];
-  const sortParam = filters.get('sort', 'severity');
-  const sortKey: FindingSort = SORTS.find((s) => s === sortParam) ?? 'severity';
-  const order = filters.get('order', 'desc') === 'asc' ? 'asc' : 'desc';
+  const sort = useListSort(filters, SORTS, 'severity');
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [announce, setAnnounce] = useState('');
   const checks = useApiQuery<CheckList>('/checks');
@@ -211,19 +199,11 @@ export function FindingsPage() {
     checkId: checkId || undefined,
     environmentId: environmentId || undefined,
     resourceId: resourceId || undefined,
-    sort: sortKey === 'severity' ? undefined : sortKey,
-    order: order === 'desc' ? undefined : order,
+    ...sort.query,
   };
   const page = useApiQuery<FindingPage>('/findings', { ...filter, cursor: filters.cursor, limit: PAGE_SIZE });
   const total = page.data?.total;
 
-  const sort: TableSort = {
-    key: sortKey,
-    order,
-    // Text columns start A→Z; severity, status and times start with the most pressing (critical, open, newest).
-    firstOrder: 'desc',
-    onSort: (key, o) => filters.update({ sort: key === 'severity' ? '' : key, order: o === 'desc' ? '' : o }),
-  };
   const environmentName = (id: string) => environments.data?.items.find((e) => e.id === id)?.name ?? id;
 
   return (
@@ -282,7 +262,7 @@ export function FindingsPage() {
             label="Findings"
             rows={items}
             columns={COLUMNS}
-            sort={sort}
+            sort={sort.table}
             selection={isAdmin ? { selected, onChange: setSelected, name: (f) => `${f.title ?? f.checkId} on ${f.resourceName ?? f.resourceId}` } : undefined}
             empty="No findings match these filters."
           />
