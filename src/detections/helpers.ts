@@ -1,7 +1,10 @@
 import type { AuditEvent } from '../core/audit.ts';
 import { powerPlatformAdminActivity, type PowerPlatformAdminActivity } from '../sources/managementActivity/views.ts';
 import type { AgentComponentAttrs } from '../sources/dataverse/streams/agentComponents.ts';
-import type { DetectionContext } from './types.ts';
+import { SEVERITIES } from '../core/types.ts';
+import { openFindingsOnResources } from '../store/repositories/findings.ts';
+import type { Executor } from '../store/db.ts';
+import type { DetectionContext, OpenFinding } from './types.ts';
 
 /** Helpers shared by detections. */
 
@@ -176,4 +179,21 @@ export async function userBursts(
     }
   }
   return out;
+}
+
+/**
+ * The open posture findings (not suppressed at `at`, ISO 8601 UTC) on these resources, as detections see them
+ * (`DetectionContext.openFindings`): what both the audit-side runner and runtime protection's issue join read.
+ */
+export async function readOpenFindings(db: Executor, integrationId: string, resourceIds: string[], at: string): Promise<OpenFinding[]> {
+  return (await openFindingsOnResources(db, integrationId, resourceIds, at)).map((f) => ({
+    findingId: f.id,
+    checkId: f.check_id,
+    // Stored severities come from validated check metadata; an unknown one reads as the lowest.
+    severity: (SEVERITIES as readonly string[]).includes(f.severity) ? (f.severity as OpenFinding['severity']) : 'info',
+    resourceType: f.resource_type,
+    resourceId: f.resource_id,
+    resourceName: f.resource_name,
+    firstSeenAt: f.first_seen_at,
+  }));
 }

@@ -21,8 +21,7 @@ import type { Database } from '../store/schema.ts';
 import { getEnvironments, getEstateObjects } from '../store/repositories/inventory.ts';
 import type { FlowAttrs } from '../sources/powerPlatform/streams/flows.ts';
 import type { AgentComponentAttrs } from '../sources/dataverse/streams/agentComponents.ts';
-import { openFindingsOnResources } from '../store/repositories/findings.ts';
-import { SEVERITIES } from '../core/types.ts';
+import { readOpenFindings } from './helpers.ts';
 import { loadDetections } from './index.ts';
 import type { Detection, DetectionContext, SeenIps } from './types.ts';
 import { deliverAfterCommit, enqueueAlerts, type Sinks } from '../sinks/index.ts';
@@ -171,17 +170,7 @@ export async function runDetections(
     flows: async (ids) => new Map((await getEstateObjects<FlowAttrs>(db, integrationId, 'flows', ids)).map((f) => [f.id, f.attrs])),
     agentComponents: async (ids) =>
       new Map((await getEstateObjects<AgentComponentAttrs>(db, integrationId, 'agentComponents', ids)).map((c) => [c.id, c.attrs])),
-    openFindings: async (resourceIds) =>
-      (await openFindingsOnResources(db, integrationId, resourceIds, nowIso())).map((f) => ({
-        findingId: f.id,
-        checkId: f.check_id,
-        // Stored severities come from validated check metadata; an unknown one reads as the lowest.
-        severity: (SEVERITIES as readonly string[]).includes(f.severity) ? (f.severity as (typeof SEVERITIES)[number]) : 'info',
-        resourceType: f.resource_type,
-        resourceId: f.resource_id,
-        resourceName: f.resource_name,
-        firstSeenAt: f.first_seen_at,
-      })),
+    openFindings: async (resourceIds) => readOpenFindings(db, integrationId, resourceIds, nowIso()),
     environments: async (ids) => new Map((await getEnvironments(db, integrationId, ids)).map((e) => [e.id, { displayName: e.display_name, sku: e.sku }])),
   };
   const segments: LazySegmentCache = new Map();

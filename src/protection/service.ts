@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CloudProfile } from '../config/cloud.ts';
 import type { DetectionInfo } from '../exports/ocsf.ts';
-import { SEVERITIES } from '../core/types.ts';
 import { detection as postureRuntimeIssue, joinsIssue, runtimeIssueHit, type RuntimeIssueStep } from '../detections/rules/agent_posture_runtime_issue.ts';
 import type { OpenFinding } from '../detections/types.ts';
 import { CallerTokenRejected, TenantKeyCache, validateCallerToken } from '../platform/identity/callerToken.ts';
@@ -11,7 +10,7 @@ import type { ProtectionMetrics, ProtectionOutcome } from '../platform/metrics/i
 import { deliverAfterCommit, enqueueAlerts, type Sinks } from '../sinks/index.ts';
 import type { Executor } from '../store/db.ts';
 import { raiseAlerts, type AlertInput } from '../store/repositories/audit.ts';
-import { openFindingsOnResources } from '../store/repositories/findings.ts';
+import { readOpenFindings } from '../detections/helpers.ts';
 import { findIntegration } from '../store/repositories/integrations.ts';
 import {
   getProtectionEndpoint,
@@ -614,18 +613,7 @@ export class ProtectionService {
     const key = `${issue.integrationId}|${issue.agentId.toLowerCase()}`;
     let cached = this.#agentFindings.get(key);
     if (!cached || Date.now() - cached.at >= this.#cacheMs) {
-      const rows = await openFindingsOnResources(trx, issue.integrationId, [issue.agentId, issue.agentId.toLowerCase()], at);
-      const findings = rows
-        .map((f): OpenFinding => ({
-          findingId: f.id,
-          checkId: f.check_id,
-          severity: (SEVERITIES as readonly string[]).includes(f.severity) ? (f.severity as OpenFinding['severity']) : 'info',
-          resourceType: f.resource_type,
-          resourceId: f.resource_id,
-          resourceName: f.resource_name,
-          firstSeenAt: f.first_seen_at,
-        }))
-        .filter(joinsIssue);
+      const findings = (await readOpenFindings(trx, issue.integrationId, [issue.agentId, issue.agentId.toLowerCase()], at)).filter(joinsIssue);
       cached = { findings, at: Date.now() };
       this.#agentFindings.set(key, cached);
       // Bounded: entries of agents not seen again go when the map grows.
