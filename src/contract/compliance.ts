@@ -38,6 +38,7 @@ const ComplianceFrameworkSchema = z
   .object({
     id: z.enum(FRAMEWORK_IDS),
     name: z.string(),
+    shortName: z.string().describe('A name short enough for a table cell, such as "ScubaGear"'),
     kind: z.enum(['framework', 'peer']),
     version: z.string().nullable(),
     source: z.string(),

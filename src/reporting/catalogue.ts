@@ -41,6 +41,8 @@ interface FrameworkItem {
 export interface Framework {
   id: FrameworkId;
   name: string;
+  /** A name short enough for a table cell (`OWASP LLM 2025`, `ScubaGear`); {@link Framework.name} says it in full. */
+  shortName: string;
   /** `framework`: referred to from metadata `frameworks[id]` as `"<item id>: <name>"`; `peer`: from metadata `peers` as `"<prefix> <item id or quoted name> …"`. */
   kind: 'framework' | 'peer';
   /** For peers: the word a `peers` string starts with (`ScubaGear`, `Maester`, `Sentinel`). */
@@ -57,6 +59,7 @@ export const FRAMEWORKS: readonly Framework[] = [
   {
     id: 'owasp-llm-2025',
     name: 'OWASP Top 10 for LLM Applications 2025',
+    shortName: 'OWASP LLM 2025',
     kind: 'framework',
     version: '2025',
     source: 'https://genai.owasp.org/llm-top-10/',
@@ -80,6 +83,7 @@ export const FRAMEWORKS: readonly Framework[] = [
   {
     id: 'mitre-atlas',
     name: 'MITRE ATLAS',
+    shortName: 'MITRE ATLAS',
     kind: 'framework',
     version: '5.6.0',
     source: 'https://github.com/mitre-atlas/atlas-data/blob/8ee2c689a7d3c65ddf2bfe4950a4f3ecffa6f48b/dist/ATLAS.yaml',
@@ -140,6 +144,7 @@ export const FRAMEWORKS: readonly Framework[] = [
   {
     id: 'mitre-attack',
     name: 'MITRE ATT&CK Enterprise',
+    shortName: 'ATT&CK Enterprise',
     kind: 'framework',
     version: null,
     source: 'https://attack.mitre.org/techniques/enterprise/',
@@ -183,6 +188,7 @@ export const FRAMEWORKS: readonly Framework[] = [
   {
     id: 'scubagear',
     name: 'CISA ScubaGear (Power BI and Power Platform baselines)',
+    shortName: 'ScubaGear',
     kind: 'peer',
     prefix: 'ScubaGear',
     version: null,
@@ -231,6 +237,7 @@ export const FRAMEWORKS: readonly Framework[] = [
   {
     id: 'maester',
     name: 'Maester AI agent tests (Copilot Studio)',
+    shortName: 'Maester',
     kind: 'peer',
     prefix: 'Maester',
     version: null,
@@ -255,6 +262,7 @@ export const FRAMEWORKS: readonly Framework[] = [
   {
     id: 'sentinel',
     name: 'Microsoft Sentinel (Microsoft Business Applications: Power Apps, Power Automate, Power Platform; Microsoft Copilot)',
+    shortName: 'Sentinel',
     kind: 'peer',
     prefix: 'Sentinel',
     version: null,

@@ -146,6 +146,7 @@ export async function complianceView(
       return {
         id: fw.id,
         name: fw.name,
+        shortName: fw.shortName,
         kind: fw.kind,
         version: fw.version,
         source: fw.source,

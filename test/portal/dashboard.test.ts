@@ -105,7 +105,11 @@ describe('portal: dashboard, exports, checks and settings', () => {
     // detections raise their alerts (an open alert fails an item) just after the posture appears: compare once the
     // page and the API agree on a settled answer, reloading the page for each fresh answer.
     const frameworkMismatches = async () => {
-      const compliance = await apiCall<{ frameworks: { id: string; name: string; covered: number; items: { state: string }[] }[] }>(w, 'GET', '/compliance');
+      const compliance = await apiCall<{ frameworks: { id: string; shortName: string; covered: number; items: { state: string }[] }[] }>(
+        w,
+        'GET',
+        '/compliance',
+      );
       await page.reload();
       const rows = table('Compliance per framework').getByRole('row');
       await rows.first().waitFor();
@@ -113,7 +117,7 @@ describe('portal: dashboard, exports, checks and settings', () => {
       if ((await rows.count()) !== compliance.frameworks.length + 1) wrong.push(`${await rows.count()} rows`);
       for (const f of compliance.frameworks) {
         const n = (s: string) => String(f.items.filter((i) => i.state === s).length);
-        const row = rows.filter({ has: page.getByRole('link', { name: f.name, exact: true }) });
+        const row = rows.filter({ has: page.getByRole('link', { name: f.shortName, exact: true }) });
         const href = await row.getByRole('link').getAttribute('href');
         if (href !== `/compliance?framework=${f.id}`) wrong.push(`${f.id} links to ${href}`);
         const cells = (await row.getByRole('cell').allTextContents()).slice(1);

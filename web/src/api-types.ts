@@ -5078,6 +5078,8 @@ export interface components {
             /** @enum {string} */
             id: "owasp-llm-2025" | "mitre-atlas" | "mitre-attack" | "scubagear" | "maester" | "sentinel";
             name: string;
+            /** @description A name short enough for a table cell, such as "ScubaGear" */
+            shortName: string;
             /** @enum {string} */
             kind: "framework" | "peer";
             version: string | null;

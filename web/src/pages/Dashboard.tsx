@@ -20,7 +20,21 @@ type LastCollection = Dashboard['lastCollections'][number];
 const RISKIEST: Column<Ranked>[] = [
   column('Agent', (a) => <Link to={`/integrations/${seg(a.integrationId)}/agents/${seg(a.agentId)}`}>{a.name || a.agentId}</Link>),
   column('Risk score', (a) => a.score ?? '—', 'num'),
-  column('Open findings', (a) => a.openFindings, 'num'),
+  column(
+    'Open findings',
+    (a) =>
+      a.openFindings ? (
+        <Link
+          to={`/findings?resourceId=${encodeURIComponent(a.agentId)}&integrationId=${encodeURIComponent(a.integrationId)}`}
+          aria-label={`${a.openFindings} open findings of ${a.name || 'this agent'}`}
+        >
+          {a.openFindings}
+        </Link>
+      ) : (
+        0
+      ),
+    'num',
+  ),
   column('Who can use it, and why it ranks here', (a) => (
     <>
       {a.reach}
@@ -46,10 +60,14 @@ const COLLECTIONS: Column<LastCollection>[] = [
 const pct = (score: number | null) => (score === null ? '—' : `${score}%`);
 
 const FRAMEWORKS: Column<ComplianceFramework>[] = [
-  column('Framework', (f) => <Link to={`/compliance?framework=${encodeURIComponent(f.id)}`}>{f.name}</Link>),
+  column('Framework', (f) => (
+    <Link to={`/compliance?framework=${encodeURIComponent(f.id)}`} title={f.name}>
+      {f.shortName}
+    </Link>
+  )),
   column('Items', (f) => f.items.length, 'num'),
-  column('Passing', (f) => complianceSummary(f).passing, 'num'),
-  column('Failing', (f) => complianceSummary(f).failing, 'num'),
+  column('Pass', (f) => complianceSummary(f).passing, 'num'),
+  column('Fail', (f) => complianceSummary(f).failing, 'num'),
   column('Not evaluated', (f) => complianceSummary(f).notEvaluated, 'num'),
   column('Not covered', (f) => complianceSummary(f).notCovered, 'num'),
 ];
