@@ -172,7 +172,7 @@ async function measureRows(page: Page, list: 'findings' | 'alerts', wanted: (q: 
 }
 
 /** What is measured on each list page, in the table's order. */
-const MEASURES = ['first rows', 'sort', 'filter'] as const;
+const MEASURES = ['first rows', 'sort', 'filter', 'search'] as const;
 type Measure = (typeof MEASURES)[number];
 const samples = new Map<string, Sample[]>();
 const record = (org: Org, list: string, m: Measure, s: Sample) => {
@@ -183,7 +183,13 @@ const record = (org: Org, list: string, m: Measure, s: Sample) => {
 const unsortable = new Set<string>();
 const sortAsked = new Map<string, string>();
 
-/** One round on one list page of one organization: first rows, a server-side sort (when offered), a filter. */
+/**
+ * What the search measurement types, per list: a term that names a few items in both organizations (a resource
+ * number of {@link seededResults}; a user of {@link seededAlerts}), matched by the server in the text it searches.
+ */
+const SEARCHED = { findings: '00042', alerts: 'user7@contoso.test' } as const;
+
+/** One round on one list page of one organization: first rows, a server-side sort (when offered), a filter, a search. */
 async function round(org: Org, list: 'findings' | 'alerts', keep: boolean): Promise<void> {
   const page = org.page!;
   const base = orgBase;
@@ -212,10 +218,20 @@ async function round(org: Org, list: 'findings' | 'alerts', keep: boolean): Prom
     (q) => q.get('severity') === 'high',
     () => page.getByRole('combobox', { name: 'Severity' }).selectOption('high'),
   );
+  // A search over every severity (the filter goes back to all first, untimed): typed, then submitted.
+  await page.goto(`${base}/${list}`, { waitUntil: 'commit' });
+  await page.getByRole('searchbox', { name: 'Search' }).fill(SEARCHED[list]);
+  const s4 = await measureRows(
+    page,
+    list,
+    (q) => q.get('q') === SEARCHED[list],
+    () => page.getByRole('searchbox', { name: 'Search' }).press('Enter'),
+  );
   if (!keep) return;
   record(org, list, 'first rows', s1);
   if (s2) record(org, list, 'sort', s2);
   record(org, list, 'filter', s3);
+  record(org, list, 'search', s4);
 }
 
 let orgBase = '';
@@ -354,7 +370,14 @@ try {
         failures.push(`no samples of ${list} ${m}`);
         continue;
       }
-      const what = m === 'sort' ? `sort by ${sortAsked.get(list) ?? '?'}` : m === 'filter' ? 'filter: severity high' : 'first rows after navigation';
+      const what =
+        m === 'sort'
+          ? `sort by ${sortAsked.get(list) ?? '?'}`
+          : m === 'filter'
+            ? 'filter: severity high'
+            : m === 'search'
+              ? `search: "${SEARCHED[list]}"`
+              : 'first rows after navigation';
       rows.push(
         `| \`/${list}\` | ${what} | ${fmt(big.map((s) => s.rowsMs))} | ${fmt(big.map((s) => s.apiMs))} | ${fmt(base.map((s) => s.rowsMs))} | ${fmt(base.map((s) => s.apiMs))} |`,
       );
@@ -369,7 +392,7 @@ try {
   section = [
     `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench:portal\` (${runs} rounds after a warm-up round, the two organizations interleaved), Node ${process.version}, ${process.platform}/${process.arch}, 1-minute load average ${loadAtStart.toFixed(1)} at the start; \`vigil serve\` as shipped on SQLite (one server for both organizations), Debian's Chromium ${browserVersion} headless at 1280×800 through playwright-core, ${SEVERITIES.length} severities.`,
     '',
-    `Milliseconds, median / p95. "Rows": from the navigation, the click on a column header or the choice in the severity filter to the first row of the table showing the first item of the list call's answer (a page of 50). "API": that list call in the browser, from its start to the answer's last byte.`,
+    `Milliseconds, median / p95. "Rows": from the navigation, the click on a column header, the choice in the severity filter or the search's Enter to the first row of the table showing the first item of the list call's answer (a page of 50). "API": that list call in the browser, from its start to the answer's last byte.`,
     '',
     `| page | measurement | ${n(bigFindings)} findings / ${n(bigAlerts)} alerts: rows | API | baseline, 100 findings / 20 alerts: rows | API |`,
     '|---|---|---:|---:|---:|---:|',
