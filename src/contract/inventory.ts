@@ -3,8 +3,12 @@ import { INVENTORY_KINDS } from '../sources/index.ts';
 import { EventSchema } from './alerts.ts';
 import { Json, page, PageQuery, Timestamp } from './common.ts';
 import { FindingSchema, RankedAgentSchema } from './findings.ts';
+import { INVENTORY_SORTS } from '../store/repositories/queries.ts';
 
-/** Contract of `/api/v1/inventory/{kind}` (filterable, keyset-paged), the agents ranked by risk and the agent page. */
+/** Contract of `/api/v1/inventory/{kind}` (filterable, sortable, keyset-paged), the agents ranked by risk and the agent page. */
+
+/** One labelled fact of an inventory object, chosen per kind from the fields its source sends (see `inventorySummary`). */
+const InventoryFactSchema = z.object({ label: z.string(), value: z.string() }).meta({ id: 'InventoryFact' });
 
 /** One live inventory object. */
 const InventoryItemSchema = z
@@ -13,6 +17,12 @@ const InventoryItemSchema = z
     id: z.string(),
     name: z.string().nullable(),
     environmentId: z.string().nullable(),
+    environmentName: z.string().nullable().describe("Its environment's display name from the inventory (null when not collected, or the kind has none)"),
+    summary: z
+      .array(InventoryFactSchema)
+      .describe(
+        'A few of its fields that matter for this kind, as a person reads them (authentication, sharing, state, …); facts the source did not send are left out',
+      ),
     attributes: Json.describe('The normalised fields of the object, by kind'),
     firstSeenAt: Timestamp,
     lastSeenAt: Timestamp,
@@ -29,10 +39,15 @@ export const InventoryQuery = PageQuery.extend({
   integrationId: z.string().max(200).optional(),
   environmentId: z.string().max(200).optional().describe('Only objects of this Power Platform environment (agents, apps, flows, connectors, connections)'),
   q: z.string().max(200).optional().describe('Case-insensitive part of the name'),
+  sort: z
+    .enum(INVENTORY_SORTS)
+    .default('name')
+    .describe("Order: name and environment (the environment's name) ignoring case, firstSeenAt and lastSeenAt by time; ties by integration and id"),
+  order: z.enum(['asc', 'desc']).default('asc'),
 });
 
-/** A page of inventory objects. */
-export const InventoryPageSchema = page(InventoryItemSchema);
+/** A page of inventory objects, with how many the filter selects in all. */
+export const InventoryPageSchema = page(InventoryItemSchema).extend({ total: z.number().int().describe('Objects the filter selects, over all pages') });
 
 /** Filters of the ranked agents (`/api/v1/agents`). */
 export const RankedAgentsQuery = z.object({

@@ -28,7 +28,8 @@ import {
 } from '../store/repositories/findings.ts';
 import { findRunningRun, getRun, latestFinishedRun, listCheckpoints, listRuns, type RunRow } from '../store/repositories/runs.ts';
 import * as q from '../store/repositories/queries.ts';
-import type { AlertSort, FindingSort } from '../store/repositories/queries.ts';
+import type { AlertSort, FindingSort, InventorySort } from '../store/repositories/queries.ts';
+import { inventorySummary } from './inventorySummary.ts';
 
 /**
  * The use cases of the API, the portal and the CLI, one function per operation, each taking the caller: inventory
@@ -71,22 +72,62 @@ export function decodeCursor<T extends Record<string, unknown>>(cursor: string |
   return value as T;
 }
 
-/** Lists one inventory kind (live objects only). @throws VigilError `not-found` for another organization's integration. */
+/** Filters and order of {@link listInventory} (the API's query; see `InventoryQuery` in contract/inventory.ts). */
+export interface InventoryFilter {
+  integrationId?: string | undefined;
+  environmentId?: string | undefined;
+  /** Case-insensitive part of the name. */
+  q?: string | undefined;
+  /** @default 'name' */
+  sort?: InventorySort | undefined;
+  /** @default 'asc' */
+  order?: 'asc' | 'desc' | undefined;
+  cursor?: string | undefined;
+  limit: number;
+}
+
+/**
+ * Lists one inventory kind (live objects only) in the order asked (by name, A to Z, by default), keyset-paged, with
+ * how many the filter selects in all; each object with its environment's name and its kind's summary facts
+ * ({@link inventorySummary}). The cursor holds the order it was made for: passed with another, it is refused.
+ * @throws VigilError `not-found` for another organization's integration; `invalid-input` / `INVALID_CURSOR`.
+ */
 export async function listInventory(
   db: Executor,
   caller: Caller,
   kind: InventoryKind,
-  filter: { integrationId?: string | undefined; environmentId?: string | undefined; q?: string | undefined; cursor?: string | undefined; limit: number },
-): Promise<Page<InventoryItem>> {
+  filter: InventoryFilter,
+): Promise<Page<InventoryItem> & { total: number }> {
+  const sort = filter.sort ?? 'name';
+  const order = filter.order ?? 'asc';
   const integrationIds = await scopeIntegrations(db, caller, filter.integrationId);
-  const after = decodeCursor<{ integrationId: string; id: string }>(filter.cursor, { integrationId: 'string', id: 'string' });
+  const after = decodeCursor<{ s: string; v: string; i: string; id: string }>(filter.cursor, { s: 'string', v: 'string', i: 'string', id: 'string' });
+  if (after && after.s !== `${sort}:${order}`) throw cursorOfAnotherOrder();
   // The registry (every stream module) is loaded by this use case alone, so the others (`vigil findings`) start without it.
-  const { INVENTORY } = await import('../sources/index.ts');
+  const [{ INVENTORY }, { environmentGovernance }] = await Promise.all([import('../sources/index.ts'), import('../sources/bap/streams/environments.ts')]);
   const listed = INVENTORY.find((e) => e.kind === kind);
   if (!listed) throw new Error(`no stream declares the inventory kind ${kind}`);
-  const { items, more } = await q.pageInventory(db, listed, { integrationIds, environmentId: filter.environmentId, q: filter.q, after, limit: filter.limit });
+  const query = { integrationIds, environmentId: filter.environmentId, q: filter.q };
+  const [{ items, more, lastValue }, total] = await Promise.all([
+    q.pageInventory(db, listed, { ...query, sort, order, after: after && { v: after.v, integrationId: after.i, id: after.id }, limit: filter.limit }),
+    q.countInventory(db, listed, query),
+  ]);
+  const managed = (raw: string | null): boolean | null => {
+    try {
+      return raw ? (environmentGovernance(JSON.parse(raw) as Record<string, unknown>)?.managed ?? null) : null;
+    } catch {
+      return null;
+    }
+  };
   const last = items.at(-1);
-  return { items, nextCursor: more && last ? encodeCursor({ integrationId: last.integrationId, id: last.id }) : null };
+  return {
+    items: items.map(({ raw, ...it }) => ({
+      ...it,
+      summary: inventorySummary(kind, it.attributes, kind === 'environments' ? managed(raw) : null),
+    })),
+    nextCursor: more && last ? encodeCursor({ s: `${sort}:${order}`, v: lastValue, i: last.integrationId, id: last.id }) : null,
+    total,
+  };
 }
 
 /** A finding as the API shows it (the contract's `Finding`). */

@@ -162,6 +162,12 @@ describe('REST API: onboarding, collection and reading through /api/v1', () => {
       const res = await call(viewer, 'GET', `/api/v1/inventory/${kind}`);
       expect(res.statusCode, kind).toBe(200);
       expect(res.json().items.length, kind).toBeGreaterThan(0);
+      expect(res.json().total, kind).toBeGreaterThanOrEqual(res.json().items.length);
+      // Every kind summarises some of its fields from what its source sent.
+      expect(
+        res.json().items.some((i: { summary: unknown[] }) => i.summary.length > 0),
+        kind,
+      ).toBe(true);
     }
     const unknownKind = await call(viewer, 'GET', '/api/v1/inventory/spaceships');
     expect(unknownKind.statusCode).toBe(400);

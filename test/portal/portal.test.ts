@@ -170,6 +170,28 @@ describe('portal in Chromium', () => {
     await w.screenshot('12-finding-suppressed');
   });
 
+  it('sorts the inventory on the server by a column header, keeps the order in the URL, and shows the total and environment names', async () => {
+    type Agents = { items: { name: string | null; environmentName: string | null }[]; total: number };
+    const agents = async (query: string) => (await (await page.request.get(`${w.baseUrl}/api/v1/inventory/agents?limit=500${query}`)).json()) as Agents;
+    const asc = await agents('');
+    const desc = await agents('&order=desc');
+    expect(asc.total).toBeGreaterThan(1);
+    expect(desc.items.map((a) => a.name)).toEqual([...asc.items.map((a) => a.name)].reverse());
+    await page.goto(`${w.baseUrl}/inventory?kind=agents`);
+    const status = page.getByRole('status').filter({ hasText: /on this page/ });
+    await expect.poll(() => status.textContent()).toBe(`${asc.total} agents; ${Math.min(50, asc.total)} on this page.`);
+    const names = () => page.getByRole('main').locator('table tbody tr td:first-child').allTextContents();
+    await expect.poll(names).toEqual(asc.items.slice(0, 50).map((a) => a.name ?? 'Unnamed'));
+    // Environments by name, not id; ids only under "All attributes".
+    const named = asc.items.find((a) => a.environmentName)!;
+    expect(await page.getByRole('link', { name: `Only environment ${named.environmentName}` }).count()).toBeGreaterThan(0);
+    await page.getByRole('button', { name: /^Name/ }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('order')).toBe('desc');
+    await expect.poll(names).toEqual(desc.items.slice(0, 50).map((a) => a.name ?? 'Unnamed'));
+    await page.reload();
+    await expect.poll(names).toEqual(desc.items.slice(0, 50).map((a) => a.name ?? 'Unnamed'));
+  });
+
   it('shows the integrations, the findings list, the alerts timeline and the dashboard, and stays readable in a narrow window', async () => {
     await nav('Integrations').click();
     await page.getByRole('link', { name: 'Fabrikam', exact: true }).waitFor();

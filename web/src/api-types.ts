@@ -2017,7 +2017,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Live objects of one inventory kind, ordered by integration and id */
+        /** Live objects of one inventory kind, filtered and sorted (by name by default), with the total the filter selects */
         get: {
             parameters: {
                 query?: {
@@ -2030,6 +2030,9 @@ export interface paths {
                     environmentId?: string;
                     /** @description Case-insensitive part of the name */
                     q?: string;
+                    /** @description Order: name and environment (the environment's name) ignoring case, firstSeenAt and lastSeenAt by time; ties by integration and id */
+                    sort?: "name" | "environment" | "firstSeenAt" | "lastSeenAt";
+                    order?: "asc" | "desc";
                 };
                 header?: never;
                 path: {
@@ -2049,6 +2052,8 @@ export interface paths {
                             items: components["schemas"]["InventoryItem"][];
                             /** @description Pass as cursor for the next page; null on the last */
                             nextCursor: string | null;
+                            /** @description Objects the filter selects, over all pages */
+                            total: number;
                         };
                     };
                 };
@@ -5192,11 +5197,19 @@ export interface components {
                 reasons: string[];
             }[];
         };
+        InventoryFact: {
+            label: string;
+            value: string;
+        };
         InventoryItem: {
             integrationId: string;
             id: string;
             name: string | null;
             environmentId: string | null;
+            /** @description Its environment's display name from the inventory (null when not collected, or the kind has none) */
+            environmentName: string | null;
+            /** @description A few of its fields that matter for this kind, as a person reads them (authentication, sharing, state, …); facts the source did not send are left out */
+            summary: components["schemas"]["InventoryFact"][];
             /** @description The normalised fields of the object, by kind */
             attributes: {
                 [key: string]: unknown;
@@ -5718,6 +5731,7 @@ export type EstateAgent = components['schemas']['EstateAgent'];
 export type EstateAgentPage = components['schemas']['EstateAgentPage'];
 export type AgentReach = components['schemas']['AgentReach'];
 export type EnvironmentEstate = components['schemas']['EnvironmentEstate'];
+export type InventoryFact = components['schemas']['InventoryFact'];
 export type InventoryItem = components['schemas']['InventoryItem'];
 export type AgentDetail = components['schemas']['AgentDetail'];
 export type Integration = components['schemas']['Integration'];

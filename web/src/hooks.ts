@@ -60,21 +60,28 @@ export function useListFilters() {
 }
 
 /**
- * A list's server-side sort kept in the URL (`sort`, `order`; the default key and `desc` are left out of the URL and
- * of the API call): the key (one of `keys`, else `fallback`), the order, the `TableSort` to hand a `<DataTable>`
- * (a new key starts most pressing first: `desc`), and the `sort`/`order` query parameters of the list call.
+ * A list's server-side sort kept in the URL (`sort`, `order`; the default key and the default order, `desc` unless
+ * `defaultOrder` says otherwise, are left out of the URL and of the API call): the key (one of `keys`, else
+ * `fallback`), the order, the `TableSort` to hand a `<DataTable>` (a new key starts in the default order: most
+ * pressing first for `desc`, A to Z for `asc`), and the `sort`/`order` query parameters of the list call.
  */
-export function useListSort<K extends string>(filters: ReturnType<typeof useListFilters>, keys: readonly K[], fallback: K) {
+export function useListSort<K extends string>(
+  filters: ReturnType<typeof useListFilters>,
+  keys: readonly K[],
+  fallback: K,
+  defaultOrder: 'asc' | 'desc' = 'desc',
+) {
   const param = filters.get('sort', fallback);
   const key = keys.find((k) => k === param) ?? fallback;
-  const order: 'asc' | 'desc' = filters.get('order', 'desc') === 'asc' ? 'asc' : 'desc';
+  const asked = filters.get('order', defaultOrder);
+  const order: 'asc' | 'desc' = asked === 'asc' || asked === 'desc' ? asked : defaultOrder;
   const table: TableSort = {
     key,
     order,
-    firstOrder: 'desc',
-    onSort: (k, o) => filters.update({ sort: k === fallback ? '' : k, order: o === 'desc' ? '' : o }),
+    firstOrder: defaultOrder,
+    onSort: (k, o) => filters.update({ sort: k === fallback ? '' : k, order: o === defaultOrder ? '' : o }),
   };
-  return { key, order, table, query: { sort: key === fallback ? undefined : key, order: order === 'desc' ? undefined : order } };
+  return { key, order, table, query: { sort: key === fallback ? undefined : key, order: order === defaultOrder ? undefined : order } };
 }
 
 /** The props `useForm().field(name)` gives a `<Field>`. */

@@ -72,6 +72,8 @@ export type AlertsBulkAnswer = Answer<'/api/v1/alerts/status', 'post'>;
 export type EventPage = Answer<'/api/v1/events', 'get'>;
 /** `GET /inventory/{kind}`: a page of inventory items. */
 export type InventoryPage = Answer<'/api/v1/inventory/{kind}', 'get'>;
+/** The orders `GET /inventory/{kind}` offers. */
+export type InventorySort = NonNullable<NonNullable<paths['/api/v1/inventory/{kind}']['get']['parameters']['query']>['sort']>;
 /** `GET /integrations/{id}/runs`: a page of runs, newest first. */
 export type RunPage = Answer<'/api/v1/integrations/{id}/runs', 'get'>;
 /** `GET /integrations/{id}/environments`: System Administrator access per environment. */

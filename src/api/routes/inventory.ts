@@ -14,7 +14,7 @@ import {
 import { principalOf } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
 
-/** `/api/v1/inventory/{kind}` (filterable, keyset-paged), `/api/v1/agents` (ranked by risk, as `vigil agents`) and the agent page. */
+/** `/api/v1/inventory/{kind}` (filterable, sortable, keyset-paged, with its total), `/api/v1/agents` (ranked by risk, as `vigil agents`) and the agent page. */
 export function inventoryRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.get(
@@ -22,7 +22,7 @@ export function inventoryRoutes(app: FastifyInstance, ctx: ApiContext): void {
     {
       schema: {
         tags: ['inventory'],
-        summary: 'Live objects of one inventory kind, ordered by integration and id',
+        summary: 'Live objects of one inventory kind, filtered and sorted (by name by default), with the total the filter selects',
         params: InventoryParams,
         querystring: InventoryQuery,
         response: { 200: InventoryPageSchema, ...commonErrors },

@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { StreamName } from '../../sources/index.ts';
 import type { Executor } from '../db.ts';
-import { listedTableOf } from '../stream-tables.ts';
+import { listedTableOf, type ListedTable } from '../stream-tables.ts';
 
 /**
  * Read queries of the API and portal: inventory tables, findings, alerts and events, each filtered to a set of
@@ -9,65 +9,150 @@ import { listedTableOf } from '../stream-tables.ts';
  * Model: GitHub REST API cursor pagination (`after` cursor, `per_page`).
  */
 
-/** One live inventory object as the API lists it; `attributes` holds the estate object's normalised fields, or a core table's own columns in camelCase. */
+/**
+ * One live inventory object as the API lists it; `attributes` holds the estate object's normalised fields, or a core
+ * table's own columns in camelCase; `environmentName` the display name of its environment (the same integration's
+ * `environments` row; null when not collected or the kind has no environment).
+ */
 export interface InventoryItem {
   integrationId: string;
   id: string;
   name: string | null;
   environmentId: string | null;
+  environmentName: string | null;
   attributes: Record<string, unknown>;
   firstSeenAt: string;
   lastSeenAt: string;
+  /** The stored upstream object (JSON text) of a core table's row (an environment's BAP object), null for estate objects. */
+  raw: string | null;
 }
 
-/** Filters and position of {@link pageInventory}. */
-export interface InventoryQuery {
+/** The orders the inventory list offers (the API's `sort`). */
+export const INVENTORY_SORTS = ['name', 'environment', 'firstSeenAt', 'lastSeenAt'] as const;
+/** One of {@link INVENTORY_SORTS}. */
+export type InventorySort = (typeof INVENTORY_SORTS)[number];
+
+/** Filters of {@link pageInventory} and {@link countInventory}. */
+export interface InventoryFilterQuery {
   integrationIds: string[];
   environmentId?: string | undefined;
   /** Case-insensitive substring of the name. */
   q?: string | undefined;
-  /** Keyset position: the (integration id, id) of the last item of the previous page. */
-  after?: { integrationId: string; id: string } | undefined;
+}
+
+/** Filters, order and position of {@link pageInventory}. */
+export interface InventoryQuery extends InventoryFilterQuery {
+  /** @default 'name' */
+  sort?: InventorySort | undefined;
+  /** @default 'asc' */
+  order?: 'asc' | 'desc' | undefined;
+  /** Keyset position: the sort value, integration id and id of the last item of the previous page. */
+  after?: { v: string; integrationId: string; id: string } | undefined;
   limit: number;
 }
 
-const INTERNAL = new Set(['integration_id', 'raw', 'first_seen_at', 'last_seen_at', 'last_seen_run', 'deleted_at', 'attrs', 'stream', 'slice_key', 'id']);
+const INTERNAL = new Set([
+  'integration_id',
+  'raw',
+  'first_seen_at',
+  'last_seen_at',
+  'last_seen_run',
+  'deleted_at',
+  'attrs',
+  'stream',
+  'slice_key',
+  'id',
+  'sort_value',
+  'environment_name',
+]);
+
+/** The listed table of a stream as `t`, its live rows of `query`'s integrations, environment and name filter. */
+function filteredInventory(db: Executor, m: ListedTable, query: InventoryFilterQuery) {
+  // The table is chosen from a fixed map, never from input: the dynamic reference is safe.
+  let q = db
+    .selectFrom(`${m.table} as t` as 'estate_objects as t')
+    .where('t.integration_id', 'in', query.integrationIds)
+    .where('t.deleted_at', 'is', null);
+  if (m.stream) q = q.where('t.stream', '=', m.stream);
+  if (query.environmentId && m.environment) q = q.where(sql.ref(`t.${m.environment}`), '=', query.environmentId);
+  if (query.q) q = q.where(sql<boolean>`lower(${sql.ref(`t.${m.name}`)}) like ${likePattern(query.q.toLowerCase())} escape '\\'`);
+  return q;
+}
 
 /**
- * One page of live objects of an inventory kind, ordered by (integration id, id).
+ * The value each order of the inventory list sorts on (over the listed table `t` and its environment `e`), never
+ * null so that keyset comparisons hold: the name ignoring case (unnamed objects first), the environment's name (else
+ * its id) ignoring case, the first and last time a collection saw the object.
+ */
+function inventorySortValue(sort: InventorySort, m: ListedTable): RawBuilder<string> {
+  switch (sort) {
+    case 'name':
+      return sql<string>`lower(coalesce(${sql.ref(`t.${m.name}`)}, ''))`;
+    case 'environment':
+      return m.environment ? sql<string>`lower(coalesce(e.display_name, ${sql.ref(`t.${m.environment}`)}, ''))` : sql<string>`''`;
+    case 'firstSeenAt':
+      return sql<string>`t.first_seen_at`;
+    case 'lastSeenAt':
+      return sql<string>`t.last_seen_at`;
+  }
+}
+
+/** How many live objects of an inventory kind the filters of `query` select. */
+export async function countInventory(db: Executor, listed: { stream: StreamName; environment: boolean }, query: InventoryFilterQuery): Promise<number> {
+  if (query.integrationIds.length === 0) return 0;
+  const row = await filteredInventory(db, listedTableOf(listed.stream, listed.environment), query)
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * One page of live objects of an inventory kind in the order asked (by name, A to Z, by default), ties broken by
+ * integration id then id in the same direction, each with its environment's name (a left join on the same
+ * integration's `environments` row, so an organization never sees another's names).
  * @param listed the stream the kind lists, and whether its objects belong to an environment (`INVENTORY`, `sources/index.ts`).
- * @returns the items and whether more follow.
+ * @returns the items, whether more follow, and the sort value of the last item (the next cursor's).
  * @throws Error when the stream's table cannot be listed (see `listedTableOf`).
  */
 export async function pageInventory(
   db: Executor,
   listed: { stream: StreamName; environment: boolean },
   query: InventoryQuery,
-): Promise<{ items: InventoryItem[]; more: boolean }> {
-  if (query.integrationIds.length === 0) return { items: [], more: false };
+): Promise<{ items: InventoryItem[]; more: boolean; lastValue: string | null }> {
+  if (query.integrationIds.length === 0) return { items: [], more: false, lastValue: null };
   const m = listedTableOf(listed.stream, listed.environment);
-  // The table is chosen from a fixed map, never from input: the dynamic reference is safe.
-  let q = db
-    .selectFrom(m.table as 'estate_objects')
-    .selectAll()
-    .where('integration_id', 'in', query.integrationIds)
-    .where('deleted_at', 'is', null);
-  if (m.stream) q = q.where('stream', '=', m.stream);
-  if (query.environmentId && m.environment) q = q.where(sql.ref(m.environment), '=', query.environmentId);
-  if (query.q) q = q.where(sql<boolean>`lower(${sql.ref(m.name)}) like ${likePattern(query.q.toLowerCase())} escape '\\'`);
+  const value = inventorySortValue(query.sort ?? 'name', m);
+  const dir = query.order ?? 'asc';
+  const cmp = dir === 'desc' ? '<' : '>';
+  let q = filteredInventory(db, m, query).selectAll('t').select(value.as('sort_value'));
+  if (m.environment) {
+    const env = m.environment;
+    q = q
+      .leftJoin('environments as e', (j) => j.onRef('e.integration_id', '=', 't.integration_id').on(sql<boolean>`e.id = ${sql.ref(`t.${env}`)}`))
+      .select('e.display_name as environment_name') as unknown as typeof q;
+  }
   if (query.after) {
     const a = query.after;
-    q = q.where((eb) => eb.or([eb('integration_id', '>', a.integrationId), eb.and([eb('integration_id', '=', a.integrationId), eb('id', '>', a.id)])]));
+    q = q.where((eb) =>
+      eb.or([
+        eb(value, cmp, a.v),
+        eb.and([eb(value, '=', a.v), eb('t.integration_id', cmp, a.integrationId)]),
+        eb.and([eb(value, '=', a.v), eb('t.integration_id', '=', a.integrationId), eb('t.id', cmp, a.id)]),
+      ]),
+    );
   }
   const rows = (await q
-    .orderBy('integration_id')
-    .orderBy('id')
+    .orderBy(value, dir)
+    .orderBy('t.integration_id', dir)
+    .orderBy('t.id', dir)
     .limit(query.limit + 1)
     .execute()) as unknown as Record<string, unknown>[];
   const more = rows.length > query.limit;
+  const page = rows.slice(0, query.limit);
   return {
     more,
-    items: rows.slice(0, query.limit).map((r) => {
+    lastValue: page.length ? String(page.at(-1)!.sort_value) : null,
+    items: page.map((r) => {
       const attributes: Record<string, unknown> = m.table === 'estate_objects' ? (JSON.parse(r.attrs as string) as Record<string, unknown>) : {};
       if (m.table !== 'estate_objects') for (const [k, v] of Object.entries(r)) if (!INTERNAL.has(k)) attributes[camel(k)] = v;
       const env = m.environment ? (r[m.environment] as string | null) : ((attributes.environmentId as string | undefined) ?? null);
@@ -76,9 +161,11 @@ export async function pageInventory(
         id: r.id as string,
         name: (r[m.name] as string | null) ?? null,
         environmentId: env && env !== '*' ? env : null,
+        environmentName: (r.environment_name as string | null | undefined) ?? null,
         attributes,
         firstSeenAt: r.first_seen_at as string,
         lastSeenAt: r.last_seen_at as string,
+        raw: m.table === 'estate_objects' ? null : ((r.raw as string | null) ?? null),
       };
     }),
   };
