@@ -132,15 +132,78 @@ export const STEP_OUTCOMES = ['blocked', 'wouldBlock', 'decision', 'allowed', 't
 
 /** Filters of an integration's steps. */
 export const AgentStepsQuery = PageQuery.extend({
-  conversationId: z.string().max(400).optional(),
-  agentId: z.string().max(200).optional(),
-  environmentId: z.string().max(200).optional(),
+  conversationId: z.string().max(400).optional().describe("Only the steps of this conversation (Copilot Studio's conversation id)"),
+  agentId: z.string().max(200).optional().describe('Only the steps of this agent (Copilot Studio bot id; the facets list them with their names)'),
+  environmentId: z
+    .string()
+    .max(200)
+    .optional()
+    .describe('Only the steps of this environment (Power Platform environment id; the facets list them with their names)'),
   outcome: z.enum(STEP_OUTCOMES).optional().describe('blocked, wouldBlock, decision (either), allowed, timeout'),
+  detector: z.string().min(1).max(64).optional().describe('Only the steps this detector decided (decidedBy, e.g. prompt_injection)'),
   since: z.iso.datetime({ offset: true }).optional().describe('ISO 8601: only steps received at or after'),
+  until: z.iso.datetime({ offset: true }).optional().describe('ISO 8601: only steps received before'),
+  q: z.string().min(1).max(200).optional().describe("Text in the tool's name or the reason (case-insensitive)"),
+  order: z.enum(['desc', 'asc']).default('desc').describe('By time received: desc (newest first, the default) or asc (oldest first)'),
 });
 
-/** A page of agent steps, newest first. */
-export const AgentStepPageSchema = page(AgentStepSchema);
+/** A page of agent steps in the order asked (newest first by default), with the total the filters select. */
+export const AgentStepPageSchema = page(AgentStepSchema)
+  .extend({ total: z.number().int().describe('Steps the filters select, over every page') })
+  .meta({ id: 'AgentStepPage' });
+
+/** Steps of a period or a window by outcome; the four outcomes are disjoint and add up to `total`. */
+const OutcomeCountsSchema = z
+  .object({
+    total: z.number().int(),
+    blocked: z.number().int().describe('Vigil told Copilot Studio to block the call'),
+    wouldBlock: z.number().int().describe('Not blocked, but block mode would have blocked it (monitor mode)'),
+    timedOut: z.number().int().describe('Neither: the detectors ran out of time and the policy’s onTimeout answered'),
+    allowed: z.number().int().describe('Allowed without objection in time'),
+  })
+  .meta({ id: 'OutcomeCounts' });
+
+/** Which summary the chart shows: per hour over the last 48 hours, or per day over the last 14 days. */
+export const ProtectionSummaryQuery = z.object({
+  bucket: z.enum(['hour', 'day']).default('day').describe('hour: the last 48 hours per hour; day: the last 14 days per day (UTC)'),
+});
+
+/** The decisions of the organization's integrations: per integration the last 24 hours and 7 days, and over time. */
+export const ProtectionSummarySchema = z
+  .object({
+    generatedAt: Timestamp,
+    bucket: z.enum(['hour', 'day']),
+    integrations: z.array(
+      z.object({
+        integrationId: z.string(),
+        integrationName: z.string(),
+        last24h: OutcomeCountsSchema.describe('Steps received in the 24 hours before generatedAt'),
+        last7d: OutcomeCountsSchema.describe('Steps received in the 7 days before generatedAt'),
+        topDetectors: z
+          .array(z.object({ detector: z.string(), decisions: z.number().int() }))
+          .describe('The detectors that blocked or would have blocked most steps in the last 7 days, at most 3, most first'),
+      }),
+    ),
+    series: z
+      .array(OutcomeCountsSchema.extend({ period: z.string().describe('UTC: YYYY-MM-DD (day) or YYYY-MM-DDTHH (hour)') }))
+      .describe("Every period of the window, oldest first, summed over the organization's integrations (periods without steps count 0)"),
+  })
+  .meta({ id: 'ProtectionSummary' });
+
+/** The values an integration's steps take for the step list's filters, with names and step counts. */
+export const AgentStepFacetsSchema = z
+  .object({
+    detectors: z.array(z.object({ detector: z.string(), steps: z.number().int() })).describe('Detectors that decided steps'),
+    agents: z.array(z.object({ agentId: z.string(), agentName: z.string().nullable(), steps: z.number().int() })),
+    environments: z.array(
+      z.object({
+        environmentId: z.string(),
+        environmentName: z.string().nullable().describe('Display name from the last collection'),
+        steps: z.number().int(),
+      }),
+    ),
+  })
+  .meta({ id: 'AgentStepFacets' });
 
 /** Path parameters of an integration's protection routes. */
 export const ProtectionParams = z.object({ integrationId: z.string().min(1).max(200) });
@@ -342,6 +405,12 @@ export type ProtectionIntegration = z.infer<typeof ProtectionIntegrationSchema>;
 export type ProtectionSetupReport = z.infer<typeof ProtectionSetupReportSchema>;
 /** An endpoint, as the API shows it. */
 export type ProtectionEndpoint = z.infer<typeof ProtectionEndpointSchema>;
+/** The decisions summary, as the API shows it. */
+export type ProtectionSummary = z.infer<typeof ProtectionSummarySchema>;
+/** Steps by outcome, as the API shows them. */
+export type OutcomeCounts = z.infer<typeof OutcomeCountsSchema>;
+/** The step list's filter values, as the API shows them. */
+export type AgentStepFacets = z.infer<typeof AgentStepFacetsSchema>;
 /** An agent step, as the API shows it. */
 export type AgentStep = z.infer<typeof AgentStepSchema>;
 /** A conversation's timeline, as the API shows it. */

@@ -4,12 +4,15 @@ import type { CloudProfile } from '../config/cloud.ts';
 import type { Page } from '../contract/common.ts';
 import type {
   AgentStep,
+  AgentStepFacets,
   ConversationTimeline,
+  OutcomeCounts,
   ProtectionEndpoint,
   ProtectionIntegration,
   ProtectionPolicies,
   ProtectionPolicyView,
   ProtectionSetupReport,
+  ProtectionSummary,
   STEP_OUTCOMES,
   TranscriptConversationList,
   TranscriptTurn,
@@ -19,7 +22,18 @@ import { enableProtection, protectionEndpointOf, protectionSetupReport, stepView
 import { protectionPolicies, setProtectionPolicy } from '../protection/policies.ts';
 import type { Executor } from '../store/db.ts';
 import { listEnvironments } from '../store/repositories/inventory.ts';
-import { conversationTimeline, listAgentSteps, type AgentStepQuery, type AgentStepRow } from '../store/repositories/protection.ts';
+import {
+  conversationTimeline,
+  countAgentSteps,
+  decisionsByDetector,
+  listAgentSteps,
+  stepFacets,
+  stepOutcomesByIntegration,
+  stepOutcomesOverTime,
+  type AgentStepQuery,
+  type AgentStepRow,
+  type OutcomeCounts as StoredOutcomeCounts,
+} from '../store/repositories/protection.ts';
 import { conversationTurns, listTranscriptConversations, type TranscriptTurnRow } from '../store/repositories/transcripts.ts';
 import { decodeCursor, encodeCursor } from './index.ts';
 
@@ -78,8 +92,16 @@ export interface StepsFilter {
   agentId?: string | undefined;
   environmentId?: string | undefined;
   outcome?: (typeof STEP_OUTCOMES)[number] | undefined;
+  /** The detector that decided the step. */
+  detector?: string | undefined;
   /** An instant parsable by `Date`; steps received at or after it. */
   since?: string | undefined;
+  /** An instant parsable by `Date`; steps received before it. */
+  until?: string | undefined;
+  /** Text in the tool's name or the reason (case-insensitive). */
+  q?: string | undefined;
+  /** By time received: `desc` (newest first, the default) or `asc`. */
+  order?: 'asc' | 'desc' | undefined;
   cursor?: string | undefined;
   limit: number;
 }
@@ -101,30 +123,44 @@ async function stepViews(db: Executor, integrationId: string, rows: AgentStepRow
   });
 }
 
+/** `value` (named `field`) as ISO 8601 UTC, or undefined when absent. @throws VigilError `invalid-input` naming `field`. */
+function instant(field: 'since' | 'until', value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const t = new Date(value);
+  if (Number.isNaN(t.getTime()))
+    throw new VigilError('INVALID_INPUT', `${field} '${value}' is not a date and time.`, { field, remediation: 'Give ISO 8601, e.g. 2026-11-20T08:00:00Z.' });
+  return t.toISOString();
+}
+
 /**
- * The steps an integration of the caller's organization answered, newest first, in keyset pages.
- * @throws VigilError `not-found` / `INTEGRATION_NOT_FOUND`; `invalid-input` naming `cursor` or `since`.
+ * The steps an integration of the caller's organization answered, newest first (or oldest first), in keyset pages,
+ * with the total the filters select.
+ * @throws VigilError `not-found` / `INTEGRATION_NOT_FOUND`; `invalid-input` naming `cursor`, `since` or `until`.
  */
-export async function protectionStepsPage(db: Executor, caller: Caller, integrationId: string, filter: StepsFilter): Promise<Page<AgentStep>> {
+export async function protectionStepsPage(
+  db: Executor,
+  caller: Caller,
+  integrationId: string,
+  filter: StepsFilter,
+): Promise<Page<AgentStep> & { total: number }> {
   const integration = await integrationOf(db, caller, integrationId);
   const after = decodeCursor<{ at: string; id: string }>(filter.cursor, { at: 'string', id: 'string' });
-  let from: string | undefined;
-  if (filter.since !== undefined) {
-    const t = new Date(filter.since);
-    if (Number.isNaN(t.getTime()))
-      throw new VigilError('INVALID_INPUT', `since '${filter.since}' is not a date and time.`, {
-        field: 'since',
-        remediation: 'Give ISO 8601, e.g. 2026-11-20T08:00:00Z.',
-      });
-    from = t.toISOString();
-  }
-  const rows = await listAgentSteps(db, {
+  const from = instant('since', filter.since);
+  const to = instant('until', filter.until);
+  const query: AgentStepQuery = {
     integrationIds: [integration.id],
     ...(filter.conversationId !== undefined ? { conversationId: filter.conversationId } : {}),
     ...(filter.agentId !== undefined ? { agentId: filter.agentId } : {}),
     ...(filter.environmentId !== undefined ? { environmentId: filter.environmentId } : {}),
     ...(filter.outcome !== undefined ? { outcome: OUTCOME[filter.outcome] } : {}),
+    ...(filter.detector !== undefined ? { decidedBy: filter.detector } : {}),
+    ...(filter.q !== undefined && filter.q.trim() ? { q: filter.q.trim() } : {}),
     ...(from !== undefined ? { from } : {}),
+    ...(to !== undefined ? { to } : {}),
+  };
+  const rows = await listAgentSteps(db, {
+    ...query,
+    order: filter.order ?? 'desc',
     ...(after ? { after: { receivedAt: after.at, id: after.id } } : {}),
     limit: filter.limit + 1,
   });
@@ -133,6 +169,67 @@ export async function protectionStepsPage(db: Executor, caller: Caller, integrat
   return {
     items: await stepViews(db, integration.id, items),
     nextCursor: rows.length > filter.limit && last ? encodeCursor({ at: last.received_at, id: last.id }) : null,
+    total: await countAgentSteps(db, query),
+  };
+}
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+/** Store counts as the API's {@link OutcomeCounts}; zeros when absent. */
+function outcomeView(c: StoredOutcomeCounts | undefined): OutcomeCounts {
+  return { total: c?.total ?? 0, blocked: c?.blocked ?? 0, wouldBlock: c?.would_block ?? 0, timedOut: c?.timed_out ?? 0, allowed: c?.allowed ?? 0 };
+}
+
+/**
+ * The decisions of the caller's organization's integrations at `now`: per integration (oldest first) its steps of the
+ * last 24 hours and 7 days by outcome and its top three deciding detectors of the 7 days; and, summed over them, the
+ * steps per period by outcome (`hour`: the 48 hours before `now`; `day`: the 14 UTC days up to today), every period
+ * present. Aggregated in SQL (store/repositories/protection.ts).
+ */
+export async function protectionSummary(db: Executor, caller: Caller, bucket: 'hour' | 'day', now = new Date()): Promise<ProtectionSummary> {
+  const integrations = await integrationsInScope(db, caller);
+  const ids = integrations.map((i) => i.id);
+  const day = await stepOutcomesByIntegration(db, ids, new Date(now.getTime() - DAY).toISOString());
+  const week = await stepOutcomesByIntegration(db, ids, new Date(now.getTime() - 7 * DAY).toISOString());
+  const detectors = await decisionsByDetector(db, ids, new Date(now.getTime() - 7 * DAY).toISOString());
+  // The periods of the window, as the prefixes of ISO 8601 UTC times the store groups by.
+  const width = bucket === 'hour' ? 13 : 10;
+  const step = bucket === 'hour' ? HOUR : DAY;
+  const count = bucket === 'hour' ? 48 : 14;
+  const periods = Array.from({ length: count }, (_, i) => new Date(now.getTime() - (count - 1 - i) * step).toISOString().slice(0, width));
+  const start = bucket === 'hour' ? `${periods[0]}:00:00.000Z` : `${periods[0]}T00:00:00.000Z`;
+  const counted = new Map((await stepOutcomesOverTime(db, ids, start, bucket)).map((p) => [p.period, p]));
+  return {
+    generatedAt: now.toISOString(),
+    bucket,
+    integrations: integrations.map((i) => ({
+      integrationId: i.id,
+      integrationName: i.name,
+      last24h: outcomeView(day.get(i.id)),
+      last7d: outcomeView(week.get(i.id)),
+      topDetectors: detectors
+        .filter((d) => d.integration_id === i.id)
+        .slice(0, 3)
+        .map((d) => ({ detector: d.detector, decisions: d.decisions })),
+    })),
+    series: periods.map((period) => ({ period, ...outcomeView(counted.get(period)) })),
+  };
+}
+
+/**
+ * The values an integration's steps take for the step list's filters: the deciding detectors, the agents with their
+ * names and the environments with their names from the last collection, each with its number of steps.
+ * @throws VigilError `not-found` / `INTEGRATION_NOT_FOUND`.
+ */
+export async function protectionStepFacets(db: Executor, caller: Caller, integrationId: string): Promise<AgentStepFacets> {
+  const integration = await integrationOf(db, caller, integrationId);
+  const f = await stepFacets(db, integration.id);
+  const names = await environmentNames(db, integration.id);
+  return {
+    detectors: f.detectors.map((d) => ({ detector: d.value, steps: d.steps })),
+    agents: f.agents.map((a) => ({ agentId: a.value, agentName: a.name, steps: a.steps })),
+    environments: f.environments.map((e) => ({ environmentId: e.value, environmentName: names.get(e.value.toLowerCase()) ?? null, steps: e.steps })),
   };
 }
 

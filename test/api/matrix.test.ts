@@ -167,6 +167,10 @@ const CASES: Record<string, Case[]> = {
     { path: '/api/v1/exports/findings?format=csv&severity=high&checkId=x&resourceId=y', access: 'viewer', adminStatus: 200, scoped: false },
   ],
   'GET /api/v1/protection': [{ path: '/api/v1/protection', access: 'viewer', adminStatus: 200, scoped: false }],
+  'GET /api/v1/protection/summary': [{ path: '/api/v1/protection/summary?bucket=hour', access: 'viewer', adminStatus: 200, scoped: false }],
+  'GET /api/v1/protection/{integrationId}/steps/facets': [
+    { path: '/api/v1/protection/{integration}/steps/facets', access: 'viewer', adminStatus: 200, scoped: true },
+  ],
   'GET /api/v1/protection/{integrationId}': [{ path: '/api/v1/protection/{integration}', access: 'viewer', adminStatus: 200, scoped: true }],
   'PUT /api/v1/protection/{integrationId}': [{ path: '/api/v1/protection/{integration}', access: 'admin', body: {}, adminStatus: 200, scoped: true }],
   'GET /api/v1/protection/{integrationId}/steps': [

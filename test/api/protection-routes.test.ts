@@ -105,7 +105,7 @@ describe('/api/v1/protection', () => {
     const first = await get(`${base}?limit=2`, w.keys.contosoViewer);
     expect(first.json.items).toHaveLength(2);
     const second = await get(`${base}?limit=2&cursor=${first.json.nextCursor}`, w.keys.contosoViewer);
-    expect(second.json).toEqual({ items: [all.json.items[2]], nextCursor: null });
+    expect(second.json).toEqual({ items: [all.json.items[2]], nextCursor: null, total: 3 });
   });
 
   it("a conversation's timeline is oldest first with each step's detectors and redacted evidence; an unknown one is 404", async () => {

@@ -13,8 +13,10 @@ import { apiSession, createdIntegration, recordProblems, runCollection, signIn }
  * Runtime protection in the portal (issue 19), in Debian's Chromium against a real `vigil serve` (VIGIL_API_URL set, so
  * the endpoint's base URL is known): Contoso's integration is created and collected through the API, its endpoint
  * enabled and one conversation's steps stored as the webhook stores them (test/support/protection-steps.ts); then a
- * person signs in, opens Protection, reads the set-up (the base URL, an environment with its analyses), the decisions
- * (filtered by outcome) and a conversation's timeline with the detectors' redacted evidence — with no console error
+ * person signs in, opens Protection, reads the decisions per integration (24 hours, 7 days, top detectors) and the
+ * chart of decisions over time, the set-up (the base URL, an environment by name with its analyses, its id on request),
+ * the decisions (filtered by outcome, detector, time range and text, in either order, the filters in the URL) and a
+ * conversation's timeline with the detectors' redacted evidence — with no console error
  * and no CSP violation, by keyboard where it matters.
  */
 describe('portal: runtime protection', () => {
@@ -23,6 +25,8 @@ describe('portal: runtime protection', () => {
   let seeded: SeededConversation;
   let integrationId: string;
   let environmentName: string;
+  /** When the blocked step (the last seeded) was received. */
+  let blockedAt: string;
   const problems: string[] = [];
   /** Console messages count from sign-in on (before it, the portal's session check answers 401 by design). */
   let signedIn = false;
@@ -57,6 +61,7 @@ describe('portal: runtime protection', () => {
       await setAlertStatus(rt.db, alert.id, 'acknowledged', new Date().toISOString());
       environmentName = (await rt.db.selectFrom('environments').select('display_name').where('id', '=', seeded.environmentId).executeTakeFirstOrThrow())
         .display_name!;
+      blockedAt = (await rt.db.selectFrom('agent_steps').select('received_at').where('id', '=', seeded.stepIds[2]!).executeTakeFirstOrThrow()).received_at;
     } finally {
       await rt.close();
     }
@@ -65,14 +70,33 @@ describe('portal: runtime protection', () => {
 
   const nav = (name: string) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
 
-  it('signs in and opens Protection: each integration with the state of its endpoint', async () => {
+  it('signs in and opens Protection: each integration with its endpoint and decisions, and the decisions over time', async () => {
     await signIn(w);
     signedIn = true;
     await nav('Protection').click();
     const table = page.getByRole('region', { name: 'Integrations and their protection endpoints' });
     await table.waitFor();
-    expect(await table.getByRole('row').filter({ hasText: 'Contoso' }).textContent()).toMatch(/ok/);
+    const row = table.getByRole('row').filter({ hasText: 'Contoso' });
+    await expect.poll(async () => (await row.textContent()) ?? '').toContain('prompt_injection');
+    const cells = row.getByRole('cell');
+    expect(await cells.nth(1).textContent()).toMatch(/ok/);
+    // Last 24 hours and 7 days: blocked / would block / allowed / timeouts; the top detectors of the week.
+    for (const window of [2, 3]) expect(await cells.nth(window).textContent()).toMatch(/^1 blocked \/ 1 would block \/ 1 allowed \/ 0 timeouts$/);
+    // Each nonzero decision count opens those decisions.
+    await cells.nth(2).getByRole('link', { name: '1 blocked' }).waitFor();
+    expect(await cells.nth(4).textContent()).toMatch(/prompt_injection\s*1.*sensitive_data_egress\s*1/s);
+    expect(await page.getByRole('status').filter({ hasText: 'last 24 hours' }).textContent()).toContain('3 tool calls, 1 blocked, 1 would block');
+    // The chart: one image named by what it shows, per day, then per hour (the period kept in the URL).
+    const chart = page.getByRole('img', { name: /^Tool calls analysed per day/ });
+    await chart.waitFor();
+    expect(await chart.getAttribute('aria-label')).toContain('1 blocked, 1 would block, 0 timed out, 1 allowed');
+    expect(await chart.locator('.recharts-bar-rectangle').count()).toBeGreaterThan(0);
     await w.screenshot('protection-01-list');
+    await page.getByLabel('Period', { exact: true }).selectOption('hour');
+    await page.getByRole('img', { name: /^Tool calls analysed per hour/ }).waitFor();
+    expect(page.url()).toContain('bucket=hour');
+    await page.getByLabel('Period', { exact: true }).selectOption('day');
+    await chart.waitFor();
   });
 
   it('shows the set-up: the base URL to copy, the values and steps, an environment by name with its analyses', async () => {
@@ -87,7 +111,12 @@ describe('portal: runtime protection', () => {
     expect(await page.getByLabel('Federated credential subject').textContent()).toMatch(/^\/eid1\/c\/pub\/t\//);
     expect(await page.getByRole('main').textContent()).toContain('Connect each environment in the Power Platform admin center');
     const envRow = page.getByRole('region', { name: 'Analyses received per environment' }).getByRole('row').filter({ hasText: environmentName });
-    expect(await envRow.textContent()).toContain(seeded.environmentId);
+    // The environment by name; its id only on request (Show id) and as the name's title.
+    const envId = envRow.getByText(seeded.environmentId, { exact: true });
+    expect(await envId.isVisible()).toBe(false);
+    expect(await envRow.getByTitle(seeded.environmentId).textContent()).toBe(environmentName);
+    await envRow.getByText('Show id').click();
+    expect(await envId.isVisible()).toBe(true);
     // Columns: environment, agents by orchestration (generative / classic), agents calling, analyses, first, last.
     expect((await envRow.getByRole('cell').nth(1).textContent())?.trim()).toMatch(/^\d+ \/ \d+/);
     expect((await envRow.getByRole('cell').nth(2).textContent())?.trim()).toBe('1');
@@ -97,17 +126,21 @@ describe('portal: runtime protection', () => {
     await w.screenshot('protection-02-setup');
   });
 
-  it('shows the decisions with agent and tool names, and filters them by outcome', async () => {
-    const decisions = page.getByRole('region', { name: "Tool calls and Vigil's answers, newest first" });
+  it('shows the decisions with agent, environment and tool names, and filters them by outcome', async () => {
+    const decisions = page.getByRole('region', { name: "Tool calls and Vigil's answers" });
     await decisions.waitFor();
     const rows = decisions.getByRole('row');
     await expect.poll(() => rows.count()).toBe(3); // header + blocked + would block
     const first = (await rows.nth(1).textContent()) ?? '';
     expect(first).toContain('blocked');
     expect(first).toContain(seeded.agentName);
+    expect(first).toContain(environmentName);
+    expect(first).not.toContain(seeded.environmentId);
+    expect(first).not.toContain(seeded.agentId);
     expect(first).toContain('Send an email (V2)');
     expect(first).toContain('sensitive_data_egress');
     expect(await rows.nth(2).textContent()).toContain('would block');
+    expect(await page.getByRole('status').filter({ hasText: 'on this page' }).textContent()).toContain('2 decisions match; 2 on this page.');
     await page.getByLabel('Outcome').selectOption('allowed');
     await expect.poll(async () => (await rows.nth(1).textContent()) ?? '').toContain('Search documents');
     expect(await rows.count()).toBe(2);
@@ -116,9 +149,58 @@ describe('portal: runtime protection', () => {
     await w.screenshot('protection-03-decisions');
   });
 
+  it('filters the decisions by detector, time range and text, sorts them oldest first, every filter in the URL', async () => {
+    const decisions = page.getByRole('region', { name: "Tool calls and Vigil's answers" });
+    const rows = decisions.getByRole('row');
+    const status = page.getByRole('status').filter({ hasText: 'on this page' });
+    // Detector: chosen by name (with its count), kept in the URL.
+    await page.getByLabel('Detector', { exact: true }).selectOption('prompt_injection');
+    await expect.poll(() => rows.count()).toBe(2);
+    expect(await rows.nth(1).textContent()).toContain('would block');
+    expect(page.url()).toContain('detector=prompt_injection');
+    await expect.poll(async () => (await status.textContent()) ?? '').toContain('1 decision matches');
+    // A reload keeps it (the filter is a bookmark).
+    await page.reload();
+    await expect.poll(() => rows.count()).toBe(2);
+    expect(await page.getByLabel('Detector', { exact: true }).inputValue()).toBe('prompt_injection');
+    await page.getByLabel('Detector', { exact: true }).selectOption('');
+    await expect.poll(() => rows.count()).toBe(3);
+    // Time range (UTC): until the minute the blocked step came in leaves the would-block one; from it, the blocked one.
+    const minute = blockedAt.slice(0, 16);
+    await page.getByLabel('Until (UTC)').fill(minute);
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => rows.count()).toBe(2);
+    expect(await rows.nth(1).textContent()).toContain('would block');
+    expect(decodeURIComponent(page.url())).toContain(`until=${minute}:00Z`);
+    await page.getByLabel('Until (UTC)').fill('');
+    await page.getByLabel('From (UTC)').fill(minute);
+    await page.getByLabel('From (UTC)').press('Enter');
+    await expect.poll(async () => (await rows.nth(1).textContent()) ?? '').toContain('sensitive_data_egress');
+    expect(await rows.count()).toBe(2);
+    await page.getByLabel('From (UTC)').fill('');
+    // Text in the tool's name or the reason.
+    await page.getByLabel('Tool or reason').fill('injection');
+    await page.getByLabel('Tool or reason').press('Enter');
+    await expect.poll(async () => (await rows.nth(1).textContent()) ?? '').toContain('Prompt injection in a previous tool output.');
+    expect(await rows.count()).toBe(2);
+    expect(page.url()).toContain('q=injection');
+    expect(page.url()).not.toContain('since=');
+    await w.screenshot('protection-08-decisions-filtered');
+    await page.getByLabel('Tool or reason').fill('');
+    await page.getByLabel('Tool or reason').press('Enter');
+    await expect.poll(() => rows.count()).toBe(3);
+    // Oldest first by the Time header; again for newest first.
+    await decisions.getByRole('button', { name: /^Time/ }).click();
+    await expect.poll(async () => (await rows.nth(1).textContent()) ?? '').toContain('would block');
+    expect(page.url()).toContain('order=asc');
+    expect(await decisions.getByRole('columnheader', { name: /^Time/ }).getAttribute('aria-sort')).toBe('ascending');
+    await decisions.getByRole('button', { name: /^Time/ }).click();
+    await expect.poll(async () => (await rows.nth(1).textContent()) ?? '').toContain('sensitive_data_egress');
+  });
+
   it("opens a conversation's timeline: each step's tool, decision, detectors with redacted evidence and latency, oldest first", async () => {
     await page
-      .getByRole('region', { name: "Tool calls and Vigil's answers, newest first" })
+      .getByRole('region', { name: "Tool calls and Vigil's answers" })
       .getByRole('link', { name: /^Timeline/ })
       .first()
       .click();

@@ -3865,6 +3865,81 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/protection/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Decisions of the organization's integrations: per integration the last 24 hours and 7 days by outcome and the top detectors, and the steps per hour or day by outcome */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description hour: the last 48 hours per hour; day: the last 14 days per day (UTC) */
+                    bucket?: "hour" | "day";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ProtectionSummary"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/protection/{integrationId}": {
         parameters: {
             query?: never;
@@ -4013,7 +4088,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Tool calls Copilot Studio asked about and what Vigil answered, newest first */
+        /** Tool calls Copilot Studio asked about and what Vigil answered, newest first (or oldest first), with the total the filters select */
         get: {
             parameters: {
                 query?: {
@@ -4021,13 +4096,24 @@ export interface paths {
                     limit?: number;
                     /** @description nextCursor of the previous page */
                     cursor?: string;
+                    /** @description Only the steps of this conversation (Copilot Studio's conversation id) */
                     conversationId?: string;
+                    /** @description Only the steps of this agent (Copilot Studio bot id; the facets list them with their names) */
                     agentId?: string;
+                    /** @description Only the steps of this environment (Power Platform environment id; the facets list them with their names) */
                     environmentId?: string;
                     /** @description blocked, wouldBlock, decision (either), allowed, timeout */
                     outcome?: "blocked" | "wouldBlock" | "decision" | "allowed" | "timeout";
+                    /** @description Only the steps this detector decided (decidedBy, e.g. prompt_injection) */
+                    detector?: string;
                     /** @description ISO 8601: only steps received at or after */
                     since?: string;
+                    /** @description ISO 8601: only steps received before */
+                    until?: string;
+                    /** @description Text in the tool's name or the reason (case-insensitive) */
+                    q?: string;
+                    /** @description By time received: desc (newest first, the default) or asc (oldest first) */
+                    order?: "desc" | "asc";
                 };
                 header?: never;
                 path: {
@@ -4043,11 +4129,81 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            items: components["schemas"]["AgentStep"][];
-                            /** @description Pass as cursor for the next page; null on the last */
-                            nextCursor: string | null;
-                        };
+                        "application/json": components["schemas"]["AgentStepPage"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiError"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/protection/{integrationId}/steps/facets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The values the integration's steps take for the step filters: detectors, agents and environments with their names and step counts */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    integrationId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AgentStepFacets"];
                     };
                 };
                 /** @description Default Response */
@@ -5518,6 +5674,75 @@ export interface components {
             engineMs: number;
             timedOut: boolean;
         };
+        AgentStepPage: {
+            items: components["schemas"]["AgentStep"][];
+            /** @description Pass as cursor for the next page; null on the last */
+            nextCursor: string | null;
+            /** @description Steps the filters select, over every page */
+            total: number;
+        };
+        OutcomeCounts: {
+            total: number;
+            /** @description Vigil told Copilot Studio to block the call */
+            blocked: number;
+            /** @description Not blocked, but block mode would have blocked it (monitor mode) */
+            wouldBlock: number;
+            /** @description Neither: the detectors ran out of time and the policy’s onTimeout answered */
+            timedOut: number;
+            /** @description Allowed without objection in time */
+            allowed: number;
+        };
+        ProtectionSummary: {
+            /** @description ISO 8601 UTC */
+            generatedAt: string;
+            /** @enum {string} */
+            bucket: "hour" | "day";
+            integrations: {
+                integrationId: string;
+                integrationName: string;
+                /** @description Steps received in the 24 hours before generatedAt */
+                last24h: components["schemas"]["OutcomeCounts"];
+                /** @description Steps received in the 7 days before generatedAt */
+                last7d: components["schemas"]["OutcomeCounts"];
+                /** @description The detectors that blocked or would have blocked most steps in the last 7 days, at most 3, most first */
+                topDetectors: {
+                    detector: string;
+                    decisions: number;
+                }[];
+            }[];
+            /** @description Every period of the window, oldest first, summed over the organization's integrations (periods without steps count 0) */
+            series: {
+                total: number;
+                /** @description Vigil told Copilot Studio to block the call */
+                blocked: number;
+                /** @description Not blocked, but block mode would have blocked it (monitor mode) */
+                wouldBlock: number;
+                /** @description Neither: the detectors ran out of time and the policy’s onTimeout answered */
+                timedOut: number;
+                /** @description Allowed without objection in time */
+                allowed: number;
+                /** @description UTC: YYYY-MM-DD (day) or YYYY-MM-DDTHH (hour) */
+                period: string;
+            }[];
+        };
+        AgentStepFacets: {
+            /** @description Detectors that decided steps */
+            detectors: {
+                detector: string;
+                steps: number;
+            }[];
+            agents: {
+                agentId: string;
+                agentName: string | null;
+                steps: number;
+            }[];
+            environments: {
+                environmentId: string;
+                /** @description Display name from the last collection */
+                environmentName: string | null;
+                steps: number;
+            }[];
+        };
         TranscriptTurn: {
             /**
              * @description Collected from the environment’s conversation transcripts
@@ -5748,6 +5973,10 @@ export type ProtectionSetup = components['schemas']['ProtectionSetup'];
 export type EnvironmentProtection = components['schemas']['EnvironmentProtection'];
 export type ProtectionSetupReport = components['schemas']['ProtectionSetupReport'];
 export type AgentStep = components['schemas']['AgentStep'];
+export type AgentStepPage = components['schemas']['AgentStepPage'];
+export type OutcomeCounts = components['schemas']['OutcomeCounts'];
+export type ProtectionSummary = components['schemas']['ProtectionSummary'];
+export type AgentStepFacets = components['schemas']['AgentStepFacets'];
 export type TranscriptTurn = components['schemas']['TranscriptTurn'];
 export type ConversationTimeline = components['schemas']['ConversationTimeline'];
 export type TranscriptConversation = components['schemas']['TranscriptConversation'];

@@ -102,12 +102,16 @@ export type SinkTest = Answer<'/api/v1/organization/sinks/test', 'post'>;
 export type ProtectionList = Answer<'/api/v1/protection', 'get'>;
 /** `GET /protection/{integrationId}`: the set-up report (steps, environments with analyses, problems). */
 export type ProtectionSetupReport = Schemas['ProtectionSetupReport'];
-/** `GET /protection/{integrationId}/steps`: a page of agent steps, newest first. */
+/** `GET /protection/{integrationId}/steps`: a page of agent steps, newest first (or oldest first), with the total. */
 export type AgentStepPage = Answer<'/api/v1/protection/{integrationId}/steps', 'get'>;
 /** One agent step (a tool call Copilot Studio asked about, and Vigil's answer). */
 export type AgentStep = Schemas['AgentStep'];
 /** `GET /protection/{integrationId}/conversations/{conversationId}`: a conversation's steps, oldest first. */
 export type ConversationTimeline = Schemas['ConversationTimeline'];
+/** `GET /protection/summary`: per integration the decisions of the last 24 hours and 7 days, and the steps over time. */
+export type ProtectionSummary = Schemas['ProtectionSummary'];
+/** `GET /protection/{integrationId}/steps/facets`: the detectors, agents and environments the steps filter by, named. */
+export type AgentStepFacets = Schemas['AgentStepFacets'];
 /** The outcomes the steps list is filtered by. */
 export type StepOutcome = NonNullable<NonNullable<paths['/api/v1/protection/{integrationId}/steps']['get']['parameters']['query']>['outcome']>;
 

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { commonErrors, ErrorSchema } from '../../contract/common.ts';
 import {
+  AgentStepFacetsSchema,
   AgentStepPageSchema,
   ContainmentActionListSchema,
   ContainmentBody,
@@ -18,6 +19,8 @@ import {
   ProtectionPolicyBody,
   ProtectionPolicySchema,
   ProtectionSetupReportSchema,
+  ProtectionSummaryQuery,
+  ProtectionSummarySchema,
   TranscriptConversationListSchema,
   TranscriptConversationsQuery,
 } from '../../contract/protection.ts';
@@ -27,7 +30,9 @@ import {
   protectionOverview,
   protectionPoliciesOf,
   protectionSetupOf,
+  protectionStepFacets,
   protectionStepsPage,
+  protectionSummary,
   setProtectionPolicyFor,
   transcriptConversationsOf,
 } from '../../reporting/protection.ts';
@@ -56,6 +61,20 @@ export function protectionApiRoutes(app: FastifyInstance, ctx: ApiContext): void
       },
     },
     async (request) => protectionOverview(ctx.db, principalOf(request), ctx.region.apiUrl),
+  );
+
+  r.get(
+    '/protection/summary',
+    {
+      schema: {
+        tags: ['protection'],
+        summary:
+          "Decisions of the organization's integrations: per integration the last 24 hours and 7 days by outcome and the top detectors, and the steps per hour or day by outcome",
+        querystring: ProtectionSummaryQuery,
+        response: { 200: ProtectionSummarySchema, ...commonErrors },
+      },
+    },
+    async (request) => protectionSummary(ctx.db, principalOf(request), request.query.bucket),
   );
 
   r.get(
@@ -91,13 +110,26 @@ export function protectionApiRoutes(app: FastifyInstance, ctx: ApiContext): void
     {
       schema: {
         tags: ['protection'],
-        summary: 'Tool calls Copilot Studio asked about and what Vigil answered, newest first',
+        summary: 'Tool calls Copilot Studio asked about and what Vigil answered, newest first (or oldest first), with the total the filters select',
         params: ProtectionParams,
         querystring: AgentStepsQuery,
         response: { 200: AgentStepPageSchema, ...commonErrors },
       },
     },
     async (request) => protectionStepsPage(ctx.db, principalOf(request), request.params.integrationId, request.query),
+  );
+
+  r.get(
+    '/protection/:integrationId/steps/facets',
+    {
+      schema: {
+        tags: ['protection'],
+        summary: "The values the integration's steps take for the step filters: detectors, agents and environments with their names and step counts",
+        params: ProtectionParams,
+        response: { 200: AgentStepFacetsSchema, ...commonErrors },
+      },
+    },
+    async (request) => protectionStepFacets(ctx.db, principalOf(request), request.params.integrationId),
   );
 
   r.get(

@@ -1,5 +1,6 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import { sqliteHandle, type Executor } from '../db.ts';
+import { likePattern } from './queries.ts';
 import { storableText } from '../text.ts';
 import type { AgentStepsTable, Database, ProtectionEndpointsTable, ProtectionPoliciesTable } from '../schema.ts';
 
@@ -137,25 +138,30 @@ export interface AgentStepQuery {
    * (none of the three).
    */
   outcome?: 'blocked' | 'would-block' | 'decision' | 'timeout' | 'allowed';
+  /** The detector that decided the step (`decided_by`). */
+  decidedBy?: string;
+  /** Text in the tool's name or the reason (case-insensitive, LIKE's wildcards taken literally). */
+  q?: string;
   /** Received at or after. */
   from?: string;
   /** Received before. */
   to?: string;
-  /** Keyset cursor: the last step of the previous page (newest first order). */
+  /** Keyset cursor: the last step of the previous page (in the order asked). */
   after?: { receivedAt: string; id: string };
+  /** By time received: `desc` newest first (the default) or `asc` oldest first; ties by id the same way. */
+  order?: 'asc' | 'desc';
   /** At most this many (default 100). */
   limit?: number;
 }
 
-/** Steps matching the filters, newest first (`received_at` desc, then `id` desc), in keyset pages. */
-export async function listAgentSteps(db: Executor, query: AgentStepQuery): Promise<AgentStepRow[]> {
-  if (query.integrationIds && query.integrationIds.length === 0) return [];
-  let q = db.selectFrom('agent_steps').selectAll();
+/** `q` narrowed by the filters of `query` other than its cursor and limit. */
+function whereSteps<O>(q: SelectQueryBuilder<Database, 'agent_steps', O>, query: AgentStepQuery): SelectQueryBuilder<Database, 'agent_steps', O> {
   if (query.integrationIds) q = q.where('integration_id', 'in', [...query.integrationIds]);
   if (query.organizationId !== undefined) q = q.where('organization_id', '=', query.organizationId);
   if (query.agentId !== undefined) q = q.where('agent_id', '=', query.agentId);
   if (query.environmentId !== undefined) q = q.where('environment_id', '=', query.environmentId);
   if (query.conversationId !== undefined) q = q.where('conversation_id', '=', query.conversationId);
+  if (query.decidedBy !== undefined) q = q.where('decided_by', '=', query.decidedBy);
   if (query.outcome === 'blocked') q = q.where('block_action', '=', 1);
   if (query.outcome === 'would-block') q = q.where('would_block', '=', 1);
   if (query.outcome === 'decision') q = q.where((eb) => eb.or([eb('block_action', '=', 1), eb('would_block', '=', 1)]));
@@ -163,14 +169,181 @@ export async function listAgentSteps(db: Executor, query: AgentStepQuery): Promi
   if (query.outcome === 'allowed') q = q.where('block_action', '=', 0).where('would_block', '=', 0).where('timed_out', '=', 0);
   if (query.from !== undefined) q = q.where('received_at', '>=', query.from);
   if (query.to !== undefined) q = q.where('received_at', '<', query.to);
+  if (query.q) {
+    const p = likePattern(query.q.toLowerCase());
+    q = q.where(sql<boolean>`(lower(coalesce(tool_name, '')) like ${p} escape '\\' or lower(reason) like ${p} escape '\\')`);
+  }
+  return q;
+}
+
+/** Steps matching the filters, newest first (`received_at` desc, then `id` desc; or both asc), in keyset pages. */
+export async function listAgentSteps(db: Executor, query: AgentStepQuery): Promise<AgentStepRow[]> {
+  if (query.integrationIds && query.integrationIds.length === 0) return [];
+  let q = whereSteps(db.selectFrom('agent_steps').selectAll(), query);
   const after = query.after;
+  const order = query.order ?? 'desc';
+  const past = order === 'desc' ? '<' : '>';
   if (after)
-    q = q.where((eb) => eb.or([eb('received_at', '<', after.receivedAt), eb.and([eb('received_at', '=', after.receivedAt), eb('id', '<', after.id)])]));
+    q = q.where((eb) => eb.or([eb('received_at', past, after.receivedAt), eb.and([eb('received_at', '=', after.receivedAt), eb('id', past, after.id)])]));
   return q
-    .orderBy('received_at', 'desc')
-    .orderBy('id', 'desc')
+    .orderBy('received_at', order)
+    .orderBy('id', order)
     .limit(query.limit ?? 100)
     .execute();
+}
+
+/** How many steps match the filters of `query` (its cursor and limit ignored). */
+export async function countAgentSteps(db: Executor, query: AgentStepQuery): Promise<number> {
+  if (query.integrationIds && query.integrationIds.length === 0) return 0;
+  const r = await whereSteps(
+    db.selectFrom('agent_steps').select((eb) => eb.fn.countAll<number | string>().as('n')),
+    query,
+  ).executeTakeFirst();
+  return Number(r?.n ?? 0);
+}
+
+/**
+ * Steps by disjoint outcome: `blocked` (block_action), `would_block` (monitor mode's, not blocked), `timed_out` (ran
+ * out of time and neither of those) and `allowed` (none of the three); `total` is their sum.
+ */
+export interface OutcomeCounts {
+  total: number;
+  blocked: number;
+  would_block: number;
+  timed_out: number;
+  allowed: number;
+}
+
+/** The SQL sums of {@link OutcomeCounts} (integer flags 0/1, both dialects). */
+const OUTCOME_SUMS = {
+  total: sql<number | string>`count(*)`,
+  blocked: sql<number | string>`sum(case when block_action = 1 then 1 else 0 end)`,
+  would_block: sql<number | string>`sum(case when block_action = 0 and would_block = 1 then 1 else 0 end)`,
+  timed_out: sql<number | string>`sum(case when block_action = 0 and would_block = 0 and timed_out = 1 then 1 else 0 end)`,
+  allowed: sql<number | string>`sum(case when block_action = 0 and would_block = 0 and timed_out = 0 then 1 else 0 end)`,
+};
+
+function outcomeCounts(r: Record<keyof OutcomeCounts, number | string | null>): OutcomeCounts {
+  return {
+    total: Number(r.total ?? 0),
+    blocked: Number(r.blocked ?? 0),
+    would_block: Number(r.would_block ?? 0),
+    timed_out: Number(r.timed_out ?? 0),
+    allowed: Number(r.allowed ?? 0),
+  };
+}
+
+/** Per integration of `integrationIds`, its steps received at or after `from` (ISO 8601 UTC) by outcome; integrations without any are absent. */
+export async function stepOutcomesByIntegration(db: Executor, integrationIds: readonly string[], from: string): Promise<Map<string, OutcomeCounts>> {
+  if (integrationIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('agent_steps')
+    .select([
+      'integration_id',
+      OUTCOME_SUMS.total.as('total'),
+      OUTCOME_SUMS.blocked.as('blocked'),
+      OUTCOME_SUMS.would_block.as('would_block'),
+      OUTCOME_SUMS.timed_out.as('timed_out'),
+      OUTCOME_SUMS.allowed.as('allowed'),
+    ])
+    .where('integration_id', 'in', [...integrationIds])
+    .where('received_at', '>=', from)
+    .groupBy('integration_id')
+    .execute();
+  return new Map(rows.map((r) => [r.integration_id, outcomeCounts(r)]));
+}
+
+/**
+ * The steps of `integrationIds` received at or after `from` by outcome per period: `bucket` `hour` groups by the
+ * first 13 characters of `received_at` (`YYYY-MM-DDTHH`), `day` by the first 10 (`YYYY-MM-DD`); periods without
+ * steps are absent. Oldest first.
+ */
+export async function stepOutcomesOverTime(
+  db: Executor,
+  integrationIds: readonly string[],
+  from: string,
+  bucket: 'hour' | 'day',
+): Promise<(OutcomeCounts & { period: string })[]> {
+  if (integrationIds.length === 0) return [];
+  const period = sql<string>`substr(received_at, 1, ${sql.lit(bucket === 'hour' ? 13 : 10)})`;
+  const rows = await db
+    .selectFrom('agent_steps')
+    .select([
+      period.as('period'),
+      OUTCOME_SUMS.total.as('total'),
+      OUTCOME_SUMS.blocked.as('blocked'),
+      OUTCOME_SUMS.would_block.as('would_block'),
+      OUTCOME_SUMS.timed_out.as('timed_out'),
+      OUTCOME_SUMS.allowed.as('allowed'),
+    ])
+    .where('integration_id', 'in', [...integrationIds])
+    .where('received_at', '>=', from)
+    .groupBy(period)
+    .orderBy(period)
+    .execute();
+  return rows.map((r) => ({ period: String(r.period), ...outcomeCounts(r) }));
+}
+
+/**
+ * Per integration and deciding detector (`decided_by`), the steps received at or after `from` that it blocked or
+ * would have blocked, most first.
+ */
+export async function decisionsByDetector(
+  db: Executor,
+  integrationIds: readonly string[],
+  from: string,
+): Promise<{ integration_id: string; detector: string; decisions: number }[]> {
+  if (integrationIds.length === 0) return [];
+  const rows = await db
+    .selectFrom('agent_steps')
+    .select((eb) => ['integration_id', 'decided_by', eb.fn.countAll<number | string>().as('decisions')])
+    .where('integration_id', 'in', [...integrationIds])
+    .where('received_at', '>=', from)
+    .where('decided_by', 'is not', null)
+    .where((eb) => eb.or([eb('block_action', '=', 1), eb('would_block', '=', 1)]))
+    .groupBy(['integration_id', 'decided_by'])
+    .execute();
+  return rows
+    .map((r) => ({ integration_id: r.integration_id, detector: r.decided_by!, decisions: Number(r.decisions) }))
+    .sort((a, b) => b.decisions - a.decisions || a.detector.localeCompare(b.detector));
+}
+
+/**
+ * The values an integration's steps take for the step list's filters, each with its number of steps: the deciding
+ * detectors, the agents (with the latest name recorded) and the environments (null ids left out).
+ */
+export async function stepFacets(
+  db: Executor,
+  integrationId: string,
+): Promise<{
+  detectors: { value: string; steps: number }[];
+  agents: { value: string; name: string | null; steps: number }[];
+  environments: { value: string; steps: number }[];
+}> {
+  const base = db.selectFrom('agent_steps').where('integration_id', '=', integrationId);
+  const detectors = await base
+    .select((eb) => ['decided_by', eb.fn.countAll<number | string>().as('steps')])
+    .where('decided_by', 'is not', null)
+    .groupBy('decided_by')
+    .orderBy('decided_by')
+    .execute();
+  const agents = await base
+    .select((eb) => ['agent_id', eb.fn.max('agent_name').as('name'), eb.fn.countAll<number | string>().as('steps')])
+    .where('agent_id', 'is not', null)
+    .groupBy('agent_id')
+    .orderBy('agent_id')
+    .execute();
+  const environments = await base
+    .select((eb) => ['environment_id', eb.fn.countAll<number | string>().as('steps')])
+    .where('environment_id', 'is not', null)
+    .groupBy('environment_id')
+    .orderBy('environment_id')
+    .execute();
+  return {
+    detectors: detectors.map((r) => ({ value: r.decided_by!, steps: Number(r.steps) })),
+    agents: agents.map((r) => ({ value: r.agent_id!, name: r.name, steps: Number(r.steps) })),
+    environments: environments.map((r) => ({ value: r.environment_id!, steps: Number(r.steps) })),
+  };
 }
 
 /** A conversation's steps in the order they happened (oldest first), at most `limit` (default 1,000). */

@@ -172,7 +172,7 @@ export async function pageInventory(
 }
 
 /** `%text%` with LIKE's wildcards in `text` escaped by a backslash (used with `escape '\\'`, both dialects). */
-function likePattern(text: string): string {
+export function likePattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 

@@ -4,9 +4,10 @@
 // object, not style attributes in markup, so the portal's CSP (style-src 'self') holds.
 import type { ReactNode } from 'react';
 import { Bar, BarChart, CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import { SEVERITIES, type Dashboard } from '../types.ts';
+import { SEVERITIES, type Dashboard, type ProtectionSummary } from '../types.ts';
 
 type SeverityPoint = Dashboard['severityOverTime'][number];
+type DecisionPoint = ProtectionSummary['series'][number];
 type TrendPoint = Dashboard['posture']['trend'][number];
 type AreaRow = Dashboard['areas'][number];
 
@@ -168,6 +169,53 @@ export function AreaResultsChart({ areas }: { areas: AreaRow[] }) {
           label="Results per check area"
           headers={['Area', 'Checks', 'Score (%)', 'Passed', 'Failed', 'Not evaluated']}
           rows={areas.map((a) => [a.area, a.checks, a.score ?? '—', a.passed, a.failed, a.notEvaluated])}
+        />
+      }
+    />
+  );
+}
+
+/** The disjoint outcomes of runtime protection's steps, in drawing order (bottom first), with their labels and colours. */
+const DECISION_SERIES = [
+  { key: 'blocked', label: 'blocked', colour: RESULT_COLOUR.failed },
+  { key: 'wouldBlock', label: 'would block', colour: SEVERITY_COLOUR.medium },
+  { key: 'timedOut', label: 'timed out', colour: RESULT_COLOUR.notEvaluated },
+  { key: 'allowed', label: 'allowed', colour: RESULT_COLOUR.passed },
+] as const;
+
+/** `MM-DD HH:00` of a `YYYY-MM-DDTHH` hour, `MM-DD` of a `YYYY-MM-DD` day. */
+const shortPeriod = (p: string) => (p.length > 10 ? `${p.slice(5, 10)} ${p.slice(11, 13)}:00` : p.slice(5));
+
+/** Runtime protection's steps per hour or day (UTC), stacked by outcome: blocked at the bottom, allowed on top. */
+export function DecisionsTrendChart({ points, bucket }: { points: DecisionPoint[]; bucket: 'hour' | 'day' }) {
+  const first = points[0];
+  const last = points.at(-1);
+  if (!first || !last || points.every((p) => !p.total))
+    return <p className="muted">No tool call analysed in this period: agents call Vigil once an environment is connected.</p>;
+  const sum = (k: (typeof DECISION_SERIES)[number]['key']) => points.reduce((n, p) => n + p[k], 0);
+  const per = bucket === 'hour' ? 'hour' : 'day';
+  const summary = `Tool calls analysed per ${per} (UTC) by outcome, ${first.period} to ${last.period}: ${DECISION_SERIES.map((s) => `${sum(s.key)} ${s.label}`).join(', ')}.`;
+  return (
+    <ChartFigure
+      summary={summary}
+      height={240}
+      chart={
+        <BarChart data={points} accessibilityLayer={false} margin={{ top: 8, right: 8, bottom: 0, left: -16 }}>
+          <CartesianGrid stroke="#e1e4e8" vertical={false} />
+          <XAxis dataKey="period" tickFormatter={shortPeriod} tick={AXIS} minTickGap={12} />
+          <YAxis allowDecimals={false} tick={AXIS} />
+          <Tooltip labelFormatter={(p) => `${shortPeriod(String(p))} UTC`} itemSorter={(item) => DECISION_SERIES.findIndex((s) => s.key === item.dataKey)} />
+          <Legend itemSorter={DRAWN_ORDER} />
+          {DECISION_SERIES.map((s) => (
+            <Bar key={s.key} dataKey={s.key} name={s.label} stackId="steps" fill={s.colour} isAnimationActive={false} />
+          ))}
+        </BarChart>
+      }
+      table={
+        <NumbersTable
+          label={`Tool calls per ${per} by outcome`}
+          headers={[bucket === 'hour' ? 'Hour (UTC)' : 'Date (UTC)', 'Total', ...DECISION_SERIES.map((s) => s.label)]}
+          rows={points.map((p) => [shortPeriod(p.period), p.total, ...DECISION_SERIES.map((s) => p[s.key])])}
         />
       }
     />
