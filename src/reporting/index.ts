@@ -534,8 +534,8 @@ export async function listAlertsPage(db: Executor, caller: Caller, filter: Alert
   };
 }
 
-/** A cursor passed with another order than the one it was made for. */
-const cursorOfAnotherOrder = () =>
+/** A cursor passed with another order than the one it was made for: VigilError `INVALID_CURSOR` naming `cursor`. */
+export const cursorOfAnotherOrder = () =>
   new VigilError('INVALID_CURSOR', 'cursor was made for another order of the list.', {
     field: 'cursor',
     remediation: 'Leave cursor out when you change sort or order; pass nextCursor only with the order it came with.',

@@ -35,7 +35,7 @@ import {
   type OutcomeCounts as StoredOutcomeCounts,
 } from '../store/repositories/protection.ts';
 import { conversationTurns, listTranscriptConversations, type TranscriptTurnRow } from '../store/repositories/transcripts.ts';
-import { decodeCursor, encodeCursor } from './index.ts';
+import { cursorOfAnotherOrder, decodeCursor, encodeCursor } from './index.ts';
 
 /**
  * Runtime protection's use cases for the API, the portal and the CLI (issue 19), each taking the caller and scoped to
@@ -144,7 +144,10 @@ export async function protectionStepsPage(
   filter: StepsFilter,
 ): Promise<Page<AgentStep> & { total: number }> {
   const integration = await integrationOf(db, caller, integrationId);
-  const after = decodeCursor<{ at: string; id: string }>(filter.cursor, { at: 'string', id: 'string' });
+  const order = filter.order ?? 'desc';
+  // The cursor names the order it was made for: a next page asked in the other order would start from the wrong end.
+  const after = decodeCursor<{ o: string; at: string; id: string }>(filter.cursor, { o: 'string', at: 'string', id: 'string' });
+  if (after && after.o !== order) throw cursorOfAnotherOrder();
   const from = instant('since', filter.since);
   const to = instant('until', filter.until);
   const query: AgentStepQuery = {
@@ -160,7 +163,7 @@ export async function protectionStepsPage(
   };
   const rows = await listAgentSteps(db, {
     ...query,
-    order: filter.order ?? 'desc',
+    order,
     ...(after ? { after: { receivedAt: after.at, id: after.id } } : {}),
     limit: filter.limit + 1,
   });
@@ -168,7 +171,7 @@ export async function protectionStepsPage(
   const last = items.at(-1);
   return {
     items: await stepViews(db, integration.id, items),
-    nextCursor: rows.length > filter.limit && last ? encodeCursor({ at: last.received_at, id: last.id }) : null,
+    nextCursor: rows.length > filter.limit && last ? encodeCursor({ o: order, at: last.received_at, id: last.id }) : null,
     total: await countAgentSteps(db, query),
   };
 }

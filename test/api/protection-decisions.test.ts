@@ -93,6 +93,10 @@ describe.each(['sqlite', 'postgres'] as const)('API: protection decisions on %s'
       cursor = page.nextCursor as string | null;
     } while (cursor);
     expect(seen).toEqual([oldStep, ...seeded.contoso!.stepIds]);
+    // A cursor of the oldest-first order, passed without it (newest first), would start from the wrong end: refused.
+    const first = await ok(`/api/v1/protection/${ids.contoso}/steps?order=asc&limit=1`);
+    const res = await get(`/api/v1/protection/${ids.contoso}/steps?limit=1&cursor=${first.nextCursor as string}`);
+    expect([res.statusCode, res.json().error.code, res.json().error.field]).toEqual([400, 'INVALID_CURSOR', 'cursor']);
   });
 
   it('answers 400 naming the field for a bad until, order, detector or search', async () => {
