@@ -187,6 +187,25 @@ describe('CLI --json equals the API for the same objects', () => {
     expect(await cli(['protection', 'decisions', 'contoso', '--outcome', 'wouldBlock'])).toEqual(
       (await api('GET', `${base}/steps?outcome=wouldBlock`)).json.items,
     );
+    // The list's filters by detector, time and text, as the portal's decisions table uses them.
+    const filtered = (await api('GET', `${base}/steps?outcome=decision&detector=prompt_injection&since=2000-01-01T00:00:00Z&until=2999-01-01T00:00:00Z&q=e`))
+      .json.items as { id: string }[];
+    expect(filtered.length).toBeGreaterThan(0);
+    expect(
+      await cli([
+        'protection',
+        'decisions',
+        'contoso',
+        '--detector',
+        'prompt_injection',
+        '--since',
+        '2000-01-01T00:00:00Z',
+        '--until',
+        '2999-01-01T00:00:00Z',
+        '--search',
+        'e',
+      ]),
+    ).toEqual(filtered);
     expect(await cli(['protection', 'events', 'contoso', '--limit', '2'])).toEqual((await api('GET', `${base}/steps?limit=2`)).json.items);
     const timeline = (await api('GET', `${base}/conversations/${seeded.conversationId}`)).json;
     expect(timeline).toMatchObject({ agentName: seeded.agentName, environmentId: seeded.environmentId });

@@ -252,7 +252,10 @@ export function registerProtection(program: Command, host: CommandHost): void {
     .option('--outcome <outcome>', 'only blocked or wouldBlock')
     .option('--agent <id>', 'only this agent (bot id)')
     .option('--environment <id>', 'only this environment')
+    .option('--detector <id>', 'only the decisions of this detector (e.g. prompt_injection; `vigil protection policy show` lists them)')
     .option('--since <time>', 'only steps received at or after this ISO 8601 time')
+    .option('--until <time>', 'only steps received before this ISO 8601 time')
+    .option('--search <text>', 'only steps whose tool name or reason holds this text (case-insensitive)')
     .option('--limit <n>', 'at most this many (1–500)', '50')
     .option('--organization <name>', ORGANIZATION_OBJECT_HELP)
     .option('--json', 'print JSON')
@@ -261,7 +264,18 @@ export function registerProtection(program: Command, host: CommandHost): void {
         async (
           rt,
           named: string,
-          opts: { outcome?: string; agent?: string; environment?: string; since?: string; limit?: string; organization?: string; json?: boolean },
+          opts: {
+            outcome?: string;
+            agent?: string;
+            environment?: string;
+            detector?: string;
+            since?: string;
+            until?: string;
+            search?: string;
+            limit?: string;
+            organization?: string;
+            json?: boolean;
+          },
         ) => {
           if (opts.outcome !== undefined && opts.outcome !== 'blocked' && opts.outcome !== 'wouldBlock')
             throw new VigilError('INVALID_INPUT', `--outcome '${opts.outcome}' is not blocked or wouldBlock.`, {
@@ -273,7 +287,10 @@ export function registerProtection(program: Command, host: CommandHost): void {
             outcome: opts.outcome ?? 'decision',
             agentId: opts.agent,
             environmentId: opts.environment,
+            detector: opts.detector,
             since: opts.since,
+            until: opts.until,
+            q: opts.search,
             limit: parseLimit(opts.limit, 50),
           });
           if (opts.json) return printJson(page.items);
