@@ -33,6 +33,8 @@ export const FIELD_FLAGS: Readonly<Record<string, string>> = {
   stepId: '--step',
   actor: '--by',
   framework: '--framework',
+  since: '--since',
+  until: '--until',
 };
 
 /**

@@ -1,6 +1,6 @@
 import { userInfo } from 'node:os';
 import { getOrganizationByName, operator, type Operator } from '../access/index.ts';
-import { integrationsInScope, notFound } from '../access/scope.ts';
+import { notFound } from '../access/scope.ts';
 import { getIntegration } from '../integration/index.ts';
 import type { OrganizationsTable } from '../store/schema.ts';
 import type { Executor } from '../store/db.ts';
@@ -35,20 +35,6 @@ async function integrationIn(db: Executor, input: string, org: OrganizationsTabl
       `It is not an integration of organization "${org.name}": run \`vigil integrations list --organization ${JSON.stringify(org.name)}\`.`,
     );
   return row;
-}
-
-/**
- * The integrations a CLI list or export reads: `--integration` (id or name), else every integration of
- * `--organization`, else every integration (the operator sees all organizations). With both, the integration must
- * belong to the organization, as an API caller's must (src/access/scope.ts).
- * @returns integration ids, oldest first; `undefined` when neither option narrows the list.
- * @throws VigilError `not-found` for an unknown integration or organization (the latter naming the existing ones),
- *   or an integration of another organization.
- */
-export async function integrationScope(db: Executor, opts: ScopeOptions): Promise<string[] | undefined> {
-  const { caller, integrationId } = await operatorScope(db, opts);
-  if (integrationId) return [integrationId];
-  return caller.organizationId === null ? undefined : (await integrationsInScope(db, caller)).map((r) => r.id);
 }
 
 /** Who decides, for history entries: `--by`, else the operating-system user (`operator` when it has no name). */

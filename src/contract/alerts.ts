@@ -39,6 +39,11 @@ export const AlertsQuery = PageQuery.extend({
   severity: z.enum(SEVERITIES).optional(),
   environmentId: z.string().max(200).optional().describe('Alerts whose detail names this environment'),
   q: z.string().max(200).optional().describe('Case-insensitive text in the title, rule id or detail'),
+  since: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .describe('ISO 8601 with an offset: only alerts created at or after this instant (inclusive); at most until'),
+  until: z.iso.datetime({ offset: true }).optional().describe('ISO 8601 with an offset: only alerts created before this instant (exclusive)'),
   sort: z.enum(ALERT_SORTS).default('createdAt').describe('Order: severity by weight (critical highest), status by lifecycle (new first)'),
   order: z.enum(['asc', 'desc']).default('desc'),
 });
@@ -87,8 +92,8 @@ export type Event = z.infer<typeof EventSchema>;
 /** Filters of the events list. */
 export const EventsQuery = PageQuery.extend({
   integrationId: z.string().max(200).optional(),
-  since: z.iso.datetime({ offset: true }).optional().describe('ISO 8601: only events at or after'),
-  until: z.iso.datetime({ offset: true }).optional().describe('ISO 8601: only events before'),
+  since: z.iso.datetime({ offset: true }).optional().describe('ISO 8601: only events at or after (inclusive); at most until'),
+  until: z.iso.datetime({ offset: true }).optional().describe('ISO 8601: only events before (exclusive)'),
   operation: z.string().max(200).optional(),
   userId: z.string().max(400).optional(),
   objectId: z.string().max(400).optional().describe('The object the event acted on (an agent, flow, app…)'),

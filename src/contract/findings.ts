@@ -60,6 +60,14 @@ export const FindingsFilterQuery = z.object({
     .max(200)
     .optional()
     .describe("Case-insensitive text in the check's title or id, the resource's name or id, the reason or the suppression's reason"),
+  since: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .describe('ISO 8601 with an offset: only findings first seen (firstSeenAt) at or after this instant (inclusive); at most until'),
+  until: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .describe('ISO 8601 with an offset: only findings first seen (firstSeenAt) before this instant (exclusive)'),
   sort: z.enum(FINDING_SORTS).default('severity').describe('Order: severity by weight (critical highest), status open, suppressed, resolved; resource by name'),
   order: z.enum(['asc', 'desc']).default('desc'),
 });

@@ -38,7 +38,7 @@ export const InventoryParams = z.object({ kind: z.enum(INVENTORY_KINDS) });
 export const InventoryQuery = PageQuery.extend({
   integrationId: z.string().max(200).optional(),
   environmentId: z.string().max(200).optional().describe('Only objects of this Power Platform environment (agents, apps, flows, connectors, connections)'),
-  q: z.string().max(200).optional().describe('Case-insensitive part of the name'),
+  q: z.string().max(200).optional().describe('Case-insensitive part of the name or the id'),
   sort: z
     .enum(INVENTORY_SORTS)
     .default('name')

@@ -1,9 +1,6 @@
 import { stringify } from 'csv-stringify/sync';
 import type { CheckMetadata } from '../checks/types.ts';
-import type { Severity } from '../core/types.ts';
-import type { Executor } from '../store/db.ts';
-import { listFindings, type FindingWithSuppression } from '../store/repositories/findings.ts';
-import { listIntegrations } from '../store/repositories/integrations.ts';
+import type { FindingWithSuppression } from '../store/repositories/findings.ts';
 import { findingToOcsf, vigilProduct } from './ocsf.ts';
 import { findingsToSarif } from './sarif.ts';
 
@@ -132,34 +129,4 @@ export function renderFindings(
     })),
     { header: true, columns: CSV_COLUMNS, cast: { boolean: (b) => (b ? 'true' : 'false'), string: neutraliseCsvCell } },
   );
-}
-
-/**
- * Reads and renders findings for `vigil findings export` and `GET /api/v1/exports/findings`: those of
- * `integrationIds` (all integrations when omitted) in `status` (all when omitted), narrowed to `severity`, `checkId` and
- * `resourceId` (exact) when given, most severe first: the same filters as the findings list.
- * @returns the text and the number of findings in it.
- */
-export async function exportFindings(
-  db: Executor,
-  options: {
-    integrationIds?: string[] | undefined;
-    status?: 'open' | 'resolved' | 'suppressed' | undefined;
-    severity?: Severity | undefined;
-    checkId?: string | undefined;
-    resourceId?: string | undefined;
-    format: FindingExportFormat;
-    checks: CheckMetadata[];
-    version: string;
-  },
-): Promise<{ text: string; count: number }> {
-  const rows = await listFindings(db, {
-    integrationIds: options.integrationIds,
-    status: options.status,
-    severity: options.severity,
-    checkId: options.checkId,
-    resourceId: options.resourceId,
-  });
-  const tenants = new Map((await listIntegrations(db)).map((i) => [i.id, i.tenant_id]));
-  return { text: renderFindings(rows, options.format, { checks: options.checks, tenants, version: options.version }), count: rows.length };
 }

@@ -182,6 +182,10 @@ export interface FindingsFilter {
   environmentId?: string | undefined;
   /** Case-insensitive text in the check's title or id, the resource's name or id, the reason or the suppression's reason. */
   q?: string | undefined;
+  /** Findings first seen at or after this instant (parsable by `Date`; the API passes ISO 8601 with an offset). */
+  since?: string | undefined;
+  /** Findings first seen before this instant (exclusive). */
+  until?: string | undefined;
   /** @default 'severity' */
   sort?: FindingSort | undefined;
   /** @default 'desc' */
@@ -195,6 +199,7 @@ export interface FindingsFilter {
  * catalogue title contains the search text (titles live in the catalogue, not in the store).
  */
 async function findingQueryOf(db: Executor, caller: Caller, checks: CheckCatalogue, filter: Omit<FindingsFilter, 'cursor' | 'limit'>) {
+  const range = timeRangeOf(filter);
   const integrationIds = await scopeIntegrations(db, caller, filter.integrationId);
   const text = filter.q?.trim().toLowerCase() || undefined;
   return {
@@ -205,6 +210,7 @@ async function findingQueryOf(db: Executor, caller: Caller, checks: CheckCatalog
     checkId: filter.checkId,
     resourceId: filter.resourceId,
     environmentId: filter.environmentId,
+    ...range,
     q: text,
     qCheckIds: text ? [...checks.values()].filter((c) => c.title.toLowerCase().includes(text)).map((c) => c.id) : undefined,
     at: new Date().toISOString(),
@@ -489,6 +495,10 @@ export interface AlertsFilter {
   severity?: string | undefined;
   environmentId?: string | undefined;
   q?: string | undefined;
+  /** Alerts created at or after this instant (parsable by `Date`; the API passes ISO 8601 with an offset). */
+  since?: string | undefined;
+  /** Alerts created before this instant (exclusive). */
+  until?: string | undefined;
   /** @default 'createdAt' */
   sort?: AlertSort | undefined;
   /** @default 'desc' */
@@ -503,6 +513,7 @@ export interface AlertsFilter {
  * @throws VigilError `not-found` (another organization's integration); `invalid-input` / `INVALID_CURSOR`.
  */
 export async function listAlertsPage(db: Executor, caller: Caller, filter: AlertsFilter): Promise<Page<Alert>> {
+  const range = timeRangeOf(filter);
   const integrationIds = await scopeIntegrations(db, caller, filter.integrationId);
   const sort = filter.sort ?? 'createdAt';
   const order = filter.order ?? 'desc';
@@ -521,6 +532,7 @@ export async function listAlertsPage(db: Executor, caller: Caller, filter: Alert
     severity: filter.severity,
     environmentId: filter.environmentId,
     q: filter.q,
+    ...range,
     sort,
     order,
     after,
@@ -532,6 +544,35 @@ export async function listAlertsPage(db: Executor, caller: Caller, filter: Alert
     items: await alertViews(db, items),
     nextCursor: more && last ? encodeCursor({ s: `${sort}:${order}`, v, at: last.created_at, id: last.id }) : null,
   };
+}
+
+/**
+ * The bounds of a list's time filter as the store compares them: ISO 8601 UTC with milliseconds, the form every
+ * stored timestamp has, so text comparison orders them on SQLite and PostgreSQL alike. `since` is inclusive, `until`
+ * exclusive (as the events list always was), so consecutive ranges neither overlap nor leave a gap.
+ * @throws VigilError `invalid-input` / `INVALID_INPUT` naming `since` or `until` when it is not a date and time, and
+ * naming `since` when it is after `until`.
+ */
+function timeRangeOf(filter: { since?: string | undefined; until?: string | undefined }): { since: string | undefined; until: string | undefined } {
+  const instant = (field: 'since' | 'until') => {
+    const raw = filter[field];
+    if (raw === undefined || raw === '') return undefined;
+    const t = new Date(raw);
+    if (Number.isNaN(t.getTime()))
+      throw new VigilError('INVALID_INPUT', (name) => `${name(field)} '${raw}' is not a date and time.`, {
+        field,
+        remediation: 'Give ISO 8601 with an offset, e.g. 2026-11-20T08:00:00Z.',
+      });
+    return t.toISOString();
+  };
+  const since = instant('since');
+  const until = instant('until');
+  if (since !== undefined && until !== undefined && since > until)
+    throw new VigilError('INVALID_INPUT', (name) => `${name('since')} (${filter.since}) is after ${name('until')} (${filter.until}).`, {
+      field: 'since',
+      remediation: (name) => `Give a ${name('since')} at or before ${name('until')}, or leave one of them out.`,
+    });
+  return { since, until };
 }
 
 /** A cursor passed with another order than the one it was made for: VigilError `INVALID_CURSOR` naming `cursor`. */
@@ -716,12 +757,12 @@ export async function listEventsWithRaw(db: Executor, caller: Caller, filter: Ev
 
 /** One page of stored event rows within the caller's scope. */
 async function eventRows(db: Executor, caller: Caller, filter: EventsFilter) {
+  const range = timeRangeOf(filter);
   const integrationIds = await scopeIntegrations(db, caller, filter.integrationId);
   const before = decodeCursor<{ at: string; id: string }>(filter.cursor, { at: 'string', id: 'string' });
   return q.pageEvents(db, {
     integrationIds,
-    since: filter.since ? new Date(filter.since).toISOString() : undefined,
-    until: filter.until ? new Date(filter.until).toISOString() : undefined,
+    ...range,
     operation: filter.operation,
     userId: filter.userId,
     objectId: filter.objectId,

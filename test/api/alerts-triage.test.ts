@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dropSchema, TEST_DATABASE_URL } from '../store/dialects.ts';
 import { raiseAlert } from '../../src/store/repositories/audit.ts';
 import { storeRecords } from '../../src/sync/audit.ts';
 import { apiWorld, keyRequests, TRIAGE_ENVIRONMENT, triageWorld, type ApiWorld } from './harness.ts';
@@ -235,5 +237,80 @@ describe('API: alert triage', () => {
     const bad = await get('/api/v1/events?until=yesterday');
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error.field).toBe('until');
+  });
+});
+
+/**
+ * The time filter of the alerts and events lists, on SQLite and PostgreSQL: `since` inclusive, `until` exclusive (on an
+ * alert's createdAt, an event's creationTime), instants with any offset compared as UTC; a since after until answers
+ * 400 naming since.
+ */
+describe.each(['sqlite', 'postgres'] as const)('API: alerts and events in a time range on %s', (dialect) => {
+  let w: ApiWorld;
+  const schema = `vigil_test_${randomBytes(6).toString('hex')}`;
+  const { get } = keyRequests(() => w);
+  const titles = async (query: string) => {
+    const res = await get(`/api/v1/alerts?${query}`);
+    expect(res.statusCode, res.body).toBe(200);
+    return (res.json().items as { title: string }[]).map((a) => a.title);
+  };
+
+  beforeAll(async () => {
+    w = await apiWorld(dialect === 'postgres' ? { DATABASE_URL: TEST_DATABASE_URL, VIGIL_DATABASE_SCHEMA: schema } : {});
+    const { contoso, fabrikam } = await triageWorld(w);
+    for (const [integrationId, hour] of [
+      [contoso, 8],
+      [contoso, 9],
+      [contoso, 10],
+      [fabrikam, 9],
+    ] as const)
+      await raiseAlert(
+        w.rt.db,
+        { integrationId, ruleId: 'rule_time', severity: 'high', title: `${integrationId === contoso ? 'c' : 'f'}${hour}`, dedupeKey: `t${hour}`, detail: {} },
+        `2026-03-01T${String(hour).padStart(2, '0')}:00:00.000Z`,
+      );
+    await storeRecords(
+      w.rt.db,
+      contoso,
+      'Audit.General',
+      [8, 9, 10].map((h) => ({ Id: `e${h}`, CreationTime: `2026-03-01T${String(h).padStart(2, '0')}:00:00`, Operation: 'FileAccessed', RecordType: 6 })),
+      '2026-03-01T11:00:00.000Z',
+    );
+  }, 180_000);
+  afterAll(async () => {
+    await w?.close();
+    if (dialect === 'postgres') await dropSchema(schema);
+  });
+
+  it('lists alerts created at or after since and before until', async () => {
+    expect(await titles('since=2026-03-01T09:00:00Z')).toEqual(['c10', 'c9']);
+    expect(await titles('until=2026-03-01T09:00:00Z')).toEqual(['c8']);
+    expect(await titles('since=2026-03-01T09:00:00Z&until=2026-03-01T10:00:00Z')).toEqual(['c9']);
+    // 10:00 at +01:00 is 09:00 UTC.
+    expect(await titles(`since=${encodeURIComponent('2026-03-01T10:00:00+01:00')}&until=2026-03-01T09:00:00.001Z`)).toEqual(['c9']);
+    expect(await titles('since=2026-03-01T09:00:00Z&until=2026-03-01T09:00:00Z')).toEqual([]);
+    // Paged, the range holds on every page.
+    const first = (await get('/api/v1/alerts?since=2026-03-01T08:00:00Z&limit=2')).json();
+    expect(first.items.map((a: { title: string }) => a.title)).toEqual(['c10', 'c9']);
+    const next = (await get(`/api/v1/alerts?since=2026-03-01T08:00:00Z&limit=2&cursor=${first.nextCursor}`)).json();
+    expect(next.items.map((a: { title: string }) => a.title)).toEqual(['c8']);
+  });
+
+  it('lists events in the same range, and answers 400 naming the field for a bad or reversed range', async () => {
+    const events = await get('/api/v1/events?since=2026-03-01T09:00:00Z&until=2026-03-01T10:00:00Z');
+    expect(events.json().items.map((e: { id: string }) => e.id)).toEqual(['e9']);
+    for (const [url, field] of [
+      ['/api/v1/alerts?since=2026-03-01', 'since'],
+      ['/api/v1/alerts?until=2026-03-01T09:00:00', 'until'],
+      ['/api/v1/alerts?since=2026-03-01T10:00:00Z&until=2026-03-01T09:00:00Z', 'since'],
+      ['/api/v1/events?since=2026-03-01T10:00:00Z&until=2026-03-01T09:00:00Z', 'since'],
+    ] as const) {
+      const res = await get(url);
+      expect(res.statusCode, url).toBe(400);
+      expect(res.json().error, url).toMatchObject({ code: 'INVALID_INPUT', field });
+    }
+    expect((await get('/api/v1/alerts?since=2026-03-01T10:00:00Z&until=2026-03-01T09:00:00Z')).json().error.message).toBe(
+      'since (2026-03-01T10:00:00Z) is after until (2026-03-01T09:00:00Z).',
+    );
   });
 });

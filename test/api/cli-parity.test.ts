@@ -67,6 +67,20 @@ describe('CLI --json equals the API for the same objects', () => {
     const foreign = await vigil(['findings', '--integration', 'contoso', '--organization', 'Fabrikam'], env);
     expect([foreign.code, foreign.stderr]).toEqual([4, expect.stringMatching(/not an integration of organization "Fabrikam"/)]);
     expect(await cli(['findings', '--severity', 'high'])).toEqual((await api('GET', '/api/v1/findings?severity=high&limit=500')).json.items);
+    // The API's search, order and time filters, by the same names (q is --search).
+    const firstSeen = [...new Set((listed as unknown as { firstSeenAt: string }[]).map((f) => f.firstSeenAt))].sort()[0]!;
+    const query = `status=all&sort=check&order=asc&q=agent&since=${encodeURIComponent(firstSeen)}&until=2100-01-01T00:00:00Z`;
+    const narrowed = (await api('GET', `/api/v1/findings?${query}&limit=500`)).json.items;
+    expect(narrowed.length).toBeGreaterThan(0);
+    const flags = ['--status', 'all', '--sort', 'check', '--order', 'asc', '--search', 'agent', '--since', firstSeen, '--until', '2100-01-01T00:00:00Z'];
+    expect(await cli(['findings', ...flags])).toEqual(narrowed);
+    const exported = await w.app.inject({ url: `/api/v1/exports/findings?format=json&${query}`, headers: headers() });
+    const written = await vigil(['findings', 'export', '--format', 'json', ...flags], env);
+    expect(written.code, written.stderr).toBe(0);
+    expect(JSON.parse(written.stdout)).toEqual(JSON.parse(exported.body));
+    expect(await cli(['findings', '--status', 'all', '--until', firstSeen])).toEqual([]);
+    const reversed = await vigil(['findings', '--since', '2026-11-20T02:00:00Z', '--until', '2026-11-20T01:00:00Z', '--json'], env);
+    expect([reversed.code, (JSON.parse(reversed.stdout) as { error: { field: string } }).error.field]).toEqual([2, '--since']);
     const id = listed[0]!.id;
     expect(await cli(['findings', 'show', id])).toEqual((await api('GET', `/api/v1/findings/${id}`)).json);
     expect((await vigil(['findings', 'suppress', id, '--reason', 'pilot, no data', '--by', 'ann'], env)).code).toBe(0);
@@ -80,6 +94,17 @@ describe('CLI --json equals the API for the same objects', () => {
     expect(alerts).toHaveLength(2);
     expect(alerts[0]!.eventIds.length).toBeGreaterThan(0);
     expect(await cli(['alerts'])).toEqual(alerts);
+    // The API's search, order and time filters, by the same names (q is --search).
+    for (const [query, flags] of [
+      ['since=2026-11-20T02:00:00Z', ['--since', '2026-11-20T02:00:00Z']],
+      ['until=2026-11-20T02:00:00Z&severity=high&ruleId=parity', ['--until', '2026-11-20T02:00:00Z', '--severity', 'high', '--rule', 'parity']],
+      ['q=ALERT%201', ['--search', 'ALERT 1']],
+      ['sort=title&order=asc', ['--sort', 'title', '--order', 'asc']],
+    ] as const) {
+      const viaApi = (await api('GET', `/api/v1/alerts?${query}&limit=500`)).json.items;
+      expect(viaApi.length, query).toBe(query.startsWith('sort') ? 2 : 1);
+      expect(await cli(['alerts', ...flags]), query).toEqual(viaApi);
+    }
     const acked = (await cli(['alerts', 'ack', alerts[1]!.id])) as { status: string };
     expect(acked.status).toBe('acknowledged');
     expect((await api('GET', '/api/v1/alerts?status=acknowledged')).json.items).toEqual([acked]);

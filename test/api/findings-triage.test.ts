@@ -168,6 +168,40 @@ describe.each(['sqlite', 'postgres'] as const)('API: finding triage on %s', (dia
     expect((await get('/api/v1/findings/fnd_a')).json().history).toEqual([]);
   });
 
+  it('filters by first seen: since inclusive, until exclusive, any offset; since after until or a bad time answers 400 naming the field', async () => {
+    // first seen: fnd_b 01-01, fnd_c 01-02, fnd_a 01-03, fnd_d 01-04, fnd_e 01-05 (last seen a month later).
+    expect(await ids('status=all&sort=firstSeenAt&order=asc&since=2026-01-02T00:00:00Z&until=2026-01-04T00:00:00Z')).toEqual(['fnd_c', 'fnd_a']);
+    // The same instants with an offset (01:00 in +01:00 is 00:00 UTC).
+    expect(await ids(`status=all&sort=firstSeenAt&order=asc&since=${encodeURIComponent('2026-01-02T01:00:00+01:00')}&until=2026-01-04T00:00:00.001Z`)).toEqual([
+      'fnd_c',
+      'fnd_a',
+      'fnd_d',
+    ]);
+    expect(await ids('status=all&since=2026-01-05T00:00:00Z')).toEqual(['fnd_e']);
+    expect(await ids('status=all&until=2026-01-01T00:00:00Z')).toEqual([]);
+    // Last seen (in February) is not what the filter reads.
+    expect(await ids('status=all&since=2026-02-01T00:00:00Z')).toEqual([]);
+    expect((await get('/api/v1/findings?status=all&since=2026-01-02T00:00:00Z&until=2026-01-04T00:00:00Z')).json().total).toBe(2);
+    expect(await ids('status=all&since=2026-01-03T00:00:00Z&until=2026-01-03T00:00:00Z')).toEqual([]);
+    for (const [query, field] of [
+      ['since=2026-01-03', 'since'],
+      ['until=yesterday', 'until'],
+      ['since=2026-01-03T00:00:00', 'since'],
+      ['since=2026-01-04T00:00:00Z&until=2026-01-03T00:00:00Z', 'since'],
+    ] as const) {
+      for (const url of [`/api/v1/findings?${query}`, `/api/v1/exports/findings?format=json&${query}`]) {
+        const res = await get(url);
+        expect(res.statusCode, url).toBe(400);
+        expect(res.json().error, url).toMatchObject({ code: 'INVALID_INPUT', field });
+      }
+    }
+    const reversed = await get('/api/v1/findings?since=2026-01-04T00:00:00Z&until=2026-01-03T00:00:00Z');
+    expect(reversed.json().error.message).toMatch(/since \(2026-01-04T00:00:00Z\) is after until \(2026-01-03T00:00:00Z\)/);
+    const exported = await get('/api/v1/exports/findings?format=json&sort=firstSeenAt&order=asc&since=2026-01-02T00:00:00Z&until=2026-01-04T00:00:00Z');
+    expect(exported.statusCode, exported.body).toBe(200);
+    expect((JSON.parse(exported.body) as { id: string }[]).map((f) => f.id)).toEqual(['fnd_c', 'fnd_a']);
+  });
+
   it('exports the findings of the same filter and order as the list', async () => {
     const res = await get(`/api/v1/exports/findings?format=json&status=open&environmentId=${ENV}&q=helper`);
     expect(res.statusCode, res.body).toBe(200);

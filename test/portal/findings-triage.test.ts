@@ -187,6 +187,37 @@ describe('portal: finding triage', () => {
     expect(await sameDocument()).toBe(true);
   });
 
+  it('picks an environment by name, searched on the server, keeping its id in the URL and showing its name', async () => {
+    const withEnv = (await api.get<{ items: { environmentId: string | null; environmentName: string | null }[] }>('/findings?status=all&limit=500')).items.find(
+      (f) => f.environmentId && f.environmentName,
+    );
+    expect(withEnv, 'a finding on a named environment').toBeDefined();
+    const { environmentId, environmentName } = withEnv as { environmentId: string; environmentName: string };
+    await page.goto(`${w.baseUrl}/findings?status=all`);
+    await table().waitFor();
+    const picker = page.getByRole('combobox', { name: 'Environment', exact: true });
+    // Typing part of the name lists suggestions from the server.
+    await picker.fill(environmentName.slice(0, 4));
+    await expect.poll(() => page.locator('#f-environment-options option').count()).toBeGreaterThan(0);
+    expect(await page.locator('#f-environment-options option').evaluateAll((os) => os.map((o) => o.getAttribute('value') ?? ''))).toContain(environmentName);
+    await picker.fill(environmentName);
+    await picker.press('Enter');
+    await expect.poll(() => page.url()).toContain(`environmentId=${encodeURIComponent(environmentId)}`);
+    const envColumn = async () => [...new Set((await table().getByRole('row').locator('td:nth-child(6)').allTextContents()).map((t) => t.trim()))];
+    await expect.poll(envColumn).toEqual([environmentName]);
+    // Opened from a link, the field shows the name, not the id.
+    await page.goto(page.url());
+    await expect.poll(() => picker.inputValue()).toBe(environmentName);
+    // A name no environment has changes nothing and says so; an emptied field clears the filter.
+    await picker.fill('no such environment zz');
+    await picker.press('Enter');
+    await page.getByText('No environment is named "no such environment zz"').waitFor();
+    expect(page.url()).toContain(`environmentId=${encodeURIComponent(environmentId)}`);
+    await picker.fill('');
+    await picker.press('Enter');
+    await expect.poll(() => page.url()).not.toContain('environmentId=');
+  });
+
   it('raised no console error, page error or CSP violation', () => {
     expect(problems).toEqual([]);
   });

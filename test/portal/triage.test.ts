@@ -159,10 +159,68 @@ describe('portal: alert triage', () => {
     await expect.poll(() => events.getByRole('row').count()).toBe(2);
     expect(await events.getByRole('row').nth(1).textContent()).toMatch(/TriageBotCreate.*Contoso/);
     expect(page.url()).toContain(`userId=${encodeURIComponent(USER)}`);
+    // The time range too: the event was stored just now.
+    await page.getByRole('combobox', { name: 'Time', exact: true }).selectOption('24h');
+    await expect.poll(() => page.url()).toContain('range=24h');
+    await expect.poll(() => events.getByRole('row').count()).toBe(2);
     // Near miss: another user's filter shows none of them.
     await page.goto(`${w.baseUrl}/events?userId=nobody%40contoso.test`);
     await page.getByText('No events match these filters.').waitFor();
     await w.screenshot('triage-05-events');
+  });
+
+  it('filters the alerts by the time they were raised and by rule, kept in the URL', async () => {
+    await nav('Alerts').click();
+    await table().waitFor();
+    const raised = page.getByRole('combobox', { name: 'Raised', exact: true });
+    const rule = page.getByRole('combobox', { name: 'Rule', exact: true });
+    await page.getByLabel('Search').fill('triage:');
+    await page.getByLabel('Search').press('Enter');
+    await expect.poll(titles).toHaveLength(3);
+
+    // The seeded alerts were raised just now: in the last 24 hours, and not from tomorrow on.
+    await raised.selectOption('24h');
+    await expect.poll(() => page.url()).toContain('range=24h');
+    await expect.poll(titles).toHaveLength(3);
+    await raised.selectOption('custom');
+    const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+    await page.getByLabel('From (UTC)', { exact: true }).fill(day(1));
+    await page.getByText('No alerts match these filters.').waitFor();
+    expect(page.url()).toContain(`since=${encodeURIComponent(`${day(1)}T00:00:00.000Z`)}`);
+    // From yesterday to today, today included (the API's until is the next midnight, exclusive).
+    await page.getByLabel('From (UTC)', { exact: true }).fill(day(-1));
+    await page.getByLabel('To (UTC, included)', { exact: true }).fill(day(0));
+    await expect.poll(titles).toHaveLength(3);
+    expect(page.url()).toContain(`until=${encodeURIComponent(`${day(1)}T00:00:00.000Z`)}`);
+    // A saved custom range opens with its dates set.
+    const saved = page.url();
+    await page.goto(`${w.baseUrl}/`);
+    await page.goto(saved);
+    await expect.poll(titles).toHaveLength(3);
+    expect(await page.getByLabel('To (UTC, included)', { exact: true }).inputValue()).toBe(day(0));
+    await raised.selectOption('');
+    await expect.poll(() => page.url()).not.toContain('since=');
+    expect(await page.getByLabel('From (UTC)', { exact: true }).count()).toBe(0);
+
+    // The Rule select lists the detections of the catalogue by title, and the rule a link set.
+    await expect.poll(async () => (await rule.locator('option').allTextContents()).length).toBeGreaterThan(10);
+    await table().getByRole('link', { name: 'Only rule triage_critical' }).click();
+    await expect.poll(titles).toEqual(['Triage: credentials added to a service principal']);
+    expect(await rule.inputValue()).toBe('triage_critical');
+    await rule.selectOption('');
+    await expect.poll(titles).toHaveLength(3);
+    // A rule of the catalogue that raised an alert in the collection: only its alerts show.
+    const catalogue = new Set(await rule.locator('option').evaluateAll((os) => os.map((o) => o.getAttribute('value') ?? '')));
+    const raisedRules = (await api.get<{ items: { ruleId: string }[] }>('/alerts?limit=200')).items.map((a) => a.ruleId);
+    const detection = raisedRules.find((r) => r && catalogue.has(r) && !r.startsWith('triage_'));
+    expect(detection, `a catalogue detection among ${[...new Set(raisedRules)].join(', ')}`).toBeDefined();
+    await page.getByLabel('Search').fill('');
+    await page.getByLabel('Search').press('Enter');
+    await rule.selectOption(detection!);
+    await expect.poll(() => page.url()).toContain(`ruleId=${detection}`);
+    await expect
+      .poll(async () => [...new Set((await table().getByRole('row').locator('td:nth-child(4)').allTextContents()).map((t) => t.trim()))])
+      .toEqual([detection]);
   });
 
   it('raised no console error, page error or CSP violation', () => {

@@ -2028,7 +2028,7 @@ export interface paths {
                     integrationId?: string;
                     /** @description Only objects of this Power Platform environment (agents, apps, flows, connectors, connections) */
                     environmentId?: string;
-                    /** @description Case-insensitive part of the name */
+                    /** @description Case-insensitive part of the name or the id */
                     q?: string;
                     /** @description Order: name and environment (the environment's name) ignoring case, firstSeenAt and lastSeenAt by time; ties by integration and id */
                     sort?: "name" | "environment" | "firstSeenAt" | "lastSeenAt";
@@ -2520,6 +2520,10 @@ export interface paths {
                     environmentId?: string;
                     /** @description Case-insensitive text in the check's title or id, the resource's name or id, the reason or the suppression's reason */
                     q?: string;
+                    /** @description ISO 8601 with an offset: only findings first seen (firstSeenAt) at or after this instant (inclusive); at most until */
+                    since?: string;
+                    /** @description ISO 8601 with an offset: only findings first seen (firstSeenAt) before this instant (exclusive) */
+                    until?: string;
                     /** @description Order: severity by weight (critical highest), status open, suppressed, resolved; resource by name */
                     sort?: "severity" | "check" | "resource" | "status" | "firstSeenAt" | "lastSeenAt";
                     order?: "asc" | "desc";
@@ -3152,6 +3156,10 @@ export interface paths {
                     environmentId?: string;
                     /** @description Case-insensitive text in the title, rule id or detail */
                     q?: string;
+                    /** @description ISO 8601 with an offset: only alerts created at or after this instant (inclusive); at most until */
+                    since?: string;
+                    /** @description ISO 8601 with an offset: only alerts created before this instant (exclusive) */
+                    until?: string;
                     /** @description Order: severity by weight (critical highest), status by lifecycle (new first) */
                     sort?: "createdAt" | "severity" | "status" | "ruleId" | "title";
                     order?: "asc" | "desc";
@@ -3477,9 +3485,9 @@ export interface paths {
                     /** @description nextCursor of the previous page */
                     cursor?: string;
                     integrationId?: string;
-                    /** @description ISO 8601: only events at or after */
+                    /** @description ISO 8601: only events at or after (inclusive); at most until */
                     since?: string;
-                    /** @description ISO 8601: only events before */
+                    /** @description ISO 8601: only events before (exclusive) */
                     until?: string;
                     operation?: string;
                     userId?: string;
@@ -3724,6 +3732,10 @@ export interface paths {
                     environmentId?: string;
                     /** @description Case-insensitive text in the check's title or id, the resource's name or id, the reason or the suppression's reason */
                     q?: string;
+                    /** @description ISO 8601 with an offset: only findings first seen (firstSeenAt) at or after this instant (inclusive); at most until */
+                    since?: string;
+                    /** @description ISO 8601 with an offset: only findings first seen (firstSeenAt) before this instant (exclusive) */
+                    until?: string;
                     /** @description Order: severity by weight (critical highest), status open, suppressed, resolved; resource by name */
                     sort?: "severity" | "check" | "resource" | "status" | "firstSeenAt" | "lastSeenAt";
                     order?: "asc" | "desc";

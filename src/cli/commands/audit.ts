@@ -1,6 +1,8 @@
 import { type Command, Option } from 'commander';
 import { VigilError } from '../../core/errors.ts';
 import { ALERT_STATUSES } from '../../store/repositories/audit.ts';
+import { ALERT_SORTS, type AlertSort } from '../../store/repositories/queries.ts';
+import { SEVERITIES } from '../../core/types.ts';
 import { ingestAndDetect } from '../../sync/audit.ts';
 import { listAlertsPage, listEventsPage, listEventsWithRaw, setAlertStatus } from '../../reporting/index.ts';
 import type { CommandHost } from '../host.ts';
@@ -10,6 +12,21 @@ import { allPages, limitRows, listOptions, parseLimit, resolveId, type ListOptio
 import { operatorScope, ORGANIZATION_FILTER_HELP, ORGANIZATION_OBJECT_HELP } from '../scope.ts';
 import { print, printJson, severityText, table, terminalWidth, wrap } from '../output.ts';
 import { createProgress, silentProgress } from '../progress.ts';
+
+/** Options of `vigil alerts`: the alerts query of `GET /api/v1/alerts` (ruleId, severity, environmentId, q, since, until, sort, order). */
+interface AlertListOptions {
+  integration?: string;
+  organization?: string;
+  status?: string;
+  rule?: string;
+  severity?: string;
+  environment?: string;
+  search?: string;
+  since?: string;
+  until?: string;
+  sort?: AlertSort;
+  order?: 'asc' | 'desc';
+}
 
 /** `vigil audit`, `vigil events`, `vigil alerts`. */
 export function registerAudit(program: Command, host: CommandHost): void {
@@ -56,13 +73,25 @@ export function registerAudit(program: Command, host: CommandHost): void {
     .option('--integration <integration>', 'only this integration')
     .option('--organization <name>', ORGANIZATION_FILTER_HELP)
     .option('--since <iso>', 'only events at or after this instant (ISO 8601)')
+    .option('--until <iso>', 'only events before this instant (ISO 8601)')
     .option('--operation <name>', 'only this Operation')
     .option('--user <upn>', 'only this UserId')
     .option('--raw', "with --json: include each event's raw record as the API sent it")
     .option('--json', 'print JSON')
     .action(
       host.action(
-        async (rt, opts: ListOptions & { integration?: string; organization?: string; since?: string; operation?: string; user?: string; raw?: boolean }) => {
+        async (
+          rt,
+          opts: ListOptions & {
+            integration?: string;
+            organization?: string;
+            since?: string;
+            until?: string;
+            operation?: string;
+            user?: string;
+            raw?: boolean;
+          },
+        ) => {
           const limit = parseLimit(opts.limit, 100);
           if (opts.since && Number.isNaN(Date.parse(opts.since)))
             throw new VigilError('INVALID_INPUT', `--since '${opts.since}' is not a date.`, {
@@ -70,7 +99,7 @@ export function registerAudit(program: Command, host: CommandHost): void {
               remediation: 'Give an ISO 8601 date, e.g. 2026-11-20 or 2026-11-20T08:00:00Z.',
             });
           const { caller, integrationId } = await operatorScope(rt.db, opts);
-          const filter = { integrationId, since: opts.since, operation: opts.operation, userId: opts.user, limit };
+          const filter = { integrationId, since: opts.since, until: opts.until, operation: opts.operation, userId: opts.user, limit };
           if (opts.json && opts.raw) return printJson(await listEventsWithRaw(rt.db, caller, filter));
           const events = (await listEventsPage(rt.db, caller, filter)).items;
           if (opts.json) return printJson(events);
@@ -93,16 +122,31 @@ export function registerAudit(program: Command, host: CommandHost): void {
     .option('--organization <name>', ORGANIZATION_FILTER_HELP)
     .addOption(new Option('--status <status>', 'only this status, or all (the default)').choices([...ALERT_STATUSES, 'all']))
     .option('--rule <id>', 'only this rule')
+    .addOption(new Option('--severity <severity>', 'only this severity').choices([...SEVERITIES]))
+    .option('--environment <id>', 'only alerts whose detail names this Power Platform environment')
+    .option('--search <text>', 'only alerts with this text (any case) in the title, rule id or detail')
+    .option('--since <time>', 'only alerts created at or after this ISO 8601 time')
+    .option('--until <time>', 'only alerts created before this ISO 8601 time')
+    .addOption(new Option('--sort <field>', 'order by (default createdAt)').choices([...ALERT_SORTS]))
+    .addOption(new Option('--order <order>', 'ascending or descending (default desc)').choices(['asc', 'desc']))
     .option('--json', 'print JSON')
     .action(
-      host.action(async (rt, opts: ListOptions & { integration?: string; organization?: string; status?: string; rule?: string }) => {
+      host.action(async (rt, opts: ListOptions & AlertListOptions) => {
         const { caller, integrationId } = await operatorScope(rt.db, opts);
         const status = opts.status === 'all' ? undefined : opts.status;
-        const { rows, more } = limitRows(
-          await allPages((page) => listAlertsPage(rt.db, caller, { integrationId, status, ruleId: opts.rule, ...page })),
-          opts,
-          100,
-        );
+        const filter = {
+          integrationId,
+          status,
+          ruleId: opts.rule,
+          severity: opts.severity,
+          environmentId: opts.environment,
+          q: opts.search,
+          since: opts.since,
+          until: opts.until,
+          sort: opts.sort,
+          order: opts.order,
+        };
+        const { rows, more } = limitRows(await allPages((page) => listAlertsPage(rt.db, caller, { ...filter, ...page })), opts, 100);
         if (opts.json) return printJson(rows);
         if (rows.length === 0) return print('No alerts.');
         const short = opts.wide ? undefined : shortIds(rows.map((a) => a.id));

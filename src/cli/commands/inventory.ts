@@ -24,7 +24,7 @@ export function registerInventory(program: Command, host: CommandHost): void {
     .option('--integration <integration>', 'only this integration (id or name)')
     .option('--organization <name>', ORGANIZATION_FILTER_HELP)
     .option('--environment <id>', 'only objects of this Power Platform environment (agents, apps, flows, connectors, connections)')
-    .addOption(new Option('--name <text>', 'only objects whose name contains this text (any case)'))
+    .addOption(new Option('--name <text>', 'only objects whose name or id contains this text (any case)'))
     .addOption(
       new Option('--sort <key>', 'order by name, environment (its name), firstSeenAt or lastSeenAt').choices(InventoryQuery.shape.sort.unwrap().options),
     )

@@ -36,7 +36,7 @@ export type InventorySort = (typeof INVENTORY_SORTS)[number];
 export interface InventoryFilterQuery {
   integrationIds: string[];
   environmentId?: string | undefined;
-  /** Case-insensitive substring of the name. */
+  /** Case-insensitive substring of the name or the id (a picker shows the name of the id it holds). */
   q?: string | undefined;
 }
 
@@ -75,7 +75,11 @@ function filteredInventory(db: Executor, m: ListedTable, query: InventoryFilterQ
     .where('t.deleted_at', 'is', null);
   if (m.stream) q = q.where('t.stream', '=', m.stream);
   if (query.environmentId && m.environment) q = q.where(sql.ref(`t.${m.environment}`), '=', query.environmentId);
-  if (query.q) q = q.where(sql<boolean>`lower(${sql.ref(`t.${m.name}`)}) like ${likePattern(query.q.toLowerCase())} escape '\\'`);
+  if (query.q) {
+    // The name or the id: a picker shows the name of an id it was given (a filter kept in a URL).
+    const p = likePattern(query.q.toLowerCase());
+    q = q.where(sql<boolean>`(lower(${sql.ref(`t.${m.name}`)}) like ${p} escape '\\' or lower(t.id) like ${p} escape '\\')`);
+  }
   return q;
 }
 
@@ -225,6 +229,10 @@ export interface FindingQuery {
    */
   q?: string | undefined;
   qCheckIds?: string[] | undefined;
+  /** Findings first seen at or after this instant (ISO 8601 UTC, as stored: compared as text). */
+  since?: string | undefined;
+  /** Findings first seen before this instant (ISO 8601 UTC; exclusive). */
+  until?: string | undefined;
   /** @default 'severity' */
   sort?: FindingSort | undefined;
   /** @default 'desc' */
@@ -250,6 +258,8 @@ function filteredFindings(db: Executor, query: FindingFilterQuery) {
   if (query.severity) q = q.where('f.severity', '=', query.severity);
   if (query.checkId) q = q.where('f.check_id', '=', query.checkId);
   if (query.resourceId) q = q.where('f.resource_id', '=', query.resourceId);
+  if (query.since) q = q.where('f.first_seen_at', '>=', query.since);
+  if (query.until) q = q.where('f.first_seen_at', '<', query.until);
   if (query.resourceIds) q = query.resourceIds.length ? q.where('f.resource_id', 'in', query.resourceIds) : q.where(sql<boolean>`1 = 0`);
   if (query.status === 'open') q = q.where('f.status', '=', 'open');
   if (query.status === 'resolved') q = q.where('f.status', '=', 'resolved');
@@ -518,6 +528,10 @@ export interface AlertQuery {
   environmentId?: string | undefined;
   /** Case-insensitive text in the title, rule id or detail. */
   q?: string | undefined;
+  /** Alerts created at or after this instant (ISO 8601 UTC, as stored: compared as text). */
+  since?: string | undefined;
+  /** Alerts created before this instant (ISO 8601 UTC; exclusive). */
+  until?: string | undefined;
   /** @default 'createdAt' */
   sort?: AlertSort | undefined;
   /** @default 'desc' */
@@ -540,6 +554,8 @@ export async function pageAlerts(db: Executor, query: AlertQuery) {
   if (query.status) q = q.where('status', '=', query.status);
   if (query.ruleId) q = q.where('rule_id', '=', query.ruleId);
   if (query.severity) q = q.where('severity', '=', query.severity);
+  if (query.since) q = q.where('created_at', '>=', query.since);
+  if (query.until) q = q.where('created_at', '<', query.until);
   if (query.environmentId)
     q = q.where(sql<boolean>`detail like ${likePattern(`${JSON.stringify('environmentId')}:${JSON.stringify(query.environmentId)}`)} escape '\\'`);
   if (query.q) {
@@ -568,6 +584,7 @@ export async function pageAlerts(db: Executor, query: AlertQuery) {
 /** Filters and position of {@link pageEvents}. */
 export interface EventQuery {
   integrationIds: string[];
+  /** Events at or after this instant (ISO 8601 UTC). */
   since?: string | undefined;
   /** Events before this instant (ISO 8601 UTC). */
   until?: string | undefined;

@@ -11,18 +11,20 @@ import {
   environmentColumn,
   FilterBar,
   FilterLink,
-  FilterNote,
   IntegrationFilter,
   IntegrationName,
+  InventoryPicker,
   PagedList,
   SearchFilter,
   SelectFilter,
+  TimeRangeFilter,
   useSearchDraft,
+  useTimeRange,
 } from '../components/ListPage.tsx';
 import { ErrorMessage } from '../components/ui.tsx';
 import { useListFilters, useListSort, useTitle } from '../hooks.ts';
 import { useApiMutation, useApiQuery } from '../query.ts';
-import { SEVERITIES, type Alert, type AlertPage, type AlertsBulkAnswer, type AlertSort, type AlertStatus } from '../types.ts';
+import { SEVERITIES, type Alert, type AlertPage, type AlertsBulkAnswer, type AlertSort, type AlertStatus, type ComplianceView } from '../types.ts';
 
 const STATUSES = ['new', 'acknowledged', 'closed'] as const;
 const SORTS: readonly AlertSort[] = ['createdAt', 'severity', 'status', 'ruleId', 'title'];
@@ -62,6 +64,20 @@ const COLUMNS: Column<Alert>[] = [
   ),
 ];
 
+/**
+ * The Rule filter's options: the detections of the catalogue, as the compliance view lists what covers each
+ * framework item (GET /compliance; the API has no list of detections of its own), by title; plus the rule in the URL
+ * when the catalogue does not name it (runtime protection and data-loss rules, set by a link).
+ */
+function useRuleOptions(current: string): { value: string; label: string }[] {
+  const compliance = useApiQuery<ComplianceView>('/compliance');
+  const detections = new Map<string, string>();
+  for (const f of compliance.data?.frameworks ?? [])
+    for (const item of f.items) for (const c of item.covers) if (c.kind === 'detection') detections.set(c.id, c.title);
+  if (current && !detections.has(current)) detections.set(current, current);
+  return [...detections].map(([value, label]) => ({ value, label })).sort((a, b) => a.label.localeCompare(b.label));
+}
+
 export function AlertsPage() {
   useTitle('Alerts');
   const { isAdmin } = useAuth();
@@ -70,6 +86,8 @@ export function AlertsPage() {
   const search = useSearchDraft(q);
   const [ruleId, environmentId] = [filters.get('ruleId'), filters.get('environmentId')];
   const sort = useListSort(filters, SORTS, 'createdAt');
+  const range = useTimeRange(filters);
+  const rules = useRuleOptions(ruleId);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [announce, setAnnounce] = useState('');
   const page = useApiQuery<AlertPage>('/alerts', {
@@ -79,6 +97,7 @@ export function AlertsPage() {
     integrationId: filters.get('integrationId'),
     ruleId,
     environmentId,
+    ...range,
     ...sort.query,
     cursor: filters.cursor,
     limit: PAGE_SIZE,
@@ -103,16 +122,11 @@ export function AlertsPage() {
         <SearchFilter id="a-q" {...search} placeholder="Title, rule or detail" />
         <SelectFilter id="a-severity" label="Severity" all="All severities" options={SEVERITIES} {...filters.bind('severity')} />
         <SelectFilter id="a-status" label="Status" all="All statuses" options={STATUSES} {...filters.bind('status')} />
+        <SelectFilter id="a-rule" label="Rule" all="All rules" options={rules} {...filters.bind('ruleId')} />
         <IntegrationFilter id="a-integration" {...filters.bind('integrationId')} />
+        <InventoryPicker id="a-environment" label="Environment" kind="environments" all="All environments" {...filters.bind('environmentId')} />
+        <TimeRangeFilter id="a-time" label="Raised" filters={filters} />
       </FilterBar>
-      <FilterNote
-        filters={[
-          ['Rule', ruleId],
-          ['Environment', environmentId],
-        ]}
-        clear="Clear these filters"
-        onClear={() => filters.update({ ruleId: '', environmentId: '' })}
-      />
       <p role="status" className="visually-hidden">
         {announce}
       </p>

@@ -16,15 +16,18 @@ import {
   FilterNote,
   IntegrationFilter,
   IntegrationName,
+  InventoryPicker,
   PagedList,
   SearchFilter,
   SelectFilter,
+  TimeRangeFilter,
   useSearchDraft,
+  useTimeRange,
 } from '../components/ListPage.tsx';
 import { endOfDay, ErrorMessage, ErrorSummary, Field, StatusBadge, Time, todayIso, type FormError } from '../components/ui.tsx';
 import { useForm, useListFilters, useListSort, useTitle } from '../hooks.ts';
 import { useApiMutation, useApiQuery } from '../query.ts';
-import { SEVERITIES, type CheckList, type Finding, type FindingPage, type FindingSort, type FindingsBulkAnswer, type InventoryPage } from '../types.ts';
+import { SEVERITIES, type CheckList, type Finding, type FindingPage, type FindingSort, type FindingsBulkAnswer } from '../types.ts';
 
 const STATUSES = ['open', 'resolved', 'suppressed', 'all'] as const;
 const SUPPRESSED = [
@@ -184,12 +187,12 @@ export function FindingsPage() {
   const filters = useListFilters();
   const q = filters.get('q');
   const search = useSearchDraft(q);
-  const [checkId, resourceId, environmentId] = [filters.get('checkId'), filters.get('resourceId'), filters.get('environmentId')];
+  const [checkId, resourceId] = [filters.get('checkId'), filters.get('resourceId')];
   const sort = useListSort(filters, SORTS, 'severity');
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [announce, setAnnounce] = useState('');
   const checks = useApiQuery<CheckList>('/checks');
-  const environments = useApiQuery<InventoryPage>('/inventory/environments', { limit: 500 });
+  const range = useTimeRange(filters);
   const filter = {
     q: q || undefined,
     severity: filters.get('severity') || undefined,
@@ -197,14 +200,13 @@ export function FindingsPage() {
     suppressed: filters.get('suppressed') || undefined,
     integrationId: filters.get('integrationId') || undefined,
     checkId: checkId || undefined,
-    environmentId: environmentId || undefined,
+    environmentId: filters.get('environmentId') || undefined,
     resourceId: resourceId || undefined,
+    ...range,
     ...sort.query,
   };
   const page = useApiQuery<FindingPage>('/findings', { ...filter, cursor: filters.cursor, limit: PAGE_SIZE });
   const total = page.data?.total;
-
-  const environmentName = (id: string) => environments.data?.items.find((e) => e.id === id)?.name ?? id;
 
   return (
     <>
@@ -222,22 +224,10 @@ export function FindingsPage() {
           {...filters.bind('checkId')}
         />
         <IntegrationFilter id="f-integration" {...filters.bind('integrationId')} />
-        <SelectFilter
-          id="f-environment"
-          label="Environment"
-          all="All environments"
-          options={(environments.data?.items ?? []).map((e) => ({ value: e.id, label: e.name ?? e.id }))}
-          {...filters.bind('environmentId')}
-        />
+        <InventoryPicker id="f-environment" label="Environment" kind="environments" all="All environments" {...filters.bind('environmentId')} />
+        <TimeRangeFilter id="f-time" label="First seen" filters={filters} />
       </FilterBar>
-      <FilterNote
-        filters={[
-          ['Resource', resourceId],
-          ['Environment', environmentId && !environments.data?.items.some((e) => e.id === environmentId) ? environmentName(environmentId) : ''],
-        ]}
-        clear="Clear these filters"
-        onClear={() => filters.update({ resourceId: '', environmentId: '' })}
-      />
+      <FilterNote filters={[['Resource', resourceId]]} clear="Clear this filter" onClear={() => filters.update({ resourceId: '' })} />
       <ExportLinks filter={filter} />
       <p role="status" className={announce ? 'success' : 'visually-hidden'}>
         {announce}
