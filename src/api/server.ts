@@ -68,6 +68,38 @@ function consentPage(o: ConsentOutcome): string {
  */
 const SWAGGER_UI_STYLE_HASH = 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w=';
 
+/**
+ * How `/api/docs` shows Swagger UI, so the page passes axe-core (WCAG 2.1 AA) like the portal's pages
+ * (test/portal/a11y.test.ts, at 1280 and 400 px wide, with an operation open, tried out, and the authorization
+ * dialog open):
+ * - `layout: 'BaseLayout'`: Swagger UI without the standalone preset's top bar, whose logo image had no text and
+ *   whose "Explore" box (load another document by URL) had no label — and no use here: the page documents this
+ *   server's API only;
+ * - `syntaxHighlight.theme: 'obsidian'`: its JSON colours reach 4.5:1 on its background (the default, agate, shows
+ *   numbers at 3.5:1);
+ * - src/api/docs-theme.css: darker colours where Swagger UI's text failed 4.5:1 contrast (method badges,
+ *   Authorize, muted texts), and examples that wrap rather than scroll;
+ * - src/api/docs-theme.js: the accessible names Swagger UI's markup lacks (parameter selects, request body, the
+ *   dialog's close button) and no aria-label hiding a button's visible text, set after it renders.
+ * `layout` and `syntaxHighlight` are Swagger UI's own options (github.com/swagger-api/swagger-ui,
+ * docs/usage/configuration.md); `theme` is @fastify/swagger-ui's (its README). Both files sit beside this module (scripts/build-assets.mjs copies them into dist/) and are served from our origin
+ * under `/api/docs/static/theme/`, which the page's CSP (`'self'`) allows.
+ */
+function swaggerUiOptions() {
+  const theme = (file: string) => readFileSync(join(import.meta.dirname, file), 'utf8');
+  return {
+    routePrefix: '/api/docs',
+    staticCSP: true,
+    transformStaticCSP: (header: string) => header.replace("style-src 'self' https:", `style-src 'self' https: '${SWAGGER_UI_STYLE_HASH}'`),
+    uiConfig: { docExpansion: 'list' as const, deepLinking: false, layout: 'BaseLayout', syntaxHighlight: { theme: 'obsidian' as const } },
+    theme: {
+      title: 'Vigil API',
+      css: [{ filename: 'vigil.css', content: theme('docs-theme.css') }],
+      js: [{ filename: 'vigil.js', content: theme('docs-theme.js') }],
+    },
+  };
+}
+
 /** Content Security Policy of the portal: its own scripts, styles and API only; never framed. */
 const PORTAL_CSP = {
   defaultSrc: ["'self'"],
@@ -249,12 +281,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       transform: jsonSchemaTransform,
       transformObject: (document) => withUsedComponentsOnly(jsonSchemaTransformObject(document)),
     });
-    await app.register(fastifySwaggerUi, {
-      routePrefix: '/api/docs',
-      staticCSP: true,
-      transformStaticCSP: (header) => header.replace("style-src 'self' https:", `style-src 'self' https: '${SWAGGER_UI_STYLE_HASH}'`),
-      uiConfig: { docExpansion: 'list', deepLinking: false },
-    });
+    await app.register(fastifySwaggerUi, swaggerUiOptions());
     app.get('/api/docs/openapi.json', { schema: { hide: true } }, async () => app.swagger());
     const ctx = deps.api;
     await app.register(async (child) => apiPlugin(child, ctx), { prefix: '/api/v1' });
