@@ -31,17 +31,19 @@ function OutcomeBadge({ step }: { step: AgentStep }) {
   return <span className={`badge st-${o.tone}`}>{o.label}</span>;
 }
 
+/** The integrations' columns (a module constant: a cell made anew on each render is a new component, and focus in it is lost). */
+const COLUMNS: Column<ProtectionList['items'][number]>[] = [
+  column('Integration', (i) => <Link to={`/protection/${seg(i.integrationId)}`}>{i.integrationName}</Link>),
+  column('Endpoint', (i) => (i.endpoint ? <StatusBadge status={i.endpoint.appId ? 'ok' : 'incomplete'} /> : <span className="muted">not enabled</span>)),
+  column('Validated', (i) => <Time value={i.endpoint?.validatedAt} />),
+  column('Last analysis', (i) => <Time value={i.endpoint?.lastAnalysisAt} />),
+  column('Refused calls', (i) => (i.endpoint ? String(i.endpoint.authFailures) : '—'), 'num'),
+];
+
 /** `/protection`: every integration with the state of its endpoint. */
 export function ProtectionPage() {
   useTitle('Protection');
   const list = useApiQuery<ProtectionList>('/protection');
-  const columns: Column<ProtectionList['items'][number]>[] = [
-    column('Integration', (i) => <Link to={`/protection/${seg(i.integrationId)}`}>{i.integrationName}</Link>),
-    column('Endpoint', (i) => (i.endpoint ? <StatusBadge status={i.endpoint.appId ? 'ok' : 'incomplete'} /> : <span className="muted">not enabled</span>)),
-    column('Validated', (i) => <Time value={i.endpoint?.validatedAt} />),
-    column('Last analysis', (i) => <Time value={i.endpoint?.lastAnalysisAt} />),
-    column('Refused calls', (i) => (i.endpoint ? String(i.endpoint.authFailures) : '—'), 'num'),
-  ];
   return (
     <>
       <h1>Protection</h1>
@@ -54,7 +56,7 @@ export function ProtectionPage() {
           <DataTable
             label="Integrations and their protection endpoints"
             rows={l.items}
-            columns={columns}
+            columns={COLUMNS}
             rowId={(i) => i.integrationId}
             empty="No integration yet."
           />
