@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { portalWorld, type PortalWorld } from './harness.ts';
-import { apiCall, collectedIntegration, signIn, watchPage, type PageProblems } from './session.ts';
+import { collectedIntegration, portalPages, signIn, watchPage, type PageProblems } from './session.ts';
 
 /** axe-core's browser build (github.com/dequelabs/axe-core: `axe.run()` resolves to the results, `violations` with `impact`). */
 const AXE_SOURCE = readFileSync(new URL(import.meta.resolve('axe-core/axe.min.js')), 'utf8');
@@ -64,31 +64,7 @@ describe('portal accessibility, console and CSP on every page', () => {
     problems = await watchPage(page);
     await signIn(w);
     const integrationId = await collectedIntegration(w);
-    const findings = (await apiCall<{ items: { id: string }[] }>(w, 'GET', '/findings?status=all&limit=1')).items;
-    const agents = (await apiCall<{ items: { integrationId: string; agentId: string; environmentId: string }[] }>(w, 'GET', '/agents?limit=1')).items;
-    const alerts = (await apiCall<{ items: { id: string }[] }>(w, 'GET', '/alerts?limit=1')).items;
-    pages.push(
-      { name: 'dashboard', path: '/' },
-      { name: 'integrations', path: '/integrations' },
-      { name: 'integration', path: `/integrations/${integrationId}` },
-      { name: 'inventory', path: '/inventory' },
-      { name: 'findings', path: '/findings' },
-      { name: 'finding', path: `/findings/${findings[0]!.id}` },
-      { name: 'agent', path: `/integrations/${agents[0]!.integrationId}/agents/${encodeURIComponent(agents[0]!.agentId)}` },
-      { name: 'alerts', path: '/alerts' },
-      ...alerts.map((a) => ({ name: 'alert', path: `/alerts/${a.id}` })),
-      { name: 'events', path: '/events' },
-      { name: 'agents', path: '/agents' },
-      { name: 'environment', path: `/environments/${agents[0]!.integrationId}/${encodeURIComponent(agents[0]!.environmentId)}` },
-      { name: 'protection', path: '/protection' },
-      { name: 'checks', path: '/checks' },
-      { name: 'compliance', path: '/compliance' },
-      { name: 'compliance-scubagear', path: '/compliance?framework=scubagear' },
-      { name: 'settings-users', path: '/settings/users' },
-      { name: 'settings-api-keys', path: '/settings/api-keys' },
-      { name: 'settings-sinks', path: '/settings/sinks' },
-      { name: 'not-found', path: '/no/such/page' },
-    );
+    pages.push(...(await portalPages(w, integrationId)));
   }, 240_000);
   afterAll(async () => w?.close());
 

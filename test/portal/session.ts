@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { ConsoleMessage, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { until } from '../support/process.ts';
@@ -31,23 +33,95 @@ export async function apiCall<T>(
 }
 
 /**
- * Creates Contoso's customer-app integration through the API and runs one collection to its end, evaluation
- * included (the dashboard's posture has results). Returns the integration's id.
+ * Creates Contoso's customer-app integration through the API and runs one collection to its end: the collection, its
+ * evaluation (the dashboard's posture has results), then the audit cycle the job runs after it (ingest the feed, run
+ * the detections), so the alerts the detections raise are stored when this returns. Returns the integration's id.
+ *
+ * No API says when a job's audit cycle is over (GET /integrations/{id}/runs ends with the collection), so this reads
+ * the server's log (`<dataDir>/logs/vigil.log`, JSON lines written synchronously): every ended run of the integration
+ * has its "audit cycle finished" line, whose `alertsRaised` alerts GET /alerts then lists.
+ * @throws Error when the audit cycle failed, or nothing ended within 120 s.
  */
 export async function collectedIntegration(w: PortalWorld, name = 'Contoso'): Promise<string> {
   const { integration: created } = await apiCall<{ integration: { id: string } }>(w, 'POST', '/integrations', contosoIntegration(w, name));
+  const id = created.id;
   // System Administrator where missing, so more checks can read Dataverse (a refusal leaves them not evaluated).
-  await apiCall(w, 'POST', `/integrations/${created.id}/environments/grant`, undefined, [200, 400, 403, 409, 422, 502]);
-  await apiCall(w, 'POST', `/integrations/${created.id}/runs`);
-  await until(
-    'the collection and its evaluation to finish',
+  await apiCall(w, 'POST', `/integrations/${id}/environments/grant`, undefined, [200, 400, 403, 409, 422, 502]);
+  await apiCall(w, 'POST', `/integrations/${id}/runs`);
+  const raised = await until(
+    'the collection, its evaluation and its audit cycle to finish',
     async () => {
-      const dash = await apiCall<{ posture: { passed: number; failed: number } }>(w, 'GET', '/dashboard');
-      return dash.posture.passed + dash.posture.failed > 0;
+      const runs = (await apiCall<{ items: RunStatus[] }>(w, 'GET', `/integrations/${id}/runs`)).items;
+      if (!runs.length || runs.some((r) => r.status === 'running' || r.status === 'queued')) return false;
+      const cycles = auditCycles(w, id);
+      const failed = cycles.find((c) => c.msg !== 'audit cycle finished');
+      if (failed) throw new Error(`The audit cycle of ${id} did not finish: ${JSON.stringify(failed)}\n${w.output().slice(-2000)}`);
+      // Each job that collected without failing runs one audit cycle after it.
+      const ended = runs.filter((r) => r.status !== 'failed').length;
+      return cycles.length >= ended && cycles.length > 0 ? { alerts: cycles.reduce((n, c) => n + (c.alertsRaised ?? 0), 0) } : false;
     },
     120_000,
   );
-  return created.id;
+  await until(
+    `GET /alerts to list the ${raised.alerts} alerts the detections raised`,
+    async () => (await apiCall<{ items: unknown[] }>(w, 'GET', `/alerts?integrationId=${id}&limit=500`)).items.length >= Math.min(raised.alerts, 500),
+    10_000,
+  );
+  return id;
+}
+
+/** A signed-in page of the portal: a short name (for messages) and its path. */
+export interface PortalPage {
+  name: string;
+  path: string;
+}
+
+/**
+ * Every signed-in page of the portal, after {@link collectedIntegration} collected `integrationId`: the lists, one
+ * finding, one agent, each alert (the first page of GET /alerts), one environment, the settings tabs, and the
+ * not-found page. Reads the ids through the API with the page's session.
+ */
+export async function portalPages(w: PortalWorld, integrationId: string): Promise<PortalPage[]> {
+  const findings = (await apiCall<{ items: { id: string }[] }>(w, 'GET', '/findings?status=all&limit=1')).items;
+  const agents = (await apiCall<{ items: { integrationId: string; agentId: string; environmentId: string }[] }>(w, 'GET', '/agents?limit=1')).items;
+  const alerts = (await apiCall<{ items: { id: string }[] }>(w, 'GET', '/alerts?limit=1')).items;
+  return [
+    { name: 'dashboard', path: '/' },
+    { name: 'integrations', path: '/integrations' },
+    { name: 'integration', path: `/integrations/${integrationId}` },
+    { name: 'inventory', path: '/inventory' },
+    { name: 'findings', path: '/findings' },
+    { name: 'finding', path: `/findings/${findings[0]!.id}` },
+    { name: 'agent', path: `/integrations/${agents[0]!.integrationId}/agents/${encodeURIComponent(agents[0]!.agentId)}` },
+    { name: 'alerts', path: '/alerts' },
+    ...alerts.map((a) => ({ name: 'alert', path: `/alerts/${a.id}` })),
+    { name: 'events', path: '/events' },
+    { name: 'agents', path: '/agents' },
+    { name: 'environment', path: `/environments/${agents[0]!.integrationId}/${encodeURIComponent(agents[0]!.environmentId)}` },
+    { name: 'protection', path: '/protection' },
+    { name: 'checks', path: '/checks' },
+    { name: 'compliance', path: '/compliance' },
+    { name: 'compliance-scubagear', path: '/compliance?framework=scubagear' },
+    { name: 'settings-users', path: '/settings/users' },
+    { name: 'settings-api-keys', path: '/settings/api-keys' },
+    { name: 'settings-sinks', path: '/settings/sinks' },
+    { name: 'not-found', path: '/no/such/page' },
+  ];
+}
+
+/** The audit-cycle lines of the job handler (src/sync/worker.ts) about `integrationId` in the server's log, oldest first. */
+function auditCycles(w: PortalWorld, integrationId: string): { msg: string; alertsRaised?: number }[] {
+  let log: string;
+  try {
+    log = readFileSync(join(w.dataDir, 'logs', 'vigil.log'), 'utf8');
+  } catch {
+    return [];
+  }
+  return log
+    .split('\n')
+    .filter((l) => l.includes(integrationId) && l.includes('"audit cycle '))
+    .map((l) => JSON.parse(l) as { msg: string; integrationId?: string; alertsRaised?: number })
+    .filter((l) => l.integrationId === integrationId);
 }
 
 /** The body of POST /integrations for Contoso's customer-app integration (the emulated connector app's secret). */

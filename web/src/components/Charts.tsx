@@ -2,7 +2,7 @@
 // Each chart is one image for assistive technology (role="img" with a sentence naming what it shows, the chart's own
 // keyboard layer off), and offers the same numbers as a table. Recharts styles its elements through the DOM's style
 // object, not style attributes in markup, so the portal's CSP (style-src 'self') holds.
-import type { ReactNode } from 'react';
+import { useEffect, useRef, type ReactNode } from 'react';
 import { Bar, BarChart, CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { SEVERITIES, type Dashboard, type ProtectionSummary } from '../types.ts';
 
@@ -29,9 +29,11 @@ const bySeverity = (item: { dataKey?: unknown }) => SEVERITIES.indexOf(item.data
 
 /** A chart as one image named `summary`, and its numbers as a table behind "Show the numbers as a table". */
 function ChartFigure({ summary, height, chart, table }: { summary: string; height: number; chart: ReactNode; table: ReactNode }) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => untabbableLayers(box.current), []);
   return (
     <figure className="chart">
-      <div role="img" aria-label={summary} className="chart-box">
+      <div role="img" aria-label={summary} className="chart-box" ref={box}>
         <ResponsiveContainer width="100%" height={height}>
           {chart}
         </ResponsiveContainer>
@@ -42,6 +44,23 @@ function ChartFigure({ summary, height, chart, table }: { summary: string; heigh
       </details>
     </figure>
   );
+}
+
+/**
+ * Keeps Recharts' layers out of the Tab order. Each layer is a `<g>` React renders a portal into, and React listens
+ * for focus events on a portal's container, which makes Chromium treat the `<g>` as focusable: Tab stopped on an
+ * invisible, empty group in every chart. The chart is one image (its numbers are in the table), so the layers get
+ * `tabindex="-1"`, also those drawn later (the chart is drawn once its container has a size). Returns the clean-up.
+ */
+function untabbableLayers(box: HTMLElement | null): (() => void) | undefined {
+  if (!box) return undefined;
+  const untab = () => {
+    for (const g of box.querySelectorAll('g[class^="recharts-zIndex-layer"]:not([tabindex])')) g.setAttribute('tabindex', '-1');
+  };
+  untab();
+  const observer = new MutationObserver(untab);
+  observer.observe(box, { childList: true, subtree: true });
+  return () => observer.disconnect();
 }
 
 /** A table of `rows` under `headers`, in a scrollable region named `label`; the first cell of each row heads it. */

@@ -5,7 +5,7 @@
 // that asks for that order, and `aria-sort` says the current one. Selection (for bulk actions) is a column of
 // checkboxes the table adds in front, with one in the header for every row on the page.
 import { metaHelper, tableFeatures, useTable, type ColumnDef, type RowData } from '@tanstack/react-table';
-import { useMemo, type ReactNode } from 'react';
+import { createContext, useContext, useMemo, type ReactNode } from 'react';
 import { SeverityBadge, StatusBadge, TableScroll, Time } from './ui.tsx';
 
 /** Per-column meta: a class for the column's header and cells (`num` right-aligns numbers); the server's sort key. */
@@ -82,6 +82,64 @@ function SortButton({ label, sortKey, sort }: { label: ReactNode; sortKey: strin
   );
 }
 
+/** The selection of the table being rendered, for its checkbox column; null without one. */
+const SelectionContext = createContext<{ selection: TableSelection<unknown>; pageIds: string[]; idOf: (row: unknown) => string } | null>(null);
+
+/** The header's checkbox: every row of the page (indeterminate when some are). */
+function SelectPageBox() {
+  const s = useContext(SelectionContext);
+  if (!s) return null;
+  const { selection, pageIds } = s;
+  const every = pageIds.length > 0 && pageIds.every((id) => selection.selected.has(id));
+  const some = pageIds.some((id) => selection.selected.has(id));
+  return (
+    <input
+      type="checkbox"
+      aria-label="Select every row on this page"
+      checked={every}
+      ref={(el) => {
+        if (el) el.indeterminate = some && !every;
+      }}
+      onChange={(e) => {
+        const next = new Set(selection.selected);
+        for (const id of pageIds)
+          if (e.target.checked) next.add(id);
+          else next.delete(id);
+        selection.onChange(next);
+      }}
+    />
+  );
+}
+
+/** A row's checkbox, named after the row. */
+function SelectRowBox({ row }: { row: { original: unknown } }) {
+  const s = useContext(SelectionContext);
+  if (!s) return null;
+  const { selection, idOf } = s;
+  const id = idOf(row.original);
+  return (
+    <input
+      type="checkbox"
+      aria-label={`Select ${selection.name(row.original)}`}
+      checked={selection.selected.has(id)}
+      onChange={(e) => {
+        const next = new Set(selection.selected);
+        if (e.target.checked) next.add(id);
+        else next.delete(id);
+        selection.onChange(next);
+      }}
+    />
+  );
+}
+
+/**
+ * The checkbox column a table with a selection adds in front. One definition for every table and render: TanStack's
+ * FlexRender renders a header or cell function as a React component, so a function made anew on each render (as the
+ * selection changed) was a new component type, and React replaced the checkbox just ticked: keyboard focus fell to
+ * <body> after each Space. The checkboxes read the selection from {@link SelectionContext} instead.
+ */
+const SELECT_COLUMN: Column<RowData> = { id: 'select', header: SelectPageBox, cell: SelectRowBox, meta: { className: 'select' } };
+
 /**
  * A table of `rows` with `columns`, in a scrollable region labelled `label`; `empty` (a muted line) when there are no
  * rows. Rows are told apart by `rowId` (default: their `id`). `columns` must keep its identity between renders (a module constant or a memo).
@@ -107,86 +165,51 @@ export function DataTable<T extends RowData>({
   selection?: TableSelection<T>;
 }) {
   const idOf = rowId ?? byId;
-  // The checkbox column is rebuilt when the selection or the page changes (its header checks every row of the page).
-  const all = useMemo(() => {
-    if (!selection) return columns;
-    const pageIds = rows.map(idOf);
-    const every = pageIds.length > 0 && pageIds.every((id) => selection.selected.has(id));
-    const some = pageIds.some((id) => selection.selected.has(id));
-    const toggle = (id: string, on: boolean) => {
-      const next = new Set(selection.selected);
-      if (on) next.add(id);
-      else next.delete(id);
-      selection.onChange(next);
-    };
-    const select: Column<T> = {
-      id: 'select',
-      header: () => (
-        <input
-          type="checkbox"
-          aria-label="Select every row on this page"
-          checked={every}
-          ref={(el) => {
-            if (el) el.indeterminate = some && !every;
-          }}
-          onChange={(e) => {
-            const next = new Set(selection.selected);
-            for (const id of pageIds)
-              if (e.target.checked) next.add(id);
-              else next.delete(id);
-            selection.onChange(next);
-          }}
-        />
-      ),
-      cell: ({ row }) => (
-        <input
-          type="checkbox"
-          aria-label={`Select ${selection.name(row.original)}`}
-          checked={selection.selected.has(idOf(row.original))}
-          onChange={(e) => toggle(idOf(row.original), e.target.checked)}
-        />
-      ),
-      meta: { className: 'select' },
-    };
-    return [select, ...columns];
-  }, [columns, selection, rows, idOf]);
+  const selecting = selection !== undefined;
+  const all = useMemo(() => (selecting ? [SELECT_COLUMN as unknown as Column<T>, ...columns] : columns), [columns, selecting]);
+  const selectionState = useMemo(
+    () => (selection ? { selection: selection as TableSelection<unknown>, pageIds: rows.map(idOf), idOf: idOf as (row: unknown) => string } : null),
+    [selection, rows, idOf],
+  );
   const table = useTable({ features, columns: all, data: rows, getRowId: idOf });
   if (!rows.length) return empty ? <p className="muted">{empty}</p> : null;
   return (
-    <TableScroll label={label}>
-      <table aria-describedby={describedBy}>
-        <thead>
-          {table.getHeaderGroups().map((group) => (
-            <tr key={group.id}>
-              {group.headers.map((h) => {
-                const meta = h.column.columnDef.meta;
-                const key = sort && meta?.sortKey;
-                return (
-                  <th
-                    key={h.id}
-                    scope="col"
-                    className={meta?.className}
-                    aria-sort={key ? (sort.key === key ? (sort.order === 'asc' ? 'ascending' : 'descending') : 'none') : undefined}
-                  >
-                    {key ? <SortButton label={<table.FlexRender header={h} />} sortKey={key} sort={sort} /> : <table.FlexRender header={h} />}
-                  </th>
-                );
-              })}
-            </tr>
-          ))}
-        </thead>
-        <tbody>
-          {table.getRowModel().rows.map((row) => (
-            <tr key={row.id}>
-              {row.getAllCells().map((cell) => (
-                <td key={cell.id} className={cell.column.columnDef.meta?.className}>
-                  <table.FlexRender cell={cell} />
-                </td>
-              ))}
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </TableScroll>
+    <SelectionContext.Provider value={selectionState}>
+      <TableScroll label={label}>
+        <table aria-describedby={describedBy}>
+          <thead>
+            {table.getHeaderGroups().map((group) => (
+              <tr key={group.id}>
+                {group.headers.map((h) => {
+                  const meta = h.column.columnDef.meta;
+                  const key = sort && meta?.sortKey;
+                  return (
+                    <th
+                      key={h.id}
+                      scope="col"
+                      className={meta?.className}
+                      aria-sort={key ? (sort.key === key ? (sort.order === 'asc' ? 'ascending' : 'descending') : 'none') : undefined}
+                    >
+                      {key ? <SortButton label={<table.FlexRender header={h} />} sortKey={key} sort={sort} /> : <table.FlexRender header={h} />}
+                    </th>
+                  );
+                })}
+              </tr>
+            ))}
+          </thead>
+          <tbody>
+            {table.getRowModel().rows.map((row) => (
+              <tr key={row.id}>
+                {row.getAllCells().map((cell) => (
+                  <td key={cell.id} className={cell.column.columnDef.meta?.className}>
+                    <table.FlexRender cell={cell} />
+                  </td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableScroll>
+    </SelectionContext.Provider>
   );
 }

@@ -1,4 +1,4 @@
-import { useEffect, useRef, type ChangeEvent, type InputHTMLAttributes, type ReactNode } from 'react';
+import { useEffect, useRef, type ChangeEvent, type InputHTMLAttributes, type ReactNode, type RefObject } from 'react';
 import type { Severity } from '../types.ts';
 
 /** A form error: the field it belongs to (its input id), the message and how to fix it. */
@@ -253,4 +253,89 @@ export function todayIso(): string {
 /** The end of a UTC day given as YYYY-MM-DD (a suppression "until" a date lasts through that whole day). */
 export function endOfDay(date: string): string {
   return `${date}T23:59:59.000Z`;
+}
+
+/**
+ * A modal confirmation: the native `<dialog>` opened with `showModal()` while `open` (HTML Living Standard, "The
+ * dialog element": the rest of the page is inert, focus moves into the dialog, Escape cancels). Focus starts on
+ * Cancel; when it closes, focus goes back to the element that had it (the trigger), or after the action was confirmed
+ * to `afterConfirm` when given (the trigger is gone once the action is done: a revoked key has no Revoke button).
+ * `onClose` is called on Cancel and on Escape; the caller closes it after `onConfirm` by setting `open` false.
+ */
+export function ConfirmDialog({
+  open,
+  title,
+  confirm,
+  onConfirm,
+  onClose,
+  busy,
+  afterConfirm,
+  children,
+}: {
+  open: boolean;
+  title: string;
+  /** The confirming button's text. */
+  confirm: string;
+  onConfirm: () => void;
+  onClose: () => void;
+  busy?: boolean;
+  afterConfirm?: RefObject<HTMLElement | null>;
+  children?: ReactNode;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const trigger = useRef<Element | null>(null);
+  const confirmed = useRef(false);
+  const cancel = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    const d = ref.current;
+    if (!d) return;
+    if (open && !d.open) {
+      trigger.current = document.activeElement;
+      confirmed.current = false;
+      d.showModal();
+      // The safe choice first (showModal would focus the first button, the action).
+      cancel.current?.focus();
+    } else if (!open && d.open) d.close();
+  }, [open]);
+  return (
+    <dialog
+      ref={ref}
+      className="confirm-dialog"
+      aria-labelledby="confirm-dialog-title"
+      onClose={() => {
+        const t = confirmed.current && afterConfirm?.current ? afterConfirm.current : trigger.current;
+        trigger.current = null;
+        if (t instanceof HTMLElement && t.isConnected) t.focus();
+        if (open) onClose();
+      }}
+    >
+      <h2 id="confirm-dialog-title">{title}</h2>
+      {children}
+      <div className="actions">
+        <button
+          type="button"
+          className={busy ? 'is-busy' : undefined}
+          aria-disabled={busy || undefined}
+          onClick={() => {
+            if (busy) return;
+            confirmed.current = true;
+            onConfirm();
+          }}
+        >
+          {confirm}
+        </button>
+        <button
+          type="button"
+          className="secondary"
+          ref={cancel}
+          onClick={() => {
+            confirmed.current = false;
+            onClose();
+          }}
+        >
+          Cancel
+        </button>
+      </div>
+    </dialog>
+  );
 }

@@ -114,6 +114,8 @@ export function AlertsPage() {
   });
 
   const ids = [...selected];
+  /** Nothing to act on, or a change under way. */
+  const idle = !ids.length || bulk.isPending;
 
   return (
     <>
@@ -133,10 +135,11 @@ export function AlertsPage() {
       {isAdmin ? (
         <div className="actions bulk-actions" role="group" aria-label="Selected alerts">
           <span>{ids.length ? `${ids.length} selected` : 'Select alerts to act on several at once.'}</span>
-          <button type="button" disabled={!ids.length || bulk.isPending} onClick={() => bulk.mutate({ ids, to: 'acknowledged' })}>
+          {/* aria-disabled, not disabled: the button just used keeps the keyboard focus when the selection empties. */}
+          <button type="button" aria-disabled={idle || undefined} onClick={() => !idle && bulk.mutate({ ids, to: 'acknowledged' })}>
             Acknowledge selected
           </button>
-          <button type="button" className="secondary" disabled={!ids.length || bulk.isPending} onClick={() => bulk.mutate({ ids, to: 'closed' })}>
+          <button type="button" className="secondary" aria-disabled={idle || undefined} onClick={() => !idle && bulk.mutate({ ids, to: 'closed' })}>
             Close selected
           </button>
           {ids.length ? (

@@ -81,6 +81,36 @@ const PERIODS = [
   { value: 'hour', label: 'Per hour, last 48 hours' },
 ];
 
+/** An integration's row: its endpoint, its summary and the start of each window (for the counts' links). */
+type SummaryRow = IntegrationRow & { since24h: string; since7d: string };
+
+/** The integrations' columns (a module constant: a cell made anew on each render is a new component, and focus in it is lost). */
+const COLUMNS: Column<SummaryRow>[] = [
+  column('Integration', (i) => <Link to={`/protection/${seg(i.integrationId)}`}>{i.integrationName}</Link>),
+  column('Set-up', (i) => (i.endpoint ? <StatusBadge status={i.endpoint.appId ? 'ok' : 'incomplete'} /> : <span className="muted">not enabled</span>)),
+  column('Last 24 h', (i) => <WindowCounts integrationId={i.integrationId} counts={i.summary?.last24h} since={i.since24h} />, 'num'),
+  column('Last 7 days', (i) => <WindowCounts integrationId={i.integrationId} counts={i.summary?.last7d} since={i.since7d} />, 'num'),
+  column('Top detectors (7 days)', (i) =>
+    i.summary?.topDetectors.length ? (
+      <ul className="plain small">
+        {i.summary.topDetectors.map((d) => (
+          <li key={d.detector}>
+            <Link to={`/protection/${seg(i.integrationId)}?outcome=decision&detector=${encodeURIComponent(d.detector)}`}>
+              <code>{d.detector}</code>
+            </Link>{' '}
+            {d.decisions}
+          </li>
+        ))}
+      </ul>
+    ) : (
+      <span className="muted">—</span>
+    ),
+  ),
+  column('Validated', (i) => <Time value={i.endpoint?.validatedAt} />),
+  column('Last analysis', (i) => <Time value={i.endpoint?.lastAnalysisAt} />),
+  column('Refused calls', (i) => (i.endpoint ? String(i.endpoint.authFailures) : '—'), 'num'),
+];
+
 /** `/protection`: every integration with the state of its endpoint and its decisions, and the decisions over time. */
 export function ProtectionPage() {
   useTitle('Protection');
@@ -90,31 +120,6 @@ export function ProtectionPage() {
   const summary = useApiQuery<ProtectionSummary>('/protection/summary', { bucket: bucket === 'day' ? undefined : bucket });
   const s = summary.data;
   const since = (hours: number) => new Date(new Date(s?.generatedAt ?? Date.now()).getTime() - hours * 3_600_000).toISOString();
-  const columns: Column<IntegrationRow>[] = [
-    column('Integration', (i) => <Link to={`/protection/${seg(i.integrationId)}`}>{i.integrationName}</Link>),
-    column('Set-up', (i) => (i.endpoint ? <StatusBadge status={i.endpoint.appId ? 'ok' : 'incomplete'} /> : <span className="muted">not enabled</span>)),
-    column('Last 24 h', (i) => <WindowCounts integrationId={i.integrationId} counts={i.summary?.last24h} since={since(24)} />, 'num'),
-    column('Last 7 days', (i) => <WindowCounts integrationId={i.integrationId} counts={i.summary?.last7d} since={since(24 * 7)} />, 'num'),
-    column('Top detectors (7 days)', (i) =>
-      i.summary?.topDetectors.length ? (
-        <ul className="plain small">
-          {i.summary.topDetectors.map((d) => (
-            <li key={d.detector}>
-              <Link to={`/protection/${seg(i.integrationId)}?outcome=decision&detector=${encodeURIComponent(d.detector)}`}>
-                <code>{d.detector}</code>
-              </Link>{' '}
-              {d.decisions}
-            </li>
-          ))}
-        </ul>
-      ) : (
-        <span className="muted">—</span>
-      ),
-    ),
-    column('Validated', (i) => <Time value={i.endpoint?.validatedAt} />),
-    column('Last analysis', (i) => <Time value={i.endpoint?.lastAnalysisAt} />),
-    column('Refused calls', (i) => (i.endpoint ? String(i.endpoint.authFailures) : '—'), 'num'),
-  ];
   const total = (k: 'last24h' | 'last7d', o: keyof Counts) => (s?.integrations ?? []).reduce((n, i) => n + i[k][o], 0);
   return (
     <>
@@ -148,8 +153,13 @@ export function ProtectionPage() {
             ) : null}
             <DataTable
               label="Integrations and their protection endpoints"
-              rows={l.items.map((i) => ({ ...i, summary: s?.integrations.find((x) => x.integrationId === i.integrationId) }))}
-              columns={columns}
+              rows={l.items.map((i) => ({
+                ...i,
+                summary: s?.integrations.find((x) => x.integrationId === i.integrationId),
+                since24h: since(24),
+                since7d: since(24 * 7),
+              }))}
+              columns={COLUMNS}
               rowId={(i) => i.integrationId}
               empty="No integration yet."
             />

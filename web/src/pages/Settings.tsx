@@ -1,11 +1,11 @@
-import { useState, type FormEvent } from 'react';
+import { useMemo, useRef, useState, type FormEvent } from 'react';
 import { Link, Navigate, Route, Routes, useLocation } from 'react-router';
 import { api, seg } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { CopyBlock } from '../components/CopyBlock.tsx';
 import { column, DataTable, NameAndId, timeColumn, type Column } from '../components/DataTable.tsx';
 import { toFormError } from '../components/NewIntegrationForm.tsx';
-import { ErrorMessage, ErrorSummary, Field, Loaded, StatusBadge, todayIso, type FormError } from '../components/ui.tsx';
+import { ConfirmDialog, ErrorMessage, ErrorSummary, Field, Loaded, StatusBadge, todayIso, type FormError } from '../components/ui.tsx';
 import { useForm, useTitle } from '../hooks.ts';
 import { useApiMutation, useApiQuery } from '../query.ts';
 import type { ApiKeyList, CreatedApiKey, PortalUserList, SinkList, SinkTest } from '../types.ts';
@@ -156,7 +156,8 @@ function ApiKeySettings() {
   const form = useForm({ name: '', expiresAt: '' });
   const [role, setRole] = useState('viewer');
   const [created, setCreated] = useState<CreatedApiKey | null>(null);
-  const [confirming, setConfirming] = useState<string | null>(null);
+  const [confirming, setConfirming] = useState<Key | null>(null);
+  const keysHeading = useRef<HTMLHeadingElement>(null);
   const create = useApiMutation((body: { name: string; role: string; expiresAt?: string }) => api.post<CreatedApiKey>('/organization/api-keys', body), {
     invalidates: ['/organization/api-keys'],
   });
@@ -183,41 +184,52 @@ function ApiKeySettings() {
     );
   }
 
-  const columns: Column<Key>[] = [
-    column('Name', (k) => k.name),
-    column('Role', (k) => k.role),
-    column('State', (k) => <StatusBadge status={keyState(k)} />),
-    column('Created by', (k) => k.createdBy ?? <span className="muted">—</span>),
-    timeColumn('Created', (k) => k.createdAt),
-    timeColumn('Expires', (k) => k.expiresAt),
-    timeColumn('Last used', (k) => k.lastUsedAt),
-    column('Action', (k) =>
-      k.revokedAt ? (
-        <span className="muted">—</span>
-      ) : confirming === k.id ? (
-        <span className="actions tight">
-          <button type="button" onClick={() => revoke.mutate(k.id, { onSuccess: () => setConfirming(null) })}>
-            Revoke {k.name} now
+  // Kept between renders: a column's cell is rendered as a component, and a new one replaces the focused button.
+  const columns = useMemo<Column<Key>[]>(
+    () => [
+      column('Name', (k) => k.name),
+      column('Role', (k) => k.role),
+      column('State', (k) => <StatusBadge status={keyState(k)} />),
+      column('Created by', (k) => k.createdBy ?? <span className="muted">—</span>),
+      timeColumn('Created', (k) => k.createdAt),
+      timeColumn('Expires', (k) => k.expiresAt),
+      timeColumn('Last used', (k) => k.lastUsedAt),
+      column('Action', (k) =>
+        k.revokedAt ? (
+          <span className="muted">—</span>
+        ) : (
+          <button type="button" className="secondary" onClick={() => setConfirming(k)}>
+            Revoke<span className="visually-hidden"> {k.name}</span>
           </button>
-          <button type="button" className="secondary" onClick={() => setConfirming(null)}>
-            Cancel
-          </button>
-        </span>
-      ) : (
-        <button type="button" className="secondary" onClick={() => setConfirming(k.id)}>
-          Revoke<span className="visually-hidden"> {k.name}</span>
-        </button>
+        ),
       ),
-    ),
-  ];
+    ],
+    [],
+  );
 
   return (
     <>
       <section aria-labelledby="h-keys">
-        <h2 id="h-keys">API keys</h2>
+        <h2 id="h-keys" tabIndex={-1} ref={keysHeading}>
+          API keys
+        </h2>
         <p className="muted">Scripts and other tools call the API with a key (Authorization: Bearer …). A revoked key stops working at once.</p>
-        <ErrorMessage error={revoke.error} />
         <Loaded query={keys}>{(data) => <DataTable label="API keys" rows={data.items} columns={columns} empty="No API key yet." />}</Loaded>
+        <ConfirmDialog
+          open={confirming !== null}
+          title={`Revoke ${confirming?.name ?? 'the key'}?`}
+          confirm="Revoke the key"
+          busy={revoke.isPending}
+          afterConfirm={keysHeading}
+          onConfirm={() => confirming && revoke.mutate(confirming.id, { onSuccess: () => setConfirming(null) })}
+          onClose={() => {
+            revoke.reset();
+            setConfirming(null);
+          }}
+        >
+          <p>Scripts and tools that call the API with it stop working at once. This cannot be undone.</p>
+          <ErrorMessage error={revoke.error} />
+        </ConfirmDialog>
       </section>
       <section aria-labelledby="h-new-key" className="card">
         <h2 id="h-new-key">Create an API key</h2>
