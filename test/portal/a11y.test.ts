@@ -80,7 +80,7 @@ describe('portal accessibility, console and CSP on every page', () => {
         await settled(page);
         for (const v of await axeViolations(page)) report.push(`${p.path}: ${v}`);
         if (!(await page.evaluate<boolean>('document.documentElement.scrollWidth <= window.innerWidth + 1')))
-          report.push(`${p.path}: the page scrolls sideways`);
+          report.push(`${p.path}: the page scrolls sideways, past its right edge: ${await overflowing(page)}`);
         const seen = await problems.read();
         for (const c of seen.console) report.push(`${p.path}: console error ${c}`);
         for (const c of seen.csp) report.push(`${p.path}: CSP violation ${c}`);
@@ -162,6 +162,22 @@ describe('portal accessibility, console and CSP on every page', () => {
     expect(report).toEqual([]);
   }, 120_000);
 });
+
+/**
+ * What makes a page scroll sideways, for the failure message: the deepest elements, outside any scrolling container,
+ * whose box or content (a long unbreakable word) passes the window's right edge — tag, class, the first words of their
+ * text and how far right they reach.
+ */
+async function overflowing(page: Page): Promise<string> {
+  return page.evaluate<string>(`(() => {
+    const w = window.innerWidth + 1;
+    const clipped = (e) => { for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) if (getComputedStyle(a).overflowX !== 'visible') return true; return false; };
+    const reach = (e) => Math.max(e.getBoundingClientRect().right, e.getBoundingClientRect().left + e.scrollWidth);
+    const wide = [...document.querySelectorAll('body *')].filter((e) => reach(e) > w && !clipped(e));
+    const deepest = wide.filter((e) => !wide.some((o) => o !== e && e.contains(o)));
+    return deepest.slice(0, 5).map((e) => e.tagName.toLowerCase() + (typeof e.className === 'string' && e.className ? '.' + e.className.split(' ').join('.') : '') + ' "' + (e.textContent || '').trim().slice(0, 60) + '" ' + Math.round(reach(e)) + 'px').join('; ');
+  })()`);
+}
 
 /** Adds to `report` what axe reports of the page (serious and critical) and whether the page scrolls sideways. */
 async function docsReport(page: Page, label: string, report: string[]): Promise<void> {
