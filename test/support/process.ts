@@ -59,14 +59,22 @@ export function startVigil(args: string[], env: Record<string, string>): VigilPr
   return { child, exited: new Promise((r) => child.once('exit', (code) => r(code))), output: () => out };
 }
 
-/** A TCP port free on 127.0.0.1 right now (for a server whose URL must be known before it starts). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
+/**
+ * A TCP port free on 127.0.0.1 right now (for a server whose URL must be known before it starts), drawn at random
+ * from 20000–32767: below Linux's ephemeral range (`/proc/sys/net/ipv4/ip_local_port_range`, 32768–60999 by default),
+ * so no outgoing connection (Chromium's, a database client's) takes it between this check and the server's bind — a
+ * port the kernel handed out from that range did get taken so ("Port … is already in use") in a full suite run.
+ * @throws Error when 50 draws found no free port.
+ */
+export async function freePort(): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_768);
+    const free = await new Promise<boolean>((resolve) => {
+      const s = createServer();
+      s.once('error', () => resolve(false));
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
+  throw new Error('no free TCP port on 127.0.0.1 between 20000 and 32767 after 50 draws');
 }

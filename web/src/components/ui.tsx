@@ -303,6 +303,9 @@ export function ConfirmDialog({
       className="confirm-dialog"
       aria-labelledby="confirm-dialog-title"
       onClose={() => {
+        // The close event comes a task after close(): if the dialog was opened again meanwhile (a quick Enter on the
+        // trigger the browser had given focus back to), this one is stale and must not close the new one.
+        if (ref.current?.open) return;
         const t = confirmed.current && afterConfirm?.current ? afterConfirm.current : trigger.current;
         trigger.current = null;
         if (t instanceof HTMLElement && t.isConnected) t.focus();
