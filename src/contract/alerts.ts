@@ -66,7 +66,7 @@ const AlertHistoryEntrySchema = z.object({
 });
 
 /** A page of alerts. */
-export const AlertPageSchema = page(AlertSchema);
+export const AlertPageSchema = page(AlertSchema).extend({ total: z.number().int().describe('Alerts the filters select, over all pages') });
 
 /** Body of an alert's status change. */
 export const AlertStatusBody = z.object({ status: z.enum(ALERT_STATUSES) });

@@ -508,11 +508,12 @@ export interface AlertsFilter {
 }
 
 /**
- * Alerts of the organization, filtered, in the order asked (newest first by default), keyset-paged. The cursor holds
- * the order it was made for: passed with another order, it is refused.
+ * Alerts of the organization, filtered, in the order asked (newest first by default), keyset-paged, with `total`: how
+ * many the filters select over all pages. The cursor holds the order it was made for: passed with another order, it
+ * is refused.
  * @throws VigilError `not-found` (another organization's integration); `invalid-input` / `INVALID_CURSOR`.
  */
-export async function listAlertsPage(db: Executor, caller: Caller, filter: AlertsFilter): Promise<Page<Alert>> {
+export async function listAlertsPage(db: Executor, caller: Caller, filter: AlertsFilter): Promise<Page<Alert> & { total: number }> {
   const range = timeRangeOf(filter);
   const integrationIds = await scopeIntegrations(db, caller, filter.integrationId);
   const sort = filter.sort ?? 'createdAt';
@@ -525,7 +526,7 @@ export async function listAlertsPage(db: Executor, caller: Caller, filter: Alert
     id: 'string',
   });
   if (after && after.s !== `${sort}:${order}`) throw cursorOfAnotherOrder();
-  const { items, more } = await q.pageAlerts(db, {
+  const query = {
     integrationIds,
     status: filter.status,
     ruleId: filter.ruleId,
@@ -533,16 +534,14 @@ export async function listAlertsPage(db: Executor, caller: Caller, filter: Alert
     environmentId: filter.environmentId,
     q: filter.q,
     ...range,
-    sort,
-    order,
-    after,
-    limit: filter.limit,
-  });
+  };
+  const [{ items, more }, total] = await Promise.all([q.pageAlerts(db, { ...query, sort, order, after, limit: filter.limit }), q.countAlerts(db, query)]);
   const last = items.at(-1);
   const v = last ? (numeric ? Number(last.sort_value) : String(last.sort_value)) : null;
   return {
     items: await alertViews(db, items),
     nextCursor: more && last ? encodeCursor({ s: `${sort}:${order}`, v, at: last.created_at, id: last.id }) : null,
+    total,
   };
 }
 

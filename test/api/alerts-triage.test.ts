@@ -132,6 +132,8 @@ describe('API: alert triage', () => {
       const res = await get(`/api/v1/alerts?sort=severity&limit=2${cursor ? `&cursor=${cursor}` : ''}`);
       expect(res.statusCode, res.body).toBe(200);
       seen.push(...titles(res.json()));
+      // Every page says how many alerts the filters select in all, not how many it holds.
+      expect(res.json().total).toBe(5);
       cursor = res.json().nextCursor as string | null;
     } while (cursor);
     expect(seen).toEqual([
@@ -174,6 +176,8 @@ describe('API: alert triage', () => {
     ]);
     const byEnv = (await get(`/api/v1/alerts?environmentId=${encodeURIComponent(agent.environmentId)}`)).json();
     expect(titles(byEnv)).toEqual(['Agent HR helper set to no authentication']);
+    expect(byEnv.total).toBe(1);
+    expect((await get('/api/v1/alerts?severity=high&limit=1')).json()).toMatchObject({ total: 2, nextCursor: expect.any(String) });
     expect(byEnv.items[0]).toMatchObject({ environmentId: agent.environmentId, environmentName: envName, agentId: agent.id, agentName: 'HR helper' });
     expect(titles((await get('/api/v1/alerts?environmentId=Default-00000000-0000-4000-8000-000000000000')).json())).toEqual([]);
   });

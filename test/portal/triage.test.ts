@@ -85,6 +85,7 @@ describe('portal: alert triage', () => {
     await page.getByLabel('Search').press('Enter');
     await expect.poll(titles).toHaveLength(3);
     expect(page.url()).toContain('q=triage');
+    await page.getByText('3 alerts match "triage:"; 3 on this page.').waitFor();
 
     await page.getByLabel('Severity').selectOption('critical');
     await expect.poll(titles).toEqual(['Triage: credentials added to a service principal']);

@@ -3180,6 +3180,8 @@ export interface paths {
                             items: components["schemas"]["Alert"][];
                             /** @description Pass as cursor for the next page; null on the last */
                             nextCursor: string | null;
+                            /** @description Alerts the filters select, over all pages */
+                            total: number;
                         };
                     };
                 };

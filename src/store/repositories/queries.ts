@@ -541,16 +541,9 @@ export interface AlertQuery {
   limit: number;
 }
 
-/**
- * One page of alerts in the order asked (newest first by default), ties broken by creation time then id in the same
- * direction. Rows carry `sort_value`, the value the next cursor holds.
- */
-export async function pageAlerts(db: Executor, query: AlertQuery) {
-  if (query.integrationIds.length === 0) return { items: [], more: false };
-  const value = ALERT_SORT_VALUE[query.sort ?? 'createdAt'];
-  const dir = query.order ?? 'desc';
-  const cmp = dir === 'desc' ? '<' : '>';
-  let q = db.selectFrom('alerts').selectAll().select(value.as('sort_value')).where('integration_id', 'in', query.integrationIds);
+/** The alerts of the integrations that the filters of {@link AlertQuery} select (no order, no position). */
+function filteredAlerts(db: Executor, query: AlertQuery) {
+  let q = db.selectFrom('alerts').where('integration_id', 'in', query.integrationIds);
   if (query.status) q = q.where('status', '=', query.status);
   if (query.ruleId) q = q.where('rule_id', '=', query.ruleId);
   if (query.severity) q = q.where('severity', '=', query.severity);
@@ -562,6 +555,28 @@ export async function pageAlerts(db: Executor, query: AlertQuery) {
     const p = likePattern(query.q.toLowerCase());
     q = q.where(sql<boolean>`(lower(title) like ${p} escape '\\' or lower(rule_id) like ${p} escape '\\' or lower(detail) like ${p} escape '\\')`);
   }
+  return q;
+}
+
+/** How many alerts the filters of {@link AlertQuery} select, over all pages (order and position ignored). */
+export async function countAlerts(db: Executor, query: Omit<AlertQuery, 'sort' | 'order' | 'after' | 'limit'>): Promise<number> {
+  if (query.integrationIds.length === 0) return 0;
+  const row = await filteredAlerts(db, { ...query, limit: 0 })
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/**
+ * One page of alerts in the order asked (newest first by default), ties broken by creation time then id in the same
+ * direction. Rows carry `sort_value`, the value the next cursor holds.
+ */
+export async function pageAlerts(db: Executor, query: AlertQuery) {
+  if (query.integrationIds.length === 0) return { items: [], more: false };
+  const value = ALERT_SORT_VALUE[query.sort ?? 'createdAt'];
+  const dir = query.order ?? 'desc';
+  const cmp = dir === 'desc' ? '<' : '>';
+  let q = filteredAlerts(db, query).selectAll().select(value.as('sort_value'));
   if (query.after) {
     const a = query.after;
     q = q.where((eb) =>

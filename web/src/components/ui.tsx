@@ -1,4 +1,4 @@
-import { useEffect, useRef, type ChangeEvent, type InputHTMLAttributes, type ReactNode, type RefObject } from 'react';
+import { Fragment, useEffect, useRef, type ChangeEvent, type InputHTMLAttributes, type ReactNode, type RefObject } from 'react';
 import type { Severity } from '../types.ts';
 
 /** A form error: the field it belongs to (its input id), the message and how to fix it. */
@@ -100,6 +100,28 @@ export function Loading({ label = 'Loading…' }: { label?: string }) {
     <p className="loading" role="status">
       {label}
     </p>
+  );
+}
+
+/**
+ * An identifier such as a rule or detector id (`copilot_guest_sensitive_access`) in code type, breaking only after
+ * its underscores: a narrow table column wraps it at word boundaries, never letter by letter.
+ */
+export function Ident({ id }: { id: string }) {
+  const parts = id.split('_');
+  return (
+    <code className="ident">
+      {parts.map((p, i) => (
+        <Fragment key={i}>
+          {p}
+          {i < parts.length - 1 ? (
+            <>
+              _<wbr />
+            </>
+          ) : null}
+        </Fragment>
+      ))}
+    </code>
   );
 }
 
@@ -302,6 +324,13 @@ export function ConfirmDialog({
       ref={ref}
       className="confirm-dialog"
       aria-labelledby="confirm-dialog-title"
+      // Escape closes through the state, as Cancel does: closed by the browser alone, the dialog would be shut while
+      // `open` still said open, and a quick reopening (the same state again) would render nothing new.
+      onCancel={(e) => {
+        e.preventDefault();
+        confirmed.current = false;
+        onClose();
+      }}
       onClose={() => {
         // The close event comes a task after close(): if the dialog was opened again meanwhile (a quick Enter on the
         // trigger the browser had given focus back to), this one is stale and must not close the new one.

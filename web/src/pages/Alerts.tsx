@@ -21,7 +21,7 @@ import {
   useSearchDraft,
   useTimeRange,
 } from '../components/ListPage.tsx';
-import { ErrorMessage } from '../components/ui.tsx';
+import { ErrorMessage, Ident } from '../components/ui.tsx';
 import { useListFilters, useListSort, useTitle } from '../hooks.ts';
 import { useApiMutation, useApiQuery } from '../query.ts';
 import { SEVERITIES, type Alert, type AlertPage, type AlertsBulkAnswer, type AlertSort, type AlertStatus, type ComplianceView } from '../types.ts';
@@ -47,7 +47,7 @@ const COLUMNS: Column<Alert>[] = [
   sortable(
     column<Alert>('Rule', (a) => (
       <FilterLink name="ruleId" value={a.ruleId} label={`Only rule ${a.ruleId}`}>
-        <code>{a.ruleId}</code>
+        <Ident id={a.ruleId} />
       </FilterLink>
     )),
     'ruleId',
@@ -152,7 +152,10 @@ export function AlertsPage() {
       <ErrorMessage error={bulk.error} />
       <PagedList
         query={page}
-        summary={(n) => `${n} alert${n === 1 ? '' : 's'} on this page${q ? ` matching "${q}"` : ''}.`}
+        summary={(n) => {
+          const t = page.data?.total ?? n;
+          return `${t.toLocaleString('en-US')} alert${t === 1 ? '' : 's'} match${t === 1 ? 'es' : ''}${q ? ` "${q}"` : ''}; ${n} on this page.`;
+        }}
         pager={{ label: 'Alert pages', ...filters.pager(page.data?.nextCursor) }}
       >
         {(items) => (

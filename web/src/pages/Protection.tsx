@@ -14,7 +14,7 @@ import { CopyBlock } from '../components/CopyBlock.tsx';
 import { PolicySection } from '../components/ProtectionPolicy.tsx';
 import { column, DataTable, sortable, timeColumn, type Column } from '../components/DataTable.tsx';
 import { FilterBar, FilterLink, PagedList, SearchFilter, SelectFilter, useSearchDraft } from '../components/ListPage.tsx';
-import { ErrorMessage, KeyValues, Loaded, Loading, StatusBadge, Time } from '../components/ui.tsx';
+import { ErrorMessage, Ident, KeyValues, Loaded, Loading, StatusBadge, Time } from '../components/ui.tsx';
 import { useListFilters, useListSort, useTitle } from '../hooks.ts';
 import { useApiMutation, useApiQuery } from '../query.ts';
 import type {
@@ -96,7 +96,7 @@ const COLUMNS: Column<SummaryRow>[] = [
         {i.summary.topDetectors.map((d) => (
           <li key={d.detector}>
             <Link to={`/protection/${seg(i.integrationId)}?outcome=decision&detector=${encodeURIComponent(d.detector)}`}>
-              <code>{d.detector}</code>
+              <Ident id={d.detector} />
             </Link>{' '}
             {d.decisions}
           </li>
