@@ -81,8 +81,11 @@ describe('portal: agents, reach graph and environment', () => {
       .getByRole('button', { name: /^Agent/ })
       .click();
     await expect.poll(() => page.url()).toMatch(/sort=name/);
+    // The URL changes first; the rows follow with the server's answer.
+    const zToA = (xs: string[]) => [...xs].sort((a, b) => b.toLowerCase().localeCompare(a.toLowerCase()));
+    await expect.poll(async () => (await names()).join('|') === zToA(await names()).join('|')).toBe(true);
     const desc = await names();
-    expect(desc).toEqual([...desc].sort((a, b) => b.toLowerCase().localeCompare(a.toLowerCase())));
+    expect(desc).toEqual(zToA(desc));
     await table()
       .getByRole('button', { name: /^Agent/ })
       .click();

@@ -80,10 +80,12 @@ const FOCUS_PROBE = `
   };
   window.__kbMissed = (all) => {
     // Without a full cycle: the elements of <main> and after it (the walk started there), up to the last one reached.
+    // Each must still be tabbable now: a control disabled during the walk (React Flow's "Zoom Out" once the graph's
+    // fit reaches its smallest zoom) is rightly passed over.
     const main = document.querySelector('main');
     const inWalk = (el) => all || main.contains(el) || Boolean(main.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING);
     const last = Math.max(-1, ...window.__kbList.map((el, i) => (window.__kbReached.has(el) ? i : -1)));
-    return window.__kbList.filter((el, i) => inWalk(el) && (all || i <= last) && !window.__kbReached.has(el) && el.isConnected && el.checkVisibility()).map(describe);
+    return window.__kbList.filter((el, i) => inWalk(el) && (all || i <= last) && !window.__kbReached.has(el) && el.isConnected && tabbable(el)).map(describe);
   };
 })();
 `;
