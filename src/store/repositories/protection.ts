@@ -223,6 +223,16 @@ const OUTCOME_SUMS = {
   allowed: sql<number | string>`sum(case when block_action = 0 and would_block = 0 and timed_out = 0 then 1 else 0 end)`,
 };
 
+/** The {@link OUTCOME_SUMS} as selected columns, each under its own name. */
+const outcomeColumns = () =>
+  [
+    OUTCOME_SUMS.total.as('total'),
+    OUTCOME_SUMS.blocked.as('blocked'),
+    OUTCOME_SUMS.would_block.as('would_block'),
+    OUTCOME_SUMS.timed_out.as('timed_out'),
+    OUTCOME_SUMS.allowed.as('allowed'),
+  ] as const;
+
 function outcomeCounts(r: Record<keyof OutcomeCounts, number | string | null>): OutcomeCounts {
   return {
     total: Number(r.total ?? 0),
@@ -238,14 +248,7 @@ export async function stepOutcomesByIntegration(db: Executor, integrationIds: re
   if (integrationIds.length === 0) return new Map();
   const rows = await db
     .selectFrom('agent_steps')
-    .select([
-      'integration_id',
-      OUTCOME_SUMS.total.as('total'),
-      OUTCOME_SUMS.blocked.as('blocked'),
-      OUTCOME_SUMS.would_block.as('would_block'),
-      OUTCOME_SUMS.timed_out.as('timed_out'),
-      OUTCOME_SUMS.allowed.as('allowed'),
-    ])
+    .select(['integration_id', ...outcomeColumns()])
     .where('integration_id', 'in', [...integrationIds])
     .where('received_at', '>=', from)
     .groupBy('integration_id')
@@ -268,14 +271,7 @@ export async function stepOutcomesOverTime(
   const period = sql<string>`substr(received_at, 1, ${sql.lit(bucket === 'hour' ? 13 : 10)})`;
   const rows = await db
     .selectFrom('agent_steps')
-    .select([
-      period.as('period'),
-      OUTCOME_SUMS.total.as('total'),
-      OUTCOME_SUMS.blocked.as('blocked'),
-      OUTCOME_SUMS.would_block.as('would_block'),
-      OUTCOME_SUMS.timed_out.as('timed_out'),
-      OUTCOME_SUMS.allowed.as('allowed'),
-    ])
+    .select([period.as('period'), ...outcomeColumns()])
     .where('integration_id', 'in', [...integrationIds])
     .where('received_at', '>=', from)
     .groupBy(period)
