@@ -84,6 +84,10 @@ export const EventSchema = z
     userId: z.string().nullable(),
     clientIp: z.string().nullable(),
     objectId: z.string().nullable(),
+    objectName: z
+      .string()
+      .nullable()
+      .describe("The acted-on object's name from the inventory (an agent, environment, flow, app…); null when Vigil holds no such object"),
   })
   .meta({ id: 'Event' });
 /** An audit event as the API shows it. */

@@ -673,7 +673,7 @@ export async function alertDetail(db: Executor, caller: Caller, checks: CheckCat
     : undefined;
   return {
     ...view!,
-    events: events.map(eventView),
+    events: await eventViews(db, events),
     history: (await alertHistory(db, id)).map((h) => ({ at: h.at, from: h.from_status, to: h.to_status, actor: h.actor })),
     relatedFinding: related ? (await findingViews(db, [related], checks))[0]! : null,
   };
@@ -691,22 +691,32 @@ export async function eventDetail(db: Executor, caller: Caller, id: string): Pro
   const { items } = await q.pageEvents(db, { integrationIds, ids: [id], limit: 1 });
   if (!items[0]) throw notFound('event', id, (_, act) => `To see the events, ${act({ do: 'listEvents' })}.`);
   const [withRecord] = await withRaw(db, items);
-  return { ...eventView(items[0]), raw: withRecord!.raw };
+  return { ...(await eventViews(db, items))[0]!, raw: withRecord!.raw };
+}
+
+/** Events as the API shows them, each acted-on object named from the inventory in one pass. */
+async function eventViews(db: Executor, rows: Parameters<typeof eventView>[0][]): Promise<Event[]> {
+  const ids = [...new Set(rows.map((e) => e.object_id).filter((x): x is string => !!x))];
+  const names = await q.objectNames(db, [...new Set(rows.map((e) => e.integration_id))], ids);
+  return rows.map((e) => eventView(e, names));
 }
 
 /** An audit event as the API shows it (normalised columns; the raw record stays in the store). */
-function eventView(e: {
-  id: string;
-  integration_id: string;
-  content_type: string;
-  record_type: number | null;
-  creation_time: string;
-  operation: string | null;
-  workload: string | null;
-  user_id: string | null;
-  client_ip: string | null;
-  object_id: string | null;
-}): Event {
+function eventView(
+  e: {
+    id: string;
+    integration_id: string;
+    content_type: string;
+    record_type: number | null;
+    creation_time: string;
+    operation: string | null;
+    workload: string | null;
+    user_id: string | null;
+    client_ip: string | null;
+    object_id: string | null;
+  },
+  names: ReadonlyMap<string, string> = new Map(),
+): Event {
   return {
     id: e.id,
     integrationId: e.integration_id,
@@ -718,6 +728,7 @@ function eventView(e: {
     userId: e.user_id,
     clientIp: e.client_ip,
     objectId: e.object_id,
+    objectName: (e.object_id && names.get(`${e.integration_id}\u0000${e.object_id}`)) ?? null,
   };
 }
 
@@ -740,7 +751,7 @@ interface EventsFilter {
 export async function listEventsPage(db: Executor, caller: Caller, filter: EventsFilter): Promise<Page<Event>> {
   const { items, more } = await eventRows(db, caller, filter);
   const last = items.at(-1);
-  return { items: items.map(eventView), nextCursor: more && last ? encodeCursor({ at: last.creation_time, id: last.id }) : null };
+  return { items: await eventViews(db, items), nextCursor: more && last ? encodeCursor({ at: last.creation_time, id: last.id }) : null };
 }
 
 /**
@@ -751,7 +762,8 @@ export async function listEventsPage(db: Executor, caller: Caller, filter: Event
 export async function listEventsWithRaw(db: Executor, caller: Caller, filter: EventsFilter): Promise<(Event & { raw: Record<string, unknown> })[]> {
   const { items } = await eventRows(db, caller, filter);
   const raws = await withRaw(db, items);
-  return items.map((e, i) => ({ ...eventView(e), raw: raws[i]!.raw }));
+  const views = await eventViews(db, items);
+  return views.map((e, i) => ({ ...e, raw: raws[i]!.raw }));
 }
 
 /** One page of stored event rows within the caller's scope. */
@@ -1007,6 +1019,6 @@ export async function agentDetail(db: Executor, caller: Caller, checks: CheckCat
     settings: settings?.attrs ?? null,
     components: components.map((c) => ({ id: c.id, name: c.name, attributes: c.attrs })),
     findings: await findingViews(db, findings.items, checks),
-    events: events.items.map(eventView),
+    events: await eventViews(db, events.items),
   };
 }

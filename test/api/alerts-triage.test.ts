@@ -47,6 +47,31 @@ describe('API: alert triage', () => {
         resolved_at: null,
       })
       .execute();
+    // The agent as a collection stores it: its events name it.
+    await w.rt.db
+      .insertInto('agents')
+      .values({
+        integration_id: cid,
+        environment_id: envId,
+        id: agent.id,
+        name: 'HR helper',
+        schema_name: null,
+        authentication_mode: null,
+        authentication_trigger: null,
+        access_control_policy: null,
+        owner_id: null,
+        published_on: null,
+        modified_on: null,
+        created_on: null,
+        state_code: null,
+        status_code: null,
+        raw: '{}',
+        first_seen_at: '2026-01-01T00:00:00.000Z',
+        last_seen_at: '2026-01-01T00:00:00.000Z',
+        last_seen_run: 'run_triage',
+        deleted_at: null,
+      })
+      .execute();
     const at = '2026-02-01T10:00:00.000Z';
     await storeRecords(
       w.rt.db,
@@ -234,6 +259,11 @@ describe('API: alert triage', () => {
     expect((await get(`/api/v1/events/${EVENT_ID}`, w.keys.fabrikamAdmin)).json().error.code).toBe('EVENT_NOT_FOUND');
     const ids = async (query: string) => ((await get(`/api/v1/events?${query}`)).json().items as { id: string }[]).map((x) => x.id);
     expect(await ids(`objectId=${agent.id}`)).toEqual([EVENT_ID]);
+    // The object is named from the inventory; an object Vigil does not hold keeps its id alone.
+    const named = (await get('/api/v1/events')).json().items as { id: string; objectId: string | null; objectName: string | null }[];
+    expect(named.find((x) => x.id === EVENT_ID)).toMatchObject({ objectId: agent.id, objectName: 'HR helper' });
+    expect(named.find((x) => x.id === OTHER_EVENT_ID)?.objectName).toBeNull();
+    expect(e.json().objectName).toBe('HR helper');
     expect(await ids('userId=adele%40contoso.test')).toEqual([OTHER_EVENT_ID]);
     expect(await ids('operation=FileAccessed')).toEqual([OTHER_EVENT_ID]);
     expect(await ids('since=2026-02-01T08:30:00Z&until=2026-02-01T09:30:00Z')).toEqual([EVENT_ID]);

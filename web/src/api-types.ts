@@ -5084,6 +5084,8 @@ export interface components {
             userId: string | null;
             clientIp: string | null;
             objectId: string | null;
+            /** @description The acted-on object's name from the inventory (an agent, environment, flow, app…); null when Vigil holds no such object */
+            objectName: string | null;
         };
         EventDetail: {
             id: string;
@@ -5097,6 +5099,8 @@ export interface components {
             userId: string | null;
             clientIp: string | null;
             objectId: string | null;
+            /** @description The acted-on object's name from the inventory (an agent, environment, flow, app…); null when Vigil holds no such object */
+            objectName: string | null;
             /** @description The record as the Office 365 Management Activity API (or Power BI) sent it */
             raw: {
                 [key: string]: unknown;

@@ -41,7 +41,8 @@ const UserLink = ({ user }: { user: string | null }) =>
 
 /**
  * Audit events in a table labelled `label`: time, operation, user (a link to their events), workload, the object acted
- * on, client IP, integration, and a button showing the raw record below the table.
+ * on (its inventory name, the id as its title; the id only when Vigil holds no such object), client IP, integration,
+ * and a button showing the raw record below the table.
  */
 export function EventsTable({ label, events, empty }: { label: string; events: Event[]; empty: string }) {
   const [raw, setRaw] = useState<Event | null>(null);
@@ -51,7 +52,18 @@ export function EventsTable({ label, events, empty }: { label: string; events: E
       column('Operation', (e) => e.operation ?? <span className="muted">—</span>),
       column('User', (e) => <UserLink user={e.userId} />),
       column('Workload', (e) => e.workload ?? <span className="muted">—</span>),
-      column('Object', (e) => (e.objectId ? <code className="small">{e.objectId}</code> : <span className="muted">—</span>)),
+      column(
+        'Object',
+        (e) =>
+          e.objectName ? (
+            <span title={e.objectId ?? undefined}>{e.objectName}</span>
+          ) : e.objectId ? (
+            <code className="small">{e.objectId}</code>
+          ) : (
+            <span className="muted">—</span>
+          ),
+        'col-object',
+      ),
       column('Client IP', (e) => e.clientIp ?? <span className="muted">—</span>),
       column('Integration', (e) => <IntegrationName id={e.integrationId} />),
       column('Record', (e) => (
