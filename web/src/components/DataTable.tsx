@@ -55,7 +55,7 @@ export const statusColumn = <T extends RowData>(get: (row: T) => string | null |
 
 /** A timestamp column (`YYYY-MM-DD HH:MM UTC`). */
 export const timeColumn = <T extends RowData>(header: string, get: (row: T) => string | null | undefined): Column<T> =>
-  column<T>(header, (r) => <Time value={get(r)} />);
+  column<T>(header, (r) => <Time value={get(r)} />, 'col-time');
 
 /** A name with its id (or type) in small print below. */
 export function NameAndId({ name, id }: { name: ReactNode; id: ReactNode }) {
