@@ -203,7 +203,7 @@ describe('portal: alert triage', () => {
     expect(await page.getByLabel('To (UTC, included)', { exact: true }).inputValue()).toBe(day(0));
     await raised.selectOption('');
     await expect.poll(() => page.url()).not.toContain('since=');
-    expect(await page.getByLabel('From (UTC)', { exact: true }).count()).toBe(0);
+    await expect.poll(() => page.getByLabel('From (UTC)', { exact: true }).count()).toBe(0);
 
     // The Rule select lists the detections of the catalogue by title, and the rule a link set.
     await expect.poll(async () => (await rule.locator('option').allTextContents()).length).toBeGreaterThan(10);

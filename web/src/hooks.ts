@@ -20,17 +20,16 @@ export function useListFilters() {
   const [params, setParams] = useSearchParams();
   const cursor = params.get('cursor') ?? '';
   const [trail, setTrail] = useState<string[]>([]);
-  // From the latest URL, not this render's: two changes in a row (a status, then a severity, before the page renders
-  // again) both stay.
-  const go = (next: Record<string, string>) =>
-    setParams((current) => {
-      const p = new URLSearchParams(current);
-      for (const [k, v] of Object.entries(next)) {
-        if (v) p.set(k, v);
-        else p.delete(k);
-      }
-      return p;
-    });
+  // From the address bar, not this render's parameters (react-router's functional form hands over the last render's):
+  // two changes in a row (a status, then a severity, before the page renders again) both stay.
+  const go = (next: Record<string, string>) => {
+    const p = new URLSearchParams(window.location.search);
+    for (const [k, v] of Object.entries(next)) {
+      if (v) p.set(k, v);
+      else p.delete(k);
+    }
+    setParams(p);
+  };
   const update = (next: Record<string, string>) => {
     setTrail([]);
     go({ ...next, cursor: '' });

@@ -13,7 +13,9 @@ const queryClient = createQueryClient();
 createRoot(root).render(
   <StrictMode>
     <QueryClientProvider client={queryClient}>
-      <BrowserRouter>
+      {/* Location changes render at once, not as transitions: a filter control shows the URL's value, and a render in
+          between (a list's data arriving) would otherwise put the old value back under the user's next key press. */}
+      <BrowserRouter useTransitions={false}>
         <AuthProvider>
           <App />
         </AuthProvider>
