@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropSchema, TEST_DATABASE_URL } from '../store/dialects.ts';
 import { raiseAlert } from '../../src/store/repositories/audit.ts';
 import { storeRecords } from '../../src/sync/audit.ts';
+import { agentRow } from '../support/checks.ts';
 import { apiWorld, keyRequests, TRIAGE_ENVIRONMENT, triageWorld, type ApiWorld } from './harness.ts';
 
 /**
@@ -50,27 +51,7 @@ describe('API: alert triage', () => {
     // The agent as a collection stores it: its events name it.
     await w.rt.db
       .insertInto('agents')
-      .values({
-        integration_id: cid,
-        environment_id: envId,
-        id: agent.id,
-        name: 'HR helper',
-        schema_name: null,
-        authentication_mode: null,
-        authentication_trigger: null,
-        access_control_policy: null,
-        owner_id: null,
-        published_on: null,
-        modified_on: null,
-        created_on: null,
-        state_code: null,
-        status_code: null,
-        raw: '{}',
-        first_seen_at: '2026-01-01T00:00:00.000Z',
-        last_seen_at: '2026-01-01T00:00:00.000Z',
-        last_seen_run: 'run_triage',
-        deleted_at: null,
-      })
+      .values(agentRow({ integration_id: cid, environment_id: envId, id: agent.id, name: 'HR helper' }))
       .execute();
     const at = '2026-02-01T10:00:00.000Z';
     await storeRecords(
