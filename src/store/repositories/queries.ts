@@ -713,34 +713,28 @@ export async function openAlertCounts(db: Executor, integrationIds: string[]): P
 }
 
 /**
- * The names of inventory objects by id within `integrationIds` (agents, environments, and every other stream's live
- * objects in `estate_objects`: flows, apps, connectors, connections…), keyed `integrationId\u0000id`, for naming the
- * object an audit event acted on. Ids with no named object are absent.
+ * The names of inventory objects by id within `integrationIds` (agents, environments, and every other stream's
+ * objects in `estate_objects`: flows, apps, connectors, connections…; deleted ones too), keyed `integrationId\u0000id`,
+ * for naming the object an audit event acted on. Ids with no named object are absent.
  */
 export async function objectNames(db: Executor, integrationIds: string[], ids: string[]): Promise<Map<string, string>> {
   const names = new Map<string, string>();
   if (!integrationIds.length || !ids.length) return names;
-  const put = (rows: { integration_id: string; id: string; name: string | null }[]) => {
+  // The tables come from this fixed list, never from input: the dynamic references are safe. Deleted objects name
+  // their events too (a flow's DeleteFlow names the flow).
+  for (const [table, column] of [
+    ['agents', 'name'],
+    ['environments', 'display_name'],
+    ['estate_objects', 'name'],
+  ] as const) {
+    const rows = await db
+      .selectFrom(table as 'estate_objects')
+      .select(['integration_id', 'id', sql<string | null>`${sql.ref(column)}`.as('name')])
+      .where('integration_id', 'in', integrationIds)
+      .where('id', 'in', ids)
+      .execute();
     for (const r of rows) if (r.name && !names.has(`${r.integration_id}\u0000${r.id}`)) names.set(`${r.integration_id}\u0000${r.id}`, r.name);
-  };
-  put(await db.selectFrom('agents').select(['integration_id', 'id', 'name']).where('integration_id', 'in', integrationIds).where('id', 'in', ids).execute());
-  put(
-    await db
-      .selectFrom('environments')
-      .select(['integration_id', 'id', 'display_name as name'])
-      .where('integration_id', 'in', integrationIds)
-      .where('id', 'in', ids)
-      .execute(),
-  );
-  put(
-    await db
-      .selectFrom('estate_objects')
-      .select(['integration_id', 'id', 'name'])
-      .where('integration_id', 'in', integrationIds)
-      .where('id', 'in', ids)
-      .where('deleted_at', 'is', null)
-      .execute(),
-  );
+  }
   return names;
 }
 
