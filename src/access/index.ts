@@ -1,7 +1,7 @@
 import { VigilError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { DUMMY_PASSWORD_HASH, hashPassword, newToken, tokenHash, verifyPassword } from '../platform/crypto/passwords.ts';
-import type { Executor } from '../store/db.ts';
+import { inTransaction, type Executor } from '../store/db.ts';
 import * as repo from '../store/repositories/access.ts';
 import type { ApiKeysTable, OrganizationsTable } from '../store/schema.ts';
 
@@ -257,6 +257,55 @@ export async function addPortalUser(
 /** The users of an organization. */
 export async function listPortalUsers(db: Executor, organizationId: string): Promise<PortalUserView[]> {
   return (await repo.listPortalUsers(db, organizationId)).map(userView);
+}
+
+/** What an admin may change of a portal user: the role, and whether the account is disabled. */
+export interface PortalUserChange {
+  role?: string | undefined;
+  /** true disables the account (its sessions end at once, it cannot sign in); false enables it again. */
+  disabled?: boolean | undefined;
+}
+
+/**
+ * Changes a portal user's role or disables / enables the account (an admin's "manage users"). A disabled account keeps
+ * its history (who acknowledged or suppressed what) but cannot sign in, and every session it holds ends in the same
+ * transaction; a role change applies to its open sessions at their next request (a session reads the user's role each
+ * time, {@link authenticateSession}). The organization always keeps at least one enabled admin, so no change locks it
+ * out of its own settings (the rule holds under concurrent changes: see `repo.updatePortalUser`).
+ * Source of the model: OWASP Authorization Cheat Sheet (deny by default, least privilege; revoke access promptly).
+ * @throws VigilError `invalid-input` `INVALID_ROLE` (field `role`) or `NO_CHANGE` (neither field given);
+ *   `not-found` `USER_NOT_FOUND` when the organization has no such user (another organization's user included);
+ *   `conflict` `LAST_ADMIN` (field `role` or `disabled`) when the change would leave no enabled admin.
+ */
+export async function updatePortalUser(
+  db: Executor,
+  organizationId: string,
+  userId: string,
+  change: PortalUserChange,
+  at = new Date().toISOString(),
+): Promise<PortalUserView> {
+  if (change.role === undefined && change.disabled === undefined)
+    throw new VigilError('NO_CHANGE', 'Give the new role, or whether the account is disabled.', { field: 'role' });
+  const role = change.role === undefined ? undefined : roleFrom(change.role, 'role');
+  return inTransaction(db, async (trx) => {
+    const current = await repo.getPortalUser(trx, userId);
+    const disabledAt = change.disabled === undefined ? undefined : change.disabled ? (current?.disabled_at ?? at) : null;
+    const r = await repo.updatePortalUser(trx, organizationId, userId, {
+      ...(role ? { role } : {}),
+      ...(disabledAt !== undefined ? { disabled_at: disabledAt } : {}),
+    });
+    if (r.outcome === 'missing') throw new VigilError('USER_NOT_FOUND', `No portal user ${userId} in this organization.`, { field: 'userId' });
+    if (r.outcome === 'last-admin')
+      throw new VigilError(
+        'LAST_ADMIN',
+        change.disabled
+          ? 'This is the only enabled admin of the organization: disabling it would leave nobody to manage it.'
+          : 'This is the only enabled admin of the organization: it cannot become a viewer.',
+        { field: change.disabled ? 'disabled' : 'role' },
+      );
+    if (r.row.disabled_at !== null) await repo.deleteUserSessions(trx, userId);
+    return userView(r.row);
+  });
 }
 
 /** A new session: the cookie token and CSRF token are returned here once and never stored. */

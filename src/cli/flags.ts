@@ -35,6 +35,9 @@ export const FIELD_FLAGS: Readonly<Record<string, string>> = {
   framework: '--framework',
   since: '--since',
   until: '--until',
+  role: '--role',
+  disabled: '--disable',
+  userId: '<user>',
 };
 
 /**
@@ -72,6 +75,7 @@ export const ACTION_COMMANDS: { readonly [K in Action['do']]: (a: Extract<Action
   listAlerts: () => 'vigil alerts',
   listEvents: () => 'vigil events',
   listApiKeys: () => 'vigil api-keys list',
+  listUsers: () => 'vigil users list',
   createApiKey: () => 'vigil api-keys create',
   copyWholeId: () => 'copy it whole from the `--wide` or `--json` output of the list',
   listTenants: () => 'vigil tenants list',

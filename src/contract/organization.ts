@@ -49,6 +49,18 @@ export const AddPortalUserBody = z.object({
   displayName: z.string().max(200).optional(),
 });
 
+/** Path of one portal user. */
+export const PortalUserParams = z.object({ userId: z.string().max(100) });
+
+/**
+ * Body of changing a portal user (admins): the role, and/or whether the account is disabled; at least one. A disabled
+ * account cannot sign in and its sessions end at once; the organization always keeps one enabled admin.
+ */
+export const UpdatePortalUserBody = z.object({
+  role: RoleSchema.optional(),
+  disabled: z.boolean().optional().describe('true disables the account (its sessions end at once); false enables it again'),
+});
+
 /** API keys of the organization. */
 export const ApiKeyListSchema = z.object({ items: z.array(ApiKeySchema) });
 

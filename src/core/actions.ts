@@ -26,6 +26,7 @@ export type Action =
   | { do: 'listAlerts' }
   | { do: 'listEvents' }
   | { do: 'listApiKeys' }
+  | { do: 'listUsers' }
   | { do: 'createApiKey' }
   | { do: 'copyWholeId' }
   | { do: 'listTenants' }
@@ -88,6 +89,7 @@ export const ACTIONS: { readonly [K in Action['do']]: ActionEntry<Extract<Action
   listAlerts: { says: () => 'list the alerts', api: () => 'GET /api/v1/alerts' },
   listEvents: { says: () => 'list the audit events', api: () => 'GET /api/v1/events' },
   listApiKeys: { says: () => 'list the API keys', api: () => 'GET /api/v1/organization/api-keys' },
+  listUsers: { says: () => 'list the portal users', api: () => 'Settings > Users in the portal, or GET /api/v1/organization/users' },
   createApiKey: { says: () => 'create an API key', api: () => 'POST /api/v1/organization/api-keys' },
   copyWholeId: { says: () => 'copy the whole id from a list' },
   listTenants: { operator: true, says: () => 'list the bound tenants' },

@@ -74,6 +74,8 @@ export const ERROR_CATALOGUE = {
   INVALID_NAME: { kind: 'invalid-input', remediation: 'Name the key after what uses it, e.g. "sentinel-connector".' },
   INVALID_EXPIRY: { kind: 'invalid-input', remediation: 'Give an ISO 8601 date such as 2027-06-30, or none for a key that lasts until revoked.' },
   WEAK_PASSWORD: { kind: 'invalid-input', remediation: 'Use a passphrase of several words; length matters more than symbols.' },
+  /** A change of a portal user that names nothing to change. */
+  NO_CHANGE: { kind: 'invalid-input', remediation: 'Give the role (admin or viewer), or disable or enable the account.' },
   NUL_IN_INPUT: { kind: 'invalid-input' },
   /** An id prefix matches several objects. */
   AMBIGUOUS_ID: { kind: 'invalid-input' },
@@ -123,6 +125,8 @@ export const ERROR_CATALOGUE = {
   AGENT_STEP_NOT_FOUND: { kind: 'not-found' },
   API_KEY_NOT_FOUND: { kind: 'not-found', remediation: (_, act) => `To see the keys, ${act({ do: 'listApiKeys' })}.` },
   ORGANIZATION_NOT_FOUND: { kind: 'not-found' },
+  /** No portal user with this id (or address) in the caller's organization. */
+  USER_NOT_FOUND: { kind: 'not-found', remediation: (_, act) => `To see the users, ${act({ do: 'listUsers' })}.` },
   TENANT_NOT_BOUND: { kind: 'not-found', remediation: (_, act) => `To see the bound tenants, ${act({ do: 'listTenants' })}.` },
 
   // Vigil's own state.
@@ -137,6 +141,8 @@ export const ERROR_CATALOGUE = {
     remediation: (_, act) =>
       `Use another address for this person; an address that already has an account keeps it. To learn where, ${act({ do: 'findAccount' })}.`,
   },
+  /** The change would leave an organization without an enabled admin. */
+  LAST_ADMIN: { kind: 'conflict', remediation: 'Make another user an admin first, then change this one.' },
   NOT_SUPPRESSED: { kind: 'conflict' },
   COLLECTION_RUNNING: { kind: 'conflict' },
   COLLECTION_ABORTED: { kind: 'conflict' },

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addPortalUser } from '../../src/access/index.ts';
 import { raiseAlert } from '../../src/store/repositories/audit.ts';
 import { storeRecords } from '../../src/sync/audit.ts';
 import { collectAndEvaluate } from '../../src/sync/run.ts';
@@ -16,7 +17,7 @@ import { apiWorld, connector, signInAs, type ApiWorld, type Session } from './ha
  * operation of the document, so a new route cannot skip the matrix and a removed one cannot linger in it.
  */
 
-type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 interface Answer {
   status: number;
   body: string;
@@ -29,7 +30,7 @@ type Send = (caller: Caller, method: Method, url: string, body?: unknown) => Pro
 
 /** One call of the matrix on an operation of the OpenAPI document. */
 interface Case {
-  /** Path with `{integration}`, `{run}`, `{finding}`, `{agent}`, `{environment}`, `{alert}`, `{event}`, `{key}`, `{conversation}` placeholders, and a query if any. */
+  /** Path with `{integration}`, `{run}`, `{finding}`, `{agent}`, `{environment}`, `{alert}`, `{event}`, `{key}`, `{user}`, `{conversation}` placeholders, and a query if any. */
   path: string;
   /** `public`: anyone may call it, and every caller gets the same answer ({@link Case.adminStatus}). */
   access: 'public' | 'viewer' | 'admin';
@@ -64,6 +65,10 @@ const CASES: Record<string, Case[]> = {
       adminStatus: 400,
       scoped: false,
     },
+  ],
+  // A spare viewer of Contoso, disabled by its admin (again: the answer is the same each time).
+  'PATCH /api/v1/organization/users/{userId}': [
+    { path: '/api/v1/organization/users/{user}', access: 'admin', body: { disabled: true }, adminStatus: 200, scoped: true },
   ],
   'GET /api/v1/organization/api-keys': [{ path: '/api/v1/organization/api-keys', access: 'admin', adminStatus: 200, scoped: false }],
   'POST /api/v1/organization/api-keys': [
@@ -290,9 +295,22 @@ describe('authorisation matrix of /api/v1', () => {
     ids.key = (
       await w.rt.db.selectFrom('api_keys').select('id').where('organization_id', '=', w.orgs.contoso).where('name', '=', 'siem').executeTakeFirstOrThrow()
     ).id;
+    ids.user = (await addPortalUser(w.rt.db, { organizationId: w.orgs.contoso, email: 'spare@contoso.test', password: w.password, role: 'viewer' })).id;
     ids.tenant = w.tenants.contoso.id;
     ids.secret = connector(w.tenants.contoso).clientSecret;
-    contosoMarks.push(cid, ids.conversation, ids.run, ids.finding, ids.agent, ids.environment, ids.alert, ids.event, w.tenants.contoso.id, 'contoso alert');
+    contosoMarks.push(
+      cid,
+      ids.conversation,
+      ids.run,
+      ids.finding,
+      ids.agent,
+      ids.environment,
+      ids.alert,
+      ids.event,
+      ids.user,
+      w.tenants.contoso.id,
+      'contoso alert',
+    );
     const session = async (email: string): Promise<Caller> => {
       const s: Session = await signInAs(w.app, email, w.password);
       return { name: email, headers: { cookie: s.cookie, 'x-csrf-token': s.csrf } };

@@ -185,6 +185,23 @@ describe('vigil CLI', () => {
     const users = JSON.parse((await vigil(['users', 'list', '--organization', 'Contoso', '--json'], env)).stdout) as { email: string }[];
     expect(users.map((u) => u.email)).toEqual(['ann@contoso.com']);
 
+    // The only admin cannot become a viewer (exit 5, conflict, naming the fix); by address or id, in its organization only.
+    const last = await vigil(['users', 'set', 'Ann@Contoso.com', '--role', 'viewer', '--organization', 'Contoso'], env);
+    expect([last.code, last.stderr]).toEqual([5, expect.stringMatching(/only enabled admin[\s\S]*Make another user an admin first/)]);
+    expect((await vigil(['users', 'set', 'ann@contoso.com', '--disable', '--organization', 'Fabrikam', '--json'], env)).code).toBe(4);
+    const both = await vigil(['users', 'set', 'ann@contoso.com', '--disable', '--enable', '--organization', 'Contoso', '--json'], env);
+    expect([both.code, JSON.parse(both.stdout).error.field]).toEqual([2, '--disable']);
+    await vigil(['users', 'add', '--email', 'bob@contoso.com', '--organization', 'Contoso', '--password-stdin'], env, 'correct horse battery staple\n');
+    const promoted = await vigil(['users', 'set', 'bob@contoso.com', '--role', 'admin', '--organization', 'Contoso', '--json'], env);
+    expect(JSON.parse(promoted.stdout)).toMatchObject({ email: 'bob@contoso.com', role: 'admin', disabled: false });
+    const disabled = await vigil(['users', 'set', 'ann@contoso.com', '--disable', '--organization', 'Contoso'], env);
+    expect([disabled.code, disabled.stdout]).toEqual([
+      0,
+      expect.stringContaining('ann@contoso.com in organization Contoso: admin, disabled (sessions ended).'),
+    ]);
+    expect((await vigil(['users', 'list', '--organization', 'Contoso'], env)).stdout).toMatch(/ann@contoso\.com\s+admin\s+disabled/);
+    expect((await vigil(['users', 'set', 'ann@contoso.com', '--enable', '--organization', 'Contoso', '--json'], env)).code).toBe(0);
+
     const created = await vigil(['api-keys', 'create', '--name', 'sentinel', '--organization', 'Contoso', '--json'], env);
     expect(created.code, created.stderr).toBe(0);
     const { key, id } = JSON.parse(created.stdout) as { key: string; id: string };

@@ -218,6 +218,54 @@ describe('portal: dashboard, exports, checks and settings', () => {
     await w.screenshot('24-settings-users');
   });
 
+  it("changes a user's role and disables a signed-in user, whose session ends at once; the last admin cannot step down", async () => {
+    const vic = { email: 'viewer@contoso.test', password: 'a long enough passphrase' };
+    const login = await fetch(`${w.baseUrl}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(vic) });
+    expect(login.status).toBe(200);
+    const cookie = login.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    const asVic = async (path: string) => (await fetch(`${w.baseUrl}/api/v1${path}`, { headers: { cookie } })).status;
+    expect(await asVic('/organization/users')).toBe(403);
+
+    const users = table('Portal users');
+    const row = (name: string) => users.getByRole('row').filter({ hasText: name });
+    const confirm = async (button: string, title: string, action: string) => {
+      await page.getByRole('button', { name: button, exact: true }).click();
+      const dialog = page.getByRole('dialog', { name: title });
+      await dialog.getByRole('button', { name: action }).click();
+      return dialog;
+    };
+    await confirm('Make admin Vic Viewer', 'Make Vic Viewer an administrator?', 'Make administrator');
+    await page.getByText('viewer@contoso.test is now an administrator.').waitFor();
+    await expect.poll(() => row('Vic Viewer').textContent()).toMatch(/admin.*active/);
+    // Vic's open session has the new role at its next request.
+    expect(await asVic('/organization/users')).toBe(200);
+
+    await confirm('Disable Vic Viewer', 'Disable Vic Viewer?', 'Disable the account');
+    await page.getByText('viewer@contoso.test is disabled and signed out.').waitFor();
+    await expect.poll(() => row('Vic Viewer').textContent()).toContain('disabled');
+    expect(await asVic('/auth/session')).toBe(401);
+    const again = await fetch(`${w.baseUrl}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(vic) });
+    expect(again.status).toBe(401);
+
+    // Vic is a disabled admin: Ada is the only enabled one and cannot become a viewer. The refusal names the fix.
+    expect(await row('Ada Admin').textContent()).toContain('(you)');
+    const refused = await confirm('Make viewer Ada Admin', 'Make Ada Admin a viewer?', 'Make viewer');
+    await expect.poll(() => refused.getByRole('alert').textContent()).toMatch(/only enabled admin.*Make another user an admin first/);
+    await w.screenshot('28-settings-users-last-admin');
+    await refused.getByRole('button', { name: 'Cancel' }).click();
+    expect(await row('Ada Admin').textContent()).toMatch(/admin.*active/);
+    expect((await apiCall<{ user: { role: string } }>(w, 'GET', '/auth/session')).user.role).toBe('admin');
+
+    await confirm('Enable Vic Viewer', 'Enable Vic Viewer?', 'Enable the account');
+    await expect.poll(() => row('Vic Viewer').textContent()).toMatch(/admin.*active/);
+    expect(
+      (await fetch(`${w.baseUrl}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(vic) })).status,
+    ).toBe(200);
+  });
+
   it('creates an API key shown once that works at once, and revokes it so it stops working', async () => {
     await page.getByRole('navigation', { name: 'Settings' }).getByRole('link', { name: 'API keys' }).click();
     await page.getByLabel('Name').fill('SIEM export');
@@ -250,6 +298,9 @@ describe('portal: dashboard, exports, checks and settings', () => {
     await page.getByText('1 of 1 sinks failed.').waitFor({ timeout: 60_000 });
     expect(await table('Test results').textContent()).toMatch(/failed.*503/);
     refuse = false;
-    expect(await problems.read()).toEqual({ console: [], csp: [] });
+    // The one failed request expected: the refusal to make the last admin a viewer (409, shown in its dialog).
+    const { console: errors, csp } = await problems.read();
+    expect({ console: errors.filter((e) => !/status of 409 .*\/api\/v1\/organization\/users\/usr_/.test(e)), csp }).toEqual({ console: [], csp: [] });
+    expect(errors).toHaveLength(1);
   }, 90_000);
 });

@@ -12,6 +12,7 @@ import {
   revokeApiKey,
   signIn,
   signOut,
+  updatePortalUser,
 } from '../../src/access/index.ts';
 import { VigilError } from '../../src/core/errors.ts';
 import { migrateTo, migrate } from '../../src/store/db.ts';
@@ -115,6 +116,75 @@ describe.each(DIALECTS)('access on %s', (dialect) => {
 
     await signOut(store.db, s.sessionToken);
     expect(await authenticateSession(store.db, s.sessionToken)).toBeNull();
+  });
+
+  it("an admin changes a user's role and disables the account: its sessions end at once, and the organization keeps one enabled admin", async () => {
+    store = await freshStore(dialect);
+    const org = await ensureOrganization(store.db, 'Contoso');
+    const other = await ensureOrganization(store.db, 'Fabrikam');
+    const ann = await addPortalUser(store.db, { organizationId: org.id, email: 'ann@contoso.com', password: PASSWORD, role: 'admin' });
+    const bob = await addPortalUser(store.db, { organizationId: org.id, email: 'bob@contoso.com', password: PASSWORD, role: 'viewer' });
+    const eve = await addPortalUser(store.db, { organizationId: other.id, email: 'eve@fabrikam.com', password: PASSWORD, role: 'admin' });
+
+    // The only admin can be neither demoted nor disabled; nothing changes.
+    const demote = await rejection(updatePortalUser(store.db, org.id, ann.id, { role: 'viewer' }));
+    expect({ code: demote.code, kind: demote.kind, field: demote.field }).toEqual({ code: 'LAST_ADMIN', kind: 'conflict', field: 'role' });
+    expect((await rejection(updatePortalUser(store.db, org.id, ann.id, { disabled: true }))).field).toBe('disabled');
+    expect((await rejection(updatePortalUser(store.db, org.id, ann.id, {}))).code).toBe('NO_CHANGE');
+    expect((await rejection(updatePortalUser(store.db, org.id, bob.id, { role: 'owner' }))).field).toBe('role');
+    // Another organization's user is as unknown as one that never existed, and stays as it was.
+    const foreign = await rejection(updatePortalUser(store.db, org.id, eve.id, { disabled: true }));
+    const never = await rejection(updatePortalUser(store.db, org.id, 'usr_never', { disabled: true }));
+    expect([foreign.code, foreign.kind]).toEqual(['USER_NOT_FOUND', 'not-found']);
+    expect(foreign.message.replace(eve.id, 'X')).toBe(never.message.replace('usr_never', 'X'));
+    expect((await signIn(store.db, 'eve@fabrikam.com', PASSWORD)).user.disabled).toBe(false);
+
+    // Bob signed in as a viewer becomes an admin: his open session carries the new role at its next request.
+    const bobSession = await signIn(store.db, 'bob@contoso.com', PASSWORD);
+    expect(await updatePortalUser(store.db, org.id, bob.id, { role: 'admin' })).toMatchObject({ id: bob.id, role: 'admin', disabled: false });
+    expect(await authenticateSession(store.db, bobSession.sessionToken)).toMatchObject({ userId: bob.id, role: 'admin' });
+    // With two admins, Ann may now step down; then Bob is the last one.
+    expect(await updatePortalUser(store.db, org.id, ann.id, { role: 'viewer' })).toMatchObject({ role: 'viewer' });
+    expect((await rejection(updatePortalUser(store.db, org.id, bob.id, { disabled: true }))).code).toBe('LAST_ADMIN');
+
+    // Disabling Ann ends her session in the same step and refuses her sign-in; enabling her lets her in again.
+    const annSession = await signIn(store.db, 'ann@contoso.com', PASSWORD);
+    expect(await updatePortalUser(store.db, org.id, ann.id, { disabled: true })).toMatchObject({ disabled: true });
+    expect(await store.db.selectFrom('portal_sessions').select('id').where('user_id', '=', ann.id).execute()).toEqual([]);
+    expect(await authenticateSession(store.db, annSession.sessionToken)).toBeNull();
+    expect((await rejection(signIn(store.db, 'ann@contoso.com', PASSWORD))).code).toBe('SIGN_IN_FAILED');
+    // A disabled admin does not count as the organization's admin.
+    await updatePortalUser(store.db, org.id, ann.id, { role: 'admin' });
+    expect((await rejection(updatePortalUser(store.db, org.id, bob.id, { role: 'viewer' }))).code).toBe('LAST_ADMIN');
+    expect(await updatePortalUser(store.db, org.id, ann.id, { disabled: false })).toMatchObject({ role: 'admin', disabled: false });
+    expect((await signIn(store.db, 'ann@contoso.com', PASSWORD)).user.id).toBe(ann.id);
+  });
+
+  it('two admins disabling each other at once: one change is made, the other refused, and one enabled admin remains', async () => {
+    store = await freshStore(dialect);
+    const org = await ensureOrganization(store.db, 'Contoso');
+    for (let round = 0; round < 5; round++) {
+      const a = await addPortalUser(store.db, { organizationId: org.id, email: `a${round}@contoso.com`, password: PASSWORD, role: 'admin' });
+      const b = await addPortalUser(store.db, { organizationId: org.id, email: `b${round}@contoso.com`, password: PASSWORD, role: 'admin' });
+      // Earlier rounds' admins are disabled, so a and b are the only enabled admins.
+      const outcomes = await Promise.allSettled([
+        updatePortalUser(store.db, org.id, a.id, { disabled: true }),
+        updatePortalUser(store.db, org.id, b.id, { role: 'viewer' }),
+      ]);
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+      const refused = outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult;
+      expect((refused.reason as VigilError).code).toBe('LAST_ADMIN');
+      const admins = await store.db
+        .selectFrom('portal_users')
+        .select('id')
+        .where('organization_id', '=', org.id)
+        .where('role', '=', 'admin')
+        .where('disabled_at', 'is', null)
+        .execute();
+      expect(admins).toHaveLength(1);
+      // Leave no enabled admin behind for the next round: disable the survivor through the store directly.
+      await store.db.updateTable('portal_users').set({ disabled_at: '2026-01-01T00:00:00.000Z' }).where('id', '=', admins[0]!.id).execute();
+    }
   });
 
   it('ends sessions at the idle and the absolute timeout', async () => {

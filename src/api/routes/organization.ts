@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { actorOf, addPortalUser, createApiKey, listApiKeys, listPortalUsers, revokeApiKey } from '../../access/index.ts';
+import { actorOf, addPortalUser, createApiKey, listApiKeys, listPortalUsers, revokeApiKey, updatePortalUser } from '../../access/index.ts';
 import { getOrganization } from '../../store/repositories/access.ts';
 import { principalOf } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
@@ -13,10 +13,12 @@ import {
   CreatedApiKeySchema,
   OrganizationDetailSchema,
   PortalUserListSchema,
+  PortalUserParams,
   PortalUserSchema,
   RegionSchema,
   SinkListSchema,
   SinkTestSchema,
+  UpdatePortalUserBody,
 } from '../../contract/organization.ts';
 
 /** `/api/v1/organization`: the caller's organization, its portal users and API keys (admin), and the region. */
@@ -57,6 +59,22 @@ export function organizationRoutes(app: FastifyInstance, ctx: ApiContext): void 
       const user = await addPortalUser(ctx.db, { organizationId: principalOf(request).organizationId, ...request.body });
       return reply.code(201).send(user);
     },
+  );
+
+  r.patch(
+    '/organization/users/:userId',
+    {
+      config: { access: 'admin' },
+      schema: {
+        tags: ['organization'],
+        summary: "Change a portal user's role, or disable or enable the account (a disabled user's sessions end at once)",
+        description: 'The organization always keeps one enabled admin: a change that would leave none answers 409 LAST_ADMIN.',
+        params: PortalUserParams,
+        body: UpdatePortalUserBody,
+        response: { 200: PortalUserSchema, 409: ErrorSchema, ...commonErrors },
+      },
+    },
+    async (request) => updatePortalUser(ctx.db, principalOf(request).organizationId, request.params.userId, request.body),
   );
 
   r.get(

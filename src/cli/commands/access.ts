@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { addPortalUser, createApiKey, getOrganizationByName, listApiKeys, listPortalUsers, revokeApiKey } from '../../access/index.ts';
+import { addPortalUser, createApiKey, getOrganizationByName, listApiKeys, listPortalUsers, revokeApiKey, updatePortalUser } from '../../access/index.ts';
+import { VigilError } from '../../core/errors.ts';
 import { invalidInput } from '../../core/errors.ts';
 import type { CommandHost } from '../host.ts';
 import { limitRows, listOptions, readStdin, type ListOptions } from '../input.ts';
@@ -10,7 +11,9 @@ import { print, printJson, table } from '../output.ts';
  * an organization, keys for SIEM and automation). Passwords come from standard input; a key is printed once.
  */
 export function registerAccess(program: Command, host: CommandHost): void {
-  const users = program.command('users').description('Portal users: add one (the first admin of an organization), list them');
+  const users = program
+    .command('users')
+    .description('Portal users: add one (the first admin of an organization), list them, change a role, disable or enable one');
   users
     .command('add')
     .description('Add a portal user; the password is read from standard input (12 to 256 characters)')
@@ -50,13 +53,43 @@ export function registerAccess(program: Command, host: CommandHost): void {
         print(
           table(
             [
-              ['EMAIL', 'ROLE', 'LAST SIGN-IN', 'LOCKED UNTIL', 'ID'],
-              ...list.map((u) => [u.email, u.role, u.lastLoginAt ?? 'never', u.lockedUntil ?? '', u.id]),
+              ['EMAIL', 'ROLE', 'STATE', 'LAST SIGN-IN', 'LOCKED UNTIL', 'ID'],
+              ...list.map((u) => [u.email, u.role, u.disabled ? 'disabled' : 'active', u.lastLoginAt ?? 'never', u.lockedUntil ?? '', u.id]),
             ],
             { wide: opts.wide },
           ),
         );
         if (more) print(more);
+      }),
+    );
+
+  users
+    .command('set <user>')
+    .description("Change a portal user's role, or disable or enable the account (by address or id); a disabled user's sessions end at once")
+    .option('--role <role>', 'admin (manage integrations, users, API keys) or viewer (read)')
+    .option('--disable', 'disable the account: it cannot sign in, its sessions end, its history stays')
+    .option('--enable', 'enable a disabled account again')
+    .option('--organization <name>', 'the customer organization (must exist)', 'Default')
+    .option('--json', 'print JSON')
+    .addHelpText(
+      'after',
+      '\nThe organization always keeps one enabled admin: make another user admin before demoting or disabling the last one.\nExample: vigil users set ann@contoso.com --role viewer --organization Contoso',
+    )
+    .action(
+      host.action(async (rt, who: string, opts: { role?: string; disable?: boolean; enable?: boolean; organization: string; json?: boolean }) => {
+        if (opts.disable && opts.enable)
+          throw invalidInput('--disable', 'Give --disable or --enable, not both.', 'Run the command once for the state you want.');
+        const org = await getOrganizationByName(rt.db, opts.organization);
+        const wanted = who.trim().toLowerCase();
+        const user = (await listPortalUsers(rt.db, org.id)).find((u) => u.id === who.trim() || u.email === wanted);
+        if (!user)
+          throw new VigilError('USER_NOT_FOUND', `No portal user "${who}" in organization ${org.name}.`, {
+            field: 'userId',
+          });
+        const disabled = opts.disable ? true : opts.enable ? false : undefined;
+        const updated = await updatePortalUser(rt.db, org.id, user.id, { role: opts.role, disabled });
+        if (opts.json) return printJson({ ...updated, organization: org.name });
+        print(`${updated.email} in organization ${org.name}: ${updated.role}, ${updated.disabled ? 'disabled (sessions ended)' : 'active'}.`);
       }),
     );
 

@@ -1,4 +1,4 @@
-import type { Executor } from '../db.ts';
+import { dialectOf, type Executor } from '../db.ts';
 import type { ApiKeysTable, OrganizationsTable, PortalSessionsTable, PortalUsersTable } from '../schema.ts';
 
 /** Organizations, portal users, sessions and API keys (migration 0010). Tokens and keys appear only as SHA-256 hashes. */
@@ -51,6 +51,49 @@ export async function getPortalUser(db: Executor, id: string): Promise<PortalUse
 /** Users of one organization, by email. */
 export async function listPortalUsers(db: Executor, organizationId: string): Promise<PortalUsersTable[]> {
   return db.selectFrom('portal_users').selectAll().where('organization_id', '=', organizationId).orderBy('email').execute();
+}
+
+/**
+ * Changes a portal user's role and/or disabled state, within one organization, keeping at least one enabled admin:
+ * the change is made only when, after it, the organization still has an enabled admin. On PostgreSQL the
+ * organization's row is locked for the transaction (`SELECT … FOR UPDATE`), so two admins demoting or disabling each
+ * other at once are taken one after the other and the second is refused (no write skew under READ COMMITTED); SQLite
+ * serialises write transactions by itself. Run it inside a transaction.
+ * @param set.disabled_at ISO 8601 UTC to disable, null to enable, undefined to leave as is.
+ * @returns `updated` with the new row; `missing` when the organization has no such user; `last-admin` when the change
+ *   would leave no enabled admin (nothing written).
+ */
+export async function updatePortalUser(
+  trx: Executor,
+  organizationId: string,
+  userId: string,
+  set: { role?: string; disabled_at?: string | null },
+): Promise<{ outcome: 'updated'; row: PortalUsersTable } | { outcome: 'missing' } | { outcome: 'last-admin' }> {
+  if (dialectOf(trx) === 'postgres') await trx.selectFrom('organizations').select('id').where('id', '=', organizationId).forUpdate().execute();
+  const user = await trx.selectFrom('portal_users').selectAll().where('id', '=', userId).where('organization_id', '=', organizationId).executeTakeFirst();
+  if (!user) return { outcome: 'missing' };
+  const next = { ...user, ...(set.role !== undefined ? { role: set.role } : {}), ...(set.disabled_at !== undefined ? { disabled_at: set.disabled_at } : {}) };
+  const wasActiveAdmin = user.role === 'admin' && user.disabled_at === null;
+  const staysActiveAdmin = next.role === 'admin' && next.disabled_at === null;
+  if (wasActiveAdmin && !staysActiveAdmin) {
+    const others = await trx
+      .selectFrom('portal_users')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('organization_id', '=', organizationId)
+      .where('role', '=', 'admin')
+      .where('disabled_at', 'is', null)
+      .where('id', '!=', userId)
+      .executeTakeFirstOrThrow();
+    if (Number(others.n) === 0) return { outcome: 'last-admin' };
+  }
+  await trx.updateTable('portal_users').set({ role: next.role, disabled_at: next.disabled_at }).where('id', '=', userId).execute();
+  return { outcome: 'updated', row: next };
+}
+
+/** Ends every session of a user (they are disabled). @returns how many ended. */
+export async function deleteUserSessions(db: Executor, userId: string): Promise<number> {
+  const r = await db.deleteFrom('portal_sessions').where('user_id', '=', userId).executeTakeFirst();
+  return Number(r.numDeletedRows);
 }
 
 /**

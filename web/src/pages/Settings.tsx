@@ -54,13 +54,71 @@ export function SettingsPage() {
 
 type User = PortalUserList['items'][number];
 
-const USERS: Column<User>[] = [
-  column('User', (u) => <NameAndId name={u.displayName || u.email} id={u.email} />),
-  column('Role', (u) => u.role),
-  column('State', (u) => <StatusBadge status={u.disabled ? 'disabled' : u.lockedUntil && Date.parse(u.lockedUntil) > Date.now() ? 'locked' : 'active'} />),
-  timeColumn('Last sign-in', (u) => u.lastLoginAt),
-  timeColumn('Added', (u) => u.createdAt),
-];
+/** A change an admin asks for on one user's row, confirmed in a dialog first. */
+type UserChange = { user: User; change: { role: 'admin' | 'viewer' } | { disabled: boolean } };
+
+/** The dialog's title, its consequence and its confirming button, for one change. */
+function describeChange({ user, change }: UserChange): { title: string; consequence: string; confirm: string; done: string } {
+  const who = user.displayName || user.email;
+  if ('role' in change)
+    return change.role === 'admin'
+      ? {
+          title: `Make ${who} an administrator?`,
+          consequence: 'They can then change integrations, suppress findings, contain agents and manage users and API keys.',
+          confirm: 'Make administrator',
+          done: `${user.email} is now an administrator.`,
+        }
+      : {
+          title: `Make ${who} a viewer?`,
+          consequence: 'They keep reading everything but can no longer change anything, from their next request on.',
+          confirm: 'Make viewer',
+          done: `${user.email} is now a viewer.`,
+        };
+  return change.disabled
+    ? {
+        title: `Disable ${who}?`,
+        consequence: 'They are signed out at once and cannot sign in again; what they did stays in the history. The account can be enabled again.',
+        confirm: 'Disable the account',
+        done: `${user.email} is disabled and signed out.`,
+      }
+    : {
+        title: `Enable ${who}?`,
+        consequence: 'They can sign in again with their password.',
+        confirm: 'Enable the account',
+        done: `${user.email} can sign in again.`,
+      };
+}
+
+/** The users table's columns; `ask` opens the confirmation of a change, `me` is the signed-in user's id. */
+function userColumns(ask: (c: UserChange) => void, me: string | undefined): Column<User>[] {
+  return [
+    column('User', (u) => (
+      <>
+        <NameAndId name={u.displayName || u.email} id={u.email} />
+        {u.id === me ? <span className="muted"> (you)</span> : null}
+      </>
+    )),
+    column('Role', (u) => u.role),
+    column('State', (u) => <StatusBadge status={u.disabled ? 'disabled' : u.lockedUntil && Date.parse(u.lockedUntil) > Date.now() ? 'locked' : 'active'} />),
+    timeColumn('Last sign-in', (u) => u.lastLoginAt),
+    timeColumn('Added', (u) => u.createdAt),
+    column('Actions', (u) => {
+      const who = u.displayName || u.email;
+      return (
+        <div className="row-actions">
+          <button type="button" className="secondary" onClick={() => ask({ user: u, change: { role: u.role === 'admin' ? 'viewer' : 'admin' } })}>
+            {u.role === 'admin' ? 'Make viewer' : 'Make admin'}
+            <span className="visually-hidden"> {who}</span>
+          </button>
+          <button type="button" className="secondary" onClick={() => ask({ user: u, change: { disabled: !u.disabled } })}>
+            {u.disabled ? 'Enable' : 'Disable'}
+            <span className="visually-hidden"> {who}</span>
+          </button>
+        </div>
+      );
+    }),
+  ];
+}
 
 /** A labelled select of the two roles. */
 function RoleSelect({ id, value, onChange }: { id: string; value: string; onChange: (v: string) => void }) {
@@ -83,7 +141,18 @@ function RoleSelect({ id, value, onChange }: { id: string; value: string; onChan
 
 function UsersSettings() {
   useTitle('Users · Settings');
+  const { session } = useAuth();
   const users = useApiQuery<PortalUserList>('/organization/users');
+  const [asked, setAsked] = useState<UserChange | null>(null);
+  const [changed, setChanged] = useState('');
+  const usersHeading = useRef<HTMLHeadingElement>(null);
+  const update = useApiMutation(({ user, change }: UserChange) => api.patch<User>(`/organization/users/${seg(user.id)}`, change), {
+    invalidates: ['/organization/users'],
+  });
+  const me = session?.user?.id;
+  // Kept between renders: a column's cell is rendered as a component, and a new one replaces the focused button.
+  const columns = useMemo(() => userColumns(setAsked, me), [me]);
+  const asking = asked ? describeChange(asked) : null;
   const form = useForm({ email: '', displayName: '', password: '' });
   const [role, setRole] = useState('viewer');
   const [added, setAdded] = useState('');
@@ -117,8 +186,35 @@ function UsersSettings() {
   return (
     <>
       <section aria-labelledby="h-users">
-        <h2 id="h-users">Portal users</h2>
-        <Loaded query={users}>{(data) => <DataTable label="Portal users" rows={data.items} columns={USERS} empty="No portal user yet." />}</Loaded>
+        <h2 id="h-users" tabIndex={-1} ref={usersHeading}>
+          Portal users
+        </h2>
+        <p className="muted">A disabled user is signed out at once and cannot sign in; the organization always keeps one enabled administrator.</p>
+        <p role="status">{changed}</p>
+        <Loaded query={users}>{(data) => <DataTable label="Portal users" rows={data.items} columns={columns} empty="No portal user yet." />}</Loaded>
+        <ConfirmDialog
+          open={asked !== null}
+          title={asking?.title ?? ''}
+          confirm={asking?.confirm ?? ''}
+          busy={update.isPending}
+          afterConfirm={usersHeading}
+          onConfirm={() =>
+            asked &&
+            update.mutate(asked, {
+              onSuccess: () => {
+                setChanged(describeChange(asked).done);
+                setAsked(null);
+              },
+            })
+          }
+          onClose={() => {
+            update.reset();
+            setAsked(null);
+          }}
+        >
+          <p>{asking?.consequence}</p>
+          <ErrorMessage error={update.error} />
+        </ConfirmDialog>
       </section>
       <section aria-labelledby="h-add-user" className="card">
         <h2 id="h-add-user">Add a user</h2>
