@@ -104,7 +104,10 @@ export const EventsQuery = PageQuery.extend({
 });
 
 /** A page of audit events. */
-export const EventPageSchema = page(EventSchema);
+export const EventPageSchema = page(EventSchema).extend({
+  total: z.number().int().describe('Events the filters select over all pages, counted up to 10,000'),
+  totalIsLowerBound: z.boolean().describe('true when more than `total` events match (counting stops at 10,000)'),
+});
 
 /** An audit event with its raw record as the upstream API sent it. */
 export const EventDetailSchema = EventSchema.extend({ raw: Json.describe('The record as the Office 365 Management Activity API (or Power BI) sent it') }).meta({

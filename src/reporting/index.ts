@@ -747,11 +747,25 @@ interface EventsFilter {
   limit: number;
 }
 
-/** Audit events of the organization, newest first. @throws VigilError `not-found` / `invalid-input` (cursor). */
-export async function listEventsPage(db: Executor, caller: Caller, filter: EventsFilter): Promise<Page<Event>> {
-  const { items, more } = await eventRows(db, caller, filter);
+/** The most events {@link listEventsPage} counts: past it, the total says "more than" (`totalIsLowerBound`). */
+export const EVENT_COUNT_CAP = 10_000;
+
+/**
+ * Audit events of the organization, newest first, with how many the filters select over all pages: exact up to
+ * {@link EVENT_COUNT_CAP}, else that number with `totalIsLowerBound` (an audit feed holds millions of records, and
+ * counting them all for a page would cost more than the page).
+ * @throws VigilError `not-found` / `invalid-input` (cursor).
+ */
+export async function listEventsPage(db: Executor, caller: Caller, filter: EventsFilter): Promise<Page<Event> & { total: number; totalIsLowerBound: boolean }> {
+  const { items, more, where } = await eventRows(db, caller, filter);
+  const counted = await q.countEventsUpTo(db, where, EVENT_COUNT_CAP);
   const last = items.at(-1);
-  return { items: await eventViews(db, items), nextCursor: more && last ? encodeCursor({ at: last.creation_time, id: last.id }) : null };
+  return {
+    items: await eventViews(db, items),
+    nextCursor: more && last ? encodeCursor({ at: last.creation_time, id: last.id }) : null,
+    total: Math.min(counted, EVENT_COUNT_CAP),
+    totalIsLowerBound: counted > EVENT_COUNT_CAP,
+  };
 }
 
 /**
@@ -766,20 +780,13 @@ export async function listEventsWithRaw(db: Executor, caller: Caller, filter: Ev
   return views.map((e, i) => ({ ...e, raw: raws[i]!.raw }));
 }
 
-/** One page of stored event rows within the caller's scope. */
+/** One page of stored event rows within the caller's scope, and the filters that selected them (`where`, to count). */
 async function eventRows(db: Executor, caller: Caller, filter: EventsFilter) {
   const range = timeRangeOf(filter);
   const integrationIds = await scopeIntegrations(db, caller, filter.integrationId);
   const before = decodeCursor<{ at: string; id: string }>(filter.cursor, { at: 'string', id: 'string' });
-  return q.pageEvents(db, {
-    integrationIds,
-    ...range,
-    operation: filter.operation,
-    userId: filter.userId,
-    objectId: filter.objectId,
-    before,
-    limit: filter.limit,
-  });
+  const where = { integrationIds, ...range, operation: filter.operation, userId: filter.userId, objectId: filter.objectId };
+  return { ...(await q.pageEvents(db, { ...where, before, limit: filter.limit })), where };
 }
 
 /** A collection run as the API shows it. */

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropSchema, TEST_DATABASE_URL } from '../store/dialects.ts';
 import { raiseAlert } from '../../src/store/repositories/audit.ts';
+import { countEventsUpTo } from '../../src/store/repositories/queries.ts';
 import { storeRecords } from '../../src/sync/audit.ts';
 import { agentRow } from '../support/checks.ts';
 import { apiWorld, keyRequests, TRIAGE_ENVIRONMENT, triageWorld, type ApiWorld } from './harness.ts';
@@ -264,6 +265,7 @@ describe.each(['sqlite', 'postgres'] as const)('API: alerts and events in a time
   let w: ApiWorld;
   const schema = `vigil_test_${randomBytes(6).toString('hex')}`;
   const { get } = keyRequests(() => w);
+  let contosoId = '';
   const titles = async (query: string) => {
     const res = await get(`/api/v1/alerts?${query}`);
     expect(res.statusCode, res.body).toBe(200);
@@ -273,6 +275,7 @@ describe.each(['sqlite', 'postgres'] as const)('API: alerts and events in a time
   beforeAll(async () => {
     w = await apiWorld(dialect === 'postgres' ? { DATABASE_URL: TEST_DATABASE_URL, VIGIL_DATABASE_SCHEMA: schema } : {});
     const { contoso, fabrikam } = await triageWorld(w);
+    contosoId = contoso;
     for (const [integrationId, hour] of [
       [contoso, 8],
       [contoso, 9],
@@ -314,6 +317,18 @@ describe.each(['sqlite', 'postgres'] as const)('API: alerts and events in a time
   it('lists events in the same range, and answers 400 naming the field for a bad or reversed range', async () => {
     const events = await get('/api/v1/events?since=2026-03-01T09:00:00Z&until=2026-03-01T10:00:00Z');
     expect(events.json().items.map((e: { id: string }) => e.id)).toEqual(['e9']);
+    expect(events.json()).toMatchObject({ total: 1, totalIsLowerBound: false });
+    // The total counts every page the filters select, not the one answered.
+    expect((await get('/api/v1/events?since=2026-03-01T08:00:00Z&limit=1')).json()).toMatchObject({
+      items: [{ id: 'e10' }],
+      total: 3,
+      totalIsLowerBound: false,
+    });
+    // Counting stops past the cap: the count says "more than" instead of reading on.
+    const where = { integrationIds: [contosoId], since: '2026-03-01T08:00:00.000Z' };
+    expect([await countEventsUpTo(w.rt.db, where, 2), await countEventsUpTo(w.rt.db, where, 3), await countEventsUpTo(w.rt.db, where, 100)]).toEqual([3, 3, 3]);
+    expect(await countEventsUpTo(w.rt.db, where, 1)).toBe(2);
+    expect(await countEventsUpTo(w.rt.db, { ...where, operation: 'BotCreate' }, 10)).toBe(0);
     for (const [url, field] of [
       ['/api/v1/alerts?since=2026-03-01', 'since'],
       ['/api/v1/alerts?until=2026-03-01T09:00:00', 'until'],

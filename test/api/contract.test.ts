@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { API_TYPES_FILE, renderApiTypes } from '../../scripts/api-types.ts';
+import { openApiDocument } from '../../src/api/openapi.ts';
 
 /**
  * The API contract (src/contract) is the single source of truth: the portal's types are generated from the OpenAPI
@@ -23,7 +24,47 @@ function importsUnder(dir: string): { file: string; target: string }[] {
   return out;
 }
 
+/**
+ * The operations docs/api.md's route table names, as `METHOD /path` with path parameters as `{}`. A row names one
+ * operation and may add others after ` · `: a bare method (same path: `POST`), or a method with a suffix of the
+ * first path (`DELETE /{keyId}`, `POST /lift`).
+ */
+function documentedOperations(markdown: string): string[] {
+  const out: string[] = [];
+  for (const row of markdown.matchAll(/^\| (`[A-Z]+ \/api\/v1[^`]*`(?: · `[^`]+`)*) \|/gm)) {
+    const [first, ...more] = [...row[1]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+    const [method, path] = first!.split(' ') as [string, string];
+    out.push(`${method} ${path}`);
+    for (const m of more) {
+      const [alsoMethod, suffix] = m.split(' ') as [string, string | undefined];
+      out.push(`${alsoMethod} ${path}${suffix ?? ''}`);
+    }
+  }
+  return out.map((op) => op.replaceAll(/\{\w+\}/g, '{}'));
+}
+
 describe('the API contract', () => {
+  it("docs/api.md's route table names every operation of the OpenAPI document, and nothing else", async () => {
+    const document = (await openApiDocument()) as { paths: Record<string, Record<string, unknown>> };
+    const operations = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`.replaceAll(/\{\w+\}/g, '{}')),
+    );
+    const documented = documentedOperations(readFileSync(join(import.meta.dirname, '../../docs/api.md'), 'utf8'));
+    expect(documentedOperations('| `GET /api/v1/a/{id}` · `POST` · `DELETE /{keyId}` | admin | x |')).toEqual([
+      'GET /api/v1/a/{}',
+      'POST /api/v1/a/{}',
+      'DELETE /api/v1/a/{}/{}',
+    ]);
+    expect(
+      operations.filter((op) => !documented.includes(op)),
+      'operations missing from docs/api.md',
+    ).toEqual([]);
+    expect(
+      documented.filter((op) => !operations.includes(op)),
+      'rows of docs/api.md that are no operation',
+    ).toEqual([]);
+  });
+
   it('web/src/api-types.ts is generated from the current schemas (run `node --import tsx scripts/api-types.ts`)', async () => {
     expect(readFileSync(API_TYPES_FILE, 'utf8')).toBe(await renderApiTypes());
   }, 60_000);

@@ -162,6 +162,7 @@ describe('portal: alert triage', () => {
     const events = page.getByRole('region', { name: 'Audit events' });
     await expect.poll(() => events.getByRole('row').count()).toBe(2);
     expect(await events.getByRole('row').nth(1).textContent()).toMatch(/TriageBotCreate.*Contoso/);
+    await page.getByText('1 event matches; 1 on this page.').waitFor();
     expect(page.url()).toContain(`userId=${encodeURIComponent(USER)}`);
     // The time range too: the event was stored just now.
     await page.getByRole('combobox', { name: 'Time', exact: true }).selectOption('24h');

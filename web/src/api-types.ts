@@ -3607,6 +3607,10 @@ export interface paths {
                             items: components["schemas"]["Event"][];
                             /** @description Pass as cursor for the next page; null on the last */
                             nextCursor: string | null;
+                            /** @description Events the filters select over all pages, counted up to 10,000 */
+                            total: number;
+                            /** @description true when more than `total` events match (counting stops at 10,000) */
+                            totalIsLowerBound: boolean;
                         };
                     };
                 };

@@ -612,19 +612,22 @@ export interface EventQuery {
   limit: number;
 }
 
-/** One page of normalised audit events (no raw record), newest first. */
-export async function pageEvents(db: Executor, query: EventQuery) {
-  if (query.integrationIds.length === 0) return { items: [], more: false };
-  let q = db.selectFrom('audit_events').selectAll().where('integration_id', 'in', query.integrationIds);
+/** The stored events {@link EventQuery}'s filters select (no position, no order). */
+function eventsWhere(db: Executor, query: Omit<EventQuery, 'before' | 'limit'>) {
+  let q = db.selectFrom('audit_events').where('integration_id', 'in', query.integrationIds);
   if (query.since) q = q.where('creation_time', '>=', query.since);
   if (query.until) q = q.where('creation_time', '<', query.until);
-  if (query.ids) {
-    if (query.ids.length === 0) return { items: [], more: false };
-    q = q.where('id', 'in', query.ids);
-  }
+  if (query.ids) q = q.where('id', 'in', query.ids);
   if (query.operation) q = q.where('operation', '=', query.operation);
   if (query.userId) q = q.where('user_id', '=', query.userId);
   if (query.objectId) q = q.where('object_id', '=', query.objectId);
+  return q;
+}
+
+/** One page of normalised audit events (no raw record), newest first. */
+export async function pageEvents(db: Executor, query: EventQuery) {
+  if (query.integrationIds.length === 0 || query.ids?.length === 0) return { items: [], more: false };
+  let q = eventsWhere(db, query).selectAll();
   if (query.before) {
     const b = query.before;
     q = q.where((eb) => eb.or([eb('creation_time', '<', b.at), eb.and([eb('creation_time', '=', b.at), eb('id', '<', b.id)])]));
@@ -635,6 +638,25 @@ export async function pageEvents(db: Executor, query: EventQuery) {
     .limit(query.limit + 1)
     .execute();
   return { items: rows.slice(0, query.limit), more: rows.length > query.limit };
+}
+
+/**
+ * How many stored events the filters select, counted up to `cap` + 1 and no further (a filter over millions of audit
+ * records costs at most `cap` + 1 index or row visits, as a page that finds few matches already may).
+ * @returns the count, at most `cap` + 1: more than `cap` means "more than `cap`".
+ */
+export async function countEventsUpTo(db: Executor, query: Omit<EventQuery, 'before' | 'limit'>, cap: number): Promise<number> {
+  if (query.integrationIds.length === 0 || query.ids?.length === 0) return 0;
+  const row = await db
+    .selectFrom(
+      eventsWhere(db, query)
+        .select(sql<number>`1`.as('one'))
+        .limit(cap + 1)
+        .as('matched'),
+    )
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 /** One live agent of an integration with its raw Dataverse row, or undefined. */

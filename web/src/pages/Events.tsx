@@ -62,7 +62,11 @@ export function EventsPage() {
       </FilterBar>
       <PagedList
         query={page}
-        summary={(n) => `${n} event${n === 1 ? '' : 's'} on this page.`}
+        summary={(n) => {
+          const total = page.data?.total ?? n;
+          const count = `${page.data?.totalIsLowerBound ? 'More than ' : ''}${total.toLocaleString('en-US')}`;
+          return `${count} event${total === 1 && !page.data?.totalIsLowerBound ? ' matches' : 's match'}; ${n} on this page.`;
+        }}
         pager={{ label: 'Event pages', ...filters.pager(page.data?.nextCursor) }}
       >
         {(items) => <EventsTable label="Audit events" events={items} empty="No events match these filters." />}
