@@ -74,6 +74,10 @@ describe('portal: finding triage', () => {
     await table().waitFor();
     // The collection's own findings are there too.
     expect(await table().getByRole('row').count()).toBeGreaterThan(4);
+    // A tenant-wide finding names the tenant by its integration, its GUID only on request (the title).
+    const tenantWide = table().getByText('Tenant of Contoso').first();
+    await tenantWide.waitFor();
+    expect(await tenantWide.getAttribute('title')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-/);
 
     await page.getByLabel('Search').fill('triage');
     await page.getByLabel('Search').press('Enter');

@@ -84,6 +84,17 @@ export function IntegrationName({ id }: { id: string }) {
   return <>{useIntegrations().name(id)}</>;
 }
 
+/**
+ * A finding's resource as a person reads it: its name; for a tenant-wide result (checks of a tenant setting name no
+ * object, so the store keeps the tenant's GUID alone) "Tenant of <integration>", the GUID as its title; else the id.
+ */
+export function ResourceName({ r }: { r: { resourceName: string | null; resourceType: string; resourceId: string; integrationId: string } }) {
+  const integrations = useIntegrations();
+  if (r.resourceName) return <>{r.resourceName}</>;
+  if (r.resourceType === 'tenant') return <span title={r.resourceId}>Tenant of {integrations.name(r.integrationId)}</span>;
+  return <>{r.resourceId}</>;
+}
+
 /** The filters that narrow a list but have no control of their own (set by a link), each named, and one button clearing them. */
 export function FilterNote({ filters, clear, onClear }: { filters: [string, string][]; clear: string; onClear: () => void }) {
   const set = filters.filter(([, v]) => v);

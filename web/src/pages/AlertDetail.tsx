@@ -7,7 +7,7 @@ import { api, seg } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { ContainAgent } from '../components/ContainAgent.tsx';
 import { EventsTable } from '../components/EventsTable.tsx';
-import { IntegrationName } from '../components/ListPage.tsx';
+import { IntegrationName, ResourceName } from '../components/ListPage.tsx';
 import { ErrorMessage, JsonValue, KeyValues, Loaded, SeverityBadge, StatusBadge, Time } from '../components/ui.tsx';
 import { useTitle } from '../hooks.ts';
 import { useApiMutation, useApiQuery } from '../query.ts';
@@ -121,8 +121,8 @@ export function AlertDetailPage() {
             <h2>Related finding</h2>
             {a.relatedFinding ? (
               <p>
-                <SeverityBadge severity={a.relatedFinding.severity} /> <FindingLink f={a.relatedFinding} /> on{' '}
-                {a.relatedFinding.resourceName ?? a.relatedFinding.resourceId} <StatusBadge status={a.relatedFinding.status} />
+                <SeverityBadge severity={a.relatedFinding.severity} /> <FindingLink f={a.relatedFinding} /> on <ResourceName r={a.relatedFinding} />{' '}
+                <StatusBadge status={a.relatedFinding.status} />
               </p>
             ) : (
               <p className="muted">No open finding on the agent or resource this alert names.</p>

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, seg } from '../api.ts';
 import { useAuth } from '../auth.tsx';
-import { IntegrationName } from '../components/ListPage.tsx';
+import { IntegrationName, ResourceName } from '../components/ListPage.tsx';
 import { toFormError } from '../components/NewIntegrationForm.tsx';
 import {
   endOfDay,
@@ -122,7 +122,12 @@ export function FindingDetailPage() {
                 ['Severity', <SeverityBadge key="s" severity={f.severity} />],
                 ['Status', <StatusBadge key="st" status={f.status} />],
                 ['Check', <code key="c">{f.checkId}</code>],
-                ['Resource', `${f.resourceName ?? f.resourceId} (${f.resourceType})`],
+                [
+                  'Resource',
+                  <span key="rn">
+                    <ResourceName r={f} /> ({f.resourceType})
+                  </span>,
+                ],
                 ['Resource ID', <code key="r">{f.resourceId}</code>],
                 [
                   'Integration',

@@ -16,6 +16,7 @@ import {
   FilterNote,
   IntegrationFilter,
   IntegrationName,
+  ResourceName,
   InventoryPicker,
   PagedList,
   SearchFilter,
@@ -70,7 +71,7 @@ const COLUMNS: Column<Finding>[] = [
     'check',
   ),
   sortable(
-    column<Finding>('Resource', (f) => <NameAndId name={f.resourceName ?? f.resourceId} id={f.resourceType} />),
+    column<Finding>('Resource', (f) => <NameAndId name={<ResourceName r={f} />} id={f.resourceType} />),
     'resource',
   ),
   column<Finding>('Integration', (f) => <IntegrationName id={f.integrationId} />),
@@ -253,7 +254,15 @@ export function FindingsPage() {
             rows={items}
             columns={COLUMNS}
             sort={sort.table}
-            selection={isAdmin ? { selected, onChange: setSelected, name: (f) => `${f.title ?? f.checkId} on ${f.resourceName ?? f.resourceId}` } : undefined}
+            selection={
+              isAdmin
+                ? {
+                    selected,
+                    onChange: setSelected,
+                    name: (f) => `${f.title ?? f.checkId} on ${f.resourceName ?? (f.resourceType === 'tenant' ? 'the tenant' : f.resourceId)}`,
+                  }
+                : undefined
+            }
             empty="No findings match these filters."
           />
         )}
