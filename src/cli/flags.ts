@@ -37,7 +37,6 @@ export const FIELD_FLAGS: Readonly<Record<string, string>> = {
   until: '--until',
   role: '--role',
   disabled: '--disable',
-  userId: '<user>',
 };
 
 /**

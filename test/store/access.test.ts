@@ -16,7 +16,7 @@ import {
 } from '../../src/access/index.ts';
 import { VigilError } from '../../src/core/errors.ts';
 import { migrateTo, migrate } from '../../src/store/db.ts';
-import { countSignInAttempt, lockPortalUser } from '../../src/store/repositories/access.ts';
+import { countSignInAttempt, insertPortalUser, lockPortalUser } from '../../src/store/repositories/access.ts';
 import { DIALECTS, freshStore, type TestStore } from './dialects.ts';
 
 const PASSWORD = 'correct horse battery staple';
@@ -163,9 +163,22 @@ describe.each(DIALECTS)('access on %s', (dialect) => {
   it('two admins disabling each other at once: one change is made, the other refused, and one enabled admin remains', async () => {
     store = await freshStore(dialect);
     const org = await ensureOrganization(store.db, 'Contoso');
+    // The users never sign in: their rows are written directly, without a password's scrypt each.
+    const admin = async (email: string) => {
+      const row = { id: `usr_${email.split('@')[0]}`, organization_id: org.id, email, display_name: null, role: 'admin', password_hash: 'x' };
+      await insertPortalUser(store.db, {
+        ...row,
+        failed_logins: 0,
+        locked_until: null,
+        last_login_at: null,
+        created_at: '2026-01-01T00:00:00.000Z',
+        disabled_at: null,
+      });
+      return row;
+    };
     for (let round = 0; round < 5; round++) {
-      const a = await addPortalUser(store.db, { organizationId: org.id, email: `a${round}@contoso.com`, password: PASSWORD, role: 'admin' });
-      const b = await addPortalUser(store.db, { organizationId: org.id, email: `b${round}@contoso.com`, password: PASSWORD, role: 'admin' });
+      const a = await admin(`a${round}@contoso.com`);
+      const b = await admin(`b${round}@contoso.com`);
       // Earlier rounds' admins are disabled, so a and b are the only enabled admins.
       const outcomes = await Promise.allSettled([
         updatePortalUser(store.db, org.id, a.id, { disabled: true }),
