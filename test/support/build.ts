@@ -5,14 +5,14 @@ import { join } from 'node:path';
 const BUILT = Symbol.for('vigil.test.built');
 
 /**
- * vitest global set-up: `npm run build:js` (tsc into dist/, incremental: a few seconds when nothing changed, and the
- * checks' metadata copied), so the tests that spawn the CLI run it as shipped (bin/vigil.mjs → dist/) and never a
- * stale build. `npm test` builds first anyway; this keeps `npx vitest run <file>` honest too. Once per run, though
- * every project calls it.
+ * vitest global set-up: `npm run build:js` (tsc into dist/, incremental, and the checks' metadata copied), so the
+ * tests that spawn the CLI run it as shipped (bin/vigil.mjs → dist/) and never a stale build. `npm test` builds just
+ * before and says so (`VIGIL_DIST_BUILT=1`); this keeps `npx vitest run <file>` honest. Once per run, though every
+ * project calls it.
  */
 export default function setup(): void {
   const g = globalThis as { [BUILT]?: true };
-  if (g[BUILT]) return;
+  if (g[BUILT] || process.env.VIGIL_DIST_BUILT === '1') return;
   execFileSync('npm', ['run', '-s', 'build:js'], { cwd: join(import.meta.dirname, '..', '..'), stdio: 'inherit' });
   g[BUILT] = true;
 }
