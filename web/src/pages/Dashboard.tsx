@@ -3,6 +3,7 @@ import { Link } from 'react-router';
 import { seg } from '../api.ts';
 import { column, DataTable, timeColumn, type Column } from '../components/DataTable.tsx';
 import { formatDuration, Loaded, Loading, StatusBadge } from '../components/ui.tsx';
+import { ResourceName } from '../components/ListPage.tsx';
 import { useTitle } from '../hooks.ts';
 import { useApiQuery } from '../query.ts';
 import type { ComplianceFramework, ComplianceView, Dashboard } from '../types.ts';
@@ -200,7 +201,7 @@ const COVERAGE: Column<Coverage[number]>[] = [
       {c.resources.map((r, i) => (
         <span key={`${r.resourceType}/${r.resourceId}`}>
           {i ? ', ' : ''}
-          <span className="muted">{r.resourceType}</span> {r.resourceName || r.resourceId}
+          <span className="muted">{r.resourceType}</span> <ResourceName r={{ ...r, integrationId: c.integrationId }} />
         </span>
       ))}
       {c.notEvaluated > c.resources.length ? <span className="muted"> and {c.notEvaluated - c.resources.length} more</span> : null}
