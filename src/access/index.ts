@@ -259,6 +259,22 @@ export async function listPortalUsers(db: Executor, organizationId: string): Pro
   return (await repo.listPortalUsers(db, organizationId)).map(userView);
 }
 
+/** The one answer for a user the organization does not have (another organization's user included). */
+function userNotFound(who: string): VigilError {
+  return new VigilError('USER_NOT_FOUND', `No portal user ${who} in this organization.`, { field: 'userId' });
+}
+
+/**
+ * The user of an organization named by its id or its address (any case), as the CLI's operator names people.
+ * @throws VigilError `not-found` `USER_NOT_FOUND` when the organization has no such user.
+ */
+export async function findPortalUser(db: Executor, organizationId: string, idOrEmail: string): Promise<PortalUserView> {
+  const who = idOrEmail.trim();
+  const user = (await repo.getPortalUser(db, who)) ?? (await repo.findPortalUserByEmail(db, who.toLowerCase()));
+  if (!user || user.organization_id !== organizationId) throw userNotFound(`"${who}"`);
+  return userView(user);
+}
+
 /** What an admin may change of a portal user: the role, and whether the account is disabled. */
 export interface PortalUserChange {
   role?: string | undefined;
@@ -288,13 +304,8 @@ export async function updatePortalUser(
     throw new VigilError('NO_CHANGE', 'Give the new role, or whether the account is disabled.', { field: 'role' });
   const role = change.role === undefined ? undefined : roleFrom(change.role, 'role');
   return inTransaction(db, async (trx) => {
-    const current = await repo.getPortalUser(trx, userId);
-    const disabledAt = change.disabled === undefined ? undefined : change.disabled ? (current?.disabled_at ?? at) : null;
-    const r = await repo.updatePortalUser(trx, organizationId, userId, {
-      ...(role ? { role } : {}),
-      ...(disabledAt !== undefined ? { disabled_at: disabledAt } : {}),
-    });
-    if (r.outcome === 'missing') throw new VigilError('USER_NOT_FOUND', `No portal user ${userId} in this organization.`, { field: 'userId' });
+    const r = await repo.updatePortalUser(trx, organizationId, userId, { role, disabled: change.disabled, at });
+    if (r.outcome === 'missing') throw userNotFound(userId);
     if (r.outcome === 'last-admin')
       throw new VigilError(
         'LAST_ADMIN',

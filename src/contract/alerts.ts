@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ALERT_STATUSES } from '../store/repositories/audit.ts';
-import { ALERT_SORTS } from '../store/repositories/queries.ts';
+import { ALERT_SORTS, EVENT_COUNT_CAP } from '../store/repositories/queries.ts';
 import { SEVERITIES } from '../core/types.ts';
 import { Json, page, PageQuery, Timestamp } from './common.ts';
 import { FindingSchema } from './findings.ts';
@@ -105,8 +105,11 @@ export const EventsQuery = PageQuery.extend({
 
 /** A page of audit events. */
 export const EventPageSchema = page(EventSchema).extend({
-  total: z.number().int().describe('Events the filters select over all pages, counted up to 10,000'),
-  totalIsLowerBound: z.boolean().describe('true when more than `total` events match (counting stops at 10,000)'),
+  total: z
+    .number()
+    .int()
+    .describe(`Events the filters select over all pages, counted up to ${EVENT_COUNT_CAP.toLocaleString('en-US')}`),
+  totalIsLowerBound: z.boolean().describe(`true when more than \`total\` events match (counting stops at ${EVENT_COUNT_CAP.toLocaleString('en-US')})`),
 });
 
 /** An audit event with its raw record as the upstream API sent it. */

@@ -747,24 +747,21 @@ interface EventsFilter {
   limit: number;
 }
 
-/** The most events {@link listEventsPage} counts: past it, the total says "more than" (`totalIsLowerBound`). */
-export const EVENT_COUNT_CAP = 10_000;
-
 /**
  * Audit events of the organization, newest first, with how many the filters select over all pages: exact up to
- * {@link EVENT_COUNT_CAP}, else that number with `totalIsLowerBound` (an audit feed holds millions of records, and
+ * `EVENT_COUNT_CAP` (store/repositories/queries.ts), else that number with `totalIsLowerBound` (an audit feed holds millions of records, and
  * counting them all for a page would cost more than the page).
  * @throws VigilError `not-found` / `invalid-input` (cursor).
  */
 export async function listEventsPage(db: Executor, caller: Caller, filter: EventsFilter): Promise<Page<Event> & { total: number; totalIsLowerBound: boolean }> {
   const { items, more, where } = await eventRows(db, caller, filter);
-  const counted = await q.countEventsUpTo(db, where, EVENT_COUNT_CAP);
+  const counted = await q.countEventsUpTo(db, where);
   const last = items.at(-1);
   return {
     items: await eventViews(db, items),
     nextCursor: more && last ? encodeCursor({ at: last.creation_time, id: last.id }) : null,
-    total: Math.min(counted, EVENT_COUNT_CAP),
-    totalIsLowerBound: counted > EVENT_COUNT_CAP,
+    total: Math.min(counted, q.EVENT_COUNT_CAP),
+    totalIsLowerBound: counted > q.EVENT_COUNT_CAP,
   };
 }
 

@@ -220,7 +220,9 @@ describe('portal: dashboard, exports, checks and settings', () => {
 
   it("changes a user's role and disables a signed-in user, whose session ends at once; the last admin cannot step down", async () => {
     const vic = { email: 'viewer@contoso.test', password: 'a long enough passphrase' };
-    const login = await fetch(`${w.baseUrl}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(vic) });
+    const signInAsVic = () =>
+      fetch(`${w.baseUrl}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(vic) });
+    const login = await signInAsVic();
     expect(login.status).toBe(200);
     const cookie = login.headers
       .getSetCookie()
@@ -247,8 +249,7 @@ describe('portal: dashboard, exports, checks and settings', () => {
     await page.getByText('viewer@contoso.test is disabled and signed out.').waitFor();
     await expect.poll(() => row('Vic Viewer').textContent()).toContain('disabled');
     expect(await asVic('/auth/session')).toBe(401);
-    const again = await fetch(`${w.baseUrl}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(vic) });
-    expect(again.status).toBe(401);
+    expect((await signInAsVic()).status).toBe(401);
 
     // Vic is a disabled admin: Ada is the only enabled one and cannot become a viewer. The refusal names the fix.
     expect(await row('Ada Admin').textContent()).toContain('(you)');
@@ -261,9 +262,7 @@ describe('portal: dashboard, exports, checks and settings', () => {
 
     await confirm('Enable Vic Viewer', 'Enable Vic Viewer?', 'Enable the account');
     await expect.poll(() => row('Vic Viewer').textContent()).toMatch(/admin.*active/);
-    expect(
-      (await fetch(`${w.baseUrl}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(vic) })).status,
-    ).toBe(200);
+    expect((await signInAsVic()).status).toBe(200);
   });
 
   it('creates an API key shown once that works at once, and revokes it so it stops working', async () => {

@@ -1,6 +1,14 @@
 import type { Command } from 'commander';
-import { addPortalUser, createApiKey, getOrganizationByName, listApiKeys, listPortalUsers, revokeApiKey, updatePortalUser } from '../../access/index.ts';
-import { VigilError } from '../../core/errors.ts';
+import {
+  addPortalUser,
+  createApiKey,
+  findPortalUser,
+  getOrganizationByName,
+  listApiKeys,
+  listPortalUsers,
+  revokeApiKey,
+  updatePortalUser,
+} from '../../access/index.ts';
 import { invalidInput } from '../../core/errors.ts';
 import type { CommandHost } from '../host.ts';
 import { limitRows, listOptions, readStdin, type ListOptions } from '../input.ts';
@@ -80,12 +88,7 @@ export function registerAccess(program: Command, host: CommandHost): void {
         if (opts.disable && opts.enable)
           throw invalidInput('--disable', 'Give --disable or --enable, not both.', 'Run the command once for the state you want.');
         const org = await getOrganizationByName(rt.db, opts.organization);
-        const wanted = who.trim().toLowerCase();
-        const user = (await listPortalUsers(rt.db, org.id)).find((u) => u.id === who.trim() || u.email === wanted);
-        if (!user)
-          throw new VigilError('USER_NOT_FOUND', `No portal user "${who}" in organization ${org.name}.`, {
-            field: 'userId',
-          });
+        const user = await findPortalUser(rt.db, org.id, who);
         const disabled = opts.disable ? true : opts.enable ? false : undefined;
         const updated = await updatePortalUser(rt.db, org.id, user.id, { role: opts.role, disabled });
         if (opts.json) return printJson({ ...updated, organization: org.name });

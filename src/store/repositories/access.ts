@@ -59,7 +59,8 @@ export async function listPortalUsers(db: Executor, organizationId: string): Pro
  * organization's row is locked for the transaction (`SELECT … FOR UPDATE`), so two admins demoting or disabling each
  * other at once are taken one after the other and the second is refused (no write skew under READ COMMITTED); SQLite
  * serialises write transactions by itself. Run it inside a transaction.
- * @param set.disabled_at ISO 8601 UTC to disable, null to enable, undefined to leave as is.
+ * @param set.disabled true disables (an account already disabled keeps its time), false enables, undefined leaves it.
+ * @param set.at when the change is made, ISO 8601 UTC (a new `disabled_at`).
  * @returns `updated` with the new row; `missing` when the organization has no such user; `last-admin` when the change
  *   would leave no enabled admin (nothing written).
  */
@@ -67,12 +68,16 @@ export async function updatePortalUser(
   trx: Executor,
   organizationId: string,
   userId: string,
-  set: { role?: string; disabled_at?: string | null },
+  set: { role?: string | undefined; disabled?: boolean | undefined; at: string },
 ): Promise<{ outcome: 'updated'; row: PortalUsersTable } | { outcome: 'missing' } | { outcome: 'last-admin' }> {
   if (dialectOf(trx) === 'postgres') await trx.selectFrom('organizations').select('id').where('id', '=', organizationId).forUpdate().execute();
   const user = await trx.selectFrom('portal_users').selectAll().where('id', '=', userId).where('organization_id', '=', organizationId).executeTakeFirst();
   if (!user) return { outcome: 'missing' };
-  const next = { ...user, ...(set.role !== undefined ? { role: set.role } : {}), ...(set.disabled_at !== undefined ? { disabled_at: set.disabled_at } : {}) };
+  const next = {
+    ...user,
+    role: set.role ?? user.role,
+    disabled_at: set.disabled === undefined ? user.disabled_at : set.disabled ? (user.disabled_at ?? set.at) : null,
+  };
   const wasActiveAdmin = user.role === 'admin' && user.disabled_at === null;
   const staysActiveAdmin = next.role === 'admin' && next.disabled_at === null;
   if (wasActiveAdmin && !staysActiveAdmin) {

@@ -612,8 +612,12 @@ export interface EventQuery {
   limit: number;
 }
 
-/** The stored events {@link EventQuery}'s filters select (no position, no order). */
+/**
+ * The stored events {@link EventQuery}'s filters select (no position, no order), or null when they can select none
+ * (no integration in scope, or an empty list of ids).
+ */
 function eventsWhere(db: Executor, query: Omit<EventQuery, 'before' | 'limit'>) {
+  if (query.integrationIds.length === 0 || query.ids?.length === 0) return null;
   let q = db.selectFrom('audit_events').where('integration_id', 'in', query.integrationIds);
   if (query.since) q = q.where('creation_time', '>=', query.since);
   if (query.until) q = q.where('creation_time', '<', query.until);
@@ -626,8 +630,9 @@ function eventsWhere(db: Executor, query: Omit<EventQuery, 'before' | 'limit'>) 
 
 /** One page of normalised audit events (no raw record), newest first. */
 export async function pageEvents(db: Executor, query: EventQuery) {
-  if (query.integrationIds.length === 0 || query.ids?.length === 0) return { items: [], more: false };
-  let q = eventsWhere(db, query).selectAll();
+  const where = eventsWhere(db, query);
+  if (!where) return { items: [], more: false };
+  let q = where.selectAll();
   if (query.before) {
     const b = query.before;
     q = q.where((eb) => eb.or([eb('creation_time', '<', b.at), eb.and([eb('creation_time', '=', b.at), eb('id', '<', b.id)])]));
@@ -640,16 +645,20 @@ export async function pageEvents(db: Executor, query: EventQuery) {
   return { items: rows.slice(0, query.limit), more: rows.length > query.limit };
 }
 
+/** The most events {@link countEventsUpTo} counts for a list's total: past it, the total says "more than". */
+export const EVENT_COUNT_CAP = 10_000;
+
 /**
  * How many stored events the filters select, counted up to `cap` + 1 and no further (a filter over millions of audit
  * records costs at most `cap` + 1 index or row visits, as a page that finds few matches already may).
  * @returns the count, at most `cap` + 1: more than `cap` means "more than `cap`".
  */
-export async function countEventsUpTo(db: Executor, query: Omit<EventQuery, 'before' | 'limit'>, cap: number): Promise<number> {
-  if (query.integrationIds.length === 0 || query.ids?.length === 0) return 0;
+export async function countEventsUpTo(db: Executor, query: Omit<EventQuery, 'before' | 'limit'>, cap = EVENT_COUNT_CAP): Promise<number> {
+  const where = eventsWhere(db, query);
+  if (!where) return 0;
   const row = await db
     .selectFrom(
-      eventsWhere(db, query)
+      where
         .select(sql<number>`1`.as('one'))
         .limit(cap + 1)
         .as('matched'),
